@@ -1,0 +1,203 @@
+/* fakeredis.h -- an in-process Redis 7.0 fake on a virtual clock.
+ *
+ * A fr_server holds a keyspace of 16 databases, a virtual clock in milliseconds, a
+ * seeded random generator, a log of published messages and the fault hooks.  A
+ * fr_client is one connection's state: the selected database, the MULTI queue and the
+ * WATCHed keys.  Commands are executed one at a time (or as a pipeline) and answer
+ * exactly what redis-server 7.0 would answer over RESP2, byte for byte, errors included.
+ *
+ * Nothing here reads the wall clock, starts a thread or calls rand(): one seed and the
+ * virtual clock decide everything, so two runs with the same inputs give the same
+ * replies.  None of it is thread safe; use one server from one thread.
+ *
+ * Memory: replies live in an arena owned by the client and stay valid until the next
+ * fr_exec*, fr_pipeline* or fr_client_free call on that client.  Functions that return
+ * heap memory say so; free it with free().
+ */
+#ifndef FAKEREDIS_H
+#define FAKEREDIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FR_VERSION "0.1.0"
+#define FR_REDIS_VERSION "7.0.15" /* the redis-server whose replies the fake reproduces */
+
+typedef struct fr_server fr_server;
+typedef struct fr_client fr_client;
+
+/* ----- Replies ------------------------------------------------------------------ */
+
+typedef enum fr_reply_type {
+    FR_REPLY_STATUS = 1, /* +OK */
+    FR_REPLY_ERROR,      /* -ERR ... */
+    FR_REPLY_INTEGER,    /* :42 */
+    FR_REPLY_BULK,       /* $3 foo */
+    FR_REPLY_NIL,        /* $-1 */
+    FR_REPLY_ARRAY,      /* *2 ... */
+    FR_REPLY_NIL_ARRAY,  /* *-1 */
+} fr_reply_type;
+
+typedef struct fr_reply {
+    fr_reply_type type;
+    long long integer;          /* FR_REPLY_INTEGER */
+    const char *str;            /* STATUS, ERROR (no leading '-'), BULK; NUL-terminated */
+    size_t len;                 /* bytes in str, binary safe for BULK */
+    const struct fr_reply *elements; /* FR_REPLY_ARRAY: count replies in order */
+    size_t count;
+} fr_reply;
+
+/* Encodes a reply as RESP2 into buf (at most cap bytes) and returns the full length the
+ * encoding needs, like snprintf: a return value > cap means buf was too small. */
+size_t fr_reply_encode(const fr_reply *reply, char *buf, size_t cap);
+
+/* Encodes a reply as RESP2 into fresh heap memory (free() it); *len gets the length.
+ * Returns NULL when out of memory. */
+char *fr_reply_to_resp(const fr_reply *reply, size_t *len);
+
+/* ----- Server and clock ---------------------------------------------------------- */
+
+typedef struct fr_config {
+    uint64_t seed;        /* drives SPOP, SRANDMEMBER and every other random choice */
+    int64_t start_ms;     /* the virtual clock's first reading, in Unix milliseconds */
+    int cluster_enabled;  /* answer as a one-node Redis Cluster owning every slot */
+} fr_config;
+
+/* The defaults: seed 1, clock at 1,700,000,000,000 ms, cluster emulation off. */
+fr_config fr_config_default(void);
+
+/* Makes a server; cfg may be NULL for the defaults.  Returns NULL when out of memory. */
+fr_server *fr_server_new(const fr_config *cfg);
+void fr_server_free(fr_server *server);
+
+/* The virtual clock, in Unix milliseconds.  Commands read it once when they start, as
+ * Redis caches its clock per command, so a MULTI block sees one time per command. */
+int64_t fr_clock_now(const fr_server *server);
+/* Sets the clock.  It may go backwards, which Redis's own clock can too; stream ids
+ * generated afterwards still never go backwards. */
+void fr_clock_set(fr_server *server, int64_t unix_ms);
+void fr_clock_advance(fr_server *server, int64_t ms);
+/* Makes the server read the real wall clock (CLOCK_REALTIME) from now on (on != 0), or
+ * go back to the virtual clock at the last reading (on == 0).  Only for callers that
+ * must agree with a real server's clock, such as the differential tests. */
+void fr_clock_use_wall(fr_server *server, int on);
+
+/* Every database's keys, how many commands the server has executed, and the like. */
+uint64_t fr_server_commands_executed(const fr_server *server);
+
+/* ----- Clients and commands -------------------------------------------------------- */
+
+/* Makes a client connected to server, on database 0.  NULL when out of memory. */
+fr_client *fr_client_new(fr_server *server);
+/* Frees a client: its MULTI queue and WATCHes go with it, as on a disconnect. */
+void fr_client_free(fr_client *client);
+
+/* Executes one command: argv[0] is the name, argvlen[i] the byte length of argv[i]
+ * (argvlen may be NULL for NUL-terminated arguments).  Returns the reply, valid until the
+ * next call on this client.  Never returns NULL: out of memory is answered with an error
+ * reply and the keyspace is left as it was. */
+const fr_reply *fr_exec(fr_client *client, int argc, const char *const *argv,
+                        const size_t *argvlen);
+
+/* Like fr_exec, with the command written as one line split the way redis-cli splits it
+ * (spaces separate, "double quotes" with \n \r \t \b \a \\ \" \xHH escapes, 'single
+ * quotes').  A line that does not split (unbalanced quotes) answers
+ * "ERR Protocol error: unbalanced quotes in request", as Redis does for inline commands. */
+const fr_reply *fr_exec_line(fr_client *client, const char *line);
+
+/* Executes one command and returns its raw RESP2 reply bytes (the same bytes fr_exec's
+ * reply encodes to), valid until the next call on this client; *len gets the length.
+ * The fastest way in: no reply tree is built. */
+const char *fr_exec_resp(fr_client *client, int argc, const char *const *argv,
+                         const size_t *argvlen, size_t *len);
+
+/* Splits a line the way redis-cli splits what you type (see fr_exec_line) into heap
+ * arrays *argv (NUL-terminated copies) and *argvlen.  Returns the number of arguments
+ * (0 for a blank line), or -1 for unbalanced quotes or out of memory (nothing to free
+ * then).  Free with fr_split_free. */
+int fr_split_line(const char *line, char ***argv, size_t **argvlen);
+void fr_split_free(int argc, char **argv, size_t *argvlen);
+
+/* One command of a pipeline. */
+typedef struct fr_command {
+    int argc;
+    const char *const *argv;
+    const size_t *argvlen; /* may be NULL for NUL-terminated arguments */
+} fr_command;
+
+/* Executes n commands in order, as one pipeline, and stores their replies in replies[0..n)
+ * (valid until the next call on this client).  Returns 0. */
+int fr_pipeline(fr_client *client, size_t n, const fr_command *commands,
+                const fr_reply **replies);
+
+/* The client's selected database (0..15). */
+int fr_client_db(const fr_client *client);
+/* Non-zero while the client is inside MULTI. */
+int fr_client_in_multi(const fr_client *client);
+
+/* ----- Inspection ---------------------------------------------------------------- */
+
+/* A canonical text dump of every non-empty database: every live key in byte order with
+ * its type, TTL and value (see docs/fake_redis.md for the format).  Two servers with the
+ * same keyspace give the same text.  Heap memory (free() it); *len gets the length
+ * (len may be NULL).  NULL when out of memory. */
+char *fr_dump(fr_server *server, size_t *len);
+
+/* One message that PUBLISH sent. */
+typedef struct fr_message {
+    const char *channel;
+    size_t channel_len;
+    const char *payload;
+    size_t payload_len;
+    int64_t at_ms;        /* the clock when it was published */
+} fr_message;
+
+/* The log of every message PUBLISH sent, in order, since the server started or the log
+ * was last cleared.  fr_published returns NULL past the end. */
+size_t fr_published_count(const fr_server *server);
+const fr_message *fr_published(const fr_server *server, size_t index);
+void fr_published_clear(fr_server *server);
+
+/* ----- Fault hooks ------------------------------------------------------------------ */
+
+/* Faults replace a command's execution with an error reply.  A command is "executed"
+ * when it would run: at once outside MULTI, or when EXEC runs it; queueing one inside
+ * MULTI does not count (so a faulted command inside MULTI comes back as a run-time error
+ * in EXEC's array, and the rest of the transaction runs).  Counting starts at the call.
+ * error is the error text without the leading '-', e.g. "ERR injected" or
+ * "READONLY You can't write against a read only replica.".  A faulted command changes
+ * nothing.  Returns 0, or -1 on a bad argument or out of memory. */
+
+/* The n-th command executed from now on (n >= 1) answers error. */
+int fr_fault_nth(fr_server *server, uint64_t n, const char *error);
+/* Every command named name (case-insensitive, e.g. "XACK") answers error, for the next
+ * times executions of it (times < 0: for ever). */
+int fr_fault_command(fr_server *server, const char *name, const char *error, int times);
+/* Removes every fault. */
+void fr_fault_clear(fr_server *server);
+/* How many faults have fired since the server started. */
+uint64_t fr_fault_fired(const fr_server *server);
+
+/* ----- The command table -------------------------------------------------------- */
+
+/* One row of the fake's command table, for documentation and tooling. */
+typedef struct fr_command_info {
+    const char *name;     /* lower case, e.g. "set", or "xgroup|create" */
+    int arity;            /* as Redis: n = exactly n arguments, -n = at least n */
+    const char *group;    /* "string", "list", "hash", "set", "sorted-set", ... */
+    const char *flags;    /* space separated: write readonly fast noscript ... */
+} fr_command_info;
+
+/* The number of rows, and row i (0 <= i < count), in the table's order. */
+size_t fr_command_count(void);
+const fr_command_info *fr_command_at(size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FAKEREDIS_H */

@@ -1,0 +1,102 @@
+/* cluster.c -- cluster emulation: key slots (CRC16 with {hash tags}) and the CROSSSLOT
+ * refusal of a one-node Redis Cluster that owns every slot.  Off unless the server was
+ * made with cluster_enabled. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_int.h"
+
+/* CRC16-CCITT (XMODEM), the checksum Redis Cluster hashes keys with. */
+static uint16_t crc16(const char *buf, size_t len)
+{
+    uint16_t crc = 0;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= (uint16_t)((unsigned char)buf[i] << 8);
+        for (int b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+unsigned fri_key_slot(const char *key, size_t len)
+{
+    /* Only the part between the first '{' and the next '}' counts, when it is not empty. */
+    size_t s, e;
+    for (s = 0; s < len; s++)
+        if (key[s] == '{') break;
+    if (s == len) return crc16(key, len) & 16383;
+    for (e = s + 1; e < len; e++)
+        if (key[e] == '}') break;
+    if (e == len || e == s + 1) return crc16(key, len) & 16383;
+    return crc16(key + s + 1, e - s - 1) & 16383;
+}
+
+int fri_command_keys(const fri_command *cmd, int argc, const fri_arg *argv, int *keys, int max)
+{
+    if (cmd->getkeys) return cmd->getkeys(argc, argv, keys, max);
+    if (cmd->first_key <= 0) return 0;
+    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    int step = cmd->key_step > 0 ? cmd->key_step : 1;
+    int n = 0;
+    for (int i = cmd->first_key; i <= last && i < argc && n < max; i += step) keys[n++] = i;
+    return n;
+}
+
+/* Folds the slots of one command's keys into *slot (-1 = none yet); -1 on a mismatch. */
+static int fold_slots(const fri_command *cmd, int argc, const fri_arg *argv, int *slot)
+{
+    int small[64];
+    int *keys = argc <= 64 ? small : malloc(sizeof(int) * (size_t)argc);
+    if (!keys) return 0; /* out of memory: let the command itself answer */
+    int n = fri_command_keys(cmd, argc, argv, keys, argc);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int ks = (int)fri_key_slot(argv[keys[i]].ptr, argv[keys[i]].len);
+        if (*slot == -1) *slot = ks;
+        else if (*slot != ks) rc = -1;
+    }
+    if (keys != small) free(keys);
+    return rc;
+}
+
+/* Redis's getNodeByQuery for a node that owns every slot: the keys of the command (of the
+ * whole queued transaction for EXEC) must share one slot. */
+int fri_cluster_check(fr_client *c, const fri_command *cmd)
+{
+    int slot = -1, bad = 0;
+    if (strcmp(cmd->name, "exec") == 0) {
+        for (size_t i = 0; i < c->queue_len && !bad; i++)
+            bad = fold_slots(c->queue[i].cmd, c->queue[i].argc, c->queue[i].argv, &slot) < 0;
+    } else {
+        bad = fold_slots(cmd, c->argc, c->argv, &slot) < 0;
+    }
+    if (!bad) return 0;
+    if (strcmp(cmd->name, "exec") == 0) {
+        fri_multi_reset(c);
+        fri_unwatch_all(c);
+    } else if (c->in_multi) {
+        c->dirty_exec = 1;
+    }
+    fri_reply_error(c, "CROSSSLOT Keys in request don't hash to the same slot");
+    return -1;
+}
+
+static void cluster_keyslot_command(fr_client *c)
+{
+    if (!c->srv->cluster_enabled) {
+        fri_reply_error(c, "ERR This instance has cluster support disabled");
+        return;
+    }
+    fri_reply_ll(c, fri_key_slot(c->argv[2].ptr, c->argv[2].len));
+}
+
+static const fri_command cluster_subcommands[] = {
+    {"cluster|keyslot", cluster_keyslot_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL,
+     NULL},
+    {0},
+};
+
+const fri_command fri_cluster_commands[] = {
+    {"cluster", NULL, -2, FRI_CMD_CONTAINER, "cluster", 0, 0, 0, NULL, cluster_subcommands},
+    {0},
+};

@@ -1,0 +1,152 @@
+/* db.c -- the keyspace: objects, lookups with lazy expiry on the virtual clock, adding,
+ * replacing and deleting keys.  Expiry is lazy, as in Redis when the active cycle has not
+ * run yet: a key whose deadline has passed is deleted when a command touches it, and is
+ * invisible to every listing (KEYS, SCAN, DBSIZE, the dump) from the moment it expires. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_int.h"
+
+fri_obj *fri_obj_new(fri_type type, void *ptr)
+{
+    fri_obj *o = malloc(sizeof(*o));
+    if (!o) return NULL;
+    o->type = type;
+    o->expire_ms = -1;
+    o->ptr = ptr;
+    return o;
+}
+
+fri_obj *fri_obj_new_string(const char *p, size_t len)
+{
+    fri_str *s = fri_str_new(p, len);
+    if (!s) return NULL;
+    fri_obj *o = fri_obj_new(FRI_STRING, s);
+    if (!o) fri_str_free(s);
+    return o;
+}
+
+void fri_obj_free(fri_obj *o)
+{
+    if (!o) return;
+    switch (o->type) {
+    case FRI_STRING: fri_str_free(o->ptr); break;
+    case FRI_LIST: fri_list_free(o->ptr); break;
+    case FRI_HASH: fri_hash_free(o->ptr); break;
+    case FRI_SET: fri_set_free(o->ptr); break;
+    case FRI_ZSET: fri_zset_free(o->ptr); break;
+    case FRI_STREAM: fri_stream_free(o->ptr); break;
+    }
+    free(o);
+}
+
+const char *fri_type_name(fri_type t)
+{
+    static const char *const names[] = {"string", "list", "hash", "set", "zset", "stream"};
+    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "none";
+}
+
+int fri_obj_is_expired(const fri_obj *o, int64_t now)
+{
+    /* Redis's keyIsExpired: a key lives through its deadline millisecond */
+    return o->expire_ms >= 0 && now > o->expire_ms;
+}
+
+fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, int64_t now)
+{
+    (void)s;
+    fri_dent *e = fri_dict_find(db->keys, key, len);
+    if (!e) return NULL;
+    fri_obj *o = e->v.ptr;
+    if (fri_obj_is_expired(o, now)) {
+        fri_db_delete(db, key, len);
+        fri_signal_modified(NULL, db, key, len); /* an expiry touches WATCHers too */
+        return NULL;
+    }
+    return o;
+}
+
+fri_obj *fri_lookup_read(fr_client *c, const fri_arg *key)
+{
+    return fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
+}
+
+fri_obj *fri_lookup_write(fr_client *c, const fri_arg *key)
+{
+    return fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
+}
+
+fri_obj *fri_lookup_typed(fr_client *c, const fri_arg *key, fri_type t, int write,
+                          int *wrongtype)
+{
+    fri_obj *o = write ? fri_lookup_write(c, key) : fri_lookup_read(c, key);
+    *wrongtype = 0;
+    if (o && o->type != t) {
+        *wrongtype = 1;
+        fri_reply_error(c, FRI_ERR_WRONGTYPE);
+        return NULL;
+    }
+    return o;
+}
+
+void fri_db_add(fri_db *db, const char *key, size_t len, fri_obj *obj)
+{
+    fri_dent *e = fri_dict_add(db->keys, key, len, NULL);
+    if (!e) abort(); /* out of memory while the command already changed state */
+    e->v.ptr = obj;
+}
+
+void fri_db_set(fri_db *db, const char *key, size_t len, fri_obj *obj, int keepttl)
+{
+    int created;
+    fri_dent *e = fri_dict_add(db->keys, key, len, &created);
+    if (!e) abort();
+    if (!created) {
+        fri_obj *old = e->v.ptr;
+        if (keepttl) obj->expire_ms = old->expire_ms;
+        fri_obj_free(old);
+    }
+    e->v.ptr = obj;
+}
+
+int fri_db_delete(fri_db *db, const char *key, size_t len)
+{
+    fri_val old;
+    if (!fri_dict_delete(db->keys, key, len, &old)) return 0;
+    fri_obj_free(old.ptr);
+    return 1;
+}
+
+fri_obj *fri_db_unlink(fri_db *db, const char *key, size_t len)
+{
+    fri_val old;
+    if (!fri_dict_delete(db->keys, key, len, &old)) return NULL;
+    return old.ptr;
+}
+
+size_t fri_db_size(fr_server *s, fri_db *db, int64_t now)
+{
+    (void)s;
+    size_t n = 0, slots = fri_dict_slots(db->keys);
+    for (size_t i = 0; i < slots; i++) {
+        fri_dent *e = fri_dict_slot(db->keys, i);
+        if (e && !fri_obj_is_expired(e->v.ptr, now)) n++;
+    }
+    return n;
+}
+
+static size_t container_size(const fri_obj *o)
+{
+    switch (o->type) {
+    case FRI_LIST: return fri_list_len(o->ptr);
+    case FRI_HASH: return fri_dict_size(o->ptr);
+    case FRI_SET: return fri_set_size(o->ptr);
+    case FRI_ZSET: return fri_zset_size(o->ptr);
+    default: return 1;
+    }
+}
+
+void fri_delete_if_empty(fr_client *c, const fri_arg *key, fri_obj *o)
+{
+    if (o && container_size(o) == 0) fri_db_delete(c->db, key->ptr, key->len);
+}

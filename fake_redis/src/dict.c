@@ -1,0 +1,228 @@
+/* dict.c -- the ordered hash table behind the keyspace, hashes, sets and sorted sets.
+ *
+ * Entries live in a dense array in insertion order; an open-addressing index (linear
+ * probing, load <= 1/2) maps a hash to a position in that array.  Deleting leaves a hole
+ * in the array and a tombstone in the index; holes are squeezed out only when the array
+ * must grow, which keeps the order and the sequence numbers.  Insertion order is what
+ * Redis's small (listpack) hashes answer in, and the sequence numbers give SCAN a cursor
+ * that survives compaction. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_int.h"
+
+#define IDX_EMPTY 0u
+#define IDX_TOMB 1u /* index values >= 2 are dense positions + 2 */
+
+struct fri_dict {
+    fri_dent *ents;   /* dense array, insertion order, holes have key == NULL */
+    size_t nents;     /* used positions, holes included */
+    size_t cap;       /* allocated positions */
+    size_t live;      /* entries that are not holes */
+    uint32_t *index;  /* open-addressing table, size mask+1 (a power of two) */
+    size_t mask;
+    size_t tombs;     /* tombstones in the index: they count towards its load */
+    uint64_t next_seq;
+};
+
+/* A fast, fixed-seed 64-bit hash (wyhash-style mixing): determinism matters more to us
+ * than resistance to hash flooding, which an in-process test fake does not face. */
+static uint64_t mix64(uint64_t a, uint64_t b)
+{
+    __uint128_t r = (__uint128_t)a * b;
+    return (uint64_t)(r >> 64) ^ (uint64_t)r;
+}
+
+static uint64_t hash_bytes(const char *p, size_t len)
+{
+    const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
+    uint64_t h = k0 ^ (len * k1);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = mix64(h ^ w, k1);
+    }
+    uint64_t tail = 0;
+    size_t rest = len - i;
+    if (rest) memcpy(&tail, p + i, rest);
+    h = mix64(h ^ tail ^ ((uint64_t)rest << 56), k0);
+    return mix64(h, k1 ^ 0x8ebc6af09c88c6e3ull);
+}
+
+fri_dict *fri_dict_new(void)
+{
+    return calloc(1, sizeof(fri_dict));
+}
+
+size_t fri_dict_size(const fri_dict *d) { return d->live; }
+
+static void free_entries(fri_dict *d, void (*free_val)(fri_val *v))
+{
+    for (size_t i = 0; i < d->nents; i++) {
+        if (!d->ents[i].key) continue;
+        if (free_val) free_val(&d->ents[i].v);
+        fri_str_free(d->ents[i].key);
+    }
+}
+
+void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v))
+{
+    if (!d) return;
+    free_entries(d, free_val);
+    free(d->ents);
+    free(d->index);
+    free(d);
+}
+
+void fri_dict_clear(fri_dict *d, void (*free_val)(fri_val *v))
+{
+    free_entries(d, free_val);
+    free(d->ents);
+    free(d->index);
+    uint64_t seq = d->next_seq; /* keep sequence numbers increasing across a clear */
+    memset(d, 0, sizeof(*d));
+    d->next_seq = seq;
+}
+
+/* Rebuilds the index for the current entries with room for the array's capacity. */
+static int rebuild_index(fri_dict *d)
+{
+    size_t size = 8;
+    while (size < d->cap * 2) size *= 2;
+    uint32_t *idx = calloc(size, sizeof(*idx));
+    if (!idx) return -1;
+    free(d->index);
+    d->index = idx;
+    d->mask = size - 1;
+    d->tombs = 0;
+    for (size_t i = 0; i < d->nents; i++) {
+        if (!d->ents[i].key) continue;
+        size_t j = d->ents[i].hash & d->mask;
+        while (idx[j] != IDX_EMPTY) j = (j + 1) & d->mask;
+        idx[j] = (uint32_t)(i + 2);
+    }
+    return 0;
+}
+
+/* Makes room for one more entry: squeezes holes out when they are many, else grows. */
+static int make_room(fri_dict *d)
+{
+    if (d->nents < d->cap) {
+        /* trailing holes are reused in place, so tombstones can outgrow the holes */
+        if ((d->live + d->tombs + 1) * 2 > d->mask + 1) return rebuild_index(d);
+        return 0;
+    }
+    size_t holes = d->nents - d->live;
+    size_t newcap = d->cap;
+    if (holes == 0 || holes < d->live / 2) newcap = d->cap ? d->cap * 2 : 4;
+    if (newcap > UINT32_MAX / 4) return -1;
+    if (holes) {
+        size_t w = 0;
+        for (size_t r = 0; r < d->nents; r++)
+            if (d->ents[r].key) d->ents[w++] = d->ents[r];
+        d->nents = w;
+    }
+    if (newcap != d->cap) {
+        fri_dent *n = realloc(d->ents, newcap * sizeof(*n));
+        if (!n) return -1;
+        d->ents = n;
+        d->cap = newcap;
+    }
+    return rebuild_index(d);
+}
+
+/* Finds key: returns its index slot (for deletion) in *slot, or the dense position. */
+static fri_dent *lookup(const fri_dict *d, const char *key, size_t len, uint64_t h,
+                        size_t *slot)
+{
+    if (!d->index) return NULL;
+    size_t j = h & d->mask;
+    for (;;) {
+        uint32_t v = d->index[j];
+        if (v == IDX_EMPTY) return NULL;
+        if (v != IDX_TOMB) {
+            fri_dent *e = &d->ents[v - 2];
+            if (e->hash == h && e->key->len == len &&
+                (len == 0 || memcmp(e->key->buf, key, len) == 0)) {
+                if (slot) *slot = j;
+                return e;
+            }
+        }
+        j = (j + 1) & d->mask;
+    }
+}
+
+fri_dent *fri_dict_find(fri_dict *d, const char *key, size_t len)
+{
+    if (d->live == 0) return NULL;
+    return lookup(d, key, len, hash_bytes(key, len), NULL);
+}
+
+fri_dent *fri_dict_add(fri_dict *d, const char *key, size_t len, int *created)
+{
+    uint64_t h = hash_bytes(key, len);
+    fri_dent *e = lookup(d, key, len, h, NULL);
+    if (e) {
+        if (created) *created = 0;
+        return e;
+    }
+    if (make_room(d) < 0) return NULL;
+    fri_str *k = fri_str_new(key, len);
+    if (!k) return NULL;
+    size_t pos = d->nents++;
+    e = &d->ents[pos];
+    e->key = k;
+    e->hash = h;
+    e->seq = ++d->next_seq;
+    memset(&e->v, 0, sizeof(e->v));
+    size_t j = h & d->mask;
+    while (d->index[j] != IDX_EMPTY && d->index[j] != IDX_TOMB) j = (j + 1) & d->mask;
+    if (d->index[j] == IDX_TOMB) d->tombs--;
+    d->index[j] = (uint32_t)(pos + 2);
+    d->live++;
+    if (created) *created = 1;
+    return e;
+}
+
+int fri_dict_delete(fri_dict *d, const char *key, size_t len, fri_val *old)
+{
+    size_t slot;
+    if (d->live == 0) return 0;
+    fri_dent *e = lookup(d, key, len, hash_bytes(key, len), &slot);
+    if (!e) return 0;
+    if (old) *old = e->v;
+    fri_str_free(e->key);
+    e->key = NULL;
+    d->index[slot] = IDX_TOMB;
+    d->tombs++;
+    d->live--;
+    if (d->live == 0) {
+        /* empty: start over with a clean index, so tombstones never pile up */
+        d->nents = 0;
+        d->tombs = 0;
+        memset(d->index, 0, (d->mask + 1) * sizeof(*d->index));
+    } else {
+        while (d->nents && !d->ents[d->nents - 1].key) d->nents--;
+    }
+    return 1;
+}
+
+size_t fri_dict_slots(const fri_dict *d) { return d->nents; }
+
+fri_dent *fri_dict_slot(fri_dict *d, size_t i)
+{
+    if (i >= d->nents || !d->ents[i].key) return NULL;
+    return &d->ents[i];
+}
+
+size_t fri_dict_slot_from_seq(const fri_dict *d, uint64_t seq)
+{
+    size_t lo = 0, hi = d->nents;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->ents[mid].seq < seq) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}

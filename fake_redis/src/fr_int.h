@@ -1,0 +1,441 @@
+/* fr_int.h -- what the fake's modules share and nothing outside fake_redis/ may use.
+ *
+ * The shape follows redis-server: a command table (one row per command, arity checked
+ * centrally), handlers that read c->argv and write their reply with the fri_reply_*
+ * helpers, "...OrReply" argument parsers that answer the exact error and return -1, and
+ * one file per data type.  Replies are written as RESP2 bytes into the client's output
+ * buffer, exactly as Redis writes them; the public API parses them into a tree on demand.
+ *
+ * Internal names start with fri_ (types and functions) or FRI_ (constants).
+ */
+#ifndef FR_INT_H
+#define FR_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fakeredis.h"
+
+#define FRI_DBNUM 16
+#define FRI_SLOTS 16384
+
+/* ----- Binary strings ------------------------------------------------------------ */
+
+/* An immutable-length heap string: len bytes, then a NUL (not counted) so that C string
+ * functions and strtod can read it. */
+typedef struct fri_str {
+    size_t len;
+    char buf[];
+} fri_str;
+
+fri_str *fri_str_new(const char *p, size_t len);          /* NULL when out of memory */
+fri_str *fri_str_from_ll(long long v);
+void fri_str_free(fri_str *s);
+/* memcmp order, shorter first on a common prefix (Redis's sdscmp). */
+int fri_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen);
+
+/* One command argument: a view into the caller's (or the MULTI queue's) memory. */
+typedef struct fri_arg {
+    const char *ptr;
+    size_t len;
+} fri_arg;
+
+/* Case-insensitive comparison of an argument with a lower- or upper-case word. */
+int fri_arg_is(const fri_arg *a, const char *word);
+
+/* ----- Growable byte buffer --------------------------------------------------------- */
+
+typedef struct fri_buf {
+    char *p;
+    size_t len;
+    size_t cap;
+} fri_buf;
+
+void fri_buf_reserve(fri_buf *b, size_t extra); /* aborts on out of memory */
+void fri_buf_append(fri_buf *b, const void *p, size_t len);
+void fri_buf_printf(fri_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fri_buf_free(fri_buf *b);
+
+/* ----- Number conversions, exactly as Redis's util.c behaves --------------------------- */
+
+/* Strict integer parse: no spaces, no leading '+', no leading zeros, fits in long long.
+ * Returns 1 on success. */
+int fri_string2ll(const char *s, size_t len, long long *out);
+/* Redis's string2ld / strtold based parse for INCRBYFLOAT: 1 on success. */
+int fri_string2ld(const char *s, size_t len, long double *out);
+/* Redis's getDoubleFromObject rules (strtod, no spaces, no NaN): 1 on success. */
+int fri_string2d(const char *s, size_t len, double *out);
+size_t fri_ll2string(char *dst, size_t cap, long long v);
+/* "%.17g" the way Redis 7.0 prints doubles in replies (inf, -inf handled). */
+size_t fri_d2string(char *dst, size_t cap, double d);
+/* Redis's ld2string(..., LD_STR_HUMAN): "%.17Lf" with trailing zeros removed. */
+size_t fri_ld2string(char *dst, size_t cap, long double ld);
+/* Redis's stringmatchlen: glob match with * ? [a-z] [^a] and \ escapes. */
+int fri_glob_match(const char *pattern, size_t plen, const char *s, size_t slen, int nocase);
+
+/* ----- Ordered hash table ------------------------------------------------------------- */
+
+/* A hash table of binary keys that iterates in insertion order (deleted entries leave a
+ * hole until the table is compacted, which keeps the order).  Every entry also gets a
+ * sequence number that never changes, so SCAN-style cursors survive compaction. */
+typedef union fri_val {
+    void *ptr;
+    double d;
+    long long ll;
+} fri_val;
+
+typedef struct fri_dent {
+    fri_str *key;   /* NULL for a deleted entry */
+    uint64_t hash;
+    uint64_t seq;   /* insertion sequence number, strictly increasing */
+    fri_val v;
+} fri_dent;
+
+typedef struct fri_dict fri_dict;
+
+fri_dict *fri_dict_new(void);
+/* Frees the table and its keys; free_val (may be NULL) is called on each value. */
+void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v));
+size_t fri_dict_size(const fri_dict *d);
+/* The entry for key, or NULL.  Entry pointers stay valid until the next add or delete. */
+fri_dent *fri_dict_find(fri_dict *d, const char *key, size_t len);
+/* The entry for key, created (value zeroed) if missing; *created says which. */
+fri_dent *fri_dict_add(fri_dict *d, const char *key, size_t len, int *created);
+/* Removes key; if old is not NULL the removed value is stored there.  1 if removed. */
+int fri_dict_delete(fri_dict *d, const char *key, size_t len, fri_val *old);
+/* Iteration over slots 0..fri_dict_slots(d): fri_dict_slot returns NULL for holes. */
+size_t fri_dict_slots(const fri_dict *d);
+fri_dent *fri_dict_slot(fri_dict *d, size_t i);
+/* The first slot whose entry has seq >= seq (fri_dict_slots(d) if none). */
+size_t fri_dict_slot_from_seq(const fri_dict *d, uint64_t seq);
+/* Removes every entry (free_val as for fri_dict_free). */
+void fri_dict_clear(fri_dict *d, void (*free_val)(fri_val *v));
+
+/* ----- Values ------------------------------------------------------------------------- */
+
+typedef enum fri_type {
+    FRI_STRING = 0,
+    FRI_LIST,
+    FRI_HASH,
+    FRI_SET,
+    FRI_ZSET,
+    FRI_STREAM,
+} fri_type;
+
+typedef struct fri_obj {
+    fri_type type;
+    int64_t expire_ms; /* absolute Unix ms, or -1 for no TTL */
+    void *ptr;         /* fri_str*, fri_list*, fri_dict* (hash: field -> fri_str*), fri_set*,
+                          fri_zset*, stream (part 2) */
+} fri_obj;
+
+/* Each data type module provides its free function; fri_obj_free dispatches. */
+void fri_obj_free(fri_obj *o);
+const char *fri_type_name(fri_type t); /* "string", "list", ... as TYPE answers */
+
+/* ----- Keyspace --------------------------------------------------------------------- */
+
+typedef struct fri_db {
+    int id;
+    fri_dict *keys;    /* key -> fri_obj* */
+    fri_dict *watched; /* key -> fri_watchers* : clients WATCHing it */
+} fri_db;
+
+/* ----- Clients and server ----------------------------------------------------------- */
+
+typedef struct fri_command fri_command;
+
+/* A command queued inside MULTI: its own copy of the arguments. */
+typedef struct fri_queued {
+    const fri_command *cmd;
+    int argc;
+    struct fri_arg *argv; /* views into mem */
+    char *mem;            /* one block holding every argument's bytes */
+} fri_queued;
+
+typedef struct fri_watched_key {
+    int db;
+    fri_str *key;
+    int expired; /* the key was already logically expired when WATCHed */
+} fri_watched_key;
+
+struct fr_client {
+    fr_server *srv;
+    fri_db *db;               /* the selected database */
+    int resp;                 /* 2 (RESP3 comes with the server mode) */
+    uint64_t id;
+
+    /* The command being executed */
+    int argc;
+    fri_arg *argv;
+    const fri_command *cmd;
+    int64_t now_ms;           /* the clock, read once when the command started */
+
+    fri_buf out;              /* RESP2 bytes of the replies of the current call */
+
+    /* MULTI state */
+    int in_multi;
+    int dirty_exec;           /* a command was rejected while queueing: EXEC aborts */
+    int dirty_cas;            /* a WATCHed key was touched: EXEC answers nil */
+    int in_exec;              /* EXEC is running the queue */
+    fri_queued *queue;
+    size_t queue_len, queue_cap;
+
+    fri_watched_key *watched;
+    size_t watched_len, watched_cap;
+
+    /* Arena for reply trees handed out by the public API */
+    void *arena;
+
+    /* Links in the server's client list */
+    fr_client *prev, *next;
+
+    /* Scratch argument vector, reused between commands */
+    fri_arg *argv_buf;
+    int argv_cap;
+
+    int closing;              /* QUIT was answered: a server would close the connection */
+};
+
+typedef struct fri_fault {
+    uint64_t at;        /* the executed-command number that fails, 0 if by name */
+    char *name;         /* lower-case command name, NULL if by number */
+    char *error;        /* error text without the leading '-' */
+    int remaining;      /* by name: executions left, < 0 for ever */
+} fri_fault;
+
+struct fr_server {
+    fri_db db[FRI_DBNUM];
+    int64_t clock_ms;
+    int wall_clock;
+    uint64_t rng_state[2];   /* xorshift128+, seeded from the config */
+    int cluster_enabled;
+
+    uint64_t executed;       /* commands executed (see fakeredis.h) */
+    uint64_t next_client_id;
+    fr_client *clients;
+
+    fri_fault *faults;
+    size_t faults_len, faults_cap;
+    uint64_t faults_fired;
+
+    fr_message *published;
+    size_t published_len, published_cap;
+
+    int64_t last_stream_ms;  /* for stream id generation (part 2) */
+
+    fri_dict *commands;      /* lower-case name -> const fri_command* (top level) */
+};
+
+/* The server's seeded generator: uniform 64-bit values. */
+uint64_t fri_random(fr_server *s);
+
+/* ----- The command table ------------------------------------------------------------- */
+
+typedef void fri_command_proc(fr_client *c);
+
+/* Command flags (a subset of Redis's, those the fake acts on or documents) */
+#define FRI_CMD_WRITE     (1u << 0)
+#define FRI_CMD_READONLY  (1u << 1)
+#define FRI_CMD_FAST      (1u << 2)
+#define FRI_CMD_NO_MULTI  (1u << 3) /* rejected inside MULTI */
+#define FRI_CMD_MULTI_CTL (1u << 4) /* EXEC, DISCARD, MULTI, WATCH, QUIT, RESET: never queued */
+#define FRI_CMD_BLOCKING  (1u << 5)
+#define FRI_CMD_PUBSUB    (1u << 6)
+#define FRI_CMD_ADMIN     (1u << 7)
+#define FRI_CMD_CONTAINER (1u << 8) /* has subcommands, proc is NULL */
+#define FRI_CMD_DENYOOM   (1u << 9)
+#define FRI_CMD_LOADING   (1u << 10)
+#define FRI_CMD_STALE     (1u << 11)
+
+/* Where a command's keys are, for WATCH-free commands and cluster slot checks:
+ * first key index, last key index (negative counts from the end, -1 = last argument),
+ * step.  first == 0 means no keys.  Commands whose keys move (e.g. XREAD's STREAMS,
+ * ZUNIONSTORE's numkeys) set getkeys instead. */
+typedef int fri_getkeys_proc(int argc, const fri_arg *argv, int *keys, int max);
+
+struct fri_command {
+    const char *name;          /* lower case; a subcommand is "container|sub" */
+    fri_command_proc *proc;
+    int arity;
+    uint32_t flags;
+    const char *group;         /* "string", "list", "hash", "set", "sorted-set", "stream",
+                                  "generic", "connection", "server", "transactions",
+                                  "pubsub", "cluster" */
+    int first_key, last_key, key_step;
+    fri_getkeys_proc *getkeys; /* overrides the three above when set */
+    const fri_command *subcommands; /* for containers: rows ending with name == NULL */
+};
+
+/* Each module exports a table ending with a row whose name is NULL. */
+extern const fri_command fri_connection_commands[];
+extern const fri_command fri_keyspace_commands[];
+extern const fri_command fri_multi_commands[];
+extern const fri_command fri_string_commands[];
+extern const fri_command fri_list_commands[];
+extern const fri_command fri_hash_commands[];
+extern const fri_command fri_set_commands[];
+extern const fri_command fri_zset_commands[];
+extern const fri_command fri_pubsub_commands[];
+extern const fri_command fri_cluster_commands[];
+
+/* Looks a top-level command up by name (case-insensitive); NULL if unknown. */
+const fri_command *fri_lookup_command(const fr_server *s, const char *name, size_t len);
+
+/* Runs the command now in c->argc/c->argv (already looked up, arity checked), counting it
+ * as executed and applying faults.  Used by dispatch and by EXEC. */
+void fri_call(fr_client *c, const fri_command *cmd);
+
+/* MULTI (multi.c): queue the current command and answer QUEUED; leave MULTI, freeing the
+ * queue (WATCHes are left to the caller). */
+void fri_multi_queue(fr_client *c, const fri_command *cmd);
+void fri_multi_reset(fr_client *c);
+
+/* Cluster emulation (cluster.c): the keys of the command (of the queued transaction for
+ * EXEC) must share a slot; otherwise answers CROSSSLOT (dooming or discarding the
+ * transaction as Redis does) and returns -1. */
+int fri_cluster_check(fr_client *c, const fri_command *cmd);
+
+/* Fills keys[] with the argument indexes of cmd's keys; returns how many (<= max). */
+int fri_command_keys(const fri_command *cmd, int argc, const fri_arg *argv, int *keys,
+                     int max);
+
+/* ----- Replies (RESP2 bytes appended to c->out) --------------------------------------- */
+
+void fri_reply_raw(fr_client *c, const char *p, size_t len);
+void fri_reply_ok(fr_client *c);
+void fri_reply_status(fr_client *c, const char *status);
+/* err is the full error text without '-', e.g. "ERR syntax error"; a text that does not
+ * start with one of Redis's error codes (ERR, WRONGTYPE, EXECABORT, CROSSSLOT, NOGROUP,
+ * BUSYGROUP, ...) gets "ERR " in front, as Redis's addReplyError does.  Newlines are
+ * replaced by spaces. */
+void fri_reply_error(fr_client *c, const char *err);
+/* Writes err as it is, whatever its first word (for injected faults). */
+void fri_reply_error_raw(fr_client *c, const char *err, size_t len);
+void fri_reply_errorf(fr_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void fri_reply_ll(fr_client *c, long long v);
+void fri_reply_bulk(fr_client *c, const char *p, size_t len);
+void fri_reply_bulk_str(fr_client *c, const fri_str *s);
+void fri_reply_bulk_cstr(fr_client *c, const char *s);
+void fri_reply_bulk_ll(fr_client *c, long long v);
+/* A double as Redis 7.0's addReplyDouble writes it in RESP2 ("%.17g", "inf", "-inf"). */
+void fri_reply_double(fr_client *c, double d);
+/* A long double as INCRBYFLOAT/HINCRBYFLOAT answer it (human form). */
+void fri_reply_long_double(fr_client *c, long double ld);
+void fri_reply_nil(fr_client *c);        /* $-1 */
+void fri_reply_null_array(fr_client *c); /* *-1 */
+void fri_reply_array_len(fr_client *c, long n);
+void fri_reply_map_len(fr_client *c, long n); /* *2n in RESP2 */
+void fri_reply_set_len(fr_client *c, long n);
+void fri_reply_empty_array(fr_client *c);
+/* An array whose length is known only after its elements: reserve, then fill in. */
+size_t fri_reply_deferred_len(fr_client *c);
+void fri_reply_set_deferred_len(fr_client *c, size_t handle, long n);
+void fri_reply_set_deferred_map_len(fr_client *c, size_t handle, long n);
+
+/* The shared error texts, word for word as Redis 7.0's. */
+#define FRI_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define FRI_ERR_SYNTAX "ERR syntax error"
+#define FRI_ERR_NOTINT "ERR value is not an integer or out of range"
+#define FRI_ERR_NOTFLOAT "ERR value is not a valid float"
+#define FRI_ERR_OVERFLOW "ERR increment or decrement would overflow"
+#define FRI_ERR_NOKEY "ERR no such key"
+#define FRI_ERR_OUTOFRANGE "ERR index out of range"
+#define FRI_ERR_POSITIVE "ERR value is out of range, must be positive"
+
+/* Replies the arity error for the current command, as Redis words it. */
+void fri_reply_arity_error(fr_client *c);
+
+/* ----- Argument parsing ("...OrReply": answer the exact error and return -1) ---------- */
+
+int fri_get_ll_or_reply(fr_client *c, const fri_arg *a, long long *out, const char *msg);
+/* A long long within [min, max], else msg (or "ERR value is out of range"). */
+int fri_get_range_ll_or_reply(fr_client *c, const fri_arg *a, long long min, long long max,
+                              long long *out, const char *msg);
+/* >= 0, else "ERR value is out of range, must be positive" (or msg). */
+int fri_get_positive_ll_or_reply(fr_client *c, const fri_arg *a, long long *out,
+                                 const char *msg);
+int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg);
+int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *out,
+                                 const char *msg);
+
+/* ----- Keyspace access ---------------------------------------------------------------- */
+
+/* Looks a key up for reading or writing, deleting it first if its TTL has passed (lazy
+ * expiry on the virtual clock).  NULL when missing. */
+fri_obj *fri_lookup_read(fr_client *c, const fri_arg *key);
+fri_obj *fri_lookup_write(fr_client *c, const fri_arg *key);
+/* The same on any database and key bytes (for RENAME, MOVE, dumps). */
+fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, int64_t now);
+
+/* Reads a key expecting type t: returns the object, or NULL with *wrongtype set when the
+ * key holds another type (the WRONGTYPE error has been replied then) or clear when the
+ * key does not exist (nothing replied). */
+fri_obj *fri_lookup_typed(fr_client *c, const fri_arg *key, fri_type t, int write,
+                          int *wrongtype);
+
+/* Adds a new key (must not exist); the db owns obj afterwards. */
+void fri_db_add(fri_db *db, const char *key, size_t len, fri_obj *obj);
+/* Sets key to obj, replacing (and freeing) any old value; keeps the old TTL only if
+ * keepttl, else obj's expire_ms stands. */
+void fri_db_set(fri_db *db, const char *key, size_t len, fri_obj *obj, int keepttl);
+/* Deletes a key; 1 if it existed. */
+int fri_db_delete(fri_db *db, const char *key, size_t len);
+/* Removes the key's entry without freeing the object and returns it (NULL if missing). */
+fri_obj *fri_db_unlink(fri_db *db, const char *key, size_t len);
+
+/* Marks the key as modified: every client WATCHing it on this db will see EXEC fail.
+ * Every write must call it (Redis's signalModifiedKey). */
+void fri_signal_modified(fr_client *c, fri_db *db, const char *key, size_t len);
+/* Touches every WATCHed key of db (-1: of every db) that exists now (FLUSHDB/FLUSHALL). */
+void fri_touch_all_watched(fr_server *s, int dbid);
+void fri_unwatch_all(fr_client *c);
+
+/* Is the key logically expired at now (it may still be in the table)? */
+int fri_obj_is_expired(const fri_obj *o, int64_t now);
+/* Counts the live keys of a db. */
+size_t fri_db_size(fr_server *s, fri_db *db, int64_t now);
+
+/* Redis "deletes the key if the container became empty" helper. */
+void fri_delete_if_empty(fr_client *c, const fri_arg *key, fri_obj *o);
+
+/* Object constructors used by several modules. */
+fri_obj *fri_obj_new(fri_type type, void *ptr);
+fri_obj *fri_obj_new_string(const char *p, size_t len);
+
+/* ----- Data type internals other modules need ----------------------------------------- */
+
+/* Lists: a deque of fri_str* (t_list.c). */
+typedef struct fri_list fri_list;
+void fri_list_free(fri_list *l);
+size_t fri_list_len(const fri_list *l);
+const fri_str *fri_list_at(const fri_list *l, size_t i);
+
+/* Hashes are fri_dict field -> fri_str* (t_hash.c). */
+void fri_hash_free(fri_dict *h);
+
+/* Sets (t_set.c). */
+typedef struct fri_set fri_set;
+void fri_set_free(fri_set *s);
+size_t fri_set_size(const fri_set *s);
+/* Calls fn for every member in the order SMEMBERS answers. */
+void fri_set_foreach(fri_set *s, void (*fn)(const char *p, size_t len, void *ctx), void *ctx);
+
+/* Sorted sets (t_zset.c). */
+typedef struct fri_zset fri_zset;
+void fri_zset_free(fri_zset *z);
+size_t fri_zset_size(const fri_zset *z);
+/* Calls fn for every member in rank order (ascending score, then member bytes). */
+void fri_zset_foreach(fri_zset *z, void (*fn)(const char *p, size_t len, double score,
+                                              void *ctx), void *ctx);
+
+/* Streams come with part 2 (t_stream.c). */
+void fri_stream_free(void *stream);
+
+/* ----- Cluster emulation --------------------------------------------------------------- */
+
+/* CRC16 slot of a key with {hash tags}, as Redis Cluster computes it. */
+unsigned fri_key_slot(const char *key, size_t len);
+
+#endif /* FR_INT_H */

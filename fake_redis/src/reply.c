@@ -1,0 +1,392 @@
+/* reply.c -- replies: RESP2 bytes written the way Redis's networking.c writes them, the
+ * parse of those bytes into the public reply tree, and the tree's encoding.
+ *
+ * Handlers append bytes to c->out.  The public API then either hands the bytes out as
+ * they are (fr_exec_resp) or parses them in place into fr_reply nodes allocated from the
+ * client's arena: strings point into c->out, whose '\r' terminators become '\0', so a
+ * reply tree costs no copy of its strings. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_int.h"
+#include "reply_int.h"
+
+/* ----- Writing --------------------------------------------------------------------- */
+
+void fri_reply_raw(fr_client *c, const char *p, size_t len) { fri_buf_append(&c->out, p, len); }
+
+void fri_reply_ok(fr_client *c) { fri_buf_append(&c->out, "+OK\r\n", 5); }
+
+void fri_reply_status(fr_client *c, const char *status)
+{
+    fri_buf_append(&c->out, "+", 1);
+    fri_buf_append(&c->out, status, strlen(status));
+    fri_buf_append(&c->out, "\r\n", 2);
+}
+
+/* The error codes Redis puts first; any other text gets "ERR " in front, as Redis's
+ * addReplyError does for a message without its own code. */
+static const char *const error_codes[] = {
+    "ERR", "WRONGTYPE", "EXECABORT", "CROSSSLOT", "BUSYGROUP", "NOGROUP", "OOM", "LOADING",
+    "READONLY", "NOAUTH", "WRONGPASS", "NOPROTO", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN",
+    "BUSY", "NOPERM", "BUSYKEY", "UNBLOCKED", "MASTERDOWN", "MISCONF", "NOREPLICAS",
+    "NOSCRIPT", "UNKILLABLE", "NOTBUSY", "INVALIDOBJ", NULL,
+};
+
+static int starts_with_code(const char *err, size_t len)
+{
+    for (const char *const *code = error_codes; *code; code++) {
+        size_t n = strlen(*code);
+        if (len > n && memcmp(err, *code, n) == 0 && err[n] == ' ') return 1;
+        if (len == n && memcmp(err, *code, n) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Writes "-<text>\r\n"; CR and LF inside an error would break the protocol, so they become
+ * spaces, as Redis does. */
+void fri_reply_error_raw(fr_client *c, const char *err, size_t len)
+{
+    fri_buf *b = &c->out;
+    fri_buf_append(b, "-", 1);
+    size_t start = b->len;
+    fri_buf_append(b, err, len);
+    for (size_t i = start; i < b->len; i++)
+        if (b->p[i] == '\r' || b->p[i] == '\n') b->p[i] = ' ';
+    fri_buf_append(b, "\r\n", 2);
+}
+
+static void reply_error_len(fr_client *c, const char *err, size_t len)
+{
+    if (!starts_with_code(err, len)) {
+        fri_buf_append(&c->out, "-ERR ", 5);
+        size_t start = c->out.len;
+        fri_buf_append(&c->out, err, len);
+        for (size_t i = start; i < c->out.len; i++)
+            if (c->out.p[i] == '\r' || c->out.p[i] == '\n') c->out.p[i] = ' ';
+        fri_buf_append(&c->out, "\r\n", 2);
+        return;
+    }
+    fri_reply_error_raw(c, err, len);
+}
+
+void fri_reply_error(fr_client *c, const char *err) { reply_error_len(c, err, strlen(err)); }
+
+void fri_reply_errorf(fr_client *c, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof(small)) {
+        reply_error_len(c, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        reply_error_len(c, small, sizeof(small) - 1);
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    reply_error_len(c, big, (size_t)n);
+    free(big);
+}
+
+static void reply_prefixed_ll(fr_client *c, char prefix, long long v)
+{
+    char tmp[40];
+    tmp[0] = prefix;
+    size_t n = 1 + fri_ll2string(tmp + 1, sizeof(tmp) - 3, v);
+    tmp[n++] = '\r';
+    tmp[n++] = '\n';
+    fri_buf_append(&c->out, tmp, n);
+}
+
+void fri_reply_ll(fr_client *c, long long v)
+{
+    if (v == 0) fri_buf_append(&c->out, ":0\r\n", 4);
+    else if (v == 1) fri_buf_append(&c->out, ":1\r\n", 4);
+    else reply_prefixed_ll(c, ':', v);
+}
+
+void fri_reply_bulk(fr_client *c, const char *p, size_t len)
+{
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, len + 32);
+    char *w = b->p + b->len;
+    *w++ = '$';
+    w += fri_ll2string(w, 24, (long long)len);
+    *w++ = '\r';
+    *w++ = '\n';
+    if (len) memcpy(w, p, len);
+    w += len;
+    *w++ = '\r';
+    *w++ = '\n';
+    b->len = (size_t)(w - b->p);
+}
+
+void fri_reply_bulk_str(fr_client *c, const fri_str *s) { fri_reply_bulk(c, s->buf, s->len); }
+void fri_reply_bulk_cstr(fr_client *c, const char *s) { fri_reply_bulk(c, s, strlen(s)); }
+
+void fri_reply_bulk_ll(fr_client *c, long long v)
+{
+    char tmp[32];
+    fri_reply_bulk(c, tmp, fri_ll2string(tmp, sizeof(tmp), v));
+}
+
+void fri_reply_double(fr_client *c, double d)
+{
+    char tmp[64];
+    fri_reply_bulk(c, tmp, fri_d2string(tmp, sizeof(tmp), d));
+}
+
+void fri_reply_long_double(fr_client *c, long double ld)
+{
+    char tmp[5 * 1024];
+    fri_reply_bulk(c, tmp, fri_ld2string(tmp, sizeof(tmp), ld));
+}
+
+void fri_reply_nil(fr_client *c) { fri_buf_append(&c->out, "$-1\r\n", 5); }
+void fri_reply_null_array(fr_client *c) { fri_buf_append(&c->out, "*-1\r\n", 5); }
+void fri_reply_empty_array(fr_client *c) { fri_buf_append(&c->out, "*0\r\n", 4); }
+void fri_reply_array_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n); }
+void fri_reply_map_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n * 2); }
+void fri_reply_set_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n); }
+
+size_t fri_reply_deferred_len(fr_client *c) { return c->out.len; }
+
+/* Inserts the header where the deferred length was reserved.  Set inner deferred lengths
+ * before outer ones (the natural order), since an insertion moves what follows it. */
+void fri_reply_set_deferred_len(fr_client *c, size_t handle, long n)
+{
+    char tmp[32];
+    tmp[0] = '*';
+    size_t len = 1 + fri_ll2string(tmp + 1, sizeof(tmp) - 3, n);
+    tmp[len++] = '\r';
+    tmp[len++] = '\n';
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, len);
+    memmove(b->p + handle + len, b->p + handle, b->len - handle);
+    memcpy(b->p + handle, tmp, len);
+    b->len += len;
+}
+
+void fri_reply_set_deferred_map_len(fr_client *c, size_t handle, long n)
+{
+    fri_reply_set_deferred_len(c, handle, n * 2);
+}
+
+void fri_reply_arity_error(fr_client *c)
+{
+    fri_reply_errorf(c, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+}
+
+/* ----- The arena -------------------------------------------------------------------- */
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+} arena_chunk;
+
+void *fri_arena_alloc(fr_client *c, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    arena_chunk *ch = c->arena;
+    if (!ch || ch->cap - ch->used < size) {
+        size_t cap = size > 16384 ? size : 16384;
+        if (ch && ch->cap * 2 > cap && ch->cap < (1u << 24)) cap = ch->cap * 2;
+        if (cap < size) cap = size;
+        arena_chunk *n = malloc(sizeof(*n) + cap);
+        if (!n) return NULL;
+        n->next = ch;
+        n->used = 0;
+        n->cap = cap;
+        c->arena = ch = n;
+    }
+    void *p = ch->data + ch->used;
+    ch->used += size;
+    return p;
+}
+
+/* Keeps the newest (largest) chunk for reuse and frees the rest. */
+void fri_arena_reset(fr_client *c)
+{
+    arena_chunk *ch = c->arena;
+    if (!ch) return;
+    arena_chunk *rest = ch->next;
+    ch->next = NULL;
+    ch->used = 0;
+    while (rest) {
+        arena_chunk *n = rest->next;
+        free(rest);
+        rest = n;
+    }
+}
+
+void fri_arena_free(fr_client *c)
+{
+    fri_arena_reset(c);
+    free(c->arena);
+    c->arena = NULL;
+}
+
+/* ----- Parsing c->out into a tree ------------------------------------------------------ */
+
+static long long parse_line_ll(char **pp)
+{
+    char *p = *pp;
+    int neg = 0;
+    long long v = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    while (*p != '\r') v = v * 10 + (*p++ - '0');
+    *pp = p + 2;
+    return neg ? -v : v;
+}
+
+/* Parses one reply at *pp (bytes the fake itself wrote, so well formed) into r. */
+static int parse_one(fr_client *c, char **pp, fr_reply *r)
+{
+    char *p = *pp;
+    char kind = *p++;
+    memset(r, 0, sizeof(*r));
+    switch (kind) {
+    case '+':
+    case '-': {
+        r->type = kind == '+' ? FR_REPLY_STATUS : FR_REPLY_ERROR;
+        r->str = p;
+        char *e = memchr(p, '\r', (size_t)-1 >> 1);
+        r->len = (size_t)(e - p);
+        *e = '\0';
+        *pp = e + 2;
+        return 0;
+    }
+    case ':':
+        r->type = FR_REPLY_INTEGER;
+        r->integer = parse_line_ll(&p);
+        *pp = p;
+        return 0;
+    case '$': {
+        long long n = parse_line_ll(&p);
+        if (n < 0) {
+            r->type = FR_REPLY_NIL;
+            *pp = p;
+            return 0;
+        }
+        r->type = FR_REPLY_BULK;
+        r->str = p;
+        r->len = (size_t)n;
+        p[n] = '\0';
+        *pp = p + n + 2;
+        return 0;
+    }
+    case '*': {
+        long long n = parse_line_ll(&p);
+        *pp = p;
+        if (n < 0) {
+            r->type = FR_REPLY_NIL_ARRAY;
+            return 0;
+        }
+        r->type = FR_REPLY_ARRAY;
+        r->count = (size_t)n;
+        if (n == 0) return 0;
+        fr_reply *el = fri_arena_alloc(c, sizeof(fr_reply) * (size_t)n);
+        if (!el) return -1;
+        for (long long i = 0; i < n; i++)
+            if (parse_one(c, pp, &el[i]) < 0) return -1;
+        r->elements = el;
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+static const fr_reply oom_reply = {
+    .type = FR_REPLY_ERROR,
+    .str = "OOM command not allowed when used memory > 'maxmemory'.",
+    .len = sizeof("OOM command not allowed when used memory > 'maxmemory'.") - 1,
+};
+
+int fri_parse_replies(fr_client *c, size_t n, const fr_reply **out)
+{
+    char *p = c->out.p;
+    fr_reply *r = n ? fri_arena_alloc(c, sizeof(fr_reply) * n) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!r || parse_one(c, &p, &r[i]) < 0) {
+            for (; i < n; i++) out[i] = &oom_reply;
+            return -1;
+        }
+        out[i] = &r[i];
+    }
+    return 0;
+}
+
+/* ----- Encoding a tree ------------------------------------------------------------------ */
+
+static void put(char *buf, size_t cap, size_t *pos, const char *p, size_t len)
+{
+    if (*pos < cap) memcpy(buf + *pos, p, len <= cap - *pos ? len : cap - *pos);
+    *pos += len;
+}
+
+static void put_header(char *buf, size_t cap, size_t *pos, char kind, long long v)
+{
+    char tmp[40];
+    tmp[0] = kind;
+    size_t n = 1 + fri_ll2string(tmp + 1, sizeof(tmp) - 3, v);
+    tmp[n++] = '\r';
+    tmp[n++] = '\n';
+    put(buf, cap, pos, tmp, n);
+}
+
+static void encode(const fr_reply *r, char *buf, size_t cap, size_t *pos)
+{
+    switch (r->type) {
+    case FR_REPLY_STATUS:
+    case FR_REPLY_ERROR:
+        put(buf, cap, pos, r->type == FR_REPLY_STATUS ? "+" : "-", 1);
+        put(buf, cap, pos, r->str, r->len);
+        put(buf, cap, pos, "\r\n", 2);
+        break;
+    case FR_REPLY_INTEGER: put_header(buf, cap, pos, ':', r->integer); break;
+    case FR_REPLY_BULK:
+        put_header(buf, cap, pos, '$', (long long)r->len);
+        put(buf, cap, pos, r->str, r->len);
+        put(buf, cap, pos, "\r\n", 2);
+        break;
+    case FR_REPLY_NIL: put(buf, cap, pos, "$-1\r\n", 5); break;
+    case FR_REPLY_NIL_ARRAY: put(buf, cap, pos, "*-1\r\n", 5); break;
+    case FR_REPLY_ARRAY:
+        put_header(buf, cap, pos, '*', (long long)r->count);
+        for (size_t i = 0; i < r->count; i++) encode(&r->elements[i], buf, cap, pos);
+        break;
+    }
+}
+
+size_t fr_reply_encode(const fr_reply *reply, char *buf, size_t cap)
+{
+    size_t pos = 0;
+    encode(reply, buf, cap, &pos);
+    return pos;
+}
+
+char *fr_reply_to_resp(const fr_reply *reply, size_t *len)
+{
+    size_t n = fr_reply_encode(reply, NULL, 0);
+    char *buf = malloc(n + 1);
+    if (!buf) return NULL;
+    fr_reply_encode(reply, buf, n);
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}

@@ -1,0 +1,551 @@
+/* server.c -- the server and client objects, the clock, the command table and the
+ * dispatcher: the path every command takes, in the order redis-server 7.0's
+ * processCommand takes it (lookup, arity, cluster slots, MULTI queueing, call). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "fr_int.h"
+#include "reply_int.h"
+
+/* All command tables, in the order the coverage table lists them. */
+static const fri_command *const all_tables[] = {
+    fri_connection_commands, fri_keyspace_commands, fri_string_commands, fri_list_commands,
+    fri_hash_commands,       fri_set_commands,      fri_zset_commands,   fri_pubsub_commands,
+    fri_multi_commands,      fri_cluster_commands,  NULL,
+};
+
+/* ----- Configuration, clock and randomness --------------------------------------------- */
+
+fr_config fr_config_default(void)
+{
+    fr_config cfg = {.seed = 1, .start_ms = 1700000000000LL, .cluster_enabled = 0};
+    return cfg;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t fri_random(fr_server *s)
+{
+    /* xorshift128+: small, fast, and the same sequence on every platform */
+    uint64_t s1 = s->rng_state[0];
+    const uint64_t s0 = s->rng_state[1];
+    const uint64_t result = s0 + s1;
+    s->rng_state[0] = s0;
+    s1 ^= s1 << 23;
+    s->rng_state[1] = s1 ^ s0 ^ (s1 >> 18) ^ (s0 >> 5);
+    return result;
+}
+
+int64_t fr_clock_now(const fr_server *s)
+{
+    if (s->wall_clock) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    return s->clock_ms;
+}
+
+void fr_clock_set(fr_server *s, int64_t unix_ms) { s->clock_ms = unix_ms; }
+void fr_clock_advance(fr_server *s, int64_t ms) { s->clock_ms += ms; }
+
+void fr_clock_use_wall(fr_server *s, int on)
+{
+    if (!on && s->wall_clock) s->clock_ms = fr_clock_now(s);
+    s->wall_clock = on != 0;
+}
+
+uint64_t fr_server_commands_executed(const fr_server *s) { return s->executed; }
+
+/* ----- The command table ------------------------------------------------------------ */
+
+static int lower_name(const char *name, size_t len, char *out, size_t cap)
+{
+    if (len == 0 || len >= cap) return -1;
+    for (size_t i = 0; i < len; i++) {
+        char ch = name[i];
+        out[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    }
+    out[len] = '\0';
+    return 0;
+}
+
+const fri_command *fri_lookup_command(const fr_server *s, const char *name, size_t len)
+{
+    char low[64];
+    if (lower_name(name, len, low, sizeof(low)) < 0) return NULL;
+    fri_dent *e = fri_dict_find(s->commands, low, len);
+    return e ? e->v.ptr : NULL;
+}
+
+static const fri_command *lookup_subcommand(const fri_command *container, const fri_arg *a)
+{
+    size_t plen = strlen(container->name);
+    for (const fri_command *sub = container->subcommands; sub && sub->name; sub++) {
+        const char *subname = sub->name + plen + 1; /* past "container|" */
+        if (strlen(subname) == a->len && strncasecmp(subname, a->ptr, a->len) == 0) return sub;
+    }
+    return NULL;
+}
+
+static int build_command_dict(fr_server *s)
+{
+    s->commands = fri_dict_new();
+    if (!s->commands) return -1;
+    for (const fri_command *const *t = all_tables; *t; t++) {
+        for (const fri_command *cmd = *t; cmd->name; cmd++) {
+            fri_dent *e = fri_dict_add(s->commands, cmd->name, strlen(cmd->name), NULL);
+            if (!e) return -1;
+            e->v.ptr = (void *)cmd;
+        }
+    }
+    return 0;
+}
+
+static const char *flags_text(uint32_t f)
+{
+    /* Built once per row on demand into a static table of strings. */
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {FRI_CMD_WRITE, "write"},       {FRI_CMD_READONLY, "readonly"},
+        {FRI_CMD_DENYOOM, "denyoom"},   {FRI_CMD_ADMIN, "admin"},
+        {FRI_CMD_PUBSUB, "pubsub"},     {FRI_CMD_NO_MULTI, "no-multi"},
+        {FRI_CMD_BLOCKING, "blocking"}, {FRI_CMD_LOADING, "loading"},
+        {FRI_CMD_STALE, "stale"},       {FRI_CMD_FAST, "fast"},
+    };
+    static char buf[64][160];
+    static unsigned next;
+    char *out = buf[next++ % 64];
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!(f & names[i].bit)) continue;
+        if (out[0]) strcat(out, " ");
+        strcat(out, names[i].name);
+    }
+    return out;
+}
+
+/* The flattened table: every top-level row, then its subcommands. */
+static size_t flat_walk(size_t want, fr_command_info *info)
+{
+    size_t i = 0;
+    for (const fri_command *const *t = all_tables; *t; t++) {
+        for (const fri_command *cmd = *t; cmd->name; cmd++) {
+            if (!(cmd->flags & FRI_CMD_CONTAINER)) {
+                if (i == want && info) {
+                    *info = (fr_command_info){cmd->name, cmd->arity, cmd->group,
+                                              flags_text(cmd->flags)};
+                    return i;
+                }
+                i++;
+            }
+            for (const fri_command *sub = cmd->subcommands; sub && sub->name; sub++) {
+                if (i == want && info) {
+                    *info = (fr_command_info){sub->name, sub->arity, sub->group,
+                                              flags_text(sub->flags)};
+                    return i;
+                }
+                i++;
+            }
+        }
+    }
+    return i;
+}
+
+size_t fr_command_count(void) { return flat_walk((size_t)-1, NULL); }
+
+const fr_command_info *fr_command_at(size_t i)
+{
+    static fr_command_info info;
+    if (i >= fr_command_count()) return NULL;
+    flat_walk(i, &info);
+    return &info;
+}
+
+/* ----- Server and client lifecycle --------------------------------------------------- */
+
+fr_server *fr_server_new(const fr_config *cfg)
+{
+    fr_config def = fr_config_default();
+    if (!cfg) cfg = &def;
+    fr_server *s = calloc(1, sizeof(*s));
+    if (!s) return NULL;
+    for (int i = 0; i < FRI_DBNUM; i++) {
+        s->db[i].id = i;
+        s->db[i].keys = fri_dict_new();
+        s->db[i].watched = fri_dict_new();
+        if (!s->db[i].keys || !s->db[i].watched) goto fail;
+    }
+    if (build_command_dict(s) < 0) goto fail;
+    s->clock_ms = cfg->start_ms;
+    s->cluster_enabled = cfg->cluster_enabled;
+    uint64_t x = cfg->seed;
+    s->rng_state[0] = splitmix64(&x);
+    s->rng_state[1] = splitmix64(&x);
+    s->next_client_id = 1;
+    return s;
+fail:
+    fr_server_free(s);
+    return NULL;
+}
+
+static void free_obj_val(fri_val *v) { fri_obj_free(v->ptr); }
+static void free_watchers_val(fri_val *v) { free(v->ptr); }
+
+void fr_server_free(fr_server *s)
+{
+    if (!s) return;
+    while (s->clients) fr_client_free(s->clients);
+    for (int i = 0; i < FRI_DBNUM; i++) {
+        if (s->db[i].keys) fri_dict_free(s->db[i].keys, free_obj_val);
+        if (s->db[i].watched) fri_dict_free(s->db[i].watched, free_watchers_val);
+    }
+    fri_dict_free(s->commands, NULL);
+    for (size_t i = 0; i < s->faults_len; i++) {
+        free(s->faults[i].name);
+        free(s->faults[i].error);
+    }
+    free(s->faults);
+    fr_published_clear(s);
+    free(s->published);
+    free(s);
+}
+
+fr_client *fr_client_new(fr_server *s)
+{
+    fr_client *c = calloc(1, sizeof(*c));
+    if (!c) return NULL;
+    c->srv = s;
+    c->db = &s->db[0];
+    c->resp = 2;
+    c->id = s->next_client_id++;
+    c->next = s->clients;
+    if (s->clients) s->clients->prev = c;
+    s->clients = c;
+    return c;
+}
+
+void fr_client_free(fr_client *c)
+{
+    if (!c) return;
+    fri_multi_reset(c);
+    fri_unwatch_all(c);
+    free(c->watched);
+    free(c->queue);
+    if (c->prev) c->prev->next = c->next;
+    else c->srv->clients = c->next;
+    if (c->next) c->next->prev = c->prev;
+    fri_arena_free(c);
+    fri_buf_free(&c->out);
+    free(c->argv_buf);
+    free(c);
+}
+
+int fr_client_db(const fr_client *c) { return c->db->id; }
+int fr_client_in_multi(const fr_client *c) { return c->in_multi; }
+
+/* ----- Faults ------------------------------------------------------------------------ */
+
+static int add_fault(fr_server *s, uint64_t at, const char *name, const char *error, int times)
+{
+    if (!error) return -1;
+    if (s->faults_len == s->faults_cap) {
+        size_t cap = s->faults_cap ? s->faults_cap * 2 : 4;
+        fri_fault *n = realloc(s->faults, cap * sizeof(*n));
+        if (!n) return -1;
+        s->faults = n;
+        s->faults_cap = cap;
+    }
+    fri_fault f = {.at = at, .remaining = times};
+    f.error = strdup(error);
+    if (name) {
+        f.name = strdup(name);
+        if (f.name)
+            for (char *p = f.name; *p; p++)
+                if (*p >= 'A' && *p <= 'Z') *p = (char)(*p + 32);
+    }
+    if (!f.error || (name && !f.name)) {
+        free(f.error);
+        free(f.name);
+        return -1;
+    }
+    s->faults[s->faults_len++] = f;
+    return 0;
+}
+
+int fr_fault_nth(fr_server *s, uint64_t n, const char *error)
+{
+    if (n == 0) return -1;
+    return add_fault(s, s->executed + n, NULL, error, 1);
+}
+
+int fr_fault_command(fr_server *s, const char *name, const char *error, int times)
+{
+    if (!name || !*name || times == 0) return -1;
+    return add_fault(s, 0, name, error, times);
+}
+
+void fr_fault_clear(fr_server *s)
+{
+    for (size_t i = 0; i < s->faults_len; i++) {
+        free(s->faults[i].name);
+        free(s->faults[i].error);
+    }
+    s->faults_len = 0;
+}
+
+uint64_t fr_fault_fired(const fr_server *s) { return s->faults_fired; }
+
+static int fault_matches(const fri_fault *f, const fri_command *cmd, uint64_t executed)
+{
+    if (!f->name) return f->at == executed;
+    if (strcmp(f->name, cmd->name) == 0) return 1;
+    /* "xgroup" matches every XGROUP subcommand */
+    size_t n = strlen(f->name);
+    return strncmp(f->name, cmd->name, n) == 0 && cmd->name[n] == '|';
+}
+
+/* Answers the first matching fault instead of running the command; 1 if one fired. */
+static int apply_fault(fr_client *c, const fri_command *cmd)
+{
+    fr_server *s = c->srv;
+    for (size_t i = 0; i < s->faults_len; i++) {
+        fri_fault *f = &s->faults[i];
+        if (!fault_matches(f, cmd, s->executed)) continue;
+        fri_reply_error_raw(c, f->error, strlen(f->error));
+        s->faults_fired++;
+        if (!f->name || (f->remaining > 0 && --f->remaining == 0)) {
+            free(f->name);
+            free(f->error);
+            s->faults[i] = s->faults[--s->faults_len];
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* ----- Dispatch ---------------------------------------------------------------------- */
+
+void fri_call(fr_client *c, const fri_command *cmd)
+{
+    fr_server *s = c->srv;
+    s->executed++;
+    c->cmd = cmd;
+    if (s->faults_len && apply_fault(c, cmd)) return;
+    cmd->proc(c);
+}
+
+/* A command refused before it runs: inside MULTI it also dooms the transaction
+ * (Redis's rejectCommand + flagTransaction). */
+static void reject(fr_client *c, const char *msg)
+{
+    if (c->in_multi) c->dirty_exec = 1;
+    fri_reply_error(c, msg);
+}
+
+static void reject_unknown(fr_client *c)
+{
+    fri_buf args = {0};
+    for (int i = 1; i < c->argc && args.len < 128; i++) {
+        /* Redis prints each argument with %.*s, so it stops at a NUL byte too */
+        size_t room = 128 - args.len;
+        size_t n = strnlen(c->argv[i].ptr, c->argv[i].len);
+        if (n > room) n = room;
+        fri_buf_append(&args, "'", 1);
+        fri_buf_append(&args, c->argv[i].ptr, n);
+        fri_buf_append(&args, "' ", 2);
+    }
+    size_t nlen = strnlen(c->argv[0].ptr, c->argv[0].len);
+    if (nlen > 128) nlen = 128;
+    if (c->in_multi) c->dirty_exec = 1;
+    fri_reply_errorf(c, "ERR unknown command '%.*s', with args beginning with: %.*s", (int)nlen,
+                     c->argv[0].ptr, (int)args.len, args.p ? args.p : "");
+    fri_buf_free(&args);
+}
+
+static void process_command(fr_client *c)
+{
+    fr_server *s = c->srv;
+    c->now_ms = fr_clock_now(s);
+
+    /* Redis 7.0 answers QUIT before looking anything up, whatever follows it. */
+    if (fri_arg_is(&c->argv[0], "quit")) {
+        fri_reply_ok(c);
+        fri_multi_reset(c);
+        fri_unwatch_all(c);
+        c->closing = 1;
+        return;
+    }
+
+    const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
+    if (!cmd) {
+        reject_unknown(c);
+        return;
+    }
+    if (cmd->subcommands && c->argc >= 2) {
+        const fri_command *sub = lookup_subcommand(cmd, &c->argv[1]);
+        if (!sub) {
+            char upper[64];
+            size_t n = strlen(cmd->name);
+            for (size_t i = 0; i <= n; i++)
+                upper[i] = (cmd->name[i] >= 'a' && cmd->name[i] <= 'z')
+                               ? (char)(cmd->name[i] - 32) : cmd->name[i];
+            size_t alen = strnlen(c->argv[1].ptr, c->argv[1].len);
+            if (alen > 128) alen = 128;
+            if (c->in_multi) c->dirty_exec = 1;
+            fri_reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)alen,
+                             c->argv[1].ptr, upper);
+            return;
+        }
+        cmd = sub;
+    }
+    c->cmd = cmd;
+    if ((cmd->arity > 0 && cmd->arity != c->argc) || c->argc < -cmd->arity || !cmd->proc) {
+        if (c->in_multi) c->dirty_exec = 1;
+        fri_reply_arity_error(c);
+        return;
+    }
+    if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) return;
+    if (c->in_multi && (cmd->flags & FRI_CMD_NO_MULTI)) {
+        reject(c, "ERR Command not allowed inside a transaction");
+        return;
+    }
+    if (c->in_multi && !(cmd->flags & FRI_CMD_MULTI_CTL)) {
+        fri_multi_queue(c, cmd);
+        return;
+    }
+    fri_call(c, cmd);
+}
+
+/* Points c->argv at the caller's arguments (no copy: they live for the call). */
+static int load_args(fr_client *c, int argc, const char *const *argv, const size_t *lens)
+{
+    if (argc > c->argv_cap) {
+        int cap = c->argv_cap ? c->argv_cap : 16;
+        while (cap < argc) cap *= 2;
+        fri_arg *n = realloc(c->argv_buf, sizeof(*n) * (size_t)cap);
+        if (!n) return -1;
+        c->argv_buf = n;
+        c->argv_cap = cap;
+    }
+    for (int i = 0; i < argc; i++) {
+        c->argv_buf[i].ptr = argv[i];
+        c->argv_buf[i].len = lens ? lens[i] : strlen(argv[i]);
+    }
+    c->argc = argc;
+    c->argv = c->argv_buf;
+    return 0;
+}
+
+static void run_one(fr_client *c, int argc, const char *const *argv, const size_t *lens)
+{
+    if (argc <= 0 || !argv) {
+        fri_reply_error(c, "ERR empty command");
+        return;
+    }
+    if (load_args(c, argc, argv, lens) < 0) {
+        fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    process_command(c);
+}
+
+static void begin_call(fr_client *c)
+{
+    c->out.len = 0;
+    fri_arena_reset(c);
+}
+
+const char *fr_exec_resp(fr_client *c, int argc, const char *const *argv,
+                         const size_t *argvlen, size_t *len)
+{
+    begin_call(c);
+    run_one(c, argc, argv, argvlen);
+    if (len) *len = c->out.len;
+    return c->out.p;
+}
+
+const fr_reply *fr_exec(fr_client *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    const fr_reply *r;
+    begin_call(c);
+    run_one(c, argc, argv, argvlen);
+    fri_parse_replies(c, 1, &r);
+    return r;
+}
+
+int fr_pipeline(fr_client *c, size_t n, const fr_command *cmds, const fr_reply **replies)
+{
+    begin_call(c);
+    for (size_t i = 0; i < n; i++) run_one(c, cmds[i].argc, cmds[i].argv, cmds[i].argvlen);
+    fri_parse_replies(c, n, replies);
+    return 0;
+}
+
+const fr_reply *fr_exec_line(fr_client *c, const char *line)
+{
+    char **argv;
+    size_t *lens;
+    int argc = fr_split_line(line, &argv, &lens);
+    if (argc < 0) {
+        const fr_reply *r;
+        begin_call(c);
+        fri_reply_error(c, "ERR Protocol error: unbalanced quotes in request");
+        fri_parse_replies(c, 1, &r);
+        return r;
+    }
+    const fr_reply *r = fr_exec(c, argc, (const char *const *)argv, lens);
+    fr_split_free(argc, argv, lens);
+    return r;
+}
+
+/* ----- Connection commands -------------------------------------------------------------- */
+
+static void ping_command(fr_client *c)
+{
+    if (c->argc > 2) {
+        fri_reply_arity_error(c);
+        return;
+    }
+    if (c->argc == 1) fri_reply_status(c, "PONG");
+    else fri_reply_bulk(c, c->argv[1].ptr, c->argv[1].len);
+}
+
+static void echo_command(fr_client *c) { fri_reply_bulk(c, c->argv[1].ptr, c->argv[1].len); }
+
+static void time_command(fr_client *c)
+{
+    int64_t now = c->now_ms;
+    fri_reply_array_len(c, 2);
+    fri_reply_bulk_ll(c, now / 1000);
+    fri_reply_bulk_ll(c, (now % 1000) * 1000);
+}
+
+static void command_count_command(fr_client *c)
+{
+    fri_reply_ll(c, (long long)fri_dict_size(c->srv->commands));
+}
+
+static const fri_command command_subcommands[] = {
+    {"command|count", command_count_command, 2, FRI_CMD_LOADING | FRI_CMD_STALE, "server", 0,
+     0, 0, NULL, NULL},
+    {0},
+};
+
+const fri_command fri_connection_commands[] = {
+    {"ping", ping_command, -1, FRI_CMD_FAST, "connection", 0, 0, 0, NULL, NULL},
+    {"echo", echo_command, 2, FRI_CMD_FAST, "connection", 0, 0, 0, NULL, NULL},
+    {"time", time_command, 1, FRI_CMD_FAST | FRI_CMD_LOADING | FRI_CMD_STALE, "server", 0, 0,
+     0, NULL, NULL},
+    {"command", NULL, -1, FRI_CMD_CONTAINER | FRI_CMD_LOADING | FRI_CMD_STALE, "server", 0, 0,
+     0, NULL, command_subcommands},
+    {"quit", NULL, -1, FRI_CMD_MULTI_CTL | FRI_CMD_FAST, "connection", 0, 0, 0, NULL, NULL},
+    {0},
+};

@@ -1,0 +1,435 @@
+/* util.c -- strings, buffers, number conversions and glob matching, each behaving the way
+ * Redis's own util.c does, because replies and errors depend on their exact rules. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_int.h"
+
+/* ----- Binary strings ----------------------------------------------------------------- */
+
+fri_str *fri_str_new(const char *p, size_t len)
+{
+    fri_str *s = malloc(sizeof(*s) + len + 1);
+    if (!s) return NULL;
+    s->len = len;
+    if (len) memcpy(s->buf, p, len);
+    s->buf[len] = '\0';
+    return s;
+}
+
+fri_str *fri_str_from_ll(long long v)
+{
+    char tmp[32];
+    size_t n = fri_ll2string(tmp, sizeof(tmp), v);
+    return fri_str_new(tmp, n);
+}
+
+void fri_str_free(fri_str *s) { free(s); }
+
+int fri_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    size_t min = alen < blen ? alen : blen;
+    int cmp = min ? memcmp(a, b, min) : 0;
+    if (cmp) return cmp;
+    return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
+
+int fri_arg_is(const fri_arg *a, const char *word)
+{
+    size_t n = strlen(word);
+    if (a->len != n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (tolower((unsigned char)a->ptr[i]) != tolower((unsigned char)word[i])) return 0;
+    return 1;
+}
+
+/* ----- Growable buffer ------------------------------------------------------------------ */
+
+void fri_buf_reserve(fri_buf *b, size_t extra)
+{
+    if (b->cap - b->len >= extra) return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < extra) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) abort(); /* the reply buffer is the one allocation we cannot answer without */
+    b->p = p;
+    b->cap = cap;
+}
+
+void fri_buf_append(fri_buf *b, const void *p, size_t len)
+{
+    fri_buf_reserve(b, len);
+    if (len) memcpy(b->p + b->len, p, len);
+    b->len += len;
+}
+
+void fri_buf_printf(fri_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof(small)) {
+        fri_buf_append(b, small, (size_t)n);
+        return;
+    }
+    fri_buf_reserve(b, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void fri_buf_free(fri_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ----- Numbers ------------------------------------------------------------------------ */
+
+/* Redis's string2ll: the canonical decimal form only, so "01", "+1", " 1" and "-0" are
+ * not integers (which is why INCR on "01" fails while GET shows it). */
+int fri_string2ll(const char *s, size_t len, long long *out)
+{
+    const char *p = s;
+    size_t plen = 0;
+    int negative = 0;
+    unsigned long long v;
+
+    if (len == 0 || len > 20) return 0;
+    if (len == 1 && p[0] == '0') {
+        if (out) *out = 0;
+        return 1;
+    }
+    if (p[0] == '-') {
+        negative = 1;
+        p++;
+        plen++;
+        if (plen == len) return 0;
+    }
+    if (p[0] >= '1' && p[0] <= '9') {
+        v = (unsigned long long)(p[0] - '0');
+        p++;
+        plen++;
+    } else {
+        return 0;
+    }
+    while (plen < len && p[0] >= '0' && p[0] <= '9') {
+        if (v > (ULLONG_MAX / 10)) return 0;
+        v *= 10;
+        if (v > (ULLONG_MAX - (unsigned long long)(p[0] - '0'))) return 0;
+        v += (unsigned long long)(p[0] - '0');
+        p++;
+        plen++;
+    }
+    if (plen < len) return 0;
+    if (negative) {
+        if (v > ((unsigned long long)(-(LLONG_MIN + 1)) + 1)) return 0;
+        if (out) *out = v == ((unsigned long long)(-(LLONG_MIN + 1)) + 1)
+                            ? LLONG_MIN : -(long long)v;
+    } else {
+        if (v > LLONG_MAX) return 0;
+        if (out) *out = (long long)v;
+    }
+    return 1;
+}
+
+#define FRI_MAX_LONG_DOUBLE_CHARS (5 * 1024)
+
+int fri_string2ld(const char *s, size_t len, long double *out)
+{
+    char buf[FRI_MAX_LONG_DOUBLE_CHARS];
+    char *end;
+    if (len == 0 || len >= sizeof(buf)) return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    long double v = strtold(buf, &end);
+    if (isspace((unsigned char)buf[0]) || end[0] != '\0' ||
+        (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) ||
+        errno == EINVAL || isnan(v))
+        return 0;
+    if (out) *out = v;
+    return 1;
+}
+
+int fri_string2d(const char *s, size_t len, double *out)
+{
+    char small[128];
+    char *heap = NULL, *buf = small, *end;
+    if (len == 0) return 0;
+    if (len >= sizeof(small)) {
+        heap = malloc(len + 1);
+        if (!heap) return 0;
+        buf = heap;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    double v = strtod(buf, &end);
+    int ok = !(isspace((unsigned char)buf[0]) || (size_t)(end - buf) != len ||
+               (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) || isnan(v));
+    free(heap);
+    if (ok && out) *out = v;
+    return ok;
+}
+
+size_t fri_ll2string(char *dst, size_t cap, long long v)
+{
+    int n = snprintf(dst, cap, "%lld", v);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t fri_d2string(char *dst, size_t cap, double d)
+{
+    int n;
+    if (isinf(d)) n = snprintf(dst, cap, "%s", d > 0 ? "inf" : "-inf");
+    else n = snprintf(dst, cap, "%.17g", d);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+size_t fri_ld2string(char *dst, size_t cap, long double ld)
+{
+    if (isinf(ld)) return (size_t)snprintf(dst, cap, "%s", ld > 0 ? "inf" : "-inf");
+    int n = snprintf(dst, cap, "%.17Lf", ld);
+    if (n < 0 || (size_t)n + 1 > cap) return 0;
+    size_t l = (size_t)n;
+    if (memchr(dst, '.', l)) {
+        while (l > 0 && dst[l - 1] == '0') l--;
+        if (l > 0 && dst[l - 1] == '.') l--;
+    }
+    if (l == 2 && dst[0] == '-' && dst[1] == '0') {
+        dst[0] = '0';
+        l = 1;
+    }
+    dst[l] = '\0';
+    return l;
+}
+
+/* ----- Glob matching ---------------------------------------------------------------- */
+
+static int glob_lower(int ch, int nocase) { return nocase ? tolower(ch) : ch; }
+
+/* Redis's stringmatchlen: '*' any run, '?' one byte, '[...]' a class with '^' negation,
+ * 'a-z' ranges (either order) and '\' escapes; '\' escapes anything outside a class. */
+static int glob_impl(const char *p, size_t plen, const char *s, size_t slen, int nocase,
+                     int *skip_longer)
+{
+    while (plen && slen) {
+        switch (p[0]) {
+        case '*':
+            while (plen > 1 && p[1] == '*') {
+                p++;
+                plen--;
+            }
+            if (plen == 1) return 1; /* a trailing star matches the rest */
+            while (slen) {
+                if (glob_impl(p + 1, plen - 1, s, slen, nocase, skip_longer)) return 1;
+                if (*skip_longer) return 0;
+                s++;
+                slen--;
+            }
+            *skip_longer = 1; /* no later start can match a suffix this one could not */
+            return 0;
+        case '?':
+            s++;
+            slen--;
+            break;
+        case '[': {
+            int not_ = 0, match = 0;
+            p++;
+            plen--;
+            not_ = plen && p[0] == '^';
+            if (not_) {
+                p++;
+                plen--;
+            }
+            for (;;) {
+                if (plen && p[0] == '\\' && plen >= 2) {
+                    p++;
+                    plen--;
+                    if (p[0] == s[0]) match = 1;
+                } else if (plen && p[0] == ']') {
+                    break;
+                } else if (plen == 0) {
+                    p--;
+                    plen++;
+                    break;
+                } else if (plen >= 3 && p[1] == '-') {
+                    int start = (unsigned char)p[0], end = (unsigned char)p[2];
+                    int c = (unsigned char)s[0];
+                    if (start > end) {
+                        int t = start;
+                        start = end;
+                        end = t;
+                    }
+                    if (nocase) {
+                        start = tolower(start);
+                        end = tolower(end);
+                        c = tolower(c);
+                    }
+                    p += 2;
+                    plen -= 2;
+                    if (c >= start && c <= end) match = 1;
+                } else {
+                    if (glob_lower((unsigned char)p[0], nocase) ==
+                        glob_lower((unsigned char)s[0], nocase))
+                        match = 1;
+                }
+                p++;
+                plen--;
+            }
+            if (not_) match = !match;
+            if (!match) return 0;
+            s++;
+            slen--;
+            break;
+        }
+        case '\\':
+            if (plen >= 2) {
+                p++;
+                plen--;
+            }
+            /* fall through */
+        default:
+            if (glob_lower((unsigned char)p[0], nocase) != glob_lower((unsigned char)s[0], nocase))
+                return 0;
+            s++;
+            slen--;
+            break;
+        }
+        p++;
+        plen--;
+        if (slen == 0) {
+            while (plen && *p == '*') {
+                p++;
+                plen--;
+            }
+            break;
+        }
+    }
+    return plen == 0 && slen == 0;
+}
+
+int fri_glob_match(const char *pattern, size_t plen, const char *s, size_t slen, int nocase)
+{
+    int skip_longer = 0;
+    return glob_impl(pattern, plen, s, slen, nocase, &skip_longer);
+}
+
+/* ----- Splitting a command line (redis-cli's rules) ----------------------------------- */
+
+static int hex_value(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+void fr_split_free(int argc, char **argv, size_t *argvlen)
+{
+    for (int i = 0; i < argc; i++) free(argv[i]);
+    free(argv);
+    free(argvlen);
+}
+
+int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
+{
+    const char *p = line;
+    char **argv = NULL;
+    size_t *lens = NULL;
+    int argc = 0, cap = 0;
+    fri_buf cur = {0};
+
+    *argv_out = NULL;
+    *len_out = NULL;
+    for (;;) {
+        while (*p && isspace((unsigned char)*p)) p++;
+        if (!*p) break;
+        int inq = 0, insq = 0, done = 0;
+        cur.len = 0;
+        while (!done) {
+            char ch;
+            if (inq) {
+                if (p[0] == '\\' && p[1] == 'x' && hex_value((unsigned char)p[2]) >= 0 &&
+                    hex_value((unsigned char)p[3]) >= 0) {
+                    ch = (char)(hex_value((unsigned char)p[2]) * 16 + hex_value((unsigned char)p[3]));
+                    fri_buf_append(&cur, &ch, 1);
+                    p += 3;
+                } else if (p[0] == '\\' && p[1]) {
+                    p++;
+                    switch (*p) {
+                    case 'n': ch = '\n'; break;
+                    case 'r': ch = '\r'; break;
+                    case 't': ch = '\t'; break;
+                    case 'b': ch = '\b'; break;
+                    case 'a': ch = '\a'; break;
+                    default: ch = *p; break;
+                    }
+                    fri_buf_append(&cur, &ch, 1);
+                } else if (*p == '"') {
+                    /* a closing quote must be followed by a space or the end */
+                    if (p[1] && !isspace((unsigned char)p[1])) goto err;
+                    done = 1;
+                } else if (!*p) {
+                    goto err;
+                } else {
+                    fri_buf_append(&cur, p, 1);
+                }
+            } else if (insq) {
+                if (p[0] == '\\' && p[1] == '\'') {
+                    p++;
+                    fri_buf_append(&cur, "'", 1);
+                } else if (*p == '\'') {
+                    if (p[1] && !isspace((unsigned char)p[1])) goto err;
+                    done = 1;
+                } else if (!*p) {
+                    goto err;
+                } else {
+                    fri_buf_append(&cur, p, 1);
+                }
+            } else {
+                switch (*p) {
+                case ' ': case '\n': case '\r': case '\t': case '\0': done = 1; break;
+                case '"': inq = 1; break;
+                case '\'': insq = 1; break;
+                default: fri_buf_append(&cur, p, 1); break;
+                }
+            }
+            if (*p) p++;
+        }
+        if (argc == cap) {
+            cap = cap ? cap * 2 : 8;
+            char **na = realloc(argv, sizeof(*na) * (size_t)cap);
+            if (!na) goto err;
+            argv = na;
+            size_t *nl = realloc(lens, sizeof(*nl) * (size_t)cap);
+            if (!nl) goto err;
+            lens = nl;
+        }
+        argv[argc] = malloc(cur.len + 1);
+        if (!argv[argc]) goto err;
+        if (cur.len) memcpy(argv[argc], cur.p, cur.len);
+        argv[argc][cur.len] = '\0';
+        lens[argc] = cur.len;
+        argc++;
+    }
+    fri_buf_free(&cur);
+    *argv_out = argv;
+    *len_out = lens;
+    return argc;
+err:
+    fri_buf_free(&cur);
+    fr_split_free(argc, argv, lens);
+    return -1;
+}
