@@ -32,6 +32,9 @@ typedef struct fri_str {
 fri_str *fri_str_new(const char *p, size_t len);          /* NULL when out of memory */
 fri_str *fri_str_from_ll(long long v);
 void fri_str_free(fri_str *s);
+/* Resizes s to newlen bytes (a longer tail is zero-filled, the NUL is kept); NULL when out
+ * of memory, with s untouched. */
+fri_str *fri_str_resize(fri_str *s, size_t newlen);
 /* memcmp order, shorter first on a common prefix (Redis's sdscmp). */
 int fri_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen);
 
@@ -343,6 +346,7 @@ void fri_reply_set_deferred_map_len(fr_client *c, size_t handle, long n);
 #define FRI_ERR_NOKEY "ERR no such key"
 #define FRI_ERR_OUTOFRANGE "ERR index out of range"
 #define FRI_ERR_POSITIVE "ERR value is out of range, must be positive"
+#define FRI_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 
 /* Replies the arity error for the current command, as Redis words it. */
 void fri_reply_arity_error(fr_client *c);

@@ -40,7 +40,7 @@ void fri_multi_queue(fr_client *c, const fri_command *cmd)
         free(q.argv);
         free(q.mem);
         c->dirty_exec = 1;
-        fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
     char *w = q.mem;
@@ -269,7 +269,7 @@ static void watch_command(fr_client *c)
     if (!c->dirty_cas) { /* no point in watching once EXEC is bound to fail */
         for (int i = 1; i < c->argc; i++) {
             if (watch_key(c, &c->argv[i]) < 0) {
-                fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+                fri_reply_error(c, FRI_ERR_OOM);
                 return;
             }
         }

@@ -47,7 +47,7 @@ static void publish_command(fr_client *c)
     fri_reply_ll(c, 0);
     return;
 oom:
-    fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+    fri_reply_error(c, FRI_ERR_OOM);
 }
 
 const fri_command fri_pubsub_commands[] = {

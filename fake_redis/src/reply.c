@@ -313,8 +313,8 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
 
 static const fr_reply oom_reply = {
     .type = FR_REPLY_ERROR,
-    .str = "OOM command not allowed when used memory > 'maxmemory'.",
-    .len = sizeof("OOM command not allowed when used memory > 'maxmemory'.") - 1,
+    .str = FRI_ERR_OOM,
+    .len = sizeof(FRI_ERR_OOM) - 1,
 };
 
 int fri_parse_replies(fr_client *c, size_t n, const fr_reply **out)

@@ -451,7 +451,7 @@ static void run_one(fr_client *c, int argc, const char *const *argv, const size_
         return;
     }
     if (load_args(c, argc, argv, lens) < 0) {
-        fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
     process_command(c);

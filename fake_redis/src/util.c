@@ -31,6 +31,16 @@ fri_str *fri_str_from_ll(long long v)
 
 void fri_str_free(fri_str *s) { free(s); }
 
+fri_str *fri_str_resize(fri_str *s, size_t newlen)
+{
+    fri_str *n = realloc(s, sizeof(*n) + newlen + 1);
+    if (!n) return NULL;
+    if (newlen > n->len) memset(n->buf + n->len, 0, newlen - n->len);
+    n->len = newlen;
+    n->buf[newlen] = '\0';
+    return n;
+}
+
 int fri_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
 {
     size_t min = alen < blen ? alen : blen;
