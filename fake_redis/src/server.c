@@ -350,6 +350,21 @@ static void reject(fr_client *c, const char *msg)
     fri_reply_error(c, msg);
 }
 
+/* Redis's rejectCommand turns any refusal of EXEC itself into an aborted transaction
+ * (discarded, WATCHes dropped, even outside MULTI), worded "because of: <reason>". */
+static void reject_arity(fr_client *c)
+{
+    if (strcmp(c->cmd->name, "exec") == 0) {
+        fri_multi_reset(c);
+        fri_unwatch_all(c);
+        fri_reply_errorf(c, "EXECABORT Transaction discarded because of: wrong number of "
+                            "arguments for '%s' command", c->cmd->name);
+        return;
+    }
+    if (c->in_multi) c->dirty_exec = 1;
+    fri_reply_arity_error(c);
+}
+
 static void reject_unknown(fr_client *c)
 {
     fri_buf args = {0};
@@ -408,8 +423,7 @@ static void process_command(fr_client *c)
     }
     c->cmd = cmd;
     if ((cmd->arity > 0 && cmd->arity != c->argc) || c->argc < -cmd->arity || !cmd->proc) {
-        if (c->in_multi) c->dirty_exec = 1;
-        fri_reply_arity_error(c);
+        reject_arity(c);
         return;
     }
     if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) return;

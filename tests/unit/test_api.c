@@ -1,0 +1,429 @@
+/* test_api.c -- the public API of libfakeredis: executing commands, reply trees and their
+ * RESP encoding, pipelines, line splitting, the clock and lazy expiry, the fault hooks,
+ * the publish log, the command table and the dump. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fakeredis.h"
+
+typedef struct fixture {
+    fr_server *srv;
+    fr_client *c;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    f->srv = fr_server_new(NULL);
+    f->c = fr_client_new(f->srv);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    fr_server_free(f->srv); /* frees the client too */
+    free(f);
+    return 0;
+}
+
+/* Runs a line and returns its RESP2 encoding (static buffer, for assertions). */
+static const char *resp(fr_client *c, const char *line)
+{
+    static char buf[8192];
+    const fr_reply *r = fr_exec_line(c, line);
+    size_t n = fr_reply_encode(r, buf, sizeof(buf) - 1);
+    assert_true(n < sizeof(buf));
+    buf[n] = '\0';
+    return buf;
+}
+
+static void test_reply_tree(void **state)
+{
+    fixture *f = *state;
+    const fr_reply *r = fr_exec_line(f->c, "PING");
+    assert_int_equal(r->type, FR_REPLY_STATUS);
+    assert_string_equal(r->str, "PONG");
+    assert_int_equal(r->len, 4);
+
+    r = fr_exec_line(f->c, "ECHO \"a\\x00b\"");
+    assert_int_equal(r->type, FR_REPLY_BULK);
+    assert_int_equal(r->len, 3);
+    assert_memory_equal(r->str, "a\0b", 3);
+
+    r = fr_exec_line(f->c, "NOSUCH x");
+    assert_int_equal(r->type, FR_REPLY_ERROR);
+    assert_string_equal(r->str,
+                        "ERR unknown command 'NOSUCH', with args beginning with: 'x' ");
+
+    r = fr_exec_line(f->c, "TIME");
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 2);
+    assert_string_equal(r->elements[0].str, "1700000000");
+    assert_string_equal(r->elements[1].str, "0");
+}
+
+static void test_exec_binary_args(void **state)
+{
+    fixture *f = *state;
+    const char *argv[] = {"ECHO", "x\0y\r\n"};
+    size_t lens[] = {4, 5};
+    const fr_reply *r = fr_exec(f->c, 2, argv, lens);
+    assert_int_equal(r->type, FR_REPLY_BULK);
+    assert_int_equal(r->len, 5);
+    assert_memory_equal(r->str, "x\0y\r\n", 5);
+
+    size_t n;
+    const char *raw = fr_exec_resp(f->c, 2, argv, lens, &n);
+    assert_int_equal(n, 11);
+    assert_memory_equal(raw, "$5\r\nx\0y\r\n\r\n", 11);
+
+    /* argvlen NULL: NUL-terminated arguments */
+    const char *argv2[] = {"echo", "hello"};
+    r = fr_exec(f->c, 2, argv2, NULL);
+    assert_string_equal(r->str, "hello");
+
+    r = fr_exec(f->c, 0, argv2, NULL);
+    assert_int_equal(r->type, FR_REPLY_ERROR);
+}
+
+static void test_encode_roundtrip_and_truncation(void **state)
+{
+    fixture *f = *state;
+    const fr_reply *r = fr_exec_line(f->c, "TIME");
+    char small[8];
+    size_t need = fr_reply_encode(r, small, sizeof(small));
+    assert_true(need > sizeof(small));
+    assert_memory_equal(small, "*2\r\n$10\r", 8);
+    size_t len;
+    char *full = fr_reply_to_resp(r, &len);
+    assert_int_equal(len, need);
+    assert_string_equal(full, "*2\r\n$10\r\n1700000000\r\n$1\r\n0\r\n");
+    free(full);
+}
+
+static void test_pipeline(void **state)
+{
+    fixture *f = *state;
+    const char *a[] = {"PING"};
+    const char *b[] = {"ECHO", "one"};
+    const char *d[] = {"MULTI"};
+    const char *e[] = {"EXEC"};
+    fr_command cmds[] = {{1, a, NULL}, {2, b, NULL}, {1, d, NULL}, {2, b, NULL}, {1, e, NULL}};
+    const fr_reply *out[5];
+    assert_int_equal(fr_pipeline(f->c, 5, cmds, out), 0);
+    assert_string_equal(out[0]->str, "PONG");
+    assert_string_equal(out[1]->str, "one");
+    assert_string_equal(out[2]->str, "OK");
+    assert_string_equal(out[3]->str, "QUEUED");
+    assert_int_equal(out[4]->type, FR_REPLY_ARRAY);
+    assert_int_equal(out[4]->count, 1);
+    assert_string_equal(out[4]->elements[0].str, "one");
+}
+
+static void test_split_line(void **state)
+{
+    (void)state;
+    char **argv;
+    size_t *lens;
+    int argc = fr_split_line("  SET \"a b\\x41\\n\" 'it\\'s' plain  ", &argv, &lens);
+    assert_int_equal(argc, 4);
+    assert_string_equal(argv[0], "SET");
+    assert_int_equal(lens[1], 5);
+    assert_memory_equal(argv[1], "a bA\n", 5);
+    assert_string_equal(argv[2], "it's");
+    assert_string_equal(argv[3], "plain");
+    fr_split_free(argc, argv, lens);
+
+    assert_int_equal(fr_split_line("", &argv, &lens), 0);
+    fr_split_free(0, argv, lens);
+    assert_int_equal(fr_split_line("GET \"open", &argv, &lens), -1);
+    assert_int_equal(fr_split_line("GET \"closed\"x", &argv, &lens), -1);
+    assert_int_equal(fr_split_line("GET 'open", &argv, &lens), -1);
+}
+
+static void test_unbalanced_quotes_reply(void **state)
+{
+    fixture *f = *state;
+    assert_string_equal(resp(f->c, "ECHO \"x"),
+                        "-ERR Protocol error: unbalanced quotes in request\r\n");
+}
+
+static void test_clock(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fr_clock_now(f->srv), 1700000000000LL);
+    fr_clock_advance(f->srv, 1500);
+    assert_int_equal(fr_clock_now(f->srv), 1700000001500LL);
+    assert_string_equal(resp(f->c, "TIME"), "*2\r\n$10\r\n1700000001\r\n$6\r\n500000\r\n");
+    fr_clock_set(f->srv, 42);
+    assert_string_equal(resp(f->c, "TIME"), "*2\r\n$1\r\n0\r\n$5\r\n42000\r\n");
+
+    fr_config cfg = fr_config_default();
+    cfg.start_ms = 5000;
+    fr_server *s2 = fr_server_new(&cfg);
+    assert_int_equal(fr_clock_now(s2), 5000);
+    fr_clock_use_wall(s2, 1);
+    assert_true(fr_clock_now(s2) > 1700000000000LL);
+    fr_clock_use_wall(s2, 0);
+    assert_true(fr_clock_now(s2) > 1700000000000LL); /* frozen at the last wall reading */
+    fr_server_free(s2);
+}
+
+static void test_expiry_on_virtual_clock(void **state)
+{
+    fixture *f = *state;
+    assert_string_equal(resp(f->c, "SET k v PX 100"), "+OK\r\n");
+    fr_clock_advance(f->srv, 100);
+    /* Redis keeps a key through its deadline millisecond (expired when now > deadline) */
+    assert_string_equal(resp(f->c, "GET k"), "$1\r\nv\r\n");
+    assert_string_equal(resp(f->c, "PTTL k"), ":0\r\n");
+    fr_clock_advance(f->srv, 1);
+    assert_string_equal(resp(f->c, "GET k"), "$-1\r\n");
+    assert_string_equal(resp(f->c, "EXISTS k"), ":0\r\n");
+
+    /* the dump never shows an expired key, even before anything touched it */
+    assert_string_equal(resp(f->c, "SET gone v PX 10"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "SET stays v"), "+OK\r\n");
+    fr_clock_advance(f->srv, 11);
+    char *d = fr_dump(f->srv, NULL);
+    assert_null(strstr(d, "gone"));
+    assert_non_null(strstr(d, "stays"));
+    free(d);
+    assert_string_equal(resp(f->c, "DBSIZE"), ":1\r\n");
+}
+
+static void test_watch_sees_expiry(void **state)
+{
+    fixture *f = *state;
+    fr_client *other = fr_client_new(f->srv);
+    assert_string_equal(resp(f->c, "SET k v PX 50"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "WATCH k"), "+OK\r\n");
+    fr_clock_advance(f->srv, 60);
+    assert_string_equal(resp(f->c, "MULTI"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "PING"), "+QUEUED\r\n");
+    /* the key was alive at WATCH and expired before EXEC: the transaction fails */
+    assert_string_equal(resp(f->c, "EXEC"), "*-1\r\n");
+
+    /* a write by another client makes EXEC fail too; UNWATCH forgives it */
+    assert_string_equal(resp(f->c, "WATCH a"), "+OK\r\n");
+    assert_string_equal(resp(other, "SET a 1"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "MULTI"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "EXEC"), "*-1\r\n");
+    assert_string_equal(resp(f->c, "WATCH a"), "+OK\r\n");
+    assert_string_equal(resp(other, "SET a 2"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "UNWATCH"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "MULTI"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "GET a"), "+QUEUED\r\n");
+    assert_string_equal(resp(f->c, "EXEC"), "*1\r\n$1\r\n2\r\n");
+    fr_client_free(other);
+}
+
+static void test_client_state(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fr_client_db(f->c), 0);
+    assert_string_equal(resp(f->c, "SELECT 3"), "+OK\r\n");
+    assert_int_equal(fr_client_db(f->c), 3);
+    assert_false(fr_client_in_multi(f->c));
+    resp(f->c, "MULTI");
+    assert_true(fr_client_in_multi(f->c));
+    resp(f->c, "DISCARD");
+    assert_false(fr_client_in_multi(f->c));
+    /* another client has its own database */
+    fr_client *c2 = fr_client_new(f->srv);
+    assert_int_equal(fr_client_db(c2), 0);
+    fr_client_free(c2);
+}
+
+static void test_quit(void **state)
+{
+    fixture *f = *state;
+    resp(f->c, "MULTI");
+    assert_string_equal(resp(f->c, "QUIT anything"), "+OK\r\n");
+    assert_false(fr_client_in_multi(f->c));
+}
+
+static void test_fault_nth(void **state)
+{
+    fixture *f = *state;
+    uint64_t before = fr_server_commands_executed(f->srv);
+    assert_int_equal(fr_fault_nth(f->srv, 2, "ERR injected"), 0);
+    assert_string_equal(resp(f->c, "SET a 1"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "SET b 2"), "-ERR injected\r\n");
+    assert_string_equal(resp(f->c, "SET c 3"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "EXISTS b"), ":0\r\n"); /* the faulted command changed nothing */
+    assert_int_equal(fr_fault_fired(f->srv), 1);
+    assert_int_equal(fr_server_commands_executed(f->srv), before + 4);
+    assert_int_equal(fr_fault_nth(f->srv, 0, "ERR x"), -1);
+    assert_int_equal(fr_fault_nth(f->srv, 1, NULL), -1);
+}
+
+static void test_fault_by_name_inside_exec(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fr_fault_command(f->srv, "incr", "READONLY You can't write against a "
+                                                      "read only replica.", 1), 0);
+    resp(f->c, "MULTI");
+    /* queueing does not count: the fault fires when EXEC runs the command */
+    assert_string_equal(resp(f->c, "INCR n"), "+QUEUED\r\n");
+    assert_string_equal(resp(f->c, "INCR n"), "+QUEUED\r\n");
+    assert_string_equal(resp(f->c, "EXEC"),
+                        "*2\r\n-READONLY You can't write against a read only replica.\r\n"
+                        ":1\r\n");
+    /* times = 1: used up */
+    assert_string_equal(resp(f->c, "INCR n"), ":2\r\n");
+
+    assert_int_equal(fr_fault_command(f->srv, "GET", "ERR down", -1), 0);
+    assert_string_equal(resp(f->c, "GET n"), "-ERR down\r\n");
+    assert_string_equal(resp(f->c, "GET n"), "-ERR down\r\n");
+    fr_fault_clear(f->srv);
+    assert_string_equal(resp(f->c, "GET n"), "$1\r\n2\r\n");
+    assert_int_equal(fr_fault_command(f->srv, "get", "ERR x", 0), -1);
+    assert_int_equal(fr_fault_command(f->srv, "", "ERR x", 1), -1);
+}
+
+static void test_fault_on_exec_itself(void **state)
+{
+    fixture *f = *state;
+    fr_fault_command(f->srv, "exec", "ERR connection lost", 1);
+    resp(f->c, "MULTI");
+    resp(f->c, "SET x 1");
+    assert_string_equal(resp(f->c, "EXEC"), "-ERR connection lost\r\n");
+    /* the transaction is still open, as after any EXEC that did not run */
+    assert_true(fr_client_in_multi(f->c));
+    assert_string_equal(resp(f->c, "EXEC"), "*1\r\n+OK\r\n");
+}
+
+static void test_published_log(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fr_published_count(f->srv), 0);
+    fr_clock_advance(f->srv, 7);
+    assert_string_equal(resp(f->c, "PUBLISH news \"a\\x00b\""), ":0\r\n");
+    assert_string_equal(resp(f->c, "PUBLISH other x"), ":0\r\n");
+    assert_int_equal(fr_published_count(f->srv), 2);
+    const fr_message *m = fr_published(f->srv, 0);
+    assert_string_equal(m->channel, "news");
+    assert_int_equal(m->payload_len, 3);
+    assert_memory_equal(m->payload, "a\0b", 3);
+    assert_int_equal(m->at_ms, 1700000000007LL);
+    assert_null(fr_published(f->srv, 2));
+    fr_published_clear(f->srv);
+    assert_int_equal(fr_published_count(f->srv), 0);
+}
+
+static void test_command_table(void **state)
+{
+    (void)state;
+    size_t n = fr_command_count();
+    assert_true(n > 50);
+    int seen_get = 0, seen_keyslot = 0;
+    for (size_t i = 0; i < n; i++) {
+        const fr_command_info *ci = fr_command_at(i);
+        assert_non_null(ci);
+        assert_non_null(ci->name);
+        assert_non_null(ci->group);
+        if (strcmp(ci->name, "get") == 0) {
+            seen_get = 1;
+            assert_int_equal(ci->arity, 2);
+            assert_string_equal(ci->group, "string");
+        }
+        if (strcmp(ci->name, "cluster|keyslot") == 0) seen_keyslot = 1;
+    }
+    assert_true(seen_get);
+    assert_true(seen_keyslot);
+    assert_null(fr_command_at(n));
+}
+
+static void test_dump_format(void **state)
+{
+    fixture *f = *state;
+    resp(f->c, "SET b \"two\\nlines\"");
+    resp(f->c, "RPUSH a x y");
+    resp(f->c, "HSET h f2 v2 f1 v1");
+    resp(f->c, "SADD s m2 m1");
+    resp(f->c, "ZADD z 2 two 1 one");
+    resp(f->c, "PEXPIRE a 1500");
+    resp(f->c, "SELECT 2");
+    resp(f->c, "SET \"\\x00k\" v");
+    char *d = fr_dump(f->srv, NULL);
+    assert_string_equal(d, "# fakeredis dump v1\n"
+                           "db 0 keys 5\n"
+                           "\"a\" list pttl=1500\n  \"x\"\n  \"y\"\n"
+                           "\"b\" string\n  \"two\\nlines\"\n"
+                           "\"h\" hash\n  \"f1\" \"v1\"\n  \"f2\" \"v2\"\n"
+                           "\"s\" set\n  \"m1\"\n  \"m2\"\n"
+                           "\"z\" zset\n  \"one\" 1\n  \"two\" 2\n"
+                           "db 2 keys 1\n"
+                           "\"\\x00k\" string\n  \"v\"\n");
+    free(d);
+
+    /* the same keyspace built in another order dumps the same */
+    fr_server *s2 = fr_server_new(NULL);
+    fr_client *c2 = fr_client_new(s2);
+    resp(c2, "SELECT 2");
+    resp(c2, "SET \"\\x00k\" v");
+    resp(c2, "SELECT 0");
+    resp(c2, "ZADD z 1 one 2 two");
+    resp(c2, "SADD s m1 m2");
+    resp(c2, "HSET h f1 v1 f2 v2");
+    resp(c2, "SET b \"two\\nlines\"");
+    resp(c2, "RPUSH a x y");
+    resp(c2, "PEXPIRE a 1500");
+    char *d1 = fr_dump(f->srv, NULL), *d2 = fr_dump(s2, NULL);
+    assert_string_equal(d1, d2);
+    free(d1);
+    free(d2);
+    fr_server_free(s2);
+}
+
+static void test_determinism_of_random_commands(void **state)
+{
+    (void)state;
+    char out[2][4096];
+    for (int run = 0; run < 2; run++) {
+        fr_config cfg = fr_config_default();
+        cfg.seed = 99;
+        fr_server *s = fr_server_new(&cfg);
+        fr_client *c = fr_client_new(s);
+        resp(c, "SADD s a b c d e f g h i j");
+        out[run][0] = '\0';
+        for (int i = 0; i < 5; i++) strcat(out[run], resp(c, "SRANDMEMBER s 3"));
+        strcat(out[run], resp(c, "SPOP s 4"));
+        fr_server_free(s);
+    }
+    assert_string_equal(out[0], out[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reply_tree, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_binary_args, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_encode_roundtrip_and_truncation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipeline, setup, teardown),
+        cmocka_unit_test(test_split_line),
+        cmocka_unit_test_setup_teardown(test_unbalanced_quotes_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_on_virtual_clock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_sees_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_nth, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_by_name_inside_exec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fault_on_exec_itself, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_published_log, setup, teardown),
+        cmocka_unit_test(test_command_table),
+        cmocka_unit_test_setup_teardown(test_dump_format, setup, teardown),
+        cmocka_unit_test(test_determinism_of_random_commands),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
