@@ -264,7 +264,8 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
     case '-': {
         r->type = kind == '+' ? FR_REPLY_STATUS : FR_REPLY_ERROR;
         r->str = p;
-        char *e = memchr(p, '\r', (size_t)-1 >> 1);
+        char *e = p;
+        while (*e != '\r') e++; /* status and error texts never hold a CR (see above) */
         r->len = (size_t)(e - p);
         *e = '\0';
         *pp = e + 2;
