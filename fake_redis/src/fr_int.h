@@ -348,6 +348,11 @@ void fri_reply_set_deferred_map_len(fr_client *c, size_t handle, long n);
 #define FRI_ERR_POSITIVE "ERR value is out of range, must be positive"
 #define FRI_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 
+/* The most elements a reply the fake invents (not one bounded by stored data, like
+ * SRANDMEMBER with a negative count) may have: beyond it the command answers FRI_ERR_OOM
+ * where Redis would exhaust memory building it. */
+#define FRI_MAX_REPLY_ELEMENTS (16u * 1024 * 1024)
+
 /* Replies the arity error for the current command, as Redis words it. */
 void fri_reply_arity_error(fr_client *c);
 

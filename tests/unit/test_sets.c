@@ -1,0 +1,418 @@
+/* test_sets.c -- the set type's random choices and its two encodings (t_set.c).
+ *
+ * SPOP and SRANDMEMBER draw from the server's seeded generator: two servers with the same
+ * seed must answer the same members in the same order, and another seed must (almost
+ * surely) answer differently.  Positive counts must give distinct members, negative
+ * counts exactly -count members with repetition, and every answer must come from the set.
+ *
+ * Order is observable: Redis 7.0 keeps a set of at most 512 canonical integers as an
+ * intset, which answers in ascending numeric order, and turns it into a hash table for
+ * good on the first non-integer member or the 513th member.  The fake's table answers in
+ * insertion order (members of a converted intset entering in ascending order), which the
+ * tests below use to see which encoding a set is in.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fakeredis.h"
+
+/* A fresh server with seed and one client. */
+typedef struct fixture {
+    fr_server *srv; /* the fake */
+    fr_client *c;   /* its only client */
+} fixture;
+
+static fixture *fixture_new(uint64_t seed)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    fr_config cfg = fr_config_default();
+    cfg.seed = seed;
+    f->srv = fr_server_new(&cfg);
+    assert_non_null(f->srv);
+    f->c = fr_client_new(f->srv);
+    assert_non_null(f->c);
+    return f;
+}
+
+static void fixture_free(fixture *f)
+{
+    fr_client_free(f->c);
+    fr_server_free(f->srv);
+    free(f);
+}
+
+static int setup(void **state)
+{
+    *state = fixture_new(1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_free(*state);
+    return 0;
+}
+
+/* Runs a printf-formatted command line; the reply lives until the next command. */
+static const fr_reply *run(fr_client *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const fr_reply *run(fr_client *c, const char *fmt, ...)
+{
+    static char line[64 * 1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    const fr_reply *r = fr_exec_line(c, line);
+    assert_non_null(r);
+    if (r->type == FR_REPLY_ERROR) print_message("%s -> -%s\n", line, r->str);
+    return r;
+}
+
+#define INT(c, ...) int_reply(run((c), __VA_ARGS__))
+static long long int_reply(const fr_reply *r)
+{
+    assert_int_equal(r->type, FR_REPLY_INTEGER);
+    return r->integer;
+}
+
+/* The reply as RESP bytes in a heap string (free() it). */
+static char *resp_of(const fr_reply *r)
+{
+    size_t len;
+    char *p = fr_reply_to_resp(r, &len);
+    assert_non_null(p);
+    char *s = malloc(len + 1);
+    assert_non_null(s);
+    memcpy(s, p, len);
+    s[len] = '\0';
+    free(p);
+    return s;
+}
+
+/* Asserts an array reply of bulk strings equal to the space-separated words. */
+static void assert_members(const fr_reply *r, const char *words)
+{
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    char buf[64 * 1024];
+    snprintf(buf, sizeof(buf), "%s", words);
+    size_t i = 0;
+    for (char *save, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save), i++) {
+        assert_true(i < r->count);
+        assert_int_equal(r->elements[i].type, FR_REPLY_BULK);
+        assert_string_equal(r->elements[i].str, w);
+    }
+    assert_int_equal(r->count, i);
+}
+
+/* Builds "SADD key a0 a1 ..." (n non-integer members) or "SADD key 0 1 ..." (integers). */
+static void sadd_range(fr_client *c, const char *key, const char *prefix, int from, int n)
+{
+    static char line[64 * 1024];
+    size_t len = (size_t)snprintf(line, sizeof(line), "SADD %s", key);
+    for (int i = from; i < from + n; i++)
+        len += (size_t)snprintf(line + len, sizeof(line) - len, " %s%d", prefix, i);
+    const fr_reply *r = fr_exec_line(c, line);
+    assert_int_equal(r->type, FR_REPLY_INTEGER);
+}
+
+/* ----- Determinism ------------------------------------------------------------------ */
+
+/* Every random command of a fixed script, as RESP text, one reply per line. */
+static char *random_transcript(uint64_t seed)
+{
+    fixture *f = fixture_new(seed);
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    out[0] = '\0';
+    sadd_range(f->c, "ints", "", 0, 100);
+    sadd_range(f->c, "strs", "m", 0, 300);
+    const char *cmds[] = {
+        "SRANDMEMBER ints", "SRANDMEMBER strs", "SRANDMEMBER ints 5", "SRANDMEMBER strs 5",
+        "SRANDMEMBER ints -7", "SRANDMEMBER strs -7", "SRANDMEMBER ints 60",
+        "SRANDMEMBER strs 200", "SPOP ints", "SPOP strs", "SPOP ints 3", "SPOP strs 3",
+        "SPOP ints 90", "SPOP strs 250", "SMEMBERS ints", "SMEMBERS strs",
+    };
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        char *s = resp_of(run(f->c, "%s", cmds[i]));
+        size_t n = strlen(s);
+        while (len + n + 2 > cap) {
+            cap *= 2;
+            out = realloc(out, cap);
+            assert_non_null(out);
+        }
+        memcpy(out + len, s, n);
+        len += n;
+        out[len++] = '\n';
+        out[len] = '\0';
+        free(s);
+    }
+    fixture_free(f);
+    return out;
+}
+
+static void test_same_seed_same_answers(void **state)
+{
+    (void)state;
+    char *a = random_transcript(42), *b = random_transcript(42);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+}
+
+static void test_other_seed_other_answers(void **state)
+{
+    (void)state;
+    char *a = random_transcript(42), *b = random_transcript(43);
+    assert_true(strcmp(a, b) != 0);
+    free(a);
+    free(b);
+}
+
+/* ----- Counts ------------------------------------------------------------------------- */
+
+/* Checks that r is an array of n members of key, distinct if distinct. */
+static void check_members(fr_client *c, const char *key, const fr_reply *r, size_t n,
+                          int distinct)
+{
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, n);
+    /* Copy the members first: the next command reuses the reply memory. */
+    char **m = calloc(n ? n : 1, sizeof(*m));
+    assert_non_null(m);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(r->elements[i].type, FR_REPLY_BULK);
+        m[i] = strdup(r->elements[i].str);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (distinct)
+            for (size_t j = 0; j < i; j++) assert_string_not_equal(m[i], m[j]);
+        assert_int_equal(INT(c, "SISMEMBER %s %s", key, m[i]), 1);
+    }
+    for (size_t i = 0; i < n; i++) free(m[i]);
+    free(m);
+}
+
+static void test_srandmember_counts(void **state)
+{
+    fixture *f = *state;
+    sadd_range(f->c, "ints", "", 0, 200);
+    sadd_range(f->c, "strs", "m", 0, 1000);
+    const long counts[] = {1, 2, 5, 50, 66, 67, 100, 199, 333, 334, 500, 999};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        long k = counts[i];
+        if (k < 200) check_members(f->c, "ints", run(f->c, "SRANDMEMBER ints %ld", k), (size_t)k, 1);
+        check_members(f->c, "strs", run(f->c, "SRANDMEMBER strs %ld", k), (size_t)k, 1);
+        check_members(f->c, "ints", run(f->c, "SRANDMEMBER ints -%ld", k), (size_t)k, 0);
+        check_members(f->c, "strs", run(f->c, "SRANDMEMBER strs -%ld", k), (size_t)k, 0);
+    }
+    /* Repetition does happen with negative counts: 300 draws from 200 members. */
+    const fr_reply *r = run(f->c, "SRANDMEMBER ints -300");
+    assert_int_equal(r->count, 300);
+    int repeated = 0;
+    for (size_t i = 0; i < r->count && !repeated; i++)
+        for (size_t j = 0; j < i && !repeated; j++)
+            repeated = strcmp(r->elements[i].str, r->elements[j].str) == 0;
+    assert_true(repeated);
+    /* SRANDMEMBER never changes the set. */
+    assert_int_equal(INT(f->c, "SCARD ints"), 200);
+    assert_int_equal(INT(f->c, "SCARD strs"), 1000);
+}
+
+/* SPOP count: distinct members that were in the set and no longer are, both strategies
+ * (pop one by one, or keep a small random remainder). */
+static void test_spop_counts(void **state)
+{
+    fixture *f = *state;
+    const long counts[] = {1, 3, 40, 83, 84, 90, 99};
+    for (int table = 0; table < 2; table++) {
+        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+            long k = counts[i];
+            run(f->c, "DEL s");
+            sadd_range(f->c, "s", table ? "x" : "", 0, 100);
+            sadd_range(f->c, "copy", table ? "x" : "", 0, 100);
+            const fr_reply *r = run(f->c, "SPOP s %ld", k);
+            assert_int_equal(r->type, FR_REPLY_ARRAY);
+            assert_int_equal(r->count, (size_t)k);
+            char **m = calloc((size_t)k, sizeof(*m));
+            for (long j = 0; j < k; j++) m[j] = strdup(r->elements[j].str);
+            for (long j = 0; j < k; j++) {
+                for (long l = 0; l < j; l++) assert_string_not_equal(m[j], m[l]);
+                assert_int_equal(INT(f->c, "SISMEMBER s %s", m[j]), 0);
+                assert_int_equal(INT(f->c, "SISMEMBER copy %s", m[j]), 1);
+            }
+            for (long j = 0; j < k; j++) free(m[j]);
+            free(m);
+            assert_int_equal(INT(f->c, "SCARD s"), 100 - k);
+            run(f->c, "DEL copy");
+        }
+    }
+}
+
+/* Popping a big table set down to nothing, one and several at a time, keeps it whole. */
+static void test_spop_drains_big_set(void **state)
+{
+    fixture *f = *state;
+    sadd_range(f->c, "big", "k", 0, 3000);
+    long left = 3000;
+    while (left > 0) {
+        const fr_reply *r = run(f->c, "SPOP big");
+        assert_int_equal(r->type, FR_REPLY_BULK);
+        left--;
+        if (left > 7) {
+            r = run(f->c, "SPOP big 7");
+            assert_int_equal(r->count, 7);
+            left -= 7;
+        }
+        if (left % 97 == 0) assert_int_equal(INT(f->c, "SCARD big"), left);
+    }
+    assert_int_equal(INT(f->c, "EXISTS big"), 0);
+    assert_int_equal(run(f->c, "SPOP big")->type, FR_REPLY_NIL);
+}
+
+/* ----- Encodings and order ----------------------------------------------------------------- */
+
+static void test_intset_answers_sorted(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(INT(f->c, "SADD s 5 -3 10 0 9223372036854775807 -9223372036854775808"), 6);
+    assert_members(run(f->c, "SMEMBERS s"),
+                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
+    assert_members(run(f->c, "SRANDMEMBER s 100"),
+                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
+    assert_members(run(f->c, "SPOP s 6"), "-9223372036854775808 -3 0 5 10 9223372036854775807");
+    assert_int_equal(INT(f->c, "EXISTS s"), 0);
+}
+
+/* A non-integer member converts the set for good: members keep the order they had, later
+ * ones go at the end, and removing the offender does not convert back. */
+static void test_conversion_is_for_good(void **state)
+{
+    fixture *f = *state;
+    run(f->c, "SADD s 5 3");
+    run(f->c, "SADD s a");
+    assert_members(run(f->c, "SMEMBERS s"), "3 5 a");
+    assert_int_equal(INT(f->c, "SREM s a"), 1);
+    run(f->c, "SADD s 1");
+    assert_members(run(f->c, "SMEMBERS s"), "3 5 1");
+    /* SRANDMEMBER over the whole set answers the set's own order... */
+    assert_members(run(f->c, "SRANDMEMBER s 3"), "3 5 1");
+    /* ...while SPOP over the whole set answers as SUNION builds it: an intset. */
+    assert_members(run(f->c, "SPOP s 3"), "1 3 5");
+}
+
+/* Only string2ll's canonical form is an integer. */
+static void test_noncanonical_integers_convert(void **state)
+{
+    fixture *f = *state;
+    const char *forms[] = {"07", "+7", "-0", "\" 7\"", "\"7 \"", "1.0", "1e3",
+                           "9223372036854775808", "-9223372036854775809", "\"\""};
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        run(f->c, "DEL s");
+        run(f->c, "SADD s 9 8");
+        run(f->c, "SADD s %s", forms[i]);
+        run(f->c, "SREM s %s", forms[i]);
+        run(f->c, "SADD s 1");
+        assert_members(run(f->c, "SMEMBERS s"), "8 9 1");
+    }
+    /* And the canonical forms stay in the intset. */
+    run(f->c, "DEL s");
+    run(f->c, "SADD s 9 8 0 -1 123");
+    assert_members(run(f->c, "SMEMBERS s"), "-1 0 8 9 123");
+    /* A new key's first member decides its encoding. */
+    run(f->c, "SADD t x 3 2");
+    run(f->c, "SREM t x");
+    assert_members(run(f->c, "SMEMBERS t"), "3 2");
+}
+
+/* At most 512 members in an intset: the 513th converts.  As in Redis it enters the intset
+ * first, so all 513 members enter the table in ascending order; later ones go last. */
+static void test_intset_limit(void **state)
+{
+    fixture *f = *state;
+    sadd_range(f->c, "s", "", 1, 512);
+    const fr_reply *r = run(f->c, "SMEMBERS s");
+    assert_int_equal(r->count, 512);
+    assert_string_equal(r->elements[0].str, "1");
+    assert_string_equal(r->elements[511].str, "512");
+    run(f->c, "SADD s 0");
+    r = run(f->c, "SMEMBERS s");
+    assert_int_equal(r->count, 513);
+    assert_string_equal(r->elements[0].str, "0");
+    assert_string_equal(r->elements[1].str, "1");
+    assert_string_equal(r->elements[512].str, "512");
+    /* Shrinking back under the limit does not convert back. */
+    run(f->c, "SREM s 512 511");
+    run(f->c, "SADD s -5");
+    r = run(f->c, "SMEMBERS s");
+    assert_string_equal(r->elements[r->count - 1].str, "-5");
+    /* SPOP of the whole set answers as SUNION builds it: 512 integers fit an intset. */
+    r = run(f->c, "SPOP s 1000");
+    assert_int_equal(r->count, 512);
+    assert_string_equal(r->elements[0].str, "-5");
+    assert_string_equal(r->elements[1].str, "0");
+    assert_string_equal(r->elements[511].str, "510");
+}
+
+/* SPOP keeping a small remainder rebuilds the set from it, as an intset when the
+ * remainder is all integers (Redis's setTypeCreate on the first member kept). */
+static void test_spop_remainder_rebuilds_intset(void **state)
+{
+    fixture *f = *state;
+    run(f->c, "SADD s x 1 2 3 4 5 6 7 8 9 10 11 12");
+    run(f->c, "SREM s x");
+    run(f->c, "SPOP s 10"); /* 2 kept, 2 * 5 <= 10: the rebuild strategy */
+    run(f->c, "SADD s 12 11 10 9 8 7 6 5 4 3 2 1");
+    assert_members(run(f->c, "SMEMBERS s"), "1 2 3 4 5 6 7 8 9 10 11 12");
+    /* The pop-one-by-one strategy keeps the table. */
+    run(f->c, "SADD t x 1 2 3 4 5 6 7 8 9 10 11 12");
+    run(f->c, "SREM t x");
+    run(f->c, "SPOP t 9"); /* 3 kept, 3 * 5 > 9 */
+    run(f->c, "SADD t 12 11 10 9 8 7 6 5 4 3 2 1");
+    const fr_reply *r = run(f->c, "SMEMBERS t");
+    assert_int_equal(r->count, 12);
+    int sorted = 1;
+    for (size_t i = 1; i < r->count; i++)
+        sorted &= atoll(r->elements[i - 1].str) < atoll(r->elements[i].str);
+    assert_false(sorted);
+}
+
+/* An absurd negative count is answered with an error, not a reply that exhausts memory. */
+static void test_absurd_negative_count(void **state)
+{
+    fixture *f = *state;
+    fr_exec_line(f->c, "SADD s a");
+    const fr_reply *r = fr_exec_line(f->c, "SRANDMEMBER s -100000000000");
+    assert_int_equal(r->type, FR_REPLY_ERROR);
+    assert_string_equal(r->str, "OOM command not allowed when used memory > 'maxmemory'.");
+    r = fr_exec_line(f->c, "SRANDMEMBER s -3");
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_seed_same_answers),
+        cmocka_unit_test_setup_teardown(test_absurd_negative_count, setup, teardown),
+        cmocka_unit_test(test_other_seed_other_answers),
+        cmocka_unit_test_setup_teardown(test_srandmember_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spop_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spop_drains_big_set, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_intset_answers_sorted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conversion_is_for_good, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_noncanonical_integers_convert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_intset_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spop_remainder_rebuilds_intset, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
