@@ -1,0 +1,469 @@
+/* test_expiry.c -- expiry on the virtual clock, and SCAN's cursor guarantee.
+ *
+ * Redis has two expiry rules that meet at the deadline: a key whose deadline equals the
+ * current millisecond still exists (keyIsExpired: now > when), while EXPIRE with a
+ * computed deadline <= now deletes the key at once (checkAlreadyExpired).  On the virtual
+ * clock both can be checked to the millisecond, as can TTL's rounding.  Listings (KEYS,
+ * SCAN, DBSIZE, EXISTS, RANDOMKEY) must never show a key whose deadline has passed, even
+ * before anything deleted it.  SCAN must return every key present for the whole scan
+ * exactly once while other keys come and go between calls: a seeded random test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fakeredis.h"
+
+#define START_MS 1700000000000LL /* fr_config_default's clock */
+
+/* A fresh server on the default config and one client. */
+typedef struct fixture {
+    fr_server *srv; /* the fake */
+    fr_client *c;   /* its only client */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    fr_config cfg = fr_config_default();
+    assert_non_null(f);
+    cfg.start_ms = START_MS;
+    f->srv = fr_server_new(&cfg);
+    assert_non_null(f->srv);
+    f->c = fr_client_new(f->srv);
+    assert_non_null(f->c);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    fr_client_free(f->c);
+    fr_server_free(f->srv);
+    free(f);
+    return 0;
+}
+
+/* Runs a printf-formatted command line; the reply lives until the next command. */
+static const fr_reply *run(fr_client *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const fr_reply *run(fr_client *c, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    const fr_reply *r = fr_exec_line(c, line);
+    assert_non_null(r);
+    if (r->type == FR_REPLY_ERROR)
+        print_message("%s -> -%s\n", line, r->str);
+    return r;
+}
+
+/* The integer a command answers (fails the test for any other reply). */
+#define INT(c, ...) int_reply(run((c), __VA_ARGS__))
+static long long int_reply(const fr_reply *r)
+{
+    assert_int_equal(r->type, FR_REPLY_INTEGER);
+    return r->integer;
+}
+
+#define OK(c, ...) ok_reply(run((c), __VA_ARGS__))
+static void ok_reply(const fr_reply *r)
+{
+    assert_int_equal(r->type, FR_REPLY_STATUS);
+    assert_string_equal(r->str, "OK");
+}
+
+/* Whether an array reply holds the bulk string s, and how many times. */
+static int count_in(const fr_reply *arr, const char *s)
+{
+    int n = 0;
+    assert_int_equal(arr->type, FR_REPLY_ARRAY);
+    for (size_t i = 0; i < arr->count; i++)
+        if (arr->elements[i].len == strlen(s) && memcmp(arr->elements[i].str, s, arr->elements[i].len) == 0)
+            n++;
+    return n;
+}
+
+/* ----- The deadline itself ----------------------------------------------------------- */
+
+/* PEXPIRE 100 at t: the key exists through t+100 (PTTL 0 there) and is gone at t+101. */
+static void test_pexpire_boundary(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "PEXPIRE k 100"), 1);
+    fr_clock_advance(f->srv, 99);
+    assert_int_equal(INT(f->c, "EXISTS k"), 1);
+    assert_int_equal(INT(f->c, "PTTL k"), 1);
+    fr_clock_advance(f->srv, 1);
+    assert_int_equal(INT(f->c, "EXISTS k"), 1);
+    assert_int_equal(INT(f->c, "PTTL k"), 0);
+    assert_int_equal(INT(f->c, "TTL k"), 0);
+    assert_int_equal(INT(f->c, "PEXPIRETIME k"), START_MS + 100);
+    fr_clock_advance(f->srv, 1);
+    assert_int_equal(INT(f->c, "EXISTS k"), 0);
+    assert_int_equal(INT(f->c, "PTTL k"), -2);
+    assert_int_equal(INT(f->c, "TTL k"), -2);
+    assert_int_equal(INT(f->c, "PEXPIRETIME k"), -2);
+    assert_int_equal(run(f->c, "GET k")->type, FR_REPLY_NIL);
+}
+
+/* A computed deadline <= now deletes at once and answers 1; now + 1 does not. */
+static void test_deadline_not_in_future_deletes(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "PEXPIRE k 0"), 1);
+    assert_int_equal(INT(f->c, "EXISTS k"), 0);
+
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "PEXPIREAT k %lld", START_MS), 1);
+    assert_int_equal(INT(f->c, "EXISTS k"), 0);
+
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "EXPIREAT k %lld", START_MS / 1000), 1); /* == now */
+    assert_int_equal(INT(f->c, "EXISTS k"), 0);
+
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "PEXPIREAT k %lld", START_MS + 1), 1);
+    assert_int_equal(INT(f->c, "EXISTS k"), 1);
+    assert_int_equal(INT(f->c, "PTTL k"), 1);
+
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "EXPIRE k -5"), 1);
+    assert_int_equal(INT(f->c, "EXISTS k"), 0);
+    assert_int_equal(INT(f->c, "EXPIRE k -5"), 0); /* missing now */
+}
+
+/* TTL rounds (ms + 500) / 1000; PTTL and the absolute forms are exact. */
+static void test_ttl_values_exact(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "TTL k"), -1);
+    assert_int_equal(INT(f->c, "PTTL k"), -1);
+    assert_int_equal(INT(f->c, "EXPIRETIME k"), -1);
+    assert_int_equal(INT(f->c, "EXPIRE k 100"), 1);
+    assert_int_equal(INT(f->c, "TTL k"), 100);
+    assert_int_equal(INT(f->c, "PTTL k"), 100000);
+    assert_int_equal(INT(f->c, "PEXPIRETIME k"), START_MS + 100000);
+    assert_int_equal(INT(f->c, "EXPIRETIME k"), (START_MS + 100000 + 500) / 1000);
+    fr_clock_advance(f->srv, 500);
+    assert_int_equal(INT(f->c, "PTTL k"), 99500);
+    assert_int_equal(INT(f->c, "TTL k"), 100); /* 99500 + 500 = 100000 */
+    fr_clock_advance(f->srv, 1);
+    assert_int_equal(INT(f->c, "PTTL k"), 99499);
+    assert_int_equal(INT(f->c, "TTL k"), 99);
+    fr_clock_advance(f->srv, 99000);
+    assert_int_equal(INT(f->c, "PTTL k"), 499);
+    assert_int_equal(INT(f->c, "TTL k"), 0);
+    fr_clock_advance(f->srv, -1);
+    assert_int_equal(INT(f->c, "TTL k"), 1); /* 500 ms rounds up */
+
+    /* The absolute seconds round too: a deadline at .499 and at .500 */
+    assert_int_equal(INT(f->c, "PEXPIREAT k 4102444800499"), 1);
+    assert_int_equal(INT(f->c, "EXPIRETIME k"), 4102444800LL);
+    assert_int_equal(INT(f->c, "PEXPIREAT k 4102444800500"), 1);
+    assert_int_equal(INT(f->c, "EXPIRETIME k"), 4102444801LL);
+    /* Redis's (ms + 500) wraps past LLONG_MAX and divides as unsigned */
+    assert_int_equal(INT(f->c, "PEXPIREAT k 9223372036854775807"), 1);
+    assert_int_equal(INT(f->c, "EXPIRETIME k"), 9223372036854776LL);
+}
+
+/* NX/XX/GT/LT compare deadlines exactly; no TTL is "infinite" for GT and LT. */
+static void test_expire_conditions(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "SET k v");
+    assert_int_equal(INT(f->c, "PEXPIRE k 1000 XX"), 0);
+    assert_int_equal(INT(f->c, "PEXPIRE k 1000 GT"), 0);
+    assert_int_equal(INT(f->c, "PTTL k"), -1);
+    assert_int_equal(INT(f->c, "PEXPIRE k 1000 LT"), 1);
+    assert_int_equal(INT(f->c, "PEXPIRE k 2000 NX"), 0);
+    assert_int_equal(INT(f->c, "PEXPIRE k 1000 GT"), 0); /* equal is not greater */
+    assert_int_equal(INT(f->c, "PEXPIRE k 1000 LT"), 0); /* nor less */
+    assert_int_equal(INT(f->c, "PEXPIRE k 1001 GT"), 1);
+    assert_int_equal(INT(f->c, "PTTL k"), 1001);
+    assert_int_equal(INT(f->c, "PEXPIRE k 999 XX LT"), 1);
+    assert_int_equal(INT(f->c, "PTTL k"), 999);
+    assert_int_equal(INT(f->c, "PEXPIREAT k %lld GT", START_MS + 999), 0);
+    assert_int_equal(INT(f->c, "PEXPIREAT k %lld LT", START_MS + 998), 1);
+    assert_int_equal(INT(f->c, "PTTL k"), 998);
+    assert_int_equal(INT(f->c, "PERSIST k"), 1);
+    assert_int_equal(INT(f->c, "PERSIST k"), 0);
+    fr_clock_advance(f->srv, 100000);
+    assert_int_equal(INT(f->c, "EXISTS k"), 1);
+}
+
+/* ----- Listings never show an expired key ----------------------------------------------- */
+
+static void test_listings_hide_expired(void **state)
+{
+    fixture *f = *state;
+    const fr_reply *r;
+    OK(f->c, "MSET live 1 dead 2 dead2 3");
+    assert_int_equal(INT(f->c, "PEXPIRE dead 10"), 1);
+    assert_int_equal(INT(f->c, "PEXPIRE dead2 10"), 1);
+    assert_int_equal(INT(f->c, "DBSIZE"), 3);
+    fr_clock_advance(f->srv, 11);
+
+    /* Nothing has deleted them yet: every listing must skip them anyway. */
+    assert_int_equal(INT(f->c, "DBSIZE"), 1);
+    r = run(f->c, "KEYS *");
+    assert_int_equal(r->count, 1);
+    assert_int_equal(count_in(r, "live"), 1);
+    r = run(f->c, "KEYS dead*");
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 0);
+    for (int i = 0; i < 5; i++) {
+        r = run(f->c, "RANDOMKEY");
+        assert_int_equal(r->type, FR_REPLY_BULK);
+        assert_string_equal(r->str, "live");
+    }
+    r = run(f->c, "SCAN 0");
+    assert_int_equal(r->count, 2);
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 1);
+    assert_int_equal(count_in(&r->elements[1], "live"), 1);
+    r = run(f->c, "SCAN 0 TYPE none");
+    assert_int_equal(r->elements[1].count, 0);
+    assert_int_equal(INT(f->c, "EXISTS dead dead2 live"), 1);
+    assert_string_equal(run(f->c, "TYPE dead")->str, "none");
+    assert_int_equal(INT(f->c, "DBSIZE"), 1);
+
+    /* A logically expired key is a missing key for the writers too. */
+    assert_int_equal(INT(f->c, "EXPIRE dead2 100"), 0);
+    assert_int_equal(INT(f->c, "PERSIST dead2"), 0);
+    assert_int_equal(INT(f->c, "DEL dead2"), 0);
+}
+
+/* ----- RENAME and MOVE keep the TTL ------------------------------------------------------- */
+
+static void test_rename_keeps_ttl(void **state)
+{
+    fixture *f = *state;
+    const fr_reply *r;
+    OK(f->c, "SET a 1");
+    assert_int_equal(INT(f->c, "PEXPIRE a 5000"), 1);
+    OK(f->c, "RENAME a b");
+    assert_int_equal(INT(f->c, "PTTL b"), 5000);
+    assert_int_equal(INT(f->c, "EXISTS a"), 0);
+
+    /* onto a key with its own TTL: the source's TTL wins */
+    OK(f->c, "SET c 2");
+    assert_int_equal(INT(f->c, "PEXPIRE c 100"), 1);
+    OK(f->c, "RENAME b c");
+    assert_int_equal(INT(f->c, "PTTL c"), 5000);
+
+    /* onto a key with a TTL, from one without: no TTL */
+    OK(f->c, "SET d 3");
+    OK(f->c, "RENAME d c");
+    assert_int_equal(INT(f->c, "PTTL c"), -1);
+
+    /* RENAMENX and MOVE keep it too */
+    assert_int_equal(INT(f->c, "PEXPIRE c 777"), 1);
+    assert_int_equal(INT(f->c, "RENAMENX c e"), 1);
+    assert_int_equal(INT(f->c, "PTTL e"), 777);
+    assert_int_equal(INT(f->c, "MOVE e 3"), 1);
+    OK(f->c, "SELECT 3");
+    assert_int_equal(INT(f->c, "PTTL e"), 777);
+    fr_clock_advance(f->srv, 778);
+    assert_int_equal(INT(f->c, "EXISTS e"), 0);
+    OK(f->c, "SELECT 0");
+
+    /* an expired source is missing */
+    OK(f->c, "SET x 1");
+    assert_int_equal(INT(f->c, "PEXPIRE x 1"), 1);
+    fr_clock_advance(f->srv, 2);
+    r = run(f->c, "RENAME x y");
+    assert_int_equal(r->type, FR_REPLY_ERROR);
+    assert_string_equal(r->str, "ERR no such key");
+
+    /* an expired destination does not stop RENAMENX */
+    OK(f->c, "SET x 1");
+    OK(f->c, "SET y 2");
+    assert_int_equal(INT(f->c, "PEXPIRE y 1"), 1);
+    fr_clock_advance(f->srv, 2);
+    assert_int_equal(INT(f->c, "RENAMENX x y"), 1);
+    assert_string_equal(run(f->c, "GET y")->str, "1");
+}
+
+/* ----- SCAN ---------------------------------------------------------------------------- */
+
+/* A keyspace of at most COUNT keys is scanned in one call, as on a real server. */
+static void test_scan_small_keyspace_one_call(void **state)
+{
+    fixture *f = *state;
+    const fr_reply *r;
+    r = run(f->c, "SCAN 0");
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 0);
+
+    OK(f->c, "MSET a 1 b 2 c 3 d 4 e 5");
+    r = run(f->c, "SCAN 0");
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 5);
+    r = run(f->c, "SCAN 0 COUNT 5");
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 5);
+    r = run(f->c, "SCAN 0 MATCH [ae]");
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 2);
+
+    /* COUNT 2: pages of two, then the rest */
+    r = run(f->c, "SCAN 0 COUNT 2");
+    assert_string_not_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 2);
+    char cur[32];
+    snprintf(cur, sizeof(cur), "%s", r->elements[0].str);
+    r = run(f->c, "SCAN %s COUNT 2", cur);
+    assert_int_equal(r->elements[1].count, 2);
+    snprintf(cur, sizeof(cur), "%s", r->elements[0].str);
+    r = run(f->c, "SCAN %s COUNT 2", cur);
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 1);
+
+    /* COUNT counts visited keys, matching or not: a page may be empty mid-scan */
+    r = run(f->c, "SCAN 0 COUNT 2 MATCH zzz");
+    assert_string_not_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 0);
+}
+
+/* A tiny deterministic generator for the random test (no rand()). */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+#define UNIVERSE 600 /* key names k0..k599 */
+
+/* Scans while keys are added, deleted, re-added and expire between calls.  Keys present
+ * for the whole scan (never deleted, not expiring) must come back exactly once; any key
+ * returned must have been present at some point; the scan must end. */
+static void scan_random_run(uint64_t seed)
+{
+    fr_config cfg = fr_config_default();
+    fr_server *srv = fr_server_new(&cfg);
+    fr_client *c = fr_client_new(srv);
+    uint64_t rs = seed * 2654435761u + 1;
+    int present[UNIVERSE] = {0};   /* exists now */
+    int ever[UNIVERSE] = {0};      /* existed at some point during the scan */
+    int stable[UNIVERSE] = {0};    /* present from start to end, untouched */
+    int seen[UNIVERSE] = {0};      /* times SCAN returned it */
+    char cursor[32] = "0";
+    int calls = 0;
+
+    for (int i = 0; i < 200; i++) {
+        OK(c, "SET k%d v", i);
+        present[i] = ever[i] = stable[i] = 1;
+    }
+    for (int i = 200; i < 260; i++) { /* these expire during the scan */
+        OK(c, "SET k%d v", i);
+        assert_int_equal(INT(c, "PEXPIRE k%d %d", i, 1 + (int)(rng_next(&rs) % 50)), 1);
+        present[i] = ever[i] = 1;
+    }
+
+    do {
+        int count = 1 + (int)(rng_next(&rs) % 25);
+        const fr_reply *r = run(c, "SCAN %s COUNT %d", cursor, count);
+        assert_int_equal(r->type, FR_REPLY_ARRAY);
+        assert_int_equal(r->count, 2);
+        assert_true(r->elements[1].count <= (size_t)count);
+        snprintf(cursor, sizeof(cursor), "%s", r->elements[0].str);
+        for (size_t j = 0; j < r->elements[1].count; j++) {
+            int k = atoi(r->elements[1].elements[j].str + 1);
+            assert_true(k >= 0 && k < UNIVERSE);
+            assert_true(ever[k]);
+            seen[k]++;
+        }
+        calls++;
+        assert_true(calls < 10000);
+
+        /* Between calls: a few deletions, additions and re-additions. */
+        int ops = (int)(rng_next(&rs) % 6);
+        for (int o = 0; o < ops; o++) {
+            int k = (int)(rng_next(&rs) % UNIVERSE);
+            if (present[k] && rng_next(&rs) % 3 == 0) {
+                long long del = INT(c, "DEL k%d", k);
+                if (k < 200 || k >= 260) /* the others may have expired already */
+                    assert_int_equal(del, 1);
+                present[k] = 0;
+                stable[k] = 0;
+            } else if (!present[k] && k >= 260) {
+                OK(c, "SET k%d v", k);
+                present[k] = ever[k] = 1;
+            }
+        }
+        fr_clock_advance(srv, 1);
+    } while (strcmp(cursor, "0") != 0);
+
+    for (int k = 0; k < UNIVERSE; k++) {
+        if (stable[k] && seen[k] != 1)
+            fail_msg("seed %llu: stable key k%d returned %d times",
+                     (unsigned long long)seed, k, seen[k]);
+    }
+    fr_client_free(c);
+    fr_server_free(srv);
+}
+
+static void test_scan_random_exactly_once(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++)
+        scan_random_run(seed);
+}
+
+/* A scan that finds nothing left after its cursor ends; a cursor past the end is 0. */
+static void test_scan_cursor_edges(void **state)
+{
+    fixture *f = *state;
+    const fr_reply *r;
+    OK(f->c, "MSET a 1 b 2 c 3");
+    r = run(f->c, "SCAN 18446744073709551615");
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 0);
+    r = run(f->c, "SCAN 0 COUNT 2");
+    char cur[32];
+    snprintf(cur, sizeof(cur), "%s", r->elements[0].str);
+    /* the key the cursor points at is deleted: the scan resumes after it */
+    assert_int_equal(INT(f->c, "DEL c"), 1);
+    r = run(f->c, "SCAN %s COUNT 2", cur);
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 0);
+    r = run(f->c, "SCAN \"\"");
+    assert_string_equal(r->elements[0].str, "0");
+    assert_int_equal(r->elements[1].count, 2);
+    r = run(f->c, "SCAN \" 0\"");
+    assert_int_equal(r->type, FR_REPLY_ERROR);
+    assert_string_equal(r->str, "ERR invalid cursor");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_pexpire_boundary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deadline_not_in_future_deletes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ttl_values_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expire_conditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listings_hide_expired, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_keeps_ttl, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scan_small_keyspace_one_call, setup, teardown),
+        cmocka_unit_test(test_scan_random_exactly_once),
+        cmocka_unit_test_setup_teardown(test_scan_cursor_edges, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
