@@ -280,6 +280,8 @@ extern const fri_command fri_list_commands[];
 extern const fri_command fri_hash_commands[];
 extern const fri_command fri_set_commands[];
 extern const fri_command fri_zset_commands[];
+extern const fri_command fri_stream_commands[];       /* t_stream.c */
+extern const fri_command fri_stream_group_commands[]; /* t_stream_group.c */
 extern const fri_command fri_pubsub_commands[];
 extern const fri_command fri_cluster_commands[];
 
