@@ -60,7 +60,14 @@ static void ref_push(ref_list *l, const char *p, size_t len, const void *extra)
     l->v[l->n++] = (bytes_ref){p, len, extra};
 }
 
-static void collect_member(const char *p, size_t len, void *ctx) { ref_push(ctx, p, len, NULL); }
+/* Set members are only valid during the callback (an integer set formats them on the
+ * fly), so they are copied; the copy rides in extra and is freed after printing. */
+static void collect_member(const char *p, size_t len, void *ctx)
+{
+    fri_str *copy = fri_str_new(p, len);
+    if (!copy) abort();
+    ref_push(ctx, copy->buf, copy->len, copy);
+}
 
 static void dump_zmember(const char *p, size_t len, double score, void *ctx)
 {
@@ -119,6 +126,7 @@ static void dump_value(fri_buf *b, fri_obj *o)
             fri_buf_append(b, "  ", 2);
             put_quoted(b, members.v[i].p, members.v[i].len);
             fri_buf_append(b, "\n", 1);
+            fri_str_free((fri_str *)members.v[i].extra);
         }
         free(members.v);
         break;

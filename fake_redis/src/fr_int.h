@@ -430,7 +430,8 @@ void fri_hash_free(fri_dict *h);
 typedef struct fri_set fri_set;
 void fri_set_free(fri_set *s);
 size_t fri_set_size(const fri_set *s);
-/* Calls fn for every member in the order SMEMBERS answers. */
+/* Calls fn for every member in the order SMEMBERS answers; p is valid only during the
+ * call (integer members are formatted on the fly). */
 void fri_set_foreach(fri_set *s, void (*fn)(const char *p, size_t len, void *ctx), void *ctx);
 
 /* Sorted sets (t_zset.c). */

@@ -1,6 +1,7 @@
 /* server.c -- the server and client objects, the clock, the command table and the
  * dispatcher: the path every command takes, in the order redis-server 7.0's
  * processCommand takes it (lookup, arity, cluster slots, MULTI queueing, call). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -111,9 +112,9 @@ static int build_command_dict(fr_server *s)
     return 0;
 }
 
-static const char *flags_text(uint32_t f)
+/* The flags as words, e.g. "write denyoom fast", into buf. */
+static void flags_text(uint32_t f, char *buf, size_t cap)
 {
-    /* Built once per row on demand into a static table of strings. */
     static const struct { uint32_t bit; const char *name; } names[] = {
         {FRI_CMD_WRITE, "write"},       {FRI_CMD_READONLY, "readonly"},
         {FRI_CMD_DENYOOM, "denyoom"},   {FRI_CMD_ADMIN, "admin"},
@@ -121,53 +122,60 @@ static const char *flags_text(uint32_t f)
         {FRI_CMD_BLOCKING, "blocking"}, {FRI_CMD_LOADING, "loading"},
         {FRI_CMD_STALE, "stale"},       {FRI_CMD_FAST, "fast"},
     };
-    static char buf[64][160];
-    static unsigned next;
-    char *out = buf[next++ % 64];
-    out[0] = '\0';
+    size_t len = 0;
+    buf[0] = '\0';
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         if (!(f & names[i].bit)) continue;
-        if (out[0]) strcat(out, " ");
-        strcat(out, names[i].name);
+        int n = snprintf(buf + len, cap - len, "%s%s", len ? " " : "", names[i].name);
+        if (n < 0 || (size_t)n >= cap - len) break;
+        len += (size_t)n;
     }
-    return out;
 }
 
-/* The flattened table: every top-level row, then its subcommands. */
-static size_t flat_walk(size_t want, fr_command_info *info)
+/* The public view of the table: every top-level command that is not a container, then
+ * the subcommands of each container, built once and never freed (rows are stable). */
+static fr_command_info *info_rows;
+static size_t info_count;
+
+static void add_info_row(const fri_command *cmd, size_t *n)
 {
-    size_t i = 0;
-    for (const fri_command *const *t = all_tables; *t; t++) {
-        for (const fri_command *cmd = *t; cmd->name; cmd++) {
-            if (!(cmd->flags & FRI_CMD_CONTAINER)) {
-                if (i == want && info) {
-                    *info = (fr_command_info){cmd->name, cmd->arity, cmd->group,
-                                              flags_text(cmd->flags)};
-                    return i;
-                }
-                i++;
-            }
-            for (const fri_command *sub = cmd->subcommands; sub && sub->name; sub++) {
-                if (i == want && info) {
-                    *info = (fr_command_info){sub->name, sub->arity, sub->group,
-                                              flags_text(sub->flags)};
-                    return i;
-                }
-                i++;
+    if (info_rows) {
+        char flags[160];
+        flags_text(cmd->flags, flags, sizeof(flags));
+        char *copy = strdup(flags);
+        info_rows[*n] = (fr_command_info){cmd->name, cmd->arity, cmd->group, copy ? copy : ""};
+    }
+    (*n)++;
+}
+
+static void build_info_rows(void)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        size_t n = 0;
+        for (const fri_command *const *t = all_tables; *t; t++) {
+            for (const fri_command *cmd = *t; cmd->name; cmd++) {
+                if (!(cmd->flags & FRI_CMD_CONTAINER)) add_info_row(cmd, &n);
+                for (const fri_command *sub = cmd->subcommands; sub && sub->name; sub++)
+                    add_info_row(sub, &n);
             }
         }
+        if (pass == 0) {
+            info_rows = calloc(n ? n : 1, sizeof(*info_rows));
+            if (!info_rows) return;
+        }
+        info_count = n;
     }
-    return i;
 }
 
-size_t fr_command_count(void) { return flat_walk((size_t)-1, NULL); }
+size_t fr_command_count(void)
+{
+    if (!info_rows) build_info_rows();
+    return info_rows ? info_count : 0;
+}
 
 const fr_command_info *fr_command_at(size_t i)
 {
-    static fr_command_info info;
-    if (i >= fr_command_count()) return NULL;
-    flat_walk(i, &info);
-    return &info;
+    return i < fr_command_count() ? &info_rows[i] : NULL;
 }
 
 /* ----- Server and client lifecycle --------------------------------------------------- */
