@@ -1,0 +1,832 @@
+/* t_list.c -- the list type: LPUSH, LPOP, LRANGE, LMOVE, the blocking pops and the rest of
+ * Redis 7.0's list group.
+ *
+ * A list is a fri_obj of type FRI_LIST whose ptr is a fri_list: a ring buffer of fri_str*
+ * whose capacity is a power of two, so both ends push and pop in O(1) and any index is
+ * one mask away.  Redis keeps a quicklist of listpacks instead; nothing a client can see
+ * depends on that (a list answers in its one true order), so the fake keeps the simplest
+ * structure that is fast at both ends.
+ *
+ * As in Redis, a list is never empty in the keyspace: every command that removes elements
+ * deletes the key when the last one goes.  Handlers check their arguments in Redis's
+ * order (some parse numbers before looking the key up, some after), so that a command
+ * with two faults answers the error the real server gives.
+ *
+ * Blocking commands never block: in-process there is no other client that could push
+ * while we wait.  They answer at once with an element if there is one, and otherwise
+ * with what Redis answers when they cannot be served: outside a transaction Redis blocks
+ * and, when the timeout fires, answers a nil array (*-1) for every blocking list command,
+ * BLMOVE and BRPOPLPUSH included; inside MULTI/EXEC it refuses to block and runs the
+ * non-blocking path, where BLMOVE and BRPOPLPUSH answer a nil bulk ($-1) as LMOVE does.
+ * The fake gives the timeout reply at once, so a timeout of 0 ("for ever") does not hang
+ * a test.  The timeout argument is still validated exactly as Redis validates it.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr_int.h"
+
+#define LIST_HEAD 0 /* the left end: LPUSH, LPOP, LEFT */
+#define LIST_TAIL 1 /* the right end: RPUSH, RPOP, RIGHT */
+
+/* The smallest ring allocated; shrinking stops there. */
+#define LIST_MIN_CAP 8
+
+#define LIST_ERR_TIMEOUT_NOT_FLOAT "ERR timeout is not a float or out of range"
+#define LIST_ERR_TIMEOUT_NEGATIVE "ERR timeout is negative"
+#define LIST_ERR_RANK_ZERO                                                                  \
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "  \
+    "or use negative to start from the end of the list"
+#define LIST_ERR_COUNT_NEGATIVE "ERR COUNT can't be negative"
+#define LIST_ERR_MAXLEN_NEGATIVE "ERR MAXLEN can't be negative"
+#define LIST_ERR_NUMKEYS "ERR numkeys should be greater than 0"
+#define LIST_ERR_MPOP_COUNT "ERR count should be greater than 0"
+
+struct fri_list {
+    fri_str **slot; /* ring of cap pointers: element i is slot[(head + i) & (cap - 1)] */
+    size_t cap;     /* 0 (nothing allocated yet) or a power of two */
+    size_t head;    /* slot of element 0 */
+    size_t len;     /* elements stored */
+};
+
+/* ----- The deque ---------------------------------------------------------------------- */
+
+/* A new empty list, or NULL when out of memory. */
+static fri_list *list_new(void) { return calloc(1, sizeof(fri_list)); }
+
+/* The slot of element i (i may be len, the slot one past the tail, when cap > len). */
+static inline size_t list_pos(const fri_list *l, size_t i)
+{
+    return (l->head + i) & (l->cap - 1);
+}
+
+void fri_list_free(fri_list *l)
+{
+    if (!l) return;
+    for (size_t i = 0; i < l->len; i++) fri_str_free(l->slot[list_pos(l, i)]);
+    free(l->slot);
+    free(l);
+}
+
+size_t fri_list_len(const fri_list *l) { return l->len; }
+
+const fri_str *fri_list_at(const fri_list *l, size_t i)
+{
+    return i < l->len ? l->slot[list_pos(l, i)] : NULL;
+}
+
+/* Moves the elements into a ring of cap slots (cap >= len, a power of two), element 0 at
+ * slot 0.  -1 when out of memory, and the list is left as it was. */
+static int list_resize(fri_list *l, size_t cap)
+{
+    fri_str **n = malloc(cap * sizeof(*n));
+    if (!n) return -1;
+    if (l->len) {
+        /* At most two runs: from head to the end of the ring, then from slot 0. */
+        size_t first = l->cap - l->head < l->len ? l->cap - l->head : l->len;
+        memcpy(n, l->slot + l->head, first * sizeof(*n));
+        memcpy(n + first, l->slot, (l->len - first) * sizeof(*n));
+    }
+    free(l->slot);
+    l->slot = n;
+    l->cap = cap;
+    l->head = 0;
+    return 0;
+}
+
+/* Makes room for extra more elements, so that the pushes that follow cannot fail: a
+ * command reserves first and changes the list only once nothing can go wrong.  0, or -1
+ * when out of memory (list unchanged). */
+static int list_reserve(fri_list *l, size_t extra)
+{
+    if (extra <= l->cap - l->len) return 0;
+    if (extra > SIZE_MAX / 2 / sizeof(fri_str *) - l->len) return -1;
+    size_t need = l->len + extra, cap = l->cap ? l->cap : LIST_MIN_CAP;
+    while (cap < need) cap *= 2;
+    return list_resize(l, cap);
+}
+
+/* Gives memory back after many pops: halves the ring while it is less than a quarter
+ * full, which keeps pushes and pops amortised O(1) (a ring just shrunk is half full).  A
+ * failed reallocation is harmless, the old ring stays. */
+static void list_maybe_shrink(fri_list *l)
+{
+    if (l->cap <= LIST_MIN_CAP || l->len >= l->cap / 4) return;
+    size_t cap = l->cap;
+    while (cap > LIST_MIN_CAP && l->len < cap / 4) cap /= 2;
+    (void)list_resize(l, cap);
+}
+
+/* Pushes s (owned by the list afterwards) at one end; room must have been reserved. */
+static void list_push(fri_list *l, fri_str *s, int where)
+{
+    if (where == LIST_HEAD) {
+        l->head = (l->head - 1) & (l->cap - 1);
+        l->slot[l->head] = s;
+    } else {
+        l->slot[list_pos(l, l->len)] = s;
+    }
+    l->len++;
+}
+
+/* Pops an element from one end of a non-empty list; the caller owns it afterwards. */
+static fri_str *list_pop(fri_list *l, int where)
+{
+    fri_str *s;
+    if (where == LIST_HEAD) {
+        s = l->slot[l->head];
+        l->head = (l->head + 1) & (l->cap - 1);
+    } else {
+        s = l->slot[list_pos(l, l->len - 1)];
+    }
+    l->len--;
+    return s;
+}
+
+/* Inserts s so that it becomes element i (0 <= i <= len), moving whichever side of i is
+ * shorter; room must have been reserved. */
+static void list_insert(fri_list *l, size_t i, fri_str *s)
+{
+    if (i < l->len - i) {
+        l->head = (l->head - 1) & (l->cap - 1);
+        for (size_t k = 0; k < i; k++) l->slot[list_pos(l, k)] = l->slot[list_pos(l, k + 1)];
+    } else {
+        for (size_t k = l->len; k > i; k--)
+            l->slot[list_pos(l, k)] = l->slot[list_pos(l, k - 1)];
+    }
+    l->len++;
+    l->slot[list_pos(l, i)] = s;
+}
+
+/* Does an element hold exactly the argument's bytes? */
+static inline int str_eq(const fri_str *s, const fri_arg *a)
+{
+    return s->len == a->len && memcmp(s->buf, a->ptr, a->len) == 0;
+}
+
+/* Removes (and frees) up to limit elements equal to v, the first ones from the head, or
+ * from the tail when from_tail; returns how many.  The work is proportional to the part
+ * of the list scanned, not to its length: the first pass finds where the limit-th match
+ * is, the second closes the gaps within the scanned part only, moving its survivors
+ * toward the unscanned rest and then moving the end of the list past them. */
+static size_t list_remove(fri_list *l, const fri_arg *v, unsigned long long limit,
+                          int from_tail)
+{
+    size_t n = l->len, found = 0, edge = 0;
+    if (limit == 0) return 0;
+    for (size_t k = 0; k < n && found < limit; k++) {
+        size_t i = from_tail ? n - 1 - k : k;
+        if (str_eq(l->slot[list_pos(l, i)], v)) {
+            found++;
+            edge = i;
+        }
+    }
+    if (!found) return 0;
+    if (!from_tail) {
+        /* Elements 0..edge hold every match: compact them toward edge, the head follows. */
+        size_t w = edge;
+        for (size_t i = edge + 1; i-- > 0;) {
+            fri_str *s = l->slot[list_pos(l, i)];
+            if (str_eq(s, v)) fri_str_free(s);
+            else l->slot[list_pos(l, w--)] = s;
+        }
+        l->head = (l->head + found) & (l->cap - 1);
+    } else {
+        /* Elements edge..n-1 hold every match: compact them toward edge. */
+        size_t w = edge;
+        for (size_t i = edge; i < n; i++) {
+            fri_str *s = l->slot[list_pos(l, i)];
+            if (str_eq(s, v)) fri_str_free(s);
+            else l->slot[list_pos(l, w++)] = s;
+        }
+    }
+    l->len -= found;
+    return found;
+}
+
+/* ----- Shared command steps ----------------------------------------------------------- */
+
+/* Redis's listElementsRemoved: after elements left the list at key, deletes the key when
+ * the list is empty (a list is never stored empty), and tells WATCH about the change. */
+static void list_elements_removed(fr_client *c, const fri_arg *key, fri_obj *o)
+{
+    fri_list *l = o->ptr;
+    if (l->len == 0) fri_delete_if_empty(c, key, o);
+    else list_maybe_shrink(l);
+    fri_signal_modified(c, c->db, key->ptr, key->len);
+}
+
+/* Redis's getListPositionFromObjectOrReply: LEFT or RIGHT in any case, else a syntax
+ * error.  0 or -1 (replied). */
+static int get_position_or_reply(fr_client *c, const fri_arg *a, int *where)
+{
+    if (fri_arg_is(a, "right")) *where = LIST_TAIL;
+    else if (fri_arg_is(a, "left")) *where = LIST_HEAD;
+    else {
+        fri_reply_error(c, FRI_ERR_SYNTAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded
+ * up to whole milliseconds, must not be negative.  The conversion to long long follows
+ * what x86-64 does with an out-of-range value (the most negative integer), which is why
+ * 7.0 answers "negative" for inf or 1e300; -0.0005 rounds up to 0 and is accepted (it
+ * means "block for ever").  Nothing blocks here, so the value itself is not kept. */
+static int get_timeout_or_reply(fr_client *c, const fri_arg *a)
+{
+    long double ft;
+    if (fri_get_long_double_or_reply(c, a, &ft, LIST_ERR_TIMEOUT_NOT_FLOAT) < 0) return -1;
+    long double ms = ceill(ft * 1000.0);
+    long long t = ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L
+                      ? (long long)ms
+                      : LLONG_MIN;
+    if (t < 0) {
+        fri_reply_error(c, LIST_ERR_TIMEOUT_NEGATIVE);
+        return -1;
+    }
+    return 0;
+}
+
+/* The list at key for writing (or reading): NULL when missing (nothing replied) or of
+ * another type (*wrongtype set, WRONGTYPE replied). */
+static fri_obj *list_lookup(fr_client *c, const fri_arg *key, int write, int *wrongtype)
+{
+    return fri_lookup_typed(c, key, FRI_LIST, write, wrongtype);
+}
+
+/* ----- Push and pop ------------------------------------------------------------------- */
+
+/* LPUSH/RPUSH key element [element ...], and with xx (LPUSHX/RPUSHX) only onto an existing
+ * list (a missing key answers 0).  Answers the new length.  Every element is copied before
+ * the list is changed for good, so running out of memory leaves the keyspace as it was. */
+static void pushGenericCommand(fr_client *c, int where, int xx)
+{
+    int wrongtype;
+    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (!o && wrongtype) return;
+    if (!o && xx) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    size_t n = (size_t)(c->argc - 2), pushed = 0;
+    fri_list *l = o ? o->ptr : list_new();
+    if (!l || list_reserve(l, n) < 0) goto oom;
+    for (int j = 2; j < c->argc; j++) {
+        fri_str *s = fri_str_new(c->argv[j].ptr, c->argv[j].len);
+        if (!s) goto undo;
+        list_push(l, s, where);
+        pushed++;
+    }
+    if (!o) {
+        fri_obj *no = fri_obj_new(FRI_LIST, l);
+        if (!no) goto undo;
+        fri_db_add(c->db, c->argv[1].ptr, c->argv[1].len, no);
+    }
+    fri_reply_ll(c, (long long)l->len);
+    fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    return;
+
+undo:
+    while (pushed--) fri_str_free(list_pop(l, where));
+oom:
+    if (!o) fri_list_free(l);
+    fri_reply_error(c, FRI_ERR_OOM);
+}
+
+static void lpushCommand(fr_client *c) { pushGenericCommand(c, LIST_HEAD, 0); }
+static void rpushCommand(fr_client *c) { pushGenericCommand(c, LIST_TAIL, 0); }
+static void lpushxCommand(fr_client *c) { pushGenericCommand(c, LIST_HEAD, 1); }
+static void rpushxCommand(fr_client *c) { pushGenericCommand(c, LIST_TAIL, 1); }
+
+/* LPOP/RPOP key [count].  Without a count: one element as a bulk, nil for a missing key.
+ * With one: an array of up to count elements in pop order, *-1 (a nil array) for a
+ * missing key, an empty array for count 0 on an existing key.  More than one extra
+ * argument is an arity error, checked here because the table's arity is -2. */
+static void popGenericCommand(fr_client *c, int where)
+{
+    long long count = 0;
+    int hascount = c->argc == 3, wrongtype;
+    if (c->argc > 3) {
+        fri_reply_arity_error(c);
+        return;
+    }
+    /* A non-number gets the "must be positive" text too, as in Redis. */
+    if (hascount && fri_get_positive_ll_or_reply(c, &c->argv[2], &count, FRI_ERR_POSITIVE) < 0)
+        return;
+    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (!o) {
+        if (wrongtype) return;
+        if (hascount) fri_reply_null_array(c);
+        else fri_reply_nil(c);
+        return;
+    }
+    if (hascount && count == 0) {
+        fri_reply_empty_array(c);
+        return;
+    }
+    fri_list *l = o->ptr;
+    if (!hascount) {
+        fri_str *s = list_pop(l, where);
+        fri_reply_bulk_str(c, s);
+        fri_str_free(s);
+    } else {
+        size_t n = (unsigned long long)count < l->len ? (size_t)count : l->len;
+        fri_reply_array_len(c, (long)n);
+        for (size_t i = 0; i < n; i++) {
+            fri_str *s = list_pop(l, where);
+            fri_reply_bulk_str(c, s);
+            fri_str_free(s);
+        }
+    }
+    list_elements_removed(c, &c->argv[1], o);
+}
+
+static void lpopCommand(fr_client *c) { popGenericCommand(c, LIST_HEAD); }
+static void rpopCommand(fr_client *c) { popGenericCommand(c, LIST_TAIL); }
+
+/* ----- Reading ------------------------------------------------------------------------ */
+
+/* LLEN key: 0 for a missing key. */
+static void llenCommand(fr_client *c)
+{
+    int wrongtype;
+    fri_obj *o = list_lookup(c, &c->argv[1], 0, &wrongtype);
+    if (wrongtype) return;
+    fri_reply_ll(c, o ? (long long)fri_list_len(o->ptr) : 0);
+}
+
+/* Turns a Redis index (negative counts from the tail) into a position; -1 when it is out
+ * of range.  LLONG_MIN and other huge values simply land outside. */
+static long long list_index(const fri_list *l, long long index)
+{
+    long long len = (long long)l->len;
+    if (index < 0) index += len;
+    return index < 0 || index >= len ? -1 : index;
+}
+
+/* LINDEX key index: the key is looked up before the index is parsed, so a missing key
+ * answers nil whatever the index says. */
+static void lindexCommand(fr_client *c)
+{
+    int wrongtype;
+    long long index;
+    fri_obj *o = list_lookup(c, &c->argv[1], 0, &wrongtype);
+    if (!o) {
+        if (!wrongtype) fri_reply_nil(c);
+        return;
+    }
+    if (fri_get_ll_or_reply(c, &c->argv[2], &index, NULL) < 0) return;
+    long long i = list_index(o->ptr, index);
+    if (i < 0) fri_reply_nil(c);
+    else fri_reply_bulk_str(c, fri_list_at(o->ptr, (size_t)i));
+}
+
+/* Redis's range rule shared by LRANGE and LTRIM: negative ends count from the tail, the
+ * start is clamped to 0 and the end to the last element.  Returns 0 for an empty range,
+ * else 1 with *first and *last inside the list. */
+static int list_range(size_t len, long long start, long long end, size_t *first, size_t *last)
+{
+    long long llen = (long long)len;
+    if (start < 0) start += llen;
+    if (end < 0) end += llen;
+    if (start < 0) start = 0;
+    if (start > end || start >= llen) return 0;
+    if (end >= llen) end = llen - 1;
+    *first = (size_t)start;
+    *last = (size_t)end;
+    return 1;
+}
+
+/* LRANGE key start stop: both numbers are parsed before the key is looked up. */
+static void lrangeCommand(fr_client *c)
+{
+    long long start, end;
+    int wrongtype;
+    size_t first, last;
+    if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) < 0 ||
+        fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
+        return;
+    fri_obj *o = list_lookup(c, &c->argv[1], 0, &wrongtype);
+    if (!o) {
+        if (!wrongtype) fri_reply_empty_array(c);
+        return;
+    }
+    fri_list *l = o->ptr;
+    if (!list_range(l->len, start, end, &first, &last)) {
+        fri_reply_empty_array(c);
+        return;
+    }
+    fri_reply_array_len(c, (long)(last - first + 1));
+    size_t mask = l->cap - 1;
+    for (size_t i = first; i <= last; i++) fri_reply_bulk_str(c, l->slot[(l->head + i) & mask]);
+}
+
+/* LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len].  Options are parsed (and
+ * rejected) in order before the key is looked up.  RANK n > 0 skips the first n-1 matches
+ * from the head, n < 0 counts from the tail; COUNT 0 means every match; MAXLEN bounds how
+ * many elements are compared.  Positions are always counted from the head.  Without
+ * COUNT the reply is one integer or nil, with it an array.
+ *
+ * RANK -9223372036854775808 passes Redis 7.0's parser (RANK is only refused when zero)
+ * and its negation overflows back to itself, so Redis then takes every match from the
+ * tail and its COUNT test never fires: the fake answers the same, on purpose. */
+static void lposCommand(fr_client *c)
+{
+    long long rank = 1, count = -1, maxlen = 0;
+    int wrongtype;
+    for (int j = 3; j < c->argc; j++) {
+        const fri_arg *opt = &c->argv[j];
+        int moreargs = c->argc - 1 - j;
+        if (fri_arg_is(opt, "rank") && moreargs) {
+            j++;
+            if (fri_get_ll_or_reply(c, &c->argv[j], &rank, NULL) < 0) return;
+            if (rank == 0) {
+                fri_reply_error(c, LIST_ERR_RANK_ZERO);
+                return;
+            }
+        } else if (fri_arg_is(opt, "count") && moreargs) {
+            j++;
+            if (fri_get_positive_ll_or_reply(c, &c->argv[j], &count,
+                                             LIST_ERR_COUNT_NEGATIVE) < 0)
+                return;
+        } else if (fri_arg_is(opt, "maxlen") && moreargs) {
+            j++;
+            if (fri_get_positive_ll_or_reply(c, &c->argv[j], &maxlen,
+                                             LIST_ERR_MAXLEN_NEGATIVE) < 0)
+                return;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+    }
+    fri_obj *o = list_lookup(c, &c->argv[1], 0, &wrongtype);
+    if (!o) {
+        if (wrongtype) return;
+        if (count != -1) fri_reply_empty_array(c);
+        else fri_reply_nil(c);
+        return;
+    }
+
+    fri_list *l = o->ptr;
+    const fri_arg *ele = &c->argv[2];
+    int from_tail = rank < 0;
+    unsigned long long skip; /* matches to pass over before answering */
+    if (rank == LLONG_MIN) {
+        skip = 0;
+        if (count > 0) count = 0;
+    } else {
+        skip = (unsigned long long)(rank < 0 ? -rank : rank) - 1;
+    }
+    size_t len = l->len;
+    size_t scan = maxlen == 0 || (unsigned long long)maxlen > len ? len : (size_t)maxlen;
+    size_t handle = 0;
+    unsigned long long matches = 0;
+    long long replied = 0;
+    if (count != -1) handle = fri_reply_deferred_len(c);
+    for (size_t k = 0; k < scan; k++) {
+        size_t i = from_tail ? len - 1 - k : k;
+        if (!str_eq(l->slot[list_pos(l, i)], ele)) continue;
+        if (matches++ < skip) continue;
+        fri_reply_ll(c, (long long)i);
+        if (count == -1) return;
+        replied++;
+        if (count && replied >= count) break;
+    }
+    if (count == -1) fri_reply_nil(c);
+    else fri_reply_set_deferred_len(c, handle, (long)replied);
+}
+
+/* ----- Changing elements in place ----------------------------------------------------- */
+
+/* LSET key index element: the key is looked up first ("no such key"), then the index is
+ * parsed, then checked ("index out of range"). */
+static void lsetCommand(fr_client *c)
+{
+    int wrongtype;
+    long long index;
+    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (!o) {
+        if (!wrongtype) fri_reply_error(c, FRI_ERR_NOKEY);
+        return;
+    }
+    if (fri_get_ll_or_reply(c, &c->argv[2], &index, NULL) < 0) return;
+    fri_list *l = o->ptr;
+    long long i = list_index(l, index);
+    if (i < 0) {
+        fri_reply_error(c, FRI_ERR_OUTOFRANGE);
+        return;
+    }
+    fri_str *s = fri_str_new(c->argv[3].ptr, c->argv[3].len);
+    if (!s) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    size_t p = list_pos(l, (size_t)i);
+    fri_str_free(l->slot[p]);
+    l->slot[p] = s;
+    fri_reply_ok(c);
+    fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+}
+
+/* LINSERT key BEFORE|AFTER pivot element: the direction is checked before the key is
+ * looked up.  Answers the new length, -1 when the pivot is not in the list (nothing is
+ * written then), 0 for a missing key.  The pivot is the first match from the head. */
+static void linsertCommand(fr_client *c)
+{
+    int where, wrongtype;
+    if (fri_arg_is(&c->argv[2], "after")) where = LIST_TAIL;
+    else if (fri_arg_is(&c->argv[2], "before")) where = LIST_HEAD;
+    else {
+        fri_reply_error(c, FRI_ERR_SYNTAX);
+        return;
+    }
+    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (!o) {
+        if (!wrongtype) fri_reply_ll(c, 0);
+        return;
+    }
+    fri_list *l = o->ptr;
+    size_t i = 0;
+    while (i < l->len && !str_eq(l->slot[list_pos(l, i)], &c->argv[3])) i++;
+    if (i == l->len) {
+        fri_reply_ll(c, -1);
+        return;
+    }
+    fri_str *s = fri_str_new(c->argv[4].ptr, c->argv[4].len);
+    if (!s || list_reserve(l, 1) < 0) {
+        fri_str_free(s);
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    list_insert(l, where == LIST_TAIL ? i + 1 : i, s);
+    fri_reply_ll(c, (long long)l->len);
+    fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+}
+
+/* LREM key count element: count > 0 removes the first count matches from the head,
+ * count < 0 the first -count from the tail, 0 every match.  The count is parsed before
+ * the key is looked up.  Answers how many were removed; the key goes when it empties. */
+static void lremCommand(fr_client *c)
+{
+    long long count;
+    int wrongtype;
+    if (fri_get_ll_or_reply(c, &c->argv[2], &count, NULL) < 0) return;
+    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (!o) {
+        if (!wrongtype) fri_reply_ll(c, 0);
+        return;
+    }
+    /* LLONG_MIN negates to itself in Redis and so never stops it early: the same as
+     * "every match from the tail", which 0 - (unsigned) gives here. */
+    unsigned long long limit = count == 0   ? ULLONG_MAX
+                               : count < 0 ? 0ull - (unsigned long long)count
+                                           : (unsigned long long)count;
+    size_t removed = list_remove(o->ptr, &c->argv[3], limit, count < 0);
+    if (removed) list_elements_removed(c, &c->argv[1], o);
+    fri_reply_ll(c, (long long)removed);
+}
+
+/* LTRIM key start stop: keeps only the range (Redis's range rule), deleting the key when
+ * nothing is left.  The numbers are parsed before the key is looked up; a missing key
+ * answers OK.  WATCH sees the key touched even when nothing was trimmed, as in Redis. */
+static void ltrimCommand(fr_client *c)
+{
+    long long start, end;
+    int wrongtype;
+    size_t first, last;
+    if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) < 0 ||
+        fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
+        return;
+    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (!o) {
+        if (!wrongtype) fri_reply_ok(c);
+        return;
+    }
+    fri_list *l = o->ptr;
+    size_t ltrim, rtrim;
+    if (list_range(l->len, start, end, &first, &last)) {
+        ltrim = first;
+        rtrim = l->len - last - 1;
+    } else {
+        ltrim = l->len;
+        rtrim = 0;
+    }
+    while (ltrim--) fri_str_free(list_pop(l, LIST_HEAD));
+    while (rtrim--) fri_str_free(list_pop(l, LIST_TAIL));
+    list_elements_removed(c, &c->argv[1], o);
+    fri_reply_ok(c);
+}
+
+/* ----- Moving between lists ----------------------------------------------------------- */
+
+/* Redis's lmoveGenericCommand: pops from argv[1]'s wherefrom end and pushes onto argv[2]'s
+ * whereto end, answering the element.  A missing source answers nil without looking at
+ * the destination (a nil array instead when blocking, for BLMOVE and BRPOPLPUSH outside
+ * EXEC: see the top of the file); a destination of another type answers WRONGTYPE before
+ * anything is popped.  Source and destination may be the same list (a rotation).  Room in
+ * the destination is made before the pop, so running out of memory changes nothing. */
+static void lmoveGeneric(fr_client *c, int wherefrom, int whereto, int blocking)
+{
+    int wrongtype;
+    fri_obj *src = list_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (!src) {
+        if (wrongtype) return;
+        if (blocking && !c->in_exec) fri_reply_null_array(c);
+        else fri_reply_nil(c);
+        return;
+    }
+    fri_obj *dst = list_lookup(c, &c->argv[2], 1, &wrongtype);
+    if (wrongtype) return;
+    fri_list *dl = dst ? dst->ptr : list_new();
+    fri_obj *created = NULL;
+    if (!dl || list_reserve(dl, 1) < 0 || (!dst && !(created = fri_obj_new(FRI_LIST, dl)))) {
+        if (!dst) fri_list_free(dl);
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    fri_str *v = list_pop(src->ptr, wherefrom);
+    list_push(dl, v, whereto);
+    if (created) fri_db_add(c->db, c->argv[2].ptr, c->argv[2].len, created);
+    fri_signal_modified(c, c->db, c->argv[2].ptr, c->argv[2].len);
+    fri_reply_bulk_str(c, v);
+    list_elements_removed(c, &c->argv[1], src);
+}
+
+/* LMOVE source destination LEFT|RIGHT LEFT|RIGHT: both directions are checked first. */
+static void lmoveCommand(fr_client *c)
+{
+    int wherefrom, whereto;
+    if (get_position_or_reply(c, &c->argv[3], &wherefrom) < 0 ||
+        get_position_or_reply(c, &c->argv[4], &whereto) < 0)
+        return;
+    lmoveGeneric(c, wherefrom, whereto, 0);
+}
+
+/* RPOPLPUSH source destination: LMOVE source destination RIGHT LEFT. */
+static void rpoplpushCommand(fr_client *c) { lmoveGeneric(c, LIST_TAIL, LIST_HEAD, 0); }
+
+/* BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout: directions, then the timeout,
+ * then LMOVE's work; a missing source gets the timeout reply (*-1), or $-1 inside EXEC. */
+static void blmoveCommand(fr_client *c)
+{
+    int wherefrom, whereto;
+    if (get_position_or_reply(c, &c->argv[3], &wherefrom) < 0 ||
+        get_position_or_reply(c, &c->argv[4], &whereto) < 0 ||
+        get_timeout_or_reply(c, &c->argv[5]) < 0)
+        return;
+    lmoveGeneric(c, wherefrom, whereto, 1);
+}
+
+/* BRPOPLPUSH source destination timeout: BLMOVE source destination RIGHT LEFT timeout. */
+static void brpoplpushCommand(fr_client *c)
+{
+    if (get_timeout_or_reply(c, &c->argv[3]) < 0) return;
+    lmoveGeneric(c, LIST_TAIL, LIST_HEAD, 1);
+}
+
+/* ----- Blocking and multi-key pops ---------------------------------------------------- */
+
+/* BLPOP/BRPOP key [key ...] timeout: the timeout is validated first, then the keys are
+ * tried in order; the first non-empty list gives one element, answered as [key, element].
+ * A key of another type met before that answers WRONGTYPE.  No list: *-1, the timeout
+ * reply. */
+static void blockingPopGenericCommand(fr_client *c, int where)
+{
+    int wrongtype;
+    if (get_timeout_or_reply(c, &c->argv[c->argc - 1]) < 0) return;
+    for (int j = 1; j < c->argc - 1; j++) {
+        fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);
+        if (wrongtype) return;
+        if (!o) continue;
+        fri_str *s = list_pop(o->ptr, where);
+        fri_reply_array_len(c, 2);
+        fri_reply_bulk(c, c->argv[j].ptr, c->argv[j].len);
+        fri_reply_bulk_str(c, s);
+        fri_str_free(s);
+        list_elements_removed(c, &c->argv[j], o);
+        return;
+    }
+    fri_reply_null_array(c);
+}
+
+static void blpopCommand(fr_client *c) { blockingPopGenericCommand(c, LIST_HEAD); }
+static void brpopCommand(fr_client *c) { blockingPopGenericCommand(c, LIST_TAIL); }
+
+/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], and BLMPOP with a timeout before
+ * numkeys (numkeys_idx 2).  Checked in Redis's order: numkeys, that the keys and the
+ * direction fit, the direction, COUNT (once), then BLMPOP's timeout.  The first non-empty
+ * list gives up to count elements, answered as [key, [elements...]]; none: *-1. */
+static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
+{
+    long long numkeys, count = -1;
+    int where, wrongtype;
+    if (fri_get_range_ll_or_reply(c, &c->argv[numkeys_idx], 1, LLONG_MAX, &numkeys,
+                                  LIST_ERR_NUMKEYS) < 0)
+        return;
+    if (numkeys >= c->argc - numkeys_idx - 1) {
+        fri_reply_error(c, FRI_ERR_SYNTAX);
+        return;
+    }
+    int where_idx = numkeys_idx + (int)numkeys + 1;
+    if (get_position_or_reply(c, &c->argv[where_idx], &where) < 0) return;
+    for (int j = where_idx + 1; j < c->argc; j++) {
+        int moreargs = c->argc - 1 - j;
+        if (count == -1 && fri_arg_is(&c->argv[j], "count") && moreargs) {
+            j++;
+            if (fri_get_range_ll_or_reply(c, &c->argv[j], 1, LLONG_MAX, &count,
+                                          LIST_ERR_MPOP_COUNT) < 0)
+                return;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+    }
+    if (count == -1) count = 1;
+    if (blocking && get_timeout_or_reply(c, &c->argv[1]) < 0) return;
+
+    for (int j = numkeys_idx + 1; j < where_idx; j++) {
+        fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);
+        if (wrongtype) return;
+        if (!o) continue;
+        fri_list *l = o->ptr;
+        size_t n = (unsigned long long)count < l->len ? (size_t)count : l->len;
+        fri_reply_array_len(c, 2);
+        fri_reply_bulk(c, c->argv[j].ptr, c->argv[j].len);
+        fri_reply_array_len(c, (long)n);
+        for (size_t i = 0; i < n; i++) {
+            fri_str *s = list_pop(l, where);
+            fri_reply_bulk_str(c, s);
+            fri_str_free(s);
+        }
+        list_elements_removed(c, &c->argv[j], o);
+        return;
+    }
+    fri_reply_null_array(c);
+}
+
+static void lmpopCommand(fr_client *c) { lmpopGenericCommand(c, 1, 0); }
+static void blmpopCommand(fr_client *c) { lmpopGenericCommand(c, 2, 1); }
+
+/* The keys of [B]LMPOP: numkeys of them after the numkeys argument; none when numkeys is
+ * not a valid count (the command itself will answer the error). */
+static int mpop_keys(int argc, const fri_arg *argv, int numkeys_idx, int *keys, int max)
+{
+    long long numkeys;
+    if (numkeys_idx >= argc ||
+        !fri_string2ll(argv[numkeys_idx].ptr, argv[numkeys_idx].len, &numkeys) ||
+        numkeys < 1 || numkeys > argc - numkeys_idx - 1)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < numkeys && n < max; i++) keys[n++] = numkeys_idx + 1 + i;
+    return n;
+}
+
+static int lmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
+{
+    return mpop_keys(argc, argv, 1, keys, max);
+}
+
+static int blmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
+{
+    return mpop_keys(argc, argv, 2, keys, max);
+}
+
+/* ----- The command table -------------------------------------------------------------- */
+
+#define W FRI_CMD_WRITE
+#define R FRI_CMD_READONLY
+#define F FRI_CMD_FAST
+#define M FRI_CMD_DENYOOM
+#define B FRI_CMD_BLOCKING
+
+/* Arity, flags and key positions as COMMAND INFO of Redis 7.0.15 gives them. */
+const fri_command fri_list_commands[] = {
+    {"lpush", lpushCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"rpush", rpushCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"lpushx", lpushxCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"rpushx", rpushxCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"lpop", lpopCommand, -2, W | F, "list", 1, 1, 1, NULL, NULL},
+    {"rpop", rpopCommand, -2, W | F, "list", 1, 1, 1, NULL, NULL},
+    {"llen", llenCommand, 2, R | F, "list", 1, 1, 1, NULL, NULL},
+    {"lrange", lrangeCommand, 4, R, "list", 1, 1, 1, NULL, NULL},
+    {"lindex", lindexCommand, 3, R, "list", 1, 1, 1, NULL, NULL},
+    {"lset", lsetCommand, 4, W | M, "list", 1, 1, 1, NULL, NULL},
+    {"linsert", linsertCommand, 5, W | M, "list", 1, 1, 1, NULL, NULL},
+    {"lrem", lremCommand, 4, W, "list", 1, 1, 1, NULL, NULL},
+    {"ltrim", ltrimCommand, 4, W, "list", 1, 1, 1, NULL, NULL},
+    {"lpos", lposCommand, -3, R, "list", 1, 1, 1, NULL, NULL},
+    {"lmove", lmoveCommand, 5, W | M, "list", 1, 2, 1, NULL, NULL},
+    {"rpoplpush", rpoplpushCommand, 3, W | M, "list", 1, 2, 1, NULL, NULL},
+    {"lmpop", lmpopCommand, -4, W, "list", 0, 0, 0, lmpopKeys, NULL},
+    {"blpop", blpopCommand, -3, W | B, "list", 1, -2, 1, NULL, NULL},
+    {"brpop", brpopCommand, -3, W | B, "list", 1, -2, 1, NULL, NULL},
+    {"blmove", blmoveCommand, 6, W | M | B, "list", 1, 2, 1, NULL, NULL},
+    {"brpoplpush", brpoplpushCommand, 4, W | M | B, "list", 1, 2, 1, NULL, NULL},
+    {"blmpop", blmpopCommand, -5, W | B, "list", 0, 0, 0, blmpopKeys, NULL},
+    {0},
+};
