@@ -763,7 +763,7 @@ int rh_read_reply(rh_conn *c, rh_buf *raw) {
     unsigned long long pending = 1; /* replies still to read, counting nested elements */
     c->err[0] = '\0';
     while (pending > 0) {
-        size_t cr;
+        size_t cr = 0;
         if (conn_line(c, cur, &cr, deadline) != 0) return -1;
         const char *line = c->rbuf + c->rpos + cur;
         size_t hlen = cr - cur - 1; /* bytes after the type byte, before \r\n */
