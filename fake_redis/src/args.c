@@ -1,6 +1,7 @@
 /* args.c -- Redis's "...OrReply" argument parsers: on a bad argument they answer the exact
  * error Redis answers and return -1, so a handler simply returns. */
 #include <limits.h>
+#include <math.h>
 
 #include "fr_int.h"
 
@@ -44,4 +45,25 @@ int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *ou
     if (fri_string2ld(a->ptr, a->len, out)) return 0;
     fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
     return -1;
+}
+
+/* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded
+ * up to whole milliseconds, must not be negative.  The conversion to long long follows
+ * what x86-64 does with an out-of-range value (the most negative integer), which is why
+ * 7.0 answers "negative" for inf or 1e300; -0.0005 rounds up to 0 and is accepted (it
+ * means "block for ever"). */
+int fri_get_timeout_or_reply(fr_client *c, const fri_arg *a, long long *ms_out)
+{
+    long double ft;
+    if (fri_get_long_double_or_reply(c, a, &ft, "ERR timeout is not a float or out of range") < 0)
+        return -1;
+    long double ms = ceill(ft * 1000.0L);
+    long long t = ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L ? (long long)ms
+                                                                               : LLONG_MIN;
+    if (t < 0) {
+        fri_reply_error(c, "ERR timeout is negative");
+        return -1;
+    }
+    if (ms_out) *ms_out = t;
+    return 0;
 }

@@ -370,6 +370,9 @@ int fri_get_positive_ll_or_reply(fr_client *c, const fri_arg *a, long long *out,
 int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg);
 int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *out,
                                  const char *msg);
+/* A blocking command's timeout in seconds, as Redis 7.0 checks it; *ms_out (may be NULL)
+ * gets it in milliseconds, 0 meaning "for ever". */
+int fri_get_timeout_or_reply(fr_client *c, const fri_arg *a, long long *ms_out);
 
 /* ----- Keyspace access ---------------------------------------------------------------- */
 

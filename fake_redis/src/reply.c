@@ -243,14 +243,14 @@ static long long parse_line_ll(char **pp)
 {
     char *p = *pp;
     int neg = 0;
-    long long v = 0;
+    unsigned long long v = 0; /* unsigned: LLONG_MIN's digits do not fit a long long */
     if (*p == '-') {
         neg = 1;
         p++;
     }
-    while (*p != '\r') v = v * 10 + (*p++ - '0');
+    while (*p != '\r') v = v * 10 + (unsigned long long)(*p++ - '0');
     *pp = p + 2;
-    return neg ? -v : v;
+    return neg ? (long long)(0ULL - v) : (long long)v;
 }
 
 /* Parses one reply at *pp (bytes the fake itself wrote, so well formed) into r. */

@@ -35,8 +35,6 @@
 /* The smallest ring allocated; shrinking stops there. */
 #define LIST_MIN_CAP 8
 
-#define LIST_ERR_TIMEOUT_NOT_FLOAT "ERR timeout is not a float or out of range"
-#define LIST_ERR_TIMEOUT_NEGATIVE "ERR timeout is negative"
 #define LIST_ERR_RANK_ZERO                                                                  \
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "  \
     "or use negative to start from the end of the list"
@@ -227,26 +225,6 @@ static int get_position_or_reply(fr_client *c, const fri_arg *a, int *where)
     else if (fri_arg_is(a, "left")) *where = LIST_HEAD;
     else {
         fri_reply_error(c, FRI_ERR_SYNTAX);
-        return -1;
-    }
-    return 0;
-}
-
-/* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded
- * up to whole milliseconds, must not be negative.  The conversion to long long follows
- * what x86-64 does with an out-of-range value (the most negative integer), which is why
- * 7.0 answers "negative" for inf or 1e300; -0.0005 rounds up to 0 and is accepted (it
- * means "block for ever").  Nothing blocks here, so the value itself is not kept. */
-static int get_timeout_or_reply(fr_client *c, const fri_arg *a)
-{
-    long double ft;
-    if (fri_get_long_double_or_reply(c, a, &ft, LIST_ERR_TIMEOUT_NOT_FLOAT) < 0) return -1;
-    long double ms = ceill(ft * 1000.0);
-    long long t = ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L
-                      ? (long long)ms
-                      : LLONG_MIN;
-    if (t < 0) {
-        fri_reply_error(c, LIST_ERR_TIMEOUT_NEGATIVE);
         return -1;
     }
     return 0;
@@ -677,7 +655,7 @@ static void blmoveCommand(fr_client *c)
     int wherefrom, whereto;
     if (get_position_or_reply(c, &c->argv[3], &wherefrom) < 0 ||
         get_position_or_reply(c, &c->argv[4], &whereto) < 0 ||
-        get_timeout_or_reply(c, &c->argv[5]) < 0)
+        fri_get_timeout_or_reply(c, &c->argv[5], NULL) < 0)
         return;
     lmoveGeneric(c, wherefrom, whereto, 1);
 }
@@ -685,7 +663,7 @@ static void blmoveCommand(fr_client *c)
 /* BRPOPLPUSH source destination timeout: BLMOVE source destination RIGHT LEFT timeout. */
 static void brpoplpushCommand(fr_client *c)
 {
-    if (get_timeout_or_reply(c, &c->argv[3]) < 0) return;
+    if (fri_get_timeout_or_reply(c, &c->argv[3], NULL) < 0) return;
     lmoveGeneric(c, LIST_TAIL, LIST_HEAD, 1);
 }
 
@@ -698,7 +676,7 @@ static void brpoplpushCommand(fr_client *c)
 static void blockingPopGenericCommand(fr_client *c, int where)
 {
     int wrongtype;
-    if (get_timeout_or_reply(c, &c->argv[c->argc - 1]) < 0) return;
+    if (fri_get_timeout_or_reply(c, &c->argv[c->argc - 1], NULL) < 0) return;
     for (int j = 1; j < c->argc - 1; j++) {
         fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);
         if (wrongtype) return;
@@ -747,7 +725,7 @@ static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
         }
     }
     if (count == -1) count = 1;
-    if (blocking && get_timeout_or_reply(c, &c->argv[1]) < 0) return;
+    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return;
 
     for (int j = numkeys_idx + 1; j < where_idx; j++) {
         fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);

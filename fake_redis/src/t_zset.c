@@ -1310,27 +1310,10 @@ static void zpop_from_keys(fr_client *c, const fri_arg *keys, long long numkeys,
     fri_reply_null_array(c);
 }
 
-/* A blocking command's timeout in seconds, checked as Redis checks it (a float, not
- * negative once in milliseconds).  0 on success, -1 after replying. */
-static int get_timeout_or_reply(fr_client *c, const fri_arg *a)
-{
-    long double ft;
-    if (fri_get_long_double_or_reply(c, a, &ft, "ERR timeout is not a float or out of range") < 0)
-        return -1;
-    long double ms = ceill(ft * 1000.0L);
-    long long t = ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L ? (long long)ms
-                                                                               : LLONG_MIN;
-    if (t < 0) {
-        fri_reply_error(c, "ERR timeout is negative");
-        return -1;
-    }
-    return 0;
-}
-
 /* BZPOPMIN / BZPOPMAX key [key ...] timeout. */
 static void bzpop_generic(fr_client *c, int max)
 {
-    if (get_timeout_or_reply(c, &c->argv[c->argc - 1]) < 0) return;
+    if (fri_get_timeout_or_reply(c, &c->argv[c->argc - 1], NULL) < 0) return;
     zpop_from_keys(c, &c->argv[1], c->argc - 2, max, 1, ZPOP_WITH_KEY);
 }
 
@@ -1370,7 +1353,7 @@ static void zmpop_generic(fr_client *c, int numkeys_idx, int blocking)
         }
     }
     if (count == -1) count = 1;
-    if (blocking && get_timeout_or_reply(c, &c->argv[1]) < 0) return;
+    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return;
     zpop_from_keys(c, &c->argv[numkeys_idx + 1], numkeys, max, count, ZPOP_NESTED);
 }
 

@@ -164,7 +164,7 @@ int fri_string2ld(const char *s, size_t len, long double *out)
     buf[len] = '\0';
     errno = 0;
     long double v = strtold(buf, &end);
-    if (isspace((unsigned char)buf[0]) || end[0] != '\0' ||
+    if (isspace((unsigned char)buf[0]) || end[0] != '\0' || (size_t)(end - buf) != len ||
         (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) ||
         errno == EINVAL || isnan(v))
         return 0;
@@ -193,10 +193,22 @@ int fri_string2d(const char *s, size_t len, double *out)
     return ok;
 }
 
+/* Decimal digits of v, written by hand: replies and INCR print integers constantly, and
+ * snprintf costs several times more.  Writes at most cap-1 digits and a NUL. */
 size_t fri_ll2string(char *dst, size_t cap, long long v)
 {
-    int n = snprintf(dst, cap, "%lld", v);
-    return n < 0 ? 0 : (size_t)n;
+    char tmp[24];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[n++] = '-';
+    if (n + 1 > cap) return 0;
+    for (size_t i = 0; i < n; i++) dst[i] = tmp[n - 1 - i];
+    dst[n] = '\0';
+    return n;
 }
 
 size_t fri_d2string(char *dst, size_t cap, double d)
