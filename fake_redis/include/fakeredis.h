@@ -162,6 +162,67 @@ size_t fr_published_count(const fr_server *server);
 const fr_message *fr_published(const fr_server *server, size_t index);
 void fr_published_clear(fr_server *server);
 
+/* ----- Streams (inspection for tests) -------------------------------------------------
+ * These read the fake's state directly, without running a command: no lazy expiry, no
+ * seen-time refresh, nothing changes.  db is 0..15. */
+
+/* One entry of a stream: its id and its field/value pairs. */
+typedef struct fr_stream_entry {
+    uint64_t id_ms, id_seq;    /* the entry id */
+    size_t nfields;            /* field/value pairs */
+    const char *const *fv;     /* fv[2*i] is field i, fv[2*i+1] its value; NUL-terminated */
+    const size_t *fv_len;      /* their byte lengths (binary safe), same indexes */
+} fr_stream_entry;
+
+/* A stream's bookkeeping, as XINFO STREAM reports it. */
+typedef struct fr_stream_meta {
+    uint64_t length;                          /* live entries (XLEN) */
+    uint64_t last_id_ms, last_id_seq;         /* last-generated-id */
+    uint64_t first_id_ms, first_id_seq;       /* recorded-first-entry-id (0-0 when empty) */
+    uint64_t max_deleted_ms, max_deleted_seq; /* max-deleted-entry-id */
+    uint64_t entries_added;                   /* entries-added */
+    size_t groups;                            /* consumer groups */
+    size_t nodes;                             /* radix-tree-keys: Redis's node count */
+} fr_stream_meta;
+
+/* The live entries of the stream at key, in id order: 0 with *out (one heap block holding
+ * every string too: free() it; NULL when *n is 0) and *n; -1 when the key is missing,
+ * expired or not a stream; -2 when out of memory. */
+int fr_stream_entries(fr_server *server, int db, const char *key, size_t key_len,
+                      fr_stream_entry **out, size_t *n);
+/* The stream's bookkeeping into *out: 0, or -1 as for fr_stream_entries. */
+int fr_stream_meta_get(fr_server *server, int db, const char *key, size_t key_len,
+                       fr_stream_meta *out);
+
+/* One pending entry of a consumer group (what XPENDING's extended form reports). */
+typedef struct fr_pending {
+    uint64_t id_ms, id_seq;   /* the entry id */
+    const char *consumer;     /* the consumer it was delivered to; NUL-terminated copy */
+    size_t consumer_len;      /* bytes in consumer (binary safe) */
+    int64_t idle_ms;          /* ms since the last delivery on the server's clock (>= 0) */
+    uint64_t delivery_count;  /* times delivered */
+} fr_pending;
+
+/* The pending entries of consumer group `group` of the stream at `key`, in id order, or
+ * only those of one consumer when consumer is not NULL.  Returns 0 with *out (one heap
+ * block holding the names too: free() it; NULL when *n is 0) and *n; -1 when the key is
+ * missing, expired or not a stream, or the group (or the given consumer) does not exist;
+ * -2 when out of memory. */
+int fr_stream_pending(fr_server *server, int db, const char *key, size_t key_len,
+                      const char *group, size_t group_len, const char *consumer,
+                      size_t consumer_len, fr_pending **out, size_t *n);
+
+/* A consumer's state (what XINFO CONSUMERS reports). */
+typedef struct fr_consumer_state {
+    size_t pending;           /* entries in its PEL */
+    int64_t idle_ms;          /* ms since it was last seen (>= 0) */
+} fr_consumer_state;
+
+/* 0 and *out filled, or -1 when the stream, group or consumer does not exist. */
+int fr_stream_consumer(fr_server *server, int db, const char *key, size_t key_len,
+                       const char *group, size_t group_len, const char *consumer,
+                       size_t consumer_len, fr_consumer_state *out);
+
 /* ----- Fault hooks ------------------------------------------------------------------ */
 
 /* Faults replace a command's execution with an error reply.  A command is "executed"

@@ -79,7 +79,7 @@ static void dump_zmember(const char *p, size_t len, double score, void *ctx)
     fri_buf_printf(b, " %s\n", num);
 }
 
-static void dump_value(fri_buf *b, fri_obj *o)
+static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
 {
     switch (o->type) {
     case FRI_STRING: {
@@ -132,7 +132,7 @@ static void dump_value(fri_buf *b, fri_obj *o)
         break;
     }
     case FRI_ZSET: fri_zset_foreach(o->ptr, dump_zmember, b); break;
-    case FRI_STREAM: break; /* part 2 */
+    case FRI_STREAM: fri_stream_dump(b, o->ptr, now); break;
     }
 }
 
@@ -158,7 +158,7 @@ char *fr_dump(fr_server *s, size_t *len)
             fri_buf_printf(&b, " %s", fri_type_name(o->type));
             if (o->expire_ms >= 0) fri_buf_printf(&b, " pttl=%lld", (long long)(o->expire_ms - now));
             fri_buf_append(&b, "\n", 1);
-            dump_value(&b, o);
+            dump_value(&b, o, now);
         }
         free(live.v);
     }

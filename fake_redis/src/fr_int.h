@@ -302,6 +302,12 @@ void fri_multi_reset(fr_client *c);
  * transaction as Redis does) and returns -1. */
 int fri_cluster_check(fr_client *c, const fri_command *cmd);
 
+/* The keys of a "numkeys" command (ZUNIONSTORE, ZMPOP, LMPOP, ...): the count at
+ * argv[numkeys_idx], read as Redis's getkeys procs read it (atoi), then that many keys
+ * after it, plus argv[1] when with_dst; none when the count is out of range. */
+int fri_numkeys_keys(int argc, const fri_arg *argv, int numkeys_idx, int with_dst, int *keys,
+                     int max);
+
 /* Fills keys[] with the argument indexes of cmd's keys; returns how many (<= max). */
 int fri_command_keys(const fri_command *cmd, int argc, const fri_arg *argv, int *keys,
                      int max);
@@ -445,8 +451,11 @@ size_t fri_zset_size(const fri_zset *z);
 void fri_zset_foreach(fri_zset *z, void (*fn)(const char *p, size_t len, double score,
                                               void *ctx), void *ctx);
 
-/* Streams come with part 2 (t_stream.c). */
+/* Streams (t_stream.c). */
 void fri_stream_free(void *stream);
+/* Appends a stream's dump lines (entries, then groups, consumers and pending entries;
+ * format in docs/fake_redis.md) for fr_dump; now is the server's clock. */
+void fri_stream_dump(fri_buf *b, void *stream, int64_t now);
 
 /* ----- Cluster emulation --------------------------------------------------------------- */
 

@@ -1,8 +1,1619 @@
-/* t_stream.c -- streams arrive with part 2 of the fake; until then no key can hold one. */
-#include "fr_int.h"
+/* t_stream.c -- the stream type: its entry store and XADD, XLEN, XRANGE, XREVRANGE, XDEL,
+ * XTRIM, XSETID and XREAD (consumer groups live in t_stream_group.c; the contract both
+ * files share is stream_int.h).
+ *
+ * The entry store mirrors Redis's on purpose.  Redis keeps a stream as a radix tree of
+ * listpack nodes: a node takes entries until it holds 100 of them (live or deleted) or
+ * until its listpack would reach 4096 bytes, and "MAXLEN ~" / "MINID ~" trimming removes
+ * only whole nodes.  So the replies of approximate trimming depend on where nodes end, and
+ * the fake's nodes end exactly where Redis's do: each node keeps the byte size its
+ * listpack would have, computed with listpack's own encoding rules (integers stored
+ * compactly, string and back-length headers), and applies Redis's "full" test before
+ * every append.
+ *
+ * Inside a node the fake uses its own, smaller encoding: the field names of the node's
+ * first entry once ("master fields"), then per entry a flags byte, the id as varint deltas
+ * from the previous entry, and the values (and the field names, when they differ from the
+ * master fields) as varint-length-prefixed bytes.  Nodes are indexed by a sorted array of
+ * pointers (ids only grow, so XADD appends and trimming takes from the front), found by
+ * binary search on their first ("master") id.  Deleted entries are flagged and skipped;
+ * a node goes when its last live entry is deleted, as in Redis.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+/* What an allocation really holds, for fri_stream_memory; elsewhere the requested size. */
+#define USABLE_SIZE(p, requested) malloc_usable_size(p)
+#else
+#define USABLE_SIZE(p, requested) (requested)
+#endif
 
-const fri_command fri_stream_commands[] = {
-    {0},
+#include "stream_int.h"
+
+#define FLAG_DELETED 1    /* the entry was XDELed or trimmed */
+#define FLAG_SAMEFIELDS 2 /* the entry's field names are the node's master fields */
+
+/* Redis's STREAM_LISTPACK_MAX_SIZE: no entry may have more bytes of fields and values. */
+#define LISTPACK_MAX_SIZE (1u << 30)
+/* "~" trimming without LIMIT removes at most 100 nodes' worth of entries. */
+#define TRIM_DEFAULT_LIMIT (100 * FRI_STREAM_NODE_MAX_ENTRIES)
+
+struct fri_stream_node {
+    fri_sid master;          /* the first entry's id: Redis's rax key, the search key */
+    fri_sid last;            /* the last entry's id, deleted or not (MINID trimming) */
+    size_t used;             /* bytes of data in use */
+    size_t cap;              /* bytes of data allocated */
+    uint32_t lp_bytes;       /* bytes of the listpack Redis would have: decides "full" */
+    uint32_t master_fields;  /* field names at the start of data */
+    uint32_t first_off;      /* where the entries start, after the master fields */
+    uint16_t live;           /* entries not deleted (Redis's master entry "count") */
+    uint16_t deleted;        /* entries flagged deleted */
+    unsigned char data[];    /* master fields, then the entries */
 };
 
-void fri_stream_free(void *stream) { (void)stream; }
+#define NODE(s, i) ((s)->nodes[(s)->node_off + (size_t)(i)])
+
+/* ----- Ids ---------------------------------------------------------------------------- */
+
+int fri_sid_incr(fri_sid *id)
+{
+    if (id->seq == UINT64_MAX) {
+        if (id->ms == UINT64_MAX) {
+            id->ms = id->seq = 0;
+            return -1;
+        }
+        id->ms++;
+        id->seq = 0;
+    } else {
+        id->seq++;
+    }
+    return 0;
+}
+
+int fri_sid_decr(fri_sid *id)
+{
+    if (id->seq == 0) {
+        if (id->ms == 0) {
+            id->ms = id->seq = UINT64_MAX;
+            return -1;
+        }
+        id->ms--;
+        id->seq = UINT64_MAX;
+    } else {
+        id->seq--;
+    }
+    return 0;
+}
+
+/* Writes u in decimal at dst (no NUL); returns the length. */
+static size_t u64_digits(char *dst, uint64_t u)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++) dst[i] = tmp[n - 1 - i];
+    return n;
+}
+
+size_t fri_sid_format(char *dst, fri_sid id)
+{
+    size_t n = u64_digits(dst, id.ms);
+    dst[n++] = '-';
+    n += u64_digits(dst + n, id.seq);
+    dst[n] = '\0';
+    return n;
+}
+
+void fri_reply_sid(fr_client *c, fri_sid id)
+{
+    char buf[FRI_SID_STRLEN];
+    size_t n = fri_sid_format(buf, id);
+    fri_reply_bulk(c, buf, n);
+}
+
+/* Redis's string2ull: a strict integer first (negative refused), else strtoull, which
+ * also takes leading blanks, a sign ("-1" wraps) and leading zeros, but nothing after
+ * the digits and nothing out of range. */
+static int string2ull(const char *s, uint64_t *v)
+{
+    long long ll;
+    if (fri_string2ll(s, strlen(s), &ll)) {
+        if (ll < 0) return 0;
+        *v = (uint64_t)ll;
+        return 1;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long u = strtoull(s, &end, 10);
+    if (errno == EINVAL || errno == ERANGE || !(*s != '\0' && *end == '\0')) return 0;
+    *v = u;
+    return 1;
+}
+
+int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
+                           int strict, int *seq_given)
+{
+    char buf[128];
+    uint64_t ms, seq;
+    if (a->len > sizeof(buf) - 1) goto invalid;
+    /* Redis reads the argument as a C string: an embedded NUL ends it. */
+    memcpy(buf, a->ptr, a->len);
+    buf[a->len] = '\0';
+    if (strict && (buf[0] == '-' || buf[0] == '+') && buf[1] == '\0') goto invalid;
+    if (seq_given) *seq_given = 1;
+    if (buf[0] == '-' && buf[1] == '\0') {
+        *id = FRI_SID_MIN;
+        return 0;
+    }
+    if (buf[0] == '+' && buf[1] == '\0') {
+        *id = FRI_SID_MAX;
+        return 0;
+    }
+    char *dash = strchr(buf, '-');
+    if (dash) *dash = '\0';
+    if (!string2ull(buf, &ms)) goto invalid;
+    if (dash) {
+        if (seq_given && dash[1] == '*' && dash[2] == '\0') {
+            seq = 0;
+            *seq_given = 0;
+        } else if (!string2ull(dash + 1, &seq)) {
+            goto invalid;
+        }
+    } else {
+        seq = missing_seq;
+    }
+    id->ms = ms;
+    id->seq = seq;
+    return 0;
+invalid:
+    if (c) fri_reply_error(c, FRI_ERR_INVALID_SID);
+    return -1;
+}
+
+int fri_sid_parse_interval_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, int *exclude,
+                                    uint64_t missing_seq)
+{
+    if (exclude) *exclude = a->len > 1 && a->ptr[0] == '(';
+    if (exclude && *exclude) {
+        fri_arg rest = {a->ptr + 1, a->len - 1};
+        return fri_sid_parse_or_reply(c, &rest, id, missing_seq, 1, NULL);
+    }
+    return fri_sid_parse_or_reply(c, a, id, missing_seq, 0, NULL);
+}
+
+/* Redis compares option words with strcasecmp on the argument's C string: bytes after an
+ * embedded NUL do not count.  So does this. */
+static int arg_is(const fri_arg *a, const char *word)
+{
+    size_t len = strnlen(a->ptr, a->len);
+    fri_arg head = {a->ptr, len};
+    return fri_arg_is(&head, word);
+}
+
+/* ----- Varints --------------------------------------------------------------------------- */
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static size_t varint_put(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+static const unsigned char *varint_get(const unsigned char *p, uint64_t *v)
+{
+    uint64_t r = 0;
+    unsigned shift = 0;
+    while (*p & 0x80) {
+        r |= (uint64_t)(*p++ & 0x7f) << shift;
+        shift += 7;
+    }
+    *v = r | (uint64_t)*p++ << shift;
+    return p;
+}
+
+/* Skips one length-prefixed string. */
+static const unsigned char *skip_str(const unsigned char *p)
+{
+    uint64_t len;
+    p = varint_get(p, &len);
+    return p + len;
+}
+
+/* ----- Redis's listpack sizes -------------------------------------------------------------
+ * Only the sizes matter: they decide when Redis starts a new node. */
+
+/* Bytes of the back-length that follows an element whose encoding takes l bytes. */
+static uint64_t lp_backlen_size(uint64_t l)
+{
+    if (l <= 127) return 1;
+    if (l < 16383) return 2;
+    if (l < 2097151) return 3;
+    if (l < 268435455) return 4;
+    return 5;
+}
+
+/* Bytes of an integer element (encoding plus back-length). */
+static uint64_t lp_int_size(int64_t v)
+{
+    uint64_t enc;
+    if (v >= 0 && v <= 127) enc = 1;
+    else if (v >= -4096 && v <= 4095) enc = 2;
+    else if (v >= -32768 && v <= 32767) enc = 3;
+    else if (v >= -8388608 && v <= 8388607) enc = 4;
+    else if (v >= -2147483648LL && v <= 2147483647LL) enc = 5;
+    else enc = 9;
+    return enc + lp_backlen_size(enc);
+}
+
+/* Bytes of a string element: listpack stores a string that reads as a 64-bit integer as
+ * that integer. */
+static uint64_t lp_str_size(const char *p, size_t len)
+{
+    long long v;
+    if (len > 0 && len <= 20 && fri_string2ll(p, len, &v)) return lp_int_size(v);
+    uint64_t enc = len < 64 ? 1 + len : len < 4096 ? 2 + len : 5 + (uint64_t)len;
+    return enc + lp_backlen_size(enc);
+}
+
+/* ----- Nodes ------------------------------------------------------------------------------- */
+
+/* The id of the entry before a node's first: the base of the first entry's delta, so
+ * that the first entry encodes as deltas 0, 0 (arithmetic is modulo 2^64). */
+static fri_sid node_base(const fri_stream_node *n)
+{
+    fri_sid b = {n->master.ms, n->master.seq - 1};
+    return b;
+}
+
+/* Decodes the id at p (after the flags byte) given the previous entry's id. */
+static const unsigned char *decode_id(const unsigned char *p, fri_sid prev, fri_sid *id)
+{
+    uint64_t dms, dseq;
+    p = varint_get(p, &dms);
+    p = varint_get(p, &dseq);
+    id->ms = prev.ms + dms;
+    id->seq = dms ? dseq : prev.seq + 1 + dseq;
+    return p;
+}
+
+/* Skips an entry's fields and values, p just past its id. */
+static const unsigned char *skip_fields(const fri_stream_node *n, const unsigned char *p,
+                                        int flags)
+{
+    if (flags & FLAG_SAMEFIELDS) {
+        for (uint32_t i = 0; i < n->master_fields; i++) p = skip_str(p);
+        return p;
+    }
+    uint64_t nf;
+    p = varint_get(p, &nf);
+    for (uint64_t i = 0; i < 2 * nf; i++) p = skip_str(p);
+    return p;
+}
+
+/* Fills ids[] and offs[] with every entry of the node; returns how many. */
+static int node_scan(const fri_stream_node *n, fri_sid *ids, uint32_t *offs)
+{
+    const unsigned char *p = n->data + n->first_off, *end = n->data + n->used;
+    fri_sid prev = node_base(n);
+    int k = 0;
+    while (p < end) {
+        offs[k] = (uint32_t)(p - n->data);
+        int flags = *p++;
+        p = decode_id(p, prev, &ids[k]);
+        prev = ids[k++];
+        p = skip_fields(n, p, flags);
+    }
+    return k;
+}
+
+/* The byte offset of the entry with this id in the node (deleted or not), or -1. */
+static long node_find_entry(const fri_stream_node *n, fri_sid id)
+{
+    if (fri_sid_cmp(id, n->master) < 0 || fri_sid_cmp(id, n->last) > 0) return -1;
+    const unsigned char *p = n->data + n->first_off, *end = n->data + n->used;
+    fri_sid prev = node_base(n), cur;
+    while (p < end) {
+        const unsigned char *e = p;
+        int flags = *p++;
+        p = decode_id(p, prev, &cur);
+        int c = fri_sid_cmp(cur, id);
+        if (c == 0) return (long)(e - n->data);
+        if (c > 0) return -1;
+        prev = cur;
+        p = skip_fields(n, p, flags);
+    }
+    return -1;
+}
+
+/* Index (from node_off) of the last node whose master id is <= id, or -1. */
+static long node_lookup(const fri_stream *s, fri_sid id)
+{
+    size_t lo = 0, hi = s->nnodes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fri_sid_cmp(NODE(s, mid)->master, id) <= 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return (long)lo - 1;
+}
+
+/* Removes node i (from node_off) from the index and frees it. */
+static void node_remove(fri_stream *s, size_t i)
+{
+    free(NODE(s, i));
+    if (i == 0) {
+        s->node_off++;
+    } else {
+        memmove(&s->nodes[s->node_off + i], &s->nodes[s->node_off + i + 1],
+                (s->nnodes - i - 1) * sizeof(*s->nodes));
+    }
+    s->nnodes--;
+    if (s->nnodes == 0) s->node_off = 0;
+    if (s->nodes_cap > 64 && s->nnodes < s->nodes_cap / 8) {
+        /* a long stream trimmed short: give the index back */
+        memmove(s->nodes, s->nodes + s->node_off, s->nnodes * sizeof(*s->nodes));
+        s->node_off = 0;
+        fri_stream_node **nn = realloc(s->nodes, s->nodes_cap / 4 * sizeof(*nn));
+        if (nn) {
+            s->nodes = nn;
+            s->nodes_cap /= 4;
+        }
+    }
+}
+
+/* Makes room for one more node pointer at the end of the index; -1 when out of memory. */
+static int nodes_reserve(fri_stream *s)
+{
+    if (s->node_off + s->nnodes < s->nodes_cap) return 0;
+    if (s->node_off >= s->nodes_cap / 2 && s->node_off > 0) {
+        /* trimming from the front freed half the slots: slide down instead of growing */
+        memmove(s->nodes, s->nodes + s->node_off, s->nnodes * sizeof(*s->nodes));
+        s->node_off = 0;
+        return 0;
+    }
+    size_t ncap = s->nodes_cap ? s->nodes_cap * 2 : 4;
+    fri_stream_node **nn = realloc(s->nodes, ncap * sizeof(*nn));
+    if (!nn) return -1;
+    s->nodes = nn;
+    s->nodes_cap = ncap;
+    return 0;
+}
+
+/* ----- The stream ---------------------------------------------------------------------------- */
+
+fri_stream *fri_stream_new(void) { return calloc(1, sizeof(fri_stream)); }
+
+static void free_nack(void *p) { free(p); }
+
+static void free_consumer(fri_val *v)
+{
+    fri_stream_consumer *cons = v->ptr;
+    if (!cons) return;
+    fri_sidmap_free(cons->pel, NULL);
+    fri_str_free(cons->name);
+    free(cons);
+}
+
+void fri_stream_cg_free(fri_stream_cg *cg)
+{
+    if (!cg) return;
+    fri_dict_free(cg->consumers, free_consumer);
+    fri_sidmap_free(cg->pel, free_nack);
+    free(cg);
+}
+
+static void free_cg_val(fri_val *v) { fri_stream_cg_free(v->ptr); }
+
+void fri_stream_free(void *stream)
+{
+    fri_stream *s = stream;
+    if (!s) return;
+    for (size_t i = 0; i < s->nnodes; i++) free(NODE(s, i));
+    free(s->nodes);
+    if (s->cgroups) fri_dict_free(s->cgroups, free_cg_val);
+    free(s);
+}
+
+size_t fri_stream_node_count(const fri_stream *s) { return s->nnodes; }
+
+fri_sid fri_stream_node_key(const fri_stream *s, size_t i) { return NODE(s, i)->master; }
+
+size_t fri_stream_memory(const fri_stream *s)
+{
+    size_t total = USABLE_SIZE((void *)s, sizeof(*s));
+    if (s->nodes) total += USABLE_SIZE(s->nodes, s->nodes_cap * sizeof(*s->nodes));
+    for (size_t i = 0; i < s->nnodes; i++)
+        total += USABLE_SIZE(NODE(s, i), sizeof(fri_stream_node) + NODE(s, i)->cap);
+    return total;
+}
+
+/* Appends an entry with id (greater than every id in the stream) and the nfields
+ * field/value pairs at fv, applying Redis's node-full rules.  Updates length, last_id,
+ * entries_added and first_id.  0, or -1 when out of memory (nothing changed). */
+static int stream_append(fri_stream *s, fri_sid id, const fri_arg *fv, long nfields)
+{
+    size_t totelelen = 0;
+    for (long i = 0; i < 2 * nfields; i++) totelelen += fv[i].len;
+
+    fri_stream_node *tail = s->nnodes ? NODE(s, s->nnodes - 1) : NULL;
+    if (tail && ((uint64_t)tail->lp_bytes + totelelen >= FRI_STREAM_NODE_MAX_BYTES ||
+                 tail->live + tail->deleted >= FRI_STREAM_NODE_MAX_ENTRIES))
+        tail = NULL;
+
+    /* Same field names as the node's first entry? */
+    int same = 0;
+    if (tail && tail->master_fields == (uint64_t)nfields) {
+        const unsigned char *m = tail->data;
+        same = 1;
+        for (long i = 0; i < nfields && same; i++) {
+            uint64_t flen;
+            m = varint_get(m, &flen);
+            if (flen != fv[2 * i].len || memcmp(m, fv[2 * i].ptr, flen) != 0) same = 0;
+            m += flen;
+        }
+    }
+    if (!tail) same = 1;
+
+    /* Bytes this entry takes in the fake's encoding and in Redis's listpack. */
+    fri_sid master = tail ? tail->master : id;
+    fri_sid prev = tail ? tail->last : (fri_sid){id.ms, id.seq - 1};
+    uint64_t dms = id.ms - prev.ms;
+    uint64_t dseq = dms ? id.seq : id.seq - prev.seq - 1;
+    size_t need = 1 + varint_len(dms) + varint_len(dseq);
+    uint64_t lp = lp_int_size(same ? FLAG_SAMEFIELDS : 0) +
+                  lp_int_size((int64_t)(id.ms - master.ms)) +
+                  lp_int_size((int64_t)(id.seq - master.seq));
+    if (!same) {
+        need += varint_len((uint64_t)nfields);
+        lp += lp_int_size(nfields);
+    }
+    for (long i = 0; i < nfields; i++) {
+        if (!same) {
+            need += varint_len(fv[2 * i].len) + fv[2 * i].len;
+            lp += lp_str_size(fv[2 * i].ptr, fv[2 * i].len);
+        }
+        need += varint_len(fv[2 * i + 1].len) + fv[2 * i + 1].len;
+        lp += lp_str_size(fv[2 * i + 1].ptr, fv[2 * i + 1].len);
+    }
+    lp += lp_int_size(nfields + 3 + (same ? 0 : nfields + 1)); /* lp-count */
+
+    fri_stream_node *n;
+    if (!tail) {
+        /* A new node whose master fields are this entry's field names. */
+        size_t mbytes = 0;
+        uint64_t mlp = 7 + lp_int_size(1) + lp_int_size(0) + lp_int_size(nfields) +
+                       lp_int_size(0); /* header, count, deleted, num-fields, terminator */
+        for (long i = 0; i < nfields; i++) {
+            mbytes += varint_len(fv[2 * i].len) + fv[2 * i].len;
+            mlp += lp_str_size(fv[2 * i].ptr, fv[2 * i].len);
+        }
+        if (nodes_reserve(s) < 0) return -1;
+        size_t cap = mbytes + need;
+        if (cap < 256) cap = 256;
+        n = malloc(sizeof(*n) + cap);
+        if (!n) return -1;
+        /* The previous tail is complete: give back its spare bytes (Redis shrinks its
+         * listpack to fit at the same moment). */
+        if (s->nnodes) {
+            fri_stream_node *old = NODE(s, s->nnodes - 1);
+            if (old->cap > old->used) {
+                fri_stream_node *shrunk = realloc(old, sizeof(*old) + old->used);
+                if (shrunk) {
+                    shrunk->cap = shrunk->used;
+                    NODE(s, s->nnodes - 1) = shrunk;
+                }
+            }
+        }
+        n->master = id;
+        n->last = (fri_sid){id.ms, id.seq - 1};
+        n->cap = cap;
+        n->used = 0;
+        n->lp_bytes = (uint32_t)mlp;
+        n->master_fields = (uint32_t)nfields;
+        n->live = n->deleted = 0;
+        for (long i = 0; i < nfields; i++) {
+            n->used += varint_put(n->data + n->used, fv[2 * i].len);
+            memcpy(n->data + n->used, fv[2 * i].ptr, fv[2 * i].len);
+            n->used += fv[2 * i].len;
+        }
+        n->first_off = (uint32_t)n->used;
+        s->nodes[s->node_off + s->nnodes++] = n;
+    } else {
+        n = tail;
+        if (n->cap - n->used < need) {
+            size_t cap = n->cap + n->cap / 2;
+            if (cap < n->used + need) cap = n->used + need;
+            fri_stream_node *grown = realloc(n, sizeof(*n) + cap);
+            if (!grown) return -1;
+            n = grown;
+            n->cap = cap;
+            NODE(s, s->nnodes - 1) = n;
+        }
+    }
+
+    unsigned char *p = n->data + n->used;
+    *p++ = (unsigned char)(same ? FLAG_SAMEFIELDS : 0);
+    p += varint_put(p, dms);
+    p += varint_put(p, dseq);
+    if (!same) p += varint_put(p, (uint64_t)nfields);
+    for (long i = 0; i < nfields; i++) {
+        if (!same) {
+            p += varint_put(p, fv[2 * i].len);
+            memcpy(p, fv[2 * i].ptr, fv[2 * i].len);
+            p += fv[2 * i].len;
+        }
+        p += varint_put(p, fv[2 * i + 1].len);
+        memcpy(p, fv[2 * i + 1].ptr, fv[2 * i + 1].len);
+        p += fv[2 * i + 1].len;
+    }
+    n->used = (size_t)(p - n->data);
+    n->lp_bytes = (uint32_t)(n->lp_bytes + lp > UINT32_MAX ? UINT32_MAX : n->lp_bytes + lp);
+    n->live++;
+    n->last = id;
+
+    s->length++;
+    s->entries_added++;
+    s->last_id = id;
+    if (s->length == 1) s->first_id = id;
+    return 0;
+}
+
+/* Flags the entry at byte offset off of node i as deleted, and removes the node when it
+ * was its last live entry (Redis's streamIteratorRemoveEntry). */
+static void node_delete_at(fri_stream *s, size_t i, long off)
+{
+    fri_stream_node *n = NODE(s, i);
+    n->data[off] |= FLAG_DELETED;
+    s->length--;
+    if (n->live == 1) {
+        node_remove(s, i);
+    } else {
+        n->live--;
+        n->deleted++;
+    }
+}
+
+/* Deletes the live entry id: 1 if it was there (Redis's streamDeleteItem). */
+static int stream_delete(fri_stream *s, fri_sid id)
+{
+    long i = node_lookup(s, id);
+    if (i < 0) return 0;
+    long off = node_find_entry(NODE(s, i), id);
+    if (off < 0 || (NODE(s, i)->data[off] & FLAG_DELETED)) return 0;
+    node_delete_at(s, (size_t)i, off);
+    return 1;
+}
+
+int fri_stream_entry_exists(fri_stream *s, fri_sid id)
+{
+    long i = node_lookup(s, id);
+    if (i < 0) return 0;
+    long off = node_find_entry(NODE(s, i), id);
+    return off >= 0 && !(NODE(s, i)->data[off] & FLAG_DELETED);
+}
+
+int fri_stream_check(fri_stream *s)
+{
+    fri_sid ids[FRI_STREAM_NODE_MAX_ENTRIES + 1];
+    uint32_t offs[FRI_STREAM_NODE_MAX_ENTRIES + 1];
+    uint64_t live_total = 0;
+    int have_prev = 0, have_first = 0;
+    fri_sid prev = FRI_SID_MIN, first = FRI_SID_MIN;
+    if (s->node_off + s->nnodes > s->nodes_cap) return -1;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        fri_stream_node *n = NODE(s, i);
+        if (n->live + n->deleted > FRI_STREAM_NODE_MAX_ENTRIES) return -2;
+        if (n->used > n->cap) return -3;
+        int k = node_scan(n, ids, offs);
+        if (k != n->live + n->deleted || k == 0) return -4;
+        if (fri_sid_cmp(ids[0], n->master) != 0) return -5;
+        if (fri_sid_cmp(ids[k - 1], n->last) != 0) return -6;
+        int live = 0;
+        for (int j = 0; j < k; j++) {
+            if (have_prev && fri_sid_cmp(ids[j], prev) <= 0) return -7;
+            prev = ids[j];
+            have_prev = 1;
+            if (!(n->data[offs[j]] & FLAG_DELETED)) {
+                live++;
+                if (!have_first) {
+                    first = ids[j];
+                    have_first = 1;
+                }
+            }
+        }
+        if (live != n->live) return -8;
+        live_total += (uint64_t)live;
+    }
+    if (live_total != s->length) return -9;
+    if (s->length && fri_sid_cmp(first, s->first_id) != 0) return -10;
+    if (!s->length && !fri_sid_is_zero(s->first_id)) return -11;
+    if (have_prev && fri_sid_cmp(prev, s->last_id) > 0) return -12;
+    return 0;
+}
+
+/* ----- Trimming ---------------------------------------------------------------------------- */
+
+enum { TRIM_NONE, TRIM_MAXLEN, TRIM_MINID };
+
+/* XADD / XTRIM trimming options (Redis's streamAddTrimArgs). */
+typedef struct trim_args {
+    int strategy;      /* TRIM_NONE, TRIM_MAXLEN, TRIM_MINID */
+    int approx;        /* "~": only whole nodes */
+    long long maxlen;  /* MAXLEN threshold */
+    fri_sid minid;     /* MINID threshold */
+    long long limit;   /* at most this many entries (in whole nodes) for "~"; 0 = no limit */
+    /* XADD only */
+    int id_given;      /* an explicit id (not "*") */
+    int seq_given;     /* ... with its sequence ("<ms>-*" clears it) */
+    fri_sid id;        /* that id */
+    int no_mkstream;   /* NOMKSTREAM */
+} trim_args;
+
+/* The first live entry's id into s->first_id (0-0 when the stream is empty). */
+static void update_first_id(fri_stream *s)
+{
+    if (!s->length || !fri_stream_first_valid_id(s, &s->first_id)) s->first_id = FRI_SID_MIN;
+}
+
+/* Redis's streamTrim: removes entries from the head of the stream, whole nodes first;
+ * with "~" it stops at the first node it cannot remove whole, without "~" it flags the
+ * entries of that node that must go.  Returns the number of entries removed. */
+static long long stream_trim(fri_stream *s, const trim_args *a)
+{
+    if (a->strategy == TRIM_NONE) return 0;
+    long long deleted = 0;
+    while (s->nnodes) {
+        if (a->strategy == TRIM_MAXLEN && s->length <= (uint64_t)a->maxlen) break;
+        fri_stream_node *n = NODE(s, 0);
+        long long entries = n->live;
+        if (a->limit && deleted + entries > a->limit) break;
+        int remove_node;
+        if (a->strategy == TRIM_MAXLEN)
+            remove_node = s->length - (uint64_t)entries >= (uint64_t)a->maxlen;
+        else
+            remove_node = fri_sid_cmp(n->last, a->minid) < 0;
+        if (remove_node) {
+            s->length -= (uint64_t)entries;
+            deleted += entries;
+            node_remove(s, 0);
+            continue;
+        }
+        if (a->approx) break;
+
+        /* Flag entries of this node one by one. */
+        const unsigned char *p = n->data + n->first_off, *end = n->data + n->used;
+        fri_sid prev = node_base(n), cur;
+        long long from_node = 0;
+        while (p < end) {
+            unsigned char *e = n->data + (p - n->data);
+            int flags = *p++;
+            p = decode_id(p, prev, &cur);
+            prev = cur;
+            int stop = a->strategy == TRIM_MAXLEN ? s->length <= (uint64_t)a->maxlen
+                                                  : fri_sid_cmp(cur, a->minid) >= 0;
+            if (stop) break;
+            p = skip_fields(n, p, flags);
+            if (!(flags & FLAG_DELETED)) {
+                *e |= FLAG_DELETED;
+                from_node++;
+                s->length--;
+            }
+        }
+        /* Redis keeps the node even when no live entry is left in it (possible with
+         * MINID when its last entry was already deleted). */
+        n->live = (uint16_t)(n->live - from_node);
+        n->deleted = (uint16_t)(n->deleted + from_node);
+        deleted += from_node;
+        break;
+    }
+    update_first_id(s);
+    return deleted;
+}
+
+/* Redis's streamParseAddOrTrimArgsOrReply, for XADD (xadd = 1: the options end at the id,
+ * whose argv index is returned) and XTRIM (xadd = 0).  -1 after replying an error. */
+static int parse_add_trim_args_or_reply(fr_client *c, trim_args *a, int xadd)
+{
+    memset(a, 0, sizeof(*a));
+    a->maxlen = -1;
+    int limit_given = 0;
+    int i = 2;
+    for (; i < c->argc; i++) {
+        int moreargs = c->argc - 1 - i;
+        const fri_arg *opt = &c->argv[i];
+        if (xadd && arg_is(opt, "*")) {
+            break;
+        } else if ((arg_is(opt, "maxlen") || arg_is(opt, "minid")) && moreargs) {
+            int maxlen = arg_is(opt, "maxlen");
+            if (a->strategy != TRIM_NONE) {
+                fri_reply_error(c, "ERR syntax error, MAXLEN and MINID options at the same "
+                                   "time are not compatible");
+                return -1;
+            }
+            a->approx = 0;
+            const fri_arg *next = &c->argv[i + 1];
+            if (moreargs >= 2 && arg_is(next, "~")) {
+                a->approx = 1;
+                i++;
+            } else if (moreargs >= 2 && arg_is(next, "=")) {
+                i++;
+            }
+            if (maxlen) {
+                if (fri_get_ll_or_reply(c, &c->argv[i + 1], &a->maxlen, NULL) < 0) return -1;
+                if (a->maxlen < 0) {
+                    fri_reply_error(c, "ERR The MAXLEN argument must be >= 0.");
+                    return -1;
+                }
+                a->strategy = TRIM_MAXLEN;
+            } else {
+                if (fri_sid_parse_or_reply(c, &c->argv[i + 1], &a->minid, 0, 1, NULL) < 0)
+                    return -1;
+                a->strategy = TRIM_MINID;
+            }
+            i++;
+        } else if (arg_is(opt, "limit") && moreargs) {
+            if (fri_get_ll_or_reply(c, &c->argv[i + 1], &a->limit, NULL) < 0) return -1;
+            if (a->limit < 0) {
+                fri_reply_error(c, "ERR The LIMIT argument must be >= 0.");
+                return -1;
+            }
+            limit_given = 1;
+            i++;
+        } else if (xadd && arg_is(opt, "nomkstream")) {
+            a->no_mkstream = 1;
+        } else if (xadd) {
+            /* Not an option: the id (or a syntax error reported as a bad id). */
+            if (fri_sid_parse_or_reply(c, opt, &a->id, 0, 1, &a->seq_given) < 0) return -1;
+            a->id_given = 1;
+            break;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return -1;
+        }
+    }
+    if (a->limit && a->strategy == TRIM_NONE) {
+        fri_reply_error(c, "ERR syntax error, LIMIT cannot be used without specifying a "
+                           "trimming strategy");
+        return -1;
+    }
+    if (!xadd && a->strategy == TRIM_NONE) {
+        fri_reply_error(c, "ERR syntax error, XTRIM must be called with a trimming strategy");
+        return -1;
+    }
+    if (limit_given) {
+        if (!a->approx) {
+            fri_reply_error(c, "ERR syntax error, LIMIT cannot be used without the special ~ "
+                               "option");
+            return -1;
+        }
+    } else {
+        a->limit = a->approx ? TRIM_DEFAULT_LIMIT : 0;
+    }
+    return i;
+}
+
+/* ----- Iteration -------------------------------------------------------------------------- */
+
+void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fri_sid end,
+                           int rev)
+{
+    it->s = s;
+    it->start = start;
+    it->end = end;
+    it->rev = rev;
+    it->node_loaded = 0;
+    it->nents = it->at = 0;
+    it->fp = it->master = NULL;
+    it->same_fields = 0;
+    if (!rev) {
+        long i = node_lookup(s, start);
+        it->node = i < 0 ? 0 : i;
+    } else {
+        it->node = node_lookup(s, end);
+    }
+    if (fri_sid_cmp(start, end) > 0) it->node = rev ? -1 : (long)s->nnodes; /* empty range */
+}
+
+int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
+{
+    fri_stream *s = it->s;
+    for (;;) {
+        if (it->node < 0 || it->node >= (long)s->nnodes) return 0;
+        fri_stream_node *n = NODE(s, it->node);
+        if (!it->node_loaded) {
+            it->nents = node_scan(n, it->ids, it->offs);
+            it->at = it->rev ? it->nents - 1 : 0;
+            it->node_loaded = 1;
+        }
+        while (it->rev ? it->at >= 0 : it->at < it->nents) {
+            int k = it->at;
+            it->at += it->rev ? -1 : 1;
+            fri_sid cur = it->ids[k];
+            if (!it->rev) {
+                if (fri_sid_cmp(cur, it->start) < 0) continue;
+                if (fri_sid_cmp(cur, it->end) > 0) goto finished;
+            } else {
+                if (fri_sid_cmp(cur, it->end) > 0) continue;
+                if (fri_sid_cmp(cur, it->start) < 0) goto finished;
+            }
+            const unsigned char *p = n->data + it->offs[k];
+            int flags = *p++;
+            if (flags & FLAG_DELETED) continue;
+            fri_sid skip;
+            p = decode_id(p, (fri_sid){0, 0}, &skip); /* only to step over the id */
+            long nf;
+            if (flags & FLAG_SAMEFIELDS) {
+                nf = (long)n->master_fields;
+                it->master = n->data;
+                it->same_fields = 1;
+            } else {
+                uint64_t v;
+                p = varint_get(p, &v);
+                nf = (long)v;
+                it->master = NULL;
+                it->same_fields = 0;
+            }
+            it->fp = p;
+            if (id) *id = cur;
+            if (nfields) *nfields = nf;
+            return 1;
+        }
+        it->node += it->rev ? -1 : 1;
+        it->node_loaded = 0;
+    }
+finished:
+    it->node = it->rev ? -1 : (long)s->nnodes;
+    return 0;
+}
+
+void fri_stream_iter_field(fri_stream_iter *it, const char **field, size_t *flen,
+                           const char **value, size_t *vlen)
+{
+    uint64_t len;
+    if (it->same_fields) {
+        it->master = varint_get(it->master, &len);
+        *field = (const char *)it->master;
+        *flen = (size_t)len;
+        it->master += len;
+    } else {
+        it->fp = varint_get(it->fp, &len);
+        *field = (const char *)it->fp;
+        *flen = (size_t)len;
+        it->fp += len;
+    }
+    it->fp = varint_get(it->fp, &len);
+    *value = (const char *)it->fp;
+    *vlen = (size_t)len;
+    it->fp += len;
+}
+
+int fri_stream_last_valid_id(fri_stream *s, fri_sid *id)
+{
+    fri_stream_iter it;
+    fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, 1);
+    return fri_stream_iter_next(&it, id, NULL);
+}
+
+int fri_stream_first_valid_id(fri_stream *s, fri_sid *id)
+{
+    fri_stream_iter it;
+    fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    return fri_stream_iter_next(&it, id, NULL);
+}
+
+/* ----- Replies ------------------------------------------------------------------------------ */
+
+void fri_stream_reply_current(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields)
+{
+    fri_reply_array_len(c, 2);
+    fri_reply_sid(c, id);
+    fri_reply_array_len(c, nfields * 2);
+    for (long i = 0; i < nfields; i++) {
+        const char *f, *v;
+        size_t fl, vl;
+        fri_stream_iter_field(it, &f, &fl, &v, &vl);
+        fri_reply_bulk(c, f, fl);
+        fri_reply_bulk(c, v, vl);
+    }
+}
+
+int fri_stream_reply_entry(fr_client *c, fri_stream *s, fri_sid id)
+{
+    fri_stream_iter it;
+    fri_sid got;
+    long nf;
+    fri_stream_iter_start(&it, s, id, id, 0);
+    if (!fri_stream_iter_next(&it, &got, &nf)) return 0;
+    fri_stream_reply_current(c, &it, got, nf);
+    return 1;
+}
+
+size_t fri_stream_reply_range(fr_client *c, fri_stream *s, fri_sid start, fri_sid end,
+                              size_t count, int rev)
+{
+    size_t h = fri_reply_deferred_len(c), n = 0;
+    fri_stream_iter it;
+    fri_sid id;
+    long nf;
+    fri_stream_iter_start(&it, s, start, end, rev);
+    while ((count == 0 || n < count) && fri_stream_iter_next(&it, &id, &nf)) {
+        fri_stream_reply_current(c, &it, id, nf);
+        n++;
+    }
+    fri_reply_set_deferred_len(c, h, (long)n);
+    return n;
+}
+
+/* ----- Commands ----------------------------------------------------------------------------- */
+
+/* The stream at argv[1] for reading: NULL when missing (nothing replied) or of another
+ * type (*wrongtype set, WRONGTYPE replied). */
+static fri_stream *stream_lookup(fr_client *c, int write, int *wrongtype)
+{
+    fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_STREAM, write, wrongtype);
+    return o ? o->ptr : NULL;
+}
+
+/* XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
+ * Options and the id are checked first, then the field/value count (an arity error),
+ * then 0-0, then the key.  The stream is created only once the entry is in it, so
+ * running out of memory leaves no empty key behind. */
+static void xaddCommand(fr_client *c)
+{
+    trim_args a;
+    int idpos = parse_add_trim_args_or_reply(c, &a, 1);
+    if (idpos < 0) return;
+    int field_pos = idpos + 1;
+    if (c->argc - field_pos < 2 || (c->argc - field_pos) % 2 == 1) {
+        fri_reply_arity_error(c);
+        return;
+    }
+    if (a.id_given && a.seq_given && fri_sid_is_zero(a.id)) {
+        fri_reply_error(c, "ERR The ID specified in XADD must be greater than 0-0");
+        return;
+    }
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, 1, &wrongtype);
+    if (wrongtype) return;
+    fri_stream *created = NULL;
+    if (!s) {
+        if (a.no_mkstream) {
+            fri_reply_nil(c);
+            return;
+        }
+        s = created = fri_stream_new();
+        if (!s) {
+            fri_reply_error(c, FRI_ERR_OOM);
+            return;
+        }
+    }
+    if (s->last_id.ms == UINT64_MAX && s->last_id.seq == UINT64_MAX) {
+        fri_reply_error(c, "ERR The stream has exhausted the last possible ID, unable to add "
+                           "more items");
+        fri_stream_free(created);
+        return;
+    }
+
+    long nfields = (c->argc - field_pos) / 2;
+    size_t totelelen = 0;
+    for (int j = field_pos; j < c->argc; j++) totelelen += c->argv[j].len;
+    fri_sid id;
+    int bad_id = 0;
+    if (a.id_given) {
+        if (a.seq_given) {
+            id = a.id;
+        } else if (s->last_id.ms == a.id.ms) {
+            /* "<ms>-*" on the last id's ms: the next sequence, if there is one */
+            if (s->last_id.seq == UINT64_MAX) bad_id = 1;
+            id = (fri_sid){s->last_id.ms, s->last_id.seq + 1};
+        } else {
+            id = a.id;
+        }
+    } else {
+        /* Redis's streamNextID: the clock, but never behind the last id */
+        uint64_t now = c->now_ms < 0 ? 0 : (uint64_t)c->now_ms;
+        if (now > s->last_id.ms) {
+            id = (fri_sid){now, 0};
+        } else {
+            id = s->last_id;
+            fri_sid_incr(&id);
+        }
+    }
+    const char *err = NULL;
+    if (bad_id) /* 7.0.15 fails this case without setting errno to EDOM: this is its text */
+        err = "ERR Elements are too large to be stored";
+    else if (fri_sid_cmp(id, s->last_id) <= 0)
+        err = "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+    else if (totelelen > LISTPACK_MAX_SIZE)
+        err = "ERR Elements are too large to be stored";
+    if (err) {
+        /* Redis has created the key by then: an empty stream stays behind */
+        fri_obj *o = created ? fri_obj_new(FRI_STREAM, created) : NULL;
+        if (o) fri_db_add(c->db, c->argv[1].ptr, c->argv[1].len, o);
+        else fri_stream_free(created);
+        fri_reply_error(c, err);
+        return;
+    }
+    if (stream_append(s, id, &c->argv[field_pos], nfields) < 0) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        fri_stream_free(created);
+        return;
+    }
+    if (created) {
+        fri_obj *o = fri_obj_new(FRI_STREAM, created);
+        if (!o) {
+            fri_reply_error(c, FRI_ERR_OOM);
+            fri_stream_free(created);
+            return;
+        }
+        fri_db_add(c->db, c->argv[1].ptr, c->argv[1].len, o);
+    }
+    fri_reply_sid(c, id);
+    fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    stream_trim(s, &a);
+}
+
+/* XLEN key */
+static void xlenCommand(fr_client *c)
+{
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, 0, &wrongtype);
+    if (wrongtype) return;
+    fri_reply_ll(c, s ? (long long)s->length : 0);
+}
+
+/* XRANGE key start end [COUNT n] and XREVRANGE key end start [COUNT n]: both ids are
+ * parsed (the start first, whatever its position), then COUNT, then the key; COUNT 0 or
+ * negative answers a null array on an existing stream. */
+static void xrange_generic(fr_client *c, int rev)
+{
+    const fri_arg *startarg = rev ? &c->argv[3] : &c->argv[2];
+    const fri_arg *endarg = rev ? &c->argv[2] : &c->argv[3];
+    fri_sid start, end;
+    int startex, endex;
+    long long count = -1;
+
+    if (fri_sid_parse_interval_or_reply(c, startarg, &start, &startex, 0) < 0) return;
+    if (startex && fri_sid_incr(&start) < 0) {
+        fri_reply_error(c, "ERR invalid start ID for the interval");
+        return;
+    }
+    if (fri_sid_parse_interval_or_reply(c, endarg, &end, &endex, UINT64_MAX) < 0) return;
+    if (endex && fri_sid_decr(&end) < 0) {
+        fri_reply_error(c, "ERR invalid end ID for the interval");
+        return;
+    }
+    for (int j = 4; j < c->argc; j++) {
+        int additional = c->argc - j - 1;
+        if (arg_is(&c->argv[j], "count") && additional >= 1) {
+            if (fri_get_ll_or_reply(c, &c->argv[j + 1], &count, NULL) < 0) return;
+            if (count < 0) count = 0;
+            j++;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+    }
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, 0, &wrongtype);
+    if (wrongtype) return;
+    if (!s) {
+        fri_reply_empty_array(c);
+        return;
+    }
+    if (count == 0) {
+        fri_reply_null_array(c);
+        return;
+    }
+    fri_stream_reply_range(c, s, start, end, count < 0 ? 0 : (size_t)count, rev);
+}
+
+static void xrangeCommand(fr_client *c) { xrange_generic(c, 0); }
+static void xrevrangeCommand(fr_client *c) { xrange_generic(c, 1); }
+
+/* XDEL key id [id ...]: the key first (missing answers 0), then every id is parsed before
+ * anything is deleted, so a bad id changes nothing. */
+static void xdelCommand(fr_client *c)
+{
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, 1, &wrongtype);
+    if (wrongtype) return;
+    if (!s) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    int n = c->argc - 2;
+    fri_sid small[16];
+    fri_sid *ids = n <= 16 ? small : malloc(sizeof(*ids) * (size_t)n);
+    if (!ids) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    for (int j = 0; j < n; j++) {
+        if (fri_sid_parse_or_reply(c, &c->argv[j + 2], &ids[j], 0, 1, NULL) < 0) goto done;
+    }
+    long long deleted = 0;
+    int first_entry = 0;
+    for (int j = 0; j < n; j++) {
+        if (!stream_delete(s, ids[j])) continue;
+        if (fri_sid_cmp(ids[j], s->first_id) == 0) first_entry = 1;
+        if (fri_sid_cmp(ids[j], s->max_deleted_entry_id) > 0) s->max_deleted_entry_id = ids[j];
+        deleted++;
+    }
+    if (deleted) {
+        if (s->length == 0) s->first_id = FRI_SID_MIN;
+        else if (first_entry) update_first_id(s);
+        fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    }
+    fri_reply_ll(c, deleted);
+done:
+    if (ids != small) free(ids);
+}
+
+/* XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]: options first, then the key
+ * (missing answers 0). */
+static void xtrimCommand(fr_client *c)
+{
+    trim_args a;
+    if (parse_add_trim_args_or_reply(c, &a, 0) < 0) return;
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, 1, &wrongtype);
+    if (wrongtype) return;
+    if (!s) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    long long deleted = stream_trim(s, &a);
+    if (deleted) fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    fri_reply_ll(c, deleted);
+}
+
+/* XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]: arguments first, then the key
+ * ("no such key" when missing), then the checks against the stream's live entries.  As in
+ * 7.0.15, the id is not checked against the current max_deleted_entry_id, and on an empty
+ * stream it may go backwards. */
+static void xsetidCommand(fr_client *c)
+{
+    fri_sid id, max_xdel_id = FRI_SID_MIN;
+    long long entries_added = -1;
+    if (fri_sid_parse_or_reply(c, &c->argv[2], &id, 0, 1, NULL) < 0) return;
+    for (int i = 3; i < c->argc;) {
+        int moreargs = c->argc - 1 - i;
+        if (arg_is(&c->argv[i], "entriesadded") && moreargs) {
+            if (fri_get_ll_or_reply(c, &c->argv[i + 1], &entries_added, NULL) < 0) return;
+            if (entries_added < 0) {
+                fri_reply_error(c, "ERR entries_added must be positive");
+                return;
+            }
+            i += 2;
+        } else if (arg_is(&c->argv[i], "maxdeletedid") && moreargs) {
+            if (fri_sid_parse_or_reply(c, &c->argv[i + 1], &max_xdel_id, 0, 1, NULL) < 0)
+                return;
+            if (fri_sid_cmp(id, max_xdel_id) < 0) {
+                fri_reply_error(c, "ERR The ID specified in XSETID is smaller than the "
+                                   "provided max_deleted_entry_id");
+                return;
+            }
+            i += 2;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+    }
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, 1, &wrongtype);
+    if (wrongtype) return;
+    if (!s) {
+        fri_reply_error(c, FRI_ERR_NOKEY);
+        return;
+    }
+    if (s->length > 0) {
+        fri_sid maxid;
+        fri_stream_last_valid_id(s, &maxid);
+        if (fri_sid_cmp(id, maxid) < 0) {
+            fri_reply_error(c, "ERR The ID specified in XSETID is smaller than the target "
+                               "stream top item");
+            return;
+        }
+        if (entries_added != -1 && s->length > (uint64_t)entries_added) {
+            fri_reply_error(c, "ERR The entries_added specified in XSETID is smaller than the "
+                               "target stream length");
+            return;
+        }
+    }
+    s->last_id = id;
+    if (entries_added != -1) s->entries_added = (uint64_t)entries_added;
+    if (!fri_sid_is_zero(max_xdel_id)) s->max_deleted_entry_id = max_xdel_id;
+    /* 7.0.15 does not signal the key as modified here: a WATCH on it survives */
+    fri_reply_ok(c);
+}
+
+int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->timeout = -1;
+    for (int i = 1; i < c->argc; i++) {
+        int moreargs = c->argc - i - 1;
+        const fri_arg *a = &c->argv[i];
+        if (arg_is(a, "block") && moreargs) {
+            long long t;
+            i++;
+            if (fri_get_ll_or_reply(c, &c->argv[i], &t,
+                                    "ERR timeout is not an integer or out of range") < 0)
+                return -1;
+            if (t < 0) {
+                fri_reply_error(c, "ERR timeout is negative");
+                return -1;
+            }
+            o->timeout = t;
+        } else if (arg_is(a, "count") && moreargs) {
+            i++;
+            if (fri_get_ll_or_reply(c, &c->argv[i], &o->count, NULL) < 0) return -1;
+            if (o->count < 0) o->count = 0;
+        } else if (arg_is(a, "streams") && moreargs) {
+            o->streams_arg = i + 1;
+            int n = c->argc - o->streams_arg;
+            if (n % 2 != 0) {
+                /* 7.0 words it this way for XREADGROUP too */
+                fri_reply_error(c, "ERR Unbalanced XREAD list of streams: for each stream key "
+                                   "an ID or '$' must be specified.");
+                return -1;
+            }
+            o->nstreams = n / 2;
+            break;
+        } else if (arg_is(a, "group") && moreargs >= 2) {
+            if (!xreadgroup) {
+                fri_reply_error(c, "ERR The GROUP option is only supported by XREADGROUP. You "
+                                   "called XREAD instead.");
+                return -1;
+            }
+            o->group_arg = i + 1;
+            i += 2;
+        } else if (arg_is(a, "noack")) {
+            if (!xreadgroup) {
+                fri_reply_error(c, "ERR The NOACK option is only supported by XREADGROUP. "
+                                   "You called XREAD instead.");
+                return -1;
+            }
+            o->noack = 1;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return -1;
+        }
+    }
+    if (o->streams_arg == 0) {
+        fri_reply_error(c, FRI_ERR_SYNTAX);
+        return -1;
+    }
+    if (xreadgroup && o->group_arg == 0) {
+        fri_reply_error(c, "ERR Missing GROUP option for XREADGROUP");
+        return -1;
+    }
+    return 0;
+}
+
+/* XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...: every key is looked up and every id
+ * parsed ("$" = the stream's last id) before anything is answered; then each stream with
+ * a live entry after its id contributes [key, entries].  Nothing to serve answers the
+ * null array, which is what a blocked read answers when its timeout fires: in process
+ * nothing else can add to a stream meanwhile, so BLOCK answers at once. */
+static void xreadCommand(fr_client *c)
+{
+    fri_xread_opts o;
+    if (fri_xread_parse_opts_or_reply(c, 0, &o) < 0) return;
+    fri_sid small[8];
+    fri_sid *ids = o.nstreams <= 8 ? small : malloc(sizeof(*ids) * (size_t)o.nstreams);
+    if (!ids) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    for (int i = 0; i < o.nstreams; i++) {
+        const fri_arg *key = &c->argv[o.streams_arg + i];
+        const fri_arg *ida = &c->argv[o.streams_arg + o.nstreams + i];
+        int wrongtype;
+        fri_obj *obj = fri_lookup_typed(c, key, FRI_STREAM, 0, &wrongtype);
+        if (wrongtype) goto done;
+        if (arg_is(ida, "$")) {
+            ids[i] = obj ? ((fri_stream *)obj->ptr)->last_id : FRI_SID_MIN;
+            continue;
+        }
+        if (arg_is(ida, ">")) {
+            fri_reply_error(c, "ERR The > ID can be specified only when calling XREADGROUP "
+                               "using the GROUP <group> <consumer> option.");
+            goto done;
+        }
+        if (fri_sid_parse_or_reply(c, ida, &ids[i], 0, 1, NULL) < 0) goto done;
+    }
+
+    size_t h = 0;
+    long served = 0;
+    for (int i = 0; i < o.nstreams; i++) {
+        const fri_arg *key = &c->argv[o.streams_arg + i];
+        int wrongtype;
+        fri_obj *obj = fri_lookup_typed(c, key, FRI_STREAM, 0, &wrongtype);
+        if (!obj) continue;
+        fri_stream *s = obj->ptr;
+        fri_sid maxid;
+        if (!s->length || !fri_stream_last_valid_id(s, &maxid) ||
+            fri_sid_cmp(maxid, ids[i]) <= 0)
+            continue;
+        if (served++ == 0) h = fri_reply_deferred_len(c);
+        fri_sid start = ids[i];
+        fri_sid_incr(&start);
+        /* RESP2: [key, entries] pairs; RESP3: a map from key to entries */
+        if (c->resp == 2) fri_reply_array_len(c, 2);
+        fri_reply_bulk(c, key->ptr, key->len);
+        fri_stream_reply_range(c, s, start, FRI_SID_MAX, (size_t)o.count, 0);
+    }
+    if (!served) fri_reply_null_array(c);
+    else if (c->resp == 2) fri_reply_set_deferred_len(c, h, served);
+    else fri_reply_set_deferred_map_len(c, h, served);
+done:
+    if (ids != small) free(ids);
+}
+
+/* XREAD's keys, found as Redis's xreadGetKeys finds them for the cluster check: skip the
+ * options (BLOCK and COUNT take a value, GROUP two, NOACK none) up to STREAMS; the first
+ * half of what follows are the keys.  Anything else, or an odd or empty list, gives no
+ * keys (the command itself then answers the error). */
+static int xread_getkeys(int argc, const fri_arg *argv, int *keys, int max)
+{
+    int pos = -1;
+    for (int i = 1; i < argc; i++) {
+        if (arg_is(&argv[i], "block") || arg_is(&argv[i], "count")) {
+            i++;
+        } else if (arg_is(&argv[i], "group")) {
+            i += 2;
+        } else if (arg_is(&argv[i], "noack")) {
+            continue;
+        } else if (arg_is(&argv[i], "streams")) {
+            pos = i;
+            break;
+        } else {
+            break;
+        }
+    }
+    int num = argc - pos - 1;
+    if (pos < 0 || num == 0 || num % 2 != 0) return 0;
+    int k = 0;
+    for (int i = 0; i < num / 2 && k < max; i++) keys[k++] = pos + 1 + i;
+    return k;
+}
+
+/* ----- Dump ------------------------------------------------------------------------------- */
+
+/* Quotes bytes as dump.c does (redis-cli style), so a value prints on one line. */
+static void dump_quoted(fri_buf *b, const char *p, size_t len)
+{
+    fri_buf_append(b, "\"", 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        switch (ch) {
+        case '\\': fri_buf_append(b, "\\\\", 2); break;
+        case '"': fri_buf_append(b, "\\\"", 2); break;
+        case '\n': fri_buf_append(b, "\\n", 2); break;
+        case '\r': fri_buf_append(b, "\\r", 2); break;
+        case '\t': fri_buf_append(b, "\\t", 2); break;
+        case '\a': fri_buf_append(b, "\\a", 2); break;
+        case '\b': fri_buf_append(b, "\\b", 2); break;
+        default:
+            if (ch >= 0x20 && ch < 0x7f) fri_buf_append(b, &p[i], 1);
+            else fri_buf_printf(b, "\\x%02x", ch);
+        }
+    }
+    fri_buf_append(b, "\"", 1);
+}
+
+/* The live entries of a fri_dict in key byte order. */
+static int cmp_dent_keys(const void *a, const void *b)
+{
+    const fri_dent *x = *(fri_dent *const *)a, *y = *(fri_dent *const *)b;
+    return fri_bytes_cmp(x->key->buf, x->key->len, y->key->buf, y->key->len);
+}
+
+static fri_dent **sorted_dents(fri_dict *d, size_t *n)
+{
+    *n = 0;
+    if (!d || fri_dict_size(d) == 0) return NULL;
+    fri_dent **v = malloc(sizeof(*v) * fri_dict_size(d));
+    if (!v) abort();
+    for (size_t i = 0; i < fri_dict_slots(d); i++) {
+        fri_dent *e = fri_dict_slot(d, i);
+        if (e) v[(*n)++] = e;
+    }
+    qsort(v, *n, sizeof(*v), cmp_dent_keys);
+    return v;
+}
+
+void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
+{
+    fri_stream *s = stream;
+    fri_stream_iter it;
+    fri_sid id;
+    long nf;
+    char idbuf[FRI_SID_STRLEN];
+    fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (fri_stream_iter_next(&it, &id, &nf)) {
+        fri_sid_format(idbuf, id);
+        fri_buf_printf(b, "  %s", idbuf);
+        for (long i = 0; i < nf; i++) {
+            const char *f, *v;
+            size_t fl, vl;
+            fri_stream_iter_field(&it, &f, &fl, &v, &vl);
+            fri_buf_append(b, " ", 1);
+            dump_quoted(b, f, fl);
+            fri_buf_append(b, " ", 1);
+            dump_quoted(b, v, vl);
+        }
+        fri_buf_append(b, "\n", 1);
+    }
+    size_t ng;
+    fri_dent **groups = sorted_dents(s->cgroups, &ng);
+    for (size_t g = 0; g < ng; g++) {
+        fri_stream_cg *cg = groups[g]->v.ptr;
+        fri_buf_append(b, "  group ", 8);
+        dump_quoted(b, groups[g]->key->buf, groups[g]->key->len);
+        fri_sid_format(idbuf, cg->last_id);
+        fri_buf_printf(b, " last-delivered=%s entries-read=%lld\n", idbuf, cg->entries_read);
+        size_t nc;
+        fri_dent **cons = sorted_dents(cg->consumers, &nc);
+        for (size_t k = 0; k < nc; k++) {
+            fri_stream_consumer *co = cons[k]->v.ptr;
+            fri_buf_append(b, "    consumer ", 13);
+            dump_quoted(b, cons[k]->key->buf, cons[k]->key->len);
+            fri_buf_printf(b, " seen-ms-ago=%lld pending=%zu\n", (long long)(now - co->seen_time),
+                           fri_sidmap_len(co->pel));
+        }
+        free(cons);
+        fri_sidmap_iter pi;
+        void *val;
+        fri_sidmap_iter_init(&pi, cg->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+        while (fri_sidmap_iter_next(&pi, &id, &val)) {
+            fri_stream_nack *nack = val;
+            fri_sid_format(idbuf, id);
+            fri_buf_printf(b, "    pending %s consumer=", idbuf);
+            if (nack->consumer && nack->consumer->name)
+                dump_quoted(b, nack->consumer->name->buf, nack->consumer->name->len);
+            else
+                fri_buf_append(b, "\"\"", 2);
+            fri_buf_printf(b, " delivered-ms-ago=%lld count=%llu\n",
+                           (long long)(now - nack->delivery_time),
+                           (unsigned long long)nack->delivery_count);
+        }
+    }
+    free(groups);
+}
+
+/* ----- Public inspection ------------------------------------------------------------ */
+
+/* The stream at key without touching anything (no lazy expiry): NULL when missing,
+ * logically expired or not a stream. */
+static fri_stream *inspect_lookup(fr_server *server, int db, const char *key, size_t key_len)
+{
+    if (!server || db < 0 || db >= FRI_DBNUM || (!key && key_len)) return NULL;
+    fri_dent *e = fri_dict_find(server->db[db].keys, key ? key : "", key_len);
+    if (!e) return NULL;
+    fri_obj *o = e->v.ptr;
+    if (o->type != FRI_STREAM || fri_obj_is_expired(o, fr_clock_now(server))) return NULL;
+    return o->ptr;
+}
+
+int fr_stream_entries(fr_server *server, int db, const char *key, size_t key_len,
+                      fr_stream_entry **out, size_t *n)
+{
+    fri_stream *s = inspect_lookup(server, db, key, key_len);
+    *out = NULL;
+    *n = 0;
+    if (!s) return -1;
+    if (!s->length) return 0;
+    /* One block: the entries, every pointer array, every length array, then the bytes. */
+    size_t nent = 0, nstr = 0, nbytes = 0;
+    fri_stream_iter it;
+    fri_sid id;
+    long nf;
+    fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (fri_stream_iter_next(&it, &id, &nf)) {
+        nent++;
+        nstr += 2 * (size_t)nf;
+        for (long i = 0; i < nf; i++) {
+            const char *f, *v;
+            size_t fl, vl;
+            fri_stream_iter_field(&it, &f, &fl, &v, &vl);
+            nbytes += fl + vl + 2;
+        }
+    }
+    size_t total = nent * sizeof(fr_stream_entry) + nstr * (sizeof(char *) + sizeof(size_t)) +
+                   nbytes;
+    char *mem = malloc(total ? total : 1);
+    if (!mem) return -2;
+    fr_stream_entry *ents = (fr_stream_entry *)mem;
+    const char **ptrs = (const char **)(mem + nent * sizeof(fr_stream_entry));
+    size_t *lens = (size_t *)(ptrs + nstr);
+    char *bytes = (char *)(lens + nstr);
+    size_t k = 0, sidx = 0;
+    fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (fri_stream_iter_next(&it, &id, &nf)) {
+        fr_stream_entry *e = &ents[k++];
+        e->id_ms = id.ms;
+        e->id_seq = id.seq;
+        e->nfields = (size_t)nf;
+        e->fv = &ptrs[sidx];
+        e->fv_len = &lens[sidx];
+        for (long i = 0; i < nf; i++) {
+            const char *f, *v;
+            size_t fl, vl;
+            fri_stream_iter_field(&it, &f, &fl, &v, &vl);
+            memcpy(bytes, f, fl);
+            bytes[fl] = '\0';
+            ptrs[sidx] = bytes;
+            lens[sidx++] = fl;
+            bytes += fl + 1;
+            memcpy(bytes, v, vl);
+            bytes[vl] = '\0';
+            ptrs[sidx] = bytes;
+            lens[sidx++] = vl;
+            bytes += vl + 1;
+        }
+    }
+    *out = ents;
+    *n = nent;
+    return 0;
+}
+
+int fr_stream_meta_get(fr_server *server, int db, const char *key, size_t key_len,
+                       fr_stream_meta *out)
+{
+    fri_stream *s = inspect_lookup(server, db, key, key_len);
+    if (!s) return -1;
+    out->length = s->length;
+    out->last_id_ms = s->last_id.ms;
+    out->last_id_seq = s->last_id.seq;
+    out->first_id_ms = s->first_id.ms;
+    out->first_id_seq = s->first_id.seq;
+    out->max_deleted_ms = s->max_deleted_entry_id.ms;
+    out->max_deleted_seq = s->max_deleted_entry_id.seq;
+    out->entries_added = s->entries_added;
+    out->groups = s->cgroups ? fri_dict_size(s->cgroups) : 0;
+    out->nodes = s->nnodes;
+    return 0;
+}
+
+/* ----- The command table ------------------------------------------------------------------- */
+
+#define W FRI_CMD_WRITE
+#define R FRI_CMD_READONLY
+#define F FRI_CMD_FAST
+#define M FRI_CMD_DENYOOM
+#define B FRI_CMD_BLOCKING
+
+const fri_command fri_stream_commands[] = {
+    {"xadd", xaddCommand, -5, W | M | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xlen", xlenCommand, 2, R | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xrange", xrangeCommand, -4, R, "stream", 1, 1, 1, NULL, NULL},
+    {"xrevrange", xrevrangeCommand, -4, R, "stream", 1, 1, 1, NULL, NULL},
+    {"xdel", xdelCommand, -3, W | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xtrim", xtrimCommand, -4, W, "stream", 1, 1, 1, NULL, NULL},
+    {"xsetid", xsetidCommand, -3, W | M | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xread", xreadCommand, -4, R | B, "stream", 0, 0, 0, xread_getkeys, NULL},
+    {0},
+};

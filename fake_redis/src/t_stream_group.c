@@ -1,6 +1,1506 @@
-/* t_stream_group.c -- consumer groups arrive with part 2 of the fake (placeholder). */
+/* t_stream_group.c -- consumer groups of streams: XGROUP, XREADGROUP, XACK, XPENDING,
+ * XCLAIM, XAUTOCLAIM and XINFO (STREAM, GROUPS, CONSUMERS), answering as Redis 7.0.15's t_stream.c does.
+ *
+ * A group (fri_stream_cg, stream_int.h) has a last-delivered id, the logical read
+ * counter entries_read, a pending entries list (PEL) and consumers; each consumer has its
+ * own PEL holding the same fri_stream_nack records as the group's.  Every change below
+ * keeps the two in step: a record is in the group's PEL exactly when it is in its
+ * consumer's.
+ *
+ * Redis lists groups and consumers in name order (they live in radix trees); the fake
+ * keeps them in insertion-ordered dicts and sorts by name bytes whenever it lists them.
+ * Delivery and seen times come from c->now_ms, the clock read once per command.
+ *
+ * The argument checks run in Redis's order, so a command with several faults answers the
+ * error the real server gives.  Where Redis compares an argument as a C string (strcmp on
+ * "$" or ">", strcasecmp on option names, "%s" in error texts) an embedded NUL ends the
+ * argument here too.
+ *
+ * Allocation failures: a command answers the OOM error and changes nothing when memory
+ * runs out before it has changed anything; past that point (a half-delivered XREADGROUP)
+ * there is no way back, and it aborts, as fri_db_add does.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "fr_int.h"
+#include "stream_int.h"
+
+/* XAUTOCLAIM examines at most COUNT times this many PEL entries per call. */
+#define XAUTOCLAIM_ATTEMPTS_FACTOR 10
+/* XAUTOCLAIM's COUNT limit: LONG_MAX / max(sizeof(streamID), attempts factor). */
+#define XAUTOCLAIM_MAX_COUNT (LONG_MAX / 16)
+/* Redis allocates COUNT ids for XAUTOCLAIM's deleted list up front and fails the command
+ * when that allocation fails.  On a 64-bit Linux server that happens once the request
+ * passes the user address space (2^47 bytes of 16-byte ids); the fake never allocates
+ * it, and answers the same error past the same size. */
+#define XAUTOCLAIM_ALLOC_LIMIT (1LL << 43)
+
+#define ERR_XGROUP_NOKEY                                                                 \
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may " \
+    "want to use the MKSTREAM option to create an empty stream automatically."
+#define ERR_BUSYGROUP "BUSYGROUP Consumer Group name already exists"
+#define ERR_XREADGROUP_DOLLAR                                                            \
+    "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "    \
+    "history of this consumer by specifying a proper ID, or use the > ID to get new "    \
+    "messages. The $ ID would just return an empty result set."
+
+/* ----- Arguments as C strings ---------------------------------------------------------- */
+
+/* The length Redis sees when it treats the argument as a C string. */
+static int cstr_len(const fri_arg *a) { return (int)strnlen(a->ptr, a->len); }
+
+/* strcmp(arg, word) == 0 */
+static int arg_cstr_eq(const fri_arg *a, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)cstr_len(a) == n && memcmp(a->ptr, word, n) == 0;
+}
+
+/* strcasecmp(arg, word) == 0 */
+static int arg_cstr_is(const fri_arg *a, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)cstr_len(a) == n && strncasecmp(a->ptr, word, n) == 0;
+}
+
+/* The command name as typed (argv[0]), upper-cased as Redis's replies show it. */
+static void upper_command_name(fr_client *c, char *out, size_t cap)
+{
+    size_t n = (size_t)cstr_len(&c->argv[0]);
+    if (n > cap - 1) n = cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        char ch = c->argv[0].ptr[i];
+        out[i] = (ch >= 'a' && ch <= 'z') ? (char)(ch - 32) : ch;
+    }
+    out[n] = '\0';
+}
+
+/* Redis's addReplySubcommandSyntaxError: names argv[1] (at most 128 bytes) and the
+ * command. */
+static void reply_subcommand_syntax_error(fr_client *c)
+{
+    char cmd[64];
+    upper_command_name(c, cmd, sizeof(cmd));
+    int sub = cstr_len(&c->argv[1]);
+    if (sub > 128) sub = 128;
+    fri_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
+                        "Try %s HELP.", sub, c->argv[1].ptr, cmd);
+}
+
+/* Redis's addReplyHelp: a header naming the command, the lines, then HELP's own. */
+static void reply_help(fr_client *c, const char *const *lines)
+{
+    size_t n = 0;
+    while (lines[n]) n++;
+    char name[64], head[128];
+    upper_command_name(c, name, sizeof(name));
+    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+             name);
+    fri_reply_array_len(c, (long)n + 3);
+    fri_reply_status(c, head);
+    for (size_t i = 0; i < n; i++) fri_reply_status(c, lines[i]);
+    fri_reply_status(c, "HELP");
+    fri_reply_status(c, "    Prints this help.");
+}
+
+/* "NOGROUP No such key '<key>' or consumer group '<group>'<tail>", the names cut at a NUL
+ * as Redis's "%s" cuts them. */
+static void reply_nogroup(fr_client *c, const fri_arg *key, const fri_arg *group,
+                          const char *tail)
+{
+    fri_reply_errorf(c, "NOGROUP No such key '%.*s' or consumer group '%.*s'%s", cstr_len(key),
+                     key->ptr, cstr_len(group), group->ptr, tail);
+}
+
+/* "NOGROUP No such consumer group '<group>' for key name '<key>'" (XGROUP, XINFO). */
+static void reply_nogroup_for_key(fr_client *c, const fri_arg *group, const fri_arg *key)
+{
+    fri_reply_errorf(c, "NOGROUP No such consumer group '%.*s' for key name '%.*s'",
+                     cstr_len(group), group->ptr, cstr_len(key), key->ptr);
+}
+
+/* Strict id parse (no "-" / "+"), Redis's streamParseStrictIDOrReply; c may be NULL. */
+static int parse_strict_id(fr_client *c, const fri_arg *a, fri_sid *id)
+{
+    return fri_sid_parse_or_reply(c, a, id, 0, 1, NULL);
+}
+
+/* ----- Groups, consumers, pending records ------------------------------------------------ */
+
+static fri_stream_cg *cg_lookup(fri_stream *s, const char *name, size_t len)
+{
+    if (!s->cgroups) return NULL;
+    fri_dent *e = fri_dict_find(s->cgroups, name, len);
+    return e ? e->v.ptr : NULL;
+}
+
+/* Redis's streamCreateCG: a new empty group, or NULL with *exists set when the name is
+ * taken, or NULL with *exists clear when out of memory (the stream is unchanged). */
+static fri_stream_cg *cg_create(fri_stream *s, const char *name, size_t len, fri_sid id,
+                                long long entries_read, int *exists)
+{
+    *exists = 0;
+    if (cg_lookup(s, name, len)) {
+        *exists = 1;
+        return NULL;
+    }
+    int made_dict = 0;
+    if (!s->cgroups) {
+        if (!(s->cgroups = fri_dict_new())) return NULL;
+        made_dict = 1;
+    }
+    fri_stream_cg *cg = calloc(1, sizeof(*cg));
+    if (cg) {
+        cg->pel = fri_sidmap_new();
+        cg->consumers = fri_dict_new();
+    }
+    fri_dent *e = NULL;
+    if (cg && cg->pel && cg->consumers) e = fri_dict_add(s->cgroups, name, len, NULL);
+    if (!e) {
+        if (cg) {
+            fri_sidmap_free(cg->pel, NULL);
+            fri_dict_free(cg->consumers, NULL);
+            free(cg);
+        }
+        if (made_dict) {
+            fri_dict_free(s->cgroups, NULL);
+            s->cgroups = NULL;
+        }
+        return NULL;
+    }
+    cg->last_id = id;
+    cg->entries_read = entries_read;
+    e->v.ptr = cg;
+    return cg;
+}
+
+static fri_stream_consumer *consumer_find(fri_stream_cg *cg, const char *name, size_t len)
+{
+    fri_dent *e = fri_dict_find(cg->consumers, name, len);
+    return e ? e->v.ptr : NULL;
+}
+
+/* Redis's streamCreateConsumer for a name known to be new: seen now.  NULL when out of
+ * memory (the group is unchanged). */
+static fri_stream_consumer *consumer_create(fri_stream_cg *cg, const char *name, size_t len,
+                                            int64_t now)
+{
+    fri_stream_consumer *consumer = calloc(1, sizeof(*consumer));
+    if (!consumer) return NULL;
+    consumer->name = fri_str_new(name, len);
+    consumer->pel = fri_sidmap_new();
+    fri_dent *e = NULL;
+    if (consumer->name && consumer->pel) e = fri_dict_add(cg->consumers, name, len, NULL);
+    if (!e) {
+        fri_str_free(consumer->name);
+        fri_sidmap_free(consumer->pel, NULL);
+        free(consumer);
+        return NULL;
+    }
+    consumer->seen_time = now;
+    e->v.ptr = consumer;
+    return consumer;
+}
+
+/* Redis's streamLookupConsumer (refreshing the seen time, SLC_DEFAULT) falling back to
+ * streamCreateConsumer, as the delivering commands do.  Aborts when out of memory: the
+ * callers have already changed the group. */
+static fri_stream_consumer *consumer_get(fri_stream_cg *cg, const fri_arg *name, int64_t now)
+{
+    fri_stream_consumer *consumer = consumer_find(cg, name->ptr, name->len);
+    if (consumer) {
+        consumer->seen_time = now;
+        return consumer;
+    }
+    consumer = consumer_create(cg, name->ptr, name->len, now);
+    if (!consumer) abort();
+    return consumer;
+}
+
+/* Redis's streamDelConsumer: drops the consumer's pending entries from the group too. */
+static void consumer_delete(fri_stream_cg *cg, fri_stream_consumer *consumer)
+{
+    fri_sid id;
+    void *val;
+    while (fri_sidmap_first(consumer->pel, &id, &val)) {
+        fri_sidmap_remove(consumer->pel, id);
+        fri_sidmap_remove(cg->pel, id);
+        free(val);
+    }
+    fri_dict_delete(cg->consumers, consumer->name->buf, consumer->name->len, NULL);
+    fri_sidmap_free(consumer->pel, NULL);
+    fri_str_free(consumer->name);
+    free(consumer);
+}
+
+/* A pending record delivered now to consumer (Redis's streamCreateNACK). */
+static fri_stream_nack *nack_new(fri_stream_consumer *consumer, int64_t now)
+{
+    fri_stream_nack *nack = malloc(sizeof(*nack));
+    if (!nack) return NULL;
+    nack->delivery_time = now;
+    nack->delivery_count = 1;
+    nack->consumer = consumer;
+    return nack;
+}
+
+/* Removes the record of id from the group's and its consumer's PEL and frees it. */
+static void nack_delete(fri_stream_cg *cg, fri_sid id, fri_stream_nack *nack)
+{
+    fri_sidmap_remove(cg->pel, id);
+    if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, id);
+    free(nack);
+}
+
+/* Moves a record to consumer's PEL (a no-op when it is there already). */
+static void nack_assign(fri_sid id, fri_stream_nack *nack, fri_stream_consumer *consumer)
+{
+    if (nack->consumer == consumer) return;
+    if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, id);
+    if (fri_sidmap_insert(consumer->pel, id, nack) < 0) abort();
+    nack->consumer = consumer;
+}
+
+/* A dict's entries sorted by key bytes, the order of Redis's radix trees. */
+typedef struct named_ref {
+    const fri_str *name; /* the dict's key */
+    void *val;           /* its value */
+} named_ref;
+
+static int cmp_named(const void *a, const void *b)
+{
+    const named_ref *x = a, *y = b;
+    return fri_bytes_cmp(x->name->buf, x->name->len, y->name->buf, y->name->len);
+}
+
+/* Fills *out (heap, free() it; NULL when empty) with d's entries in name order and returns
+ * how many, or -1 when out of memory.  d may be NULL (no entries). */
+static long sorted_entries(fri_dict *d, named_ref **out)
+{
+    *out = NULL;
+    size_t n = d ? fri_dict_size(d) : 0;
+    if (n == 0) return 0;
+    named_ref *v = malloc(n * sizeof(*v));
+    if (!v) return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < fri_dict_slots(d); i++) {
+        fri_dent *e = fri_dict_slot(d, i);
+        if (e) v[k++] = (named_ref){e->key, e->v.ptr};
+    }
+    qsort(v, k, sizeof(*v), cmp_named);
+    *out = v;
+    return (long)k;
+}
+
+/* ----- Read counters and lag (Redis 7.0's entries_read bookkeeping) --------------------- */
+
+/* Redis's streamRangeHasTombstones: may an entry deleted by XDEL lie in [start, end]?
+ * Only the latest deletion is known, and one before the first live entry cannot. */
+static int range_has_tombstones(const fri_stream *s, fri_sid start, fri_sid end)
+{
+    if (s->length == 0 || fri_sid_is_zero(s->max_deleted_entry_id)) return 0;
+    if (fri_sid_cmp(s->first_id, s->max_deleted_entry_id) > 0) return 0;
+    return fri_sid_cmp(start, s->max_deleted_entry_id) <= 0 &&
+           fri_sid_cmp(s->max_deleted_entry_id, end) <= 0;
+}
+
+/* Redis's streamEstimateDistanceFromFirstEverEntry: the read counter of id, i.e. how many
+ * entries ever added come up to it, when that can be known for sure; else
+ * FRI_CG_INVALID_ENTRIES_READ. */
+static long long estimate_entries_read(const fri_stream *s, fri_sid id)
+{
+    if (s->entries_added == 0) return 0;
+    if (s->length == 0 && fri_sid_cmp(id, s->last_id) < 1) return (long long)s->entries_added;
+    int cmp_last = fri_sid_cmp(id, s->last_id);
+    if (cmp_last == 0) return (long long)s->entries_added;
+    if (cmp_last > 0) return FRI_CG_INVALID_ENTRIES_READ;
+    int cmp_first = fri_sid_cmp(id, s->first_id);
+    if (fri_sid_is_zero(s->max_deleted_entry_id) ||
+        fri_sid_cmp(s->max_deleted_entry_id, s->first_id) < 0) {
+        /* no deletion after the first live entry: everything before it was removed */
+        if (cmp_first < 0) return (long long)(s->entries_added - s->length);
+        if (cmp_first == 0) return (long long)(s->entries_added - s->length + 1);
+    }
+    return FRI_CG_INVALID_ENTRIES_READ;
+}
+
+/* Redis's streamReplyWithCGLag: entries not yet delivered to the group, or nil when the
+ * deletions make it unknowable.  Like Redis, a group whose counter was set past the
+ * stream's (ENTRIESREAD) gets a negative lag. */
+static void reply_cg_lag(fr_client *c, const fri_stream *s, const fri_stream_cg *cg)
+{
+    long long lag;
+    if (s->entries_added == 0) {
+        lag = 0;
+    } else if (cg->entries_read != FRI_CG_INVALID_ENTRIES_READ &&
+               !range_has_tombstones(s, cg->last_id, FRI_SID_MAX)) {
+        lag = (long long)((uint64_t)s->entries_added - (uint64_t)cg->entries_read);
+    } else {
+        long long read = estimate_entries_read(s, cg->last_id);
+        if (read == FRI_CG_INVALID_ENTRIES_READ) {
+            fri_reply_nil(c);
+            return;
+        }
+        lag = (long long)s->entries_added - read;
+    }
+    fri_reply_ll(c, lag);
+}
+
+/* The group's counter after delivering id, a new entry past last_id. */
+static void cg_advance(fri_stream *s, fri_stream_cg *cg, fri_sid id)
+{
+    if (cg->entries_read != FRI_CG_INVALID_ENTRIES_READ &&
+        !range_has_tombstones(s, id, FRI_SID_MAX))
+        cg->entries_read++;
+    else if (s->entries_added)
+        cg->entries_read = estimate_entries_read(s, id);
+    cg->last_id = id;
+}
+
+/* ----- Key lookups ------------------------------------------------------------------------ */
+
+/* The stream at key for reading: NULL when missing (*wrongtype clear, nothing replied) or
+ * of another type (*wrongtype set, WRONGTYPE replied). */
+static fri_stream *stream_lookup(fr_client *c, const fri_arg *key, int write, int *wrongtype)
+{
+    fri_obj *o = fri_lookup_typed(c, key, FRI_STREAM, write, wrongtype);
+    return o ? o->ptr : NULL;
+}
+
+/* ----- XGROUP ---------------------------------------------------------------------------- */
+
+/* What every XGROUP subcommand but HELP checks first, in Redis's order: CREATE's and
+ * SETID's options (MKSTREAM for CREATE, ENTRIESREAD), the key's type, the key's existence
+ * (unless MKSTREAM) and, for SETID / CREATECONSUMER / DELCONSUMER, the group's.  Fills
+ * the out parameters; returns -1 after replying an error. */
+static int xgroup_prelude(fr_client *c, fri_stream **s, fri_stream_cg **cg, int *mkstream,
+                          long long *entries_read)
+{
+    const char *sub = c->cmd->name + sizeof("xgroup|") - 1;
+    int is_create = strcmp(sub, "create") == 0;
+    int is_setid = strcmp(sub, "setid") == 0;
+    *mkstream = 0;
+    *entries_read = FRI_CG_INVALID_ENTRIES_READ;
+    *s = NULL;
+    *cg = NULL;
+    if (c->argc > 4 && (is_create || is_setid)) {
+        for (int i = 5; i < c->argc;) {
+            if (is_create && arg_cstr_is(&c->argv[i], "mkstream")) {
+                *mkstream = 1;
+                i++;
+            } else if (arg_cstr_is(&c->argv[i], "entriesread") && i + 1 < c->argc) {
+                if (fri_get_ll_or_reply(c, &c->argv[i + 1], entries_read, NULL) < 0) return -1;
+                if (*entries_read < 0 && *entries_read != FRI_CG_INVALID_ENTRIES_READ) {
+                    fri_reply_error(c, "ERR value for ENTRIESREAD must be positive or -1");
+                    return -1;
+                }
+                i += 2;
+            } else {
+                reply_subcommand_syntax_error(c);
+                return -1;
+            }
+        }
+    }
+    int wrongtype;
+    *s = stream_lookup(c, &c->argv[2], 1, &wrongtype);
+    if (wrongtype) return -1;
+    if (*mkstream) return 0;
+    if (!*s) {
+        fri_reply_error(c, ERR_XGROUP_NOKEY);
+        return -1;
+    }
+    *cg = cg_lookup(*s, c->argv[3].ptr, c->argv[3].len);
+    if (!*cg && !is_create && strcmp(sub, "destroy") != 0) {
+        reply_nogroup_for_key(c, &c->argv[3], &c->argv[2]);
+        return -1;
+    }
+    return 0;
+}
+
+/* XGROUP CREATE key group id|$ [MKSTREAM] [ENTRIESREAD n]: a group whose last-delivered
+ * id is id (the stream's last id for "$"); MKSTREAM creates a missing key as an empty
+ * stream, which is the only case that touches WATCHers. */
+static void xgroup_create_command(fr_client *c)
+{
+    fri_stream *s;
+    fri_stream_cg *cg;
+    int mkstream;
+    long long entries_read;
+    if (xgroup_prelude(c, &s, &cg, &mkstream, &entries_read) < 0) return;
+    if (c->argc > 8) {
+        reply_subcommand_syntax_error(c);
+        return;
+    }
+    fri_sid id;
+    if (arg_cstr_eq(&c->argv[4], "$")) id = s ? s->last_id : FRI_SID_MIN;
+    else if (parse_strict_id(c, &c->argv[4], &id) < 0) return;
+
+    fri_obj *created = NULL;
+    if (!s) {
+        s = fri_stream_new();
+        created = s ? fri_obj_new(FRI_STREAM, s) : NULL;
+        if (!created) {
+            if (s) fri_stream_free(s);
+            fri_reply_error(c, FRI_ERR_OOM);
+            return;
+        }
+    }
+    int exists;
+    if (!cg_create(s, c->argv[3].ptr, c->argv[3].len, id, entries_read, &exists)) {
+        if (created) fri_obj_free(created);
+        fri_reply_error(c, exists ? ERR_BUSYGROUP : FRI_ERR_OOM);
+        return;
+    }
+    if (created) {
+        fri_db_add(c->db, c->argv[2].ptr, c->argv[2].len, created);
+        fri_signal_modified(c, c->db, c->argv[2].ptr, c->argv[2].len);
+    }
+    fri_reply_ok(c);
+}
+
+/* XGROUP SETID key group id|$ [ENTRIESREAD n]: moves the last-delivered id (any id, "-"
+ * and "+" included) and sets the read counter (unknown unless ENTRIESREAD says). */
+static void xgroup_setid_command(fr_client *c)
+{
+    fri_stream *s;
+    fri_stream_cg *cg;
+    int mkstream;
+    long long entries_read;
+    if (xgroup_prelude(c, &s, &cg, &mkstream, &entries_read) < 0) return;
+    if (c->argc != 5 && c->argc != 7) {
+        reply_subcommand_syntax_error(c);
+        return;
+    }
+    fri_sid id;
+    if (arg_cstr_eq(&c->argv[4], "$")) id = s->last_id;
+    else if (fri_sid_parse_or_reply(c, &c->argv[4], &id, 0, 0, NULL) < 0) return;
+    cg->last_id = id;
+    cg->entries_read = entries_read;
+    fri_reply_ok(c);
+}
+
+/* XGROUP DESTROY key group: 1 when the group existed (its PEL and consumers go too). */
+static void xgroup_destroy_command(fr_client *c)
+{
+    fri_stream *s;
+    fri_stream_cg *cg;
+    int mkstream;
+    long long entries_read;
+    if (xgroup_prelude(c, &s, &cg, &mkstream, &entries_read) < 0) return;
+    if (!cg) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    fri_dict_delete(s->cgroups, c->argv[3].ptr, c->argv[3].len, NULL);
+    fri_stream_cg_free(cg);
+    fri_reply_ll(c, 1);
+}
+
+/* XGROUP CREATECONSUMER key group consumer: 1 when created, 0 when it existed (its seen
+ * time is left alone then). */
+static void xgroup_createconsumer_command(fr_client *c)
+{
+    fri_stream *s;
+    fri_stream_cg *cg;
+    int mkstream;
+    long long entries_read;
+    if (xgroup_prelude(c, &s, &cg, &mkstream, &entries_read) < 0) return;
+    const fri_arg *name = &c->argv[4];
+    if (consumer_find(cg, name->ptr, name->len)) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    if (!consumer_create(cg, name->ptr, name->len, c->now_ms)) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    fri_reply_ll(c, 1);
+}
+
+/* XGROUP DELCONSUMER key group consumer: how many entries were pending for it (they
+ * leave the group's PEL with it), 0 when there was no such consumer. */
+static void xgroup_delconsumer_command(fr_client *c)
+{
+    fri_stream *s;
+    fri_stream_cg *cg;
+    int mkstream;
+    long long entries_read;
+    if (xgroup_prelude(c, &s, &cg, &mkstream, &entries_read) < 0) return;
+    fri_stream_consumer *consumer = consumer_find(cg, c->argv[4].ptr, c->argv[4].len);
+    long long pending = 0;
+    if (consumer) {
+        pending = (long long)fri_sidmap_len(consumer->pel);
+        consumer_delete(cg, consumer);
+    }
+    fri_reply_ll(c, pending);
+}
+
+static void xgroup_help_command(fr_client *c)
+{
+    static const char *const help[] = {
+        "CREATE <key> <groupname> <id|$> [option]",
+        "    Create a new consumer group. Options are:",
+        "    * MKSTREAM",
+        "      Create the empty stream if it does not exist.",
+        "    * ENTRIESREAD entries_read",
+        "      Set the group's entries_read counter (internal use).",
+        "CREATECONSUMER <key> <groupname> <consumer>",
+        "    Create a new consumer in the specified group.",
+        "DELCONSUMER <key> <groupname> <consumer>",
+        "    Remove the specified consumer.",
+        "DESTROY <key> <groupname>",
+        "    Remove the specified group.",
+        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+        "    Set the current group ID and entries_read counter.",
+        NULL,
+    };
+    reply_help(c, help);
+}
+
+/* ----- XREADGROUP ------------------------------------------------------------------------ */
+
+/* Delivers the entries after start (new to the group) to consumer: Redis's
+ * streamReplyWithRange with a group.  Each advances the group's last-delivered id and
+ * read counter; without NOACK it becomes pending for consumer, taken from whichever
+ * consumer held it before (SETID can make the group deliver an entry twice), with a fresh
+ * delivery count of 1. */
+static void deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
+                        fri_stream_consumer *consumer, fri_sid start, long long count,
+                        int noack)
+{
+    size_t handle = fri_reply_deferred_len(c);
+    long emitted = 0;
+    fri_stream_iter it;
+    fri_sid id;
+    long nfields;
+    fri_stream_iter_start(&it, s, start, FRI_SID_MAX, 0);
+    while (fri_stream_iter_next(&it, &id, &nfields)) {
+        if (fri_sid_cmp(id, cg->last_id) > 0) cg_advance(s, cg, id);
+        fri_stream_reply_current(c, &it, id, nfields);
+        if (!noack) {
+            fri_stream_nack *nack = fri_sidmap_get(cg->pel, id);
+            if (nack) {
+                nack_assign(id, nack, consumer);
+            } else {
+                if (!(nack = nack_new(consumer, c->now_ms))) abort();
+                if (fri_sidmap_insert(cg->pel, id, nack) < 0 ||
+                    fri_sidmap_insert(consumer->pel, id, nack) < 0)
+                    abort();
+            }
+            nack->delivery_time = c->now_ms;
+            nack->delivery_count = 1;
+        }
+        emitted++;
+        if (count && count == emitted) break;
+    }
+    fri_reply_set_deferred_len(c, handle, emitted);
+}
+
+/* Replies consumer's own pending entries after start (Redis's
+ * streamReplyWithRangeFromConsumerPEL): each is delivered again (count + 1, delivered
+ * now), except one deleted from the stream meanwhile, which comes back as [id, nil] and
+ * keeps its counters. */
+static void deliver_history(fr_client *c, fri_stream *s, fri_stream_consumer *consumer,
+                            fri_sid start, long long count)
+{
+    size_t handle = fri_reply_deferred_len(c);
+    long emitted = 0;
+    fri_sidmap_iter it;
+    fri_sid id;
+    void *val;
+    fri_sidmap_iter_init(&it, consumer->pel, start, FRI_SID_MAX, 0);
+    while ((!count || emitted < count) && fri_sidmap_iter_next(&it, &id, &val)) {
+        if (fri_stream_reply_entry(c, s, id)) {
+            fri_stream_nack *nack = val;
+            nack->delivery_time = c->now_ms;
+            nack->delivery_count++;
+        } else {
+            fri_reply_array_len(c, 2);
+            fri_reply_sid(c, id);
+            fri_reply_null_array(c);
+        }
+        emitted++;
+    }
+    fri_reply_set_deferred_len(c, handle, emitted);
+}
+
+/* XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...
+ * ">" reads entries never delivered to the group; any other id reads the consumer's own
+ * pending history after it.  Every key and group is checked (and every id parsed) before
+ * anything is read.  A stream with nothing to serve is left out of the reply, and the
+ * consumer is only created (or seen) on the streams that serve something; with nothing at
+ * all the reply is the nil array, at once even with BLOCK, since nothing could arrive
+ * while an in-process call waits. */
+static void xreadgroup_command(fr_client *c)
+{
+    fri_xread_opts o;
+    if (fri_xread_parse_opts_or_reply(c, 1, &o) < 0) return;
+    const fri_arg *group = &c->argv[o.group_arg];
+    const fri_arg *cname = &c->argv[o.group_arg + 1];
+    int n = o.nstreams;
+
+    fri_sid small_ids[8];
+    fri_stream_cg *small_groups[8];
+    fri_stream *small_streams[8];
+    fri_sid *ids = n <= 8 ? small_ids : malloc(sizeof(*ids) * (size_t)n);
+    fri_stream_cg **groups = n <= 8 ? small_groups : malloc(sizeof(*groups) * (size_t)n);
+    fri_stream **streams = n <= 8 ? small_streams : malloc(sizeof(*streams) * (size_t)n);
+    if (!ids || !groups || !streams) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        goto cleanup;
+    }
+
+    for (int i = 0; i < n; i++) {
+        const fri_arg *key = &c->argv[o.streams_arg + i];
+        const fri_arg *idarg = &c->argv[o.streams_arg + n + i];
+        int wrongtype;
+        fri_stream *s = stream_lookup(c, key, 0, &wrongtype);
+        if (wrongtype) goto cleanup;
+        fri_stream_cg *cg = s ? cg_lookup(s, group->ptr, group->len) : NULL;
+        if (!cg) {
+            reply_nogroup(c, key, group, " in XREADGROUP with GROUP option");
+            goto cleanup;
+        }
+        streams[i] = s;
+        groups[i] = cg;
+        if (arg_cstr_eq(idarg, "$")) {
+            fri_reply_error(c, ERR_XREADGROUP_DOLLAR);
+            goto cleanup;
+        }
+        if (arg_cstr_eq(idarg, ">")) {
+            ids[i] = FRI_SID_MAX; /* Redis's marker for ">" */
+            continue;
+        }
+        if (parse_strict_id(c, idarg, &ids[i]) < 0) goto cleanup;
+    }
+
+    size_t handle = 0;
+    long served = 0;
+    for (int i = 0; i < n; i++) {
+        fri_stream *s = streams[i];
+        fri_stream_cg *cg = groups[i];
+        fri_sid gt = ids[i];
+        int history = fri_sid_cmp(gt, FRI_SID_MAX) != 0;
+        if (!history) {
+            fri_sid maxid;
+            if (s->length == 0 || !fri_stream_last_valid_id(s, &maxid) ||
+                fri_sid_cmp(maxid, cg->last_id) <= 0)
+                continue;
+            gt = cg->last_id;
+        }
+        if (++served == 1) handle = fri_reply_deferred_len(c);
+        fri_sid start = gt;
+        fri_sid_incr(&start);
+        fri_reply_array_len(c, 2);
+        fri_reply_bulk(c, c->argv[o.streams_arg + i].ptr, c->argv[o.streams_arg + i].len);
+        fri_stream_consumer *consumer = consumer_get(cg, cname, c->now_ms);
+        if (history) deliver_history(c, s, consumer, start, o.count);
+        else deliver_new(c, s, cg, consumer, start, o.count, o.noack);
+    }
+    if (served) fri_reply_set_deferred_len(c, handle, served);
+    else fri_reply_null_array(c);
+
+cleanup:
+    if (ids != small_ids) free(ids);
+    if (groups != small_groups) free(groups);
+    if (streams != small_streams) free(streams);
+}
+
+/* Redis's xreadGetKeys: the keys are the first half of what follows the STREAMS option,
+ * found by skipping the options before it; none when the line is malformed. */
+static int xreadgroup_keys(int argc, const fri_arg *argv, int *keys, int max)
+{
+    int streams_pos = -1;
+    for (int i = 1; i < argc; i++) {
+        if (arg_cstr_is(&argv[i], "block") || arg_cstr_is(&argv[i], "count")) {
+            i++;
+        } else if (arg_cstr_is(&argv[i], "group")) {
+            i += 2;
+        } else if (arg_cstr_is(&argv[i], "noack")) {
+            continue;
+        } else if (arg_cstr_is(&argv[i], "streams")) {
+            streams_pos = i;
+            break;
+        } else {
+            break;
+        }
+    }
+    if (streams_pos < 0) return 0;
+    int num = argc - streams_pos - 1;
+    if (num == 0 || num % 2 != 0) return 0;
+    num /= 2;
+    int k = 0;
+    for (int i = streams_pos + 1; i < argc - num && k < max; i++) keys[k++] = i;
+    return k;
+}
+
+/* ----- XACK ------------------------------------------------------------------------------- */
+
+/* XACK key group id...: how many of the ids were pending (they stop being).  A missing
+ * key or group acknowledges nothing (0, without looking at the ids); otherwise every id
+ * is parsed before any is acknowledged, so a bad one changes nothing. */
+static void xack_command(fr_client *c)
+{
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (wrongtype) return;
+    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
+    if (!cg) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    int n = c->argc - 3;
+    fri_sid small[8];
+    fri_sid *ids = n <= 8 ? small : malloc(sizeof(*ids) * (size_t)n);
+    if (!ids) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (parse_strict_id(c, &c->argv[3 + i], &ids[i]) < 0) goto cleanup;
+    }
+    long long acked = 0;
+    for (int i = 0; i < n; i++) {
+        fri_stream_nack *nack = fri_sidmap_get(cg->pel, ids[i]);
+        if (!nack) continue;
+        nack_delete(cg, ids[i], nack);
+        acked++;
+    }
+    fri_reply_ll(c, acked);
+cleanup:
+    if (ids != small) free(ids);
+}
+
+/* ----- XPENDING ----------------------------------------------------------------------------- */
+
+/* XPENDING key group: [count, first id, last id, [[consumer, count]...]] (nils when
+ * nothing is pending).  XPENDING key group [IDLE ms] start end count [consumer]: the
+ * pending entries of [start, end] ("(" excludes), at most count, idle at least ms, of one
+ * consumer if named, each as [id, consumer, ms since delivery, deliveries].  The range
+ * and count are parsed before the key is looked at. */
+static void xpending_command(fr_client *c)
+{
+    int justinfo = c->argc == 3;
+    const fri_arg *consumer_arg = NULL;
+    fri_sid start = FRI_SID_MIN, end = FRI_SID_MAX;
+    long long count = 0, minidle = 0;
+    if (c->argc != 3 && (c->argc < 6 || c->argc > 9)) {
+        fri_reply_error(c, FRI_ERR_SYNTAX);
+        return;
+    }
+    if (c->argc >= 6) {
+        int at = 3;
+        if (arg_cstr_is(&c->argv[3], "idle")) {
+            if (fri_get_ll_or_reply(c, &c->argv[4], &minidle, NULL) < 0) return;
+            if (c->argc < 8) {
+                fri_reply_error(c, FRI_ERR_SYNTAX);
+                return;
+            }
+            at += 2;
+        }
+        if (fri_get_ll_or_reply(c, &c->argv[at + 2], &count, NULL) < 0) return;
+        if (count < 0) count = 0;
+        int startex, endex;
+        if (fri_sid_parse_interval_or_reply(c, &c->argv[at], &start, &startex, 0) < 0) return;
+        if (startex && fri_sid_incr(&start) < 0) {
+            fri_reply_error(c, "ERR invalid start ID for the interval");
+            return;
+        }
+        if (fri_sid_parse_interval_or_reply(c, &c->argv[at + 1], &end, &endex, UINT64_MAX) < 0)
+            return;
+        if (endex && fri_sid_decr(&end) < 0) {
+            fri_reply_error(c, "ERR invalid end ID for the interval");
+            return;
+        }
+        if (at + 3 < c->argc) consumer_arg = &c->argv[at + 3];
+    }
+
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, &c->argv[1], 0, &wrongtype);
+    if (wrongtype) return;
+    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
+    if (!cg) {
+        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
+        return;
+    }
+
+    if (justinfo) {
+        fri_sid first, last;
+        size_t total = fri_sidmap_len(cg->pel);
+        if (total == 0) {
+            fri_reply_array_len(c, 4);
+            fri_reply_ll(c, 0);
+            fri_reply_nil(c);
+            fri_reply_nil(c);
+            fri_reply_null_array(c);
+            return;
+        }
+        named_ref *consumers;
+        long nc = sorted_entries(cg->consumers, &consumers);
+        if (nc < 0) {
+            fri_reply_error(c, FRI_ERR_OOM);
+            return;
+        }
+        fri_sidmap_first(cg->pel, &first, NULL);
+        fri_sidmap_last(cg->pel, &last, NULL);
+        fri_reply_array_len(c, 4);
+        fri_reply_ll(c, (long long)total);
+        fri_reply_sid(c, first);
+        fri_reply_sid(c, last);
+        size_t handle = fri_reply_deferred_len(c);
+        long listed = 0;
+        for (long i = 0; i < nc; i++) {
+            fri_stream_consumer *consumer = consumers[i].val;
+            size_t pending = fri_sidmap_len(consumer->pel);
+            if (pending == 0) continue;
+            fri_reply_array_len(c, 2);
+            fri_reply_bulk_str(c, consumer->name);
+            fri_reply_bulk_ll(c, (long long)pending);
+            listed++;
+        }
+        fri_reply_set_deferred_len(c, handle, listed);
+        free(consumers);
+        return;
+    }
+
+    fri_sidmap *pel = cg->pel;
+    if (consumer_arg) {
+        fri_stream_consumer *consumer = consumer_find(cg, consumer_arg->ptr, consumer_arg->len);
+        if (!consumer) {
+            fri_reply_empty_array(c);
+            return;
+        }
+        pel = consumer->pel;
+    }
+    size_t handle = fri_reply_deferred_len(c);
+    long listed = 0;
+    fri_sidmap_iter it;
+    fri_sid id;
+    void *val;
+    fri_sidmap_iter_init(&it, pel, start, FRI_SID_MAX, 0);
+    while (count && fri_sidmap_iter_next(&it, &id, &val) && fri_sid_cmp(id, end) <= 0) {
+        fri_stream_nack *nack = val;
+        int64_t idle = c->now_ms - nack->delivery_time;
+        if (minidle && idle < minidle) continue;
+        listed++;
+        count--;
+        fri_reply_array_len(c, 4);
+        fri_reply_sid(c, id);
+        fri_reply_bulk_str(c, nack->consumer->name);
+        fri_reply_ll(c, idle < 0 ? 0 : idle);
+        fri_reply_ll(c, (long long)nack->delivery_count);
+    }
+    fri_reply_set_deferred_len(c, handle, listed);
+}
+
+/* ----- XCLAIM and XAUTOCLAIM ----------------------------------------------------------------- */
+
+/* Gives the pending entry id to consumer as XCLAIM / XAUTOCLAIM do: delivered at
+ * delivery_time, its count set to retrycount when that is >= 0, else bumped unless
+ * justid; then replies the id (justid) or the entry. */
+static void claim_one(fr_client *c, fri_stream *s, fri_sid id, fri_stream_nack *nack,
+                      fri_stream_consumer *consumer, int64_t delivery_time,
+                      long long retrycount, int justid)
+{
+    nack->delivery_time = delivery_time;
+    if (retrycount >= 0) nack->delivery_count = (uint64_t)retrycount;
+    else if (!justid) nack->delivery_count++;
+    nack_assign(id, nack, consumer);
+    if (justid) fri_reply_sid(c, id);
+    else if (!fri_stream_reply_entry(c, s, id)) fri_reply_nil(c);
+}
+
+/* XCLAIM key group consumer min-idle-time id... [IDLE ms] [TIME ms] [RETRYCOUNT n]
+ * [FORCE] [JUSTID] [LASTID id]: takes the listed pending entries idle at least
+ * min-idle-time for consumer.  The ids end at the first argument that is not one; the
+ * options follow.  An id whose entry was deleted from the stream leaves the PEL without
+ * being reported; FORCE makes an existing entry pending even when it was not; JUSTID
+ * answers ids and leaves the delivery count alone.  The consumer is created (or seen)
+ * only when something is claimed. */
+static void xclaim_command(fr_client *c)
+{
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (wrongtype) return;
+    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
+    if (!cg) {
+        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
+        return;
+    }
+    long long minidle;
+    if (fri_get_ll_or_reply(c, &c->argv[4], &minidle,
+                            "ERR Invalid min-idle-time argument for XCLAIM") < 0)
+        return;
+    if (minidle < 0) minidle = 0;
+
+    int j;
+    for (j = 5; j < c->argc; j++) {
+        fri_sid id;
+        if (parse_strict_id(NULL, &c->argv[j], &id) < 0) break;
+    }
+    int last_id_arg = j - 1;
+
+    int64_t now = c->now_ms;
+    long long retrycount = -1;
+    long long deliverytime = -1;
+    int force = 0, justid = 0, set_last_id = 0;
+    fri_sid last_id = FRI_SID_MIN;
+    for (; j < c->argc; j++) {
+        int moreargs = c->argc - 1 - j;
+        const fri_arg *opt = &c->argv[j];
+        if (arg_cstr_is(opt, "force")) {
+            force = 1;
+        } else if (arg_cstr_is(opt, "justid")) {
+            justid = 1;
+        } else if (arg_cstr_is(opt, "idle") && moreargs) {
+            long long idle;
+            j++;
+            if (fri_get_ll_or_reply(c, &c->argv[j], &idle,
+                                    "ERR Invalid IDLE option argument for XCLAIM") < 0)
+                return;
+            /* an overflow lands outside [0, now], where the clamp below puts it to now */
+            if (__builtin_sub_overflow((long long)now, idle, &deliverytime)) deliverytime = -2;
+        } else if (arg_cstr_is(opt, "time") && moreargs) {
+            j++;
+            if (fri_get_ll_or_reply(c, &c->argv[j], &deliverytime,
+                                    "ERR Invalid TIME option argument for XCLAIM") < 0)
+                return;
+        } else if (arg_cstr_is(opt, "retrycount") && moreargs) {
+            j++;
+            if (fri_get_ll_or_reply(c, &c->argv[j], &retrycount,
+                                    "ERR Invalid RETRYCOUNT option argument for XCLAIM") < 0)
+                return;
+        } else if (arg_cstr_is(opt, "lastid") && moreargs) {
+            fri_sid id;
+            j++;
+            if (parse_strict_id(c, &c->argv[j], &id) < 0) return;
+            /* the last LASTID given wins, and only if it moves the group forward */
+            last_id = id;
+            set_last_id = fri_sid_cmp(id, cg->last_id) > 0;
+        } else {
+            fri_reply_errorf(c, "ERR Unrecognized XCLAIM option '%.*s'", cstr_len(opt),
+                             opt->ptr);
+            return;
+        }
+    }
+    if (set_last_id) cg->last_id = last_id;
+    /* A bogus delivery time (negative, or in the future) means now: clients compute it
+     * from their own clocks, which may run ahead of the server's. */
+    if (deliverytime != -1) {
+        if (deliverytime < 0 || deliverytime > now) deliverytime = now;
+    } else {
+        deliverytime = now;
+    }
+
+    fri_stream_consumer *consumer = NULL;
+    size_t handle = fri_reply_deferred_len(c);
+    long claimed = 0;
+    for (j = 5; j <= last_id_arg; j++) {
+        fri_sid id;
+        parse_strict_id(NULL, &c->argv[j], &id);
+        fri_stream_nack *nack = fri_sidmap_get(cg->pel, id);
+        if (!fri_stream_entry_exists(s, id)) {
+            if (nack) nack_delete(cg, id, nack);
+            continue;
+        }
+        if (force && !nack) {
+            if (!(nack = nack_new(NULL, now))) abort();
+            if (fri_sidmap_insert(cg->pel, id, nack) < 0) abort();
+        }
+        if (!nack) continue;
+        if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
+        if (!consumer) consumer = consumer_get(cg, &c->argv[3], now);
+        claim_one(c, s, id, nack, consumer, deliverytime, retrycount, justid);
+        claimed++;
+    }
+    fri_reply_set_deferred_len(c, handle, claimed);
+}
+
+/* XAUTOCLAIM key group consumer min-idle-time start [COUNT n] [JUSTID]: claims up to n
+ * (default 100) pending entries from start on that are idle at least min-idle-time,
+ * looking at no more than 10 n of them.  Replies [cursor, claimed, deleted]: the cursor
+ * is the next pending id to look at (0-0 when the scan reached the end), and deleted
+ * lists the pending entries found deleted from the stream, which leave the PEL and count
+ * against n. */
+static void xautoclaim_command(fr_client *c)
+{
+    long long minidle;
+    if (fri_get_ll_or_reply(c, &c->argv[4], &minidle,
+                            "ERR Invalid min-idle-time argument for XAUTOCLAIM") < 0)
+        return;
+    if (minidle < 0) minidle = 0;
+    fri_sid start;
+    int startex;
+    if (fri_sid_parse_interval_or_reply(c, &c->argv[5], &start, &startex, 0) < 0) return;
+    if (startex && fri_sid_incr(&start) < 0) {
+        fri_reply_error(c, "ERR invalid start ID for the interval");
+        return;
+    }
+    long long count = 100;
+    int justid = 0;
+    for (int j = 6; j < c->argc; j++) {
+        int moreargs = c->argc - 1 - j;
+        if (arg_cstr_is(&c->argv[j], "count") && moreargs) {
+            if (fri_get_range_ll_or_reply(c, &c->argv[j + 1], 1, XAUTOCLAIM_MAX_COUNT, &count,
+                                          "ERR COUNT must be > 0") < 0)
+                return;
+            j++;
+        } else if (arg_cstr_is(&c->argv[j], "justid")) {
+            justid = 1;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+    }
+
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, &c->argv[1], 1, &wrongtype);
+    if (wrongtype) return;
+    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
+    if (!cg) {
+        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
+        return;
+    }
+    if (count >= XAUTOCLAIM_ALLOC_LIMIT) {
+        fri_reply_error(c, "ERR Insufficient memory, failed allocating transient memory, "
+                           "COUNT too high.");
+        return;
+    }
+
+    int64_t now = c->now_ms;
+    long long attempts = count * XAUTOCLAIM_ATTEMPTS_FACTOR;
+    fri_sid *deleted = NULL;
+    size_t ndeleted = 0, deleted_cap = 0;
+    fri_stream_consumer *consumer = NULL;
+    long claimed = 0;
+    int at_end = 0;
+
+    /* The reply is [cursor, claimed, deleted]; the cursor is known last, so the claimed
+     * entries go to a side buffer first. */
+    fri_buf saved = c->out;
+    c->out = (fri_buf){0};
+
+    fri_sidmap_iter it;
+    fri_sid id;
+    void *val;
+    fri_sidmap_iter_init(&it, cg->pel, start, FRI_SID_MAX, 0);
+    while (attempts-- && count) {
+        if (!fri_sidmap_iter_next(&it, &id, &val)) {
+            at_end = 1;
+            break;
+        }
+        fri_stream_nack *nack = val;
+        if (!fri_stream_entry_exists(s, id)) {
+            nack_delete(cg, id, nack);
+            if (ndeleted == deleted_cap) {
+                deleted_cap = deleted_cap ? deleted_cap * 2 : 8;
+                fri_sid *grown = realloc(deleted, deleted_cap * sizeof(*grown));
+                if (!grown) abort();
+                deleted = grown;
+            }
+            deleted[ndeleted++] = id;
+            count--;
+            continue;
+        }
+        if (minidle && now - nack->delivery_time < minidle) continue;
+        if (!consumer) consumer = consumer_get(cg, &c->argv[3], now);
+        claim_one(c, s, id, nack, consumer, now, -1, justid);
+        claimed++;
+        count--;
+    }
+    fri_sid cursor = FRI_SID_MIN;
+    if (!at_end && fri_sidmap_iter_next(&it, &id, NULL)) cursor = id;
+
+    fri_buf entries = c->out;
+    c->out = saved;
+    fri_reply_array_len(c, 3);
+    fri_reply_sid(c, cursor);
+    fri_reply_array_len(c, claimed);
+    fri_reply_raw(c, entries.p ? entries.p : "", entries.len);
+    fri_buf_free(&entries);
+    fri_reply_array_len(c, (long)ndeleted);
+    for (size_t i = 0; i < ndeleted; i++) fri_reply_sid(c, deleted[i]);
+    free(deleted);
+}
+
+/* ----- XINFO -------------------------------------------------------------------------------- */
+
+/* XINFO's common start: the stream at argv[2], else "no such key" / WRONGTYPE. */
+static fri_stream *xinfo_stream(fr_client *c)
+{
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, &c->argv[2], 0, &wrongtype);
+    if (!s && !wrongtype) fri_reply_error(c, FRI_ERR_NOKEY);
+    return s;
+}
+
+/* XINFO CONSUMERS key group: per consumer in name order, its name, pending count and ms
+ * since it was last seen. */
+static void xinfo_consumers_command(fr_client *c)
+{
+    fri_stream *s = xinfo_stream(c);
+    if (!s) return;
+    fri_stream_cg *cg = cg_lookup(s, c->argv[3].ptr, c->argv[3].len);
+    if (!cg) {
+        reply_nogroup_for_key(c, &c->argv[3], &c->argv[2]);
+        return;
+    }
+    named_ref *consumers;
+    long n = sorted_entries(cg->consumers, &consumers);
+    if (n < 0) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    fri_reply_array_len(c, n);
+    for (long i = 0; i < n; i++) {
+        fri_stream_consumer *consumer = consumers[i].val;
+        int64_t idle = c->now_ms - consumer->seen_time;
+        fri_reply_map_len(c, 3);
+        fri_reply_bulk_cstr(c, "name");
+        fri_reply_bulk_str(c, consumer->name);
+        fri_reply_bulk_cstr(c, "pending");
+        fri_reply_ll(c, (long long)fri_sidmap_len(consumer->pel));
+        fri_reply_bulk_cstr(c, "idle");
+        fri_reply_ll(c, idle < 0 ? 0 : idle);
+    }
+    free(consumers);
+}
+
+/* XINFO GROUPS key: per group in name order, its name, consumers, pending count,
+ * last-delivered id, read counter (nil when unknown) and lag (nil when unknowable). */
+static void xinfo_groups_command(fr_client *c)
+{
+    fri_stream *s = xinfo_stream(c);
+    if (!s) return;
+    named_ref *groups;
+    long n = sorted_entries(s->cgroups, &groups);
+    if (n < 0) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    fri_reply_array_len(c, n);
+    for (long i = 0; i < n; i++) {
+        fri_stream_cg *cg = groups[i].val;
+        fri_reply_map_len(c, 6);
+        fri_reply_bulk_cstr(c, "name");
+        fri_reply_bulk_str(c, groups[i].name);
+        fri_reply_bulk_cstr(c, "consumers");
+        fri_reply_ll(c, (long long)fri_dict_size(cg->consumers));
+        fri_reply_bulk_cstr(c, "pending");
+        fri_reply_ll(c, (long long)fri_sidmap_len(cg->pel));
+        fri_reply_bulk_cstr(c, "last-delivered-id");
+        fri_reply_sid(c, cg->last_id);
+        fri_reply_bulk_cstr(c, "entries-read");
+        if (cg->entries_read != FRI_CG_INVALID_ENTRIES_READ) fri_reply_ll(c, cg->entries_read);
+        else fri_reply_nil(c);
+        fri_reply_bulk_cstr(c, "lag");
+        reply_cg_lag(c, s, cg);
+    }
+    free(groups);
+}
+
+/* Byte d (0..15) of id as Redis's radix tree keys it: ms then seq, big-endian. */
+static unsigned sid_byte(fri_sid id, int d)
+{
+    uint64_t half = d < 8 ? id.ms : id.seq;
+    return (unsigned)(half >> (56 - 8 * (d % 8))) & 0xffu;
+}
+
+/* Nodes of the radix tree holding keys[lo, hi) (sorted, distinct, sharing their first
+ * depth bytes) below the node that stands for those depth bytes, that node included.
+ * Redis's rax keeps itself compressed: a run of bytes with a single way on is one node,
+ * a byte where keys part is a node with one child per way, each key ends in a leaf. */
+static size_t rax_subtree_nodes(const fri_sid *keys, size_t lo, size_t hi, int depth)
+{
+    if (depth == 16) return 1;
+    int d = depth;
+    while (d < 16 && sid_byte(keys[lo], d) == sid_byte(keys[hi - 1], d)) d++;
+    if (d > depth) return 1 + rax_subtree_nodes(keys, lo, hi, d);
+    size_t nodes = 1;
+    for (size_t i = lo; i < hi;) {
+        size_t j = i + 1;
+        while (j < hi && sid_byte(keys[j], depth) == sid_byte(keys[i], depth)) j++;
+        nodes += rax_subtree_nodes(keys, i, j, depth + 1);
+        i = j;
+    }
+    return nodes;
+}
+
+/* XINFO STREAM's radix-tree-nodes: the node count of a rax keyed by the stream's node
+ * keys.  It depends only on the set of keys (checked against 7.0.15 over random inserts
+ * and deletions).  (size_t)-1 when out of memory. */
+static size_t rax_node_count(const fri_stream *s)
+{
+    size_t n = fri_stream_node_count(s);
+    if (n == 0) return 1; /* the empty root */
+    fri_sid *keys = malloc(n * sizeof(*keys));
+    if (!keys) return (size_t)-1;
+    for (size_t i = 0; i < n; i++) keys[i] = fri_stream_node_key(s, i);
+    size_t nodes = rax_subtree_nodes(keys, 0, n, 0);
+    free(keys);
+    return nodes;
+}
+
+/* XINFO STREAM FULL's group part: per group its counters, its PEL and its consumers with
+ * their PELs, each PEL cut at count entries (0 = all). */
+static void reply_full_groups(fr_client *c, fri_stream *s, named_ref *groups, long ngroups,
+                              long long count)
+{
+    fri_reply_array_len(c, ngroups);
+    for (long i = 0; i < ngroups; i++) {
+        fri_stream_cg *cg = groups[i].val;
+        named_ref *consumers;
+        long nc = sorted_entries(cg->consumers, &consumers);
+        if (nc < 0) abort(); /* the reply is half written */
+        fri_reply_map_len(c, 7);
+        fri_reply_bulk_cstr(c, "name");
+        fri_reply_bulk_str(c, groups[i].name);
+        fri_reply_bulk_cstr(c, "last-delivered-id");
+        fri_reply_sid(c, cg->last_id);
+        fri_reply_bulk_cstr(c, "entries-read");
+        if (cg->entries_read != FRI_CG_INVALID_ENTRIES_READ) fri_reply_ll(c, cg->entries_read);
+        else fri_reply_nil(c);
+        fri_reply_bulk_cstr(c, "lag");
+        reply_cg_lag(c, s, cg);
+        fri_reply_bulk_cstr(c, "pel-count");
+        fri_reply_ll(c, (long long)fri_sidmap_len(cg->pel));
+        fri_reply_bulk_cstr(c, "pending");
+        size_t handle = fri_reply_deferred_len(c);
+        long listed = 0;
+        fri_sidmap_iter it;
+        fri_sid id;
+        void *val;
+        fri_sidmap_iter_init(&it, cg->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+        while ((!count || listed < count) && fri_sidmap_iter_next(&it, &id, &val)) {
+            fri_stream_nack *nack = val;
+            fri_reply_array_len(c, 4);
+            fri_reply_sid(c, id);
+            fri_reply_bulk_str(c, nack->consumer->name);
+            fri_reply_ll(c, nack->delivery_time);
+            fri_reply_ll(c, (long long)nack->delivery_count);
+            listed++;
+        }
+        fri_reply_set_deferred_len(c, handle, listed);
+        fri_reply_bulk_cstr(c, "consumers");
+        fri_reply_array_len(c, nc);
+        for (long k = 0; k < nc; k++) {
+            fri_stream_consumer *consumer = consumers[k].val;
+            fri_reply_map_len(c, 4);
+            fri_reply_bulk_cstr(c, "name");
+            fri_reply_bulk_str(c, consumer->name);
+            fri_reply_bulk_cstr(c, "seen-time");
+            fri_reply_ll(c, consumer->seen_time);
+            fri_reply_bulk_cstr(c, "pel-count");
+            fri_reply_ll(c, (long long)fri_sidmap_len(consumer->pel));
+            fri_reply_bulk_cstr(c, "pending");
+            handle = fri_reply_deferred_len(c);
+            listed = 0;
+            fri_sidmap_iter_init(&it, consumer->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+            while ((!count || listed < count) && fri_sidmap_iter_next(&it, &id, &val)) {
+                fri_stream_nack *nack = val;
+                fri_reply_array_len(c, 3);
+                fri_reply_sid(c, id);
+                fri_reply_ll(c, nack->delivery_time);
+                fri_reply_ll(c, (long long)nack->delivery_count);
+                listed++;
+            }
+            fri_reply_set_deferred_len(c, handle, listed);
+        }
+        free(consumers);
+    }
+}
+
+/* XINFO STREAM key [FULL [COUNT n]]: the stream's counters and ids, then either the
+ * number of groups and the first and last entries, or (FULL) up to n entries (default 10,
+ * 0 for all) and every group in detail.  The key is looked up before the options are
+ * read, so a missing key wins over a bad option. */
+static void xinfo_stream_command(fr_client *c)
+{
+    fri_stream *s = xinfo_stream(c);
+    if (!s) return;
+    int full = c->argc > 3;
+    long long count = 10;
+    if (full) {
+        if (!arg_cstr_is(&c->argv[3], "full")) {
+            reply_subcommand_syntax_error(c);
+            return;
+        }
+        if (c->argc > 4) {
+            if (c->argc != 6 || !arg_cstr_is(&c->argv[4], "count")) {
+                reply_subcommand_syntax_error(c);
+                return;
+            }
+            if (fri_get_ll_or_reply(c, &c->argv[5], &count, NULL) < 0) return;
+            if (count < 0) count = 10;
+        }
+    }
+    size_t nodes = rax_node_count(s);
+    named_ref *groups = NULL;
+    long ngroups = full ? sorted_entries(s->cgroups, &groups) : 0;
+    if (nodes == (size_t)-1 || ngroups < 0) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    fri_reply_map_len(c, full ? 9 : 10);
+    fri_reply_bulk_cstr(c, "length");
+    fri_reply_ll(c, (long long)s->length);
+    fri_reply_bulk_cstr(c, "radix-tree-keys");
+    fri_reply_ll(c, (long long)fri_stream_node_count(s));
+    fri_reply_bulk_cstr(c, "radix-tree-nodes");
+    fri_reply_ll(c, (long long)nodes);
+    fri_reply_bulk_cstr(c, "last-generated-id");
+    fri_reply_sid(c, s->last_id);
+    fri_reply_bulk_cstr(c, "max-deleted-entry-id");
+    fri_reply_sid(c, s->max_deleted_entry_id);
+    fri_reply_bulk_cstr(c, "entries-added");
+    fri_reply_ll(c, (long long)s->entries_added);
+    fri_reply_bulk_cstr(c, "recorded-first-entry-id");
+    fri_reply_sid(c, s->first_id);
+    if (!full) {
+        fri_sid id;
+        fri_reply_bulk_cstr(c, "groups");
+        fri_reply_ll(c, s->cgroups ? (long long)fri_dict_size(s->cgroups) : 0);
+        fri_reply_bulk_cstr(c, "first-entry");
+        if (!fri_stream_first_valid_id(s, &id) || !fri_stream_reply_entry(c, s, id))
+            fri_reply_nil(c);
+        fri_reply_bulk_cstr(c, "last-entry");
+        if (!fri_stream_last_valid_id(s, &id) || !fri_stream_reply_entry(c, s, id))
+            fri_reply_nil(c);
+        return;
+    }
+    fri_reply_bulk_cstr(c, "entries");
+    fri_stream_reply_range(c, s, FRI_SID_MIN, FRI_SID_MAX, (size_t)count, 0);
+    fri_reply_bulk_cstr(c, "groups");
+    reply_full_groups(c, s, groups, ngroups, count);
+    free(groups);
+}
+
+static void xinfo_help_command(fr_client *c)
+{
+    static const char *const help[] = {
+        "CONSUMERS <key> <groupname>",
+        "    Show consumers of <groupname>.",
+        "GROUPS <key>",
+        "    Show the stream consumer groups.",
+        "STREAM <key> [FULL [COUNT <count>]",
+        "    Show information about the stream.",
+        NULL,
+    };
+    reply_help(c, help);
+}
+
+/* ----- Inspection for tests (fakeredis.h) ------------------------------------------------- */
+
+/* The group of the live stream at key in db, without lazy expiry; NULL when missing. */
+static fri_stream_cg *inspect_group(fr_server *server, int db, const char *key, size_t key_len,
+                                    const char *group, size_t group_len)
+{
+    if (!server || db < 0 || db >= FRI_DBNUM || !key || !group) return NULL;
+    fri_dent *e = fri_dict_find(server->db[db].keys, key, key_len);
+    if (!e) return NULL;
+    fri_obj *o = e->v.ptr;
+    if (o->type != FRI_STREAM || fri_obj_is_expired(o, fr_clock_now(server))) return NULL;
+    return cg_lookup(o->ptr, group, group_len);
+}
+
+int fr_stream_pending(fr_server *server, int db, const char *key, size_t key_len,
+                      const char *group, size_t group_len, const char *consumer,
+                      size_t consumer_len, fr_pending **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    fri_stream_cg *cg = inspect_group(server, db, key, key_len, group, group_len);
+    if (!cg) return -1;
+    fri_sidmap *pel = cg->pel;
+    if (consumer) {
+        fri_stream_consumer *owner = consumer_find(cg, consumer, consumer_len);
+        if (!owner) return -1;
+        pel = owner->pel;
+    }
+    size_t count = fri_sidmap_len(pel);
+    if (count == 0) return 0;
+    /* one block: the records, then every consumer name with its NUL */
+    size_t bytes = count * sizeof(fr_pending);
+    fri_sidmap_iter it;
+    fri_sid id;
+    void *val;
+    fri_sidmap_iter_init(&it, pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (fri_sidmap_iter_next(&it, &id, &val))
+        bytes += ((fri_stream_nack *)val)->consumer->name->len + 1;
+    fr_pending *v = malloc(bytes);
+    if (!v) return -2;
+    char *names = (char *)(v + count);
+    int64_t now = fr_clock_now(server);
+    size_t i = 0;
+    fri_sidmap_iter_init(&it, pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (fri_sidmap_iter_next(&it, &id, &val)) {
+        fri_stream_nack *nack = val;
+        const fri_str *name = nack->consumer->name;
+        memcpy(names, name->buf, name->len);
+        names[name->len] = '\0';
+        int64_t idle = now - nack->delivery_time;
+        v[i++] = (fr_pending){id.ms, id.seq, names, name->len, idle < 0 ? 0 : idle,
+                              nack->delivery_count};
+        names += name->len + 1;
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+int fr_stream_consumer(fr_server *server, int db, const char *key, size_t key_len,
+                       const char *group, size_t group_len, const char *consumer,
+                       size_t consumer_len, fr_consumer_state *out)
+{
+    fri_stream_cg *cg = inspect_group(server, db, key, key_len, group, group_len);
+    fri_stream_consumer *found = cg && consumer ? consumer_find(cg, consumer, consumer_len)
+                                                : NULL;
+    if (!found) return -1;
+    int64_t idle = fr_clock_now(server) - found->seen_time;
+    out->pending = fri_sidmap_len(found->pel);
+    out->idle_ms = idle < 0 ? 0 : idle;
+    return 0;
+}
+
+/* ----- The command table -------------------------------------------------------------------- */
+
+static const fri_command xgroup_subcommands[] = {
+    {"xgroup|create", xgroup_create_command, -5, FRI_CMD_WRITE | FRI_CMD_DENYOOM, "stream", 2, 2,
+     1, NULL, NULL},
+    {"xgroup|setid", xgroup_setid_command, -5, FRI_CMD_WRITE, "stream", 2, 2, 1, NULL, NULL},
+    {"xgroup|destroy", xgroup_destroy_command, 4, FRI_CMD_WRITE, "stream", 2, 2, 1, NULL, NULL},
+    {"xgroup|createconsumer", xgroup_createconsumer_command, 5, FRI_CMD_WRITE | FRI_CMD_DENYOOM,
+     "stream", 2, 2, 1, NULL, NULL},
+    {"xgroup|delconsumer", xgroup_delconsumer_command, 5, FRI_CMD_WRITE, "stream", 2, 2, 1, NULL,
+     NULL},
+    {"xgroup|help", xgroup_help_command, 2, FRI_CMD_LOADING | FRI_CMD_STALE, "stream", 0, 0, 0,
+     NULL, NULL},
+    {0},
+};
+
+static const fri_command xinfo_subcommands[] = {
+    {"xinfo|consumers", xinfo_consumers_command, 4, FRI_CMD_READONLY, "stream", 2, 2, 1, NULL,
+     NULL},
+    {"xinfo|groups", xinfo_groups_command, 3, FRI_CMD_READONLY, "stream", 2, 2, 1, NULL, NULL},
+    {"xinfo|stream", xinfo_stream_command, -3, FRI_CMD_READONLY, "stream", 2, 2, 1, NULL, NULL},
+    {"xinfo|help", xinfo_help_command, 2, FRI_CMD_LOADING | FRI_CMD_STALE, "stream", 0, 0, 0,
+     NULL, NULL},
+    {0},
+};
 
 const fri_command fri_stream_group_commands[] = {
+    {"xgroup", NULL, -2, FRI_CMD_CONTAINER, "stream", 0, 0, 0, NULL, xgroup_subcommands},
+    {"xreadgroup", xreadgroup_command, -7, FRI_CMD_WRITE | FRI_CMD_BLOCKING, "stream", 0, 0, 0,
+     xreadgroup_keys, NULL},
+    {"xack", xack_command, -4, FRI_CMD_WRITE | FRI_CMD_FAST, "stream", 1, 1, 1, NULL, NULL},
+    {"xpending", xpending_command, -3, FRI_CMD_READONLY, "stream", 1, 1, 1, NULL, NULL},
+    {"xclaim", xclaim_command, -6, FRI_CMD_WRITE | FRI_CMD_FAST, "stream", 1, 1, 1, NULL, NULL},
+    {"xautoclaim", xautoclaim_command, -6, FRI_CMD_WRITE | FRI_CMD_FAST, "stream", 1, 1, 1, NULL,
+     NULL},
+    {"xinfo", NULL, -2, FRI_CMD_CONTAINER, "stream", 0, 0, 0, NULL, xinfo_subcommands},
     {0},
 };

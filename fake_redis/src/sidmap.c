@@ -1,0 +1,235 @@
+/* sidmap.c -- the ordered id -> pointer map of sidmap.h: a treap.
+ *
+ * Each node's priority is a hash of its key, and the tree is a binary search tree on the
+ * keys and a max-heap on the priorities.  With hashed priorities the shape is that of a
+ * random binary search tree (expected depth about 2 ln n) for any set of keys, including
+ * the ever-growing ids that pending-entry lists receive, and it needs no random state. */
+#include <stdlib.h>
+
+#include "sidmap.h"
+
+typedef struct sm_node {
+    fri_sid key;
+    void *val;
+    struct sm_node *left, *right; /* smaller keys / larger keys */
+    uint64_t prio;                /* hash of key: the heap order */
+} sm_node;
+
+struct fri_sidmap {
+    sm_node *root;
+    size_t len;
+};
+
+/* A 64-bit mix of both halves of the id (splitmix64's finaliser). */
+static uint64_t prio_of(fri_sid id)
+{
+    uint64_t z = id.ms * 0x9e3779b97f4a7c15ull ^ (id.seq + 0x632be59bd9b4e019ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+fri_sidmap *fri_sidmap_new(void) { return calloc(1, sizeof(fri_sidmap)); }
+
+static void free_nodes(sm_node *n, void (*free_val)(void *val))
+{
+    while (n) {
+        free_nodes(n->left, free_val);
+        sm_node *right = n->right;
+        if (free_val) free_val(n->val);
+        free(n);
+        n = right; /* the right spine iteratively: no deep recursion on a degenerate side */
+    }
+}
+
+void fri_sidmap_free(fri_sidmap *m, void (*free_val)(void *val))
+{
+    if (!m) return;
+    free_nodes(m->root, free_val);
+    free(m);
+}
+
+size_t fri_sidmap_len(const fri_sidmap *m) { return m ? m->len : 0; }
+
+void *fri_sidmap_get(const fri_sidmap *m, fri_sid id)
+{
+    const sm_node *n = m ? m->root : NULL;
+    while (n) {
+        int c = fri_sid_cmp(id, n->key);
+        if (c == 0) return n->val;
+        n = c < 0 ? n->left : n->right;
+    }
+    return NULL;
+}
+
+/* Splits t into the keys below key (*l) and above it (*r); key itself is not in t. */
+static void split(sm_node *t, fri_sid key, sm_node **l, sm_node **r)
+{
+    while (t) {
+        if (fri_sid_cmp(t->key, key) < 0) {
+            *l = t;
+            l = &t->right;
+            t = t->right;
+        } else {
+            *r = t;
+            r = &t->left;
+            t = t->left;
+        }
+    }
+    *l = NULL;
+    *r = NULL;
+}
+
+/* Joins two treaps where every key of a is below every key of b. */
+static sm_node *merge(sm_node *a, sm_node *b)
+{
+    sm_node *root = NULL, **link = &root;
+    while (a && b) {
+        if (a->prio >= b->prio) {
+            *link = a;
+            link = &a->right;
+            a = a->right;
+        } else {
+            *link = b;
+            link = &b->left;
+            b = b->left;
+        }
+    }
+    *link = a ? a : b;
+    return root;
+}
+
+int fri_sidmap_insert(fri_sidmap *m, fri_sid id, void *val)
+{
+    if (fri_sidmap_get(m, id)) return 0;
+    sm_node *n = malloc(sizeof(*n));
+    if (!n) return -1;
+    n->key = id;
+    n->val = val;
+    n->prio = prio_of(id);
+    /* Walk down while the nodes outrank the new one, then split the rest around it. */
+    sm_node **link = &m->root;
+    while (*link && (*link)->prio >= n->prio)
+        link = fri_sid_cmp(id, (*link)->key) < 0 ? &(*link)->left : &(*link)->right;
+    split(*link, id, &n->left, &n->right);
+    *link = n;
+    m->len++;
+    return 1;
+}
+
+void *fri_sidmap_remove(fri_sidmap *m, fri_sid id)
+{
+    if (!m) return NULL;
+    sm_node **link = &m->root;
+    while (*link) {
+        int c = fri_sid_cmp(id, (*link)->key);
+        if (c == 0) {
+            sm_node *n = *link;
+            void *val = n->val;
+            *link = merge(n->left, n->right);
+            free(n);
+            m->len--;
+            return val;
+        }
+        link = c < 0 ? &(*link)->left : &(*link)->right;
+    }
+    return NULL;
+}
+
+int fri_sidmap_seek(const fri_sidmap *m, fri_sid id, int op, fri_sid *out_id, void **out_val)
+{
+    const sm_node *n = m ? m->root : NULL, *best = NULL;
+    while (n) {
+        int c = fri_sid_cmp(n->key, id);
+        int ok;
+        switch (op) {
+        case FRI_SIDMAP_GE: ok = c >= 0; break;
+        case FRI_SIDMAP_GT: ok = c > 0; break;
+        case FRI_SIDMAP_LE: ok = c <= 0; break;
+        default: ok = c < 0; break;
+        }
+        if (op == FRI_SIDMAP_GE || op == FRI_SIDMAP_GT) {
+            /* a candidate: look for a smaller one on the left */
+            if (ok) {
+                best = n;
+                n = n->left;
+            } else {
+                n = n->right;
+            }
+        } else {
+            if (ok) {
+                best = n;
+                n = n->right;
+            } else {
+                n = n->left;
+            }
+        }
+    }
+    if (!best) return 0;
+    if (out_id) *out_id = best->key;
+    if (out_val) *out_val = best->val;
+    return 1;
+}
+
+int fri_sidmap_first(const fri_sidmap *m, fri_sid *out_id, void **out_val)
+{
+    return fri_sidmap_seek(m, FRI_SID_MIN, FRI_SIDMAP_GE, out_id, out_val);
+}
+
+int fri_sidmap_last(const fri_sidmap *m, fri_sid *out_id, void **out_val)
+{
+    return fri_sidmap_seek(m, FRI_SID_MAX, FRI_SIDMAP_LE, out_id, out_val);
+}
+
+void fri_sidmap_iter_init(fri_sidmap_iter *it, const fri_sidmap *m, fri_sid start, fri_sid end,
+                          int rev)
+{
+    it->m = m;
+    it->next = start;
+    it->end = end;
+    it->rev = rev;
+    it->started = 0;
+    it->done = rev ? fri_sid_cmp(start, end) < 0 : fri_sid_cmp(start, end) > 0;
+}
+
+int fri_sidmap_iter_next(fri_sidmap_iter *it, fri_sid *id, void **val)
+{
+    if (it->done) return 0;
+    int op = it->rev ? (it->started ? FRI_SIDMAP_LT : FRI_SIDMAP_LE)
+                     : (it->started ? FRI_SIDMAP_GT : FRI_SIDMAP_GE);
+    fri_sid k;
+    void *v;
+    if (!fri_sidmap_seek(it->m, it->next, op, &k, &v) ||
+        (it->rev ? fri_sid_cmp(k, it->end) < 0 : fri_sid_cmp(k, it->end) > 0)) {
+        it->done = 1;
+        return 0;
+    }
+    it->next = k;
+    it->started = 1;
+    if (id) *id = k;
+    if (val) *val = v;
+    return 1;
+}
+
+/* Counts the nodes of a subtree after checking that its keys lie strictly between lo and
+ * hi (when given) and that no child outranks its parent; -1 on a broken invariant. */
+static long check_node(const sm_node *n, const fri_sid *lo, const fri_sid *hi)
+{
+    if (!n) return 0;
+    if (lo && fri_sid_cmp(n->key, *lo) <= 0) return -1;
+    if (hi && fri_sid_cmp(n->key, *hi) >= 0) return -1;
+    if (n->prio != prio_of(n->key) || !n->val) return -1;
+    if ((n->left && n->left->prio > n->prio) || (n->right && n->right->prio > n->prio)) return -1;
+    long l = check_node(n->left, lo, &n->key);
+    long r = check_node(n->right, &n->key, hi);
+    if (l < 0 || r < 0) return -1;
+    return l + r + 1;
+}
+
+int fri_sidmap_check(const fri_sidmap *m)
+{
+    long n = check_node(m->root, NULL, NULL);
+    if (n < 0) return -1;
+    if ((size_t)n != m->len) return -2;
+    return 0;
+}

@@ -1,0 +1,229 @@
+/* stream_int.h -- the stream type's internal contract, shared by t_stream.c (the entries
+ * and XADD, XRANGE, XREAD ...) and t_stream_group.c (consumer groups, XREADGROUP, XACK,
+ * XPENDING, XCLAIM, XINFO ...).
+ *
+ * The shapes are Redis's (t_stream.c / stream.h): a stream is its entries in id order plus
+ * last_id, first_id, max_deleted_entry_id and entries_added; a consumer group has a
+ * last-delivered id, entries_read, a pending entries list (PEL) ordered by id and its
+ * consumers, each with its own PEL sharing the group's pending-entry records.
+ *
+ * The entries are kept the way Redis keeps them, in nodes that fill exactly when Redis's
+ * listpack nodes fill (100 entries, or 4096 listpack bytes computed with Redis's own
+ * encoding sizes), so that MAXLEN ~ / MINID ~ trimming, which removes only whole nodes,
+ * removes what Redis removes.  Deleted entries stay in their node flagged, as in Redis,
+ * and a node goes when its last live entry does.  The node layout is private to
+ * t_stream.c; use the iterator and the lookups below.
+ *
+ * Ownership: a stream owns its nodes and its groups (fri_stream_free frees both); a group
+ * owns its PEL's fri_stream_nack records and its consumers; a consumer's PEL points to the
+ * same records as the group's PEL.
+ */
+#ifndef STREAM_INT_H
+#define STREAM_INT_H
+
+#include <stdint.h>
+
+#include "fr_int.h"
+#include "sidmap.h"
+
+/* ----- Ids ---------------------------------------------------------------------------- */
+
+/* Room for "18446744073709551615-18446744073709551615" and its NUL. */
+#define FRI_SID_STRLEN 48
+
+/* Redis's exact error for an id argument that does not parse. */
+#define FRI_ERR_INVALID_SID "ERR Invalid stream ID specified as stream command argument"
+
+static inline int fri_sid_is_zero(fri_sid id) { return id.ms == 0 && id.seq == 0; }
+
+/* The next / previous id (Redis's streamIncrID / streamDecrID).  0 on success; -1 when
+ * there is none (max-max incremented, 0-0 decremented), and then *id wraps to 0-0 /
+ * max-max exactly as Redis leaves it. */
+int fri_sid_incr(fri_sid *id);
+int fri_sid_decr(fri_sid *id);
+
+/* Writes "ms-seq" and its NUL into dst (FRI_SID_STRLEN bytes); returns the length. */
+size_t fri_sid_format(char *dst, fri_sid id);
+/* The id as a bulk string reply. */
+void fri_reply_sid(fr_client *c, fri_sid id);
+
+/* Redis's streamGenericParseIDOrReply.  Accepts "-" (0-0), "+" (max-max), "<ms>" (seq =
+ * missing_seq), "<ms>-<seq>", and, when seq_given is not NULL, "<ms>-*" (seq 0 and
+ * *seq_given = 0; otherwise *seq_given = 1).  Numbers follow Redis's string2ull (so
+ * " 12", "+12", "012" parse; an embedded NUL ends the argument, as Redis's C-string
+ * handling does).  strict refuses "-" and "+".  Returns 0, or -1 after replying
+ * FRI_ERR_INVALID_SID (c may be NULL: no reply). */
+int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
+                           int strict, int *seq_given);
+/* Redis's streamParseIntervalIDOrReply: like the non-strict parse, but a leading "(" of
+ * an argument longer than one byte makes the bound exclusive (*exclude = 1) and the rest
+ * is parsed strictly.  exclude may be NULL (then "(" is not special).  0 or -1 (replied). */
+int fri_sid_parse_interval_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, int *exclude,
+                                    uint64_t missing_seq);
+
+/* ----- Consumer groups (contents owned by t_stream_group.c) ---------------------------- */
+
+typedef struct fri_stream_consumer fri_stream_consumer;
+
+/* A pending entry: delivered to a consumer of the group and not yet acknowledged
+ * (Redis's streamNACK).  One record per (group, id), in both the group's and the owning
+ * consumer's PEL. */
+typedef struct fri_stream_nack {
+    int64_t delivery_time;          /* ms of the last delivery (XREADGROUP, XCLAIM ...) */
+    uint64_t delivery_count;        /* times delivered */
+    fri_stream_consumer *consumer;  /* the consumer whose PEL holds it too */
+} fri_stream_nack;
+
+/* A consumer of a group (Redis's streamConsumer). */
+struct fri_stream_consumer {
+    int64_t seen_time; /* ms of the consumer's last interaction (XREADGROUP, XCLAIM ...) */
+    fri_str *name;     /* owned; the same bytes as its key in the group's consumers dict */
+    fri_sidmap *pel;   /* id -> fri_stream_nack*: this consumer's share of the group's PEL
+                          (the records belong to the group's PEL) */
+};
+
+/* A consumer group (Redis's streamCG). */
+typedef struct fri_stream_cg {
+    fri_sid last_id;          /* last-delivered-id: entries after it are "new" for ">" */
+    long long entries_read;   /* logical read counter, FRI_CG_INVALID_ENTRIES_READ when
+                                 it cannot be known (Redis's SCG_INVALID_ENTRIES_READ) */
+    fri_sidmap *pel;          /* id -> fri_stream_nack*, owns the records */
+    fri_dict *consumers;      /* name -> fri_stream_consumer* (v.ptr).  Insertion order:
+                                 Redis lists consumers by name (a rax), so replies that
+                                 list them sort by name bytes first */
+} fri_stream_cg;
+
+#define FRI_CG_INVALID_ENTRIES_READ (-1LL)
+
+/* Frees a group with its consumers and pending records (used by fri_stream_free, so a
+ * deleted key takes its groups along).  NULL is accepted. */
+void fri_stream_cg_free(fri_stream_cg *cg);
+
+/* ----- The stream -------------------------------------------------------------------- */
+
+typedef struct fri_stream_node fri_stream_node; /* private to t_stream.c */
+
+/* Redis's stream-node-max-entries and stream-node-max-bytes defaults, which decide when a
+ * node is full (the fake has no CONFIG SET for them). */
+#define FRI_STREAM_NODE_MAX_ENTRIES 100
+#define FRI_STREAM_NODE_MAX_BYTES 4096
+
+typedef struct fri_stream {
+    fri_stream_node **nodes;      /* nodes[node_off .. node_off + nnodes) in id order */
+    size_t node_off;              /* nodes trimmed off the front leave room here */
+    size_t nnodes;                /* nodes in use (Redis's rax size: XINFO radix-tree-keys) */
+    size_t nodes_cap;             /* allocated slots of nodes */
+    uint64_t length;              /* live (not deleted) entries: XLEN */
+    fri_sid last_id;              /* the largest id ever added (or set by XSETID) */
+    fri_sid first_id;             /* the first live entry's id, 0-0 when empty */
+    fri_sid max_deleted_entry_id; /* the largest id XDEL removed (XSETID may set it) */
+    uint64_t entries_added;       /* entries ever added (XSETID ENTRIESADDED may set it) */
+    fri_dict *cgroups;            /* name -> fri_stream_cg* (v.ptr); NULL until the first
+                                     group.  Insertion order: sort by name when listing */
+} fri_stream;
+
+/* An empty stream (no nodes, no groups), or NULL when out of memory.  Wrap it with
+ * fri_obj_new(FRI_STREAM, s) to store it under a key. */
+fri_stream *fri_stream_new(void);
+/* fri_stream_free(void *) is declared in fr_int.h: frees nodes, groups, the struct. */
+
+/* Number of nodes (XINFO STREAM's radix-tree-keys: they match Redis's node for node). */
+size_t fri_stream_node_count(const fri_stream *s);
+/* The master id of node i (0 <= i < fri_stream_node_count(s)): the id of the first entry
+ * ever added to it, which stays its key after that entry is deleted (Redis's rax key of
+ * the listpack). */
+fri_sid fri_stream_node_key(const fri_stream *s, size_t i);
+
+/* Heap bytes the stream's entries take (malloc_usable_size of its nodes, their index
+ * and the stream itself; groups not counted).  For the memory benchmark. */
+size_t fri_stream_memory(const fri_stream *s);
+
+/* The id of the last live entry (Redis's streamLastValidID) / the first one: 1 and *id
+ * set, or 0 when the stream has no live entry. */
+int fri_stream_last_valid_id(fri_stream *s, fri_sid *id);
+int fri_stream_first_valid_id(fri_stream *s, fri_sid *id);
+
+/* Is there a live entry with exactly this id?  (0 for never added and for deleted.) */
+int fri_stream_entry_exists(fri_stream *s, fri_sid id);
+
+/* Checks the store's invariants: nodes in id order and never over 100 entries, each
+ * node's live/deleted counts and last id as its entries say, length, first_id, last_id
+ * not below the last entry.  0 when sound, a negative number naming the first broken one
+ * otherwise.  For tests. */
+int fri_stream_check(fri_stream *s);
+
+/* ----- Reading entries ---------------------------------------------------------------- */
+
+/* Walks the live entries of [start, end] (inclusive) in id order, or in reverse when rev.
+ * The stream must not change while an iterator is in use.  Plain data on the stack, no
+ * release needed; the fields are private. */
+typedef struct fri_stream_iter {
+    fri_stream *s;
+    fri_sid start, end;                       /* the range, inclusive */
+    int rev;                                  /* walking backwards */
+    long node;                                /* index (from node_off) of the node walked */
+    int node_loaded;                          /* ids/offs/nents describe that node */
+    int nents;                                /* entries (live and deleted) in the node */
+    int at;                                   /* index of the next entry to look at */
+    fri_sid ids[FRI_STREAM_NODE_MAX_ENTRIES]; /* each entry's id */
+    uint32_t offs[FRI_STREAM_NODE_MAX_ENTRIES]; /* each entry's byte offset in the node */
+    /* the current entry (after fri_stream_iter_next returned 1) */
+    const unsigned char *fp;                  /* the next field/value to read */
+    const unsigned char *master;              /* next master field name (same-fields) */
+    int same_fields;                          /* the entry reuses the node's field names */
+} fri_stream_iter;
+
+void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fri_sid end,
+                           int rev);
+/* Moves to the next live entry: 1 with *id and *nfields (field/value pairs) set, 0 at
+ * the end.  nfields may be NULL. */
+int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields);
+/* The next field/value pair of the current entry (call at most nfields times).  The
+ * pointers are into the stream and stay valid until it changes. */
+void fri_stream_iter_field(fri_stream_iter *it, const char **field, size_t *flen,
+                           const char **value, size_t *vlen);
+
+/* Replies [id, [f1, v1, ...]] for the current entry (whose id is id and which has
+ * nfields pairs, as fri_stream_iter_next gave them; no field may have been read yet). */
+void fri_stream_reply_current(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields);
+/* Replies [id, [f1, v1, ...]] for the live entry id and returns 1; returns 0 and replies
+ * nothing when there is no such live entry. */
+int fri_stream_reply_entry(fr_client *c, fri_stream *s, fri_sid id);
+/* XRANGE's reply: an array of at most count (0 = no limit) live entries of [start, end],
+ * descending when rev.  Returns how many were emitted. */
+size_t fri_stream_reply_range(fr_client *c, fri_stream *s, fri_sid start, fri_sid end,
+                              size_t count, int rev);
+
+/* ----- XREAD / XREADGROUP options, parsed as Redis's xreadCommand parses them ---------- */
+
+typedef struct fri_xread_opts {
+    long long count;   /* COUNT (negative counts as 0); 0 = no limit */
+    long long timeout; /* BLOCK in ms, -1 when absent (an in-process fake never waits:
+                          a read that finds nothing answers the timeout reply at once) */
+    int noack;         /* NOACK given (XREADGROUP only) */
+    int group_arg;     /* argv index of the group name (consumer at +1); 0 without GROUP */
+    int streams_arg;   /* argv index of the first key */
+    int nstreams;      /* keys (and ids) after STREAMS */
+} fri_xread_opts;
+
+/* Parses the options of XREAD (xreadgroup = 0) or XREADGROUP (1) from argv[1] up to
+ * STREAMS, with Redis's errors in Redis's order: BLOCK timeout errors, COUNT not an
+ * integer, "Unbalanced XREAD list of streams ..." (worded so for XREADGROUP too), GROUP or
+ * NOACK given to XREAD, syntax error, STREAMS missing (syntax error), "Missing GROUP option
+ * for XREADGROUP".  The ids are left to the caller (they differ: "$" vs ">").  0, or -1
+ * (replied). */
+int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *o);
+
+/* ----- Dump ---------------------------------------------------------------------------- */
+
+/* Appends the stream's canonical dump lines for fr_dump (docs/fake_redis.md):
+ *   one line per live entry:  `  1-0 "f1" "v1" "f2" "v2"`
+ *   then per group, in name order:
+ *     `  group "name" last-delivered=1-0 entries-read=N` (N is -1 when unknown)
+ *     per consumer, in name order: `    consumer "name" seen-ms-ago=N pending=N`
+ *     per pending entry, in id order: `    pending 1-0 consumer="name" delivered-ms-ago=N
+ *     count=N`
+ * Times are printed relative to now, as the key's pttl is. */
+void fri_stream_dump(fri_buf *b, void *stream, int64_t now);
+
+#endif /* STREAM_INT_H */
