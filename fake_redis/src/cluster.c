@@ -42,6 +42,25 @@ int fri_command_keys(const fri_command *cmd, int argc, const fri_arg *argv, int 
     return n;
 }
 
+int fri_numkeys_keys(int argc, const fri_arg *argv, int numkeys_idx, int with_dst, int *keys,
+                     int max)
+{
+    if (numkeys_idx >= argc) return 0;
+    /* Redis reads the count with atoi(), so "2x" is 2 and " +1" is 1: the slot check
+     * sees those keys even though the command itself will refuse the count. */
+    char buf[32];
+    size_t len = argv[numkeys_idx].len < sizeof(buf) - 1 ? argv[numkeys_idx].len : sizeof(buf) - 1;
+    memcpy(buf, argv[numkeys_idx].ptr, len);
+    buf[len] = '\0';
+    int num = (int)strtol(buf, NULL, 10);
+    int first = numkeys_idx + 1;
+    if (num < 1 || num > argc - first) return 0;
+    int n = 0;
+    for (int i = 0; i < num && n < max; i++) keys[n++] = first + i;
+    if (with_dst && n < max) keys[n++] = 1;
+    return n;
+}
+
 /* Folds the slots of one command's keys into *slot (-1 = none yet); -1 on a mismatch. */
 static int fold_slots(const fri_command *cmd, int argc, const fri_arg *argv, int *slot)
 {

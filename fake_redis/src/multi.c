@@ -31,6 +31,12 @@ static int grow_queue(fr_client *c)
 
 void fri_multi_queue(fr_client *c, const fri_command *cmd)
 {
+    /* A doomed transaction queues nothing more (EXEC will not run it), but still answers
+     * QUEUED, as Redis does; EXEC's cluster check then sees only what came before. */
+    if (c->dirty_exec || c->dirty_cas) {
+        fri_reply_status(c, "QUEUED");
+        return;
+    }
     size_t total = 0;
     for (int i = 0; i < c->argc; i++) total += c->argv[i].len + 1;
     fri_queued q = {.cmd = cmd, .argc = c->argc};

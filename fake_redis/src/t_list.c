@@ -750,28 +750,14 @@ static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
 static void lmpopCommand(fr_client *c) { lmpopGenericCommand(c, 1, 0); }
 static void blmpopCommand(fr_client *c) { lmpopGenericCommand(c, 2, 1); }
 
-/* The keys of [B]LMPOP: numkeys of them after the numkeys argument; none when numkeys is
- * not a valid count (the command itself will answer the error). */
-static int mpop_keys(int argc, const fri_arg *argv, int numkeys_idx, int *keys, int max)
-{
-    long long numkeys;
-    if (numkeys_idx >= argc ||
-        !fri_string2ll(argv[numkeys_idx].ptr, argv[numkeys_idx].len, &numkeys) ||
-        numkeys < 1 || numkeys > argc - numkeys_idx - 1)
-        return 0;
-    int n = 0;
-    for (int i = 0; i < numkeys && n < max; i++) keys[n++] = numkeys_idx + 1 + i;
-    return n;
-}
-
 static int lmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
 {
-    return mpop_keys(argc, argv, 1, keys, max);
+    return fri_numkeys_keys(argc, argv, 1, 0, keys, max);
 }
 
 static int blmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
 {
-    return mpop_keys(argc, argv, 2, keys, max);
+    return fri_numkeys_keys(argc, argv, 2, 0, keys, max);
 }
 
 /* ----- The command table -------------------------------------------------------------- */
