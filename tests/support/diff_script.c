@@ -199,9 +199,12 @@ int ds_parse_line(const char *line_in, int lineno, ds_line *out, ds_error *err) 
                 out->flags |= DS_TYPE;
             } else if (n == 5 && !memcmp(p, "@fake", 5)) {
                 out->flags |= DS_FAKE;
+            } else if (n == 5 && !memcmp(p, "@near", 5)) {
+                out->flags |= DS_NEAR;
             } else {
                 rc = set_error(err, col,
-                               "unknown modifier '%.*s' (expected @sorted, @type or @fake)",
+                               "unknown modifier '%.*s' (expected @sorted, @type, @near or "
+                               "@fake)",
                                (int)n, p);
                 goto done;
             }
@@ -424,8 +427,64 @@ int ds_sort_reply(const char *raw, size_t len, rh_buf *out) {
     return 0;
 }
 
+/* Reads a RESP header line's number at *p (after the type byte) and moves past "\r\n". */
+static int near_number(const char **p, const char *end, long long *v) {
+    const char *q = *p;
+    int neg = 0;
+    unsigned long long u = 0;
+    if (q < end && *q == '-') {
+        neg = 1;
+        q++;
+    }
+    while (q < end && *q >= '0' && *q <= '9') u = u * 10 + (unsigned long long)(*q++ - '0');
+    if (end - q < 2 || q[0] != '\r' || q[1] != '\n') return -1;
+    *v = neg ? -(long long)u : (long long)u;
+    *p = q + 2;
+    return 0;
+}
+
+/* Walks two replies in step: the same shape and bytes everywhere, except that integer
+ * replies may differ by up to DS_NEAR_MS (idle times and delivery times, read from two
+ * clocks a few microseconds apart). */
+static int near_equal(const char **pa, const char *ea, const char **pb, const char *eb) {
+    if (*pa >= ea || *pb >= eb || **pa != **pb) return 0;
+    char type = **pa;
+    (*pa)++;
+    (*pb)++;
+    long long va, vb;
+    switch (type) {
+    case ':':
+        if (near_number(pa, ea, &va) || near_number(pb, eb, &vb)) return 0;
+        return llabs(va - vb) <= DS_NEAR_MS;
+    case '$':
+        if (near_number(pa, ea, &va) || near_number(pb, eb, &vb) || va != vb) return 0;
+        if (va < 0) return 1;
+        if (ea - *pa < va + 2 || eb - *pb < va + 2 || memcmp(*pa, *pb, (size_t)va)) return 0;
+        *pa += va + 2;
+        *pb += va + 2;
+        return 1;
+    case '*':
+        if (near_number(pa, ea, &va) || near_number(pb, eb, &vb) || va != vb) return 0;
+        for (long long i = 0; i < va; i++)
+            if (!near_equal(pa, ea, pb, eb)) return 0;
+        return 1;
+    default: { /* + and -: the whole line */
+        const char *la = memchr(*pa, '\n', (size_t)(ea - *pa));
+        const char *lb = memchr(*pb, '\n', (size_t)(eb - *pb));
+        if (!la || !lb || la - *pa != lb - *pb || memcmp(*pa, *pb, (size_t)(la - *pa))) return 0;
+        *pa = la + 1;
+        *pb = lb + 1;
+        return 1;
+    }
+    }
+}
+
 int ds_replies_equal(unsigned flags, const char *a, size_t alen, const char *b, size_t blen) {
     if (flags & DS_TYPE) return alen > 0 && blen > 0 && a[0] == b[0];
+    if (flags & DS_NEAR) {
+        const char *pa = a, *pb = b;
+        return near_equal(&pa, a + alen, &pb, b + blen) && pa == a + alen && pb == b + blen;
+    }
     if (flags & DS_SORTED) {
         rh_buf sa = {0}, sb = {0};
         if (ds_sort_reply(a, alen, &sa) == 0 && ds_sort_reply(b, blen, &sb) == 0) {

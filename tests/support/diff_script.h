@@ -33,6 +33,8 @@ typedef enum ds_kind {
 #define DS_SORTED 1u /* @sorted: compare arrays as multisets, at every depth */
 #define DS_TYPE 2u   /* @type: compare only the reply's first byte (its type) */
 #define DS_FAKE 4u   /* @fake: run on the fake only, compare nothing */
+#define DS_NEAR 8u   /* @near: exact, except integer replies may differ by DS_NEAR_MS */
+#define DS_NEAR_MS 25 /* how far apart two clocks' readings of one moment may land */
 
 /* One parsed line.  Owns argv, argvlen and text. */
 typedef struct ds_line {
@@ -83,7 +85,7 @@ void ds_script_free(ds_script *s);
  * become equal.  Appends to *out; returns 0, or -1 if raw is not one complete reply. */
 int ds_sort_reply(const char *raw, size_t len, rh_buf *out);
 
-/* Whether two raw replies count as equal under flags (DS_SORTED, DS_TYPE). */
+/* Whether two raw replies count as equal under flags (DS_SORTED, DS_TYPE, DS_NEAR). */
 int ds_replies_equal(unsigned flags, const char *a, size_t alen, const char *b, size_t blen);
 
 /* Appends a readable escape of p: printable ASCII as is, backslash as \\, CR, LF and TAB
