@@ -307,6 +307,18 @@ static void test_compare(void **state) {
     assert_true(ds_replies_equal(DS_TYPE, a, sizeof a - 1, "*0\r\n", 4));
     assert_false(ds_replies_equal(DS_TYPE, a, sizeof a - 1, "$-1\r\n", 5));
     assert_false(ds_replies_equal(DS_SORTED, "*2\r\n:1\r\n:1\r\n", 12, "*2\r\n:1\r\n:2\r\n", 12));
+
+    /* @near: integers within DS_NEAR_MS at any depth, everything else exact */
+    const char n1[] = "*3\r\n$1\r\nc\r\n:1000\r\n*1\r\n:5\r\n";
+    const char n2[] = "*3\r\n$1\r\nc\r\n:1020\r\n*1\r\n:0\r\n";
+    const char n3[] = "*3\r\n$1\r\nc\r\n:1026\r\n*1\r\n:5\r\n";
+    const char n4[] = "*3\r\n$1\r\nd\r\n:1000\r\n*1\r\n:5\r\n";
+    assert_true(ds_replies_equal(DS_NEAR, n1, sizeof n1 - 1, n2, sizeof n2 - 1));
+    assert_false(ds_replies_equal(DS_NEAR, n1, sizeof n1 - 1, n3, sizeof n3 - 1));
+    assert_false(ds_replies_equal(DS_NEAR, n1, sizeof n1 - 1, n4, sizeof n4 - 1));
+    assert_false(ds_replies_equal(DS_NEAR, ":1\r\n", 4, "$1\r\n1\r\n", 7));
+    assert_false(ds_replies_equal(DS_NEAR, "*2\r\n:1\r\n:1\r\n", 12, "*1\r\n:1\r\n", 8));
+    assert_true(ds_replies_equal(DS_NEAR, "-ERR x\r\n", 8, "-ERR x\r\n", 8));
     assert_true(ds_replies_equal(DS_SORTED, "*-1\r\n", 5, "*-1\r\n", 5));
 
     rh_buf out = {0};
