@@ -254,8 +254,7 @@ typedef struct fr_command_info {
 } fr_command_info;
 
 /* The number of rows, and row i (0 <= i < count), in the table's order; NULL past the
- * end.  Rows and their strings are static: they stay valid for the life of the process.
- * (The first call builds the table: make it before starting threads, if any.) */
+ * end.  Rows and their strings are static: they stay valid for the life of the process. */
 size_t fr_command_count(void);
 const fr_command_info *fr_command_at(size_t i);
 

@@ -11,15 +11,21 @@
 
 #include "fr_int.h"
 
+/* An index slot holds a dense position (plus 2) in its low 32 bits and the top 32 bits
+ * of the entry's hash in its high bits: a probe rejects almost every other key by that
+ * tag alone, without loading the entry (and then its key) from memory. */
 #define IDX_EMPTY 0u
-#define IDX_TOMB 1u /* index values >= 2 are dense positions + 2 */
+#define IDX_TOMB 1u /* low halves >= 2 are dense positions + 2 */
+#define IDX_POS(v) ((uint32_t)(v))
+#define IDX_TAG(h) ((h) >> 32)
+#define IDX_MAKE(pos, h) ((uint64_t)(uint32_t)((pos) + 2) | (IDX_TAG(h) << 32))
 
 struct fri_dict {
     fri_dent *ents;   /* dense array, insertion order, holes have key == NULL */
     size_t nents;     /* used positions, holes included */
     size_t cap;       /* allocated positions */
     size_t live;      /* entries that are not holes */
-    uint32_t *index;  /* open-addressing table, size mask+1 (a power of two) */
+    uint64_t *index;  /* open-addressing table, size mask+1 (a power of two) */
     size_t mask;
     size_t tombs;     /* tombstones in the index: they count towards its load */
     uint64_t next_seq;
@@ -90,7 +96,7 @@ static int rebuild_index(fri_dict *d)
 {
     size_t size = 8;
     while (size < d->cap * 2) size *= 2;
-    uint32_t *idx = calloc(size, sizeof(*idx));
+    uint64_t *idx = calloc(size, sizeof(*idx));
     if (!idx) return -1;
     free(d->index);
     d->index = idx;
@@ -100,7 +106,7 @@ static int rebuild_index(fri_dict *d)
         if (!d->ents[i].key) continue;
         size_t j = d->ents[i].hash & d->mask;
         while (idx[j] != IDX_EMPTY) j = (j + 1) & d->mask;
-        idx[j] = (uint32_t)(i + 2);
+        idx[j] = IDX_MAKE(i, d->ents[i].hash);
     }
     return 0;
 }
@@ -138,11 +144,12 @@ static fri_dent *lookup(const fri_dict *d, const char *key, size_t len, uint64_t
 {
     if (!d->index) return NULL;
     size_t j = h & d->mask;
+    uint64_t tag = IDX_TAG(h);
     for (;;) {
-        uint32_t v = d->index[j];
+        uint64_t v = d->index[j];
         if (v == IDX_EMPTY) return NULL;
-        if (v != IDX_TOMB) {
-            fri_dent *e = &d->ents[v - 2];
+        if ((v >> 32) == tag && IDX_POS(v) != IDX_TOMB) {
+            fri_dent *e = &d->ents[IDX_POS(v) - 2];
             if (e->hash == h && e->key->len == len &&
                 (len == 0 || memcmp(e->key->buf, key, len) == 0)) {
                 if (slot) *slot = j;
@@ -177,9 +184,10 @@ fri_dent *fri_dict_add(fri_dict *d, const char *key, size_t len, int *created)
     e->seq = ++d->next_seq;
     memset(&e->v, 0, sizeof(e->v));
     size_t j = h & d->mask;
-    while (d->index[j] != IDX_EMPTY && d->index[j] != IDX_TOMB) j = (j + 1) & d->mask;
-    if (d->index[j] == IDX_TOMB) d->tombs--;
-    d->index[j] = (uint32_t)(pos + 2);
+    while (IDX_POS(d->index[j]) != IDX_EMPTY && IDX_POS(d->index[j]) != IDX_TOMB)
+        j = (j + 1) & d->mask;
+    if (IDX_POS(d->index[j]) == IDX_TOMB) d->tombs--;
+    d->index[j] = IDX_MAKE(pos, h);
     d->live++;
     if (created) *created = 1;
     return e;

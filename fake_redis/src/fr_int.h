@@ -227,8 +227,6 @@ struct fr_server {
     size_t published_len, published_cap;
 
     int64_t last_stream_ms;  /* for stream id generation (part 2) */
-
-    fri_dict *commands;      /* lower-case name -> const fri_command* (top level) */
 };
 
 /* The server's seeded generator: uniform 64-bit values. */

@@ -118,7 +118,7 @@ void fri_reply_ll(fr_client *c, long long v)
 void fri_reply_bulk(fr_client *c, const char *p, size_t len)
 {
     fri_buf *b = &c->out;
-    fri_buf_reserve(b, len + 32);
+    if (b->cap - b->len < len + 32) fri_buf_reserve(b, len + 32); /* the call is rarely needed */
     char *w = b->p + b->len;
     *w++ = '$';
     w += fri_ll2string(w, 24, (long long)len);
@@ -195,24 +195,36 @@ typedef struct arena_chunk {
     _Alignas(16) unsigned char data[];
 } arena_chunk;
 
-void *fri_arena_alloc(fr_client *c, size_t size)
+/* Every fr_exec allocates its reply nodes here, so the common case (room in the current
+ * chunk) is kept small enough to inline into the parser; growing is out of line. */
+static void *arena_grow(fr_client *c, size_t size);
+
+static inline void *arena_alloc(fr_client *c, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     arena_chunk *ch = c->arena;
-    if (!ch || ch->cap - ch->used < size) {
-        size_t cap = size > 16384 ? size : 16384;
-        if (ch && ch->cap * 2 > cap && ch->cap < (1u << 24)) cap = ch->cap * 2;
-        if (cap < size) cap = size;
-        arena_chunk *n = malloc(sizeof(*n) + cap);
-        if (!n) return NULL;
-        n->next = ch;
-        n->used = 0;
-        n->cap = cap;
-        c->arena = ch = n;
-    }
+    if (!ch || ch->cap - ch->used < size) return arena_grow(c, size);
     void *p = ch->data + ch->used;
     ch->used += size;
     return p;
+}
+
+void *fri_arena_alloc(fr_client *c, size_t size) { return arena_alloc(c, size); }
+
+/* Starts a new chunk big enough for size (already rounded) and allocates from it. */
+static void *arena_grow(fr_client *c, size_t size)
+{
+    arena_chunk *ch = c->arena;
+    size_t cap = size > 16384 ? size : 16384;
+    if (ch && ch->cap * 2 > cap && ch->cap < (1u << 24)) cap = ch->cap * 2;
+    if (cap < size) cap = size;
+    arena_chunk *n = malloc(sizeof(*n) + cap);
+    if (!n) return NULL;
+    n->next = ch;
+    n->used = size;
+    n->cap = cap;
+    c->arena = n;
+    return n->data;
 }
 
 /* Keeps the newest (largest) chunk for reuse and frees the rest. */
@@ -300,7 +312,7 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
         r->type = FR_REPLY_ARRAY;
         r->count = (size_t)n;
         if (n == 0) return 0;
-        fr_reply *el = fri_arena_alloc(c, sizeof(fr_reply) * (size_t)n);
+        fr_reply *el = arena_alloc(c, sizeof(fr_reply) * (size_t)n);
         if (!el) return -1;
         for (long long i = 0; i < n; i++)
             if (parse_one(c, pp, &el[i]) < 0) return -1;
@@ -321,7 +333,7 @@ static const fr_reply oom_reply = {
 int fri_parse_replies(fr_client *c, size_t n, const fr_reply **out)
 {
     char *p = c->out.p;
-    fr_reply *r = n ? fri_arena_alloc(c, sizeof(fr_reply) * n) : NULL;
+    fr_reply *r = n ? arena_alloc(c, sizeof(fr_reply) * n) : NULL;
     for (size_t i = 0; i < n; i++) {
         if (!r || parse_one(c, &p, &r[i]) < 0) {
             for (; i < n; i++) out[i] = &oom_reply;

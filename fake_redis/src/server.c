@@ -1,6 +1,7 @@
 /* server.c -- the server and client objects, the clock, the command table and the
  * dispatcher: the path every command takes, in the order redis-server 7.0's
  * processCommand takes it (lookup, arity, cluster slots, MULTI queueing, call). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,23 +70,96 @@ uint64_t fr_server_commands_executed(const fr_server *s) { return s->executed; }
 
 /* ----- The command table ------------------------------------------------------------ */
 
-static int lower_name(const char *name, size_t len, char *out, size_t cap)
+/* Command names are looked up on every call, so they get their own small table rather
+ * than a fri_dict: a name is read as CMD_WORDS 64-bit words, lower-cased a word at a
+ * time, and compared with the row's words, with no copy and no byte loop.  The rows are
+ * the same for every server, so the table is built once for the process.  Open
+ * addressing with linear probing, at most a quarter full. */
+#define CMD_TABLE_SIZE 1024u
+#define CMD_WORDS 3 /* the longest top-level name, GEORADIUSBYMEMBER_RO, has 20 bytes */
+typedef struct cmd_slot {
+    uint64_t w[CMD_WORDS];  /* the lower-case name, zero-padded */
+    size_t len;             /* name bytes */
+    const fri_command *cmd; /* NULL for a free slot */
+} cmd_slot;
+static cmd_slot cmd_table[CMD_TABLE_SIZE];
+static size_t cmd_table_count; /* top-level rows, what COMMAND COUNT answers */
+static pthread_once_t cmd_table_once = PTHREAD_ONCE_INIT;
+
+/* ASCII upper-case letters of the 8 bytes in w to lower case, other bytes unchanged (a
+ * byte is a letter when adding 0x80-'A' carries into its top bit but adding 0x80-'Z'-1
+ * does not; bytes >= 0x80 are left out by ~w). */
+static uint64_t lower_word(uint64_t w)
 {
-    if (len == 0 || len >= cap) return -1;
-    for (size_t i = 0; i < len; i++) {
-        char ch = name[i];
-        out[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t low7 = w & (0x7f * ones);
+    uint64_t ge_a = low7 + (0x80 - 'A') * ones;
+    uint64_t gt_z = low7 + (0x80 - 'Z' - 1) * ones;
+    uint64_t upper = (ge_a ^ gt_z) & ~w & (0x80 * ones);
+    return w | (upper >> 2);
+}
+
+/* The n <= 8 bytes at p as a little-endian word, zero-padded, reading no byte past them:
+ * two overlapping loads cover 4..8 bytes, three single bytes cover 1..3. */
+static uint64_t load_bytes(const char *p, size_t n)
+{
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return (uint64_t)lo | ((uint64_t)hi << (8 * (n - 4)));
     }
-    out[len] = '\0';
+    if (n == 0) return 0;
+    return (uint64_t)(uint8_t)p[0] | ((uint64_t)(uint8_t)p[n / 2] << (8 * (n / 2))) |
+           ((uint64_t)(uint8_t)p[n - 1] << (8 * (n - 1)));
+}
+
+/* Loads name into CMD_WORDS lower-cased, zero-padded words; -1 if it is too long to be a
+ * command (then no command has it). */
+static int load_name(const char *name, size_t len, uint64_t *w)
+{
+    if (len > CMD_WORDS * 8) return -1;
+    for (size_t i = 0; i < CMD_WORDS; i++) {
+        size_t off = 8 * i, n = len > off ? len - off : 0;
+        w[i] = lower_word(load_bytes(name + off, n < 8 ? n : 8));
+    }
     return 0;
+}
+
+static uint32_t name_hash(const uint64_t *w, size_t len)
+{
+    uint64_t h = (w[0] ^ len) * 0x9E3779B97F4A7C15ull;
+    for (int i = 1; i < CMD_WORDS; i++) h = (h ^ (h >> 29) ^ w[i]) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 40);
+}
+
+/* Runs once per process (pthread_once), so servers made in parallel threads are safe. */
+static void build_cmd_table(void)
+{
+    for (const fri_command *const *t = all_tables; *t; t++) {
+        for (const fri_command *cmd = *t; cmd->name; cmd++) {
+            cmd_slot slot = {.len = strlen(cmd->name), .cmd = cmd};
+            if (load_name(cmd->name, slot.len, slot.w) < 0) abort(); /* raise CMD_WORDS */
+            uint32_t j = name_hash(slot.w, slot.len) & (CMD_TABLE_SIZE - 1);
+            while (cmd_table[j].cmd) j = (j + 1) & (CMD_TABLE_SIZE - 1);
+            cmd_table[j] = slot;
+            cmd_table_count++;
+        }
+    }
 }
 
 const fri_command *fri_lookup_command(const fr_server *s, const char *name, size_t len)
 {
-    char low[64];
-    if (lower_name(name, len, low, sizeof(low)) < 0) return NULL;
-    fri_dent *e = fri_dict_find(s->commands, low, len);
-    return e ? e->v.ptr : NULL;
+    (void)s;
+    uint64_t w[CMD_WORDS];
+    if (load_name(name, len, w) < 0) return NULL;
+    for (uint32_t j = name_hash(w, len) & (CMD_TABLE_SIZE - 1); cmd_table[j].cmd;
+         j = (j + 1) & (CMD_TABLE_SIZE - 1)) {
+        const cmd_slot *e = &cmd_table[j];
+        if (e->len == len && memcmp(e->w, w, sizeof(w)) == 0)
+            return e->cmd;
+    }
+    return NULL;
 }
 
 static const fri_command *lookup_subcommand(const fri_command *container, const fri_arg *a)
@@ -96,20 +170,6 @@ static const fri_command *lookup_subcommand(const fri_command *container, const 
         if (strlen(subname) == a->len && strncasecmp(subname, a->ptr, a->len) == 0) return sub;
     }
     return NULL;
-}
-
-static int build_command_dict(fr_server *s)
-{
-    s->commands = fri_dict_new();
-    if (!s->commands) return -1;
-    for (const fri_command *const *t = all_tables; *t; t++) {
-        for (const fri_command *cmd = *t; cmd->name; cmd++) {
-            fri_dent *e = fri_dict_add(s->commands, cmd->name, strlen(cmd->name), NULL);
-            if (!e) return -1;
-            e->v.ptr = (void *)cmd;
-        }
-    }
-    return 0;
 }
 
 /* The flags as words, e.g. "write denyoom fast", into buf. */
@@ -136,6 +196,7 @@ static void flags_text(uint32_t f, char *buf, size_t cap)
  * the subcommands of each container, built once and never freed (rows are stable). */
 static fr_command_info *info_rows;
 static size_t info_count;
+static pthread_once_t info_rows_once = PTHREAD_ONCE_INIT;
 
 static void add_info_row(const fri_command *cmd, size_t *n)
 {
@@ -169,7 +230,7 @@ static void build_info_rows(void)
 
 size_t fr_command_count(void)
 {
-    if (!info_rows) build_info_rows();
+    pthread_once(&info_rows_once, build_info_rows);
     return info_rows ? info_count : 0;
 }
 
@@ -192,7 +253,7 @@ fr_server *fr_server_new(const fr_config *cfg)
         s->db[i].watched = fri_dict_new();
         if (!s->db[i].keys || !s->db[i].watched) goto fail;
     }
-    if (build_command_dict(s) < 0) goto fail;
+    pthread_once(&cmd_table_once, build_cmd_table);
     s->clock_ms = cfg->start_ms;
     s->cluster_enabled = cfg->cluster_enabled;
     uint64_t x = cfg->seed;
@@ -216,7 +277,6 @@ void fr_server_free(fr_server *s)
         if (s->db[i].keys) fri_dict_free(s->db[i].keys, free_obj_val);
         if (s->db[i].watched) fri_dict_free(s->db[i].watched, free_watchers_val);
     }
-    fri_dict_free(s->commands, NULL);
     for (size_t i = 0; i < s->faults_len; i++) {
         free(s->faults[i].name);
         free(s->faults[i].error);
@@ -399,18 +459,19 @@ static void process_command(fr_client *c)
     fr_server *s = c->srv;
     c->now_ms = fr_clock_now(s);
 
-    /* Redis 7.0 answers QUIT before looking anything up, whatever follows it. */
-    if (fri_arg_is(&c->argv[0], "quit")) {
+    const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
+    if (!cmd) {
+        reject_unknown(c);
+        return;
+    }
+    /* Redis 7.0 answers QUIT before any check, whatever follows it.  Its row is the only
+     * one without a handler that is not a container, which spares every other command a
+     * comparison of its name. */
+    if (!cmd->proc && !(cmd->flags & FRI_CMD_CONTAINER) && strcmp(cmd->name, "quit") == 0) {
         fri_reply_ok(c);
         fri_multi_reset(c);
         fri_unwatch_all(c);
         c->closing = 1;
-        return;
-    }
-
-    const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
-    if (!cmd) {
-        reject_unknown(c);
         return;
     }
     if (cmd->subcommands && c->argc >= 2) {
@@ -553,7 +614,7 @@ static void time_command(fr_client *c)
 
 static void command_count_command(fr_client *c)
 {
-    fri_reply_ll(c, (long long)fri_dict_size(c->srv->commands));
+    fri_reply_ll(c, (long long)cmd_table_count);
 }
 
 static const fri_command command_subcommands[] = {

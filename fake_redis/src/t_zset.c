@@ -86,17 +86,17 @@ static fri_zsl_node *zset_find(fri_zset *z, const char *ele, size_t len)
     return e ? e->v.ptr : NULL;
 }
 
-/* Adds a member that is not in the set.  Redis converts a listpack to a skiplist before
- * an insert that would make it too long or hold a too long member, and a listpack keeps
- * no negative zero.  Returns the node, or NULL when out of memory (set unchanged). */
-static fri_zsl_node *zset_insert(fri_zset *z, double score, const char *ele, size_t len)
+/* Links a member that is not in the set, whose dict entry e the caller has just created
+ * (ZADD creates it while finding out whether the member exists, which saves a second
+ * hash and probe).  Redis converts a listpack to a skiplist before an insert that would
+ * make it too long or hold a too long member, and a listpack keeps no negative zero.
+ * Returns the node, or NULL when out of memory (e deleted again, set unchanged). */
+static fri_zsl_node *zset_insert_entry(fri_zset *z, fri_dent *e, double score,
+                                       const char *ele, size_t len)
 {
     int listpack = z->listpack && z->zsl->length + 1 <= ZSET_LISTPACK_ENTRIES &&
                    len <= ZSET_LISTPACK_VALUE;
     if (listpack && score == 0) score = 0.0;
-    int created;
-    fri_dent *e = fri_dict_add(z->dict, ele, len, &created);
-    if (!e) return NULL;
     fri_zsl_node *n = fri_zsl_insert(z->zsl, score, ele, len);
     if (!n) {
         fri_dict_delete(z->dict, ele, len, NULL);
@@ -105,6 +105,15 @@ static fri_zsl_node *zset_insert(fri_zset *z, double score, const char *ele, siz
     e->v.ptr = n;
     z->listpack = listpack;
     return n;
+}
+
+/* Adds a member that is not in the set (see zset_insert_entry).  Returns the node, or
+ * NULL when out of memory (set unchanged). */
+static fri_zsl_node *zset_insert(fri_zset *z, double score, const char *ele, size_t len)
+{
+    int created;
+    fri_dent *e = fri_dict_add(z->dict, ele, len, &created);
+    return e ? zset_insert_entry(z, e, score, ele, len) : NULL;
 }
 
 /* Gives an existing member a different score. */
@@ -163,7 +172,20 @@ static int zset_add(fri_zset *z, double score, const char *ele, size_t len, int 
                     double *newscore)
 {
     *out = 0;
-    fri_zsl_node *n = zset_find(z, ele, len);
+    /* Without XX a missing member gets added: find and create its entry in one probe. */
+    fri_dent *e = NULL;
+    int created = 0;
+    fri_zsl_node *n;
+    if (in & ZADD_IN_XX) {
+        n = zset_find(z, ele, len);
+    } else {
+        e = fri_dict_add(z->dict, ele, len, &created);
+        if (!e) {
+            *out |= ZADD_OUT_OOM;
+            return 0;
+        }
+        n = created ? NULL : e->v.ptr;
+    }
     if (n) {
         if (in & ZADD_IN_NX) {
             *out |= ZADD_OUT_NOP;
@@ -193,7 +215,7 @@ static int zset_add(fri_zset *z, double score, const char *ele, size_t len, int 
         *out |= ZADD_OUT_NOP;
         return 1;
     }
-    if (!zset_insert(z, score, ele, len)) {
+    if (!zset_insert_entry(z, e, score, ele, len)) {
         *out |= ZADD_OUT_OOM;
         return 0;
     }
@@ -210,6 +232,13 @@ static int arg_strtod(const char *p, size_t len, double *out)
 {
     char small[128];
     char *buf = small, *end;
+    long long iv;
+    /* Fast path: a canonical integer that a double holds exactly is what strtod would
+     * return for it, without strtod's general machinery. */
+    if (len <= 16 && fri_string2ll(p, len, &iv) && iv <= (1LL << 53) && iv >= -(1LL << 53)) {
+        *out = (double)iv;
+        return 1;
+    }
     if (len >= sizeof(small)) {
         buf = malloc(len + 1);
         if (!buf) return 0;
@@ -1234,36 +1263,19 @@ static void zinterCommand(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_INTE
 static void zdiffCommand(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_DIFF, 0); }
 static void zintercardCommand(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_INTER, 1); }
 
-/* The keys of a numkeys command: numkeys of them after argv[numkeys_idx], plus the
- * destination at argv[1] for the STORE forms; none when numkeys is not a valid count
- * (the command itself will answer the error). */
-static int numkeys_keys(int argc, const fri_arg *argv, int numkeys_idx, int with_dst, int *keys,
-                        int max)
-{
-    long long numkeys;
-    if (numkeys_idx >= argc ||
-        !fri_string2ll(argv[numkeys_idx].ptr, argv[numkeys_idx].len, &numkeys) ||
-        numkeys < 1 || numkeys > argc - numkeys_idx - 1)
-        return 0;
-    int n = 0;
-    if (with_dst && n < max) keys[n++] = 1;
-    for (long long i = 0; i < numkeys && n < max; i++) keys[n++] = numkeys_idx + 1 + (int)i;
-    return n;
-}
-
 static int zstoreKeys(int argc, const fri_arg *argv, int *keys, int max)
 {
-    return numkeys_keys(argc, argv, 2, 1, keys, max);
+    return fri_numkeys_keys(argc, argv, 2, 1, keys, max);
 }
 
 static int znumkeysKeys(int argc, const fri_arg *argv, int *keys, int max)
 {
-    return numkeys_keys(argc, argv, 1, 0, keys, max);
+    return fri_numkeys_keys(argc, argv, 1, 0, keys, max);
 }
 
 static int bzmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
 {
-    return numkeys_keys(argc, argv, 2, 0, keys, max);
+    return fri_numkeys_keys(argc, argv, 2, 0, keys, max);
 }
 
 /* ----- ZMPOP and the blocking pops ------------------------------------------------------- */

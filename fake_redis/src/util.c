@@ -51,11 +51,13 @@ int fri_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
 
 int fri_arg_is(const fri_arg *a, const char *word)
 {
-    size_t n = strlen(word);
-    if (a->len != n) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (tolower((unsigned char)a->ptr[i]) != tolower((unsigned char)word[i])) return 0;
-    return 1;
+    /* Walks word once, so that the usual mismatch (an option parser trying its words on
+     * a score or a key) stops at the first byte without measuring the word. */
+    size_t i = 0;
+    for (; word[i]; i++)
+        if (i == a->len || tolower((unsigned char)a->ptr[i]) != tolower((unsigned char)word[i]))
+            return 0;
+    return i == a->len;
 }
 
 /* ----- Growable buffer ------------------------------------------------------------------ */
@@ -172,9 +174,26 @@ int fri_string2ld(const char *s, size_t len, long double *out)
     return 1;
 }
 
+/* An argument in canonical integer form (fri_string2ll's rules) whose value a double
+ * holds exactly: strtod would give the very same double, so the common "ZADD key 12 m"
+ * skips strtod's general machinery.  1 with *out set, else 0 and the caller parses. */
+static int small_int_to_double(const char *s, size_t len, double *out)
+{
+    long long v;
+    if (len > 16 || !fri_string2ll(s, len, &v)) return 0;
+    if (v > (1LL << 53) || v < -(1LL << 53)) return 0;
+    *out = (double)v;
+    return 1;
+}
+
 int fri_string2d(const char *s, size_t len, double *out)
 {
     char small[128];
+    double fast;
+    if (small_int_to_double(s, len, &fast)) {
+        if (out) *out = fast;
+        return 1;
+    }
     char *heap = NULL, *buf = small, *end;
     if (len == 0) return 0;
     if (len >= sizeof(small)) {
@@ -194,20 +213,36 @@ int fri_string2d(const char *s, size_t len, double *out)
 }
 
 /* Decimal digits of v, written by hand: replies and INCR print integers constantly, and
- * snprintf costs several times more.  Writes at most cap-1 digits and a NUL. */
+ * snprintf costs several times more.  The digits are counted first and then written from
+ * the end two at a time, as Redis's ull2string does.  Writes at most cap-1 digits and a
+ * NUL; 0 (nothing written) when they do not fit. */
 size_t fri_ll2string(char *dst, size_t cap, long long v)
 {
-    char tmp[24];
+    static const char pairs[201] = "0001020304050607080910111213141516171819"
+                                   "2021222324252627282930313233343536373839"
+                                   "4041424344454647484950515253545556575859"
+                                   "6061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) tmp[n++] = '-';
+    size_t digits = 1;
+    for (unsigned long long t = u; t >= 10; t /= 10) digits++;
+    size_t n = digits + (v < 0);
     if (n + 1 > cap) return 0;
-    for (size_t i = 0; i < n; i++) dst[i] = tmp[n - 1 - i];
-    dst[n] = '\0';
+    char *p = dst + n;
+    *p = '\0';
+    while (u >= 100) {
+        unsigned i = (unsigned)(u % 100) * 2;
+        u /= 100;
+        *--p = pairs[i + 1];
+        *--p = pairs[i];
+    }
+    if (u >= 10) {
+        *--p = pairs[u * 2 + 1];
+        *--p = pairs[u * 2];
+    } else {
+        *--p = (char)('0' + u);
+    }
+    if (v < 0) *--p = '-';
     return n;
 }
 
