@@ -10,8 +10,9 @@
 
 #include "fr_int.h"
 
-/* Quotes bytes the way redis-cli shows them, so any value prints on one line. */
-static void put_quoted(fri_buf *b, const char *p, size_t len)
+/* Quotes bytes the way redis-cli shows them, so any value prints on one line (also used
+ * by t_stream.c's part of the dump). */
+void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len)
 {
     fri_buf_append(b, "\"", 1);
     for (size_t i = 0; i < len; i++) {
@@ -75,7 +76,7 @@ static void dump_zmember(const char *p, size_t len, double score, void *ctx)
     char num[64];
     fri_d2string(num, sizeof(num), score);
     fri_buf_append(b, "  ", 2);
-    put_quoted(b, p, len);
+    fri_buf_put_quoted(b, p, len);
     fri_buf_printf(b, " %s\n", num);
 }
 
@@ -85,7 +86,7 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
     case FRI_STRING: {
         fri_str *s = o->ptr;
         fri_buf_append(b, "  ", 2);
-        put_quoted(b, s->buf, s->len);
+        fri_buf_put_quoted(b, s->buf, s->len);
         fri_buf_append(b, "\n", 1);
         break;
     }
@@ -94,7 +95,7 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
         for (size_t i = 0; i < n; i++) {
             const fri_str *s = fri_list_at(o->ptr, i);
             fri_buf_append(b, "  ", 2);
-            put_quoted(b, s->buf, s->len);
+            fri_buf_put_quoted(b, s->buf, s->len);
             fri_buf_append(b, "\n", 1);
         }
         break;
@@ -110,9 +111,9 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
         for (size_t i = 0; i < fields.n; i++) {
             const fri_str *v = fields.v[i].extra;
             fri_buf_append(b, "  ", 2);
-            put_quoted(b, fields.v[i].p, fields.v[i].len);
+            fri_buf_put_quoted(b, fields.v[i].p, fields.v[i].len);
             fri_buf_append(b, " ", 1);
-            put_quoted(b, v->buf, v->len);
+            fri_buf_put_quoted(b, v->buf, v->len);
             fri_buf_append(b, "\n", 1);
         }
         free(fields.v);
@@ -124,7 +125,7 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
         if (members.n) qsort(members.v, members.n, sizeof(*members.v), cmp_refs);
         for (size_t i = 0; i < members.n; i++) {
             fri_buf_append(b, "  ", 2);
-            put_quoted(b, members.v[i].p, members.v[i].len);
+            fri_buf_put_quoted(b, members.v[i].p, members.v[i].len);
             fri_buf_append(b, "\n", 1);
             fri_str_free((fri_str *)members.v[i].extra);
         }
@@ -154,7 +155,7 @@ char *fr_dump(fr_server *s, size_t *len)
         fri_buf_printf(&b, "db %d keys %zu\n", d, live.n);
         for (size_t i = 0; i < live.n; i++) {
             fri_obj *o = (fri_obj *)live.v[i].extra;
-            put_quoted(&b, live.v[i].p, live.v[i].len);
+            fri_buf_put_quoted(&b, live.v[i].p, live.v[i].len);
             fri_buf_printf(&b, " %s", fri_type_name(o->type));
             if (o->expire_ms >= 0) fri_buf_printf(&b, " pttl=%lld", (long long)(o->expire_ms - now));
             fri_buf_append(&b, "\n", 1);

@@ -59,6 +59,9 @@ void fri_buf_reserve(fri_buf *b, size_t extra); /* aborts on out of memory */
 void fri_buf_append(fri_buf *b, const void *p, size_t len);
 void fri_buf_printf(fri_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fri_buf_free(fri_buf *b);
+/* Appends p[0..len) quoted the way redis-cli shows it ("a\"b\n\x01"), so any value prints
+ * on one line: the quoting of fr_dump's text, shared by dump.c and t_stream.c. */
+void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len);
 
 /* ----- Number conversions, exactly as Redis's util.c behaves --------------------------- */
 

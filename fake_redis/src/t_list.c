@@ -217,6 +217,19 @@ static void list_elements_removed(fr_client *c, const fri_arg *key, fri_obj *o)
     fri_signal_modified(c, c->db, key->ptr, key->len);
 }
 
+/* Pops up to count elements (count > 0) from where and replies them as an array, in pop
+ * order; the caller then runs list_elements_removed. */
+static void list_pop_reply_array(fr_client *c, fri_list *l, int where, long long count)
+{
+    size_t n = (unsigned long long)count < l->len ? (size_t)count : l->len;
+    fri_reply_array_len(c, (long)n);
+    for (size_t i = 0; i < n; i++) {
+        fri_str *s = list_pop(l, where);
+        fri_reply_bulk_str(c, s);
+        fri_str_free(s);
+    }
+}
+
 /* Redis's getListPositionFromObjectOrReply: LEFT or RIGHT in any case, else a syntax
  * error.  0 or -1 (replied). */
 static int get_position_or_reply(fr_client *c, const fri_arg *a, int *where)
@@ -313,13 +326,7 @@ static void popGenericCommand(fr_client *c, int where)
         fri_reply_bulk_str(c, s);
         fri_str_free(s);
     } else {
-        size_t n = (unsigned long long)count < l->len ? (size_t)count : l->len;
-        fri_reply_array_len(c, (long)n);
-        for (size_t i = 0; i < n; i++) {
-            fri_str *s = list_pop(l, where);
-            fri_reply_bulk_str(c, s);
-            fri_str_free(s);
-        }
+        list_pop_reply_array(c, l, where, count);
     }
     list_elements_removed(c, &c->argv[1], o);
 }
@@ -731,16 +738,9 @@ static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
         fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);
         if (wrongtype) return;
         if (!o) continue;
-        fri_list *l = o->ptr;
-        size_t n = (unsigned long long)count < l->len ? (size_t)count : l->len;
         fri_reply_array_len(c, 2);
         fri_reply_bulk(c, c->argv[j].ptr, c->argv[j].len);
-        fri_reply_array_len(c, (long)n);
-        for (size_t i = 0; i < n; i++) {
-            fri_str *s = list_pop(l, where);
-            fri_reply_bulk_str(c, s);
-            fri_str_free(s);
-        }
+        list_pop_reply_array(c, o->ptr, where, count);
         list_elements_removed(c, &c->argv[j], o);
         return;
     }

@@ -1402,28 +1402,6 @@ static int xread_getkeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* ----- Dump ------------------------------------------------------------------------------- */
 
-/* Quotes bytes as dump.c does (redis-cli style), so a value prints on one line. */
-static void dump_quoted(fri_buf *b, const char *p, size_t len)
-{
-    fri_buf_append(b, "\"", 1);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        switch (ch) {
-        case '\\': fri_buf_append(b, "\\\\", 2); break;
-        case '"': fri_buf_append(b, "\\\"", 2); break;
-        case '\n': fri_buf_append(b, "\\n", 2); break;
-        case '\r': fri_buf_append(b, "\\r", 2); break;
-        case '\t': fri_buf_append(b, "\\t", 2); break;
-        case '\a': fri_buf_append(b, "\\a", 2); break;
-        case '\b': fri_buf_append(b, "\\b", 2); break;
-        default:
-            if (ch >= 0x20 && ch < 0x7f) fri_buf_append(b, &p[i], 1);
-            else fri_buf_printf(b, "\\x%02x", ch);
-        }
-    }
-    fri_buf_append(b, "\"", 1);
-}
-
 /* The live entries of a fri_dict in key byte order. */
 static int cmp_dent_keys(const void *a, const void *b)
 {
@@ -1461,9 +1439,9 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
             size_t fl, vl;
             fri_stream_iter_field(&it, &f, &fl, &v, &vl);
             fri_buf_append(b, " ", 1);
-            dump_quoted(b, f, fl);
+            fri_buf_put_quoted(b, f, fl);
             fri_buf_append(b, " ", 1);
-            dump_quoted(b, v, vl);
+            fri_buf_put_quoted(b, v, vl);
         }
         fri_buf_append(b, "\n", 1);
     }
@@ -1472,7 +1450,7 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
     for (size_t g = 0; g < ng; g++) {
         fri_stream_cg *cg = groups[g]->v.ptr;
         fri_buf_append(b, "  group ", 8);
-        dump_quoted(b, groups[g]->key->buf, groups[g]->key->len);
+        fri_buf_put_quoted(b, groups[g]->key->buf, groups[g]->key->len);
         fri_sid_format(idbuf, cg->last_id);
         fri_buf_printf(b, " last-delivered=%s entries-read=%lld\n", idbuf, cg->entries_read);
         size_t nc;
@@ -1480,7 +1458,7 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
         for (size_t k = 0; k < nc; k++) {
             fri_stream_consumer *co = cons[k]->v.ptr;
             fri_buf_append(b, "    consumer ", 13);
-            dump_quoted(b, cons[k]->key->buf, cons[k]->key->len);
+            fri_buf_put_quoted(b, cons[k]->key->buf, cons[k]->key->len);
             fri_buf_printf(b, " seen-ms-ago=%lld pending=%zu\n", (long long)(now - co->seen_time),
                            fri_sidmap_len(co->pel));
         }
@@ -1493,7 +1471,7 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
             fri_sid_format(idbuf, id);
             fri_buf_printf(b, "    pending %s consumer=", idbuf);
             if (nack->consumer && nack->consumer->name)
-                dump_quoted(b, nack->consumer->name->buf, nack->consumer->name->len);
+                fri_buf_put_quoted(b, nack->consumer->name->buf, nack->consumer->name->len);
             else
                 fri_buf_append(b, "\"\"", 2);
             fri_buf_printf(b, " delivered-ms-ago=%lld count=%llu\n",

@@ -296,6 +296,14 @@ static long sorted_entries(fri_dict *d, named_ref **out)
     return (long)k;
 }
 
+/* sorted_entries, replying the out-of-memory error when it fails (then -1). */
+static long sorted_entries_or_reply(fr_client *c, fri_dict *d, named_ref **out)
+{
+    long n = sorted_entries(d, out);
+    if (n < 0) fri_reply_error(c, FRI_ERR_OOM);
+    return n;
+}
+
 /* ----- Read counters and lag (Redis 7.0's entries_read bookkeeping) --------------------- */
 
 /* Redis's streamRangeHasTombstones: may an entry deleted by XDEL lie in [start, end]?
@@ -363,12 +371,25 @@ static void cg_advance(fri_stream *s, fri_stream_cg *cg, fri_sid id)
 
 /* ----- Key lookups ------------------------------------------------------------------------ */
 
-/* The stream at key for reading: NULL when missing (*wrongtype clear, nothing replied) or
- * of another type (*wrongtype set, WRONGTYPE replied). */
+/* The stream at key (write as for fri_lookup_typed): NULL when missing (*wrongtype clear,
+ * nothing replied) or of another type (*wrongtype set, WRONGTYPE replied). */
 static fri_stream *stream_lookup(fr_client *c, const fri_arg *key, int write, int *wrongtype)
 {
     fri_obj *o = fri_lookup_typed(c, key, FRI_STREAM, write, wrongtype);
     return o ? o->ptr : NULL;
+}
+
+/* The group argv[2] of the stream at argv[1], as XPENDING, XCLAIM and XAUTOCLAIM start;
+ * *s is set to the stream (write as for stream_lookup).  NULL after replying: WRONGTYPE,
+ * or NOGROUP when the key or the group is missing. */
+static fri_stream_cg *cg_lookup_or_reply(fr_client *c, int write, fri_stream **s)
+{
+    int wrongtype;
+    *s = stream_lookup(c, &c->argv[1], write, &wrongtype);
+    if (wrongtype) return NULL;
+    fri_stream_cg *cg = *s ? cg_lookup(*s, c->argv[2].ptr, c->argv[2].len) : NULL;
+    if (!cg) reply_nogroup(c, &c->argv[1], &c->argv[2], "");
+    return cg;
 }
 
 /* ----- XGROUP ---------------------------------------------------------------------------- */
@@ -819,14 +840,9 @@ static void xpending_command(fr_client *c)
         if (at + 3 < c->argc) consumer_arg = &c->argv[at + 3];
     }
 
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, &c->argv[1], 0, &wrongtype);
-    if (wrongtype) return;
-    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
-    if (!cg) {
-        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
-        return;
-    }
+    fri_stream *s;
+    fri_stream_cg *cg = cg_lookup_or_reply(c, 0, &s);
+    if (!cg) return;
 
     if (justinfo) {
         fri_sid first, last;
@@ -840,11 +856,8 @@ static void xpending_command(fr_client *c)
             return;
         }
         named_ref *consumers;
-        long nc = sorted_entries(cg->consumers, &consumers);
-        if (nc < 0) {
-            fri_reply_error(c, FRI_ERR_OOM);
-            return;
-        }
+        long nc = sorted_entries_or_reply(c, cg->consumers, &consumers);
+        if (nc < 0) return;
         fri_sidmap_first(cg->pel, &first, NULL);
         fri_sidmap_last(cg->pel, &last, NULL);
         fri_reply_array_len(c, 4);
@@ -923,14 +936,9 @@ static void claim_one(fr_client *c, fri_stream *s, fri_sid id, fri_stream_nack *
  * only when something is claimed. */
 static void xclaim_command(fr_client *c)
 {
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, &c->argv[1], 1, &wrongtype);
-    if (wrongtype) return;
-    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
-    if (!cg) {
-        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
-        return;
-    }
+    fri_stream *s;
+    fri_stream_cg *cg = cg_lookup_or_reply(c, 1, &s);
+    if (!cg) return;
     long long minidle;
     if (fri_get_ll_or_reply(c, &c->argv[4], &minidle,
                             "ERR Invalid min-idle-time argument for XCLAIM") < 0)
@@ -1057,14 +1065,9 @@ static void xautoclaim_command(fr_client *c)
         }
     }
 
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, &c->argv[1], 1, &wrongtype);
-    if (wrongtype) return;
-    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
-    if (!cg) {
-        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
-        return;
-    }
+    fri_stream *s;
+    fri_stream_cg *cg = cg_lookup_or_reply(c, 1, &s);
+    if (!cg) return;
     if (count >= XAUTOCLAIM_ALLOC_LIMIT) {
         fri_reply_error(c, "ERR Insufficient memory, failed allocating transient memory, "
                            "COUNT too high.");
@@ -1150,11 +1153,8 @@ static void xinfo_consumers_command(fr_client *c)
         return;
     }
     named_ref *consumers;
-    long n = sorted_entries(cg->consumers, &consumers);
-    if (n < 0) {
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
+    long n = sorted_entries_or_reply(c, cg->consumers, &consumers);
+    if (n < 0) return;
     fri_reply_array_len(c, n);
     for (long i = 0; i < n; i++) {
         fri_stream_consumer *consumer = consumers[i].val;
@@ -1177,11 +1177,8 @@ static void xinfo_groups_command(fr_client *c)
     fri_stream *s = xinfo_stream(c);
     if (!s) return;
     named_ref *groups;
-    long n = sorted_entries(s->cgroups, &groups);
-    if (n < 0) {
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
+    long n = sorted_entries_or_reply(c, s->cgroups, &groups);
+    if (n < 0) return;
     fri_reply_array_len(c, n);
     for (long i = 0; i < n; i++) {
         fri_stream_cg *cg = groups[i].val;

@@ -146,6 +146,18 @@ static size_t zset_delete_ranks(fri_zset *z, size_t start, size_t end)
     return fri_zsl_delete_range_by_rank(z->zsl, start, end, drop_from_dict, z);
 }
 
+/* Pops the lowest member (the highest when max) and replies it as ZPOPMIN does, member
+ * then score, wrapped in a 2-element array when pair (ZMPOP's nesting). */
+static void zset_pop_reply(fr_client *c, fri_zset *z, int max, int pair)
+{
+    fri_zsl_node *node = max ? fri_zsl_last(z->zsl) : fri_zsl_first(z->zsl);
+    if (pair) fri_reply_array_len(c, 2);
+    fri_reply_bulk(c, node->ele, node->len);
+    fri_reply_double(c, node->score);
+    size_t rank = max ? fri_zset_size(z) : 1;
+    zset_delete_ranks(z, rank, rank);
+}
+
 /* 1-based rank of a node in the set. */
 static size_t zset_rank_of(const fri_zset *z, const fri_zsl_node *n)
 {
@@ -225,6 +237,19 @@ static int zset_add(fri_zset *z, double score, const char *ele, size_t len, int 
 }
 
 /* ----- Range arguments ------------------------------------------------------------------ */
+
+/* Redis's rank range rule (ZRANGE, ZREMRANGEBYRANK) on a set of llen members: negative
+ * ends count from the top, the start is clamped to 0 and the end to the last rank.
+ * Returns 0 for an empty range, else 1 with *start..*end 0-based ranks inside the set. */
+static int rank_range(long long llen, long long *start, long long *end)
+{
+    if (*start < 0) *start = llen + *start;
+    if (*end < 0) *end = llen + *end;
+    if (*start < 0) *start = 0;
+    if (*start > *end || *start >= llen) return 0;
+    if (*end >= llen) *end = llen - 1;
+    return 1;
+}
 
 /* strtod over an argument the way Redis runs it over the sds: up to the first NUL, which
  * must end the number.  1 when it parses and is not NaN. */
@@ -426,14 +451,10 @@ static void range_by_rank(zrange_result *r, fri_zset *z, long long start, long l
                           int reverse)
 {
     long long llen = (long long)fri_zset_size(z);
-    if (start < 0) start = llen + start;
-    if (end < 0) end = llen + end;
-    if (start < 0) start = 0;
-    if (start > end || start >= llen) {
+    if (!rank_range(llen, &start, &end)) {
         result_empty(r);
         return;
     }
-    if (end >= llen) end = llen - 1;
     long long rangelen = end - start + 1;
     result_begin(r, (long)rangelen);
     fri_zsl_node *n = fri_zsl_by_rank(z->zsl, reverse ? (size_t)(llen - start)
@@ -668,15 +689,10 @@ static void zremrange_generic(fr_client *c, zrange_type type)
     size_t deleted = 0;
 
     if (type == ZRANGE_RANK) {
-        long long llen = (long long)fri_zset_size(z);
-        if (start < 0) start = llen + start;
-        if (end < 0) end = llen + end;
-        if (start < 0) start = 0;
-        if (start > end || start >= llen) {
+        if (!rank_range((long long)fri_zset_size(z), &start, &end)) {
             fri_reply_ll(c, 0);
             return;
         }
-        if (end >= llen) end = llen - 1;
         deleted = zset_delete_ranks(z, (size_t)start + 1, (size_t)end + 1);
     } else {
         /* From the first member in range, every following one while it is in range. */
@@ -960,13 +976,7 @@ static void zpop_generic(fr_client *c, int max)
     long long size = (long long)fri_zset_size(z);
     long long n = count > size ? size : count;
     fri_reply_array_len(c, (long)(n * 2));
-    for (long long i = 0; i < n; i++) {
-        fri_zsl_node *node = max ? fri_zsl_last(z->zsl) : fri_zsl_first(z->zsl);
-        fri_reply_bulk(c, node->ele, node->len);
-        fri_reply_double(c, node->score);
-        size_t rank = max ? fri_zset_size(z) : 1;
-        zset_delete_ranks(z, rank, rank);
-    }
+    for (long long i = 0; i < n; i++) zset_pop_reply(c, z, max, 0);
     fri_delete_if_empty(c, key, o);
     fri_signal_modified(c, c->db, key->ptr, key->len);
 }
@@ -1307,14 +1317,7 @@ static void zpop_from_keys(fr_client *c, const fri_arg *keys, long long numkeys,
             fri_reply_array_len(c, 3);
             fri_reply_bulk(c, key->ptr, key->len);
         }
-        for (long long i = 0; i < n; i++) {
-            fri_zsl_node *node = max ? fri_zsl_last(z->zsl) : fri_zsl_first(z->zsl);
-            if (form == ZPOP_NESTED) fri_reply_array_len(c, 2);
-            fri_reply_bulk(c, node->ele, node->len);
-            fri_reply_double(c, node->score);
-            size_t rank = max ? fri_zset_size(z) : 1;
-            zset_delete_ranks(z, rank, rank);
-        }
+        for (long long i = 0; i < n; i++) zset_pop_reply(c, z, max, form == ZPOP_NESTED);
         fri_delete_if_empty(c, key, o);
         fri_signal_modified(c, c->db, key->ptr, key->len);
         return;

@@ -10,39 +10,17 @@
 
 #include <cmocka.h>
 
+#include "fake_fixture.h"
 #include "fakeredis.h"
 
-typedef struct fixture {
-    fr_server *srv;
-    fr_client *c;
-} fixture;
+/* A fresh server and one client (fake_fixture_setup / fake_fixture_teardown). */
+typedef fake_fixture fixture;
 
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-    f->srv = fr_server_new(NULL);
-    f->c = fr_client_new(f->srv);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    fr_server_free(f->srv); /* frees the client too */
-    free(f);
-    return 0;
-}
-
-/* Runs a line and returns its RESP2 encoding (static buffer, for assertions). */
+/* Runs a line (as it is, no printf) and returns its RESP2 encoding (static buffer, for
+ * assertions). */
 static const char *resp(fr_client *c, const char *line)
 {
-    static char buf[8192];
-    const fr_reply *r = fr_exec_line(c, line);
-    size_t n = fr_reply_encode(r, buf, sizeof(buf) - 1);
-    assert_true(n < sizeof(buf));
-    buf[n] = '\0';
-    return buf;
+    return fake_resp(fr_exec_line(c, line));
 }
 
 static void test_reply_tree(void **state)
@@ -406,23 +384,23 @@ static void test_determinism_of_random_commands(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_reply_tree, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_exec_binary_args, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_encode_roundtrip_and_truncation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pipeline, setup, teardown),
+        FAKE_TEST(test_reply_tree),
+        FAKE_TEST(test_exec_binary_args),
+        FAKE_TEST(test_encode_roundtrip_and_truncation),
+        FAKE_TEST(test_pipeline),
         cmocka_unit_test(test_split_line),
-        cmocka_unit_test_setup_teardown(test_unbalanced_quotes_reply, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_clock, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expiry_on_virtual_clock, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_watch_sees_expiry, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_client_state, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_quit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fault_nth, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fault_by_name_inside_exec, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fault_on_exec_itself, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_published_log, setup, teardown),
+        FAKE_TEST(test_unbalanced_quotes_reply),
+        FAKE_TEST(test_clock),
+        FAKE_TEST(test_expiry_on_virtual_clock),
+        FAKE_TEST(test_watch_sees_expiry),
+        FAKE_TEST(test_client_state),
+        FAKE_TEST(test_quit),
+        FAKE_TEST(test_fault_nth),
+        FAKE_TEST(test_fault_by_name_inside_exec),
+        FAKE_TEST(test_fault_on_exec_itself),
+        FAKE_TEST(test_published_log),
         cmocka_unit_test(test_command_table),
-        cmocka_unit_test_setup_teardown(test_dump_format, setup, teardown),
+        FAKE_TEST(test_dump_format),
         cmocka_unit_test(test_determinism_of_random_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

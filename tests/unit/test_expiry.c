@@ -18,70 +18,30 @@
 
 #include <cmocka.h>
 
+#include "fake_fixture.h"
 #include "fakeredis.h"
+#include "test_rng.h"
 
 #define START_MS 1700000000000LL /* fr_config_default's clock */
 
 /* A fresh server on the default config and one client. */
-typedef struct fixture {
-    fr_server *srv; /* the fake */
-    fr_client *c;   /* its only client */
-} fixture;
+typedef fake_fixture fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof(*f));
     fr_config cfg = fr_config_default();
-    assert_non_null(f);
     cfg.start_ms = START_MS;
-    f->srv = fr_server_new(&cfg);
-    assert_non_null(f->srv);
-    f->c = fr_client_new(f->srv);
-    assert_non_null(f->c);
-    *state = f;
+    *state = fake_fixture_new(&cfg, 1);
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    fr_client_free(f->c);
-    fr_server_free(f->srv);
-    free(f);
-    return 0;
-}
+/* A test on that fixture. */
+#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, fake_fixture_teardown)
 
-/* Runs a printf-formatted command line; the reply lives until the next command. */
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    const fr_reply *r = fr_exec_line(c, line);
-    assert_non_null(r);
-    if (r->type == FR_REPLY_ERROR)
-        print_message("%s -> -%s\n", line, r->str);
-    return r;
-}
-
-/* The integer a command answers (fails the test for any other reply). */
-#define INT(c, ...) int_reply(run((c), __VA_ARGS__))
-static long long int_reply(const fr_reply *r)
-{
-    assert_int_equal(r->type, FR_REPLY_INTEGER);
-    return r->integer;
-}
-
-#define OK(c, ...) ok_reply(run((c), __VA_ARGS__))
-static void ok_reply(const fr_reply *r)
-{
-    assert_int_equal(r->type, FR_REPLY_STATUS);
-    assert_string_equal(r->str, "OK");
-}
+/* Commands run through fake_run_logged, so a failing test shows which command went wrong.
+ * The integer a command answers, and +OK (fail the test for any other reply). */
+#define INT(c, ...) fake_int_reply(fake_run_logged((c), __VA_ARGS__))
+#define OK(c, ...) fake_ok_reply(fake_run_logged((c), __VA_ARGS__))
 
 /* Whether an array reply holds the bulk string s, and how many times. */
 static int count_in(const fr_reply *arr, const char *s)
@@ -115,7 +75,7 @@ static void test_pexpire_boundary(void **state)
     assert_int_equal(INT(f->c, "PTTL k"), -2);
     assert_int_equal(INT(f->c, "TTL k"), -2);
     assert_int_equal(INT(f->c, "PEXPIRETIME k"), -2);
-    assert_int_equal(run(f->c, "GET k")->type, FR_REPLY_NIL);
+    assert_int_equal(fake_run_logged(f->c, "GET k")->type, FR_REPLY_NIL);
 }
 
 /* A computed deadline <= now deletes at once and answers 1; now + 1 does not. */
@@ -219,26 +179,26 @@ static void test_listings_hide_expired(void **state)
 
     /* Nothing has deleted them yet: every listing must skip them anyway. */
     assert_int_equal(INT(f->c, "DBSIZE"), 1);
-    r = run(f->c, "KEYS *");
+    r = fake_run_logged(f->c, "KEYS *");
     assert_int_equal(r->count, 1);
     assert_int_equal(count_in(r, "live"), 1);
-    r = run(f->c, "KEYS dead*");
+    r = fake_run_logged(f->c, "KEYS dead*");
     assert_int_equal(r->type, FR_REPLY_ARRAY);
     assert_int_equal(r->count, 0);
     for (int i = 0; i < 5; i++) {
-        r = run(f->c, "RANDOMKEY");
+        r = fake_run_logged(f->c, "RANDOMKEY");
         assert_int_equal(r->type, FR_REPLY_BULK);
         assert_string_equal(r->str, "live");
     }
-    r = run(f->c, "SCAN 0");
+    r = fake_run_logged(f->c, "SCAN 0");
     assert_int_equal(r->count, 2);
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 1);
     assert_int_equal(count_in(&r->elements[1], "live"), 1);
-    r = run(f->c, "SCAN 0 TYPE none");
+    r = fake_run_logged(f->c, "SCAN 0 TYPE none");
     assert_int_equal(r->elements[1].count, 0);
     assert_int_equal(INT(f->c, "EXISTS dead dead2 live"), 1);
-    assert_string_equal(run(f->c, "TYPE dead")->str, "none");
+    assert_string_equal(fake_run_logged(f->c, "TYPE dead")->str, "none");
     assert_int_equal(INT(f->c, "DBSIZE"), 1);
 
     /* A logically expired key is a missing key for the writers too. */
@@ -285,7 +245,7 @@ static void test_rename_keeps_ttl(void **state)
     OK(f->c, "SET x 1");
     assert_int_equal(INT(f->c, "PEXPIRE x 1"), 1);
     fr_clock_advance(f->srv, 2);
-    r = run(f->c, "RENAME x y");
+    r = fake_run_logged(f->c, "RENAME x y");
     assert_int_equal(r->type, FR_REPLY_ERROR);
     assert_string_equal(r->str, "ERR no such key");
 
@@ -295,7 +255,7 @@ static void test_rename_keeps_ttl(void **state)
     assert_int_equal(INT(f->c, "PEXPIRE y 1"), 1);
     fr_clock_advance(f->srv, 2);
     assert_int_equal(INT(f->c, "RENAMENX x y"), 1);
-    assert_string_equal(run(f->c, "GET y")->str, "1");
+    assert_string_equal(fake_run_logged(f->c, "GET y")->str, "1");
 }
 
 /* ----- SCAN ---------------------------------------------------------------------------- */
@@ -305,48 +265,38 @@ static void test_scan_small_keyspace_one_call(void **state)
 {
     fixture *f = *state;
     const fr_reply *r;
-    r = run(f->c, "SCAN 0");
+    r = fake_run_logged(f->c, "SCAN 0");
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 0);
 
     OK(f->c, "MSET a 1 b 2 c 3 d 4 e 5");
-    r = run(f->c, "SCAN 0");
+    r = fake_run_logged(f->c, "SCAN 0");
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 5);
-    r = run(f->c, "SCAN 0 COUNT 5");
+    r = fake_run_logged(f->c, "SCAN 0 COUNT 5");
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 5);
-    r = run(f->c, "SCAN 0 MATCH [ae]");
+    r = fake_run_logged(f->c, "SCAN 0 MATCH [ae]");
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 2);
 
     /* COUNT 2: pages of two, then the rest */
-    r = run(f->c, "SCAN 0 COUNT 2");
+    r = fake_run_logged(f->c, "SCAN 0 COUNT 2");
     assert_string_not_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 2);
     char cur[32];
     snprintf(cur, sizeof(cur), "%s", r->elements[0].str);
-    r = run(f->c, "SCAN %s COUNT 2", cur);
+    r = fake_run_logged(f->c, "SCAN %s COUNT 2", cur);
     assert_int_equal(r->elements[1].count, 2);
     snprintf(cur, sizeof(cur), "%s", r->elements[0].str);
-    r = run(f->c, "SCAN %s COUNT 2", cur);
+    r = fake_run_logged(f->c, "SCAN %s COUNT 2", cur);
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 1);
 
     /* COUNT counts visited keys, matching or not: a page may be empty mid-scan */
-    r = run(f->c, "SCAN 0 COUNT 2 MATCH zzz");
+    r = fake_run_logged(f->c, "SCAN 0 COUNT 2 MATCH zzz");
     assert_string_not_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 0);
-}
-
-/* A tiny deterministic generator for the random test (no rand()). */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
 }
 
 #define UNIVERSE 600 /* key names k0..k599 */
@@ -373,13 +323,13 @@ static void scan_random_run(uint64_t seed)
     }
     for (int i = 200; i < 260; i++) { /* these expire during the scan */
         OK(c, "SET k%d v", i);
-        assert_int_equal(INT(c, "PEXPIRE k%d %d", i, 1 + (int)(rng_next(&rs) % 50)), 1);
+        assert_int_equal(INT(c, "PEXPIRE k%d %d", i, 1 + (int)(xorshift64_next(&rs) % 50)), 1);
         present[i] = ever[i] = 1;
     }
 
     do {
-        int count = 1 + (int)(rng_next(&rs) % 25);
-        const fr_reply *r = run(c, "SCAN %s COUNT %d", cursor, count);
+        int count = 1 + (int)(xorshift64_next(&rs) % 25);
+        const fr_reply *r = fake_run_logged(c, "SCAN %s COUNT %d", cursor, count);
         assert_int_equal(r->type, FR_REPLY_ARRAY);
         assert_int_equal(r->count, 2);
         assert_true(r->elements[1].count <= (size_t)count);
@@ -394,10 +344,10 @@ static void scan_random_run(uint64_t seed)
         assert_true(calls < 10000);
 
         /* Between calls: a few deletions, additions and re-additions. */
-        int ops = (int)(rng_next(&rs) % 6);
+        int ops = (int)(xorshift64_next(&rs) % 6);
         for (int o = 0; o < ops; o++) {
-            int k = (int)(rng_next(&rs) % UNIVERSE);
-            if (present[k] && rng_next(&rs) % 3 == 0) {
+            int k = (int)(xorshift64_next(&rs) % UNIVERSE);
+            if (present[k] && xorshift64_next(&rs) % 3 == 0) {
                 long long del = INT(c, "DEL k%d", k);
                 if (k < 200 || k >= 260) /* the others may have expired already */
                     assert_int_equal(del, 1);
@@ -433,21 +383,21 @@ static void test_scan_cursor_edges(void **state)
     fixture *f = *state;
     const fr_reply *r;
     OK(f->c, "MSET a 1 b 2 c 3");
-    r = run(f->c, "SCAN 18446744073709551615");
+    r = fake_run_logged(f->c, "SCAN 18446744073709551615");
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 0);
-    r = run(f->c, "SCAN 0 COUNT 2");
+    r = fake_run_logged(f->c, "SCAN 0 COUNT 2");
     char cur[32];
     snprintf(cur, sizeof(cur), "%s", r->elements[0].str);
     /* the key the cursor points at is deleted: the scan resumes after it */
     assert_int_equal(INT(f->c, "DEL c"), 1);
-    r = run(f->c, "SCAN %s COUNT 2", cur);
+    r = fake_run_logged(f->c, "SCAN %s COUNT 2", cur);
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 0);
-    r = run(f->c, "SCAN \"\"");
+    r = fake_run_logged(f->c, "SCAN \"\"");
     assert_string_equal(r->elements[0].str, "0");
     assert_int_equal(r->elements[1].count, 2);
-    r = run(f->c, "SCAN \" 0\"");
+    r = fake_run_logged(f->c, "SCAN \" 0\"");
     assert_int_equal(r->type, FR_REPLY_ERROR);
     assert_string_equal(r->str, "ERR invalid cursor");
 }
@@ -455,15 +405,15 @@ static void test_scan_cursor_edges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pexpire_boundary, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_deadline_not_in_future_deletes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ttl_values_exact, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expire_conditions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_listings_hide_expired, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rename_keeps_ttl, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_scan_small_keyspace_one_call, setup, teardown),
+        TEST(test_pexpire_boundary),
+        TEST(test_deadline_not_in_future_deletes),
+        TEST(test_ttl_values_exact),
+        TEST(test_expire_conditions),
+        TEST(test_listings_hide_expired),
+        TEST(test_rename_keeps_ttl),
+        TEST(test_scan_small_keyspace_one_call),
         cmocka_unit_test(test_scan_random_exactly_once),
-        cmocka_unit_test_setup_teardown(test_scan_cursor_edges, setup, teardown),
+        TEST(test_scan_cursor_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,58 +22,14 @@
 
 #include <cmocka.h>
 
+#include "fake_fixture.h"
 #include "fakeredis.h"
 #include "fr_int.h"
 
-/* A fresh server and one client. */
-typedef struct fixture {
-    fr_server *srv; /* the fake */
-    fr_client *c;   /* its only client */
-} fixture;
+/* A fresh server and one client (fake_fixture_setup / fake_fixture_teardown). */
+typedef fake_fixture fixture;
 
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-    assert_non_null(f);
-    f->srv = fr_server_new(NULL);
-    assert_non_null(f->srv);
-    f->c = fr_client_new(f->srv);
-    assert_non_null(f->c);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    fr_client_free(f->c);
-    fr_server_free(f->srv);
-    free(f);
-    return 0;
-}
-
-/* Runs a printf-formatted command line; the reply lives until the next command. */
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-{
-    static char line[64 * 1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    const fr_reply *r = fr_exec_line(c, line);
-    assert_non_null(r);
-    return r;
-}
-
-static long long int_reply(const fr_reply *r)
-{
-    if (r->type != FR_REPLY_INTEGER) fail_msg("expected an integer, got type %d", r->type);
-    return r->integer;
-}
-
-#define INT(c, ...) int_reply(run((c), __VA_ARGS__))
+#define INT(c, ...) fake_int_reply(fake_run((c), __VA_ARGS__))
 
 static void assert_bulk(const fr_reply *r, const char *want)
 {
@@ -201,7 +157,7 @@ static void test_deque_against_model(void **state)
             /* LPOP or RPOP, with or without a count */
             int left = (int)rnd(2);
             if (rnd(2)) {
-                const fr_reply *r = run(f->c, "%s k", left ? "LPOP" : "RPOP");
+                const fr_reply *r = fake_run(f->c, "%s k", left ? "LPOP" : "RPOP");
                 if (m.len == 0) {
                     assert_int_equal(r->type, FR_REPLY_NIL);
                 } else {
@@ -211,7 +167,7 @@ static void test_deque_against_model(void **state)
                 }
             } else {
                 unsigned n = (unsigned)rnd(growing ? 4 : 40);
-                const fr_reply *r = run(f->c, "%s k %u", left ? "LPOP" : "RPOP", n);
+                const fr_reply *r = fake_run(f->c, "%s k %u", left ? "LPOP" : "RPOP", n);
                 if (m.len == 0) {
                     assert_int_equal(r->type, FR_REPLY_NIL_ARRAY);
                 } else {
@@ -271,18 +227,18 @@ static void test_deque_against_model(void **state)
             /* LSET at a random index, positive or negative */
             pick_value(b, sizeof(b), &counter);
             if (m.len == 0) {
-                assert_error(run(f->c, "LSET k 0 %s", b), "ERR no such key");
+                assert_error(fake_run(f->c, "LSET k 0 %s", b), "ERR no such key");
             } else {
                 size_t i = (size_t)rnd(m.len);
                 long long idx = rnd(2) ? (long long)i : (long long)i - (long long)m.len;
-                assert_int_equal(run(f->c, "LSET k %lld %s", idx, b)->type, FR_REPLY_STATUS);
+                assert_int_equal(fake_run(f->c, "LSET k %lld %s", idx, b)->type, FR_REPLY_STATUS);
                 free(m.v[i]);
                 m.v[i] = strdup(b);
             }
         } else if (op < 78) {
             /* LTRIM off a few elements at each end */
             long long l = (long long)rnd(4), r = (long long)rnd(4);
-            assert_int_equal(run(f->c, "LTRIM k %lld %lld", l, -1 - r)->type, FR_REPLY_STATUS);
+            assert_int_equal(fake_run(f->c, "LTRIM k %lld %lld", l, -1 - r)->type, FR_REPLY_STATUS);
             size_t keep_from = (size_t)l, drop_tail = (size_t)r;
             if (keep_from + drop_tail >= m.len) {
                 while (m.len) free(model_take(&m, 0));
@@ -293,7 +249,7 @@ static void test_deque_against_model(void **state)
         } else if (op < 86) {
             /* A rotation: LMOVE/RPOPLPUSH with the list as its own destination */
             int from_left = (int)rnd(2), to_left = (int)rnd(2);
-            const fr_reply *r = run(f->c, "LMOVE k k %s %s", from_left ? "LEFT" : "RIGHT",
+            const fr_reply *r = fake_run(f->c, "LMOVE k k %s %s", from_left ? "LEFT" : "RIGHT",
                                     to_left ? "LEFT" : "RIGHT");
             if (m.len == 0) {
                 assert_int_equal(r->type, FR_REPLY_NIL);
@@ -306,12 +262,12 @@ static void test_deque_against_model(void **state)
         } else {
             /* Reads: LINDEX and LPOS must agree with the model */
             if (m.len == 0) {
-                assert_int_equal(run(f->c, "LINDEX k 0")->type, FR_REPLY_NIL);
+                assert_int_equal(fake_run(f->c, "LINDEX k 0")->type, FR_REPLY_NIL);
             } else {
                 size_t i = (size_t)rnd(m.len);
-                assert_bulk(run(f->c, "LINDEX k %zu", i), m.v[i]);
+                assert_bulk(fake_run(f->c, "LINDEX k %zu", i), m.v[i]);
                 long long neg = (long long)i - (long long)m.len;
-                assert_bulk(run(f->c, "LINDEX k %lld", neg), m.v[i]);
+                assert_bulk(fake_run(f->c, "LINDEX k %lld", neg), m.v[i]);
                 size_t first = 0;
                 while (strcmp(m.v[first], m.v[i]) != 0) first++;
                 assert_int_equal(INT(f->c, "LPOS k %s", m.v[i]), first);
@@ -323,7 +279,7 @@ static void test_deque_against_model(void **state)
         if (was && !m.len) emptied++;
         was = m.len;
         if (step % 500 == 0 && m.len) {
-            const fr_reply *r = run(f->c, "LRANGE k 0 -1");
+            const fr_reply *r = fake_run(f->c, "LRANGE k 0 -1");
             assert_int_equal(r->type, FR_REPLY_ARRAY);
             assert_int_equal(r->count, m.len);
             for (size_t i = 0; i < m.len; i++) assert_bulk(&r->elements[i], m.v[i]);
@@ -364,7 +320,7 @@ static void test_growth_and_shrink(void **state)
     long left = 0, right = 2 * n - 1;
     for (int turn = 0; right - left + 1 > 3; turn++) {
         long k = right - left + 1 - 3 < 777 ? right - left + 1 - 3 : 777;
-        const fr_reply *r = run(f->c, "%s g %ld", turn % 2 ? "LPOP" : "RPOP", k);
+        const fr_reply *r = fake_run(f->c, "%s g %ld", turn % 2 ? "LPOP" : "RPOP", k);
         assert_int_equal(r->type, FR_REPLY_ARRAY);
         assert_int_equal(r->count, k);
         if (turn % 2) left += k;
@@ -378,7 +334,7 @@ static void test_growth_and_shrink(void **state)
         snprintf(buf, sizeof(buf), "%ld", want);
         assert_string_equal(fri_list_at(l, (size_t)i)->buf, buf);
     }
-    assert_int_equal(run(f->c, "LPOP g 3")->count, 3);
+    assert_int_equal(fake_run(f->c, "LPOP g 3")->count, 3);
     assert_null(list_obj(f, "g"));
 }
 
@@ -422,11 +378,11 @@ static void test_empty_lists_are_deleted(void **state)
                           "RPOPLPUSH e other", "LMPOP 1 e left", "BLMPOP 0 1 e right COUNT 9"};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         assert_int_equal(INT(f->c, "RPUSH e x"), 1);
-        const fr_reply *r = run(f->c, "%s", cmds[i]);
+        const fr_reply *r = fake_run(f->c, "%s", cmds[i]);
         assert_int_not_equal(r->type, FR_REPLY_ERROR);
         assert_int_equal(INT(f->c, "EXISTS e"), 0);
         assert_null(list_obj(f, "e"));
-        run(f->c, "DEL other");
+        fake_run(f->c, "DEL other");
     }
 }
 
@@ -435,39 +391,39 @@ static void test_empty_lists_are_deleted(void **state)
 static void test_blocking_answers_at_once(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(run(f->c, "BLPOP none 0")->type, FR_REPLY_NIL_ARRAY);
-    assert_int_equal(run(f->c, "BRPOP none none2 0")->type, FR_REPLY_NIL_ARRAY);
-    assert_int_equal(run(f->c, "BLPOP none 3600")->type, FR_REPLY_NIL_ARRAY);
-    assert_int_equal(run(f->c, "BLMPOP 0 2 none none2 LEFT")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BLPOP none 0")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BRPOP none none2 0")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BLPOP none 3600")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BLMPOP 0 2 none none2 LEFT")->type, FR_REPLY_NIL_ARRAY);
     /* Redis answers a timed-out BLMOVE/BRPOPLPUSH with a nil array too */
-    assert_int_equal(run(f->c, "BLMOVE none dst LEFT RIGHT 0")->type, FR_REPLY_NIL_ARRAY);
-    assert_int_equal(run(f->c, "BRPOPLPUSH none dst 0")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BLMOVE none dst LEFT RIGHT 0")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BRPOPLPUSH none dst 0")->type, FR_REPLY_NIL_ARRAY);
     assert_int_equal(INT(f->c, "EXISTS dst"), 0);
 
     assert_int_equal(INT(f->c, "RPUSH src a b c"), 3);
-    const fr_reply *r = run(f->c, "BLPOP none src 0");
+    const fr_reply *r = fake_run(f->c, "BLPOP none src 0");
     assert_int_equal(r->type, FR_REPLY_ARRAY);
     assert_int_equal(r->count, 2);
     assert_bulk(&r->elements[0], "src");
     assert_bulk(&r->elements[1], "a");
-    r = run(f->c, "BRPOP src 0");
+    r = fake_run(f->c, "BRPOP src 0");
     assert_bulk(&r->elements[1], "c");
-    assert_bulk(run(f->c, "BLMOVE src dst LEFT RIGHT 0"), "b");
+    assert_bulk(fake_run(f->c, "BLMOVE src dst LEFT RIGHT 0"), "b");
     assert_int_equal(INT(f->c, "EXISTS src"), 0);
-    assert_bulk(run(f->c, "BRPOPLPUSH dst src 0"), "b");
-    r = run(f->c, "BLMPOP 0 2 none src RIGHT COUNT 5");
+    assert_bulk(fake_run(f->c, "BRPOPLPUSH dst src 0"), "b");
+    r = fake_run(f->c, "BLMPOP 0 2 none src RIGHT COUNT 5");
     assert_int_equal(r->type, FR_REPLY_ARRAY);
     assert_bulk(&r->elements[0], "src");
     assert_int_equal(r->elements[1].count, 1);
     assert_bulk(&r->elements[1].elements[0], "b");
 
     /* The timeout is still validated */
-    assert_error(run(f->c, "BLPOP none -1"), "ERR timeout is negative");
-    assert_error(run(f->c, "BLPOP none inf"), "ERR timeout is negative");
-    assert_error(run(f->c, "BLPOP none nan"), "ERR timeout is not a float or out of range");
-    assert_error(run(f->c, "BLMOVE none dst LEFT RIGHT x"),
+    assert_error(fake_run(f->c, "BLPOP none -1"), "ERR timeout is negative");
+    assert_error(fake_run(f->c, "BLPOP none inf"), "ERR timeout is negative");
+    assert_error(fake_run(f->c, "BLPOP none nan"), "ERR timeout is not a float or out of range");
+    assert_error(fake_run(f->c, "BLMOVE none dst LEFT RIGHT x"),
                  "ERR timeout is not a float or out of range");
-    assert_int_equal(run(f->c, "BLPOP none -0.0005")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BLPOP none -0.0005")->type, FR_REPLY_NIL_ARRAY);
 }
 
 /* Inside MULTI Redis refuses to block and runs the non-blocking path: BLMOVE and
@@ -475,13 +431,13 @@ static void test_blocking_answers_at_once(void **state)
 static void test_blocking_inside_multi(void **state)
 {
     fixture *f = *state;
-    assert_int_equal(run(f->c, "MULTI")->type, FR_REPLY_STATUS);
-    run(f->c, "BLPOP none 0");
-    run(f->c, "BLMOVE none dst LEFT RIGHT 0");
-    run(f->c, "BRPOPLPUSH none dst 0");
-    run(f->c, "RPUSH l x");
-    run(f->c, "BRPOP l 0");
-    const fr_reply *r = run(f->c, "EXEC");
+    assert_int_equal(fake_run(f->c, "MULTI")->type, FR_REPLY_STATUS);
+    fake_run(f->c, "BLPOP none 0");
+    fake_run(f->c, "BLMOVE none dst LEFT RIGHT 0");
+    fake_run(f->c, "BRPOPLPUSH none dst 0");
+    fake_run(f->c, "RPUSH l x");
+    fake_run(f->c, "BRPOP l 0");
+    const fr_reply *r = fake_run(f->c, "EXEC");
     assert_int_equal(r->type, FR_REPLY_ARRAY);
     assert_int_equal(r->count, 5);
     assert_int_equal(r->elements[0].type, FR_REPLY_NIL_ARRAY);
@@ -490,7 +446,7 @@ static void test_blocking_inside_multi(void **state)
     assert_int_equal(r->elements[3].integer, 1);
     assert_bulk(&r->elements[4].elements[1], "x");
     /* and outside again, the timeout reply */
-    assert_int_equal(run(f->c, "BLMOVE none dst LEFT RIGHT 0")->type, FR_REPLY_NIL_ARRAY);
+    assert_int_equal(fake_run(f->c, "BLMOVE none dst LEFT RIGHT 0")->type, FR_REPLY_NIL_ARRAY);
 }
 
 /* LREM works from the right end over a list whose ring has wrapped, and stops after
@@ -499,12 +455,12 @@ static void test_lrem_on_wrapped_ring(void **state)
 {
     fixture *f = *state;
     /* Push at the head so the elements straddle the end of the ring. */
-    for (int i = 0; i < 6; i++) run(f->c, "LPUSH w %s", i % 2 ? "x" : "y");
-    run(f->c, "RPUSH w x y x");
+    for (int i = 0; i < 6; i++) fake_run(f->c, "LPUSH w %s", i % 2 ? "x" : "y");
+    fake_run(f->c, "RPUSH w x y x");
     /* w = x y x y x y x y x */
     assert_int_equal(INT(f->c, "LREM w 2 x"), 2);
     assert_int_equal(INT(f->c, "LREM w -2 x"), 2);
-    const fr_reply *r = run(f->c, "LRANGE w 0 -1");
+    const fr_reply *r = fake_run(f->c, "LRANGE w 0 -1");
     const char *want[] = {"y", "y", "x", "y", "y"};
     assert_int_equal(r->count, 5);
     for (size_t i = 0; i < 5; i++) assert_bulk(&r->elements[i], want[i]);
@@ -516,13 +472,13 @@ static void test_lrem_on_wrapped_ring(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_deque_against_model, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_growth_and_shrink, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_accessors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_lists_are_deleted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_blocking_answers_at_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_blocking_inside_multi, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lrem_on_wrapped_ring, setup, teardown),
+        FAKE_TEST(test_deque_against_model),
+        FAKE_TEST(test_growth_and_shrink),
+        FAKE_TEST(test_accessors),
+        FAKE_TEST(test_empty_lists_are_deleted),
+        FAKE_TEST(test_blocking_answers_at_once),
+        FAKE_TEST(test_blocking_inside_multi),
+        FAKE_TEST(test_lrem_on_wrapped_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,32 +21,17 @@
 
 #include <cmocka.h>
 
+#include "fake_fixture.h"
 #include "fakeredis.h"
 
 /* A fresh server with seed and one client. */
-typedef struct fixture {
-    fr_server *srv; /* the fake */
-    fr_client *c;   /* its only client */
-} fixture;
+typedef fake_fixture fixture;
 
 static fixture *fixture_new(uint64_t seed)
 {
-    fixture *f = calloc(1, sizeof(*f));
-    assert_non_null(f);
     fr_config cfg = fr_config_default();
     cfg.seed = seed;
-    f->srv = fr_server_new(&cfg);
-    assert_non_null(f->srv);
-    f->c = fr_client_new(f->srv);
-    assert_non_null(f->c);
-    return f;
-}
-
-static void fixture_free(fixture *f)
-{
-    fr_client_free(f->c);
-    fr_server_free(f->srv);
-    free(f);
+    return fake_fixture_new(&cfg, 1);
 }
 
 static int setup(void **state)
@@ -55,34 +40,12 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fixture_free(*state);
-    return 0;
-}
+/* A test on a seed 1 fixture. */
+#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, fake_fixture_teardown)
 
-/* Runs a printf-formatted command line; the reply lives until the next command. */
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-{
-    static char line[64 * 1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    const fr_reply *r = fr_exec_line(c, line);
-    assert_non_null(r);
-    if (r->type == FR_REPLY_ERROR) print_message("%s -> -%s\n", line, r->str);
-    return r;
-}
-
-#define INT(c, ...) int_reply(run((c), __VA_ARGS__))
-static long long int_reply(const fr_reply *r)
-{
-    assert_int_equal(r->type, FR_REPLY_INTEGER);
-    return r->integer;
-}
+/* Commands run through fake_run_logged, so a failing test shows which command went wrong.
+ * The integer a command answers (fails the test for any other reply). */
+#define INT(c, ...) fake_int_reply(fake_run_logged((c), __VA_ARGS__))
 
 /* The reply as RESP bytes in a heap string (free() it). */
 static char *resp_of(const fr_reply *r)
@@ -143,7 +106,7 @@ static char *random_transcript(uint64_t seed)
         "SPOP ints 90", "SPOP strs 250", "SMEMBERS ints", "SMEMBERS strs",
     };
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        char *s = resp_of(run(f->c, "%s", cmds[i]));
+        char *s = resp_of(fake_run_logged(f->c, "%s", cmds[i]));
         size_t n = strlen(s);
         while (len + n + 2 > cap) {
             cap *= 2;
@@ -156,7 +119,7 @@ static char *random_transcript(uint64_t seed)
         out[len] = '\0';
         free(s);
     }
-    fixture_free(f);
+    fake_fixture_free(f);
     return out;
 }
 
@@ -210,13 +173,18 @@ static void test_srandmember_counts(void **state)
     const long counts[] = {1, 2, 5, 50, 66, 67, 100, 199, 333, 334, 500, 999};
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
         long k = counts[i];
-        if (k < 200) check_members(f->c, "ints", run(f->c, "SRANDMEMBER ints %ld", k), (size_t)k, 1);
-        check_members(f->c, "strs", run(f->c, "SRANDMEMBER strs %ld", k), (size_t)k, 1);
-        check_members(f->c, "ints", run(f->c, "SRANDMEMBER ints -%ld", k), (size_t)k, 0);
-        check_members(f->c, "strs", run(f->c, "SRANDMEMBER strs -%ld", k), (size_t)k, 0);
+        if (k < 200)
+            check_members(f->c, "ints", fake_run_logged(f->c, "SRANDMEMBER ints %ld", k),
+                          (size_t)k, 1);
+        check_members(f->c, "strs", fake_run_logged(f->c, "SRANDMEMBER strs %ld", k),
+                      (size_t)k, 1);
+        check_members(f->c, "ints", fake_run_logged(f->c, "SRANDMEMBER ints -%ld", k),
+                      (size_t)k, 0);
+        check_members(f->c, "strs", fake_run_logged(f->c, "SRANDMEMBER strs -%ld", k),
+                      (size_t)k, 0);
     }
     /* Repetition does happen with negative counts: 300 draws from 200 members. */
-    const fr_reply *r = run(f->c, "SRANDMEMBER ints -300");
+    const fr_reply *r = fake_run_logged(f->c, "SRANDMEMBER ints -300");
     assert_int_equal(r->count, 300);
     int repeated = 0;
     for (size_t i = 0; i < r->count && !repeated; i++)
@@ -237,10 +205,10 @@ static void test_spop_counts(void **state)
     for (int table = 0; table < 2; table++) {
         for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
             long k = counts[i];
-            run(f->c, "DEL s");
+            fake_run_logged(f->c, "DEL s");
             sadd_range(f->c, "s", table ? "x" : "", 0, 100);
             sadd_range(f->c, "copy", table ? "x" : "", 0, 100);
-            const fr_reply *r = run(f->c, "SPOP s %ld", k);
+            const fr_reply *r = fake_run_logged(f->c, "SPOP s %ld", k);
             assert_int_equal(r->type, FR_REPLY_ARRAY);
             assert_int_equal(r->count, (size_t)k);
             char **m = calloc((size_t)k, sizeof(*m));
@@ -253,7 +221,7 @@ static void test_spop_counts(void **state)
             for (long j = 0; j < k; j++) free(m[j]);
             free(m);
             assert_int_equal(INT(f->c, "SCARD s"), 100 - k);
-            run(f->c, "DEL copy");
+            fake_run_logged(f->c, "DEL copy");
         }
     }
 }
@@ -265,18 +233,18 @@ static void test_spop_drains_big_set(void **state)
     sadd_range(f->c, "big", "k", 0, 3000);
     long left = 3000;
     while (left > 0) {
-        const fr_reply *r = run(f->c, "SPOP big");
+        const fr_reply *r = fake_run_logged(f->c, "SPOP big");
         assert_int_equal(r->type, FR_REPLY_BULK);
         left--;
         if (left > 7) {
-            r = run(f->c, "SPOP big 7");
+            r = fake_run_logged(f->c, "SPOP big 7");
             assert_int_equal(r->count, 7);
             left -= 7;
         }
         if (left % 97 == 0) assert_int_equal(INT(f->c, "SCARD big"), left);
     }
     assert_int_equal(INT(f->c, "EXISTS big"), 0);
-    assert_int_equal(run(f->c, "SPOP big")->type, FR_REPLY_NIL);
+    assert_int_equal(fake_run_logged(f->c, "SPOP big")->type, FR_REPLY_NIL);
 }
 
 /* ----- Encodings and order ----------------------------------------------------------------- */
@@ -285,11 +253,12 @@ static void test_intset_answers_sorted(void **state)
 {
     fixture *f = *state;
     assert_int_equal(INT(f->c, "SADD s 5 -3 10 0 9223372036854775807 -9223372036854775808"), 6);
-    assert_members(run(f->c, "SMEMBERS s"),
+    assert_members(fake_run_logged(f->c, "SMEMBERS s"),
                    "-9223372036854775808 -3 0 5 10 9223372036854775807");
-    assert_members(run(f->c, "SRANDMEMBER s 100"),
+    assert_members(fake_run_logged(f->c, "SRANDMEMBER s 100"),
                    "-9223372036854775808 -3 0 5 10 9223372036854775807");
-    assert_members(run(f->c, "SPOP s 6"), "-9223372036854775808 -3 0 5 10 9223372036854775807");
+    assert_members(fake_run_logged(f->c, "SPOP s 6"),
+                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
     assert_int_equal(INT(f->c, "EXISTS s"), 0);
 }
 
@@ -298,16 +267,16 @@ static void test_intset_answers_sorted(void **state)
 static void test_conversion_is_for_good(void **state)
 {
     fixture *f = *state;
-    run(f->c, "SADD s 5 3");
-    run(f->c, "SADD s a");
-    assert_members(run(f->c, "SMEMBERS s"), "3 5 a");
+    fake_run_logged(f->c, "SADD s 5 3");
+    fake_run_logged(f->c, "SADD s a");
+    assert_members(fake_run_logged(f->c, "SMEMBERS s"), "3 5 a");
     assert_int_equal(INT(f->c, "SREM s a"), 1);
-    run(f->c, "SADD s 1");
-    assert_members(run(f->c, "SMEMBERS s"), "3 5 1");
+    fake_run_logged(f->c, "SADD s 1");
+    assert_members(fake_run_logged(f->c, "SMEMBERS s"), "3 5 1");
     /* SRANDMEMBER over the whole set answers the set's own order... */
-    assert_members(run(f->c, "SRANDMEMBER s 3"), "3 5 1");
+    assert_members(fake_run_logged(f->c, "SRANDMEMBER s 3"), "3 5 1");
     /* ...while SPOP over the whole set answers as SUNION builds it: an intset. */
-    assert_members(run(f->c, "SPOP s 3"), "1 3 5");
+    assert_members(fake_run_logged(f->c, "SPOP s 3"), "1 3 5");
 }
 
 /* Only string2ll's canonical form is an integer. */
@@ -317,21 +286,21 @@ static void test_noncanonical_integers_convert(void **state)
     const char *forms[] = {"07", "+7", "-0", "\" 7\"", "\"7 \"", "1.0", "1e3",
                            "9223372036854775808", "-9223372036854775809", "\"\""};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
-        run(f->c, "DEL s");
-        run(f->c, "SADD s 9 8");
-        run(f->c, "SADD s %s", forms[i]);
-        run(f->c, "SREM s %s", forms[i]);
-        run(f->c, "SADD s 1");
-        assert_members(run(f->c, "SMEMBERS s"), "8 9 1");
+        fake_run_logged(f->c, "DEL s");
+        fake_run_logged(f->c, "SADD s 9 8");
+        fake_run_logged(f->c, "SADD s %s", forms[i]);
+        fake_run_logged(f->c, "SREM s %s", forms[i]);
+        fake_run_logged(f->c, "SADD s 1");
+        assert_members(fake_run_logged(f->c, "SMEMBERS s"), "8 9 1");
     }
     /* And the canonical forms stay in the intset. */
-    run(f->c, "DEL s");
-    run(f->c, "SADD s 9 8 0 -1 123");
-    assert_members(run(f->c, "SMEMBERS s"), "-1 0 8 9 123");
+    fake_run_logged(f->c, "DEL s");
+    fake_run_logged(f->c, "SADD s 9 8 0 -1 123");
+    assert_members(fake_run_logged(f->c, "SMEMBERS s"), "-1 0 8 9 123");
     /* A new key's first member decides its encoding. */
-    run(f->c, "SADD t x 3 2");
-    run(f->c, "SREM t x");
-    assert_members(run(f->c, "SMEMBERS t"), "3 2");
+    fake_run_logged(f->c, "SADD t x 3 2");
+    fake_run_logged(f->c, "SREM t x");
+    assert_members(fake_run_logged(f->c, "SMEMBERS t"), "3 2");
 }
 
 /* At most 512 members in an intset: the 513th converts.  As in Redis it enters the intset
@@ -340,23 +309,23 @@ static void test_intset_limit(void **state)
 {
     fixture *f = *state;
     sadd_range(f->c, "s", "", 1, 512);
-    const fr_reply *r = run(f->c, "SMEMBERS s");
+    const fr_reply *r = fake_run_logged(f->c, "SMEMBERS s");
     assert_int_equal(r->count, 512);
     assert_string_equal(r->elements[0].str, "1");
     assert_string_equal(r->elements[511].str, "512");
-    run(f->c, "SADD s 0");
-    r = run(f->c, "SMEMBERS s");
+    fake_run_logged(f->c, "SADD s 0");
+    r = fake_run_logged(f->c, "SMEMBERS s");
     assert_int_equal(r->count, 513);
     assert_string_equal(r->elements[0].str, "0");
     assert_string_equal(r->elements[1].str, "1");
     assert_string_equal(r->elements[512].str, "512");
     /* Shrinking back under the limit does not convert back. */
-    run(f->c, "SREM s 512 511");
-    run(f->c, "SADD s -5");
-    r = run(f->c, "SMEMBERS s");
+    fake_run_logged(f->c, "SREM s 512 511");
+    fake_run_logged(f->c, "SADD s -5");
+    r = fake_run_logged(f->c, "SMEMBERS s");
     assert_string_equal(r->elements[r->count - 1].str, "-5");
     /* SPOP of the whole set answers as SUNION builds it: 512 integers fit an intset. */
-    r = run(f->c, "SPOP s 1000");
+    r = fake_run_logged(f->c, "SPOP s 1000");
     assert_int_equal(r->count, 512);
     assert_string_equal(r->elements[0].str, "-5");
     assert_string_equal(r->elements[1].str, "0");
@@ -368,17 +337,17 @@ static void test_intset_limit(void **state)
 static void test_spop_remainder_rebuilds_intset(void **state)
 {
     fixture *f = *state;
-    run(f->c, "SADD s x 1 2 3 4 5 6 7 8 9 10 11 12");
-    run(f->c, "SREM s x");
-    run(f->c, "SPOP s 10"); /* 2 kept, 2 * 5 <= 10: the rebuild strategy */
-    run(f->c, "SADD s 12 11 10 9 8 7 6 5 4 3 2 1");
-    assert_members(run(f->c, "SMEMBERS s"), "1 2 3 4 5 6 7 8 9 10 11 12");
+    fake_run_logged(f->c, "SADD s x 1 2 3 4 5 6 7 8 9 10 11 12");
+    fake_run_logged(f->c, "SREM s x");
+    fake_run_logged(f->c, "SPOP s 10"); /* 2 kept, 2 * 5 <= 10: the rebuild strategy */
+    fake_run_logged(f->c, "SADD s 12 11 10 9 8 7 6 5 4 3 2 1");
+    assert_members(fake_run_logged(f->c, "SMEMBERS s"), "1 2 3 4 5 6 7 8 9 10 11 12");
     /* The pop-one-by-one strategy keeps the table. */
-    run(f->c, "SADD t x 1 2 3 4 5 6 7 8 9 10 11 12");
-    run(f->c, "SREM t x");
-    run(f->c, "SPOP t 9"); /* 3 kept, 3 * 5 > 9 */
-    run(f->c, "SADD t 12 11 10 9 8 7 6 5 4 3 2 1");
-    const fr_reply *r = run(f->c, "SMEMBERS t");
+    fake_run_logged(f->c, "SADD t x 1 2 3 4 5 6 7 8 9 10 11 12");
+    fake_run_logged(f->c, "SREM t x");
+    fake_run_logged(f->c, "SPOP t 9"); /* 3 kept, 3 * 5 > 9 */
+    fake_run_logged(f->c, "SADD t 12 11 10 9 8 7 6 5 4 3 2 1");
+    const fr_reply *r = fake_run_logged(f->c, "SMEMBERS t");
     assert_int_equal(r->count, 12);
     int sorted = 1;
     for (size_t i = 1; i < r->count; i++)
@@ -403,16 +372,16 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_seed_same_answers),
-        cmocka_unit_test_setup_teardown(test_absurd_negative_count, setup, teardown),
+        TEST(test_absurd_negative_count),
         cmocka_unit_test(test_other_seed_other_answers),
-        cmocka_unit_test_setup_teardown(test_srandmember_counts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_spop_counts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_spop_drains_big_set, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_intset_answers_sorted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_conversion_is_for_good, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_noncanonical_integers_convert, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_intset_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_spop_remainder_rebuilds_intset, setup, teardown),
+        TEST(test_srandmember_counts),
+        TEST(test_spop_counts),
+        TEST(test_spop_drains_big_set),
+        TEST(test_intset_answers_sorted),
+        TEST(test_conversion_is_for_good),
+        TEST(test_noncanonical_integers_convert),
+        TEST(test_intset_limit),
+        TEST(test_spop_remainder_rebuilds_intset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

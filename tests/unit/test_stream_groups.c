@@ -22,79 +22,19 @@
 
 #include <cmocka.h>
 
+#include "fake_fixture.h"
 #include "fakeredis.h"
 #include "fr_int.h"
 #include "stream_int.h"
+#include "test_rng.h"
 
-/* A fresh server on the virtual clock with one client. */
-typedef struct fixture {
-    fr_server *srv; /* the fake */
-    fr_client *c;   /* its only client */
-} fixture;
+/* A fresh server on the virtual clock with one client (fake_fixture_setup). */
+typedef fake_fixture fixture;
 
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-    assert_non_null(f);
-    f->srv = fr_server_new(NULL);
-    assert_non_null(f->srv);
-    f->c = fr_client_new(f->srv);
-    assert_non_null(f->c);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    fr_client_free(f->c);
-    fr_server_free(f->srv);
-    free(f);
-    return 0;
-}
-
-/* Runs a printf-formatted command line; the reply lives until the next command. */
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-{
-    static char line[16 * 1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    const fr_reply *r = fr_exec_line(c, line);
-    assert_non_null(r);
-    return r;
-}
-
-#define INT(c, ...) int_reply(run((c), __VA_ARGS__))
-static long long int_reply(const fr_reply *r)
-{
-    if (r->type == FR_REPLY_ERROR) print_message("error: %s\n", r->str);
-    assert_int_equal(r->type, FR_REPLY_INTEGER);
-    return r->integer;
-}
-
-#define OK(c, ...) ok_reply(run((c), __VA_ARGS__))
-static void ok_reply(const fr_reply *r)
-{
-    if (r->type == FR_REPLY_ERROR) print_message("error: %s\n", r->str);
-    assert_int_equal(r->type, FR_REPLY_STATUS);
-    assert_string_equal(r->str, "OK");
-}
-
-/* The reply as RESP bytes, in a static buffer valid until the next call. */
-static const char *resp(const fr_reply *r)
-{
-    static char buf[64 * 1024];
-    size_t n = fr_reply_encode(r, buf, sizeof(buf) - 1);
-    assert_true(n < sizeof(buf));
-    buf[n] = '\0';
-    return buf;
-}
-
-#define RESP_EQ(c, expected, ...) assert_string_equal(resp(run((c), __VA_ARGS__)), (expected))
+#define INT(c, ...) fake_int_reply(fake_run((c), __VA_ARGS__))
+#define OK(c, ...) fake_ok_reply(fake_run((c), __VA_ARGS__))
+#define RESP_EQ(c, expected, ...) \
+    assert_string_equal(fake_resp(fake_run((c), __VA_ARGS__)), (expected))
 
 /* One pending entry of group g of stream s, looked up through the inspection API. */
 typedef struct pending_view {
@@ -144,7 +84,7 @@ static fr_consumer_state consumer_of(fixture *f, const char *name)
 static void make_stream(fixture *f, int n)
 {
     for (int i = 1; i <= n; i++) {
-        const fr_reply *r = run(f->c, "XADD s %d-0 f v%d", i, i);
+        const fr_reply *r = fake_run(f->c, "XADD s %d-0 f v%d", i, i);
         assert_int_equal(r->type, FR_REPLY_BULK);
     }
     OK(f->c, "XGROUP CREATE s g 0");
@@ -156,7 +96,7 @@ static void test_delivery_count_and_idle(void **state)
 {
     fixture *f = *state;
     make_stream(f, 3);
-    run(f->c, "XREADGROUP GROUP g alice COUNT 2 STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g alice COUNT 2 STREAMS s >");
     assert_pending(f, 1, "alice", 0, 1);
     assert_pending(f, 2, "alice", 0, 1);
     assert_false(pending_of(f, "s", "g", 3, 0).found);
@@ -171,15 +111,15 @@ static void test_delivery_count_and_idle(void **state)
             "XPENDING s g IDLE 1500 2-0 + 10");
 
     /* a history read is a delivery: count + 1, idle back to 0 */
-    run(f->c, "XREADGROUP GROUP g alice COUNT 1 STREAMS s 0");
+    fake_run(f->c, "XREADGROUP GROUP g alice COUNT 1 STREAMS s 0");
     assert_pending(f, 1, "alice", 0, 2);
     assert_pending(f, 2, "alice", 1500, 1);
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s 0");
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s 0");
     assert_pending(f, 1, "alice", 0, 3);
     assert_pending(f, 2, "alice", 0, 2);
 
     /* NOACK delivers without a pending entry */
-    run(f->c, "XREADGROUP GROUP g bob NOACK STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g bob NOACK STREAMS s >");
     assert_false(pending_of(f, "s", "g", 3, 0).found);
     assert_int_equal(consumer_of(f, "bob").pending, 0);
 }
@@ -188,13 +128,13 @@ static void test_redelivery_moves_entry(void **state)
 {
     fixture *f = *state;
     make_stream(f, 3);
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s 0");
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s 0");
     assert_pending(f, 2, "alice", 0, 2);
     fr_clock_advance(f->srv, 10);
     /* SETID makes the group deliver again: the entry moves, its count restarts at 1 */
     OK(f->c, "XGROUP SETID s g 1-0");
-    run(f->c, "XREADGROUP GROUP g bob COUNT 1 STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g bob COUNT 1 STREAMS s >");
     assert_pending(f, 2, "bob", 0, 1);
     assert_pending(f, 3, "alice", 10, 2);
     assert_int_equal(consumer_of(f, "alice").pending, 2);
@@ -202,7 +142,7 @@ static void test_redelivery_moves_entry(void **state)
     /* the same consumer again: still a fresh delivery */
     OK(f->c, "XGROUP SETID s g 1-0");
     fr_clock_advance(f->srv, 5);
-    run(f->c, "XREADGROUP GROUP g bob COUNT 1 STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g bob COUNT 1 STREAMS s >");
     assert_pending(f, 2, "bob", 0, 1);
 }
 
@@ -210,32 +150,32 @@ static void test_xclaim_times_and_counts(void **state)
 {
     fixture *f = *state;
     make_stream(f, 4);
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
     fr_clock_advance(f->srv, 100);
     int64_t now = fr_clock_now(f->srv);
 
     RESP_EQ(f->c, "*1\r\n$3\r\n1-0\r\n", "XCLAIM s g bob 0 1-0 JUSTID");
     assert_pending(f, 1, "bob", 0, 1); /* JUSTID leaves the count */
-    run(f->c, "XCLAIM s g bob 0 2-0");
+    fake_run(f->c, "XCLAIM s g bob 0 2-0");
     assert_pending(f, 2, "bob", 0, 2);
-    run(f->c, "XCLAIM s g bob 0 3-0 RETRYCOUNT 9 IDLE 5000");
+    fake_run(f->c, "XCLAIM s g bob 0 3-0 RETRYCOUNT 9 IDLE 5000");
     assert_pending(f, 3, "bob", 5000, 9);
-    run(f->c, "XCLAIM s g bob 0 4-0 TIME %lld JUSTID", (long long)(now - 777));
+    fake_run(f->c, "XCLAIM s g bob 0 4-0 TIME %lld JUSTID", (long long)(now - 777));
     assert_pending(f, 4, "bob", 777, 1);
     /* a delivery time in the future, or negative, means now */
-    run(f->c, "XCLAIM s g alice 0 4-0 TIME %lld JUSTID", (long long)(now + 1000));
+    fake_run(f->c, "XCLAIM s g alice 0 4-0 TIME %lld JUSTID", (long long)(now + 1000));
     assert_pending(f, 4, "alice", 0, 1);
-    run(f->c, "XCLAIM s g alice 0 3-0 IDLE -50 JUSTID");
+    fake_run(f->c, "XCLAIM s g alice 0 3-0 IDLE -50 JUSTID");
     assert_pending(f, 3, "alice", 0, 9);
-    run(f->c, "XCLAIM s g alice 0 3-0 TIME -5 RETRYCOUNT 0 JUSTID");
+    fake_run(f->c, "XCLAIM s g alice 0 3-0 TIME -5 RETRYCOUNT 0 JUSTID");
     assert_pending(f, 3, "alice", 0, 0);
 
     /* FORCE: an entry never delivered becomes pending with count 1 (+1 unless JUSTID) */
-    run(f->c, "XADD s 5-0 f v5");
-    run(f->c, "XCLAIM s g carol 0 5-0 FORCE");
+    fake_run(f->c, "XADD s 5-0 f v5");
+    fake_run(f->c, "XCLAIM s g carol 0 5-0 FORCE");
     assert_pending(f, 5, "carol", 0, 2);
-    run(f->c, "XADD s 6-0 f v6");
-    run(f->c, "XCLAIM s g carol 0 6-0 FORCE JUSTID");
+    fake_run(f->c, "XADD s 6-0 f v6");
+    fake_run(f->c, "XCLAIM s g carol 0 6-0 FORCE JUSTID");
     assert_pending(f, 6, "carol", 0, 1);
     /* XPENDING's extended form shows the same */
     fr_clock_advance(f->srv, 3);
@@ -251,7 +191,7 @@ static void test_min_idle_boundaries(void **state)
 {
     fixture *f = *state;
     make_stream(f, 3);
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
     fr_clock_advance(f->srv, 999);
     RESP_EQ(f->c, "*3\r\n$3\r\n0-0\r\n*0\r\n*0\r\n", "XAUTOCLAIM s g bob 1000 - JUSTID");
     RESP_EQ(f->c, "*0\r\n", "XCLAIM s g bob 1000 1-0 2-0 JUSTID");
@@ -279,8 +219,8 @@ static void test_deleted_while_pending(void **state)
 {
     fixture *f = *state;
     make_stream(f, 5);
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
-    run(f->c, "XDEL s 2-0 4-0");
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s >");
+    fake_run(f->c, "XDEL s 2-0 4-0");
     fr_clock_advance(f->srv, 50);
     /* history: [id, nil] for the deleted ones, whose counters do not move */
     RESP_EQ(f->c,
@@ -302,7 +242,7 @@ static void test_deleted_while_pending(void **state)
     assert_int_equal(consumer_of(f, "alice").pending, 1);
     assert_int_equal(consumer_of(f, "bob").pending, 2);
     /* a pending entry deleted later can still be acknowledged */
-    run(f->c, "XDEL s 5-0");
+    fake_run(f->c, "XDEL s 5-0");
     assert_int_equal(INT(f->c, "XACK s g 5-0 5-0 1-0"), 2);
     assert_int_equal(consumer_of(f, "alice").pending, 0);
     assert_int_equal(consumer_of(f, "bob").pending, 1);
@@ -320,29 +260,29 @@ static void test_consumer_seen_time(void **state)
     fr_clock_advance(f->srv, 100);
     assert_int_equal(consumer_of(f, "alice").idle_ms, 100);
     assert_int_equal(INT(f->c, "XGROUP CREATECONSUMER s g alice"), 0);
-    run(f->c, "XCLAIM s g alice 0 1-0");
-    run(f->c, "XAUTOCLAIM s g alice 0 -");
-    run(f->c, "XPENDING s g - + 10 alice");
+    fake_run(f->c, "XCLAIM s g alice 0 1-0");
+    fake_run(f->c, "XAUTOCLAIM s g alice 0 -");
+    fake_run(f->c, "XPENDING s g - + 10 alice");
     assert_int_equal(consumer_of(f, "alice").idle_ms, 100);
-    run(f->c, "XREADGROUP GROUP g alice COUNT 1 STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g alice COUNT 1 STREAMS s >");
     assert_int_equal(consumer_of(f, "alice").idle_ms, 0);
     fr_clock_advance(f->srv, 40);
-    run(f->c, "XGROUP SETID s g $");
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s >"); /* nothing new */
+    fake_run(f->c, "XGROUP SETID s g $");
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s >"); /* nothing new */
     assert_int_equal(consumer_of(f, "alice").idle_ms, 40);
     RESP_EQ(f->c, "*1\r\n*6\r\n$4\r\nname\r\n$5\r\nalice\r\n$7\r\npending\r\n:1\r\n"
                   "$4\r\nidle\r\n:40\r\n",
             "XINFO CONSUMERS s g");
-    run(f->c, "XREADGROUP GROUP g alice STREAMS s 9-0"); /* history, even if empty */
+    fake_run(f->c, "XREADGROUP GROUP g alice STREAMS s 9-0"); /* history, even if empty */
     assert_int_equal(consumer_of(f, "alice").idle_ms, 0);
     fr_clock_advance(f->srv, 7);
-    run(f->c, "XCLAIM s g bob 0 1-0 JUSTID");
+    fake_run(f->c, "XCLAIM s g bob 0 1-0 JUSTID");
     assert_int_equal(consumer_of(f, "bob").idle_ms, 0);
     assert_int_equal(consumer_of(f, "alice").pending, 0);
     assert_int_equal(consumer_of(f, "alice").idle_ms, 7);
     /* XINFO STREAM FULL prints absolute times */
     int64_t now = fr_clock_now(f->srv);
-    const fr_reply *r = run(f->c, "XINFO STREAM s FULL");
+    const fr_reply *r = fake_run(f->c, "XINFO STREAM s FULL");
     assert_int_equal(r->type, FR_REPLY_ARRAY);
     const fr_reply *groups = &r->elements[17];
     const fr_reply *g = &groups->elements[0];
@@ -364,7 +304,7 @@ static void test_inspection_api(void **state)
     assert_int_equal(fr_stream_pending(f->srv, 0, "s", 1, "g", 1, NULL, 0, &p, &n), -1);
     assert_null(p);
     assert_int_equal(n, 0);
-    run(f->c, "SET str v");
+    fake_run(f->c, "SET str v");
     assert_int_equal(fr_stream_pending(f->srv, 0, "str", 3, "g", 1, NULL, 0, &p, &n), -1);
     make_stream(f, 2);
     assert_int_equal(fr_stream_pending(f->srv, 0, "s", 1, "nog", 3, NULL, 0, &p, &n), -1);
@@ -390,7 +330,7 @@ static void test_inspection_api(void **state)
     assert_int_equal(st.pending, 2);
 
     /* an expired key is gone, though no command deleted it yet */
-    run(f->c, "PEXPIRE s 10");
+    fake_run(f->c, "PEXPIRE s 10");
     fr_clock_advance(f->srv, 11);
     assert_int_equal(fr_stream_pending(f->srv, 0, "s", 1, "g", 1, NULL, 0, &p, &n), -1);
 }
@@ -401,7 +341,7 @@ static void test_dump_has_groups(void **state)
 {
     fixture *f = *state;
     make_stream(f, 2);
-    run(f->c, "XREADGROUP GROUP g alice COUNT 1 STREAMS s >");
+    fake_run(f->c, "XREADGROUP GROUP g alice COUNT 1 STREAMS s >");
     fr_clock_advance(f->srv, 25);
     fri_dent *e = fri_dict_find(f->srv->db[0].keys, "s", 1);
     assert_non_null(e);
@@ -457,14 +397,6 @@ typedef struct model {
     int64_t delivered[R_ENTRIES + 1]; /* its last delivery time */
     int exists[R_CONSUMERS];          /* the consumer exists */
 } model;
-
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
 
 static int id_of(const fr_reply *r)
 {
@@ -578,19 +510,19 @@ static void model_claim(model *m, int id, int ci, int justid, int64_t now)
 static void random_step(fixture *f, model *m, uint64_t *rng)
 {
     fr_client *c = f->c;
-    int ci = (int)(rng_next(rng) % R_CONSUMERS);
+    int ci = (int)(xorshift64_next(rng) % R_CONSUMERS);
     int64_t now;
-    int op = (int)(rng_next(rng) % 100);
-    fr_clock_advance(f->srv, (int64_t)(rng_next(rng) % 50));
+    int op = (int)(xorshift64_next(rng) % 100);
+    fr_clock_advance(f->srv, (int64_t)(xorshift64_next(rng) % 50));
     now = fr_clock_now(f->srv);
 
     if (op < 6 && m->added < R_ENTRIES) { /* XADD */
         m->added++;
-        run(c, "XADD s %d-0 f v", m->added);
+        fake_run(c, "XADD s %d-0 f v", m->added);
     } else if (op < 26) { /* XREADGROUP > */
-        int count = 1 + (int)(rng_next(rng) % 4);
-        int noack = rng_next(rng) % 5 == 0;
-        const fr_reply *r = run(c, "XREADGROUP GROUP g c%d COUNT %d %s STREAMS s >", ci, count,
+        int count = 1 + (int)(xorshift64_next(rng) % 4);
+        int noack = xorshift64_next(rng) % 5 == 0;
+        const fr_reply *r = fake_run(c, "XREADGROUP GROUP g c%d COUNT %d %s STREAMS s >", ci, count,
                                 noack ? "NOACK" : "");
         if (r->type == FR_REPLY_NIL_ARRAY) return;
         assert_int_equal(r->type, FR_REPLY_ARRAY);
@@ -607,8 +539,8 @@ static void random_step(fixture *f, model *m, uint64_t *rng)
             m->delivered[id] = now;
         }
     } else if (op < 38) { /* XREADGROUP history */
-        int from = (int)(rng_next(rng) % (R_ENTRIES / 2));
-        const fr_reply *r = run(c, "XREADGROUP GROUP g c%d COUNT 3 STREAMS s %d", ci, from);
+        int from = (int)(xorshift64_next(rng) % (R_ENTRIES / 2));
+        const fr_reply *r = fake_run(c, "XREADGROUP GROUP g c%d COUNT 3 STREAMS s %d", ci, from);
         assert_int_equal(r->type, FR_REPLY_ARRAY);
         m->exists[ci] = 1;
         const fr_reply *entries = &r->elements[0].elements[1];
@@ -627,14 +559,16 @@ static void random_step(fixture *f, model *m, uint64_t *rng)
             }
         }
     } else if (op < 50) { /* XACK */
-        int a = 1 + (int)(rng_next(rng) % R_ENTRIES), b = 1 + (int)(rng_next(rng) % R_ENTRIES);
+        int a = 1 + (int)(xorshift64_next(rng) % R_ENTRIES),
+            b = 1 + (int)(xorshift64_next(rng) % R_ENTRIES);
         long long expect = m->pending[a] + (b != a && m->pending[b]);
         assert_int_equal(INT(c, "XACK s g %d-0 %d %d-0", a, b, a), expect);
         m->pending[a] = m->pending[b] = 0;
     } else if (op < 64) { /* XCLAIM */
-        int a = 1 + (int)(rng_next(rng) % R_ENTRIES), b = 1 + (int)(rng_next(rng) % R_ENTRIES);
-        int justid = rng_next(rng) % 2 == 0;
-        const fr_reply *r = run(c, "XCLAIM s g c%d 0 %d-0 %d-0 %s", ci, a, b,
+        int a = 1 + (int)(xorshift64_next(rng) % R_ENTRIES),
+            b = 1 + (int)(xorshift64_next(rng) % R_ENTRIES);
+        int justid = xorshift64_next(rng) % 2 == 0;
+        const fr_reply *r = fake_run(c, "XCLAIM s g c%d 0 %d-0 %d-0 %s", ci, a, b,
                                 justid ? "JUSTID" : "");
         assert_int_equal(r->type, FR_REPLY_ARRAY);
         size_t k = 0;
@@ -651,10 +585,10 @@ static void random_step(fixture *f, model *m, uint64_t *rng)
         }
         assert_int_equal(k, r->count);
     } else if (op < 76) { /* XAUTOCLAIM */
-        int from = 1 + (int)(rng_next(rng) % R_ENTRIES);
-        int count = 1 + (int)(rng_next(rng) % 5);
-        int justid = rng_next(rng) % 2 == 0;
-        const fr_reply *r = run(c, "XAUTOCLAIM s g c%d 0 %d-0 COUNT %d %s", ci, from, count,
+        int from = 1 + (int)(xorshift64_next(rng) % R_ENTRIES);
+        int count = 1 + (int)(xorshift64_next(rng) % 5);
+        int justid = xorshift64_next(rng) % 2 == 0;
+        const fr_reply *r = fake_run(c, "XAUTOCLAIM s g c%d 0 %d-0 COUNT %d %s", ci, from, count,
                                 justid ? "JUSTID" : "");
         assert_int_equal(r->type, FR_REPLY_ARRAY);
         assert_int_equal(r->count, 3);
@@ -685,7 +619,7 @@ static void random_step(fixture *f, model *m, uint64_t *rng)
         if (id > R_ENTRIES) assert_string_equal(r->elements[0].str, "0-0");
         else assert_int_equal(id_of(&r->elements[0]), id);
     } else if (op < 86) { /* XDEL */
-        int id = 1 + (int)(rng_next(rng) % R_ENTRIES);
+        int id = 1 + (int)(xorshift64_next(rng) % R_ENTRIES);
         long long expect = id <= m->added && !m->deleted[id];
         assert_int_equal(INT(c, "XDEL s %d-0", id), expect);
         if (id <= m->added) m->deleted[id] = 1;
@@ -697,7 +631,7 @@ static void random_step(fixture *f, model *m, uint64_t *rng)
             if (m->pending[id] && m->owner[id] == ci) m->pending[id] = 0;
         m->exists[ci] = 0;
     } else if (op < 97) { /* XGROUP SETID: entries get delivered again */
-        int to = (int)(rng_next(rng) % (m->added + 1));
+        int to = (int)(xorshift64_next(rng) % (m->added + 1));
         OK(c, "XGROUP SETID s g %d", to);
     } else { /* XGROUP CREATECONSUMER */
         assert_int_equal(INT(c, "XGROUP CREATECONSUMER s g c%d", ci), !m->exists[ci]);
@@ -707,15 +641,12 @@ static void random_step(fixture *f, model *m, uint64_t *rng)
 
 static void run_random(uint64_t seed, int steps)
 {
-    fixture *f;
-    void *st;
-    setup(&st);
-    f = st;
+    fixture *f = fake_fixture_new(NULL, 1);
     model *m = calloc(1, sizeof(*m));
     assert_non_null(m);
     for (m->added = 0; m->added < R_ENTRIES / 2;) {
         m->added++;
-        run(f->c, "XADD s %d-0 f v", m->added);
+        fake_run(f->c, "XADD s %d-0 f v", m->added);
     }
     OK(f->c, "XGROUP CREATE s g 0");
     uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -725,7 +656,7 @@ static void run_random(uint64_t seed, int steps)
         check_model(f, m);
     }
     free(m);
-    teardown(&st);
+    fake_fixture_free(f);
 }
 
 static void test_pel_random_seed1(void **state)
@@ -743,14 +674,14 @@ static void test_pel_random_many_seeds(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_delivery_count_and_idle, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_redelivery_moves_entry, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_xclaim_times_and_counts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_min_idle_boundaries, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_deleted_while_pending, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_consumer_seen_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_inspection_api, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dump_has_groups, setup, teardown),
+        FAKE_TEST(test_delivery_count_and_idle),
+        FAKE_TEST(test_redelivery_moves_entry),
+        FAKE_TEST(test_xclaim_times_and_counts),
+        FAKE_TEST(test_min_idle_boundaries),
+        FAKE_TEST(test_deleted_while_pending),
+        FAKE_TEST(test_consumer_seen_time),
+        FAKE_TEST(test_inspection_api),
+        FAKE_TEST(test_dump_has_groups),
         cmocka_unit_test(test_xreadgroup_keys_in_cluster),
         cmocka_unit_test(test_pel_random_seed1),
         cmocka_unit_test(test_pel_random_many_seeds),

@@ -27,18 +27,8 @@
 #include "fakeredis.h"
 #include "sidmap.h"
 #include "stream_int.h"
+#include "test_rng.h"
 
-/* ----- A seeded generator (splitmix64) ----------------------------------------------- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static unsigned rng_below(uint64_t *s, unsigned n) { return (unsigned)(rng_next(s) % n); }
 
 /* ----- Helpers ------------------------------------------------------------------------ */
 
@@ -290,8 +280,8 @@ static void model_remove_at(smodel *m, size_t i)
 static size_t rand_bytes(uint64_t *rs, char *dst, size_t max)
 {
     static const char alpha[] = {'a', 'b', '1', '0', '-', '\0', '\r', '\n'};
-    size_t len = rng_below(rs, (unsigned)max + 1);
-    for (size_t i = 0; i < len; i++) dst[i] = alpha[rng_below(rs, sizeof(alpha))];
+    size_t len = splitmix64_below(rs, (unsigned)max + 1);
+    for (size_t i = 0; i < len; i++) dst[i] = alpha[splitmix64_below(rs, sizeof(alpha))];
     return len;
 }
 
@@ -349,9 +339,10 @@ static void compare_all(fr_server *srv, const smodel *m)
 /* An id near the model's: below the first, between two, equal to one, past the last. */
 static fri_sid rand_probe(uint64_t *rs, const smodel *m)
 {
-    if (m->n == 0 || rng_below(rs, 8) == 0) return (fri_sid){rng_below(rs, 50), rng_below(rs, 4)};
-    fri_sid id = m->e[rng_below(rs, (unsigned)m->n)].id;
-    switch (rng_below(rs, 4)) {
+    if (m->n == 0 || splitmix64_below(rs, 8) == 0)
+        return (fri_sid){splitmix64_below(rs, 50), splitmix64_below(rs, 4)};
+    fri_sid id = m->e[splitmix64_below(rs, (unsigned)m->n)].id;
+    switch (splitmix64_below(rs, 4)) {
     case 0: fri_sid_incr(&id); break;
     case 1: fri_sid_decr(&id); break;
     default: break;
@@ -368,20 +359,21 @@ static void run_store_model(uint64_t seed, int steps)
     smodel m = {0};
     static const char *const names[] = {"a", "b", "c"};
     for (int step = 0; step < steps; step++) {
-        unsigned op = rng_below(&rs, 100);
+        unsigned op = splitmix64_below(&rs, 100);
         char idb[FRI_SID_STRLEN], idb2[FRI_SID_STRLEN], num[32];
         if (op < 55) {
             /* XADD with an explicit id past the last */
             mentry e;
             memset(&e, 0, sizeof(e));
             e.id = m.last;
-            unsigned how = rng_below(&rs, 10);
+            unsigned how = splitmix64_below(&rs, 10);
             if (how < 6) fri_sid_incr(&e.id);
             else if (how < 9)
-                e.id = (fri_sid){m.last.ms + 1 + rng_below(&rs, 300000), rng_below(&rs, 3)};
-            else e.id.seq += 1 + rng_below(&rs, 1000);
-            e.nf = 1 + (int)rng_below(&rs, MAXF);
-            int same = rng_below(&rs, 4) != 0;
+                e.id = (fri_sid){m.last.ms + 1 + splitmix64_below(&rs, 300000),
+                                 splitmix64_below(&rs, 3)};
+            else e.id.seq += 1 + splitmix64_below(&rs, 1000);
+            e.nf = 1 + (int)splitmix64_below(&rs, MAXF);
+            int same = splitmix64_below(&rs, 4) != 0;
             for (int k = 0; k < e.nf; k++) {
                 if (same) {
                     e.fl[k] = 1;
@@ -389,9 +381,10 @@ static void run_store_model(uint64_t seed, int steps)
                 } else {
                     e.fl[k] = rand_bytes(&rs, e.f[k], 4);
                 }
-                e.vl[k] = rng_below(&rs, 5) == 0
+                e.vl[k] = splitmix64_below(&rs, 5) == 0
                               ? (size_t)snprintf(e.v[k], sizeof(e.v[k]), "%lld",
-                                                 (long long)(rng_next(&rs) >> rng_below(&rs, 64)))
+                                                 (long long)(splitmix64_next(&rs) >>
+                                                             splitmix64_below(&rs, 64)))
                               : rand_bytes(&rs, e.v[k], 20);
             }
             format_id(idb, e.id);
@@ -413,7 +406,7 @@ static void run_store_model(uint64_t seed, int steps)
             model_push(&m, &e);
         } else if (op < 70) {
             /* XDEL one to three ids, present or not */
-            int k = 1 + (int)rng_below(&rs, 3);
+            int k = 1 + (int)splitmix64_below(&rs, 3);
             char bufs[3][FRI_SID_STRLEN];
             const char *argv[5] = {"XDEL", "s"};
             fri_sid ids[3];
@@ -434,8 +427,8 @@ static void run_store_model(uint64_t seed, int steps)
             expect_int(r, expect);
         } else if (op < 76) {
             /* exact trims */
-            if (rng_below(&rs, 2)) {
-                size_t maxlen = rng_below(&rs, (unsigned)m.n + 3);
+            if (splitmix64_below(&rs, 2)) {
+                size_t maxlen = splitmix64_below(&rs, (unsigned)m.n + 3);
                 snprintf(num, sizeof(num), "XTRIM s MAXLEN %zu", maxlen);
                 long expect = m.n > maxlen ? (long)(m.n - maxlen) : 0;
                 expect_int(run(c, num), expect);
@@ -456,7 +449,7 @@ static void run_store_model(uint64_t seed, int steps)
             }
         } else if (op < 80) {
             /* approximate trims remove a prefix and never go below the threshold */
-            size_t maxlen = rng_below(&rs, (unsigned)m.n + 3);
+            size_t maxlen = splitmix64_below(&rs, (unsigned)m.n + 3);
             char line[80];
             snprintf(line, sizeof(line), "XTRIM s MAXLEN ~ %zu", maxlen);
             const fr_reply *r = run(c, line);
@@ -469,14 +462,14 @@ static void run_store_model(uint64_t seed, int steps)
         } else {
             /* XRANGE / XREVRANGE over random bounds, exclusive or not, with a count */
             fri_sid lo = rand_probe(&rs, &m), hi = rand_probe(&rs, &m);
-            if (fri_sid_cmp(lo, hi) > 0 && rng_below(&rs, 4)) {
+            if (fri_sid_cmp(lo, hi) > 0 && splitmix64_below(&rs, 4)) {
                 fri_sid t = lo;
                 lo = hi;
                 hi = t;
             }
-            int lox = (int)rng_below(&rs, 2), hix = (int)rng_below(&rs, 2);
-            size_t count = rng_below(&rs, 3) == 0 ? 0 : 1 + rng_below(&rs, 30);
-            int rev = (int)rng_below(&rs, 2);
+            int lox = (int)splitmix64_below(&rs, 2), hix = (int)splitmix64_below(&rs, 2);
+            size_t count = splitmix64_below(&rs, 3) == 0 ? 0 : 1 + splitmix64_below(&rs, 30);
+            int rev = (int)splitmix64_below(&rs, 2);
             format_id(idb, lo);
             format_id(idb2, hi);
             char line[160];
@@ -758,13 +751,14 @@ static void test_sidmap_model(void **state)
         fri_sid *model = NULL;
         size_t n = 0, cap = 0;
         for (int step = 0; step < 6000; step++) {
-            fri_sid k = {rng_below(&rs, 60), rng_below(&rs, 4)};
-            if (step > 3000 && rng_below(&rs, 3) == 0) k.seq = UINT64_MAX - rng_below(&rs, 2);
+            fri_sid k = {splitmix64_below(&rs, 60), splitmix64_below(&rs, 4)};
+            if (step > 3000 && splitmix64_below(&rs, 3) == 0)
+                k.seq = UINT64_MAX - splitmix64_below(&rs, 2);
             void *val = (void *)(uintptr_t)(k.ms * 8 + (k.seq & 7) + 1);
             size_t pos = 0;
             while (pos < n && fri_sid_cmp(model[pos], k) < 0) pos++;
             int present = pos < n && fri_sid_cmp(model[pos], k) == 0;
-            if (rng_below(&rs, 5) < 3) {
+            if (splitmix64_below(&rs, 5) < 3) {
                 assert_int_equal(fri_sidmap_insert(m, k, val), present ? 0 : 1);
                 if (!present) {
                     if (n == cap) {
@@ -786,7 +780,7 @@ static void test_sidmap_model(void **state)
             assert_int_equal(fri_sidmap_len(m), n);
             if (step % 50 == 0) assert_int_equal(fri_sidmap_check(m), 0);
             /* seeks */
-            fri_sid q = {rng_below(&rs, 62), rng_below(&rs, 5)}, got;
+            fri_sid q = {splitmix64_below(&rs, 62), splitmix64_below(&rs, 5)}, got;
             for (int op = FRI_SIDMAP_GE; op <= FRI_SIDMAP_LT; op++) {
                 long want = -1;
                 for (size_t i = 0; i < n; i++) {

@@ -20,77 +20,31 @@
 
 #include <cmocka.h>
 
+#include "fake_fixture.h"
 #include "fakeredis.h"
 
 #define START_MS 1700000000000LL /* a whole second, so EXAT maps to exact ms */
 
-/* A fresh server on the default config and two clients. */
-typedef struct fixture {
-    fr_server *srv; /* the fake */
-    fr_client *c;   /* the client under test */
-    fr_client *c2;  /* a second connection, for WATCH */
-} fixture;
+/* A fresh server on the default config and two clients (c2 for WATCH). */
+typedef fake_fixture fixture;
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof(*f));
     fr_config cfg = fr_config_default();
-    assert_non_null(f);
     cfg.start_ms = START_MS;
-    f->srv = fr_server_new(&cfg);
-    assert_non_null(f->srv);
-    f->c = fr_client_new(f->srv);
-    f->c2 = fr_client_new(f->srv);
-    assert_non_null(f->c);
-    assert_non_null(f->c2);
-    *state = f;
+    *state = fake_fixture_new(&cfg, 2);
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    fr_client_free(f->c2);
-    fr_client_free(f->c);
-    fr_server_free(f->srv);
-    free(f);
-    return 0;
-}
+/* A test on that fixture. */
+#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, fake_fixture_teardown)
 
-/* Runs a printf-formatted command line; the reply lives until the next command. */
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static const fr_reply *run(fr_client *c, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    const fr_reply *r = fr_exec_line(c, line);
-    assert_non_null(r);
-    return r;
-}
-
-/* The integer a command answers (fails the test for any other reply). */
-#define INT(c, ...) int_reply(run((c), __VA_ARGS__))
-static long long int_reply(const fr_reply *r)
-{
-    if (r->type == FR_REPLY_ERROR) print_message("unexpected error: %s\n", r->str);
-    assert_int_equal(r->type, FR_REPLY_INTEGER);
-    return r->integer;
-}
-
-#define OK(c, ...) ok_reply(run((c), __VA_ARGS__))
-static void ok_reply(const fr_reply *r)
-{
-    if (r->type == FR_REPLY_ERROR) print_message("unexpected error: %s\n", r->str);
-    assert_int_equal(r->type, FR_REPLY_STATUS);
-    assert_string_equal(r->str, "OK");
-}
+/* The integer a command answers, and +OK (fail the test for any other reply). */
+#define INT(c, ...) fake_int_reply(fake_run((c), __VA_ARGS__))
+#define OK(c, ...) fake_ok_reply(fake_run((c), __VA_ARGS__))
 
 /* The bulk string a command answers, as a C string (fails for any other reply). */
-#define BULK(c, ...) bulk_reply(run((c), __VA_ARGS__))
+#define BULK(c, ...) bulk_reply(fake_run((c), __VA_ARGS__))
 static const char *bulk_reply(const fr_reply *r)
 {
     if (r->type == FR_REPLY_ERROR) print_message("unexpected error: %s\n", r->str);
@@ -99,14 +53,14 @@ static const char *bulk_reply(const fr_reply *r)
 }
 
 /* The error text a command answers (fails for any other reply). */
-#define ERR(c, ...) err_reply(run((c), __VA_ARGS__))
+#define ERR(c, ...) err_reply(fake_run((c), __VA_ARGS__))
 static const char *err_reply(const fr_reply *r)
 {
     assert_int_equal(r->type, FR_REPLY_ERROR);
     return r->str;
 }
 
-#define IS_NIL(c, ...) assert_int_equal(run((c), __VA_ARGS__)->type, FR_REPLY_NIL)
+#define IS_NIL(c, ...) assert_int_equal(fake_run((c), __VA_ARGS__)->type, FR_REPLY_NIL)
 
 /* Asserts that k is alive now and through `left` more ms, and gone one ms later. */
 static void expect_deadline(fixture *f, const char *k, long long left)
@@ -248,7 +202,7 @@ static void test_expired_keys_are_missing(void **state)
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         OK(f->c, "SET k 41 PX 10");
         fr_clock_advance(f->srv, 11);
-        const fr_reply *r = run(f->c, "%s", cmds[i]);
+        const fr_reply *r = fake_run(f->c, "%s", cmds[i]);
         assert_int_not_equal(r->type, FR_REPLY_ERROR);
         if (i == 7) assert_int_equal(r->type, FR_REPLY_NIL);
         assert_string_equal(BULK(f->c, "GET k"), "1");
@@ -338,7 +292,7 @@ static void test_set_in_place(void **state)
     OK(f->c, "SET k \"\"");
     assert_string_equal(BULK(f->c, "GET k"), "");
     assert_string_equal(BULK(f->c, "SET k \"a\\x00b\" GET"), "");
-    const fr_reply *r = run(f->c, "GET k");
+    const fr_reply *r = fake_run(f->c, "GET k");
     assert_int_equal(r->type, FR_REPLY_BULK);
     assert_int_equal(r->len, 3);
     assert_memory_equal(r->str, "a\0b", 3);
@@ -349,12 +303,12 @@ static void test_setrange_append_binary(void **state)
 {
     fixture *f = *state;
     assert_int_equal(INT(f->c, "SETRANGE k 4 \"\\x00z\""), 6);
-    const fr_reply *r = run(f->c, "GET k");
+    const fr_reply *r = fake_run(f->c, "GET k");
     assert_int_equal(r->len, 6);
     assert_memory_equal(r->str, "\0\0\0\0\0z", 6);
     assert_int_equal(INT(f->c, "APPEND k \"\\xff\""), 7);
     assert_int_equal(INT(f->c, "SETRANGE k 0 ab"), 7);
-    r = run(f->c, "GETRANGE k 0 -1");
+    r = fake_run(f->c, "GETRANGE k 0 -1");
     assert_int_equal(r->len, 7);
     assert_memory_equal(r->str, "ab\0\0\0z\xff", 7);
     for (int i = 0; i < 1000; i++) assert_int_equal(INT(f->c, "APPEND big 0123456789"), (i + 1) * 10);
@@ -366,13 +320,13 @@ static void test_setrange_append_binary(void **state)
 /* c WATCHes k; c2 runs cmd; c's EXEC then answers nil (touched) or an array. */
 static void check_touch(fixture *f, const char *setup_cmd, const char *cmd, int touches)
 {
-    run(f->c, "FLUSHALL");
-    if (setup_cmd) run(f->c, "%s", setup_cmd);
+    fake_run(f->c, "FLUSHALL");
+    if (setup_cmd) fake_run(f->c, "%s", setup_cmd);
     OK(f->c, "WATCH k");
-    run(f->c2, "%s", cmd);
+    fake_run(f->c2, "%s", cmd);
     OK(f->c, "MULTI");
-    run(f->c, "PING");
-    const fr_reply *r = run(f->c, "EXEC");
+    fake_run(f->c, "PING");
+    const fr_reply *r = fake_run(f->c, "EXEC");
     if (touches != (r->type == FR_REPLY_NIL_ARRAY))
         print_message("setup '%s', cmd '%s': expected %s\n", setup_cmd ? setup_cmd : "-", cmd,
                       touches ? "EXEC to fail" : "EXEC to run");
@@ -455,18 +409,18 @@ static void test_command_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_set_ex_px_deadline, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_set_exat_pxat_deadline, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_setex_psetex_deadline, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_getex_deadlines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_keepttl_and_ttl_drop, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_updates_keep_ttl, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_expired_keys_are_missing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_relative_expire_overflow, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_incr_text_across_boundaries, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_set_in_place, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_setrange_append_binary, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_watch_touches, setup, teardown),
+        TEST(test_set_ex_px_deadline),
+        TEST(test_set_exat_pxat_deadline),
+        TEST(test_setex_psetex_deadline),
+        TEST(test_getex_deadlines),
+        TEST(test_keepttl_and_ttl_drop),
+        TEST(test_updates_keep_ttl),
+        TEST(test_expired_keys_are_missing),
+        TEST(test_relative_expire_overflow),
+        TEST(test_incr_text_across_boundaries),
+        TEST(test_set_in_place),
+        TEST(test_setrange_append_binary),
+        TEST(test_watch_touches),
         cmocka_unit_test(test_command_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,19 +26,9 @@
 #include <cmocka.h>
 
 #include "fakeredis.h"
+#include "test_rng.h"
 #include "zskiplist.h"
 
-/* ----- A seeded generator for the tests (splitmix64) --------------------------------- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static unsigned rng_below(uint64_t *s, unsigned n) { return (unsigned)(rng_next(s) % n); }
 
 /* ----- The model ----------------------------------------------------------------------- */
 
@@ -99,15 +89,15 @@ static void model_remove_at(model *m, size_t i)
 static double random_score(uint64_t *s)
 {
     static const double scores[] = {-INFINITY, -2, -1, 0, 0.5, 1, 1, 2, 3, 1e300, INFINITY};
-    return scores[rng_below(s, sizeof(scores) / sizeof(scores[0]))];
+    return scores[splitmix64_below(s, sizeof(scores) / sizeof(scores[0]))];
 }
 
 /* 0..MEMBER_MAX bytes over {NUL, 'a', 'b', 0xff}. */
 static size_t random_member(uint64_t *s, char *out)
 {
     static const char alphabet[] = {'\0', 'a', 'b', (char)0xff};
-    size_t len = rng_below(s, MEMBER_MAX + 1);
-    for (size_t i = 0; i < len; i++) out[i] = alphabet[rng_below(s, 4)];
+    size_t len = splitmix64_below(s, MEMBER_MAX + 1);
+    for (size_t i = 0; i < len; i++) out[i] = alphabet[splitmix64_below(s, 4)];
     return len;
 }
 
@@ -143,20 +133,11 @@ static int in_score_range(double v, const fri_zrangespec *r)
     return (r->minex ? v > r->min : v >= r->min) && (r->maxex ? v < r->max : v <= r->max);
 }
 
-/* A random score interval and the model's first and last element inside it. */
-static void check_score_range(const fri_zsl *zsl, const model *m, uint64_t *s)
+/* A range search found f and l, the first and last nodes in range: they must be the
+ * model's elements first and last, or both NULL when first < 0 (nothing in range). */
+static void assert_range_ends(fri_zsl_node *f, fri_zsl_node *l, const model *m, long first,
+                              long last)
 {
-    fri_zrangespec r = {random_score(s), random_score(s), (int)rng_below(s, 2),
-                        (int)rng_below(s, 2)};
-    long first = -1, last = -1;
-    for (size_t i = 0; i < m->n; i++) {
-        if (in_score_range(m->e[i].score, &r)) {
-            if (first < 0) first = (long)i;
-            last = (long)i;
-        }
-    }
-    fri_zsl_node *f = fri_zsl_first_in_range(zsl, &r);
-    fri_zsl_node *l = fri_zsl_last_in_range(zsl, &r);
     if (first < 0) {
         assert_null(f);
         assert_null(l);
@@ -166,11 +147,27 @@ static void check_score_range(const fri_zsl *zsl, const model *m, uint64_t *s)
     assert_node_is(l, &m->e[last]);
 }
 
+/* A random score interval and the model's first and last element inside it. */
+static void check_score_range(const fri_zsl *zsl, const model *m, uint64_t *s)
+{
+    fri_zrangespec r = {random_score(s), random_score(s), (int)splitmix64_below(s, 2),
+                        (int)splitmix64_below(s, 2)};
+    long first = -1, last = -1;
+    for (size_t i = 0; i < m->n; i++) {
+        if (in_score_range(m->e[i].score, &r)) {
+            if (first < 0) first = (long)i;
+            last = (long)i;
+        }
+    }
+    assert_range_ends(fri_zsl_first_in_range(zsl, &r), fri_zsl_last_in_range(zsl, &r), m,
+                      first, last);
+}
+
 /* A random lexicographic bound: "-", "+", or a member with "(" or "[". */
 static void random_lex_bound(uint64_t *s, fri_zlex_kind *kind, const char **p, size_t *len,
                              int *ex, char *buf)
 {
-    unsigned k = rng_below(s, 10);
+    unsigned k = splitmix64_below(s, 10);
     *p = NULL;
     *len = 0;
     if (k == 0) {
@@ -181,7 +178,7 @@ static void random_lex_bound(uint64_t *s, fri_zlex_kind *kind, const char **p, s
         *ex = 1;
     } else {
         *kind = FRI_ZLEX_BYTES;
-        *ex = (int)rng_below(s, 2);
+        *ex = (int)splitmix64_below(s, 2);
         *len = random_member(s, buf);
         *p = buf;
     }
@@ -215,15 +212,8 @@ static void check_lex_range(const fri_zsl *zsl, const model *m, uint64_t *s)
             last = (long)i;
         }
     }
-    fri_zsl_node *f = fri_zsl_first_in_lex_range(zsl, &r);
-    fri_zsl_node *l = fri_zsl_last_in_lex_range(zsl, &r);
-    if (first < 0) {
-        assert_null(f);
-        assert_null(l);
-        return;
-    }
-    assert_node_is(f, &m->e[first]);
-    assert_node_is(l, &m->e[last]);
+    assert_range_ends(fri_zsl_first_in_lex_range(zsl, &r), fri_zsl_last_in_lex_range(zsl, &r),
+                      m, first, last);
 }
 
 /* ----- The skiplist against the model ------------------------------------------------------ */
@@ -247,7 +237,7 @@ static void run_skiplist(uint64_t seed, int steps, int lex)
         size_t len = random_member(&s, mem);
         double score = lex ? 0 : random_score(&s);
         long at = model_find(&m, mem, len);
-        unsigned op = rng_below(&s, 100);
+        unsigned op = splitmix64_below(&s, 100);
 
         if (op < 50) {
             /* insert, or move an existing member to a new score */
@@ -279,8 +269,8 @@ static void run_skiplist(uint64_t seed, int steps, int lex)
             }
         } else if (op < 88 && m.n) {
             /* delete a run of ranks, sometimes past the end */
-            size_t start = 1 + rng_below(&s, (unsigned)m.n);
-            size_t end = start + rng_below(&s, 4);
+            size_t start = 1 + splitmix64_below(&s, (unsigned)m.n);
+            size_t end = start + splitmix64_below(&s, 4);
             size_t seen = 0;
             size_t removed = fri_zsl_delete_range_by_rank(zsl, start, end, count_deleted, &seen);
             size_t expect = (end > m.n ? m.n : end) - start + 1;
@@ -455,11 +445,11 @@ static void test_commands_against_model(void **state)
         for (int step = 0; step < 3000; step++) {
             /* members "m0".."m299" so the set crosses 128 members and back */
             char mem[8], sc[40];
-            int len = snprintf(mem, sizeof(mem), "m%u", rng_below(&s, 300));
-            double score = (double)((int)rng_below(&s, 21) - 10) / 2;
+            int len = snprintf(mem, sizeof(mem), "m%u", splitmix64_below(&s, 300));
+            double score = (double)((int)splitmix64_below(&s, 21) - 10) / 2;
             format_score(score, sc, sizeof(sc));
             long at = model_find(&m, mem, (size_t)len);
-            unsigned op = rng_below(&s, 100);
+            unsigned op = splitmix64_below(&s, 100);
             const fr_reply *r;
 
             if (op < 45) {
@@ -487,11 +477,11 @@ static void test_commands_against_model(void **state)
                 if (at >= 0) assert_int_equal(r->integer, (long long)m.n - 1 - at);
             } else if (op < 95) {
                 /* ZRANGEBYSCORE (lo hi] LIMIT off cnt against the model */
-                double lo = score, hi = lo + rng_below(&s, 6);
+                double lo = score, hi = lo + splitmix64_below(&s, 6);
                 char los[48], his[48], offs[16], cnts[16];
                 snprintf(los, sizeof(los), "(%.17g", lo);
                 snprintf(his, sizeof(his), "%.17g", hi);
-                unsigned off = rng_below(&s, 5), cnt = rng_below(&s, 10);
+                unsigned off = splitmix64_below(&s, 5), cnt = splitmix64_below(&s, 10);
                 snprintf(offs, sizeof(offs), "%u", off);
                 snprintf(cnts, sizeof(cnts), "%u", cnt);
                 r = cmdv(&a, 7, "ZRANGEBYSCORE", "k", los, his, "LIMIT", offs, cnts);
@@ -508,7 +498,7 @@ static void test_commands_against_model(void **state)
                 assert_int_equal(r->count, got);
             } else {
                 /* pop from one end */
-                int max = rng_below(&s, 2);
+                int max = splitmix64_below(&s, 2);
                 r = cmdv(&a, 2, max ? "ZPOPMAX" : "ZPOPMIN", "k");
                 assert_int_equal(r->type, FR_REPLY_ARRAY);
                 if (m.n == 0) {
