@@ -1343,11 +1343,12 @@ static void zmpop_generic(fr_client *c, int numkeys_idx, int blocking)
     if (fri_get_range_ll_or_reply(c, &c->argv[numkeys_idx], 1, LLONG_MAX, &numkeys,
                                   "ERR numkeys should be greater than 0") < 0)
         return;
-    long long where_idx = numkeys_idx + numkeys + 1;
-    if (where_idx >= c->argc) {
+    /* compared before adding: numkeys may be as large as LLONG_MAX */
+    if (numkeys > c->argc - numkeys_idx - 2) {
         fri_reply_error(c, FRI_ERR_SYNTAX);
         return;
     }
+    long long where_idx = numkeys_idx + numkeys + 1;
     int max;
     if (fri_arg_is(&c->argv[where_idx], "min")) max = 0;
     else if (fri_arg_is(&c->argv[where_idx], "max")) max = 1;
