@@ -73,6 +73,8 @@ int fri_string2ld(const char *s, size_t len, long double *out);
 /* Redis's getDoubleFromObject rules (strtod, no spaces, no NaN): 1 on success. */
 int fri_string2d(const char *s, size_t len, double *out);
 size_t fri_ll2string(char *dst, size_t cap, long long v);
+/* fri_ll2string for an unsigned value (stream ids): digits and a NUL, 0 if over cap. */
+size_t fri_ull2string(char *dst, size_t cap, unsigned long long u);
 /* "%.17g" the way Redis 7.0 prints doubles in replies (inf, -inf handled). */
 size_t fri_d2string(char *dst, size_t cap, double d);
 /* Redis's ld2string(..., LD_STR_HUMAN): "%.17Lf" with trailing zeros removed. */

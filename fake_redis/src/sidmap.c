@@ -8,25 +8,22 @@
 
 #include "sidmap.h"
 
-typedef struct sm_node {
-    fri_sid key;
-    void *val;
-    struct sm_node *left, *right; /* smaller keys / larger keys */
-    uint64_t prio;                /* hash of key: the heap order */
-} sm_node;
+typedef fri_sidmap_node sm_node;
 
 struct fri_sidmap {
     sm_node *root;
     size_t len;
+    uint64_t mods; /* bumped by every insert and removal: tells iterators their path is stale */
 };
 
-/* A 64-bit mix of both halves of the id (splitmix64's finaliser). */
-static uint64_t prio_of(fri_sid id)
+/* A mix of both halves of the id (splitmix64's finaliser), cut to 32 bits: ties are rare
+ * enough not to matter to the shape, and the node stays 48 bytes. */
+static uint32_t prio_of(fri_sid id)
 {
     uint64_t z = id.ms * 0x9e3779b97f4a7c15ull ^ (id.seq + 0x632be59bd9b4e019ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
 fri_sidmap *fri_sidmap_new(void) { return calloc(1, sizeof(fri_sidmap)); }
@@ -35,9 +32,11 @@ static void free_nodes(sm_node *n, void (*free_val)(void *val))
 {
     while (n) {
         free_nodes(n->left, free_val);
+        /* read the node before free_val: an embedded node goes with its value */
         sm_node *right = n->right;
-        if (free_val) free_val(n->val);
-        free(n);
+        void *val = n->val;
+        if (n->owned) free(n);
+        if (free_val) free_val(val);
         n = right; /* the right spine iteratively: no deep recursion on a degenerate side */
     }
 }
@@ -99,22 +98,49 @@ static sm_node *merge(sm_node *a, sm_node *b)
     return root;
 }
 
-int fri_sidmap_insert(fri_sidmap *m, fri_sid id, void *val)
+/* Links n (owned set by the caller) as id -> val: 1, or 0 when id is already a key (the
+ * map unchanged).  One walk: down while the nodes outrank n, then a search of the
+ * subtree below for id, then the split of that subtree around it. */
+static int link_node(fri_sidmap *m, sm_node *n, fri_sid id, void *val)
 {
-    if (fri_sidmap_get(m, id)) return 0;
-    sm_node *n = malloc(sizeof(*n));
-    if (!n) return -1;
+    uint32_t prio = prio_of(id);
+    sm_node **link = &m->root;
+    while (*link && (*link)->prio >= prio) {
+        int c = fri_sid_cmp(id, (*link)->key);
+        if (c == 0) return 0;
+        link = c < 0 ? &(*link)->left : &(*link)->right;
+    }
+    for (const sm_node *t = *link; t;) {
+        int c = fri_sid_cmp(id, t->key);
+        if (c == 0) return 0;
+        t = c < 0 ? t->left : t->right;
+    }
     n->key = id;
     n->val = val;
-    n->prio = prio_of(id);
-    /* Walk down while the nodes outrank the new one, then split the rest around it. */
-    sm_node **link = &m->root;
-    while (*link && (*link)->prio >= n->prio)
-        link = fri_sid_cmp(id, (*link)->key) < 0 ? &(*link)->left : &(*link)->right;
+    n->prio = prio;
     split(*link, id, &n->left, &n->right);
     *link = n;
     m->len++;
+    m->mods++;
     return 1;
+}
+
+int fri_sidmap_insert(fri_sidmap *m, fri_sid id, void *val)
+{
+    sm_node *n = malloc(sizeof(*n));
+    if (!n) return -1;
+    n->owned = 1;
+    if (!link_node(m, n, id, val)) {
+        free(n);
+        return 0;
+    }
+    return 1;
+}
+
+int fri_sidmap_insert_node(fri_sidmap *m, fri_sidmap_node *node, fri_sid id, void *val)
+{
+    node->owned = 0;
+    return link_node(m, node, id, val);
 }
 
 void *fri_sidmap_remove(fri_sidmap *m, fri_sid id)
@@ -127,8 +153,9 @@ void *fri_sidmap_remove(fri_sidmap *m, fri_sid id)
             sm_node *n = *link;
             void *val = n->val;
             *link = merge(n->left, n->right);
-            free(n);
+            if (n->owned) free(n);
             m->len--;
+            m->mods++;
             return val;
         }
         link = c < 0 ? &(*link)->left : &(*link)->right;
@@ -190,17 +217,73 @@ void fri_sidmap_iter_init(fri_sidmap_iter *it, const fri_sidmap *m, fri_sid star
     it->rev = rev;
     it->started = 0;
     it->done = rev ? fri_sid_cmp(start, end) < 0 : fri_sid_cmp(start, end) > 0;
+    it->depth = -1;
+    it->mods = 0;
+}
+
+/* Pushes n and its descendants toward the near side (left ones ascending, right ones
+ * descending): the next keys in scan order.  0, or -1 when the path overflows. */
+static int push_spine(fri_sidmap_iter *it, const sm_node *n)
+{
+    for (; n; n = it->rev ? n->right : n->left) {
+        if (it->depth == FRI_SIDMAP_ITER_DEPTH) return -1;
+        it->path[it->depth++] = n;
+    }
+    return 0;
+}
+
+/* Builds the path to the first key past it->next (at it->next itself before the first
+ * step): every node on the way down whose key is in the scan's direction, where the
+ * search turns toward the near side.  0, or -1 when the path overflows. */
+static int build_path(fri_sidmap_iter *it)
+{
+    it->depth = 0;
+    it->mods = it->m ? it->m->mods : 0;
+    const sm_node *n = it->m ? it->m->root : NULL;
+    while (n) {
+        int c = fri_sid_cmp(n->key, it->next);
+        int ahead = it->rev ? (it->started ? c < 0 : c <= 0) : (it->started ? c > 0 : c >= 0);
+        if (ahead) {
+            if (it->depth == FRI_SIDMAP_ITER_DEPTH) return -1;
+            it->path[it->depth++] = n;
+            n = it->rev ? n->right : n->left;
+        } else {
+            n = it->rev ? n->left : n->right;
+        }
+    }
+    return 0;
+}
+
+/* The next key by a fresh search: the fallback for paths too deep to remember. */
+static int seek_next(fri_sidmap_iter *it, fri_sid *k, void **v)
+{
+    int op = it->rev ? (it->started ? FRI_SIDMAP_LT : FRI_SIDMAP_LE)
+                     : (it->started ? FRI_SIDMAP_GT : FRI_SIDMAP_GE);
+    return fri_sidmap_seek(it->m, it->next, op, k, v);
 }
 
 int fri_sidmap_iter_next(fri_sidmap_iter *it, fri_sid *id, void **val)
 {
     if (it->done) return 0;
-    int op = it->rev ? (it->started ? FRI_SIDMAP_LT : FRI_SIDMAP_LE)
-                     : (it->started ? FRI_SIDMAP_GT : FRI_SIDMAP_GE);
     fri_sid k;
     void *v;
-    if (!fri_sidmap_seek(it->m, it->next, op, &k, &v) ||
-        (it->rev ? fri_sid_cmp(k, it->end) < 0 : fri_sid_cmp(k, it->end) > 0)) {
+    int found;
+    if (it->depth < 0 || !it->m || it->mods != it->m->mods) {
+        if (build_path(it) < 0) it->depth = -1;
+    }
+    if (it->depth >= 0) {
+        found = it->depth > 0;
+        if (found) {
+            const sm_node *n = it->path[--it->depth];
+            k = n->key;
+            v = n->val;
+            /* what follows n: the near spine of its far subtree */
+            if (push_spine(it, it->rev ? n->left : n->right) < 0) it->depth = -1;
+        }
+    } else {
+        found = seek_next(it, &k, &v);
+    }
+    if (!found || (it->rev ? fri_sid_cmp(k, it->end) < 0 : fri_sid_cmp(k, it->end) > 0)) {
         it->done = 1;
         return 0;
     }

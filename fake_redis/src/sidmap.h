@@ -34,6 +34,18 @@ static inline int fri_sid_cmp(fri_sid a, fri_sid b)
 
 typedef struct fri_sidmap fri_sidmap;
 
+/* A node of a map.  fri_sidmap_insert allocates its own; fri_sidmap_insert_node links one
+ * the caller embeds in its record, so that a record held in two maps (a pending entry in
+ * its group's and its consumer's PEL) takes one allocation instead of three.  The fields
+ * are private. */
+typedef struct fri_sidmap_node {
+    fri_sid key;                          /* the id */
+    void *val;                            /* the value */
+    struct fri_sidmap_node *left, *right; /* smaller keys / larger keys */
+    uint32_t prio;                        /* hash of key: the heap order */
+    uint32_t owned;                       /* allocated by the map (freed on removal) */
+} fri_sidmap_node;
+
 /* An empty map, or NULL when out of memory. */
 fri_sidmap *fri_sidmap_new(void);
 /* Frees the map; free_val (may be NULL) is called on every value, in id order.  NULL is
@@ -47,6 +59,10 @@ void *fri_sidmap_get(const fri_sidmap *m, fri_sid id);
 /* Adds id -> val (val must not be NULL).  Returns 1 when added, 0 when id was already a
  * key (the map is unchanged: remove first to replace), -1 when out of memory. */
 int fri_sidmap_insert(fri_sidmap *m, fri_sid id, void *val);
+/* fri_sidmap_insert with caller storage: node must stay valid (and belong to no other
+ * map) until id is removed or the map freed; neither frees it.  1 when added, 0 when id
+ * was already a key. */
+int fri_sidmap_insert_node(fri_sidmap *m, fri_sidmap_node *node, fri_sid id, void *val);
 /* Removes id; returns its value, or NULL when id was not a key. */
 void *fri_sidmap_remove(fri_sidmap *m, fri_sid id);
 
@@ -60,10 +76,15 @@ int fri_sidmap_seek(const fri_sidmap *m, fri_sid id, int op, fri_sid *out_id, vo
 int fri_sidmap_first(const fri_sidmap *m, fri_sid *out_id, void **out_val);
 int fri_sidmap_last(const fri_sidmap *m, fri_sid *out_id, void **out_val);
 
-/* A range scan: keys in [start, end] ascending, or descending when rev.  Each step is a
- * fresh O(log n) search from the last key returned, so the map may be changed freely
- * between steps (removing the key just returned is the usual case): the scan goes on
- * from where it was.  Plain data, nothing to release. */
+/* Ancestors an iterator remembers; a deeper path (far beyond a treap's expected depth)
+ * makes it fall back to a search per step. */
+#define FRI_SIDMAP_ITER_DEPTH 64
+
+/* A range scan: keys in [start, end] ascending, or descending when rev.  The map may be
+ * changed freely between steps (removing the key just returned is the usual case): the
+ * scan goes on from where it was.  While the map does not change, a step follows the
+ * remembered path (amortised O(1)); after a change it searches again from the last key
+ * returned.  Plain data, nothing to release. */
 typedef struct fri_sidmap_iter {
     const fri_sidmap *m; /* the map scanned */
     fri_sid next;        /* the bound of the next search: the last key returned, or start */
@@ -71,6 +92,11 @@ typedef struct fri_sidmap_iter {
     int rev;             /* descending */
     int started;         /* a key was returned: search strictly past next */
     int done;            /* the range is exhausted */
+    int depth;           /* entries in path; -1 when path is not valid */
+    uint64_t mods;       /* the map's change counter when path was built */
+    const fri_sidmap_node *path[FRI_SIDMAP_ITER_DEPTH]; /* the nodes still to visit
+                                                            whose subtree on the far side
+                                                            is unvisited, nearest last */
 } fri_sidmap_iter;
 
 void fri_sidmap_iter_init(fri_sidmap_iter *it, const fri_sidmap *m, fri_sid start, fri_sid end,

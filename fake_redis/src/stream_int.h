@@ -72,6 +72,10 @@ typedef struct fri_stream_nack {
     int64_t delivery_time;          /* ms of the last delivery (XREADGROUP, XCLAIM ...) */
     uint64_t delivery_count;        /* times delivered */
     fri_stream_consumer *consumer;  /* the consumer whose PEL holds it too */
+    /* Its nodes in the two PELs, embedded so that a delivery costs one allocation (a
+     * record linked with plain fri_sidmap_insert leaves them unused). */
+    fri_sidmap_node group_node;     /* in the group's PEL */
+    fri_sidmap_node consumer_node;  /* in its consumer's PEL */
 } fri_stream_nack;
 
 /* A consumer of a group (Redis's streamConsumer). */
@@ -91,6 +95,9 @@ typedef struct fri_stream_cg {
     fri_dict *consumers;      /* name -> fri_stream_consumer* (v.ptr).  Insertion order:
                                  Redis lists consumers by name (a rax), so replies that
                                  list them sort by name bytes first */
+    fri_stream_consumer **by_name; /* owned: the consumers sorted by name for XPENDING's
+                                      summary, NULL until needed and after a consumer is
+                                      created or deleted */
 } fri_stream_cg;
 
 #define FRI_CG_INVALID_ENTRIES_READ (-1LL)
@@ -163,7 +170,7 @@ typedef struct fri_stream_iter {
     int rev;                                  /* walking backwards */
     long node;                                /* index (from node_off) of the node walked */
     int node_loaded;                          /* ids/offs/nents describe that node */
-    int nents;                                /* entries (live and deleted) in the node */
+    int nents;                                /* live entries in the node */
     int at;                                   /* index of the next entry to look at */
     fri_sid ids[FRI_STREAM_NODE_MAX_ENTRIES]; /* each entry's id */
     uint32_t offs[FRI_STREAM_NODE_MAX_ENTRIES]; /* each entry's byte offset in the node */
@@ -178,6 +185,12 @@ void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fr
 /* Moves to the next live entry: 1 with *id and *nfields (field/value pairs) set, 0 at
  * the end.  nfields may be NULL. */
 int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields);
+/* Makes the live entry id the current one, whatever the iterator's range and direction:
+ * 1 with *nfields set (may be NULL), ready for fri_stream_iter_field / _reply_current, or
+ * 0 when there is no such live entry.  Repeated lookups in one node decode it once, so a
+ * run of ids (claims, history reads) costs a binary search each.  Do not mix with
+ * fri_stream_iter_next on the same iterator. */
+int fri_stream_iter_seek(fri_stream_iter *it, fri_sid id, long *nfields);
 /* The next field/value pair of the current entry (call at most nfields times).  The
  * pointers are into the stream and stay valid until it changes. */
 void fri_stream_iter_field(fri_stream_iter *it, const char **field, size_t *flen,

@@ -88,26 +88,12 @@ int fri_sid_decr(fri_sid *id)
     return 0;
 }
 
-/* Writes u in decimal at dst (no NUL); returns the length. */
-static size_t u64_digits(char *dst, uint64_t u)
-{
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    for (size_t i = 0; i < n; i++) dst[i] = tmp[n - 1 - i];
-    return n;
-}
-
 size_t fri_sid_format(char *dst, fri_sid id)
 {
-    size_t n = u64_digits(dst, id.ms);
+    /* 21 bytes hold either number and its NUL; the '-' overwrites the first NUL */
+    size_t n = fri_ull2string(dst, 21, id.ms);
     dst[n++] = '-';
-    n += u64_digits(dst + n, id.seq);
-    dst[n] = '\0';
-    return n;
+    return n + fri_ull2string(dst + n, 21, id.seq);
 }
 
 void fri_reply_sid(fr_client *c, fri_sid id)
@@ -136,9 +122,43 @@ static int string2ull(const char *s, uint64_t *v)
     return 1;
 }
 
+/* Reads 1 to 19 decimal digits from *p up to end or a '-' (19 digits cannot overflow):
+ * 1 with *v set and *p past them, else 0. */
+static int plain_u64(const char **p, const char *end, uint64_t *v)
+{
+    const char *q = *p;
+    uint64_t r = 0;
+    while (q < end && *q >= '0' && *q <= '9' && q - *p < 19) r = r * 10 + (uint64_t)(*q++ - '0');
+    if (q == *p || (q < end && *q != '-')) return 0;
+    *p = q;
+    *v = r;
+    return 1;
+}
+
+/* The usual id, "<ms>-<seq>" or "<ms>" in plain digits, parsed without copying: 1 and *id
+ * set, or 0 when it takes the general path (which gives the same numbers for these,
+ * leading zeros included). */
+static int parse_plain_id(const fri_arg *a, fri_sid *id, uint64_t missing_seq)
+{
+    const char *p = a->ptr, *end = a->ptr + a->len;
+    uint64_t ms, seq = missing_seq;
+    if (!plain_u64(&p, end, &ms)) return 0;
+    if (p < end) {
+        p++; /* the '-' */
+        if (!plain_u64(&p, end, &seq) || p != end) return 0;
+    }
+    id->ms = ms;
+    id->seq = seq;
+    return 1;
+}
+
 int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
                            int strict, int *seq_given)
 {
+    if (parse_plain_id(a, id, missing_seq)) {
+        if (seq_given) *seq_given = 1;
+        return 0;
+    }
     char buf[128];
     uint64_t ms, seq;
     if (a->len > sizeof(buf) - 1) goto invalid;
@@ -310,39 +330,50 @@ static const unsigned char *skip_fields(const fri_stream_node *n, const unsigned
     return p;
 }
 
-/* Fills ids[] and offs[] with every entry of the node; returns how many. */
-static int node_scan(const fri_stream_node *n, fri_sid *ids, uint32_t *offs)
+/* Fills ids[] and offs[] with the entries of the node (only the live ones when
+ * live_only); returns how many.  Live entries are always in id order; deleted ones may
+ * not be: after XDEL of the top entry, XSETID can move the last id back below it and the
+ * next XADD appends a smaller id after the deleted one, as in Redis's listpack. */
+static int node_scan(const fri_stream_node *n, fri_sid *ids, uint32_t *offs, int live_only)
 {
     const unsigned char *p = n->data + n->first_off, *end = n->data + n->used;
-    fri_sid prev = node_base(n);
+    fri_sid prev = node_base(n), cur;
     int k = 0;
     while (p < end) {
-        offs[k] = (uint32_t)(p - n->data);
+        uint32_t off = (uint32_t)(p - n->data);
         int flags = *p++;
-        p = decode_id(p, prev, &ids[k]);
-        prev = ids[k++];
+        p = decode_id(p, prev, &cur);
+        prev = cur;
         p = skip_fields(n, p, flags);
+        if (live_only && (flags & FLAG_DELETED)) continue;
+        offs[k] = off;
+        ids[k++] = cur;
     }
     return k;
 }
 
-/* The byte offset of the entry with this id in the node (deleted or not), or -1. */
+/* Where the live entry id is in node n: its byte offset (>= 0); -1 when a live entry
+ * past id shows it is nowhere (Redis's iterator stops there too); -2 when every live
+ * entry of the node is below id, so it may be in a later node.  Deleted entries are passed
+ * over entirely, as Redis's iterator skips them before comparing ids (see node_scan on why
+ * they may be out of order, and why the node's first id may exceed its live ones). */
 static long node_find_entry(const fri_stream_node *n, fri_sid id)
 {
-    if (fri_sid_cmp(id, n->master) < 0 || fri_sid_cmp(id, n->last) > 0) return -1;
+    if (fri_sid_cmp(id, n->last) > 0) return -2; /* live ids never pass the last appended */
     const unsigned char *p = n->data + n->first_off, *end = n->data + n->used;
     fri_sid prev = node_base(n), cur;
     while (p < end) {
         const unsigned char *e = p;
         int flags = *p++;
         p = decode_id(p, prev, &cur);
+        prev = cur;
+        p = skip_fields(n, p, flags);
+        if (flags & FLAG_DELETED) continue;
         int c = fri_sid_cmp(cur, id);
         if (c == 0) return (long)(e - n->data);
         if (c > 0) return -1;
-        prev = cur;
-        p = skip_fields(n, p, flags);
     }
-    return -1;
+    return -2;
 }
 
 /* Index (from node_off) of the last node whose master id is <= id, or -1. */
@@ -419,6 +450,7 @@ void fri_stream_cg_free(fri_stream_cg *cg)
     if (!cg) return;
     fri_dict_free(cg->consumers, free_consumer);
     fri_sidmap_free(cg->pel, free_nack);
+    free(cg->by_name);
     free(cg);
 }
 
@@ -593,24 +625,34 @@ static void node_delete_at(fri_stream *s, size_t i, long off)
     }
 }
 
+/* The node holding the live entry id (with its byte offset in *off), or -1.  As Redis
+ * does, it starts at the last node whose first id is <= id (the first node if none) and
+ * scans on until a live id passes the one sought. */
+static long node_of_live(const fri_stream *s, fri_sid id, long *off)
+{
+    long i = node_lookup(s, id);
+    for (i = i < 0 ? 0 : i; i < (long)s->nnodes; i++) {
+        long at = node_find_entry(NODE(s, i), id);
+        if (at == -1) return -1;
+        if (at >= 0) {
+            if (off) *off = at;
+            return i;
+        }
+    }
+    return -1;
+}
+
 /* Deletes the live entry id: 1 if it was there (Redis's streamDeleteItem). */
 static int stream_delete(fri_stream *s, fri_sid id)
 {
-    long i = node_lookup(s, id);
+    long off;
+    long i = node_of_live(s, id, &off);
     if (i < 0) return 0;
-    long off = node_find_entry(NODE(s, i), id);
-    if (off < 0 || (NODE(s, i)->data[off] & FLAG_DELETED)) return 0;
     node_delete_at(s, (size_t)i, off);
     return 1;
 }
 
-int fri_stream_entry_exists(fri_stream *s, fri_sid id)
-{
-    long i = node_lookup(s, id);
-    if (i < 0) return 0;
-    long off = node_find_entry(NODE(s, i), id);
-    return off >= 0 && !(NODE(s, i)->data[off] & FLAG_DELETED);
-}
+int fri_stream_entry_exists(fri_stream *s, fri_sid id) { return node_of_live(s, id, NULL) >= 0; }
 
 int fri_stream_check(fri_stream *s)
 {
@@ -624,16 +666,17 @@ int fri_stream_check(fri_stream *s)
         fri_stream_node *n = NODE(s, i);
         if (n->live + n->deleted > FRI_STREAM_NODE_MAX_ENTRIES) return -2;
         if (n->used > n->cap) return -3;
-        int k = node_scan(n, ids, offs);
+        int k = node_scan(n, ids, offs, 0);
         if (k != n->live + n->deleted || k == 0) return -4;
         if (fri_sid_cmp(ids[0], n->master) != 0) return -5;
         if (fri_sid_cmp(ids[k - 1], n->last) != 0) return -6;
         int live = 0;
         for (int j = 0; j < k; j++) {
-            if (have_prev && fri_sid_cmp(ids[j], prev) <= 0) return -7;
-            prev = ids[j];
-            have_prev = 1;
             if (!(n->data[offs[j]] & FLAG_DELETED)) {
+                /* live entries ascend across the whole stream (deleted ones need not) */
+                if (have_prev && fri_sid_cmp(ids[j], prev) <= 0) return -7;
+                prev = ids[j];
+                have_prev = 1;
                 live++;
                 if (!have_first) {
                     first = ids[j];
@@ -825,13 +868,62 @@ void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fr
     it->nents = it->at = 0;
     it->fp = it->master = NULL;
     it->same_fields = 0;
-    if (!rev) {
-        long i = node_lookup(s, start);
-        it->node = i < 0 ? 0 : i;
-    } else {
-        it->node = node_lookup(s, end);
-    }
+    /* Redis seeks the last node whose first id is <= the bound, else the first node
+     * (forward) or the last one (backward), and skips what is out of range from there. */
+    long i = node_lookup(s, rev ? end : start);
+    if (i < 0) i = rev ? (long)s->nnodes - 1 : 0;
+    it->node = i;
     if (fri_sid_cmp(start, end) > 0) it->node = rev ? -1 : (long)s->nnodes; /* empty range */
+}
+
+/* Makes entry k of the loaded node n the current one, ready for fri_stream_iter_field:
+ * 1 with *nfields set (nfields may be NULL), or 0 when the entry is deleted. */
+static int enter_entry(fri_stream_iter *it, const fri_stream_node *n, int k, long *nfields)
+{
+    const unsigned char *p = n->data + it->offs[k];
+    int flags = *p++;
+    if (flags & FLAG_DELETED) return 0;
+    fri_sid skip;
+    p = decode_id(p, (fri_sid){0, 0}, &skip); /* only to step over the id */
+    long nf;
+    if (flags & FLAG_SAMEFIELDS) {
+        nf = (long)n->master_fields;
+        it->master = n->data;
+        it->same_fields = 1;
+    } else {
+        uint64_t v;
+        p = varint_get(p, &v);
+        nf = (long)v;
+        it->master = NULL;
+        it->same_fields = 0;
+    }
+    it->fp = p;
+    if (nfields) *nfields = nf;
+    return 1;
+}
+
+int fri_stream_iter_seek(fri_stream_iter *it, fri_sid id, long *nfields)
+{
+    fri_stream *s = it->s;
+    long i = node_of_live(s, id, NULL);
+    if (i < 0) return 0;
+    fri_stream_node *n = NODE(s, i);
+    /* Claims and history reads look up ids in ascending order, mostly several per node:
+     * decode a node once, then binary-search its ids. */
+    if (!it->node_loaded || it->node != i) {
+        it->node = i;
+        it->nents = node_scan(n, it->ids, it->offs, 1);
+        it->node_loaded = 1;
+    }
+    int lo = 0, hi = it->nents;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (fri_sid_cmp(it->ids[mid], id) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == it->nents || fri_sid_cmp(it->ids[lo], id) != 0) return 0;
+    it->at = lo + 1;
+    return enter_entry(it, n, lo, nfields);
 }
 
 int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
@@ -841,7 +933,7 @@ int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
         if (it->node < 0 || it->node >= (long)s->nnodes) return 0;
         fri_stream_node *n = NODE(s, it->node);
         if (!it->node_loaded) {
-            it->nents = node_scan(n, it->ids, it->offs);
+            it->nents = node_scan(n, it->ids, it->offs, 1);
             it->at = it->rev ? it->nents - 1 : 0;
             it->node_loaded = 1;
         }
@@ -856,26 +948,8 @@ int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
                 if (fri_sid_cmp(cur, it->end) > 0) continue;
                 if (fri_sid_cmp(cur, it->start) < 0) goto finished;
             }
-            const unsigned char *p = n->data + it->offs[k];
-            int flags = *p++;
-            if (flags & FLAG_DELETED) continue;
-            fri_sid skip;
-            p = decode_id(p, (fri_sid){0, 0}, &skip); /* only to step over the id */
-            long nf;
-            if (flags & FLAG_SAMEFIELDS) {
-                nf = (long)n->master_fields;
-                it->master = n->data;
-                it->same_fields = 1;
-            } else {
-                uint64_t v;
-                p = varint_get(p, &v);
-                nf = (long)v;
-                it->master = NULL;
-                it->same_fields = 0;
-            }
-            it->fp = p;
+            if (!enter_entry(it, n, k, nfields)) continue;
             if (id) *id = cur;
-            if (nfields) *nfields = nf;
             return 1;
         }
         it->node += it->rev ? -1 : 1;

@@ -203,6 +203,8 @@ static fri_stream_consumer *consumer_create(fri_stream_cg *cg, const char *name,
     }
     consumer->seen_time = now;
     e->v.ptr = consumer;
+    free(cg->by_name);
+    cg->by_name = NULL;
     return consumer;
 }
 
@@ -232,6 +234,8 @@ static void consumer_delete(fri_stream_cg *cg, fri_stream_consumer *consumer)
         free(val);
     }
     fri_dict_delete(cg->consumers, consumer->name->buf, consumer->name->len, NULL);
+    free(cg->by_name);
+    cg->by_name = NULL;
     fri_sidmap_free(consumer->pel, NULL);
     fri_str_free(consumer->name);
     free(consumer);
@@ -261,7 +265,9 @@ static void nack_assign(fri_sid id, fri_stream_nack *nack, fri_stream_consumer *
 {
     if (nack->consumer == consumer) return;
     if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, id);
-    if (fri_sidmap_insert(consumer->pel, id, nack) < 0) abort();
+    /* the embedded node is free: the removal above unlinked it (or the record was
+     * linked with a map-owned node) */
+    fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
     nack->consumer = consumer;
 }
 
@@ -302,6 +308,21 @@ static long sorted_entries_or_reply(fr_client *c, fri_dict *d, named_ref **out)
     long n = sorted_entries(d, out);
     if (n < 0) fri_reply_error(c, FRI_ERR_OOM);
     return n;
+}
+
+/* The group's consumers in name order (fri_dict_size(cg->consumers) of them), sorted
+ * once and kept until a consumer comes or goes: XPENDING's summary lists them on every
+ * call.  NULL when out of memory or when there are none. */
+static fri_stream_consumer **consumers_by_name(fri_stream_cg *cg)
+{
+    if (cg->by_name) return cg->by_name;
+    named_ref *sorted;
+    long n = sorted_entries(cg->consumers, &sorted);
+    if (n <= 0) return NULL;
+    cg->by_name = malloc((size_t)n * sizeof(*cg->by_name));
+    for (long i = 0; cg->by_name && i < n; i++) cg->by_name[i] = sorted[i].val;
+    free(sorted);
+    return cg->by_name;
 }
 
 /* ----- Read counters and lag (Redis 7.0's entries_read bookkeeping) --------------------- */
@@ -353,7 +374,9 @@ static void reply_cg_lag(fr_client *c, const fri_stream *s, const fri_stream_cg 
             fri_reply_nil(c);
             return;
         }
-        lag = (long long)s->entries_added - read;
+        /* unsigned: Redis's counters wrap (XSETID ENTRIESADDED can set them to the
+         * top), and so must ours without undefined behaviour */
+        lag = (long long)((uint64_t)s->entries_added - (uint64_t)read);
     }
     fri_reply_ll(c, lag);
 }
@@ -363,7 +386,7 @@ static void cg_advance(fri_stream *s, fri_stream_cg *cg, fri_sid id)
 {
     if (cg->entries_read != FRI_CG_INVALID_ENTRIES_READ &&
         !range_has_tombstones(s, id, FRI_SID_MAX))
-        cg->entries_read++;
+        cg->entries_read = (long long)((uint64_t)cg->entries_read + 1); /* wraps as Redis's */
     else if (s->entries_added)
         cg->entries_read = estimate_entries_read(s, id);
     cg->last_id = id;
@@ -603,14 +626,16 @@ static void deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
         if (fri_sid_cmp(id, cg->last_id) > 0) cg_advance(s, cg, id);
         fri_stream_reply_current(c, &it, id, nfields);
         if (!noack) {
-            fri_stream_nack *nack = fri_sidmap_get(cg->pel, id);
-            if (nack) {
-                nack_assign(id, nack, consumer);
+            /* Usually new to the PEL: try the insertion first, which searches anyway;
+             * only an entry redelivered after SETID finds its record there. */
+            fri_stream_nack *nack = nack_new(consumer, c->now_ms);
+            if (!nack) abort();
+            if (fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack)) {
+                fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
             } else {
-                if (!(nack = nack_new(consumer, c->now_ms))) abort();
-                if (fri_sidmap_insert(cg->pel, id, nack) < 0 ||
-                    fri_sidmap_insert(consumer->pel, id, nack) < 0)
-                    abort();
+                free(nack);
+                nack = fri_sidmap_get(cg->pel, id);
+                nack_assign(id, nack, consumer);
             }
             nack->delivery_time = c->now_ms;
             nack->delivery_count = 1;
@@ -633,9 +658,13 @@ static void deliver_history(fr_client *c, fri_stream *s, fri_stream_consumer *co
     fri_sidmap_iter it;
     fri_sid id;
     void *val;
+    fri_stream_iter lookup; /* the PEL ascends: lookups reuse its decoded nodes */
+    long nfields;
+    fri_stream_iter_start(&lookup, s, FRI_SID_MIN, FRI_SID_MAX, 0);
     fri_sidmap_iter_init(&it, consumer->pel, start, FRI_SID_MAX, 0);
     while ((!count || emitted < count) && fri_sidmap_iter_next(&it, &id, &val)) {
-        if (fri_stream_reply_entry(c, s, id)) {
+        if (fri_stream_iter_seek(&lookup, id, &nfields)) {
+            fri_stream_reply_current(c, &lookup, id, nfields);
             fri_stream_nack *nack = val;
             nack->delivery_time = c->now_ms;
             nack->delivery_count++;
@@ -786,9 +815,11 @@ static void xack_command(fr_client *c)
     }
     long long acked = 0;
     for (int i = 0; i < n; i++) {
-        fri_stream_nack *nack = fri_sidmap_get(cg->pel, ids[i]);
+        /* removing finds the record: no separate lookup */
+        fri_stream_nack *nack = fri_sidmap_remove(cg->pel, ids[i]);
         if (!nack) continue;
-        nack_delete(cg, ids[i], nack);
+        if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, ids[i]);
+        free(nack);
         acked++;
     }
     fri_reply_ll(c, acked);
@@ -855,9 +886,12 @@ static void xpending_command(fr_client *c)
             fri_reply_null_array(c);
             return;
         }
-        named_ref *consumers;
-        long nc = sorted_entries_or_reply(c, cg->consumers, &consumers);
-        if (nc < 0) return;
+        long nc = (long)fri_dict_size(cg->consumers);
+        fri_stream_consumer **consumers = nc ? consumers_by_name(cg) : NULL;
+        if (nc && !consumers) {
+            fri_reply_error(c, FRI_ERR_OOM);
+            return;
+        }
         fri_sidmap_first(cg->pel, &first, NULL);
         fri_sidmap_last(cg->pel, &last, NULL);
         fri_reply_array_len(c, 4);
@@ -867,7 +901,7 @@ static void xpending_command(fr_client *c)
         size_t handle = fri_reply_deferred_len(c);
         long listed = 0;
         for (long i = 0; i < nc; i++) {
-            fri_stream_consumer *consumer = consumers[i].val;
+            fri_stream_consumer *consumer = consumers[i];
             size_t pending = fri_sidmap_len(consumer->pel);
             if (pending == 0) continue;
             fri_reply_array_len(c, 2);
@@ -876,7 +910,6 @@ static void xpending_command(fr_client *c)
             listed++;
         }
         fri_reply_set_deferred_len(c, handle, listed);
-        free(consumers);
         return;
     }
 
@@ -914,17 +947,18 @@ static void xpending_command(fr_client *c)
 
 /* Gives the pending entry id to consumer as XCLAIM / XAUTOCLAIM do: delivered at
  * delivery_time, its count set to retrycount when that is >= 0, else bumped unless
- * justid; then replies the id (justid) or the entry. */
-static void claim_one(fr_client *c, fri_stream *s, fri_sid id, fri_stream_nack *nack,
-                      fri_stream_consumer *consumer, int64_t delivery_time,
-                      long long retrycount, int justid)
+ * justid; then replies the id (justid) or the entry, which fri_stream_iter_seek has just
+ * made entries' current one (nfields pairs). */
+static void claim_one(fr_client *c, fri_stream_iter *entries, long nfields, fri_sid id,
+                      fri_stream_nack *nack, fri_stream_consumer *consumer,
+                      int64_t delivery_time, long long retrycount, int justid)
 {
     nack->delivery_time = delivery_time;
     if (retrycount >= 0) nack->delivery_count = (uint64_t)retrycount;
     else if (!justid) nack->delivery_count++;
     nack_assign(id, nack, consumer);
     if (justid) fri_reply_sid(c, id);
-    else if (!fri_stream_reply_entry(c, s, id)) fri_reply_nil(c);
+    else fri_stream_reply_current(c, entries, id, nfields);
 }
 
 /* XCLAIM key group consumer min-idle-time id... [IDLE ms] [TIME ms] [RETRYCOUNT n]
@@ -1007,22 +1041,25 @@ static void xclaim_command(fr_client *c)
     fri_stream_consumer *consumer = NULL;
     size_t handle = fri_reply_deferred_len(c);
     long claimed = 0;
+    fri_stream_iter lookup; /* finds each id's entry (nodes decoded once) */
+    long nfields;
+    fri_stream_iter_start(&lookup, s, FRI_SID_MIN, FRI_SID_MAX, 0);
     for (j = 5; j <= last_id_arg; j++) {
         fri_sid id;
         parse_strict_id(NULL, &c->argv[j], &id);
         fri_stream_nack *nack = fri_sidmap_get(cg->pel, id);
-        if (!fri_stream_entry_exists(s, id)) {
+        if (!fri_stream_iter_seek(&lookup, id, &nfields)) {
             if (nack) nack_delete(cg, id, nack);
             continue;
         }
         if (force && !nack) {
             if (!(nack = nack_new(NULL, now))) abort();
-            if (fri_sidmap_insert(cg->pel, id, nack) < 0) abort();
+            fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
         }
         if (!nack) continue;
         if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
         if (!consumer) consumer = consumer_get(cg, &c->argv[3], now);
-        claim_one(c, s, id, nack, consumer, deliverytime, retrycount, justid);
+        claim_one(c, &lookup, nfields, id, nack, consumer, deliverytime, retrycount, justid);
         claimed++;
     }
     fri_reply_set_deferred_len(c, handle, claimed);
@@ -1090,6 +1127,9 @@ static void xautoclaim_command(fr_client *c)
     fri_sidmap_iter it;
     fri_sid id;
     void *val;
+    fri_stream_iter lookup; /* finds each id's entry (the PEL ascends: nodes decoded once) */
+    long nfields;
+    fri_stream_iter_start(&lookup, s, FRI_SID_MIN, FRI_SID_MAX, 0);
     fri_sidmap_iter_init(&it, cg->pel, start, FRI_SID_MAX, 0);
     while (attempts-- && count) {
         if (!fri_sidmap_iter_next(&it, &id, &val)) {
@@ -1097,7 +1137,7 @@ static void xautoclaim_command(fr_client *c)
             break;
         }
         fri_stream_nack *nack = val;
-        if (!fri_stream_entry_exists(s, id)) {
+        if (!fri_stream_iter_seek(&lookup, id, &nfields)) {
             nack_delete(cg, id, nack);
             if (ndeleted == deleted_cap) {
                 deleted_cap = deleted_cap ? deleted_cap * 2 : 8;
@@ -1111,7 +1151,7 @@ static void xautoclaim_command(fr_client *c)
         }
         if (minidle && now - nack->delivery_time < minidle) continue;
         if (!consumer) consumer = consumer_get(cg, &c->argv[3], now);
-        claim_one(c, s, id, nack, consumer, now, -1, justid);
+        claim_one(c, &lookup, nfields, id, nack, consumer, now, -1, justid);
         claimed++;
         count--;
     }
