@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# run.sh -- wsim's one entry point.
+#
+#   ./run.sh main   install what is missing, build the release preset, run the main job
+#   ./run.sh test   install what is missing, build and run every test under the debug
+#                   preset, then again under the sanitize preset (ASan + UBSan)
+#
+# Both modes are idempotent: packages already installed are left alone and the builds are
+# incremental.  The only network use is apt, and only when a package is missing.  Tests
+# start their own redis-server on a unix socket; nothing here needs one running.
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "$0")")"
+
+# The Debian 12 packages wsim needs to build, test and benchmark.
+PACKAGES=(cmake gcc clang libclang-rt-14-dev libcmocka-dev libhiredis-dev redis-server
+          pkg-config make)
+
+JOBS="$(nproc 2>/dev/null || echo 2)"
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+    cat <<'EOF'
+usage: ./run.sh main    build (release) and run the main job
+       ./run.sh test    build and run every test (debug, then ASan+UBSan)
+EOF
+}
+
+# Installs the packages that dpkg does not report as installed.  apt runs only when
+# something is missing; as a non-root user we say what is missing and stop.
+ensure_packages() {
+    local missing=() p status
+    command -v dpkg-query >/dev/null 2>&1 ||
+        die "dpkg-query not found: this script expects Debian 12; install ${PACKAGES[*]} by hand"
+    for p in "${PACKAGES[@]}"; do
+        status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
+        [[ "$status" == "install ok installed" ]] || missing+=("$p")
+    done
+    if ((${#missing[@]} == 0)); then
+        say "packages: all ${#PACKAGES[@]} present"
+        return
+    fi
+    if [[ "$(id -u)" != 0 ]]; then
+        die "missing Debian packages: ${missing[*]}
+run as root, or install them first:  sudo apt-get install -y ${missing[*]}"
+    fi
+    say "installing missing packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y "${missing[@]}"
+}
+
+# Configures (if needed) and builds one preset.
+build_preset() {
+    local preset="$1"
+    say "configure: $preset"
+    cmake --preset "$preset" >/dev/null
+    say "build: $preset (-j$JOBS)"
+    cmake --build --preset "$preset" -j"$JOBS"
+}
+
+# Runs every ctest test of one preset; returns ctest's status.
+test_preset() {
+    local preset="$1"
+    say "test: $preset"
+    ctest --preset "$preset" -j"$JOBS"
+}
+
+mode_main() {
+    ensure_packages
+    build_preset release
+    say "main job: fakeredis-demo"
+    echo
+    ./build/release/fakeredis-demo
+}
+
+mode_test() {
+    ensure_packages
+    local failed=()
+    build_preset debug
+    test_preset debug || failed+=(debug)
+    build_preset sanitize
+    # Stop at the first ASan/UBSan report and make it fail the test.
+    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
+    UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+        test_preset sanitize || failed+=(sanitize)
+    echo
+    if ((${#failed[@]})); then
+        die "tests FAILED under: ${failed[*]} (see the ctest output above)"
+    fi
+    say "all tests passed under debug and sanitize"
+}
+
+case "${1:-}" in
+    main) shift; (($# == 0)) || die "main takes no arguments"; mode_main ;;
+    test) shift; (($# == 0)) || die "test takes no arguments"; mode_test ;;
+    -h|--help|help) usage ;;
+    *) usage >&2; exit 2 ;;
+esac
