@@ -1424,6 +1424,11 @@ static void zrandmemberCommand(fr_client *c)
         fri_reply_empty_array(c);
         return;
     }
+    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
+        /* Redis would try to build the reply until memory runs out; the fake says so */
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
     if (!uniq || count == 1) {
         fri_reply_array_len(c, (long)(withscores ? count * 2 : count));
         while (count--) {

@@ -521,9 +521,27 @@ static void test_commands_against_model(void **state)
     }
 }
 
+/* An absurd negative count is answered with an error, not a reply that exhausts memory
+ * (or takes for ever to build). */
+static void test_zrandmember_absurd_count(void **state)
+{
+    (void)state;
+    fr_server *srv = fr_server_new(NULL);
+    fr_client *c = fr_client_new(srv);
+    fr_exec_line(c, "ZADD z 1 a");
+    const fr_reply *r = fr_exec_line(c, "ZRANDMEMBER z -100000000000 WITHSCORES");
+    assert_int_equal(r->type, FR_REPLY_ERROR);
+    assert_string_equal(r->str, "OOM command not allowed when used memory > 'maxmemory'.");
+    r = fr_exec_line(c, "ZRANDMEMBER z -3 WITHSCORES");
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 6);
+    fr_server_free(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zrandmember_absurd_count),
         cmocka_unit_test(test_skiplist_random_scores),
         cmocka_unit_test(test_skiplist_random_lex),
         cmocka_unit_test(test_skiplist_large),
