@@ -905,25 +905,30 @@ static int enter_entry(fri_stream_iter *it, const fri_stream_node *n, int k, lon
 int fri_stream_iter_seek(fri_stream_iter *it, fri_sid id, long *nfields)
 {
     fri_stream *s = it->s;
-    long i = node_of_live(s, id, NULL);
-    if (i < 0) return 0;
-    fri_stream_node *n = NODE(s, i);
     /* Claims and history reads look up ids in ascending order, mostly several per node:
-     * decode a node once, then binary-search its ids. */
-    if (!it->node_loaded || it->node != i) {
-        it->node = i;
-        it->nents = node_scan(n, it->ids, it->offs, 1);
-        it->node_loaded = 1;
+     * a node's live ids are decoded once, then binary-searched.  As in node_of_live, the
+     * search moves on to later nodes while every live id of a node is below id. */
+    long i = node_lookup(s, id);
+    for (i = i < 0 ? 0 : i; i < (long)s->nnodes; i++) {
+        fri_stream_node *n = NODE(s, i);
+        if (!it->node_loaded || it->node != i) {
+            it->node = i;
+            it->nents = node_scan(n, it->ids, it->offs, 1);
+            it->node_loaded = 1;
+        }
+        int lo = 0, hi = it->nents;
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (fri_sid_cmp(it->ids[mid], id) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < it->nents) {
+            if (fri_sid_cmp(it->ids[lo], id) != 0) return 0; /* a live id passed it */
+            it->at = lo + 1;
+            return enter_entry(it, n, lo, nfields);
+        }
     }
-    int lo = 0, hi = it->nents;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (fri_sid_cmp(it->ids[mid], id) < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == it->nents || fri_sid_cmp(it->ids[lo], id) != 0) return 0;
-    it->at = lo + 1;
-    return enter_entry(it, n, lo, nfields);
+    return 0;
 }
 
 int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
