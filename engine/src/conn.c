@@ -1,0 +1,363 @@
+/* conn.c -- what every backend shares: error codes, the arena, the common half of a
+ * round trip (argument checks, counting, the trace hook) and the trace's text form. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ws_int.h"
+
+/* ----- Error codes ---------------------------------------------------------------------- */
+
+const char *ws_err_name(int code)
+{
+    switch (code) {
+    case 0: return "WS_OK";
+#define WS_ERR_NAME_(name, num, msg) case num: return "WS_" #name;
+        WS_ERRNO_MAP(WS_ERR_NAME_)
+#undef WS_ERR_NAME_
+    default: return "WS_E?";
+    }
+}
+
+const char *ws_strerror(int code)
+{
+    switch (code) {
+    case 0: return "ok";
+#define WS_ERR_MSG_(name, num, msg) case num: return msg;
+        WS_ERRNO_MAP(WS_ERR_MSG_)
+#undef WS_ERR_MSG_
+    default: return "unknown error";
+    }
+}
+
+/* ----- Arena ---------------------------------------------------------------------------- */
+
+struct wsi_arena_block {
+    wsi_arena_block *next; /* the previously filled block */
+    size_t used, cap;      /* bytes handed out, bytes in data */
+    max_align_t data[];    /* the storage, aligned for anything */
+};
+
+#define WSI_ARENA_BLOCK 8192
+
+void *wsi_arena_alloc(wsi_arena *a, size_t size)
+{
+    size_t al = _Alignof(max_align_t);
+    size = (size + al - 1) / al * al;
+    if (size == 0) size = al;
+    wsi_arena_block *b = a->head;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > WSI_ARENA_BLOCK ? size : WSI_ARENA_BLOCK;
+        b = malloc(sizeof *b + cap);
+        if (!b) return NULL;
+        b->used = 0;
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += size;
+    return p;
+}
+
+char *wsi_arena_strdup(wsi_arena *a, const char *s, size_t len)
+{
+    char *p = wsi_arena_alloc(a, len + 1);
+    if (!p) return NULL;
+    if (len) memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+void wsi_arena_reset(wsi_arena *a)
+{
+    /* Keep the oldest block (the first one made, usually the only one), free the rest:
+     * a round trip's replies usually fit in one block, so steady state allocates nothing. */
+    wsi_arena_block *b = a->head, *keep = NULL;
+    while (b) {
+        wsi_arena_block *next = b->next;
+        if (!next) keep = b;
+        else free(b);
+        b = next;
+    }
+    if (keep) keep->used = 0;
+    a->head = keep;
+}
+
+void wsi_arena_free(wsi_arena *a)
+{
+    wsi_arena_reset(a);
+    free(a->head);
+    a->head = NULL;
+}
+
+/* ----- The common connection --------------------------------------------------------- */
+
+void wsi_conn_init(ws_conn *c, const wsi_conn_ops *ops, const char *label)
+{
+    memset(c, 0, sizeof *c);
+    c->ops = ops;
+    snprintf(c->label, sizeof c->label, "%s", label);
+}
+
+int wsi_conn_fail(ws_conn *c, int code, int dead, const char *fmt, ...)
+{
+    c->err = code;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->errstr, sizeof c->errstr, fmt, ap);
+        va_end(ap);
+    } else {
+        snprintf(c->errstr, sizeof c->errstr, "%s", ws_strerror(code));
+    }
+    if (dead) c->dead = 1;
+    return code;
+}
+
+int wsi_name_eq(const char *arg, size_t len, const char *name)
+{
+    size_t i = 0;
+    for (; i < len && name[i]; i++) {
+        unsigned char x = (unsigned char)arg[i], y = (unsigned char)name[i];
+        if (x >= 'A' && x <= 'Z') x = (unsigned char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = (unsigned char)(y - 'A' + 'a');
+        if (x != y) return 0;
+    }
+    return i == len && name[i] == '\0';
+}
+
+void ws_conn_close(ws_conn *c)
+{
+    if (!c) return;
+    free(c->rbuf);
+    free(c->fbuf);
+    c->ops->close(c);
+}
+
+int ws_conn_err(const ws_conn *c) { return c->err; }
+const char *ws_conn_errstr(const ws_conn *c) { return c->errstr; }
+int ws_conn_dead(const ws_conn *c) { return c->dead; }
+ws_conn_stats ws_conn_get_stats(const ws_conn *c) { return c->stats; }
+const char *ws_conn_label(const ws_conn *c) { return c->label; }
+
+int ws_conn_set_label(ws_conn *c, const char *label)
+{
+    if (!c || !label) return WS_EINVAL;
+    snprintf(c->label, sizeof c->label, "%s", label);
+    return 0;
+}
+
+void ws_conn_set_trace(ws_conn *c, ws_trace_fn fn, void *ud)
+{
+    c->trace = fn;
+    c->trace_ud = ud;
+}
+
+int ws_pipeline(ws_conn *c, const char *cause, size_t n, const fr_command *commands,
+                const fr_reply **replies)
+{
+    if (!c) return WS_EINVAL;
+    if (n == 0) return 0;
+    if (replies)
+        for (size_t i = 0; i < n; i++) replies[i] = NULL;
+    /* A dead consumer sends nothing; err keeps the cause of death. */
+    if (c->dead) return WS_EDEAD;
+    if (!commands || !replies)
+        return wsi_conn_fail(c, WS_EINVAL, 0, "ws_pipeline: NULL commands or replies");
+    for (size_t i = 0; i < n; i++) {
+        if (commands[i].argc < 1 || !commands[i].argv)
+            return wsi_conn_fail(c, WS_EINVAL, 0, "ws_pipeline: command %zu has no name",
+                                 i + 1);
+    }
+    if (n > c->bufcap) {
+        const fr_reply **rb = realloc(c->rbuf, n * sizeof *rb);
+        if (!rb) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+        c->rbuf = rb;
+        unsigned char *fb = realloc(c->fbuf, n);
+        if (!fb) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+        c->fbuf = fb;
+        c->bufcap = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        c->rbuf[i] = NULL;
+        c->fbuf[i] = WS_FATE_UNSENT;
+    }
+    c->note[0] = '\0';
+    c->stats.round_trips++;
+    int rc = c->ops->pipeline(c, n, commands, c->rbuf, c->fbuf);
+    if (rc == 0) memcpy(replies, c->rbuf, n * sizeof *replies);
+    if (c->trace) {
+        ws_round_trip rt = {
+            .conn = c->label,
+            .cause = cause ? cause : "",
+            .index = c->stats.round_trips,
+            .status = rc,
+            .note = c->note,
+            .n = n,
+            .commands = commands,
+            .replies = c->rbuf,
+            .fates = c->fbuf,
+        };
+        c->trace(c->trace_ud, &rt);
+    }
+    return rc;
+}
+
+/* ----- Text ---------------------------------------------------------------------------- */
+
+/* A growable string; oom sticks so callers check once at the end. */
+typedef struct textbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} textbuf;
+
+static void tb_put(textbuf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void tb_puts(textbuf *b, const char *s) { tb_put(b, s, strlen(s)); }
+
+static void tb_printf(textbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_printf(textbuf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    tb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
+}
+
+/* "..." with redis-cli's escapes (\n \r \t \a \b \" \\ \xHH), the form fr_split_line
+ * reads back. */
+static void tb_quoted(textbuf *b, const char *s, size_t n)
+{
+    tb_put(b, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        switch (ch) {
+        case '\\': tb_put(b, "\\\\", 2); break;
+        case '"': tb_put(b, "\\\"", 2); break;
+        case '\n': tb_put(b, "\\n", 2); break;
+        case '\r': tb_put(b, "\\r", 2); break;
+        case '\t': tb_put(b, "\\t", 2); break;
+        case '\a': tb_put(b, "\\a", 2); break;
+        case '\b': tb_put(b, "\\b", 2); break;
+        default:
+            if (ch < 32 || ch >= 127) tb_printf(b, "\\x%02x", ch);
+            else tb_put(b, (const char *)&ch, 1);
+        }
+    }
+    tb_put(b, "\"", 1);
+}
+
+/* An argument as typed into redis-cli: bare when that splits back to the same bytes. */
+static void tb_arg(textbuf *b, const char *s, size_t n)
+{
+    int bare = n > 0;
+    for (size_t i = 0; i < n && bare; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch <= 32 || ch >= 127 || ch == '"' || ch == '\'' || ch == '\\') bare = 0;
+    }
+    if (bare) tb_put(b, s, n);
+    else tb_quoted(b, s, n);
+}
+
+static void tb_reply(textbuf *b, const fr_reply *r)
+{
+    switch (r->type) {
+    case FR_REPLY_STATUS: tb_puts(b, "+"); tb_put(b, r->str, r->len); break;
+    case FR_REPLY_ERROR: tb_puts(b, "-"); tb_put(b, r->str, r->len); break;
+    case FR_REPLY_INTEGER: tb_printf(b, ":%lld", r->integer); break;
+    case FR_REPLY_BULK: tb_quoted(b, r->str, r->len); break;
+    case FR_REPLY_NIL: tb_puts(b, "$-1"); break;
+    case FR_REPLY_NIL_ARRAY: tb_puts(b, "*-1"); break;
+    case FR_REPLY_ARRAY:
+        tb_puts(b, "[");
+        for (size_t i = 0; i < r->count; i++) {
+            if (i) tb_puts(b, ", ");
+            tb_reply(b, &r->elements[i]);
+        }
+        tb_puts(b, "]");
+        break;
+    default: tb_printf(b, "(reply type %d)", (int)r->type); break;
+    }
+}
+
+static char *tb_finish(textbuf *b, size_t *len)
+{
+    if (!b->p && !b->oom) tb_put(b, "", 0);
+    if (b->oom) {
+        free(b->p);
+        return NULL;
+    }
+    if (len) *len = b->len;
+    return b->p;
+}
+
+char *ws_reply_text(const fr_reply *r, size_t *len)
+{
+    textbuf b = {0};
+    if (r) tb_reply(&b, r);
+    else tb_puts(&b, "(none)");
+    return tb_finish(&b, len);
+}
+
+char *ws_round_trip_text(const ws_round_trip *rt, size_t *len)
+{
+    textbuf b = {0};
+    tb_printf(&b, "#%llu %s", (unsigned long long)rt->index, rt->conn);
+    if (rt->cause && rt->cause[0]) {
+        tb_puts(&b, " (");
+        tb_puts(&b, rt->cause);
+        tb_puts(&b, ")");
+    }
+    tb_puts(&b, ": ");
+    tb_puts(&b, rt->status == 0 ? "ok" : ws_err_name(rt->status));
+    if (rt->note && rt->note[0]) {
+        tb_puts(&b, ", ");
+        tb_puts(&b, rt->note);
+    }
+    tb_puts(&b, "\n");
+    for (size_t i = 0; i < rt->n; i++) {
+        const fr_command *cmd = &rt->commands[i];
+        tb_puts(&b, "  ");
+        for (int k = 0; k < cmd->argc; k++) {
+            if (k) tb_puts(&b, " ");
+            const char *a = cmd->argv[k];
+            tb_arg(&b, a, cmd->argvlen ? cmd->argvlen[k] : strlen(a));
+        }
+        tb_puts(&b, " -> ");
+        const fr_reply *r = rt->replies ? rt->replies[i] : NULL;
+        if (r) tb_reply(&b, r);
+        switch (rt->fates ? rt->fates[i] : WS_FATE_REPLIED) {
+        case WS_FATE_REPLIED: break;
+        case WS_FATE_INJECTED: tb_puts(&b, " (injected)"); break;
+        case WS_FATE_LOST: tb_puts(&b, r ? " (lost)" : "(applied, reply lost)"); break;
+        case WS_FATE_UNSENT: tb_puts(&b, "(not sent)"); break;
+        case WS_FATE_UNKNOWN: tb_puts(&b, "(sent, outcome unknown)"); break;
+        default: break;
+        }
+        tb_puts(&b, "\n");
+    }
+    return tb_finish(&b, len);
+}

@@ -1,0 +1,48 @@
+/* conn_fake.c -- the in-process backend: a round trip is one fr_pipeline call on the
+ * connection's own fr_client.  The replies are the fake's own trees, handed out as they
+ * are (no RESP bytes, no copies); they live until the client's next call, which is this
+ * connection's next round trip.  Nothing here can fail once the client exists: the fake
+ * answers out of memory with an error reply, as a server would. */
+#include <stdlib.h>
+
+#include "ws_int.h"
+
+typedef struct fake_conn {
+    ws_conn base;       /* the common head */
+    fr_client *client;  /* this connection's client: its database, MULTI queue, WATCHes */
+} fake_conn;
+
+static int fake_pipeline(ws_conn *c, size_t n, const fr_command *commands,
+                         const fr_reply **replies, unsigned char *fates)
+{
+    fake_conn *fc = (fake_conn *)c;
+    fr_pipeline(fc->client, n, commands, replies);
+    for (size_t i = 0; i < n; i++) fates[i] = WS_FATE_REPLIED;
+    c->stats.commands_sent += n;
+    c->stats.replies_received += n;
+    return 0;
+}
+
+static void fake_close(ws_conn *c)
+{
+    fake_conn *fc = (fake_conn *)c;
+    /* As a disconnect: an open MULTI and every WATCH go with the client. */
+    fr_client_free(fc->client);
+    free(fc);
+}
+
+static const wsi_conn_ops fake_ops = {fake_pipeline, fake_close};
+
+ws_conn *ws_conn_fake(fr_server *server)
+{
+    if (!server) return NULL;
+    fake_conn *fc = malloc(sizeof *fc);
+    if (!fc) return NULL;
+    wsi_conn_init(&fc->base, &fake_ops, "fake");
+    fc->client = fr_client_new(server);
+    if (!fc->client) {
+        free(fc);
+        return NULL;
+    }
+    return &fc->base;
+}

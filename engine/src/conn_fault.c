@@ -1,0 +1,479 @@
+/* conn_fault.c -- the fault layer: a connection around another one that crashes the
+ * consumer, loses replies, answers injected errors or refuses to send, at armed points.
+ *
+ * Everything is decided before anything is sent: each command of the round trip gets its
+ * position and its per-name occurrence number, armed faults are matched against them,
+ * and the layer then sends one pipeline to the inner connection -- the prefix a crash
+ * leaves, minus the commands whose reply it injects.  Working from the outside keeps it
+ * the same on both backends: the fake's own fr_fault_* hooks count executions server-wide
+ * and cannot address "this pipeline's third command" of one connection.
+ *
+ * A crash or a lost-replies fault reads the inner replies first (so "the server applied
+ * exactly these" holds on a real server too, which might otherwise still be reading the
+ * socket) and then closes the inner connection, as the dead consumer's socket closes:
+ * the server discards that connection's open MULTI and its WATCHes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ws_int.h"
+
+#define DEFAULT_ERROR "ERR injected by wsim"
+
+/* One armed fault. */
+typedef struct armed {
+    ws_fault f;  /* as given; f.name and f.error point at the copies below */
+    char *name;  /* owned copy of f.name, or NULL */
+    char *error; /* owned copy of the error text */
+    int fired;   /* fired already (faults are one-shot) */
+} armed;
+
+/* How many commands of one name this connection was given. */
+typedef struct name_count {
+    char *name;     /* lower case, owned */
+    size_t len;     /* bytes in name */
+    uint64_t count; /* occurrences so far */
+} name_count;
+
+/* An injected error waiting for EXEC: where it sits in the transaction's queue. */
+typedef struct pending_error {
+    size_t queue_index; /* 0-based among the commands queued since MULTI */
+    char *error;        /* owned copy of the text */
+} pending_error;
+
+typedef struct fault_conn {
+    ws_conn base;           /* the common head */
+    ws_conn *inner;         /* the wrapped connection; NULL once a fault killed it */
+    armed *faults;          /* armed faults, in arming order */
+    size_t nfaults, capfaults;
+    name_count *names;      /* per-name counters over the connection's life */
+    size_t nnames, capnames;
+    uint64_t fired;         /* faults fired so far */
+    int in_multi;           /* MULTI answered +OK and no EXEC/DISCARD yet */
+    size_t queued;          /* commands answered +QUEUED since that MULTI */
+    pending_error *pending; /* injected errors of the open transaction */
+    size_t npending, cappending;
+    wsi_arena arena;        /* synthesised replies and copies, per round trip */
+    /* Per-round-trip scratch, grown as needed. */
+    size_t scratch_cap;
+    uint64_t *occ;          /* each command's occurrence number for its name */
+    const char **inject;    /* each command's injected error, or NULL */
+    fr_command *send;       /* the commands actually sent */
+    size_t *send_of;        /* send index -> caller index */
+    const fr_reply **inner_replies;
+} fault_conn;
+
+/* ----- Helpers ----------------------------------------------------------------------- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    size_t cap2 = *cap ? *cap * 2 : 8;
+    while (cap2 < need) cap2 *= 2;
+    void *q = realloc(*p, cap2 * size);
+    if (!q) return -1;
+    *p = q;
+    *cap = cap2;
+    return 0;
+}
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = malloc(n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+/* Counts one more command named (arg, len) and returns its occurrence number (1-based),
+ * or 0 when out of memory. */
+static uint64_t count_name(fault_conn *fc, const char *arg, size_t len)
+{
+    for (size_t i = 0; i < fc->nnames; i++) {
+        if (fc->names[i].len == len && wsi_name_eq(arg, len, fc->names[i].name))
+            return ++fc->names[i].count;
+    }
+    if (grow((void **)&fc->names, &fc->capnames, fc->nnames + 1, sizeof *fc->names))
+        return 0;
+    char *lc = malloc(len + 1);
+    if (!lc) return 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = arg[i];
+        lc[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
+    }
+    lc[len] = '\0';
+    fc->names[fc->nnames++] = (name_count){lc, len, 1};
+    return 1;
+}
+
+static size_t arg_len(const fr_command *cmd, int k)
+{
+    return cmd->argvlen ? cmd->argvlen[k] : strlen(cmd->argv[k]);
+}
+
+static int cmd_is(const fr_command *cmd, const char *name)
+{
+    return wsi_name_eq(cmd->argv[0], arg_len(cmd, 0), name);
+}
+
+/* Does armed fault a hit command pos (1-based; 0 = the round trip itself) of round trip
+ * rt, whose occurrence number for its name is occ? */
+static int hits(const armed *a, uint64_t rt, size_t pos, const fr_command *cmd, uint64_t occ)
+{
+    if (a->fired) return 0;
+    if (a->name) {
+        if (pos == 0) return 0;
+        return occ == a->f.nth && wsi_name_eq(cmd->argv[0], arg_len(cmd, 0), a->name);
+    }
+    return a->f.round_trip == rt && a->f.command == pos;
+}
+
+static fr_reply *synth(fault_conn *fc, fr_reply_type type, const char *text)
+{
+    fr_reply *r = wsi_arena_alloc(&fc->arena, sizeof *r);
+    if (!r) return NULL;
+    memset(r, 0, sizeof *r);
+    r->type = type;
+    r->len = strlen(text);
+    r->str = wsi_arena_strdup(&fc->arena, text, r->len);
+    return r->str ? r : NULL;
+}
+
+/* A deep copy into the layer's arena, so replies outlive the inner connection. */
+static int copy_reply(fault_conn *fc, fr_reply *dst, const fr_reply *src)
+{
+    *dst = *src;
+    if (src->str) {
+        dst->str = wsi_arena_strdup(&fc->arena, src->str, src->len);
+        if (!dst->str) return -1;
+    }
+    if (src->type == FR_REPLY_ARRAY && src->count) {
+        fr_reply *el = wsi_arena_alloc(&fc->arena, src->count * sizeof *el);
+        if (!el) return -1;
+        for (size_t i = 0; i < src->count; i++)
+            if (copy_reply(fc, &el[i], &src->elements[i])) return -1;
+        dst->elements = el;
+    }
+    return 0;
+}
+
+static void clear_pending(fault_conn *fc)
+{
+    for (size_t i = 0; i < fc->npending; i++) free(fc->pending[i].error);
+    fc->npending = 0;
+}
+
+/* EXEC's array with the transaction's injected errors put back at their queue places:
+ * what Redis answers when those commands fail at run time. */
+static const fr_reply *splice_exec(fault_conn *fc, const fr_reply *exec)
+{
+    size_t total = exec->count + fc->npending;
+    fr_reply *out = wsi_arena_alloc(&fc->arena, sizeof *out);
+    fr_reply *el = wsi_arena_alloc(&fc->arena, total * sizeof *el);
+    if (!out || !el) return NULL;
+    size_t real = 0, p = 0;
+    for (size_t q = 0; q < total; q++) {
+        if (p < fc->npending && (fc->pending[p].queue_index == q || real >= exec->count)) {
+            memset(&el[q], 0, sizeof el[q]);
+            el[q].type = FR_REPLY_ERROR;
+            el[q].str = fc->pending[p].error;
+            el[q].len = strlen(fc->pending[p].error);
+            el[q].str = wsi_arena_strdup(&fc->arena, el[q].str, el[q].len);
+            if (!el[q].str) return NULL;
+            p++;
+        } else {
+            el[q] = exec->elements[real++];
+        }
+    }
+    *out = *exec;
+    out->elements = el;
+    out->count = total;
+    return out;
+}
+
+/* Follows MULTI/EXEC/DISCARD through one command and its reply (real or synthesised),
+ * and returns the reply the caller sees (EXEC's may be spliced).  NULL on OOM. */
+static const fr_reply *track(fault_conn *fc, const fr_command *cmd, const fr_reply *r,
+                             const char *injected)
+{
+    if (injected) {
+        if (!fc->in_multi) return synth(fc, FR_REPLY_ERROR, injected);
+        if (grow((void **)&fc->pending, &fc->cappending, fc->npending + 1,
+                 sizeof *fc->pending))
+            return NULL;
+        char *e = dupstr(injected);
+        if (!e) return NULL;
+        fc->pending[fc->npending++] = (pending_error){fc->queued++, e};
+        return synth(fc, FR_REPLY_STATUS, "QUEUED");
+    }
+    /* MULTI, EXEC and DISCARD take no argument: with one they are refused for arity and
+     * change no state (inside MULTI that flags the transaction, which the server tracks). */
+    int bare = cmd->argc == 1;
+    if (cmd_is(cmd, "multi")) {
+        if (!fc->in_multi && bare && r->type == FR_REPLY_STATUS) {
+            fc->in_multi = 1;
+            fc->queued = 0;
+            clear_pending(fc);
+        }
+    } else if (fc->in_multi && bare && cmd_is(cmd, "exec")) {
+        fc->in_multi = 0;
+        if (r->type == FR_REPLY_ARRAY && fc->npending) r = splice_exec(fc, r);
+        clear_pending(fc);
+    } else if (fc->in_multi && bare && cmd_is(cmd, "discard")) {
+        fc->in_multi = 0;
+        clear_pending(fc);
+    } else if (fc->in_multi && r->type == FR_REPLY_STATUS && r->len == 6 &&
+               memcmp(r->str, "QUEUED", 6) == 0) {
+        fc->queued++;
+    }
+    return r;
+}
+
+/* ----- The round trip ------------------------------------------------------------------ */
+
+static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
+                          const fr_reply **replies, unsigned char *fates)
+{
+    fault_conn *fc = (fault_conn *)c;
+    uint64_t rt = c->stats.round_trips;
+    wsi_arena_reset(&fc->arena);
+    if (n > fc->scratch_cap) {
+        size_t cap = fc->scratch_cap, cap2 = fc->scratch_cap, cap3 = fc->scratch_cap,
+               cap4 = fc->scratch_cap, cap5 = fc->scratch_cap;
+        if (grow((void **)&fc->occ, &cap, n, sizeof *fc->occ) ||
+            grow((void **)&fc->inject, &cap2, n, sizeof *fc->inject) ||
+            grow((void **)&fc->send, &cap3, n, sizeof *fc->send) ||
+            grow((void **)&fc->send_of, &cap4, n, sizeof *fc->send_of) ||
+            grow((void **)&fc->inner_replies, &cap5, n, sizeof *fc->inner_replies))
+            return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+        fc->scratch_cap = n;
+    }
+    /* Name counters advance for every command given, whatever happens next, so "the 3rd
+     * XACK" means the same thing however earlier round trips ended. */
+    for (size_t j = 0; j < n; j++) {
+        fc->occ[j] = count_name(fc, commands[j].argv[0], arg_len(&commands[j], 0));
+        if (!fc->occ[j]) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+        fc->inject[j] = NULL;
+    }
+
+    /* A refusal anywhere in the round trip: nothing leaves. */
+    int refused = 0;
+    for (size_t i = 0; i < fc->nfaults; i++) {
+        armed *a = &fc->faults[i];
+        if (a->f.kind != WS_FAULT_REFUSE) continue;
+        for (size_t pos = 0; pos <= n; pos++) {
+            if (hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? fc->occ[pos - 1] : 0)) {
+                a->fired = 1;
+                fc->fired++;
+                refused = 1;
+                break;
+            }
+        }
+    }
+    if (refused) {
+        snprintf(c->note, sizeof c->note, "refused, nothing sent");
+        return wsi_conn_fail(c, WS_EREFUSED, 0, "injected: round trip %llu refused",
+                             (unsigned long long)rt);
+    }
+
+    /* The crash point: the first command not applied. */
+    size_t cutoff = n;
+    armed *crash = NULL, *lose = NULL;
+    for (size_t i = 0; i < fc->nfaults; i++) {
+        armed *a = &fc->faults[i];
+        for (size_t pos = 0; pos <= n; pos++) {
+            if (!hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? fc->occ[pos - 1] : 0))
+                continue;
+            if (a->f.kind == WS_FAULT_CRASH_AFTER || a->f.kind == WS_FAULT_CRASH_BEFORE) {
+                size_t cut = a->f.kind == WS_FAULT_CRASH_AFTER ? pos : pos - 1;
+                if (!crash || cut < cutoff) {
+                    crash = a;
+                    cutoff = cut;
+                }
+            } else if (a->f.kind == WS_FAULT_LOSE_REPLIES) {
+                if (!lose) lose = a;
+            }
+            break;
+        }
+    }
+    if (crash) lose = NULL;
+    for (size_t i = 0; i < fc->nfaults; i++) {
+        armed *a = &fc->faults[i];
+        if (a->f.kind != WS_FAULT_ERROR) continue;
+        for (size_t pos = 1; pos <= cutoff; pos++) {
+            if (!fc->inject[pos - 1] &&
+                hits(a, rt, pos, &commands[pos - 1], fc->occ[pos - 1])) {
+                fc->inject[pos - 1] = a->error;
+                a->fired = 1;
+                fc->fired++;
+                break;
+            }
+        }
+    }
+    if (crash) {
+        crash->fired = 1;
+        fc->fired++;
+    }
+    if (lose) {
+        lose->fired = 1;
+        fc->fired++;
+    }
+
+    /* Send what is left. */
+    size_t m = 0;
+    for (size_t j = 0; j < cutoff; j++) {
+        if (fc->inject[j]) continue;
+        fc->send[m] = commands[j];
+        fc->send_of[m++] = j;
+    }
+    if (m > 0) {
+        int rc = ws_pipeline(fc->inner, NULL, m, fc->send, fc->inner_replies);
+        if (rc != 0) {
+            /* A real failure underneath: report it as it is. */
+            if (fc->inner->fbuf && fc->inner->bufcap >= m && rc != WS_EDEAD)
+                for (size_t s = 0; s < m; s++) fates[fc->send_of[s]] = fc->inner->fbuf[s];
+            return wsi_conn_fail(c, rc, 1, "%s", fc->inner->errstr);
+        }
+        c->stats.commands_sent += m;
+    }
+
+    /* The replies, in the caller's order, with MULTI followed through them. */
+    size_t s = 0;
+    for (size_t j = 0; j < cutoff; j++) {
+        const fr_reply *r = fc->inject[j] ? NULL : fc->inner_replies[s++];
+        if ((crash || lose) && r) {
+            fr_reply *copy = wsi_arena_alloc(&fc->arena, sizeof *copy);
+            if (!copy || copy_reply(fc, copy, r)) r = NULL;
+            else r = copy;
+        }
+        replies[j] = r || fc->inject[j] ? track(fc, &commands[j], r, fc->inject[j]) : NULL;
+        if (!replies[j] && !(crash || lose))
+            return wsi_conn_fail(c, WS_ENOMEM, 1, "out of memory building replies");
+        fates[j] = fc->inject[j] ? WS_FATE_INJECTED
+                   : (crash || lose) ? WS_FATE_LOST
+                                     : WS_FATE_REPLIED;
+    }
+    if (crash || lose) {
+        /* The consumer's socket dies with it. */
+        ws_conn_close(fc->inner);
+        fc->inner = NULL;
+        if (crash) {
+            snprintf(c->note, sizeof c->note, "crash after %zu of %zu commands", cutoff, n);
+            return wsi_conn_fail(c, WS_ECRASHED, 1,
+                                 "injected: consumer crashed in round trip %llu after %zu "
+                                 "of %zu commands",
+                                 (unsigned long long)rt, cutoff, n);
+        }
+        snprintf(c->note, sizeof c->note, "replies of %zu commands lost", n);
+        return wsi_conn_fail(c, WS_ELOST, 1,
+                             "injected: connection dropped in round trip %llu, %zu replies "
+                             "lost",
+                             (unsigned long long)rt, n);
+    }
+    c->stats.replies_received += m;
+    return 0;
+}
+
+static void fault_close(ws_conn *c)
+{
+    fault_conn *fc = (fault_conn *)c;
+    ws_conn_close(fc->inner);
+    for (size_t i = 0; i < fc->nfaults; i++) {
+        free(fc->faults[i].name);
+        free(fc->faults[i].error);
+    }
+    free(fc->faults);
+    for (size_t i = 0; i < fc->nnames; i++) free(fc->names[i].name);
+    free(fc->names);
+    clear_pending(fc);
+    free(fc->pending);
+    wsi_arena_free(&fc->arena);
+    free(fc->occ);
+    free(fc->inject);
+    free(fc->send);
+    free(fc->send_of);
+    free(fc->inner_replies);
+    free(fc);
+}
+
+static const wsi_conn_ops fault_ops = {fault_pipeline, fault_close};
+
+ws_conn *ws_conn_faulty(ws_conn *inner)
+{
+    if (!inner) return NULL;
+    fault_conn *fc = calloc(1, sizeof *fc);
+    if (!fc) {
+        ws_conn_close(inner);
+        return NULL;
+    }
+    wsi_conn_init(&fc->base, &fault_ops, inner->label);
+    fc->base.faulty = 1;
+    fc->inner = inner;
+    if (inner->dead) {
+        fc->base.err = inner->err;
+        memcpy(fc->base.errstr, inner->errstr, sizeof fc->base.errstr);
+        fc->base.dead = 1;
+    }
+    return &fc->base;
+}
+
+/* ----- Arming ------------------------------------------------------------------------ */
+
+int ws_fault_arm(ws_conn *c, const ws_fault *f)
+{
+    if (!c || !c->faulty || !f) return WS_EINVAL;
+    fault_conn *fc = (fault_conn *)c;
+    if (f->kind < WS_FAULT_CRASH_AFTER || f->kind > WS_FAULT_REFUSE) return WS_EINVAL;
+    if (f->name) {
+        if (!f->name[0] || f->nth == 0) return WS_EINVAL;
+    } else {
+        if (f->round_trip == 0) return WS_EINVAL;
+        if (f->command == 0 &&
+            (f->kind == WS_FAULT_ERROR || f->kind == WS_FAULT_CRASH_BEFORE))
+            return WS_EINVAL;
+    }
+    if (grow((void **)&fc->faults, &fc->capfaults, fc->nfaults + 1, sizeof *fc->faults))
+        return WS_ENOMEM;
+    armed a = {.f = *f};
+    a.error = dupstr(f->error ? f->error : DEFAULT_ERROR);
+    a.name = f->name ? dupstr(f->name) : NULL;
+    if (!a.error || (f->name && !a.name)) {
+        free(a.error);
+        free(a.name);
+        return WS_ENOMEM;
+    }
+    a.f.name = a.name;
+    a.f.error = a.error;
+    fc->faults[fc->nfaults++] = a;
+    return 0;
+}
+
+int ws_fault_crash_after(ws_conn *c, uint64_t round_trip, size_t k)
+{
+    ws_fault f = {.kind = WS_FAULT_CRASH_AFTER, .round_trip = round_trip, .command = k};
+    return ws_fault_arm(c, &f);
+}
+
+int ws_fault_error_nth(ws_conn *c, const char *name, uint64_t nth, const char *error)
+{
+    if (!name) return WS_EINVAL;
+    ws_fault f = {.kind = WS_FAULT_ERROR, .name = name, .nth = nth, .error = error};
+    return ws_fault_arm(c, &f);
+}
+
+void ws_fault_clear(ws_conn *c)
+{
+    if (!c || !c->faulty) return;
+    fault_conn *fc = (fault_conn *)c;
+    for (size_t i = 0; i < fc->nfaults; i++) {
+        free(fc->faults[i].name);
+        free(fc->faults[i].error);
+    }
+    fc->nfaults = 0;
+}
+
+uint64_t ws_fault_fired(const ws_conn *c)
+{
+    if (!c || !c->faulty) return 0;
+    return ((const fault_conn *)c)->fired;
+}
