@@ -72,10 +72,11 @@ fr_config fr_config_default(void);
 
 /* Makes a server; cfg may be NULL for the defaults.  Returns NULL when out of memory. */
 fr_server *fr_server_new(const fr_config *cfg);
+/* Frees the server and every client still connected to it (their pointers die too). */
 void fr_server_free(fr_server *server);
 
-/* The virtual clock, in Unix milliseconds.  Commands read it once when they start, as
- * Redis caches its clock per command, so a MULTI block sees one time per command. */
+/* The virtual clock, in Unix milliseconds.  A command reads it once when it starts, as
+ * Redis caches its clock per command; the commands EXEC runs all see EXEC's reading. */
 int64_t fr_clock_now(const fr_server *server);
 /* Sets the clock.  It may go backwards, which Redis's own clock can too; stream ids
  * generated afterwards still never go backwards. */
@@ -86,7 +87,7 @@ void fr_clock_advance(fr_server *server, int64_t ms);
  * must agree with a real server's clock, such as the differential tests. */
 void fr_clock_use_wall(fr_server *server, int on);
 
-/* Every database's keys, how many commands the server has executed, and the like. */
+/* How many commands the server has executed (see the fault hooks for what counts). */
 uint64_t fr_server_commands_executed(const fr_server *server);
 
 /* ----- Clients and commands -------------------------------------------------------- */
