@@ -1,6 +1,6 @@
 /* conn_fake.c -- the in-process backend: a round trip is one fr_pipeline call on the
  * connection's own fr_client.  The replies are the fake's own trees, handed out as they
- * are (no RESP bytes, no copies); they live until the client's next call, which is this
+ * are (parsed in place, no copies); they live until the client's next call, which is this
  * connection's next round trip.  Nothing here can fail once the client exists: the fake
  * answers out of memory with an error reply, as a server would. */
 #include <stdlib.h>
