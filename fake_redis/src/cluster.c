@@ -109,9 +109,48 @@ static void cluster_keyslot_command(fr_client *c)
     fri_reply_ll(c, fri_key_slot(c->argv[2].ptr, c->argv[2].len));
 }
 
+/* Every other CLUSTER subcommand of Redis 7.0 (with its arity, so CLUSTER INFO x gets
+ * Redis's arity error): a standalone server refuses them all as Redis does; with cluster
+ * emulation they say plainly that the fake does not emulate them (their real answers are
+ * node ids, addresses and epochs that a fake could only invent). */
+static void cluster_other_command(fr_client *c)
+{
+    if (!c->srv->cluster_enabled) {
+        fri_reply_error(c, "ERR This instance has cluster support disabled");
+        return;
+    }
+    fri_reply_errorf(c, "ERR CLUSTER %s is not emulated by the fake (only CLUSTER KEYSLOT is)",
+                     c->cmd->name + strlen("cluster|"));
+}
+
 static const fri_command cluster_subcommands[] = {
-    {"cluster|keyslot", cluster_keyslot_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL,
-     NULL},
+    {"cluster|keyslot", cluster_keyslot_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|addslots", cluster_other_command, -3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|addslotsrange", cluster_other_command, -4, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|bumpepoch", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|count-failure-reports", cluster_other_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|countkeysinslot", cluster_other_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|delslots", cluster_other_command, -3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|delslotsrange", cluster_other_command, -4, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|failover", cluster_other_command, -2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|flushslots", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|forget", cluster_other_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|getkeysinslot", cluster_other_command, 4, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|help", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|info", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|links", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|meet", cluster_other_command, -4, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|myid", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|nodes", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|replicas", cluster_other_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|replicate", cluster_other_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|reset", cluster_other_command, -2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|saveconfig", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|set-config-epoch", cluster_other_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|setslot", cluster_other_command, -4, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|shards", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|slaves", cluster_other_command, 3, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
+    {"cluster|slots", cluster_other_command, 2, FRI_CMD_STALE, "cluster", 0, 0, 0, NULL, NULL},
     {0},
 };
 
