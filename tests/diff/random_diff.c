@@ -2800,9 +2800,6 @@ static int final_check(runner *r, const options_t *o, uint64_t seed, long *passe
         char dbs[16];
         snprintf(dbs, sizeof dbs, "%d", db);
         if (!o->cluster) CHECK(CMP_EXACT, PROBE_NONE, -1, 0, "SELECT", dbs);
-        CHECK(CMP_EXACT, PROBE_NONE, -1, 0, "DBSIZE");
-        CHECK(CMP_SORTED, PROBE_NONE, -1, 0, "KEYS", "*");
-        /* The keys, from the real server, in byte order. */
         if (!o->cluster) {
             char *sel[] = {"SELECT", dbs};
             if (probe_call(r, 2, sel, NULL) != 0) {
@@ -2811,6 +2808,17 @@ static int final_check(runner *r, const options_t *o, uint64_t seed, long *passe
             }
             r->probe_db = db;
         }
+        /* Redis counts an expired key in DBSIZE until something deletes it (the fake counts
+         * live keys only, a documented difference): a full SCAN on the real side, which
+         * deletes every expired key it visits, makes the count comparable. */
+        char *scan[] = {"SCAN", "0", "COUNT", "1000000"};
+        if (probe_call(r, 4, scan, NULL) != 0) {
+            res = -1;
+            goto done;
+        }
+        CHECK(CMP_EXACT, PROBE_NONE, -1, 0, "DBSIZE");
+        CHECK(CMP_SORTED, PROBE_NONE, -1, 0, "KEYS", "*");
+        /* The keys, from the real server, in byte order. */
         char *kv[] = {"KEYS", "*"};
         if (probe_call(r, 2, kv, NULL) != 0) {
             res = -1;
