@@ -218,16 +218,9 @@ invalid:
  * WRONGTYPE. */
 static fri_obj *get_generic(fr_client *c, int *err)
 {
-    fri_obj *o = fri_lookup_read(c, &c->argv[1]);
-
-    *err = 0;
+    fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_STRING, 0, err);
     if (o == NULL) {
-        fri_reply_nil(c);
-        return NULL;
-    }
-    if (o->type != FRI_STRING) {
-        fri_reply_error(c, FRI_ERR_WRONGTYPE);
-        *err = 1;
+        if (!*err) fri_reply_nil(c);
         return NULL;
     }
     fri_reply_bulk_str(c, o->ptr);
@@ -344,14 +337,8 @@ static void psetexCommand(fr_client *c)
 /* GET key: the value, nil when missing, WRONGTYPE for other types. */
 static void getCommand(fr_client *c)
 {
-    fri_obj *o = fri_lookup_read(c, &c->argv[1]);
-
-    if (o == NULL)
-        fri_reply_nil(c);
-    else if (o->type != FRI_STRING)
-        fri_reply_error(c, FRI_ERR_WRONGTYPE);
-    else
-        fri_reply_bulk_str(c, o->ptr);
+    int err;
+    (void)get_generic(c, &err);
 }
 
 /* GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST]: the value, and sets or clears the TTL.
@@ -496,13 +483,10 @@ static void getrangeCommand(fr_client *c)
     if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) != 0) return;
     if (fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) != 0) return;
 
-    o = fri_lookup_read(c, &c->argv[1]);
+    int wrongtype;
+    o = fri_lookup_typed(c, &c->argv[1], FRI_STRING, 0, &wrongtype);
     if (o == NULL) {
-        fri_reply_bulk(c, "", 0);
-        return;
-    }
-    if (o->type != FRI_STRING) {
-        fri_reply_error(c, FRI_ERR_WRONGTYPE);
+        if (!wrongtype) fri_reply_bulk(c, "", 0);
         return;
     }
     s = o->ptr;
@@ -611,18 +595,15 @@ static void msetnxCommand(fr_client *c)
 static void incr_decr(fr_client *c, long long incr)
 {
     const fri_arg *key = &c->argv[1];
-    fri_obj *o = fri_lookup_write(c, key);
+    int wrongtype;
+    fri_obj *o = fri_lookup_typed(c, key, FRI_STRING, 1, &wrongtype);
     long long value = 0;
     char reply[1 + LL_STR_CAP + 2];
     size_t n;
 
+    if (wrongtype) return;
     if (o != NULL) {
-        const fri_str *s;
-        if (o->type != FRI_STRING) {
-            fri_reply_error(c, FRI_ERR_WRONGTYPE);
-            return;
-        }
-        s = o->ptr;
+        const fri_str *s = o->ptr;
         if (!fri_string2ll(s->buf, s->len, &value)) {
             fri_reply_error(c, FRI_ERR_NOTINT);
             return;
@@ -694,18 +675,15 @@ static void decrbyCommand(fr_client *c)
 static void incrbyfloatCommand(fr_client *c)
 {
     const fri_arg *key = &c->argv[1];
-    fri_obj *o = fri_lookup_write(c, key);
+    int wrongtype;
+    fri_obj *o = fri_lookup_typed(c, key, FRI_STRING, 1, &wrongtype);
     long double value = 0, incr;
     char buf[LD_STR_CAP];
     size_t n;
 
+    if (wrongtype) return;
     if (o != NULL) {
-        const fri_str *s;
-        if (o->type != FRI_STRING) {
-            fri_reply_error(c, FRI_ERR_WRONGTYPE);
-            return;
-        }
-        s = o->ptr;
+        const fri_str *s = o->ptr;
         if (!fri_string2ld(s->buf, s->len, &value)) {
             fri_reply_error(c, FRI_ERR_NOTFLOAT);
             return;
@@ -783,14 +761,13 @@ static void appendCommand(fr_client *c)
 /* STRLEN key: 0 when missing. */
 static void strlenCommand(fr_client *c)
 {
-    fri_obj *o = fri_lookup_read(c, &c->argv[1]);
+    int wrongtype;
+    fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_STRING, 0, &wrongtype);
 
-    if (o == NULL)
-        fri_reply_ll(c, 0);
-    else if (o->type != FRI_STRING)
-        fri_reply_error(c, FRI_ERR_WRONGTYPE);
-    else
+    if (o != NULL)
         fri_reply_ll(c, (long long)((const fri_str *)o->ptr)->len);
+    else if (!wrongtype)
+        fri_reply_ll(c, 0);
 }
 
 /* ----- LCS ----------------------------------------------------------------------------- */
