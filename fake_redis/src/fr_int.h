@@ -231,7 +231,6 @@ struct fr_server {
     fr_message *published;
     size_t published_len, published_cap;
 
-    int64_t last_stream_ms;  /* for stream id generation (part 2) */
 };
 
 /* The server's seeded generator: uniform 64-bit values. */
