@@ -44,7 +44,9 @@ extern "C" {
     X(ECRASHED, -7, "the consumer crashed (injected)")                                     \
     X(ELOST, -8, "the connection dropped and the replies were lost (injected)")            \
     X(EREFUSED, -9, "the connection refused to send (injected)")                           \
-    X(EDEAD, -10, "the connection is dead")
+    X(EDEAD, -10, "the connection is dead")                                               \
+    X(ESTALE, -11, "the delivery settled already: its handle is stale")                   \
+    X(ESTATE, -12, "not allowed in the subscription's present state")
 
 typedef enum ws_errno {
     WS_OK = 0,

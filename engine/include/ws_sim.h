@@ -1,0 +1,310 @@
+/* ws_sim.h -- libwsim's consumer model: one simulated consumer of ../shared/SEMANTICS.md,
+ * driven step by step against the in-process fake or a real server.
+ *
+ * A ws_sim is one world: a server (the fake, made and owned by the simulation, or a real
+ * one reached by URL), one virtual clock, one seed, an admin connection for setup and
+ * checks, and one consumer process.  The process has two connections, as the framework
+ * has: the "reader" (reads, sweeps) and the "window" (the pool: pool commands, flushes,
+ * settles, retry copies), both behind the fault layer of ws_conn.h, and any number of
+ * subscriptions (ws_sub), each with its own window.
+ *
+ * The caller drives everything: a read hands out deliveries (ws_delivery); for each, any
+ * number of actions (queue into the segment, run through the pool, publish, bind) and
+ * then an outcome (ack, drop, retry, retry_after) or abandonment, in any order across
+ * deliveries.  Flushes happen when SEMANTICS.md §3 says, inside the call that triggers
+ * them.  A crash (ws_sim_crash, or an armed fault firing) drops the process's whole
+ * memory; ws_sim_restart makes a fresh one whose subscriptions recover through the
+ * configured paths.  Every round trip is recorded in the trace (ws_sim_trace_text) with
+ * what caused it and which delivery each command came from; ws_sim_check evaluates the
+ * invariants of §8 against the server's final state and the trace.
+ *
+ * Errors: functions return 0 or a negative WS_E* code (ws_conn.h's table); the
+ * simulation keeps the last refusal's message (ws_sim_errstr), one sentence naming the
+ * delivery.  Nothing here is thread safe, nothing reads the wall clock on the fake.
+ */
+#ifndef WS_SIM_H
+#define WS_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fakeredis.h"
+#include "ws_conn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ws_sim ws_sim;
+typedef struct ws_sub ws_sub;
+typedef struct ws_delivery ws_delivery;
+
+/* ----- The world ---------------------------------------------------------------------- */
+
+typedef struct ws_sim_config {
+    const char *backend; /* NULL or "fake": a new in-process fake owned by the simulation;
+                            "redis://host:port" or "unix:///path": a real server */
+    uint64_t seed;       /* drives consumer names, salts and the fake's randomness */
+    int64_t start_ms;    /* the fake's clock at the start (0: 1,700,000,000,000); a real
+                            server's clock is its own (the wall clock) */
+    int cluster;         /* fake only: answer as a one-node Redis Cluster (CROSSSLOT) */
+    int timeout_ms;      /* real server: bound on every wait (0: 10 s) */
+} ws_sim_config;
+
+/* Makes a simulation and starts its consumer process (no subscriptions yet).  Returns
+ * NULL only when out of memory; a real server that cannot be reached gives a simulation
+ * whose ws_sim_err() is WS_ECONNECT, and whose calls all fail. */
+ws_sim *ws_sim_new(const ws_sim_config *cfg);
+void ws_sim_free(ws_sim *sim);
+
+/* The last failure's code and message (one sentence; "" when none). */
+int ws_sim_err(const ws_sim *sim);
+const char *ws_sim_errstr(const ws_sim *sim);
+
+/* The fake the simulation runs on, or NULL on a real server. */
+fr_server *ws_sim_fake(ws_sim *sim);
+/* Non-zero when running on a real server. */
+int ws_sim_is_real(const ws_sim *sim);
+
+/* The clock, in Unix ms: the fake's virtual clock; on a real server the simulation's own
+ * reading of the wall clock, moved only by ws_sim_advance (which really waits). */
+int64_t ws_sim_now(const ws_sim *sim);
+/* Moves the clock by ms (>= 0) and then fires the consumer's due timers (retry copies
+ * published through the pool, §2.1), in deadline order.  On a real server it sleeps ms.
+ * Returns 0 or the first failure of a timer's round trip. */
+int ws_sim_advance(ws_sim *sim, int64_t ms);
+
+/* Runs one command on the admin connection (setup and checks; not the consumer's), cause
+ * "setup" in the trace.  *reply (if not NULL) is valid until the next admin call.  An
+ * error reply is not a failure. */
+int ws_sim_command(ws_sim *sim, int argc, const char *const *argv, const size_t *argvlen,
+                   const fr_reply **reply);
+/* The same with a redis-cli style line ("SET k \"a b\""). */
+int ws_sim_command_line(ws_sim *sim, const char *line, const fr_reply **reply);
+
+/* One header of an entry or a publish. */
+typedef struct ws_header {
+    const char *name;
+    const char *value;
+    size_t value_len; /* 0 with value != NULL: strlen(value) */
+} ws_header;
+
+/* Produces one entry the way the framework's producer does, on the admin connection
+ * (cause "produce"): a stream gets `XADD <key> * _payload <payload> h:<name> <value>...`,
+ * a list `LPUSH <key> <frame>`, a channel `PUBLISH <key> <frame>` (a frame is the payload
+ * alone when there are no headers, else the encoding of docs/engine.md).  The simulation
+ * remembers what it produced: ws_sim_check accounts for every produced entry.  *id (may
+ * be NULL) gets the stream id or the frame (heap, free() it). */
+int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
+                   size_t payload_len, const ws_header *headers, size_t nheaders,
+                   char **id);
+
+/* ----- The consumer process ------------------------------------------------------------ */
+
+/* Kills the consumer process now, between two commands: its window, slots, segments,
+ * timers and delayed copies are gone; the server keeps what it applied.  Every handle of
+ * the process becomes stale.  An armed fault that fires (ws_conn.h: crash, lost replies)
+ * does the same.  Returns 0 (WS_EDEAD if it was dead already). */
+int ws_sim_crash(ws_sim *sim);
+/* Non-zero while the process is dead (crashed and not restarted). */
+int ws_sim_dead(const ws_sim *sim);
+/* Starts a fresh process: new connections, and every subscription made so far started
+ * again with an empty window (a generated consumer name is drawn again).  Recovery is
+ * what the subscriptions' reads do: reclaim reads, list orphan sweeps, delay-queue sweeps.
+ * Returns 0. */
+int ws_sim_restart(ws_sim *sim);
+/* How many times the process was started (1 after ws_sim_new). */
+unsigned ws_sim_incarnation(const ws_sim *sim);
+
+/* The process's connections, to arm faults on (ws_fault_arm): they are ws_conn_faulty
+ * connections, labelled "reader" and "window", and change at every restart. */
+ws_conn *ws_sim_reader(ws_sim *sim);
+ws_conn *ws_sim_window(ws_sim *sim);
+
+/* ----- Subscriptions --------------------------------------------------------------------- */
+
+typedef enum ws_form {
+    WS_FORM_STREAM = 1,   /* a stream with a consumer group (§2.1) */
+    WS_FORM_RELIABLE_LIST,/* LMOVE into a processing list (§2.2) */
+    WS_FORM_PLAIN_LIST,   /* RPOP (§2.3) */
+    WS_FORM_CHANNEL,      /* Pub/Sub (§2.3) */
+} ws_form;
+
+typedef enum ws_mode {
+    WS_MODE_DIRECT = 1, /* no window: every write and settle on its own (§7) */
+    WS_MODE_WINDOW,     /* .pipeline() */
+    WS_MODE_ATOMIC,     /* .pipeline().atomic() */
+} ws_mode;
+
+/* Where publishes go (the reply output and bound outputs). */
+typedef struct ws_out {
+    ws_form form;    /* WS_FORM_STREAM (XADD), a list form (LPUSH), WS_FORM_CHANNEL */
+    const char *key; /* stream, list or channel */
+} ws_out;
+
+typedef struct ws_sub_config {
+    ws_form form;
+    ws_mode mode;
+    const char *key;        /* stream, list or channel (or pattern with `pattern`) */
+    const char *group;      /* stream: the consumer group (must exist: XGROUP CREATE) */
+    const char *consumer;   /* stream: the consumer name; NULL: "wsim-" + 8 hex digits
+                               drawn from the seed, drawn again at each restart */
+    int reclaim;            /* stream: a reclaim subscription (XAUTOCLAIM), not `>` */
+    int64_t min_idle_ms;    /* reclaim: XAUTOCLAIM's min-idle-time; reliable list: the
+                               orphan sweep's age */
+    size_t count;           /* COUNT per read (0: 64) */
+    size_t batch;           /* batch handler: the batch size (0: one delivery a slot) */
+    int64_t block_ms;       /* BLOCK of XREADGROUP, BLMOVE/BRPOP's timeout (in ms,
+                               sent in seconds for lists; 0: none / 0) */
+    const char *delay_queue;/* stream: a sorted set for retry_after, or NULL */
+    int64_t delay_ttl_ms;   /* delay queue: PEXPIRE after each ZADD (0: none) */
+    const char *processing; /* reliable list: processing list (NULL: <key>.processing) */
+    const char *recovery;   /* reliable list: the recovery sorted set, or NULL */
+    int pattern;            /* channel: PSUBSCRIBE instead of SUBSCRIBE */
+    const char *name;       /* the name in reports (NULL: the key) */
+    ws_out reply;           /* where ws_reply publishes (key NULL: no reply output) */
+    int reply_in_round;     /* the InRound transform on the reply */
+} ws_sub_config;
+
+/* Adds a subscription to the process (strings are copied).  Stream, list and channel
+ * forms with every mode.  Channel subscriptions SUBSCRIBE on the reader at once.  NULL on
+ * a malformed config (ws_sim_errstr says why) or out of memory. */
+ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg);
+/* The subscription's name (reports, the trace). */
+const char *ws_sub_name(const ws_sub *sub);
+/* The consumer name it reads as in this incarnation (streams), else "". */
+const char *ws_sub_consumer(const ws_sub *sub);
+
+/* A failure report (§5): the subscription, the failed flush's command count (segment
+ * replies), settle count (retry writes and settles), failed count and first error. */
+typedef struct ws_report {
+    const char *subscription;
+    size_t commands;
+    size_t settles;
+    size_t failed;
+    const char *first_error; /* without the leading '-' */
+    uint64_t flush;          /* which flush of the subscription failed (1-based) */
+} ws_report;
+
+/* What one ws_read gave: either the report that waited (then nothing was read) or a
+ * read's deliveries. */
+typedef struct ws_read_result {
+    int is_report;       /* the next item of the delivery stream was a report */
+    ws_report report;    /* valid until the next ws_read of this subscription */
+    uint64_t read;       /* the read's number in this subscription (1-based) */
+    size_t n;            /* deliveries handed out */
+} ws_read_result;
+
+/* The next items of the delivery stream: if a failure report waits, it is handed out
+ * (once) and nothing is read; else the sweeps run (delay queue, list orphans) and one read
+ * is made, and its deliveries become outstanding.  WS_ECRASHED when the read crashed the
+ * process (the subscription then has nothing), WS_EDEAD when it is dead, WS_ESTATE when
+ * the subscription stopped. */
+int ws_read(ws_sub *sub, ws_read_result *out);
+/* Delivery i (0-based) of the subscription's latest read, or NULL. */
+ws_delivery *ws_read_delivery(ws_sub *sub, size_t i);
+/* The outstanding delivery of the current incarnation whose id is id (stream id, list
+ * value, channel message), the most recent if several; NULL if none. */
+ws_delivery *ws_find(ws_sub *sub, const char *id);
+
+/* Stops the subscription: whatever its window owes is flushed; later reads and settles
+ * are refused (WS_ESTATE).  Returns 0 or the flush's failure. */
+int ws_stop(ws_sub *sub);
+
+/* ----- Deliveries -------------------------------------------------------------------------- */
+
+/* Its id: the stream entry id, the list value, or the channel message. */
+const char *ws_delivery_id(const ws_delivery *d);
+/* The payload (`_payload`, or the whole value/message) and one header (NULL if absent). */
+const char *ws_delivery_payload(const ws_delivery *d, size_t *len);
+const char *ws_delivery_header(const ws_delivery *d, const char *name, size_t *len);
+/* The framework's retry counter (x-ruststream-retry-count; 0 when missing). */
+long long ws_delivery_retries(const ws_delivery *d);
+/* Reclaim reads: the delivery count XPENDING gave; otherwise 1. */
+long long ws_delivery_count(const ws_delivery *d);
+/* Its slot and the slot's generation in the window. */
+unsigned ws_delivery_slot(const ws_delivery *d);
+unsigned ws_delivery_generation(const ws_delivery *d);
+/* Non-zero once it settled or was abandoned (its handle is then stale). */
+int ws_delivery_done(const ws_delivery *d);
+
+/* Queues a command into the delivery's segment (the batch's, for a batch handler); the
+ * segment is made at the first one.  Direct mode has no window: the command runs at once
+ * through the pool (cause "direct write").  Refusals: WS_ESTALE (the delivery settled:
+ * a stale handle joins no later delivery), WS_EDEAD, WS_EINVAL. */
+int ws_queue(ws_delivery *d, int argc, const char *const *argv, const size_t *argvlen);
+int ws_queue_line(ws_delivery *d, const char *line);
+/* Runs a command through the pool at once (window connection, cause "pool") and gives
+ * its reply (valid until the next call on the window connection).  Never discarded,
+ * never inside MULTI.  d may be NULL for a command outside any handler. */
+int ws_pool(ws_sim *sim, ws_delivery *d, int argc, const char *const *argv,
+            const size_t *argvlen, const fr_reply **reply);
+int ws_pool_line(ws_sim *sim, ws_delivery *d, const char *line, const fr_reply **reply);
+
+/* Publishes through out (§6): if this delivery bound out, or it is the reply output with
+ * InRound, the publish joins the segment; otherwise it is sent at once through the pool. */
+int ws_publish(ws_delivery *d, const ws_out *out, const char *payload, size_t len,
+               const ws_header *headers, size_t nheaders);
+/* Publishes the handler's reply on the subscription's reply output. */
+int ws_reply(ws_delivery *d, const char *payload, size_t len);
+/* bind(out): later publishes of this delivery through out join its segment. */
+int ws_bind(ws_delivery *d, const ws_out *out);
+
+typedef enum ws_outcome {
+    WS_ACK = 1,
+    WS_DROP,
+    WS_RETRY,
+    WS_RETRY_AFTER,
+    WS_ABANDON, /* no outcome: the handler died (ws_abandon) */
+} ws_outcome;
+
+/* Settles the delivery with an outcome (delay_ms for WS_RETRY_AFTER), and flushes if the
+ * window says so.  Returns 0 even when the flush had error replies (they become a
+ * report); WS_ESTALE for a second settle; WS_ECRASHED if a fault killed the process
+ * during the flush; WS_EDEAD when dead. */
+int ws_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
+/* Abandons it (no outcome): the segment goes, nothing is owed, the entry stays pending. */
+int ws_abandon(ws_delivery *d);
+
+/* ----- The trace --------------------------------------------------------------------------- */
+
+/* The whole trace so far as text (heap, free() it): one block per round trip of every
+ * connection, in order, with the cause and, per command, its reply, its fate and the
+ * delivery it came from; crashes and restarts as lines of their own.  Deterministic: the
+ * same inputs give the same bytes on the fake.  NULL when out of memory. */
+char *ws_sim_trace_text(const ws_sim *sim, size_t *len);
+/* The flush diagrams (every flush of every subscription), in the spirit of the seed page
+ * "Window": per flush its round trips, each command with the delivery it came from and
+ * that delivery's outcome.  Heap, free() it. */
+char *ws_sim_diagram(const ws_sim *sim, size_t *len);
+/* FNV-1a 64 of ws_sim_trace_text: two runs agree iff their traces are byte-identical. */
+uint64_t ws_sim_trace_hash(const ws_sim *sim);
+/* Round trips made by the consumer process(es) so far: in total, on reads (and sweeps),
+ * on flushes, and through the pool (pool commands, direct writes, timers). */
+typedef struct ws_sim_counts {
+    uint64_t round_trips, read_round_trips, flush_round_trips, pool_round_trips;
+    uint64_t reads, deliveries, flushes, reports;
+} ws_sim_counts;
+ws_sim_counts ws_sim_get_counts(const ws_sim *sim);
+
+/* ----- Checks ----------------------------------------------------------------------------- */
+
+/* One broken invariant: which, the entry it concerns, and a sentence. */
+typedef struct ws_violation {
+    const char *invariant; /* "lost", "leaked", "split", "doubled" */
+    const char *entry;     /* the produced entry's id */
+    const char *sentence;  /* one sentence naming the entry, the command, the crash point */
+} ws_violation;
+
+/* Evaluates §8's invariants on the server's present state and the trace: no produced
+ * entry lost; no dropped or retried delivery's queued command applied; atomic segments
+ * all or nothing; every effect applied twice named.  Fills *out (valid until the next
+ * check or ws_sim_free) and *n.  Returns 0 (the check ran; *n may be > 0) or a failure to
+ * read the server. */
+int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WS_SIM_H */

@@ -1,0 +1,408 @@
+/* check.c -- the invariants of SEMANTICS.md §8, evaluated on the server's present state
+ * (read through the admin connection) and the deliveries' ledger (what each queued
+ * command did, from the trace):
+ *
+ *   lost     a produced entry is neither settled (acked with its effects applied, or
+ *            dropped) nor pending, unread, on a list or scheduled in the delay queue;
+ *   leaked   a dropped, retried or abandoned delivery's queued command took effect;
+ *   split    an atomic segment's effects and its XACK did not take effect together;
+ *   doubled  an entry's effects were applied by two deliveries (direct mode and the
+ *            plain window after a crash between a write and its ack).
+ *
+ * Each violation is one sentence naming the entry, the command and the crash point.
+ * Plain lists and channels settle nothing, so "lost" is not checked for them (they are
+ * at most once by design); the other three are. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+typedef struct strset {
+    char **s;
+    size_t *len;
+    size_t n;
+} strset;
+
+static void set_add(strset *set, const char *p, size_t len)
+{
+    set->s = wsi_xrealloc(set->s, (set->n + 1) * sizeof *set->s);
+    set->len = wsi_xrealloc(set->len, (set->n + 1) * sizeof *set->len);
+    set->s[set->n] = wsi_xmemdup(p, len);
+    set->len[set->n] = len;
+    set->n++;
+}
+
+static int set_has(const strset *set, const char *p, size_t len)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (set->len[i] == len && memcmp(set->s[i], p, len) == 0) return 1;
+    return 0;
+}
+
+static void set_free(strset *set)
+{
+    for (size_t i = 0; i < set->n; i++) free(set->s[i]);
+    free(set->s);
+    free(set->len);
+    memset(set, 0, sizeof *set);
+}
+
+static void violation(ws_sim *sim, const char *inv, const char *entry, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void violation(ws_sim *sim, const char *inv, const char *entry, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    sim->viol = wsi_xrealloc(sim->viol, (sim->nviol + 1) * sizeof *sim->viol);
+    sim->viol_text = wsi_xrealloc(sim->viol_text, (sim->nviol + 1) * 3 * sizeof(char *));
+    char **keep = &sim->viol_text[sim->nviol * 3];
+    keep[0] = wsi_xstrdup(inv);
+    keep[1] = wsi_xstrdup(entry);
+    keep[2] = wsi_xstrdup(buf);
+    /* the pointers in viol may move with the realloc above: rebuild them all */
+    sim->nviol++;
+    for (size_t i = 0; i < sim->nviol; i++)
+        sim->viol[i] = (ws_violation){sim->viol_text[i * 3], sim->viol_text[i * 3 + 1],
+                                      sim->viol_text[i * 3 + 2]};
+}
+
+static int applied(int fate) { return fate == WS_FATE_REPLIED || fate == WS_FATE_LOST; }
+
+/* The first queued or direct command of d that took effect (no error), or NULL. */
+static const wsi_effect *first_applied(const ws_delivery *d)
+{
+    for (size_t i = 0; i < d->neffects; i++)
+        if (applied(d->effects[i].fate) && !d->effects[i].error) return &d->effects[i];
+    return NULL;
+}
+
+static char *cmd_text(const wsi_cmd *c)
+{
+    wsi_text t = {0};
+    wsi_text_cmd(&t, c);
+    return t.p;
+}
+
+/* Runs one admin command; the reply lives until the next admin call. */
+static const fr_reply *admin(ws_sim *sim, wsi_cmdb *b)
+{
+    wsi_cmd *c = wsi_cmdb_done(b);
+    const fr_reply *r = NULL;
+    int rc = ws_sim_command(sim, c->argc, (const char *const *)c->argv, c->argvlen, &r);
+    wsi_cmd_free(c);
+    return rc ? NULL : r;
+}
+
+/* ----- What the server still holds for a key --------------------------------------------- */
+
+typedef struct holding {
+    strset pending;   /* stream: ids pending in the group */
+    strset unread;    /* stream: ids after the group's last-delivered id */
+    strset scheduled; /* stream: original ids held by delay-queue members */
+    strset listed;    /* reliable list: values on the main or processing list */
+} holding;
+
+static void holding_free(holding *h)
+{
+    set_free(&h->pending);
+    set_free(&h->unread);
+    set_free(&h->scheduled);
+    set_free(&h->listed);
+}
+
+static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
+{
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "XPENDING");
+    wsi_cmdb_adds(&b, s->key);
+    wsi_cmdb_adds(&b, s->group);
+    wsi_cmdb_adds(&b, "-");
+    wsi_cmdb_adds(&b, "+");
+    wsi_cmdb_adds(&b, "1000000");
+    const fr_reply *r = admin(sim, &b);
+    if (!r) return sim->err;
+    if (r->type == FR_REPLY_ARRAY)
+        for (size_t i = 0; i < r->count; i++)
+            if (r->elements[i].type == FR_REPLY_ARRAY && r->elements[i].count >= 1)
+                set_add(&h->pending, r->elements[i].elements[0].str,
+                        r->elements[i].elements[0].len);
+    /* unread entries: after the group's last-delivered id */
+    wsi_cmdb_adds(&b, "XINFO");
+    wsi_cmdb_adds(&b, "GROUPS");
+    wsi_cmdb_adds(&b, s->key);
+    r = admin(sim, &b);
+    if (!r) return sim->err;
+    char last[64] = "";
+    if (r->type == FR_REPLY_ARRAY)
+        for (size_t i = 0; i < r->count; i++) {
+            const fr_reply *g = &r->elements[i];
+            if (g->type != FR_REPLY_ARRAY) continue;
+            int mine = 0;
+            for (size_t k = 0; k + 1 < g->count; k += 2) {
+                if (strcmp(g->elements[k].str, "name") == 0 &&
+                    strcmp(g->elements[k + 1].str, s->group) == 0)
+                    mine = 1;
+                if (mine && strcmp(g->elements[k].str, "last-delivered-id") == 0)
+                    snprintf(last, sizeof last, "(%s", g->elements[k + 1].str);
+            }
+        }
+    if (*last) {
+        wsi_cmdb_adds(&b, "XRANGE");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_adds(&b, last);
+        wsi_cmdb_adds(&b, "+");
+        r = admin(sim, &b);
+        if (!r) return sim->err;
+        if (r->type == FR_REPLY_ARRAY)
+            for (size_t i = 0; i < r->count; i++) {
+                const fr_reply *e = &r->elements[i];
+                if (e->type != FR_REPLY_ARRAY || e->count < 2) continue;
+                /* keep the payload: an unread copy is told by it */
+                const fr_reply *f = &e->elements[1];
+                set_add(&h->unread, e->elements[0].str, e->elements[0].len);
+                for (size_t k = 0; f->type == FR_REPLY_ARRAY && k + 1 < f->count; k += 2)
+                    if (strcmp(f->elements[k].str, "_payload") == 0)
+                        set_add(&h->unread, f->elements[k + 1].str, f->elements[k + 1].len);
+            }
+    }
+    if (s->delay_queue) {
+        wsi_cmdb_adds(&b, "ZRANGE");
+        wsi_cmdb_adds(&b, s->delay_queue);
+        wsi_cmdb_adds(&b, "0");
+        wsi_cmdb_adds(&b, "-1");
+        r = admin(sim, &b);
+        if (!r) return sim->err;
+        for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
+            char **parts;
+            size_t *lens;
+            long n = wsi_dq_decode(r->elements[i].str, r->elements[i].len, &parts, &lens);
+            if (n < 1) continue;
+            set_add(&h->scheduled, parts[0], lens[0]);
+            for (long k = 1; k + 1 < n; k += 2)
+                if (lens[k] == 8 && memcmp(parts[k], "_payload", 8) == 0)
+                    set_add(&h->scheduled, parts[k + 1], lens[k + 1]);
+            wsi_strings_free(parts, lens, (size_t)n);
+        }
+    }
+    return 0;
+}
+
+static int read_list_holding(ws_sim *sim, const ws_sub *s, holding *h)
+{
+    const char *keys[2] = {s->key, s->processing};
+    for (int k = 0; k < 2; k++) {
+        wsi_cmdb b = {0};
+        wsi_cmdb_adds(&b, "LRANGE");
+        wsi_cmdb_adds(&b, keys[k]);
+        wsi_cmdb_adds(&b, "0");
+        wsi_cmdb_adds(&b, "-1");
+        const fr_reply *r = admin(sim, &b);
+        if (!r) return sim->err;
+        for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++)
+            set_add(&h->listed, r->elements[i].str, r->elements[i].len);
+    }
+    return 0;
+}
+
+/* ----- The invariants ------------------------------------------------------------------------ */
+
+static int same_source(const ws_sub *a, const ws_sub *b)
+{
+    if (strcmp(a->key, b->key) != 0 || a->cfg.form != b->cfg.form) return 0;
+    if (a->cfg.form == WS_FORM_STREAM) return strcmp(a->group, b->group) == 0;
+    return 1;
+}
+
+/* The deliveries of produced entry `root` (1-based) through subscriptions reading like s. */
+static size_t lineage(ws_sim *sim, const ws_sub *s, size_t root, ws_delivery ***out)
+{
+    size_t n = 0;
+    ws_delivery **v = NULL;
+    for (size_t i = 0; i < sim->ndl; i++) {
+        ws_delivery *d = sim->dl[i];
+        if (!same_source(d->sub, s) || wsi_root_of(sim, d) != root) continue;
+        v = wsi_xrealloc(v, (n + 1) * sizeof *v);
+        v[n++] = d;
+    }
+    *out = v;
+    return n;
+}
+
+static int timer_pending(const ws_sim *sim, ws_delivery *const *v, size_t n)
+{
+    for (size_t t = 0; t < sim->ntimers; t++)
+        for (size_t i = 0; i < n; i++)
+            if (sim->timers[t].d == v[i]) return 1;
+    return 0;
+}
+
+static const char *crash_of(const ws_sim *sim, const ws_delivery *d)
+{
+    unsigned inc = d->incarnation;
+    if (inc >= 1 && inc <= sim->ncrashes && sim->crashes[inc - 1]) return sim->crashes[inc - 1];
+    return "no crash";
+}
+
+static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h)
+{
+    wsi_produced *p = &sim->produced[root - 1];
+    ws_delivery **v;
+    size_t n = lineage(sim, s, root, &v);
+    int stream = s->cfg.form == WS_FORM_STREAM;
+
+    /* doubled: two deliveries of one entry whose effects took effect */
+    ws_delivery *firstd = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const wsi_effect *e = first_applied(v[i]);
+        if (!e) continue;
+        if (!firstd) {
+            firstd = v[i];
+            continue;
+        }
+        const wsi_effect *e0 = first_applied(firstd);
+        char *c0 = cmd_text(e0->cmd);
+        violation(sim, "doubled", p->id,
+                  "entry %s's effects were applied twice: `%s` by its delivery in read %llu "
+                  "(%s) and again by its redelivery as %s in read %llu (%s), after the "
+                  "crash at %s",
+                  p->id, c0, (unsigned long long)firstd->read, e0->where ? e0->where : "?",
+                  v[i]->id, (unsigned long long)v[i]->read, e->where ? e->where : "?",
+                  crash_of(sim, firstd));
+        free(c0);
+        break;
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        ws_delivery *d = v[i];
+        /* leaked: what a dropped, retried or abandoned delivery queued took effect */
+        int discarded = d->outcome != WS_ACK || d->seg_state == WSI_SEG_DROPPED;
+        if (discarded) {
+            for (size_t k = 0; k < d->neffects; k++) {
+                const wsi_effect *e = &d->effects[k];
+                if (e->kind != WSI_EFFECT_QUEUED || !applied(e->fate)) continue;
+                char *c = cmd_text(e->cmd);
+                violation(sim, "leaked", p->id,
+                          "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
+                          "(%s)",
+                          d->id, p->id,
+                          d->outcome == WS_DROP      ? "dropped"
+                          : d->outcome == WS_RETRY   ? "retried"
+                          : d->outcome == WS_RETRY_AFTER ? "retried later"
+                          : d->outcome == WS_ACK     ? "acked with its segment dropped"
+                                                     : "without an outcome",
+                          c, e->where ? e->where : "?");
+                free(c);
+                break;
+            }
+        }
+        /* split: an atomic segment whose effects and XACK parted */
+        if (d->sub->cfg.mode == WS_MODE_ATOMIC && d->seg_state == WSI_SEG_KEPT && d->flush &&
+            !d->batch) {
+            const wsi_effect *e = first_applied(d);
+            if (e && !d->settle_sent && !d->settle_failed) {
+                char *c = cmd_text(e->cmd);
+                violation(sim, "split", p->id,
+                          "entry %s's atomic segment was split: `%s` took effect (%s) but "
+                          "its XACK did not",
+                          p->id, c, e->where ? e->where : "?");
+                free(c);
+            } else if (!e && d->settle_sent && d->neffects) {
+                violation(sim, "split", p->id,
+                          "entry %s's atomic segment was split: its XACK took effect (%s) "
+                          "but none of its commands did",
+                          p->id, d->settle_where ? d->settle_where : "?");
+            }
+        }
+    }
+
+    /* lost: settled nowhere and held nowhere */
+    if (s->cfg.form == WS_FORM_STREAM || s->cfg.form == WS_FORM_RELIABLE_LIST) {
+        int held = 0, settled = 0;
+        for (size_t i = 0; i < n && !held; i++) {
+            ws_delivery *d = v[i];
+            if (stream) {
+                held = set_has(&h->pending, d->id, d->id_len) ||
+                       set_has(&h->scheduled, d->id, d->id_len);
+            } else {
+                held = set_has(&h->listed, d->id, d->id_len);
+            }
+        }
+        if (stream) {
+            held = held || set_has(&h->pending, p->id, p->id_len) ||
+                   set_has(&h->unread, p->id, p->id_len) ||
+                   set_has(&h->unread, p->payload, p->payload_len) ||
+                   set_has(&h->scheduled, p->payload, p->payload_len);
+        } else {
+            held = held || set_has(&h->listed, p->id, p->id_len);
+        }
+        if (!sim->dead) held = held || timer_pending(sim, v, n);
+        for (size_t i = 0; i < n && !settled; i++) {
+            ws_delivery *d = v[i];
+            if (!d->settle_sent) continue;
+            if (d->outcome == WS_DROP && !d->delay_ms) settled = 1;
+            if (d->outcome == WS_ACK) {
+                settled = 1;
+                for (size_t k = 0; k < d->neffects; k++)
+                    if (!applied(d->effects[k].fate)) settled = 0;
+            }
+        }
+        if (!held && !settled) {
+            ws_delivery *timer = NULL;
+            for (size_t i = 0; i < n; i++)
+                if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) timer = v[i];
+            if (timer)
+                violation(sim, "lost", p->id,
+                          "entry %s was lost: its delivery %s was settled as dropped for a "
+                          "retry after %lld ms, and the copy was never published because the "
+                          "consumer crashed first (%s)",
+                          p->id, timer->id, (long long)timer->delay_ms, crash_of(sim, timer));
+            else
+                violation(sim, "lost", p->id,
+                          "entry %s was lost: it is neither acknowledged with its effects "
+                          "applied, nor pending, nor %s",
+                          p->id, stream ? "unread or scheduled in a delay queue"
+                                        : "on the main or the processing list");
+        }
+    }
+    free(v);
+}
+
+int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
+{
+    for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
+    free(sim->viol_text);
+    free(sim->viol);
+    sim->viol_text = NULL;
+    sim->viol = NULL;
+    sim->nviol = 0;
+    int rc = 0;
+    sim->quiet = 1;
+    /* each distinct source (stream+group, list, channel) once */
+    for (size_t i = 0; i < sim->nsubs && rc == 0; i++) {
+        const ws_sub *s = sim->subs[i];
+        int seen = 0;
+        for (size_t j = 0; j < i; j++) seen |= same_source(sim->subs[j], s);
+        if (seen) continue;
+        holding h = {0};
+        if (s->cfg.form == WS_FORM_STREAM) rc = read_stream_holding(sim, s, &h);
+        else if (s->cfg.form == WS_FORM_RELIABLE_LIST) rc = read_list_holding(sim, s, &h);
+        for (size_t r = 0; rc == 0 && r < sim->nproduced; r++) {
+            const wsi_produced *p = &sim->produced[r];
+            int form = p->form == WS_FORM_PLAIN_LIST ? WS_FORM_RELIABLE_LIST : p->form;
+            int sform = s->cfg.form == WS_FORM_PLAIN_LIST ? WS_FORM_RELIABLE_LIST : s->cfg.form;
+            if (strcmp(p->key, s->key) != 0 || form != sform) continue;
+            check_entry(sim, s, r + 1, &h);
+        }
+        holding_free(&h);
+    }
+    sim->quiet = 0;
+    if (out) *out = sim->viol;
+    if (nout) *nout = sim->nviol;
+    return rc;
+}

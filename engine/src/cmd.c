@@ -1,0 +1,184 @@
+/* cmd.c -- owned commands and text for the consumer model: building commands argument by
+ * argument, copying a caller's, splitting a redis-cli line, and printing them the way
+ * redis-cli shows them (the trace's notation).  Out of memory aborts: the engine would
+ * otherwise lose a step silently, which a simulator of lost steps must never do. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+static void oom(void)
+{
+    fputs("libwsim: out of memory\n", stderr);
+    abort();
+}
+
+void *wsi_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) oom();
+    return p;
+}
+
+void *wsi_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) oom();
+    return p;
+}
+
+void *wsi_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom();
+    return q;
+}
+
+char *wsi_xmemdup(const char *p, size_t len)
+{
+    char *s = wsi_xmalloc(len + 1);
+    if (len) memcpy(s, p, len);
+    s[len] = '\0';
+    return s;
+}
+
+char *wsi_xstrdup(const char *s) { return s ? wsi_xmemdup(s, strlen(s)) : NULL; }
+
+/* ----- Commands ------------------------------------------------------------------------ */
+
+void wsi_cmdb_add(wsi_cmdb *b, const char *p, size_t len)
+{
+    if (b->argc == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 8;
+        b->argv = wsi_xrealloc(b->argv, (size_t)b->cap * sizeof *b->argv);
+        b->argvlen = wsi_xrealloc(b->argvlen, (size_t)b->cap * sizeof *b->argvlen);
+    }
+    b->argv[b->argc] = wsi_xmemdup(p, len);
+    b->argvlen[b->argc] = len;
+    b->argc++;
+}
+
+void wsi_cmdb_adds(wsi_cmdb *b, const char *s) { wsi_cmdb_add(b, s, strlen(s)); }
+
+void wsi_cmdb_addll(wsi_cmdb *b, long long v)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%lld", v);
+    wsi_cmdb_add(b, buf, (size_t)n);
+}
+
+wsi_cmd *wsi_cmdb_done(wsi_cmdb *b)
+{
+    wsi_cmd *c = wsi_xmalloc(sizeof *c);
+    c->argc = b->argc;
+    c->argv = b->argv;
+    c->argvlen = b->argvlen;
+    memset(b, 0, sizeof *b);
+    return c;
+}
+
+wsi_cmd *wsi_cmd_copy(int argc, const char *const *argv, const size_t *argvlen)
+{
+    wsi_cmdb b = {0};
+    for (int i = 0; i < argc; i++)
+        wsi_cmdb_add(&b, argv[i], argvlen ? argvlen[i] : strlen(argv[i]));
+    return wsi_cmdb_done(&b);
+}
+
+wsi_cmd *wsi_cmd_line(const char *line)
+{
+    char **argv;
+    size_t *lens;
+    int argc = fr_split_line(line, &argv, &lens);
+    if (argc <= 0) return NULL;
+    wsi_cmd *c = wsi_cmd_copy(argc, (const char *const *)argv, lens);
+    fr_split_free(argc, argv, lens);
+    return c;
+}
+
+void wsi_cmd_free(wsi_cmd *c)
+{
+    if (!c) return;
+    for (int i = 0; i < c->argc; i++) free(c->argv[i]);
+    free(c->argv);
+    free(c->argvlen);
+    free(c);
+}
+
+int wsi_cmd_is(const wsi_cmd *c, const char *name)
+{
+    return c->argc > 0 && wsi_name_eq(c->argv[0], c->argvlen[0], name);
+}
+
+/* ----- Text ------------------------------------------------------------------------------ */
+
+void wsi_text_add(wsi_text *t, const char *p, size_t len)
+{
+    if (t->len + len + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + len + 1) cap *= 2;
+        t->p = wsi_xrealloc(t->p, cap);
+        t->cap = cap;
+    }
+    if (len) memcpy(t->p + t->len, p, len);
+    t->len += len;
+    t->p[t->len] = '\0';
+}
+
+void wsi_text_printf(wsi_text *t, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof buf) {
+        wsi_text_add(t, buf, (size_t)n);
+        return;
+    }
+    char *big = wsi_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    wsi_text_add(t, big, (size_t)n);
+    free(big);
+}
+
+void wsi_text_arg(wsi_text *t, const char *p, size_t len)
+{
+    int plain = len > 0;
+    for (size_t i = 0; i < len && plain; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch <= ' ' || ch >= 127 || ch == '"' || ch == '\'' || ch == '\\') plain = 0;
+    }
+    if (plain) {
+        wsi_text_add(t, p, len);
+        return;
+    }
+    wsi_text_add(t, "\"", 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        switch (ch) {
+        case '\\': wsi_text_add(t, "\\\\", 2); break;
+        case '"': wsi_text_add(t, "\\\"", 2); break;
+        case '\n': wsi_text_add(t, "\\n", 2); break;
+        case '\r': wsi_text_add(t, "\\r", 2); break;
+        case '\t': wsi_text_add(t, "\\t", 2); break;
+        default:
+            if (ch < ' ' || ch >= 127) wsi_text_printf(t, "\\x%02x", ch);
+            else wsi_text_add(t, (const char *)&p[i], 1);
+        }
+    }
+    wsi_text_add(t, "\"", 1);
+}
+
+void wsi_text_cmd(wsi_text *t, const wsi_cmd *c)
+{
+    for (int i = 0; i < c->argc; i++) {
+        if (i) wsi_text_add(t, " ", 1);
+        wsi_text_arg(t, c->argv[i], c->argvlen[i]);
+    }
+}

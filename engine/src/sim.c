@@ -1,0 +1,495 @@
+/* sim.c -- the world of a simulation: the server (an owned fake or a real one), the
+ * clock, the seeded generator, the admin connection, the consumer process with its two
+ * connections, crashes and restarts, retry timers, what was produced and the lineage of
+ * retry copies.  Round trips of the consumer all go through wsi_send, which labels each
+ * command with the delivery it came from and turns a fatal fault into a crash. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_int.h"
+
+/* ----- Errors and randomness -------------------------------------------------------------- */
+
+int wsi_fail(ws_sim *sim, int code, const char *fmt, ...)
+{
+    sim->err = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sim->errstr, sizeof sim->errstr, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int ws_sim_err(const ws_sim *sim) { return sim->err; }
+const char *ws_sim_errstr(const ws_sim *sim) { return sim->errstr; }
+
+/* splitmix64: small, fast, and the same numbers on every machine. */
+uint64_t wsi_rand(ws_sim *sim)
+{
+    uint64_t z = (sim->rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* ----- Clock ------------------------------------------------------------------------------ */
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t wsi_now(const ws_sim *sim) { return sim->fake ? fr_clock_now(sim->fake) : sim->now_ms; }
+int64_t ws_sim_now(const ws_sim *sim) { return wsi_now(sim); }
+
+fr_server *ws_sim_fake(ws_sim *sim) { return sim->fake; }
+int ws_sim_is_real(const ws_sim *sim) { return sim->fake == NULL; }
+int ws_sim_dead(const ws_sim *sim) { return sim->dead; }
+unsigned ws_sim_incarnation(const ws_sim *sim) { return sim->incarnation; }
+ws_conn *ws_sim_reader(ws_sim *sim) { return sim->reader; }
+ws_conn *ws_sim_window(ws_sim *sim) { return sim->window; }
+ws_sim_counts ws_sim_get_counts(const ws_sim *sim) { return sim->counts; }
+
+/* ----- Connections ------------------------------------------------------------------------- */
+
+static ws_conn *connect_one(ws_sim *sim, const char *label, int faulty)
+{
+    ws_conn *c = sim->fake ? ws_conn_fake(sim->fake)
+                           : ws_conn_open(sim->backend, sim->cfg.timeout_ms);
+    if (!c) return NULL;
+    if (faulty) c = ws_conn_faulty(c);
+    if (!c) return NULL;
+    ws_conn_set_label(c, label);
+    ws_conn_set_trace(c, wsi_trace_hook, sim);
+    return c;
+}
+
+/* Opens the process's two connections; labels carry the incarnation after the first. */
+static int process_start(ws_sim *sim)
+{
+    char rl[32], wl[32];
+    sim->incarnation++;
+    if (sim->incarnation == 1) {
+        snprintf(rl, sizeof rl, "reader");
+        snprintf(wl, sizeof wl, "window");
+    } else {
+        snprintf(rl, sizeof rl, "reader.%u", sim->incarnation);
+        snprintf(wl, sizeof wl, "window.%u", sim->incarnation);
+    }
+    sim->reader = connect_one(sim, rl, 1);
+    sim->window = connect_one(sim, wl, 1);
+    if (!sim->reader || !sim->window) return wsi_fail(sim, WS_ENOMEM, "out of memory");
+    if (ws_conn_dead(sim->reader) || ws_conn_dead(sim->window)) {
+        return wsi_fail(sim, WS_ECONNECT, "cannot reach %s: %s", sim->backend,
+                        ws_conn_errstr(ws_conn_dead(sim->reader) ? sim->reader
+                                                                 : sim->window));
+    }
+    sim->dead = 0;
+    for (size_t i = 0; i < sim->nsubs; i++) {
+        int rc = wsi_sub_start(sim->subs[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+ws_sim *ws_sim_new(const ws_sim_config *cfg)
+{
+    ws_sim *sim = calloc(1, sizeof *sim);
+    if (!sim) return NULL;
+    ws_sim_config d = {0};
+    sim->cfg = cfg ? *cfg : d;
+    sim->rng = sim->cfg.seed;
+    const char *b = sim->cfg.backend;
+    if (!b || strcmp(b, "fake") == 0) {
+        fr_config fc = fr_config_default();
+        fc.seed = sim->cfg.seed ? sim->cfg.seed : 1;
+        if (sim->cfg.start_ms) fc.start_ms = sim->cfg.start_ms;
+        fc.cluster_enabled = sim->cfg.cluster;
+        sim->fake = fr_server_new(&fc);
+        if (!sim->fake) {
+            free(sim);
+            return NULL;
+        }
+        sim->backend = wsi_xstrdup("fake");
+    } else {
+        sim->backend = wsi_xstrdup(b);
+        sim->now_ms = wall_ms();
+    }
+    sim->cfg.backend = sim->backend;
+    sim->admin = connect_one(sim, "admin", 0);
+    if (!sim->admin) {
+        ws_sim_free(sim);
+        return NULL;
+    }
+    if (ws_conn_dead(sim->admin)) {
+        wsi_fail(sim, WS_ECONNECT, "cannot reach %s: %s", sim->backend,
+                 ws_conn_errstr(sim->admin));
+        sim->dead = 1;
+        return sim;
+    }
+    if (sim->fake == NULL && sim->cfg.cluster)
+        wsi_fail(sim, WS_EINVAL, "cluster emulation needs the fake; ignored on %s",
+                 sim->backend);
+    process_start(sim);
+    return sim;
+}
+
+static void timers_free(ws_sim *sim)
+{
+    for (size_t i = 0; i < sim->ntimers; i++) wsi_cmd_free(sim->timers[i].cmd);
+    sim->ntimers = 0;
+}
+
+void wsi_process_crash(ws_sim *sim, const char *why)
+{
+    if (sim->dead) return;
+    snprintf(sim->last_crash, sizeof sim->last_crash, "%s", why);
+    if (sim->ncrashes < sim->incarnation) {
+        sim->crashes = wsi_xrealloc(sim->crashes, sim->incarnation * sizeof *sim->crashes);
+        while (sim->ncrashes < sim->incarnation) sim->crashes[sim->ncrashes++] = NULL;
+    }
+    free(sim->crashes[sim->incarnation - 1]);
+    sim->crashes[sim->incarnation - 1] = wsi_xstrdup(why);
+    wsi_trace_note(sim, "-- the consumer process %u crashed: %s\n", sim->incarnation, why);
+    for (size_t i = 0; i < sim->nsubs; i++) wsi_sub_reset(sim->subs[i]);
+    timers_free(sim);
+    ws_conn_close(sim->reader);
+    ws_conn_close(sim->window);
+    sim->reader = sim->window = NULL;
+    sim->dead = 1;
+}
+
+int ws_sim_crash(ws_sim *sim)
+{
+    if (sim->dead) return wsi_fail(sim, WS_EDEAD, "the consumer is dead already");
+    char why[160];
+    snprintf(why, sizeof why, "crash between steps (ws_sim_crash) at %lld ms",
+             (long long)wsi_now(sim));
+    wsi_process_crash(sim, why);
+    return 0;
+}
+
+int ws_sim_restart(ws_sim *sim)
+{
+    if (!sim->dead) wsi_process_crash(sim, "stopped for a restart");
+    wsi_trace_note(sim, "-- the consumer process %u starts\n", sim->incarnation + 1);
+    return process_start(sim);
+}
+
+void ws_sim_free(ws_sim *sim)
+{
+    if (!sim) return;
+    for (size_t i = 0; i < sim->nsubs; i++) wsi_sub_free(sim->subs[i]);
+    free(sim->subs);
+    timers_free(sim);
+    free(sim->timers);
+    for (size_t i = 0; i < sim->ndl; i++) {
+        ws_delivery *d = sim->dl[i];
+        free(d->id);
+        wsi_strings_free(d->fields, d->field_lens, d->nfields);
+        free(d->member);
+        for (size_t j = 0; j < d->nbound; j++) free((char *)d->bound[j].key);
+        free(d->bound);
+        for (size_t j = 0; j < d->neffects; j++) {
+            wsi_cmd_free(d->effects[j].cmd);
+            free(d->effects[j].where);
+        }
+        free(d->effects);
+        free(d->settle_where);
+        free(d);
+    }
+    free(sim->dl);
+    for (size_t i = 0; i < sim->nproduced; i++) {
+        free(sim->produced[i].key);
+        free(sim->produced[i].id);
+        free(sim->produced[i].payload);
+    }
+    free(sim->produced);
+    for (size_t i = 0; i < sim->nlineage; i++) free(sim->lineage[i].id);
+    free(sim->lineage);
+    for (size_t i = 0; i < sim->nrecs; i++) free(sim->recs[i].text);
+    free(sim->recs);
+    for (size_t i = 0; i < sim->nflushes; i++) {
+        free(sim->flushes[i].dl);
+        free(sim->flushes[i].body);
+    }
+    free(sim->flushes);
+    for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
+    for (size_t i = 0; i < sim->ncrashes; i++) free(sim->crashes[i]);
+    free(sim->crashes);
+    free(sim->viol_text);
+    free(sim->viol);
+    free(sim->last_fates);
+    ws_conn_close(sim->reader);
+    ws_conn_close(sim->window);
+    ws_conn_close(sim->admin);
+    if (sim->fake) fr_server_free(sim->fake);
+    free(sim->backend);
+    free(sim);
+}
+
+/* ----- Sending ------------------------------------------------------------------------------ */
+
+int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *const *cmds,
+             const int *roles, ws_delivery *const *dls, const size_t *effects, ws_sub *sub,
+             uint64_t flush, const fr_reply **replies)
+{
+    if (n == 0) return 0;
+    if (sim->dead || !c) return wsi_fail(sim, WS_EDEAD, "the consumer process is dead");
+    fr_command stackc[16];
+    fr_command *fc = n <= 16 ? stackc : wsi_xmalloc(n * sizeof *fc);
+    for (size_t i = 0; i < n; i++)
+        fc[i] = (fr_command){cmds[i]->argc, (const char *const *)cmds[i]->argv,
+                             cmds[i]->argvlen};
+    sim->an_role = roles;
+    sim->an_dl = dls;
+    sim->an_effect = effects;
+    sim->an_sub = sub;
+    sim->an_flush = flush;
+    sim->an_cmds = cmds;
+    int rc = ws_pipeline(c, cause, n, fc, replies);
+    sim->an_role = NULL;
+    sim->an_dl = NULL;
+    sim->an_effect = NULL;
+    sim->an_sub = NULL;
+    sim->an_flush = 0;
+    sim->an_cmds = NULL;
+    if (fc != stackc) free(fc);
+    if (c != sim->admin) {
+        sim->counts.round_trips++;
+        if (flush) sim->counts.flush_round_trips++;
+        else if (roles && (roles[0] == WSI_ROLE_READ || roles[0] == WSI_ROLE_SWEEP))
+            sim->counts.read_round_trips++;
+        else sim->counts.pool_round_trips++;
+    }
+    if (rc == 0) return 0;
+    if (rc == WS_EREFUSED)
+        return wsi_fail(sim, rc, "%s refused to send the round trip (%s)", ws_conn_label(c),
+                        cause);
+    if (c == sim->admin)
+        return wsi_fail(sim, rc, "the admin connection failed: %s", ws_conn_errstr(c));
+    if (ws_conn_dead(c)) {
+        char why[160];
+        snprintf(why, sizeof why, "%s round trip %llu (%s): %s", ws_conn_label(c),
+                 (unsigned long long)ws_conn_get_stats(c).round_trips, cause,
+                 ws_conn_errstr(c));
+        wsi_process_crash(sim, why);
+        wsi_fail(sim, WS_ECRASHED, "the consumer crashed: %s", why);
+        return WS_ECRASHED;
+    }
+    return wsi_fail(sim, rc, "%s: %s", ws_conn_label(c), ws_conn_errstr(c));
+}
+
+/* ----- The admin connection ----------------------------------------------------------------- */
+
+int ws_sim_command(ws_sim *sim, int argc, const char *const *argv, const size_t *argvlen,
+                   const fr_reply **reply)
+{
+    if (argc < 1 || !argv) return wsi_fail(sim, WS_EINVAL, "ws_sim_command: no command");
+    wsi_cmd *c = wsi_cmd_copy(argc, argv, argvlen);
+    int role = WSI_ROLE_SETUP;
+    const fr_reply *r = NULL;
+    int rc = wsi_send(sim, sim->admin, "setup", 1, &c, &role, NULL, NULL, NULL, 0, &r);
+    wsi_cmd_free(c);
+    if (reply) *reply = r;
+    return rc;
+}
+
+int ws_sim_command_line(ws_sim *sim, const char *line, const fr_reply **reply)
+{
+    wsi_cmd *c = wsi_cmd_line(line);
+    if (!c) return wsi_fail(sim, WS_EINVAL, "cannot split the command line: %s", line);
+    int rc = ws_sim_command(sim, c->argc, (const char *const *)c->argv, c->argvlen, reply);
+    wsi_cmd_free(c);
+    return rc;
+}
+
+int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
+                   size_t payload_len, const ws_header *headers, size_t nheaders, char **id)
+{
+    if (id) *id = NULL;
+    if (!key || (!payload && payload_len))
+        return wsi_fail(sim, WS_EINVAL, "ws_sim_produce: no key or payload");
+    if (!payload) payload = "";
+    wsi_cmdb b = {0};
+    char *frame = NULL;
+    size_t flen = 0;
+    if (form == WS_FORM_STREAM) {
+        wsi_cmdb_adds(&b, "XADD");
+        wsi_cmdb_adds(&b, key);
+        wsi_cmdb_adds(&b, "*");
+        wsi_cmdb_adds(&b, "_payload");
+        wsi_cmdb_add(&b, payload, payload_len);
+        for (size_t i = 0; i < nheaders; i++) {
+            wsi_text name = {0};
+            wsi_text_printf(&name, "h:%s", headers[i].name);
+            wsi_cmdb_add(&b, name.p, name.len);
+            free(name.p);
+            size_t vl = headers[i].value_len ? headers[i].value_len
+                                             : (headers[i].value ? strlen(headers[i].value) : 0);
+            wsi_cmdb_add(&b, headers[i].value ? headers[i].value : "", vl);
+        }
+    } else if (form == WS_FORM_RELIABLE_LIST || form == WS_FORM_PLAIN_LIST ||
+               form == WS_FORM_CHANNEL) {
+        frame = wsi_frame_encode(payload, payload_len, headers, nheaders, &flen);
+        wsi_cmdb_adds(&b, form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
+        wsi_cmdb_adds(&b, key);
+        wsi_cmdb_add(&b, frame, flen);
+    } else {
+        return wsi_fail(sim, WS_EINVAL, "ws_sim_produce: unknown form %d", form);
+    }
+    wsi_cmd *c = wsi_cmdb_done(&b);
+    int role = WSI_ROLE_SETUP;
+    const fr_reply *r = NULL;
+    int rc = wsi_send(sim, sim->admin, "produce", 1, &c, &role, NULL, NULL, NULL, 0, &r);
+    wsi_cmd_free(c);
+    if (rc) {
+        free(frame);
+        return rc;
+    }
+    if (r->type == FR_REPLY_ERROR) {
+        free(frame);
+        return wsi_fail(sim, WS_EINVAL, "producing into %s failed: %s", key, r->str);
+    }
+    if (sim->nproduced == sim->capproduced) {
+        sim->capproduced = sim->capproduced ? sim->capproduced * 2 : 16;
+        sim->produced = wsi_xrealloc(sim->produced, sim->capproduced * sizeof *sim->produced);
+    }
+    wsi_produced *p = &sim->produced[sim->nproduced++];
+    p->form = form;
+    p->key = wsi_xstrdup(key);
+    p->payload = wsi_xmemdup(payload, payload_len);
+    p->payload_len = payload_len;
+    if (form == WS_FORM_STREAM) {
+        p->id = wsi_xmemdup(r->str, r->len);
+        p->id_len = r->len;
+        free(frame);
+    } else {
+        p->id = frame;
+        p->id_len = flen;
+    }
+    if (id) *id = wsi_xmemdup(p->id, p->id_len);
+    return 0;
+}
+
+/* ----- Deliveries and lineage ------------------------------------------------------------------ */
+
+ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub)
+{
+    if (sim->ndl == sim->capdl) {
+        sim->capdl = sim->capdl ? sim->capdl * 2 : 64;
+        sim->dl = wsi_xrealloc(sim->dl, sim->capdl * sizeof *sim->dl);
+    }
+    ws_delivery *d = wsi_xcalloc(1, sizeof *d);
+    d->sub = sub;
+    d->seq = sim->ndl + 1;
+    d->incarnation = sim->incarnation;
+    d->count = 1;
+    sim->dl[sim->ndl++] = d;
+    sim->counts.deliveries++;
+    return d;
+}
+
+void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len)
+{
+    size_t root = wsi_root_of(sim, d);
+    if (!root) return;
+    if (sim->nlineage == sim->caplineage) {
+        sim->caplineage = sim->caplineage ? sim->caplineage * 2 : 16;
+        sim->lineage = wsi_xrealloc(sim->lineage, sim->caplineage * sizeof *sim->lineage);
+    }
+    sim->lineage[sim->nlineage].id = wsi_xmemdup(copy, len);
+    sim->lineage[sim->nlineage].len = len;
+    sim->lineage[sim->nlineage].root = root;
+    sim->nlineage++;
+}
+
+size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
+{
+    if (d->root) return d->root;
+    const char *key = d->sub->key;
+    int stream = d->sub->cfg.form == WS_FORM_STREAM;
+    for (size_t i = 0; i < sim->nproduced; i++) {
+        wsi_produced *p = &sim->produced[i];
+        if (strcmp(p->key, key) == 0 && p->id_len == d->id_len &&
+            memcmp(p->id, d->id, d->id_len) == 0)
+            return d->root = i + 1;
+    }
+    for (size_t i = 0; i < sim->nlineage; i++)
+        if (sim->lineage[i].len == d->id_len && memcmp(sim->lineage[i].id, d->id, d->id_len) == 0)
+            return d->root = sim->lineage[i].root;
+    if (stream) {
+        /* A copy whose XADD reply was never read (a crash, lost replies): tell it by its
+         * payload, which the copy keeps. */
+        size_t plen;
+        const char *pl = ws_delivery_payload(d, &plen);
+        for (size_t i = 0; i < sim->nproduced; i++) {
+            wsi_produced *p = &sim->produced[i];
+            if (p->form == WS_FORM_STREAM && strcmp(p->key, key) == 0 && pl &&
+                p->payload_len == plen && memcmp(p->payload, pl, plen) == 0)
+                return d->root = i + 1;
+        }
+    }
+    return 0;
+}
+
+/* ----- Timers ------------------------------------------------------------------------------------ */
+
+void wsi_timer_add(ws_sim *sim, ws_sub *sub, ws_delivery *d, int64_t due, wsi_cmd *cmd)
+{
+    if (sim->ntimers == sim->captimers) {
+        sim->captimers = sim->captimers ? sim->captimers * 2 : 8;
+        sim->timers = wsi_xrealloc(sim->timers, sim->captimers * sizeof *sim->timers);
+    }
+    sim->timers[sim->ntimers++] = (wsi_timer){due, ++sim->timer_order, sub, d, cmd};
+}
+
+/* Fires the earliest due timer; 1 if one fired, 0 if none is due, < 0 on failure. */
+static int fire_one_timer(ws_sim *sim)
+{
+    int64_t now = wsi_now(sim);
+    size_t best = sim->ntimers;
+    for (size_t i = 0; i < sim->ntimers; i++) {
+        wsi_timer *t = &sim->timers[i];
+        if (t->due > now) continue;
+        if (best == sim->ntimers || t->due < sim->timers[best].due ||
+            (t->due == sim->timers[best].due && t->order < sim->timers[best].order))
+            best = i;
+    }
+    if (best == sim->ntimers) return 0;
+    wsi_timer t = sim->timers[best];
+    sim->timers[best] = sim->timers[--sim->ntimers];
+    char cause[128];
+    snprintf(cause, sizeof cause, "retry timer of %s", t.d->id);
+    int role = WSI_ROLE_TIMER;
+    const fr_reply *r = NULL;
+    int rc = wsi_send(sim, sim->window, cause, 1, &t.cmd, &role, &t.d, NULL, t.sub, 0, &r);
+    if (rc == 0 && r->type == FR_REPLY_BULK && wsi_cmd_is(t.cmd, "XADD"))
+        wsi_lineage_add(sim, t.d, r->str, r->len);
+    wsi_cmd_free(t.cmd);
+    return rc ? rc : 1;
+}
+
+int ws_sim_advance(ws_sim *sim, int64_t ms)
+{
+    if (ms < 0) return wsi_fail(sim, WS_EINVAL, "the clock does not go back (%lld ms)",
+                                (long long)ms);
+    if (sim->fake) {
+        fr_clock_advance(sim->fake, ms);
+    } else {
+        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+        sim->now_ms += ms;
+    }
+    wsi_trace_note(sim, "-- the clock advances %lld ms\n", (long long)ms);
+    int rc;
+    while (!sim->dead && (rc = fire_one_timer(sim)) != 0)
+        if (rc < 0) return rc;
+    return 0;
+}

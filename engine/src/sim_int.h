@@ -1,0 +1,382 @@
+/* sim_int.h -- what the consumer model's files share (sim.c, sub.c, window.c, trace.c,
+ * check.c, codec.c).  Internal names start with wsi_.
+ *
+ * Memory: a simulation keeps every delivery record it ever made (the invariants and the
+ * diagrams read them after crashes); the process's working state (windows, segments,
+ * timers) is what a crash frees.
+ */
+#ifndef SIM_INT_H
+#define SIM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ws_int.h"
+#include "ws_sim.h"
+
+/* ----- Owned commands ---------------------------------------------------------------- */
+
+/* One command with its own copy of every argument (argv[i] NUL-terminated). */
+typedef struct wsi_cmd {
+    int argc;
+    char **argv;
+    size_t *argvlen;
+} wsi_cmd;
+
+/* A command being built argument by argument; aborts on out of memory, which the engine
+ * treats as fatal (it cannot lose a step silently). */
+typedef struct wsi_cmdb {
+    int argc, cap;
+    char **argv;
+    size_t *argvlen;
+} wsi_cmdb;
+
+void wsi_cmdb_add(wsi_cmdb *b, const char *p, size_t len);
+void wsi_cmdb_adds(wsi_cmdb *b, const char *s);
+void wsi_cmdb_addll(wsi_cmdb *b, long long v);
+/* Hands the built command over (b is empty again). */
+wsi_cmd *wsi_cmdb_done(wsi_cmdb *b);
+wsi_cmd *wsi_cmd_copy(int argc, const char *const *argv, const size_t *argvlen);
+/* A redis-cli style line; NULL for a blank line or unbalanced quotes. */
+wsi_cmd *wsi_cmd_line(const char *line);
+void wsi_cmd_free(wsi_cmd *c);
+/* Case-insensitive test of the command's name. */
+int wsi_cmd_is(const wsi_cmd *c, const char *name);
+
+void *wsi_xmalloc(size_t n);
+void *wsi_xcalloc(size_t n, size_t size);
+void *wsi_xrealloc(void *p, size_t n);
+char *wsi_xstrdup(const char *s);
+char *wsi_xmemdup(const char *p, size_t len); /* NUL-terminated copy */
+
+/* A growable text buffer (aborts on out of memory). */
+typedef struct wsi_text {
+    char *p;
+    size_t len, cap;
+} wsi_text;
+void wsi_text_add(wsi_text *t, const char *p, size_t len);
+void wsi_text_printf(wsi_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An argument as redis-cli shows it: bare when safe, else "quoted" with escapes. */
+void wsi_text_arg(wsi_text *t, const char *p, size_t len);
+void wsi_text_cmd(wsi_text *t, const wsi_cmd *c);
+
+/* ----- Where each command of a round trip came from ------------------------------------ */
+
+typedef enum wsi_role {
+    WSI_ROLE_SETUP = 1, /* the admin connection */
+    WSI_ROLE_READ,      /* a read command */
+    WSI_ROLE_SWEEP,     /* delay-queue or orphan sweep, list claim bookkeeping */
+    WSI_ROLE_POOL,      /* a pool command of a handler */
+    WSI_ROLE_DIRECT,    /* a direct-mode write of a handler */
+    WSI_ROLE_PUBLISH,   /* a publish sent at once */
+    WSI_ROLE_SEGMENT,   /* a command of a committed segment */
+    WSI_ROLE_MULTI,     /* an atomic segment's MULTI */
+    WSI_ROLE_EXEC,      /* an atomic segment's EXEC */
+    WSI_ROLE_INSETTLE,  /* the delivery's own settle inside an atomic segment */
+    WSI_ROLE_RETRY,     /* a retry write (XADD copy, ZADD, PEXPIRE, LPUSH) */
+    WSI_ROLE_SETTLE,    /* a settle (XACK, LREM, ZREM) */
+    WSI_ROLE_TIMER,     /* a timer's copy published through the pool */
+} wsi_role;
+
+/* ----- Deliveries ------------------------------------------------------------------------ */
+
+/* A command a delivery caused, and what became of it (the ledger the checks read). */
+typedef struct wsi_effect {
+    wsi_cmd *cmd;
+    int kind;          /* WSI_EFFECT_*: how the command relates to the delivery */
+    int fate;          /* a ws_fate once sent; 0 while never sent */
+    int error;         /* the reply was an error */
+    char *where;       /* "window round trip 3, command 2" once sent */
+} wsi_effect;
+
+enum {
+    WSI_EFFECT_QUEUED = 1, /* queued into the segment (commands, in-round reply, bound) */
+    WSI_EFFECT_DIRECT,     /* a direct-mode write (applied at once) */
+};
+
+typedef struct wsi_segment wsi_segment;
+typedef struct wsi_batch wsi_batch;
+
+struct ws_delivery {
+    ws_sub *sub;
+    uint64_t seq;           /* 1-based number across the simulation (trace: "d3") */
+    unsigned incarnation;   /* the process that got it */
+    uint64_t read;          /* the read of its subscription */
+    size_t index;           /* its place in that read */
+    unsigned slot, gen;     /* its slot in the window and the slot's generation */
+    char *id;               /* stream id, list value, channel message */
+    size_t id_len;
+    char **fields;          /* stream: field, value, field, value... (owned) */
+    size_t *field_lens;
+    size_t nfields;         /* entries of fields (2 per pair) */
+    long long count;        /* delivery count (reclaim reads), else 1 */
+    char *member;           /* reliable list with recovery: its recovery member */
+    size_t member_len;
+    ws_outcome outcome;     /* 0 while outstanding */
+    int64_t delay_ms;       /* WS_RETRY_AFTER */
+    int done;               /* settled or abandoned */
+    int dead;               /* its process crashed while it was outstanding */
+    wsi_segment *seg;       /* its segment (not for batch members), NULL if none */
+    wsi_batch *batch;       /* its batch, for batch handlers */
+    ws_out *bound;          /* outputs it bound (copied) */
+    size_t nbound;
+    wsi_effect *effects;    /* what it queued or wrote directly, in order */
+    size_t neffects;
+    size_t root;            /* the produced entry it descends from, 0 if unknown (1-based) */
+    int settle_sent;        /* its settle (XACK / LREM) was applied */
+    int settle_failed;      /* its settle answered an error */
+    char *settle_where;     /* where its settle was applied */
+    int seg_state;          /* WSI_SEG_*: what became of its segment */
+    int exec_ok;            /* atomic: EXEC answered an array */
+    uint64_t flush;         /* the flush that carried it (0: none yet) */
+};
+
+enum {
+    WSI_SEG_NONE = 0,   /* never had one */
+    WSI_SEG_OPEN,       /* queued into, not yet decided */
+    WSI_SEG_KEPT,       /* committed (ack) */
+    WSI_SEG_DROPPED,    /* discarded (drop, retry, abandon, crash) */
+};
+
+/* A segment: the commands queued by one delivery (or one batch), in order. */
+struct wsi_segment {
+    ws_delivery *owner;     /* the delivery (a batch's first member for a batch) */
+    wsi_batch *batch;       /* the batch it belongs to, or NULL */
+    size_t *effect;         /* per command: the index into owner's effects (per member
+                               for batches: see members) */
+    ws_delivery **from;     /* per command: the delivery that queued it */
+    size_t n, cap;
+};
+
+struct wsi_batch {
+    ws_delivery **members;
+    size_t n;
+    size_t done;            /* members settled or abandoned */
+    int all_acked;          /* every member done so far acked */
+    wsi_segment *seg;       /* the batch's one segment, NULL if nothing queued */
+    unsigned slot, gen;
+};
+
+/* ----- Subscriptions and the window ------------------------------------------------------- */
+
+/* What one settled delivery owes the broker, in settle order. */
+typedef struct wsi_owed {
+    ws_delivery *d;
+    wsi_cmd *writes[2];     /* retry writes (XADD copy | ZADD [+PEXPIRE] | LPUSH) */
+    size_t nwrites;
+    int retried;            /* it has retry writes: it is settled only if they succeed */
+} wsi_owed;
+
+typedef struct wsi_committed {
+    wsi_segment *seg;
+    int atomic;             /* wrap in MULTI ... settle ... EXEC */
+} wsi_committed;
+
+/* A retry copy waiting on the clock (retry_after without a delay queue). */
+typedef struct wsi_timer {
+    int64_t due;
+    uint64_t order;         /* ties broken by the order they were set */
+    ws_sub *sub;
+    ws_delivery *d;         /* the delivery it copies */
+    wsi_cmd *cmd;           /* XADD copy / LPUSH value */
+} wsi_timer;
+
+struct ws_sub {
+    ws_sim *sim;
+    ws_sub_config cfg;      /* strings point into owned copies below */
+    char *key, *group, *consumer_cfg, *delay_queue, *processing, *recovery, *name;
+    char *reply_key;
+    char consumer[64];      /* this incarnation's consumer name */
+    int stopped;
+    uint64_t reads;         /* reads made (all incarnations) */
+    uint64_t flushes;       /* flushes made */
+    char cursor[48];        /* reclaim: XAUTOCLAIM's cursor */
+    /* the latest read */
+    ws_delivery **last;
+    size_t nlast;
+    /* the window (freed by a crash) */
+    size_t outstanding, settled, capacity, waiting;
+    wsi_committed *committed;
+    size_t ncommitted, capcommitted;
+    wsi_owed *owed;
+    size_t nowed, capowed;
+    unsigned *slot_gen;     /* per slot: its generation (bumped at each reuse) */
+    unsigned char *slot_busy;
+    size_t nslots;
+    ws_delivery **flight;   /* outstanding deliveries, for ws_find */
+    size_t nflight, capflight;
+    ws_delivery **since;    /* settled or abandoned since the last flush, in that order */
+    size_t nsince, capsince;
+    /* failure reports */
+    int report_waiting;
+    ws_report report;       /* the waiting or last handed-out report */
+    char report_error[256];
+    char report_name[128];
+    /* channels: buffered messages */
+    char **buffered;
+    size_t *buffered_len;
+    size_t nbuffered, capbuffered;
+};
+
+/* One produced entry, the root of a lineage of copies. */
+typedef struct wsi_produced {
+    int form;
+    char *key;
+    char *id;               /* stream id or list frame */
+    size_t id_len;
+    char *payload;
+    size_t payload_len;
+} wsi_produced;
+
+/* One record of the trace. */
+typedef struct wsi_rec {
+    char *text;             /* the record's text, lines ending in '\n' */
+    uint64_t flush;         /* the flush it belongs to (0: none) */
+    ws_sub *sub;            /* ... of this subscription */
+} wsi_rec;
+
+/* A flush, for the diagrams. */
+typedef struct wsi_flushrec {
+    ws_sub *sub;
+    uint64_t number;        /* the subscription's flush number */
+    uint64_t read;          /* the latest read when it left */
+    const char *why;        /* "capacity", "nothing outstanding", "stop", "abandon" */
+    ws_delivery **dl;       /* the deliveries it settled, in settle order */
+    size_t ndl;
+    char *body;             /* the round trips as diagram lines */
+} wsi_flushrec;
+
+struct ws_sim {
+    ws_sim_config cfg;
+    char *backend;
+    fr_server *fake;        /* owned, or NULL on a real server */
+    ws_conn *admin;         /* setup and checks (not the consumer's) */
+    ws_conn *reader, *window;
+    int dead;               /* the process crashed and was not restarted */
+    int quiet;              /* admin round trips of the checks stay out of the trace */
+    unsigned incarnation;
+    int64_t now_ms;         /* real server: the simulation's clock */
+    uint64_t rng;           /* splitmix64 state */
+    int err;
+    char errstr[512];
+    ws_sub **subs;
+    size_t nsubs;
+    ws_delivery **dl;       /* every delivery ever made */
+    size_t ndl, capdl;
+    wsi_produced *produced;
+    size_t nproduced, capproduced;
+    struct {
+        char *id;           /* a retry copy's id */
+        size_t len;
+        size_t root;        /* the produced entry it descends from (1-based) */
+    } *lineage;
+    size_t nlineage, caplineage;
+    wsi_timer *timers;
+    size_t ntimers, captimers;
+    uint64_t timer_order;
+    wsi_rec *recs;
+    size_t nrecs, caprecs;
+    wsi_flushrec *flushes;
+    size_t nflushes, capflushes;
+    ws_sim_counts counts;
+    char last_crash[160];   /* where the last crash happened */
+    char **crashes;         /* per incarnation (index incarnation-1): where it crashed */
+    size_t ncrashes;
+    /* annotations of the round trip being sent (read by the trace hook) */
+    const int *an_role;
+    ws_delivery *const *an_dl;
+    const size_t *an_effect; /* index into an_dl's effects, or (size_t)-1 */
+    wsi_cmd *const *an_cmds;
+    ws_delivery **an_xack;  /* the deliveries a shared XACK of this round trip names */
+    size_t an_nxack;
+    ws_sub *an_sub;
+    uint64_t an_flush;
+    /* what the last consumer round trip did, per command (copied by the hook) */
+    unsigned char *last_fates;
+    size_t nlast_fates;
+    /* the checks' results */
+    ws_violation *viol;
+    size_t nviol;
+    char **viol_text;
+};
+
+/* ----- sim.c ---------------------------------------------------------------------------- */
+
+/* Records a refusal on sim (errstr = the sentence) and returns code. */
+int wsi_fail(ws_sim *sim, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The seeded generator. */
+uint64_t wsi_rand(ws_sim *sim);
+/* The clock now (ms). */
+int64_t wsi_now(const ws_sim *sim);
+
+/* Sends a round trip on the consumer's connection c (reader or window) with per-command
+ * roles, deliveries (may be NULL entries) and effect indexes, on behalf of sub (may be
+ * NULL) and flush number (0: not a flush).  A fault that kills the process makes this
+ * crash it (wsi_process_crash) and return WS_ECRASHED.  replies as ws_pipeline. */
+int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *const *cmds,
+             const int *roles, ws_delivery *const *dls, const size_t *effects,
+             ws_sub *sub, uint64_t flush, const fr_reply **replies);
+/* Kills the process: frees every window, segment and timer, marks outstanding
+ * deliveries dead, closes the connections.  why goes into the trace. */
+void wsi_process_crash(ws_sim *sim, const char *why);
+/* Adds a delivery record to the simulation. */
+ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
+/* Appends a free-form record to the trace. */
+void wsi_trace_note(ws_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sets a retry timer: cmd goes through the pool when the clock reaches due. */
+void wsi_timer_add(ws_sim *sim, ws_sub *sub, ws_delivery *d, int64_t due, wsi_cmd *cmd);
+/* The lineage root of a delivered entry (by copy id or by payload), 0 if unknown. */
+size_t wsi_root_of(ws_sim *sim, ws_delivery *d);
+/* Remembers that the copy with id `copy` descends from delivery d. */
+void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len);
+
+/* ----- sub.c ------------------------------------------------------------------------------ */
+
+/* Frees a subscription's window state (a crash, or ws_sim_free). */
+void wsi_sub_reset(ws_sub *sub);
+void wsi_sub_free(ws_sub *sub);
+/* Starts a subscription in a (new) incarnation: consumer name, channel subscription. */
+int wsi_sub_start(ws_sub *sub);
+void wsi_segment_free(wsi_segment *seg);
+/* Frees a slot for reuse (its generation is bumped when it is taken again). */
+void wsi_slot_release(ws_sub *sub, unsigned slot);
+/* 0 when d may still act; else records why not (stale, crashed, stopped) and returns the
+ * code.  what names the action ("queue", "settle"). */
+int wsi_check_live(ws_delivery *d, const char *what);
+
+/* ----- window.c ---------------------------------------------------------------------------- */
+
+/* Settles d (outcome != WS_ABANDON) or abandons it, and flushes when due. */
+int wsi_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
+/* Flushes whatever sub's window owes; why names the trigger. */
+int wsi_flush(ws_sub *sub, const char *why);
+/* Direct mode: runs the delivery's settle at once. */
+int wsi_direct_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
+/* The copy's fields for a retry: the delivered fields with the retry counter raised. */
+void wsi_copy_fields(const ws_delivery *d, wsi_cmdb *b);
+/* Records a failure report for sub unless one waits already. */
+void wsi_report(ws_sub *sub, size_t commands, size_t settles, size_t failed,
+                const char *first_error, size_t first_len);
+
+/* ----- codec.c -------------------------------------------------------------------------- */
+
+/* The delay-queue member of a retry_after: "wsim1" then the entry id and the copy's
+ * fields, each as <decimal length>:<bytes>.  Heap, *len its length. */
+char *wsi_dq_encode(const char *id, size_t id_len, char *const *fields,
+                    const size_t *lens, size_t n, size_t *len);
+/* Decodes a member; returns the number of strings (id first, then fields) or -1 when it
+ * is not one of ours.  *out (heap array of heap strings) and *lens: free with
+ * wsi_strings_free. */
+long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens);
+void wsi_strings_free(char **s, size_t *lens, size_t n);
+/* A list or channel frame: the payload alone without headers, else "wsim1" framing as
+ * above with "_payload" first.  Heap. */
+char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
+                       size_t *len);
+
+/* ----- trace.c ---------------------------------------------------------------------------- */
+
+/* The trace hook of the consumer's and admin connections. */
+void wsi_trace_hook(void *ud, const ws_round_trip *rt);
+
+#endif /* SIM_INT_H */

@@ -1,0 +1,1027 @@
+/* sub.c -- subscriptions: their configuration, reads in each form (with the sweeps that
+ * precede them), the deliveries a read hands out, and the handler's actions on a
+ * delivery (queue, pool, publish, bind).  Settling is window.c's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+#define SALT_LEN 16 /* hex digits of a recovery member's salt */
+
+/* ----- Configuration ------------------------------------------------------------------------- */
+
+static const char *form_name(int form)
+{
+    switch (form) {
+    case WS_FORM_STREAM: return "stream";
+    case WS_FORM_RELIABLE_LIST: return "reliable list";
+    case WS_FORM_PLAIN_LIST: return "plain list";
+    case WS_FORM_CHANNEL: return "channel";
+    default: return "?";
+    }
+}
+
+ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
+{
+    if (!cfg || !cfg->key || !*cfg->key) {
+        wsi_fail(sim, WS_EINVAL, "a subscription needs a key");
+        return NULL;
+    }
+    if (cfg->form < WS_FORM_STREAM || cfg->form > WS_FORM_CHANNEL) {
+        wsi_fail(sim, WS_EINVAL, "unknown form %d", (int)cfg->form);
+        return NULL;
+    }
+    if (cfg->mode < WS_MODE_DIRECT || cfg->mode > WS_MODE_ATOMIC) {
+        wsi_fail(sim, WS_EINVAL, "unknown mode %d", (int)cfg->mode);
+        return NULL;
+    }
+    if (cfg->form == WS_FORM_STREAM && (!cfg->group || !*cfg->group)) {
+        wsi_fail(sim, WS_EINVAL, "the stream subscription on %s needs a group", cfg->key);
+        return NULL;
+    }
+    if (cfg->form != WS_FORM_STREAM && (cfg->reclaim || cfg->delay_queue)) {
+        wsi_fail(sim, WS_EINVAL, "%s: reclaim reads and delay queues are for streams",
+                 cfg->key);
+        return NULL;
+    }
+    if (cfg->form != WS_FORM_RELIABLE_LIST && (cfg->recovery || cfg->processing)) {
+        wsi_fail(sim, WS_EINVAL, "%s: processing lists and recovery are for reliable lists",
+                 cfg->key);
+        return NULL;
+    }
+    if (cfg->batch && cfg->mode == WS_MODE_DIRECT) {
+        wsi_fail(sim, WS_EINVAL, "%s: batch handlers take their round from a window", cfg->key);
+        return NULL;
+    }
+    if (cfg->form == WS_FORM_CHANNEL) {
+        wsi_fail(sim, WS_EINVAL, "%s: channel subscriptions need Pub/Sub pushes, which this "
+                 "build of libwsim cannot read yet", cfg->key);
+        return NULL;
+    }
+    if (cfg->block_ms < 0 || cfg->min_idle_ms < 0 || cfg->delay_ttl_ms < 0) {
+        wsi_fail(sim, WS_EINVAL, "%s: negative block, min-idle or ttl", cfg->key);
+        return NULL;
+    }
+    if (cfg->reply.key && (cfg->reply.form < WS_FORM_STREAM || cfg->reply.form > WS_FORM_CHANNEL)) {
+        wsi_fail(sim, WS_EINVAL, "%s: the reply output has no form", cfg->key);
+        return NULL;
+    }
+    ws_sub *s = wsi_xcalloc(1, sizeof *s);
+    s->sim = sim;
+    s->cfg = *cfg;
+    s->key = wsi_xstrdup(cfg->key);
+    s->group = wsi_xstrdup(cfg->group);
+    s->consumer_cfg = wsi_xstrdup(cfg->consumer);
+    s->delay_queue = wsi_xstrdup(cfg->delay_queue);
+    s->recovery = wsi_xstrdup(cfg->recovery);
+    s->reply_key = wsi_xstrdup(cfg->reply.key);
+    if (cfg->processing) {
+        s->processing = wsi_xstrdup(cfg->processing);
+    } else if (cfg->form == WS_FORM_RELIABLE_LIST) {
+        wsi_text t = {0};
+        wsi_text_printf(&t, "%s.processing", cfg->key);
+        s->processing = t.p;
+    }
+    s->name = wsi_xstrdup(cfg->name ? cfg->name : cfg->key);
+    s->cfg.key = s->key;
+    s->cfg.group = s->group;
+    s->cfg.consumer = s->consumer_cfg;
+    s->cfg.delay_queue = s->delay_queue;
+    s->cfg.processing = s->processing;
+    s->cfg.recovery = s->recovery;
+    s->cfg.name = s->name;
+    s->cfg.reply.key = s->reply_key;
+    if (!s->cfg.count) s->cfg.count = 64;
+    if (!s->cfg.block_ms) s->cfg.block_ms = 10;
+    snprintf(s->cursor, sizeof s->cursor, "0-0");
+    sim->subs = wsi_xrealloc(sim->subs, (sim->nsubs + 1) * sizeof *sim->subs);
+    sim->subs[sim->nsubs++] = s;
+    if (!sim->dead) wsi_sub_start(s);
+    wsi_trace_note(sim, "-- subscription %s: %s %s%s%s, %s mode, COUNT %zu%s\n", s->name,
+                   form_name(s->cfg.form), s->key, s->group ? " group " : "",
+                   s->group ? s->group : "",
+                   s->cfg.mode == WS_MODE_DIRECT ? "direct"
+                   : s->cfg.mode == WS_MODE_WINDOW ? "window" : "atomic",
+                   s->cfg.count, s->cfg.reclaim ? ", reclaim" : "");
+    return s;
+}
+
+int wsi_sub_start(ws_sub *s)
+{
+    ws_sim *sim = s->sim;
+    if (s->consumer_cfg) {
+        snprintf(s->consumer, sizeof s->consumer, "%s", s->consumer_cfg);
+    } else if (s->cfg.form == WS_FORM_STREAM) {
+        snprintf(s->consumer, sizeof s->consumer, "wsim-%08llx",
+                 (unsigned long long)(wsi_rand(sim) & 0xffffffffULL));
+    }
+    s->capacity = s->cfg.batch ? s->cfg.batch : s->cfg.count;
+    return 0;
+}
+
+const char *ws_sub_name(const ws_sub *s) { return s->name; }
+const char *ws_sub_consumer(const ws_sub *s) { return s->consumer; }
+
+void wsi_segment_free(wsi_segment *seg)
+{
+    if (!seg) return;
+    free(seg->effect);
+    free(seg->from);
+    free(seg);
+}
+
+void wsi_sub_reset(ws_sub *s)
+{
+    /* Outstanding deliveries die with the process; their segments go unsent. */
+    for (size_t i = 0; i < s->nflight; i++) {
+        ws_delivery *d = s->flight[i];
+        d->dead = 1;
+        if (d->seg_state == WSI_SEG_OPEN) d->seg_state = WSI_SEG_DROPPED;
+        if (d->batch && d->batch->seg) {
+            for (size_t j = 0; j < d->batch->n; j++)
+                if (d->batch->members[j]->seg_state == WSI_SEG_OPEN)
+                    d->batch->members[j]->seg_state = WSI_SEG_DROPPED;
+        }
+    }
+    /* Batches are reachable from every member: collect each once (from its first
+     * member), unlink them all, then free them. */
+    wsi_batch **batches = NULL;
+    size_t nbatches = 0;
+    for (size_t i = 0; i < s->sim->ndl; i++) {
+        ws_delivery *d = s->sim->dl[i];
+        if (d->sub != s) continue;
+        if (d->seg) {
+            wsi_segment_free(d->seg);
+            d->seg = NULL;
+        }
+        if (d->batch && d->batch->members[0] == d) {
+            batches = wsi_xrealloc(batches, (nbatches + 1) * sizeof *batches);
+            batches[nbatches++] = d->batch;
+        }
+    }
+    for (size_t i = 0; i < s->sim->ndl; i++)
+        if (s->sim->dl[i]->sub == s) s->sim->dl[i]->batch = NULL;
+    for (size_t i = 0; i < nbatches; i++) {
+        wsi_segment_free(batches[i]->seg);
+        free(batches[i]->members);
+        free(batches[i]);
+    }
+    free(batches);
+    /* committed segments belong to the window once their delivery settled */
+    for (size_t i = 0; i < s->ncommitted; i++) wsi_segment_free(s->committed[i].seg);
+    for (size_t i = 0; i < s->nowed; i++)
+        for (size_t j = 0; j < s->owed[i].nwrites; j++) wsi_cmd_free(s->owed[i].writes[j]);
+    free(s->committed);
+    free(s->owed);
+    free(s->slot_gen);
+    free(s->slot_busy);
+    free(s->flight);
+    free(s->since);
+    free(s->last);
+    s->committed = NULL;
+    s->owed = NULL;
+    s->slot_gen = NULL;
+    s->slot_busy = NULL;
+    s->flight = NULL;
+    s->since = NULL;
+    s->last = NULL;
+    s->ncommitted = s->capcommitted = s->nowed = s->capowed = s->nslots = 0;
+    s->nflight = s->capflight = s->nsince = s->capsince = s->nlast = 0;
+    s->outstanding = s->settled = s->waiting = 0;
+    s->report_waiting = 0;
+}
+
+void wsi_sub_free(ws_sub *s)
+{
+    wsi_sub_reset(s);
+    free(s->key);
+    free(s->group);
+    free(s->consumer_cfg);
+    free(s->delay_queue);
+    free(s->processing);
+    free(s->recovery);
+    free(s->name);
+    free(s->reply_key);
+    free(s);
+}
+
+/* ----- Slots ------------------------------------------------------------------------------------ */
+
+static void take_slot(ws_sub *s, unsigned *slot, unsigned *gen)
+{
+    size_t i = 0;
+    while (i < s->nslots && s->slot_busy[i]) i++;
+    if (i == s->nslots) {
+        s->slot_gen = wsi_xrealloc(s->slot_gen, (s->nslots + 1) * sizeof *s->slot_gen);
+        s->slot_busy = wsi_xrealloc(s->slot_busy, s->nslots + 1);
+        s->slot_gen[i] = 0;
+        s->nslots++;
+    }
+    s->slot_busy[i] = 1;
+    *slot = (unsigned)i;
+    *gen = ++s->slot_gen[i];
+}
+
+void wsi_slot_release(ws_sub *s, unsigned slot)
+{
+    if (slot < s->nslots) s->slot_busy[slot] = 0;
+}
+
+/* ----- Reads ---------------------------------------------------------------------------------------- */
+
+static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_t id_len)
+{
+    ws_delivery *d = wsi_delivery_new(s->sim, s);
+    d->read = read;
+    d->index = s->nlast;
+    d->id = wsi_xmemdup(id, id_len);
+    d->id_len = id_len;
+    s->last = wsi_xrealloc(s->last, (s->nlast + 1) * sizeof *s->last);
+    s->last[s->nlast++] = d;
+    if (s->nflight == s->capflight) {
+        s->capflight = s->capflight ? s->capflight * 2 : 16;
+        s->flight = wsi_xrealloc(s->flight, s->capflight * sizeof *s->flight);
+    }
+    s->flight[s->nflight++] = d;
+    s->outstanding++;
+    return d;
+}
+
+static void set_fields(ws_delivery *d, const fr_reply *arr)
+{
+    if (!arr || arr->type != FR_REPLY_ARRAY) return;
+    d->nfields = arr->count;
+    d->fields = wsi_xcalloc(arr->count, sizeof *d->fields);
+    d->field_lens = wsi_xcalloc(arr->count, sizeof *d->field_lens);
+    for (size_t i = 0; i < arr->count; i++) {
+        d->fields[i] = wsi_xmemdup(arr->elements[i].str ? arr->elements[i].str : "",
+                                   arr->elements[i].len);
+        d->field_lens[i] = arr->elements[i].len;
+    }
+}
+
+/* Sends one round trip of the reader for sub (all commands with one role). */
+static int reader_send(ws_sub *s, const char *cause, size_t n, wsi_cmd **cmds, int role,
+                       const fr_reply **replies)
+{
+    int roles_stack[64];
+    int *roles = n <= 64 ? roles_stack : wsi_xmalloc(n * sizeof *roles);
+    for (size_t i = 0; i < n; i++) roles[i] = role;
+    int rc = wsi_send(s->sim, s->sim->reader, cause, n, cmds, roles, NULL, NULL, s, 0, replies);
+    if (roles != roles_stack) free(roles);
+    return rc;
+}
+
+static void free_cmds(wsi_cmd **cmds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) wsi_cmd_free(cmds[i]);
+    free(cmds);
+}
+
+static void lineage_from_id(ws_sim *sim, const char *orig, size_t orig_len, const char *copy,
+                            size_t copy_len)
+{
+    /* A throwaway delivery-shaped probe: wsi_root_of reads sub, id and fields. */
+    for (size_t i = 0; i < sim->ndl; i++) {
+        ws_delivery *d = sim->dl[i];
+        if (d->id_len == orig_len && memcmp(d->id, orig, orig_len) == 0) {
+            wsi_lineage_add(sim, d, copy, copy_len);
+            return;
+        }
+    }
+}
+
+/* The delay-queue sweep before a stream read: due members are removed, and each one this
+ * consumer removed (ZREM answered 1) is added back to the stream as a copy. */
+static int delay_sweep(ws_sub *s, const char *cause)
+{
+    ws_sim *sim = s->sim;
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "ZRANGEBYSCORE");
+    wsi_cmdb_adds(&b, s->delay_queue);
+    wsi_cmdb_adds(&b, "0");
+    wsi_cmdb_addll(&b, (long long)wsi_now(sim));
+    wsi_cmdb_adds(&b, "LIMIT");
+    wsi_cmdb_adds(&b, "0");
+    wsi_cmdb_adds(&b, "128");
+    wsi_cmd *range = wsi_cmdb_done(&b);
+    const fr_reply *r = NULL;
+    int rc = reader_send(s, cause, 1, &range, WSI_ROLE_SWEEP, &r);
+    wsi_cmd_free(range);
+    if (rc) return rc;
+    if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
+    size_t n = r->count;
+    char **members = wsi_xcalloc(n, sizeof *members);
+    size_t *mlens = wsi_xcalloc(n, sizeof *mlens);
+    wsi_cmd **zrem = wsi_xcalloc(n, sizeof *zrem);
+    for (size_t i = 0; i < n; i++) {
+        members[i] = wsi_xmemdup(r->elements[i].str, r->elements[i].len);
+        mlens[i] = r->elements[i].len;
+        wsi_cmdb_adds(&b, "ZREM");
+        wsi_cmdb_adds(&b, s->delay_queue);
+        wsi_cmdb_add(&b, members[i], mlens[i]);
+        zrem[i] = wsi_cmdb_done(&b);
+    }
+    const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
+    rc = reader_send(s, cause, n, zrem, WSI_ROLE_SWEEP, rr);
+    free_cmds(zrem, n);
+    wsi_cmd **adds = wsi_xcalloc(n, sizeof *adds);
+    char **orig = wsi_xcalloc(n, sizeof *orig);
+    size_t *orig_len = wsi_xcalloc(n, sizeof *orig_len);
+    size_t nadds = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (rr[i]->type != FR_REPLY_INTEGER || rr[i]->integer != 1) continue;
+        char **parts;
+        size_t *plens;
+        long np = wsi_dq_decode(members[i], mlens[i], &parts, &plens);
+        if (np < 1 || (np - 1) % 2 != 0) {
+            /* Not ours: leave it removed, as the framework would fail to decode it. */
+            if (np > 0) wsi_strings_free(parts, plens, (size_t)np);
+            wsi_trace_note(sim, "-- delay queue %s: member %zu is not a wsim1 member\n",
+                           s->delay_queue, i + 1);
+            continue;
+        }
+        wsi_cmdb_adds(&b, "XADD");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_adds(&b, "*");
+        for (long k = 1; k < np; k++) wsi_cmdb_add(&b, parts[k], plens[k]);
+        orig[nadds] = wsi_xmemdup(parts[0], plens[0]);
+        orig_len[nadds] = plens[0];
+        adds[nadds++] = wsi_cmdb_done(&b);
+        wsi_strings_free(parts, plens, (size_t)np);
+    }
+    if (rc == 0 && nadds) {
+        const fr_reply **ar = wsi_xcalloc(nadds, sizeof *ar);
+        rc = reader_send(s, cause, nadds, adds, WSI_ROLE_SWEEP, ar);
+        for (size_t i = 0; rc == 0 && i < nadds; i++)
+            if (ar[i]->type == FR_REPLY_BULK)
+                lineage_from_id(sim, orig[i], orig_len[i], ar[i]->str, ar[i]->len);
+        free(ar);
+    }
+    free_cmds(adds, nadds);
+    wsi_strings_free(orig, orig_len, nadds);
+    wsi_strings_free(members, mlens, n);
+    free(rr);
+    return rc;
+}
+
+static int read_stream(ws_sub *s, uint64_t read, const char *cause)
+{
+    wsi_cmdb b = {0};
+    if (!s->cfg.reclaim) {
+        wsi_cmdb_adds(&b, "XREADGROUP");
+        wsi_cmdb_adds(&b, "GROUP");
+        wsi_cmdb_adds(&b, s->group);
+        wsi_cmdb_adds(&b, s->consumer);
+        wsi_cmdb_adds(&b, "COUNT");
+        wsi_cmdb_addll(&b, (long long)s->cfg.count);
+        wsi_cmdb_adds(&b, "BLOCK");
+        wsi_cmdb_addll(&b, (long long)s->cfg.block_ms);
+        wsi_cmdb_adds(&b, "STREAMS");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_adds(&b, ">");
+        wsi_cmd *c = wsi_cmdb_done(&b);
+        const fr_reply *r = NULL;
+        int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+        wsi_cmd_free(c);
+        if (rc) return rc;
+        if (r->type == FR_REPLY_ERROR)
+            return wsi_fail(s->sim, WS_EINVAL, "read %llu of %s failed: %s",
+                            (unsigned long long)read, s->name, r->str);
+        if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
+        const fr_reply *entries = &r->elements[0].elements[1];
+        for (size_t i = 0; i < entries->count; i++) {
+            const fr_reply *e = &entries->elements[i];
+            ws_delivery *d = new_delivery(s, read, e->elements[0].str, e->elements[0].len);
+            set_fields(d, &e->elements[1]);
+        }
+        return 0;
+    }
+    wsi_cmdb_adds(&b, "XAUTOCLAIM");
+    wsi_cmdb_adds(&b, s->key);
+    wsi_cmdb_adds(&b, s->group);
+    wsi_cmdb_adds(&b, s->consumer);
+    wsi_cmdb_addll(&b, (long long)s->cfg.min_idle_ms);
+    wsi_cmdb_adds(&b, s->cursor);
+    wsi_cmdb_adds(&b, "COUNT");
+    wsi_cmdb_addll(&b, (long long)s->cfg.count);
+    wsi_cmd *c = wsi_cmdb_done(&b);
+    const fr_reply *r = NULL;
+    int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+    wsi_cmd_free(c);
+    if (rc) return rc;
+    if (r->type == FR_REPLY_ERROR)
+        return wsi_fail(s->sim, WS_EINVAL, "read %llu of %s failed: %s",
+                        (unsigned long long)read, s->name, r->str);
+    if (r->type != FR_REPLY_ARRAY || r->count < 2) return 0;
+    snprintf(s->cursor, sizeof s->cursor, "%.*s", (int)r->elements[0].len, r->elements[0].str);
+    const fr_reply *entries = &r->elements[1];
+    size_t first = s->nlast;
+    for (size_t i = 0; i < entries->count; i++) {
+        const fr_reply *e = &entries->elements[i];
+        if (e->type != FR_REPLY_ARRAY || e->count < 2) continue;
+        ws_delivery *d = new_delivery(s, read, e->elements[0].str, e->elements[0].len);
+        set_fields(d, &e->elements[1]);
+    }
+    if (s->nlast == first) return 0;
+    wsi_cmdb_adds(&b, "XPENDING");
+    wsi_cmdb_adds(&b, s->key);
+    wsi_cmdb_adds(&b, s->group);
+    wsi_cmdb_adds(&b, "IDLE");
+    wsi_cmdb_adds(&b, "0");
+    wsi_cmdb_adds(&b, "-");
+    wsi_cmdb_adds(&b, "+");
+    wsi_cmdb_addll(&b, (long long)s->cfg.count);
+    wsi_cmdb_adds(&b, s->consumer);
+    c = wsi_cmdb_done(&b);
+    rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+    wsi_cmd_free(c);
+    if (rc) return rc;
+    if (r->type != FR_REPLY_ARRAY) return 0;
+    for (size_t i = 0; i < r->count; i++) {
+        const fr_reply *p = &r->elements[i];
+        if (p->type != FR_REPLY_ARRAY || p->count < 4) continue;
+        for (size_t k = first; k < s->nlast; k++) {
+            ws_delivery *d = s->last[k];
+            if (d->id_len == p->elements[0].len &&
+                memcmp(d->id, p->elements[0].str, d->id_len) == 0)
+                d->count = p->elements[3].integer;
+        }
+    }
+    return 0;
+}
+
+/* Seconds for BLMOVE / BRPOP, from the configured milliseconds ("0.010"). */
+static void add_seconds(wsi_cmdb *b, int64_t ms)
+{
+    char buf[48];
+    int n = snprintf(buf, sizeof buf, "%lld.%03lld", (long long)(ms / 1000),
+                     (long long)(ms % 1000));
+    wsi_cmdb_add(b, buf, (size_t)n);
+}
+
+/* The orphan sweep of a reliable list with recovery: values claimed longer than min-idle
+ * ago by a consumer that never settled them go back to the main list. */
+static int orphan_sweep(ws_sub *s, const char *cause)
+{
+    ws_sim *sim = s->sim;
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "ZRANGEBYSCORE");
+    wsi_cmdb_adds(&b, s->recovery);
+    wsi_cmdb_adds(&b, "0");
+    wsi_cmdb_addll(&b, (long long)(wsi_now(sim) - s->cfg.min_idle_ms));
+    wsi_cmdb_adds(&b, "LIMIT");
+    wsi_cmdb_adds(&b, "0");
+    wsi_cmdb_adds(&b, "128");
+    wsi_cmd *range = wsi_cmdb_done(&b);
+    const fr_reply *r = NULL;
+    int rc = reader_send(s, cause, 1, &range, WSI_ROLE_SWEEP, &r);
+    wsi_cmd_free(range);
+    if (rc) return rc;
+    if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
+    size_t n = r->count;
+    char **members = wsi_xcalloc(n, sizeof *members);
+    size_t *mlens = wsi_xcalloc(n, sizeof *mlens);
+    wsi_cmd **lrem = wsi_xcalloc(n, sizeof *lrem);
+    for (size_t i = 0; i < n; i++) {
+        members[i] = wsi_xmemdup(r->elements[i].str, r->elements[i].len);
+        mlens[i] = r->elements[i].len;
+        size_t skip = mlens[i] >= SALT_LEN ? SALT_LEN : mlens[i];
+        wsi_cmdb_adds(&b, "LREM");
+        wsi_cmdb_adds(&b, s->processing);
+        wsi_cmdb_adds(&b, "1");
+        wsi_cmdb_add(&b, members[i] + skip, mlens[i] - skip);
+        lrem[i] = wsi_cmdb_done(&b);
+    }
+    const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
+    rc = reader_send(s, cause, n, lrem, WSI_ROLE_SWEEP, rr);
+    size_t nback = 0;
+    wsi_cmd **back = wsi_xcalloc(2 * n, sizeof *back);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (rr[i]->type == FR_REPLY_INTEGER && rr[i]->integer == 1) {
+            wsi_cmdb_adds(&b, "LPUSH");
+            wsi_cmdb_adds(&b, s->key);
+            wsi_cmdb_add(&b, lrem[i]->argv[3], lrem[i]->argvlen[3]);
+            back[nback++] = wsi_cmdb_done(&b);
+        }
+        wsi_cmdb_adds(&b, "ZREM");
+        wsi_cmdb_adds(&b, s->recovery);
+        wsi_cmdb_add(&b, members[i], mlens[i]);
+        back[nback++] = wsi_cmdb_done(&b);
+    }
+    free_cmds(lrem, n);
+    if (rc == 0) {
+        const fr_reply **br = wsi_xcalloc(nback, sizeof *br);
+        rc = reader_send(s, cause, nback, back, WSI_ROLE_SWEEP, br);
+        free(br);
+    }
+    free_cmds(back, nback);
+    wsi_strings_free(members, mlens, n);
+    free(rr);
+    return rc;
+}
+
+static int read_list(ws_sub *s, uint64_t read, const char *cause)
+{
+    ws_sim *sim = s->sim;
+    wsi_cmdb b = {0};
+    size_t first = s->nlast;
+    if (s->cfg.form == WS_FORM_PLAIN_LIST) {
+        wsi_cmdb_adds(&b, "RPOP");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_addll(&b, (long long)s->cfg.count);
+        wsi_cmd *c = wsi_cmdb_done(&b);
+        const fr_reply *r = NULL;
+        int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+        wsi_cmd_free(c);
+        if (rc) return rc;
+        if (r->type == FR_REPLY_ERROR)
+            return wsi_fail(sim, WS_EINVAL, "read %llu of %s failed: %s",
+                            (unsigned long long)read, s->name, r->str);
+        if (r->type == FR_REPLY_ARRAY) {
+            for (size_t i = 0; i < r->count; i++)
+                new_delivery(s, read, r->elements[i].str, r->elements[i].len);
+            return 0;
+        }
+        wsi_cmdb_adds(&b, "BRPOP");
+        wsi_cmdb_adds(&b, s->key);
+        add_seconds(&b, s->cfg.block_ms);
+        c = wsi_cmdb_done(&b);
+        rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+        wsi_cmd_free(c);
+        if (rc) return rc;
+        if (r->type == FR_REPLY_ARRAY && r->count == 2)
+            new_delivery(s, read, r->elements[1].str, r->elements[1].len);
+        return 0;
+    }
+    /* Reliable list: the orphan sweep, COUNT LMOVEs in one pipeline, BLMOVE if none. */
+    if (s->recovery) {
+        int rc = orphan_sweep(s, cause);
+        if (rc) return rc;
+    }
+    size_t n = s->cfg.count;
+    wsi_cmd **moves = wsi_xcalloc(n, sizeof *moves);
+    for (size_t i = 0; i < n; i++) {
+        wsi_cmdb_adds(&b, "LMOVE");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_adds(&b, s->processing);
+        wsi_cmdb_adds(&b, "RIGHT");
+        wsi_cmdb_adds(&b, "LEFT");
+        moves[i] = wsi_cmdb_done(&b);
+    }
+    const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
+    int rc = reader_send(s, cause, n, moves, WSI_ROLE_READ, rr);
+    free_cmds(moves, n);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (rr[i]->type == FR_REPLY_BULK) new_delivery(s, read, rr[i]->str, rr[i]->len);
+    free(rr);
+    if (rc) return rc;
+    if (s->nlast == first) {
+        wsi_cmdb_adds(&b, "BLMOVE");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_adds(&b, s->processing);
+        wsi_cmdb_adds(&b, "RIGHT");
+        wsi_cmdb_adds(&b, "LEFT");
+        add_seconds(&b, s->cfg.block_ms);
+        wsi_cmd *c = wsi_cmdb_done(&b);
+        const fr_reply *r = NULL;
+        rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+        wsi_cmd_free(c);
+        if (rc) return rc;
+        if (r->type == FR_REPLY_BULK) new_delivery(s, read, r->str, r->len);
+    }
+    if (s->recovery && s->nlast > first) {
+        size_t k = s->nlast - first;
+        wsi_cmd **adds = wsi_xcalloc(k, sizeof *adds);
+        for (size_t i = 0; i < k; i++) {
+            ws_delivery *d = s->last[first + i];
+            char salt[SALT_LEN + 1];
+            snprintf(salt, sizeof salt, "%016llx", (unsigned long long)wsi_rand(sim));
+            d->member = wsi_xmalloc(SALT_LEN + d->id_len + 1);
+            memcpy(d->member, salt, SALT_LEN);
+            memcpy(d->member + SALT_LEN, d->id, d->id_len);
+            d->member_len = SALT_LEN + d->id_len;
+            d->member[d->member_len] = '\0';
+            wsi_cmdb_adds(&b, "ZADD");
+            wsi_cmdb_adds(&b, s->recovery);
+            wsi_cmdb_addll(&b, (long long)wsi_now(sim));
+            wsi_cmdb_add(&b, d->member, d->member_len);
+            adds[i] = wsi_cmdb_done(&b);
+        }
+        const fr_reply **ar = wsi_xcalloc(k, sizeof *ar);
+        rc = reader_send(s, cause, k, adds, WSI_ROLE_SWEEP, ar);
+        free(ar);
+        free_cmds(adds, k);
+    }
+    return rc;
+}
+
+/* Groups the read's deliveries into batches of cfg.batch, each with one slot. */
+static void assign_slots(ws_sub *s, size_t first)
+{
+    if (!s->cfg.batch) {
+        for (size_t i = first; i < s->nlast; i++)
+            take_slot(s, &s->last[i]->slot, &s->last[i]->gen);
+        return;
+    }
+    for (size_t i = first; i < s->nlast; i += s->cfg.batch) {
+        size_t n = s->nlast - i < s->cfg.batch ? s->nlast - i : s->cfg.batch;
+        wsi_batch *bt = wsi_xcalloc(1, sizeof *bt);
+        bt->members = wsi_xcalloc(n, sizeof *bt->members);
+        bt->n = n;
+        bt->all_acked = 1;
+        take_slot(s, &bt->slot, &bt->gen);
+        for (size_t k = 0; k < n; k++) {
+            ws_delivery *d = s->last[i + k];
+            bt->members[k] = d;
+            d->batch = bt;
+            d->slot = bt->slot;
+            d->gen = bt->gen;
+        }
+    }
+}
+
+int ws_read(ws_sub *s, ws_read_result *out)
+{
+    ws_sim *sim = s->sim;
+    memset(out, 0, sizeof *out);
+    if (sim->dead) return wsi_fail(sim, WS_EDEAD, "%s: the consumer process is dead", s->name);
+    if (s->stopped) return wsi_fail(sim, WS_ESTATE, "%s: the subscription stopped", s->name);
+    if (s->report_waiting) {
+        s->report_waiting = 0;
+        out->is_report = 1;
+        out->report = s->report;
+        out->read = s->reads;
+        wsi_trace_note(sim, "-- %s hands out the failure report of flush %llu\n", s->name,
+                       (unsigned long long)s->report.flush);
+        return 0;
+    }
+    uint64_t read = ++s->reads;
+    sim->counts.reads++;
+    s->nlast = 0;
+    char cause[160];
+    snprintf(cause, sizeof cause, "read %llu of %s", (unsigned long long)read, s->name);
+    int rc = 0;
+    if (s->cfg.form == WS_FORM_STREAM) {
+        if (s->delay_queue) {
+            char sc[192];
+            snprintf(sc, sizeof sc, "delay-queue sweep before read %llu of %s",
+                     (unsigned long long)read, s->name);
+            rc = delay_sweep(s, sc);
+        }
+        if (rc == 0) rc = read_stream(s, read, cause);
+    } else {
+        rc = read_list(s, read, cause);
+    }
+    if (rc) {
+        if (sim->dead) {
+            s->nlast = 0;
+            return WS_ECRASHED;
+        }
+        return rc;
+    }
+    assign_slots(s, 0);
+    out->read = read;
+    out->n = s->nlast;
+    return 0;
+}
+
+ws_delivery *ws_read_delivery(ws_sub *s, size_t i) { return i < s->nlast ? s->last[i] : NULL; }
+
+ws_delivery *ws_find(ws_sub *s, const char *id)
+{
+    size_t len = strlen(id);
+    for (size_t i = s->nflight; i-- > 0;) {
+        ws_delivery *d = s->flight[i];
+        if (d->id_len == len && memcmp(d->id, id, len) == 0) return d;
+    }
+    return NULL;
+}
+
+/* ----- Delivery accessors ------------------------------------------------------------------------- */
+
+const char *ws_delivery_id(const ws_delivery *d) { return d->id; }
+long long ws_delivery_count(const ws_delivery *d) { return d->count; }
+unsigned ws_delivery_slot(const ws_delivery *d) { return d->slot; }
+unsigned ws_delivery_generation(const ws_delivery *d) { return d->gen; }
+int ws_delivery_done(const ws_delivery *d) { return d->done || d->dead; }
+
+/* A list value or channel message in our frame: its payload and headers, decoded. */
+static const char *frame_field(const ws_delivery *d, const char *name, size_t *len)
+{
+    char **parts;
+    size_t *lens;
+    long n = wsi_dq_decode(d->id, d->id_len, &parts, &lens);
+    const char *found = NULL;
+    if (n >= 2 && n % 2 == 0 && lens[0] == 8 && memcmp(parts[0], "_payload", 8) == 0) {
+        for (long i = 0; i + 1 < n; i += 2) {
+            if (strlen(name) == lens[i] && memcmp(parts[i], name, lens[i]) == 0) {
+                /* point into d->id: the decoded copy is freed below */
+                const char *v = parts[i + 1];
+                size_t vl = lens[i + 1];
+                for (size_t off = 0; off + vl <= d->id_len; off++)
+                    if (memcmp(d->id + off, v, vl) == 0 && off > 0 && d->id[off - 1] == ':') {
+                        found = d->id + off;
+                        *len = vl;
+                        break;
+                    }
+                break;
+            }
+        }
+    } else if (strcmp(name, "_payload") == 0) {
+        found = d->id;
+        *len = d->id_len;
+    }
+    if (n > 0) wsi_strings_free(parts, lens, (size_t)n);
+    return found;
+}
+
+static const char *field_of(const ws_delivery *d, const char *name, size_t *len)
+{
+    size_t dummy;
+    if (!len) len = &dummy;
+    if (d->sub->cfg.form != WS_FORM_STREAM) return frame_field(d, name, len);
+    size_t nl = strlen(name);
+    for (size_t i = 0; i + 1 < d->nfields; i += 2)
+        if (d->field_lens[i] == nl && memcmp(d->fields[i], name, nl) == 0) {
+            *len = d->field_lens[i + 1];
+            return d->fields[i + 1];
+        }
+    return NULL;
+}
+
+const char *ws_delivery_payload(const ws_delivery *d, size_t *len)
+{
+    return field_of(d, "_payload", len);
+}
+
+const char *ws_delivery_header(const ws_delivery *d, const char *name, size_t *len)
+{
+    char key[256];
+    snprintf(key, sizeof key, "h:%s", name);
+    return field_of(d, key, len);
+}
+
+long long ws_delivery_retries(const ws_delivery *d)
+{
+    size_t len;
+    const char *v = ws_delivery_header(d, "x-ruststream-retry-count", &len);
+    if (!v || len == 0 || len > 18) return 0;
+    long long n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9') return 0;
+        n = n * 10 + (v[i] - '0');
+    }
+    return n;
+}
+
+/* ----- Actions ------------------------------------------------------------------------------------- */
+
+static const char *outcome_name(ws_outcome o)
+{
+    switch (o) {
+    case WS_ACK: return "ack";
+    case WS_DROP: return "drop";
+    case WS_RETRY: return "retry";
+    case WS_RETRY_AFTER: return "retry_after";
+    case WS_ABANDON: return "abandoned";
+    default: return "?";
+    }
+}
+
+int wsi_check_live(ws_delivery *d, const char *what)
+{
+    ws_sim *sim = d->sub->sim;
+    if (d->dead || d->incarnation != sim->incarnation)
+        return wsi_fail(sim, sim->dead ? WS_EDEAD : WS_ESTALE,
+                        "%s: delivery %s belongs to consumer process %u, which crashed", what,
+                        d->id, d->incarnation);
+    if (d->done)
+        return wsi_fail(sim, WS_ESTALE,
+                        "%s: delivery %s (slot %u, generation %u) settled already (%s): a "
+                        "stale handle joins no later delivery",
+                        what, d->id, d->slot, d->gen, outcome_name(d->outcome));
+    if (d->sub->stopped)
+        return wsi_fail(sim, WS_ESTATE, "%s: the subscription %s stopped", what, d->sub->name);
+    return 0;
+}
+
+static size_t add_effect(ws_delivery *d, wsi_cmd *cmd, int kind)
+{
+    d->effects = wsi_xrealloc(d->effects, (d->neffects + 1) * sizeof *d->effects);
+    d->effects[d->neffects] = (wsi_effect){.cmd = cmd, .kind = kind};
+    return d->neffects++;
+}
+
+/* Queues cmd (ownership taken) into d's segment, or runs it at once in direct mode. */
+static int queue_cmd(ws_delivery *d, wsi_cmd *cmd, const char *what)
+{
+    ws_sub *s = d->sub;
+    ws_sim *sim = s->sim;
+    if (s->cfg.mode == WS_MODE_DIRECT) {
+        size_t e = add_effect(d, cmd, WSI_EFFECT_DIRECT);
+        char cause[160];
+        snprintf(cause, sizeof cause, "%s of %s", what, d->id);
+        int role = WSI_ROLE_DIRECT;
+        const fr_reply *r = NULL;
+        int rc = wsi_send(sim, sim->window, cause, 1, &d->effects[e].cmd, &role, &d, &e, s, 0,
+                          &r);
+        return rc;
+    }
+    wsi_segment **slot = d->batch ? &d->batch->seg : &d->seg;
+    if (!*slot) {
+        *slot = wsi_xcalloc(1, sizeof **slot);
+        (*slot)->owner = d->batch ? d->batch->members[0] : d;
+        (*slot)->batch = d->batch;
+    }
+    wsi_segment *seg = *slot;
+    size_t e = add_effect(d, cmd, WSI_EFFECT_QUEUED);
+    if (seg->n == seg->cap) {
+        seg->cap = seg->cap ? seg->cap * 2 : 4;
+        seg->effect = wsi_xrealloc(seg->effect, seg->cap * sizeof *seg->effect);
+        seg->from = wsi_xrealloc(seg->from, seg->cap * sizeof *seg->from);
+    }
+    seg->effect[seg->n] = e;
+    seg->from[seg->n] = d;
+    seg->n++;
+    if (d->batch) {
+        for (size_t i = 0; i < d->batch->n; i++)
+            if (d->batch->members[i]->seg_state == WSI_SEG_NONE)
+                d->batch->members[i]->seg_state = WSI_SEG_OPEN;
+    } else {
+        d->seg_state = WSI_SEG_OPEN;
+    }
+    return 0;
+}
+
+int ws_queue(ws_delivery *d, int argc, const char *const *argv, const size_t *argvlen)
+{
+    if (!d) return WS_EINVAL;
+    int rc = wsi_check_live(d, "queue");
+    if (rc) return rc;
+    if (argc < 1 || !argv) return wsi_fail(d->sub->sim, WS_EINVAL, "queue: no command");
+    return queue_cmd(d, wsi_cmd_copy(argc, argv, argvlen), "direct write");
+}
+
+int ws_queue_line(ws_delivery *d, const char *line)
+{
+    if (!d) return WS_EINVAL;
+    int rc = wsi_check_live(d, "queue");
+    if (rc) return rc;
+    wsi_cmd *c = wsi_cmd_line(line);
+    if (!c) return wsi_fail(d->sub->sim, WS_EINVAL, "queue: cannot split \"%s\"", line);
+    return queue_cmd(d, c, "direct write");
+}
+
+int ws_pool(ws_sim *sim, ws_delivery *d, int argc, const char *const *argv,
+            const size_t *argvlen, const fr_reply **reply)
+{
+    if (reply) *reply = NULL;
+    if (d) {
+        int rc = wsi_check_live(d, "pool");
+        if (rc) return rc;
+    }
+    if (sim->dead) return wsi_fail(sim, WS_EDEAD, "pool: the consumer process is dead");
+    if (argc < 1 || !argv) return wsi_fail(sim, WS_EINVAL, "pool: no command");
+    wsi_cmd *c = wsi_cmd_copy(argc, argv, argvlen);
+    char cause[160];
+    if (d) snprintf(cause, sizeof cause, "pool of %s", d->id);
+    else snprintf(cause, sizeof cause, "pool");
+    int role = WSI_ROLE_POOL;
+    const fr_reply *r = NULL;
+    ws_delivery *dl = d;
+    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &dl, NULL, d ? d->sub : NULL, 0,
+                      &r);
+    wsi_cmd_free(c);
+    if (reply) *reply = r;
+    return rc;
+}
+
+int ws_pool_line(ws_sim *sim, ws_delivery *d, const char *line, const fr_reply **reply)
+{
+    wsi_cmd *c = wsi_cmd_line(line);
+    if (!c) return wsi_fail(sim, WS_EINVAL, "pool: cannot split \"%s\"", line);
+    int rc = ws_pool(sim, d, c->argc, (const char *const *)c->argv, c->argvlen, reply);
+    wsi_cmd_free(c);
+    return rc;
+}
+
+/* The command a publish through out becomes (§6). */
+static wsi_cmd *publish_cmd(const ws_out *out, const char *payload, size_t len,
+                            const ws_header *h, size_t nh)
+{
+    wsi_cmdb b = {0};
+    if (out->form == WS_FORM_STREAM) {
+        wsi_cmdb_adds(&b, "XADD");
+        wsi_cmdb_adds(&b, out->key);
+        wsi_cmdb_adds(&b, "*");
+        wsi_cmdb_adds(&b, "_payload");
+        wsi_cmdb_add(&b, payload, len);
+        for (size_t i = 0; i < nh; i++) {
+            wsi_text name = {0};
+            wsi_text_printf(&name, "h:%s", h[i].name);
+            wsi_cmdb_add(&b, name.p, name.len);
+            free(name.p);
+            size_t vl = h[i].value_len ? h[i].value_len : (h[i].value ? strlen(h[i].value) : 0);
+            wsi_cmdb_add(&b, h[i].value ? h[i].value : "", vl);
+        }
+    } else {
+        size_t flen;
+        char *frame = wsi_frame_encode(payload, len, h, nh, &flen);
+        wsi_cmdb_adds(&b, out->form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
+        wsi_cmdb_adds(&b, out->key);
+        wsi_cmdb_add(&b, frame, flen);
+        free(frame);
+    }
+    return wsi_cmdb_done(&b);
+}
+
+static int same_out(const ws_out *a, const ws_out *b)
+{
+    return a->form == b->form && a->key && b->key && strcmp(a->key, b->key) == 0;
+}
+
+/* A publish joins the round when in_round; else it leaves at once through the pool. */
+static int do_publish(ws_delivery *d, const ws_out *out, int in_round, const char *payload,
+                      size_t len, const ws_header *h, size_t nh)
+{
+    ws_sim *sim = d->sub->sim;
+    if (!out || !out->key || out->form < WS_FORM_STREAM || out->form > WS_FORM_CHANNEL)
+        return wsi_fail(sim, WS_EINVAL, "publish: no output");
+    if (!payload && len) return wsi_fail(sim, WS_EINVAL, "publish: no payload");
+    wsi_cmd *c = publish_cmd(out, payload ? payload : "", len, h, nh);
+    if (in_round && d->sub->cfg.mode != WS_MODE_DIRECT) return queue_cmd(d, c, "publish");
+    char cause[160];
+    snprintf(cause, sizeof cause, "publish of %s", d->id);
+    int role = WSI_ROLE_PUBLISH;
+    const fr_reply *r = NULL;
+    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &d, NULL, d->sub, 0, &r);
+    wsi_cmd_free(c);
+    return rc;
+}
+
+int ws_publish(ws_delivery *d, const ws_out *out, const char *payload, size_t len,
+               const ws_header *headers, size_t nheaders)
+{
+    if (!d) return WS_EINVAL;
+    int rc = wsi_check_live(d, "publish");
+    if (rc) return rc;
+    int bound = 0;
+    for (size_t i = 0; out && i < d->nbound; i++)
+        if (same_out(&d->bound[i], out)) bound = 1;
+    return do_publish(d, out, bound, payload, len, headers, nheaders);
+}
+
+int ws_reply(ws_delivery *d, const char *payload, size_t len)
+{
+    if (!d) return WS_EINVAL;
+    int rc = wsi_check_live(d, "reply");
+    if (rc) return rc;
+    if (!d->sub->cfg.reply.key)
+        return wsi_fail(d->sub->sim, WS_EINVAL, "reply: %s has no reply output", d->sub->name);
+    int bound = 0;
+    for (size_t i = 0; i < d->nbound; i++)
+        if (same_out(&d->bound[i], &d->sub->cfg.reply)) bound = 1;
+    return do_publish(d, &d->sub->cfg.reply, d->sub->cfg.reply_in_round || bound, payload, len,
+                      NULL, 0);
+}
+
+int ws_bind(ws_delivery *d, const ws_out *out)
+{
+    if (!d) return WS_EINVAL;
+    int rc = wsi_check_live(d, "bind");
+    if (rc) return rc;
+    if (!out || !out->key) return wsi_fail(d->sub->sim, WS_EINVAL, "bind: no output");
+    d->bound = wsi_xrealloc(d->bound, (d->nbound + 1) * sizeof *d->bound);
+    d->bound[d->nbound].form = out->form;
+    d->bound[d->nbound].key = wsi_xstrdup(out->key);
+    d->nbound++;
+    return 0;
+}
+
+int ws_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms)
+{
+    if (!d) return WS_EINVAL;
+    int rc = wsi_check_live(d, "settle");
+    if (rc) return rc;
+    if (outcome < WS_ACK || outcome > WS_ABANDON)
+        return wsi_fail(d->sub->sim, WS_EINVAL, "settle: unknown outcome %d", (int)outcome);
+    if (outcome == WS_RETRY_AFTER && delay_ms < 0)
+        return wsi_fail(d->sub->sim, WS_EINVAL, "settle: negative delay");
+    return wsi_settle(d, outcome, delay_ms);
+}
+
+int ws_abandon(ws_delivery *d) { return ws_settle(d, WS_ABANDON, 0); }
+
+int ws_stop(ws_sub *s)
+{
+    ws_sim *sim = s->sim;
+    if (sim->dead) return wsi_fail(sim, WS_EDEAD, "%s: the consumer process is dead", s->name);
+    if (s->stopped) return wsi_fail(sim, WS_ESTATE, "%s: the subscription stopped already",
+                                    s->name);
+    int rc = wsi_flush(s, "stop");
+    s->stopped = 1;
+    wsi_trace_note(sim, "-- %s stops\n", s->name);
+    return rc;
+}

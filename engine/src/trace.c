@@ -1,0 +1,317 @@
+/* trace.c -- the simulation's trace: every round trip of every connection with its
+ * cause, each command's reply and fate and the delivery it came from, plus notes
+ * (settles, flush decisions, crashes, restarts); the flush diagrams; the ledger of what
+ * each delivery's commands did, which the checks read.  Everything here is a function of
+ * the inputs: no times, no addresses, so the text and its hash are deterministic. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+static void add_rec(ws_sim *sim, char *text, ws_sub *sub, uint64_t flush)
+{
+    if (sim->nrecs == sim->caprecs) {
+        sim->caprecs = sim->caprecs ? sim->caprecs * 2 : 64;
+        sim->recs = wsi_xrealloc(sim->recs, sim->caprecs * sizeof *sim->recs);
+    }
+    sim->recs[sim->nrecs++] = (wsi_rec){text, flush, sub};
+}
+
+void wsi_trace_note(ws_sim *sim, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    add_rec(sim, wsi_xstrdup(buf), NULL, 0);
+}
+
+static int applied(int fate) { return fate == WS_FATE_REPLIED || fate == WS_FATE_LOST; }
+
+static const char *role_word(int role)
+{
+    switch (role) {
+    case WSI_ROLE_READ: return "read";
+    case WSI_ROLE_SWEEP: return "sweep";
+    case WSI_ROLE_POOL: return "pool";
+    case WSI_ROLE_DIRECT: return "direct write";
+    case WSI_ROLE_PUBLISH: return "publish";
+    case WSI_ROLE_SEGMENT: return "segment";
+    case WSI_ROLE_MULTI: return "MULTI";
+    case WSI_ROLE_EXEC: return "EXEC";
+    case WSI_ROLE_INSETTLE: return "own settle";
+    case WSI_ROLE_RETRY: return "retry write";
+    case WSI_ROLE_SETTLE: return "settle";
+    case WSI_ROLE_TIMER: return "timer copy";
+    default: return NULL;
+    }
+}
+
+static const char *fate_word(int fate)
+{
+    switch (fate) {
+    case WS_FATE_INJECTED: return "injected";
+    case WS_FATE_LOST: return "lost";
+    case WS_FATE_UNSENT: return "not sent";
+    case WS_FATE_UNKNOWN: return "outcome unknown";
+    default: return NULL;
+    }
+}
+
+static void set_where(char **where, const ws_round_trip *rt, size_t i)
+{
+    free(*where);
+    wsi_text t = {0};
+    wsi_text_printf(&t, "%s round trip %llu, command %zu", rt->conn,
+                    (unsigned long long)rt->index, i + 1);
+    *where = t.p;
+}
+
+/* What an atomic segment's EXEC says about the commands between its MULTI and it. */
+static void ledger_exec(ws_sim *sim, const ws_round_trip *rt, size_t exec)
+{
+    size_t multi = exec;
+    while (multi > 0 && sim->an_role[multi] != WSI_ROLE_MULTI) multi--;
+    const fr_reply *er = rt->replies[exec];
+    int ran = applied(rt->fates[exec]) && er && er->type == FR_REPLY_ARRAY;
+    ws_delivery *owner = sim->an_dl[exec];
+    if (owner) owner->exec_ok = ran;
+    for (size_t i = multi + 1, k = 0; i < exec; i++, k++) {
+        ws_delivery *d = sim->an_dl[i];
+        if (!d) continue;
+        const fr_reply *el = ran && k < er->count ? &er->elements[k] : NULL;
+        int err = el && el->type == FR_REPLY_ERROR;
+        if (sim->an_role[i] == WSI_ROLE_SEGMENT && sim->an_effect[i] != (size_t)-1) {
+            wsi_effect *e = &d->effects[sim->an_effect[i]];
+            e->fate = ran ? rt->fates[exec] : WS_FATE_UNSENT;
+            e->error = err;
+            set_where(&e->where, rt, i);
+        } else if (sim->an_role[i] == WSI_ROLE_INSETTLE) {
+            d->exec_ok = ran;
+            if (ran && !err) {
+                d->settle_sent = 1;
+                set_where(&d->settle_where, rt, i);
+            } else if (ran) {
+                d->settle_failed = 1;
+            }
+        }
+    }
+}
+
+/* Updates the deliveries' ledger from one consumer round trip. */
+static void ledger(ws_sim *sim, const ws_round_trip *rt)
+{
+    if (!sim->an_role) return;
+    for (size_t i = 0; i < rt->n; i++) {
+        int role = sim->an_role[i];
+        ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;
+        const fr_reply *r = rt->replies[i];
+        int ok = applied(rt->fates[i]) && r && r->type != FR_REPLY_ERROR;
+        if (role == WSI_ROLE_EXEC) {
+            ledger_exec(sim, rt, i);
+        } else if ((role == WSI_ROLE_SEGMENT || role == WSI_ROLE_DIRECT) && d &&
+                   sim->an_effect && sim->an_effect[i] != (size_t)-1) {
+            /* inside MULTI the EXEC decides; outside, the command's own fate does */
+            int in_multi = 0;
+            for (size_t j = i; j-- > 0;) {
+                if (sim->an_role[j] == WSI_ROLE_EXEC) break;
+                if (sim->an_role[j] == WSI_ROLE_MULTI) {
+                    in_multi = 1;
+                    break;
+                }
+            }
+            if (in_multi && role == WSI_ROLE_SEGMENT) {
+                /* An EXEC never sent means nothing ran: say so now; EXEC overrides. */
+                wsi_effect *e = &d->effects[sim->an_effect[i]];
+                e->fate = WS_FATE_UNSENT;
+                set_where(&e->where, rt, i);
+                continue;
+            }
+            wsi_effect *e = &d->effects[sim->an_effect[i]];
+            e->fate = rt->fates[i];
+            e->error = r && r->type == FR_REPLY_ERROR;
+            set_where(&e->where, rt, i);
+        } else if (role == WSI_ROLE_SETTLE) {
+            if (!ok) {
+                if (applied(rt->fates[i])) {
+                    if (d) d->settle_failed = 1;
+                    for (size_t k = 0; !d && k < sim->an_nxack; k++)
+                        sim->an_xack[k]->settle_failed = 1;
+                }
+                continue;
+            }
+            if (d) {
+                /* LREM answered how many it removed; ZREM is bookkeeping */
+                if (wsi_cmd_is(sim->an_cmds[i], "LREM")) {
+                    d->settle_sent = 1;
+                    set_where(&d->settle_where, rt, i);
+                }
+            } else {
+                for (size_t k = 0; k < sim->an_nxack; k++) {
+                    sim->an_xack[k]->settle_sent = 1;
+                    set_where(&sim->an_xack[k]->settle_where, rt, i);
+                }
+            }
+        }
+    }
+}
+
+static void tag(wsi_text *t, int role, const ws_delivery *d)
+{
+    const char *w = role_word(role);
+    if (!w) return;
+    wsi_text_printf(t, "  [%s", w);
+    if (d) wsi_text_printf(t, " of %s", d->id);
+    wsi_text_add(t, "]", 1);
+}
+
+static wsi_flushrec *current_flush(ws_sim *sim)
+{
+    for (size_t i = sim->nflushes; i-- > 0;)
+        if (sim->flushes[i].sub == sim->an_sub && sim->flushes[i].number == sim->an_flush)
+            return &sim->flushes[i];
+    return NULL;
+}
+
+void wsi_trace_hook(void *ud, const ws_round_trip *rt)
+{
+    ws_sim *sim = ud;
+    if (sim->quiet) return;
+    if (sim->nlast_fates < rt->n) {
+        sim->last_fates = wsi_xrealloc(sim->last_fates, rt->n);
+        sim->nlast_fates = rt->n;
+    }
+    memcpy(sim->last_fates, rt->fates, rt->n);
+    ledger(sim, rt);
+
+    wsi_text t = {0};
+    wsi_text_printf(&t, "#%llu %s (%s): %s", (unsigned long long)rt->index, rt->conn,
+                    rt->cause, rt->status ? ws_err_name(rt->status) : "ok");
+    if (rt->note && *rt->note) wsi_text_printf(&t, ", %s", rt->note);
+    wsi_text_add(&t, "\n", 1);
+    wsi_flushrec *f = sim->an_flush ? current_flush(sim) : NULL;
+    wsi_text body = {0};
+    if (f) {
+        if (f->body) {
+            wsi_text_add(&body, f->body, strlen(f->body));
+            free(f->body);
+        }
+        wsi_text_printf(&body, "  round trip #%llu on %s%s%s:\n", (unsigned long long)rt->index,
+                        rt->conn, rt->status ? ", " : "",
+                        rt->status ? ws_err_name(rt->status) : "");
+    }
+    for (size_t i = 0; i < rt->n; i++) {
+        wsi_text line = {0};
+        wsi_text_cmd(&line, sim->an_cmds ? sim->an_cmds[i]
+                                         : &(wsi_cmd){rt->commands[i].argc,
+                                                      (char **)rt->commands[i].argv,
+                                                      (size_t *)rt->commands[i].argvlen});
+        wsi_text_add(&t, "  ", 2);
+        wsi_text_add(&t, line.p, line.len);
+        wsi_text_add(&t, " -> ", 4);
+        if (rt->replies[i]) {
+            size_t rl;
+            char *rs = ws_reply_text(rt->replies[i], &rl);
+            if (rs) wsi_text_add(&t, rs, rl);
+            free(rs);
+        } else {
+            wsi_text_add(&t, "(none)", 6);
+        }
+        const char *fw = fate_word(rt->fates[i]);
+        if (fw) wsi_text_printf(&t, " (%s)", fw);
+        if (sim->an_role) tag(&t, sim->an_role[i], sim->an_dl ? sim->an_dl[i] : NULL);
+        wsi_text_add(&t, "\n", 1);
+        if (f) {
+            wsi_text_printf(&body, "    %-40s", line.p);
+            int role = sim->an_role ? sim->an_role[i] : 0;
+            ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;
+            if (role == WSI_ROLE_SETTLE && !d) {
+                wsi_text_add(&body, "  settles", 9);
+                for (size_t k = 0; k < sim->an_nxack; k++)
+                    wsi_text_printf(&body, " %s", sim->an_xack[k]->id);
+            } else if (d && role_word(role)) {
+                wsi_text_printf(&body, "  %s of %s", role_word(role), d->id);
+            }
+            if (fw) wsi_text_printf(&body, " (%s)", fw);
+            wsi_text_add(&body, "\n", 1);
+        }
+        free(line.p);
+    }
+    if (f) f->body = body.p;
+    add_rec(sim, t.p, sim->an_sub, sim->an_flush);
+}
+
+char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
+{
+    wsi_text t = {0};
+    wsi_text_add(&t, "", 0);
+    for (size_t i = 0; i < sim->nrecs; i++)
+        wsi_text_add(&t, sim->recs[i].text, strlen(sim->recs[i].text));
+    if (len) *len = t.len;
+    return t.p;
+}
+
+uint64_t ws_sim_trace_hash(const ws_sim *sim)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < sim->nrecs; i++)
+        for (const unsigned char *p = (const unsigned char *)sim->recs[i].text; *p; p++) {
+            h ^= *p;
+            h *= 0x100000001b3ULL;
+        }
+    return h;
+}
+
+static const char *outcome_text(const ws_delivery *d)
+{
+    if (d->dead && !d->done) return "lost in a crash";
+    switch (d->outcome) {
+    case WS_ACK: return "ack";
+    case WS_DROP: return "drop";
+    case WS_RETRY: return "retry";
+    case WS_RETRY_AFTER: return "retry_after";
+    case WS_ABANDON: return "abandoned";
+    default: return "outstanding";
+    }
+}
+
+static const char *segment_text(const ws_delivery *d)
+{
+    switch (d->seg_state) {
+    case WSI_SEG_KEPT: return "segment kept";
+    case WSI_SEG_DROPPED: return "segment dropped";
+    case WSI_SEG_OPEN: return "segment open";
+    default: return "no segment";
+    }
+}
+
+char *ws_sim_diagram(const ws_sim *sim, size_t *len)
+{
+    wsi_text t = {0};
+    wsi_text_add(&t, "", 0);
+    for (size_t i = 0; i < sim->nflushes; i++) {
+        const wsi_flushrec *f = &sim->flushes[i];
+        size_t rts = 0;
+        for (const char *p = f->body; p && (p = strstr(p, "  round trip #")); p++) rts++;
+        wsi_text_printf(&t, "flush %llu of %s after read %llu (%s): %zu round trip%s\n",
+                        (unsigned long long)f->number, f->sub->name,
+                        (unsigned long long)f->read, f->why, rts, rts == 1 ? "" : "s");
+        for (size_t k = 0; k < f->ndl; k++) {
+            const ws_delivery *d = f->dl[k];
+            size_t queued = 0;
+            for (size_t e = 0; e < d->neffects; e++)
+                queued += d->effects[e].kind == WSI_EFFECT_QUEUED;
+            wsi_text_printf(&t, "  entry %-24s %-12s %-16s", d->id, outcome_text(d),
+                            segment_text(d));
+            if (queued) wsi_text_printf(&t, " (%zu queued)", queued);
+            wsi_text_add(&t, "\n", 1);
+        }
+        if (f->body) wsi_text_add(&t, f->body, strlen(f->body));
+        wsi_text_add(&t, "\n", 1);
+    }
+    if (len) *len = t.len;
+    return t.p;
+}

@@ -1,0 +1,632 @@
+/* window.c -- settling deliveries and flushing the window (SEMANTICS.md §3-§5, §7).
+ *
+ * A settle decides the delivery's segment (commit on ack, discard otherwise), records
+ * what the outcome owes the broker, and flushes when the window says so.  A flush sends,
+ * on the window connection: the committed segments in commit order (atomic ones as
+ * MULTI, body, the delivery's own settle, EXEC), then the retry writes in settle order,
+ * and -- in the same round trip when there are no retry writes, in a second one after
+ * their replies otherwise -- the settles (one XACK for a stream; LREM [+ZREM] per
+ * delivery for a reliable list).  Error replies become one failure report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+#define RETRY_HEADER "h:x-ruststream-retry-count"
+
+/* ----- What an outcome owes --------------------------------------------------------------- */
+
+void wsi_copy_fields(const ws_delivery *d, wsi_cmdb *b)
+{
+    long long next = ws_delivery_retries(d) + 1;
+    int replaced = 0;
+    for (size_t i = 0; i + 1 < d->nfields; i += 2) {
+        wsi_cmdb_add(b, d->fields[i], d->field_lens[i]);
+        if (d->field_lens[i] == sizeof RETRY_HEADER - 1 &&
+            memcmp(d->fields[i], RETRY_HEADER, sizeof RETRY_HEADER - 1) == 0) {
+            wsi_cmdb_addll(b, next);
+            replaced = 1;
+        } else {
+            wsi_cmdb_add(b, d->fields[i + 1], d->field_lens[i + 1]);
+        }
+    }
+    if (!replaced) {
+        wsi_cmdb_adds(b, RETRY_HEADER);
+        wsi_cmdb_addll(b, next);
+    }
+}
+
+static wsi_cmd *stream_copy(const ws_delivery *d)
+{
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "XADD");
+    wsi_cmdb_adds(&b, d->sub->key);
+    wsi_cmdb_adds(&b, "*");
+    wsi_copy_fields(d, &b);
+    return wsi_cmdb_done(&b);
+}
+
+static wsi_cmd *list_copy(const ws_delivery *d)
+{
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "LPUSH");
+    wsi_cmdb_adds(&b, d->sub->key);
+    wsi_cmdb_add(&b, d->id, d->id_len);
+    return wsi_cmdb_done(&b);
+}
+
+/* The delay-queue writes of a retry_after: ZADD <zset> <due> <member> [+ PEXPIRE]. */
+static size_t delay_writes(const ws_delivery *d, int64_t delay_ms, wsi_cmd **out)
+{
+    ws_sub *s = d->sub;
+    wsi_cmdb f = {0};
+    wsi_copy_fields(d, &f);
+    size_t mlen;
+    char *member = wsi_dq_encode(d->id, d->id_len, f.argv, f.argvlen, (size_t)f.argc, &mlen);
+    wsi_cmd_free(wsi_cmdb_done(&f));
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "ZADD");
+    wsi_cmdb_adds(&b, s->delay_queue);
+    wsi_cmdb_addll(&b, (long long)(wsi_now(s->sim) + delay_ms));
+    wsi_cmdb_add(&b, member, mlen);
+    free(member);
+    out[0] = wsi_cmdb_done(&b);
+    if (!s->cfg.delay_ttl_ms) return 1;
+    wsi_cmdb_adds(&b, "PEXPIRE");
+    wsi_cmdb_adds(&b, s->delay_queue);
+    wsi_cmdb_addll(&b, (long long)s->cfg.delay_ttl_ms);
+    out[1] = wsi_cmdb_done(&b);
+    return 2;
+}
+
+static void add_timer(ws_delivery *d, int64_t delay_ms, wsi_cmd *copy)
+{
+    ws_sim *sim = d->sub->sim;
+    wsi_timer_add(sim, d->sub, d, wsi_now(sim) + delay_ms, copy);
+    wsi_trace_note(sim, "-- timer: the copy of %s is due at %lld ms\n", d->id,
+                   (long long)(wsi_now(sim) + delay_ms));
+}
+
+/* Records what d's outcome owes (window modes).  Plain lists and channels owe nothing. */
+static void owe(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay_ms)
+{
+    int form = s->cfg.form;
+    if (form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL || o == WS_ABANDON) return;
+    wsi_owed w = {.d = d};
+    if (o == WS_RETRY) {
+        w.writes[0] = form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d);
+        w.nwrites = 1;
+        w.retried = 1;
+    } else if (o == WS_RETRY_AFTER) {
+        if (form == WS_FORM_STREAM && s->delay_queue) {
+            w.nwrites = delay_writes(d, delay_ms, w.writes);
+            w.retried = 1;
+        } else {
+            /* Settled as dropped now; the copy leaves through the pool when d passes. */
+            add_timer(d, delay_ms, form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d));
+        }
+    }
+    if (s->nowed == s->capowed) {
+        s->capowed = s->capowed ? s->capowed * 2 : 16;
+        s->owed = wsi_xrealloc(s->owed, s->capowed * sizeof *s->owed);
+    }
+    s->owed[s->nowed++] = w;
+}
+
+static void commit(ws_sub *s, wsi_segment *seg)
+{
+    if (s->ncommitted == s->capcommitted) {
+        s->capcommitted = s->capcommitted ? s->capcommitted * 2 : 16;
+        s->committed = wsi_xrealloc(s->committed, s->capcommitted * sizeof *s->committed);
+    }
+    s->committed[s->ncommitted++] =
+        (wsi_committed){.seg = seg, .atomic = s->cfg.mode == WS_MODE_ATOMIC};
+}
+
+/* ----- Reports ------------------------------------------------------------------------------ */
+
+void wsi_report(ws_sub *s, size_t commands, size_t settles, size_t failed,
+                const char *first_error, size_t first_len)
+{
+    ws_sim *sim = s->sim;
+    if (s->report_waiting) {
+        wsi_trace_note(sim, "-- %s: a failure (%zu failed) while a report waits: not "
+                       "reported again\n", s->name, failed);
+        return;
+    }
+    s->report_waiting = 1;
+    sim->counts.reports++;
+    snprintf(s->report_error, sizeof s->report_error, "%.*s", (int)first_len, first_error);
+    snprintf(s->report_name, sizeof s->report_name, "%s", s->name);
+    s->report = (ws_report){
+        .subscription = s->report_name,
+        .commands = commands,
+        .settles = settles,
+        .failed = failed,
+        .first_error = s->report_error,
+        .flush = s->flushes,
+    };
+    wsi_trace_note(sim, "-- %s: failure report: %zu commands, %zu settles, %zu failed, "
+                   "first error: %s\n", s->name, commands, settles, failed, s->report_error);
+}
+
+/* Error replies in r (EXEC's array counts its elements); the first one's text. */
+static size_t count_errors(const fr_reply *r, const char **first, size_t *first_len)
+{
+    if (!r) return 0;
+    if (r->type == FR_REPLY_ERROR) {
+        if (!*first) {
+            *first = r->str;
+            *first_len = r->len;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static size_t count_exec_errors(const fr_reply *r, const char **first, size_t *first_len)
+{
+    size_t n = count_errors(r, first, first_len);
+    if (r && r->type == FR_REPLY_ARRAY)
+        for (size_t i = 0; i < r->count; i++) n += count_errors(&r->elements[i], first, first_len);
+    return n;
+}
+
+/* ----- Flushes ---------------------------------------------------------------------------------- */
+
+/* A round trip under construction. */
+typedef struct rt_build {
+    wsi_cmd **cmds;
+    int *roles;
+    ws_delivery **dls;
+    size_t *effs;
+    unsigned char *owned; /* the flush made the command and frees it */
+    size_t n, cap;
+} rt_build;
+
+static void rt_add(rt_build *b, wsi_cmd *c, int role, ws_delivery *d, size_t eff, int owned)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->cmds = wsi_xrealloc(b->cmds, b->cap * sizeof *b->cmds);
+        b->roles = wsi_xrealloc(b->roles, b->cap * sizeof *b->roles);
+        b->dls = wsi_xrealloc(b->dls, b->cap * sizeof *b->dls);
+        b->effs = wsi_xrealloc(b->effs, b->cap * sizeof *b->effs);
+        b->owned = wsi_xrealloc(b->owned, b->cap);
+    }
+    b->cmds[b->n] = c;
+    b->roles[b->n] = role;
+    b->dls[b->n] = d;
+    b->effs[b->n] = eff;
+    b->owned[b->n] = (unsigned char)owned;
+    b->n++;
+}
+
+static void rt_free(rt_build *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->owned[i]) wsi_cmd_free(b->cmds[i]);
+    free(b->cmds);
+    free(b->roles);
+    free(b->dls);
+    free(b->effs);
+    free(b->owned);
+    memset(b, 0, sizeof *b);
+}
+
+static wsi_cmd *word(const char *w)
+{
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, w);
+    return wsi_cmdb_done(&b);
+}
+
+/* The reliable-list settle of d: LREM <processing> 1 <value> [+ ZREM <recovery> <member>]. */
+static void list_settle(rt_build *b, ws_delivery *d, int role)
+{
+    ws_sub *s = d->sub;
+    wsi_cmdb c = {0};
+    wsi_cmdb_adds(&c, "LREM");
+    wsi_cmdb_adds(&c, s->processing);
+    wsi_cmdb_adds(&c, "1");
+    wsi_cmdb_add(&c, d->id, d->id_len);
+    rt_add(b, wsi_cmdb_done(&c), role, d, (size_t)-1, 1);
+    if (s->recovery && d->member) {
+        wsi_cmdb_adds(&c, "ZREM");
+        wsi_cmdb_adds(&c, s->recovery);
+        wsi_cmdb_add(&c, d->member, d->member_len);
+        rt_add(b, wsi_cmdb_done(&c), role, d, (size_t)-1, 1);
+    }
+}
+
+/* A delivery's own settle inside its atomic segment. */
+static void own_settle(rt_build *b, ws_delivery *d)
+{
+    ws_sub *s = d->sub;
+    if (s->cfg.form == WS_FORM_STREAM) {
+        wsi_cmdb c = {0};
+        wsi_cmdb_adds(&c, "XACK");
+        wsi_cmdb_adds(&c, s->key);
+        wsi_cmdb_adds(&c, s->group);
+        wsi_cmdb_add(&c, d->id, d->id_len);
+        rt_add(b, wsi_cmdb_done(&c), WSI_ROLE_INSETTLE, d, (size_t)-1, 1);
+    } else if (s->cfg.form == WS_FORM_RELIABLE_LIST) {
+        list_settle(b, d, WSI_ROLE_INSETTLE);
+    }
+}
+
+/* Sends b on the window; the failure codes of wsi_send. */
+static int flush_send(ws_sub *s, uint64_t flush, rt_build *b, const fr_reply **replies,
+                      ws_delivery **xack, size_t nxack)
+{
+    ws_sim *sim = s->sim;
+    char cause[160];
+    snprintf(cause, sizeof cause, "flush %llu of %s", (unsigned long long)flush, s->name);
+    sim->an_xack = xack;
+    sim->an_nxack = nxack;
+    int rc = wsi_send(sim, sim->window, cause, b->n, b->cmds, b->roles, b->dls, b->effs, s,
+                      flush, replies);
+    sim->an_xack = NULL;
+    sim->an_nxack = 0;
+    return rc;
+}
+
+/* Appends the settles of the deliveries in list[0..n) (settle order) to b; for a stream
+ * one XACK listing their ids.  *xack gets the deliveries the XACK names. */
+static void add_settles(ws_sub *s, rt_build *b, ws_delivery **list, size_t n)
+{
+    if (n == 0) return;
+    if (s->cfg.form == WS_FORM_STREAM) {
+        wsi_cmdb c = {0};
+        wsi_cmdb_adds(&c, "XACK");
+        wsi_cmdb_adds(&c, s->key);
+        wsi_cmdb_adds(&c, s->group);
+        for (size_t i = 0; i < n; i++) wsi_cmdb_add(&c, list[i]->id, list[i]->id_len);
+        rt_add(b, wsi_cmdb_done(&c), WSI_ROLE_SETTLE, NULL, (size_t)-1, 1);
+    } else if (s->cfg.form == WS_FORM_RELIABLE_LIST) {
+        for (size_t i = 0; i < n; i++) list_settle(b, list[i], WSI_ROLE_SETTLE);
+    }
+}
+
+static void record_flush(ws_sub *s, uint64_t number, const char *why, ws_delivery **since,
+                         size_t nsince)
+{
+    ws_sim *sim = s->sim;
+    if (sim->nflushes == sim->capflushes) {
+        sim->capflushes = sim->capflushes ? sim->capflushes * 2 : 16;
+        sim->flushes = wsi_xrealloc(sim->flushes, sim->capflushes * sizeof *sim->flushes);
+    }
+    wsi_flushrec *f = &sim->flushes[sim->nflushes++];
+    memset(f, 0, sizeof *f);
+    f->sub = s;
+    f->number = number;
+    f->read = s->reads;
+    f->why = why;
+    f->dl = wsi_xcalloc(nsince ? nsince : 1, sizeof *f->dl);
+    if (nsince) memcpy(f->dl, since, nsince * sizeof *since);
+    f->ndl = nsince;
+}
+
+int wsi_flush(ws_sub *s, const char *why)
+{
+    ws_sim *sim = s->sim;
+    ws_delivery **since = s->since;
+    size_t nsince = s->nsince;
+    s->since = NULL;
+    s->nsince = s->capsince = 0;
+    s->settled = 0;
+    for (size_t i = 0; i < nsince; i++) since[i]->flush = s->flushes + 1;
+    if (s->ncommitted == 0 && s->nowed == 0) {
+        /* Nothing owed: no round trip (plain lists and channels without segments). */
+        for (size_t i = 0; i < nsince; i++) since[i]->flush = 0;
+        free(since);
+        return 0;
+    }
+    /* Take the window's debts: a crash during the sends frees the window, not these. */
+    wsi_committed *com = s->committed;
+    size_t ncom = s->ncommitted;
+    wsi_owed *owed = s->owed;
+    size_t nowed = s->nowed;
+    s->committed = NULL;
+    s->owed = NULL;
+    s->ncommitted = s->capcommitted = s->nowed = s->capowed = 0;
+    uint64_t F = ++s->flushes;
+    sim->counts.flushes++;
+    record_flush(s, F, why, since, nsince);
+    free(since);
+    wsi_trace_note(sim, "-- %s: flush %llu (%s): %zu segments, %zu settles owed\n", s->name,
+                   (unsigned long long)F, why, ncom, nowed);
+
+    rt_build b1 = {0}, b2 = {0};
+    for (size_t i = 0; i < ncom; i++) {
+        wsi_segment *seg = com[i].seg;
+        ws_delivery *owner = seg->owner;
+        if (com[i].atomic) rt_add(&b1, word("MULTI"), WSI_ROLE_MULTI, owner, (size_t)-1, 1);
+        for (size_t k = 0; k < seg->n; k++)
+            rt_add(&b1, seg->from[k]->effects[seg->effect[k]].cmd, WSI_ROLE_SEGMENT,
+                   seg->from[k], seg->effect[k], 0);
+        if (com[i].atomic) {
+            if (seg->batch)
+                for (size_t m = 0; m < seg->batch->n; m++) own_settle(&b1, seg->batch->members[m]);
+            else
+                own_settle(&b1, owner);
+            rt_add(&b1, word("EXEC"), WSI_ROLE_EXEC, owner, (size_t)-1, 1);
+        }
+    }
+    size_t nseg_cmds = b1.n;
+    int has_retry = 0;
+    for (size_t i = 0; i < nowed; i++) has_retry |= owed[i].retried;
+
+    /* Settle order: deliveries that wrote nothing, then retried ones whose writes held. */
+    ws_delivery **list = wsi_xcalloc(nowed ? nowed : 1, sizeof *list);
+    size_t nlist = 0;
+    for (size_t i = 0; i < nowed; i++)
+        if (!owed[i].retried) list[nlist++] = owed[i].d;
+
+    const char *first = NULL;
+    size_t first_len = 0, failed = 0, nsettles = 0;
+    int rc = 0;
+    const fr_reply **rep = NULL;
+    if (!has_retry) {
+        add_settles(s, &b1, list, nlist);
+        nsettles = b1.n - nseg_cmds;
+        rep = wsi_xcalloc(b1.n, sizeof *rep);
+        rc = flush_send(s, F, &b1, rep, list, nlist);
+        for (size_t i = 0; rc == 0 && i < b1.n; i++)
+            failed += b1.roles[i] == WSI_ROLE_EXEC ? count_exec_errors(rep[i], &first, &first_len)
+                                                   : count_errors(rep[i], &first, &first_len);
+    } else {
+        for (size_t i = 0; i < nowed; i++)
+            for (size_t w = 0; w < owed[i].nwrites; w++)
+                rt_add(&b1, owed[i].writes[w], WSI_ROLE_RETRY, owed[i].d, (size_t)-1, 0);
+        nsettles = b1.n - nseg_cmds;
+        rep = wsi_xcalloc(b1.n, sizeof *rep);
+        rc = flush_send(s, F, &b1, rep, NULL, 0);
+        if (rc == 0) {
+            for (size_t i = 0; i < b1.n; i++)
+                failed += b1.roles[i] == WSI_ROLE_EXEC
+                              ? count_exec_errors(rep[i], &first, &first_len)
+                              : count_errors(rep[i], &first, &first_len);
+            /* A retried delivery is settled only if every one of its writes held. */
+            size_t pos = nseg_cmds;
+            for (size_t i = 0; i < nowed; i++) {
+                int ok = 1;
+                for (size_t w = 0; w < owed[i].nwrites; w++, pos++) {
+                    if (!rep[pos] || rep[pos]->type == FR_REPLY_ERROR) ok = 0;
+                    else if (wsi_cmd_is(owed[i].writes[w], "XADD") &&
+                             rep[pos]->type == FR_REPLY_BULK)
+                        wsi_lineage_add(sim, owed[i].d, rep[pos]->str, rep[pos]->len);
+                }
+                if (owed[i].retried && ok) list[nlist++] = owed[i].d;
+                else if (owed[i].retried)
+                    wsi_trace_note(sim, "-- %s: the retry write of %s failed: not "
+                                   "acknowledged, it stays pending\n", s->name, owed[i].d->id);
+            }
+            add_settles(s, &b2, list, nlist);
+            nsettles += b2.n;
+            if (b2.n) {
+                const fr_reply **rep2 = wsi_xcalloc(b2.n, sizeof *rep2);
+                rc = flush_send(s, F, &b2, rep2, list, nlist);
+                for (size_t i = 0; rc == 0 && i < b2.n; i++)
+                    failed += count_errors(rep2[i], &first, &first_len);
+                free(rep2);
+            }
+        }
+    }
+    if (rc == WS_EREFUSED) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s", ws_conn_errstr(sim->window));
+        wsi_report(s, nseg_cmds, nsettles, b1.n + b2.n, msg, strlen(msg));
+        rc = 0;
+    } else if (rc == 0 && failed) {
+        wsi_report(s, nseg_cmds, nsettles, failed, first, first_len);
+    }
+    free(rep);
+    free(list);
+    rt_free(&b1);
+    rt_free(&b2);
+    for (size_t i = 0; i < ncom; i++) wsi_segment_free(com[i].seg);
+    free(com);
+    for (size_t i = 0; i < nowed; i++)
+        for (size_t w = 0; w < owed[i].nwrites; w++) wsi_cmd_free(owed[i].writes[w]);
+    free(owed);
+    return rc;
+}
+
+/* ----- Settling ------------------------------------------------------------------------------------ */
+
+static void leave_flight(ws_sub *s, ws_delivery *d)
+{
+    for (size_t i = 0; i < s->nflight; i++)
+        if (s->flight[i] == d) {
+            memmove(&s->flight[i], &s->flight[i + 1], (s->nflight - i - 1) * sizeof *s->flight);
+            s->nflight--;
+            break;
+        }
+    if (s->nsince == s->capsince) {
+        s->capsince = s->capsince ? s->capsince * 2 : 16;
+        s->since = wsi_xrealloc(s->since, s->capsince * sizeof *s->since);
+    }
+    s->since[s->nsince++] = d;
+}
+
+static const char *outcome_word(ws_outcome o)
+{
+    switch (o) {
+    case WS_ACK: return "ack";
+    case WS_DROP: return "drop";
+    case WS_RETRY: return "retry";
+    case WS_RETRY_AFTER: return "retry_after";
+    default: return "abandoned";
+    }
+}
+
+static void drop_segment(wsi_segment **seg)
+{
+    wsi_segment_free(*seg);
+    *seg = NULL;
+}
+
+/* A member of a batch settles: the batch's one segment is decided when its last member
+ * is done -- committed only if every member acked. */
+static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay_ms)
+{
+    wsi_batch *bt = d->batch;
+    int atomic = s->cfg.mode == WS_MODE_ATOMIC;
+    bt->done++;
+    if (o != WS_ACK) bt->all_acked = 0;
+    /* Atomic acks wait for the batch: their settles may go inside its segment. */
+    if (!(atomic && o == WS_ACK)) owe(s, d, o, delay_ms);
+    if (bt->done < bt->n) return;
+    int kept = bt->seg && bt->all_acked;
+    for (size_t i = 0; i < bt->n; i++)
+        if (bt->seg) bt->members[i]->seg_state = kept ? WSI_SEG_KEPT : WSI_SEG_DROPPED;
+    if (kept) {
+        commit(s, bt->seg);
+        bt->seg = NULL;
+    } else if (bt->seg) {
+        drop_segment(&bt->seg);
+    }
+    if (atomic && !kept)
+        for (size_t i = 0; i < bt->n; i++)
+            if (bt->members[i]->outcome == WS_ACK) owe(s, bt->members[i], WS_ACK, 0);
+    wsi_slot_release(s, bt->slot);
+}
+
+int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
+{
+    ws_sub *s = d->sub;
+    ws_sim *sim = s->sim;
+    if (s->cfg.mode == WS_MODE_DIRECT) return wsi_direct_settle(d, o, delay_ms);
+    d->done = 1;
+    d->outcome = o;
+    d->delay_ms = delay_ms;
+    leave_flight(s, d);
+    int atomic = s->cfg.mode == WS_MODE_ATOMIC;
+    if (d->batch) {
+        settle_member(s, d, o, delay_ms);
+    } else {
+        if (o == WS_ACK && d->seg) {
+            d->seg_state = WSI_SEG_KEPT;
+            commit(s, d->seg);
+            d->seg = NULL;
+            if (!atomic) owe(s, d, o, delay_ms);
+        } else {
+            if (d->seg) {
+                d->seg_state = WSI_SEG_DROPPED;
+                drop_segment(&d->seg);
+            }
+            owe(s, d, o, delay_ms);
+        }
+        wsi_slot_release(s, d->slot);
+    }
+    wsi_trace_note(sim, "-- %s: %s %s (slot %u, generation %u)%s\n", s->name, d->id,
+                   outcome_word(o), d->slot, d->gen,
+                   d->seg_state == WSI_SEG_KEPT      ? ": segment kept"
+                   : d->seg_state == WSI_SEG_DROPPED ? ": segment dropped"
+                   : d->seg_state == WSI_SEG_OPEN    ? ": batch segment open"
+                                                     : "");
+    s->outstanding--;
+    if (o == WS_ABANDON) {
+        if ((s->ncommitted || s->nowed) && s->outstanding == 0 && s->waiting == 0)
+            return wsi_flush(s, "the last outstanding delivery was abandoned");
+        return 0;
+    }
+    s->settled++;
+    if (s->settled >= s->capacity) return wsi_flush(s, "capacity");
+    if (s->outstanding == 0 && s->waiting == 0) return wsi_flush(s, "nothing outstanding");
+    return 0;
+}
+
+/* ----- Direct mode (§7) ----------------------------------------------------------------------------- */
+
+/* One direct round trip of settle work for d; error replies counted into *failed. */
+static int direct_send(ws_delivery *d, rt_build *b, const char **first, size_t *first_len,
+                       size_t *failed, const fr_reply ***out)
+{
+    ws_sim *sim = d->sub->sim;
+    char cause[160];
+    snprintf(cause, sizeof cause, "settle of %s", d->id);
+    const fr_reply **rep = wsi_xcalloc(b->n ? b->n : 1, sizeof *rep);
+    if (d->sub->cfg.form == WS_FORM_STREAM) {
+        sim->an_xack = &d;
+        sim->an_nxack = 1;
+    }
+    int rc = wsi_send(sim, sim->window, cause, b->n, b->cmds, b->roles, b->dls, b->effs, d->sub,
+                      0, rep);
+    sim->an_xack = NULL;
+    sim->an_nxack = 0;
+    for (size_t i = 0; rc == 0 && i < b->n; i++) *failed += count_errors(rep[i], first, first_len);
+    if (out && rc == 0) *out = rep;
+    else free(rep);
+    return rc;
+}
+
+int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
+{
+    ws_sub *s = d->sub;
+    ws_sim *sim = s->sim;
+    d->done = 1;
+    d->outcome = o;
+    d->delay_ms = delay_ms;
+    leave_flight(s, d);
+    s->nsince = 0; /* no window: nothing to flush */
+    wsi_slot_release(s, d->slot);
+    s->outstanding--;
+    wsi_trace_note(sim, "-- %s: %s %s (direct)\n", s->name, d->id, outcome_word(o));
+    int form = s->cfg.form;
+    if (o == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return 0;
+    const char *first = NULL;
+    size_t first_len = 0, failed = 0, settles = 0;
+    int rc = 0, write_ok = 1;
+    rt_build w = {0}, st = {0};
+    if (o == WS_RETRY) {
+        rt_add(&w, form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d), WSI_ROLE_RETRY, d,
+               (size_t)-1, 1);
+    } else if (o == WS_RETRY_AFTER) {
+        if (form == WS_FORM_STREAM && s->delay_queue) {
+            wsi_cmd *dw[2];
+            size_t n = delay_writes(d, delay_ms, dw);
+            for (size_t i = 0; i < n; i++) rt_add(&w, dw[i], WSI_ROLE_RETRY, d, (size_t)-1, 1);
+        } else {
+            add_timer(d, delay_ms, form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d));
+        }
+    }
+    if (w.n) {
+        const fr_reply **rep = NULL;
+        size_t before = failed;
+        rc = direct_send(d, &w, &first, &first_len, &failed, &rep);
+        settles += w.n;
+        if (rc == 0) {
+            write_ok = failed == before;
+            if (form == WS_FORM_STREAM && wsi_cmd_is(w.cmds[0], "XADD") && rep[0] &&
+                rep[0]->type == FR_REPLY_BULK)
+                wsi_lineage_add(sim, d, rep[0]->str, rep[0]->len);
+        }
+        free(rep);
+    }
+    if (rc == 0 && write_ok) {
+        if (form == WS_FORM_STREAM) {
+            ws_delivery *one = d;
+            add_settles(s, &st, &one, 1);
+        } else {
+            list_settle(&st, d, WSI_ROLE_SETTLE);
+        }
+        rc = direct_send(d, &st, &first, &first_len, &failed, NULL);
+        settles += st.n;
+    } else if (rc == 0) {
+        wsi_trace_note(sim, "-- %s: the retry write of %s failed: not acknowledged\n", s->name,
+                       d->id);
+    }
+    if (rc == 0 && failed) wsi_report(s, 0, settles, failed, first, first_len);
+    if (rc == WS_EREFUSED) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s", ws_conn_errstr(sim->window));
+        wsi_report(s, 0, w.n + st.n, w.n + st.n, msg, strlen(msg));
+        rc = 0;
+    }
+    rt_free(&w);
+    rt_free(&st);
+    return rc;
+}
