@@ -112,6 +112,14 @@ void ws_conn_close(ws_conn *c);
 int ws_pipeline(ws_conn *c, const char *cause, size_t n, const fr_command *commands,
                 const fr_reply **replies);
 
+/* Pub/Sub messages (and any other push) the server sent on c on its own, without a
+ * command: after SUBSCRIBE, ["message", channel, payload] and ["pmessage", pattern,
+ * channel, payload] arrays.  Sends nothing and is not a round trip.  Waits at most
+ * timeout_ms for the first one when none is there yet (0: only what already arrived; the
+ * fake never waits); hands out at most max in out[0..*n), valid until the next call on c.
+ * Returns 0 (with *n possibly 0), WS_EDEAD, or a real failure (which kills c). */
+int ws_conn_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out, size_t *n);
+
 /* The last failure's code (0 if none yet) and message ("" if none). */
 int ws_conn_err(const ws_conn *c);
 const char *ws_conn_errstr(const ws_conn *c);

@@ -136,6 +136,15 @@ void ws_conn_close(ws_conn *c)
     c->ops->close(c);
 }
 
+int ws_conn_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out, size_t *n)
+{
+    *n = 0;
+    if (!c || (max && !out)) return WS_EINVAL;
+    if (c->dead) return WS_EDEAD;
+    if (!c->ops->pushes || max == 0) return 0;
+    return c->ops->pushes(c, timeout_ms, max, out, n);
+}
+
 int ws_conn_err(const ws_conn *c) { return c->err; }
 const char *ws_conn_errstr(const ws_conn *c) { return c->errstr; }
 int ws_conn_dead(const ws_conn *c) { return c->dead; }

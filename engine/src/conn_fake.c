@@ -10,12 +10,15 @@
 typedef struct fake_conn {
     ws_conn base;       /* the common head */
     fr_client *client;  /* this connection's client: its database, MULTI queue, WATCHes */
+    const fr_reply *pushed; /* pushes taken from the client and not yet handed out */
+    size_t npushed, pushpos;
 } fake_conn;
 
 static int fake_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                          const fr_reply **replies, unsigned char *fates)
 {
     fake_conn *fc = (fake_conn *)c;
+    fc->npushed = fc->pushpos = 0; /* the client's next call invalidates taken pushes */
     fr_pipeline(fc->client, n, commands, replies);
     for (size_t i = 0; i < n; i++) fates[i] = WS_FATE_REPLIED;
     c->stats.commands_sent += n;
@@ -31,7 +34,23 @@ static void fake_close(ws_conn *c)
     free(fc);
 }
 
-static const wsi_conn_ops fake_ops = {fake_pipeline, fake_close};
+/* In process nothing arrives while we wait: the pushes are there already, or not. */
+static int fake_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out,
+                       size_t *n)
+{
+    (void)timeout_ms;
+    fake_conn *fc = (fake_conn *)c;
+    if (fc->pushpos == fc->npushed) {
+        fc->pushpos = 0;
+        fc->npushed = fr_client_take_pushes(fc->client, &fc->pushed);
+    }
+    size_t k = 0;
+    while (k < max && fc->pushpos < fc->npushed) out[k++] = &fc->pushed[fc->pushpos++];
+    *n = k;
+    return 0;
+}
+
+static const wsi_conn_ops fake_ops = {fake_pipeline, fake_close, fake_pushes};
 
 ws_conn *ws_conn_fake(fr_server *server)
 {

@@ -396,7 +396,18 @@ static void fault_close(ws_conn *c)
     free(fc);
 }
 
-static const wsi_conn_ops fault_ops = {fault_pipeline, fault_close};
+/* Pushes pass through untouched: faults address round trips, and pushes are none. */
+static int fault_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out,
+                        size_t *n)
+{
+    fault_conn *fc = (fault_conn *)c;
+    if (!fc->inner) return WS_EDEAD;
+    int rc = ws_conn_pushes(fc->inner, timeout_ms, max, out, n);
+    if (rc && fc->inner->dead) return wsi_conn_fail(c, rc, 1, "%s", fc->inner->errstr);
+    return rc;
+}
+
+static const wsi_conn_ops fault_ops = {fault_pipeline, fault_close, fault_pushes};
 
 ws_conn *ws_conn_faulty(ws_conn *inner)
 {

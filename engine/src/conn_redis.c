@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/time.h>
 
 #include <hiredis/hiredis.h>
@@ -142,7 +143,35 @@ static void redis_close(ws_conn *c)
     free(rc);
 }
 
-static const wsi_conn_ops redis_ops = {redis_pipeline, redis_close};
+/* Replies hiredis already buffered first; then waits for the socket (poll, so that a
+ * quiet connection is not a failure, as a hiredis read timeout would be). */
+static int redis_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out,
+                        size_t *n)
+{
+    redis_conn *rc = (redis_conn *)c;
+    wsi_arena_reset(&rc->arena);
+    size_t k = 0;
+    int waited = 0;
+    while (k < max) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(rc->ctx, &reply) != REDIS_OK) return redis_fail(rc, "read");
+        if (reply) {
+            out[k++] = reply;
+            continue;
+        }
+        struct pollfd p = {.fd = rc->ctx->fd, .events = POLLIN};
+        int r = poll(&p, 1, k || waited ? 0 : (timeout_ms > 0 ? timeout_ms : 0));
+        waited = 1;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        if (redisBufferRead(rc->ctx) != REDIS_OK) return redis_fail(rc, "read");
+    }
+    *n = k;
+    c->stats.replies_received += k;
+    return 0;
+}
+
+static const wsi_conn_ops redis_ops = {redis_pipeline, redis_close, redis_pushes};
 
 /* Parses url into a host and port or a unix path (in buf).  0, or -1 when malformed. */
 static int parse_url(const char *url, char *buf, size_t cap, int *port, int *is_unix)

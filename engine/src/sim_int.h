@@ -212,7 +212,8 @@ struct ws_sub {
     ws_report report;       /* the waiting or last handed-out report */
     char report_error[256];
     char report_name[128];
-    /* channels: buffered messages */
+    /* channels: their own connection and the messages buffered on it */
+    ws_conn *conn;
     char **buffered;
     size_t *buffered_len;
     size_t nbuffered, capbuffered;
@@ -338,6 +339,8 @@ void wsi_sub_free(ws_sub *sub);
 /* Starts a subscription in a (new) incarnation: consumer name, channel subscription. */
 int wsi_sub_start(ws_sub *sub);
 void wsi_segment_free(wsi_segment *seg);
+/* Channel subscriptions: buffers what arrived (waiting at most wait_ms for the first). */
+int wsi_channel_poll(ws_sub *sub, int wait_ms);
 /* Frees a slot for reuse (its generation is bumped when it is taken again). */
 void wsi_slot_release(ws_sub *sub, unsigned slot);
 /* 0 when d may still act; else records why not (stale, crashed, stopped) and returns the

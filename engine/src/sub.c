@@ -54,11 +54,6 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "%s: batch handlers take their round from a window", cfg->key);
         return NULL;
     }
-    if (cfg->form == WS_FORM_CHANNEL) {
-        wsi_fail(sim, WS_EINVAL, "%s: channel subscriptions need Pub/Sub pushes, which this "
-                 "build of libwsim cannot read yet", cfg->key);
-        return NULL;
-    }
     if (cfg->block_ms < 0 || cfg->min_idle_ms < 0 || cfg->delay_ttl_ms < 0) {
         wsi_fail(sim, WS_EINVAL, "%s: negative block, min-idle or ttl", cfg->key);
         return NULL;
@@ -117,6 +112,65 @@ int wsi_sub_start(ws_sub *s)
                  (unsigned long long)(wsi_rand(sim) & 0xffffffffULL));
     }
     s->capacity = s->cfg.batch ? s->cfg.batch : s->cfg.count;
+    if (s->cfg.form != WS_FORM_CHANNEL || sim->dead) return 0;
+    /* A subscribed connection can do nothing else (RESP2): each channel subscription
+     * gets its own, as a Pub/Sub client does. */
+    char label[64];
+    if (sim->incarnation == 1) snprintf(label, sizeof label, "subscriber");
+    else snprintf(label, sizeof label, "subscriber.%u", sim->incarnation);
+    s->conn = sim->fake ? ws_conn_fake(sim->fake) : ws_conn_open(sim->backend, sim->cfg.timeout_ms);
+    if (s->conn) s->conn = ws_conn_faulty(s->conn);
+    if (!s->conn) return wsi_fail(sim, WS_ENOMEM, "out of memory");
+    ws_conn_set_label(s->conn, label);
+    ws_conn_set_trace(s->conn, wsi_trace_hook, sim);
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, s->cfg.pattern ? "PSUBSCRIBE" : "SUBSCRIBE");
+    wsi_cmdb_adds(&b, s->key);
+    wsi_cmd *c = wsi_cmdb_done(&b);
+    char cause[160];
+    snprintf(cause, sizeof cause, "subscribe %s", s->name);
+    int role = WSI_ROLE_READ;
+    const fr_reply *r = NULL;
+    int rc = wsi_send(sim, s->conn, cause, 1, &c, &role, NULL, NULL, s, 0, &r);
+    wsi_cmd_free(c);
+    return rc;
+}
+
+/* Moves the messages that arrived on a channel subscription into its buffer, waiting at
+ * most wait_ms for the first; waiting = what is buffered. */
+int wsi_channel_poll(ws_sub *s, int wait_ms)
+{
+    ws_sim *sim = s->sim;
+    if (!s->conn || sim->dead) return 0;
+    for (;;) {
+        const fr_reply *got[64];
+        size_t n = 0;
+        int rc = ws_conn_pushes(s->conn, wait_ms, 64, got, &n);
+        if (rc) return wsi_fail(sim, rc, "%s: %s", s->name, ws_conn_errstr(s->conn));
+        for (size_t i = 0; i < n; i++) {
+            const fr_reply *m = got[i];
+            if (m->type != FR_REPLY_ARRAY || m->count < 3) continue;
+            const fr_reply *payload = &m->elements[m->count - 1];
+            if (payload->type != FR_REPLY_BULK) continue;
+            if (s->nbuffered == s->capbuffered) {
+                s->capbuffered = s->capbuffered ? s->capbuffered * 2 : 16;
+                s->buffered = wsi_xrealloc(s->buffered, s->capbuffered * sizeof *s->buffered);
+                s->buffered_len =
+                    wsi_xrealloc(s->buffered_len, s->capbuffered * sizeof *s->buffered_len);
+            }
+            s->buffered[s->nbuffered] = wsi_xmemdup(payload->str, payload->len);
+            s->buffered_len[s->nbuffered++] = payload->len;
+            wsi_text t = {0};
+            wsi_text_printf(&t, "-- %s receives a message: ", s->name);
+            wsi_text_arg(&t, payload->str, payload->len);
+            wsi_text_add(&t, "\n", 1);
+            wsi_trace_note(sim, "%s", t.p);
+            free(t.p);
+        }
+        if (n < 64) break;
+        wait_ms = 0;
+    }
+    s->waiting = s->nbuffered;
     return 0;
 }
 
@@ -179,6 +233,14 @@ void wsi_sub_reset(ws_sub *s)
     free(s->flight);
     free(s->since);
     free(s->last);
+    for (size_t i = 0; i < s->nbuffered; i++) free(s->buffered[i]);
+    free(s->buffered);
+    free(s->buffered_len);
+    s->buffered = NULL;
+    s->buffered_len = NULL;
+    s->nbuffered = s->capbuffered = 0;
+    ws_conn_close(s->conn);
+    s->conn = NULL;
     s->committed = NULL;
     s->owed = NULL;
     s->slot_gen = NULL;
@@ -671,6 +733,19 @@ int ws_read(ws_sub *s, ws_read_result *out)
             rc = delay_sweep(s, sc);
         }
         if (rc == 0) rc = read_stream(s, read, cause);
+    } else if (s->cfg.form == WS_FORM_CHANNEL) {
+        rc = wsi_channel_poll(s, s->nbuffered ? 0 : (int)s->cfg.block_ms);
+        size_t take = s->nbuffered < s->cfg.count ? s->nbuffered : s->cfg.count;
+        for (size_t i = 0; rc == 0 && i < take; i++)
+            new_delivery(s, read, s->buffered[i], s->buffered_len[i]);
+        if (rc == 0) {
+            for (size_t i = 0; i < take; i++) free(s->buffered[i]);
+            memmove(s->buffered, s->buffered + take, (s->nbuffered - take) * sizeof *s->buffered);
+            memmove(s->buffered_len, s->buffered_len + take,
+                    (s->nbuffered - take) * sizeof *s->buffered_len);
+            s->nbuffered -= take;
+            s->waiting = s->nbuffered;
+        }
     } else {
         rc = read_list(s, read, cause);
     }

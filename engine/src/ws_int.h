@@ -38,6 +38,9 @@ typedef struct wsi_conn_ops {
                     const fr_reply **replies, unsigned char *fates);
     /* Frees the implementation's resources and c itself. */
     void (*close)(ws_conn *c);
+    /* Up to max pushes that arrived (see ws_conn_pushes), waiting at most timeout_ms for
+     * the first; *n of them in out.  NULL: the backend has none.  0 or a WS_E* code. */
+    int (*pushes)(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out, size_t *n);
 } wsi_conn_ops;
 
 /* The common head of every connection; each implementation's struct starts with it. */
