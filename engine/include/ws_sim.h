@@ -154,8 +154,9 @@ typedef struct ws_sub_config {
                                orphan sweep's age */
     size_t count;           /* COUNT per read (0: 64) */
     size_t batch;           /* batch handler: the batch size (0: one delivery a slot) */
-    int64_t block_ms;       /* BLOCK of XREADGROUP, BLMOVE/BRPOP's timeout (in ms,
-                               sent in seconds for lists; 0: none / 0) */
+    int64_t block_ms;       /* BLOCK of XREADGROUP, BLMOVE/BRPOP's timeout, the wait for
+                               Pub/Sub messages (ms; sent as seconds "0.010" for lists;
+                               0: 10 ms -- never BLOCK 0, which waits for ever) */
     const char *delay_queue;/* stream: a sorted set for retry_after, or NULL */
     int64_t delay_ttl_ms;   /* delay queue: PEXPIRE after each ZADD (0: none) */
     const char *processing; /* reliable list: processing list (NULL: <key>.processing) */
@@ -164,6 +165,10 @@ typedef struct ws_sub_config {
     const char *name;       /* the name in reports (NULL: the key) */
     ws_out reply;           /* where ws_reply publishes (key NULL: no reply output) */
     int reply_in_round;     /* the InRound transform on the reply */
+    int warn_crossslot;     /* atomic: warn (ws_sim_warning) when a committed segment
+                               touches a key outside the slot of the subscription's key,
+                               before sending it; on by default with cluster emulation.
+                               The framework does not check; the server refuses. */
 } ws_sub_config;
 
 /* Adds a subscription to the process (strings are copied).  Stream, list and channel
@@ -286,6 +291,11 @@ typedef struct ws_sim_counts {
     uint64_t reads, deliveries, flushes, reports;
 } ws_sim_counts;
 ws_sim_counts ws_sim_get_counts(const ws_sim *sim);
+
+/* Warnings the engine gave before sending (e.g. an atomic segment Redis Cluster will
+ * refuse with CROSSSLOT), in order; also in the trace.  NULL past the end. */
+size_t ws_sim_warning_count(const ws_sim *sim);
+const char *ws_sim_warning(const ws_sim *sim, size_t i);
 
 /* ----- Checks ----------------------------------------------------------------------------- */
 

@@ -285,7 +285,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         if (discarded) {
             for (size_t k = 0; k < d->neffects; k++) {
                 const wsi_effect *e = &d->effects[k];
-                if (e->kind != WSI_EFFECT_QUEUED || !applied(e->fate)) continue;
+                if (e->kind == WSI_EFFECT_DIRECT || !applied(e->fate)) continue;
                 char *c = cmd_text(e->cmd);
                 violation(sim, "leaked", p->id,
                           "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
@@ -302,8 +302,10 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             }
         }
         /* split: an atomic segment whose effects and XACK parted */
+        /* (plain lists and channels owe no settle: nothing to split) */
         if (d->sub->cfg.mode == WS_MODE_ATOMIC && d->seg_state == WSI_SEG_KEPT && d->flush &&
-            !d->batch) {
+            !d->batch &&
+            (d->sub->cfg.form == WS_FORM_STREAM || d->sub->cfg.form == WS_FORM_RELIABLE_LIST)) {
             const wsi_effect *e = first_applied(d);
             if (e && !d->settle_sent && !d->settle_failed) {
                 char *c = cmd_text(e->cmd);

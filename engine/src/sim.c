@@ -222,6 +222,9 @@ void ws_sim_free(ws_sim *sim)
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
     for (size_t i = 0; i < sim->ncrashes; i++) free(sim->crashes[i]);
     free(sim->crashes);
+    for (size_t i = 0; i < sim->nwarnings; i++) free(sim->warnings[i]);
+    free(sim->warnings);
+    if (sim->table) fr_server_free(sim->table);
     free(sim->viol_text);
     free(sim->viol);
     free(sim->last_fates);
@@ -492,4 +495,51 @@ int ws_sim_advance(ws_sim *sim, int64_t ms)
     while (!sim->dead && (rc = fire_one_timer(sim)) != 0)
         if (rc < 0) return rc;
     return 0;
+}
+
+/* ----- Warnings ------------------------------------------------------------------------------ */
+
+size_t ws_sim_warning_count(const ws_sim *sim) { return sim->nwarnings; }
+const char *ws_sim_warning(const ws_sim *sim, size_t i)
+{
+    return i < sim->nwarnings ? sim->warnings[i] : NULL;
+}
+
+static void warn(ws_sim *sim, const char *text)
+{
+    sim->warnings = wsi_xrealloc(sim->warnings, (sim->nwarnings + 1) * sizeof *sim->warnings);
+    sim->warnings[sim->nwarnings++] = wsi_xstrdup(text);
+    wsi_trace_note(sim, "-- warning: %s\n", text);
+}
+
+void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg)
+{
+    ws_sim *sim = s->sim;
+    if (!sim->fake && !sim->table) {
+        fr_config fc = fr_config_default();
+        sim->table = fr_server_new(&fc);
+        if (!sim->table) return;
+    }
+    fr_server *table = sim->fake ? sim->fake : sim->table;
+    unsigned want = fr_key_slot(s->key, strlen(s->key));
+    for (size_t k = 0; k < seg->n; k++) {
+        const wsi_cmd *c = seg->from[k]->effects[seg->effect[k]].cmd;
+        int keys[64];
+        int n = fr_command_keys(table, c->argc, (const char *const *)c->argv, c->argvlen, keys,
+                                64);
+        for (int i = 0; i < n; i++) {
+            const char *key = c->argv[keys[i]];
+            size_t len = c->argvlen[keys[i]];
+            unsigned slot = fr_key_slot(key, len);
+            if (slot == want) continue;
+            wsi_text t = {0};
+            wsi_text_printf(&t, "the atomic segment of %s touches ", seg->owner->id);
+            wsi_text_arg(&t, key, len);
+            wsi_text_printf(&t, " (slot %u) outside the slot of %s (%u): Redis Cluster "
+                            "refuses the transaction with CROSSSLOT", slot, s->key, want);
+            warn(sim, t.p);
+            free(t.p);
+            return;
+        }
+    }
 }

@@ -92,6 +92,7 @@ typedef struct wsi_effect {
 enum {
     WSI_EFFECT_QUEUED = 1, /* queued into the segment (commands, in-round reply, bound) */
     WSI_EFFECT_DIRECT,     /* a direct-mode write (applied at once) */
+    WSI_EFFECT_REPLY,      /* the InRound reply: queued, and kept last in its segment */
 };
 
 typedef struct wsi_segment wsi_segment;
@@ -281,6 +282,9 @@ struct ws_sim {
     size_t nflushes, capflushes;
     ws_sim_counts counts;
     char last_crash[160];   /* where the last crash happened */
+    char **warnings;        /* ws_sim_warning */
+    size_t nwarnings;
+    fr_server *table;       /* a fake used only for its command table (real servers) */
     char **crashes;         /* per incarnation (index incarnation-1): where it crashed */
     size_t ncrashes;
     /* annotations of the round trip being sent (read by the trace hook) */
@@ -346,6 +350,9 @@ void wsi_slot_release(ws_sub *sub, unsigned slot);
 /* 0 when d may still act; else records why not (stale, crashed, stopped) and returns the
  * code.  what names the action ("queue", "settle"). */
 int wsi_check_live(ws_delivery *d, const char *what);
+
+/* Warns when seg's keys leave the slot of s's key (atomic segments on a cluster). */
+void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg);
 
 /* ----- window.c ---------------------------------------------------------------------------- */
 

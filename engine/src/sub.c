@@ -890,7 +890,7 @@ static size_t add_effect(ws_delivery *d, wsi_cmd *cmd, int kind)
 }
 
 /* Queues cmd (ownership taken) into d's segment, or runs it at once in direct mode. */
-static int queue_cmd(ws_delivery *d, wsi_cmd *cmd, const char *what)
+static int queue_cmd(ws_delivery *d, wsi_cmd *cmd, const char *what, int kind)
 {
     ws_sub *s = d->sub;
     ws_sim *sim = s->sim;
@@ -911,7 +911,7 @@ static int queue_cmd(ws_delivery *d, wsi_cmd *cmd, const char *what)
         (*slot)->batch = d->batch;
     }
     wsi_segment *seg = *slot;
-    size_t e = add_effect(d, cmd, WSI_EFFECT_QUEUED);
+    size_t e = add_effect(d, cmd, kind);
     if (seg->n == seg->cap) {
         seg->cap = seg->cap ? seg->cap * 2 : 4;
         seg->effect = wsi_xrealloc(seg->effect, seg->cap * sizeof *seg->effect);
@@ -936,7 +936,7 @@ int ws_queue(ws_delivery *d, int argc, const char *const *argv, const size_t *ar
     int rc = wsi_check_live(d, "queue");
     if (rc) return rc;
     if (argc < 1 || !argv) return wsi_fail(d->sub->sim, WS_EINVAL, "queue: no command");
-    return queue_cmd(d, wsi_cmd_copy(argc, argv, argvlen), "direct write");
+    return queue_cmd(d, wsi_cmd_copy(argc, argv, argvlen), "direct write", WSI_EFFECT_QUEUED);
 }
 
 int ws_queue_line(ws_delivery *d, const char *line)
@@ -946,7 +946,7 @@ int ws_queue_line(ws_delivery *d, const char *line)
     if (rc) return rc;
     wsi_cmd *c = wsi_cmd_line(line);
     if (!c) return wsi_fail(d->sub->sim, WS_EINVAL, "queue: cannot split \"%s\"", line);
-    return queue_cmd(d, c, "direct write");
+    return queue_cmd(d, c, "direct write", WSI_EFFECT_QUEUED);
 }
 
 int ws_pool(ws_sim *sim, ws_delivery *d, int argc, const char *const *argv,
@@ -1018,15 +1018,18 @@ static int same_out(const ws_out *a, const ws_out *b)
 }
 
 /* A publish joins the round when in_round; else it leaves at once through the pool. */
-static int do_publish(ws_delivery *d, const ws_out *out, int in_round, const char *payload,
-                      size_t len, const ws_header *h, size_t nh)
+static int do_publish(ws_delivery *d, const ws_out *out, int in_round, int is_reply,
+                      const char *payload, size_t len, const ws_header *h, size_t nh)
 {
     ws_sim *sim = d->sub->sim;
     if (!out || !out->key || out->form < WS_FORM_STREAM || out->form > WS_FORM_CHANNEL)
         return wsi_fail(sim, WS_EINVAL, "publish: no output");
     if (!payload && len) return wsi_fail(sim, WS_EINVAL, "publish: no payload");
     wsi_cmd *c = publish_cmd(out, payload ? payload : "", len, h, nh);
-    if (in_round && d->sub->cfg.mode != WS_MODE_DIRECT) return queue_cmd(d, c, "publish");
+    if (in_round && d->sub->cfg.mode != WS_MODE_DIRECT)
+        return queue_cmd(d, c, "publish",
+                         is_reply && d->sub->cfg.reply_in_round ? WSI_EFFECT_REPLY
+                                                                : WSI_EFFECT_QUEUED);
     char cause[160];
     snprintf(cause, sizeof cause, "publish of %s", d->id);
     int role = WSI_ROLE_PUBLISH;
@@ -1045,7 +1048,7 @@ int ws_publish(ws_delivery *d, const ws_out *out, const char *payload, size_t le
     int bound = 0;
     for (size_t i = 0; out && i < d->nbound; i++)
         if (same_out(&d->bound[i], out)) bound = 1;
-    return do_publish(d, out, bound, payload, len, headers, nheaders);
+    return do_publish(d, out, bound, 0, payload, len, headers, nheaders);
 }
 
 int ws_reply(ws_delivery *d, const char *payload, size_t len)
@@ -1058,8 +1061,8 @@ int ws_reply(ws_delivery *d, const char *payload, size_t len)
     int bound = 0;
     for (size_t i = 0; i < d->nbound; i++)
         if (same_out(&d->bound[i], &d->sub->cfg.reply)) bound = 1;
-    return do_publish(d, &d->sub->cfg.reply, d->sub->cfg.reply_in_round || bound, payload, len,
-                      NULL, 0);
+    return do_publish(d, &d->sub->cfg.reply, d->sub->cfg.reply_in_round || bound, 1, payload,
+                      len, NULL, 0);
 }
 
 int ws_bind(ws_delivery *d, const ws_out *out)

@@ -303,7 +303,7 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
             const ws_delivery *d = f->dl[k];
             size_t queued = 0;
             for (size_t e = 0; e < d->neffects; e++)
-                queued += d->effects[e].kind == WSI_EFFECT_QUEUED;
+                queued += d->effects[e].kind != WSI_EFFECT_DIRECT;
             wsi_text_printf(&t, "  entry %-24s %-12s %-16s", d->id, outcome_text(d),
                             segment_text(d));
             if (queued) wsi_text_printf(&t, " (%zu queued)", queued);

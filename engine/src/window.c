@@ -114,8 +114,32 @@ static void owe(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay_ms)
     s->owed[s->nowed++] = w;
 }
 
+/* The InRound reply is the handler's return value: it leaves after everything the
+ * handler queued, whenever ws_reply was called (a stable move to the end). */
+static void reply_last(wsi_segment *seg)
+{
+    size_t n = seg->n;
+    size_t *eff = wsi_xmalloc(n * sizeof *eff);
+    ws_delivery **from = wsi_xmalloc(n * sizeof *from);
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            int reply = seg->from[i]->effects[seg->effect[i]].kind == WSI_EFFECT_REPLY;
+            if (reply != pass) continue;
+            eff[k] = seg->effect[i];
+            from[k++] = seg->from[i];
+        }
+    memcpy(seg->effect, eff, n * sizeof *eff);
+    memcpy(seg->from, from, n * sizeof *from);
+    free(eff);
+    free(from);
+}
+
 static void commit(ws_sub *s, wsi_segment *seg)
 {
+    reply_last(seg);
+    if (s->cfg.mode == WS_MODE_ATOMIC && (s->cfg.warn_crossslot || s->sim->cfg.cluster))
+        wsi_warn_crossslot(s, seg);
     if (s->ncommitted == s->capcommitted) {
         s->capcommitted = s->capcommitted ? s->capcommitted * 2 : 16;
         s->committed = wsi_xrealloc(s->committed, s->capcommitted * sizeof *s->committed);
@@ -151,25 +175,34 @@ void wsi_report(ws_sub *s, size_t commands, size_t settles, size_t failed,
                    "first error: %s\n", s->name, commands, settles, failed, s->report_error);
 }
 
+/* The first error of a flush, copied: replies die with the next round trip. */
+typedef struct first_error {
+    char text[256];
+    size_t len;
+    int set;
+} first_error;
+
 /* Error replies in r (EXEC's array counts its elements); the first one's text. */
-static size_t count_errors(const fr_reply *r, const char **first, size_t *first_len)
+static size_t count_errors(const fr_reply *r, first_error *first)
 {
     if (!r) return 0;
     if (r->type == FR_REPLY_ERROR) {
-        if (!*first) {
-            *first = r->str;
-            *first_len = r->len;
+        if (!first->set) {
+            first->set = 1;
+            first->len = r->len < sizeof first->text ? r->len : sizeof first->text - 1;
+            memcpy(first->text, r->str, first->len);
+            first->text[first->len] = '\0';
         }
         return 1;
     }
     return 0;
 }
 
-static size_t count_exec_errors(const fr_reply *r, const char **first, size_t *first_len)
+static size_t count_exec_errors(const fr_reply *r, first_error *first)
 {
-    size_t n = count_errors(r, first, first_len);
+    size_t n = count_errors(r, first);
     if (r && r->type == FR_REPLY_ARRAY)
-        for (size_t i = 0; i < r->count; i++) n += count_errors(&r->elements[i], first, first_len);
+        for (size_t i = 0; i < r->count; i++) n += count_errors(&r->elements[i], first);
     return n;
 }
 
@@ -364,8 +397,8 @@ int wsi_flush(ws_sub *s, const char *why)
     for (size_t i = 0; i < nowed; i++)
         if (!owed[i].retried) list[nlist++] = owed[i].d;
 
-    const char *first = NULL;
-    size_t first_len = 0, failed = 0, nsettles = 0;
+    first_error first = {0};
+    size_t failed = 0, nsettles = 0;
     int rc = 0;
     const fr_reply **rep = NULL;
     if (!has_retry) {
@@ -374,8 +407,8 @@ int wsi_flush(ws_sub *s, const char *why)
         rep = wsi_xcalloc(b1.n, sizeof *rep);
         rc = flush_send(s, F, &b1, rep, list, nlist);
         for (size_t i = 0; rc == 0 && i < b1.n; i++)
-            failed += b1.roles[i] == WSI_ROLE_EXEC ? count_exec_errors(rep[i], &first, &first_len)
-                                                   : count_errors(rep[i], &first, &first_len);
+            failed += b1.roles[i] == WSI_ROLE_EXEC ? count_exec_errors(rep[i], &first)
+                                                   : count_errors(rep[i], &first);
     } else {
         for (size_t i = 0; i < nowed; i++)
             for (size_t w = 0; w < owed[i].nwrites; w++)
@@ -386,8 +419,8 @@ int wsi_flush(ws_sub *s, const char *why)
         if (rc == 0) {
             for (size_t i = 0; i < b1.n; i++)
                 failed += b1.roles[i] == WSI_ROLE_EXEC
-                              ? count_exec_errors(rep[i], &first, &first_len)
-                              : count_errors(rep[i], &first, &first_len);
+                              ? count_exec_errors(rep[i], &first)
+                              : count_errors(rep[i], &first);
             /* A retried delivery is settled only if every one of its writes held. */
             size_t pos = nseg_cmds;
             for (size_t i = 0; i < nowed; i++) {
@@ -409,7 +442,7 @@ int wsi_flush(ws_sub *s, const char *why)
                 const fr_reply **rep2 = wsi_xcalloc(b2.n, sizeof *rep2);
                 rc = flush_send(s, F, &b2, rep2, list, nlist);
                 for (size_t i = 0; rc == 0 && i < b2.n; i++)
-                    failed += count_errors(rep2[i], &first, &first_len);
+                    failed += count_errors(rep2[i], &first);
                 free(rep2);
             }
         }
@@ -420,7 +453,7 @@ int wsi_flush(ws_sub *s, const char *why)
         wsi_report(s, nseg_cmds, nsettles, b1.n + b2.n, msg, strlen(msg));
         rc = 0;
     } else if (rc == 0 && failed) {
-        wsi_report(s, nseg_cmds, nsettles, failed, first, first_len);
+        wsi_report(s, nseg_cmds, nsettles, failed, first.text, first.len);
     }
     free(rep);
     free(list);
@@ -544,8 +577,8 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
 /* ----- Direct mode (§7) ----------------------------------------------------------------------------- */
 
 /* One direct round trip of settle work for d; error replies counted into *failed. */
-static int direct_send(ws_delivery *d, rt_build *b, const char **first, size_t *first_len,
-                       size_t *failed, const fr_reply ***out)
+static int direct_send(ws_delivery *d, rt_build *b, first_error *first, size_t *failed,
+                       const fr_reply ***out)
 {
     ws_sim *sim = d->sub->sim;
     char cause[160];
@@ -559,7 +592,7 @@ static int direct_send(ws_delivery *d, rt_build *b, const char **first, size_t *
                       0, rep);
     sim->an_xack = NULL;
     sim->an_nxack = 0;
-    for (size_t i = 0; rc == 0 && i < b->n; i++) *failed += count_errors(rep[i], first, first_len);
+    for (size_t i = 0; rc == 0 && i < b->n; i++) *failed += count_errors(rep[i], first);
     if (out && rc == 0) *out = rep;
     else free(rep);
     return rc;
@@ -579,8 +612,8 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     wsi_trace_note(sim, "-- %s: %s %s (direct)\n", s->name, d->id, outcome_word(o));
     int form = s->cfg.form;
     if (o == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return 0;
-    const char *first = NULL;
-    size_t first_len = 0, failed = 0, settles = 0;
+    first_error first = {0};
+    size_t failed = 0, settles = 0;
     int rc = 0, write_ok = 1;
     rt_build w = {0}, st = {0};
     if (o == WS_RETRY) {
@@ -598,7 +631,7 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     if (w.n) {
         const fr_reply **rep = NULL;
         size_t before = failed;
-        rc = direct_send(d, &w, &first, &first_len, &failed, &rep);
+        rc = direct_send(d, &w, &first, &failed, &rep);
         settles += w.n;
         if (rc == 0) {
             write_ok = failed == before;
@@ -615,13 +648,13 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
         } else {
             list_settle(&st, d, WSI_ROLE_SETTLE);
         }
-        rc = direct_send(d, &st, &first, &first_len, &failed, NULL);
+        rc = direct_send(d, &st, &first, &failed, NULL);
         settles += st.n;
     } else if (rc == 0) {
         wsi_trace_note(sim, "-- %s: the retry write of %s failed: not acknowledged\n", s->name,
                        d->id);
     }
-    if (rc == 0 && failed) wsi_report(s, 0, settles, failed, first, first_len);
+    if (rc == 0 && failed) wsi_report(s, 0, settles, failed, first.text, first.len);
     if (rc == WS_EREFUSED) {
         char msg[128];
         snprintf(msg, sizeof msg, "%s", ws_conn_errstr(sim->window));

@@ -158,3 +158,35 @@ const fri_command fri_cluster_commands[] = {
     {"cluster", NULL, -2, FRI_CMD_CONTAINER, "cluster", 0, 0, 0, NULL, cluster_subcommands},
     {0},
 };
+
+/* ----- Public: slots and key positions (the engine's CROSSSLOT warning) ----------------- */
+
+unsigned fr_key_slot(const char *key, size_t len) { return fri_key_slot(key, len); }
+
+static int arity_ok(const fri_command *cmd, int argc)
+{
+    return cmd->arity >= 0 ? argc == cmd->arity : argc >= -cmd->arity;
+}
+
+int fr_command_keys(const fr_server *s, int argc, const char *const *argv,
+                    const size_t *argvlen, int *keys, int max)
+{
+    if (argc < 1 || !argv) return -1;
+    fri_arg stackv[32];
+    fri_arg *av = argc <= 32 ? stackv : malloc((size_t)argc * sizeof *av);
+    if (!av) return -1;
+    for (int i = 0; i < argc; i++)
+        av[i] = (fri_arg){argv[i], argvlen ? argvlen[i] : strlen(argv[i])};
+    int n = -1;
+    const fri_command *cmd = fri_lookup_command(s, av[0].ptr, av[0].len);
+    if (cmd && cmd->subcommands && argc >= 2) {
+        const fri_command *found = NULL;
+        size_t plen = strlen(cmd->name);
+        for (const fri_command *sub = cmd->subcommands; sub->name; sub++)
+            if (fri_arg_is(&av[1], sub->name + plen + 1)) found = sub;
+        cmd = found;
+    }
+    if (cmd && arity_ok(cmd, argc)) n = fri_command_keys(cmd, argc, av, keys, max);
+    if (av != stackv) free(av);
+    return n;
+}
