@@ -120,6 +120,9 @@ unsigned ws_sim_incarnation(const ws_sim *sim);
  * connections, labelled "reader" and "window", and change at every restart. */
 ws_conn *ws_sim_reader(ws_sim *sim);
 ws_conn *ws_sim_window(ws_sim *sim);
+/* A channel subscription's own connection (labelled "subscriber"), NULL for other
+ * forms or while the process is dead. */
+ws_conn *ws_sub_connection(ws_sub *sub);
 
 /* ----- Subscriptions --------------------------------------------------------------------- */
 
@@ -218,6 +221,14 @@ int ws_stop(ws_sub *sub);
 
 /* ----- Deliveries -------------------------------------------------------------------------- */
 
+typedef enum ws_outcome {
+    WS_ACK = 1,
+    WS_DROP,
+    WS_RETRY,
+    WS_RETRY_AFTER,
+    WS_ABANDON, /* no outcome: the handler died (ws_abandon) */
+} ws_outcome;
+
 /* Its id: the stream entry id, the list value, or the channel message. */
 const char *ws_delivery_id(const ws_delivery *d);
 /* The payload (`_payload`, or the whole value/message) and one header (NULL if absent). */
@@ -232,6 +243,14 @@ unsigned ws_delivery_slot(const ws_delivery *d);
 unsigned ws_delivery_generation(const ws_delivery *d);
 /* Non-zero once it settled or was abandoned (its handle is then stale). */
 int ws_delivery_done(const ws_delivery *d);
+/* Its subscription, the read that gave it (1-based) and its outcome (0 while
+ * outstanding). */
+ws_sub *ws_delivery_sub(const ws_delivery *d);
+uint64_t ws_delivery_read(const ws_delivery *d);
+ws_outcome ws_delivery_outcome(const ws_delivery *d);
+/* The produced entry it descends from (1-based, in ws_sim_produce order; a retry copy
+ * descends from its original), 0 when it was not produced through ws_sim_produce. */
+size_t ws_delivery_root(ws_delivery *d);
 
 /* Queues a command into the delivery's segment (the batch's, for a batch handler); the
  * segment is made at the first one.  Direct mode has no window: the command runs at once
@@ -255,14 +274,6 @@ int ws_reply(ws_delivery *d, const char *payload, size_t len);
 /* bind(out): later publishes of this delivery through out join its segment. */
 int ws_bind(ws_delivery *d, const ws_out *out);
 
-typedef enum ws_outcome {
-    WS_ACK = 1,
-    WS_DROP,
-    WS_RETRY,
-    WS_RETRY_AFTER,
-    WS_ABANDON, /* no outcome: the handler died (ws_abandon) */
-} ws_outcome;
-
 /* Settles the delivery with an outcome (delay_ms for WS_RETRY_AFTER), and flushes if the
  * window says so.  Returns 0 even when the flush had error replies (they become a
  * report); WS_ESTALE for a second settle; WS_ECRASHED if a fault killed the process
@@ -270,6 +281,11 @@ typedef enum ws_outcome {
 int ws_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
 /* Abandons it (no outcome): the segment goes, nothing is owed, the entry stays pending. */
 int ws_abandon(ws_delivery *d);
+
+/* How many entries ws_sim_produce made, and the id (stream) or frame (list, channel) of
+ * entry i (1-based), NULL past the end. */
+size_t ws_sim_produced_count(const ws_sim *sim);
+const char *ws_sim_produced_id(const ws_sim *sim, size_t i);
 
 /* ----- The trace --------------------------------------------------------------------------- */
 
@@ -291,6 +307,20 @@ typedef struct ws_sim_counts {
     uint64_t reads, deliveries, flushes, reports;
 } ws_sim_counts;
 ws_sim_counts ws_sim_get_counts(const ws_sim *sim);
+
+/* One command of a flush, as sent. */
+typedef struct ws_flush_command {
+    size_t round_trip;         /* 1-based within the flush */
+    const char *text;          /* the command as the trace prints it */
+    const char *reply;         /* the reply as the trace prints it ("(none)" if none) */
+    const ws_delivery *from;   /* the delivery it came from (segment, MULTI, EXEC, own
+                                  settle, retry write, list settle); NULL for a shared
+                                  XACK */
+} ws_flush_command;
+/* The number of flushes sub made so far, and command i (0-based) of its flush number
+ * `flush` (1-based): 0, or -1 past the end. */
+uint64_t ws_sub_flushes(const ws_sub *sub);
+int ws_sub_flush_command(const ws_sub *sub, uint64_t flush, size_t i, ws_flush_command *out);
 
 /* Warnings the engine gave before sending (e.g. an atomic segment Redis Cluster will
  * refuse with CROSSSLOT), in order; also in the trace.  NULL past the end. */

@@ -217,6 +217,11 @@ void ws_sim_free(ws_sim *sim)
     for (size_t i = 0; i < sim->nflushes; i++) {
         free(sim->flushes[i].dl);
         free(sim->flushes[i].body);
+        for (size_t k = 0; k < sim->flushes[i].ncmds; k++) {
+            free((char *)sim->flushes[i].cmds[k].text);
+            free((char *)sim->flushes[i].cmds[k].reply);
+        }
+        free(sim->flushes[i].cmds);
     }
     free(sim->flushes);
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
@@ -542,4 +547,30 @@ void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg)
             return;
         }
     }
+}
+
+/* ----- Accessors ------------------------------------------------------------------------------- */
+
+size_t ws_sim_produced_count(const ws_sim *sim) { return sim->nproduced; }
+const char *ws_sim_produced_id(const ws_sim *sim, size_t i)
+{
+    return i >= 1 && i <= sim->nproduced ? sim->produced[i - 1].id : NULL;
+}
+ws_sub *ws_delivery_sub(const ws_delivery *d) { return d->sub; }
+uint64_t ws_delivery_read(const ws_delivery *d) { return d->read; }
+ws_outcome ws_delivery_outcome(const ws_delivery *d) { return d->outcome; }
+size_t ws_delivery_root(ws_delivery *d) { return wsi_root_of(d->sub->sim, d); }
+uint64_t ws_sub_flushes(const ws_sub *s) { return s->flushes; }
+
+int ws_sub_flush_command(const ws_sub *s, uint64_t flush, size_t i, ws_flush_command *out)
+{
+    const ws_sim *sim = s->sim;
+    for (size_t k = 0; k < sim->nflushes; k++) {
+        const wsi_flushrec *f = &sim->flushes[k];
+        if (f->sub != s || f->number != flush) continue;
+        if (i >= f->ncmds) return -1;
+        *out = f->cmds[i];
+        return 0;
+    }
+    return -1;
 }

@@ -246,6 +246,9 @@ typedef struct wsi_flushrec {
     ws_delivery **dl;       /* the deliveries it settled, in settle order */
     size_t ndl;
     char *body;             /* the round trips as diagram lines */
+    ws_flush_command *cmds; /* every command sent, in order (text and reply owned) */
+    size_t ncmds;
+    size_t rts;             /* round trips so far */
 } wsi_flushrec;
 
 struct ws_sim {

@@ -175,6 +175,7 @@ int wsi_channel_poll(ws_sub *s, int wait_ms)
 }
 
 const char *ws_sub_name(const ws_sub *s) { return s->name; }
+ws_conn *ws_sub_connection(ws_sub *s) { return s->conn; }
 const char *ws_sub_consumer(const ws_sub *s) { return s->consumer; }
 
 void wsi_segment_free(wsi_segment *seg)

@@ -199,6 +199,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             wsi_text_add(&body, f->body, strlen(f->body));
             free(f->body);
         }
+        f->rts++;
         wsi_text_printf(&body, "  round trip #%llu on %s%s%s:\n", (unsigned long long)rt->index,
                         rt->conn, rt->status ? ", " : "",
                         rt->status ? ws_err_name(rt->status) : "");
@@ -225,6 +226,13 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         if (sim->an_role) tag(&t, sim->an_role[i], sim->an_dl ? sim->an_dl[i] : NULL);
         wsi_text_add(&t, "\n", 1);
         if (f) {
+            f->cmds = wsi_xrealloc(f->cmds, (f->ncmds + 1) * sizeof *f->cmds);
+            ws_flush_command *fc = &f->cmds[f->ncmds++];
+            fc->round_trip = f->rts;
+            fc->text = wsi_xstrdup(line.p);
+            char *rs = rt->replies[i] ? ws_reply_text(rt->replies[i], NULL) : NULL;
+            fc->reply = rs ? rs : wsi_xstrdup("(none)");
+            fc->from = sim->an_dl ? sim->an_dl[i] : NULL;
             wsi_text_printf(&body, "    %-40s", line.p);
             int role = sim->an_role ? sim->an_role[i] : 0;
             ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;

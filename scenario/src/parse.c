@@ -1,0 +1,1095 @@
+/* parse.c -- the scenario parser.  Line oriented; the grammar (docs/scenarios.md):
+ *
+ *   file       := { line }
+ *   line       := [ statement ] [ "#" comment ]      blank lines and comments are free
+ *   token      := word | "double quoted" (\n \r \t \\ \" \xHH) | 'single quoted'
+ *
+ *   scenario <title...>                    first statement, once
+ *   needs fake <reason...>                 skipped on a real server, with the reason
+ *   seed <n> | cluster | start <unix ms>   world settings, before any step
+ *   setup <command...>                     a raw command on the admin connection
+ *   subscribe <name> <form> <key> [option...]
+ *       form: stream | reliable-list | list | channel
+ *       option: group G | consumer C | mode direct|window|atomic | count N | batch N
+ *               | block MS | reclaim MIN_IDLE_MS | delay-queue ZSET [ttl MS]
+ *               | processing LIST | recovery ZSET MIN_IDLE_MS | pattern
+ *               | reply stream|list|channel KEY [in-round] | warn-crossslot
+ *   produce <sub> <payload> [header NAME VALUE]... [as ALIAS]
+ *   read <sub> [expect ALIAS... | expect nothing | expect report]
+ *   ALIAS: queue <command...>
+ *   ALIAS: pool <command...> [=> REPLY]    (also without "ALIAS:", outside any handler)
+ *   ALIAS: publish <form> <key> <payload> [header NAME VALUE]...
+ *   ALIAS: reply <payload>
+ *   ALIAS: bind <form> <key>
+ *   ALIAS: ack | drop | retry | retry-after <ms> | abandon
+ *   advance <ms> | crash | restart | stop <sub>
+ *   fault <reader|window|subscriber> <crash-after|crash-before|lose-replies|error|refuse>
+ *         (<n>th <COMMAND> | round-trip <i> [command <k>]) [error <text>]
+ *   check <command...> => <reply>          the reply as the trace prints it
+ *   expect flush <n> of <sub>              then indented lines: [ALIAS>] <command...>,
+ *                                          "--" between round trips; bare ? = any argument
+ *   expect round-trips <n> [total|reads|flushes|pool]
+ *   expect flushes <n> [of <sub>]
+ *   expect reports <n>
+ *   expect report <sub> [commands N] [settles N] [failed N] [error TEXT]
+ *   expect pending <sub> (ALIAS... | none)
+ *   expect invariants
+ *   expect violation <lost|leaked|split|doubled> <ALIAS>
+ *   expect warning <text>
+ *   expect delivery <ALIAS> (count N | retries N)
+ *
+ * Any step may end with "=> refused [TEXT]": it must be refused, with an error containing
+ * TEXT.  $ALIAS inside a command or an expected text stands for that entry's id (its
+ * latest delivery's, once delivered); $$ is a literal $.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wsc_int.h"
+
+/* ----- Errors ------------------------------------------------------------------------------ */
+
+typedef struct parser {
+    const char *name;
+    char *error;      /* the first error, formatted */
+    int line;
+} parser;
+
+static int perr(parser *p, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int perr(parser *p, int col, const char *fmt, ...)
+{
+    if (p->error) return -1;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(p->name) + strlen(msg) + 64;
+    p->error = malloc(n);
+    if (p->error) snprintf(p->error, n, "%s:%d:%d: error: %s", p->name, p->line, col, msg);
+    return -1;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *q = calloc(n ? n : 1, size ? size : 1);
+    if (!q) {
+        fputs("wsim: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+static void *xrealloc(void *q, size_t n)
+{
+    q = realloc(q, n ? n : 1);
+    if (!q) {
+        fputs("wsim: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+static char *xmemdup(const char *s, size_t len)
+{
+    char *d = xcalloc(len + 1, 1);
+    memcpy(d, s, len);
+    return d;
+}
+
+static char *xstrdup(const char *s) { return s ? xmemdup(s, strlen(s)) : NULL; }
+
+/* ----- Tokens ------------------------------------------------------------------------------- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static void toks_free(wsc_tok *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(t[i].s);
+    free(t);
+}
+
+/* Splits one line (without its newline) into tokens; a '#' that starts a token starts a
+ * comment.  Returns the count, or -1 after perr. */
+static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
+{
+    wsc_tok *t = NULL;
+    size_t n = 0;
+    size_t i = 0;
+    *out = NULL;
+    while (i < len) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
+        if (i >= len || s[i] == '#') break;
+        int col = (int)i + 1;
+        char *buf = xcalloc(len - i + 1, 1);
+        size_t bl = 0;
+        int quoted = 0;
+        if (s[i] == '"') {
+            quoted = 1;
+            i++;
+            int closed = 0;
+            while (i < len) {
+                char c = s[i];
+                if (c == '"') {
+                    closed = 1;
+                    i++;
+                    break;
+                }
+                if (c == '\\' && i + 1 < len) {
+                    char e = s[i + 1];
+                    i += 2;
+                    switch (e) {
+                    case 'n': buf[bl++] = '\n'; break;
+                    case 'r': buf[bl++] = '\r'; break;
+                    case 't': buf[bl++] = '\t'; break;
+                    case '\\': buf[bl++] = '\\'; break;
+                    case '"': buf[bl++] = '"'; break;
+                    case 'x':
+                        if (i + 1 < len && hexval(s[i]) >= 0 && hexval(s[i + 1]) >= 0) {
+                            buf[bl++] = (char)(hexval(s[i]) * 16 + hexval(s[i + 1]));
+                            i += 2;
+                            break;
+                        }
+                        free(buf);
+                        toks_free(t, n);
+                        return perr(p, (int)i - 1, "bad \\x escape: two hex digits expected");
+                    default:
+                        free(buf);
+                        toks_free(t, n);
+                        return perr(p, (int)i - 1, "unknown escape \\%c in a quoted string", e);
+                    }
+                    continue;
+                }
+                buf[bl++] = c;
+                i++;
+            }
+            if (!closed) {
+                free(buf);
+                toks_free(t, n);
+                return perr(p, col, "unbalanced quotes: the string opened here never closes");
+            }
+        } else if (s[i] == '\'') {
+            quoted = 1;
+            i++;
+            int closed = 0;
+            while (i < len) {
+                if (s[i] == '\'') {
+                    closed = 1;
+                    i++;
+                    break;
+                }
+                buf[bl++] = s[i++];
+            }
+            if (!closed) {
+                free(buf);
+                toks_free(t, n);
+                return perr(p, col, "unbalanced quotes: the string opened here never closes");
+            }
+        } else {
+            while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') buf[bl++] = s[i++];
+        }
+        if (quoted && i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') {
+            free(buf);
+            toks_free(t, n);
+            return perr(p, (int)i + 1, "a quoted string must be followed by a space");
+        }
+        t = xrealloc(t, (n + 1) * sizeof *t);
+        t[n++] = (wsc_tok){buf, bl, col, quoted};
+        if (!quoted && bl == 2 && memcmp(buf, "=>", 2) == 0) {
+            /* What follows "=>" is an expected reply as the trace prints it (brackets,
+             * quotes, '#' and all): the rest of the line, raw, as one token. */
+            while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+            size_t e = len;
+            while (e > i && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
+            if (e > i) {
+                t = xrealloc(t, (n + 1) * sizeof *t);
+                t[n++] = (wsc_tok){xmemdup(s + i, e - i), e - i, (int)i + 1, 0};
+            }
+            break;
+        }
+    }
+    *out = t;
+    return (long)n;
+}
+
+static int is(const wsc_tok *t, const char *w) { return !t->quoted && strcmp(t->s, w) == 0; }
+
+/* A non-negative decimal number that fits in long long. */
+static int number(parser *p, const wsc_tok *t, const char *what, long long *out)
+{
+    if (t->len == 0 || t->len > 18) return perr(p, t->col, "%s: a number expected, got '%s'", what, t->s);
+    long long v = 0;
+    for (size_t i = 0; i < t->len; i++) {
+        if (t->s[i] < '0' || t->s[i] > '9')
+            return perr(p, t->col, "%s: a number expected, got '%s'", what, t->s);
+        v = v * 10 + (t->s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* ----- Statements ------------------------------------------------------------------------------ */
+
+static int form_of(parser *p, const wsc_tok *t, int *form)
+{
+    if (is(t, "stream")) *form = WS_FORM_STREAM;
+    else if (is(t, "reliable-list")) *form = WS_FORM_RELIABLE_LIST;
+    else if (is(t, "list")) *form = WS_FORM_PLAIN_LIST;
+    else if (is(t, "channel")) *form = WS_FORM_CHANNEL;
+    else
+        return perr(p, t->col, "unknown form '%s' (stream, reliable-list, list or channel)",
+                    t->s);
+    return 0;
+}
+
+/* Joins tokens [from, n) with spaces (for titles and free texts). */
+static char *join(const wsc_tok *t, size_t from, size_t n)
+{
+    size_t len = 0;
+    for (size_t i = from; i < n; i++) len += t[i].len + 1;
+    char *s = xcalloc(len + 1, 1);
+    size_t k = 0;
+    for (size_t i = from; i < n; i++) {
+        if (i > from) s[k++] = ' ';
+        memcpy(s + k, t[i].s, t[i].len);
+        k += t[i].len;
+    }
+    return s;
+}
+
+/* Copies tokens [from, to) into *out. */
+static size_t copy_toks(const wsc_tok *t, size_t from, size_t to, wsc_tok **out)
+{
+    size_t n = to > from ? to - from : 0;
+    *out = xcalloc(n ? n : 1, sizeof **out);
+    for (size_t i = 0; i < n; i++) {
+        (*out)[i] = t[from + i];
+        (*out)[i].s = xmemdup(t[from + i].s, t[from + i].len);
+    }
+    return n;
+}
+
+/* Finds an unquoted "=>" in [from, n); returns its index or n. */
+static size_t arrow(const wsc_tok *t, size_t from, size_t n)
+{
+    for (size_t i = from; i < n; i++)
+        if (is(&t[i], "=>")) return i;
+    return n;
+}
+
+/* Handles a trailing "=> refused [text]" of a step; returns the end of the step's own
+ * tokens, or (size_t)-1 after perr. */
+static size_t refusal(parser *p, wsc_stmt *st, const wsc_tok *t, size_t from, size_t n,
+                      int allow_reply)
+{
+    size_t a = arrow(t, from, n);
+    if (a == n) return n;
+    if (a + 1 < n && strncmp(t[a + 1].s, "refused", 7) == 0 &&
+        (t[a + 1].s[7] == '\0' || t[a + 1].s[7] == ' ')) {
+        st->refused = 1;
+        const char *r = t[a + 1].s + 7;
+        while (*r == ' ') r++;
+        if (*r) st->refused_text = xstrdup(r);
+        return a;
+    }
+    if (!allow_reply) {
+        perr(p, t[a].col, "'=>' here can only say 'refused [text]'");
+        return (size_t)-1;
+    }
+    if (a + 1 >= n) {
+        perr(p, t[a].col, "'=>' must be followed by the expected reply");
+        return (size_t)-1;
+    }
+    st->has_expect = 1;
+    st->nexpect = copy_toks(t, a + 1, n, &st->expect);
+    return a;
+}
+
+static int need(parser *p, const wsc_tok *t, size_t n, size_t want, const char *usage)
+{
+    if (n >= want) return 0;
+    int col = n ? t[n - 1].col + (int)t[n - 1].len : 1;
+    return perr(p, col, "incomplete statement: %s", usage);
+}
+
+static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, size_t n)
+{
+    while (*i < n && is(&t[*i], "header")) {
+        if (*i + 2 >= n) return perr(p, t[*i].col, "header needs a name and a value");
+        st->headers = xrealloc(st->headers, (st->nheaders + 1) * sizeof *st->headers);
+        st->headers[st->nheaders].name = xmemdup(t[*i + 1].s, t[*i + 1].len);
+        st->headers[st->nheaders].value = xmemdup(t[*i + 2].s, t[*i + 2].len);
+        st->headers[st->nheaders].value_len = t[*i + 2].len;
+        if (t[*i + 2].len == 0) st->headers[st->nheaders].value = xstrdup("");
+        st->nheaders++;
+        *i += 3;
+    }
+    return 0;
+}
+
+static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    if (need(p, t, n, 4, "subscribe <name> <form> <key> [options]")) return -1;
+    st->sub = xstrdup(t[1].s);
+    int form;
+    if (form_of(p, &t[2], &form)) return -1;
+    ws_sub_config *c = &st->cfg;
+    c->form = (ws_form)form;
+    c->mode = WS_MODE_WINDOW;
+    st->s_key = xstrdup(t[3].s);
+    for (size_t i = 4; i < n;) {
+        const wsc_tok *o = &t[i];
+        long long v;
+        if (is(o, "pattern")) {
+            c->pattern = 1;
+            i++;
+        } else if (is(o, "warn-crossslot")) {
+            c->warn_crossslot = 1;
+            i++;
+        } else if (is(o, "group") || is(o, "consumer") || is(o, "processing")) {
+            if (i + 1 >= n) return perr(p, o->col, "%s needs a value", o->s);
+            char **dst = is(o, "group") ? &st->s_group
+                         : is(o, "consumer") ? &st->s_consumer : &st->s_processing;
+            free(*dst);
+            *dst = xstrdup(t[i + 1].s);
+            i += 2;
+        } else if (is(o, "mode")) {
+            if (i + 1 >= n) return perr(p, o->col, "mode needs direct, window or atomic");
+            const wsc_tok *m = &t[i + 1];
+            if (is(m, "direct")) c->mode = WS_MODE_DIRECT;
+            else if (is(m, "window")) c->mode = WS_MODE_WINDOW;
+            else if (is(m, "atomic")) c->mode = WS_MODE_ATOMIC;
+            else return perr(p, m->col, "unknown mode '%s' (direct, window or atomic)", m->s);
+            i += 2;
+        } else if (is(o, "count") || is(o, "batch") || is(o, "block") || is(o, "reclaim") ||
+                   is(o, "ttl")) {
+            if (i + 1 >= n) return perr(p, o->col, "%s needs a number", o->s);
+            if (number(p, &t[i + 1], o->s, &v)) return -1;
+            if ((is(o, "count") || is(o, "batch")) && (v < 1 || v > 100000))
+                return perr(p, t[i + 1].col, "%s must be between 1 and 100000", o->s);
+            if (is(o, "count")) c->count = (size_t)v;
+            else if (is(o, "batch")) c->batch = (size_t)v;
+            else if (is(o, "block")) c->block_ms = v;
+            else if (is(o, "ttl")) c->delay_ttl_ms = v;
+            else {
+                c->reclaim = 1;
+                c->min_idle_ms = v;
+            }
+            i += 2;
+        } else if (is(o, "delay-queue")) {
+            if (i + 1 >= n) return perr(p, o->col, "delay-queue needs a sorted set key");
+            st->s_dq = xstrdup(t[i + 1].s);
+            i += 2;
+        } else if (is(o, "recovery")) {
+            if (i + 2 >= n) return perr(p, o->col, "recovery needs a sorted set and a min-idle in ms");
+            st->s_recovery = xstrdup(t[i + 1].s);
+            if (number(p, &t[i + 2], "recovery min-idle", &v)) return -1;
+            c->min_idle_ms = v;
+            i += 3;
+        } else if (is(o, "reply")) {
+            if (i + 2 >= n) return perr(p, o->col, "reply needs a form and a key");
+            int rf;
+            if (form_of(p, &t[i + 1], &rf)) return -1;
+            c->reply.form = (ws_form)rf;
+            st->s_reply = xstrdup(t[i + 2].s);
+            i += 3;
+            if (i < n && is(&t[i], "in-round")) {
+                c->reply_in_round = 1;
+                i++;
+            }
+        } else {
+            return perr(p, o->col,
+                        "unknown option '%s' (group, consumer, mode, count, batch, block, "
+                        "reclaim, delay-queue, ttl, processing, recovery, pattern, reply, "
+                        "warn-crossslot)",
+                        o->s);
+        }
+    }
+    if (form == WS_FORM_STREAM && !st->s_group)
+        return perr(p, t[3].col, "a stream subscription needs 'group <name>'");
+    if (form != WS_FORM_STREAM && (c->reclaim || st->s_dq || st->s_group))
+        return perr(p, t[2].col, "group, reclaim and delay-queue are for streams");
+    if (form != WS_FORM_RELIABLE_LIST && (st->s_recovery || st->s_processing))
+        return perr(p, t[2].col, "processing and recovery are for reliable lists");
+    if (c->batch && c->mode == WS_MODE_DIRECT)
+        return perr(p, t[2].col, "batch handlers need a window (mode window or atomic)");
+    return 0;
+}
+
+static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    const char *usage = "fault <reader|window|subscriber> <crash-after|crash-before|"
+                        "lose-replies|error|refuse> (<n>th <COMMAND> | round-trip <i> "
+                        "[command <k>]) [error <text>]";
+    if (need(p, t, n, 4, usage)) return -1;
+    if (!is(&t[1], "reader") && !is(&t[1], "window") && !is(&t[1], "subscriber"))
+        return perr(p, t[1].col, "unknown connection '%s' (reader, window or subscriber)", t[1].s);
+    st->conn = xstrdup(t[1].s);
+    const wsc_tok *k = &t[2];
+    if (is(k, "crash-after")) st->fault.kind = WS_FAULT_CRASH_AFTER;
+    else if (is(k, "crash-before")) st->fault.kind = WS_FAULT_CRASH_BEFORE;
+    else if (is(k, "lose-replies")) st->fault.kind = WS_FAULT_LOSE_REPLIES;
+    else if (is(k, "error")) st->fault.kind = WS_FAULT_ERROR;
+    else if (is(k, "refuse")) st->fault.kind = WS_FAULT_REFUSE;
+    else
+        return perr(p, k->col, "unknown fault '%s' (crash-after, crash-before, lose-replies, "
+                    "error or refuse)", k->s);
+    size_t i = 3;
+    long long v;
+    if (is(&t[i], "round-trip")) {
+        if (i + 1 >= n) return perr(p, t[i].col, "round-trip needs a number");
+        if (number(p, &t[i + 1], "round-trip", &v)) return -1;
+        if (v < 1) return perr(p, t[i + 1].col, "round trips count from 1");
+        st->fault.round_trip = (uint64_t)v;
+        i += 2;
+        if (i < n && is(&t[i], "command")) {
+            if (i + 1 >= n) return perr(p, t[i].col, "command needs a number");
+            if (number(p, &t[i + 1], "command", &v)) return -1;
+            st->fault.command = (size_t)v;
+            i += 2;
+        }
+        if (st->fault.command == 0 &&
+            (st->fault.kind == WS_FAULT_ERROR || st->fault.kind == WS_FAULT_CRASH_BEFORE))
+            return perr(p, t[3].col, "%s needs 'command <k>' (k >= 1)", k->s);
+    } else {
+        /* <n>th NAME: 1st 2nd 3rd 4th ... */
+        const wsc_tok *o = &t[i];
+        size_t d = 0;
+        while (d < o->len && o->s[d] >= '0' && o->s[d] <= '9') d++;
+        int suffix_ok = d > 0 && d < o->len &&
+                        (strcmp(o->s + d, "st") == 0 || strcmp(o->s + d, "nd") == 0 ||
+                         strcmp(o->s + d, "rd") == 0 || strcmp(o->s + d, "th") == 0);
+        if (!suffix_ok || d > 9)
+            return perr(p, o->col, "expected '<n>th COMMAND' (e.g. 3rd XACK) or 'round-trip <i>', got '%s'", o->s);
+        v = 0;
+        for (size_t j = 0; j < d; j++) v = v * 10 + (o->s[j] - '0');
+        if (v < 1) return perr(p, o->col, "occurrences count from 1");
+        if (i + 1 >= n) return perr(p, o->col, "'%s' needs a command name", o->s);
+        st->fault.nth = (uint64_t)v;
+        st->fault_name = xstrdup(t[i + 1].s);
+        i += 2;
+    }
+    if (i < n && is(&t[i], "error")) {
+        if (st->fault.kind != WS_FAULT_ERROR)
+            return perr(p, t[i].col, "only an 'error' fault takes an error text");
+        if (i + 1 >= n) return perr(p, t[i].col, "error needs the text of the error reply");
+        st->fault_error = join(t, i + 1, n);
+        i = n;
+    }
+    if (i < n) return perr(p, t[i].col, "unexpected '%s' after the fault's place", t[i].s);
+    return 0;
+}
+
+static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    if (need(p, t, n, 2, "expect <what> ...")) return -1;
+    const wsc_tok *w = &t[1];
+    long long v;
+    if (is(w, "flush")) {
+        if (n != 5 || !is(&t[3], "of"))
+            return perr(p, w->col, "usage: expect flush <n> of <subscription>");
+        if (number(p, &t[2], "flush", &v)) return -1;
+        if (v < 1) return perr(p, t[2].col, "flushes count from 1");
+        st->kind = K_EXPECT_FLUSH;
+        st->n = v;
+        st->sub = xstrdup(t[4].s);
+    } else if (is(w, "round-trips")) {
+        if (n < 3 || n > 4) return perr(p, w->col, "usage: expect round-trips <n> [total|reads|flushes|pool]");
+        if (number(p, &t[2], "round-trips", &v)) return -1;
+        st->kind = K_EXPECT_RTS;
+        st->n = v;
+        if (n == 4) {
+            if (is(&t[3], "total")) st->which = 0;
+            else if (is(&t[3], "reads")) st->which = 1;
+            else if (is(&t[3], "flushes")) st->which = 2;
+            else if (is(&t[3], "pool")) st->which = 3;
+            else return perr(p, t[3].col, "unknown kind '%s' (total, reads, flushes or pool)", t[3].s);
+        }
+    } else if (is(w, "flushes")) {
+        if (n != 3 && !(n == 5 && is(&t[3], "of")))
+            return perr(p, w->col, "usage: expect flushes <n> [of <subscription>]");
+        if (number(p, &t[2], "flushes", &v)) return -1;
+        st->kind = K_EXPECT_FLUSHES;
+        st->n = v;
+        if (n == 5) st->sub = xstrdup(t[4].s);
+    } else if (is(w, "reports")) {
+        if (n != 3) return perr(p, w->col, "usage: expect reports <n>");
+        if (number(p, &t[2], "reports", &v)) return -1;
+        st->kind = K_EXPECT_REPORTS;
+        st->n = v;
+    } else if (is(w, "report")) {
+        if (n < 3) return perr(p, w->col, "usage: expect report <sub> [commands N] [settles N] [failed N] [error TEXT]");
+        st->kind = K_EXPECT_REPORT;
+        st->sub = xstrdup(t[2].s);
+        st->n2 = st->n3 = st->n4 = -1;
+        for (size_t i = 3; i < n;) {
+            if (is(&t[i], "error")) {
+                if (i + 1 >= n) return perr(p, t[i].col, "error needs a text");
+                st->text = join(t, i + 1, n);
+                break;
+            }
+            long long *dst = is(&t[i], "commands") ? &st->n2
+                             : is(&t[i], "settles") ? &st->n3
+                             : is(&t[i], "failed")  ? &st->n4 : NULL;
+            if (!dst)
+                return perr(p, t[i].col, "unknown field '%s' (commands, settles, failed, error)", t[i].s);
+            if (i + 1 >= n) return perr(p, t[i].col, "%s needs a number", t[i].s);
+            if (number(p, &t[i + 1], t[i].s, dst)) return -1;
+            i += 2;
+        }
+    } else if (is(w, "pending")) {
+        if (n < 4) return perr(p, w->col, "usage: expect pending <sub> (<alias>... | none)");
+        st->kind = K_EXPECT_PENDING;
+        st->sub = xstrdup(t[2].s);
+        if (n == 4 && is(&t[3], "none")) {
+            st->nexpect = 0;
+            st->expect = xcalloc(1, sizeof *st->expect);
+        } else {
+            st->nexpect = copy_toks(t, 3, n, &st->expect);
+        }
+    } else if (is(w, "invariants")) {
+        if (n != 2) return perr(p, t[2].col, "usage: expect invariants");
+        st->kind = K_EXPECT_INVARIANTS;
+    } else if (is(w, "violation")) {
+        if (n != 4) return perr(p, w->col, "usage: expect violation <lost|leaked|split|doubled> <alias>");
+        if (!is(&t[2], "lost") && !is(&t[2], "leaked") && !is(&t[2], "split") && !is(&t[2], "doubled"))
+            return perr(p, t[2].col, "unknown invariant '%s' (lost, leaked, split or doubled)", t[2].s);
+        st->kind = K_EXPECT_VIOLATION;
+        st->text = xstrdup(t[2].s);
+        st->alias = xstrdup(t[3].s);
+    } else if (is(w, "warning")) {
+        if (n < 3) return perr(p, w->col, "usage: expect warning <text>");
+        st->kind = K_EXPECT_WARNING;
+        st->text = join(t, 2, n);
+    } else if (is(w, "delivery")) {
+        if (n != 5 || (!is(&t[3], "count") && !is(&t[3], "retries")))
+            return perr(p, w->col, "usage: expect delivery <alias> (count N | retries N)");
+        st->kind = K_EXPECT_DELIVERY;
+        st->alias = xstrdup(t[2].s);
+        st->which = is(&t[3], "count") ? 0 : 1;
+        if (number(p, &t[4], t[3].s, &st->n)) return -1;
+    } else {
+        return perr(p, w->col,
+                    "unknown expectation '%s' (flush, round-trips, flushes, reports, report, "
+                    "pending, invariants, violation, warning, delivery)",
+                    w->s);
+    }
+    return 0;
+}
+
+/* A handler action: "<alias>: verb ...". */
+static int parse_action(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    st->alias = xmemdup(t[0].s, t[0].len - 1);
+    if (st->alias[0] == '\0') return perr(p, t[0].col, "an empty alias before ':'");
+    if (n < 2) return perr(p, t[0].col + (int)t[0].len, "an action expected after '%s'", t[0].s);
+    const wsc_tok *v = &t[1];
+    size_t end;
+    if (is(v, "queue") || is(v, "pool")) {
+        int pool = is(v, "pool");
+        st->kind = pool ? K_POOL : K_QUEUE;
+        end = refusal(p, st, t, 2, n, pool);
+        if (end == (size_t)-1) return -1;
+        if (end <= 2) return perr(p, v->col + (int)v->len, "%s needs a command", v->s);
+        st->ncmd = copy_toks(t, 2, end, &st->cmd);
+        return 0;
+    }
+    end = refusal(p, st, t, 1, n, 0);
+    if (end == (size_t)-1) return -1;
+    n = end;
+    if (is(v, "publish")) {
+        if (need(p, t, n, 5, "ALIAS: publish <form> <key> <payload> [header NAME VALUE]...")) return -1;
+        st->kind = K_PUBLISH;
+        if (form_of(p, &t[2], &st->form)) return -1;
+        st->key = xstrdup(t[3].s);
+        st->payload = xmemdup(t[4].s, t[4].len);
+        st->payload_len = t[4].len;
+        size_t i = 5;
+        if (parse_headers(p, st, t, &i, n)) return -1;
+        if (i < n) return perr(p, t[i].col, "unexpected '%s' (only 'header NAME VALUE' may follow)", t[i].s);
+    } else if (is(v, "reply")) {
+        if (n != 3) return perr(p, v->col, "usage: ALIAS: reply <payload>");
+        st->kind = K_REPLY;
+        st->payload = xmemdup(t[2].s, t[2].len);
+        st->payload_len = t[2].len;
+    } else if (is(v, "bind")) {
+        if (n != 4) return perr(p, v->col, "usage: ALIAS: bind <form> <key>");
+        st->kind = K_BIND;
+        if (form_of(p, &t[2], &st->form)) return -1;
+        st->key = xstrdup(t[3].s);
+    } else if (is(v, "ack") || is(v, "drop") || is(v, "retry") || is(v, "abandon")) {
+        if (n != 2) return perr(p, t[2].col, "unexpected '%s' after %s", t[2].s, v->s);
+        st->kind = K_SETTLE;
+        st->outcome = is(v, "ack") ? WS_ACK : is(v, "drop") ? WS_DROP
+                      : is(v, "retry") ? WS_RETRY : WS_ABANDON;
+    } else if (is(v, "retry-after")) {
+        if (n != 3) return perr(p, v->col, "usage: ALIAS: retry-after <ms>");
+        st->kind = K_SETTLE;
+        st->outcome = WS_RETRY_AFTER;
+        if (number(p, &t[2], "retry-after", &st->n)) return -1;
+    } else {
+        return perr(p, v->col,
+                    "unknown action '%s' (queue, pool, publish, reply, bind, ack, drop, retry, "
+                    "retry-after, abandon)",
+                    v->s);
+    }
+    return 0;
+}
+
+/* Parses one statement line into st; 0 or -1. */
+static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n,
+                      int *steps_seen)
+{
+    const wsc_tok *w = &t[0];
+    st->col = w->col;
+    long long v;
+    if (!w->quoted && w->len > 1 && w->s[w->len - 1] == ':') {
+        *steps_seen = 1;
+        return parse_action(p, st, t, n);
+    }
+    if (is(w, "scenario")) {
+        if (sc->title) return perr(p, w->col, "a second 'scenario' line (one scenario per file)");
+        if (n < 2) return perr(p, w->col + 8, "scenario needs a title");
+        sc->title = join(t, 1, n);
+        return 1;
+    }
+    if (!sc->title)
+        return perr(p, w->col, "the file must start with 'scenario <title>' (got '%s')", w->s);
+    if (is(w, "needs")) {
+        if (n < 2 || !is(&t[1], "fake")) return perr(p, w->col, "usage: needs fake <reason>");
+        if (n < 3) return perr(p, t[1].col + 4, "say why it needs the fake: needs fake <reason>");
+        free(sc->needs_fake);
+        sc->needs_fake = join(t, 2, n);
+        return 1;
+    }
+    if (is(w, "seed") || is(w, "start") || is(w, "cluster")) {
+        if (*steps_seen) return perr(p, w->col, "'%s' must come before the first step", w->s);
+        if (is(w, "cluster")) {
+            if (n != 1) return perr(p, t[1].col, "cluster takes no argument");
+            sc->cluster = 1;
+            return 1;
+        }
+        if (n != 2) return perr(p, w->col, "usage: %s <number>", w->s);
+        if (number(p, &t[1], w->s, &v)) return -1;
+        if (is(w, "seed")) sc->seed = (uint64_t)v;
+        else sc->start_ms = v;
+        return 1;
+    }
+    *steps_seen = 1;
+    size_t end;
+    if (is(w, "setup") || is(w, "check") || is(w, "pool")) {
+        int check = is(w, "check");
+        st->kind = is(w, "setup") ? K_SETUP : check ? K_CHECK : K_POOL;
+        end = refusal(p, st, t, 1, n, st->kind != K_SETUP);
+        if (end == (size_t)-1) return -1;
+        if (end <= 1) return perr(p, w->col + (int)w->len, "%s needs a command", w->s);
+        if (check && !st->has_expect)
+            return perr(p, t[n - 1].col + (int)t[n - 1].len, "check needs '=> <expected reply>'");
+        st->ncmd = copy_toks(t, 1, end, &st->cmd);
+        return 0;
+    }
+    if (is(w, "subscribe")) {
+        st->kind = K_SUBSCRIBE;
+        return parse_subscribe(p, st, t, n);
+    }
+    if (is(w, "produce")) {
+        if (need(p, t, n, 3, "produce <subscription> <payload> [header NAME VALUE]... [as ALIAS]")) return -1;
+        st->kind = K_PRODUCE;
+        st->sub = xstrdup(t[1].s);
+        st->payload = xmemdup(t[2].s, t[2].len);
+        st->payload_len = t[2].len;
+        size_t i = 3;
+        if (parse_headers(p, st, t, &i, n)) return -1;
+        if (i < n && is(&t[i], "as")) {
+            if (i + 1 >= n) return perr(p, t[i].col, "as needs an alias");
+            st->alias = xstrdup(t[i + 1].s);
+            i += 2;
+        }
+        if (i < n) return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE or as ALIAS)", t[i].s);
+        return 0;
+    }
+    if (is(w, "read")) {
+        st->kind = K_READ;
+        end = refusal(p, st, t, 1, n, 0);
+        if (end == (size_t)-1) return -1;
+        if (end < 2) return perr(p, w->col + 4, "read needs a subscription");
+        st->sub = xstrdup(t[1].s);
+        if (end > 2) {
+            if (!is(&t[2], "expect")) return perr(p, t[2].col, "expected 'expect' after read <sub>, got '%s'", t[2].s);
+            if (end == 3) return perr(p, t[2].col + 6, "expect what: aliases, 'nothing' or 'report'");
+            st->has_expect = 1;
+            if (end == 4 && is(&t[3], "nothing")) st->read_nothing = 1;
+            else if (end == 4 && is(&t[3], "report")) st->read_report = 1;
+            else st->nexpect = copy_toks(t, 3, end, &st->expect);
+        }
+        return 0;
+    }
+    if (is(w, "advance")) {
+        if (n != 2) return perr(p, w->col, "usage: advance <ms>");
+        st->kind = K_ADVANCE;
+        return number(p, &t[1], "advance", &st->n);
+    }
+    if (is(w, "crash") || is(w, "restart")) {
+        if (n != 1) return perr(p, t[1].col, "%s takes no argument", w->s);
+        st->kind = is(w, "crash") ? K_CRASH : K_RESTART;
+        return 0;
+    }
+    if (is(w, "stop")) {
+        end = refusal(p, st, t, 1, n, 0);
+        if (end == (size_t)-1) return -1;
+        if (end != 2) return perr(p, w->col, "usage: stop <subscription>");
+        st->kind = K_STOP;
+        st->sub = xstrdup(t[1].s);
+        return 0;
+    }
+    if (is(w, "fault")) {
+        st->kind = K_FAULT;
+        return parse_fault(p, st, t, n);
+    }
+    if (is(w, "expect")) return parse_expect(p, st, t, n);
+    return perr(p, w->col,
+                "unknown statement '%s' (scenario, needs, seed, start, cluster, setup, "
+                "subscribe, produce, read, ALIAS:, pool, advance, crash, restart, stop, fault, "
+                "check, expect)",
+                w->s);
+}
+
+/* ----- The file ---------------------------------------------------------------------------------- */
+
+static void stmt_free(wsc_stmt *st)
+{
+    free(st->src);
+    free(st->alias);
+    free(st->sub);
+    toks_free(st->cmd, st->ncmd);
+    toks_free(st->expect, st->nexpect);
+    free(st->refused_text);
+    free(st->s_key);
+    free(st->s_group);
+    free(st->s_consumer);
+    free(st->s_dq);
+    free(st->s_processing);
+    free(st->s_recovery);
+    free(st->s_reply);
+    free(st->payload);
+    for (size_t i = 0; i < st->nheaders; i++) {
+        free((char *)st->headers[i].name);
+        free((char *)st->headers[i].value);
+    }
+    free(st->headers);
+    free(st->key);
+    free(st->text);
+    free(st->conn);
+    free(st->fault_name);
+    free(st->fault_error);
+    for (size_t i = 0; i < st->nflines; i++) {
+        free(st->flines[i].from);
+        toks_free(st->flines[i].t, st->flines[i].nt);
+    }
+    free(st->flines);
+}
+
+void wsc_free(wsc_scenario *sc)
+{
+    if (!sc) return;
+    for (size_t i = 0; i < sc->nst; i++) stmt_free(&sc->st[i]);
+    free(sc->st);
+    free(sc->name);
+    free(sc->title);
+    free(sc->needs_fake);
+    free(sc);
+}
+
+/* ----- References: every alias and subscription a statement names is defined above it -- */
+
+typedef struct names {
+    char **v;
+    size_t n;
+} names;
+
+static int has_name(const names *ns, const char *s, size_t len)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        if (strlen(ns->v[i]) == len && memcmp(ns->v[i], s, len) == 0) return 1;
+    return 0;
+}
+
+static int name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+}
+
+/* Checks the $references of one token: each $name must be a prefix-free alias. */
+static int check_refs(parser *p, const names *aliases, const wsc_tok *t)
+{
+    for (size_t i = 0; i < t->len; i++) {
+        if (t->s[i] != '$') continue;
+        if (i + 1 < t->len && t->s[i + 1] == '$') {
+            i++;
+            continue;
+        }
+        char nx = i + 1 < t->len ? t->s[i + 1] : '\0';
+        if (!((nx >= 'a' && nx <= 'z') || (nx >= 'A' && nx <= 'Z') || nx == '_')) continue;
+        size_t best = 0;
+        for (size_t k = 0; k < aliases->n; k++) {
+            size_t al = strlen(aliases->v[k]);
+            if (al > best && i + 1 + al <= t->len && memcmp(t->s + i + 1, aliases->v[k], al) == 0)
+                best = al;
+        }
+        if (!best) {
+            size_t e = i + 1;
+            while (e < t->len && name_char(t->s[e])) e++;
+            return perr(p, t->col + (int)i + (t->quoted ? 1 : 0),
+                        "$%.*s names no entry produced above (produce ... as NAME; $$ for a $)",
+                        (int)(e - i - 1), t->s + i + 1);
+        }
+        i += best;
+    }
+    return 0;
+}
+
+static int check_toks(parser *p, const names *aliases, const wsc_tok *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (check_refs(p, aliases, &t[i])) return -1;
+    return 0;
+}
+
+static void add_name(names *ns, const char *s)
+{
+    ns->v = xrealloc(ns->v, (ns->n + 1) * sizeof *ns->v);
+    ns->v[ns->n++] = xstrdup(s);
+}
+
+static int validate(parser *p, wsc_scenario *sc)
+{
+    names aliases = {0}, subs = {0};
+    int rc = 0;
+    for (size_t i = 0; i < sc->nst && rc == 0; i++) {
+        wsc_stmt *st = &sc->st[i];
+        p->line = st->line;
+        if (st->sub && st->kind != K_SUBSCRIBE && !has_name(&subs, st->sub, strlen(st->sub)))
+            rc = perr(p, st->col, "no subscription named '%s' above (subscribe %s ...)", st->sub,
+                      st->sub);
+        else if (st->kind == K_SUBSCRIBE && has_name(&subs, st->sub, strlen(st->sub)))
+            rc = perr(p, st->col, "a second subscription named '%s'", st->sub);
+        else if (st->kind == K_PRODUCE && st->alias && has_name(&aliases, st->alias, strlen(st->alias)))
+            rc = perr(p, st->col, "a second entry named '%s'", st->alias);
+        else if (st->kind != K_PRODUCE && st->alias &&
+                 !has_name(&aliases, st->alias, strlen(st->alias)))
+            rc = perr(p, st->col, "no entry named '%s' above (produce ... as %s)", st->alias,
+                      st->alias);
+        else if (check_toks(p, &aliases, st->cmd, st->ncmd) ||
+                 check_toks(p, &aliases, st->expect, st->nexpect))
+            rc = -1;
+        for (size_t k = 0; rc == 0 && k < st->nflines; k++) {
+            p->line = st->flines[k].line;
+            const char *from = st->flines[k].from;
+            if (from && !has_name(&aliases, from, strlen(from)))
+                rc = perr(p, st->flines[k].t ? st->flines[k].t[0].col : 1,
+                          "no entry named '%s' above", from);
+            else rc = check_toks(p, &aliases, st->flines[k].t, st->flines[k].nt);
+        }
+        if (st->kind == K_SUBSCRIBE) add_name(&subs, st->sub);
+        if (st->kind == K_PRODUCE && st->alias) add_name(&aliases, st->alias);
+    }
+    for (size_t i = 0; i < aliases.n; i++) free(aliases.v[i]);
+    for (size_t i = 0; i < subs.n; i++) free(subs.v[i]);
+    free(aliases.v);
+    free(subs.v);
+    return rc;
+}
+
+/* Adds an indented line to the `expect flush` block st. */
+static int block_line(parser *p, wsc_stmt *st, wsc_tok *t, size_t n)
+{
+    st->flines = xrealloc(st->flines, (st->nflines + 1) * sizeof *st->flines);
+    wsc_fline *f = &st->flines[st->nflines++];
+    memset(f, 0, sizeof *f);
+    f->line = p->line;
+    if (n == 1 && is(&t[0], "--")) {
+        f->separator = 1;
+        toks_free(t, n);
+        return 0;
+    }
+    size_t from = 0;
+    if (!t[0].quoted && t[0].len > 1 && t[0].s[t[0].len - 1] == '>') {
+        f->from = xmemdup(t[0].s, t[0].len - 1);
+        from = 1;
+        if (n == 1) {
+            toks_free(t, n);
+            return perr(p, t[0].col, "a command expected after '%s'", f->from);
+        }
+    }
+    f->nt = copy_toks(t, from, n, &f->t);
+    toks_free(t, n);
+    return 0;
+}
+
+wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error)
+{
+    *error = NULL;
+    parser p = {.name = name ? name : "<scenario>"};
+    wsc_scenario *sc = xcalloc(1, sizeof *sc);
+    sc->name = xstrdup(p.name);
+    sc->seed = 1;
+    int steps_seen = 0;
+    wsc_stmt *block = NULL; /* the statement that takes indented lines */
+    size_t pos = 0;
+    while (pos < len && !p.error) {
+        size_t eol = pos;
+        while (eol < len && text[eol] != '\n') eol++;
+        p.line++;
+        const char *s = text + pos;
+        size_t sl = eol - pos;
+        pos = eol + 1;
+        if (memchr(s, '\0', sl)) {
+            perr(&p, (int)((const char *)memchr(s, '\0', sl) - s) + 1, "a NUL byte in the file");
+            break;
+        }
+        /* Free text lines: the title and the reason are taken as written. */
+        size_t lead = 0;
+        while (lead < sl && (s[lead] == ' ' || s[lead] == '\t')) lead++;
+        const char *free_kw[] = {"scenario ", "needs fake "};
+        int free_line = -1;
+        for (int k = 0; k < 2 && lead == 0; k++)
+            if (sl >= strlen(free_kw[k]) && memcmp(s, free_kw[k], strlen(free_kw[k])) == 0)
+                free_line = k;
+        if (free_line >= 0) {
+            size_t b = strlen(free_kw[free_line]), e = sl;
+            while (b < e && (s[b] == ' ' || s[b] == '\t')) b++;
+            while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
+            if (free_line == 0 && sc->title) {
+                perr(&p, 1, "a second 'scenario' line (one scenario per file)");
+                break;
+            }
+            if (free_line == 1 && !sc->title) {
+                perr(&p, 1, "the file must start with 'scenario <title>' (got 'needs')");
+                break;
+            }
+            if (b == e) {
+                perr(&p, (int)b + 1, free_line == 0 ? "scenario needs a title"
+                                                    : "say why it needs the fake: needs fake <reason>");
+                break;
+            }
+            char **dst = free_line == 0 ? &sc->title : &sc->needs_fake;
+            free(*dst);
+            *dst = xmemdup(s + b, e - b);
+            block = NULL;
+            continue;
+        }
+        wsc_tok *t;
+        long n = tokenize(&p, s, sl, &t);
+        if (n < 0) break;
+        if (n == 0) continue;
+        int indented = s[0] == ' ' || s[0] == '\t';
+        if (indented) {
+            if (!block) {
+                toks_free(t, (size_t)n);
+                perr(&p, 1, "an indented line outside an 'expect flush' block");
+                break;
+            }
+            block_line(&p, &sc->st[sc->nst - 1], t, (size_t)n);
+            continue;
+        }
+        block = NULL;
+        sc->st = xrealloc(sc->st, (sc->nst + 1) * sizeof *sc->st);
+        wsc_stmt *st = &sc->st[sc->nst];
+        memset(st, 0, sizeof *st);
+        st->line = p.line;
+        {
+            size_t b = 0, e = sl;
+            while (b < e && (s[b] == ' ' || s[b] == '\t')) b++;
+            while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
+            st->src = xmemdup(s + b, e - b);
+        }
+        int rc = parse_line(&p, sc, st, t, (size_t)n, &steps_seen);
+        toks_free(t, (size_t)n);
+        if (rc < 0) {
+            stmt_free(st);
+            break;
+        }
+        if (rc == 1) { /* a header line, no statement */
+            stmt_free(st);
+            continue;
+        }
+        sc->nst++;
+        if (st->kind == K_EXPECT_FLUSH) block = st;
+    }
+    if (!p.error && !sc->title) {
+        p.line = p.line ? p.line : 1;
+        perr(&p, 1, "empty scenario: the file must start with 'scenario <title>'");
+    }
+    for (size_t i = 0; !p.error && i < sc->nst; i++) {
+        wsc_stmt *st = &sc->st[i];
+        if (st->kind == K_EXPECT_FLUSH && st->nflines == 0) {
+            p.line = st->line;
+            perr(&p, st->col, "'expect flush' needs the flush's commands on indented lines below it");
+        }
+    }
+    if (!p.error) validate(&p, sc);
+    if (p.error) {
+        *error = p.error;
+        wsc_free(sc);
+        return NULL;
+    }
+    return sc;
+}
+
+wsc_scenario *wsc_parse_file(const char *path, char **error)
+{
+    *error = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        size_t n = strlen(path) + 128;
+        *error = malloc(n);
+        if (*error) snprintf(*error, n, "%s:0:0: error: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 4096;
+            if (cap > ((size_t)64 << 20)) {
+                free(buf);
+                fclose(f);
+                size_t n = strlen(path) + 64;
+                *error = malloc(n);
+                if (*error) snprintf(*error, n, "%s:0:0: error: file over 64 MB", path);
+                return NULL;
+            }
+            buf = xrealloc(buf, cap);
+        }
+        size_t r = fread(buf + len, 1, cap - len, f);
+        len += r;
+        if (r == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        size_t n = strlen(path) + 64;
+        *error = malloc(n);
+        if (*error) snprintf(*error, n, "%s:0:0: error: read error", path);
+        return NULL;
+    }
+    wsc_scenario *sc = wsc_parse(path, buf, len, error);
+    free(buf);
+    return sc;
+}
+
+const char *wsc_title(const wsc_scenario *sc) { return sc->title; }
+const char *wsc_name(const wsc_scenario *sc) { return sc->name; }
+const char *wsc_needs_fake(const wsc_scenario *sc) { return sc->needs_fake; }
+size_t wsc_statements(const wsc_scenario *sc) { return sc->nst; }

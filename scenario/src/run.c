@@ -1,0 +1,932 @@
+/* run.c -- running a parsed scenario on a fresh ws_sim, statement by statement.
+ *
+ * Aliases name produced entries; an action on an alias acts on that entry's latest
+ * delivery (a retry copy counts as the same entry), and $alias stands for that delivery's
+ * id (the produced id before the first delivery).  The run stops at the first
+ * expectation that does not hold or the first step that fails unexpectedly, and says
+ * "file:line: <the line>", what was expected, what happened, and the trace around it. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wsc_int.h"
+
+typedef struct alias {
+    char *name;
+    size_t root;      /* 1-based produced index */
+    char *sub;        /* the subscription it was produced for */
+} alias;
+
+typedef struct runner {
+    const wsc_scenario *sc;
+    const wsc_options *opt;
+    ws_sim *sim;
+    char **subnames;
+    ws_sub **subs;
+    size_t nsubs;
+    alias *aliases;
+    size_t naliases;
+    ws_delivery **seen;   /* every delivery handed out, in order */
+    size_t nseen;
+    /* the last report handed out, per subscription index */
+    ws_report *reports;
+    char **report_errors;
+    int *has_report;
+    /* the outcome */
+    int failed;
+    wsc_status status;
+    char *report;
+    size_t checks;
+} runner;
+
+/* ----- Text helpers ------------------------------------------------------------------------------ */
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+} buf;
+
+static void bput(buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) abort();
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    char *tmp = malloc((size_t)n + 1);
+    if (!tmp) abort();
+    va_start(ap, fmt);
+    vsnprintf(tmp, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    bput(b, tmp, (size_t)n);
+    free(tmp);
+}
+
+/* The last `lines` lines of the simulation's trace, indented. */
+static void trace_tail(runner *r, buf *b, int lines)
+{
+    size_t len;
+    char *t = ws_sim_trace_text(r->sim, &len);
+    if (!t) return;
+    size_t start = len;
+    int seen = 0;
+    while (start > 0) {
+        if (t[start - 1] == '\n' && start != len && ++seen > lines) break;
+        start--;
+    }
+    bput(b, "  trace around it:\n", 19);
+    for (size_t i = start; i < len;) {
+        size_t e = i;
+        while (e < len && t[e] != '\n') e++;
+        bput(b, "    ", 4);
+        bput(b, t + i, e - i);
+        bput(b, "\n", 1);
+        i = e + 1;
+    }
+    free(t);
+}
+
+/* Records the first failure: where, what was expected, what happened. */
+static int fail(runner *r, const wsc_stmt *st, wsc_status status, const char *expected,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int fail(runner *r, const wsc_stmt *st, wsc_status status, const char *expected,
+                const char *fmt, ...)
+{
+    if (r->failed) return -1;
+    r->failed = 1;
+    r->status = status;
+    char got[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(got, sizeof got, fmt, ap);
+    va_end(ap);
+    buf b = {0};
+    bprintf(&b, "%s:%d: %s\n", r->sc->name, st->line, st->src ? st->src : "");
+    if (expected) bprintf(&b, "  expected: %s\n", expected);
+    bprintf(&b, "  %s %s\n", expected ? "got:     " : "error:", got);
+    trace_tail(r, &b, 16);
+    r->report = b.p;
+    return -1;
+}
+
+/* ----- Names ------------------------------------------------------------------------------------- */
+
+static int sub_index(runner *r, const char *name)
+{
+    for (size_t i = 0; i < r->nsubs; i++)
+        if (strcmp(r->subnames[i], name) == 0) return (int)i;
+    return -1;
+}
+
+static ws_sub *find_sub(runner *r, const wsc_stmt *st, const char *name)
+{
+    int i = sub_index(r, name);
+    if (i < 0) {
+        fail(r, st, WSC_ERROR, NULL, "no subscription named '%s' (subscribe it first)", name);
+        return NULL;
+    }
+    return r->subs[i];
+}
+
+static alias *find_alias(runner *r, const char *name)
+{
+    for (size_t i = r->naliases; i-- > 0;)
+        if (strcmp(r->aliases[i].name, name) == 0) return &r->aliases[i];
+    return NULL;
+}
+
+/* The latest delivery of alias a, or NULL. */
+static ws_delivery *latest(runner *r, const alias *a)
+{
+    for (size_t i = r->nseen; i-- > 0;)
+        if (ws_delivery_root(r->seen[i]) == a->root) return r->seen[i];
+    return NULL;
+}
+
+static ws_delivery *delivery_of(runner *r, const wsc_stmt *st, const char *name)
+{
+    alias *a = find_alias(r, name);
+    if (!a) {
+        fail(r, st, WSC_ERROR, NULL, "no entry named '%s' (produce ... as %s)", name, name);
+        return NULL;
+    }
+    ws_delivery *d = latest(r, a);
+    if (!d) fail(r, st, WSC_ERROR, NULL, "entry '%s' was not delivered yet", name);
+    return d;
+}
+
+/* The id $name stands for: the latest delivery's id, or the produced one. */
+static int alias_id(runner *r, const char *name, size_t len, buf *out)
+{
+    for (size_t i = r->naliases; i-- > 0;) {
+        alias *a = &r->aliases[i];
+        if (strlen(a->name) != len || memcmp(a->name, name, len) != 0) continue;
+        ws_delivery *d = latest(r, a);
+        if (d) {
+            bput(out, ws_delivery_id(d), strlen(ws_delivery_id(d)));
+            return 0;
+        }
+        const char *id = ws_sim_produced_id(r->sim, a->root);
+        if (id) bput(out, id, strlen(id));
+        return 0;
+    }
+    return -1;
+}
+
+/* Replaces $alias (the longest alias name that matches) and $$ in s. */
+static char *subst(runner *r, const wsc_stmt *st, const char *s, size_t len, size_t *outlen)
+{
+    buf b = {0};
+    bput(&b, "", 0);
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '$') {
+            bput(&b, s + i, 1);
+            continue;
+        }
+        if (i + 1 < len && s[i + 1] == '$') {
+            bput(&b, "$", 1);
+            i++;
+            continue;
+        }
+        /* a $ not followed by a name is a literal (XGROUP CREATE s g $) */
+        char nx = i + 1 < len ? s[i + 1] : '\0';
+        if (!((nx >= 'a' && nx <= 'z') || (nx >= 'A' && nx <= 'Z') || nx == '_')) {
+            bput(&b, "$", 1);
+            continue;
+        }
+        size_t best = 0;
+        for (size_t k = 0; k < r->naliases; k++) {
+            size_t al = strlen(r->aliases[k].name);
+            if (al > best && i + 1 + al <= len && memcmp(s + i + 1, r->aliases[k].name, al) == 0)
+                best = al;
+        }
+        if (!best) {
+            free(b.p);
+            fail(r, st, WSC_ERROR, NULL, "'$' at \"%.*s\" names no entry (write $$ for a $)",
+                 (int)(len - i > 20 ? 20 : len - i), s + i);
+            return NULL;
+        }
+        alias_id(r, s + i + 1, best, &b);
+        i += best;
+    }
+    if (outlen) *outlen = b.len;
+    return b.p;
+}
+
+/* A command from tokens, with $aliases replaced: argv/lens heap (free with free_argv). */
+static int make_argv(runner *r, const wsc_stmt *st, const wsc_tok *t, size_t n, char ***argv,
+                     size_t **lens)
+{
+    *argv = calloc(n ? n : 1, sizeof **argv);
+    *lens = calloc(n ? n : 1, sizeof **lens);
+    if (!*argv || !*lens) abort();
+    for (size_t i = 0; i < n; i++) {
+        (*argv)[i] = subst(r, st, t[i].s, t[i].len, &(*lens)[i]);
+        if (!(*argv)[i]) {
+            for (size_t k = 0; k < i; k++) free((*argv)[k]);
+            free(*argv);
+            free(*lens);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void free_argv(char **argv, size_t *lens, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(argv[i]);
+    free(argv);
+    free(lens);
+}
+
+/* ----- Steps -------------------------------------------------------------------------------------- */
+
+/* The result of a step that may be refused: rc 0 = done.  WS_ECRASHED is a fault the
+ * scenario armed doing its work, not a failure. */
+static int step_result(runner *r, const wsc_stmt *st, int rc)
+{
+    if (st->refused) {
+        if (rc == 0 || rc == WS_ECRASHED)
+            return fail(r, st, WSC_FAIL, "the step to be refused", "it was not refused");
+        const char *msg = ws_sim_errstr(r->sim);
+        if (st->refused_text) {
+            char *want = subst(r, st, st->refused_text, strlen(st->refused_text), NULL);
+            if (!want) return -1;
+            int ok = strstr(msg, want) != NULL;
+            if (!ok) {
+                fail(r, st, WSC_FAIL, want, "refused with: %s", msg);
+                free(want);
+                return -1;
+            }
+            free(want);
+        }
+        r->checks++;
+        return 0;
+    }
+    if (rc == 0 || rc == WS_ECRASHED) return 0;
+    return fail(r, st, WSC_ERROR, NULL, "the step failed: %s (%s)", ws_sim_errstr(r->sim),
+                ws_err_name(rc));
+}
+
+static int compare_reply(runner *r, const wsc_stmt *st, const fr_reply *reply)
+{
+    char *got = reply ? ws_reply_text(reply, NULL) : strdup("(none)");
+    char *want = subst(r, st, st->expect[0].s, st->expect[0].len, NULL);
+    int rc = 0;
+    if (!want) rc = -1;
+    else if (strcmp(got, want) != 0) rc = fail(r, st, WSC_FAIL, want, "%s", got);
+    else r->checks++;
+    free(got);
+    free(want);
+    return rc;
+}
+
+static int do_command(runner *r, const wsc_stmt *st)
+{
+    char **argv;
+    size_t *lens;
+    if (make_argv(r, st, st->cmd, st->ncmd, &argv, &lens)) return -1;
+    const fr_reply *reply = NULL;
+    int rc = 0;
+    ws_delivery *d = NULL;
+    if (st->alias && !(d = delivery_of(r, st, st->alias))) {
+        free_argv(argv, lens, st->ncmd);
+        return -1;
+    }
+    switch (st->kind) {
+    case K_SETUP:
+    case K_CHECK:
+        rc = ws_sim_command(r->sim, (int)st->ncmd, (const char *const *)argv, lens, &reply);
+        break;
+    case K_QUEUE:
+        rc = ws_queue(d, (int)st->ncmd, (const char *const *)argv, lens);
+        break;
+    default: /* K_POOL */
+        rc = ws_pool(r->sim, d, (int)st->ncmd, (const char *const *)argv, lens, &reply);
+        break;
+    }
+    free_argv(argv, lens, st->ncmd);
+    if (st->kind == K_SETUP && rc == 0 && !st->refused && reply && reply->type == FR_REPLY_ERROR)
+        return fail(r, st, WSC_ERROR, NULL, "the setup command answered -%s", reply->str);
+    if (st->kind == K_SETUP && st->refused && rc == 0 && reply && reply->type == FR_REPLY_ERROR) {
+        if (st->refused_text && !strstr(reply->str, st->refused_text))
+            return fail(r, st, WSC_FAIL, st->refused_text, "-%s", reply->str);
+        r->checks++;
+        return 0;
+    }
+    if (step_result(r, st, rc)) return -1;
+    if (rc == 0 && st->has_expect && !st->refused) return compare_reply(r, st, reply);
+    return 0;
+}
+
+static void keep_report(runner *r, ws_sub *s, const ws_report *rep)
+{
+    for (size_t i = 0; i < r->nsubs; i++) {
+        if (r->subs[i] != s) continue;
+        r->reports[i] = *rep;
+        free(r->report_errors[i]);
+        r->report_errors[i] = strdup(rep->first_error ? rep->first_error : "");
+        r->reports[i].first_error = r->report_errors[i];
+        r->reports[i].subscription = ws_sub_name(s);
+        r->has_report[i] = 1;
+    }
+}
+
+static int do_read(runner *r, const wsc_stmt *st)
+{
+    ws_sub *s = find_sub(r, st, st->sub);
+    if (!s) return -1;
+    ws_read_result res;
+    int rc = ws_read(s, &res);
+    if (step_result(r, st, rc)) return -1;
+    if (rc) return 0;
+    if (res.is_report) keep_report(r, s, &res.report);
+    for (size_t i = 0; i < res.n; i++) {
+        ws_delivery **v = realloc(r->seen, (r->nseen + 1) * sizeof *v);
+        if (!v) abort();
+        r->seen = v;
+        r->seen[r->nseen++] = ws_read_delivery(s, i);
+    }
+    if (!st->has_expect) return 0;
+    /* what the read gave, in alias names */
+    buf got = {0};
+    bput(&got, "", 0);
+    if (res.is_report) {
+        bprintf(&got, "the failure report of flush %llu (%zu failed: %s)",
+                (unsigned long long)res.report.flush, res.report.failed, res.report.first_error);
+    } else if (res.n == 0) {
+        bput(&got, "nothing", 7);
+    } else {
+        for (size_t i = 0; i < res.n; i++) {
+            ws_delivery *d = ws_read_delivery(s, i);
+            size_t root = ws_delivery_root(d);
+            const char *name = NULL;
+            for (size_t k = r->naliases; k-- > 0 && !name;)
+                if (r->aliases[k].root == root && root) name = r->aliases[k].name;
+            bprintf(&got, "%s%s", i ? " " : "", name ? name : ws_delivery_id(d));
+        }
+    }
+    buf want = {0};
+    bput(&want, "", 0);
+    if (st->read_report) bput(&want, "report", 6);
+    else if (st->read_nothing) bput(&want, "nothing", 7);
+    else
+        for (size_t i = 0; i < st->nexpect; i++)
+            bprintf(&want, "%s%s", i ? " " : "", st->expect[i].s);
+    int ok = st->read_report ? res.is_report : strcmp(got.p, want.p) == 0;
+    int out = 0;
+    if (!ok) out = fail(r, st, WSC_FAIL, want.p, "%s", got.p);
+    else r->checks++;
+    free(got.p);
+    free(want.p);
+    return out;
+}
+
+static int do_action(runner *r, const wsc_stmt *st)
+{
+    ws_delivery *d = delivery_of(r, st, st->alias);
+    if (!d) return -1;
+    int rc = 0;
+    ws_out out = {(ws_form)st->form, st->key};
+    switch (st->kind) {
+    case K_PUBLISH:
+        rc = ws_publish(d, &out, st->payload, st->payload_len, st->headers, st->nheaders);
+        break;
+    case K_REPLY: rc = ws_reply(d, st->payload, st->payload_len); break;
+    case K_BIND: rc = ws_bind(d, &out); break;
+    default: rc = ws_settle(d, st->outcome, st->n); break;
+    }
+    return step_result(r, st, rc);
+}
+
+static int do_fault(runner *r, const wsc_stmt *st)
+{
+    ws_conn *c = NULL;
+    if (strcmp(st->conn, "reader") == 0) c = ws_sim_reader(r->sim);
+    else if (strcmp(st->conn, "window") == 0) c = ws_sim_window(r->sim);
+    else
+        for (size_t i = 0; i < r->nsubs && !c; i++) c = ws_sub_connection(r->subs[i]);
+    if (!c) return fail(r, st, WSC_ERROR, NULL, "no %s connection to arm (is the consumer "
+                        "dead, or is there no channel subscription?)", st->conn);
+    ws_fault f = st->fault;
+    f.name = st->fault_name;
+    f.error = st->fault_error;
+    int rc = ws_fault_arm(c, &f);
+    if (rc) return fail(r, st, WSC_ERROR, NULL, "cannot arm the fault: %s", ws_conn_errstr(c));
+    return 0;
+}
+
+/* ----- Expectations ----------------------------------------------------------------------------------- */
+
+static const char *root_alias(runner *r, const ws_delivery *d)
+{
+    if (!d) return NULL;
+    size_t root = ws_delivery_root((ws_delivery *)d);
+    for (size_t k = r->naliases; k-- > 0;)
+        if (r->aliases[k].root == root && root) return r->aliases[k].name;
+    return NULL;
+}
+
+/* Compares an actual command text (as the trace prints it) with expected tokens. */
+static int same_command(runner *r, const wsc_stmt *st, const char *actual, const wsc_fline *f,
+                        int *bad)
+{
+    char **av;
+    size_t *al;
+    int ac = fr_split_line(actual, &av, &al);
+    int same = ac == (int)f->nt;
+    for (int i = 0; same && i < ac; i++) {
+        const wsc_tok *t = &f->t[i];
+        if (!t->quoted && t->len == 1 && t->s[0] == '?') continue;
+        size_t wl;
+        char *w = subst(r, st, t->s, t->len, &wl);
+        if (!w) {
+            *bad = 1;
+            same = 0;
+            break;
+        }
+        same = wl == al[i] && memcmp(w, av[i], wl) == 0;
+        free(w);
+    }
+    if (ac > 0) fr_split_free(ac, av, al);
+    return same;
+}
+
+static void fline_text(runner *r, const wsc_stmt *st, const wsc_fline *f, buf *b)
+{
+    if (f->from) bprintf(b, "%s> ", f->from);
+    for (size_t i = 0; i < f->nt; i++) {
+        char *w = subst(r, st, f->t[i].s, f->t[i].len, NULL);
+        bprintf(b, "%s%s", i ? " " : "", w ? w : f->t[i].s);
+        free(w);
+    }
+}
+
+static int expect_flush(runner *r, const wsc_stmt *st)
+{
+    ws_sub *s = find_sub(r, st, st->sub);
+    if (!s) return -1;
+    buf want = {0}, got = {0};
+    bput(&want, "", 0);
+    bput(&got, "", 0);
+    size_t rt = 1, k = 0;
+    int ok = (uint64_t)st->n <= ws_sub_flushes(s), bad = 0;
+    for (size_t i = 0; i < st->nflines; i++) {
+        const wsc_fline *f = &st->flines[i];
+        if (f->separator) {
+            bput(&want, "\n      --", 9);
+            rt++;
+            continue;
+        }
+        bput(&want, "\n      ", 7);
+        fline_text(r, st, f, &want);
+        ws_flush_command fc;
+        if (!ok || ws_sub_flush_command(s, (uint64_t)st->n, k++, &fc) != 0) {
+            ok = 0;
+            continue;
+        }
+        if (fc.round_trip != rt || !same_command(r, st, fc.text, f, &bad)) ok = 0;
+        if (f->from) {
+            const char *from = root_alias(r, fc.from);
+            if (!from || strcmp(from, f->from) != 0) ok = 0;
+        }
+    }
+    if (bad) {
+        free(want.p);
+        free(got.p);
+        return -1;
+    }
+    ws_flush_command extra;
+    if (ok && ws_sub_flush_command(s, (uint64_t)st->n, k, &extra) == 0) ok = 0;
+    if (!ok) {
+        if ((uint64_t)st->n > ws_sub_flushes(s)) {
+            bprintf(&got, "%s made %llu flush%s", ws_sub_name(s),
+                    (unsigned long long)ws_sub_flushes(s), ws_sub_flushes(s) == 1 ? "" : "es");
+        } else {
+            size_t lastrt = 1;
+            ws_flush_command fc;
+            for (size_t i = 0; ws_sub_flush_command(s, (uint64_t)st->n, i, &fc) == 0; i++) {
+                if (fc.round_trip != lastrt) bput(&got, "\n      --", 9);
+                lastrt = fc.round_trip;
+                const char *from = root_alias(r, fc.from);
+                bput(&got, "\n      ", 7);
+                if (from) bprintf(&got, "%s> ", from);
+                bprintf(&got, "%s", fc.text);
+            }
+        }
+        fail(r, st, WSC_FAIL, want.p, "%s", got.p);
+    } else {
+        r->checks++;
+    }
+    free(want.p);
+    free(got.p);
+    return ok ? 0 : -1;
+}
+
+static int expect_number(runner *r, const wsc_stmt *st, unsigned long long got,
+                         const char *what)
+{
+    if ((unsigned long long)st->n == got) {
+        r->checks++;
+        return 0;
+    }
+    char want[64];
+    snprintf(want, sizeof want, "%lld %s", st->n, what);
+    return fail(r, st, WSC_FAIL, want, "%llu %s", got, what);
+}
+
+static int expect_report(runner *r, const wsc_stmt *st)
+{
+    int i = sub_index(r, st->sub);
+    if (i < 0) return fail(r, st, WSC_ERROR, NULL, "no subscription named '%s'", st->sub);
+    if (!r->has_report[i])
+        return fail(r, st, WSC_FAIL, "a failure report handed out by a read",
+                    "no read of %s handed out a report", st->sub);
+    const ws_report *rep = &r->reports[i];
+    buf got = {0};
+    bprintf(&got, "report of %s: commands %zu settles %zu failed %zu error %s",
+            rep->subscription, rep->commands, rep->settles, rep->failed, rep->first_error);
+    int ok = (st->n2 < 0 || (size_t)st->n2 == rep->commands) &&
+             (st->n3 < 0 || (size_t)st->n3 == rep->settles) &&
+             (st->n4 < 0 || (size_t)st->n4 == rep->failed) &&
+             (!st->text || strstr(rep->first_error, st->text));
+    int out = 0;
+    if (!ok) out = fail(r, st, WSC_FAIL, st->src, "%s", got.p);
+    else r->checks++;
+    free(got.p);
+    return out;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int expect_pending(runner *r, const wsc_stmt *st)
+{
+    ws_sub *s = find_sub(r, st, st->sub);
+    if (!s) return -1;
+    int si = sub_index(r, st->sub);
+    const wsc_stmt *def = NULL;
+    for (size_t i = 0; i < r->sc->nst; i++)
+        if (r->sc->st[i].kind == K_SUBSCRIBE && strcmp(r->sc->st[i].sub, st->sub) == 0)
+            def = &r->sc->st[i];
+    (void)si;
+    const char *argv[6];
+    int argc;
+    char *proc = NULL;
+    if (def->cfg.form == WS_FORM_STREAM) {
+        argv[0] = "XPENDING";
+        argv[1] = def->s_key;
+        argv[2] = def->s_group;
+        argv[3] = "-";
+        argv[4] = "+";
+        argv[5] = "1000000";
+        argc = 6;
+    } else if (def->cfg.form == WS_FORM_RELIABLE_LIST) {
+        if (def->s_processing) {
+            proc = strdup(def->s_processing);
+        } else {
+            proc = malloc(strlen(def->s_key) + 12);
+            if (proc) sprintf(proc, "%s.processing", def->s_key);
+        }
+        argv[0] = "LRANGE";
+        argv[1] = proc;
+        argv[2] = "0";
+        argv[3] = "-1";
+        argc = 4;
+    } else {
+        return fail(r, st, WSC_ERROR, NULL, "%s settles nothing: it has no pending entries",
+                    st->sub);
+    }
+    const fr_reply *rep = NULL;
+    int rc = ws_sim_command(r->sim, argc, argv, NULL, &rep);
+    free(proc);
+    if (rc) return fail(r, st, WSC_ERROR, NULL, "reading the pending entries failed: %s",
+                        ws_sim_errstr(r->sim));
+    size_t n = rep->type == FR_REPLY_ARRAY ? rep->count : 0;
+    char **got = calloc(n ? n : 1, sizeof *got);
+    for (size_t i = 0; i < n; i++) {
+        const fr_reply *e = &rep->elements[i];
+        const fr_reply *id = e->type == FR_REPLY_ARRAY ? &e->elements[0] : e;
+        got[i] = strdup(id->str ? id->str : "");
+    }
+    char **want = calloc(st->nexpect ? st->nexpect : 1, sizeof *want);
+    for (size_t i = 0; i < st->nexpect; i++) {
+        buf b = {0};
+        bput(&b, "", 0);
+        const char *nm = st->expect[i].s[0] == '$' ? st->expect[i].s + 1 : st->expect[i].s;
+        if (alias_id(r, nm, strlen(nm), &b) != 0) bput(&b, st->expect[i].s, st->expect[i].len);
+        want[i] = b.p;
+    }
+    qsort(got, n, sizeof *got, cmp_str);
+    qsort(want, st->nexpect, sizeof *want, cmp_str);
+    int ok = n == st->nexpect;
+    for (size_t i = 0; ok && i < n; i++) ok = strcmp(got[i], want[i]) == 0;
+    buf gt = {0}, wt = {0};
+    bput(&gt, n ? "" : "none", n ? 0 : 4);
+    bput(&wt, st->nexpect ? "" : "none", st->nexpect ? 0 : 4);
+    for (size_t i = 0; i < n; i++) bprintf(&gt, "%s%s", i ? " " : "", got[i]);
+    for (size_t i = 0; i < st->nexpect; i++) bprintf(&wt, "%s%s", i ? " " : "", want[i]);
+    int out = 0;
+    if (!ok) out = fail(r, st, WSC_FAIL, wt.p, "%s", gt.p);
+    else r->checks++;
+    for (size_t i = 0; i < n; i++) free(got[i]);
+    for (size_t i = 0; i < st->nexpect; i++) free(want[i]);
+    free(got);
+    free(want);
+    free(gt.p);
+    free(wt.p);
+    return out;
+}
+
+static int expect_check(runner *r, const wsc_stmt *st)
+{
+    const ws_violation *v;
+    size_t n;
+    int rc = ws_sim_check(r->sim, &v, &n);
+    if (rc) return fail(r, st, WSC_ERROR, NULL, "the check could not read the server: %s",
+                        ws_sim_errstr(r->sim));
+    if (st->kind == K_EXPECT_INVARIANTS) {
+        if (n == 0) {
+            r->checks++;
+            return 0;
+        }
+        buf b = {0};
+        for (size_t i = 0; i < n; i++) bprintf(&b, "%s%s: %s", i ? "; " : "", v[i].invariant,
+                                               v[i].sentence);
+        fail(r, st, WSC_FAIL, "no invariant broken", "%s", b.p);
+        free(b.p);
+        return -1;
+    }
+    alias *a = find_alias(r, st->alias);
+    if (!a) return fail(r, st, WSC_ERROR, NULL, "no entry named '%s'", st->alias);
+    const char *id = ws_sim_produced_id(r->sim, a->root);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].invariant, st->text) == 0 && id && strcmp(v[i].entry, id) == 0) {
+            r->checks++;
+            return 0;
+        }
+    buf b = {0};
+    bput(&b, n ? "" : "no violation", n ? 0 : 12);
+    for (size_t i = 0; i < n; i++) bprintf(&b, "%s%s: %s", i ? "; " : "", v[i].invariant,
+                                           v[i].sentence);
+    char want[256];
+    snprintf(want, sizeof want, "a '%s' violation for entry %s", st->text, st->alias);
+    fail(r, st, WSC_FAIL, want, "%s", b.p);
+    free(b.p);
+    return -1;
+}
+
+static int expect_warning(runner *r, const wsc_stmt *st)
+{
+    char *want = subst(r, st, st->text, strlen(st->text), NULL);
+    if (!want) return -1;
+    for (size_t i = 0; i < ws_sim_warning_count(r->sim); i++)
+        if (strstr(ws_sim_warning(r->sim, i), want)) {
+            free(want);
+            r->checks++;
+            return 0;
+        }
+    fail(r, st, WSC_FAIL, want, "%zu warning%s%s%s", ws_sim_warning_count(r->sim),
+         ws_sim_warning_count(r->sim) == 1 ? "" : "s",
+         ws_sim_warning_count(r->sim) ? ", the last: " : "",
+         ws_sim_warning_count(r->sim)
+             ? ws_sim_warning(r->sim, ws_sim_warning_count(r->sim) - 1) : "");
+    free(want);
+    return -1;
+}
+
+/* ----- The run -------------------------------------------------------------------------------------- */
+
+static int run_stmt(runner *r, const wsc_stmt *st)
+{
+    switch (st->kind) {
+    case K_SETUP:
+    case K_CHECK:
+    case K_QUEUE:
+    case K_POOL: return do_command(r, st);
+    case K_SUBSCRIBE: {
+        ws_sub_config c = st->cfg;
+        c.key = st->s_key;
+        c.group = st->s_group;
+        c.consumer = st->s_consumer;
+        c.delay_queue = st->s_dq;
+        c.processing = st->s_processing;
+        c.recovery = st->s_recovery;
+        c.reply.key = st->s_reply;
+        if (sub_index(r, st->sub) >= 0)
+            return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
+        ws_sub *s = ws_subscribe(r->sim, &c);
+        if (!s) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
+        size_t n = r->nsubs + 1;
+        r->subnames = realloc(r->subnames, n * sizeof *r->subnames);
+        r->subs = realloc(r->subs, n * sizeof *r->subs);
+        r->reports = realloc(r->reports, n * sizeof *r->reports);
+        r->report_errors = realloc(r->report_errors, n * sizeof *r->report_errors);
+        r->has_report = realloc(r->has_report, n * sizeof *r->has_report);
+        if (!r->subnames || !r->subs || !r->reports || !r->report_errors || !r->has_report)
+            abort();
+        r->subnames[r->nsubs] = strdup(st->sub);
+        r->subs[r->nsubs] = s;
+        r->report_errors[r->nsubs] = NULL;
+        r->has_report[r->nsubs] = 0;
+        r->nsubs++;
+        return 0;
+    }
+    case K_PRODUCE: {
+        int i = sub_index(r, st->sub);
+        const wsc_stmt *def = NULL;
+        for (size_t k = 0; k < r->sc->nst && i >= 0; k++)
+            if (r->sc->st[k].kind == K_SUBSCRIBE && strcmp(r->sc->st[k].sub, st->sub) == 0)
+                def = &r->sc->st[k];
+        if (!def) return fail(r, st, WSC_ERROR, NULL, "no subscription named '%s'", st->sub);
+        int rc = ws_sim_produce(r->sim, def->cfg.form, def->s_key, st->payload,
+                                st->payload_len, st->headers, st->nheaders, NULL);
+        if (rc) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
+        if (st->alias) {
+            if (find_alias(r, st->alias))
+                return fail(r, st, WSC_ERROR, NULL, "a second entry named '%s'", st->alias);
+            r->aliases = realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
+            if (!r->aliases) abort();
+            r->aliases[r->naliases++] =
+                (alias){strdup(st->alias), ws_sim_produced_count(r->sim), strdup(st->sub)};
+        }
+        return 0;
+    }
+    case K_READ: return do_read(r, st);
+    case K_PUBLISH:
+    case K_REPLY:
+    case K_BIND:
+    case K_SETTLE: return do_action(r, st);
+    case K_ADVANCE: return step_result(r, st, ws_sim_advance(r->sim, st->n));
+    case K_CRASH: return step_result(r, st, ws_sim_crash(r->sim));
+    case K_RESTART: return step_result(r, st, ws_sim_restart(r->sim));
+    case K_STOP: {
+        ws_sub *s = find_sub(r, st, st->sub);
+        return s ? step_result(r, st, ws_stop(s)) : -1;
+    }
+    case K_FAULT: return do_fault(r, st);
+    case K_EXPECT_FLUSH: return expect_flush(r, st);
+    case K_EXPECT_RTS: {
+        ws_sim_counts c = ws_sim_get_counts(r->sim);
+        uint64_t v = st->which == 0 ? c.round_trips
+                     : st->which == 1 ? c.read_round_trips
+                     : st->which == 2 ? c.flush_round_trips : c.pool_round_trips;
+        return expect_number(r, st, v, "round trips");
+    }
+    case K_EXPECT_FLUSHES: {
+        if (!st->sub) return expect_number(r, st, ws_sim_get_counts(r->sim).flushes, "flushes");
+        ws_sub *s = find_sub(r, st, st->sub);
+        return s ? expect_number(r, st, ws_sub_flushes(s), "flushes") : -1;
+    }
+    case K_EXPECT_REPORTS:
+        return expect_number(r, st, ws_sim_get_counts(r->sim).reports, "reports");
+    case K_EXPECT_REPORT: return expect_report(r, st);
+    case K_EXPECT_PENDING: return expect_pending(r, st);
+    case K_EXPECT_INVARIANTS:
+    case K_EXPECT_VIOLATION: return expect_check(r, st);
+    case K_EXPECT_WARNING: return expect_warning(r, st);
+    case K_EXPECT_DELIVERY: {
+        ws_delivery *d = delivery_of(r, st, st->alias);
+        if (!d) return -1;
+        long long v = st->which == 0 ? ws_delivery_count(d) : ws_delivery_retries(d);
+        return expect_number(r, st, (unsigned long long)v,
+                             st->which == 0 ? "deliveries" : "retries");
+    }
+    }
+    return 0;
+}
+
+/* The final keyspace, for wsim diff: every key, sorted, with its type and value. */
+static char *final_state(ws_sim *sim)
+{
+    const fr_reply *rep;
+    const char *keys_argv[] = {"KEYS", "*"};
+    if (ws_sim_command(sim, 2, keys_argv, NULL, &rep) || rep->type != FR_REPLY_ARRAY)
+        return strdup("(cannot read the keyspace)\n");
+    size_t n = rep->count;
+    char **keys = calloc(n ? n : 1, sizeof *keys);
+    for (size_t i = 0; i < n; i++) keys[i] = strdup(rep->elements[i].str);
+    qsort(keys, n, sizeof *keys, cmp_str);
+    buf b = {0};
+    bput(&b, "", 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *targv[] = {"TYPE", keys[i]};
+        char type[32] = "none";
+        if (ws_sim_command(sim, 2, targv, NULL, &rep) == 0 && rep->type == FR_REPLY_STATUS)
+            snprintf(type, sizeof type, "%s", rep->str);
+        const char *argv[6] = {NULL};
+        int argc = 0;
+        if (!strcmp(type, "string")) { argv[0] = "GET"; argc = 2; }
+        else if (!strcmp(type, "list")) { argv[0] = "LRANGE"; argv[2] = "0"; argv[3] = "-1"; argc = 4; }
+        else if (!strcmp(type, "hash")) { argv[0] = "HGETALL"; argc = 2; }
+        else if (!strcmp(type, "set")) { argv[0] = "SMEMBERS"; argc = 2; }
+        else if (!strcmp(type, "zset")) { argv[0] = "ZRANGE"; argv[2] = "0"; argv[3] = "-1"; argv[4] = "WITHSCORES"; argc = 5; }
+        else if (!strcmp(type, "stream")) { argv[0] = "XRANGE"; argv[2] = "-"; argv[3] = "+"; argc = 4; }
+        argv[1] = keys[i];
+        bprintf(&b, "%s (%s): ", keys[i], type);
+        if (argc && ws_sim_command(sim, argc, argv, NULL, &rep) == 0) {
+            char *t = ws_reply_text(rep, NULL);
+            bprintf(&b, "%s", t ? t : "?");
+            free(t);
+        }
+        bput(&b, "\n", 1);
+        free(keys[i]);
+    }
+    free(keys);
+    return b.p;
+}
+
+int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
+{
+    memset(res, 0, sizeof *res);
+    wsc_options defaults = {0};
+    if (!opt) opt = &defaults;
+    int real = opt->backend && strcmp(opt->backend, "fake") != 0;
+    if (real && sc->needs_fake) {
+        res->status = WSC_SKIP;
+        res->report = strdup(sc->needs_fake);
+        return 0;
+    }
+    ws_sim_config cfg = {0};
+    cfg.backend = opt->backend;
+    cfg.seed = opt->seed_set ? opt->seed : sc->seed;
+    cfg.start_ms = sc->start_ms;
+    cfg.cluster = sc->cluster;
+    runner r = {.sc = sc, .opt = opt};
+    if (real && opt->flushall) {
+        /* on a connection of its own, so that the trace holds the scenario alone */
+        ws_conn *c = ws_conn_open(opt->backend, 0);
+        if (c && !ws_conn_dead(c)) {
+            const char *argv[] = {"FLUSHALL"};
+            fr_command cmd = {1, argv, NULL};
+            const fr_reply *rep;
+            ws_pipeline(c, "flushall", 1, &cmd, &rep);
+        }
+        ws_conn_close(c);
+    }
+    r.sim = ws_sim_new(&cfg);
+    if (!r.sim) return WS_ENOMEM;
+    if (ws_sim_err(r.sim) == WS_ECONNECT) {
+        res->status = WSC_ERROR;
+        buf b = {0};
+        bprintf(&b, "%s: %s\n", sc->name, ws_sim_errstr(r.sim));
+        res->report = b.p;
+        ws_sim_free(r.sim);
+        return 0;
+    }
+    for (size_t i = 0; i < sc->nst && !r.failed; i++) run_stmt(&r, &sc->st[i]);
+    res->status = r.failed ? r.status : WSC_PASS;
+    res->checks = r.checks;
+    res->failures = r.failed ? 1 : 0;
+    res->report = r.report;
+    res->trace = ws_sim_trace_text(r.sim, NULL);
+    res->diagram = ws_sim_diagram(r.sim, NULL);
+    res->trace_hash = ws_sim_trace_hash(r.sim);
+    res->counts = ws_sim_get_counts(r.sim);
+    res->state = final_state(r.sim);
+    ws_sim_free(r.sim);
+    for (size_t i = 0; i < r.nsubs; i++) {
+        free(r.subnames[i]);
+        free(r.report_errors[i]);
+    }
+    free(r.subnames);
+    free(r.subs);
+    free(r.reports);
+    free(r.report_errors);
+    free(r.has_report);
+    for (size_t i = 0; i < r.naliases; i++) {
+        free(r.aliases[i].name);
+        free(r.aliases[i].sub);
+    }
+    free(r.aliases);
+    free(r.seen);
+    return 0;
+}
+
+void wsc_result_free(wsc_result *res)
+{
+    free(res->report);
+    free(res->trace);
+    free(res->diagram);
+    free(res->state);
+    memset(res, 0, sizeof *res);
+}

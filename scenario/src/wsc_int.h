@@ -1,0 +1,111 @@
+/* wsc_int.h -- the parsed form of a scenario, shared by parse.c and run.c.
+ * Everything the runner reads has been validated by the parser: a scenario that parsed
+ * runs without syntax surprises. */
+#ifndef WSC_INT_H
+#define WSC_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wsc.h"
+
+/* One token of a line: its bytes (NUL-terminated copy), its column, and whether it was
+ * quoted (a quoted "?" is a literal, a bare ? a wildcard). */
+typedef struct wsc_tok {
+    char *s;
+    size_t len;
+    int col;
+    int quoted;
+} wsc_tok;
+
+typedef enum wsc_kind {
+    K_SETUP = 1,   /* setup <command>                              admin command */
+    K_SUBSCRIBE,   /* subscribe <name> <form> <key> [options]     a subscription */
+    K_PRODUCE,     /* produce <sub> <payload> [header n v]... [as alias] */
+    K_READ,        /* read <sub> [expect aliases|nothing|report] */
+    K_QUEUE,       /* <alias>: queue <command> */
+    K_POOL,        /* [<alias>:] pool <command> [=> reply] */
+    K_PUBLISH,     /* <alias>: publish <form> <key> <payload> [header n v]... */
+    K_REPLY,       /* <alias>: reply <payload> */
+    K_BIND,        /* <alias>: bind <form> <key> */
+    K_SETTLE,      /* <alias>: ack|drop|retry|retry-after <ms>|abandon */
+    K_ADVANCE,     /* advance <ms> */
+    K_CRASH,       /* crash */
+    K_RESTART,     /* restart */
+    K_STOP,        /* stop <sub> */
+    K_FAULT,       /* fault <conn> <kind> <where> [error <text>] */
+    K_CHECK,       /* check <command> => <reply> */
+    K_EXPECT_FLUSH,     /* expect flush <n> of <sub> + indented lines */
+    K_EXPECT_RTS,       /* expect round-trips <n> [total|reads|flushes|pool] */
+    K_EXPECT_FLUSHES,   /* expect flushes <n> [of <sub>] */
+    K_EXPECT_REPORTS,   /* expect reports <n> */
+    K_EXPECT_REPORT,    /* expect report <sub> [commands n] [settles n] [failed n] [error t] */
+    K_EXPECT_PENDING,   /* expect pending <sub> <alias>...|none */
+    K_EXPECT_INVARIANTS,/* expect invariants */
+    K_EXPECT_VIOLATION, /* expect violation <lost|leaked|split|doubled> <alias> */
+    K_EXPECT_WARNING,   /* expect warning <text> */
+    K_EXPECT_DELIVERY,  /* expect delivery <alias> count <n> | retries <n> */
+} wsc_kind;
+
+/* One line of an `expect flush` block: an optional origin alias and the command's tokens,
+ * or a round-trip separator ("--"). */
+typedef struct wsc_fline {
+    int line;
+    int separator;   /* "--": the next commands start a new round trip */
+    char *from;      /* "alias>" prefix: the command came from that entry's delivery */
+    wsc_tok *t;
+    size_t nt;
+} wsc_fline;
+
+typedef struct wsc_stmt {
+    wsc_kind kind;
+    int line, col;
+    char *src;          /* the statement's line as written (messages) */
+    char *alias;        /* <alias>: prefix, or produce's `as`, or the subject alias */
+    char *sub;          /* the subscription name the statement names */
+    wsc_tok *cmd;       /* a command's tokens (setup, queue, pool, check) */
+    size_t ncmd;
+    wsc_tok *expect;    /* => tokens (pool, check), read's aliases, pending's aliases */
+    size_t nexpect;
+    int has_expect;     /* an expectation was written */
+    int refused;        /* "=> refused [text]": the step must be refused */
+    char *refused_text; /* the text the refusal must contain, or NULL */
+    /* K_SUBSCRIBE */
+    ws_sub_config cfg;
+    char *s_key, *s_group, *s_consumer, *s_dq, *s_processing, *s_recovery, *s_reply;
+    /* K_PRODUCE, K_PUBLISH, K_REPLY */
+    char *payload;
+    size_t payload_len;
+    ws_header *headers;
+    size_t nheaders;
+    int form;           /* K_PRODUCE/K_PUBLISH/K_BIND: the output's form */
+    char *key;          /* K_PUBLISH/K_BIND: the output's key */
+    /* K_SETTLE */
+    ws_outcome outcome;
+    /* numbers: advance ms, retry-after ms, flush n, counts */
+    long long n;
+    long long n2, n3, n4; /* report: commands, settles, failed (-1: not checked) */
+    int which;          /* round-trips: 0 total, 1 reads, 2 flushes, 3 pool */
+    char *text;         /* report error, warning text, violation kind */
+    int read_nothing, read_report; /* read ... expect nothing | report */
+    /* K_FAULT */
+    char *conn;         /* reader, window, subscriber */
+    ws_fault fault;
+    char *fault_name, *fault_error;
+    /* K_EXPECT_FLUSH */
+    wsc_fline *flines;
+    size_t nflines;
+} wsc_stmt;
+
+struct wsc_scenario {
+    char *name;         /* the file name for messages */
+    char *title;
+    char *needs_fake;   /* the reason, or NULL */
+    uint64_t seed;
+    int cluster;
+    int64_t start_ms;
+    wsc_stmt *st;
+    size_t nst;
+};
+
+#endif /* WSC_INT_H */

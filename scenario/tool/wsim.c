@@ -1,0 +1,604 @@
+/* wsim.c -- the command line tool: run scenario files on the in-process fake or a real
+ * server, compare the two, and print traces and flush diagrams (docs/wsim.md).
+ *
+ * Exit status: 0 when everything passed (skips included), 1 when a scenario failed or
+ * could not run, 2 for bad usage or a malformed scenario file (nothing runs then). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "wsc.h"
+
+static const char *USAGE =
+    "usage: wsim <command> [options] FILES|DIRS\n"
+    "\n"
+    "Runs scenario files (*.wsim) of a Redis consumer's settlement window.\n"
+    "\n"
+    "commands:\n"
+    "  run       run scenarios; one line each and a summary; exit 0 only if all pass\n"
+    "  diff      run each portable scenario on the fake and on a real server, compare\n"
+    "  trace     run one scenario and print its trace (every round trip)\n"
+    "  diagram   run one scenario and print its flush diagrams\n"
+    "  help      this text, or `wsim help <command>`\n"
+    "\n"
+    "See `wsim <command> --help`, docs/wsim.md and docs/scenarios.md.\n";
+
+static const char *RUN_HELP =
+    "usage: wsim run [--backend fake|redis://HOST:PORT|unix:///PATH] [--seed N]\n"
+    "                [--format text|tap|junit] [--verbose] FILES|DIRS\n"
+    "\n"
+    "Runs every scenario named (directories: every *.wsim file in them, recursively, in\n"
+    "name order) on a fresh simulation each.  Prints one line per scenario (PASS, FAIL,\n"
+    "SKIP, ERROR) and `N passed, M failed` (plus skipped); a failure shows file:line, the\n"
+    "expectation, what was expected, what happened and the trace around it.  Scenarios\n"
+    "that say `needs fake` are skipped on a real server, with the reason.  On a real server\n"
+    "each scenario starts with FLUSHALL: give it a throwaway server.\n"
+    "\n"
+    "  --backend B   where to run: fake (default, the in-process fake) or a real server\n"
+    "  --seed N      override the scenarios' seeds\n"
+    "  --format F    text (default), tap (TAP version 13) or junit (JUnit XML)\n"
+    "  --verbose     text format: print the flush diagrams of passing scenarios too\n"
+    "\n"
+    "exit status: 0 all passed, 1 something failed, 2 bad usage or a malformed file\n";
+
+static const char *DIFF_HELP =
+    "usage: wsim diff --backend redis://HOST:PORT|unix:///PATH [--seed N] FILES|DIRS\n"
+    "\n"
+    "Runs each portable scenario twice, on the in-process fake and on the real server\n"
+    "given (which it FLUSHALLs), and compares the outcome, the final keyspace and the\n"
+    "trace, with stream ids and millisecond clock values masked (they differ by nature).\n"
+    "Prints the first difference of each scenario that differs.\n"
+    "\n"
+    "exit status: 0 no difference, 1 a difference or a failure, 2 bad usage or file\n";
+
+static const char *TRACE_HELP =
+    "usage: wsim trace [--backend B] [--seed N] FILE\n"
+    "\n"
+    "Runs one scenario and prints its whole trace: every round trip of every connection\n"
+    "with its cause, each command, its reply, its fate and the delivery it came from,\n"
+    "and the engine's notes (settles, flushes, crashes).  Exit status as wsim run.\n";
+
+static const char *DIAGRAM_HELP =
+    "usage: wsim diagram [--backend B] [--seed N] FILE\n"
+    "\n"
+    "Runs one scenario and prints the diagram of every flush: the deliveries it settled\n"
+    "with their outcomes and segments, and its round trips command by command with the\n"
+    "delivery each command came from.  Exit status as wsim run.\n";
+
+typedef struct opts {
+    const char *backend;
+    uint64_t seed;
+    int seed_set;
+    const char *format;
+    int verbose;
+    char **paths;
+    size_t npaths;
+} opts;
+
+static int usage_error(const char *help, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int usage_error(const char *help, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("wsim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n\n", stderr);
+    va_end(ap);
+    fputs(help, stderr);
+    return 2;
+}
+
+/* Parses options; returns 0, 1 for --help (printed), or 2 after a usage error. */
+static int parse_opts(int argc, char **argv, const char *help, opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = "text";
+    o->paths = calloc((size_t)argc + 1, sizeof *o->paths);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(help, stdout);
+            return 1;
+        }
+        if (strcmp(a, "--verbose") == 0) {
+            o->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--backend") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0) {
+            if (i + 1 >= argc) return usage_error(help, "%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--backend") == 0) {
+                if (strcmp(v, "fake") != 0 && strncmp(v, "redis://", 8) != 0 &&
+                    strncmp(v, "unix://", 7) != 0)
+                    return usage_error(help, "unknown backend '%s' (fake, redis://..., unix://...)", v);
+                o->backend = v;
+            } else if (strcmp(a, "--seed") == 0) {
+                char *end;
+                errno = 0;
+                unsigned long long s = strtoull(v, &end, 10);
+                if (errno || *end || !*v || v[0] == '-')
+                    return usage_error(help, "--seed needs a non-negative number, got '%s'", v);
+                o->seed = s;
+                o->seed_set = 1;
+            } else {
+                if (strcmp(v, "text") && strcmp(v, "tap") && strcmp(v, "junit"))
+                    return usage_error(help, "unknown format '%s' (text, tap or junit)", v);
+                o->format = v;
+            }
+            continue;
+        }
+        if (a[0] == '-' && a[1]) return usage_error(help, "unknown option '%s'", a);
+        o->paths[o->npaths++] = argv[i];
+    }
+    if (o->npaths == 0) return usage_error(help, "no scenario files or directories given");
+    return 0;
+}
+
+/* ----- Collecting files ---------------------------------------------------------------------- */
+
+typedef struct files {
+    char **v;
+    size_t n;
+} files;
+
+static void add_file(files *f, const char *path)
+{
+    f->v = realloc(f->v, (f->n + 1) * sizeof *f->v);
+    if (!f->v) abort();
+    f->v[f->n++] = strdup(path);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every *.wsim under dir, recursively; 0 or -1 with a message. */
+static int walk(const char *dir, files *f)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "wsim: %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    files here = {0};
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(n);
+        snprintf(p, n, "%s/%s", dir, e->d_name);
+        add_file(&here, p);
+        free(p);
+    }
+    closedir(d);
+    qsort(here.v, here.n, sizeof *here.v, cmp_str);
+    int rc = 0;
+    for (size_t i = 0; i < here.n; i++) {
+        struct stat st;
+        if (stat(here.v[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (walk(here.v[i], f)) rc = -1;
+        } else {
+            size_t l = strlen(here.v[i]);
+            if (l > 5 && strcmp(here.v[i] + l - 5, ".wsim") == 0) add_file(f, here.v[i]);
+        }
+        free(here.v[i]);
+    }
+    free(here.v);
+    return rc;
+}
+
+static int collect(const opts *o, files *f)
+{
+    int rc = 0;
+    for (size_t i = 0; i < o->npaths; i++) {
+        struct stat st;
+        if (stat(o->paths[i], &st) != 0) {
+            fprintf(stderr, "wsim: %s: %s\n", o->paths[i], strerror(errno));
+            rc = -1;
+        } else if (S_ISDIR(st.st_mode)) {
+            char *dir = strdup(o->paths[i]);
+            size_t l = strlen(dir);
+            while (l > 1 && dir[l - 1] == '/') dir[--l] = '\0';
+            if (walk(dir, f)) rc = -1;
+            free(dir);
+        } else {
+            add_file(f, o->paths[i]);
+        }
+    }
+    if (rc == 0 && f->n == 0) {
+        fprintf(stderr, "wsim: no *.wsim files found\n");
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Parses every file first: a malformed one means nothing runs. */
+static int parse_all(const files *f, wsc_scenario ***out)
+{
+    wsc_scenario **sc = calloc(f->n ? f->n : 1, sizeof *sc);
+    int bad = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        char *err = NULL;
+        sc[i] = wsc_parse_file(f->v[i], &err);
+        if (!sc[i]) {
+            fprintf(stderr, "%s\n", err ? err : "out of memory");
+            free(err);
+            bad = 1;
+        }
+    }
+    if (bad) {
+        for (size_t i = 0; i < f->n; i++) wsc_free(sc[i]);
+        free(sc);
+        return -1;
+    }
+    *out = sc;
+    return 0;
+}
+
+/* ----- Output ------------------------------------------------------------------------------- */
+
+static const char *status_word(wsc_status s)
+{
+    switch (s) {
+    case WSC_PASS: return "PASS";
+    case WSC_FAIL: return "FAIL";
+    case WSC_SKIP: return "SKIP";
+    default: return "ERROR";
+    }
+}
+
+static void xml_escaped(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default:
+            if (c < 0x20 && c != '\n' && c != '\t') fprintf(out, "&#x%x;", c);
+            else fputc(c, out);
+        }
+    }
+}
+
+static void indented(FILE *out, const char *text, const char *prefix)
+{
+    const char *p = text;
+    while (p && *p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        fprintf(out, "%s%.*s\n", prefix, (int)n, p);
+        p = e ? e + 1 : NULL;
+    }
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    opts o;
+    int prc = parse_opts(argc, argv, RUN_HELP, &o);
+    if (prc) {
+        free(o.paths);
+        return prc == 1 ? 0 : 2;
+    }
+    files f = {0};
+    wsc_scenario **sc = NULL;
+    if (collect(&o, &f) || parse_all(&f, &sc)) {
+        for (size_t i = 0; i < f.n; i++) free(f.v[i]);
+        free(f.v);
+        free(o.paths);
+        return 2;
+    }
+    wsc_options wo = {o.backend, o.seed, o.seed_set, 1};
+    wsc_result *res = calloc(f.n, sizeof *res);
+    size_t passed = 0, failed = 0, skipped = 0;
+    int tap = strcmp(o.format, "tap") == 0, junit = strcmp(o.format, "junit") == 0;
+    if (tap) printf("TAP version 13\n1..%zu\n", f.n);
+    for (size_t i = 0; i < f.n; i++) {
+        if (wsc_run(sc[i], &wo, &res[i]) != 0) {
+            res[i].status = WSC_ERROR;
+            res[i].report = strdup("out of memory");
+        }
+        wsc_result *r = &res[i];
+        if (r->status == WSC_PASS) passed++;
+        else if (r->status == WSC_SKIP) skipped++;
+        else failed++;
+        if (tap) {
+            if (r->status == WSC_SKIP)
+                printf("ok %zu - %s # SKIP needs the fake: %s\n", i + 1, f.v[i], r->report);
+            else
+                printf("%s %zu - %s: %s\n", r->status == WSC_PASS ? "ok" : "not ok", i + 1,
+                       f.v[i], wsc_title(sc[i]));
+            if (r->status == WSC_FAIL || r->status == WSC_ERROR) {
+                printf("  ---\n  message: |\n");
+                indented(stdout, r->report, "    ");
+                printf("  ...\n");
+            }
+        } else if (!junit) {
+            if (r->status == WSC_SKIP)
+                printf("SKIP  %s: %s (needs the fake: %s)\n", f.v[i], wsc_title(sc[i]), r->report);
+            else
+                printf("%-5s %s: %s (%zu checks)\n", status_word(r->status), f.v[i],
+                       wsc_title(sc[i]), r->checks);
+            if (r->status == WSC_FAIL || r->status == WSC_ERROR) indented(stdout, r->report, "  ");
+            if (o.verbose && r->status == WSC_PASS && r->diagram && *r->diagram)
+                indented(stdout, r->diagram, "    ");
+        }
+        fflush(stdout);
+    }
+    if (junit) {
+        printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        printf("<testsuites tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n", f.n, failed, skipped);
+        printf("  <testsuite name=\"wsim\" tests=\"%zu\" failures=\"%zu\" skipped=\"%zu\">\n",
+               f.n, failed, skipped);
+        for (size_t i = 0; i < f.n; i++) {
+            printf("    <testcase classname=\"");
+            xml_escaped(stdout, f.v[i]);
+            printf("\" name=\"");
+            xml_escaped(stdout, wsc_title(sc[i]));
+            printf("\"");
+            if (res[i].status == WSC_PASS) {
+                printf("/>\n");
+                continue;
+            }
+            printf(">\n");
+            if (res[i].status == WSC_SKIP) {
+                printf("      <skipped message=\"");
+                xml_escaped(stdout, res[i].report);
+                printf("\"/>\n");
+            } else {
+                printf("      <failure message=\"%s\">", status_word(res[i].status));
+                xml_escaped(stdout, res[i].report);
+                printf("</failure>\n");
+            }
+            printf("    </testcase>\n");
+        }
+        printf("  </testsuite>\n</testsuites>\n");
+    } else if (!tap) {
+        printf("%zu passed, %zu failed", passed, failed);
+        if (skipped) printf(", %zu skipped", skipped);
+        printf("\n");
+    } else {
+        printf("# %zu passed, %zu failed, %zu skipped\n", passed, failed, skipped);
+    }
+    for (size_t i = 0; i < f.n; i++) {
+        wsc_result_free(&res[i]);
+        wsc_free(sc[i]);
+        free(f.v[i]);
+    }
+    free(res);
+    free(sc);
+    free(f.v);
+    free(o.paths);
+    return failed ? 1 : 0;
+}
+
+/* ----- diff ---------------------------------------------------------------------------------- */
+
+/* Masks what differs by nature between two servers: stream ids (<id1>, <id2>, ... in order
+ * of first appearance) and 13-digit millisecond clock readings (<ms>). */
+static char *mask(const char *s)
+{
+    size_t n = strlen(s);
+    char *out = malloc(n * 2 + 64);
+    char **ids = NULL;
+    size_t nids = 0, o = 0, cap = n * 2 + 64;
+    for (size_t i = 0; i < n;) {
+        size_t d = 0;
+        while (i + d < n && s[i + d] >= '0' && s[i + d] <= '9') d++;
+        int boundary = i == 0 || !(s[i - 1] >= '0' && s[i - 1] <= '9');
+        if (d >= 12 && boundary) {
+            size_t e = i + d;
+            if (e < n && s[e] == '-' && e + 1 < n && s[e + 1] >= '0' && s[e + 1] <= '9') {
+                e++;
+                while (e < n && s[e] >= '0' && s[e] <= '9') e++;
+                size_t k;
+                for (k = 0; k < nids; k++)
+                    if (strlen(ids[k]) == e - i && memcmp(ids[k], s + i, e - i) == 0) break;
+                if (k == nids) {
+                    ids = realloc(ids, (nids + 1) * sizeof *ids);
+                    ids[nids] = calloc(e - i + 1, 1);
+                    memcpy(ids[nids++], s + i, e - i);
+                }
+                char tag[32];
+                int tl = snprintf(tag, sizeof tag, "<id%zu>", k + 1);
+                if (o + (size_t)tl + 1 > cap) out = realloc(out, cap = cap * 2 + (size_t)tl);
+                memcpy(out + o, tag, (size_t)tl);
+                o += (size_t)tl;
+                i = e;
+                continue;
+            }
+            if (o + 5 > cap) out = realloc(out, cap = cap * 2 + 8);
+            memcpy(out + o, "<ms>", 4);
+            o += 4;
+            i += d;
+            continue;
+        }
+        if (d == 0) d = 1;
+        if (o + d + 1 > cap) out = realloc(out, cap = cap * 2 + d);
+        memcpy(out + o, s + i, d);
+        o += d;
+        i += d;
+    }
+    out[o] = '\0';
+    for (size_t k = 0; k < nids; k++) free(ids[k]);
+    free(ids);
+    return out;
+}
+
+/* Idle times and lag-like figures depend on the real clock: XPENDING's and XINFO's
+ * integers are masked too, in lines of those commands. */
+static void mask_clocky_lines(char *s)
+{
+    for (char *line = s; line && *line;) {
+        char *e = strchr(line, '\n');
+        if (strncmp(line, "  XPENDING", 10) == 0 || strncmp(line, "  XINFO", 7) == 0) {
+            char *arrow = strstr(line, " -> ");
+            for (char *p = arrow; p && p < (e ? e : line + strlen(line)); p++)
+                if (p[-1] == ':' && *p >= '0' && *p <= '9')
+                    while (*p >= '0' && *p <= '9') *p++ = '#';
+        }
+        line = e ? e + 1 : NULL;
+    }
+}
+
+static void first_difference(const char *what, const char *a, const char *b)
+{
+    size_t line = 1;
+    const char *pa = a, *pb = b;
+    while (*pa && *pb) {
+        const char *ea = strchr(pa, '\n'), *eb = strchr(pb, '\n');
+        size_t la = ea ? (size_t)(ea - pa) : strlen(pa), lb = eb ? (size_t)(eb - pb) : strlen(pb);
+        if (la != lb || memcmp(pa, pb, la) != 0) {
+            printf("  first difference in the %s, line %zu:\n    fake:  %.*s\n    redis: %.*s\n",
+                   what, line, (int)la, pa, (int)lb, pb);
+            return;
+        }
+        pa = ea ? ea + 1 : pa + la;
+        pb = eb ? eb + 1 : pb + lb;
+        line++;
+    }
+    printf("  first difference in the %s, line %zu: one side ends there\n", what, line);
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    opts o;
+    int prc = parse_opts(argc, argv, DIFF_HELP, &o);
+    if (prc) {
+        free(o.paths);
+        return prc == 1 ? 0 : 2;
+    }
+    if (!o.backend || strcmp(o.backend, "fake") == 0) {
+        free(o.paths);
+        return usage_error(DIFF_HELP, "diff needs --backend with a real server");
+    }
+    files f = {0};
+    wsc_scenario **sc = NULL;
+    if (collect(&o, &f) || parse_all(&f, &sc)) {
+        free(o.paths);
+        return 2;
+    }
+    size_t same = 0, differ = 0, skipped = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        if (wsc_needs_fake(sc[i])) {
+            printf("SKIP  %s (needs the fake: %s)\n", f.v[i], wsc_needs_fake(sc[i]));
+            skipped++;
+            continue;
+        }
+        wsc_options fo = {"fake", o.seed, o.seed_set, 0}, ro = {o.backend, o.seed, o.seed_set, 1};
+        wsc_result a, b;
+        if (wsc_run(sc[i], &fo, &a) || wsc_run(sc[i], &ro, &b)) {
+            fprintf(stderr, "wsim: out of memory\n");
+            return 1;
+        }
+        char *ta = mask(a.trace ? a.trace : ""), *tb = mask(b.trace ? b.trace : "");
+        char *sa = mask(a.state ? a.state : ""), *sb = mask(b.state ? b.state : "");
+        mask_clocky_lines(ta);
+        mask_clocky_lines(tb);
+        int diff = a.status != b.status || strcmp(sa, sb) != 0 || strcmp(ta, tb) != 0;
+        if (!diff) {
+            printf("SAME  %s\n", f.v[i]);
+            same++;
+        } else {
+            printf("DIFF  %s\n", f.v[i]);
+            differ++;
+            if (a.status != b.status)
+                printf("  outcome: %s on the fake, %s on %s\n", status_word(a.status),
+                       status_word(b.status), o.backend);
+            else if (strcmp(sa, sb) != 0) first_difference("final keyspace", sa, sb);
+            else first_difference("trace", ta, tb);
+        }
+        free(ta);
+        free(tb);
+        free(sa);
+        free(sb);
+        wsc_result_free(&a);
+        wsc_result_free(&b);
+    }
+    printf("%zu same, %zu different", same, differ);
+    if (skipped) printf(", %zu skipped", skipped);
+    printf("\n");
+    for (size_t i = 0; i < f.n; i++) {
+        wsc_free(sc[i]);
+        free(f.v[i]);
+    }
+    free(sc);
+    free(f.v);
+    free(o.paths);
+    return differ ? 1 : 0;
+}
+
+/* ----- trace, diagram ---------------------------------------------------------------------------- */
+
+static int cmd_show(int argc, char **argv, int diagram)
+{
+    const char *help = diagram ? DIAGRAM_HELP : TRACE_HELP;
+    opts o;
+    int prc = parse_opts(argc, argv, help, &o);
+    if (prc) {
+        free(o.paths);
+        return prc == 1 ? 0 : 2;
+    }
+    if (o.npaths != 1) {
+        free(o.paths);
+        return usage_error(help, "give exactly one scenario file");
+    }
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse_file(o.paths[0], &err);
+    free(o.paths);
+    if (!sc) {
+        fprintf(stderr, "%s\n", err ? err : "out of memory");
+        free(err);
+        return 2;
+    }
+    wsc_options wo = {o.backend, o.seed, o.seed_set, 1};
+    wsc_result r;
+    if (wsc_run(sc, &wo, &r)) {
+        wsc_free(sc);
+        return 1;
+    }
+    if (r.status == WSC_SKIP) {
+        printf("SKIP: needs the fake: %s\n", r.report);
+    } else {
+        fputs(diagram ? (r.diagram ? r.diagram : "") : (r.trace ? r.trace : ""), stdout);
+        if (r.status != WSC_PASS) {
+            fprintf(stderr, "%s %s\n", status_word(r.status), wsc_name(sc));
+            if (r.report) fputs(r.report, stderr);
+        }
+    }
+    int rc = r.status == WSC_PASS || r.status == WSC_SKIP ? 0 : 1;
+    wsc_result_free(&r);
+    wsc_free(sc);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
+    if (strcmp(cmd, "trace") == 0) return cmd_show(argc - 2, argv + 2, 0);
+    if (strcmp(cmd, "diagram") == 0) return cmd_show(argc - 2, argv + 2, 1);
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        const char *what = argc > 2 ? argv[2] : "";
+        fputs(!strcmp(what, "run")       ? RUN_HELP
+              : !strcmp(what, "diff")    ? DIFF_HELP
+              : !strcmp(what, "trace")   ? TRACE_HELP
+              : !strcmp(what, "diagram") ? DIAGRAM_HELP : USAGE,
+              stdout);
+        return 0;
+    }
+    fprintf(stderr, "wsim: unknown command '%s'\n\n%s", cmd, USAGE);
+    return 2;
+}
