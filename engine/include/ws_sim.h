@@ -327,6 +327,20 @@ int ws_sub_flush_command(const ws_sub *sub, uint64_t flush, size_t i, ws_flush_c
 size_t ws_sim_warning_count(const ws_sim *sim);
 const char *ws_sim_warning(const ws_sim *sim, size_t i);
 
+/* One round trip of the consumer (reader, window or subscriber connections; not the
+ * admin's), in the order they happened: the crash explorer's map of crash points. */
+typedef struct ws_rt_info {
+    const char *conn;       /* the connection's label ("window", "reader.2") */
+    unsigned incarnation;   /* the process that made it */
+    uint64_t index;         /* its number on that connection (1-based) */
+    size_t n;               /* commands */
+    const char *const *commands; /* each as the trace prints it */
+    int status;             /* 0 or the WS_E* code ws_pipeline returned */
+} ws_rt_info;
+size_t ws_sim_round_trip_count(const ws_sim *sim);
+/* Round trip i (0-based) of the consumer; 0, or -1 past the end. */
+int ws_sim_round_trip(const ws_sim *sim, size_t i, ws_rt_info *out);
+
 /* ----- Checks ----------------------------------------------------------------------------- */
 
 /* One broken invariant: which, the entry it concerns, and a sentence. */

@@ -227,6 +227,11 @@ void ws_sim_free(ws_sim *sim)
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
     for (size_t i = 0; i < sim->ncrashes; i++) free(sim->crashes[i]);
     free(sim->crashes);
+    for (size_t i = 0; i < sim->nrts; i++) {
+        for (size_t k = 0; k < sim->rts[i].n; k++) free(sim->rts[i].commands[k]);
+        free(sim->rts[i].commands);
+    }
+    free(sim->rts);
     for (size_t i = 0; i < sim->nwarnings; i++) free(sim->warnings[i]);
     free(sim->warnings);
     if (sim->table) fr_server_free(sim->table);

@@ -285,6 +285,15 @@ struct ws_sim {
     size_t nflushes, capflushes;
     ws_sim_counts counts;
     char last_crash[160];   /* where the last crash happened */
+    struct wsi_rtrec {
+        char conn[64];
+        unsigned incarnation;
+        uint64_t index;
+        size_t n;
+        char **commands;
+        int status;
+    } *rts;                 /* the consumer's round trips (ws_sim_round_trip) */
+    size_t nrts, caprts;
     char **warnings;        /* ws_sim_warning */
     size_t nwarnings;
     fr_server *table;       /* a fake used only for its command table (real servers) */

@@ -250,6 +250,25 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
     }
     if (f) f->body = body.p;
     add_rec(sim, t.p, sim->an_sub, sim->an_flush);
+    if (strcmp(rt->conn, "admin") != 0) {
+        if (sim->nrts == sim->caprts) {
+            sim->caprts = sim->caprts ? sim->caprts * 2 : 64;
+            sim->rts = wsi_xrealloc(sim->rts, sim->caprts * sizeof *sim->rts);
+        }
+        struct wsi_rtrec *rr = &sim->rts[sim->nrts++];
+        snprintf(rr->conn, sizeof rr->conn, "%s", rt->conn);
+        rr->incarnation = sim->incarnation;
+        rr->index = rt->index;
+        rr->n = rt->n;
+        rr->status = rt->status;
+        rr->commands = wsi_xcalloc(rt->n, sizeof *rr->commands);
+        for (size_t i = 0; i < rt->n; i++) {
+            wsi_text line = {0};
+            wsi_text_add(&line, "", 0);
+            if (sim->an_cmds) wsi_text_cmd(&line, sim->an_cmds[i]);
+            rr->commands[i] = line.p;
+        }
+    }
 }
 
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
@@ -322,4 +341,15 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
     }
     if (len) *len = t.len;
     return t.p;
+}
+
+size_t ws_sim_round_trip_count(const ws_sim *sim) { return sim->nrts; }
+
+int ws_sim_round_trip(const ws_sim *sim, size_t i, ws_rt_info *out)
+{
+    if (i >= sim->nrts) return -1;
+    const struct wsi_rtrec *r = &sim->rts[i];
+    *out = (ws_rt_info){r->conn, r->incarnation, r->index, r->n,
+                        (const char *const *)r->commands, r->status};
+    return 0;
 }

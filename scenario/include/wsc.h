@@ -73,6 +73,45 @@ typedef struct wsc_result {
 int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res);
 void wsc_result_free(wsc_result *res);
 
+/* ----- Crash exploration (wsim explore) ------------------------------------------------- */
+
+/* What the explorer found at one crash point. */
+typedef struct wsc_crash_point {
+    char conn[64];          /* the consumer connection ("window", "reader", "subscriber") */
+    uint64_t round_trip;    /* its round trip (1-based) */
+    size_t command;         /* the crash comes before this command (1-based) is applied;
+                               0: after the whole round trip applied, its replies lost */
+    size_t commands;        /* commands in that round trip */
+    char *command_text;     /* the command the crash precedes (or the round trip's last) */
+    const char *verdict;    /* "fine", "doubled", "lost", "split", "leaked", "not reached",
+                               "error" */
+    char *detail;           /* the violations, one sentence each ("; " between), or the
+                               error; "" when fine */
+    int forbidden;          /* the verdict is one the scenario forbids (`forbid ...`) */
+} wsc_crash_point;
+
+typedef struct wsc_exploration {
+    wsc_crash_point *points;
+    size_t npoints;
+    size_t fine, doubled, lost, split, leaked, other; /* points per verdict */
+    size_t forbidden;       /* points whose verdict the scenario forbids */
+    char *error;            /* the baseline run failed: why (then npoints is 0) */
+} wsc_exploration;
+
+/* Runs sc once on the fake to learn its consumer round trips (the first process's only),
+ * then once more per crash point -- before each command the server applies, and after
+ * each round trip applied with its replies lost -- following the scenario up to the
+ * crash, then restarting the consumer and recovering through the configured paths (the
+ * clock is moved past every min-idle and delay; each subscription reads until nothing
+ * comes; each delivery is handled as the scenario handles its entry), and classifies the
+ * point with ws_sim_check.  Returns 0 (fills *out; free with wsc_exploration_free) or
+ * WS_ENOMEM. */
+int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out);
+void wsc_exploration_free(wsc_exploration *ex);
+/* The kinds the scenario forbids (its `forbid` lines), as a bit set over "lost", "leaked",
+ * "split", "doubled" (bits 0-3). */
+unsigned wsc_forbidden(const wsc_scenario *sc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
  *   scenario <title...>                    first statement, once
  *   needs fake <reason...>                 skipped on a real server, with the reason
  *   seed <n> | cluster | start <unix ms>   world settings, before any step
+ *   forbid <lost|leaked|split|doubled>...  what `wsim explore` must not find
  *   setup <command...>                     a raw command on the admin connection
  *   subscribe <name> <form> <key> [option...]
  *       form: stream | reliable-list | list | channel
@@ -671,6 +672,19 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
         sc->needs_fake = join(t, 2, n);
         return 1;
     }
+    if (is(w, "forbid")) {
+        if (n < 2) return perr(p, w->col + 6, "usage: forbid <lost|leaked|split|doubled>...");
+        for (size_t i = 1; i < n; i++) {
+            static const char *kinds[] = {"lost", "leaked", "split", "doubled"};
+            int k = 0;
+            while (k < 4 && !is(&t[i], kinds[k])) k++;
+            if (k == 4)
+                return perr(p, t[i].col, "unknown invariant '%s' (lost, leaked, split or doubled)",
+                            t[i].s);
+            sc->forbid |= 1u << k;
+        }
+        return 1;
+    }
     if (is(w, "seed") || is(w, "start") || is(w, "cluster")) {
         if (*steps_seen) return perr(p, w->col, "'%s' must come before the first step", w->s);
         if (is(w, "cluster")) {
@@ -757,7 +771,7 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     }
     if (is(w, "expect")) return parse_expect(p, st, t, n);
     return perr(p, w->col,
-                "unknown statement '%s' (scenario, needs, seed, start, cluster, setup, "
+                "unknown statement '%s' (scenario, needs, seed, start, cluster, forbid, setup, "
                 "subscribe, produce, read, ALIAS:, pool, advance, crash, restart, stop, fault, "
                 "check, expect)",
                 w->s);
@@ -1090,6 +1104,7 @@ wsc_scenario *wsc_parse_file(const char *path, char **error)
 }
 
 const char *wsc_title(const wsc_scenario *sc) { return sc->title; }
+unsigned wsc_forbidden(const wsc_scenario *sc) { return sc->forbid; }
 const char *wsc_name(const wsc_scenario *sc) { return sc->name; }
 const char *wsc_needs_fake(const wsc_scenario *sc) { return sc->needs_fake; }
 size_t wsc_statements(const wsc_scenario *sc) { return sc->nst; }

@@ -18,7 +18,7 @@ typedef struct alias {
     char *sub;        /* the subscription it was produced for */
 } alias;
 
-typedef struct runner {
+struct runner {
     const wsc_scenario *sc;
     const wsc_options *opt;
     ws_sim *sim;
@@ -38,7 +38,8 @@ typedef struct runner {
     wsc_status status;
     char *report;
     size_t checks;
-} runner;
+};
+typedef struct runner runner;
 
 /* ----- Text helpers ------------------------------------------------------------------------------ */
 
@@ -855,23 +856,22 @@ static char *final_state(ws_sim *sim)
     return b.p;
 }
 
-int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
+/* ----- The runner, for wsc_run and the explorer ------------------------------------------------- */
+
+wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
 {
-    memset(res, 0, sizeof *res);
-    wsc_options defaults = {0};
+    static const wsc_options defaults = {0};
     if (!opt) opt = &defaults;
     int real = opt->backend && strcmp(opt->backend, "fake") != 0;
-    if (real && sc->needs_fake) {
-        res->status = WSC_SKIP;
-        res->report = strdup(sc->needs_fake);
-        return 0;
-    }
+    runner *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->sc = sc;
+    r->opt = opt;
     ws_sim_config cfg = {0};
     cfg.backend = opt->backend;
     cfg.seed = opt->seed_set ? opt->seed : sc->seed;
     cfg.start_ms = sc->start_ms;
     cfg.cluster = sc->cluster;
-    runner r = {.sc = sc, .opt = opt};
     if (real && opt->flushall) {
         /* on a connection of its own, so that the trace holds the scenario alone */
         ws_conn *c = ws_conn_open(opt->backend, 0);
@@ -883,42 +883,132 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
         }
         ws_conn_close(c);
     }
-    r.sim = ws_sim_new(&cfg);
-    if (!r.sim) return WS_ENOMEM;
-    if (ws_sim_err(r.sim) == WS_ECONNECT) {
-        res->status = WSC_ERROR;
+    r->sim = ws_sim_new(&cfg);
+    if (!r->sim) {
+        free(r);
+        return NULL;
+    }
+    if (ws_sim_err(r->sim) == WS_ECONNECT) {
+        r->failed = 1;
+        r->status = WSC_ERROR;
         buf b = {0};
-        bprintf(&b, "%s: %s\n", sc->name, ws_sim_errstr(r.sim));
-        res->report = b.p;
-        ws_sim_free(r.sim);
+        bprintf(&b, "%s: %s\n", sc->name, ws_sim_errstr(r->sim));
+        r->report = b.p;
+    }
+    return r;
+}
+
+int wsc_runner_exec(wsc_runner *r, size_t i)
+{
+    if (r->failed || i >= r->sc->nst) return -1;
+    return run_stmt(r, &r->sc->st[i]);
+}
+
+int wsc_runner_failed(const wsc_runner *r) { return r->failed; }
+ws_sim *wsc_runner_sim(wsc_runner *r) { return r->sim; }
+size_t wsc_runner_subs(const wsc_runner *r) { return r->nsubs; }
+ws_sub *wsc_runner_sub(wsc_runner *r, size_t i) { return i < r->nsubs ? r->subs[i] : NULL; }
+
+int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res)
+{
+    int rc = ws_read(s, res);
+    if (rc) return rc;
+    if (res->is_report) keep_report(r, s, &res->report);
+    for (size_t i = 0; i < res->n; i++) {
+        ws_delivery **v = realloc(r->seen, (r->nseen + 1) * sizeof *v);
+        if (!v) abort();
+        r->seen = v;
+        r->seen[r->nseen++] = ws_read_delivery(s, i);
+    }
+    return 0;
+}
+
+int wsc_runner_handle(wsc_runner *r, ws_delivery *d)
+{
+    const char *name = root_alias(r, d);
+    int settled = 0, rc = 0;
+    for (size_t i = 0; name && i < r->sc->nst && !settled && !ws_sim_dead(r->sim); i++) {
+        const wsc_stmt *st = &r->sc->st[i];
+        if (!st->alias || strcmp(st->alias, name) != 0 || st->refused) continue;
+        switch (st->kind) {
+        case K_QUEUE:
+        case K_POOL:
+        case K_PUBLISH:
+        case K_REPLY:
+        case K_BIND: {
+            /* the replayed handler's own expectations (=> reply) are not the point here */
+            wsc_stmt copy = *st;
+            copy.has_expect = 0;
+            run_stmt(r, &copy);
+            break;
+        }
+        case K_SETTLE:
+            rc = ws_settle(d, st->outcome, st->n);
+            settled = 1;
+            break;
+        default: break;
+        }
+        if (r->failed) return -1;
+    }
+    if (!settled && !ws_sim_dead(r->sim) && !ws_delivery_done(d)) rc = ws_settle(d, WS_ACK, 0);
+    return rc;
+}
+
+void wsc_runner_finish(wsc_runner *r, wsc_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->status = r->failed ? r->status : WSC_PASS;
+    res->checks = r->checks;
+    res->failures = r->failed ? 1 : 0;
+    res->report = r->report;
+    r->report = NULL;
+    if (r->status == WSC_ERROR && !ws_sim_round_trip_count(r->sim) && r->failed &&
+        ws_sim_err(r->sim) == WS_ECONNECT)
+        return;
+    res->trace = ws_sim_trace_text(r->sim, NULL);
+    res->diagram = ws_sim_diagram(r->sim, NULL);
+    res->trace_hash = ws_sim_trace_hash(r->sim);
+    res->counts = ws_sim_get_counts(r->sim);
+    res->state = final_state(r->sim);
+}
+
+void wsc_runner_free(wsc_runner *r)
+{
+    if (!r) return;
+    ws_sim_free(r->sim);
+    for (size_t i = 0; i < r->nsubs; i++) {
+        free(r->subnames[i]);
+        free(r->report_errors[i]);
+    }
+    free(r->subnames);
+    free(r->subs);
+    free(r->reports);
+    free(r->report_errors);
+    free(r->has_report);
+    for (size_t i = 0; i < r->naliases; i++) {
+        free(r->aliases[i].name);
+        free(r->aliases[i].sub);
+    }
+    free(r->aliases);
+    free(r->seen);
+    free(r->report);
+    free(r);
+}
+
+int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
+{
+    memset(res, 0, sizeof *res);
+    int real = opt && opt->backend && strcmp(opt->backend, "fake") != 0;
+    if (real && sc->needs_fake) {
+        res->status = WSC_SKIP;
+        res->report = strdup(sc->needs_fake);
         return 0;
     }
-    for (size_t i = 0; i < sc->nst && !r.failed; i++) run_stmt(&r, &sc->st[i]);
-    res->status = r.failed ? r.status : WSC_PASS;
-    res->checks = r.checks;
-    res->failures = r.failed ? 1 : 0;
-    res->report = r.report;
-    res->trace = ws_sim_trace_text(r.sim, NULL);
-    res->diagram = ws_sim_diagram(r.sim, NULL);
-    res->trace_hash = ws_sim_trace_hash(r.sim);
-    res->counts = ws_sim_get_counts(r.sim);
-    res->state = final_state(r.sim);
-    ws_sim_free(r.sim);
-    for (size_t i = 0; i < r.nsubs; i++) {
-        free(r.subnames[i]);
-        free(r.report_errors[i]);
-    }
-    free(r.subnames);
-    free(r.subs);
-    free(r.reports);
-    free(r.report_errors);
-    free(r.has_report);
-    for (size_t i = 0; i < r.naliases; i++) {
-        free(r.aliases[i].name);
-        free(r.aliases[i].sub);
-    }
-    free(r.aliases);
-    free(r.seen);
+    wsc_runner *r = wsc_runner_new(sc, opt);
+    if (!r) return WS_ENOMEM;
+    for (size_t i = 0; i < sc->nst && !r->failed; i++) run_stmt(r, &sc->st[i]);
+    wsc_runner_finish(r, res);
+    wsc_runner_free(r);
     return 0;
 }
 

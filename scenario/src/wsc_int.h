@@ -104,8 +104,32 @@ struct wsc_scenario {
     uint64_t seed;
     int cluster;
     int64_t start_ms;
+    unsigned forbid;    /* `forbid` kinds for the explorer: bit 0 lost, 1 leaked, 2 split,
+                           3 doubled */
     wsc_stmt *st;
     size_t nst;
 };
+
+/* ----- The runner, step by step (run.c; wsc_run and the explorer use it) ------------------ */
+
+typedef struct runner wsc_runner;
+
+/* A runner on a fresh simulation (a real server is FLUSHALLed first when opt->flushall);
+ * NULL when out of memory.  An unreachable server makes a runner that failed already. */
+wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt);
+/* Runs statement i; 0, or -1 once the run failed (wsc_runner_failed). */
+int wsc_runner_exec(wsc_runner *r, size_t i);
+int wsc_runner_failed(const wsc_runner *r);
+ws_sim *wsc_runner_sim(wsc_runner *r);
+size_t wsc_runner_subs(const wsc_runner *r);
+ws_sub *wsc_runner_sub(wsc_runner *r, size_t i);
+/* ws_read, remembering the deliveries (so aliases reach them). */
+int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res);
+/* Handles d as the scenario handles its entry: the entry's actions in file order up to
+ * its first outcome (ack when it has none).  Returns ws_settle's code. */
+int wsc_runner_handle(wsc_runner *r, ws_delivery *d);
+/* Fills res from the runner (which keeps nothing it handed over). */
+void wsc_runner_finish(wsc_runner *r, wsc_result *res);
+void wsc_runner_free(wsc_runner *r);
 
 #endif /* WSC_INT_H */
