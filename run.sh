@@ -71,9 +71,9 @@ test_preset() {
 mode_main() {
     ensure_packages
     build_preset release
-    say "main job: fakeredis-demo"
+    say "main job: the scenario library on the embedded fake"
     echo
-    ./build/release/fakeredis-demo
+    ./build/release/wsim run scenarios
 }
 
 mode_test() {

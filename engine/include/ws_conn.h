@@ -114,10 +114,14 @@ int ws_pipeline(ws_conn *c, const char *cause, size_t n, const fr_command *comma
 
 /* Pub/Sub messages (and any other push) the server sent on c on its own, without a
  * command: after SUBSCRIBE, ["message", channel, payload] and ["pmessage", pattern,
- * channel, payload] arrays.  Sends nothing and is not a round trip.  Waits at most
- * timeout_ms for the first one when none is there yet (0: only what already arrived; the
- * fake never waits); hands out at most max in out[0..*n), valid until the next call on c.
- * Returns 0 (with *n possibly 0), WS_EDEAD, or a real failure (which kills c). */
+ * channel, payload] arrays.  Not a round trip, not traced.  Waits at most timeout_ms
+ * for the first one when none is there yet (0: only what already arrived; the fake never
+ * waits).  timeout_ms < 0 is a barrier instead: on a real server a PING goes out and
+ * every push before its pong is taken, so that everything published before the call is
+ * in (the fake needs none: its pushes are there at once).  Hands out at most max in
+ * out[0..*n) -- the rest stays for the next call -- valid until the next call on c;
+ * pushes not yet handed out are dropped by the next ws_pipeline.  Returns 0 (with *n
+ * possibly 0), WS_EDEAD, or a real failure (which kills c). */
 int ws_conn_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out, size_t *n);
 
 /* The last failure's code (0 if none yet) and message ("" if none). */

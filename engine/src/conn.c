@@ -141,7 +141,7 @@ int ws_conn_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out,
     *n = 0;
     if (!c || (max && !out)) return WS_EINVAL;
     if (c->dead) return WS_EDEAD;
-    if (!c->ops->pushes || max == 0) return 0;
+    if (!c->ops->pushes) return 0;
     return c->ops->pushes(c, timeout_ms, max, out, n);
 }
 

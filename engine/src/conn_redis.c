@@ -23,6 +23,8 @@ typedef struct redis_conn {
     ws_conn base;       /* the common head */
     redisContext *ctx;  /* hiredis's connection; NULL when connecting failed */
     wsi_arena arena;    /* this round trip's reply trees */
+    const fr_reply **queue; /* pushes read and not yet handed out (ws_conn_pushes) */
+    size_t nqueue, qpos, capqueue;
 } redis_conn;
 
 /* ----- Reply hooks: hiredis parses, we build fr_reply nodes --------------------------- */
@@ -111,6 +113,7 @@ static int redis_pipeline(ws_conn *c, size_t n, const fr_command *commands,
 {
     redis_conn *rc = (redis_conn *)c;
     wsi_arena_reset(&rc->arena);
+    rc->nqueue = rc->qpos = 0; /* undelivered pushes die with the arena (see ws_conn.h) */
     for (size_t i = 0; i < n; i++) {
         /* argvlen NULL means NUL-terminated arguments to hiredis too (it strlen()s). */
         int ok = redisAppendCommandArgv(rc->ctx, commands[i].argc,
@@ -140,34 +143,71 @@ static void redis_close(ws_conn *c)
     redis_conn *rc = (redis_conn *)c;
     if (rc->ctx) redisFree(rc->ctx);
     wsi_arena_free(&rc->arena);
+    free(rc->queue);
     free(rc);
 }
 
-/* Replies hiredis already buffered first; then waits for the socket (poll, so that a
- * quiet connection is not a failure, as a hiredis read timeout would be). */
+/* Keeps a push for later hand-out (the arena is not reset while any is queued). */
+static void queue_push(redis_conn *rc, const fr_reply *r)
+{
+    if (rc->nqueue == rc->capqueue) {
+        size_t cap = rc->capqueue ? rc->capqueue * 2 : 16;
+        const fr_reply **q = realloc(rc->queue, cap * sizeof *q);
+        if (!q) abort();
+        rc->queue = q;
+        rc->capqueue = cap;
+    }
+    rc->queue[rc->nqueue++] = r;
+}
+
+static int is_pong(const fr_reply *r)
+{
+    return r->type == FR_REPLY_ARRAY && r->count == 2 && r->elements[0].type == FR_REPLY_BULK &&
+           r->elements[0].len == 4 && memcmp(r->elements[0].str, "pong", 4) == 0;
+}
+
+/* Pushes queued first; then, with timeout_ms < 0, a barrier: PING, and every push up to
+ * its pong (a subscribed connection answers ["pong", ""]), so everything published before
+ * the call is in; otherwise what the socket has, waiting at most timeout_ms for the
+ * first (poll: a quiet connection is not a failure, as a hiredis read timeout would be). */
 static int redis_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out,
                         size_t *n)
 {
     redis_conn *rc = (redis_conn *)c;
-    wsi_arena_reset(&rc->arena);
-    size_t k = 0;
+    if (rc->qpos == rc->nqueue) {
+        rc->qpos = rc->nqueue = 0;
+        wsi_arena_reset(&rc->arena);
+    }
+    if (timeout_ms < 0) {
+        if (redisAppendCommand(rc->ctx, "PING") != REDIS_OK) return redis_fail(rc, "append");
+        for (;;) {
+            void *reply = NULL;
+            if (redisGetReply(rc->ctx, &reply) != REDIS_OK || !reply) return redis_fail(rc, "read");
+            if (is_pong(reply)) break;
+            queue_push(rc, reply);
+            c->stats.replies_received++;
+        }
+        timeout_ms = 0;
+    }
     int waited = 0;
-    while (k < max) {
+    while (rc->nqueue - rc->qpos < max) {
         void *reply = NULL;
         if (redisGetReplyFromReader(rc->ctx, &reply) != REDIS_OK) return redis_fail(rc, "read");
         if (reply) {
-            out[k++] = reply;
+            queue_push(rc, reply);
+            c->stats.replies_received++;
             continue;
         }
         struct pollfd p = {.fd = rc->ctx->fd, .events = POLLIN};
-        int r = poll(&p, 1, k || waited ? 0 : (timeout_ms > 0 ? timeout_ms : 0));
+        int r = poll(&p, 1, rc->nqueue > rc->qpos || waited ? 0 : timeout_ms);
         waited = 1;
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         if (redisBufferRead(rc->ctx) != REDIS_OK) return redis_fail(rc, "read");
     }
+    size_t k = 0;
+    while (k < max && rc->qpos < rc->nqueue) out[k++] = rc->queue[rc->qpos++];
     *n = k;
-    c->stats.replies_received += k;
     return 0;
 }
 
@@ -205,7 +245,7 @@ static int parse_url(const char *url, char *buf, size_t cap, int *port, int *is_
 
 ws_conn *ws_conn_open(const char *url, int timeout_ms)
 {
-    redis_conn *rc = malloc(sizeof *rc);
+    redis_conn *rc = calloc(1, sizeof *rc);
     if (!rc) return NULL;
     wsi_conn_init(&rc->base, &redis_ops, "redis");
     rc->ctx = NULL;

@@ -253,7 +253,9 @@ int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *cons
              uint64_t flush, const fr_reply **replies)
 {
     if (n == 0) return 0;
-    if (sim->dead || !c) return wsi_fail(sim, WS_EDEAD, "the consumer process is dead");
+    /* the admin connection is not the consumer's: it outlives the consumer's crashes */
+    if (!c || (sim->dead && c != sim->admin))
+        return wsi_fail(sim, WS_EDEAD, "the consumer process is dead");
     fr_command stackc[16];
     fr_command *fc = n <= 16 ? stackc : wsi_xmalloc(n * sizeof *fc);
     for (size_t i = 0; i < n; i++)

@@ -735,7 +735,10 @@ int ws_read(ws_sub *s, ws_read_result *out)
         }
         if (rc == 0) rc = read_stream(s, read, cause);
     } else if (s->cfg.form == WS_FORM_CHANNEL) {
-        rc = wsi_channel_poll(s, s->nbuffered ? 0 : (int)s->cfg.block_ms);
+        /* first what was published before the read (a barrier), then, if nothing was,
+         * what arrives within BLOCK */
+        rc = wsi_channel_poll(s, -1);
+        if (rc == 0 && s->nbuffered == 0) rc = wsi_channel_poll(s, (int)s->cfg.block_ms);
         size_t take = s->nbuffered < s->cfg.count ? s->nbuffered : s->cfg.count;
         for (size_t i = 0; rc == 0 && i < take; i++)
             new_delivery(s, read, s->buffered[i], s->buffered_len[i]);

@@ -562,7 +562,7 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
                                                      : "");
     s->outstanding--;
     /* Pub/Sub: what arrived meanwhile is `waiting`, which holds the flush back. */
-    if (s->cfg.form == WS_FORM_CHANNEL) wsi_channel_poll(s, 0);
+    if (s->cfg.form == WS_FORM_CHANNEL) wsi_channel_poll(s, -1);
     if (o == WS_ABANDON) {
         if ((s->ncommitted || s->nowed) && s->outstanding == 0 && s->waiting == 0)
             return wsi_flush(s, "the last outstanding delivery was abandoned");

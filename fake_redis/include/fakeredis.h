@@ -94,12 +94,14 @@ uint64_t fr_server_commands_executed(const fr_server *server);
 
 /* Makes a client connected to server, on database 0.  NULL when out of memory. */
 fr_client *fr_client_new(fr_server *server);
-/* Frees a client: its MULTI queue and WATCHes go with it, as on a disconnect. */
+/* Frees a client: its MULTI queue, WATCHes and subscriptions go with it, as on a
+ * disconnect; a blocked client stops waiting. */
 void fr_client_free(fr_client *client);
 
 /* Executes one command: argv[0] is the name, argvlen[i] the byte length of argv[i]
  * (argvlen may be NULL for NUL-terminated arguments).  Returns the reply, valid until the
- * next call on this client.  Never returns NULL: out of memory is answered with an error
+ * next call on this client.  Never returns NULL, except for a client that turned blocking
+ * on and whose command blocked (see "Blocking"): out of memory is answered with an error
  * reply and the keyspace is left as it was. */
 const fr_reply *fr_exec(fr_client *client, int argc, const char *const *argv,
                         const size_t *argvlen);
@@ -131,7 +133,8 @@ typedef struct fr_command {
 } fr_command;
 
 /* Executes n commands in order, as one pipeline, and stores their replies in replies[0..n)
- * (valid until the next call on this client).  Returns 0. */
+ * (valid until the next call on this client).  Returns 0.  With blocking on, a command
+ * that blocks ends the pipeline: its reply and those after it are NULL. */
 int fr_pipeline(fr_client *client, size_t n, const fr_command *commands,
                 const fr_reply **replies);
 
@@ -139,6 +142,105 @@ int fr_pipeline(fr_client *client, size_t n, const fr_command *commands,
 int fr_client_db(const fr_client *client);
 /* Non-zero while the client is inside MULTI. */
 int fr_client_in_multi(const fr_client *client);
+
+/* Like fr_exec, but returns every top-level reply the command wrote, as an array of *n
+ * replies (NULL when *n is 0), valid until the next call on this client.  Most commands
+ * write one; SUBSCRIBE a b c, PSUBSCRIBE, UNSUBSCRIBE and their kind write one per
+ * channel, as Redis does (fr_exec returns the first of them); a command that blocked
+ * (see "Blocking") writes none. */
+const fr_reply *fr_exec_all(fr_client *client, int argc, const char *const *argv,
+                            const size_t *argvlen, size_t *n);
+
+/* ----- Pub/Sub --------------------------------------------------------------------------
+ * SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and their UNSUBSCRIBEs answer their confirmations as
+ * their own reply, one array per channel (["subscribe", channel, count] ...).  The
+ * "message", "pmessage" and "smessage" arrays a client receives because a client
+ * published are *pushes*: they are queued on the receiving client, in the order Redis
+ * writes them (channel subscribers first, then each matching pattern), as RESP2 bytes,
+ * until taken.  A client that publishes to itself inside MULTI/EXEC gets the message
+ * inside EXEC's reply, where Redis writes it.  A client with any subscription is in
+ * subscribed mode: it may only run (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET
+ * (RESP2).  Subscriptions end with fr_client_free. */
+
+/* How many pushes are queued on the client. */
+size_t fr_client_push_count(const fr_client *client);
+/* The queued pushes as raw RESP2 bytes, in delivery order (what a server writes to the
+ * connection); *len gets the length (0 when none).  Valid until the queue changes: until
+ * fr_client_push_clear or fr_client_take_pushes on this client, or the next command
+ * executed by any client of the server.  The queue is left as it is. */
+const char *fr_client_push_resp(const fr_client *client, size_t *len);
+/* Empties the client's push queue (after a server wrote the bytes out). */
+void fr_client_push_clear(fr_client *client);
+/* Takes the queued pushes as reply trees (each an FR_REPLY_ARRAY such as ["message",
+ * channel, payload]): *pushes gets an array of the returned number of replies (NULL when
+ * none), and the queue is emptied.  The trees stay valid until the next fr_exec*,
+ * fr_pipeline or fr_client_take_pushes call on this client, or its fr_client_free. */
+size_t fr_client_take_pushes(fr_client *client, const fr_reply **pushes);
+/* The next client whose push queue became non-empty since it was last returned here, in
+ * the order they got their first push; NULL when there is none.  A server calls it after
+ * each command until NULL and writes each client's pushes out; each client comes back
+ * once per batch, however many pushes it got. */
+fr_client *fr_server_take_pushed(fr_server *server);
+/* The client's subscriptions: channels + patterns + shard channels.  Non-zero means
+ * subscribed mode. */
+size_t fr_client_subscriptions(const fr_client *client);
+/* Ends every subscription of the client without a reply and leaves subscribed mode, as
+ * RESET does. */
+void fr_client_pubsub_reset(fr_client *client);
+/* Tells the fake which protocol the client's connection speaks (2, the default, or 3
+ * after HELLO 3).  Only Redis's subscribed-mode rules depend on it: in RESP3 a subscribed
+ * client may run any command and PING answers +PONG.  Replies, pushes included, are
+ * still written as RESP2 bytes (a server converts them).  Returns 0, or -1 for another
+ * number. */
+int fr_client_set_protocol(fr_client *client, int proto);
+
+/* ----- Blocking -------------------------------------------------------------------------
+ * By default BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP and
+ * XREAD/XREADGROUP with BLOCK never wait: when they cannot be served they answer at once
+ * what their timeout would answer (a nil array), since an in-process caller has nobody to
+ * wait for.  A client with blocking on (a server's connection) blocks instead, as
+ * redis-server does, when such a command cannot be served outside MULTI/EXEC: nothing is
+ * answered (fr_exec returns NULL, fr_exec_resp an empty reply, fr_exec_all *n == 0;
+ * fr_pipeline stops there, leaving that reply and the following ones NULL: run them again
+ * after the wake), and fr_client_is_blocked becomes non-zero.  No command may be run on a
+ * blocked client (an assertion): a server stops reading its input until it is woken.
+ *
+ * After each command, the clients blocked on the keys it made ready are served as Redis
+ * 7.0 serves them: key by key in the order they became ready, on each key the first
+ * blocked first (a list emptied by the first ones leaves the rest blocked; an element
+ * BLMOVE pushes wakes the clients blocked on its destination next).  XREADGROUP blocked
+ * on a key that is deleted (or stops being a stream) or whose group is destroyed answers
+ * Redis's UNBLOCKED / NOGROUP error.  A woken client is queued for fr_server_take_woken
+ * with its reply.  A deadline passes only through fr_server_expire_blocked. */
+
+/* Turns real blocking on (on != 0) or off for the client.  Off by default. */
+void fr_client_set_blocking(fr_client *client, int on);
+/* Non-zero while the client is blocked. */
+int fr_client_is_blocked(const fr_client *client);
+/* The next client woken (served, timed out, or unblocked by fr_client_unblock), in the
+ * order they were woken; NULL when none.  Each woken client is returned once; its reply
+ * is fr_client_woken_resp / fr_client_woken_reply, and it can run commands again. */
+fr_client *fr_server_take_woken(fr_server *server);
+/* The raw RESP2 reply that woke the client (*len bytes, 0 when it was never woken),
+ * valid until it blocks again or is freed. */
+const char *fr_client_woken_resp(const fr_client *client, size_t *len);
+/* The same reply as a tree, valid until the next fr_exec*, fr_pipeline or
+ * fr_client_woken_reply call on this client; NULL when it was never woken. */
+const fr_reply *fr_client_woken_reply(fr_client *client);
+/* The earliest deadline of a blocked client, in the server's clock (Unix ms); -1 when no
+ * blocked client has one (none blocked, or all with timeout 0 = for ever).  A client
+ * blocked at time t with a timeout of d ms has the deadline t + d. */
+int64_t fr_server_next_deadline(const fr_server *server);
+/* Answers every blocked client whose deadline is <= fr_clock_now(server) the timeout
+ * reply (the nil array *-1, for every blocking command), earliest deadline first (ties in
+ * the order they blocked), and queues them as woken.  Returns how many. */
+size_t fr_server_expire_blocked(fr_server *server);
+/* CLIENT UNBLOCK: wakes a blocked client with the timeout reply, or with error != 0 with
+ * "-UNBLOCKED client unblocked via CLIENT UNBLOCK".  Returns 1 if it was blocked, 0 if
+ * not (nothing happens then). */
+int fr_client_unblock(fr_client *client, int error);
+/* How many clients are blocked (INFO's blocked_clients). */
+size_t fr_server_blocked_count(const fr_server *server);
 
 /* ----- Inspection ---------------------------------------------------------------- */
 
@@ -148,7 +250,7 @@ int fr_client_in_multi(const fr_client *client);
  * (len may be NULL).  NULL when out of memory. */
 char *fr_dump(fr_server *server, size_t *len);
 
-/* One message that PUBLISH sent. */
+/* One message that PUBLISH sent (whether or not anybody was subscribed). */
 typedef struct fr_message {
     const char *channel;
     size_t channel_len;
@@ -258,6 +360,16 @@ typedef struct fr_command_info {
  * end.  Rows and their strings are static: they stay valid for the life of the process. */
 size_t fr_command_count(void);
 const fr_command_info *fr_command_at(size_t i);
+
+/* The hash slot Redis Cluster gives key (CRC16 of the key, or of its non-empty {hash
+ * tag}), 0..16383. */
+unsigned fr_key_slot(const char *key, size_t len);
+/* The argument positions of the keys of a command (argv[0] its name; argvlen may be NULL),
+ * as the command table of server says (subcommands and numkeys included): how many were
+ * stored in keys[0..max), or -1 for a command the fake does not know or a wrong number of
+ * arguments (Redis would refuse it before looking at keys). */
+int fr_command_keys(const fr_server *server, int argc, const char *const *argv,
+                    const size_t *argvlen, int *keys, int max);
 
 #ifdef __cplusplus
 }

@@ -204,6 +204,23 @@ struct fr_client {
     int argv_cap;
 
     int closing;              /* QUIT was answered: a server would close the connection */
+
+    /* Pub/Sub (pubsub.c) */
+    struct fri_client_subs *subs; /* its channels and patterns; NULL until it subscribes */
+    fri_buf push;             /* messages published to it, RESP2 arrays, not yet taken */
+    size_t push_count;        /* how many arrays push holds */
+    int push_listed;          /* it is in the server's queue of clients with pushes */
+    fri_buf push_taken;       /* the bytes behind the trees fr_client_take_pushes gave */
+    int proto;                /* the protocol its connection speaks (fr_client_set_protocol),
+                                 0 meaning 2: only the subscribed-mode rules depend on it,
+                                 replies stay RESP2 bytes whatever it is */
+
+    /* Blocking (blocked.c) */
+    int blocking;             /* opted in: an unservable blocking command really blocks */
+    struct fri_blocked *bpop; /* what it waits for while blocked, else NULL */
+    fri_buf woken_out;        /* the reply that unblocked it, until it blocks again */
+    fri_buf woken_parsed;     /* a copy of woken_out parsed in place (fr_client_woken_reply) */
+    int woken_listed;         /* it is in the server's queue of woken clients */
 };
 
 typedef struct fri_fault {
@@ -231,6 +248,10 @@ struct fr_server {
     fr_message *published;
     size_t published_len, published_cap;
 
+    struct fri_pubsub *pubsub;     /* subscriptions and the pushed queue (pubsub.c); NULL
+                                      until the first subscription */
+    struct fri_blocking *blocking; /* blocked clients by key, ready keys, the woken queue
+                                      (blocked.c); NULL until a client first blocks */
 };
 
 /* The server's seeded generator: uniform 64-bit values. */
@@ -458,6 +479,48 @@ void fri_stream_free(void *stream);
 /* Appends a stream's dump lines (entries, then groups, consumers and pending entries;
  * format in docs/fake_redis.md) for fr_dump; now is the server's clock. */
 void fri_stream_dump(fri_buf *b, void *stream, int64_t now);
+
+/* ----- Pub/Sub (pubsub.c) ---------------------------------------------------------------- */
+
+/* Non-zero when the client has a subscription of any kind (channel, pattern, shard
+ * channel): Redis's subscribed mode. */
+int fri_pubsub_subscribed(const fr_client *c);
+/* The subscribed-mode gate of the dispatcher: in RESP2 (c->proto) a subscribed client
+ * may only run (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET.  Answers Redis's
+ * error for any other command and returns -1; 0 lets the command through. */
+int fri_pubsub_gate(fr_client *c, const fri_command *cmd);
+/* PING of a subscribed RESP2 client answers ["pong", message or ""]: 1 when it replied
+ * so, 0 when PING should answer as usual. */
+int fri_pubsub_ping(fr_client *c);
+/* Drops every subscription of the client without a reply (disconnect, RESET). */
+void fri_pubsub_client_free(fr_client *c);
+/* Frees the server's subscription tables (after its clients are gone). */
+void fri_pubsub_server_free(fr_server *s);
+
+/* ----- Blocking (blocked.c) --------------------------------------------------------------- */
+
+/* Runs after each command proc (fri_call), out_mark being c->out's length before it: a
+ * blocking command of an opted-in client that could not be served (it wrote the timeout
+ * reply) outside EXEC blocks the client instead, its reply withdrawn; then, while any
+ * client is blocked, notes the keys the command made ready, in Redis's signal order. */
+void fri_blocked_after_call(fr_client *c, const fri_command *cmd, size_t out_mark);
+/* Serves the clients blocked on the keys made ready, as Redis's handleClientsBlockedOnKeys
+ * does after each top-level command.  Cheap when nothing is ready. */
+void fri_blocked_serve_ready(fr_server *s);
+/* Forgets a client being freed: unblocks it without a reply, leaves the woken queue. */
+void fri_blocked_client_free(fr_client *c);
+/* Frees the server's blocking tables (after its clients are gone). */
+void fri_blocked_server_free(fr_server *s);
+
+/* XREADGROUP ... BLOCK served when its key was signalled ready (t_stream_group.c), as
+ * Redis 7.0 serves a client blocked in a group: a key gone or no longer a stream answers
+ * "-UNBLOCKED the stream key no longer exists", a group gone "-NOGROUP the consumer group
+ * this client was blocked on no longer exists"; a stream whose last id is past the group's
+ * last-delivered id answers [[key, entries after it]] (possibly none: deleted since),
+ * delivering them as XREADGROUP > does, the consumer created if needed.  Returns 1 when
+ * it replied (the client is to be unblocked), 0 when there is nothing new yet. */
+int fri_xreadgroup_serve_blocked(fr_client *c, const fri_arg *key, const fri_arg *group,
+                                 const fri_arg *consumer, long long count, int noack);
 
 /* ----- Cluster emulation --------------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* server.c -- the server and client objects, the clock, the command table and the
  * dispatcher: the path every command takes, in the order redis-server 7.0's
  * processCommand takes it (lookup, arity, cluster slots, MULTI queueing, call). */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +285,8 @@ void fr_server_free(fr_server *s)
     free(s->faults);
     fr_published_clear(s);
     free(s->published);
+    fri_pubsub_server_free(s);
+    fri_blocked_server_free(s);
     free(s);
 }
 
@@ -304,6 +307,8 @@ fr_client *fr_client_new(fr_server *s)
 void fr_client_free(fr_client *c)
 {
     if (!c) return;
+    fri_blocked_client_free(c);
+    fri_pubsub_client_free(c);
     fri_multi_reset(c);
     fri_unwatch_all(c);
     free(c->watched);
@@ -408,7 +413,9 @@ void fri_call(fr_client *c, const fri_command *cmd)
     s->executed++;
     c->cmd = cmd;
     if (s->faults_len && apply_fault(c, cmd)) return;
+    size_t out_mark = c->out.len;
     cmd->proc(c);
+    if ((cmd->flags & FRI_CMD_BLOCKING) || s->blocking) fri_blocked_after_call(c, cmd, out_mark);
 }
 
 /* A command refused before it runs: inside MULTI it also dooms the transaction
@@ -497,6 +504,7 @@ static void process_command(fr_client *c)
         return;
     }
     if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) return;
+    if (c->subs && fri_pubsub_gate(c, cmd) < 0) return;
     if (c->in_multi && (cmd->flags & FRI_CMD_NO_MULTI)) {
         reject(c, "ERR Command not allowed inside a transaction");
         return;
@@ -530,6 +538,7 @@ static int load_args(fr_client *c, int argc, const char *const *argv, const size
 
 static void run_one(fr_client *c, int argc, const char *const *argv, const size_t *lens)
 {
+    assert(!c->bpop); /* a blocked client runs nothing until it is woken */
     if (argc <= 0 || !argv) {
         fri_reply_error(c, "ERR empty command");
         return;
@@ -539,6 +548,7 @@ static void run_one(fr_client *c, int argc, const char *const *argv, const size_
         return;
     }
     process_command(c);
+    if (c->srv->blocking) fri_blocked_serve_ready(c->srv);
 }
 
 static void begin_call(fr_client *c)
@@ -561,6 +571,7 @@ const fr_reply *fr_exec(fr_client *c, int argc, const char *const *argv, const s
     const fr_reply *r;
     begin_call(c);
     run_one(c, argc, argv, argvlen);
+    if (c->bpop) return NULL;
     fri_parse_replies(c, 1, &r);
     return r;
 }
@@ -568,8 +579,14 @@ const fr_reply *fr_exec(fr_client *c, int argc, const char *const *argv, const s
 int fr_pipeline(fr_client *c, size_t n, const fr_command *cmds, const fr_reply **replies)
 {
     begin_call(c);
-    for (size_t i = 0; i < n; i++) run_one(c, cmds[i].argc, cmds[i].argv, cmds[i].argvlen);
-    fri_parse_replies(c, n, replies);
+    size_t ran = 0;
+    while (ran < n && !c->bpop) {
+        run_one(c, cmds[ran].argc, cmds[ran].argv, cmds[ran].argvlen);
+        ran++;
+    }
+    if (c->bpop) ran--; /* the last one blocked: it answered nothing */
+    fri_parse_replies(c, ran, replies);
+    for (size_t i = ran; i < n; i++) replies[i] = NULL;
     return 0;
 }
 
@@ -598,6 +615,7 @@ static void ping_command(fr_client *c)
         fri_reply_arity_error(c);
         return;
     }
+    if (c->subs && fri_pubsub_ping(c)) return;
     if (c->argc == 1) fri_reply_status(c, "PONG");
     else fri_reply_bulk(c, c->argv[1].ptr, c->argv[1].len);
 }

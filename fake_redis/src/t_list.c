@@ -12,14 +12,17 @@
  * order (some parse numbers before looking the key up, some after), so that a command
  * with two faults answers the error the real server gives.
  *
- * Blocking commands never block: in-process there is no other client that could push
- * while we wait.  They answer at once with an element if there is one, and otherwise
- * with what Redis answers when they cannot be served: outside a transaction Redis blocks
- * and, when the timeout fires, answers a nil array (*-1) for every blocking list command,
- * BLMOVE and BRPOPLPUSH included; inside MULTI/EXEC it refuses to block and runs the
- * non-blocking path, where BLMOVE and BRPOPLPUSH answer a nil bulk ($-1) as LMOVE does.
- * The fake gives the timeout reply at once, so a timeout of 0 ("for ever") does not hang
- * a test.  The timeout argument is still validated exactly as Redis validates it.
+ * The blocking commands' handlers never wait.  They answer at once with an element if
+ * there is one, and otherwise with what Redis answers when they cannot be served: outside
+ * a transaction Redis blocks and, when the timeout fires, answers a nil array (*-1) for
+ * every blocking list command, BLMOVE and BRPOPLPUSH included; inside MULTI/EXEC it
+ * refuses to block and runs the non-blocking path, where BLMOVE and BRPOPLPUSH answer a
+ * nil bulk ($-1) as LMOVE does.  In-process that timeout reply comes at once, so a
+ * timeout of 0 ("for ever") does not hang a test.  For a client with blocking on (a
+ * server's connection), blocked.c turns that *-1 into a real block and, when a key
+ * becomes ready, runs the command again on that key alone (BLPOP a b 0 woken by b runs
+ * BLPOP b 0), which pops and moves exactly as Redis serves a blocked client.  The timeout
+ * argument is validated exactly as Redis validates it.
  */
 #include <limits.h>
 #include <math.h>

@@ -683,8 +683,9 @@ static void deliver_history(fr_client *c, fri_stream *s, fri_stream_consumer *co
  * pending history after it.  Every key and group is checked (and every id parsed) before
  * anything is read.  A stream with nothing to serve is left out of the reply, and the
  * consumer is only created (or seen) on the streams that serve something; with nothing at
- * all the reply is the nil array, at once even with BLOCK, since nothing could arrive
- * while an in-process call waits. */
+ * all the reply is the nil array, which is also what BLOCK's timeout answers: a client
+ * with blocking on (blocked.c) blocks there instead, and fri_xreadgroup_serve_blocked
+ * serves it when its stream grows. */
 static void xreadgroup_command(fr_client *c)
 {
     fri_xread_opts o;
@@ -758,6 +759,34 @@ cleanup:
     if (ids != small_ids) free(ids);
     if (groups != small_groups) free(groups);
     if (streams != small_streams) free(streams);
+}
+
+int fri_xreadgroup_serve_blocked(fr_client *c, const fri_arg *key, const fri_arg *group,
+                                 const fri_arg *consumer, long long count, int noack)
+{
+    fri_obj *o = fri_lookup_read(c, key);
+    if (!o || o->type != FRI_STREAM) {
+        fri_reply_error(c, "UNBLOCKED the stream key no longer exists");
+        return 1;
+    }
+    fri_stream *s = o->ptr;
+    fri_stream_cg *cg = cg_lookup(s, group->ptr, group->len);
+    if (!cg) {
+        fri_reply_error(c, "NOGROUP the consumer group this client was blocked on no longer "
+                           "exists");
+        return 1;
+    }
+    /* the stream's last id, not its last live entry: entries added and deleted since the
+     * client blocked still wake it, with an empty list */
+    if (fri_sid_cmp(s->last_id, cg->last_id) <= 0) return 0;
+    fri_sid start = cg->last_id;
+    fri_sid_incr(&start);
+    fri_stream_consumer *cons = consumer_get(cg, consumer, c->now_ms);
+    fri_reply_array_len(c, 1);
+    fri_reply_array_len(c, 2);
+    fri_reply_bulk(c, key->ptr, key->len);
+    deliver_new(c, s, cg, cons, start, count, noack);
+    return 1;
 }
 
 /* Redis's xreadGetKeys: the keys are the first half of what follows the STREAMS option,

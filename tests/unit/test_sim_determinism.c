@@ -1,0 +1,156 @@
+/* test_sim_determinism.c -- one seed, one trace: the same inputs give a byte-identical
+ * trace (ws_sim_trace_hash, FNV-1a 64 of ws_sim_trace_text) on the fake, crashes and
+ * faults included; different seeds or different scenarios give different traces; the
+ * flush diagram names each flush's deliveries and outcomes.
+ *
+ * On redis-server the clock and the stream ids are the server's, so two runs agree only
+ * once those are masked (sf_mask): that is what the --real run checks there. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_fixture.h"
+
+/* A small scenario: three orders, the second dropped (or acked when `variant`), an
+ * in-round receipt, a retry, a crash after the first flush, recovery by a reclaim read.
+ * Runs one after another share a real server: each starts with FLUSHALL (sf_sim). */
+static ws_sim *scenario(sf_world *w, uint64_t seed, int variant)
+{
+    ws_sim *sim = sf_sim(w, seed); /* starts with FLUSHALL */
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
+    cfg.reply = (ws_out){WS_FORM_STREAM, "receipts"};
+    cfg.reply_in_round = 1;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
+    ws_sub_config rc = {.form = WS_FORM_STREAM, .mode = WS_MODE_WINDOW, .key = "orders",
+                        .group = "g", .reclaim = 1, .min_idle_ms = 100, .block_ms = 100,
+                        .name = "orders-reclaim"};
+    ws_sub *reclaim = sf_subscribe(sim, &rc);
+    for (int i = 1; i <= 3; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "order-%d", i);
+        sf_produce(sim, WS_FORM_STREAM, "orders", p);
+    }
+    assert_int_equal(sf_read(sub), 3);
+    ws_delivery *d[3];
+    for (size_t i = 0; i < 3; i++) {
+        d[i] = sf_d(sub, i);
+        sf_queue(d[i], "RPUSH picks %zu", i + 1);
+        assert_int_equal(ws_reply(d[i], "receipt", 7), 0);
+    }
+    sf_settle(d[2], WS_ACK);
+    sf_settle(d[1], variant ? WS_ACK : WS_DROP);
+    sf_settle(d[0], WS_RETRY);
+    assert_int_equal(sf_read(sub), 1); /* the retry's copy */
+    assert_int_equal(ws_sim_crash(sim), 0);
+    assert_int_equal(ws_sim_restart(sim), 0);
+    assert_int_equal(ws_sim_advance(sim, 100), 0);
+    assert_int_equal(sf_read(reclaim), 1);
+    sf_queue(sf_d(reclaim, 0), "RPUSH picks 1");
+    sf_settle(sf_d(reclaim, 0), WS_ACK);
+    return sim;
+}
+
+/* Whether two traces agree: byte for byte on the fake; on redis-server once the server's
+ * ids and clock values are masked. */
+static int same_trace(sf_world *w, ws_sim *a, ws_sim *b)
+{
+    char *ta = ws_sim_trace_text(a, NULL), *tb = ws_sim_trace_text(b, NULL);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    int same = sf_real(w) ? sf_same_masked(ta, tb) : strcmp(ta, tb) == 0;
+    free(ta);
+    free(tb);
+    return same;
+}
+
+SF_TEST(the_same_seed_gives_the_same_trace)
+{
+    ws_sim *a = scenario(w, 42, 0);
+    ws_sim *b = scenario(w, 42, 0);
+    assert_true(same_trace(w, a, b));
+    if (!sf_real(w)) assert_true(ws_sim_trace_hash(a) == ws_sim_trace_hash(b));
+    char *da = ws_sim_diagram(a, NULL), *db = ws_sim_diagram(b, NULL);
+    if (!sf_real(w)) assert_string_equal(da, db);
+    free(da);
+    free(db);
+}
+
+SF_TEST(different_seeds_give_different_consumers_and_traces)
+{
+    ws_sim *a = sf_sim(w, 1);
+    ws_sub *sa = sf_sub(a, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    char name_a[64];
+    snprintf(name_a, sizeof name_a, "%s", ws_sub_consumer(sa));
+    assert_int_equal(sf_read(sa), 0);
+    ws_sim *b = sf_sim(w, 2);
+    ws_sub *sb = sf_sub(b, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    assert_int_equal(sf_read(sb), 0);
+    assert_string_not_equal(ws_sub_consumer(sb), name_a);
+    /* "wsim-" + 8 hex digits. */
+    assert_int_equal(strlen(name_a), 13);
+    assert_memory_equal(name_a, "wsim-", 5);
+    assert_true(ws_sim_trace_hash(a) != ws_sim_trace_hash(b));
+}
+
+SF_TEST(different_scenarios_give_different_traces)
+{
+    ws_sim *a = scenario(w, 42, 0);
+    ws_sim *b = scenario(w, 42, 1);
+    assert_false(sf_real(w) ? 0 : same_trace(w, a, b));
+    assert_true(ws_sim_trace_hash(a) != ws_sim_trace_hash(b));
+}
+
+/* ws_sim_trace_hash is FNV-1a 64 of ws_sim_trace_text. */
+SF_TEST(the_hash_is_fnv1a_of_the_trace_text)
+{
+    ws_sim *sim = scenario(w, 7, 0);
+    size_t len = 0;
+    char *t = ws_sim_trace_text(sim, &len);
+    assert_non_null(t);
+    assert_int_equal(len, strlen(t));
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)t[i];
+        h *= 1099511628211ULL;
+    }
+    free(t);
+    assert_true(h == ws_sim_trace_hash(sim));
+}
+
+/* The diagram of the seed page "Window": three entries each queue an INCR; 1 acks, 2
+ * drops, 3 acks: one flush, one round trip, INCR of 1 and of 3, then one XACK of all. */
+SF_TEST(the_diagram_shows_each_flush_with_its_deliveries)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    for (int i = 1; i <= 3; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "order-%d", i);
+        sf_produce(sim, WS_FORM_STREAM, "orders", p);
+    }
+    assert_int_equal(sf_read(sub), 3);
+    for (size_t i = 0; i < 3; i++) {
+        sf_queue(sf_d(sub, i), "INCR seen");
+        sf_settle(sf_d(sub, i), i == 1 ? WS_DROP : WS_ACK);
+    }
+    char *dia = ws_sim_diagram(sim, NULL);
+    assert_non_null(dia);
+    sf_log(w, "%s", dia); /* compared with redis-server's, masked */
+    sf_in_order(dia, "flush 1 of orders", "1 round trip", ws_delivery_id(sf_d(sub, 0)), "ack",
+                ws_delivery_id(sf_d(sub, 1)), "drop", ws_delivery_id(sf_d(sub, 2)), "ack",
+                "INCR seen", "INCR seen", "XACK orders g", NULL);
+    free(dia);
+    assert_string_equal(sf_q(sim, "GET seen"), "\"2\"");
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        SF_T(the_same_seed_gives_the_same_trace),
+        SF_T(different_seeds_give_different_consumers_and_traces),
+        SF_T(different_scenarios_give_different_traces),
+        SF_T(the_hash_is_fnv1a_of_the_trace_text),
+        SF_T(the_diagram_shows_each_flush_with_its_deliveries),
+    };
+    return sf_main(argc, argv, "sim: determinism", tests, sizeof tests / sizeof tests[0]);
+}

@@ -1,0 +1,312 @@
+/* test_sim_publish.c -- replies, bound publishers, the pool and batch handlers
+ * (SEMANTICS.md §6): an InRound reply leaves after what the handler queued and only on
+ * ack; a reply outside the round leaves at once, before the window; bound publishes join
+ * the segment, unbound ones leave at once whatever the outcome; the shape of a publish
+ * on each form; pool commands land at once, with replies, before the flush; a batch has
+ * one segment, committed only if every member acked, and capacity = the batch size.
+ *
+ * Each test runs on the fake and, with --real, on redis-server too (sim_fixture.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_fixture.h"
+
+/* A stream subscription "orders" whose replies go to the stream "receipts". */
+static ws_sub *with_receipts(ws_sim *sim, ws_mode mode, int in_round)
+{
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, mode, "orders", 0);
+    cfg.reply = (ws_out){WS_FORM_STREAM, "receipts"};
+    cfg.reply_in_round = in_round;
+    return sf_subscribe(sim, &cfg);
+}
+
+/* ----- Replies ------------------------------------------------------------------------------ */
+
+/* §9: a reply in the round leaves after what the handler queued (order: queued, reply). */
+SF_TEST(a_reply_in_the_round_leaves_after_what_the_handler_queued)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 1);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_queue(d, "LPUSH picks sku-1");
+    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    assert_int_equal(sf_int(sim, "EXISTS receipts"), 0); /* in the round: not yet */
+    sf_settle(d, WS_ACK);
+    char want[256];
+    snprintf(want, sizeof want,
+             "LPUSH picks sku-1\nXADD receipts * _payload receipt-1\nXACK orders g %s\n", id);
+    assert_string_equal(sf_commands(sim, "flush"), want);
+    assert_int_equal(sf_int(sim, "XLEN receipts"), 1);
+}
+
+/* A reply in the round follows the outcome: a dropped delivery's reply never leaves. */
+SF_TEST(a_reply_in_the_round_of_a_dropped_delivery_never_leaves)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 1);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_reply(sf_d(sub, 0), "receipt-1", 9), 0);
+    sf_settle(sf_d(sub, 0), WS_DROP);
+    assert_int_equal(sf_int(sim, "EXISTS receipts"), 0);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+}
+
+/* §9: a reply outside the round leaves at once, before the window (order: reply,
+ * queued), even when the delivery is then dropped. */
+SF_TEST(a_reply_outside_the_round_leaves_before_the_window)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 0);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    assert_int_equal(sf_read(sub), 2);
+    ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
+    sf_queue(a, "LPUSH picks sku-1");
+    assert_int_equal(ws_reply(a, "receipt-1", 9), 0);
+    assert_int_equal(sf_int(sim, "XLEN receipts"), 1); /* at once */
+    sf_settle(a, WS_ACK);
+    assert_int_equal(ws_reply(b, "receipt-2", 9), 0);
+    sf_settle(b, WS_DROP);
+    assert_int_equal(sf_int(sim, "XLEN receipts"), 2);
+    sf_in_order(sf_commands(sim, NULL), "XADD receipts * _payload receipt-1\n",
+                "XADD receipts * _payload receipt-2\n", "LPUSH picks sku-1\n", NULL);
+    assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"sku-1\"]");
+}
+
+/* Under atomic, the InRound reply sits inside MULTI/EXEC, after the queued commands and
+ * before the delivery's XACK. */
+SF_TEST(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = with_receipts(sim, WS_MODE_ATOMIC, 1);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_queue(d, "LPUSH picks sku-1");
+    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    sf_settle(d, WS_ACK);
+    char want[256];
+    snprintf(want, sizeof want,
+             "MULTI\nLPUSH picks sku-1\nXADD receipts * _payload receipt-1\nXACK orders g %s\n"
+             "EXEC\n", id);
+    assert_string_equal(sf_commands(sim, "flush"), want);
+}
+
+/* ----- Bound and unbound publishes -------------------------------------------------------- */
+
+/* §9: a bound publish leaves with the ack, in call order with the queued commands. */
+SF_TEST(a_bound_publish_leaves_with_the_ack)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
+    sf_queue(d, "LPUSH picks sku-1");
+    assert_int_equal(ws_bind(d, &audit), 0);
+    assert_int_equal(ws_publish(d, &audit, "audit-1", 7, NULL, 0), 0);
+    sf_queue(d, "INCR picked");
+    assert_int_equal(sf_int(sim, "EXISTS audit"), 0);
+    sf_settle(d, WS_ACK);
+    sf_in_order(sf_commands(sim, "flush"), "LPUSH picks sku-1\n", "LPUSH audit audit-1\n",
+                "INCR picked\n", "XACK", NULL);
+    assert_string_equal(sf_q(sim, "LRANGE audit 0 -1"), "[\"audit-1\"]");
+}
+
+/* §9: a bound publish never leaves for a dropped delivery. */
+SF_TEST(a_bound_publish_never_leaves_for_a_dropped_delivery)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
+    assert_int_equal(ws_bind(d, &audit), 0);
+    assert_int_equal(ws_publish(d, &audit, "audit-1", 7, NULL, 0), 0);
+    sf_settle(d, WS_DROP);
+    assert_int_equal(sf_int(sim, "EXISTS audit"), 0);
+}
+
+/* §9: an unbound publish leaves at once, even when the delivery is dropped. */
+SF_TEST(an_unbound_publish_leaves_at_once_even_when_dropped)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
+    assert_int_equal(ws_publish(d, &audit, "audit-1", 7, NULL, 0), 0);
+    assert_string_equal(sf_q(sim, "LRANGE audit 0 -1"), "[\"audit-1\"]");
+    sf_settle(d, WS_DROP);
+    assert_string_equal(sf_q(sim, "LRANGE audit 0 -1"), "[\"audit-1\"]");
+    assert_int_equal(sf_count(sf_commands(sim, "flush"), "audit"), 0);
+}
+
+/* A publish joining a round has its form's shape: a stream gets XADD with _payload and
+ * h:<name> fields, a list LPUSH of the frame, a channel PUBLISH of the frame; the frame
+ * of a publish with headers is the engine's "wsim1" encoding (lengths, then bytes). */
+SF_TEST(a_publish_joining_a_round_has_its_forms_shape)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    ws_out outs[3] = {{WS_FORM_STREAM, "events"}, {WS_FORM_RELIABLE_LIST, "audit"},
+                      {WS_FORM_CHANNEL, "alerts"}};
+    ws_header h = {"trace", "abc", 0};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(ws_bind(d, &outs[i]), 0);
+        assert_int_equal(ws_publish(d, &outs[i], "p-1", 3, &h, 1), 0);
+    }
+    assert_int_equal(ws_publish(d, &outs[1], "plain", 5, NULL, 0), 0);
+    sf_settle(d, WS_ACK);
+    sf_in_order(sf_commands(sim, "flush"), "XADD events * _payload p-1 h:trace abc\n",
+                "LPUSH audit wsim18:_payload3:p-17:h:trace3:abc\n",
+                "PUBLISH alerts wsim18:_payload3:p-17:h:trace3:abc\n", "LPUSH audit plain\n",
+                "XACK", NULL);
+    assert_int_equal(sf_int(sim, "LLEN audit"), 2);
+}
+
+/* ----- The pool ------------------------------------------------------------------------------ */
+
+/* §9: a handler's pool write lands at once, with its reply, on every form, whatever the
+ * outcome. */
+SF_TEST_FORMS(a_pool_write_lands_at_once_whatever_the_outcome)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
+    sf_produce(sim, form, "orders", "order-1");
+    sf_produce(sim, form, "orders", "order-2");
+    assert_int_equal(sf_read(sub), 2);
+    assert_string_equal(sf_pool(sim, sf_d(sub, 0), "INCR receipts:sequence"), ":1");
+    assert_string_equal(sf_q(sim, "GET receipts:sequence"), "\"1\"");
+    sf_settle(sf_d(sub, 0), WS_DROP);
+    assert_string_equal(sf_pool(sim, sf_d(sub, 1), "INCR receipts:sequence"), ":2");
+    assert_int_equal(ws_abandon(sf_d(sub, 1)), 0);
+    assert_string_equal(sf_q(sim, "GET receipts:sequence"), "\"2\"");
+    assert_int_equal(ws_sim_get_counts(sim).pool_round_trips, 2);
+}
+
+/* Pool commands reach Redis before any segment command of the flush, even when the pool
+ * command was made after the segment's. */
+SF_TEST(pool_commands_reach_redis_before_the_flush)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_queue(d, "RPUSH log queued");
+    assert_string_equal(sf_pool(sim, d, "RPUSH log pooled"), ":1");
+    sf_settle(d, WS_ACK);
+    assert_string_equal(sf_q(sim, "LRANGE log 0 -1"), "[\"pooled\", \"queued\"]");
+    /* Never inside MULTI. */
+    const char *flush = sf_commands(sim, "flush");
+    assert_int_equal(sf_count(flush, "pooled"), 0);
+    /* A pool command outside any handler. */
+    const fr_reply *r = NULL;
+    assert_int_equal(ws_pool_line(sim, NULL, "GET nothing", &r), 0);
+    assert_int_equal(r->type, FR_REPLY_NIL);
+}
+
+/* ----- Batches --------------------------------------------------------------------------------- */
+
+/* A stream subscription with batch handlers of n. */
+static ws_sub *batched(ws_sim *sim, ws_mode mode, size_t n, int entries)
+{
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, mode, "orders", 0);
+    cfg.batch = n;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
+    for (int i = 1; i <= entries; i++) {
+        char p[32];
+        snprintf(p, sizeof p, "order-%d", i);
+        sf_produce(sim, WS_FORM_STREAM, "orders", p);
+    }
+    return sub;
+}
+
+/* §9: an acked batch of 3 sends its 3 writes (one segment for the batch), and the batch
+ * window settles every entry. */
+SF_TEST(an_acked_batch_of_3_sends_its_3_writes)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = batched(sim, WS_MODE_WINDOW, 3, 3);
+    assert_int_equal(sf_read(sub), 3);
+    /* One slot for the batch. */
+    assert_int_equal(ws_delivery_slot(sf_d(sub, 0)), ws_delivery_slot(sf_d(sub, 2)));
+    for (size_t i = 0; i < 3; i++) sf_queue(sf_d(sub, i), "RPUSH picks %zu", i + 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    sf_settle(sf_d(sub, 1), WS_ACK);
+    assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
+    sf_settle(sf_d(sub, 2), WS_ACK);
+    char want[256];
+    snprintf(want, sizeof want, "RPUSH picks 1\nRPUSH picks 2\nRPUSH picks 3\nXACK orders g %s %s %s\n",
+             ws_delivery_id(sf_d(sub, 0)), ws_delivery_id(sf_d(sub, 1)),
+             ws_delivery_id(sf_d(sub, 2)));
+    assert_string_equal(sf_commands(sim, "flush"), want);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+}
+
+/* §9: a batch with one dropped member sends none of its writes; every member settles. */
+SF_TEST(a_dropped_batch_sends_none)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = batched(sim, WS_MODE_WINDOW, 3, 3);
+    assert_int_equal(sf_read(sub), 3);
+    for (size_t i = 0; i < 3; i++) sf_queue(sf_d(sub, i), "RPUSH picks %zu", i + 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    sf_settle(sf_d(sub, 1), WS_DROP);
+    sf_settle(sf_d(sub, 2), WS_DROP);
+    assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    /* The acked member was acked without its effects: §8 calls that lost. */
+    sf_expect_violations(w);
+    const ws_violation *v = sf_violation(sim, "lost");
+    assert_non_null(v);
+    assert_string_equal(v->entry, ws_delivery_id(sf_d(sub, 0)));
+}
+
+/* Capacity is the batch size: with batches of 3, a read of 6 flushes after the first
+ * batch's three settles while the second batch is still outstanding. */
+SF_TEST(a_batch_windows_capacity_is_the_batch_size)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = batched(sim, WS_MODE_WINDOW, 3, 6);
+    assert_int_equal(sf_read(sub), 6);
+    assert_int_not_equal(ws_delivery_slot(sf_d(sub, 0)), ws_delivery_slot(sf_d(sub, 3)));
+    for (size_t i = 0; i < 3; i++) sf_settle(sf_d(sub, i), WS_ACK);
+    assert_int_equal(ws_sim_get_counts(sim).flushes, 1);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 3);
+    for (size_t i = 3; i < 6; i++) sf_settle(sf_d(sub, i), WS_ACK);
+    assert_int_equal(ws_sim_get_counts(sim).flushes, 2);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        SF_T(a_reply_in_the_round_leaves_after_what_the_handler_queued),
+        SF_T(a_reply_in_the_round_of_a_dropped_delivery_never_leaves),
+        SF_T(a_reply_outside_the_round_leaves_before_the_window),
+        SF_T(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack),
+        SF_T(a_bound_publish_leaves_with_the_ack),
+        SF_T(a_bound_publish_never_leaves_for_a_dropped_delivery),
+        SF_T(an_unbound_publish_leaves_at_once_even_when_dropped),
+        SF_T(a_publish_joining_a_round_has_its_forms_shape),
+        SF_T_FORMS(a_pool_write_lands_at_once_whatever_the_outcome),
+        SF_T(pool_commands_reach_redis_before_the_flush),
+        SF_T(an_acked_batch_of_3_sends_its_3_writes),
+        SF_T(a_dropped_batch_sends_none),
+        SF_T(a_batch_windows_capacity_is_the_batch_size),
+    };
+    return sf_main(argc, argv, "sim: publishes, the pool, batches (§6)", tests,
+                   sizeof tests / sizeof tests[0]);
+}
