@@ -331,6 +331,8 @@ const char *ws_sim_warning(const ws_sim *sim, size_t i);
  * admin's), in the order they happened: the crash explorer's map of crash points. */
 typedef struct ws_rt_info {
     const char *conn;       /* the connection's label ("window", "reader.2") */
+    const char *cause;      /* why ("read 2 of orders", "flush 1 of orders", "pool of 1-0",
+                               "delay-queue sweep before read 2 of orders", ...) */
     unsigned incarnation;   /* the process that made it */
     uint64_t index;         /* its number on that connection (1-based) */
     size_t n;               /* commands */

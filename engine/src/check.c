@@ -12,6 +12,7 @@
  * Each violation is one sentence naming the entry, the command and the crash point.
  * Plain lists and channels settle nothing, so "lost" is not checked for them (they are
  * at most once by design); the other three are. */
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,7 +399,10 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
             const wsi_produced *p = &sim->produced[r];
             int form = p->form == WS_FORM_PLAIN_LIST ? WS_FORM_RELIABLE_LIST : p->form;
             int sform = s->cfg.form == WS_FORM_PLAIN_LIST ? WS_FORM_RELIABLE_LIST : s->cfg.form;
-            if (strcmp(p->key, s->key) != 0 || form != sform) continue;
+            int match = s->cfg.form == WS_FORM_CHANNEL && s->cfg.pattern
+                            ? fnmatch(s->key, p->key, 0) == 0
+                            : strcmp(p->key, s->key) == 0;
+            if (!match || form != sform) continue;
             check_entry(sim, s, r + 1, &h);
         }
         holding_free(&h);

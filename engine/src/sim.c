@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fnmatch.h>
 #include <time.h>
 
 #include "sim_int.h"
@@ -230,6 +231,7 @@ void ws_sim_free(ws_sim *sim)
     for (size_t i = 0; i < sim->nrts; i++) {
         for (size_t k = 0; k < sim->rts[i].n; k++) free(sim->rts[i].commands[k]);
         free(sim->rts[i].commands);
+        free(sim->rts[i].cause);
     }
     free(sim->rts);
     for (size_t i = 0; i < sim->nwarnings; i++) free(sim->warnings[i]);
@@ -429,10 +431,12 @@ size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
     if (d->root) return d->root;
     const char *key = d->sub->key;
     int stream = d->sub->cfg.form == WS_FORM_STREAM;
+    int pattern = d->sub->cfg.form == WS_FORM_CHANNEL && d->sub->cfg.pattern;
     for (size_t i = 0; i < sim->nproduced; i++) {
         wsi_produced *p = &sim->produced[i];
-        if (strcmp(p->key, key) == 0 && p->id_len == d->id_len &&
-            memcmp(p->id, d->id, d->id_len) == 0)
+        /* a pattern subscription hears every channel its glob matches */
+        int same_key = pattern ? fnmatch(key, p->key, 0) == 0 : strcmp(p->key, key) == 0;
+        if (same_key && p->id_len == d->id_len && memcmp(p->id, d->id, d->id_len) == 0)
             return d->root = i + 1;
     }
     for (size_t i = 0; i < sim->nlineage; i++)

@@ -166,6 +166,10 @@ typedef struct wsi_owed {
     wsi_cmd *writes[2];     /* retry writes (XADD copy | ZADD [+PEXPIRE] | LPUSH) */
     size_t nwrites;
     int retried;            /* it has retry writes: it is settled only if they succeed */
+    int held;               /* an atomic batch member's ack, held at its settle position
+                               until the batch is decided: dropped if the batch commits
+                               (its settle goes inside), released otherwise; a flush
+                               leaves it in the window meanwhile */
 } wsi_owed;
 
 typedef struct wsi_committed {
@@ -287,6 +291,7 @@ struct ws_sim {
     char last_crash[160];   /* where the last crash happened */
     struct wsi_rtrec {
         char conn[64];
+        char *cause;
         unsigned incarnation;
         uint64_t index;
         size_t n;

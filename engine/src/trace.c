@@ -257,6 +257,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         }
         struct wsi_rtrec *rr = &sim->rts[sim->nrts++];
         snprintf(rr->conn, sizeof rr->conn, "%s", rt->conn);
+        rr->cause = wsi_xstrdup(rt->cause ? rt->cause : "");
         rr->incarnation = sim->incarnation;
         rr->index = rt->index;
         rr->n = rt->n;
@@ -349,7 +350,7 @@ int ws_sim_round_trip(const ws_sim *sim, size_t i, ws_rt_info *out)
 {
     if (i >= sim->nrts) return -1;
     const struct wsi_rtrec *r = &sim->rts[i];
-    *out = (ws_rt_info){r->conn, r->incarnation, r->index, r->n,
+    *out = (ws_rt_info){r->conn, r->cause, r->incarnation, r->index, r->n,
                         (const char *const *)r->commands, r->status};
     return 0;
 }

@@ -350,7 +350,9 @@ int wsi_flush(ws_sub *s, const char *why)
     s->nsince = s->capsince = 0;
     s->settled = 0;
     for (size_t i = 0; i < nsince; i++) since[i]->flush = s->flushes + 1;
-    if (s->ncommitted == 0 && s->nowed == 0) {
+    size_t nheld = 0;
+    for (size_t i = 0; i < s->nowed; i++) nheld += s->owed[i].held;
+    if (s->ncommitted == 0 && s->nowed == nheld) {
         /* Nothing owed: no round trip (plain lists and channels without segments). */
         for (size_t i = 0; i < nsince; i++) since[i]->flush = 0;
         free(since);
@@ -364,6 +366,20 @@ int wsi_flush(ws_sub *s, const char *why)
     s->committed = NULL;
     s->owed = NULL;
     s->ncommitted = s->capcommitted = s->nowed = s->capowed = 0;
+    /* held acks (atomic batches not yet decided) stay in the window, in order */
+    size_t keep = 0;
+    for (size_t i = 0; i < nowed; i++) {
+        if (!owed[i].held) {
+            owed[keep++] = owed[i];
+            continue;
+        }
+        if (s->nowed == s->capowed) {
+            s->capowed = s->capowed ? s->capowed * 2 : 16;
+            s->owed = wsi_xrealloc(s->owed, s->capowed * sizeof *s->owed);
+        }
+        s->owed[s->nowed++] = owed[i];
+    }
+    nowed = keep;
     uint64_t F = ++s->flushes;
     sim->counts.flushes++;
     record_flush(s, F, why, since, nsince);
@@ -509,8 +525,10 @@ static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay
     int atomic = s->cfg.mode == WS_MODE_ATOMIC;
     bt->done++;
     if (o != WS_ACK) bt->all_acked = 0;
-    /* Atomic acks wait for the batch: their settles may go inside its segment. */
-    if (!(atomic && o == WS_ACK)) owe(s, d, o, delay_ms);
+    /* An atomic ack is held in its settle position until the batch is decided: its settle
+     * may go inside the batch's transaction instead. */
+    owe(s, d, o, delay_ms);
+    if (atomic && o == WS_ACK) s->owed[s->nowed - 1].held = 1;
     if (bt->done < bt->n) return;
     int kept = bt->seg && bt->all_acked;
     for (size_t i = 0; i < bt->n; i++)
@@ -521,9 +539,17 @@ static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay
     } else if (bt->seg) {
         drop_segment(&bt->seg);
     }
-    if (atomic && !kept)
-        for (size_t i = 0; i < bt->n; i++)
-            if (bt->members[i]->outcome == WS_ACK) owe(s, bt->members[i], WS_ACK, 0);
+    /* decide the held acks: gone when the transaction carries them, released otherwise */
+    size_t keep = 0;
+    for (size_t i = 0; i < s->nowed; i++) {
+        wsi_owed *w = &s->owed[i];
+        if (w->held && w->d->batch == bt) {
+            if (kept) continue;
+            w->held = 0;
+        }
+        s->owed[keep++] = *w;
+    }
+    s->nowed = keep;
     wsi_slot_release(s, bt->slot);
 }
 

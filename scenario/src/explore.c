@@ -158,7 +158,9 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
     for (size_t i = 0; i < nrt; i++) {
         ws_rt_info rt;
         ws_sim_round_trip(sim, i, &rt);
-        if (rt.incarnation != 1) continue;
+        /* the first process only; a subscriber connection only ever sends SUBSCRIBE,
+         * inside the subscribe step, before any fault could be armed on it */
+        if (rt.incarnation != 1 || strncmp(rt.conn, "subscriber", 10) == 0) continue;
         for (size_t k = 0; k <= rt.n; k++) {
             out->points = realloc(out->points, (out->npoints + 1) * sizeof *out->points);
             if (!out->points) abort();

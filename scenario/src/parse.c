@@ -15,7 +15,9 @@
  *               | block MS | reclaim MIN_IDLE_MS | delay-queue ZSET [ttl MS]
  *               | processing LIST | recovery ZSET MIN_IDLE_MS | pattern
  *               | reply stream|list|channel KEY [in-round] | warn-crossslot
- *   produce <sub> <payload> [header NAME VALUE]... [as ALIAS]
+ *   produce <sub> <payload> [header NAME VALUE]... [to KEY] [as ALIAS]
+ *                                          (to: another key of the form, e.g. a channel
+ *                                          a pattern subscription hears)
  *   read <sub> [expect ALIAS... | expect nothing | expect report]
  *   ALIAS: queue <command...>
  *   ALIAS: pool <command...> [=> REPLY]    (also without "ALIAS:", outside any handler)
@@ -26,9 +28,12 @@
  *   advance <ms> | crash | restart | stop <sub>
  *   fault <reader|window|subscriber> <crash-after|crash-before|lose-replies|error|refuse>
  *         (<n>th <COMMAND> | round-trip <i> [command <k>]) [error <text>]
- *   check <command...> => <reply>          the reply as the trace prints it
+ *   check <command...> => <reply>          the reply as the trace prints it; <*> = any one
+ *                                          item (a string, number or array); a comment
+ *                                          after the reply needs whitespace before '#' 
  *   expect flush <n> of <sub>              then indented lines: [ALIAS>] <command...>,
  *                                          "--" between round trips; bare ? = any argument
+ *   expect read <n> of <sub>               the same for a read's round trips (sweeps too)
  *   expect round-trips <n> [total|reads|flushes|pool]
  *   expect flushes <n> [of <sub>]
  *   expect reports <n>
@@ -57,7 +62,26 @@ typedef struct parser {
     const char *name;
     char *error;      /* the first error, formatted */
     int line;
+    const char *raw;  /* the line being parsed, as written */
+    size_t rawlen;
 } parser;
+
+/* Where a comment starts in p[0..len): a '#' after whitespace, outside double quotes
+ * (reply texts quote their strings: "a #b" keeps its '#'); len if none. */
+static size_t comment_start(const char *p, size_t len)
+{
+    int inq = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (inq && p[i] == '\\') {
+            i++;
+            continue;
+        }
+        if (p[i] == '"') inq = !inq;
+        else if (!inq && p[i] == '#' && i > 0 && (p[i - 1] == ' ' || p[i - 1] == '\t'))
+            return i;
+    }
+    return len;
+}
 
 static int perr(parser *p, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(parser *p, int col, const char *fmt, ...)
@@ -209,7 +233,7 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
             /* What follows "=>" is an expected reply as the trace prints it (brackets,
              * quotes, '#' and all): the rest of the line, raw, as one token. */
             while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
-            size_t e = len;
+            size_t e = i + comment_start(s + i, len - i);
             while (e > i && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
             if (e > i) {
                 t = xrealloc(t, (n + 1) * sizeof *t);
@@ -265,6 +289,19 @@ static char *join(const wsc_tok *t, size_t from, size_t n)
         k += t[i].len;
     }
     return s;
+}
+
+/* The free text that starts at token t and runs to the end of the line: the token's own
+ * value when it is the last one and quoted ("ERR unknown command 'X'"), else the line as
+ * written from there (quotes and all), without a trailing comment. */
+static char *rest_text(const parser *p, const wsc_tok *t, size_t i, size_t n)
+{
+    if (i + 1 == n && t[i].quoted) return xmemdup(t[i].s, t[i].len);
+    size_t b = (size_t)t[i].col - 1;
+    if (b > p->rawlen) b = p->rawlen;
+    size_t e = b + comment_start(p->raw + b, p->rawlen - b);
+    while (e > b && (p->raw[e - 1] == ' ' || p->raw[e - 1] == '\t' || p->raw[e - 1] == '\r')) e--;
+    return xmemdup(p->raw + b, e - b);
 }
 
 /* Copies tokens [from, to) into *out. */
@@ -483,7 +520,7 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         if (st->fault.kind != WS_FAULT_ERROR)
             return perr(p, t[i].col, "only an 'error' fault takes an error text");
         if (i + 1 >= n) return perr(p, t[i].col, "error needs the text of the error reply");
-        st->fault_error = join(t, i + 1, n);
+        st->fault_error = rest_text(p, t, i + 1, n);
         i = n;
     }
     if (i < n) return perr(p, t[i].col, "unexpected '%s' after the fault's place", t[i].s);
@@ -495,12 +532,12 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     if (need(p, t, n, 2, "expect <what> ...")) return -1;
     const wsc_tok *w = &t[1];
     long long v;
-    if (is(w, "flush")) {
+    if (is(w, "flush") || is(w, "read")) {
         if (n != 5 || !is(&t[3], "of"))
-            return perr(p, w->col, "usage: expect flush <n> of <subscription>");
-        if (number(p, &t[2], "flush", &v)) return -1;
-        if (v < 1) return perr(p, t[2].col, "flushes count from 1");
-        st->kind = K_EXPECT_FLUSH;
+            return perr(p, w->col, "usage: expect %s <n> of <subscription>", w->s);
+        if (number(p, &t[2], w->s, &v)) return -1;
+        if (v < 1) return perr(p, t[2].col, "%ss count from 1", w->s);
+        st->kind = is(w, "flush") ? K_EXPECT_FLUSH : K_EXPECT_READ;
         st->n = v;
         st->sub = xstrdup(t[4].s);
     } else if (is(w, "round-trips")) {
@@ -535,7 +572,7 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         for (size_t i = 3; i < n;) {
             if (is(&t[i], "error")) {
                 if (i + 1 >= n) return perr(p, t[i].col, "error needs a text");
-                st->text = join(t, i + 1, n);
+                st->text = rest_text(p, t, i + 1, n);
                 break;
             }
             long long *dst = is(&t[i], "commands") ? &st->n2
@@ -570,7 +607,7 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     } else if (is(w, "warning")) {
         if (n < 3) return perr(p, w->col, "usage: expect warning <text>");
         st->kind = K_EXPECT_WARNING;
-        st->text = join(t, 2, n);
+        st->text = rest_text(p, t, 2, n);
     } else if (is(w, "delivery")) {
         if (n != 5 || (!is(&t[3], "count") && !is(&t[3], "retries")))
             return perr(p, w->col, "usage: expect delivery <alias> (count N | retries N)");
@@ -580,7 +617,7 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         if (number(p, &t[4], t[3].s, &st->n)) return -1;
     } else {
         return perr(p, w->col,
-                    "unknown expectation '%s' (flush, round-trips, flushes, reports, report, "
+                    "unknown expectation '%s' (flush, read, round-trips, flushes, reports, report, "
                     "pending, invariants, violation, warning, delivery)",
                     w->s);
     }
@@ -716,19 +753,25 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
         return parse_subscribe(p, st, t, n);
     }
     if (is(w, "produce")) {
-        if (need(p, t, n, 3, "produce <subscription> <payload> [header NAME VALUE]... [as ALIAS]")) return -1;
+        if (need(p, t, n, 3, "produce <subscription> <payload> [header NAME VALUE]... [to KEY] [as ALIAS]")) return -1;
         st->kind = K_PRODUCE;
         st->sub = xstrdup(t[1].s);
         st->payload = xmemdup(t[2].s, t[2].len);
         st->payload_len = t[2].len;
         size_t i = 3;
         if (parse_headers(p, st, t, &i, n)) return -1;
+        if (i < n && is(&t[i], "to")) {
+            if (i + 1 >= n) return perr(p, t[i].col, "to needs a key (the channel a pattern hears)");
+            st->key = xstrdup(t[i + 1].s);
+            i += 2;
+        }
         if (i < n && is(&t[i], "as")) {
             if (i + 1 >= n) return perr(p, t[i].col, "as needs an alias");
             st->alias = xstrdup(t[i + 1].s);
             i += 2;
         }
-        if (i < n) return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE or as ALIAS)", t[i].s);
+        if (i < n)
+            return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE, to KEY or as ALIAS)", t[i].s);
         return 0;
     }
     if (is(w, "read")) {
@@ -1027,6 +1070,8 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
             while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
             st->src = xmemdup(s + b, e - b);
         }
+        p.raw = s;
+        p.rawlen = sl;
         int rc = parse_line(&p, sc, st, t, (size_t)n, &steps_seen);
         toks_free(t, (size_t)n);
         if (rc < 0) {
@@ -1038,7 +1083,7 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
             continue;
         }
         sc->nst++;
-        if (st->kind == K_EXPECT_FLUSH) block = st;
+        if (st->kind == K_EXPECT_FLUSH || st->kind == K_EXPECT_READ) block = st;
     }
     if (!p.error && !sc->title) {
         p.line = p.line ? p.line : 1;
@@ -1046,10 +1091,16 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
     }
     for (size_t i = 0; !p.error && i < sc->nst; i++) {
         wsc_stmt *st = &sc->st[i];
-        if (st->kind == K_EXPECT_FLUSH && st->nflines == 0) {
+        if ((st->kind == K_EXPECT_FLUSH || st->kind == K_EXPECT_READ) && st->nflines == 0) {
             p.line = st->line;
-            perr(&p, st->col, "'expect flush' needs the flush's commands on indented lines below it");
+            perr(&p, st->col, "'expect %s' needs its commands on indented lines below it",
+                 st->kind == K_EXPECT_FLUSH ? "flush" : "read");
         }
+        for (size_t k = 0; !p.error && st->kind == K_EXPECT_READ && k < st->nflines; k++)
+            if (st->flines[k].from) {
+                p.line = st->flines[k].line;
+                perr(&p, 3, "'%s>': a read's commands come from no delivery", st->flines[k].from);
+            }
     }
     if (!p.error) validate(&p, sc);
     if (p.error) {

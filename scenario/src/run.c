@@ -286,13 +286,55 @@ static int step_result(runner *r, const wsc_stmt *st, int rc)
                 ws_err_name(rc));
 }
 
+/* The end of the reply item that starts at s: a "string" (escapes included), a [nested,
+ * array], or a bare word up to ',' or ']'. */
+static const char *item_end(const char *s)
+{
+    if (*s == '"') {
+        for (s++; *s && *s != '"'; s++)
+            if (*s == '\\' && s[1]) s++;
+        return *s ? s + 1 : s;
+    }
+    if (*s == '[') {
+        int depth = 0;
+        for (; *s; s++) {
+            if (*s == '"') {
+                s = item_end(s) - 1;
+                continue;
+            }
+            if (*s == '[') depth++;
+            if (*s == ']' && --depth == 0) return s + 1;
+        }
+        return s;
+    }
+    while (*s && *s != ',' && *s != ']') s++;
+    return s;
+}
+
+/* Reply text matching: want equals got, where each <*> in want stands for one item. */
+static int reply_matches(const char *want, const char *got)
+{
+    while (*want) {
+        if (strncmp(want, "<*>", 3) == 0) {
+            if (!*got) return 0;
+            got = item_end(got);
+            want += 3;
+            continue;
+        }
+        if (*want != *got) return 0;
+        want++;
+        got++;
+    }
+    return *got == '\0';
+}
+
 static int compare_reply(runner *r, const wsc_stmt *st, const fr_reply *reply)
 {
     char *got = reply ? ws_reply_text(reply, NULL) : strdup("(none)");
     char *want = subst(r, st, st->expect[0].s, st->expect[0].len, NULL);
     int rc = 0;
     if (!want) rc = -1;
-    else if (strcmp(got, want) != 0) rc = fail(r, st, WSC_FAIL, want, "%s", got);
+    else if (!reply_matches(want, got)) rc = fail(r, st, WSC_FAIL, want, "%s", got);
     else r->checks++;
     free(got);
     free(want);
@@ -541,6 +583,67 @@ static int expect_flush(runner *r, const wsc_stmt *st)
     return ok ? 0 : -1;
 }
 
+/* A read's round trips: the ones whose cause is "read N of NAME" or a sweep "... before
+ * read N of NAME", in order. */
+static int expect_read(runner *r, const wsc_stmt *st)
+{
+    ws_sub *s = find_sub(r, st, st->sub);
+    if (!s) return -1;
+    char tail[256];
+    snprintf(tail, sizeof tail, "read %lld of %s", st->n, ws_sub_name(s));
+    size_t tl = strlen(tail);
+    buf want = {0}, got = {0};
+    bput(&want, "", 0);
+    bput(&got, "", 0);
+    /* what happened, as text lines, and a flat list to compare */
+    size_t nrt = ws_sim_round_trip_count(r->sim), rtn = 0, ncmd = 0;
+    const char **cmds = NULL;
+    size_t *rts = NULL;
+    for (size_t i = 0; i < nrt; i++) {
+        ws_rt_info rt;
+        ws_sim_round_trip(r->sim, i, &rt);
+        size_t cl = strlen(rt.cause);
+        if (cl < tl || strcmp(rt.cause + cl - tl, tail) != 0 ||
+            (cl > tl && rt.cause[cl - tl - 1] != ' '))
+            continue;
+        /* "read 1 of orders" must not match "read 11 of orders" */
+        if (cl > tl && strncmp(rt.cause + cl - tl - 7, "before ", 7) != 0) continue;
+        rtn++;
+        if (rtn > 1) bput(&got, "\n      --", 9);
+        for (size_t k = 0; k < rt.n; k++) {
+            cmds = realloc(cmds, (ncmd + 1) * sizeof *cmds);
+            rts = realloc(rts, (ncmd + 1) * sizeof *rts);
+            if (!cmds || !rts) abort();
+            cmds[ncmd] = rt.commands[k];
+            rts[ncmd++] = rtn;
+            bprintf(&got, "\n      %s", rt.commands[k]);
+        }
+    }
+    size_t rt = 1, k = 0;
+    int ok = 1, bad = 0;
+    for (size_t i = 0; i < st->nflines; i++) {
+        const wsc_fline *f = &st->flines[i];
+        if (f->separator) {
+            bput(&want, "\n      --", 9);
+            rt++;
+            continue;
+        }
+        bput(&want, "\n      ", 7);
+        fline_text(r, st, f, &want);
+        if (k >= ncmd || rts[k] != rt || !same_command(r, st, cmds[k], f, &bad)) ok = 0;
+        k++;
+    }
+    if (k != ncmd) ok = 0;
+    if (bad) ok = 0;
+    if (!ok && !bad) fail(r, st, WSC_FAIL, want.p, "%s", ncmd ? got.p : "no such read");
+    else if (ok) r->checks++;
+    free(cmds);
+    free(rts);
+    free(want.p);
+    free(got.p);
+    return ok ? 0 : -1;
+}
+
 static int expect_number(runner *r, const wsc_stmt *st, unsigned long long got,
                          const char *what)
 {
@@ -759,7 +862,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
             if (r->sc->st[k].kind == K_SUBSCRIBE && strcmp(r->sc->st[k].sub, st->sub) == 0)
                 def = &r->sc->st[k];
         if (!def) return fail(r, st, WSC_ERROR, NULL, "no subscription named '%s'", st->sub);
-        int rc = ws_sim_produce(r->sim, def->cfg.form, def->s_key, st->payload,
+        int rc = ws_sim_produce(r->sim, def->cfg.form, st->key ? st->key : def->s_key, st->payload,
                                 st->payload_len, st->headers, st->nheaders, NULL);
         if (rc) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
         if (st->alias) {
@@ -786,6 +889,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     }
     case K_FAULT: return do_fault(r, st);
     case K_EXPECT_FLUSH: return expect_flush(r, st);
+    case K_EXPECT_READ: return expect_read(r, st);
     case K_EXPECT_RTS: {
         ws_sim_counts c = ws_sim_get_counts(r->sim);
         uint64_t v = st->which == 0 ? c.round_trips

@@ -36,6 +36,7 @@ typedef enum wsc_kind {
     K_FAULT,       /* fault <conn> <kind> <where> [error <text>] */
     K_CHECK,       /* check <command> => <reply> */
     K_EXPECT_FLUSH,     /* expect flush <n> of <sub> + indented lines */
+    K_EXPECT_READ,      /* expect read <n> of <sub> + indented lines (sweeps included) */
     K_EXPECT_RTS,       /* expect round-trips <n> [total|reads|flushes|pool] */
     K_EXPECT_FLUSHES,   /* expect flushes <n> [of <sub>] */
     K_EXPECT_REPORTS,   /* expect reports <n> */
