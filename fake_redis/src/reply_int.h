@@ -1,4 +1,5 @@
-/* reply_int.h -- the reply arena and parser, shared by reply.c and server.c only. */
+/* reply_int.h -- the reply arena and parser, shared by reply.c, server.c, and the modules
+ * that hand out reply trees of their own (pubsub.c: pushes; blocked.c: woken replies). */
 #ifndef FR_REPLY_INT_H
 #define FR_REPLY_INT_H
 

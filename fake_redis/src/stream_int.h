@@ -211,8 +211,9 @@ size_t fri_stream_reply_range(fr_client *c, fri_stream *s, fri_sid start, fri_si
 
 typedef struct fri_xread_opts {
     long long count;   /* COUNT (negative counts as 0); 0 = no limit */
-    long long timeout; /* BLOCK in ms, -1 when absent (an in-process fake never waits:
-                          a read that finds nothing answers the timeout reply at once) */
+    long long timeout; /* BLOCK in ms, -1 when absent (by default a read that finds
+                          nothing answers the timeout reply at once; a blocking client
+                          waits: blocked.c) */
     int noack;         /* NOACK given (XREADGROUP only) */
     int group_arg;     /* argv index of the group name (consumer at +1); 0 without GROUP */
     int streams_arg;   /* argv index of the first key */

@@ -1394,8 +1394,9 @@ int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *
 /* XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...: every key is looked up and every id
  * parsed ("$" = the stream's last id) before anything is answered; then each stream with
  * a live entry after its id contributes [key, entries].  Nothing to serve answers the
- * null array, which is what a blocked read answers when its timeout fires: in process
- * nothing else can add to a stream meanwhile, so BLOCK answers at once. */
+ * null array, which is what a blocked read answers when its timeout fires: by default
+ * BLOCK answers so at once (in process nobody else could add meanwhile); a client that
+ * opted into blocking (fr_client_set_blocking) waits instead, served by blocked.c. */
 static void xreadCommand(fr_client *c)
 {
     fri_xread_opts o;
