@@ -19,6 +19,8 @@
  * and the simulation's trace, both with stream ids and clock values masked
  * (sf_same_masked).
  *
+ * WSIM_SF_PRINT=1 in the environment prints each run's transcript and masked trace.
+ *
  * Every helper fails the running test (it does not return) when something is wrong, so
  * bodies use what they get without checking.  Strings a helper returns are owned by the
  * world and live until the test ends.

@@ -567,7 +567,9 @@ SF_TEST(whole_window_plain_list) { whole_window_of(w, WS_FORM_PLAIN_LIST, WS_MOD
 /* A batch window of 8: a batch's segment leaves only if every member acked (§6), so with
  * every third order dropped no batch of 8 (1-8, 9-16, 17-20) commits its writes; every
  * entry is still settled (acked or dropped), so nothing stays pending -- and the 14
- * acked members, acked without their effects, are what §8 calls lost. */
+ * acked members, acked without their effects, are what §8 calls lost.  (§9's line for
+ * this window says the acked ids land; with batches of 8 that contradicts §6, and §6 is
+ * the rule the engine keeps.) */
 SF_TEST(whole_window_batch_of_8)
 {
     ws_sim *sim = sf_sim(w, 7);
