@@ -165,7 +165,10 @@ typedef struct ws_sub_config {
     const char *processing; /* reliable list: processing list (NULL: <key>.processing) */
     const char *recovery;   /* reliable list: the recovery sorted set, or NULL */
     int pattern;            /* channel: PSUBSCRIBE instead of SUBSCRIBE */
-    const char *name;       /* the name in reports (NULL: the key) */
+    const char *name;       /* the name in reports (NULL: the key, as §5 says) */
+    const char *label;      /* the name in the trace, its causes and diagrams (NULL: the
+                               report name, "<key> (reclaim)" for a reclaim subscription,
+                               and "#2", "#3"... appended while it is not unique) */
     ws_out reply;           /* where ws_reply publishes (key NULL: no reply output) */
     int reply_in_round;     /* the InRound transform on the reply */
     int warn_crossslot;     /* atomic: warn (ws_sim_warning) when a committed segment
@@ -178,7 +181,8 @@ typedef struct ws_sub_config {
  * forms with every mode.  Channel subscriptions SUBSCRIBE on the reader at once.  NULL on
  * a malformed config (ws_sim_errstr says why) or out of memory. */
 ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg);
-/* The subscription's name (reports, the trace). */
+/* The subscription's label (the trace: "read 2 of <label>", "flush 1 of <label>"); reports
+ * carry its report name (ws_sub_config.name, the key by default). */
 const char *ws_sub_name(const ws_sub *sub);
 /* The consumer name it reads as in this incarnation (streams), else "". */
 const char *ws_sub_consumer(const ws_sub *sub);

@@ -104,6 +104,8 @@ static const fr_reply *admin(ws_sim *sim, wsi_cmdb *b)
 
 typedef struct holding {
     strset pending;   /* stream: ids pending in the group */
+    strset pending_payloads; /* stream: the payloads of those entries (a copy whose id the
+                                consumer never read is told by its payload) */
     strset unread;    /* stream: ids after the group's last-delivered id */
     strset scheduled; /* stream: original ids held by delay-queue members */
     strset listed;    /* reliable list: values on the main or processing list */
@@ -112,6 +114,7 @@ typedef struct holding {
 static void holding_free(holding *h)
 {
     set_free(&h->pending);
+    set_free(&h->pending_payloads);
     set_free(&h->unread);
     set_free(&h->scheduled);
     set_free(&h->listed);
@@ -133,6 +136,25 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
             if (r->elements[i].type == FR_REPLY_ARRAY && r->elements[i].count >= 1)
                 set_add(&h->pending, r->elements[i].elements[0].str,
                         r->elements[i].elements[0].len);
+    /* the pending entries' payloads */
+    if (h->pending.n) {
+        wsi_cmdb_adds(&b, "XRANGE");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_adds(&b, "-");
+        wsi_cmdb_adds(&b, "+");
+        r = admin(sim, &b);
+        if (!r) return sim->err;
+        for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
+            const fr_reply *e = &r->elements[i];
+            if (e->type != FR_REPLY_ARRAY || e->count < 2 ||
+                !set_has(&h->pending, e->elements[0].str, e->elements[0].len))
+                continue;
+            const fr_reply *f = &e->elements[1];
+            for (size_t k = 0; f->type == FR_REPLY_ARRAY && k + 1 < f->count; k += 2)
+                if (strcmp(f->elements[k].str, "_payload") == 0)
+                    set_add(&h->pending_payloads, f->elements[k + 1].str, f->elements[k + 1].len);
+        }
+    }
     /* unread entries: after the group's last-delivered id */
     wsi_cmdb_adds(&b, "XINFO");
     wsi_cmdb_adds(&b, "GROUPS");
@@ -336,8 +358,12 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                 held = set_has(&h->listed, d->id, d->id_len);
             }
         }
+        for (size_t i = 0; stream && !held && i < sim->nlineage; i++)
+            if (sim->lineage[i].root == root)
+                held = set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len);
         if (stream) {
             held = held || set_has(&h->pending, p->id, p->id_len) ||
+                   set_has(&h->pending_payloads, p->payload, p->payload_len) ||
                    set_has(&h->unread, p->id, p->id_len) ||
                    set_has(&h->unread, p->payload, p->payload_len) ||
                    set_has(&h->scheduled, p->payload, p->payload_len);

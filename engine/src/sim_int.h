@@ -189,7 +189,9 @@ typedef struct wsi_timer {
 struct ws_sub {
     ws_sim *sim;
     ws_sub_config cfg;      /* strings point into owned copies below */
-    char *key, *group, *consumer_cfg, *delay_queue, *processing, *recovery, *name;
+    char *key, *group, *consumer_cfg, *delay_queue, *processing, *recovery;
+    char *name;             /* the label: the trace's name for it (unique) */
+    char *subject;          /* the name reports carry (§5: the key by default) */
     char *reply_key;
     char consumer[64];      /* this incarnation's consumer name */
     int stopped;

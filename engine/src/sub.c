@@ -78,14 +78,30 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_text_printf(&t, "%s.processing", cfg->key);
         s->processing = t.p;
     }
-    s->name = wsi_xstrdup(cfg->name ? cfg->name : cfg->key);
+    s->subject = wsi_xstrdup(cfg->name ? cfg->name : cfg->key);
+    {
+        wsi_text t = {0};
+        if (cfg->label) wsi_text_printf(&t, "%s", cfg->label);
+        else if (cfg->reclaim && !cfg->name) wsi_text_printf(&t, "%s (reclaim)", cfg->key);
+        else wsi_text_printf(&t, "%s", s->subject);
+        size_t base = t.len;
+        for (int n = 2;; n++) {
+            int taken = 0;
+            for (size_t i = 0; i < sim->nsubs; i++) taken |= strcmp(sim->subs[i]->name, t.p) == 0;
+            if (!taken) break;
+            t.len = base;
+            wsi_text_printf(&t, "#%d", n);
+        }
+        s->name = t.p;
+    }
     s->cfg.key = s->key;
     s->cfg.group = s->group;
     s->cfg.consumer = s->consumer_cfg;
     s->cfg.delay_queue = s->delay_queue;
     s->cfg.processing = s->processing;
     s->cfg.recovery = s->recovery;
-    s->cfg.name = s->name;
+    s->cfg.name = s->subject;
+    s->cfg.label = s->name;
     s->cfg.reply.key = s->reply_key;
     if (!s->cfg.count) s->cfg.count = 64;
     if (!s->cfg.block_ms) s->cfg.block_ms = 10;
@@ -265,6 +281,7 @@ void wsi_sub_free(ws_sub *s)
     free(s->processing);
     free(s->recovery);
     free(s->name);
+    free(s->subject);
     free(s->reply_key);
     free(s);
 }

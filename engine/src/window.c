@@ -162,7 +162,7 @@ void wsi_report(ws_sub *s, size_t commands, size_t settles, size_t failed,
     s->report_waiting = 1;
     sim->counts.reports++;
     snprintf(s->report_error, sizeof s->report_error, "%.*s", (int)first_len, first_error);
-    snprintf(s->report_name, sizeof s->report_name, "%s", s->name);
+    snprintf(s->report_name, sizeof s->report_name, "%s", s->subject);
     s->report = (ws_report){
         .subscription = s->report_name,
         .commands = commands,

@@ -387,7 +387,6 @@ static void keep_report(runner *r, ws_sub *s, const ws_report *rep)
         free(r->report_errors[i]);
         r->report_errors[i] = strdup(rep->first_error ? rep->first_error : "");
         r->reports[i].first_error = r->report_errors[i];
-        r->reports[i].subscription = ws_sub_name(s);
         r->has_report[i] = 1;
     }
 }
@@ -836,6 +835,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         c.processing = st->s_processing;
         c.recovery = st->s_recovery;
         c.reply.key = st->s_reply;
+        c.label = st->sub; /* the scenario's names in the trace: "read 2 of recovery" */
         if (sub_index(r, st->sub) >= 0)
             return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
         ws_sub *s = ws_subscribe(r->sim, &c);
