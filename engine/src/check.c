@@ -382,10 +382,21 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             }
         }
         if (!held && !settled) {
-            ws_delivery *timer = NULL;
+            ws_delivery *timer = NULL, *queued = NULL;
             for (size_t i = 0; i < n; i++)
-                if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) timer = v[i];
-            if (timer)
+                if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
+                    if (v[i]->sub->delay_queue) queued = v[i];
+                    else timer = v[i];
+                }
+            if (queued)
+                violation(sim, "lost", p->id,
+                          "entry %s was lost: its delivery %s was scheduled in the delay queue "
+                          "%s for a retry after %lld ms, and the copy left the queue (the sweep's "
+                          "ZREM) but never reached the stream: the consumer crashed between the "
+                          "sweep's ZREM and its XADD (%s)",
+                          p->id, queued->id, queued->sub->delay_queue, (long long)queued->delay_ms,
+                          sim->last_crash[0] ? sim->last_crash : "no crash");
+            else if (timer)
                 violation(sim, "lost", p->id,
                           "entry %s was lost: its delivery %s was settled as dropped for a "
                           "retry after %lld ms, and the copy was never published because the "

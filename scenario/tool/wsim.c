@@ -460,8 +460,13 @@ static void mask_clocky_lines(char *s)
         if (strncmp(line, "  XPENDING", 10) == 0 || strncmp(line, "  XINFO", 7) == 0) {
             char *arrow = strstr(line, " -> ");
             for (char *p = arrow; p && p < (e ? e : line + strlen(line)); p++)
-                if (p[-1] == ':' && *p >= '0' && *p <= '9')
-                    while (*p >= '0' && *p <= '9') *p++ = '#';
+                if (p[-1] == ':' && *p >= '0' && *p <= '9') {
+                    /* one '#' whatever the digits: 12 ms and 0 ms idle are the same */
+                    char *q = p;
+                    while (*q >= '0' && *q <= '9') q++;
+                    *p = '#';
+                    memmove(p + 1, q, strlen(q) + 1);
+                }
         }
         line = e ? e + 1 : NULL;
     }
