@@ -20,35 +20,18 @@
 
 #include "sim_int.h"
 
-typedef struct strset {
-    char **s;
-    size_t *len;
-    size_t n;
-} strset;
+/* A set of strings (hashed: checks run once per crash point of large scenarios). */
+typedef wsi_strmap strset;
 
-static void set_add(strset *set, const char *p, size_t len)
-{
-    set->s = wsi_xrealloc(set->s, (set->n + 1) * sizeof *set->s);
-    set->len = wsi_xrealloc(set->len, (set->n + 1) * sizeof *set->len);
-    set->s[set->n] = wsi_xmemdup(p, len);
-    set->len[set->n] = len;
-    set->n++;
-}
+static void set_add(strset *set, const char *p, size_t len) { wsi_strmap_put(set, p, len, 1); }
 
 static int set_has(const strset *set, const char *p, size_t len)
 {
-    for (size_t i = 0; i < set->n; i++)
-        if (set->len[i] == len && memcmp(set->s[i], p, len) == 0) return 1;
-    return 0;
+    size_t v;
+    return wsi_strmap_get(set, p, len, &v);
 }
 
-static void set_free(strset *set)
-{
-    for (size_t i = 0; i < set->n; i++) free(set->s[i]);
-    free(set->s);
-    free(set->len);
-    memset(set, 0, sizeof *set);
-}
+static void set_free(strset *set) { wsi_strmap_free(set); }
 
 static void violation(ws_sim *sim, const char *inv, const char *entry, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -242,19 +225,45 @@ static int same_source(const ws_sub *a, const ws_sub *b)
     return 1;
 }
 
-/* The deliveries of produced entry `root` (1-based) through subscriptions reading like s. */
-static size_t lineage(ws_sim *sim, const ws_sub *s, size_t root, ws_delivery ***out)
+/* The deliveries of every produced entry through subscriptions reading like s, bucketed
+ * by root (1-based; bucket 0: unknown roots), in delivery order. */
+typedef struct buckets {
+    ws_delivery **dl;   /* every bucket's deliveries, bucket after bucket */
+    size_t *start;      /* bucket r is dl[start[r] .. start[r + 1]) */
+} buckets;
+
+static void buckets_make(ws_sim *sim, const ws_sub *s, buckets *b)
 {
-    size_t n = 0;
-    ws_delivery **v = NULL;
+    size_t nr = sim->nproduced + 1;
+    b->start = wsi_xcalloc(nr + 1, sizeof *b->start);
+    size_t *fill = wsi_xcalloc(nr, sizeof *fill);
+    size_t total = 0;
+    for (size_t i = 0; i < sim->ndl; i++)
+        if (same_source(sim->dl[i]->sub, s)) {
+            b->start[wsi_root_of(sim, sim->dl[i]) + 1]++;
+            total++;
+        }
+    for (size_t r = 1; r <= nr; r++) b->start[r] += b->start[r - 1];
+    b->dl = wsi_xcalloc(total ? total : 1, sizeof *b->dl);
     for (size_t i = 0; i < sim->ndl; i++) {
         ws_delivery *d = sim->dl[i];
-        if (!same_source(d->sub, s) || wsi_root_of(sim, d) != root) continue;
-        v = wsi_xrealloc(v, (n + 1) * sizeof *v);
-        v[n++] = d;
+        if (!same_source(d->sub, s)) continue;
+        size_t r = wsi_root_of(sim, d);
+        b->dl[b->start[r] + fill[r]++] = d;
     }
-    *out = v;
-    return n;
+    free(fill);
+}
+
+static void buckets_free(buckets *b)
+{
+    free(b->dl);
+    free(b->start);
+}
+
+static size_t lineage(const buckets *b, size_t root, ws_delivery ***out)
+{
+    *out = &b->dl[b->start[root]];
+    return b->start[root + 1] - b->start[root];
 }
 
 static int timer_pending(const ws_sim *sim, ws_delivery *const *v, size_t n)
@@ -272,11 +281,12 @@ static const char *crash_of(const ws_sim *sim, const ws_delivery *d)
     return "no crash";
 }
 
-static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h)
+static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                        const buckets *bk)
 {
     wsi_produced *p = &sim->produced[root - 1];
     ws_delivery **v;
-    size_t n = lineage(sim, s, root, &v);
+    size_t n = lineage(bk, root, &v);
     int stream = s->cfg.form == WS_FORM_STREAM;
 
     /* doubled: two deliveries of one entry whose effects took effect */
@@ -410,7 +420,6 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                                         : "on the main or the processing list");
         }
     }
-    free(v);
 }
 
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
@@ -430,6 +439,8 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
         for (size_t j = 0; j < i; j++) seen |= same_source(sim->subs[j], s);
         if (seen) continue;
         holding h = {0};
+        buckets bk;
+        buckets_make(sim, s, &bk);
         if (s->cfg.form == WS_FORM_STREAM) rc = read_stream_holding(sim, s, &h);
         else if (s->cfg.form == WS_FORM_RELIABLE_LIST) rc = read_list_holding(sim, s, &h);
         for (size_t r = 0; rc == 0 && r < sim->nproduced; r++) {
@@ -440,9 +451,10 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
                             ? fnmatch(s->key, p->key, 0) == 0
                             : strcmp(p->key, s->key) == 0;
             if (!match || form != sform) continue;
-            check_entry(sim, s, r + 1, &h);
+            check_entry(sim, s, r + 1, &h, &bk);
         }
         holding_free(&h);
+        buckets_free(&bk);
     }
     sim->quiet = 0;
     if (out) *out = sim->viol;

@@ -213,6 +213,9 @@ void ws_sim_free(ws_sim *sim)
     free(sim->produced);
     for (size_t i = 0; i < sim->nlineage; i++) free(sim->lineage[i].id);
     free(sim->lineage);
+    wsi_strmap_free(&sim->produced_by_id);
+    wsi_strmap_free(&sim->produced_by_payload);
+    wsi_strmap_free(&sim->lineage_by_id);
     for (size_t i = 0; i < sim->nrecs; i++) free(sim->recs[i].text);
     free(sim->recs);
     for (size_t i = 0; i < sim->nflushes; i++) {
@@ -391,6 +394,18 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
         p->id_len = flen;
     }
     if (id) *id = wsi_xmemdup(p->id, p->id_len);
+    /* indexes: by key and id, and (streams) by key and payload, first one kept */
+    wsi_text k = {0};
+    wsi_text_add(&k, key, strlen(key) + 1);
+    size_t base = k.len;
+    wsi_text_add(&k, p->id, p->id_len);
+    wsi_strmap_put(&sim->produced_by_id, k.p, k.len, sim->nproduced);
+    k.len = base;
+    wsi_text_add(&k, p->payload, p->payload_len);
+    size_t first;
+    if (form == WS_FORM_STREAM && !wsi_strmap_get(&sim->produced_by_payload, k.p, k.len, &first))
+        wsi_strmap_put(&sim->produced_by_payload, k.p, k.len, sim->nproduced);
+    free(k.p);
     return 0;
 }
 
@@ -424,6 +439,7 @@ void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len)
     sim->lineage[sim->nlineage].len = len;
     sim->lineage[sim->nlineage].root = root;
     sim->nlineage++;
+    wsi_strmap_put(&sim->lineage_by_id, copy, len, root);
 }
 
 size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
@@ -432,29 +448,34 @@ size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
     const char *key = d->sub->key;
     int stream = d->sub->cfg.form == WS_FORM_STREAM;
     int pattern = d->sub->cfg.form == WS_FORM_CHANNEL && d->sub->cfg.pattern;
-    for (size_t i = 0; i < sim->nproduced; i++) {
-        wsi_produced *p = &sim->produced[i];
+    size_t found;
+    if (pattern) {
         /* a pattern subscription hears every channel its glob matches */
-        int same_key = pattern ? fnmatch(key, p->key, 0) == 0 : strcmp(p->key, key) == 0;
-        if (same_key && p->id_len == d->id_len && memcmp(p->id, d->id, d->id_len) == 0)
-            return d->root = i + 1;
+        for (size_t i = 0; i < sim->nproduced; i++) {
+            wsi_produced *p = &sim->produced[i];
+            if (fnmatch(key, p->key, 0) == 0 && p->id_len == d->id_len &&
+                memcmp(p->id, d->id, d->id_len) == 0)
+                return d->root = i + 1;
+        }
+        return 0;
     }
-    for (size_t i = 0; i < sim->nlineage; i++)
-        if (sim->lineage[i].len == d->id_len && memcmp(sim->lineage[i].id, d->id, d->id_len) == 0)
-            return d->root = sim->lineage[i].root;
-    if (stream) {
+    wsi_text k = {0};
+    wsi_text_add(&k, key, strlen(key) + 1);
+    size_t base = k.len;
+    wsi_text_add(&k, d->id, d->id_len);
+    int hit = wsi_strmap_get(&sim->produced_by_id, k.p, k.len, &found);
+    if (!hit) hit = wsi_strmap_get(&sim->lineage_by_id, d->id, d->id_len, &found);
+    if (!hit && stream) {
         /* A copy whose XADD reply was never read (a crash, lost replies): tell it by its
          * payload, which the copy keeps. */
         size_t plen;
         const char *pl = ws_delivery_payload(d, &plen);
-        for (size_t i = 0; i < sim->nproduced; i++) {
-            wsi_produced *p = &sim->produced[i];
-            if (p->form == WS_FORM_STREAM && strcmp(p->key, key) == 0 && pl &&
-                p->payload_len == plen && memcmp(p->payload, pl, plen) == 0)
-                return d->root = i + 1;
-        }
+        k.len = base;
+        if (pl) wsi_text_add(&k, pl, plen);
+        hit = pl && wsi_strmap_get(&sim->produced_by_payload, k.p, k.len, &found);
     }
-    return 0;
+    free(k.p);
+    return hit ? (d->root = found) : 0;
 }
 
 /* ----- Timers ------------------------------------------------------------------------------------ */

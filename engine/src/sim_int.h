@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strmap.h"
 #include "ws_int.h"
 #include "ws_sim.h"
 
@@ -282,6 +283,9 @@ struct ws_sim {
         size_t root;        /* the produced entry it descends from (1-based) */
     } *lineage;
     size_t nlineage, caplineage;
+    wsi_strmap produced_by_id;      /* "<key>\0<id or frame>" -> produced index (1-based) */
+    wsi_strmap produced_by_payload; /* streams: "<key>\0<payload>" -> first such index */
+    wsi_strmap lineage_by_id;       /* a retry copy's id -> its root */
     wsi_timer *timers;
     size_t ntimers, captimers;
     uint64_t timer_order;

@@ -87,11 +87,21 @@ static int perr(parser *p, int col, const char *fmt, ...) __attribute__((format(
 static int perr(parser *p, int col, const char *fmt, ...)
 {
     if (p->error) return -1;
-    char msg[512];
+    char raw[512], msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* one line whatever the input held: control bytes are written as escapes */
+    size_t k = 0;
+    for (const unsigned char *c = (const unsigned char *)raw; *c && k + 5 < sizeof msg; c++) {
+        if (*c == '\n') k += (size_t)snprintf(msg + k, sizeof msg - k, "\\n");
+        else if (*c == '\r') k += (size_t)snprintf(msg + k, sizeof msg - k, "\\r");
+        else if (*c == '\t') k += (size_t)snprintf(msg + k, sizeof msg - k, "\\t");
+        else if (*c < 0x20 || *c == 0x7f) k += (size_t)snprintf(msg + k, sizeof msg - k, "\\x%02x", *c);
+        else msg[k++] = (char)*c;
+    }
+    msg[k] = '\0';
     size_t n = strlen(p->name) + strlen(msg) + 64;
     p->error = malloc(n);
     if (p->error) snprintf(p->error, n, "%s:%d:%d: error: %s", p->name, p->line, col, msg);
@@ -126,6 +136,8 @@ static char *xmemdup(const char *s, size_t len)
 }
 
 static char *xstrdup(const char *s) { return s ? xmemdup(s, strlen(s)) : NULL; }
+
+static int name_char(char c);
 
 /* ----- Tokens ------------------------------------------------------------------------------- */
 
@@ -386,7 +398,7 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     st->s_key = xstrdup(t[3].s);
     for (size_t i = 4; i < n;) {
         const wsc_tok *o = &t[i];
-        long long v;
+        long long v = 0;
         if (is(o, "pattern")) {
             c->pattern = 1;
             i++;
@@ -482,7 +494,7 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         return perr(p, k->col, "unknown fault '%s' (crash-after, crash-before, lose-replies, "
                     "error or refuse)", k->s);
     size_t i = 3;
-    long long v;
+    long long v = 0;
     if (is(&t[i], "round-trip")) {
         if (i + 1 >= n) return perr(p, t[i].col, "round-trip needs a number");
         if (number(p, &t[i + 1], "round-trip", &v)) return -1;
@@ -531,12 +543,12 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     if (need(p, t, n, 2, "expect <what> ...")) return -1;
     const wsc_tok *w = &t[1];
-    long long v;
+    long long v = 0;
     if (is(w, "flush") || is(w, "read")) {
         if (n != 5 || !is(&t[3], "of"))
             return perr(p, w->col, "usage: expect %s <n> of <subscription>", w->s);
         if (number(p, &t[2], w->s, &v)) return -1;
-        if (v < 1) return perr(p, t[2].col, "%ss count from 1", w->s);
+        if (v < 1) return perr(p, t[2].col, "%s count from 1", is(w, "flush") ? "flushes" : "reads");
         st->kind = is(w, "flush") ? K_EXPECT_FLUSH : K_EXPECT_READ;
         st->n = v;
         st->sub = xstrdup(t[4].s);
@@ -689,7 +701,7 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
 {
     const wsc_tok *w = &t[0];
     st->col = w->col;
-    long long v;
+    long long v = 0;
     if (!w->quoted && w->len > 1 && w->s[w->len - 1] == ':') {
         *steps_seen = 1;
         return parse_action(p, st, t, n);
@@ -767,7 +779,14 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
         }
         if (i < n && is(&t[i], "as")) {
             if (i + 1 >= n) return perr(p, t[i].col, "as needs an alias");
-            st->alias = xstrdup(t[i + 1].s);
+            const wsc_tok *a = &t[i + 1];
+            int ok = a->len > 0 && ((a->s[0] >= 'a' && a->s[0] <= 'z') ||
+                                    (a->s[0] >= 'A' && a->s[0] <= 'Z') || a->s[0] == '_');
+            for (size_t k = 1; ok && k < a->len; k++) ok = name_char(a->s[k]);
+            if (!ok)
+                return perr(p, a->col, "an alias is a name: a letter or '_', then letters, "
+                            "digits, '_', '-' or '.' (got '%s')", a->s);
+            st->alias = xstrdup(a->s);
             i += 2;
         }
         if (i < n)
@@ -953,8 +972,7 @@ static int validate(parser *p, wsc_scenario *sc)
             p->line = st->flines[k].line;
             const char *from = st->flines[k].from;
             if (from && !has_name(&aliases, from, strlen(from)))
-                rc = perr(p, st->flines[k].t ? st->flines[k].t[0].col : 1,
-                          "no entry named '%s' above", from);
+                rc = perr(p, st->flines[k].from_col, "no entry named '%s' above", from);
             else rc = check_toks(p, &aliases, st->flines[k].t, st->flines[k].nt);
         }
         if (st->kind == K_SUBSCRIBE) add_name(&subs, st->sub);
@@ -982,10 +1000,12 @@ static int block_line(parser *p, wsc_stmt *st, wsc_tok *t, size_t n)
     size_t from = 0;
     if (!t[0].quoted && t[0].len > 1 && t[0].s[t[0].len - 1] == '>') {
         f->from = xmemdup(t[0].s, t[0].len - 1);
+        f->from_col = t[0].col;
         from = 1;
         if (n == 1) {
+            int col = t[0].col + (int)t[0].len;
             toks_free(t, n);
-            return perr(p, t[0].col, "a command expected after '%s'", f->from);
+            return perr(p, col, "a command expected after '%s>'", f->from);
         }
     }
     f->nt = copy_toks(t, from, n, &f->t);
@@ -1099,7 +1119,8 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         for (size_t k = 0; !p.error && st->kind == K_EXPECT_READ && k < st->nflines; k++)
             if (st->flines[k].from) {
                 p.line = st->flines[k].line;
-                perr(&p, 3, "'%s>': a read's commands come from no delivery", st->flines[k].from);
+                perr(&p, st->flines[k].from_col, "'%s>': a read's commands come from no delivery",
+                     st->flines[k].from);
             }
     }
     if (!p.error) validate(&p, sc);

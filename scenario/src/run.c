@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strmap.h"
 #include "wsc_int.h"
 
 typedef struct alias {
@@ -27,6 +28,14 @@ struct runner {
     size_t nsubs;
     alias *aliases;
     size_t naliases;
+    wsi_strmap alias_index;  /* name -> index in aliases */
+    size_t *alias_of_root;   /* per root (1-based): 1 + its alias's index, 0 if none */
+    size_t nalias_of_root;
+    ws_delivery **latest_of; /* per root (1-based): the latest delivery handed out */
+    size_t nlatest;
+    wsi_strmap stmts_of;     /* alias name -> index in stmt_lists: its handler statements */
+    size_t **stmt_lists;     /* per alias name: statement indexes, ended by (size_t)-1 */
+    size_t nstmt_lists;
     ws_delivery **seen;   /* every delivery handed out, in order */
     size_t nseen;
     /* the last report handed out, per subscription index */
@@ -89,7 +98,7 @@ static void trace_tail(runner *r, buf *b, int lines)
     size_t start = len;
     int seen = 0;
     while (start > 0) {
-        if (t[start - 1] == '\n' && start != len && ++seen > lines) break;
+        if (t[start - 1] == '\n' && start != len && ++seen >= lines) break;
         start--;
     }
     bput(b, "  trace around it:\n", 19);
@@ -146,19 +155,41 @@ static ws_sub *find_sub(runner *r, const wsc_stmt *st, const char *name)
     return r->subs[i];
 }
 
+static alias *find_alias_n(runner *r, const char *name, size_t len)
+{
+    size_t i;
+    return wsi_strmap_get(&r->alias_index, name, len, &i) ? &r->aliases[i] : NULL;
+}
+
 static alias *find_alias(runner *r, const char *name)
 {
-    for (size_t i = r->naliases; i-- > 0;)
-        if (strcmp(r->aliases[i].name, name) == 0) return &r->aliases[i];
-    return NULL;
+    return find_alias_n(r, name, strlen(name));
 }
 
 /* The latest delivery of alias a, or NULL. */
 static ws_delivery *latest(runner *r, const alias *a)
 {
-    for (size_t i = r->nseen; i-- > 0;)
-        if (ws_delivery_root(r->seen[i]) == a->root) return r->seen[i];
-    return NULL;
+    return a->root < r->nlatest ? r->latest_of[a->root] : NULL;
+}
+
+/* Remembers a delivery handed out by a read (aliases reach their latest one). */
+static void seen(runner *r, ws_delivery *d)
+{
+    ws_delivery **v = realloc(r->seen, (r->nseen + 1) * sizeof *v);
+    if (!v) abort();
+    r->seen = v;
+    r->seen[r->nseen++] = d;
+    size_t root = ws_delivery_root(d);
+    if (!root) return;
+    if (root >= r->nlatest) {
+        size_t n = root + 64;
+        ws_delivery **l = realloc(r->latest_of, n * sizeof *l);
+        if (!l) abort();
+        memset(l + r->nlatest, 0, (n - r->nlatest) * sizeof *l);
+        r->latest_of = l;
+        r->nlatest = n;
+    }
+    r->latest_of[root] = d;
 }
 
 static ws_delivery *delivery_of(runner *r, const wsc_stmt *st, const char *name)
@@ -176,19 +207,18 @@ static ws_delivery *delivery_of(runner *r, const wsc_stmt *st, const char *name)
 /* The id $name stands for: the latest delivery's id, or the produced one. */
 static int alias_id(runner *r, const char *name, size_t len, buf *out)
 {
-    for (size_t i = r->naliases; i-- > 0;) {
-        alias *a = &r->aliases[i];
-        if (strlen(a->name) != len || memcmp(a->name, name, len) != 0) continue;
-        ws_delivery *d = latest(r, a);
-        if (d) {
-            bput(out, ws_delivery_id(d), strlen(ws_delivery_id(d)));
-            return 0;
-        }
-        const char *id = ws_sim_produced_id(r->sim, a->root);
-        if (id) bput(out, id, strlen(id));
-        return 0;
-    }
-    return -1;
+    alias *a = find_alias_n(r, name, len);
+    if (!a) return -1;
+    ws_delivery *d = latest(r, a);
+    const char *id = d ? ws_delivery_id(d) : ws_sim_produced_id(r->sim, a->root);
+    if (id) bput(out, id, strlen(id));
+    return 0;
+}
+
+static int alias_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
 }
 
 /* Replaces $alias (the longest alias name that matches) and $$ in s. */
@@ -212,12 +242,11 @@ static char *subst(runner *r, const wsc_stmt *st, const char *s, size_t len, siz
             bput(&b, "$", 1);
             continue;
         }
-        size_t best = 0;
-        for (size_t k = 0; k < r->naliases; k++) {
-            size_t al = strlen(r->aliases[k].name);
-            if (al > best && i + 1 + al <= len && memcmp(s + i + 1, r->aliases[k].name, al) == 0)
-                best = al;
-        }
+        /* the longest alias that the name after '$' starts with */
+        size_t run = 0, best = 0;
+        while (i + 1 + run < len && alias_char(s[i + 1 + run])) run++;
+        for (size_t l = run; l > 0 && !best; l--)
+            if (find_alias_n(r, s + i + 1, l)) best = l;
         if (!best) {
             free(b.p);
             fail(r, st, WSC_ERROR, NULL, "'$' at \"%.*s\" names no entry (write $$ for a $)",
@@ -287,8 +316,9 @@ static int step_result(runner *r, const wsc_stmt *st, int rc)
 }
 
 /* The end of the reply item that starts at s: a "string" (escapes included), a [nested,
- * array], or a bare word up to ',' or ']'. */
-static const char *item_end(const char *s)
+ * array], or a bare word up to ',' or ']' -- or to the end at the top level (an error's
+ * text has commas of its own). */
+static const char *item_end(const char *s, int top)
 {
     if (*s == '"') {
         for (s++; *s && *s != '"'; s++)
@@ -299,7 +329,7 @@ static const char *item_end(const char *s)
         int depth = 0;
         for (; *s; s++) {
             if (*s == '"') {
-                s = item_end(s) - 1;
+                s = item_end(s, 0) - 1;
                 continue;
             }
             if (*s == '[') depth++;
@@ -307,6 +337,7 @@ static const char *item_end(const char *s)
         }
         return s;
     }
+    if (top) return s + strlen(s);
     while (*s && *s != ',' && *s != ']') s++;
     return s;
 }
@@ -314,14 +345,23 @@ static const char *item_end(const char *s)
 /* Reply text matching: want equals got, where each <*> in want stands for one item. */
 static int reply_matches(const char *want, const char *got)
 {
+    int depth = 0, inq = 0;
     while (*want) {
-        if (strncmp(want, "<*>", 3) == 0) {
+        if (!inq && strncmp(want, "<*>", 3) == 0) {
             if (!*got) return 0;
-            got = item_end(got);
+            got = item_end(got, depth == 0);
             want += 3;
             continue;
         }
         if (*want != *got) return 0;
+        if (*got == '"') inq = !inq;
+        if (inq && *got == '\\' && want[1] && want[1] == got[1]) {
+            want += 2;
+            got += 2;
+            continue;
+        }
+        if (!inq && *got == '[') depth++;
+        if (!inq && *got == ']') depth--;
         want++;
         got++;
     }
@@ -396,16 +436,9 @@ static int do_read(runner *r, const wsc_stmt *st)
     ws_sub *s = find_sub(r, st, st->sub);
     if (!s) return -1;
     ws_read_result res;
-    int rc = ws_read(s, &res);
+    int rc = wsc_runner_read(r, s, &res);
     if (step_result(r, st, rc)) return -1;
     if (rc) return 0;
-    if (res.is_report) keep_report(r, s, &res.report);
-    for (size_t i = 0; i < res.n; i++) {
-        ws_delivery **v = realloc(r->seen, (r->nseen + 1) * sizeof *v);
-        if (!v) abort();
-        r->seen = v;
-        r->seen[r->nseen++] = ws_read_delivery(s, i);
-    }
     if (!st->has_expect) return 0;
     /* what the read gave, in alias names */
     buf got = {0};
@@ -420,8 +453,8 @@ static int do_read(runner *r, const wsc_stmt *st)
             ws_delivery *d = ws_read_delivery(s, i);
             size_t root = ws_delivery_root(d);
             const char *name = NULL;
-            for (size_t k = r->naliases; k-- > 0 && !name;)
-                if (r->aliases[k].root == root && root) name = r->aliases[k].name;
+            if (root && root < r->nalias_of_root && r->alias_of_root[root])
+                name = r->aliases[r->alias_of_root[root] - 1].name;
             bprintf(&got, "%s%s", i ? " " : "", name ? name : ws_delivery_id(d));
         }
     }
@@ -481,9 +514,9 @@ static const char *root_alias(runner *r, const ws_delivery *d)
 {
     if (!d) return NULL;
     size_t root = ws_delivery_root((ws_delivery *)d);
-    for (size_t k = r->naliases; k-- > 0;)
-        if (r->aliases[k].root == root && root) return r->aliases[k].name;
-    return NULL;
+    return root && root < r->nalias_of_root && r->alias_of_root[root]
+               ? r->aliases[r->alias_of_root[root] - 1].name
+               : NULL;
 }
 
 /* Compares an actual command text (as the trace prints it) with expected tokens. */
@@ -870,8 +903,18 @@ static int run_stmt(runner *r, const wsc_stmt *st)
                 return fail(r, st, WSC_ERROR, NULL, "a second entry named '%s'", st->alias);
             r->aliases = realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
             if (!r->aliases) abort();
-            r->aliases[r->naliases++] =
-                (alias){strdup(st->alias), ws_sim_produced_count(r->sim), strdup(st->sub)};
+            size_t root = ws_sim_produced_count(r->sim);
+            wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases);
+            if (root >= r->nalias_of_root) {
+                size_t n = root + 64;
+                size_t *v = realloc(r->alias_of_root, n * sizeof *v);
+                if (!v) abort();
+                memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
+                r->alias_of_root = v;
+                r->nalias_of_root = n;
+            }
+            r->alias_of_root[root] = r->naliases + 1;
+            r->aliases[r->naliases++] = (alias){strdup(st->alias), root, strdup(st->sub)};
         }
         return 0;
     }
@@ -1018,22 +1061,48 @@ int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res)
     int rc = ws_read(s, res);
     if (rc) return rc;
     if (res->is_report) keep_report(r, s, &res->report);
-    for (size_t i = 0; i < res->n; i++) {
-        ws_delivery **v = realloc(r->seen, (r->nseen + 1) * sizeof *v);
-        if (!v) abort();
-        r->seen = v;
-        r->seen[r->nseen++] = ws_read_delivery(s, i);
-    }
+    for (size_t i = 0; i < res->n; i++) seen(r, ws_read_delivery(s, i));
     return 0;
+}
+
+/* The handler statements of each alias (file order), built once. */
+static const size_t *handler_of(runner *r, const char *name)
+{
+    if (!r->stmts_of.cap) {
+        for (size_t i = 0; i < r->sc->nst; i++) {
+            const wsc_stmt *st = &r->sc->st[i];
+            if (!st->alias || st->kind == K_PRODUCE) continue;
+            size_t li;
+            if (!wsi_strmap_get(&r->stmts_of, st->alias, strlen(st->alias), &li)) {
+                li = r->nstmt_lists++;
+                r->stmt_lists = realloc(r->stmt_lists, r->nstmt_lists * sizeof *r->stmt_lists);
+                if (!r->stmt_lists) abort();
+                r->stmt_lists[li] = NULL;
+                wsi_strmap_put(&r->stmts_of, st->alias, strlen(st->alias), li);
+            }
+            size_t n = 0;
+            while (r->stmt_lists[li] && r->stmt_lists[li][n] != (size_t)-1) n++;
+            size_t *v = realloc(r->stmt_lists[li], (n + 2) * sizeof *v);
+            if (!v) abort();
+            v[n] = i;
+            v[n + 1] = (size_t)-1;
+            r->stmt_lists[li] = v;
+        }
+        if (!r->stmts_of.cap) wsi_strmap_put(&r->stmts_of, "", 0, (size_t)-1);
+    }
+    size_t li;
+    if (!wsi_strmap_get(&r->stmts_of, name, strlen(name), &li) || li == (size_t)-1) return NULL;
+    return r->stmt_lists[li];
 }
 
 int wsc_runner_handle(wsc_runner *r, ws_delivery *d)
 {
     const char *name = root_alias(r, d);
     int settled = 0, rc = 0;
-    for (size_t i = 0; name && i < r->sc->nst && !settled && !ws_sim_dead(r->sim); i++) {
-        const wsc_stmt *st = &r->sc->st[i];
-        if (!st->alias || strcmp(st->alias, name) != 0 || st->refused) continue;
+    const size_t *list = name ? handler_of(r, name) : NULL;
+    for (size_t j = 0; list && list[j] != (size_t)-1 && !settled && !ws_sim_dead(r->sim); j++) {
+        const wsc_stmt *st = &r->sc->st[list[j]];
+        if (st->refused) continue;
         switch (st->kind) {
         case K_QUEUE:
         case K_POOL:
@@ -1096,6 +1165,12 @@ void wsc_runner_free(wsc_runner *r)
     free(r->aliases);
     free(r->seen);
     free(r->report);
+    wsi_strmap_free(&r->alias_index);
+    wsi_strmap_free(&r->stmts_of);
+    for (size_t i = 0; i < r->nstmt_lists; i++) free(r->stmt_lists[i]);
+    free(r->stmt_lists);
+    free(r->latest_of);
+    free(r->alias_of_root);
     free(r);
 }
 

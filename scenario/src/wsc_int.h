@@ -54,6 +54,7 @@ typedef struct wsc_fline {
     int line;
     int separator;   /* "--": the next commands start a new round trip */
     char *from;      /* "alias>" prefix: the command came from that entry's delivery */
+    int from_col;    /* its column */
     wsc_tok *t;
     size_t nt;
 } wsc_fline;

@@ -640,7 +640,7 @@ static int cmd_explore(int argc, char **argv)
         printf("  %-34s %-44s %s\n", "crash point", "command", "verdict");
         for (size_t i = 0; i < ex.npoints; i++) {
             const wsc_crash_point *p = &ex.points[i];
-            char where[96], cmd[64];
+            char where[160], cmd[64];
             if (p->command)
                 snprintf(where, sizeof where, "%s #%llu, before %zu/%zu", p->conn,
                          (unsigned long long)p->round_trip, p->command, p->commands);

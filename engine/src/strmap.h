@@ -1,0 +1,103 @@
+/* strmap.h -- a small string-to-index hash map (open addressing, FNV-1a), header only,
+ * shared by libwsim's internals and the scenario runner: the simulation's lookups (an
+ * entry by its id, a scenario's alias by its name) must stay O(1) for 1,000-delivery
+ * scenarios explored once per crash point.  Keys are copied; values are size_t.
+ * Out of memory aborts, as the rest of the engine does. */
+#ifndef WSI_STRMAP_H
+#define WSI_STRMAP_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wsi_strmap_slot {
+    char *key;      /* NULL: empty */
+    size_t len;
+    uint64_t hash;
+    size_t value;
+} wsi_strmap_slot;
+
+typedef struct wsi_strmap {
+    wsi_strmap_slot *slots;
+    size_t cap;     /* a power of two, or 0 */
+    size_t n;
+} wsi_strmap;
+
+static inline uint64_t wsi_strmap_hash(const char *k, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)k[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static inline void *wsi_strmap_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (!p) {
+        fputs("libwsim: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static inline wsi_strmap_slot *wsi_strmap_find(const wsi_strmap *m, const char *k, size_t len,
+                                               uint64_t h)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        wsi_strmap_slot *s = &m->slots[i];
+        if (!s->key || (s->hash == h && s->len == len && memcmp(s->key, k, len) == 0)) return s;
+    }
+}
+
+/* Sets key -> value (replacing an older value). */
+static inline void wsi_strmap_put(wsi_strmap *m, const char *k, size_t len, size_t value)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        wsi_strmap old = *m;
+        m->cap = old.cap ? old.cap * 2 : 64;
+        m->slots = (wsi_strmap_slot *)wsi_strmap_calloc(m->cap, sizeof *m->slots);
+        m->n = 0;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.slots[i].key) {
+                *wsi_strmap_find(m, old.slots[i].key, old.slots[i].len, old.slots[i].hash) =
+                    old.slots[i];
+                m->n++;
+            }
+        free(old.slots);
+    }
+    uint64_t h = wsi_strmap_hash(k, len);
+    wsi_strmap_slot *s = wsi_strmap_find(m, k, len, h);
+    if (!s->key) {
+        s->key = (char *)wsi_strmap_calloc(len + 1, 1);
+        if (len) memcpy(s->key, k, len);
+        s->len = len;
+        s->hash = h;
+        m->n++;
+    }
+    s->value = value;
+}
+
+/* 1 and *value when key is there, else 0. */
+static inline int wsi_strmap_get(const wsi_strmap *m, const char *k, size_t len, size_t *value)
+{
+    if (!m->cap) return 0;
+    const wsi_strmap_slot *s = wsi_strmap_find(m, k, len, wsi_strmap_hash(k, len));
+    if (!s->key) return 0;
+    *value = s->value;
+    return 1;
+}
+
+static inline void wsi_strmap_free(wsi_strmap *m)
+{
+    for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+#endif /* WSI_STRMAP_H */
