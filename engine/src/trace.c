@@ -21,6 +21,7 @@ static void add_rec(ws_sim *sim, char *text, ws_sub *sub, uint64_t flush)
 
 void wsi_trace_note(ws_sim *sim, const char *fmt, ...)
 {
+    if (sim->cfg.no_trace_text) return;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -249,7 +250,8 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         free(line.p);
     }
     if (f) f->body = body.p;
-    add_rec(sim, t.p, sim->an_sub, sim->an_flush);
+    if (sim->cfg.no_trace_text) free(t.p);
+    else add_rec(sim, t.p, sim->an_sub, sim->an_flush);
     if (strcmp(rt->conn, "admin") != 0) {
         if (sim->nrts == sim->caprts) {
             sim->caprts = sim->caprts ? sim->caprts * 2 : 64;

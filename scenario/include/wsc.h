@@ -44,6 +44,7 @@ typedef struct wsc_options {
     uint64_t seed;       /* used when seed_set, else the file's `seed` (default 1) */
     int seed_set;
     int flushall;        /* on a real server: FLUSHALL before the run (the tool sets it) */
+    int no_trace_text;   /* keep no trace text (wsc_result.trace ""): cheaper, for many runs */
 } wsc_options;
 
 typedef enum wsc_status {

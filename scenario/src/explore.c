@@ -175,6 +175,7 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
         }
     }
     wsc_runner_free(r);
+    o.no_trace_text = 1; /* the points' runs are classified, never printed */
     for (size_t i = 0; i < out->npoints; i++) {
         wsc_crash_point *p = &out->points[i];
         explore_point(sc, &o, p);

@@ -25,6 +25,7 @@ struct runner {
     ws_sim *sim;
     char **subnames;
     ws_sub **subs;
+    const wsc_stmt **defs;   /* per subscription: its subscribe statement */
     size_t nsubs;
     alias *aliases;
     size_t naliases;
@@ -719,12 +720,7 @@ static int expect_pending(runner *r, const wsc_stmt *st)
 {
     ws_sub *s = find_sub(r, st, st->sub);
     if (!s) return -1;
-    int si = sub_index(r, st->sub);
-    const wsc_stmt *def = NULL;
-    for (size_t i = 0; i < r->sc->nst; i++)
-        if (r->sc->st[i].kind == K_SUBSCRIBE && strcmp(r->sc->st[i].sub, st->sub) == 0)
-            def = &r->sc->st[i];
-    (void)si;
+    const wsc_stmt *def = r->defs[sub_index(r, st->sub)];
     const char *argv[6];
     int argc;
     char *proc = NULL;
@@ -879,8 +875,11 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         r->reports = realloc(r->reports, n * sizeof *r->reports);
         r->report_errors = realloc(r->report_errors, n * sizeof *r->report_errors);
         r->has_report = realloc(r->has_report, n * sizeof *r->has_report);
-        if (!r->subnames || !r->subs || !r->reports || !r->report_errors || !r->has_report)
+        r->defs = realloc(r->defs, n * sizeof *r->defs);
+        if (!r->subnames || !r->subs || !r->reports || !r->report_errors || !r->has_report ||
+            !r->defs)
             abort();
+        r->defs[r->nsubs] = st;
         r->subnames[r->nsubs] = strdup(st->sub);
         r->subs[r->nsubs] = s;
         r->report_errors[r->nsubs] = NULL;
@@ -890,10 +889,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     }
     case K_PRODUCE: {
         int i = sub_index(r, st->sub);
-        const wsc_stmt *def = NULL;
-        for (size_t k = 0; k < r->sc->nst && i >= 0; k++)
-            if (r->sc->st[k].kind == K_SUBSCRIBE && strcmp(r->sc->st[k].sub, st->sub) == 0)
-                def = &r->sc->st[k];
+        const wsc_stmt *def = i >= 0 ? r->defs[i] : NULL;
         if (!def) return fail(r, st, WSC_ERROR, NULL, "no subscription named '%s'", st->sub);
         int rc = ws_sim_produce(r->sim, def->cfg.form, st->key ? st->key : def->s_key, st->payload,
                                 st->payload_len, st->headers, st->nheaders, NULL);
@@ -1019,6 +1015,7 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     cfg.seed = opt->seed_set ? opt->seed : sc->seed;
     cfg.start_ms = sc->start_ms;
     cfg.cluster = sc->cluster;
+    cfg.no_trace_text = opt->no_trace_text;
     if (real && opt->flushall) {
         /* on a connection of its own, so that the trace holds the scenario alone */
         ws_conn *c = ws_conn_open(opt->backend, 0);
@@ -1155,6 +1152,7 @@ void wsc_runner_free(wsc_runner *r)
     }
     free(r->subnames);
     free(r->subs);
+    free(r->defs);
     free(r->reports);
     free(r->report_errors);
     free(r->has_report);

@@ -312,7 +312,7 @@ static int cmd_run(int argc, char **argv)
         free(o.paths);
         return 2;
     }
-    wsc_options wo = {o.backend, o.seed, o.seed_set, 1};
+    wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1};
     wsc_result *res = calloc(f.n, sizeof *res);
     size_t passed = 0, failed = 0, skipped = 0;
     int tap = strcmp(o.format, "tap") == 0, junit = strcmp(o.format, "junit") == 0;
@@ -516,7 +516,8 @@ static int cmd_diff(int argc, char **argv)
             skipped++;
             continue;
         }
-        wsc_options fo = {"fake", o.seed, o.seed_set, 0}, ro = {o.backend, o.seed, o.seed_set, 1};
+        wsc_options fo = {.backend = "fake", .seed = o.seed, .seed_set = o.seed_set};
+        wsc_options ro = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1};
         wsc_result a, b;
         if (wsc_run(sc[i], &fo, &a) || wsc_run(sc[i], &ro, &b)) {
             fprintf(stderr, "wsim: out of memory\n");
@@ -582,7 +583,7 @@ static int cmd_show(int argc, char **argv, int diagram)
         free(err);
         return 2;
     }
-    wsc_options wo = {o.backend, o.seed, o.seed_set, 1};
+    wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1};
     wsc_result r;
     if (wsc_run(sc, &wo, &r)) {
         wsc_free(sc);
@@ -625,7 +626,7 @@ static int cmd_explore(int argc, char **argv)
         free(o.paths);
         return 2;
     }
-    wsc_options wo = {NULL, o.seed, o.seed_set, 0};
+    wsc_options wo = {.seed = o.seed, .seed_set = o.seed_set};
     wsc_exploration ex;
     if (wsc_explore(sc, &wo, &ex)) {
         fprintf(stderr, "wsim: out of memory\n");
