@@ -354,12 +354,25 @@ typedef struct fr_command_info {
     int arity;            /* as Redis: n = exactly n arguments, -n = at least n */
     const char *group;    /* "string", "list", "hash", "set", "sorted-set", ... */
     const char *flags;    /* space separated: write readonly fast noscript ... */
+    int first_key, last_key, key_step; /* Redis's legacy key spec (COMMAND INFO's 4th-6th
+                                          fields): 0 0 0 for none; last -1 = the last
+                                          argument */
+    int movable_keys;     /* 1 when the keys are found by a procedure (numkeys, ...) */
 } fr_command_info;
 
 /* The number of rows, and row i (0 <= i < count), in the table's order; NULL past the
  * end.  Rows and their strings are static: they stay valid for the life of the process. */
 size_t fr_command_count(void);
 const fr_command_info *fr_command_at(size_t i);
+
+/* Live keys of database db (0..15) and how many of them have a TTL, at the server's clock,
+ * without expiring anything or counting a command (INFO keyspace).  0, or -1 for a bad db.
+ * keys and expires may be NULL. */
+int fr_db_counts(const fr_server *server, int db, size_t *keys, size_t *expires);
+/* Marks client's transaction as failed, as Redis's flagTransaction does when it refuses a
+ * command at queue time: EXEC will answer EXECABORT.  No-op outside MULTI.  For a server
+ * that refuses commands of its own inside MULTI. */
+void fr_client_flag_transaction(fr_client *client);
 
 /* The hash slot Redis Cluster gives key (CRC16 of the key, or of its non-empty {hash
  * tag}), 0..16383. */

@@ -135,6 +135,23 @@ size_t fri_db_size(fr_server *s, fri_db *db, int64_t now)
     return n;
 }
 
+int fr_db_counts(const fr_server *s, int db, size_t *keys, size_t *expires)
+{
+    if (db < 0 || db >= FRI_DBNUM) return -1;
+    const fri_db *d = &s->db[db];
+    int64_t now = fr_clock_now(s);
+    size_t n = 0, e = 0, slots = fri_dict_slots(d->keys);
+    for (size_t i = 0; i < slots; i++) {
+        fri_dent *ent = fri_dict_slot(d->keys, i);
+        if (!ent || fri_obj_is_expired(ent->v.ptr, now)) continue;
+        n++;
+        if (((const fri_obj *)ent->v.ptr)->expire_ms >= 0) e++;
+    }
+    if (keys) *keys = n;
+    if (expires) *expires = e;
+    return 0;
+}
+
 static size_t container_size(const fri_obj *o)
 {
     switch (o->type) {

@@ -62,6 +62,11 @@ void fri_multi_queue(fr_client *c, const fri_command *cmd)
 }
 
 /* Frees the queued commands and leaves MULTI (the WATCHes are the caller's business). */
+void fr_client_flag_transaction(fr_client *c)
+{
+    if (c->in_multi) c->dirty_exec = 1;
+}
+
 void fri_multi_reset(fr_client *c)
 {
     for (size_t i = 0; i < c->queue_len; i++) {

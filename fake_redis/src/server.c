@@ -205,7 +205,9 @@ static void add_info_row(const fri_command *cmd, size_t *n)
         char flags[160];
         flags_text(cmd->flags, flags, sizeof(flags));
         char *copy = strdup(flags);
-        info_rows[*n] = (fr_command_info){cmd->name, cmd->arity, cmd->group, copy ? copy : ""};
+        info_rows[*n] = (fr_command_info){cmd->name, cmd->arity, cmd->group, copy ? copy : "",
+                                          cmd->first_key, cmd->last_key, cmd->key_step,
+                                          cmd->getkeys != NULL};
     }
     (*n)++;
 }

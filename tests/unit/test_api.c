@@ -298,6 +298,82 @@ static void test_published_log(void **state)
     assert_int_equal(fr_published_count(f->srv), 0);
 }
 
+/* fr_db_counts: live keys and those with a TTL, at the clock, changing nothing. */
+static void test_db_counts(void **state)
+{
+    fixture *f = *state;
+    size_t keys = 99, expires = 99;
+    assert_int_equal(fr_db_counts(f->srv, 0, &keys, &expires), 0);
+    assert_int_equal(keys, 0);
+    assert_int_equal(expires, 0);
+    resp(f->c, "SET a 1");
+    resp(f->c, "SET b 1 PX 100");
+    resp(f->c, "SET c 1 PX 10");
+    resp(f->c, "SELECT 3");
+    resp(f->c, "RPUSH l x");
+    uint64_t executed = fr_server_commands_executed(f->srv);
+    assert_int_equal(fr_db_counts(f->srv, 0, &keys, &expires), 0);
+    assert_int_equal(keys, 3);
+    assert_int_equal(expires, 2);
+    fr_clock_advance(f->srv, 11); /* c's deadline passed: gone from the counts */
+    assert_int_equal(fr_db_counts(f->srv, 0, &keys, &expires), 0);
+    assert_int_equal(keys, 2);
+    assert_int_equal(expires, 1);
+    assert_int_equal(fr_db_counts(f->srv, 3, &keys, NULL), 0);
+    assert_int_equal(keys, 1);
+    assert_int_equal(fr_db_counts(f->srv, 16, &keys, &expires), -1);
+    assert_int_equal(fr_db_counts(f->srv, -1, NULL, NULL), -1);
+    assert_int_equal(fr_server_commands_executed(f->srv), executed);
+}
+
+/* fr_client_flag_transaction dooms an open MULTI as a queue-time refusal does. */
+static void test_flag_transaction(void **state)
+{
+    fixture *f = *state;
+    fr_client_flag_transaction(f->c); /* outside MULTI: nothing */
+    assert_string_equal(resp(f->c, "MULTI"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "SET k v"), "+QUEUED\r\n");
+    fr_client_flag_transaction(f->c);
+    assert_string_equal(resp(f->c, "EXEC"),
+                        "-EXECABORT Transaction discarded because of previous errors.\r\n");
+    assert_string_equal(resp(f->c, "EXISTS k"), ":0\r\n");
+    assert_string_equal(resp(f->c, "MULTI"), "+OK\r\n");
+    assert_string_equal(resp(f->c, "SET k v"), "+QUEUED\r\n");
+    assert_string_equal(resp(f->c, "EXEC"), "*1\r\n+OK\r\n");
+}
+
+/* The legacy key specs of COMMAND INFO, from the table. */
+static void test_command_keys_info(void **state)
+{
+    (void)state;
+    int seen = 0;
+    for (size_t i = 0; i < fr_command_count(); i++) {
+        const fr_command_info *ci = fr_command_at(i);
+        if (strcmp(ci->name, "get") == 0) {
+            assert_int_equal(ci->first_key, 1);
+            assert_int_equal(ci->last_key, 1);
+            assert_int_equal(ci->key_step, 1);
+            assert_int_equal(ci->movable_keys, 0);
+            seen++;
+        } else if (strcmp(ci->name, "mset") == 0) {
+            assert_int_equal(ci->first_key, 1);
+            assert_int_equal(ci->last_key, -1);
+            assert_int_equal(ci->key_step, 2);
+            seen++;
+        } else if (strcmp(ci->name, "xread") == 0) {
+            assert_int_equal(ci->first_key, 0);
+            assert_int_equal(ci->movable_keys, 1);
+            seen++;
+        } else if (strcmp(ci->name, "ping") == 0) {
+            assert_int_equal(ci->first_key, 0);
+            assert_int_equal(ci->last_key, 0);
+            assert_int_equal(ci->key_step, 0);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 4);
+}
+
 static void test_command_table(void **state)
 {
     (void)state;
@@ -400,6 +476,9 @@ int main(void)
         FAKE_TEST(test_fault_on_exec_itself),
         FAKE_TEST(test_published_log),
         cmocka_unit_test(test_command_table),
+        cmocka_unit_test(test_command_keys_info),
+        FAKE_TEST(test_db_counts),
+        FAKE_TEST(test_flag_transaction),
         FAKE_TEST(test_dump_format),
         cmocka_unit_test(test_determinism_of_random_commands),
     };
