@@ -181,7 +181,8 @@ typedef struct ws_sub_config {
 } ws_sub_config;
 
 /* Adds a subscription to the process (strings are copied).  Stream, list and channel
- * forms with every mode.  Channel subscriptions SUBSCRIBE on the reader at once.  NULL on
+ * forms with every mode.  A channel subscription gets a connection of its own ("subscriber":
+ * a subscribed connection can do nothing else) and SUBSCRIBEs on it at once.  NULL on
  * a malformed config (ws_sim_errstr says why) or out of memory. */
 ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg);
 /* The subscription's label (the trace: "read 2 of <label>", "flush 1 of <label>"); reports

@@ -302,11 +302,11 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         char *c0 = cmd_text(e0->cmd);
         violation(sim, "doubled", p->id,
                   "entry %s's effects were applied twice: `%s` by its delivery in read %llu "
-                  "(%s) and again by its redelivery as %s in read %llu (%s), after the "
-                  "crash at %s",
-                  p->id, c0, (unsigned long long)firstd->read, e0->where ? e0->where : "?",
-                  v[i]->id, (unsigned long long)v[i]->read, e->where ? e->where : "?",
-                  crash_of(sim, firstd));
+                  "of %s (%s) and again by its redelivery as %s in read %llu of %s (%s), "
+                  "after the crash at %s",
+                  p->id, c0, (unsigned long long)firstd->read, firstd->sub->name,
+                  e0->where ? e0->where : "?", v[i]->id, (unsigned long long)v[i]->read,
+                  v[i]->sub->name, e->where ? e->where : "?", crash_of(sim, firstd));
         free(c0);
         break;
     }
@@ -412,12 +412,27 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                           "retry after %lld ms, and the copy was never published because the "
                           "consumer crashed first (%s)",
                           p->id, timer->id, (long long)timer->delay_ms, crash_of(sim, timer));
-            else
-                violation(sim, "lost", p->id,
-                          "entry %s was lost: it is neither acknowledged with its effects "
-                          "applied, nor pending, nor %s",
-                          p->id, stream ? "unread or scheduled in a delay queue"
-                                        : "on the main or the processing list");
+            else {
+                /* an acked member of a batch that another member did not ack (§6) */
+                ws_delivery *sibling = NULL;
+                for (size_t i = 0; i < n; i++)
+                    if (v[i]->outcome == WS_ACK && v[i]->seg_state == WSI_SEG_DROPPED &&
+                        v[i]->settle_sent)
+                        sibling = v[i];
+                if (sibling)
+                    violation(sim, "lost", p->id,
+                              "entry %s was lost: its delivery %s was acked and settled, but "
+                              "its batch's segment was discarded because another member of "
+                              "the batch did not ack (SEMANTICS.md §6), so its effects never "
+                              "applied",
+                              p->id, sibling->id);
+                else
+                    violation(sim, "lost", p->id,
+                              "entry %s was lost: it is neither acknowledged with its effects "
+                              "applied, nor pending, nor %s",
+                              p->id, stream ? "unread or scheduled in a delay queue"
+                                            : "on the main or the processing list");
+            }
         }
     }
 }

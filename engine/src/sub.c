@@ -121,6 +121,12 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
 int wsi_sub_start(ws_sub *s)
 {
     ws_sim *sim = s->sim;
+    /* a fresh process remembers nothing: the reclaim scan starts over, and the app mounts
+     * its subscriptions again (a stop does not outlive the process) */
+    if (sim->incarnation > 1 || s->reads == 0) {
+        snprintf(s->cursor, sizeof s->cursor, "0-0");
+        s->stopped = 0;
+    }
     if (s->consumer_cfg) {
         snprintf(s->consumer, sizeof s->consumer, "%s", s->consumer_cfg);
     } else if (s->cfg.form == WS_FORM_STREAM) {
@@ -345,7 +351,7 @@ static void set_fields(ws_delivery *d, const fr_reply *arr)
 static int reader_send(ws_sub *s, const char *cause, size_t n, wsi_cmd **cmds, int role,
                        const fr_reply **replies)
 {
-    int roles_stack[64];
+    int roles_stack[64] = {0};
     int *roles = n <= 64 ? roles_stack : wsi_xmalloc(n * sizeof *roles);
     for (size_t i = 0; i < n; i++) roles[i] = role;
     int rc = wsi_send(s->sim, s->sim->reader, cause, n, cmds, roles, NULL, NULL, s, 0, replies);

@@ -205,6 +205,17 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
                         rt->conn, rt->status ? ", " : "",
                         rt->status ? ws_err_name(rt->status) : "");
     }
+    /* commands queued in a MULTI whose EXEC never ran were discarded with the connection,
+     * whatever the connection layer says of their (QUEUED) replies */
+    unsigned char *discarded = wsi_xcalloc(rt->n ? rt->n : 1, 1);
+    for (size_t m = 0; sim->an_role && m < rt->n; m++) {
+        if (sim->an_role[m] != WSI_ROLE_MULTI) continue;
+        size_t e = m + 1;
+        while (e < rt->n && sim->an_role[e] != WSI_ROLE_EXEC) e++;
+        if (e < rt->n && applied(rt->fates[e])) continue;
+        for (size_t k = m + 1; k < e && k < rt->n; k++) discarded[k] = 1;
+        if (e < rt->n) discarded[e] = 1;
+    }
     for (size_t i = 0; i < rt->n; i++) {
         wsi_text line = {0};
         wsi_text_cmd(&line, sim->an_cmds ? sim->an_cmds[i]
@@ -223,11 +234,14 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             wsi_text_add(&t, "(none)", 6);
         }
         const char *fw = fate_word(rt->fates[i]);
+        if (discarded[i] && applied(rt->fates[i]))
+            fw = "queued, then discarded: EXEC never ran";
         if (fw) wsi_text_printf(&t, " (%s)", fw);
         if (sim->an_role) tag(&t, sim->an_role[i], sim->an_dl ? sim->an_dl[i] : NULL);
         wsi_text_add(&t, "\n", 1);
         if (f) {
-            f->cmds = wsi_xrealloc(f->cmds, (f->ncmds + 1) * sizeof *f->cmds);
+            if ((f->ncmds & (f->ncmds - 1)) == 0) /* capacity doubles at powers of two */
+                f->cmds = wsi_xrealloc(f->cmds, (f->ncmds ? f->ncmds * 2 : 1) * sizeof *f->cmds);
             ws_flush_command *fc = &f->cmds[f->ncmds++];
             fc->round_trip = f->rts;
             fc->text = wsi_xstrdup(line.p);
@@ -249,6 +263,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         }
         free(line.p);
     }
+    free(discarded);
     if (f) f->body = body.p;
     if (sim->cfg.no_trace_text) free(t.p);
     else add_rec(sim, t.p, sim->an_sub, sim->an_flush);
