@@ -330,6 +330,14 @@ typedef struct ws_flush_command {
 uint64_t ws_sub_flushes(const ws_sub *sub);
 int ws_sub_flush_command(const ws_sub *sub, uint64_t flush, size_t i, ws_flush_command *out);
 
+/* Messages PUBLISHed through the simulation's connections (produce, publishes, segments)
+ * that took effect -- an error reply, or a MULTI whose EXEC never ran, publishes nothing --
+ * in the order they took effect: message i's channel and payload (valid for the
+ * simulation's life).  -1 past the end. */
+size_t ws_sim_published_count(const ws_sim *sim);
+int ws_sim_published(const ws_sim *sim, size_t i, const char **channel, const char **payload,
+                     size_t *payload_len);
+
 /* Warnings the engine gave before sending (e.g. an atomic segment Redis Cluster will
  * refuse with CROSSSLOT), in order; also in the trace.  NULL past the end. */
 size_t ws_sim_warning_count(const ws_sim *sim);

@@ -237,6 +237,11 @@ void ws_sim_free(ws_sim *sim)
         free(sim->rts[i].cause);
     }
     free(sim->rts);
+    for (size_t i = 0; i < sim->npubs; i++) {
+        free(sim->pubs[i].channel);
+        free(sim->pubs[i].payload);
+    }
+    free(sim->pubs);
     for (size_t i = 0; i < sim->nwarnings; i++) free(sim->warnings[i]);
     free(sim->warnings);
     if (sim->table) fr_server_free(sim->table);
@@ -605,4 +610,16 @@ int ws_sub_flush_command(const ws_sub *s, uint64_t flush, size_t i, ws_flush_com
         return 0;
     }
     return -1;
+}
+
+size_t ws_sim_published_count(const ws_sim *sim) { return sim->npubs; }
+
+int ws_sim_published(const ws_sim *sim, size_t i, const char **channel, const char **payload,
+                     size_t *payload_len)
+{
+    if (i >= sim->npubs) return -1;
+    if (channel) *channel = sim->pubs[i].channel;
+    if (payload) *payload = sim->pubs[i].payload;
+    if (payload_len) *payload_len = sim->pubs[i].len;
+    return 0;
 }

@@ -305,6 +305,12 @@ struct ws_sim {
         int status;
     } *rts;                 /* the consumer's round trips (ws_sim_round_trip) */
     size_t nrts, caprts;
+    struct wsi_pub {
+        char *channel;
+        char *payload;
+        size_t len;
+    } *pubs;                /* ws_sim_published */
+    size_t npubs;
     char **warnings;        /* ws_sim_warning */
     size_t nwarnings;
     fr_server *table;       /* a fake used only for its command table (real servers) */

@@ -263,6 +263,29 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         }
         free(line.p);
     }
+    /* the messages that took effect: outside MULTI by their own reply, inside by EXEC's */
+    for (size_t i = 0; sim->an_cmds && i < rt->n; i++) {
+        const wsi_cmd *c = sim->an_cmds[i];
+        if (c->argc != 3 || !wsi_cmd_is(c, "PUBLISH")) continue;
+        const fr_reply *eff = NULL;
+        size_t m = i;
+        while (m > 0 && sim->an_role[m] != WSI_ROLE_MULTI && sim->an_role[m] != WSI_ROLE_EXEC) m--;
+        if (sim->an_role && sim->an_role[m] == WSI_ROLE_MULTI && m != i) {
+            size_t e = i;
+            while (e < rt->n && sim->an_role[e] != WSI_ROLE_EXEC) e++;
+            const fr_reply *er = e < rt->n && applied(rt->fates[e]) ? rt->replies[e] : NULL;
+            if (er && er->type == FR_REPLY_ARRAY && i - m - 1 < er->count)
+                eff = &er->elements[i - m - 1];
+        } else if (applied(rt->fates[i])) {
+            eff = rt->replies[i];
+        }
+        if (!eff || eff->type == FR_REPLY_ERROR) continue;
+        sim->pubs = wsi_xrealloc(sim->pubs, (sim->npubs + 1) * sizeof *sim->pubs);
+        sim->pubs[sim->npubs].channel = wsi_xmemdup(c->argv[1], c->argvlen[1]);
+        sim->pubs[sim->npubs].payload = wsi_xmemdup(c->argv[2], c->argvlen[2]);
+        sim->pubs[sim->npubs].len = c->argvlen[2];
+        sim->npubs++;
+    }
     free(discarded);
     if (f) f->body = body.p;
     if (sim->cfg.no_trace_text) free(t.p);

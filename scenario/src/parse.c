@@ -42,6 +42,8 @@
  *   expect invariants
  *   expect violation <lost|leaked|split|doubled> <ALIAS>
  *   expect warning <text>
+ *   expect published <channel> (<payload>... | none)   every message that took effect on
+ *                                          the channel, in order
  *   expect delivery <ALIAS> (count N | retries N)
  *
  * Any step may end with "=> refused [TEXT]": it must be refused, with an error containing
@@ -616,6 +618,16 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         st->kind = K_EXPECT_VIOLATION;
         st->text = xstrdup(t[2].s);
         st->alias = xstrdup(t[3].s);
+    } else if (is(w, "published")) {
+        if (n < 4) return perr(p, w->col, "usage: expect published <channel> (<payload>... | none)");
+        st->kind = K_EXPECT_PUBLISHED;
+        st->key = xstrdup(t[2].s);
+        if (n == 4 && is(&t[3], "none")) {
+            st->nexpect = 0;
+            st->expect = xcalloc(1, sizeof *st->expect);
+        } else {
+            st->nexpect = copy_toks(t, 3, n, &st->expect);
+        }
     } else if (is(w, "warning")) {
         if (n < 3) return perr(p, w->col, "usage: expect warning <text>");
         st->kind = K_EXPECT_WARNING;
@@ -630,7 +642,7 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     } else {
         return perr(p, w->col,
                     "unknown expectation '%s' (flush, read, round-trips, flushes, reports, report, "
-                    "pending, invariants, violation, warning, delivery)",
+                    "pending, invariants, violation, warning, published, delivery)",
                     w->s);
     }
     return 0;

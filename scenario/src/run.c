@@ -846,6 +846,39 @@ static int expect_warning(runner *r, const wsc_stmt *st)
     return -1;
 }
 
+static int expect_published(runner *r, const wsc_stmt *st)
+{
+    buf want = {0}, got = {0};
+    bput(&want, st->nexpect ? "" : "none", st->nexpect ? 0 : 4);
+    for (size_t i = 0; i < st->nexpect; i++) {
+        size_t wl;
+        char *w = subst(r, st, st->expect[i].s, st->expect[i].len, &wl);
+        if (!w) {
+            free(want.p);
+            return -1;
+        }
+        bput(&want, i ? " " : "", i ? 1 : 0);
+        bprintf(&want, "%s", w);
+        free(w);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < ws_sim_published_count(r->sim); i++) {
+        const char *ch, *payload;
+        size_t len;
+        ws_sim_published(r->sim, i, &ch, &payload, &len);
+        if (strcmp(ch, st->key) != 0) continue;
+        if (n++) bput(&got, " ", 1);
+        bput(&got, payload, len);
+    }
+    if (!n) bput(&got, "none", 4);
+    int ok = strcmp(want.p, got.p) == 0;
+    if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", got.p);
+    else r->checks++;
+    free(want.p);
+    free(got.p);
+    return ok ? 0 : -1;
+}
+
 /* ----- The run -------------------------------------------------------------------------------------- */
 
 static int run_stmt(runner *r, const wsc_stmt *st)
@@ -948,6 +981,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_EXPECT_INVARIANTS:
     case K_EXPECT_VIOLATION: return expect_check(r, st);
     case K_EXPECT_WARNING: return expect_warning(r, st);
+    case K_EXPECT_PUBLISHED: return expect_published(r, st);
     case K_EXPECT_DELIVERY: {
         ws_delivery *d = delivery_of(r, st, st->alias);
         if (!d) return -1;

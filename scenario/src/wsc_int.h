@@ -45,6 +45,7 @@ typedef enum wsc_kind {
     K_EXPECT_INVARIANTS,/* expect invariants */
     K_EXPECT_VIOLATION, /* expect violation <lost|leaked|split|doubled> <alias> */
     K_EXPECT_WARNING,   /* expect warning <text> */
+    K_EXPECT_PUBLISHED, /* expect published <channel> <payload>...|none */
     K_EXPECT_DELIVERY,  /* expect delivery <alias> count <n> | retries <n> */
 } wsc_kind;
 
