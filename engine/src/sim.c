@@ -86,7 +86,7 @@ static int process_start(ws_sim *sim)
     sim->window = connect_one(sim, wl, 1);
     if (!sim->reader || !sim->window) return wsi_fail(sim, WS_ENOMEM, "out of memory");
     if (ws_conn_dead(sim->reader) || ws_conn_dead(sim->window)) {
-        return wsi_fail(sim, WS_ECONNECT, "cannot reach %s: %s", sim->backend,
+        return wsi_fail(sim, WS_ECONNECT, "cannot reach the server: %s",
                         ws_conn_errstr(ws_conn_dead(sim->reader) ? sim->reader
                                                                  : sim->window));
     }
@@ -128,7 +128,7 @@ ws_sim *ws_sim_new(const ws_sim_config *cfg)
         return NULL;
     }
     if (ws_conn_dead(sim->admin)) {
-        wsi_fail(sim, WS_ECONNECT, "cannot reach %s: %s", sim->backend,
+        wsi_fail(sim, WS_ECONNECT, "cannot reach the server: %s",
                  ws_conn_errstr(sim->admin));
         sim->dead = 1;
         return sim;

@@ -57,7 +57,7 @@ typedef enum wsc_status {
 typedef struct wsc_result {
     wsc_status status;
     size_t checks;       /* expectations evaluated */
-    size_t failures;     /* expectations that did not hold (the run stops at the first
+    size_t failures;     /* 1 when an expectation did not hold, else 0 (the run stops at the first
                             failing step, but keeps checking expectations at the end) */
     char *report;        /* FAIL/ERROR: "file:line: expectation\n  expected: ...\n  got:
                             ...\n  trace around it:\n..."; SKIP: the reason; else NULL */

@@ -381,7 +381,6 @@ static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, s
         st->headers[st->nheaders].name = xmemdup(t[*i + 1].s, t[*i + 1].len);
         st->headers[st->nheaders].value = xmemdup(t[*i + 2].s, t[*i + 2].len);
         st->headers[st->nheaders].value_len = t[*i + 2].len;
-        if (t[*i + 2].len == 0) st->headers[st->nheaders].value = xstrdup("");
         st->nheaders++;
         *i += 3;
     }
@@ -439,10 +438,12 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             i += 2;
         } else if (is(o, "delay-queue")) {
             if (i + 1 >= n) return perr(p, o->col, "delay-queue needs a sorted set key");
+            free(st->s_dq);
             st->s_dq = xstrdup(t[i + 1].s);
             i += 2;
         } else if (is(o, "recovery")) {
             if (i + 2 >= n) return perr(p, o->col, "recovery needs a sorted set and a min-idle in ms");
+            free(st->s_recovery);
             st->s_recovery = xstrdup(t[i + 1].s);
             if (number(p, &t[i + 2], "recovery min-idle", &v)) return -1;
             c->min_idle_ms = v;
@@ -452,6 +453,7 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             int rf;
             if (form_of(p, &t[i + 1], &rf)) return -1;
             c->reply.form = (ws_form)rf;
+            free(st->s_reply);
             st->s_reply = xstrdup(t[i + 2].s);
             i += 3;
             if (i < n && is(&t[i], "in-round")) {
@@ -714,6 +716,8 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     const wsc_tok *w = &t[0];
     st->col = w->col;
     long long v = 0;
+    if (!sc->title && !is(w, "scenario"))
+        return perr(p, w->col, "the file must start with 'scenario <title>' (got '%s')", w->s);
     if (!w->quoted && w->len > 1 && w->s[w->len - 1] == ':') {
         *steps_seen = 1;
         return parse_action(p, st, t, n);
@@ -980,6 +984,13 @@ static int validate(parser *p, wsc_scenario *sc)
         else if (check_toks(p, &aliases, st->cmd, st->ncmd) ||
                  check_toks(p, &aliases, st->expect, st->nexpect))
             rc = -1;
+        /* free texts that are expected texts too: a warning, a refusal's text */
+        const char *texts[2] = {st->kind == K_EXPECT_WARNING ? st->text : NULL, st->refused_text};
+        for (int k = 0; rc == 0 && k < 2; k++) {
+            if (!texts[k]) continue;
+            wsc_tok tk = {(char *)texts[k], strlen(texts[k]), st->col, 0};
+            rc = check_refs(p, &aliases, &tk);
+        }
         for (size_t k = 0; rc == 0 && k < st->nflines; k++) {
             p->line = st->flines[k].line;
             const char *from = st->flines[k].from;
@@ -1085,7 +1096,7 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         if (indented) {
             if (!block) {
                 toks_free(t, (size_t)n);
-                perr(&p, 1, "an indented line outside an 'expect flush' block");
+                perr(&p, 1, "an indented line outside an 'expect flush' or 'expect read' block");
                 break;
             }
             block_line(&p, &sc->st[sc->nst - 1], t, (size_t)n);

@@ -509,7 +509,7 @@ static int cmd_diff(int argc, char **argv)
         free(o.paths);
         return 2;
     }
-    size_t same = 0, differ = 0, skipped = 0;
+    size_t same = 0, differ = 0, skipped = 0, failing = 0;
     for (size_t i = 0; i < f.n; i++) {
         if (wsc_needs_fake(sc[i])) {
             printf("SKIP  %s (needs the fake: %s)\n", f.v[i], wsc_needs_fake(sc[i]));
@@ -528,6 +528,10 @@ static int cmd_diff(int argc, char **argv)
         mask_clocky_lines(ta);
         mask_clocky_lines(tb);
         int diff = a.status != b.status || strcmp(sa, sb) != 0 || strcmp(ta, tb) != 0;
+        /* the same failure on both sides is no difference, but still a failure */
+        if (a.status == WSC_FAIL || a.status == WSC_ERROR || b.status == WSC_FAIL ||
+            b.status == WSC_ERROR)
+            failing++;
         if (!diff) {
             printf("SAME  %s\n", f.v[i]);
             same++;
@@ -549,6 +553,7 @@ static int cmd_diff(int argc, char **argv)
     }
     printf("%zu same, %zu different", same, differ);
     if (skipped) printf(", %zu skipped", skipped);
+    if (failing) printf(", %zu failing", failing);
     printf("\n");
     for (size_t i = 0; i < f.n; i++) {
         wsc_free(sc[i]);
@@ -557,7 +562,7 @@ static int cmd_diff(int argc, char **argv)
     free(sc);
     free(f.v);
     free(o.paths);
-    return differ ? 1 : 0;
+    return differ || failing ? 1 : 0;
 }
 
 /* ----- trace, diagram ---------------------------------------------------------------------------- */

@@ -586,7 +586,7 @@ static void dump_keyspace(sf_world *w, ws_sim *sim)
                 /* name, consumers, pending, last-delivered-id */
                 groups[gi] = strndup(gr->elements[1].str, gr->elements[1].len);
                 char *info = reply_text(gr);
-                rh_buf_printf(&w->log, "    group %s\n", info);
+                rh_buf_printf(&w->log, "    group %s\n", info ? info : "?");
                 free(info);
             }
             for (size_t gi = 0; gi < ng; gi++) {
