@@ -1,0 +1,809 @@
+/* commands.c -- the server's own connection and server commands: HELLO, AUTH, QUIT,
+ * RESET, CLIENT, COMMAND, FUNCTION and a few that clients send at start (ROLE, LASTSAVE,
+ * WAIT, SAVE, SHUTDOWN).  Replies and errors are redis-server 7.0.15's. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "frs.h"
+
+/* Case-insensitive equality of an argument with a word. */
+static int arg_is(const char *p, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(p, word, n) == 0;
+}
+
+/* A strict integer argument (Redis's string2ll): 1 when it is one. */
+static int arg_ll(const char *p, size_t n, long long *out) { return frs_string2ll(p, n, out); }
+
+/* Sends each line of help as a status reply, in an array (Redis's addReplyHelp). */
+static void reply_help(frs_conn *c, const char *name, const char *const *lines)
+{
+    long n = 0;
+    while (lines[n]) n++;
+    frs_reply_array(c, n + 3);
+    char head[128];
+    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+             name);
+    frs_reply_status(c, head);
+    for (long i = 0; i < n; i++) frs_reply_status(c, lines[i]);
+    frs_reply_status(c, "HELP");
+    frs_reply_status(c, "    Prints this help.");
+}
+
+/* ----- Authentication and the connection -------------------------------------------- */
+
+/* Redis's ACLAuthenticateUser for the one user there is, "default": 1 when the pair is
+ * right (any password when no password is set). */
+static int check_credentials(frs_conn *c, const char *user, size_t ulen, const char *pass,
+                             size_t plen)
+{
+    if (!arg_is(user, ulen, "default")) return 0;
+    const char *want = c->srv->requirepass;
+    if (!want || !want[0]) return 1;
+    return strlen(want) == plen && memcmp(want, pass, plen) == 0;
+}
+
+/* AUTH [user] pass: +OK, WRONGPASS, or the no-password error of 7.0. */
+void frs_cmd_auth(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    if (argc > 3) {
+        frs_reply_error(c, "ERR syntax error");
+        return;
+    }
+    const char *user = "default", *pass = argv[1];
+    size_t ulen = 7, plen = argvlen[1];
+    if (argc == 2) {
+        if (!c->srv->requirepass || !c->srv->requirepass[0]) {
+            frs_reply_error(c, "ERR AUTH <password> called without any password configured "
+                               "for the default user. Are you sure your configuration is "
+                               "correct?");
+            return;
+        }
+    } else {
+        user = argv[1];
+        ulen = argvlen[1];
+        pass = argv[2];
+        plen = argvlen[2];
+    }
+    if (check_credentials(c, user, ulen, pass, plen)) {
+        c->authed = 1;
+        c->in.auth_required = 0;
+        frs_reply_ok(c);
+    } else {
+        frs_reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+    }
+}
+
+/* Redis's validateClientName: printable ASCII without spaces. */
+static int valid_name(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] < '!' || p[i] > '~') return 0;
+    return 1;
+}
+
+/* Sets (n > 0) or clears the connection's name. */
+static void set_name(frs_conn *c, const char *p, size_t n)
+{
+    free(c->name);
+    c->name = NULL;
+    if (n == 0) return;
+    c->name = malloc(n + 1);
+    if (!c->name) abort();
+    memcpy(c->name, p, n);
+    c->name[n] = '\0';
+}
+
+/* HELLO [proto [AUTH user pass] [SETNAME name]]: switches protocol, answers the map. */
+void frs_cmd_hello(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    long long ver = 0;
+    int next = 1;
+    if (argc >= 2) {
+        next = 2;
+        if (!arg_ll(argv[1], argvlen[1], &ver)) {
+            frs_reply_error(c, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        if (ver < 2 || ver > 3) {
+            frs_reply_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    int auth_at = 0, name_at = 0;
+    for (int j = next; j < argc; j++) {
+        int more = argc - 1 - j;
+        if (arg_is(argv[j], argvlen[j], "AUTH") && more >= 2) {
+            auth_at = j + 1;
+            j += 2;
+        } else if (arg_is(argv[j], argvlen[j], "SETNAME") && more) {
+            if (!valid_name(argv[j + 1], argvlen[j + 1])) {
+                frs_reply_error(c, "ERR Client names cannot contain spaces, newlines or "
+                                   "special characters.");
+                return;
+            }
+            name_at = j + 1;
+            j++;
+        } else {
+            frs_reply_errorf(c, "ERR Syntax error in HELLO option '%.*s'", (int)argvlen[j],
+                             argv[j]);
+            return;
+        }
+    }
+    if (auth_at) {
+        if (!check_credentials(c, argv[auth_at], argvlen[auth_at], argv[auth_at + 1],
+                               argvlen[auth_at + 1])) {
+            frs_reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+            return;
+        }
+        c->authed = 1;
+        c->in.auth_required = 0;
+    }
+    if (c->srv->requirepass && c->srv->requirepass[0] && !c->authed) {
+        frs_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
+                           "otherwise the HELLO AUTH <user> <pass> option can be used "
+                           "to authenticate the client and select the RESP protocol version "
+                           "at the same time");
+        return;
+    }
+    if (name_at) set_name(c, argv[name_at], argvlen[name_at]);
+    if (ver) {
+        c->resp = (int)ver;
+        fr_client_set_protocol(c->fc, c->resp); /* RESP3's subscribed-mode rules */
+    }
+    frs_reply_map(c, 7);
+    frs_reply_bulk_cstr(c, "server");
+    frs_reply_bulk_cstr(c, "redis");
+    frs_reply_bulk_cstr(c, "version");
+    frs_reply_bulk_cstr(c, FR_REDIS_VERSION);
+    frs_reply_bulk_cstr(c, "proto");
+    frs_reply_ll(c, c->resp);
+    frs_reply_bulk_cstr(c, "id");
+    frs_reply_ll(c, (long long)c->id);
+    frs_reply_bulk_cstr(c, "mode");
+    frs_reply_bulk_cstr(c, c->srv->opt.cluster ? "cluster" : "standalone");
+    frs_reply_bulk_cstr(c, "role");
+    frs_reply_bulk_cstr(c, "master");
+    frs_reply_bulk_cstr(c, "modules");
+    frs_reply_array(c, 0);
+}
+
+/* QUIT: +OK, then the connection closes once the reply is out. */
+void frs_cmd_quit(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    frs_reply_ok(c);
+    frs_conn_close_after_reply(c);
+}
+
+/* RESET: a fresh fake client (no MULTI, WATCH, db, subscriptions), RESP2, no
+ * name, authenticated again only if no password is set; +RESET. */
+void frs_cmd_reset(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    /* A fresh client in the fake drops MULTI, WATCH, the selected db and subscriptions
+     * at once; the connection's own state is reset here. */
+    fr_client *fresh = fr_client_new(c->srv->fake);
+    if (!fresh) {
+        frs_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    frs_server *srv = c->srv;
+    fr_client *old = c->fc;
+    fr_client_set_blocking(fresh, 1);
+    c->fc = fresh;
+    frs_conn_rebind(c, old);
+    fr_client_free(old);
+    for (size_t i = 0; i < c->queue_len; i++) {
+        for (int j = 0; j < c->queue[i].argc; j++) free(c->queue[i].argv[j]);
+        free(c->queue[i].argv);
+        free(c->queue[i].argvlen);
+    }
+    c->queue_len = 0;
+    c->queue_host = 0;
+    c->resp = 2;
+    set_name(c, NULL, 0);
+    c->reply_mode = 0;
+    c->authed = !(srv->requirepass && srv->requirepass[0]);
+    c->in.auth_required = !c->authed;
+    frs_reply_status(c, "RESET");
+}
+
+/* ROLE: a master without replicas. */
+void frs_cmd_role(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    frs_reply_array(c, 3);
+    frs_reply_bulk_cstr(c, "master");
+    frs_reply_ll(c, 0);
+    frs_reply_array(c, 0);
+}
+
+/* LASTSAVE: the server's start time (nothing is ever saved). */
+void frs_cmd_lastsave(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    frs_reply_ll(c, (long long)c->srv->start_time);
+}
+
+/* WAIT numreplicas timeout: 0 at once, there are no replicas. */
+void frs_cmd_wait(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    long long v;
+    if (!arg_ll(argv[1], argvlen[1], &v) || !arg_ll(argv[2], argvlen[2], &v)) {
+        frs_reply_error(c, "ERR value is not an integer or out of range");
+        return;
+    }
+    frs_reply_ll(c, 0); /* no replicas to wait for */
+}
+
+/* SAVE / BGSAVE: succeed with nothing to save. */
+void frs_cmd_save(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    /* Nothing is persisted: SAVE and BGSAVE succeed at once. */
+    if (arg_is(argv[0], argvlen[0], "save")) frs_reply_ok(c);
+    else frs_reply_status(c, "Background saving started");
+}
+
+/* SHUTDOWN [...]: stops the loop; no reply, as redis-server. */
+void frs_cmd_shutdown(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    /* As redis-server: no reply, the server exits (the connection closes with it). */
+    c->srv->stop = 1;
+}
+
+/* ----- CLIENT ---------------------------------------------------------------------- */
+
+void frs_cmd_client_setname(frs_conn *c, int argc, const char *const *argv,
+                            const size_t *argvlen)
+{
+    if (!valid_name(argv[2], argvlen[2])) {
+        frs_reply_error(c, "ERR Client names cannot contain spaces, newlines or special "
+                           "characters.");
+        return;
+    }
+    set_name(c, argv[2], argvlen[2]);
+    frs_reply_ok(c);
+}
+
+/* CLIENT GETNAME: the name, or a null. */
+void frs_cmd_client_getname(frs_conn *c, int argc, const char *const *argv,
+                            const size_t *argvlen)
+{
+    frs_reply_bulk_cstr(c, c->name);
+}
+
+/* CLIENT ID: the connection's id. */
+void frs_cmd_client_id(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    frs_reply_ll(c, (long long)c->id);
+}
+
+/* CLIENT INFO: this connection's CLIENT LIST line (verbatim in RESP3). */
+void frs_cmd_client_info(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    char line[1024];
+    frs_client_line(c, line, sizeof(line) - 1);
+    strcat(line, "\n");
+    frs_reply_verbatim(c, line, strlen(line));
+}
+
+/* The type CLIENT LIST/KILL TYPE names: 0 normal, 1 pubsub, 2 master, 3 replica; -1 if
+ * unknown. */
+static int client_type(const char *p, size_t n)
+{
+    if (arg_is(p, n, "normal")) return 0;
+    if (arg_is(p, n, "pubsub")) return 1;
+    if (arg_is(p, n, "master")) return 2;
+    if (arg_is(p, n, "replica") || arg_is(p, n, "slave")) return 3;
+    return -1;
+}
+
+/* A connection's class for TYPE filters (0 normal, 1 pubsub). */
+static int conn_type(frs_conn *c)
+{
+    if (fr_client_subscriptions(c->fc)) return 1;
+    (void)c;
+    return 0;
+}
+
+/* CLIENT LIST [TYPE type | ID id ...]: one line per connection. */
+void frs_cmd_client_list(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    int type = -1;
+    long long *ids = NULL;
+    size_t nids = 0;
+    if (argc == 4 && arg_is(argv[2], argvlen[2], "type")) {
+        type = client_type(argv[3], argvlen[3]);
+        if (type < 0) {
+            frs_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)argvlen[3], argv[3]);
+            return;
+        }
+    } else if (argc > 3 && arg_is(argv[2], argvlen[2], "id")) {
+        ids = malloc(sizeof(*ids) * (size_t)argc);
+        if (!ids) abort();
+        for (int j = 3; j < argc; j++) {
+            long long id;
+            if (!arg_ll(argv[j], argvlen[j], &id) || id < 1) {
+                free(ids);
+                frs_reply_error(c, "ERR Invalid client ID");
+                return;
+            }
+            ids[nids++] = id;
+        }
+    } else if (argc != 2) {
+        frs_reply_error(c, "ERR syntax error");
+        return;
+    }
+    size_t cap = 4096, len = 0;
+    char *text = malloc(cap);
+    if (!text) abort();
+    text[0] = '\0';
+    for (frs_conn *o = c->srv->conns; o; o = o->next) {
+        if (type >= 0 && conn_type(o) != type) continue;
+        if (ids) {
+            int found = 0;
+            for (size_t k = 0; k < nids; k++) found |= (unsigned long long)ids[k] == o->id;
+            if (!found) continue;
+        }
+        char line[1024];
+        frs_client_line(o, line, sizeof(line));
+        size_t ll = strlen(line);
+        if (len + ll + 2 > cap) {
+            while (len + ll + 2 > cap) cap *= 2;
+            char *nt = realloc(text, cap);
+            if (!nt) abort();
+            text = nt;
+        }
+        memcpy(text + len, line, ll);
+        len += ll;
+        text[len++] = '\n';
+    }
+    frs_reply_verbatim(c, text, len);
+    free(text);
+    free(ids);
+}
+
+/* CLIENT KILL addr (the old form, +OK) or CLIENT KILL filter value ... (how many). */
+void frs_cmd_client_kill(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    frs_server *srv = c->srv;
+    if (argc == 3) {
+        /* The old form: CLIENT KILL addr:port. */
+        for (frs_conn *o = srv->conns; o; o = o->next) {
+            if (strlen(o->addr) == argvlen[2] && memcmp(o->addr, argv[2], argvlen[2]) == 0) {
+                frs_reply_ok(c);
+                if (o == c) frs_conn_close_after_reply(c);
+                else frs_conn_kill(o);
+                return;
+            }
+        }
+        frs_reply_error(c, "ERR No such client");
+        return;
+    }
+    long long id = 0;
+    int type = -1, skipme = 1;
+    const char *addr = NULL, *laddr = NULL, *user = NULL;
+    size_t addrlen = 0, laddrlen = 0, userlen = 0;
+    for (int i = 2; i < argc; i += 2) {
+        if (i + 1 >= argc) {
+            frs_reply_error(c, "ERR syntax error");
+            return;
+        }
+        const char *v = argv[i + 1];
+        size_t vl = argvlen[i + 1];
+        if (arg_is(argv[i], argvlen[i], "id")) {
+            if (!arg_ll(v, vl, &id) || id <= 0) {
+                frs_reply_error(c, "ERR client-id should be greater than 0");
+                return;
+            }
+        } else if (arg_is(argv[i], argvlen[i], "type")) {
+            type = client_type(v, vl);
+            if (type < 0) {
+                frs_reply_errorf(c, "ERR Unknown client type '%.*s'", (int)vl, v);
+                return;
+            }
+        } else if (arg_is(argv[i], argvlen[i], "addr")) {
+            addr = v;
+            addrlen = vl;
+        } else if (arg_is(argv[i], argvlen[i], "laddr")) {
+            laddr = v;
+            laddrlen = vl;
+        } else if (arg_is(argv[i], argvlen[i], "user")) {
+            user = v;
+            userlen = vl;
+        } else if (arg_is(argv[i], argvlen[i], "skipme")) {
+            if (arg_is(v, vl, "yes")) skipme = 1;
+            else if (arg_is(v, vl, "no")) skipme = 0;
+            else {
+                frs_reply_error(c, "ERR syntax error");
+                return;
+            }
+        } else {
+            frs_reply_error(c, "ERR syntax error");
+            return;
+        }
+    }
+    if (user && !arg_is(user, userlen, "default")) {
+        frs_reply_errorf(c, "ERR No such user '%.*s'", (int)userlen, user);
+        return;
+    }
+    long long killed = 0;
+    int self = 0;
+    for (frs_conn *o = srv->conns; o; o = o->next) {
+        if (id && o->id != (unsigned long long)id) continue;
+        if (type >= 0 && conn_type(o) != type) continue;
+        if (addr && !(strlen(o->addr) == addrlen && memcmp(o->addr, addr, addrlen) == 0))
+            continue;
+        if (laddr && !(strlen(o->laddr) == laddrlen && memcmp(o->laddr, laddr, laddrlen) == 0))
+            continue;
+        if (o == c && skipme) continue;
+        if (o->close_asap) continue;
+        killed++;
+        if (o == c) self = 1;
+        else frs_conn_kill(o);
+    }
+    frs_reply_ll(c, killed);
+    if (self) frs_conn_close_after_reply(c);
+}
+
+/* CLIENT REPLY ON|OFF|SKIP (frs_dispatch drops the replies). */
+void frs_cmd_client_reply(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    if (arg_is(argv[2], argvlen[2], "on")) {
+        c->reply_mode = 0;
+        frs_reply_ok(c);
+    } else if (arg_is(argv[2], argvlen[2], "off")) {
+        c->reply_mode = FRS_REPLY_OFF;
+    } else if (arg_is(argv[2], argvlen[2], "skip")) {
+        if (c->reply_mode != FRS_REPLY_OFF) c->reply_mode = FRS_REPLY_SKIP_NEXT;
+    } else {
+        frs_reply_error(c, "ERR syntax error");
+    }
+}
+
+/* CLIENT NO-EVICT on|off: accepted (nothing is evicted here). */
+void frs_cmd_client_noevict(frs_conn *c, int argc, const char *const *argv,
+                            const size_t *argvlen)
+{
+    if (arg_is(argv[2], argvlen[2], "on") || arg_is(argv[2], argvlen[2], "off"))
+        frs_reply_ok(c);
+    else
+        frs_reply_error(c, "ERR syntax error");
+}
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if that client was blocked. */
+void frs_cmd_client_unblock(frs_conn *c, int argc, const char *const *argv,
+                            const size_t *argvlen)
+{
+    long long id;
+    if (!arg_ll(argv[2], argvlen[2], &id)) {
+        frs_reply_error(c, "ERR value is not an integer or out of range");
+        return;
+    }
+    int error = 0;
+    if (argc == 4) {
+        if (arg_is(argv[3], argvlen[3], "error")) error = 1;
+        else if (!arg_is(argv[3], argvlen[3], "timeout")) {
+            frs_reply_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    } else if (argc > 4) {
+        frs_reply_error(c, "ERR syntax error");
+        return;
+    }
+    long long done = 0;
+    for (frs_conn *o = c->srv->conns; o; o = o->next) {
+        if (o->id != (unsigned long long)id || !o->blocked) continue;
+        done = fr_client_unblock(o->fc, error) > 0;
+        break;
+    }
+    (void)error;
+    frs_reply_ll(c, done);
+    frs_drain_fake_events(c->srv, c);
+}
+
+/* CLIENT GETREDIR: -1, no tracking. */
+void frs_cmd_client_getredir(frs_conn *c, int argc, const char *const *argv,
+                             const size_t *argvlen)
+{
+    frs_reply_ll(c, -1);
+}
+
+/* CLIENT PAUSE timeout [WRITE|ALL]: checked and accepted, without effect. */
+void frs_cmd_client_pause(frs_conn *c, int argc, const char *const *argv,
+                          const size_t *argvlen)
+{
+    long long ms;
+    if (!arg_ll(argv[2], argvlen[2], &ms) || ms < 0) {
+        frs_reply_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (argc == 4 && !arg_is(argv[3], argvlen[3], "write") && !arg_is(argv[3], argvlen[3], "all")) {
+        frs_reply_error(c, "ERR syntax error");
+        return;
+    }
+    if (argc > 4) {
+        frs_reply_error(c, "ERR syntax error");
+        return;
+    }
+    frs_reply_ok(c); /* accepted; clients are not actually paused (docs/server.md) */
+}
+
+/* CLIENT UNPAUSE: +OK. */
+void frs_cmd_client_unpause(frs_conn *c, int argc, const char *const *argv,
+                            const size_t *argvlen)
+{
+    frs_reply_ok(c);
+}
+
+/* CLIENT HELP. */
+void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    static const char *const lines[] = {
+        "GETNAME", "    Return the name of the current connection.",
+        "ID", "    Return the ID of the current connection.",
+        "INFO", "    Return information about the current client connection.",
+        "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Kill connections by type.",
+        "    * USER <username>", "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).",
+        "LIST [options ...]", "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+        "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+        "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+        NULL,
+    };
+    reply_help(c, "CLIENT", lines);
+}
+
+/* ----- FUNCTION ---------------------------------------------------------------------- */
+
+void frs_cmd_function_flush(frs_conn *c, int argc, const char *const *argv,
+                            const size_t *argvlen)
+{
+    if (argc == 3 && !arg_is(argv[2], argvlen[2], "sync") &&
+        !arg_is(argv[2], argvlen[2], "async")) {
+        frs_reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+        return;
+    }
+    if (argc > 3) {
+        frs_reply_error(c, "ERR syntax error");
+        return;
+    }
+    frs_reply_ok(c); /* there are never any functions: nothing to flush */
+}
+
+/* FUNCTION LIST [LIBRARYNAME p] [WITHCODE]: always empty. */
+void frs_cmd_function_list(frs_conn *c, int argc, const char *const *argv,
+                           const size_t *argvlen)
+{
+    for (int i = 2; i < argc; i++) {
+        if (arg_is(argv[i], argvlen[i], "withcode")) continue;
+        if (arg_is(argv[i], argvlen[i], "libraryname") && i + 1 < argc) {
+            i++;
+            continue;
+        }
+        frs_reply_errorf(c, "ERR Unknown argument %.*s", (int)argvlen[i], argv[i]);
+        return;
+    }
+    frs_reply_array(c, 0);
+}
+
+/* FUNCTION HELP. */
+void frs_cmd_function_help(frs_conn *c, int argc, const char *const *argv,
+                           const size_t *argvlen)
+{
+    static const char *const lines[] = {
+        "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+        "    Return general information on all the libraries (there are none here).",
+        "FLUSH [ASYNC|SYNC]", "    Delete all the libraries.",
+        NULL,
+    };
+    reply_help(c, "FUNCTION", lines);
+}
+
+/* ----- COMMAND ----------------------------------------------------------------------- */
+
+/* The flag words of a row, as COMMAND INFO lists them. */
+static void reply_flags(frs_conn *c, const frs_cmd *cmd)
+{
+    char words[16][24];
+    int n = 0;
+    if (cmd->fake_flags) {
+        const char *p = cmd->fake_flags;
+        while (*p && n < 15) {
+            while (*p == ' ') p++;
+            size_t k = strcspn(p, " ");
+            if (!k) break;
+            snprintf(words[n++], sizeof(words[0]), "%.*s", (int)k, p);
+            p += k;
+        }
+        if (cmd->movable_keys) snprintf(words[n++], sizeof(words[0]), "movablekeys");
+    } else {
+        if (cmd->flags & FRS_CMD_NOAUTH) snprintf(words[n++], sizeof(words[0]), "no_auth");
+        snprintf(words[n++], sizeof(words[0]), "loading");
+        snprintf(words[n++], sizeof(words[0]), "stale");
+    }
+    frs_reply_set(c, n);
+    for (int i = 0; i < n; i++) frs_reply_status(c, words[i]);
+}
+
+/* One COMMAND INFO entry (RESP2 arrays, RESP3 sets where 7.0 uses them). */
+static void reply_command_info(frs_conn *c, const frs_cmd *cmd)
+{
+    frs_reply_array(c, 10);
+    frs_reply_bulk_cstr(c, cmd->name);
+    frs_reply_ll(c, cmd->arity);
+    reply_flags(c, cmd);
+    frs_reply_ll(c, cmd->first_key);
+    frs_reply_ll(c, cmd->last_key);
+    frs_reply_ll(c, cmd->key_step);
+    char cat[48];
+    snprintf(cat, sizeof(cat), "@%s", strcmp(cmd->group, "sorted-set") == 0 ? "sortedset"
+                                      : strcmp(cmd->group, "generic") == 0   ? "keyspace"
+                                      : strcmp(cmd->group, "server") == 0    ? "admin"
+                                                                             : cmd->group);
+    int fast = cmd->fake_flags && strstr(cmd->fake_flags, "fast") != NULL;
+    frs_reply_set(c, fast ? 2 : 1);
+    frs_reply_status(c, cat);
+    if (fast) frs_reply_status(c, "@fast");
+    frs_reply_set(c, 0); /* tips */
+    frs_reply_array(c, 0); /* key specs */
+    /* subcommands */
+    if (!cmd->is_container) {
+        frs_reply_array(c, 0);
+        return;
+    }
+    size_t nl = strlen(cmd->name), nsub = 0;
+    for (size_t i = 0; i < frs_cmd_count(); i++) {
+        const frs_cmd *s = frs_cmd_at(i);
+        if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|') nsub++;
+    }
+    frs_reply_array(c, (long)nsub);
+    for (size_t i = 0; i < frs_cmd_count(); i++) {
+        const frs_cmd *s = frs_cmd_at(i);
+        if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|')
+            reply_command_info(c, s);
+    }
+}
+
+/* The top-level row named p[0..n), or NULL. */
+static const frs_cmd *find_top(const char *p, size_t n)
+{
+    const frs_cmd *container;
+    const char *argv[1] = {p};
+    size_t lens[1] = {n};
+    const frs_cmd *cmd = frs_cmd_lookup(1, argv, lens, &container);
+    return cmd ? cmd : container;
+}
+
+/* COMMAND: every top-level command's entry. */
+void frs_cmd_command(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
+{
+    frs_reply_array(c, (long)frs_cmd_toplevel_count());
+    for (size_t i = 0; i < frs_cmd_count(); i++) {
+        const frs_cmd *cmd = frs_cmd_at(i);
+        if (!strchr(cmd->name, '|')) reply_command_info(c, cmd);
+    }
+}
+
+/* COMMAND COUNT: top-level commands, the fake's and the server's. */
+void frs_cmd_command_count(frs_conn *c, int argc, const char *const *argv,
+                           const size_t *argvlen)
+{
+    frs_reply_ll(c, (long long)frs_cmd_toplevel_count());
+}
+
+/* COMMAND INFO [name ...]: an entry or a null per name. */
+void frs_cmd_command_info(frs_conn *c, int argc, const char *const *argv,
+                          const size_t *argvlen)
+{
+    if (argc == 2) {
+        frs_cmd_command(c, argc, argv, argvlen);
+        return;
+    }
+    frs_reply_array(c, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        const frs_cmd *cmd = find_top(argv[i], argvlen[i]);
+        if (cmd) reply_command_info(c, cmd);
+        else frs_reply_null(c);
+    }
+}
+
+/* One COMMAND DOCS name/value pair: summary, since, group, subcommands. */
+static void reply_command_docs(frs_conn *c, const frs_cmd *cmd)
+{
+    frs_reply_bulk_cstr(c, cmd->name);
+    size_t nl = strlen(cmd->name), nsub = 0;
+    if (cmd->is_container)
+        for (size_t i = 0; i < frs_cmd_count(); i++) {
+            const frs_cmd *s = frs_cmd_at(i);
+            if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|') nsub++;
+        }
+    frs_reply_map(c, nsub ? 4 : 3);
+    frs_reply_bulk_cstr(c, "summary");
+    frs_reply_bulk_cstr(c, cmd->fake_flags ? "Served by the fake (see docs/fake_redis.md)"
+                                           : "Answered by fakeredis-server (see docs/server.md)");
+    frs_reply_bulk_cstr(c, "since");
+    frs_reply_bulk_cstr(c, "1.0.0");
+    frs_reply_bulk_cstr(c, "group");
+    frs_reply_bulk_cstr(c, cmd->group);
+    if (nsub) {
+        frs_reply_bulk_cstr(c, "subcommands");
+        frs_reply_map(c, (long)nsub);
+        for (size_t i = 0; i < frs_cmd_count(); i++) {
+            const frs_cmd *s = frs_cmd_at(i);
+            if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|')
+                reply_command_docs(c, s);
+        }
+    }
+}
+
+/* COMMAND DOCS [name ...]: a map of the names known. */
+void frs_cmd_command_docs(frs_conn *c, int argc, const char *const *argv,
+                          const size_t *argvlen)
+{
+    if (argc == 2) {
+        frs_reply_map(c, (long)frs_cmd_toplevel_count());
+        for (size_t i = 0; i < frs_cmd_count(); i++) {
+            const frs_cmd *cmd = frs_cmd_at(i);
+            if (!strchr(cmd->name, '|')) reply_command_docs(c, cmd);
+        }
+        return;
+    }
+    long n = 0;
+    for (int i = 2; i < argc; i++) n += find_top(argv[i], argvlen[i]) != NULL;
+    frs_reply_map(c, n);
+    for (int i = 2; i < argc; i++) {
+        const frs_cmd *cmd = find_top(argv[i], argvlen[i]);
+        if (cmd) reply_command_docs(c, cmd);
+    }
+}
+
+/* COMMAND LIST: every name, subcommands included. */
+void frs_cmd_command_list(frs_conn *c, int argc, const char *const *argv,
+                          const size_t *argvlen)
+{
+    if (argc != 2) {
+        /* FILTERBY MODULE|ACLCAT|PATTERN: only PATTERN means anything here */
+        if (argc != 5 || !arg_is(argv[2], argvlen[2], "filterby")) {
+            frs_reply_error(c, "ERR syntax error");
+            return;
+        }
+    }
+    frs_reply_array(c, (long)frs_cmd_count());
+    for (size_t i = 0; i < frs_cmd_count(); i++) frs_reply_bulk_cstr(c, frs_cmd_at(i)->name);
+}
+
+/* COMMAND HELP. */
+void frs_cmd_command_help(frs_conn *c, int argc, const char *const *argv,
+                          const size_t *argvlen)
+{
+    static const char *const lines[] = {
+        "(no subcommand)", "    Return details about all Redis commands.",
+        "COUNT", "    Return the total number of commands in this Redis server.",
+        "LIST", "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        NULL,
+    };
+    reply_help(c, "COMMAND", lines);
+}

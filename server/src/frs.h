@@ -1,0 +1,336 @@
+/* frs.h -- what fakeredis-server's modules share (internal; names start with frs_).
+ *
+ * One process, one thread, one fake (fr_server) and an epoll loop over its sockets.  Each
+ * accepted socket is an frs_conn with its own request parser (resp_request.h), its own
+ * fr_client in the fake, and an output buffer.  A command goes:
+ *
+ *   net.c      read -> rr_next -> frs_dispatch (then write what the buffer holds)
+ *   dispatch.c look the name up in the server's command table (cmdtable.c): the server's
+ *              own commands (HELLO, AUTH, CLIENT, CONFIG, INFO, COMMAND, FAKE.*, ...) run
+ *              here, every other goes to the fake with fr_exec_resp; authentication,
+ *              MULTI bookkeeping for the server's commands and the RESP3 conversion
+ *              (resp3.c) wrap both
+ *   obuf.c     the reply bytes, RESP2 or RESP3, appended to the connection's buffer
+ *
+ * Nothing in here is thread safe; nothing needs to be.
+ */
+#ifndef FRS_H
+#define FRS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fakeredis.h"
+#include "resp_request.h"
+
+#define FRS_VERSION_LINE "fakeredis-server"     /* the prefix of every line on stdout */
+#define FRS_DEFAULT_MAXCLIENTS 10000           /* Redis's maxclients default */
+#define FRS_RESERVED_FDS 32                    /* Redis's CONFIG_MIN_RESERVED_FDS */
+#define FRS_MAX_LISTENERS 4                    /* TCP addresses plus one unix socket */
+
+/* ----- Output buffer ------------------------------------------------------------- */
+
+/* The bytes waiting to be written to a socket: [sent, len) of p. */
+typedef struct frs_obuf {
+    char *p;      /* the bytes */
+    size_t len;   /* bytes appended */
+    size_t sent;  /* bytes already written */
+    size_t cap;   /* bytes allocated */
+} frs_obuf;
+
+/* Appends n bytes; aborts the process when out of memory (a server with no memory left
+ * cannot answer anyone: Redis's zmalloc does the same). */
+void frs_obuf_append(frs_obuf *b, const void *p, size_t n);
+/* Bytes not yet written. */
+size_t frs_obuf_pending(const frs_obuf *b);
+/* Drops the written prefix when it is worth the copy. */
+void frs_obuf_compact(frs_obuf *b);
+void frs_obuf_free(frs_obuf *b);
+
+/* ----- Connections ------------------------------------------------------------------ */
+
+/* Output buffer limits of one client class, as Redis's client-output-buffer-limit. */
+typedef struct frs_outlimit {
+    unsigned long long hard;  /* bytes; 0 = none: over it the client is closed at once */
+    unsigned long long soft;  /* bytes; 0 = none: over it for soft_secs closes it too */
+    long long soft_secs;      /* seconds the soft limit may be exceeded */
+} frs_outlimit;
+
+/* CLIENT REPLY's states (Redis's CLIENT_REPLY_OFF, _SKIP, _SKIP_NEXT) */
+#define FRS_REPLY_OFF 1       /* no replies until CLIENT REPLY ON */
+#define FRS_REPLY_SKIP 2      /* this command's reply is dropped */
+#define FRS_REPLY_SKIP_NEXT 3 /* the next command's reply will be dropped */
+
+/* A command queued inside MULTI, as the server sees it (the fake keeps its own queue). */
+typedef struct frs_queued {
+    int host;           /* 1: one of the server's commands, run by the server at EXEC */
+    int argc;           /* its arguments (host commands, and fake commands for RESP3) */
+    char **argv;        /* copies, NUL-terminated */
+    size_t *argvlen;    /* their lengths */
+} frs_queued;
+
+typedef struct frs_server frs_server;
+
+typedef struct frs_conn {
+    frs_server *srv;          /* the server it belongs to */
+    int fd;                   /* the socket */
+    uint64_t id;              /* CLIENT ID: 1, 2, ... in connection order */
+    fr_client *fc;            /* its client in the fake */
+    rr_parser in;             /* the request parser and query buffer */
+    frs_obuf out;             /* replies not yet written */
+    int resp;                 /* 2 or 3 (HELLO) */
+    int authed;               /* AUTH passed, or no password needed when it connected */
+    int close_after_reply;    /* write what is buffered, then close (QUIT, protocol error) */
+    int close_asap;           /* close at the next chance, dropping the output (KILL) */
+    int blocked;              /* the fake has it blocked: its input waits */
+    int want_write;           /* EPOLLOUT is armed */
+    int in_pending;           /* on the server's list of connections with output */
+    int in_resume;            /* on the server's list of connections to read on */
+    int is_unix;              /* connected through the unix socket */
+    char addr[128];           /* "ip:port" or "path:0", as CLIENT LIST's addr= */
+    char laddr[128];          /* the local end, as laddr= */
+    char *name;               /* CLIENT SETNAME, NULL when none */
+    int64_t ctime_ms;         /* when it connected (wall clock, monotonic ms) */
+    int64_t last_ms;          /* last command (wall clock, monotonic ms) */
+    int64_t soft_since_ms;    /* when the output first went over the soft limit, 0 if not */
+    const char *last_cmd;     /* the last command's full name (cmd= in CLIENT LIST): a
+                                 command table string, or "NULL" */
+    int reply_mode;           /* CLIENT REPLY: 0 on, or FRS_REPLY_OFF/_SKIP/_SKIP_NEXT */
+    char blocked_cmd[32];     /* the command it is blocked in, for its reply's RESP3 shape */
+    frs_queued *queue;        /* MULTI: what was queued, in order */
+    size_t queue_len, queue_cap; /* entries in queue, room */
+    int queue_host;           /* host commands in queue (0: EXEC needs no splicing) */
+    int in_multi_shadow;      /* MULTI was answered OK (mirrors fr_client_in_multi) */
+    struct frs_conn *prev, *next;      /* the server's list of connections */
+    struct frs_conn *pend_next;        /* the list of connections with output to write */
+    struct frs_conn *resume_next;      /* the list of connections whose input may go on */
+} frs_conn;
+
+/* ----- The server ------------------------------------------------------------------- */
+
+/* A stored configuration parameter (config.c). */
+typedef struct frs_param frs_param;
+
+/* The command line, before the server starts. */
+typedef struct frs_options {
+    int port;                 /* TCP port; 0: any free port; -1: no TCP */
+    char *bind[FRS_MAX_LISTENERS]; /* addresses to listen on (default 127.0.0.1) */
+    int nbind;                /* entries in bind */
+    char *unixsocket;         /* unix socket path, NULL for none */
+    long long maxclients;     /* at most this many clients at once */
+    char *requirepass;        /* password of the default user, NULL for none */
+    uint64_t seed;            /* the fake's seed */
+    int wall_clock;           /* --clock wall: the fake reads the real clock */
+    int64_t start_ms;         /* --start-ms: the virtual clock's first reading (0: default) */
+    int cluster;              /* --cluster: answer as a one-node cluster */
+    char **config;            /* --NAME VALUE pairs given for CONFIG parameters */
+    int nconfig;              /* entries in config (pairs * 2) */
+} frs_options;
+
+/* Counters reported by INFO stats, reset by CONFIG RESETSTAT. */
+typedef struct frs_stats {
+    unsigned long long connections;    /* total_connections_received */
+    unsigned long long commands;       /* total_commands_processed */
+    unsigned long long rejected;       /* rejected_connections (maxclients) */
+    unsigned long long net_in;         /* total_net_input_bytes */
+    unsigned long long net_out;        /* total_net_output_bytes */
+    unsigned long long errors;         /* total_error_replies */
+    unsigned long long outlimit_kills; /* clients closed for their output buffer */
+} frs_stats;
+
+struct frs_server {
+    fr_server *fake;          /* the keyspace and everything else Redis-like */
+    int epfd;                 /* the epoll instance */
+    int listen_fd[FRS_MAX_LISTENERS + 1]; /* listening sockets (-1 unused) */
+    int nlisten;              /* entries in listen_fd */
+    int tcp_port;             /* the TCP port actually bound, 0 when none */
+    char *unixsocket;         /* the unix socket path (unlinked at exit), or NULL */
+    int sig_fd;               /* a signalfd for SIGTERM/SIGINT */
+    int stop;                 /* leave the loop */
+    frs_conn *conns;          /* every connection */
+    size_t nconns;            /* connections open */
+    struct frs_connmap *bymap;/* fr_client* -> frs_conn*, for woken and pushed clients */
+    frs_conn *pending;        /* connections with output to write before sleeping */
+    size_t nsoft;             /* connections over their soft output limit (soft_since_ms) */
+    frs_conn *resume_head, *resume_tail; /* connections whose input processing may go on */
+    uint64_t next_id;         /* the next CLIENT ID */
+    int64_t start_ms;         /* when the server started (monotonic ms) */
+    time_t start_time;        /* when the server started (Unix seconds), for INFO */
+    char run_id[41];          /* INFO's run_id, random per start as Redis's */
+    frs_stats stats;          /* INFO stats */
+    frs_options opt;          /* the command line */
+    /* What CONFIG SET may change and the server acts on: */
+    long long maxclients;     /* maxclients */
+    long long max_bulk_len;   /* proto-max-bulk-len */
+    unsigned long long querybuf_limit; /* client-query-buffer-limit */
+    frs_outlimit limit_normal;/* client-output-buffer-limit normal */
+    frs_outlimit limit_pubsub;/* client-output-buffer-limit pubsub */
+    char *requirepass;        /* requirepass; NULL or "" for none */
+    frs_param *params;        /* every CONFIG parameter's value (config.c) */
+    size_t nparams;           /* entries in params */
+};
+
+/* ----- net.c: the event loop -------------------------------------------------------- */
+
+/* Makes the server: the fake, the listening sockets, the epoll set and the signal fd.
+ * Prints the "listening on" lines on stdout.  0, or -1 with a message on stderr. */
+int frs_server_init(frs_server *srv, const frs_options *opt);
+/* Runs the loop until SIGTERM/SIGINT (or srv->stop).  Returns 0. */
+int frs_server_run(frs_server *srv);
+/* Closes every connection and socket, removes the unix socket, frees the fake. */
+void frs_server_free(frs_server *srv);
+
+/* Marks c to be written before the loop sleeps (called when output was appended). */
+void frs_conn_want_flush(frs_conn *c);
+/* Closes c after its buffered output has been written (no more commands are read). */
+void frs_conn_close_after_reply(frs_conn *c);
+/* Closes c as soon as the current command is done, dropping its output (CLIENT KILL). */
+void frs_conn_kill(frs_conn *c);
+/* Queues c to have its buffered input processed before the loop sleeps (after a wake). */
+void frs_conn_resume(frs_conn *c);
+/* The connection of a fake client, or NULL. */
+frs_conn *frs_conn_of(frs_server *srv, const fr_client *fc);
+/* Milliseconds of a monotonic clock, for ages and idle times (never the fake's clock). */
+int64_t frs_mono_ms(void);
+/* Re-keys c in the fr_client map after its fake client was replaced by c->fc (RESET). */
+void frs_conn_rebind(frs_conn *c, const fr_client *old);
+/* Re-applies proto-max-bulk-len and the auth requirement to every parser. */
+void frs_apply_limits(frs_server *srv);
+
+/* ----- dispatch.c: running a command ------------------------------------------------ */
+
+/* Runs one parsed command for c and appends its reply (and any push or wake it causes
+ * to its own or other clients' buffers). */
+void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen);
+/* After a command or a clock change: moves the replies of clients the fake woke and the
+ * pushes it queued into their connections' buffers. */
+void frs_drain_fake_events(frs_server *srv, frs_conn *current);
+
+/* ----- obuf.c: writing replies ------------------------------------------------------ */
+
+/* Redis's string2ll: an optional '-', digits without a leading zero, in range.  1 if so. */
+int frs_string2ll(const char *s, size_t n, long long *out);
+
+void frs_reply_raw(frs_conn *c, const char *p, size_t n);
+void frs_reply_status(frs_conn *c, const char *s);
+/* err without the leading '-', e.g. "ERR syntax error"; CR and LF become spaces. */
+void frs_reply_error(frs_conn *c, const char *err);
+void frs_reply_errorf(frs_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void frs_reply_ok(frs_conn *c);
+void frs_reply_ll(frs_conn *c, long long v);
+void frs_reply_bulk(frs_conn *c, const char *p, size_t n);
+void frs_reply_bulk_cstr(frs_conn *c, const char *s);
+void frs_reply_bulk_ll(frs_conn *c, long long v);
+void frs_reply_null(frs_conn *c);               /* $-1 or _ */
+void frs_reply_array(frs_conn *c, long n);       /* *n */
+void frs_reply_map(frs_conn *c, long n);         /* *2n or %n */
+void frs_reply_set(frs_conn *c, long n);         /* *n or ~n */
+void frs_reply_double(frs_conn *c, double d);    /* $ text or ,text */
+/* Text that RESP3 sends as a verbatim string ("=N\r\ntxt:..."), RESP2 as a bulk. */
+void frs_reply_verbatim(frs_conn *c, const char *p, size_t n);
+/* The wrong-number-of-arguments error for a command's full name ("config|set"). */
+void frs_reply_arity(frs_conn *c, const char *fullname);
+
+/* ----- resp3.c: RESP2 bytes to RESP3 ------------------------------------------------- */
+
+/* Appends to c's buffer the RESP3 form of the RESP2 reply bytes p[0..n) that the fake
+ * gave for the command argv (the shape comes from the per-command table).  The bytes may
+ * hold several top-level replies (SUBSCRIBE a b). */
+void frs_resp3_convert(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen,
+                       const char *p, size_t n);
+/* Appends pushes (RESP2 arrays from the fake) as RESP3 push messages (">"). */
+void frs_resp3_pushes(frs_conn *c, const char *p, size_t n);
+
+/* A parsed RESP2 reply: views into the bytes it was read from. */
+typedef struct frs_rnode {
+    char type;                 /* '+', '-', ':', '$', '*' */
+    long long n;               /* ':' value; '$' length (-1 nil); '*' count (-1 nil) */
+    const char *start;         /* the reply's first byte (its type byte) */
+    size_t raw_len;            /* bytes of the whole reply, type byte to last CRLF */
+    const char *p;             /* '+', '-', '$': the text (without header and CRLF) */
+    size_t len;                /* '+', '-', '$': text length */
+    struct frs_rnode *child;   /* '*': the elements, n of them */
+} frs_rnode;
+
+/* Parses one complete RESP2 reply from p[0..n) into nodes from a scratch arena (valid
+ * until the next call with the same arena).  Returns the node, or NULL if the bytes are
+ * not one complete reply. */
+typedef struct frs_arena frs_arena;
+frs_rnode *frs_rparse(frs_arena **arena, const char *p, size_t n);
+void frs_arena_free(frs_arena **arena);
+
+/* ----- cmdtable.c: the server's command table --------------------------------------- */
+
+typedef void frs_cmd_proc(frs_conn *c, int argc, const char *const *argv,
+                          const size_t *argvlen);
+
+#define FRS_CMD_NOAUTH   (1u << 0) /* runs before AUTH */
+#define FRS_CMD_NOMULTI  (1u << 1) /* runs at once even inside MULTI (QUIT, RESET) */
+#define FRS_CMD_PUBSUBOK (1u << 2) /* allowed in RESP2 subscribed mode */
+
+/* One row: a command of the fake (proc NULL) or of the server. */
+typedef struct frs_cmd {
+    const char *name;          /* lower case, "config|get" for a subcommand */
+    int arity;                 /* Redis's arity: n exactly, -n at least */
+    unsigned flags;            /* FRS_CMD_* */
+    frs_cmd_proc *proc;        /* the server's handler, NULL: the fake runs it */
+    const char *group;         /* "server", "connection", "string", ... (COMMAND DOCS) */
+    const char *fake_flags;    /* the fake's flag words; NULL marks the server's rows */
+    int is_container;          /* has subcommands: the row is only a name */
+    int first_key, last_key, key_step; /* Redis's legacy key spec, 0 0 0 for none */
+    int movable_keys;          /* the keys are found by a procedure (numkeys, STREAMS) */
+} frs_cmd;
+
+/* Builds the table (the fake's rows and the server's); idempotent. */
+void frs_cmdtable_init(void);
+/* The row for argv (a container's subcommand when argv[1] names one), or NULL when the
+ * name is unknown; *container is set to the container row when argv[0] is one whose
+ * subcommand argv[1] is unknown or missing. */
+const frs_cmd *frs_cmd_lookup(int argc, const char *const *argv, const size_t *argvlen,
+                              const frs_cmd **container);
+/* The rows in table order (top-level names and subcommands), for COMMAND. */
+size_t frs_cmd_count(void);
+const frs_cmd *frs_cmd_at(size_t i);
+/* How many top-level names there are (COMMAND COUNT). */
+size_t frs_cmd_toplevel_count(void);
+
+/* ----- commands.c, info.c, config.c, fakecmd.c: the server's commands --------------- */
+
+/* The handlers (see each for its reply); the table in cmdtable.c names them. */
+frs_cmd_proc frs_cmd_hello, frs_cmd_auth, frs_cmd_quit, frs_cmd_reset, frs_cmd_info,
+    frs_cmd_role, frs_cmd_lastsave, frs_cmd_wait, frs_cmd_save, frs_cmd_shutdown;
+frs_cmd_proc frs_cmd_client_setname, frs_cmd_client_getname, frs_cmd_client_id,
+    frs_cmd_client_info, frs_cmd_client_list, frs_cmd_client_kill, frs_cmd_client_help,
+    frs_cmd_client_reply, frs_cmd_client_noevict, frs_cmd_client_unblock,
+    frs_cmd_client_getredir, frs_cmd_client_pause, frs_cmd_client_unpause;
+frs_cmd_proc frs_cmd_config_get, frs_cmd_config_set, frs_cmd_config_resetstat,
+    frs_cmd_config_rewrite, frs_cmd_config_help;
+frs_cmd_proc frs_cmd_command, frs_cmd_command_count, frs_cmd_command_info,
+    frs_cmd_command_docs, frs_cmd_command_list, frs_cmd_command_help;
+frs_cmd_proc frs_cmd_function_flush, frs_cmd_function_list, frs_cmd_function_help;
+frs_cmd_proc frs_cmd_fake_time_get, frs_cmd_fake_time_set, frs_cmd_fake_time_advance,
+    frs_cmd_fake_fail_nth, frs_cmd_fake_fail_command, frs_cmd_fake_fail_clear,
+    frs_cmd_fake_fail_fired, frs_cmd_fake_dump, frs_cmd_fake_seed,
+    frs_cmd_fake_published, frs_cmd_fake_help;
+
+/* The INFO text of the given sections (NULL: the default ones), in Redis's format. */
+char *frs_info_text(frs_server *srv, int argc, const char *const *argv, size_t *len);
+/* One CLIENT LIST line for c (without the newline) into buf. */
+void frs_client_line(frs_conn *c, char *buf, size_t cap);
+
+/* Loads the parameter table with Redis 7.0.15's defaults, then the server's own values
+ * (port, unixsocket, maxclients, requirepass, ...) and the --NAME VALUE options.  0, or
+ * -1 with a message on stderr (an unknown or invalid option). */
+int frs_config_init(frs_server *srv);
+void frs_config_free(frs_server *srv);
+/* A parameter's current value, or NULL for an unknown name. */
+const char *frs_config_get(frs_server *srv, const char *name);
+/* CONFIG SET for one parameter without the reply: 0, or -1 with *err set to the
+ * reason (a static string, Redis's wording after "... - "). */
+int frs_config_set1(frs_server *srv, const char *name, const char *value, const char **err);
+
+/* Text of an outlimit for CONFIG GET client-output-buffer-limit. */
+void frs_outlimit_text(frs_server *srv, char *buf, size_t cap);
+
+#endif /* FRS_H */

@@ -1,0 +1,120 @@
+/* main.c -- fakeredis-server's command line (docs/server.md, "Options"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frs.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fakeredis-server [--port N] [--bind ADDR]... [--unixsocket PATH]\n"
+            "                        [--maxclients N] [--requirepass PASS] [--seed N]\n"
+            "                        [--clock virtual|wall] [--start-ms MS] [--cluster]\n"
+            "                        [--CONFIG-PARAMETER VALUE]...\n"
+            "\n"
+            "Serves libfakeredis (Redis " FR_REDIS_VERSION " semantics) over RESP.\n"
+            "  --port N            TCP port (default 6379; 0 picks a free one; -1: no TCP;\n"
+            "                      with --unixsocket and no --port, TCP is off)\n"
+            "  --bind ADDR         address to listen on (default 127.0.0.1; repeatable)\n"
+            "  --unixsocket PATH   also listen on this unix socket\n"
+            "  --maxclients N      refuse clients beyond N (default 10000)\n"
+            "  --requirepass PASS  the default user's password (AUTH / HELLO AUTH)\n"
+            "  --seed N            the fake's random seed (default 1)\n"
+            "  --clock virtual     the fake's clock moves only by FAKE.TIME (default)\n"
+            "  --clock wall        the fake reads the real clock\n"
+            "  --start-ms MS       the virtual clock's first reading (Unix ms)\n"
+            "  --cluster           answer as a one-node Redis Cluster\n"
+            "  --NAME VALUE        any redis.conf parameter, as CONFIG SET NAME VALUE\n"
+            "\n"
+            "On start it prints, flushed, one line per listener and then a ready line:\n"
+            "  fakeredis-server listening on 127.0.0.1:PORT\n"
+            "  fakeredis-server listening on unix:PATH\n"
+            "  fakeredis-server ready pid=PID\n"
+            "SIGTERM or SIGINT (or SHUTDOWN) stops it.\n");
+}
+
+/* A decimal option value, or exit with a message. */
+static long long number(const char *opt, const char *v)
+{
+    long long n;
+    if (!v || !frs_string2ll(v, strlen(v), &n)) {
+        fprintf(stderr, "fakeredis-server: %s needs an integer, got '%s'\n", opt, v ? v : "");
+        exit(2);
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    frs_options opt = {.port = 6379, .seed = 1};
+    int port_given = 0;
+    opt.config = calloc((size_t)argc + 1, sizeof(char *));
+    if (!opt.config) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version") || !strcmp(a, "-v")) {
+            printf("fakeredis-server %s (Redis %s semantics)\n", FR_VERSION, FR_REDIS_VERSION);
+            return 0;
+        } else if (!strcmp(a, "--cluster")) {
+            opt.cluster = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0 || !v) {
+            fprintf(stderr, "fakeredis-server: bad argument '%s'\n\n", a);
+            usage(stderr);
+            return 2;
+        }
+        i++;
+        if (!strcmp(a, "--port")) {
+            opt.port = (int)number(a, v);
+            port_given = 1;
+            if (opt.port < -1 || opt.port > 65535) {
+                fprintf(stderr, "fakeredis-server: --port must be -1..65535\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--bind")) {
+            if (opt.nbind == FRS_MAX_LISTENERS) {
+                fprintf(stderr, "fakeredis-server: at most %d --bind addresses\n",
+                        FRS_MAX_LISTENERS);
+                return 2;
+            }
+            opt.bind[opt.nbind++] = (char *)v;
+        } else if (!strcmp(a, "--unixsocket")) {
+            opt.unixsocket = (char *)v;
+        } else if (!strcmp(a, "--maxclients")) {
+            opt.maxclients = number(a, v);
+            if (opt.maxclients < 1) {
+                fprintf(stderr, "fakeredis-server: --maxclients must be at least 1\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--requirepass")) {
+            opt.requirepass = (char *)v;
+        } else if (!strcmp(a, "--seed")) {
+            opt.seed = (uint64_t)number(a, v);
+        } else if (!strcmp(a, "--start-ms")) {
+            opt.start_ms = number(a, v);
+        } else if (!strcmp(a, "--clock")) {
+            if (!strcmp(v, "wall")) opt.wall_clock = 1;
+            else if (strcmp(v, "virtual") != 0) {
+                fprintf(stderr, "fakeredis-server: --clock is virtual or wall\n");
+                return 2;
+            }
+        } else {
+            opt.config[opt.nconfig++] = (char *)(a + 2);
+            opt.config[opt.nconfig++] = (char *)v;
+        }
+    }
+    if (opt.unixsocket && !port_given) opt.port = -1;
+
+    frs_server srv;
+    int rc = frs_server_init(&srv, &opt);
+    if (rc == 0) rc = frs_server_run(&srv);
+    frs_server_free(&srv);
+    free(opt.config);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,749 @@
+/* net.c -- the event loop: listening sockets, connections, reads, writes, limits.
+ *
+ * One thread and one epoll set, as redis-server's own loop: level-triggered readiness,
+ * non-blocking sockets, at most RR_IOBUF_LEN bytes read per readable event (so the request
+ * parser sees the stream in the pieces Redis sees it, and a client flooding the server
+ * cannot starve the others), every complete request in the buffer run at once, and the
+ * replies written before the loop sleeps again (Redis's beforeSleep), with EPOLLOUT armed
+ * only for sockets that could not take everything.  Why epoll and no library:
+ * docs/server.md, "Design".
+ *
+ * Connections are freed at two points only: in their own event handler (end of file, a
+ * socket error) and before the loop sleeps (CLIENT KILL, output limits, QUIT once the reply
+ * is out).  A command can therefore touch any other connection without freeing it. */
+#define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frs.h"
+
+#define MAX_EVENTS 1024         /* epoll events handled per wake */
+#define MAX_ACCEPTS 1000        /* Redis's MAX_ACCEPTS_PER_CALL */
+#define WRITE_CHUNK (1 << 20)   /* bytes per write() call */
+
+/* epoll's data for a listening socket: tagged so events can be told apart. */
+typedef struct listener {
+    int fd;       /* the socket */
+    int is_unix;  /* the unix socket */
+} listener;
+
+static listener listeners[FRS_MAX_LISTENERS + 1];
+static int sig_tag;             /* its address tags the signal fd's events */
+
+/* ----- fr_client -> frs_conn -------------------------------------------------------- */
+
+/* Open addressing with linear probing, deletion by backward shift. */
+struct frs_connmap {
+    size_t cap;                 /* slots, a power of two */
+    size_t n;                   /* entries */
+    const fr_client **keys;     /* NULL for a free slot */
+    frs_conn **vals;            /* the connection of keys[i] */
+};
+
+static size_t ptr_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static void map_put(struct frs_connmap *m, const fr_client *k, frs_conn *v);
+
+static void map_grow(struct frs_connmap *m)
+{
+    struct frs_connmap old = *m;
+    m->cap = old.cap ? old.cap * 2 : 1024;
+    m->n = 0;
+    m->keys = calloc(m->cap, sizeof(*m->keys));
+    m->vals = calloc(m->cap, sizeof(*m->vals));
+    if (!m->keys || !m->vals) abort();
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.keys[i]) map_put(m, old.keys[i], old.vals[i]);
+    free(old.keys);
+    free(old.vals);
+}
+
+static void map_put(struct frs_connmap *m, const fr_client *k, frs_conn *v)
+{
+    if ((m->n + 1) * 2 > m->cap) map_grow(m);
+    size_t i = ptr_hash(k) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i]) m->n++;
+    m->keys[i] = k;
+    m->vals[i] = v;
+}
+
+static frs_conn *map_get(const struct frs_connmap *m, const fr_client *k)
+{
+    if (!m->cap) return NULL;
+    for (size_t i = ptr_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+        if (m->keys[i] == k) return m->vals[i];
+    return NULL;
+}
+
+static void map_del(struct frs_connmap *m, const fr_client *k)
+{
+    if (!m->cap) return;
+    size_t i = ptr_hash(k) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+    if (!m->keys[i]) return;
+    m->keys[i] = NULL;
+    m->n--;
+    /* shift back the entries that probed past the hole */
+    for (size_t j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+        size_t home = ptr_hash(m->keys[j]) & (m->cap - 1);
+        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (between) continue;
+        m->keys[i] = m->keys[j];
+        m->vals[i] = m->vals[j];
+        m->keys[j] = NULL;
+        i = j;
+    }
+}
+
+frs_conn *frs_conn_of(frs_server *srv, const fr_client *fc) { return map_get(srv->bymap, fc); }
+
+void frs_conn_rebind(frs_conn *c, const fr_client *old)
+{
+    map_del(c->srv->bymap, old);
+    map_put(c->srv->bymap, c->fc, c);
+}
+
+/* ----- Small helpers ---------------------------------------------------------------- */
+
+int64_t frs_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int auth_needed(const frs_server *srv, const frs_conn *c)
+{
+    return srv->requirepass && srv->requirepass[0] && !c->authed;
+}
+
+void frs_apply_limits(frs_server *srv)
+{
+    for (frs_conn *c = srv->conns; c; c = c->next) {
+        c->in.max_bulk_len = srv->max_bulk_len;
+        c->in.auth_required = auth_needed(srv, c);
+    }
+}
+
+static void epoll_set(frs_server *srv, frs_conn *c, int want_write)
+{
+    struct epoll_event ev = {.events = EPOLLIN | (want_write ? EPOLLOUT : 0), .data.ptr = c};
+    if (c->close_after_reply) ev.events &= ~(uint32_t)EPOLLIN; /* read nothing more */
+    epoll_ctl(srv->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->want_write = want_write;
+}
+
+/* ----- Connection lifecycle ------------------------------------------------------------ */
+
+static void unlink_lists(frs_server *srv, frs_conn *c)
+{
+    if (c->in_pending) {
+        for (frs_conn **pp = &srv->pending; *pp; pp = &(*pp)->pend_next)
+            if (*pp == c) {
+                *pp = c->pend_next;
+                break;
+            }
+        c->in_pending = 0;
+    }
+    if (c->in_resume) {
+        frs_conn *prev = NULL;
+        for (frs_conn *p = srv->resume_head; p; prev = p, p = p->resume_next) {
+            if (p != c) continue;
+            if (prev) prev->resume_next = p->resume_next;
+            else srv->resume_head = p->resume_next;
+            if (srv->resume_tail == c) srv->resume_tail = prev;
+            break;
+        }
+        c->in_resume = 0;
+    }
+}
+
+static void free_conn(frs_conn *c)
+{
+    frs_server *srv = c->srv;
+    unlink_lists(srv, c);
+    if (c->soft_since_ms) srv->nsoft--;
+    epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    if (c->prev) c->prev->next = c->next;
+    else srv->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    srv->nconns--;
+    map_del(srv->bymap, c->fc);
+    fr_client_free(c->fc); /* MULTI, WATCH, subscriptions and a blocked wait go with it */
+    rr_free(&c->in);
+    frs_obuf_free(&c->out);
+    for (size_t i = 0; i < c->queue_len; i++) {
+        for (int j = 0; j < c->queue[i].argc; j++) free(c->queue[i].argv[j]);
+        free(c->queue[i].argv);
+        free(c->queue[i].argvlen);
+    }
+    free(c->queue);
+    free(c->name);
+    free(c);
+}
+
+void frs_conn_want_flush(frs_conn *c)
+{
+    frs_server *srv = c->srv;
+    if (!c->in_pending && frs_obuf_pending(&c->out)) {
+        c->in_pending = 1;
+        c->pend_next = srv->pending;
+        srv->pending = c;
+    }
+    /* Output limits, checked as Redis checks them: whenever replies were added. */
+    int pubsub = 0;
+    pubsub = fr_client_subscriptions(c->fc) != 0;
+    const frs_outlimit *lim = pubsub ? &srv->limit_pubsub : &srv->limit_normal;
+    unsigned long long used = frs_obuf_pending(&c->out);
+    int over = 0;
+    if (lim->hard && used >= lim->hard) over = 1;
+    if (lim->soft && used >= lim->soft) {
+        int64_t now = frs_mono_ms();
+        if (!c->soft_since_ms) {
+            c->soft_since_ms = now;
+            srv->nsoft++;
+        } else if (now - c->soft_since_ms >= lim->soft_secs * 1000) {
+            over = 1;
+        }
+    } else if (c->soft_since_ms) {
+        c->soft_since_ms = 0;
+        srv->nsoft--;
+    }
+    if (over && !c->close_asap) {
+        fprintf(stderr, "fakeredis-server: client id=%llu addr=%s closed for overcoming of "
+                        "output buffer limits (%llu bytes pending)\n",
+                (unsigned long long)c->id, c->addr, used);
+        srv->stats.outlimit_kills++;
+        frs_conn_kill(c);
+    }
+}
+
+void frs_conn_close_after_reply(frs_conn *c)
+{
+    if (c->close_after_reply) return;
+    c->close_after_reply = 1;
+    epoll_set(c->srv, c, c->want_write);
+    frs_conn_want_flush(c);
+    if (!c->in_pending) { /* nothing to write: close it before sleeping */
+        c->in_pending = 1;
+        c->pend_next = c->srv->pending;
+        c->srv->pending = c;
+    }
+}
+
+void frs_conn_kill(frs_conn *c)
+{
+    if (c->close_asap) return;
+    c->close_asap = 1;
+    if (!c->in_pending) {
+        c->in_pending = 1;
+        c->pend_next = c->srv->pending;
+        c->srv->pending = c;
+    }
+}
+
+void frs_conn_resume(frs_conn *c)
+{
+    frs_server *srv = c->srv;
+    if (c->in_resume) return;
+    c->in_resume = 1;
+    c->resume_next = NULL;
+    if (srv->resume_tail) srv->resume_tail->resume_next = c;
+    else srv->resume_head = c;
+    srv->resume_tail = c;
+}
+
+/* Runs every complete request in c's buffer, until it blocks or must close. */
+static void process_input(frs_conn *c)
+{
+    frs_server *srv = c->srv;
+    while (!c->blocked && !c->close_after_reply && !c->close_asap && !srv->stop) {
+        rr_status st = rr_next(&c->in);
+        if (st == RR_COMMAND) {
+            frs_dispatch(c, rr_argc(&c->in), rr_argv(&c->in), rr_argvlen(&c->in));
+            if (frs_obuf_pending(&c->out)) frs_conn_want_flush(c);
+        } else if (st == RR_ERROR) {
+            /* Redis answers the protocol error, then closes once it is written. */
+            frs_reply_error(c, rr_error(&c->in));
+            frs_conn_close_after_reply(c);
+            break;
+        } else {
+            break;
+        }
+    }
+    if (frs_obuf_pending(&c->out)) frs_conn_want_flush(c);
+}
+
+/* Reads once.  Returns -1 when c was freed. */
+static int conn_read(frs_conn *c)
+{
+    frs_server *srv = c->srv;
+    if (c->close_after_reply) return 0;
+    size_t want = rr_read_size(&c->in);
+    char *w = rr_write_ptr(&c->in, want);
+    if (!w) {
+        free_conn(c);
+        return -1;
+    }
+    ssize_t n = read(c->fd, w, want);
+    if (n == 0) {
+        free_conn(c);
+        return -1;
+    }
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+        free_conn(c);
+        return -1;
+    }
+    rr_commit(&c->in, (size_t)n);
+    srv->stats.net_in += (unsigned long long)n;
+    if (srv->querybuf_limit && rr_pending(&c->in) > srv->querybuf_limit) {
+        fprintf(stderr, "fakeredis-server: closing client id=%llu addr=%s that reached max "
+                        "query buffer length\n", (unsigned long long)c->id, c->addr);
+        free_conn(c);
+        return -1;
+    }
+    process_input(c);
+    return 0;
+}
+
+/* Writes what c has pending.  Returns -1 when c was freed. */
+static int conn_write(frs_conn *c)
+{
+    frs_server *srv = c->srv;
+    while (frs_obuf_pending(&c->out)) {
+        size_t left = frs_obuf_pending(&c->out);
+        ssize_t n = write(c->fd, c->out.p + c->out.sent, left < WRITE_CHUNK ? left : WRITE_CHUNK);
+        if (n > 0) {
+            c->out.sent += (size_t)n;
+            srv->stats.net_out += (unsigned long long)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        free_conn(c); /* the peer is gone */
+        return -1;
+    }
+    frs_obuf_compact(&c->out);
+    if (!frs_obuf_pending(&c->out)) {
+        if (c->soft_since_ms) {
+            c->soft_since_ms = 0;
+            srv->nsoft--;
+        }
+        if (c->close_after_reply) {
+            free_conn(c);
+            return -1;
+        }
+        if (c->want_write) epoll_set(srv, c, 0);
+    } else if (!c->want_write) {
+        epoll_set(srv, c, 1);
+    }
+    return 0;
+}
+
+/* ----- Accepting --------------------------------------------------------------------- */
+
+static void format_addr(const struct sockaddr_storage *sa, char *buf, size_t cap)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip));
+        port = ntohs(s4->sin_port);
+        snprintf(buf, cap, "%s:%d", ip, port);
+    } else if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+        port = ntohs(s6->sin6_port);
+        snprintf(buf, cap, "[%s]:%d", ip, port);
+    } else {
+        snprintf(buf, cap, "?:0");
+    }
+}
+
+static void accept_on(frs_server *srv, listener *l)
+{
+    for (int k = 0; k < MAX_ACCEPTS; k++) {
+        struct sockaddr_storage peer;
+        socklen_t plen = sizeof(peer);
+        int fd = accept4(l->fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno == EMFILE || errno == ENFILE)
+                fprintf(stderr, "fakeredis-server: accept: %s\n", strerror(errno));
+            return;
+        }
+        if ((long long)srv->nconns >= srv->maxclients) {
+            static const char err[] = "-ERR max number of clients reached\r\n";
+            ssize_t w = write(fd, err, sizeof(err) - 1); /* best effort, as Redis */
+            (void)w;
+            close(fd);
+            srv->stats.rejected++;
+            continue;
+        }
+        frs_conn *c = calloc(1, sizeof(*c));
+        fr_client *fc = c ? fr_client_new(srv->fake) : NULL;
+        if (!fc) {
+            free(c);
+            close(fd);
+            continue;
+        }
+        c->srv = srv;
+        c->fd = fd;
+        c->fc = fc;
+        fr_client_set_blocking(fc, 1); /* BLPOP and friends wait, as on redis-server */
+        c->id = srv->next_id++;
+        c->resp = 2;
+        c->is_unix = l->is_unix;
+        c->authed = !(srv->requirepass && srv->requirepass[0]);
+        c->ctime_ms = c->last_ms = frs_mono_ms();
+        c->last_cmd = "NULL";
+        rr_init(&c->in);
+        c->in.max_bulk_len = srv->max_bulk_len;
+        c->in.auth_required = !c->authed;
+        if (l->is_unix) {
+            snprintf(c->addr, sizeof(c->addr), "%s:0", srv->unixsocket);
+            snprintf(c->laddr, sizeof(c->laddr), "%s:0", srv->unixsocket);
+        } else {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+            format_addr(&peer, c->addr, sizeof(c->addr));
+            struct sockaddr_storage local;
+            socklen_t llen = sizeof(local);
+            if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0)
+                format_addr(&local, c->laddr, sizeof(c->laddr));
+        }
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+        if (epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            fr_client_free(fc);
+            close(fd);
+            free(c);
+            continue;
+        }
+        c->next = srv->conns;
+        if (srv->conns) srv->conns->prev = c;
+        srv->conns = c;
+        srv->nconns++;
+        map_put(srv->bymap, fc, c);
+        srv->stats.connections++;
+    }
+}
+
+/* ----- Start and stop ---------------------------------------------------------------- */
+
+/* Raises the open-files limit for maxclients, or lowers maxclients to what it allows. */
+static void adjust_fd_limit(frs_server *srv)
+{
+    rlim_t want = (rlim_t)srv->maxclients + FRS_RESERVED_FDS;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want) return;
+    struct rlimit nrl = {want, rl.rlim_max > want ? rl.rlim_max : want};
+    if (setrlimit(RLIMIT_NOFILE, &nrl) == 0) return;
+    nrl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+    nrl.rlim_max = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &nrl) != 0) nrl.rlim_cur = rl.rlim_cur;
+    long long allowed = (long long)nrl.rlim_cur - FRS_RESERVED_FDS;
+    if (allowed < 1) allowed = 1;
+    if (allowed < srv->maxclients) {
+        fprintf(stderr, "fakeredis-server: open files limit %llu: maxclients lowered from %lld "
+                        "to %lld\n", (unsigned long long)nrl.rlim_cur, srv->maxclients, allowed);
+        srv->maxclients = allowed;
+    }
+}
+
+static int listen_tcp(frs_server *srv, const char *addr, int port)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV};
+    struct addrinfo *res;
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int rc = getaddrinfo(addr, portstr, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "fakeredis-server: bad bind address %s: %s\n", addr, gai_strerror(rc));
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    }
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 511) < 0) {
+        fprintf(stderr, "fakeredis-server: cannot listen on %s:%d: %s\n", addr, port,
+                strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage sa;
+    socklen_t sl = sizeof(sa);
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    srv->tcp_port = ntohs(sa.ss_family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port
+                                                  : ((struct sockaddr_in6 *)&sa)->sin6_port);
+    return fd;
+}
+
+static int listen_unix(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        fprintf(stderr, "fakeredis-server: unix socket path too long: %s\n", path);
+        return -1;
+    }
+    strcpy(sa.sun_path, path);
+    unlink(path); /* a stale socket from an earlier run, as Redis removes it */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 511) < 0) {
+        fprintf(stderr, "fakeredis-server: cannot listen on %s: %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int add_listener(frs_server *srv, int fd, int is_unix)
+{
+    listener *l = &listeners[srv->nlisten];
+    l->fd = fd;
+    l->is_unix = is_unix;
+    srv->listen_fd[srv->nlisten++] = fd;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
+    return epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int frs_server_init(frs_server *srv, const frs_options *opt)
+{
+    memset(srv, 0, sizeof(*srv));
+    srv->opt = *opt;
+    srv->epfd = srv->sig_fd = -1;
+    srv->next_id = 1;
+    srv->start_ms = frs_mono_ms();
+    srv->start_time = time(NULL);
+    srv->maxclients = opt->maxclients > 0 ? opt->maxclients : FRS_DEFAULT_MAXCLIENTS;
+    srv->max_bulk_len = RR_DEFAULT_MAX_BULK;
+    srv->querybuf_limit = 1024ull * 1024 * 1024;              /* Redis's 1gb */
+    srv->limit_normal = (frs_outlimit){256ull * 1024 * 1024, 0, 0}; /* see docs/server.md */
+    srv->limit_pubsub = (frs_outlimit){32ull * 1024 * 1024, 8ull * 1024 * 1024, 60};
+    srv->requirepass = opt->requirepass && opt->requirepass[0] ? strdup(opt->requirepass) : NULL;
+    srv->bymap = calloc(1, sizeof(*srv->bymap));
+    if (!srv->bymap) return -1;
+    /* run_id: random per start, as Redis's (it is not part of any reply the tests pin) */
+    {
+        unsigned char rnd[20];
+        int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        ssize_t got = rfd >= 0 ? read(rfd, rnd, sizeof(rnd)) : -1;
+        if (rfd >= 0) close(rfd);
+        for (int i = 0; i < 20; i++)
+            snprintf(srv->run_id + 2 * i, 3, "%02x", got == 20 ? rnd[i] : (unsigned)i);
+    }
+    frs_cmdtable_init();
+    adjust_fd_limit(srv);
+
+    fr_config cfg = fr_config_default();
+    cfg.seed = opt->seed;
+    if (opt->start_ms) cfg.start_ms = opt->start_ms;
+    cfg.cluster_enabled = opt->cluster;
+    srv->fake = fr_server_new(&cfg);
+    if (!srv->fake) {
+        fprintf(stderr, "fakeredis-server: out of memory\n");
+        return -1;
+    }
+    if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
+
+    srv->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (srv->epfd < 0) {
+        perror("fakeredis-server: epoll_create1");
+        return -1;
+    }
+    if (opt->port >= 0) {
+        int nb = opt->nbind ? opt->nbind : 1;
+        for (int i = 0; i < nb; i++) {
+            const char *addr = opt->nbind ? opt->bind[i] : "127.0.0.1";
+            /* with port 0, the first address picks the port and the others share it */
+            int fd = listen_tcp(srv, addr, i == 0 ? opt->port : srv->tcp_port);
+            if (fd < 0 || add_listener(srv, fd, 0) < 0) return -1;
+        }
+    }
+    if (opt->unixsocket) {
+        int fd = listen_unix(opt->unixsocket);
+        if (fd < 0 || add_listener(srv, fd, 1) < 0) return -1;
+        srv->unixsocket = strdup(opt->unixsocket);
+    }
+    if (srv->nlisten == 0) {
+        fprintf(stderr, "fakeredis-server: nothing to listen on (--port -1 and no --unixsocket)\n");
+        return -1;
+    }
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    srv->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sig_tag};
+    if (srv->sig_fd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sig_fd, &ev) < 0) {
+        perror("fakeredis-server: signalfd");
+        return -1;
+    }
+    if (frs_config_init(srv) < 0) return -1;
+    frs_apply_limits(srv);
+
+    if (opt->port >= 0) {
+        int nb = opt->nbind ? opt->nbind : 1;
+        for (int i = 0; i < nb; i++) {
+            const char *addr = opt->nbind ? opt->bind[i] : "127.0.0.1";
+            if (strchr(addr, ':')) printf("fakeredis-server listening on [%s]:%d\n", addr, srv->tcp_port);
+            else printf("fakeredis-server listening on %s:%d\n", addr, srv->tcp_port);
+        }
+    }
+    if (srv->unixsocket) printf("fakeredis-server listening on unix:%s\n", srv->unixsocket);
+    printf("fakeredis-server ready pid=%ld\n", (long)getpid());
+    fflush(stdout);
+    return 0;
+}
+
+/* Work done before the loop sleeps: input that may go on (woken clients), then every
+ * pending write and close. */
+static void before_sleep(frs_server *srv)
+{
+    while (srv->resume_head) {
+        frs_conn *c = srv->resume_head;
+        srv->resume_head = c->resume_next;
+        if (!srv->resume_head) srv->resume_tail = NULL;
+        c->in_resume = 0;
+        process_input(c);
+    }
+    while (srv->pending) {
+        frs_conn *c = srv->pending;
+        srv->pending = c->pend_next;
+        c->in_pending = 0;
+        if (c->close_asap) {
+            free_conn(c);
+            continue;
+        }
+        conn_write(c);
+    }
+}
+
+/* Milliseconds epoll may sleep: until the nearest blocking deadline (wall clock), a
+ * soft output limit to re-check, or for ever. */
+static int sleep_ms(frs_server *srv)
+{
+    long long t = -1;
+    if (srv->opt.wall_clock) {
+        int64_t d = fr_server_next_deadline(srv->fake);
+        if (d >= 0) {
+            long long left = (long long)(d - fr_clock_now(srv->fake));
+            t = left < 0 ? 0 : left;
+        }
+    }
+    if (srv->nsoft && (t < 0 || t > 100)) t = 100; /* re-check soft output limits */
+    if (t > 1000000) t = 1000000;
+    return (int)t;
+}
+
+static void timers(frs_server *srv)
+{
+    if (srv->opt.wall_clock) {
+        int64_t d = fr_server_next_deadline(srv->fake);
+        if (d >= 0 && d <= fr_clock_now(srv->fake)) {
+            fr_server_expire_blocked(srv->fake);
+            frs_drain_fake_events(srv, NULL);
+        }
+    }
+    if (srv->nsoft)
+        for (frs_conn *c = srv->conns; c; c = c->next)
+            if (c->soft_since_ms) frs_conn_want_flush(c);
+}
+
+int frs_server_run(frs_server *srv)
+{
+    struct epoll_event evs[MAX_EVENTS];
+    while (!srv->stop) {
+        before_sleep(srv);
+        if (srv->stop) break;
+        int n = epoll_wait(srv->epfd, evs, MAX_EVENTS, sleep_ms(srv));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            perror("fakeredis-server: epoll_wait");
+            return -1;
+        }
+        for (int i = 0; i < n && !srv->stop; i++) {
+            void *tag = evs[i].data.ptr;
+            uint32_t e = evs[i].events;
+            if (tag == &sig_tag) {
+                struct signalfd_siginfo si;
+                if (read(srv->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                    fprintf(stderr, "fakeredis-server: received %s, exiting\n",
+                            si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+                    srv->stop = 1;
+                }
+                continue;
+            }
+            if (tag >= (void *)&listeners[0] && tag <= (void *)&listeners[FRS_MAX_LISTENERS]) {
+                accept_on(srv, tag);
+                continue;
+            }
+            frs_conn *c = tag;
+            if (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+                if (c->close_after_reply && !(e & EPOLLIN)) {
+                    free_conn(c); /* the peer hung up before taking its last reply */
+                    continue;
+                }
+                if (conn_read(c) < 0) continue;
+            }
+            if (e & EPOLLOUT) conn_write(c);
+        }
+        timers(srv);
+    }
+    return 0;
+}
+
+void frs_server_free(frs_server *srv)
+{
+    /* Flush what can be flushed without waiting (e.g. SHUTDOWN's peers get EOF). */
+    while (srv->conns) free_conn(srv->conns);
+    for (int i = 0; i < srv->nlisten; i++) close(srv->listen_fd[i]);
+    if (srv->unixsocket) unlink(srv->unixsocket);
+    free(srv->unixsocket);
+    if (srv->sig_fd >= 0) close(srv->sig_fd);
+    if (srv->epfd >= 0) close(srv->epfd);
+    fr_server_free(srv->fake);
+    frs_config_free(srv);
+    free(srv->requirepass);
+    if (srv->bymap) {
+        free(srv->bymap->keys);
+        free(srv->bymap->vals);
+        free(srv->bymap);
+    }
+}

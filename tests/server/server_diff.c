@@ -1,0 +1,269 @@
+/* test_server_diff.c -- fakeredis-server and redis-server 7.0.15 must answer the same
+ * bytes with the same bytes.
+ *
+ * Both servers are started here (redis-server through tests/support/redis_harness.h,
+ * fakeredis-server with --clock wall so TTLs agree).  Each case runs on a fresh
+ * connection to each: its bytes are sent as they are, followed by ECHO of a sentinel,
+ * and every reply up to the sentinel's must be identical; a case that ends in a protocol
+ * error reads until the server closes instead.  Cases cover the protocol errors and
+ * limits, the commands a client sends on connecting (HELLO, AUTH, CLIENT, CONFIG, INFO's
+ * shape, COMMAND COUNT aside), MULTI with the server's own commands, and RESP3: after
+ * HELLO 3 every reply whose RESP3 form differs (maps, sets, doubles, nulls, pushes). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "frs_harness.h"
+#include "redis_harness.h"
+
+#define SENTINEL "__frs_case_end__"
+
+/* A case: inline commands, one a line ('\n' between them), or raw bytes. */
+typedef struct diff_case {
+    const char *name;
+    const char *text;   /* the bytes (lines become "line\r\n" unless raw) */
+    int raw;            /* send text as it is: strlen(text) bytes, or rawlen */
+    int until_eof;      /* 1: the server closes at the end: read everything until then;
+                           2: it waits for more: read until 300 ms pass without a reply */
+    int skip_first;     /* the first reply differs by nature (HELLO's client id) */
+    size_t rawlen;      /* raw bytes that hold a NUL: their count (0: strlen) */
+} diff_case;
+
+#define NUL_CASE "PING\r\nPING\0 x\r\nPING\r\n" /* a NUL hides the newline: Redis waits */
+
+static const diff_case cases[] = {
+    /* ----- protocol errors and inline parsing ----- */
+    {"multibulk count", "*x\r\n", 1, 1, 0, 0},
+    {"multibulk count zero-padded", "*01\r\n$4\r\nPING\r\n", 1, 1, 0, 0},
+    {"multibulk count too big", "*2147483648\r\n", 1, 1, 0, 0},
+    {"bulk length negative", "*1\r\n$-1\r\n", 1, 1, 0, 0},
+    {"bulk length over proto-max-bulk-len", "*1\r\n$536870913\r\n", 1, 1, 0, 0},
+    {"dollar expected", "PING\r\n*1\r\n$4\r\nPING\r\n*1\r\nx\r\n", 1, 1, 0, 0},
+    {"dollar expected, CR", "*1\r\n\r\n", 1, 1, 0, 0},
+    {"unbalanced quotes", "PING \"a\r\n", 1, 1, 0, 0},
+    {"quote then text", "PING 'a'b\r\n", 1, 1, 0, 0},
+    {"bytes after a bulk are skipped", "*1\r\n$4\r\nPINGxxPING\r\n", 1, 0, 0, 0},
+    {"empty requests", "*0\r\n*-5\r\n\r\n\n  \r\nPING\r\n", 1, 0, 0, 0},
+    {"inline escapes", "ECHO \"\\x41\\x4g\\n\\t\"\r\nECHO 'it\\'s'\r\nPI\"NG\"\r\n"
+                       "ECHO a\rb\r\n", 1, 0, 0, 0},
+    {"a NUL in an inline request", NUL_CASE, 1, 2, 0, sizeof(NUL_CASE) - 1},
+    {"empty command name", "*1\r\n$0\r\n\r\n", 1, 0, 0, 0},
+    /* ----- what clients send ----- */
+    {"hello errors", "HELLO 4\nHELLO x\nHELLO 3 FOO\nHELLO 3 SETNAME\nHELLO 2 AUTH a b\n"
+                     "HELLO 2 SETNAME \"a\\x01b\"", 0, 0, 0, 0},
+    {"auth without a password", "AUTH x\nAUTH x y\nAUTH default anything\nAUTH a b c", 0, 0, 0, 0},
+    {"client", "CLIENT SETNAME x\nCLIENT GETNAME\nCLIENT SETNAME \"a b\"\nCLIENT SETNAME \"\"\n"
+               "CLIENT GETNAME\nCLIENT FOO\nCLIENT\nCLIENT KILL 1.2.3.4:5\n"
+               "CLIENT KILL ID 999999\nCLIENT KILL ID x\nCLIENT KILL foo bar\n"
+               "CLIENT KILL SKIPME maybe\nCLIENT LIST TYPE foo\nCLIENT LIST ID x\n"
+               "CLIENT LIST ID 999999\nCLIENT NO-EVICT maybe\nCLIENT NO-EVICT on\n"
+               "CLIENT PAUSE x\nCLIENT UNBLOCK x\nCLIENT UNBLOCK 999999\nCLIENT GETREDIR\n"
+               "CLIENT SETNAME", 0, 0, 0, 0},
+    {"client reply", "CLIENT REPLY SKIP\nPING\nPING\nCLIENT REPLY OFF\nPING\nECHO x\n"
+                     "CLIENT REPLY ON\nPING", 0, 0, 0, 0},
+    {"config", "CONFIG\nCONFIG GET\nCONFIG FOO\nCONFIG SET foo 1\nCONFIG SET hz x\n"
+               "CONFIG SET hz 5 foo 1\nCONFIG SET hz 5 hz 6\nCONFIG SET appendonly maybe\n"
+               "CONFIG SET loglevel x\nCONFIG SET maxmemory-policy x\n"
+               "CONFIG SET proto-max-bulk-len 10\nCONFIG SET maxmemory 1xb\n"
+               "CONFIG SET maxmemory 1mb\nCONFIG GET maxmemory\nCONFIG SET maxmemory 0\n"
+               "CONFIG SET maxclients 0\nCONFIG SET daemonize yes\nCONFIG SET save \"1 2 3\"\n"
+               "CONFIG SET client-output-buffer-limit \"normal 1 2\"\n"
+               "CONFIG GET appendonly\nCONFIG GET maxmemory-policy\nCONFIG GET proto-max-bulk-len\n"
+               "CONFIG GET nosuchparam\nCONFIG REWRITE\nCONFIG RESETSTAT", 0, 0, 0, 0},
+    {"misc", "FUNCTION FLUSH\nFUNCTION FLUSH x\nFUNCTION LIST\nFUNCTION LIST x\n"
+             "FUNCTION FOO\nROLE\nWAIT 0 0\nWAIT x 0\nECHO\nPING a b\nSELECT 3\nSELECT 99\n"
+             "SELECT 0\nQUIT", 0, 1, 0, 0},
+    {"multi with the server's commands", "MULTI\nCLIENT SETNAME foo\nSET a 1\nCLIENT GETNAME\n"
+                                         "CONFIG GET maxmemory\nEXEC\nDEL a", 0, 0, 0, 0},
+    {"multi refusals", "MULTI\nCLIENT SETNAME\nSET a 1\nEXEC\nMULTI\nCLIENT FOO\nEXEC\n"
+                       "MULTI\nCONFIG SET\nEXEC", 0, 0, 0, 0},
+    {"reset", "SELECT 3\nSET k v\nMULTI\nRESET\nGET k\nCLIENT GETNAME\nSELECT 3\nDEL k", 0, 0, 0, 0},
+    {"subscribed mode", "SUBSCRIBE c1\nGET a\nCLIENT ID\nCONFIG GET hz\nPING\nPING x\n"
+                        "UNSUBSCRIBE\nPING", 0, 0, 0, 0},
+    /* ----- RESP3 ----- */
+    {"resp3 types", "HELLO 3\nDEL h z s x f l\nHSET h f v\nHGETALL h\nHGETALL nope\n"
+                    "ZADD z 1.5 a 2 b 3 c\nZSCORE z a\nZSCORE z x\nZRANGE z 0 -1 WITHSCORES\n"
+                    "ZRANGE z 0 -1\nZRANGEBYSCORE z -inf +inf WITHSCORES\n"
+                    "ZREVRANGE z 0 0 WITHSCORES\nZREVRANGEBYSCORE z +inf -inf WITHSCORES\n"
+                    "ZUNION 1 z WITHSCORES\nZINTER 1 z WITHSCORES\nZDIFF 1 z WITHSCORES\n"
+                    "ZMSCORE z a x\nZADD z INCR 1 a\nZADD z 5 e\nZINCRBY z 1 b\nZPOPMIN z\n"
+                    "ZPOPMAX z 2\nZPOPMIN nope\nZPOPMIN nope 2\nZMPOP 1 z MIN\n"
+                    "ZMPOP 1 nope MIN\nZADD z 9 q\nBZPOPMIN z 0\nZADD z 10 r 11 s\n"
+                    "BZMPOP 0 1 z MAX COUNT 2\nSADD s a\nSMEMBERS s\nSMEMBERS nope\nSPOP s 1\n"
+                    "SPOP nope 2\nSPOP nope\nSRANDMEMBER nope 2\nMGET a b\nGET a\nLPOS l a\n"
+                    "LPOP nope 2\nBLPOP nope 0.01\nINCRBYFLOAT f 1.5\nHINCRBYFLOAT h n 1.5\n"
+                    "CONFIG GET maxmemory\nCLIENT GETNAME\nDEL h z s f", 0, 0, 1, 0},
+    {"resp3 streams", "HELLO 3\nDEL x\nXADD x 1-1 f v\nXADD x 2-1 g w\nXREAD STREAMS x 0\n"
+                      "XREAD STREAMS x 5\nXGROUP CREATE x g 0\n"
+                      "XREADGROUP GROUP g c COUNT 1 STREAMS x >\nXINFO GROUPS x\n"
+                      "XINFO STREAM x\nXPENDING x g\nXRANGE x - +\nXAUTOCLAIM x g c 0 0\n"
+                      "XDEL x 1-1\nXREADGROUP GROUP g c STREAMS x 0\nXINFO STREAM nope\nDEL x",
+     0, 0, 1, 0},
+    {"resp3 lcs", "HELLO 3\nMSET a foo b fao\nLCS a b IDX\nLCS a b\nLCS a b LEN\n"
+                  "LCS a b IDX MINMATCHLEN 1 WITHMATCHLEN\nDEL a b", 0, 0, 1, 0},
+    {"resp3 transactions", "HELLO 3\nZADD z 1 e\nMULTI\nZSCORE z e\nHGETALL h\nGET nope\n"
+                           "CLIENT GETNAME\nEXEC\nMULTI\nEXEC\nWATCH a\nSET a 2\nMULTI\nEXEC\n"
+                           "DEL z a", 0, 0, 1, 0},
+    {"resp3 pubsub", "HELLO 3\nSUBSCRIBE c1\nPING\nPING x\nGET nope\nCONFIG GET hz\n"
+                     "PUBLISH c1 hi\nUNSUBSCRIBE\nUNSUBSCRIBE\n"
+                     "PSUBSCRIBE p*\nPUNSUBSCRIBE p*\nPUNSUBSCRIBE", 0, 0, 1, 0},
+};
+
+/* Sends the case (and the sentinel) and collects the replies' bytes. */
+static void run_case(frsh_conn *c, const diff_case *dc, rh_buf *all)
+{
+    rh_buf b = {0};
+    if (dc->raw) {
+        rh_buf_append(&b, dc->text, dc->rawlen ? dc->rawlen : strlen(dc->text));
+    } else {
+        for (const char *p = dc->text; *p;) {
+            size_t k = strcspn(p, "\n");
+            rh_buf_append(&b, p, k);
+            rh_buf_append(&b, "\r\n", 2);
+            p += k;
+            if (*p) p++;
+        }
+    }
+    if (!dc->until_eof) rh_buf_printf(&b, "ECHO " SENTINEL "\r\n");
+    rh_buf_reset(all);
+    frsh_send_raw(c, b.data, b.len);
+    rh_buf_free(&b);
+    if (dc->until_eof == 1) {
+        frsh_expect_eof(c, all, FRSH_TIMEOUT_MS);
+        return;
+    }
+    rh_buf r = {0};
+    if (dc->until_eof == 2) {
+        while (frsh_read(c, &r, 300) == 0) {
+            rh_buf_append(all, r.data, r.len);
+            rh_buf_append(all, "\n", 1);
+        }
+        rh_buf_free(&r);
+        return;
+    }
+    const char *end = "$16\r\n" SENTINEL "\r\n";
+    for (int i = 0;; i++) {
+        frsh_expect_reply(c, &r);
+        if (r.len == strlen(end) && memcmp(r.data, end, r.len) == 0) break;
+        if (i == 0 && dc->skip_first) continue;
+        rh_buf_append(all, r.data, r.len);
+        rh_buf_append(all, "\n", 1); /* reply boundaries count too */
+    }
+    rh_buf_free(&r);
+}
+
+static void test_same_bytes(void **state)
+{
+    (void)state;
+    rh_server *real = rh_start(&(rh_options){.quiet = 1});
+    assert_non_null(real);
+    const char *const extra[] = {"--clock", "wall", NULL};
+    frsh_server *fake = frsh_start(extra);
+    assert_non_null(fake);
+    rh_buf a = {0}, b = {0};
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const diff_case *dc = &cases[i];
+        frsh_conn *rc = frsh_connect_path(real->socket);
+        frsh_conn *fc = frsh_connect(fake);
+        assert_non_null(rc);
+        print_message("case: %s\n", dc->name);
+        run_case(rc, dc, &a);
+        run_case(fc, dc, &b);
+        if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0) {
+            failed++;
+            size_t at = 0;
+            while (at < a.len && at < b.len && a.data[at] == b.data[at]) at++;
+            size_t from = at > 120 ? at - 120 : 0;
+            print_error("case \"%s\" differs at byte %zu\n", dc->name, at);
+            print_error("  redis-server:     %s\n", frsh_show(a.data + from, (a.len - from) > 400 ? 400 : a.len - from));
+            print_error("  fakeredis-server: %s\n", frsh_show(b.data + from, (b.len - from) > 400 ? 400 : b.len - from));
+        }
+        frsh_close(rc);
+        frsh_close(fc);
+    }
+    rh_buf_free(&a);
+    rh_buf_free(&b);
+    frsh_stop(fake);
+    rh_stop(real);
+    assert_int_equal(failed, 0);
+}
+
+/* With a password set on both: the errors before AUTH, and the limits before AUTH. */
+static void test_same_bytes_requirepass(void **state)
+{
+    (void)state;
+    rh_server *real = rh_start(&(rh_options){.quiet = 1});
+    assert_non_null(real);
+    const char *const extra[] = {"--clock", "wall", "--requirepass", "pw", NULL};
+    frsh_server *fake = frsh_start(extra);
+    assert_non_null(fake);
+    rh_buf a = {0}, b = {0};
+    frsh_conn *ctl = frsh_connect_path(real->socket);
+    frsh_call(ctl, &a, "CONFIG", "SET", "requirepass", "pw", NULL);
+    frsh_close(ctl);
+    static const diff_case pcases[] = {
+        {"noauth", "PING\nGET\nNOSUCH x\nCLIENT FOO\nCONFIG GET hz\nAUTH x\nAUTH x y\n"
+                   "AUTH default nope\nHELLO 3\nHELLO 2 AUTH default nope\nAUTH pw\nPING\n"
+                   "AUTH nope\nPING\nQUIT", 0, 1, 0, 0},
+        {"unauthenticated multibulk", "*11\r\n", 1, 1, 0, 0},
+        {"unauthenticated bulk", "*1\r\n$16385\r\n", 1, 1, 0, 0},
+        {"authenticated big multibulk", "AUTH pw\r\n*11\r\n$4\r\nECHO\r\n", 1, 0, 0, 0},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof(pcases) / sizeof(pcases[0]); i++) {
+        const diff_case *dc = &pcases[i];
+        frsh_conn *rc = frsh_connect_path(real->socket);
+        frsh_conn *fc = frsh_connect(fake);
+        if (i == 3) {
+            /* the sentinel ECHO completes the 11-argument ECHO: answer its arity error */
+            frsh_send_raw(rc, dc->text, strlen(dc->text));
+            frsh_send_raw(fc, dc->text, strlen(dc->text));
+            for (int k = 0; k < 10; k++) {
+                frsh_send_raw(rc, "$1\r\nx\r\n", 7);
+                frsh_send_raw(fc, "$1\r\nx\r\n", 7);
+            }
+            rh_buf_reset(&a);
+            rh_buf_reset(&b);
+            rh_buf r = {0};
+            for (int k = 0; k < 2; k++) {
+                frsh_expect_reply(rc, &r);
+                rh_buf_append(&a, r.data, r.len);
+                frsh_expect_reply(fc, &r);
+                rh_buf_append(&b, r.data, r.len);
+            }
+            rh_buf_free(&r);
+        } else {
+            run_case(rc, dc, &a);
+            run_case(fc, dc, &b);
+        }
+        if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0) {
+            failed++;
+            print_error("case \"%s\" differs\n  redis-server:     %s\n", dc->name,
+                        frsh_show(a.data, a.len));
+            print_error("  fakeredis-server: %s\n", frsh_show(b.data, b.len));
+        }
+        frsh_close(rc);
+        frsh_close(fc);
+    }
+    rh_buf_free(&a);
+    rh_buf_free(&b);
+    frsh_stop(fake);
+    rh_stop(real);
+    assert_int_equal(failed, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_bytes),
+        cmocka_unit_test(test_same_bytes_requirepass),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,688 @@
+/* test_server.c -- fakeredis-server as its clients see it: the binary started on a unix
+ * socket in a temporary directory and a free loopback port, spoken to in raw RESP.
+ *
+ * Connections, the protocol errors (answered, then closed, while other clients go on),
+ * clients that vanish mid-pipeline, 1,000 connections at once, a slow reader hitting its
+ * output limit, a flood of pipelined commands, maxclients, passwords, QUIT, SIGTERM,
+ * RESP3, the FAKE.* control commands, blocking commands and Pub/Sub.  Every wait is
+ * bounded (frs_harness.h). */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "frs_harness.h"
+
+/* The reply must be exactly want. */
+#define EXPECT(c, buf, want)                                                              \
+    do {                                                                                  \
+        frsh_expect_reply((c), (buf));                                                    \
+        if ((buf)->len != strlen(want) || memcmp((buf)->data, (want), (buf)->len) != 0)   \
+            fail_msg("got %s, want %s", frsh_show((buf)->data, (buf)->len),               \
+                     frsh_show((want), strlen(want)));                                    \
+    } while (0)
+
+/* A command's reply must be exactly want. */
+#define CALL(c, buf, want, ...)                                                           \
+    do {                                                                                  \
+        frsh_send((c), __VA_ARGS__, NULL);                                                \
+        EXPECT((c), (buf), (want));                                                       \
+    } while (0)
+
+static frsh_server *start(const char *const *extra)
+{
+    frsh_server *s = frsh_start(extra);
+    if (!s) fail_msg("fakeredis-server did not start");
+    return s;
+}
+
+static void stop(frsh_server *s)
+{
+    int st = frsh_stop(s);
+    if (!(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        fail_msg("fakeredis-server did not exit cleanly on SIGTERM (status %d)", st);
+}
+
+/* ----- Starting, basic traffic, stopping --------------------------------------------- */
+
+static void test_start_and_stop(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    assert_true(s->port > 0);
+    rh_buf r = {0};
+    frsh_conn *tcp = frsh_connect_tcp(s->port);
+    CALL(tcp, &r, "+PONG\r\n", "PING");
+    frsh_conn *ux = frsh_connect(s);
+    CALL(ux, &r, "+OK\r\n", "SET", "k", "v");
+    CALL(tcp, &r, "$1\r\nv\r\n", "GET", "k");
+    /* inline commands and a pipeline in one write */
+    const char *pipe3 = "INCR n\r\nINCR n\r\n*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n";
+    frsh_send_raw(ux, pipe3, strlen(pipe3));
+    EXPECT(ux, &r, ":1\r\n");
+    EXPECT(ux, &r, ":2\r\n");
+    EXPECT(ux, &r, "$2\r\nhi\r\n");
+    /* QUIT answers, then closes */
+    CALL(ux, &r, "+OK\r\n", "QUIT");
+    frsh_expect_eof(ux, NULL, FRSH_TIMEOUT_MS);
+    frsh_close(ux);
+    frsh_close(tcp);
+    struct stat st;
+    char sock[300];
+    snprintf(sock, sizeof(sock), "%s", s->sock);
+    setenv("FRS_KEEP", "1", 1); /* keep the directory so the socket's removal shows */
+    char dir[256];
+    snprintf(dir, sizeof(dir), "%s", s->dir);
+    stop(s);
+    unsetenv("FRS_KEEP");
+    assert_int_equal(stat(sock, &st), -1); /* the server removed its socket */
+    char log[300];
+    snprintf(log, sizeof(log), "%s/stderr.log", dir);
+    unlink(log);
+    rmdir(dir);
+    rh_buf_free(&r);
+}
+
+/* ----- Protocol errors --------------------------------------------------------------- */
+
+static void test_protocol_garbage(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *good = frsh_connect(s);
+    CALL(good, &r, "+OK\r\n", "SET", "k", "1");
+    static const struct {
+        const char *in;
+        const char *want;
+    } cases[] = {
+        {"*1\r\n$4\r\nPING\r\n*1\r\nx\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n"},
+        {"*x\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+        {"*1\r\n$-1\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+        {"*1\r\n$536870913\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+        {"PING \"a\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        frsh_conn *bad = frsh_connect(s);
+        frsh_send_raw(bad, cases[i].in, strlen(cases[i].in));
+        rh_buf rest = {0};
+        frsh_expect_eof(bad, &rest, FRSH_TIMEOUT_MS);
+        const char *want = cases[i].want;
+        char both[256];
+        if (i == 0) { /* the PING before the garbage is answered first */
+            snprintf(both, sizeof(both), "+PONG\r\n%s", want);
+            want = both;
+        }
+        if (rest.len != strlen(want) || memcmp(rest.data, want, rest.len) != 0)
+            fail_msg("case %zu: got %s", i, frsh_show(rest.data, rest.len));
+        rh_buf_free(&rest);
+        frsh_close(bad);
+        /* the other client is undisturbed */
+        CALL(good, &r, ":2\r\n", "INCR", "k");
+        CALL(good, &r, "+OK\r\n", "SET", "k", "1");
+    }
+    /* too big inline request: 64 KiB without a newline */
+    frsh_conn *bad = frsh_connect(s);
+    char *big = malloc(70000);
+    memset(big, 'A', 70000);
+    frsh_send_raw(bad, big, 70000);
+    rh_buf rest = {0};
+    frsh_expect_eof(bad, &rest, FRSH_TIMEOUT_MS);
+    assert_string_equal(rest.data, "-ERR Protocol error: too big inline request\r\n");
+    frsh_close(bad);
+    free(big);
+    rh_buf_free(&rest);
+    CALL(good, &r, "+PONG\r\n", "PING");
+    frsh_close(good);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* ----- Clients that vanish ------------------------------------------------------------ */
+
+static void wait_for(frsh_conn *c, rh_buf *r, const char *want, const char *arg0,
+                     const char *arg1)
+{
+    for (int tries = 0;; tries++) {
+        frsh_call(c, r, arg0, arg1, NULL);
+        if (strcmp(r->data, want) == 0) return;
+        if (tries > 500) fail_msg("%s %s is %s", arg0, arg1, frsh_show(r->data, r->len));
+        frsh_sleep_ms(10);
+    }
+}
+
+static void test_disconnect_mid_pipeline(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0}, b = {0};
+    frsh_conn *c = frsh_connect(s);
+    /* 1000 complete INCRs and half of one more; the client leaves in the middle of the
+     * last one, its replies unread */
+    for (int i = 0; i < 1000; i++) rh_buf_printf(&b, "*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n");
+    rh_buf_printf(&b, "*2\r\n$4\r\nINCR\r\n$1\r\n");
+    frsh_conn *gone = frsh_connect(s);
+    frsh_send_raw(gone, b.data, b.len);
+    wait_for(c, &r, "$4\r\n1000\r\n", "GET", "n");
+    frsh_close(gone);
+    /* a client gone in the middle of a big argument */
+    frsh_conn *gone2 = frsh_connect(s);
+    const char *half = "*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$100000\r\nabc";
+    frsh_send_raw(gone2, half, strlen(half));
+    frsh_close(gone2);
+    /* a client gone at once, its whole pipeline unread: some of it may run (what the
+     * server read before it saw the close), the half command never */
+    frsh_conn *gone3 = frsh_connect(s);
+    frsh_send_raw(gone3, b.data, b.len);
+    frsh_close(gone3);
+    for (int tries = 0;; tries++) {
+        frsh_call(c, &r, "INFO", "clients", NULL);
+        if (strstr(r.data, "connected_clients:1\r\n")) break;
+        if (tries > 500) fail_msg("INFO clients: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    CALL(c, &r, ":0\r\n", "EXISTS", "x");
+    frsh_call(c, &r, "GET", "n", NULL);
+    long long n = strtoll(r.data + 4, NULL, 10);
+    assert_true(n >= 1000 && n <= 2000);
+    CALL(c, &r, "+PONG\r\n", "PING");
+    rh_buf_free(&b);
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* ----- Many connections --------------------------------------------------------------- */
+
+static void test_thousand_connections(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < N + 64) {
+        rl.rlim_cur = rl.rlim_max < N + 64 ? rl.rlim_max : N + 64;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    assert_true(rl.rlim_cur >= N + 64);
+    frsh_server *s = start(NULL);
+    frsh_conn **cs = calloc(N, sizeof(*cs));
+    rh_buf r = {0};
+    for (int i = 0; i < N; i++) {
+        cs[i] = (i % 2) ? frsh_connect(s) : frsh_connect_tcp(s->port);
+        char key[32];
+        snprintf(key, sizeof(key), "k%d", i);
+        frsh_send(cs[i], "SET", key, key, NULL);
+    }
+    for (int i = 0; i < N; i++) EXPECT(cs[i], &r, "+OK\r\n");
+    frsh_call(cs[0], &r, "INFO", "clients", NULL);
+    if (!strstr(r.data, "connected_clients:1000\r\n"))
+        fail_msg("INFO clients: %s", frsh_show(r.data, r.len));
+    CALL(cs[N - 1], &r, ":1000\r\n", "DBSIZE");
+    for (int i = 0; i < N; i++) frsh_close(cs[i]);
+    free(cs);
+    frsh_conn *c = frsh_connect(s);
+    /* the server noticed every close */
+    for (int tries = 0;; tries++) {
+        frsh_call(c, &r, "INFO", "clients", NULL);
+        if (strstr(r.data, "connected_clients:1\r\n")) break;
+        if (tries > 500) fail_msg("INFO clients: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+static void test_maxclients(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--maxclients", "2", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0}, rest = {0};
+    frsh_conn *a = frsh_connect(s), *b = frsh_connect(s);
+    CALL(a, &r, "+PONG\r\n", "PING");
+    CALL(b, &r, "+PONG\r\n", "PING");
+    frsh_conn *c = frsh_connect(s);
+    frsh_expect_eof(c, &rest, FRSH_TIMEOUT_MS);
+    assert_string_equal(rest.data, "-ERR max number of clients reached\r\n");
+    frsh_close(c);
+    CALL(a, &r, "+PONG\r\n", "PING");
+    frsh_call(a, &r, "INFO", "stats", NULL);
+    assert_non_null(strstr(r.data, "rejected_connections:1\r\n"));
+    frsh_close(a);
+    frsh_close(b);
+    stop(s);
+    rh_buf_free(&r);
+    rh_buf_free(&rest);
+}
+
+/* ----- Output limits and floods ------------------------------------------------------- */
+
+static void test_slow_reader_output_limit(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--client-output-buffer-limit", "normal 1mb 0 0", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0};
+    frsh_conn *good = frsh_connect(s);
+    char *val = malloc(200001);
+    memset(val, 'v', 200000);
+    val[200000] = '\0';
+    CALL(good, &r, "+OK\r\n", "SET", "big", val);
+    /* 60 GETs of 200 KB, never read: 12 MB of replies against a 1 MB limit */
+    frsh_conn *slow = frsh_connect(s);
+    int rcv = 4096;
+    setsockopt(slow->fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+    rh_buf b = {0};
+    for (int i = 0; i < 60; i++) rh_buf_printf(&b, "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n");
+    frsh_send_raw(slow, b.data, b.len);
+    /* the others go on meanwhile */
+    CALL(good, &r, "+PONG\r\n", "PING");
+    for (int tries = 0;; tries++) {
+        frsh_call(good, &r, "INFO", "stats", NULL);
+        if (strstr(r.data, "client_output_buffer_limit_disconnections:1\r\n")) break;
+        if (tries > 500) fail_msg("no disconnection: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    rh_buf rest = {0};
+    frsh_expect_eof(slow, &rest, FRSH_TIMEOUT_MS);
+    assert_true(rest.len < 60u * 200000); /* cut short */
+    frsh_close(slow);
+    frsh_call(good, &r, "INFO", "clients", NULL);
+    assert_non_null(strstr(r.data, "connected_clients:1\r\n"));
+    CALL(good, &r, ":200000\r\n", "STRLEN", "big");
+    frsh_close(good);
+    free(val);
+    rh_buf_free(&b);
+    rh_buf_free(&rest);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* Writes all of out while reading replies, so neither side's buffers fill up; returns
+ * the bytes read once `replies` complete replies arrived. */
+static void pump(frsh_conn *c, const char *out, size_t n, long replies, rh_buf *in)
+{
+    size_t sent = 0;
+    long got = 0;
+    size_t parsed = 0;
+    while (got < replies) {
+        struct pollfd pf = {.fd = c->fd, .events = POLLIN | (sent < n ? POLLOUT : 0)};
+        if (poll(&pf, 1, FRSH_TIMEOUT_MS) <= 0) fail_msg("flood stalled at %ld replies", got);
+        if ((pf.revents & POLLOUT) && sent < n) {
+            ssize_t w = send(c->fd, out + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (w > 0) sent += (size_t)w;
+        }
+        if (pf.revents & (POLLIN | POLLHUP)) {
+            char buf[65536];
+            ssize_t k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+            if (k == 0) fail_msg("closed after %ld replies", got);
+            if (k > 0) rh_buf_append(in, buf, (size_t)k);
+            long l;
+            while (parsed < in->len &&
+                   (l = frsh_reply_len(in->data + parsed, in->len - parsed)) > 0) {
+                parsed += (size_t)l;
+                got++;
+            }
+        }
+    }
+}
+
+static void test_pipeline_flood(void **state)
+{
+    (void)state;
+    enum { N = 200000 };
+    frsh_server *s = start(NULL);
+    rh_buf out = {0}, in = {0}, r = {0};
+    for (int i = 0; i < N; i++) rh_buf_printf(&out, "*2\r\n$4\r\nINCR\r\n$7\r\ncounter\r\n");
+    frsh_conn *c = frsh_connect(s);
+    frsh_conn *other = frsh_connect(s);
+    pump(c, out.data, out.len, N, &in);
+    /* every reply, in order */
+    const char *p = in.data;
+    for (int i = 1; i <= N; i++) {
+        char want[32];
+        int wl = snprintf(want, sizeof(want), ":%d\r\n", i);
+        if (memcmp(p, want, (size_t)wl) != 0) fail_msg("reply %d: %s", i, frsh_show(p, 16));
+        p += wl;
+    }
+    assert_int_equal((size_t)(p - in.data), in.len);
+    CALL(other, &r, "$6\r\n200000\r\n", "GET", "counter");
+    frsh_close(c);
+    frsh_close(other);
+    stop(s);
+    rh_buf_free(&out);
+    rh_buf_free(&in);
+    rh_buf_free(&r);
+}
+
+/* ----- Authentication --------------------------------------------------------------- */
+
+static void test_requirepass(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--requirepass", "secret", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0}, rest = {0};
+    frsh_conn *c = frsh_connect(s);
+    CALL(c, &r, "-NOAUTH Authentication required.\r\n", "GET", "k");
+    CALL(c, &r, "-ERR wrong number of arguments for 'get' command\r\n", "GET");
+    CALL(c, &r, "-WRONGPASS invalid username-password pair or user is disabled.\r\n", "AUTH",
+         "nope");
+    CALL(c, &r, "-NOAUTH HELLO must be called with the client already authenticated, "
+                "otherwise the HELLO AUTH <user> <pass> option can be used to "
+                "authenticate the client and select the RESP protocol version at the same "
+                "time\r\n", "HELLO", "3");
+    CALL(c, &r, "+OK\r\n", "AUTH", "secret");
+    CALL(c, &r, "$-1\r\n", "GET", "k");
+    /* HELLO with AUTH authenticates and switches at once */
+    frsh_conn *c3 = frsh_connect(s);
+    frsh_send(c3, "HELLO", "3", "AUTH", "default", "secret", NULL);
+    frsh_expect_reply(c3, &r);
+    assert_memory_equal(r.data, "%7\r\n", 4);
+    CALL(c3, &r, "_\r\n", "GET", "k");
+    /* before AUTH the parser's limits are the tight ones */
+    frsh_conn *u = frsh_connect(s);
+    frsh_send_raw(u, "*11\r\n", 5);
+    frsh_expect_eof(u, &rest, FRSH_TIMEOUT_MS);
+    assert_string_equal(rest.data, "-ERR Protocol error: unauthenticated multibulk length\r\n");
+    frsh_close(u);
+    /* CONFIG SET requirepass takes effect for new connections */
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "requirepass", "");
+    frsh_conn *free_conn = frsh_connect(s);
+    CALL(free_conn, &r, "+PONG\r\n", "PING");
+    frsh_close(free_conn);
+    frsh_close(c);
+    frsh_close(c3);
+    stop(s);
+    rh_buf_free(&r);
+    rh_buf_free(&rest);
+}
+
+/* ----- RESP3 ----------------------------------------------------------------------- */
+
+static void test_resp3(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    frsh_send(c, "HELLO", "3", "SETNAME", "three", NULL);
+    frsh_expect_reply(c, &r);
+    assert_memory_equal(r.data, "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n", 26);
+    assert_non_null(strstr(r.data, "$5\r\nproto\r\n:3\r\n"));
+    CALL(c, &r, ":1\r\n", "HSET", "h", "f", "v");
+    CALL(c, &r, "%1\r\n$1\r\nf\r\n$1\r\nv\r\n", "HGETALL", "h");
+    CALL(c, &r, ":2\r\n", "ZADD", "z", "1.5", "a", "2", "b");
+    CALL(c, &r, ",1.5\r\n", "ZSCORE", "z", "a");
+    CALL(c, &r, "*2\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,2\r\n", "ZRANGE", "z", "0",
+         "-1", "WITHSCORES");
+    CALL(c, &r, "*2\r\n$1\r\na\r\n$1\r\nb\r\n", "ZRANGE", "z", "0", "-1");
+    CALL(c, &r, "_\r\n", "GET", "missing");
+    CALL(c, &r, "*2\r\n_\r\n_\r\n", "MGET", "x", "y");
+    CALL(c, &r, ":1\r\n", "SADD", "s", "m");
+    CALL(c, &r, "~1\r\n$1\r\nm\r\n", "SMEMBERS", "s");
+    CALL(c, &r, "%1\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n", "CONFIG", "GET", "maxmemory");
+    CALL(c, &r, "$5\r\nthree\r\n", "CLIENT", "GETNAME");
+    /* EXEC's elements are converted per queued command; the server's own run in place */
+    CALL(c, &r, "+OK\r\n", "MULTI");
+    CALL(c, &r, "+QUEUED\r\n", "ZSCORE", "z", "b");
+    CALL(c, &r, "+QUEUED\r\n", "CLIENT", "GETNAME");
+    CALL(c, &r, "+QUEUED\r\n", "HGETALL", "h");
+    CALL(c, &r, "*3\r\n,2\r\n$5\r\nthree\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n", "EXEC");
+    frsh_call(c, &r, "CLIENT", "INFO", NULL);
+    assert_memory_equal(r.data, "=", 1);
+    assert_non_null(strstr(r.data, "txt:id="));
+    assert_non_null(strstr(r.data, " name=three "));
+    assert_non_null(strstr(r.data, " resp=3\n"));
+    /* back to RESP2 */
+    frsh_call(c, &r, "HELLO", "2", NULL);
+    assert_memory_equal(r.data, "*14\r\n", 5);
+    CALL(c, &r, "$3\r\n1.5\r\n", "ZSCORE", "z", "a");
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* ----- The control commands ------------------------------------------------------------ */
+
+static void test_fake_commands(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--seed", "42", "--start-ms", "1000000", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    CALL(c, &r, ":1000000\r\n", "FAKE.TIME", "GET");
+    CALL(c, &r, ":42\r\n", "FAKE.SEED");
+    CALL(c, &r, "+OK\r\n", "SET", "k", "v", "PX", "100");
+    CALL(c, &r, ":1000100\r\n", "FAKE.TIME", "ADVANCE", "100");
+    CALL(c, &r, "$1\r\nv\r\n", "GET", "k"); /* alive through its deadline millisecond */
+    CALL(c, &r, ":1000101\r\n", "FAKE.TIME", "ADVANCE", "1");
+    CALL(c, &r, "$-1\r\n", "GET", "k");
+    CALL(c, &r, "+OK\r\n", "FAKE.TIME", "SET", "2000000");
+    CALL(c, &r, "*2\r\n$4\r\n2000\r\n$1\r\n0\r\n", "TIME");
+    CALL(c, &r, "-ERR value is not an integer or out of range\r\n", "FAKE.TIME", "SET", "x");
+    /* faults: the 2nd command the fake executes from now; the server's commands do not
+     * count */
+    CALL(c, &r, "+OK\r\n", "FAKE.FAIL", "NTH", "2", "ERR boom");
+    CALL(c, &r, "+OK\r\n", "SET", "a", "1");
+    CALL(c, &r, "$-1\r\n", "CLIENT", "GETNAME");
+    CALL(c, &r, "-ERR boom\r\n", "SET", "a", "2");
+    CALL(c, &r, "$1\r\n1\r\n", "GET", "a");
+    CALL(c, &r, "+OK\r\n", "FAKE.FAIL", "COMMAND", "incr", "READONLY no", "2");
+    CALL(c, &r, "-READONLY no\r\n", "INCR", "n");
+    CALL(c, &r, "-READONLY no\r\n", "INCR", "n");
+    CALL(c, &r, ":1\r\n", "INCR", "n");
+    CALL(c, &r, ":3\r\n", "FAKE.FAIL", "FIRED");
+    CALL(c, &r, "+OK\r\n", "FAKE.FAIL", "COMMAND", "get");
+    CALL(c, &r, "-ERR injected fault\r\n", "GET", "a");
+    CALL(c, &r, "+OK\r\n", "FAKE.FAIL", "CLEAR");
+    CALL(c, &r, "$1\r\n1\r\n", "GET", "a");
+    /* the dump */
+    frsh_call(c, &r, "FAKE.DUMP", NULL);
+    assert_non_null(strstr(r.data, "# fakeredis dump v1\ndb 0 keys 2\n\"a\" string\n  \"1\"\n"));
+    CALL(c, &r, ":0\r\n", "PUBLISH", "ch", "hello");
+    CALL(c, &r, "*1\r\n*3\r\n$2\r\nch\r\n$5\r\nhello\r\n:2000000\r\n", "FAKE.PUBLISHED");
+    CALL(c, &r, "-ERR unknown subcommand 'NOPE'. Try FAKE.TIME HELP.\r\n", "FAKE.TIME", "NOPE");
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* ----- Blocking and Pub/Sub ---------------------------------------------------------- */
+
+static void test_blocking(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *a = frsh_connect(s), *b = frsh_connect(s), *c = frsh_connect(s);
+    /* a blocks; the PING behind it waits too */
+    frsh_send_raw(a, "BLPOP q 0\r\nPING\r\n", 17);
+    frsh_send(b, "BLPOP", "q", "0", NULL);
+    for (int tries = 0;; tries++) {
+        frsh_call(c, &r, "INFO", "clients", NULL);
+        if (strstr(r.data, "blocked_clients:2\r\n")) break;
+        if (tries > 500) fail_msg("not blocked: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    assert_int_equal(frsh_read(a, &r, 100), -1); /* nothing yet */
+    CALL(c, &r, ":1\r\n", "RPUSH", "q", "x");
+    EXPECT(a, &r, "*2\r\n$1\r\nq\r\n$1\r\nx\r\n"); /* first blocked, first served */
+    EXPECT(a, &r, "+PONG\r\n");
+    CALL(c, &r, ":1\r\n", "RPUSH", "q", "y");
+    EXPECT(b, &r, "*2\r\n$1\r\nq\r\n$1\r\ny\r\n");
+    /* a timeout passes on the server's (virtual) clock */
+    frsh_send(a, "BRPOP", "nothing", "5", NULL);
+    for (int tries = 0;; tries++) {
+        frsh_call(c, &r, "INFO", "clients", NULL);
+        if (strstr(r.data, "blocked_clients:1\r\n")) break;
+        if (tries > 500) fail_msg("not blocked: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    frsh_call(c, &r, "FAKE.TIME", "ADVANCE", "4999", NULL);
+    assert_int_equal(frsh_read(a, &r, 100), -1);
+    frsh_call(c, &r, "FAKE.TIME", "ADVANCE", "1", NULL);
+    EXPECT(a, &r, "*-1\r\n");
+    /* CLIENT UNBLOCK */
+    frsh_call(b, &r, "CLIENT", "ID", NULL);
+    char id[32];
+    snprintf(id, sizeof(id), "%lld", strtoll(r.data + 1, NULL, 10));
+    frsh_send(b, "XREAD", "BLOCK", "0", "STREAMS", "st", "$", NULL);
+    for (int tries = 0;; tries++) {
+        frsh_call(c, &r, "CLIENT", "UNBLOCK", id, "ERROR", NULL);
+        if (strcmp(r.data, ":1\r\n") == 0) break;
+        if (tries > 500) fail_msg("CLIENT UNBLOCK: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    EXPECT(b, &r, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
+    /* a client that disconnects while blocked is forgotten */
+    frsh_send(b, "BLPOP", "q2", "0", NULL);
+    frsh_sleep_ms(50);
+    frsh_close(b);
+    CALL(c, &r, ":1\r\n", "RPUSH", "q2", "z");
+    frsh_sleep_ms(50);
+    CALL(c, &r, ":1\r\n", "LLEN", "q2");
+    frsh_close(a);
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+static void test_pubsub(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *sub = frsh_connect(s), *sub3 = frsh_connect(s), *pub = frsh_connect(s);
+    frsh_send(sub, "SUBSCRIBE", "news", "other", NULL);
+    EXPECT(sub, &r, "*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n");
+    EXPECT(sub, &r, "*3\r\n$9\r\nsubscribe\r\n$5\r\nother\r\n:2\r\n");
+    frsh_call(sub3, &r, "HELLO", "3", NULL);
+    CALL(sub3, &r, ">3\r\n$10\r\npsubscribe\r\n$2\r\nn*\r\n:1\r\n", "PSUBSCRIBE", "n*");
+    CALL(pub, &r, ":2\r\n", "PUBLISH", "news", "hi");
+    EXPECT(sub, &r, "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n");
+    EXPECT(sub3, &r, ">4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$2\r\nhi\r\n");
+    /* RESP2 subscribed mode refuses other commands, the server's own included */
+    CALL(sub, &r, "-ERR Can't execute 'client|id': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
+                  "PING / QUIT / RESET are allowed in this context\r\n", "CLIENT", "ID");
+    CALL(sub, &r, "*2\r\n$4\r\npong\r\n$0\r\n\r\n", "PING");
+    frsh_call(pub, &r, "CLIENT", "LIST", "TYPE", "pubsub", NULL);
+    assert_non_null(strstr(r.data, "flags=PU"));
+    CALL(sub, &r, "+RESET\r\n", "RESET");
+    CALL(pub, &r, ":1\r\n", "PUBLISH", "news", "again");
+    EXPECT(sub3, &r, ">4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$5\r\nagain\r\n");
+    CALL(sub, &r, "+PONG\r\n", "PING");
+    frsh_close(sub);
+    frsh_close(sub3);
+    frsh_close(pub);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* ----- CLIENT and CONFIG ------------------------------------------------------------- */
+
+static void test_client_and_config(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0}, rest = {0};
+    frsh_conn *a = frsh_connect(s), *b = frsh_connect(s);
+    CALL(a, &r, "+OK\r\n", "CLIENT", "SETNAME", "alpha");
+    CALL(a, &r, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n",
+         "CLIENT", "SETNAME", "a b");
+    frsh_call(b, &r, "CLIENT", "LIST", NULL);
+    assert_non_null(strstr(r.data, " name=alpha "));
+    assert_non_null(strstr(r.data, " cmd=client|list "));
+    frsh_call(a, &r, "CLIENT", "ID", NULL);
+    char id[32];
+    snprintf(id, sizeof(id), "%lld", strtoll(r.data + 1, NULL, 10));
+    CALL(b, &r, ":1\r\n", "CLIENT", "KILL", "ID", id);
+    frsh_expect_eof(a, NULL, FRSH_TIMEOUT_MS);
+    frsh_close(a);
+    CALL(b, &r, ":0\r\n", "CLIENT", "KILL", "ID", id);
+    /* proto-max-bulk-len takes effect */
+    CALL(b, &r, "+OK\r\n", "CONFIG", "SET", "proto-max-bulk-len", "1mb");
+    CALL(b, &r, "*2\r\n$18\r\nproto-max-bulk-len\r\n$7\r\n1048576\r\n", "CONFIG", "GET",
+         "proto-max-bulk-len");
+    frsh_conn *c = frsh_connect(s);
+    frsh_send_raw(c, "*2\r\n$4\r\nECHO\r\n$1048577\r\n", 24);
+    frsh_expect_eof(c, &rest, FRSH_TIMEOUT_MS);
+    assert_string_equal(rest.data, "-ERR Protocol error: invalid bulk length\r\n");
+    frsh_close(c);
+    /* unknown-to-us parameters are kept and echoed; Redis's checks apply */
+    CALL(b, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "allkeys-lru", "hz", "20");
+    CALL(b, &r, "*4\r\n$2\r\nhz\r\n$2\r\n20\r\n$16\r\nmaxmemory-policy\r\n$11\r\nallkeys-lru\r\n",
+         "CONFIG", "GET", "hz", "maxmemory-policy");
+    CALL(b, &r, "-ERR Unknown option or number of arguments for CONFIG SET - 'nope'\r\n",
+         "CONFIG", "SET", "nope", "1");
+    CALL(b, &r, "+OK\r\n", "CONFIG", "RESETSTAT");
+    /* the client-query-buffer-limit closes a client that sends too much, unanswered */
+    CALL(b, &r, "+OK\r\n", "CONFIG", "SET", "client-query-buffer-limit", "1mb",
+         "proto-max-bulk-len", "512mb");
+    frsh_conn *q = frsh_connect(s);
+    frsh_send_raw(q, "*2\r\n$4\r\nECHO\r\n$2000000\r\n", 24);
+    char *chunk = calloc(1, 1200000);
+    size_t sent = 0; /* the server may close before it has everything: send what it takes */
+    for (int tries = 0; sent < 1200000 && tries < 1000; tries++) {
+        ssize_t w = send(q->fd, chunk + sent, 1200000 - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) sent += (size_t)w;
+        else if (w < 0 && errno != EAGAIN) break;
+        else frsh_sleep_ms(5);
+    }
+    free(chunk);
+    rh_buf_reset(&rest);
+    frsh_expect_eof(q, &rest, FRSH_TIMEOUT_MS);
+    assert_int_equal(rest.len, 0);
+    frsh_close(q);
+    CALL(b, &r, "+OK\r\n", "SET", "x", "1", "EX", "100");
+    CALL(b, &r, "+OK\r\n", "SET", "y", "2");
+    CALL(b, &r, "+OK\r\n", "SELECT", "3");
+    CALL(b, &r, "+OK\r\n", "SET", "z", "3");
+    frsh_call(b, &r, "INFO", "keyspace", NULL);
+    assert_string_equal(r.data, "$76\r\n# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=0\r\n"
+                                "db3:keys=1,expires=0,avg_ttl=0\r\n\r\n");
+    frsh_call(b, &r, "INFO", NULL);
+    assert_non_null(strstr(r.data, "# Server\r\nredis_version:7.0.15\r\n"));
+    assert_non_null(strstr(r.data, "\r\n\r\n# Keyspace\r\n"));
+    assert_non_null(strstr(r.data, "loading:0\r\n"));
+    frsh_close(b);
+    stop(s);
+    rh_buf_free(&r);
+    rh_buf_free(&rest);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_start_and_stop),
+        cmocka_unit_test(test_protocol_garbage),
+        cmocka_unit_test(test_disconnect_mid_pipeline),
+        cmocka_unit_test(test_thousand_connections),
+        cmocka_unit_test(test_maxclients),
+        cmocka_unit_test(test_slow_reader_output_limit),
+        cmocka_unit_test(test_pipeline_flood),
+        cmocka_unit_test(test_requirepass),
+        cmocka_unit_test(test_resp3),
+        cmocka_unit_test(test_fake_commands),
+        cmocka_unit_test(test_blocking),
+        cmocka_unit_test(test_pubsub),
+        cmocka_unit_test(test_client_and_config),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
