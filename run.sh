@@ -6,8 +6,9 @@
 #                   preset, then again under the sanitize preset (ASan + UBSan)
 #
 # Both modes are idempotent: packages already installed are left alone and the builds are
-# incremental.  The only network use is apt, and only when a package is missing.  Tests
-# start their own redis-server on a unix socket; nothing here needs one running.
+# incremental.  The network is used by apt when a package is missing, and by the tests
+# once, for npm to fetch the ioredis client.  Tests start their own redis-server and
+# fakeredis-server on unix sockets or loopback port 0; nothing here needs one running.
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "$0")")"
@@ -38,6 +39,12 @@ ensure_packages() {
         status="$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)"
         [[ "$status" == "install ok installed" ]] || missing+=("$p")
     done
+    # Node.js and npm, for the tests only (the ioredis client test): any install will do,
+    # Debian's or another that ships npm with node, so they are looked for as commands.
+    if [[ "${1:-}" == test ]]; then
+        command -v node >/dev/null 2>&1 || missing+=(nodejs)
+        command -v npm >/dev/null 2>&1 || missing+=(npm)
+    fi
     if ((${#missing[@]} == 0)); then
         say "packages: all ${#PACKAGES[@]} present"
         return
@@ -77,7 +84,7 @@ mode_main() {
 }
 
 mode_test() {
-    ensure_packages
+    ensure_packages test
     local failed=()
     build_preset debug
     test_preset debug || failed+=(debug)

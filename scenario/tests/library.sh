@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
-# The scenario library under ctest: `library.sh WSIM SCENARIOS fake` runs it on the
-# in-process fake; `library.sh WSIM SCENARIOS real` starts a throwaway redis-server on a
-# unix socket in a temporary directory, runs the library on it (scenarios that need the
-# fake are skipped, with the reason), then `wsim diff` over the portable ones.
+# The scenario library under ctest:
+#   library.sh WSIM SCENARIOS fake                  runs it on the in-process fake;
+#   library.sh WSIM SCENARIOS real                  starts a throwaway redis-server on a unix
+#                                                   socket in a temporary directory, runs the
+#                                                   library on it (scenarios that need the fake
+#                                                   are skipped, with the reason), then
+#                                                   `wsim diff` over the portable ones;
+#   library.sh WSIM SCENARIOS server FAKEREDIS_SERVER  the same against fakeredis-server (wall
+#                                                   clock, as a real server's): the in-process
+#                                                   fake, the fake server and redis-server
+#                                                   must all agree.
 set -euo pipefail
 wsim="$1" dir="$2" mode="$3"
 case "$mode" in
     fake) exec "$wsim" run "$dir" ;;
-    real) ;;
+    real | server) ;;
     *) echo "library.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
 tmp="$(mktemp -d)"
+pid=
 cleanup() {
     [[ -f "$tmp/redis.pid" ]] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null || true
+    [[ -n $pid ]] && kill "$pid" 2>/dev/null || true
+    wait 2>/dev/null || true
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-redis-server --port 0 --unixsocket "$tmp/r.sock" --unixsocketperm 700 --save '' \
-    --appendonly no --daemonize yes --pidfile "$tmp/redis.pid" --dir "$tmp" \
-    --logfile "$tmp/redis.log" >/dev/null
+if [[ $mode == real ]]; then
+    redis-server --port 0 --unixsocket "$tmp/r.sock" --unixsocketperm 700 --save '' \
+        --appendonly no --daemonize yes --pidfile "$tmp/redis.pid" --dir "$tmp" \
+        --logfile "$tmp/redis.log" >/dev/null
+else
+    "${4:?library.sh: server mode needs the fakeredis-server binary}" --port -1 \
+        --unixsocket "$tmp/r.sock" --clock wall >"$tmp/redis.log" 2>&1 &
+    pid=$!
+fi
 for _ in $(seq 100); do [[ -S "$tmp/r.sock" ]] && break; sleep 0.05; done
-[[ -S "$tmp/r.sock" ]] || { echo "redis-server did not start:" >&2; cat "$tmp/redis.log" >&2; exit 1; }
+[[ -S "$tmp/r.sock" ]] || { echo "the server did not start:" >&2; cat "$tmp/redis.log" >&2; exit 1; }
 status=0
 "$wsim" run --backend "unix://$tmp/r.sock" "$dir" || status=1
 "$wsim" diff --backend "unix://$tmp/r.sock" "$dir" || status=1
