@@ -378,16 +378,19 @@ static void lineage_from_id(ws_sim *sim, const char *orig, size_t orig_len, cons
     }
 }
 
-/* The delay-queue sweep before a stream read: due members are removed, and each one this
- * consumer removed (ZREM answered 1) is added back to the stream as a copy. */
-static int delay_sweep(ws_sub *s, const char *cause)
+/* The due members of a sorted set the sweeps read: `ZRANGEBYSCORE <zset> 0 <max> LIMIT 0
+ * 128`, copied into *members / *lens (free with wsi_strings_free).  Returns the count
+ * (0: none), or < 0 on a failed round trip. */
+static long due_members(ws_sub *s, const char *zset, int64_t max, const char *cause,
+                        char ***members, size_t **lens)
 {
-    ws_sim *sim = s->sim;
+    *members = NULL;
+    *lens = NULL;
     wsi_cmdb b = {0};
     wsi_cmdb_adds(&b, "ZRANGEBYSCORE");
-    wsi_cmdb_adds(&b, s->delay_queue);
+    wsi_cmdb_adds(&b, zset);
     wsi_cmdb_adds(&b, "0");
-    wsi_cmdb_addll(&b, (long long)wsi_now(sim));
+    wsi_cmdb_addll(&b, (long long)max);
     wsi_cmdb_adds(&b, "LIMIT");
     wsi_cmdb_adds(&b, "0");
     wsi_cmdb_adds(&b, "128");
@@ -398,12 +401,29 @@ static int delay_sweep(ws_sub *s, const char *cause)
     if (rc) return rc;
     if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
     size_t n = r->count;
-    char **members = wsi_xcalloc(n, sizeof *members);
-    size_t *mlens = wsi_xcalloc(n, sizeof *mlens);
+    *members = wsi_xcalloc(n, sizeof **members);
+    *lens = wsi_xcalloc(n, sizeof **lens);
+    for (size_t i = 0; i < n; i++) {
+        (*members)[i] = wsi_xmemdup(r->elements[i].str, r->elements[i].len);
+        (*lens)[i] = r->elements[i].len;
+    }
+    return (long)n;
+}
+
+/* The delay-queue sweep before a stream read: due members are removed, and each one this
+ * consumer removed (ZREM answered 1) is added back to the stream as a copy. */
+static int delay_sweep(ws_sub *s, const char *cause)
+{
+    ws_sim *sim = s->sim;
+    char **members;
+    size_t *mlens;
+    long got = due_members(s, s->delay_queue, wsi_now(sim), cause, &members, &mlens);
+    if (got <= 0) return (int)got;
+    size_t n = (size_t)got;
+    int rc = 0;
+    wsi_cmdb b = {0};
     wsi_cmd **zrem = wsi_xcalloc(n, sizeof *zrem);
     for (size_t i = 0; i < n; i++) {
-        members[i] = wsi_xmemdup(r->elements[i].str, r->elements[i].len);
-        mlens[i] = r->elements[i].len;
         wsi_cmdb_adds(&b, "ZREM");
         wsi_cmdb_adds(&b, s->delay_queue);
         wsi_cmdb_add(&b, members[i], mlens[i]);
@@ -552,27 +572,16 @@ static void add_seconds(wsi_cmdb *b, int64_t ms)
 static int orphan_sweep(ws_sub *s, const char *cause)
 {
     ws_sim *sim = s->sim;
+    char **members;
+    size_t *mlens;
+    long got = due_members(s, s->recovery, wsi_now(sim) - s->cfg.min_idle_ms, cause, &members,
+                           &mlens);
+    if (got <= 0) return (int)got;
+    size_t n = (size_t)got;
+    int rc = 0;
     wsi_cmdb b = {0};
-    wsi_cmdb_adds(&b, "ZRANGEBYSCORE");
-    wsi_cmdb_adds(&b, s->recovery);
-    wsi_cmdb_adds(&b, "0");
-    wsi_cmdb_addll(&b, (long long)(wsi_now(sim) - s->cfg.min_idle_ms));
-    wsi_cmdb_adds(&b, "LIMIT");
-    wsi_cmdb_adds(&b, "0");
-    wsi_cmdb_adds(&b, "128");
-    wsi_cmd *range = wsi_cmdb_done(&b);
-    const fr_reply *r = NULL;
-    int rc = reader_send(s, cause, 1, &range, WSI_ROLE_SWEEP, &r);
-    wsi_cmd_free(range);
-    if (rc) return rc;
-    if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
-    size_t n = r->count;
-    char **members = wsi_xcalloc(n, sizeof *members);
-    size_t *mlens = wsi_xcalloc(n, sizeof *mlens);
     wsi_cmd **lrem = wsi_xcalloc(n, sizeof *lrem);
     for (size_t i = 0; i < n; i++) {
-        members[i] = wsi_xmemdup(r->elements[i].str, r->elements[i].len);
-        mlens[i] = r->elements[i].len;
         size_t skip = mlens[i] >= SALT_LEN ? SALT_LEN : mlens[i];
         wsi_cmdb_adds(&b, "LREM");
         wsi_cmdb_adds(&b, s->processing);
