@@ -108,6 +108,29 @@ typedef struct pb_run {
 } pb_run;
 
 /* Reads n replies from real client i and fails unless their bytes are want[0..len). */
+/* Runs a redis-cli style line on c; returns its raw reply bytes (valid until c's next
+ * call) and their length in *len. */
+static const char *run_resp(fr_client *c, const char *line, size_t *len)
+{
+    char **argv;
+    size_t *lens;
+    int argc = fr_split_line(line, &argv, &lens);
+    assert_true(argc > 0);
+    const char *p = fr_exec_resp(c, argc, (const char *const *)argv, lens, len);
+    fr_split_free(argc, argv, lens);
+    return p;
+}
+
+/* Fails unless line's raw reply on c is exactly want. */
+#define EXPECT(c, line, want)                                                       \
+    do {                                                                            \
+        size_t len_;                                                                \
+        const char *p_ = run_resp((c), (line), &len_);                              \
+        if (len_ != sizeof(want) - 1 || memcmp(p_, (want), len_) != 0)              \
+            fail_msg("%s\n  got:  %s\n  want: %s", (line), pb_escape(p_, len_),     \
+                     (want));                                                       \
+    } while (0)
+
 static void pb_expect(pb_run *r, int i, const char *what, const char *want, size_t len, size_t n)
 {
     r->acc.len = 0;
