@@ -66,6 +66,15 @@ static const wsi_effect *first_applied(const ws_delivery *d)
     return NULL;
 }
 
+/* Every queued command of d ran inside EXEC and failed there: a run-time error, reported,
+ * not a split (§8). */
+static int all_failed(const ws_delivery *d)
+{
+    for (size_t i = 0; i < d->neffects; i++)
+        if (!applied(d->effects[i].fate) || !d->effects[i].error) return 0;
+    return 1;
+}
+
 static char *cmd_text(const wsi_cmd *c)
 {
     wsi_text t = {0};
@@ -337,7 +346,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         /* split: an atomic segment whose effects and XACK parted */
         /* (plain lists and channels owe no settle: nothing to split) */
         if (d->sub->cfg.mode == WS_MODE_ATOMIC && d->seg_state == WSI_SEG_KEPT && d->flush &&
-            !d->batch &&
+            !d->in_batch &&
             (d->sub->cfg.form == WS_FORM_STREAM || d->sub->cfg.form == WS_FORM_RELIABLE_LIST)) {
             const wsi_effect *e = first_applied(d);
             if (e && !d->settle_sent && !d->settle_failed) {
@@ -347,7 +356,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                           "its XACK did not",
                           p->id, c, e->where ? e->where : "?");
                 free(c);
-            } else if (!e && d->settle_sent && d->neffects) {
+            } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
                 violation(sim, "split", p->id,
                           "entry %s's atomic segment was split: its XACK took effect (%s) "
                           "but none of its commands did",

@@ -119,7 +119,8 @@ struct ws_delivery {
     int done;               /* settled or abandoned */
     int dead;               /* its process crashed while it was outstanding */
     wsi_segment *seg;       /* its segment (not for batch members), NULL if none */
-    wsi_batch *batch;       /* its batch, for batch handlers */
+    wsi_batch *batch;       /* its batch, for batch handlers (NULL again after a crash) */
+    int in_batch;           /* it was a batch member (kept for the checks) */
     ws_out *bound;          /* outputs it bound (copied) */
     size_t nbound;
     wsi_effect *effects;    /* what it queued or wrote directly, in order */

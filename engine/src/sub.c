@@ -731,6 +731,7 @@ static void assign_slots(ws_sub *s, size_t first)
             ws_delivery *d = s->last[i + k];
             bt->members[k] = d;
             d->batch = bt;
+            d->in_batch = 1;
             d->slot = bt->slot;
             d->gen = bt->gen;
         }
@@ -774,14 +775,14 @@ int ws_read(ws_sub *s, ws_read_result *out)
         size_t take = s->nbuffered < s->cfg.count ? s->nbuffered : s->cfg.count;
         for (size_t i = 0; rc == 0 && i < take; i++)
             new_delivery(s, read, s->buffered[i], s->buffered_len[i]);
-        if (rc == 0) {
+        if (rc == 0 && take > 0) {
             for (size_t i = 0; i < take; i++) free(s->buffered[i]);
             memmove(s->buffered, s->buffered + take, (s->nbuffered - take) * sizeof *s->buffered);
             memmove(s->buffered_len, s->buffered_len + take,
                     (s->nbuffered - take) * sizeof *s->buffered_len);
             s->nbuffered -= take;
-            s->waiting = s->nbuffered;
         }
+        if (rc == 0) s->waiting = s->nbuffered;
     } else {
         rc = read_list(s, read, cause);
     }

@@ -344,20 +344,21 @@ static void record_flush(ws_sub *s, uint64_t number, const char *why, ws_deliver
 int wsi_flush(ws_sub *s, const char *why)
 {
     ws_sim *sim = s->sim;
+    s->settled = 0;
+    size_t nheld = 0;
+    for (size_t i = 0; i < s->nowed; i++) nheld += s->owed[i].held;
+    if (s->ncommitted == 0 && s->nowed == nheld) {
+        /* Nothing to send: no round trip.  Held acks (an atomic batch still undecided)
+         * stay owed; the deliveries settled so far wait in `since` for the flush that
+         * carries them -- unless nothing is held, when nothing ever will. */
+        if (nheld == 0) s->nsince = 0;
+        return 0;
+    }
     ws_delivery **since = s->since;
     size_t nsince = s->nsince;
     s->since = NULL;
     s->nsince = s->capsince = 0;
-    s->settled = 0;
     for (size_t i = 0; i < nsince; i++) since[i]->flush = s->flushes + 1;
-    size_t nheld = 0;
-    for (size_t i = 0; i < s->nowed; i++) nheld += s->owed[i].held;
-    if (s->ncommitted == 0 && s->nowed == nheld) {
-        /* Nothing owed: no round trip (plain lists and channels without segments). */
-        for (size_t i = 0; i < nsince; i++) since[i]->flush = 0;
-        free(since);
-        return 0;
-    }
     /* Take the window's debts: a crash during the sends frees the window, not these. */
     wsi_committed *com = s->committed;
     size_t ncom = s->ncommitted;
@@ -527,8 +528,9 @@ static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay
     if (o != WS_ACK) bt->all_acked = 0;
     /* An atomic ack is held in its settle position until the batch is decided: its settle
      * may go inside the batch's transaction instead. */
-    owe(s, d, o, delay_ms);
-    if (atomic && o == WS_ACK) s->owed[s->nowed - 1].held = 1;
+    size_t before = s->nowed;
+    owe(s, d, o, delay_ms); /* plain lists and channels owe nothing: nothing to hold */
+    if (atomic && o == WS_ACK && s->nowed > before) s->owed[s->nowed - 1].held = 1;
     if (bt->done < bt->n) return;
     int kept = bt->seg && bt->all_acked;
     for (size_t i = 0; i < bt->n; i++)
