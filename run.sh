@@ -3,7 +3,8 @@
 #
 #   ./run.sh main   install what is missing, build the release preset, run the main job
 #   ./run.sh test   install what is missing, build and run every test under the debug
-#                   preset, then again under the sanitize preset (ASan + UBSan)
+#                   preset, then again under the sanitize preset (ASan + UBSan), then run
+#                   each libFuzzer target for a bounded time (fuzz/run_fuzzers.sh)
 #
 # Both modes are idempotent: packages already installed are left alone and the builds are
 # incremental.  The network is used by apt when a package is missing, and by the tests
@@ -25,7 +26,8 @@ die() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
 usage() {
     cat <<'EOF'
 usage: ./run.sh main    build (release) and run the main job
-       ./run.sh test    build and run every test (debug, then ASan+UBSan)
+       ./run.sh test    build and run every test (debug, then ASan+UBSan), then each
+                        fuzzer for 30 s (WSIM_FUZZ_TIME)
 EOF
 }
 
@@ -93,11 +95,13 @@ mode_test() {
     ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
         test_preset sanitize || failed+=(sanitize)
+    say "fuzz: each libFuzzer target for ${WSIM_FUZZ_TIME:-30} s (clang, ASan + UBSan)"
+    WSIM_FUZZ_TIME="${WSIM_FUZZ_TIME:-30}" fuzz/run_fuzzers.sh || failed+=(fuzz)
     echo
     if ((${#failed[@]})); then
-        die "tests FAILED under: ${failed[*]} (see the ctest output above)"
+        die "tests FAILED under: ${failed[*]} (see the output above)"
     fi
-    say "all tests passed under debug and sanitize"
+    say "all tests passed under debug and sanitize, and the fuzzers ran clean"
 }
 
 case "${1:-}" in

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 
 #include "wsc.h"
+#ifdef WSIM_HAVE_REPRO
+#include "repro.h" /* fuzz/: the run generator, the model and the shrinker */
+#endif
 
 static const char *USAGE =
     "usage: wsim <command> [options] FILES|DIRS\n"
@@ -24,6 +27,7 @@ static const char *USAGE =
     "  trace     run one scenario and print its trace (every round trip)\n"
     "  diagram   run one scenario and print its flush diagrams\n"
     "  explore   crash the consumer at every point of a scenario, recover, classify\n"
+    "  repro     turn a failing fuzz input or seed into the smallest failing scenario\n"
     "  help      this text, or `wsim help <command>`\n"
     "\n"
     "See `wsim <command> --help`, docs/wsim.md and docs/scenarios.md.\n";
@@ -85,6 +89,23 @@ static const char *EXPLORE_HELP =
     "\n"
     "exit status: 0, or 1 when a point breaks an invariant the scenario forbids\n"
     "(`forbid doubled lost ...`) or the scenario fails without a crash; 2 bad usage/file\n";
+
+static const char *REPRO_HELP =
+    "usage: wsim repro [--strict] [--attempts N] [-o FILE] INPUT\n"
+    "\n"
+    "INPUT is a file of fuzz_outcomes bytes (a crash file libFuzzer kept) or seed:N (the run\n"
+    "the seeded generator draws for N).  The input is replayed as fuzz_outcomes replays it:\n"
+    "the engine against the reference model and the invariants.  When it fails, its\n"
+    "choices are shrunk (runs in child processes, so an engine crash is shrunk too) and the\n"
+    "smallest run that still fails is written as a scenario file, with a comment saying what\n"
+    "broke; keep it as a regression scenario (scenarios/regressions/).\n"
+    "\n"
+    "  --strict      compare with SEMANTICS.md to the letter (no known deviation mimicked)\n"
+    "  --attempts N  candidate runs while shrinking (default 4000)\n"
+    "  -o FILE       write the scenario there (default: standard output)\n"
+    "\n"
+    "exit status: 0 the input fails and a scenario was written, 1 it does not fail (nothing\n"
+    "to reproduce) or it could not be read, 2 bad usage\n";
 
 typedef struct opts {
     const char *backend;
@@ -674,6 +695,72 @@ static int cmd_explore(int argc, char **argv)
     return rc;
 }
 
+static int cmd_repro(int argc, char **argv)
+{
+#ifdef WSIM_HAVE_REPRO
+    const char *input = NULL, *outpath = NULL;
+    wsf_repro_options ro = {.quirks = GEN_QUIRKS_KNOWN, .log = stderr};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(REPRO_HELP, stdout);
+            return 0;
+        } else if (!strcmp(a, "--strict")) {
+            ro.quirks = 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--attempts")) {
+            if (i + 1 >= argc) return usage_error(REPRO_HELP, "%s needs a value", a);
+            if (!strcmp(a, "-o")) {
+                outpath = argv[++i];
+            } else {
+                char *end;
+                unsigned long long v = strtoull(argv[++i], &end, 10);
+                if (*end || !*argv[i] || v == 0)
+                    return usage_error(REPRO_HELP, "--attempts needs a positive number");
+                ro.max_attempts = (size_t)v;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(REPRO_HELP, "unknown option '%s'", a);
+        } else if (input) {
+            return usage_error(REPRO_HELP, "give exactly one input");
+        } else {
+            input = a;
+        }
+    }
+    if (!input) return usage_error(REPRO_HELP, "give a fuzz input file or seed:N");
+    wsf_repro_result res;
+    if (wsf_repro(input, &ro, &res) != 0) {
+        fprintf(stderr, "wsim repro: %s\n", res.what ? res.what : "failed");
+        wsf_repro_result_free(&res);
+        return 1;
+    }
+    int rc = 0;
+    if (!res.failed) {
+        printf("%s passes: nothing to reproduce\n", input);
+        rc = 1;
+    } else {
+        FILE *out = outpath ? fopen(outpath, "w") : stdout;
+        if (!out) {
+            fprintf(stderr, "wsim repro: %s: %s\n", outpath, strerror(errno));
+            rc = 1;
+        } else {
+            fputs(res.scenario, out);
+            if (out != stdout) fclose(out);
+            fprintf(stderr, "wsim repro: %s (%zu choices -> %zu, %zu steps -> %zu, %zu runs)%s%s\n",
+                    res.kind, res.choices_before, res.choices_after, res.steps_before,
+                    res.steps_after, res.attempts, outpath ? ", written to " : "",
+                    outpath ? outpath : "");
+        }
+    }
+    wsf_repro_result_free(&res);
+    return rc;
+#else
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "wsim repro: this wsim was built without fuzz/ (the run generator)\n");
+    return 2;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -686,13 +773,15 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "trace") == 0) return cmd_show(argc - 2, argv + 2, 0);
     if (strcmp(cmd, "diagram") == 0) return cmd_show(argc - 2, argv + 2, 1);
     if (strcmp(cmd, "explore") == 0) return cmd_explore(argc - 2, argv + 2);
+    if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *what = argc > 2 ? argv[2] : "";
         fputs(!strcmp(what, "run")       ? RUN_HELP
               : !strcmp(what, "diff")    ? DIFF_HELP
               : !strcmp(what, "trace")   ? TRACE_HELP
               : !strcmp(what, "diagram") ? DIAGRAM_HELP
-              : !strcmp(what, "explore") ? EXPLORE_HELP : USAGE,
+              : !strcmp(what, "explore") ? EXPLORE_HELP
+              : !strcmp(what, "repro")   ? REPRO_HELP : USAGE,
               stdout);
         return 0;
     }

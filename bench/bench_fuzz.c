@@ -1,0 +1,260 @@
+/* bench_fuzz.c -- fuzz_outcomes executions per second on one core, without sanitizers
+ * (docs/benchmarks.md, "Fuzzing").
+ *
+ * A plain loop over fuzz inputs calling what LLVMFuzzerTestOneInput calls (gen_check_choices
+ * on the bytes read as FuzzedDataProvider reads them, fault mode allowed, the known quirks
+ * mimicked): a fresh simulation on the in-process fake per input, the run, the model, the
+ * comparison, ws_sim_check.  The inputs are random bytes from our own seeded generator
+ * (lengths uniform in [--min, --max]), or every file of a corpus directory (--corpus).
+ * Prints executions per second, the mean steps and round trips per run, and how many
+ * inputs failed (there should be none).
+ *
+ *   bench_fuzz [--inputs N] [--min BYTES] [--max BYTES] [--seconds S] [--seed N]
+ *              [--corpus DIR] [--verbose]
+ *   bench_fuzz --emit-corpus DIR [DICT]
+ *
+ * --emit-corpus writes fuzz_outcomes' seed corpus (fuzz/corpus/fuzz_outcomes/): seeded
+ * runs re-encoded as the fuzz bytes that replay them (ch_to_fdp), two passing model-mode
+ * runs for every form and mode and one fault-mode run each, checked to replay the same
+ * trace from their bytes; and, given DICT, the dictionary (fuzz/dict/fuzz_outcomes.dict)
+ * made of their worlds: FuzzedDataProvider reads the world's choices from the end of the
+ * input, so each file's last 8 bytes are a world libFuzzer can splice onto another.
+ *
+ * Build the release preset for the figure: the engine's debug build is several times
+ * slower.
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gen.h"
+
+/* The benchmark measures wall time on purpose: it is not a simulation path. */
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+typedef struct input {
+    uint8_t *p;
+    size_t n;
+} input;
+
+/* Every regular file of dir, in name order is not needed: the mean is what counts. */
+static size_t load_corpus(const char *dir, input **out)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    size_t n = 0;
+    input *v = NULL;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        uint8_t *buf = NULL;
+        size_t len = 0, cap = 0;
+        for (;;) {
+            if (len == cap) {
+                cap = cap ? cap * 2 : 4096;
+                buf = realloc(buf, cap);
+                if (!buf) abort();
+            }
+            size_t r = fread(buf + len, 1, cap - len, f);
+            if (!r) break;
+            len += r;
+        }
+        fclose(f);
+        v = realloc(v, (n + 1) * sizeof *v);
+        if (!v) abort();
+        v[n++] = (input){buf, len};
+    }
+    closedir(d);
+    *out = v;
+    return n;
+}
+
+static void dict_entry(FILE *d, const char *name, const uint8_t *p, size_t n)
+{
+    fprintf(d, "%s=\"", name);
+    for (size_t i = 0; i < n; i++) fprintf(d, "\\x%02x", p[i]);
+    fprintf(d, "\"\n");
+}
+
+/* The seed corpus and its dictionary: see the top of the file. */
+static int emit_corpus(const char *dir, const char *dict)
+{
+    FILE *d = NULL;
+    if (dict) {
+        d = fopen(dict, "w");
+        if (!d) {
+            fprintf(stderr, "bench_fuzz: cannot write %s\n", dict);
+            return 1;
+        }
+        fputs("# fuzz_outcomes: the input is read as FuzzedDataProvider reads it (fuzz/choice.h),\n"
+              "# the world first, from the END of the input (fault mode, form, mode, COUNT, batch,\n"
+              "# delay queue, recovery, reply output), then each step.  The world_ tokens are the\n"
+              "# last 8 bytes of the seed corpus files -- whole worlds, every form and mode, fault\n"
+              "# mode or not, that libFuzzer can splice onto an input; the others end a run (0),\n"
+              "# turn fault mode on (7 as the last byte) or take the last choice of a range.\n"
+              "# Written with the corpus by `bench_fuzz --emit-corpus DIR DICT`.\n"
+              "end_of_run=\"\\x00\"\nfault_mode=\"\\x07\"\nmax_byte=\"\\xff\"\n", d);
+    }
+    unsigned want[5][4][2] = {{{0}}};
+    size_t written = 0;
+    for (uint64_t seed = 1; seed < 200000 && written < 36; seed++) {
+        ch c;
+        ch_init_prng(&c, seed, 1);
+        gen_limits lim = gen_target_limits();
+        gen_failure f;
+        gen_run run;
+        int failed = gen_check_choices(&c, &lim, GEN_QUIRKS_KNOWN, &f, &run);
+        int form = run.cfg.form, mode = run.cfg.mode, faults = run.cfg.faults;
+        unsigned need = faults ? 1 : 2;
+        size_t steps = run.nsteps;
+        gen_failure_free(&f);
+        gen_free(&run);
+        if (failed || steps < 12 || steps > 60 || want[form][mode][faults] >= need) {
+            ch_free(&c);
+            continue;
+        }
+        size_t n;
+        const ch_rec *rec = ch_recorded(&c, &n);
+        uint8_t *bytes;
+        size_t len = ch_to_fdp(rec, n, &bytes);
+        /* the bytes must replay the very run the seed made */
+        ch a, b;
+        ch_init_prng(&a, seed, 0);
+        ch_init_fdp(&b, bytes, len, 0);
+        gen_run ra, rb;
+        gen_generate(&a, &lim, &ra);
+        gen_generate(&b, &lim, &rb);
+        int same = ws_sim_trace_hash(ra.sim) == ws_sim_trace_hash(rb.sim);
+        gen_free(&ra);
+        gen_free(&rb);
+        ch_free(&a);
+        ch_free(&b);
+        if (same) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/seed-%06llu", dir, (unsigned long long)seed);
+            FILE *out = fopen(path, "wb");
+            if (!out || fwrite(bytes, 1, len, out) != len) {
+                fprintf(stderr, "bench_fuzz: cannot write %s\n", path);
+                free(bytes);
+                ch_free(&c);
+                if (out) fclose(out);
+                return 1;
+            }
+            fclose(out);
+            want[form][mode][faults]++;
+            written++;
+            if (d) {
+                char name[32];
+                snprintf(name, sizeof name, "world_%02zu", written);
+                size_t k = len < 8 ? len : 8;
+                dict_entry(d, name, bytes + len - k, k);
+            }
+        }
+        free(bytes);
+        ch_free(&c);
+    }
+    if (d) fclose(d);
+    printf("bench_fuzz: %zu corpus files written to %s\n", written, dir);
+    return written ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--emit-corpus"))
+        return emit_corpus(argv[2], argc == 4 ? argv[3] : NULL);
+    size_t ninputs = 2000, minlen = 16, maxlen = 256;
+    double seconds = 3.0;
+    uint64_t seed = 1;
+    const char *corpus = NULL;
+    int verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--inputs") && v) ninputs = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--min") && v) minlen = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--max") && v) maxlen = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--seconds") && v) seconds = atof(argv[++i]);
+        else if (!strcmp(a, "--seed") && v) seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--corpus") && v) corpus = argv[++i];
+        else if (!strcmp(a, "--verbose")) verbose = 1;
+        else {
+            fprintf(stderr, "usage: %s [--inputs N] [--min BYTES] [--max BYTES] [--seconds S] "
+                    "[--seed N] [--corpus DIR] [--verbose]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (maxlen < minlen) maxlen = minlen;
+    input *in = NULL;
+    size_t n = 0;
+    if (corpus) {
+        n = load_corpus(corpus, &in);
+        if (!n) {
+            fprintf(stderr, "bench_fuzz: no inputs in %s\n", corpus);
+            return 2;
+        }
+    } else {
+        uint64_t st = seed;
+        in = calloc(ninputs ? ninputs : 1, sizeof *in);
+        if (!in) abort();
+        for (size_t i = 0; i < ninputs; i++) {
+            size_t len = minlen + (size_t)(ch_splitmix64(&st) % (maxlen - minlen + 1));
+            in[i].p = malloc(len ? len : 1);
+            if (!in[i].p) abort();
+            for (size_t k = 0; k < len; k++) in[i].p[k] = (uint8_t)ch_splitmix64(&st);
+            in[i].n = len;
+        }
+        n = ninputs;
+    }
+    gen_limits lim = gen_target_limits();
+    uint64_t runs = 0, failures = 0, steps = 0, rts = 0, faulty = 0;
+    size_t bytes = 0;
+    double t0 = now_s(), t = t0;
+    /* whole passes over the inputs until the time is up (at least one pass) */
+    do {
+        for (size_t i = 0; i < n; i++) {
+            ch c;
+            ch_init_fdp(&c, in[i].p, in[i].n, 0);
+            gen_run run;
+            gen_failure f;
+            int failed = gen_check_choices(&c, &lim, GEN_QUIRKS_KNOWN, &f, &run);
+            failures += (uint64_t)failed;
+            if (failed && verbose && failures <= 3) {
+                char *text = gen_scenario(&run, "a failing bench input", f.message, f.expect, NULL);
+                fprintf(stderr, "input %zu fails (%s):\n%s\n", i, f.kind, text);
+                free(text);
+            }
+            steps += run.nsteps;
+            rts += run.sim ? ws_sim_round_trip_count(run.sim) : 0;
+            faulty += (uint64_t)run.cfg.faults;
+            gen_failure_free(&f);
+            gen_free(&run);
+            ch_free(&c);
+            runs++;
+            bytes += in[i].n;
+        }
+        t = now_s();
+    } while (t - t0 < seconds);
+    double el = t - t0;
+    printf("bench_fuzz: %llu executions in %.2f s on one core: %.0f per second\n",
+           (unsigned long long)runs, el, (double)runs / el);
+    printf("  inputs: %zu %s, mean %.0f bytes; mean %.1f steps and %.1f consumer round trips "
+           "per run; %.1f%% in fault mode; %llu failed\n",
+           n, corpus ? "corpus files" : "random", (double)bytes / (double)runs,
+           (double)steps / (double)runs, (double)rts / (double)runs,
+           100.0 * (double)faulty / (double)runs, (unsigned long long)failures);
+    for (size_t i = 0; i < n; i++) free(in[i].p);
+    free(in);
+    return 0;
+}

@@ -1,0 +1,1438 @@
+/* fuzz_commands.c -- arbitrary command sequences on libfakeredis (libFuzzer target).
+ *
+ * An input is a sequence of records run on one fresh fr_server with two fuzzed clients.
+ * A record starting with a byte below 0x80 is a text line (up to '\n', or up to the next
+ * byte >= 0x80):
+ *
+ *   XADD {s}a * f v          a command, split as redis-cli splits it (fr_split_line)
+ *   @client 1                the next commands run on client 0 or 1
+ *   @advance 1500            fr_clock_advance, in ms
+ *   @blocking 1 on|off       real blocking for client 0 or 1 (fr_client_set_blocking)
+ *   @expire                  fr_server_expire_blocked
+ *   @unblock 0 [error]       fr_client_unblock
+ *   @fault XACK 2            fr_fault_command(NAME, "ERR injected", TIMES)
+ *   @cluster                 as the very first record: one-node cluster emulation
+ *
+ * so the seed corpus is readable.  A record starting with a byte >= 0x80 is a binary
+ * operation: its low bits pick a generator (a stream or group command with its options,
+ * MULTI/EXEC/WATCH, any row of the command table with arguments from small alphabets,
+ * the clock, blocking, faults) and the following bytes its choices.  The alphabets are
+ * small on purpose (three stream keys, three groups, four consumers, the ids the run
+ * generated) so that commands meet the same keys, groups and entries again.
+ *
+ * Properties checked:
+ * - no crash, no sanitizer report, no leak (everything is freed at the end);
+ * - after every command, every stream the command named (after EXEC, SWAPDB, MOVE,
+ *   FLUSH*, every 16 commands and at the end: every stream of every database the run
+ *   used) is internally consistent, through two independent paths: the inspection API
+ *   of fakeredis.h (fr_stream_entries, fr_stream_meta_get, fr_stream_pending,
+ *   fr_stream_consumer) and XINFO/XPENDING run on a third client that the input never
+ *   drives.  See check_stream() for the list.
+ *
+ * The inspection client only runs read-only commands on keys the API found live, so it
+ * expires nothing, wakes nobody and touches no WATCH: the fuzzed clients see the same
+ * server they would see without it.  Faults are never armed on the commands it runs.
+ * On a failed check the target prints the check, the commands run so far (replayable
+ * with redis-cli) and aborts.  With FUZZ_VERBOSE set in the environment it prints every
+ * command and its reply as it goes (to read what an input does).
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fakeredis.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ----- Bounds ------------------------------------------------------------------------------ */
+
+#define MAX_RECORDS 400   /* records run per input: the fuzzer wants short runs */
+#define MAX_LINE 2048     /* a text record's longest line */
+#define MAX_ARGS 64       /* arguments of a generated command */
+#define MAX_IDS 16        /* generated ids remembered for later commands */
+#define SWEEP_EVERY 16    /* commands between two sweeps of every stream */
+
+/* ----- Reading the input -------------------------------------------------------------------- */
+
+/* The unread rest of the input; reading past the end gives zeros, as libFuzzer's
+ * FuzzedDataProvider does, so every input decodes to some run. */
+typedef struct reader {
+    const uint8_t *p; /* next byte */
+    size_t n;         /* bytes left */
+} reader;
+
+/* The next byte, 0 at the end. */
+static unsigned rd_u8(reader *r)
+{
+    if (r->n == 0)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+/* A choice in [0, m) (m <= 256), from one byte. */
+static unsigned rd_below(reader *r, unsigned m)
+{
+    return m ? rd_u8(r) % m : 0;
+}
+
+/* ----- The run's state ---------------------------------------------------------------------- */
+
+/* One generated command: argument views into static alphabets, the input, the id ring
+ * or the command's own scratch space. */
+typedef struct gcmd {
+    int argc;
+    const char *argv[MAX_ARGS];
+    size_t len[MAX_ARGS];
+    char scratch[1024]; /* formatted arguments (numbers, split names) */
+    size_t used;        /* bytes of scratch in use */
+} gcmd;
+
+/* Everything one input's run owns. */
+typedef struct run {
+    fr_server *srv;
+    fr_client *cl[2];       /* the fuzzed clients */
+    fr_client *insp;        /* the inspection client: read-only commands of the checks */
+    int insp_db;            /* the database the inspection client has selected */
+    int cur;                /* the fuzzed client the next command runs on */
+    int cluster;            /* cluster emulation: one database only */
+    int pel_bound;          /* no XGROUP SETID or XCLAIM FORCE yet: every pending id is
+                               <= its group's last-delivered-id (those two may break it,
+                               in Redis too) */
+    int multi_dirty;        /* a command was queued in MULTI: sweep after EXEC */
+    unsigned dbmask;        /* databases a key may be in: selected by a fuzzed client or
+                               named by MOVE/SWAPDB/COPY (the sweeps look nowhere else) */
+    unsigned commands;      /* commands run so far */
+    char ids[MAX_IDS][48];  /* ids the server generated (XADD, XAUTOCLAIM cursors) */
+    unsigned nids;          /* ids remembered (the ring wraps) */
+    int verbose;            /* FUZZ_VERBOSE is set: print every command and its reply */
+    char *log;              /* the commands run, one per line, for the failure report */
+    size_t loglen, logcap;  /* bytes used and allocated in log */
+} run;
+
+/* Appends printf-style text to the run's log (dropped when out of memory). */
+static void log_add(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void log_add(run *r, const char *fmt, ...)
+{
+    va_list ap;
+    char tmp[512];
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t add = (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1;
+    if (r->loglen + add + 1 > r->logcap) {
+        size_t cap = r->logcap ? r->logcap * 2 : 4096;
+        while (cap < r->loglen + add + 1)
+            cap *= 2;
+        char *nl = realloc(r->log, cap);
+        if (!nl)
+            return;
+        r->log = nl;
+        r->logcap = cap;
+    }
+    memcpy(r->log + r->loglen, tmp, add);
+    r->loglen += add;
+    r->log[r->loglen] = '\0';
+}
+
+/* Logs a command as a redis-cli line ("c0> XADD "{s}a" * f v"), quoting every byte that
+ * would not survive redis-cli's splitting. */
+static void log_command(run *r, const char *who, int argc, const char *const *argv,
+                        const size_t *len)
+{
+    char line[512];
+    size_t w = 0;
+    w += (size_t)snprintf(line, sizeof(line), "%s>", who);
+    for (int i = 0; i < argc && w < sizeof(line) - 8; i++) {
+        line[w++] = ' ';
+        line[w++] = '"';
+        for (size_t k = 0; k < len[i] && w < sizeof(line) - 8; k++) {
+            unsigned char c = (unsigned char)argv[i][k];
+            if (c == '"' || c == '\\') {
+                line[w++] = '\\';
+                line[w++] = (char)c;
+            } else if (isprint(c)) {
+                line[w++] = (char)c;
+            } else {
+                w += (size_t)snprintf(line + w, sizeof(line) - w, "\\x%02x", c);
+            }
+        }
+        line[w++] = '"';
+    }
+    line[w] = '\0';
+    log_add(r, "%s\n", line);
+}
+
+/* A failed check: prints what failed and the run that led there, then aborts (libFuzzer
+ * saves the input as a crash; the replay driver dies, failing its ctest test). */
+static void check_fail(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void check_fail(run *r, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "fuzz_commands: consistency check failed: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nafter these commands:\n%s", r->log ? r->log : "");
+    abort();
+}
+
+/* ----- Alphabets ----------------------------------------------------------------------------- */
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Keys: three share a hash tag so multi-key commands also work under cluster emulation;
+ * the first three are where the stream generators write. */
+static const char *const KEYS[] = {"{s}a", "{s}b", "{s}c", "k", "l", "z", "h", "x"};
+static const char *const GROUPS[] = {"g1", "g2", "g3"};
+static const char *const CONSUMERS[] = {"c1", "c2", "c3", "Alice"};
+static const char *const FIELDS[] = {"f", "g", "f2", ""};
+/* Values: numbers at their edges, floats, specials, plain and awkward strings. */
+static const char *const VALUES[] = {
+    "0", "1", "-1", "2", "3", "10", "100", "1.5", "-0", "inf", "-inf", "+inf", "nan",
+    "9223372036854775807", "-9223372036854775808", "18446744073709551615", "abc", "a b",
+    "v", "x", "1e3", "0x10", "(1", "[a", "-", "+", "", "1700000000000", " 1", "3.0"};
+/* Stream ids: special forms, edges, around the default clock, malformed. */
+static const char *const IDS[] = {
+    "0", "0-0", "0-1", "1", "1-0", "1-1", "1-2", "2-0", "5-0", "$", ">", "*", "-", "+",
+    "(1-1", "(0-0", "1700000000000-0", "1700000000000", "1700000000001-*", "1-*",
+    "18446744073709551615-18446744073709551615", "18446744073709551615-*", "abc", "-1",
+    "0-18446744073709551615", "1700000000000-1", "1700000000000-2", "1700000003600-0"};
+static const char *const COUNTS[] = {"0", "1", "2", "3", "5", "10", "100", "-1"};
+static const char *const IDLES[] = {"0", "1", "10", "100", "1000", "3600000", "-1"};
+static const char *const TIMES_MS[] = {"0", "1", "1700000000000", "1700000001000",
+                                       "1800000000000", "-5"};
+static const char *const BLOCK_MS[] = {"0", "10", "100", "1000"};
+/* Words that turn up as options of many commands, for the generic generator. */
+static const char *const KEYWORDS[] = {
+    "COUNT", "BLOCK", "STREAMS", "GROUP", "MKSTREAM", "NOACK", "JUSTID", "FORCE", "IDLE",
+    "TIME", "RETRYCOUNT", "LASTID", "MAXLEN", "MINID", "LIMIT", "NOMKSTREAM", "~", "=",
+    "ENTRIESREAD", "ENTRIESADDED", "MAXDELETEDID", "FULL", "WITHSCORES", "BYSCORE",
+    "BYLEX", "REV", "LEFT", "RIGHT", "BEFORE", "AFTER", "NX", "XX", "GT", "LT", "CH",
+    "INCR", "EX", "PX", "EXAT", "PXAT", "KEEPTTL", "GET", "PERSIST", "MATCH", "TYPE",
+    "WEIGHTS", "AGGREGATE", "SUM", "MIN", "MAX", "RANK", "MAXLEN", "LEN", "IDX",
+    "MINMATCHLEN", "WITHMATCHLEN", "DB", "REPLACE", "ASYNC", "SYNC", "WITHVALUES"};
+/* Commands a fault may be armed on: never one the inspection client runs. */
+static const char *const FAULTABLE[] = {"XACK", "XADD", "XREADGROUP", "XCLAIM",
+                                        "XAUTOCLAIM", "XGROUP", "EXEC", "INCR", "SET",
+                                        "XDEL", "LPUSH", "MULTI", "XTRIM"};
+/* What the inspection client runs: a fault on these would fail the checks, not the fake. */
+static const char *const INSPECTION[] = {"XINFO", "XPENDING", "SELECT", "KEYS"};
+
+/* ----- Generating commands ------------------------------------------------------------------- */
+
+/* Adds an argument viewing len bytes at s (which must outlive the command's run);
+ * arguments past MAX_ARGS are dropped. */
+static void g_arg(gcmd *c, const char *s, size_t len)
+{
+    if (c->argc < MAX_ARGS) {
+        c->argv[c->argc] = s;
+        c->len[c->argc] = len;
+        c->argc++;
+    }
+}
+
+/* Adds a NUL-terminated argument. */
+static void g_str(gcmd *c, const char *s)
+{
+    g_arg(c, s, strlen(s));
+}
+
+/* Adds an argument formatted into the command's scratch space. */
+static void g_fmt(gcmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void g_fmt(gcmd *c, const char *fmt, ...)
+{
+    va_list ap;
+    size_t room = sizeof(c->scratch) - c->used;
+    va_start(ap, fmt);
+    int n = vsnprintf(c->scratch + c->used, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= room)
+        return;
+    g_arg(c, c->scratch + c->used, (size_t)n);
+    c->used += (size_t)n + 1;
+}
+
+#define PICK(r, a) ((a)[rd_below((r), N_OF(a))])
+
+/* A key: one of the three stream keys seven times in eight, else any key. */
+static const char *a_skey(reader *in)
+{
+    unsigned b = rd_u8(in);
+    return (b & 7) ? KEYS[(b >> 3) % 3] : KEYS[(b >> 3) % N_OF(KEYS)];
+}
+
+/* An id: one the run generated (when there are some) or one of the alphabet. */
+static void g_id(gcmd *c, run *r, reader *in)
+{
+    unsigned b = rd_u8(in);
+    if (b < 128 && r->nids > 0) {
+        unsigned have = r->nids < MAX_IDS ? r->nids : MAX_IDS;
+        g_str(c, r->ids[b % have]);
+    } else {
+        g_str(c, IDS[b % N_OF(IDS)]);
+    }
+}
+
+/* A value: from the alphabet, or up to 15 raw bytes of the input. */
+static void g_value(gcmd *c, reader *in)
+{
+    unsigned b = rd_u8(in);
+    if (b >= 0xf0) {
+        size_t want = b & 0x0f;
+        if (want > in->n)
+            want = in->n;
+        g_arg(c, (const char *)in->p, want);
+        in->p += want;
+        in->n -= want;
+    } else {
+        g_str(c, VALUES[b % N_OF(VALUES)]);
+    }
+}
+
+/* One argument of any kind, for the generic generator. */
+static void g_any(gcmd *c, run *r, reader *in)
+{
+    switch (rd_below(in, 8)) {
+    case 0: case 1: g_str(c, KEYS[rd_below(in, N_OF(KEYS))]); break;
+    case 2: case 3: g_value(c, in); break;
+    case 4: g_id(c, r, in); break;
+    case 5: g_str(c, KEYWORDS[rd_below(in, N_OF(KEYWORDS))]); break;
+    case 6: g_str(c, PICK(in, COUNTS)); break;
+    default: g_str(c, rd_u8(in) & 1 ? PICK(in, GROUPS) : PICK(in, CONSUMERS)); break;
+    }
+}
+
+/* XADD key [NOMKSTREAM] [MAXLEN|MINID [~|=] threshold [LIMIT n]] id field value ... */
+static void gen_xadd(gcmd *c, run *r, reader *in)
+{
+    unsigned f = rd_u8(in);
+    g_str(c, "XADD");
+    g_str(c, a_skey(in));
+    if (f & 1)
+        g_str(c, "NOMKSTREAM");
+    if (f & 2) {
+        g_str(c, f & 4 ? "MINID" : "MAXLEN");
+        if (f & 8)
+            g_str(c, rd_u8(in) & 1 ? "~" : "=");
+        if (f & 4)
+            g_id(c, r, in);
+        else
+            g_str(c, PICK(in, COUNTS));
+        if (f & 16) {
+            g_str(c, "LIMIT");
+            g_str(c, PICK(in, COUNTS));
+        }
+    }
+    if (f & 32)
+        g_id(c, r, in);
+    else
+        g_str(c, "*");
+    unsigned pairs = 1 + (f >> 6) % 3;
+    for (unsigned i = 0; i < pairs; i++) {
+        g_str(c, PICK(in, FIELDS));
+        g_value(c, in);
+    }
+}
+
+/* XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key [key] id [id] */
+static void gen_xreadgroup(gcmd *c, run *r, reader *in)
+{
+    unsigned f = rd_u8(in);
+    g_str(c, "XREADGROUP");
+    g_str(c, "GROUP");
+    g_str(c, PICK(in, GROUPS));
+    g_str(c, PICK(in, CONSUMERS));
+    if (f & 1) {
+        g_str(c, "COUNT");
+        g_str(c, PICK(in, COUNTS));
+    }
+    if (f & 2) {
+        g_str(c, "BLOCK");
+        g_str(c, PICK(in, BLOCK_MS));
+    }
+    if (f & 4)
+        g_str(c, "NOACK");
+    g_str(c, "STREAMS");
+    int two = (f & 8) != 0;
+    g_str(c, a_skey(in));
+    if (two)
+        g_str(c, a_skey(in));
+    for (int i = 0; i <= two; i++) {
+        if (f & (16u << i))
+            g_id(c, r, in);
+        else
+            g_str(c, ">");
+    }
+}
+
+/* XACK key group id [id ...] */
+static void gen_xack(gcmd *c, run *r, reader *in)
+{
+    unsigned n = 1 + rd_below(in, 3);
+    g_str(c, "XACK");
+    g_str(c, a_skey(in));
+    g_str(c, PICK(in, GROUPS));
+    for (unsigned i = 0; i < n; i++)
+        g_id(c, r, in);
+}
+
+/* XCLAIM key group consumer min-idle id... [IDLE ms] [TIME ms] [RETRYCOUNT n] [FORCE]
+ * [JUSTID] [LASTID id] */
+static void gen_xclaim(gcmd *c, run *r, reader *in)
+{
+    unsigned f = rd_u8(in);
+    unsigned n = 1 + rd_below(in, 3);
+    g_str(c, "XCLAIM");
+    g_str(c, a_skey(in));
+    g_str(c, PICK(in, GROUPS));
+    g_str(c, PICK(in, CONSUMERS));
+    g_str(c, PICK(in, IDLES));
+    for (unsigned i = 0; i < n; i++)
+        g_id(c, r, in);
+    if (f & 1) {
+        g_str(c, "IDLE");
+        g_str(c, PICK(in, IDLES));
+    }
+    if (f & 2) {
+        g_str(c, "TIME");
+        g_str(c, PICK(in, TIMES_MS));
+    }
+    if (f & 4) {
+        g_str(c, "RETRYCOUNT");
+        g_str(c, PICK(in, COUNTS));
+    }
+    if (f & 8)
+        g_str(c, "FORCE");
+    if (f & 16)
+        g_str(c, "JUSTID");
+    if (f & 32) {
+        g_str(c, "LASTID");
+        g_id(c, r, in);
+    }
+}
+
+/* XAUTOCLAIM key group consumer min-idle start [COUNT n] [JUSTID] */
+static void gen_xautoclaim(gcmd *c, run *r, reader *in)
+{
+    unsigned f = rd_u8(in);
+    g_str(c, "XAUTOCLAIM");
+    g_str(c, a_skey(in));
+    g_str(c, PICK(in, GROUPS));
+    g_str(c, PICK(in, CONSUMERS));
+    g_str(c, PICK(in, IDLES));
+    if (f & 1)
+        g_id(c, r, in);
+    else
+        g_str(c, "0-0");
+    if (f & 2) {
+        g_str(c, "COUNT");
+        g_str(c, PICK(in, COUNTS));
+    }
+    if (f & 4)
+        g_str(c, "JUSTID");
+}
+
+/* XGROUP CREATE | SETID | DESTROY | CREATECONSUMER | DELCONSUMER with their options. */
+static void gen_xgroup(gcmd *c, run *r, reader *in)
+{
+    unsigned f = rd_u8(in);
+    g_str(c, "XGROUP");
+    switch (f % 5) {
+    case 0:
+    case 1:
+        g_str(c, f % 5 ? "SETID" : "CREATE");
+        g_str(c, a_skey(in));
+        g_str(c, PICK(in, GROUPS));
+        if (f & 8)
+            g_id(c, r, in);
+        else
+            g_str(c, f & 16 ? "0" : "$");
+        if ((f & 32) && f % 5 == 0)
+            g_str(c, "MKSTREAM");
+        if (f & 64) {
+            g_str(c, "ENTRIESREAD");
+            g_str(c, PICK(in, COUNTS));
+        }
+        break;
+    case 2:
+        g_str(c, "DESTROY");
+        g_str(c, a_skey(in));
+        g_str(c, PICK(in, GROUPS));
+        break;
+    default:
+        g_str(c, f % 5 == 3 ? "CREATECONSUMER" : "DELCONSUMER");
+        g_str(c, a_skey(in));
+        g_str(c, PICK(in, GROUPS));
+        g_str(c, PICK(in, CONSUMERS));
+        break;
+    }
+}
+
+/* XDEL, XTRIM, XSETID: the commands that remove entries or move the stream's ids. */
+static void gen_xremove(gcmd *c, run *r, reader *in)
+{
+    unsigned f = rd_u8(in);
+    switch (f % 3) {
+    case 0: {
+        unsigned n = 1 + (f >> 2) % 3;
+        g_str(c, "XDEL");
+        g_str(c, a_skey(in));
+        for (unsigned i = 0; i < n; i++)
+            g_id(c, r, in);
+        break;
+    }
+    case 1:
+        g_str(c, "XTRIM");
+        g_str(c, a_skey(in));
+        g_str(c, f & 4 ? "MINID" : "MAXLEN");
+        if (f & 8)
+            g_str(c, f & 16 ? "~" : "=");
+        if (f & 4)
+            g_id(c, r, in);
+        else
+            g_str(c, PICK(in, COUNTS));
+        if (f & 32) {
+            g_str(c, "LIMIT");
+            g_str(c, PICK(in, COUNTS));
+        }
+        break;
+    default:
+        g_str(c, "XSETID");
+        g_str(c, a_skey(in));
+        g_id(c, r, in);
+        if (f & 4) {
+            g_str(c, "ENTRIESADDED");
+            g_str(c, PICK(in, COUNTS));
+        }
+        if (f & 8) {
+            g_str(c, "MAXDELETEDID");
+            g_id(c, r, in);
+        }
+        break;
+    }
+}
+
+/* The reading side: XPENDING, XINFO, XREAD, XRANGE, XREVRANGE, XLEN. */
+static void gen_xread(gcmd *c, run *r, reader *in)
+{
+    unsigned f = rd_u8(in);
+    switch (f % 6) {
+    case 0:
+        g_str(c, "XPENDING");
+        g_str(c, a_skey(in));
+        g_str(c, PICK(in, GROUPS));
+        if (f & 8) {
+            if (f & 16) {
+                g_str(c, "IDLE");
+                g_str(c, PICK(in, IDLES));
+            }
+            g_id(c, r, in);
+            g_id(c, r, in);
+            g_str(c, PICK(in, COUNTS));
+            if (f & 32)
+                g_str(c, PICK(in, CONSUMERS));
+        }
+        break;
+    case 1:
+        g_str(c, "XINFO");
+        switch ((f >> 3) % 3) {
+        case 0:
+            g_str(c, "STREAM");
+            g_str(c, a_skey(in));
+            if (f & 32) {
+                g_str(c, "FULL");
+                if (f & 64) {
+                    g_str(c, "COUNT");
+                    g_str(c, PICK(in, COUNTS));
+                }
+            }
+            break;
+        case 1:
+            g_str(c, "GROUPS");
+            g_str(c, a_skey(in));
+            break;
+        default:
+            g_str(c, "CONSUMERS");
+            g_str(c, a_skey(in));
+            g_str(c, PICK(in, GROUPS));
+            break;
+        }
+        break;
+    case 2:
+        g_str(c, "XREAD");
+        if (f & 8) {
+            g_str(c, "COUNT");
+            g_str(c, PICK(in, COUNTS));
+        }
+        if (f & 16) {
+            g_str(c, "BLOCK");
+            g_str(c, PICK(in, BLOCK_MS));
+        }
+        g_str(c, "STREAMS");
+        g_str(c, a_skey(in));
+        if (f & 32)
+            g_str(c, a_skey(in));
+        g_id(c, r, in);
+        if (f & 32)
+            g_id(c, r, in);
+        break;
+    case 3:
+    case 4:
+        g_str(c, f % 6 == 3 ? "XRANGE" : "XREVRANGE");
+        g_str(c, a_skey(in));
+        g_id(c, r, in);
+        g_id(c, r, in);
+        if (f & 8) {
+            g_str(c, "COUNT");
+            g_str(c, PICK(in, COUNTS));
+        }
+        break;
+    default:
+        g_str(c, "XLEN");
+        g_str(c, a_skey(in));
+        break;
+    }
+}
+
+/* MULTI, EXEC, DISCARD, WATCH, UNWATCH. */
+static void gen_multi(gcmd *c, reader *in)
+{
+    unsigned f = rd_u8(in);
+    switch (f % 6) {
+    case 0: case 1: g_str(c, "MULTI"); break;
+    case 2: g_str(c, "EXEC"); break;
+    case 3: g_str(c, "DISCARD"); break;
+    case 4:
+        g_str(c, "WATCH");
+        g_str(c, KEYS[(f >> 3) % N_OF(KEYS)]);
+        if (f & 128)
+            g_str(c, KEYS[rd_below(in, N_OF(KEYS))]);
+        break;
+    default: g_str(c, "UNWATCH"); break;
+    }
+}
+
+/* Whole-key operations that move, copy, expire or drop streams with their groups. */
+static void gen_keyop(gcmd *c, reader *in)
+{
+    unsigned f = rd_u8(in);
+    const char *k = a_skey(in);
+    switch (f % 10) {
+    case 0: g_str(c, "DEL"); g_str(c, k); break;
+    case 1: g_str(c, "PEXPIRE"); g_str(c, k); g_str(c, PICK(in, IDLES)); break;
+    case 2: g_str(c, "EXPIRE"); g_str(c, k); g_str(c, PICK(in, COUNTS)); break;
+    case 3: g_str(c, f & 16 ? "RENAMENX" : "RENAME"); g_str(c, k); g_str(c, a_skey(in)); break;
+    case 4: g_str(c, "MOVE"); g_str(c, k); g_str(c, f & 16 ? "1" : "0"); break;
+    case 5: g_str(c, "SWAPDB"); g_str(c, "0"); g_str(c, f & 16 ? "1" : "0"); break;
+    case 6: g_str(c, "SELECT"); g_str(c, f & 16 ? "1" : "0"); break;
+    case 7: g_str(c, f & 16 ? "FLUSHALL" : "FLUSHDB"); break;
+    case 8: g_str(c, "PERSIST"); g_str(c, k); break;
+    default: g_str(c, "TYPE"); g_str(c, k); break;
+    }
+}
+
+/* Any row of the fake's command table ("xgroup|create" becomes two words), with its
+ * arity's number of arguments (or one more or less now and then), the first one usually
+ * a key. */
+static void gen_generic(gcmd *c, run *r, reader *in)
+{
+    size_t rows = fr_command_count();
+    if (rows == 0)
+        return;
+    unsigned hi = rd_u8(in), lo = rd_u8(in);
+    const fr_command_info *ci = fr_command_at(((size_t)hi << 8 | lo) % rows);
+    const char *bar = strchr(ci->name, '|');
+    if (bar) {
+        g_fmt(c, "%.*s", (int)(bar - ci->name), ci->name);
+        g_str(c, bar + 1);
+    } else {
+        g_str(c, ci->name);
+    }
+    unsigned f = rd_u8(in);
+    int want = ci->arity >= 0 ? ci->arity : -ci->arity + (int)(f % 5);
+    if ((f & 0xe0) == 0xe0)
+        want += (f & 8) ? 1 : -1; /* a wrong arity now and then */
+    if (c->argc < want && (f & 16) == 0)
+        g_str(c, KEYS[rd_below(in, N_OF(KEYS))]);
+    while (c->argc < want && c->argc < 24)
+        g_any(c, r, in);
+}
+
+/* ----- Filtering commands whose cost has no bound --------------------------------------------- */
+
+/* Parses a whole argument as a signed decimal; 0 when it is not one. */
+static int arg_ll(const char *s, size_t len, long long *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof(buf))
+        return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    *out = strtoll(buf, &end, 10);
+    return *end == '\0';
+}
+
+/* Non-zero for a command that would be slow or huge for reasons Redis shares (its cost
+ * is an argument, not the data): SETRANGE far out allocates the gap, a large negative
+ * SRANDMEMBER/ZRANDMEMBER/HRANDFIELD count returns that many elements, big APPENDs make
+ * LCS quadratic.  The fuzzer looks for bugs, not for ways to ask for a gigabyte. */
+static int too_costly(int argc, const char *const *argv, const size_t *len)
+{
+    long long v;
+    if (argc < 3)
+        return 0;
+    if (len[0] == 8 && strncasecmp(argv[0], "SETRANGE", 8) == 0)
+        return !arg_ll(argv[2], len[2], &v) || v > 4096;
+    if ((len[0] == 11 && (strncasecmp(argv[0], "SRANDMEMBER", 11) == 0 ||
+                          strncasecmp(argv[0], "ZRANDMEMBER", 11) == 0)) ||
+        (len[0] == 10 && strncasecmp(argv[0], "HRANDFIELD", 10) == 0))
+        return arg_ll(argv[2], len[2], &v) && v < -1000;
+    if (len[0] == 6 && strncasecmp(argv[0], "APPEND", 6) == 0)
+        return len[2] > 256;
+    return 0;
+}
+
+/* ----- The inspection client ---------------------------------------------------------------- */
+
+/* Runs a read-only command on the inspection client; it must not fail. */
+static const fr_reply *insp_exec(run *r, int argc, const char *const *argv, const size_t *len)
+{
+    const fr_reply *rep = fr_exec(r->insp, argc, argv, len);
+    if (rep == NULL || rep->type == FR_REPLY_ERROR) {
+        char what[256];
+        snprintf(what, sizeof(what), "%s", rep ? rep->str : "(blocked)");
+        check_fail(r, "inspection command %.*s failed: %s", (int)len[0], argv[0], what);
+    }
+    return rep;
+}
+
+/* Makes the inspection client's selected database db. */
+static void insp_select(run *r, int db)
+{
+    if (r->insp_db == db)
+        return;
+    char num[8];
+    snprintf(num, sizeof(num), "%d", db);
+    const char *argv[2] = {"SELECT", num};
+    size_t len[2] = {6, strlen(num)};
+    insp_exec(r, 2, argv, len);
+    r->insp_db = db;
+}
+
+/* The value after the field named name in a flat [name, value, ...] array; NULL when
+ * it is missing. */
+static const fr_reply *field(const fr_reply *flat, const char *name)
+{
+    if (flat == NULL || flat->type != FR_REPLY_ARRAY)
+        return NULL;
+    size_t nl = strlen(name);
+    for (size_t i = 0; i + 1 < flat->count; i += 2) {
+        const fr_reply *k = &flat->elements[i];
+        if (k->type == FR_REPLY_BULK && k->len == nl && memcmp(k->str, name, nl) == 0)
+            return &flat->elements[i + 1];
+    }
+    return NULL;
+}
+
+/* An integer field; fails the check when it is missing or not an integer. */
+static long long int_field(run *r, const fr_reply *flat, const char *name, const char *ctx)
+{
+    const fr_reply *v = field(flat, name);
+    if (v == NULL || v->type != FR_REPLY_INTEGER)
+        check_fail(r, "%s: field %s is missing or not an integer", ctx, name);
+    return v->integer;
+}
+
+/* Formats an id as Redis prints it. */
+static void fmt_id(char *buf, size_t cap, uint64_t ms, uint64_t seq)
+{
+    snprintf(buf, cap, "%llu-%llu", (unsigned long long)ms, (unsigned long long)seq);
+}
+
+/* Non-zero when a bulk reply is exactly the id ms-seq. */
+static int bulk_is_id(const fr_reply *v, uint64_t ms, uint64_t seq)
+{
+    char id[48];
+    fmt_id(id, sizeof(id), ms, seq);
+    return v && v->type == FR_REPLY_BULK && v->len == strlen(id) && memcmp(v->str, id, v->len) == 0;
+}
+
+/* Non-zero when a bulk reply equals the bytes s[0..n). */
+static int bulk_is(const fr_reply *v, const char *s, size_t n)
+{
+    return v && v->type == FR_REPLY_BULK && v->len == n && memcmp(v->str, s, n) == 0;
+}
+
+/* -1, 0, 1 as id a compares with id b. */
+static int id_cmp(uint64_t ams, uint64_t aseq, uint64_t bms, uint64_t bseq)
+{
+    if (ams != bms)
+        return ams < bms ? -1 : 1;
+    if (aseq != bseq)
+        return aseq < bseq ? -1 : 1;
+    return 0;
+}
+
+/* Parses "ms-seq" from a bulk reply; 0 on success. */
+static int parse_id(const fr_reply *v, uint64_t *ms, uint64_t *seq)
+{
+    char buf[48];
+    if (v == NULL || v->type != FR_REPLY_BULK || v->len == 0 || v->len >= sizeof(buf))
+        return -1;
+    memcpy(buf, v->str, v->len);
+    buf[v->len] = '\0';
+    unsigned long long a, b;
+    char tail;
+    if (sscanf(buf, "%llu-%llu%c", &a, &b, &tail) != 2)
+        return -1;
+    *ms = a;
+    *seq = b;
+    return 0;
+}
+
+/* The entry of a pending list (sorted by id) with the given id; NULL if none. */
+static const fr_pending *pel_find(const fr_pending *p, size_t n, uint64_t ms, uint64_t seq)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = id_cmp(p[mid].id_ms, p[mid].id_seq, ms, seq);
+        if (c == 0)
+            return &p[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* ----- The consistency checks ------------------------------------------------------------------ */
+
+/* One consumer group's checks.  gi is its XINFO GROUPS entry; the stream is live in db,
+ * which the inspection client has selected.
+ *
+ * - the group's pending list (fr_stream_pending) is in strictly increasing id order, its
+ *   size is XINFO GROUPS' pending count, and (until XGROUP SETID or XCLAIM FORCE ran)
+ *   no id is above the group's last-delivered-id;
+ * - XINFO CONSUMERS lists as many consumers as XINFO GROUPS counts, each with the pending
+ *   count and idle time of fr_stream_consumer and of its own pending list, whose entries
+ *   all name it;
+ * - the group's pending list is exactly the union of its consumers' lists (the same ids
+ *   with the same delivery counts and idle times, none left over);
+ * - XPENDING's summary agrees with the lists (count, smallest and greatest id, the
+ *   consumers with something pending in XINFO CONSUMERS' order), and XPENDING's extended
+ *   form lists the group's pending list entry by entry. */
+static void check_group(run *r, int db, const char *key, size_t klen, const fr_reply *gi)
+{
+    char ctx[160];
+    const fr_reply *name = field(gi, "name");
+    if (name == NULL || name->type != FR_REPLY_BULK)
+        check_fail(r, "XINFO GROUPS %.*s: a group without a name", (int)klen, key);
+    snprintf(ctx, sizeof(ctx), "db %d stream %.*s group %.*s", db, (int)klen, key,
+             (int)name->len, name->str);
+    /* The reply tree dies with the next inspection command: keep what is needed. */
+    size_t glen = name->len;
+    char *gname = malloc(glen + 1);
+    if (!gname)
+        abort();
+    memcpy(gname, name->str, glen);
+    long long npending = int_field(r, gi, "pending", ctx);
+    long long nconsumers = int_field(r, gi, "consumers", ctx);
+    uint64_t ld_ms = 0, ld_seq = 0;
+    if (parse_id(field(gi, "last-delivered-id"), &ld_ms, &ld_seq) != 0)
+        check_fail(r, "%s: bad last-delivered-id", ctx);
+    const fr_reply *lag = field(gi, "lag"), *er = field(gi, "entries-read");
+    if (lag == NULL || (lag->type != FR_REPLY_INTEGER && lag->type != FR_REPLY_NIL) ||
+        er == NULL || (er->type != FR_REPLY_INTEGER && er->type != FR_REPLY_NIL))
+        check_fail(r, "%s: entries-read or lag is neither an integer nor nil", ctx);
+
+    fr_pending *pel = NULL;
+    size_t n = 0;
+    if (fr_stream_pending(r->srv, db, key, klen, gname, glen, NULL, 0, &pel, &n) != 0)
+        check_fail(r, "%s: fr_stream_pending fails on a group XINFO lists", ctx);
+    if ((long long)n != npending)
+        check_fail(r, "%s: XINFO GROUPS pending %lld, fr_stream_pending has %zu", ctx,
+                   npending, n);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && id_cmp(pel[i - 1].id_ms, pel[i - 1].id_seq, pel[i].id_ms,
+                            pel[i].id_seq) >= 0)
+            check_fail(r, "%s: pending list out of order at %zu", ctx, i);
+        if (pel[i].idle_ms < 0)
+            check_fail(r, "%s: negative idle time", ctx);
+        if (r->pel_bound && id_cmp(pel[i].id_ms, pel[i].id_seq, ld_ms, ld_seq) > 0)
+            check_fail(r, "%s: pending id %llu-%llu is above last-delivered-id %llu-%llu", ctx,
+                       (unsigned long long)pel[i].id_ms, (unsigned long long)pel[i].id_seq,
+                       (unsigned long long)ld_ms, (unsigned long long)ld_seq);
+    }
+
+    /* The consumers, as XINFO CONSUMERS lists them. */
+    const char *cargv[4] = {"XINFO", "CONSUMERS", key, gname};
+    size_t clen[4] = {5, 9, klen, glen};
+    const fr_reply *cons = insp_exec(r, 4, cargv, clen);
+    if (cons->type != FR_REPLY_ARRAY || (long long)cons->count != nconsumers)
+        check_fail(r, "%s: XINFO CONSUMERS lists %zu consumers, XINFO GROUPS counts %lld", ctx,
+                   cons->type == FR_REPLY_ARRAY ? cons->count : 0, nconsumers);
+    /* Copy the names and counts out: the next command reuses the reply's memory. */
+    size_t ncons = cons->count;
+    char **cname = calloc(ncons ? ncons : 1, sizeof(*cname));
+    size_t *cnlen = calloc(ncons ? ncons : 1, sizeof(*cnlen));
+    long long *cpend = calloc(ncons ? ncons : 1, sizeof(*cpend));
+    if (!cname || !cnlen || !cpend)
+        abort();
+    size_t sum = 0;
+    for (size_t i = 0; i < ncons; i++) {
+        const fr_reply *ce = &cons->elements[i];
+        const fr_reply *cn = field(ce, "name");
+        if (cn == NULL || cn->type != FR_REPLY_BULK)
+            check_fail(r, "%s: XINFO CONSUMERS entry %zu has no name", ctx, i);
+        cname[i] = malloc(cn->len + 1);
+        if (!cname[i])
+            abort();
+        memcpy(cname[i], cn->str, cn->len);
+        cnlen[i] = cn->len;
+        cpend[i] = int_field(r, ce, "pending", ctx);
+        long long idle = int_field(r, ce, "idle", ctx);
+        if (i > 0 && (cnlen[i - 1] == cnlen[i] && memcmp(cname[i - 1], cname[i], cnlen[i]) == 0))
+            check_fail(r, "%s: consumer %.*s listed twice", ctx, (int)cnlen[i], cname[i]);
+        fr_consumer_state st;
+        if (fr_stream_consumer(r->srv, db, key, klen, gname, glen, cname[i], cnlen[i], &st) != 0)
+            check_fail(r, "%s: fr_stream_consumer does not know consumer %.*s", ctx,
+                       (int)cnlen[i], cname[i]);
+        if ((long long)st.pending != cpend[i] || st.idle_ms != idle)
+            check_fail(r, "%s consumer %.*s: XINFO says pending %lld idle %lld, the API %zu %lld",
+                       ctx, (int)cnlen[i], cname[i], cpend[i], idle, st.pending,
+                       (long long)st.idle_ms);
+        fr_pending *cp = NULL;
+        size_t cn_n = 0;
+        if (fr_stream_pending(r->srv, db, key, klen, gname, glen, cname[i], cnlen[i], &cp,
+                              &cn_n) != 0)
+            check_fail(r, "%s: fr_stream_pending fails for consumer %.*s", ctx, (int)cnlen[i],
+                       cname[i]);
+        if ((long long)cn_n != cpend[i])
+            check_fail(r, "%s consumer %.*s: pending list of %zu, XINFO says %lld", ctx,
+                       (int)cnlen[i], cname[i], cn_n, cpend[i]);
+        for (size_t k = 0; k < cn_n; k++) {
+            if (k > 0 && id_cmp(cp[k - 1].id_ms, cp[k - 1].id_seq, cp[k].id_ms, cp[k].id_seq) >= 0)
+                check_fail(r, "%s consumer %.*s: pending list out of order", ctx,
+                           (int)cnlen[i], cname[i]);
+            if (cp[k].consumer_len != cnlen[i] || memcmp(cp[k].consumer, cname[i], cnlen[i]) != 0)
+                check_fail(r, "%s consumer %.*s: its pending entry names consumer %.*s", ctx,
+                           (int)cnlen[i], cname[i], (int)cp[k].consumer_len, cp[k].consumer);
+            const fr_pending *g = pel_find(pel, n, cp[k].id_ms, cp[k].id_seq);
+            if (g == NULL)
+                check_fail(r, "%s consumer %.*s: pending %llu-%llu is not in the group's list",
+                           ctx, (int)cnlen[i], cname[i], (unsigned long long)cp[k].id_ms,
+                           (unsigned long long)cp[k].id_seq);
+            if (g->consumer_len != cnlen[i] || memcmp(g->consumer, cname[i], cnlen[i]) != 0 ||
+                g->delivery_count != cp[k].delivery_count || g->idle_ms != cp[k].idle_ms)
+                check_fail(r, "%s: %llu-%llu differs between the group's list (%.*s, %llu, "
+                           "%lld) and consumer %.*s's (%llu, %lld)", ctx,
+                           (unsigned long long)cp[k].id_ms, (unsigned long long)cp[k].id_seq,
+                           (int)g->consumer_len, g->consumer,
+                           (unsigned long long)g->delivery_count, (long long)g->idle_ms,
+                           (int)cnlen[i], cname[i], (unsigned long long)cp[k].delivery_count,
+                           (long long)cp[k].idle_ms);
+        }
+        free(cp);
+        sum += cn_n;
+    }
+    if (sum != n)
+        check_fail(r, "%s: the consumers hold %zu pending entries, the group %zu", ctx, sum, n);
+
+    /* XPENDING key group: [count, smallest, greatest, [[consumer, count]...]]. */
+    const char *pargv[3] = {"XPENDING", key, gname};
+    size_t plen[3] = {8, klen, glen};
+    const fr_reply *sm = insp_exec(r, 3, pargv, plen);
+    if (sm->type != FR_REPLY_ARRAY || sm->count != 4 ||
+        sm->elements[0].type != FR_REPLY_INTEGER || sm->elements[0].integer != (long long)n)
+        check_fail(r, "%s: XPENDING's summary does not count %zu entries", ctx, n);
+    if (n == 0) {
+        if (sm->elements[1].type != FR_REPLY_NIL || sm->elements[2].type != FR_REPLY_NIL ||
+            sm->elements[3].type != FR_REPLY_NIL_ARRAY)
+            check_fail(r, "%s: XPENDING's summary of an empty list is not [0, nil, nil, nil]",
+                       ctx);
+    } else {
+        if (!bulk_is_id(&sm->elements[1], pel[0].id_ms, pel[0].id_seq) ||
+            !bulk_is_id(&sm->elements[2], pel[n - 1].id_ms, pel[n - 1].id_seq))
+            check_fail(r, "%s: XPENDING's smallest/greatest ids differ from the list's", ctx);
+        const fr_reply *per = &sm->elements[3];
+        size_t k = 0;
+        for (size_t i = 0; i < ncons; i++) {
+            if (cpend[i] == 0)
+                continue;
+            char cnt[24];
+            snprintf(cnt, sizeof(cnt), "%lld", cpend[i]);
+            if (per->type != FR_REPLY_ARRAY || k >= per->count ||
+                per->elements[k].type != FR_REPLY_ARRAY || per->elements[k].count != 2 ||
+                !bulk_is(&per->elements[k].elements[0], cname[i], cnlen[i]) ||
+                !bulk_is(&per->elements[k].elements[1], cnt, strlen(cnt)))
+                check_fail(r, "%s: XPENDING's summary entry %zu is not [%.*s, %s]", ctx, k,
+                           (int)cnlen[i], cname[i], cnt);
+            k++;
+        }
+        if (per->type != FR_REPLY_ARRAY || k != per->count)
+            check_fail(r, "%s: XPENDING's summary lists %zu consumers, XINFO %zu with pending",
+                       ctx, per->type == FR_REPLY_ARRAY ? per->count : 0, k);
+    }
+
+    /* XPENDING key group - + n+1: every entry [id, consumer, idle, deliveries]. */
+    char cnt[24];
+    snprintf(cnt, sizeof(cnt), "%zu", n + 1);
+    const char *xargv[6] = {"XPENDING", key, gname, "-", "+", cnt};
+    size_t xlen[6] = {8, klen, glen, 1, 1, strlen(cnt)};
+    const fr_reply *ex = insp_exec(r, 6, xargv, xlen);
+    if (ex->type != FR_REPLY_ARRAY || ex->count != n)
+        check_fail(r, "%s: XPENDING - + lists %zu entries, not %zu", ctx,
+                   ex->type == FR_REPLY_ARRAY ? ex->count : 0, n);
+    for (size_t i = 0; i < n; i++) {
+        const fr_reply *e = &ex->elements[i];
+        if (e->type != FR_REPLY_ARRAY || e->count != 4 ||
+            !bulk_is_id(&e->elements[0], pel[i].id_ms, pel[i].id_seq) ||
+            !bulk_is(&e->elements[1], pel[i].consumer, pel[i].consumer_len) ||
+            e->elements[2].type != FR_REPLY_INTEGER ||
+            e->elements[2].integer != (long long)pel[i].idle_ms ||
+            e->elements[3].type != FR_REPLY_INTEGER ||
+            e->elements[3].integer != (long long)pel[i].delivery_count)
+            check_fail(r, "%s: XPENDING's entry %zu differs from fr_stream_pending's", ctx, i);
+    }
+    for (size_t i = 0; i < ncons; i++)
+        free(cname[i]);
+    free(cname);
+    free(cnlen);
+    free(gname);
+    free(cpend);
+    free(pel);
+}
+
+/* Checks the stream at key in db, if there is a live one:
+ *
+ * - fr_stream_entries: ids strictly increasing, as many as the length, none above the
+ *   last generated id; the recorded first id is the first entry's;
+ * - fr_stream_meta_get: entries-added >= length (max-deleted-entry-id may be above the
+ *   last id: Redis 7.0's XSETID lets the last id go below it);
+ * - XINFO STREAM agrees with both (length, radix-tree-keys, last-generated-id,
+ *   max-deleted-entry-id, entries-added, recorded-first-entry-id, groups, first-entry and
+ *   last-entry with their fields);
+ * - XINFO GROUPS lists as many groups as the metadata counts, each checked by
+ *   check_group(). */
+static void check_stream(run *r, int db, const char *key, size_t klen)
+{
+    fr_stream_meta m;
+    if (fr_stream_meta_get(r->srv, db, key, klen, &m) != 0)
+        return; /* missing, expired or not a stream */
+    char ctx[96];
+    snprintf(ctx, sizeof(ctx), "db %d stream %.*s", db, (int)klen, key);
+    fr_stream_entry *e = NULL;
+    size_t n = 0;
+    int rc = fr_stream_entries(r->srv, db, key, klen, &e, &n);
+    if (rc != 0)
+        check_fail(r, "%s: fr_stream_entries answers %d where fr_stream_meta_get found it",
+                   ctx, rc);
+    if (n != m.length)
+        check_fail(r, "%s: %zu entries, length %llu", ctx, n, (unsigned long long)m.length);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && id_cmp(e[i - 1].id_ms, e[i - 1].id_seq, e[i].id_ms, e[i].id_seq) >= 0)
+            check_fail(r, "%s: entries out of order at %zu", ctx, i);
+        if (id_cmp(e[i].id_ms, e[i].id_seq, m.last_id_ms, m.last_id_seq) > 0)
+            check_fail(r, "%s: entry %llu-%llu is above the last id %llu-%llu", ctx,
+                       (unsigned long long)e[i].id_ms, (unsigned long long)e[i].id_seq,
+                       (unsigned long long)m.last_id_ms, (unsigned long long)m.last_id_seq);
+    }
+    if (n > 0 && id_cmp(m.first_id_ms, m.first_id_seq, e[0].id_ms, e[0].id_seq) != 0)
+        check_fail(r, "%s: recorded first id %llu-%llu, first entry %llu-%llu", ctx,
+                   (unsigned long long)m.first_id_ms, (unsigned long long)m.first_id_seq,
+                   (unsigned long long)e[0].id_ms, (unsigned long long)e[0].id_seq);
+    if (m.entries_added < m.length)
+        check_fail(r, "%s: entries-added %llu below the length %llu", ctx,
+                   (unsigned long long)m.entries_added, (unsigned long long)m.length);
+
+    insp_select(r, db);
+    const char *sargv[3] = {"XINFO", "STREAM", key};
+    size_t slen[3] = {5, 6, klen};
+    const fr_reply *xs = insp_exec(r, 3, sargv, slen);
+    if (int_field(r, xs, "length", ctx) != (long long)m.length ||
+        int_field(r, xs, "radix-tree-keys", ctx) != (long long)m.nodes ||
+        int_field(r, xs, "entries-added", ctx) != (long long)m.entries_added ||
+        int_field(r, xs, "groups", ctx) != (long long)m.groups ||
+        !bulk_is_id(field(xs, "last-generated-id"), m.last_id_ms, m.last_id_seq) ||
+        !bulk_is_id(field(xs, "max-deleted-entry-id"), m.max_deleted_ms, m.max_deleted_seq) ||
+        !bulk_is_id(field(xs, "recorded-first-entry-id"), m.first_id_ms, m.first_id_seq))
+        check_fail(r, "%s: XINFO STREAM disagrees with fr_stream_meta_get", ctx);
+    for (int last = 0; last <= 1; last++) {
+        const fr_reply *fe = field(xs, last ? "last-entry" : "first-entry");
+        if (n == 0) {
+            if (fe == NULL || fe->type != FR_REPLY_NIL)
+                check_fail(r, "%s: XINFO STREAM of an empty stream has a %s", ctx,
+                           last ? "last-entry" : "first-entry");
+            continue;
+        }
+        const fr_stream_entry *want = &e[last ? n - 1 : 0];
+        if (fe == NULL || fe->type != FR_REPLY_ARRAY || fe->count != 2 ||
+            !bulk_is_id(&fe->elements[0], want->id_ms, want->id_seq) ||
+            fe->elements[1].type != FR_REPLY_ARRAY ||
+            fe->elements[1].count != 2 * want->nfields)
+            check_fail(r, "%s: XINFO STREAM's %s is not the entries' %s", ctx,
+                       last ? "last-entry" : "first-entry", last ? "last" : "first");
+        for (size_t k = 0; k < 2 * want->nfields; k++)
+            if (!bulk_is(&fe->elements[1].elements[k], want->fv[k], want->fv_len[k]))
+                check_fail(r, "%s: XINFO STREAM's %s field %zu differs", ctx,
+                           last ? "last-entry" : "first-entry", k);
+    }
+    free(e);
+
+    const char *gargv[3] = {"XINFO", "GROUPS", key};
+    size_t glen[3] = {5, 6, klen};
+    const fr_reply *gr = insp_exec(r, 3, gargv, glen);
+    if (gr->type != FR_REPLY_ARRAY || gr->count != m.groups)
+        check_fail(r, "%s: XINFO GROUPS lists %zu groups, the metadata counts %zu", ctx,
+                   gr->type == FR_REPLY_ARRAY ? gr->count : 0, m.groups);
+    /* check_group runs more commands, which reuse the reply's memory: copy the list. */
+    size_t ng = gr->count;
+    char *enc = NULL;
+    size_t enclen = 0;
+    if (ng > 0) {
+        enc = fr_reply_to_resp(gr, &enclen);
+        if (!enc)
+            abort();
+    }
+    for (size_t g = 0; g < ng; g++) {
+        /* Re-run XINFO GROUPS for each group: cheap, and the tree is fresh. */
+        gr = insp_exec(r, 3, gargv, glen);
+        size_t again;
+        char *enc2 = fr_reply_to_resp(gr, &again);
+        if (!enc2)
+            abort();
+        if (again != enclen || memcmp(enc, enc2, enclen) != 0)
+            check_fail(r, "%s: XINFO GROUPS changed between two inspection commands", ctx);
+        free(enc2);
+        check_group(r, db, key, klen, &gr->elements[g]);
+    }
+    free(enc);
+}
+
+/* Checks every stream of every database. */
+static void sweep(run *r)
+{
+    int dbs = r->cluster ? 1 : 16;
+    for (int db = 0; db < dbs; db++) {
+        if (!(r->dbmask & (1u << db)))
+            continue;
+        insp_select(r, db);
+        const char *argv[2] = {"KEYS", "*"};
+        size_t len[2] = {4, 1};
+        const fr_reply *keys = insp_exec(r, 2, argv, len);
+        if (keys->type != FR_REPLY_ARRAY)
+            check_fail(r, "KEYS * is not an array");
+        if (keys->count == 0)
+            continue;
+        char *enc;
+        size_t enclen;
+        /* check_stream runs commands on the same client: keep the names as RESP and walk
+         * them (each "$len\r\nname\r\n"). */
+        enc = fr_reply_to_resp(keys, &enclen);
+        if (!enc)
+            abort();
+        const char *p = enc;
+        const char *end = enc + enclen;
+        p = memchr(p, '\n', (size_t)(end - p)) + 1; /* skip "*N\r\n" */
+        while (p < end) {
+            char *nl;
+            long klen = strtol(p + 1, &nl, 10);
+            const char *k = nl + 2;
+            check_stream(r, db, k, (size_t)klen);
+            p = k + klen + 2;
+        }
+        free(enc);
+    }
+}
+
+/* ----- Running commands ------------------------------------------------------------------------ */
+
+/* Serves what a server would write after a command: woken clients' replies, pushes. */
+static void drain(run *r)
+{
+    fr_client *w;
+    while ((w = fr_server_take_woken(r->srv)) != NULL)
+        (void)fr_client_woken_reply(w);
+    while ((w = fr_server_take_pushed(r->srv)) != NULL) {
+        if (r->commands & 1) {
+            const fr_reply *pushes;
+            (void)fr_client_take_pushes(w, &pushes);
+        } else {
+            size_t len;
+            (void)fr_client_push_resp(w, &len);
+            fr_client_push_clear(w);
+        }
+    }
+}
+
+/* Non-zero when argv[0] (len bytes) is name, ignoring case. */
+static int is_cmd(const char *argv0, size_t len, const char *name)
+{
+    return len == strlen(name) && strncasecmp(argv0, name, len) == 0;
+}
+
+/* Runs one command on the current fuzzed client (or the other one when it is blocked;
+ * nothing when both are), then checks the streams it touched. */
+static void run_command(run *r, int argc, const char *const *argv, const size_t *len)
+{
+    if (argc <= 0 || too_costly(argc, argv, len))
+        return;
+    if (fr_client_is_blocked(r->cl[r->cur]))
+        r->cur ^= 1;
+    if (fr_client_is_blocked(r->cl[r->cur]))
+        return;
+    fr_client *c = r->cl[r->cur];
+    int db = fr_client_db(c);
+    int in_multi = fr_client_in_multi(c);
+    log_command(r, r->cur ? "c1" : "c0", argc, argv, len);
+
+    /* The two commands that may leave a pending id above last-delivered-id. */
+    if (is_cmd(argv[0], len[0], "XGROUP") && argc > 1 && is_cmd(argv[1], len[1], "SETID"))
+        r->pel_bound = 0;
+    if (is_cmd(argv[0], len[0], "XCLAIM"))
+        for (int i = 5; i < argc; i++)
+            if (is_cmd(argv[i], len[i], "FORCE"))
+                r->pel_bound = 0;
+
+    /* Every small number a database-moving command names may be a database. */
+    if (is_cmd(argv[0], len[0], "MOVE") || is_cmd(argv[0], len[0], "SWAPDB") ||
+        is_cmd(argv[0], len[0], "COPY") || is_cmd(argv[0], len[0], "SELECT"))
+        for (int i = 1; i < argc; i++) {
+            long long v;
+            if (arg_ll(argv[i], len[i], &v) && v >= 0 && v < 16)
+                r->dbmask |= 1u << v;
+        }
+    const fr_reply *rep = fr_exec(c, argc, argv, len);
+    r->commands++;
+    r->dbmask |= 1u << fr_client_db(c);
+    if (r->verbose) {
+        /* The command's log line, then its reply as RESP (or that it blocked). */
+        const char *last = r->loglen ? r->log + r->loglen - 1 : NULL;
+        while (last && last > r->log && last[-1] != '\n')
+            last--;
+        fprintf(stderr, "%s", last ? last : "");
+        if (rep) {
+            size_t n;
+            char *resp = fr_reply_to_resp(rep, &n);
+            /* On one line: each CRLF of the RESP shown as a space. */
+            for (size_t i = 0; resp && i < n; i++)
+                if (resp[i] == '\r' || resp[i] == '\n')
+                    resp[i] = ' ';
+            fprintf(stderr, "   %.*s\n", (int)(n > 300 ? 300 : n), resp ? resp : "");
+            free(resp);
+        } else {
+            fprintf(stderr, "   (blocked)\n");
+        }
+    }
+    /* Remember the ids the server made, for later commands to use. */
+    if (rep && is_cmd(argv[0], len[0], "XADD") && rep->type == FR_REPLY_BULK &&
+        rep->len < sizeof(r->ids[0])) {
+        memcpy(r->ids[r->nids % MAX_IDS], rep->str, rep->len);
+        r->ids[r->nids % MAX_IDS][rep->len] = '\0';
+        r->nids++;
+    }
+    if (rep && is_cmd(argv[0], len[0], "XAUTOCLAIM") && rep->type == FR_REPLY_ARRAY &&
+        rep->count >= 1 && rep->elements[0].type == FR_REPLY_BULK &&
+        rep->elements[0].len < sizeof(r->ids[0])) {
+        memcpy(r->ids[r->nids % MAX_IDS], rep->elements[0].str, rep->elements[0].len);
+        r->ids[r->nids % MAX_IDS][rep->elements[0].len] = '\0';
+        r->nids++;
+    }
+    drain(r);
+
+    if (in_multi || fr_client_in_multi(c)) {
+        /* Queued, or EXEC/DISCARD: what EXEC ran is checked by a sweep. */
+        if (is_cmd(argv[0], len[0], "EXEC") || is_cmd(argv[0], len[0], "DISCARD"))
+            r->multi_dirty = 1;
+        else if (!in_multi && fr_client_in_multi(c))
+            ; /* MULTI itself */
+        else
+            return;
+    }
+    if (r->multi_dirty || is_cmd(argv[0], len[0], "SWAPDB") || is_cmd(argv[0], len[0], "MOVE") ||
+        is_cmd(argv[0], len[0], "FLUSHDB") || is_cmd(argv[0], len[0], "FLUSHALL") ||
+        is_cmd(argv[0], len[0], "COPY") || r->commands % SWEEP_EVERY == 0) {
+        r->multi_dirty = 0;
+        sweep(r);
+        return;
+    }
+    int keys[MAX_ARGS];
+    int nk = fr_command_keys(r->srv, argc, argv, len, keys, MAX_ARGS);
+    for (int i = 0; i < nk; i++)
+        check_stream(r, db, argv[keys[i]], len[keys[i]]);
+}
+
+/* Runs a generated command. */
+static void run_gcmd(run *r, gcmd *c)
+{
+    run_command(r, c->argc, c->argv, c->len);
+}
+
+/* Runs one text line: a directive or a redis-cli line. */
+static void run_line(run *r, const char *line)
+{
+    if (line[0] == '@') {
+        char word[32] = "", arg[64] = "", arg2[32] = "";
+        long long v = 0;
+        if (sscanf(line + 1, "%31s %63s %31s", word, arg, arg2) < 1)
+            return;
+        v = strtoll(arg, NULL, 10);
+        if (strcmp(word, "client") == 0) {
+            r->cur = (int)(v & 1);
+        } else if (strcmp(word, "advance") == 0) {
+            if (v >= -86400000LL * 365 && v <= 86400000LL * 365)
+                fr_clock_advance(r->srv, v);
+            log_add(r, "(clock advanced by %lld ms)\n", v);
+        } else if (strcmp(word, "blocking") == 0) {
+            fr_client_set_blocking(r->cl[v & 1], strcmp(arg2, "off") != 0);
+        } else if (strcmp(word, "expire") == 0) {
+            fr_server_expire_blocked(r->srv);
+            drain(r);
+        } else if (strcmp(word, "unblock") == 0) {
+            fr_client_unblock(r->cl[v & 1], strcmp(arg2, "error") == 0);
+            drain(r);
+        } else if (strcmp(word, "fault") == 0) {
+            for (size_t i = 0; i < N_OF(INSPECTION); i++)
+                if (strcasecmp(arg, INSPECTION[i]) == 0)
+                    return;
+            fr_fault_command(r->srv, arg, "ERR injected", (int)strtol(arg2, NULL, 10));
+        } else if (strcmp(word, "sweep") == 0) {
+            sweep(r);
+        }
+        return;
+    }
+    char **argv;
+    size_t *len;
+    int argc = fr_split_line(line, &argv, &len);
+    if (argc <= 0)
+        return;
+    run_command(r, argc, (const char *const *)argv, len);
+    fr_split_free(argc, argv, len);
+}
+
+/* Runs one binary record whose first byte was op. */
+static void run_op(run *r, unsigned op, reader *in)
+{
+    gcmd c;
+    c.argc = 0;
+    c.used = 0;
+    switch (op % 24) {
+    case 0: case 1: case 2: gen_xadd(&c, r, in); break;
+    case 3: case 4: gen_xreadgroup(&c, r, in); break;
+    case 5: gen_xack(&c, r, in); break;
+    case 6: gen_xclaim(&c, r, in); break;
+    case 7: gen_xautoclaim(&c, r, in); break;
+    case 8: case 9: gen_xgroup(&c, r, in); break;
+    case 10: gen_xremove(&c, r, in); break;
+    case 11: gen_xread(&c, r, in); break;
+    case 12: case 13: gen_multi(&c, in); break;
+    case 14: gen_keyop(&c, in); break;
+    case 15: case 16: case 17: gen_generic(&c, r, in); break;
+    case 18: {
+        static const int64_t steps[] = {1, 10, 100, 1000, 60000, 3600000, 86400000, -1000};
+        int64_t ms = steps[rd_below(in, N_OF(steps))];
+        fr_clock_advance(r->srv, ms);
+        log_add(r, "(clock advanced by %lld ms)\n", (long long)ms);
+        return;
+    }
+    case 19: r->cur ^= 1; return;
+    case 20: {
+        unsigned b = rd_u8(in);
+        fr_client_set_blocking(r->cl[b & 1], (b & 2) != 0);
+        return;
+    }
+    case 21: {
+        unsigned b = rd_u8(in);
+        if (b & 1)
+            fr_server_expire_blocked(r->srv);
+        else
+            fr_client_unblock(r->cl[(b >> 1) & 1], (b & 4) != 0);
+        drain(r);
+        return;
+    }
+    case 22: {
+        unsigned b = rd_u8(in);
+        if (b == 255) {
+            fr_fault_clear(r->srv);
+            return;
+        }
+        fr_fault_command(r->srv, FAULTABLE[b % N_OF(FAULTABLE)],
+                         (b & 64) ? "READONLY You can't write against a read only replica."
+                                  : "ERR injected",
+                         (b & 128) ? -1 : 1 + (int)((b >> 4) & 3));
+        return;
+    }
+    default: sweep(r); return;
+    }
+    run_gcmd(r, &c);
+}
+
+/* Frees everything the run owns. */
+static void run_free(run *r)
+{
+    fr_server_free(r->srv); /* the clients go with it */
+    free(r->log);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader in = {data, size};
+    run r;
+    memset(&r, 0, sizeof(r));
+    r.pel_bound = 1;
+    r.dbmask = 1;
+    r.verbose = getenv("FUZZ_VERBOSE") != NULL;
+    static const char cluster_line[] = "@cluster\n";
+    fr_config cfg = fr_config_default();
+    if (size >= sizeof(cluster_line) - 1 && memcmp(data, cluster_line, sizeof(cluster_line) - 1) == 0) {
+        cfg.cluster_enabled = 1;
+        r.cluster = 1;
+        in.p += sizeof(cluster_line) - 1;
+        in.n -= sizeof(cluster_line) - 1;
+    }
+    r.srv = fr_server_new(&cfg);
+    if (!r.srv)
+        return 0;
+    r.cl[0] = fr_client_new(r.srv);
+    r.cl[1] = fr_client_new(r.srv);
+    r.insp = fr_client_new(r.srv);
+    if (!r.cl[0] || !r.cl[1] || !r.insp) {
+        run_free(&r);
+        return 0;
+    }
+    char line[MAX_LINE + 1];
+    for (int rec = 0; rec < MAX_RECORDS && in.n > 0; rec++) {
+        unsigned b = rd_u8(&in);
+        if (b >= 0x80) {
+            run_op(&r, b & 0x7f, &in);
+            continue;
+        }
+        size_t w = 0;
+        line[w++] = (char)b;
+        /* A byte >= 0x80 starts the next binary record (write such bytes in a text line
+         * as "\x80" inside double quotes), so a mutation never turns a run of binary
+         * records into one long line. */
+        while (in.n > 0 && *in.p != '\n' && *in.p < 0x80 && w < MAX_LINE)
+            line[w++] = (char)rd_u8(&in);
+        if (in.n > 0 && *in.p == '\n')
+            rd_u8(&in);
+        /* A NUL ends the line for fr_split_line, as for any C string. */
+        line[w] = '\0';
+        if (b == '\n' || b == '#')
+            continue; /* blank lines and comments, for the readable seeds */
+        run_line(&r, line);
+    }
+    sweep(&r);
+    run_free(&r);
+    return 0;
+}

@@ -1,0 +1,1413 @@
+/* gen.c -- runs from a choice source, played on the engine, written as scenarios, and
+ * checked against the model (gen.h).
+ *
+ * The generator draws one step at a time and plays it at once, so it only ever draws a
+ * step the engine's present state allows, and records what the engine answered.  The
+ * same player (play_step) replays a recorded run (gen_play): a run is a plain list of
+ * scenario statements, whichever way it was made.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "model.h"
+
+/* ----- Memory and text ----------------------------------------------------------------- */
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fputs("gen: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *q = calloc(n ? n : 1, size ? size : 1);
+    if (!q) {
+        fputs("gen: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+typedef struct tbuf {
+    char *p;
+    size_t len, cap;
+} tbuf;
+
+static void tb_add(tbuf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        b->p = xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    if (n) memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void tb_puts(tbuf *b, const char *s) { tb_add(b, s, strlen(s)); }
+
+static void tb_printf(tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_printf(tbuf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) {
+        tb_add(b, tmp, (size_t)n);
+        return;
+    }
+    char *big = xcalloc((size_t)n + 1, 1);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    tb_add(b, big, (size_t)n);
+    free(big);
+}
+
+static char *tb_take(tbuf *b)
+{
+    if (!b->p) tb_add(b, "", 0);
+    char *p = b->p;
+    memset(b, 0, sizeof *b);
+    return p;
+}
+
+static gen_str gstr(const char *p, size_t n)
+{
+    gen_str s;
+    s.p = xcalloc(n + 1, 1);
+    if (n) memcpy(s.p, p, n);
+    s.len = n;
+    return s;
+}
+
+static gen_str gstrz(const char *s) { return gstr(s, strlen(s)); }
+
+static void cmd_push(gen_cmd *c, const char *s)
+{
+    c->argv = xrealloc(c->argv, (size_t)(c->argc + 1) * sizeof *c->argv);
+    c->argv[c->argc++] = gstrz(s);
+}
+
+static gen_cmd cmd_of(const char *first, ...)
+{
+    gen_cmd c = {0};
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) cmd_push(&c, a);
+    va_end(ap);
+    return c;
+}
+
+static void cmd_release(gen_cmd *c)
+{
+    for (int i = 0; i < c->argc; i++) free(c->argv[i].p);
+    free(c->argv);
+    c->argv = NULL;
+    c->argc = 0;
+}
+
+static gen_cmd cmd_copy(const gen_cmd *c)
+{
+    gen_cmd d = {c->argc, xcalloc((size_t)c->argc, sizeof *d.argv)};
+    for (int i = 0; i < c->argc; i++) d.argv[i] = gstr(c->argv[i].p, c->argv[i].len);
+    return d;
+}
+
+static gen_str str_copy(gen_str s) { return s.p ? gstr(s.p, s.len) : (gen_str){NULL, 0}; }
+
+/* ----- Names ----------------------------------------------------------------------------- */
+
+static const char *form_word(ws_form f)
+{
+    switch (f) {
+    case WS_FORM_STREAM: return "stream";
+    case WS_FORM_RELIABLE_LIST: return "reliable-list";
+    case WS_FORM_PLAIN_LIST: return "list";
+    case WS_FORM_CHANNEL: return "channel";
+    default: return "?";
+    }
+}
+
+static const char *mode_word(ws_mode m)
+{
+    return m == WS_MODE_DIRECT ? "direct" : m == WS_MODE_ATOMIC ? "atomic" : "window";
+}
+
+static const char *out_key_of(ws_form f)
+{
+    return f == WS_FORM_STREAM ? "out.s" : f == WS_FORM_CHANNEL ? "out.c" : "out.l";
+}
+
+static const char *fault_word(ws_fault_kind k)
+{
+    switch (k) {
+    case WS_FAULT_CRASH_AFTER: return "crash-after";
+    case WS_FAULT_CRASH_BEFORE: return "crash-before";
+    case WS_FAULT_LOSE_REPLIES: return "lose-replies";
+    case WS_FAULT_ERROR: return "error";
+    case WS_FAULT_REFUSE: return "refuse";
+    default: return "?";
+    }
+}
+
+static const char *ordinal(uint64_t n)
+{
+    uint64_t t = n % 100;
+    if (t >= 11 && t <= 13) return "th";
+    switch (n % 10) {
+    case 1: return "st";
+    case 2: return "nd";
+    case 3: return "rd";
+    default: return "th";
+    }
+}
+
+/* ----- Steps --------------------------------------------------------------------------- */
+
+static gen_step *new_step(gen_run *r, gen_kind kind)
+{
+    if (r->nsteps == r->capsteps) {
+        r->capsteps = r->capsteps ? r->capsteps * 2 : 32;
+        r->steps = xrealloc(r->steps, r->capsteps * sizeof *r->steps);
+    }
+    gen_step *s = &r->steps[r->nsteps++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    return s;
+}
+
+static void step_free(gen_step *s)
+{
+    cmd_release(&s->cmd);
+    free(s->report_error);
+    free(s->payload.p);
+    free(s->hname.p);
+    free(s->hval.p);
+    for (size_t i = 0; i < s->ndl; i++) free(s->dl[i].id.p);
+    free(s->dl);
+}
+
+/* Copies a step's description (not its observations). */
+static void step_copy(gen_step *d, const gen_step *s)
+{
+    memset(d, 0, sizeof *d);
+    d->kind = s->kind;
+    d->sub = s->sub;
+    d->entry = s->entry;
+    d->cmd = cmd_copy(&s->cmd);
+    d->out_form = s->out_form;
+    d->out_key = s->out_key;
+    d->payload = str_copy(s->payload);
+    d->hname = str_copy(s->hname);
+    d->hval = str_copy(s->hval);
+    d->outcome = s->outcome;
+    d->ms = s->ms;
+    d->fconn = s->fconn;
+    d->fault = s->fault;
+    memcpy(d->fname, s->fname, sizeof d->fname);
+    d->fault.name = s->fault.name ? d->fname : NULL;
+}
+
+void gen_free(gen_run *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->nsteps; i++) step_free(&r->steps[i]);
+    free(r->steps);
+    ws_sim_free(r->sim);
+    free(r->seen);
+    free(r->refusal);
+    memset(r, 0, sizeof *r);
+}
+
+/* ----- The engine ------------------------------------------------------------------------- */
+
+/* A fresh simulation with the run's world: setup, subscriptions, as gen_scenario writes
+ * them.  0 or WS_ENOMEM. */
+static int world_start(gen_run *r)
+{
+    const gen_config *c = &r->cfg;
+    ws_sim_config sc = {.seed = c->seed};
+    r->sim = ws_sim_new(&sc);
+    if (!r->sim) return WS_ENOMEM;
+    if (c->form == WS_FORM_STREAM) ws_sim_command_line(r->sim, "XGROUP CREATE k g $ MKSTREAM", NULL);
+    ws_sim_command_line(r->sim, "SET str x", NULL);
+    ws_sub_config m = {0};
+    m.form = c->form;
+    m.mode = c->mode;
+    m.key = "k";
+    m.count = c->count;
+    m.batch = c->batch;
+    m.label = "main";
+    if (c->form == WS_FORM_STREAM) {
+        m.group = "g";
+        m.consumer = "c1";
+        if (c->delay_queue) {
+            m.delay_queue = "k:delayed";
+            m.delay_ttl_ms = c->ttl_ms;
+        }
+    }
+    if (c->form == WS_FORM_RELIABLE_LIST && c->recovery) {
+        m.recovery = "k:claims";
+        m.min_idle_ms = GEN_MIN_IDLE_MS;
+    }
+    if (c->reply_form) {
+        m.reply.form = c->reply_form;
+        m.reply.key = out_key_of(c->reply_form);
+        m.reply_in_round = c->reply_in_round;
+    }
+    r->subs[0] = ws_subscribe(r->sim, &m);
+    if (c->form == WS_FORM_STREAM && c->rescue) {
+        ws_sub_config q = m;
+        q.delay_queue = NULL;
+        q.delay_ttl_ms = 0;
+        q.consumer = "c2";
+        q.reclaim = 1;
+        q.min_idle_ms = GEN_MIN_IDLE_MS;
+        q.label = "rescue";
+        r->subs[1] = ws_subscribe(r->sim, &q);
+    }
+    if (!r->subs[0]) return WS_EINVAL;
+    return 0;
+}
+
+/* The latest delivery of entry e, as the scenario runner finds it. */
+static ws_delivery *latest(gen_run *r, size_t e)
+{
+    for (size_t i = r->nseen; i-- > 0;)
+        if (ws_delivery_root(r->seen[i]) == e) return r->seen[i];
+    return NULL;
+}
+
+static void refuse(gen_run *r, size_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse(gen_run *r, size_t i, const char *fmt, ...)
+{
+    if (r->refused) return;
+    r->refused = 1;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    tbuf b = {0};
+    tb_printf(&b, "step %zu: %s", i + 1, buf);
+    r->refusal = tb_take(&b);
+}
+
+/* The recovery salts a reliable-list read drew, read off its ZADDs (round trips
+ * [rt0, now)), in delivery order. */
+static void observe_salts(gen_run *r, gen_step *s, size_t rt0)
+{
+    size_t k = 0;
+    size_t n = ws_sim_round_trip_count(r->sim);
+    for (size_t i = rt0; i < n && k < s->ndl; i++) {
+        ws_rt_info info;
+        if (ws_sim_round_trip(r->sim, i, &info)) break;
+        for (size_t c = 0; c < info.n && k < s->ndl; c++) {
+            if (strncmp(info.commands[c], "ZADD k:claims ", 14) != 0) continue;
+            char **argv;
+            size_t *lens;
+            int argc = fr_split_line(info.commands[c], &argv, &lens);
+            if (argc == 4 && lens[3] >= 16) {
+                memcpy(s->dl[k].salt, argv[3], 16);
+                s->dl[k].salt[16] = '\0';
+            }
+            if (argc > 0) fr_split_free(argc, argv, lens);
+            k++;
+        }
+    }
+}
+
+/* Plays step i of r on r->sim and records what happened. */
+static void play_step(gen_run *r, size_t i)
+{
+    gen_step *s = &r->steps[i];
+    ws_sim *sim = r->sim;
+    int rc = 0;
+    ws_delivery *d = NULL;
+    if (s->kind == GS_QUEUE || s->kind == GS_POOL || s->kind == GS_PUBLISH ||
+        s->kind == GS_REPLY || s->kind == GS_BIND || s->kind == GS_SETTLE) {
+        d = latest(r, s->entry);
+        if (!d) {
+            s->rc = WS_EINVAL;
+            refuse(r, i, "e%zu was never delivered", s->entry);
+            return;
+        }
+    }
+    ws_header h = {s->hname.p, s->hval.p, s->hval.len};
+    ws_out out = {s->out_form, s->out_key};
+    switch (s->kind) {
+    case GS_PRODUCE:
+        rc = ws_sim_produce(sim, r->cfg.form, "k", s->payload.p, s->payload.len, &h,
+                            s->hname.p ? 1 : 0, NULL);
+        break;
+    case GS_READ: {
+        ws_sub *sub = r->subs[s->sub];
+        size_t rt0 = ws_sim_round_trip_count(sim);
+        ws_read_result rr;
+        rc = sub ? ws_read(sub, &rr) : WS_EINVAL;
+        if (rc) break;
+        s->read_no = rr.read;
+        if (rr.is_report) {
+            s->is_report = 1;
+            s->report = rr.report;
+            free(s->report_error);
+            s->report_error = strdup(rr.report.first_error ? rr.report.first_error : "");
+            if (!s->report_error) abort();
+            s->report.first_error = s->report_error;
+            s->report.subscription = NULL;
+            break;
+        }
+        s->ndl = rr.n;
+        s->dl = xcalloc(rr.n, sizeof *s->dl);
+        for (size_t k = 0; k < rr.n; k++) {
+            ws_delivery *x = ws_read_delivery(sub, k);
+            if (r->nseen == r->capseen) {
+                r->capseen = r->capseen ? r->capseen * 2 : 64;
+                r->seen = xrealloc(r->seen, r->capseen * sizeof *r->seen);
+            }
+            r->seen[r->nseen++] = x;
+            s->dl[k].entry = ws_delivery_root(x);
+            const char *id = ws_delivery_id(x);
+            s->dl[k].id = gstr(id, strlen(id));
+        }
+        if (r->cfg.form == WS_FORM_RELIABLE_LIST && r->cfg.recovery) observe_salts(r, s, rt0);
+        break;
+    }
+    case GS_QUEUE: {
+        const char **argv = xcalloc((size_t)s->cmd.argc, sizeof *argv);
+        size_t *lens = xcalloc((size_t)s->cmd.argc, sizeof *lens);
+        for (int k = 0; k < s->cmd.argc; k++) {
+            argv[k] = s->cmd.argv[k].p;
+            lens[k] = s->cmd.argv[k].len;
+        }
+        rc = ws_queue(d, s->cmd.argc, argv, lens);
+        free(argv);
+        free(lens);
+        break;
+    }
+    case GS_POOL: {
+        const char **argv = xcalloc((size_t)s->cmd.argc, sizeof *argv);
+        size_t *lens = xcalloc((size_t)s->cmd.argc, sizeof *lens);
+        for (int k = 0; k < s->cmd.argc; k++) {
+            argv[k] = s->cmd.argv[k].p;
+            lens[k] = s->cmd.argv[k].len;
+        }
+        rc = ws_pool(sim, d, s->cmd.argc, argv, lens, NULL);
+        free(argv);
+        free(lens);
+        break;
+    }
+    case GS_PUBLISH:
+        rc = ws_publish(d, &out, s->payload.p, s->payload.len, &h, s->hname.p ? 1 : 0);
+        break;
+    case GS_REPLY: rc = ws_reply(d, s->payload.p, s->payload.len); break;
+    case GS_BIND: rc = ws_bind(d, &out); break;
+    case GS_SETTLE: rc = ws_settle(d, s->outcome, s->ms); break;
+    case GS_ADVANCE: rc = ws_sim_advance(sim, s->ms); break;
+    case GS_CRASH: rc = ws_sim_crash(sim); break;
+    case GS_RESTART: rc = ws_sim_restart(sim); break;
+    case GS_STOP: rc = r->subs[s->sub] ? ws_stop(r->subs[s->sub]) : WS_EINVAL; break;
+    case GS_FAULT: {
+        ws_conn *c = s->fconn ? ws_sim_window(sim) : ws_sim_reader(sim);
+        ws_fault f = s->fault;
+        f.name = s->fault.name ? s->fname : NULL;
+        rc = c ? ws_fault_arm(c, &f) : WS_EINVAL;
+        break;
+    }
+    }
+    s->rc = rc;
+    /* in fault mode a crash, a refused round trip or a read answered with an injected
+     * error is the fault doing its work */
+    int faulted = rc == WS_ECRASHED || rc == WS_EREFUSED || (s->kind == GS_READ && rc == WS_EINVAL);
+    if (rc && !(r->cfg.faults && faulted))
+        refuse(r, i, "the engine refused it: %s (%s)", ws_sim_errstr(sim), ws_err_name(rc));
+}
+
+/* ----- Drawing a run --------------------------------------------------------------------- */
+
+/* What the generator knows between steps. */
+typedef struct genstate {
+    gen_run *r;
+    ch *c;
+    const gen_limits *lim;
+    int stopped[2];
+    int64_t budget_used;   /* ordinary clock steps in this process */
+    size_t reads;          /* reads made by this process */
+    size_t actions;        /* handler actions so far (their tags) */
+} genstate;
+
+static void draw_config(ch *c, const gen_limits *lim, gen_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    int faults = ch_int(c, 0, 7) == 7;
+    cfg->faults = lim->force_faults ? 1 : lim->allow_faults ? faults : 0;
+    static const ws_form forms[] = {WS_FORM_STREAM, WS_FORM_RELIABLE_LIST, WS_FORM_PLAIN_LIST,
+                                    WS_FORM_CHANNEL};
+    static const ws_mode modes[] = {WS_MODE_WINDOW, WS_MODE_ATOMIC, WS_MODE_DIRECT};
+    cfg->form = forms[ch_pick(c, 4)];
+    cfg->mode = modes[ch_pick(c, 3)];
+    cfg->count = (size_t)ch_int(c, 1, 5);
+    size_t batch = (size_t)ch_int(c, 0, 3);
+    cfg->batch = cfg->mode == WS_MODE_DIRECT ? 0 : batch;
+    if (cfg->form == WS_FORM_STREAM) {
+        cfg->delay_queue = ch_bool(c);
+        static const int64_t ttls[] = {0, 86400000, 20000};
+        int64_t ttl = ttls[ch_pick(c, 3)];
+        cfg->ttl_ms = cfg->delay_queue ? ttl : 0;
+        cfg->rescue = ch_bool(c);
+    }
+    if (cfg->form == WS_FORM_RELIABLE_LIST) cfg->recovery = ch_bool(c);
+    static const ws_form outs[] = {0, WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
+    cfg->reply_form = outs[ch_pick(c, 4)];
+    if (cfg->reply_form) cfg->reply_in_round = ch_bool(c);
+    cfg->seed = 1;
+}
+
+/* The deliveries a handler may act on: outstanding, of a live subscription, and the
+ * latest delivery of their entry (the scenario's aliases reach only that one). */
+static size_t actionable(genstate *g, ws_delivery ***out)
+{
+    gen_run *r = g->r;
+    ws_delivery **v = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < r->nseen; i++) {
+        ws_delivery *d = r->seen[i];
+        if (ws_delivery_done(d)) continue;
+        ws_sub *s = ws_delivery_sub(d);
+        if ((s == r->subs[0] && g->stopped[0]) || (s == r->subs[1] && g->stopped[1])) continue;
+        size_t e = ws_delivery_root(d);
+        if (!e || latest(r, e) != d) continue;
+        v = xrealloc(v, (n + 1) * sizeof *v);
+        v[n++] = d;
+    }
+    *out = v;
+    return n;
+}
+
+static void tag(genstate *g, size_t entry, char *buf, size_t n)
+{
+    snprintf(buf, n, "e%zu.%zu", entry, ++g->actions);
+}
+
+/* A payload: unique (its number), sometimes with bytes that need quoting. */
+static gen_str payload_of(ch *c, const char *prefix, size_t num)
+{
+    static const char *shapes[] = {"%s%zu", "%s %zu", "%s\"%zu", "%s\\%zu", "%s\n%zu",
+                                   "%s\x01%zu", "%s\xff%zu", "%s#%zu"};
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, shapes[ch_pick(c, 8)], prefix, num);
+    return gstr(buf, (size_t)n);
+}
+
+static void draw_header(ch *c, gen_step *s, size_t num)
+{
+    switch (ch_int(c, 0, 3)) {
+    case 1: {
+        char v[32];
+        snprintf(v, sizeof v, "t%zu", num);
+        s->hname = gstrz("trace");
+        s->hval = gstrz(v);
+        break;
+    }
+    case 2:
+        s->hname = gstrz("x-ruststream-retry-count");
+        s->hval = gstrz("2");
+        break;
+    case 3:
+        s->hname = gstrz("note");
+        s->hval = gstrz("a b");
+        break;
+    default: break;
+    }
+}
+
+static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
+{
+    gen_run *r = g->r;
+    ch *c = g->c;
+    size_t e = ws_delivery_root(d);
+    s->entry = e;
+    char t[48], key[32];
+    unsigned w[6] = {6, 1, 1, r->cfg.reply_form ? 1 : 0, 1, 7};
+    switch (ch_weighted(c, w, 6)) {
+    case 0: { /* queue */
+        s->kind = GS_QUEUE;
+        tag(g, e, t, sizeof t);
+        unsigned q[5] = {5, 2, 1, 1, 1};
+        switch (ch_weighted(c, q, 5)) {
+        case 0: s->cmd = cmd_of("RPUSH", "log", t, NULL); break;
+        case 1:
+            snprintf(key, sizeof key, "n:e%zu", e);
+            s->cmd = cmd_of("INCR", key, NULL);
+            break;
+        case 2:
+            snprintf(key, sizeof key, "s:e%zu", e);
+            s->cmd = cmd_of("SET", key, t, NULL);
+            break;
+        case 3: s->cmd = cmd_of("INCR", NULL); break; /* refused at queue time */
+        default: s->cmd = cmd_of("LPUSH", "str", t, NULL); break; /* WRONGTYPE */
+        }
+        break;
+    }
+    case 1: { /* pool */
+        s->kind = GS_POOL;
+        tag(g, e, t, sizeof t);
+        char pt[64];
+        snprintf(pt, sizeof pt, "pool:%s", t);
+        unsigned q[3] = {2, 1, 1};
+        switch (ch_weighted(c, q, 3)) {
+        case 0: s->cmd = cmd_of("RPUSH", "log", pt, NULL); break;
+        case 1: s->cmd = cmd_of("INCR", "pc", NULL); break;
+        default: s->cmd = cmd_of("GET", "pc", NULL); break;
+        }
+        break;
+    }
+    case 2: { /* publish */
+        static const ws_form outs[] = {WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
+        s->kind = GS_PUBLISH;
+        s->out_form = outs[ch_pick(c, 3)];
+        s->out_key = out_key_of(s->out_form);
+        tag(g, e, t, sizeof t);
+        char p[64];
+        snprintf(p, sizeof p, "pub:%s", t);
+        s->payload = gstrz(p);
+        if (ch_bool(c)) {
+            s->hname = gstrz("via");
+            s->hval = gstrz(t);
+        }
+        break;
+    }
+    case 3: { /* reply */
+        s->kind = GS_REPLY;
+        tag(g, e, t, sizeof t);
+        char p[64];
+        snprintf(p, sizeof p, "re:%s", t);
+        s->payload = gstrz(p);
+        break;
+    }
+    case 4: { /* bind */
+        static const ws_form outs[] = {WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
+        s->kind = GS_BIND;
+        s->out_form = outs[ch_pick(c, 3)];
+        s->out_key = out_key_of(s->out_form);
+        break;
+    }
+    default: { /* settle */
+        s->kind = GS_SETTLE;
+        unsigned o[5] = {6, 1, 1, 1, 1};
+        static const ws_outcome outcomes[] = {WS_ACK, WS_DROP, WS_RETRY, WS_RETRY_AFTER, WS_ABANDON};
+        s->outcome = outcomes[ch_weighted(c, o, 5)];
+        if (s->outcome == WS_RETRY_AFTER) {
+            static const int64_t delays[] = {0, 50, 1000, 30000};
+            s->ms = delays[ch_pick(c, 4)];
+        }
+        break;
+    }
+    }
+}
+
+static void draw_fault(genstate *g, gen_step *s)
+{
+    ch *c = g->c;
+    gen_run *r = g->r;
+    s->kind = GS_FAULT;
+    s->fconn = ch_pick(c, 4) == 3 ? 0 : 1; /* mostly the window */
+    ws_conn *conn = s->fconn ? ws_sim_window(r->sim) : ws_sim_reader(r->sim);
+    uint64_t next = ws_conn_get_stats(conn).round_trips + 1;
+    unsigned w[6] = {3, 1, 2, 1, 1, 1};
+    static const char *names[] = {"XACK", "EXEC", "RPUSH", "LPUSH", "XADD", "ZADD", "LREM", "MULTI"};
+    switch (ch_weighted(c, w, 6)) {
+    case 0: /* an error reply by name */
+        s->fault.kind = WS_FAULT_ERROR;
+        snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
+        s->fault.name = s->fname;
+        s->fault.nth = 1 + ch_int(c, 0, 3);
+        break;
+    case 1: /* an error reply by position */
+        s->fault.kind = WS_FAULT_ERROR;
+        s->fault.round_trip = next + ch_int(c, 0, 2);
+        s->fault.command = (size_t)ch_int(c, 1, 3);
+        break;
+    case 2:
+        s->fault.kind = WS_FAULT_CRASH_AFTER;
+        if (ch_bool(c)) {
+            snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
+            s->fault.name = s->fname;
+            s->fault.nth = 1 + ch_int(c, 0, 2);
+        } else {
+            s->fault.round_trip = next + ch_int(c, 0, 2);
+            s->fault.command = (size_t)ch_int(c, 0, 3);
+        }
+        break;
+    case 3:
+        s->fault.kind = WS_FAULT_CRASH_BEFORE;
+        s->fault.round_trip = next + ch_int(c, 0, 2);
+        s->fault.command = (size_t)ch_int(c, 1, 3);
+        break;
+    case 4:
+        s->fault.kind = WS_FAULT_LOSE_REPLIES;
+        s->fault.round_trip = next + ch_int(c, 0, 2);
+        break;
+    default:
+        s->fault.kind = WS_FAULT_REFUSE;
+        s->fault.round_trip = next + ch_int(c, 0, 2);
+        break;
+    }
+}
+
+/* Step kinds, in the order of the weighted choice: 0 ends the run. */
+enum { D_END, D_PRODUCE, D_READ_MAIN, D_READ_RESCUE, D_ACT, D_ADVANCE, D_CRASH, D_RESTART,
+       D_STOP, D_FAULT, D_KINDS };
+
+gen_limits gen_target_limits(void)
+{
+    gen_limits l = {0};
+    l.allow_faults = 1;
+    l.quirks = GEN_QUIRKS_KNOWN;
+    return l;
+}
+
+int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
+{
+    static const gen_limits defaults = {0};
+    gen_limits lim = lim_in ? *lim_in : defaults;
+    if (!lim.max_steps) lim.max_steps = 96;
+    if (!lim.max_entries) lim.max_entries = 16;
+    memset(r, 0, sizeof *r);
+    draw_config(c, &lim, &r->cfg);
+    int rc = world_start(r);
+    if (rc) {
+        refuse(r, 0, "the world could not be made: %s", r->sim ? ws_sim_errstr(r->sim) : "out of memory");
+        return r->sim ? 0 : rc;
+    }
+    genstate g = {.r = r, .c = c, .lim = &lim};
+    if (lim.before_step) lim.before_step(lim.ud, r, (size_t)-1);
+    while (r->nsteps < lim.max_steps && !r->refused) {
+        int alive = !ws_sim_dead(r->sim);
+        ws_delivery **act = NULL;
+        size_t nact = alive ? actionable(&g, &act) : 0;
+        unsigned w[D_KINDS] = {0};
+        w[D_END] = 1;
+        w[D_PRODUCE] = r->nentries < lim.max_entries ? 16 : 0;
+        w[D_READ_MAIN] = alive && !g.stopped[0] ? 16 : 0;
+        w[D_READ_RESCUE] = alive && r->subs[1] && !g.stopped[1] ? 6 : 0;
+        w[D_ACT] = nact ? 48 : 0;
+        w[D_ADVANCE] = 6;
+        w[D_CRASH] = alive ? 2 : 0;
+        w[D_RESTART] = alive ? 1 : 24;
+        w[D_STOP] = alive && (!g.stopped[0] || (r->subs[1] && !g.stopped[1])) ? 1 : 0;
+        w[D_FAULT] = alive && r->cfg.faults ? 6 : 0;
+        size_t at = c->pos;
+        size_t k = ch_weighted(c, w, D_KINDS);
+        if (k == D_END) {
+            free(act);
+            break;
+        }
+        gen_step *s = new_step(r, GS_PRODUCE);
+        s->choice_at = at;
+        switch (k) {
+        case D_PRODUCE: {
+            size_t num = ++r->nentries;
+            s->kind = GS_PRODUCE;
+            s->payload = payload_of(c, "p", num);
+            draw_header(c, s, num);
+            break;
+        }
+        case D_READ_MAIN:
+        case D_READ_RESCUE:
+            s->kind = GS_READ;
+            s->sub = k == D_READ_RESCUE;
+            g.reads++;
+            break;
+        case D_ACT:
+            draw_action(&g, s, act[ch_pick(c, nact)]);
+            break;
+        case D_ADVANCE: {
+            static const int64_t steps[] = {1, 10, 100, 1000, 5000, 30000, -1};
+            int64_t ms = steps[ch_pick(c, 7)];
+            if (ms < 0) {
+                /* the recovery advance: only while this process holds nothing */
+                ms = g.reads == 0 ? GEN_MIN_IDLE_MS + 1 : 1;
+            }
+            if (ms <= GEN_MIN_IDLE_MS) {
+                if (g.budget_used + ms > GEN_ADVANCE_BUDGET_MS) ms = GEN_ADVANCE_BUDGET_MS - g.budget_used;
+                g.budget_used += ms;
+            }
+            s->kind = GS_ADVANCE;
+            s->ms = ms;
+            break;
+        }
+        case D_CRASH: s->kind = GS_CRASH; break;
+        case D_RESTART:
+            s->kind = GS_RESTART;
+            g.budget_used = 0;
+            g.reads = 0;
+            g.stopped[0] = g.stopped[1] = 0; /* a stop lasts one process */
+            break;
+        case D_STOP: {
+            int which = 0;
+            if (r->subs[1] && !g.stopped[1] && (g.stopped[0] || ch_bool(c))) which = 1;
+            s->kind = GS_STOP;
+            s->sub = which;
+            g.stopped[which] = 1;
+            break;
+        }
+        default:
+            draw_fault(&g, s);
+            break;
+        }
+        free(act);
+        if (lim.before_step) lim.before_step(lim.ud, r, r->nsteps - 1);
+        play_step(r, r->nsteps - 1);
+    }
+    return 0;
+}
+
+int gen_play(const gen_run *src, gen_run *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cfg = src->cfg;
+    out->nentries = src->nentries;
+    int rc = world_start(out);
+    if (rc) {
+        refuse(out, 0, "the world could not be made");
+        return out->sim ? 0 : rc;
+    }
+    for (size_t i = 0; i < src->nsteps && !out->refused; i++) {
+        gen_step *s = new_step(out, src->steps[i].kind);
+        step_copy(s, &src->steps[i]);
+        play_step(out, i);
+    }
+    return 0;
+}
+
+/* ----- Writing the scenario -------------------------------------------------------------- */
+
+void gen_token(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+    tbuf b = {*buf, *len, *cap};
+    int bare = n > 0 && !(n == 1 && p[0] == '?') && !(n == 2 && p[0] == '-' && p[1] == '-') &&
+               !(n == 2 && p[0] == '=' && p[1] == '>') && p[0] != '#' && p[n - 1] != ':';
+    for (size_t i = 0; i < n && bare; i++) {
+        unsigned char uc = (unsigned char)p[i];
+        if (uc <= ' ' || uc >= 127 || uc == '"' || uc == '\'' || uc == '\\' || uc == '#') bare = 0;
+    }
+    if (bare) {
+        tb_add(&b, p, n);
+    } else {
+        tb_add(&b, "\"", 1);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char uc = (unsigned char)p[i];
+            if (uc == '\\') tb_add(&b, "\\\\", 2);
+            else if (uc == '"') tb_add(&b, "\\\"", 2);
+            else if (uc == '\n') tb_add(&b, "\\n", 2);
+            else if (uc == '\r') tb_add(&b, "\\r", 2);
+            else if (uc == '\t') tb_add(&b, "\\t", 2);
+            else if (uc < ' ' || uc >= 127) tb_printf(&b, "\\x%02x", uc);
+            else tb_add(&b, (const char *)&p[i], 1);
+        }
+        tb_add(&b, "\"", 1);
+    }
+    *buf = b.p;
+    *len = b.len;
+    *cap = b.cap;
+}
+
+static void tok(tbuf *b, const char *p, size_t n)
+{
+    tb_add(b, " ", 1);
+    gen_token(&b->p, &b->len, &b->cap, p, n);
+}
+
+/* A command's tokens: '$' is the format's alias sign, written $$. */
+static void cmd_tokens(tbuf *b, const gen_cmd *c)
+{
+    for (int i = 0; i < c->argc; i++) {
+        tbuf t = {0};
+        for (size_t k = 0; k < c->argv[i].len; k++) {
+            if (c->argv[i].p[k] == '$') tb_add(&t, "$$", 2);
+            else tb_add(&t, &c->argv[i].p[k], 1);
+        }
+        tok(b, t.p ? t.p : "", t.len);
+        free(t.p);
+    }
+}
+
+static void write_step(tbuf *b, const gen_run *r, const gen_step *s)
+{
+    const char *subname = s->sub ? "rescue" : "main";
+    if (s->entry && s->kind != GS_PRODUCE) tb_printf(b, "e%zu:", s->entry);
+    switch (s->kind) {
+    case GS_PRODUCE: {
+        size_t num = 0;
+        for (const gen_step *p = r->steps; p <= s; p++) num += p->kind == GS_PRODUCE;
+        tb_puts(b, "produce main");
+        tok(b, s->payload.p, s->payload.len);
+        if (s->hname.p) {
+            tb_puts(b, " header");
+            tok(b, s->hname.p, s->hname.len);
+            tok(b, s->hval.p, s->hval.len);
+        }
+        tb_printf(b, " as e%zu", num);
+        break;
+    }
+    case GS_READ: tb_printf(b, "read %s", subname); break;
+    case GS_QUEUE:
+        tb_puts(b, " queue");
+        cmd_tokens(b, &s->cmd);
+        break;
+    case GS_POOL:
+        tb_puts(b, " pool");
+        cmd_tokens(b, &s->cmd);
+        break;
+    case GS_PUBLISH:
+        tb_printf(b, " publish %s %s", form_word(s->out_form), s->out_key);
+        tok(b, s->payload.p, s->payload.len);
+        if (s->hname.p) {
+            tb_puts(b, " header");
+            tok(b, s->hname.p, s->hname.len);
+            tok(b, s->hval.p, s->hval.len);
+        }
+        break;
+    case GS_REPLY:
+        tb_puts(b, " reply");
+        tok(b, s->payload.p, s->payload.len);
+        break;
+    case GS_BIND: tb_printf(b, " bind %s %s", form_word(s->out_form), s->out_key); break;
+    case GS_SETTLE:
+        switch (s->outcome) {
+        case WS_ACK: tb_puts(b, " ack"); break;
+        case WS_DROP: tb_puts(b, " drop"); break;
+        case WS_RETRY: tb_puts(b, " retry"); break;
+        case WS_RETRY_AFTER: tb_printf(b, " retry-after %lld", (long long)s->ms); break;
+        default: tb_puts(b, " abandon"); break;
+        }
+        break;
+    case GS_ADVANCE: tb_printf(b, "advance %lld", (long long)s->ms); break;
+    case GS_CRASH: tb_puts(b, "crash"); break;
+    case GS_RESTART: tb_puts(b, "restart"); break;
+    case GS_STOP: tb_printf(b, "stop %s", subname); break;
+    case GS_FAULT:
+        tb_printf(b, "fault %s %s", s->fconn ? "window" : "reader", fault_word(s->fault.kind));
+        if (s->fault.name)
+            tb_printf(b, " %llu%s %s", (unsigned long long)s->fault.nth, ordinal(s->fault.nth),
+                      s->fname);
+        else if (s->fault.command)
+            tb_printf(b, " round-trip %llu command %zu", (unsigned long long)s->fault.round_trip,
+                      s->fault.command);
+        else
+            tb_printf(b, " round-trip %llu", (unsigned long long)s->fault.round_trip);
+        break;
+    }
+    /* a step the engine refused must be refused again when the scenario runs */
+    int expected_rc = s->rc == 0 || s->rc == WS_ECRASHED;
+    if (!expected_rc) tb_puts(b, " => refused");
+    tb_puts(b, "\n");
+}
+
+char *gen_scenario_head(const gen_run *r, const char *title, const char *comment)
+{
+    const gen_config *c = &r->cfg;
+    tbuf b = {0};
+    tb_printf(&b, "scenario %s\n", title && *title ? title : "a generated run");
+    tb_puts(&b, "needs fake its ids and expectations come from a run on the fake's virtual clock\n");
+    if (comment) {
+        const char *p = comment;
+        while (*p) {
+            const char *e = strchr(p, '\n');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            tb_puts(&b, "# ");
+            tb_add(&b, p, n);
+            tb_puts(&b, "\n");
+            p += n;
+            if (*p == '\n') p++;
+        }
+    }
+    tb_printf(&b, "seed %llu\n", (unsigned long long)c->seed);
+    if (c->form == WS_FORM_STREAM) tb_puts(&b, "setup XGROUP CREATE k g $ MKSTREAM\n");
+    tb_puts(&b, "setup SET str x\n");
+    tbuf tail = {0};
+    if (c->reply_form) {
+        tb_printf(&tail, " reply %s %s", form_word(c->reply_form), out_key_of(c->reply_form));
+        if (c->reply_in_round) tb_puts(&tail, " in-round");
+    }
+    tb_printf(&b, "subscribe main %s k", form_word(c->form));
+    if (c->form == WS_FORM_STREAM) tb_puts(&b, " group g consumer c1");
+    tb_printf(&b, " mode %s count %zu", mode_word(c->mode), c->count);
+    if (c->batch) tb_printf(&b, " batch %zu", c->batch);
+    if (c->form == WS_FORM_STREAM && c->delay_queue) {
+        tb_puts(&b, " delay-queue k:delayed");
+        if (c->ttl_ms) tb_printf(&b, " ttl %lld", (long long)c->ttl_ms);
+    }
+    if (c->form == WS_FORM_RELIABLE_LIST && c->recovery)
+        tb_printf(&b, " recovery k:claims %d", GEN_MIN_IDLE_MS);
+    if (tail.p) tb_add(&b, tail.p, tail.len);
+    tb_puts(&b, "\n");
+    if (c->form == WS_FORM_STREAM && c->rescue) {
+        tb_printf(&b, "subscribe rescue stream k group g consumer c2 mode %s count %zu",
+                  mode_word(c->mode), c->count);
+        if (c->batch) tb_printf(&b, " batch %zu", c->batch);
+        tb_printf(&b, " reclaim %d", GEN_MIN_IDLE_MS);
+        if (tail.p) tb_add(&b, tail.p, tail.len);
+        tb_puts(&b, "\n");
+    }
+    free(tail.p);
+    return tb_take(&b);
+}
+
+char *gen_scenario_step(const gen_run *r, size_t i)
+{
+    tbuf b = {0};
+    if (i < r->nsteps) write_step(&b, r, &r->steps[i]);
+    return tb_take(&b);
+}
+
+char *gen_scenario(const gen_run *r, const char *title, const char *comment, const char *expect,
+                   size_t *len)
+{
+    tbuf b = {0};
+    char *head = gen_scenario_head(r, title, comment);
+    tb_puts(&b, head);
+    free(head);
+    for (size_t i = 0; i < r->nsteps; i++) write_step(&b, r, &r->steps[i]);
+    if (expect) tb_puts(&b, expect);
+    if (len) *len = b.len;
+    return tb_take(&b);
+}
+
+/* ----- Checking --------------------------------------------------------------------------- */
+
+void gen_failure_free(gen_failure *f)
+{
+    if (!f) return;
+    free(f->message);
+    free(f->expect);
+    memset(f, 0, sizeof *f);
+}
+
+static int failv(gen_failure *f, const char *kind, char *expect, const char *fmt, va_list ap)
+{
+    if (!f) {
+        free(expect);
+        return 1;
+    }
+    snprintf(f->kind, sizeof f->kind, "%s", kind);
+    tbuf b = {0};
+    char tmp[4096];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    tb_puts(&b, tmp);
+    f->message = tb_take(&b);
+    f->expect = expect;
+    return 1;
+}
+
+static int fail(gen_failure *f, const char *kind, char *expect, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(gen_failure *f, const char *kind, char *expect, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = failv(f, kind, expect, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static const char *sub_label(int i) { return i ? "rescue" : "main"; }
+
+/* `expect flush N of SUB` with the model's commands: what a fixed engine must send. */
+static char *expect_flush(const mdl_flush *fl)
+{
+    tbuf b = {0};
+    tb_printf(&b, "expect flush %llu of %s\n", (unsigned long long)fl->number, sub_label(fl->sub));
+    size_t rt = 1;
+    for (size_t i = 0; i < fl->n; i++) {
+        if (fl->cmds[i].rt != rt) {
+            tb_puts(&b, "  --\n");
+            rt = fl->cmds[i].rt;
+        }
+        char **argv;
+        size_t *lens;
+        int argc = fr_split_line(fl->cmds[i].text, &argv, &lens);
+        tb_puts(&b, " ");
+        gen_cmd c = {0};
+        for (int k = 0; k < argc; k++) {
+            c.argv = xrealloc(c.argv, (size_t)(k + 1) * sizeof *c.argv);
+            c.argv[k] = gstr(argv[k], lens[k]);
+            c.argc = k + 1;
+        }
+        cmd_tokens(&b, &c);
+        cmd_release(&c);
+        if (argc > 0) fr_split_free(argc, argv, lens);
+        tb_puts(&b, "\n");
+    }
+    return tb_take(&b);
+}
+
+static char *rt_text(const char *conn, const char *cause, size_t n, const char *const *cmds)
+{
+    tbuf b = {0};
+    tb_printf(&b, "%s (%s):", conn, cause);
+    for (size_t i = 0; i < n; i++) tb_printf(&b, "\n      %s", cmds[i]);
+    return tb_take(&b);
+}
+
+/* The model's round trips of read R of SUB (sweeps included) as an `expect read` block,
+ * for a round trip whose cause names that read; NULL otherwise. */
+static char *expect_read_block(const mdl_result *m, const char *cause)
+{
+    const char *at = strstr(cause, "read ");
+    unsigned long long no;
+    char sub[32];
+    if (!at || sscanf(at, "read %llu of %31s", &no, sub) != 2) return NULL;
+    char tail[64];
+    snprintf(tail, sizeof tail, "read %llu of %s", no, sub);
+    tbuf b = {0};
+    tb_printf(&b, "expect read %llu of %s\n", no, sub);
+    size_t rts = 0;
+    for (size_t i = 0; i < m->nrts; i++) {
+        const char *c = m->rts[i].cause;
+        size_t cl = strlen(c), tl = strlen(tail);
+        if (cl < tl || strcmp(c + cl - tl, tail) != 0) continue;
+        if (cl > tl && (cl < tl + 7 || strncmp(c + cl - tl - 7, "before ", 7) != 0)) continue;
+        if (rts++) tb_puts(&b, "  --\n");
+        for (size_t k = 0; k < m->rts[i].n; k++) {
+            char **argv;
+            size_t *lens;
+            int argc = fr_split_line(m->rts[i].cmds[k], &argv, &lens);
+            gen_cmd cmd = {0};
+            for (int a = 0; a < argc; a++) {
+                cmd.argv = xrealloc(cmd.argv, (size_t)(a + 1) * sizeof *cmd.argv);
+                cmd.argv[a] = gstr(argv[a], lens[a]);
+                cmd.argc = a + 1;
+            }
+            tb_puts(&b, " ");
+            cmd_tokens(&b, &cmd);
+            tb_puts(&b, "\n");
+            cmd_release(&cmd);
+            if (argc > 0) fr_split_free(argc, argv, lens);
+        }
+    }
+    if (!rts) {
+        free(b.p);
+        return NULL;
+    }
+    return tb_take(&b);
+}
+
+/* Engine and model, round trip by round trip. */
+static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
+{
+    size_t ne = ws_sim_round_trip_count(r->sim);
+    size_t n = ne < m->nrts ? ne : m->nrts;
+    for (size_t i = 0; i <= n; i++) {
+        ws_rt_info e;
+        int has_e = i < ne && ws_sim_round_trip(r->sim, i, &e) == 0;
+        int has_m = i < m->nrts;
+        if (!has_e && !has_m) break;
+        const mdl_rt *x = has_m ? &m->rts[i] : NULL;
+        int same = has_e && has_m && strcmp(e.conn, x->conn) == 0 &&
+                   strcmp(e.cause, x->cause) == 0 && e.n == x->n && e.index == x->index;
+        for (size_t k = 0; same && k < e.n; k++) same = strcmp(e.commands[k], x->cmds[k]) == 0;
+        if (same) continue;
+        char *et = has_e ? rt_text(e.conn, e.cause, e.n, e.commands) : strdup("(none)");
+        char *mt = has_m ? rt_text(x->conn, x->cause, x->n, (const char *const *)x->cmds)
+                         : strdup("(none)");
+        size_t st = has_m ? x->step : (size_t)-1;
+        char where[64] = "";
+        if (st != (size_t)-1) snprintf(where, sizeof where, ", step %zu", st + 1);
+        char *ex = NULL;
+        if (has_m && strncmp(x->cause, "flush ", 6) == 0) {
+            unsigned long long no;
+            char sub[32];
+            if (sscanf(x->cause, "flush %llu of %31s", &no, sub) == 2)
+                for (size_t q = 0; q < m->nflushes && !ex; q++)
+                    if (m->flushes[q].number == no && !strcmp(sub_label(m->flushes[q].sub), sub))
+                        ex = expect_flush(&m->flushes[q]);
+        } else if (has_m) {
+            ex = expect_read_block(m, x->cause);
+        }
+        if (!ex && ne != m->nrts) {
+            tbuf t = {0};
+            tb_printf(&t, "expect round-trips %zu\n", m->nrts);
+            ex = tb_take(&t);
+        }
+        int rc = fail(f, "round trip", ex,
+                      "the consumer's round trip %zu differs (engine and model agree on the %zu "
+                      "before it%s)\n  engine: %s\n  model:  %s",
+                      i + 1, i, where, et, mt);
+        free(et);
+        free(mt);
+        return rc;
+    }
+    return 0;
+}
+
+static int compare_reads(gen_run *r, const mdl_result *m, gen_failure *f)
+{
+    for (size_t i = 0; i < m->nreads; i++) {
+        const mdl_read *x = &m->reads[i];
+        const gen_step *s = &r->steps[x->step];
+        int same = s->is_report == x->is_report;
+        if (same && x->is_report)
+            same = s->report.commands == x->commands && s->report.settles == x->settles &&
+                   s->report.failed == x->failed && strcmp(s->report_error, x->first_error) == 0;
+        if (same && !x->is_report) {
+            same = s->ndl == x->n;
+            for (size_t k = 0; same && k < x->n; k++)
+                same = s->dl[k].entry == x->entries[k] && s->dl[k].id.len == x->ids[k].len &&
+                       memcmp(s->dl[k].id.p, x->ids[k].p, x->ids[k].len) == 0;
+        }
+        if (same) continue;
+        tbuf e = {0}, mm = {0};
+        if (s->is_report)
+            tb_printf(&e, "a report: %zu commands, %zu settles, %zu failed, first error %s",
+                      s->report.commands, s->report.settles, s->report.failed, s->report_error);
+        else
+            for (size_t k = 0; k < s->ndl; k++)
+                tb_printf(&e, "%se%zu (%s)", k ? ", " : "", s->dl[k].entry, s->dl[k].id.p);
+        if (x->is_report)
+            tb_printf(&mm, "a report: %zu commands, %zu settles, %zu failed, first error %s",
+                      x->commands, x->settles, x->failed, x->first_error);
+        else
+            for (size_t k = 0; k < x->n; k++)
+                tb_printf(&mm, "%se%zu (%s)", k ? ", " : "", x->entries[k], x->ids[k].p);
+        int rc = fail(f, x->is_report || s->is_report ? "report" : "read", NULL,
+                      "step %zu (read %s) handed out something else\n  engine: %s\n  model:  %s",
+                      x->step + 1, sub_label(s->sub), e.p ? e.p : "nothing",
+                      mm.p ? mm.p : "nothing");
+        free(e.p);
+        free(mm.p);
+        return rc;
+    }
+    return 0;
+}
+
+static int compare_flushes(gen_run *r, const mdl_result *m, gen_failure *f)
+{
+    for (int si = 0; si < 2; si++) {
+        if (!r->subs[si]) continue;
+        uint64_t mine = 0;
+        for (size_t i = 0; i < m->nflushes; i++) mine += m->flushes[i].sub == si;
+        uint64_t theirs = ws_sub_flushes(r->subs[si]);
+        if (mine != theirs)
+            return fail(f, "flush", NULL, "%s made %llu flushes, the model %llu", sub_label(si),
+                        (unsigned long long)theirs, (unsigned long long)mine);
+    }
+    for (size_t i = 0; i < m->nflushes; i++) {
+        const mdl_flush *fl = &m->flushes[i];
+        ws_sub *s = r->subs[fl->sub];
+        for (size_t k = 0;; k++) {
+            ws_flush_command fc;
+            int has_e = ws_sub_flush_command(s, fl->number, k, &fc) == 0;
+            int has_m = k < fl->n;
+            if (!has_e && !has_m) break;
+            const mdl_fcmd *x = has_m ? &fl->cmds[k] : NULL;
+            size_t efrom = has_e && fc.from ? ws_delivery_root((ws_delivery *)fc.from) : 0;
+            int same = has_e && has_m && fc.round_trip == x->rt && strcmp(fc.text, x->text) == 0 &&
+                       strcmp(fc.reply, x->reply) == 0 && efrom == x->from;
+            if (same) continue;
+            tbuf e = {0}, mm = {0};
+            if (has_e) tb_printf(&e, "[rt %zu] %s -> %s (from e%zu)", fc.round_trip, fc.text, fc.reply, efrom);
+            if (has_m) tb_printf(&mm, "[rt %zu] %s -> %s (from e%zu)", x->rt, x->text, x->reply, x->from);
+            int rc = fail(f, "flush", expect_flush(fl),
+                          "flush %llu of %s, command %zu differs\n  engine: %s\n  model:  %s",
+                          (unsigned long long)fl->number, sub_label(fl->sub), k + 1,
+                          e.p ? e.p : "(none)", mm.p ? mm.p : "(none)");
+            free(e.p);
+            free(mm.p);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int compare_state(gen_run *r, const mdl_result *m, gen_failure *f)
+{
+    for (size_t i = 0; i < m->nstate; i++) {
+        const fr_reply *rep = NULL;
+        if (ws_sim_command_line(r->sim, m->state[i].command, &rep) != 0 || !rep)
+            return fail(f, "state", NULL, "cannot run %s: %s", m->state[i].command,
+                        ws_sim_errstr(r->sim));
+        char *got = ws_reply_text(rep, NULL);
+        int same = got && strcmp(got, m->state[i].reply) == 0;
+        if (!same) {
+            tbuf ex = {0};
+            tb_printf(&ex, "check %s => %s\n", m->state[i].command, m->state[i].reply);
+            int rc = fail(f, "state", tb_take(&ex),
+                          "the final state differs: %s\n  engine: %s\n  model:  %s",
+                          m->state[i].command, got ? got : "?", m->state[i].reply);
+            free(got);
+            return rc;
+        }
+        free(got);
+    }
+    return 0;
+}
+
+static size_t entry_of_id(gen_run *r, const char *id)
+{
+    size_t n = ws_sim_produced_count(r->sim);
+    for (size_t i = 1; i <= n; i++)
+        if (strcmp(ws_sim_produced_id(r->sim, i), id) == 0) return i;
+    return 0;
+}
+
+typedef struct vio {
+    char kind[8];
+    size_t entry;
+    const char *sentence;
+} vio;
+
+static int vio_cmp(const void *a, const void *b)
+{
+    const vio *x = a, *y = b;
+    if (x->entry != y->entry) return x->entry < y->entry ? -1 : 1;
+    return strcmp(x->kind, y->kind);
+}
+
+/* What the run armed: which kinds of faults. */
+static unsigned faults_armed(const gen_run *r)
+{
+    unsigned k = 0;
+    for (size_t i = 0; i < r->nsteps; i++)
+        if (r->steps[i].kind == GS_FAULT) k |= 1u << r->steps[i].fault.kind;
+    return k;
+}
+
+static int has_kind(const gen_run *r, gen_kind kind)
+{
+    for (size_t i = 0; i < r->nsteps; i++)
+        if (r->steps[i].kind == kind) return 1;
+    return 0;
+}
+
+/* In fault mode the model does not follow the run: a violation is explained when a fault
+ * or a crash of the run can cause it (docs/engine.md, "The invariants"). */
+static const char *unexplained(const gen_run *r, const vio *v, unsigned quirks)
+{
+    unsigned armed = faults_armed(r);
+    int errors = (armed >> WS_FAULT_ERROR) & 1;
+    int crashes = ((armed >> WS_FAULT_CRASH_AFTER) & 1) || ((armed >> WS_FAULT_CRASH_BEFORE) & 1) ||
+                  ((armed >> WS_FAULT_LOSE_REPLIES) & 1) || has_kind(r, GS_CRASH) ||
+                  has_kind(r, GS_RESTART);
+    ws_mode mode = r->cfg.mode;
+    if (!strcmp(v->kind, "leaked")) return "a dropped, retried or abandoned delivery's queued command took effect";
+    if (!strcmp(v->kind, "split")) {
+        if (errors || (quirks & GEN_QUIRK_SPLIT_RUNTIME)) return NULL;
+        return "an atomic segment was split without an injected error";
+    }
+    if (!strcmp(v->kind, "doubled")) {
+        if (mode == WS_MODE_DIRECT) return NULL;
+        if (mode == WS_MODE_WINDOW && (crashes || errors)) return NULL;
+        if (mode == WS_MODE_ATOMIC && errors && crashes) return NULL;
+        return mode == WS_MODE_ATOMIC ? "an entry's effects were applied twice under the atomic window"
+                                      : "an entry's effects were applied twice without a crash";
+    }
+    /* lost: a crash (timers, delayed copies), a fault, a mixed batch, a delay queue TTL */
+    if (crashes || armed || r->cfg.batch || r->cfg.ttl_ms) return NULL;
+    return "an entry was lost with no crash or fault to explain it";
+}
+
+static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, gen_failure *f)
+{
+    const ws_violation *v;
+    size_t nv = 0;
+    if (ws_sim_check(r->sim, &v, &nv) != 0)
+        return fail(f, "invariant", NULL, "ws_sim_check failed: %s", ws_sim_errstr(r->sim));
+    vio *ev = xcalloc(nv, sizeof *ev);
+    for (size_t i = 0; i < nv; i++) {
+        snprintf(ev[i].kind, sizeof ev[i].kind, "%s", v[i].invariant);
+        ev[i].entry = entry_of_id(r, v[i].entry);
+        ev[i].sentence = v[i].sentence;
+    }
+    qsort(ev, nv, sizeof *ev, vio_cmp);
+    int rc = 0;
+    if (r->cfg.faults) {
+        for (size_t i = 0; i < nv && !rc; i++) {
+            const char *why = unexplained(r, &ev[i], quirks);
+            if (why)
+                rc = fail(f, "invariant", strdup("expect invariants\n"), "%s: %s [e%zu]\n  %s",
+                          why, ev[i].kind, ev[i].entry, ev[i].sentence);
+        }
+        free(ev);
+        return rc;
+    }
+    vio *mv = xcalloc(m->nviol, sizeof *mv);
+    for (size_t i = 0; i < m->nviol; i++) {
+        memcpy(mv[i].kind, m->viol[i].kind, sizeof mv[i].kind);
+        mv[i].entry = m->viol[i].entry;
+    }
+    qsort(mv, m->nviol, sizeof *mv, vio_cmp);
+    size_t n = nv < m->nviol ? nv : m->nviol;
+    size_t at = n;
+    for (size_t i = 0; i < n && at == n; i++)
+        if (vio_cmp(&ev[i], &mv[i]) != 0) at = i;
+    if (at < n || nv != m->nviol) {
+        tbuf e = {0}, mm = {0}, ex = {0};
+        for (size_t i = 0; i < nv; i++)
+            tb_printf(&e, "\n    %s [e%zu]: %s", ev[i].kind, ev[i].entry, ev[i].sentence);
+        for (size_t i = 0; i < m->nviol; i++) tb_printf(&mm, "\n    %s [e%zu]", mv[i].kind, mv[i].entry);
+        if (m->nviol == 0) tb_puts(&ex, "expect invariants\n");
+        for (size_t i = 0; i < m->nviol; i++)
+            tb_printf(&ex, "expect violation %s e%zu\n", mv[i].kind, mv[i].entry);
+        rc = fail(f, "violation", tb_take(&ex),
+                  "ws_sim_check's violations differ from the model's\n  engine:%s\n  model:%s",
+                  e.p ? e.p : " none", mm.p ? mm.p : " none");
+        free(e.p);
+        free(mm.p);
+    }
+    free(ev);
+    free(mv);
+    return rc;
+}
+
+int gen_check(gen_run *r, unsigned quirks, gen_failure *f)
+{
+    if (f) memset(f, 0, sizeof *f);
+    if (!r->sim) return fail(f, "refused", NULL, "no simulation");
+    if (r->refused) return fail(f, "refused", NULL, "%s", r->refusal);
+    if (r->cfg.faults) return compare_violations(r, NULL, quirks, f);
+    mdl_result m;
+    mdl_predict(r, quirks, &m);
+    int rc = 0;
+    if (m.error) rc = fail(f, "model", NULL, "the model stopped at step %zu: %s", m.error_step + 1, m.error);
+    if (!rc) rc = compare_rts(r, &m, f);
+    if (!rc) rc = compare_reads(r, &m, f);
+    if (!rc) rc = compare_flushes(r, &m, f);
+    if (!rc) rc = compare_state(r, &m, f);
+    if (!rc) rc = compare_violations(r, &m, quirks, f);
+    mdl_result_free(&m);
+    return rc;
+}
+
+int gen_check_choices(ch *c, const gen_limits *lim, unsigned quirks, gen_failure *f,
+                      gen_run *out_run)
+{
+    gen_run r;
+    if (f) memset(f, 0, sizeof *f);
+    gen_limits l = {0};
+    if (lim) l = *lim;
+    l.quirks = quirks;
+    if (gen_generate(c, &l, &r) != 0) {
+        gen_free(&r);
+        return fail(f, "refused", NULL, "the simulation could not be made");
+    }
+    int rc = gen_check(&r, quirks, f);
+    if (out_run) *out_run = r;
+    else gen_free(&r);
+    return rc;
+}

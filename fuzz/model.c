@@ -1,0 +1,2603 @@
+/* model.c -- the reference model of the settlement window (model.h).
+ *
+ * Written from ../shared/SEMANTICS.md and docs/engine.md only: a plain, slow, obviously
+ * correct reading of the contract, with no code from engine/src.  Three parts:
+ *
+ *   1. a small Redis: the keys a generated run touches, and the commands it sends,
+ *      answered with Redis 7.0's replies (MULTI/EXEC with queue-time and run-time errors
+ *      included), each reply kept as the text ws_reply_text prints;
+ *   2. the consumer: processes, subscriptions, reads, deliveries, segments, batches, the
+ *      window, flushes, direct mode, timers, reports, crashes -- each step of the run in
+ *      turn, recording every round trip the consumer makes;
+ *   3. the end: the final state as admin commands with their replies, and the invariant
+ *      violations docs/engine.md's table says ws_sim_check reports.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define START_MS 1700000000000LL   /* the fake's clock when a simulation starts */
+#define RETRY_HEADER "h:x-ruststream-retry-count"
+#define ERR_ARITY_INCR "ERR wrong number of arguments for 'incr' command"
+#define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+#define ERR_EXECABORT "EXECABORT Transaction discarded because of previous errors."
+
+/* ----- Memory and text ------------------------------------------------------------------ */
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fputs("model: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *q = calloc(n ? n : 1, size ? size : 1);
+    if (!q) {
+        fputs("model: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+#define GROW(arr, n, cap)                                                                  \
+    do {                                                                                   \
+        if ((n) == (cap)) {                                                                \
+            (cap) = (cap) ? (cap) * 2 : 8;                                                 \
+            (arr) = xrealloc((arr), (cap) * sizeof *(arr));                                \
+        }                                                                                  \
+    } while (0)
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1) cap *= 2;
+        b->p = xrealloc(b->p, cap);
+        b->cap = cap;
+    }
+    if (n) memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) {
+        sb_add(b, tmp, (size_t)n);
+        return;
+    }
+    char *big = xcalloc((size_t)n + 1, 1);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_add(b, big, (size_t)n);
+    free(big);
+}
+
+static char *sb_take(sbuf *b)
+{
+    if (!b->p) sb_add(b, "", 0);
+    char *p = b->p;
+    memset(b, 0, sizeof *b);
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    sbuf b = {0};
+    sb_puts(&b, s);
+    return sb_take(&b);
+}
+
+static gen_str str_of(const char *p, size_t n)
+{
+    gen_str s;
+    s.p = xcalloc(n + 1, 1);
+    if (n) memcpy(s.p, p, n);
+    s.len = n;
+    return s;
+}
+
+static gen_str str_z(const char *s) { return str_of(s, strlen(s)); }
+static gen_str str_dup(gen_str s) { return str_of(s.p ? s.p : "", s.len); }
+static int str_eq(gen_str a, gen_str b) { return a.len == b.len && memcmp(a.p, b.p, a.len) == 0; }
+static int str_is(gen_str a, const char *z) { return a.len == strlen(z) && memcmp(a.p, z, a.len) == 0; }
+
+/* Byte order, then length, as Redis compares sorted-set members. */
+static int str_cmp(gen_str a, gen_str b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = memcmp(a.p, b.p, n);
+    if (c) return c;
+    return a.len < b.len ? -1 : a.len > b.len;
+}
+
+static void strs_free(gen_str *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i].p);
+    free(v);
+}
+
+static gen_str *strs_dup(const gen_str *v, size_t n)
+{
+    gen_str *d = xcalloc(n, sizeof *d);
+    for (size_t i = 0; i < n; i++) d[i] = str_dup(v[i]);
+    return d;
+}
+
+/* A command, built argument by argument (owned). */
+static void cmd_add(gen_cmd *c, const char *p, size_t n)
+{
+    c->argv = xrealloc(c->argv, (size_t)(c->argc + 1) * sizeof *c->argv);
+    c->argv[c->argc++] = str_of(p, n);
+}
+static void cmd_addz(gen_cmd *c, const char *s) { cmd_add(c, s, strlen(s)); }
+static void cmd_adds(gen_cmd *c, gen_str s) { cmd_add(c, s.p, s.len); }
+static void cmd_addll(gen_cmd *c, long long v)
+{
+    char b[32];
+    int n = snprintf(b, sizeof b, "%lld", v);
+    cmd_add(c, b, (size_t)n);
+}
+static void cmd_free(gen_cmd *c)
+{
+    strs_free(c->argv, (size_t)c->argc);
+    c->argv = NULL;
+    c->argc = 0;
+}
+static gen_cmd cmd_dup(const gen_cmd *c)
+{
+    gen_cmd d = {c->argc, strs_dup(c->argv, (size_t)c->argc)};
+    return d;
+}
+static int cmd_is(const gen_cmd *c, const char *name)
+{
+    if (c->argc < 1 || c->argv[0].len != strlen(name)) return 0;
+    for (size_t i = 0; i < c->argv[0].len; i++) {
+        char a = c->argv[0].p[i], b = name[i];
+        if (a >= 'a' && a <= 'z') a = (char)(a - 32);
+        if (a != b) return 0;
+    }
+    return 1;
+}
+
+/* The trace's form of an argument (docs/engine.md "The trace"): bare when it has no byte
+ * <= ' ', >= 127, quote or backslash; else quoted with \\ \" \n \r \t and \xHH. */
+void mdl_arg_text(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+    sbuf b = {*buf, *len, *cap};
+    int bare = n > 0;
+    for (size_t i = 0; i < n && bare; i++) {
+        unsigned char uc = (unsigned char)p[i];
+        if (uc <= ' ' || uc >= 127 || uc == '"' || uc == '\'' || uc == '\\') bare = 0;
+    }
+    if (bare) {
+        sb_add(&b, p, n);
+    } else {
+        sb_add(&b, "\"", 1);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char uc = (unsigned char)p[i];
+            if (uc == '\\') sb_add(&b, "\\\\", 2);
+            else if (uc == '"') sb_add(&b, "\\\"", 2);
+            else if (uc == '\n') sb_add(&b, "\\n", 2);
+            else if (uc == '\r') sb_add(&b, "\\r", 2);
+            else if (uc == '\t') sb_add(&b, "\\t", 2);
+            else if (uc < ' ' || uc >= 127) sb_printf(&b, "\\x%02x", uc);
+            else sb_add(&b, (const char *)&p[i], 1);
+        }
+        sb_add(&b, "\"", 1);
+    }
+    *buf = b.p;
+    *len = b.len;
+    *cap = b.cap;
+}
+
+static char *cmd_text(const gen_cmd *c)
+{
+    sbuf b = {0};
+    sb_add(&b, "", 0);
+    for (int i = 0; i < c->argc; i++) {
+        if (i) sb_add(&b, " ", 1);
+        mdl_arg_text(&b.p, &b.len, &b.cap, c->argv[i].p, c->argv[i].len);
+    }
+    return sb_take(&b);
+}
+
+/* A bulk reply as ws_reply_text prints it: always quoted, with \a \b among the escapes. */
+static void bulk_text(sbuf *b, const char *p, size_t n)
+{
+    sb_add(b, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char uc = (unsigned char)p[i];
+        if (uc == '\\') sb_add(b, "\\\\", 2);
+        else if (uc == '"') sb_add(b, "\\\"", 2);
+        else if (uc == '\n') sb_add(b, "\\n", 2);
+        else if (uc == '\r') sb_add(b, "\\r", 2);
+        else if (uc == '\t') sb_add(b, "\\t", 2);
+        else if (uc == '\a') sb_add(b, "\\a", 2);
+        else if (uc == '\b') sb_add(b, "\\b", 2);
+        else if (uc < 32 || uc >= 127) sb_printf(b, "\\x%02x", uc);
+        else sb_add(b, (const char *)&p[i], 1);
+    }
+    sb_add(b, "\"", 1);
+}
+
+/* ----- The small Redis ------------------------------------------------------------------ */
+
+/* A stream entry. */
+typedef struct sentry {
+    char id[48];
+    uint64_t ms, seq;
+    size_t root;           /* the produced entry it carries (a copy carries its original's) */
+    gen_str *f;            /* field, value, ... */
+    size_t nf;
+} sentry;
+
+typedef struct stream {
+    sentry *e;
+    size_t n, cap;
+    uint64_t last_ms, last_seq;
+    int exists;
+} stream;
+
+/* One pending entry of the group. */
+typedef struct pel {
+    size_t ei;             /* index into the stream's entries */
+    int consumer;          /* 1: c1, 2: c2 */
+    int64_t time;          /* last delivery */
+    long long count;       /* deliveries */
+} pel;
+
+typedef struct list {
+    gen_str *v;            /* v[0] is the head (LPUSH side, LRANGE's first) */
+    size_t n, cap;
+} list;
+
+/* A sorted-set member; delay-queue members also keep what they carry. */
+typedef struct zmem {
+    gen_str member;
+    int64_t score;
+    size_t root;           /* delay queue: the entry of the copy */
+    gen_str orig;          /* delay queue: the original delivery's id */
+    gen_str *copy;         /* delay queue: the copy's fields */
+    size_t ncopy;
+    gen_str value;         /* recovery set: the claimed value */
+} zmem;
+
+typedef struct zset {
+    zmem *m;
+    size_t n, cap;
+    int64_t expire_at;     /* 0: no TTL */
+} zset;
+
+typedef struct kv {
+    char *key;
+    gen_str val;
+} kv;
+
+/* ----- The consumer --------------------------------------------------------------------- */
+
+enum { SEG_NONE = 0, SEG_OPEN, SEG_KEPT, SEG_DROPPED };
+enum { EFF_QUEUED = 1, EFF_DIRECT, EFF_REPLY };
+
+typedef struct eff {
+    gen_cmd cmd;
+    int kind;              /* EFF_* */
+    int applied;           /* the server ran it (replied, or inside an EXEC that ran) */
+    int error;             /* its reply was an error */
+} eff;
+
+typedef struct seg {
+    size_t *dl;            /* per command: the delivery that queued it */
+    size_t *ef;            /* per command: that delivery's effect */
+    size_t n, cap;
+    size_t owner;          /* the delivery (a batch's first member) */
+    long batch;            /* its batch, or -1 */
+} seg;
+
+typedef struct batch {
+    size_t *members;
+    size_t n, done;
+    int all_acked;
+    long seg;              /* its segment, or -1 */
+} batch;
+
+typedef struct dlv {
+    int sub;
+    size_t entry;          /* 0: not one of ours */
+    gen_str id;
+    gen_str *f;            /* stream: the fields as delivered */
+    size_t nf;
+    gen_str member;        /* reliable list with recovery */
+    unsigned inc;          /* its process */
+    ws_outcome outcome;    /* 0 while outstanding */
+    int64_t delay;
+    int done, dead;
+    int seg_state;         /* SEG_* */
+    long seg;              /* its own segment, or -1 */
+    long batch;            /* its batch, or -1 */
+    int bound[5];          /* outputs it bound, by form */
+    eff *ef;
+    size_t nef, capef;
+    int settle_sent, settle_failed;
+    int flushed;           /* a flush carried its settle or segment */
+    int in_batch_ever;     /* it was a batch member (split is not checked for those) */
+} dlv;
+
+typedef struct owed {
+    size_t dl;
+    gen_cmd w[2];          /* retry writes */
+    size_t nw;
+    int retried;
+    int held;              /* an atomic batch member's ack, until the batch is decided */
+} owed;
+
+typedef struct sub {
+    int present;
+    int reclaim;
+    const char *label;
+    int stopped;
+    uint64_t reads, flushes;
+    char cursor[48];
+    /* the window (gone in a crash) */
+    size_t outstanding, settled;
+    size_t *committed;     /* segments, in commit order */
+    size_t ncom, capcom;
+    owed *ow;
+    size_t now_, capow;
+    size_t *flight;        /* outstanding deliveries */
+    size_t nflight, capflight;
+    /* reports */
+    int report_waiting;
+    size_t r_commands, r_settles, r_failed;
+    char *r_error;
+    /* channel */
+    gen_str *buf;
+    size_t nbuf, capbuf;
+    uint64_t sub_rts;      /* the subscriber connection's round trips */
+} sub;
+
+typedef struct timer {
+    int64_t due;
+    uint64_t order;
+    size_t dl;
+    gen_cmd cmd;
+} timer;
+
+typedef struct model {
+    const gen_run *run;
+    const gen_config *cfg;
+    unsigned quirks;
+    mdl_result *out;
+    size_t step;           /* the step being followed */
+    int64_t now;
+    /* keys */
+    stream ks, outs;
+    pel *pl;               /* the group's pending list, by entry index */
+    size_t npl, cappl;
+    size_t delivered;      /* the group's last-delivered: entries [0, delivered) */
+    list kl, kproc, outl, log;
+    zset dq, claims;
+    kv *kvs;               /* strings */
+    size_t nkv, capkv;
+    /* the consumer */
+    int alive;
+    unsigned inc;
+    uint64_t reader_rts, window_rts;
+    sub subs[2];
+    dlv *dl;
+    size_t ndl, capdl;
+    seg *segs;
+    size_t nsegs, capsegs;
+    batch *bts;
+    size_t nbts, capbts;
+    timer *tm;
+    size_t ntm, captm;
+    uint64_t timer_order;
+    /* produced entries */
+    size_t nproduced;      /* so far */
+    gen_str *payloads;     /* per entry of the run (index entry-1): its payload */
+    gen_str *frames;       /* ... and its list or channel frame */
+    size_t nentries;
+} model;
+
+/* ----- Keys ----------------------------------------------------------------------------- */
+
+/* The key's type: 's' string, 'l' list, 'x' stream, 'z' sorted set, 0 none. */
+static int key_type(model *m, gen_str key)
+{
+    if (str_is(key, "k")) {
+        if (m->cfg->form == WS_FORM_STREAM) return m->ks.exists ? 'x' : 0;
+        if (m->cfg->form == WS_FORM_CHANNEL) return 0;
+        return m->kl.n ? 'l' : 0;
+    }
+    if (str_is(key, "k.processing")) return m->kproc.n ? 'l' : 0;
+    if (str_is(key, "out.l")) return m->outl.n ? 'l' : 0;
+    if (str_is(key, "log")) return m->log.n ? 'l' : 0;
+    if (str_is(key, "out.s")) return m->outs.exists ? 'x' : 0;
+    if (str_is(key, "k:delayed")) {
+        if (m->dq.expire_at && m->now > m->dq.expire_at) { /* Redis: expired once now > when */
+            for (size_t i = 0; i < m->dq.n; i++) {
+                free(m->dq.m[i].member.p);
+                free(m->dq.m[i].orig.p);
+                strs_free(m->dq.m[i].copy, m->dq.m[i].ncopy);
+            }
+            m->dq.n = 0;
+            m->dq.expire_at = 0;
+        }
+        return m->dq.n ? 'z' : 0;
+    }
+    if (str_is(key, "k:claims")) return m->claims.n ? 'z' : 0;
+    for (size_t i = 0; i < m->nkv; i++)
+        if (str_is(key, m->kvs[i].key)) return 's';
+    return 0;
+}
+
+static list *list_of(model *m, gen_str key)
+{
+    if (str_is(key, "k")) return &m->kl;
+    if (str_is(key, "k.processing")) return &m->kproc;
+    if (str_is(key, "out.l")) return &m->outl;
+    if (str_is(key, "log")) return &m->log;
+    return NULL;
+}
+
+static kv *kv_find(model *m, gen_str key)
+{
+    for (size_t i = 0; i < m->nkv; i++)
+        if (str_is(key, m->kvs[i].key)) return &m->kvs[i];
+    return NULL;
+}
+
+static kv *kv_set(model *m, gen_str key, gen_str val)
+{
+    kv *k = kv_find(m, key);
+    if (!k) {
+        GROW(m->kvs, m->nkv, m->capkv);
+        k = &m->kvs[m->nkv++];
+        k->key = xstrdup(key.p);
+        k->val = str_z("");
+    }
+    free(k->val.p);
+    k->val = str_dup(val);
+    return k;
+}
+
+static void list_lpush(list *l, gen_str v)
+{
+    GROW(l->v, l->n, l->cap);
+    memmove(&l->v[1], &l->v[0], l->n * sizeof *l->v);
+    l->v[0] = str_dup(v);
+    l->n++;
+}
+
+static void list_rpush(list *l, gen_str v)
+{
+    GROW(l->v, l->n, l->cap);
+    l->v[l->n++] = str_dup(v);
+}
+
+/* Takes the tail (RPOP side); the caller owns the string. */
+static gen_str list_rpop(list *l)
+{
+    gen_str v = l->v[--l->n];
+    return v;
+}
+
+/* LREM key 1 v: the first occurrence from the head. */
+static int list_lrem1(list *l, gen_str v)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (str_eq(l->v[i], v)) {
+            free(l->v[i].p);
+            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
+            l->n--;
+            return 1;
+        }
+    return 0;
+}
+
+/* XADD <key> * ...: the next id on the clock, as Redis makes it. */
+static sentry *stream_add(model *m, stream *s, const gen_str *f, size_t nf, size_t root)
+{
+    uint64_t now = (uint64_t)m->now, ms, seq;
+    if (now > s->last_ms) {
+        ms = now;
+        seq = 0;
+    } else {
+        ms = s->last_ms;
+        seq = s->last_seq + 1;
+    }
+    s->last_ms = ms;
+    s->last_seq = seq;
+    s->exists = 1;
+    GROW(s->e, s->n, s->cap);
+    sentry *e = &s->e[s->n++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->id, sizeof e->id, "%llu-%llu", (unsigned long long)ms, (unsigned long long)seq);
+    e->ms = ms;
+    e->seq = seq;
+    e->root = root;
+    e->f = strs_dup(f, nf);
+    e->nf = nf;
+    return e;
+}
+
+static long stream_find(const stream *s, gen_str id)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (str_is(id, s->e[i].id)) return (long)i;
+    return -1;
+}
+
+static long pel_find(model *m, size_t ei)
+{
+    for (size_t i = 0; i < m->npl; i++)
+        if (m->pl[i].ei == ei) return (long)i;
+    return -1;
+}
+
+static void pel_add(model *m, size_t ei, int consumer)
+{
+    long at = pel_find(m, ei);
+    if (at >= 0) {
+        m->pl[at].consumer = consumer;
+        m->pl[at].time = m->now;
+        m->pl[at].count++;
+        return;
+    }
+    GROW(m->pl, m->npl, m->cappl);
+    size_t i = m->npl;
+    while (i > 0 && m->pl[i - 1].ei > ei) i--;
+    memmove(&m->pl[i + 1], &m->pl[i], (m->npl - i) * sizeof *m->pl);
+    m->pl[i] = (pel){ei, consumer, m->now, 1};
+    m->npl++;
+}
+
+static void pel_del(model *m, size_t at)
+{
+    memmove(&m->pl[at], &m->pl[at + 1], (m->npl - at - 1) * sizeof *m->pl);
+    m->npl--;
+}
+
+static zmem *zset_find(zset *z, gen_str member)
+{
+    for (size_t i = 0; i < z->n; i++)
+        if (str_eq(z->m[i].member, member)) return &z->m[i];
+    return NULL;
+}
+
+/* Adds or rescores; 1 when the member is new. */
+static int zset_add(zset *z, gen_str member, int64_t score, zmem **out)
+{
+    zmem *e = zset_find(z, member);
+    if (e) {
+        e->score = score;
+        *out = e;
+        return 0;
+    }
+    GROW(z->m, z->n, z->cap);
+    e = &z->m[z->n++];
+    memset(e, 0, sizeof *e);
+    e->member = str_dup(member);
+    e->score = score;
+    *out = e;
+    return 1;
+}
+
+static void zmem_free(zmem *e)
+{
+    free(e->member.p);
+    free(e->orig.p);
+    strs_free(e->copy, e->ncopy);
+    free(e->value.p);
+}
+
+static int zset_rem(zset *z, gen_str member)
+{
+    for (size_t i = 0; i < z->n; i++)
+        if (str_eq(z->m[i].member, member)) {
+            zmem_free(&z->m[i]);
+            memmove(&z->m[i], &z->m[i + 1], (z->n - i - 1) * sizeof *z->m);
+            z->n--;
+            if (z->n == 0) z->expire_at = 0;
+            return 1;
+        }
+    return 0;
+}
+
+/* The members in score order, ties by member bytes: indexes into z->m (heap). */
+static size_t *zset_order(const zset *z)
+{
+    size_t *o = xcalloc(z->n, sizeof *o);
+    for (size_t i = 0; i < z->n; i++) o[i] = i;
+    for (size_t i = 1; i < z->n; i++) {
+        size_t v = o[i], j = i;
+        while (j > 0) {
+            const zmem *a = &z->m[o[j - 1]], *b = &z->m[v];
+            int after = a->score > b->score ||
+                        (a->score == b->score && str_cmp(a->member, b->member) > 0);
+            if (!after) break;
+            o[j] = o[j - 1];
+            j--;
+        }
+        o[j] = v;
+    }
+    return o;
+}
+
+/* ----- Encodings (docs/engine.md "Encodings") ------------------------------------------- */
+
+/* "wsim1" then each string as <decimal length>:<bytes>. */
+static gen_str wsim1(const gen_str *parts, size_t n)
+{
+    sbuf b = {0};
+    sb_add(&b, "wsim1", 5);
+    for (size_t i = 0; i < n; i++) {
+        sb_printf(&b, "%zu:", parts[i].len);
+        sb_add(&b, parts[i].p, parts[i].len);
+    }
+    gen_str s = {b.p, b.len};
+    return s;
+}
+
+/* A list or channel frame: the payload alone without headers. */
+static gen_str frame(gen_str payload, const gen_str *hname, const gen_str *hval)
+{
+    if (!hname || !hname->p) return str_dup(payload);
+    gen_str parts[4];
+    parts[0] = str_z("_payload");
+    parts[1] = payload;
+    sbuf n = {0};
+    sb_puts(&n, "h:");
+    sb_add(&n, hname->p, hname->len);
+    parts[2].p = n.p;
+    parts[2].len = n.len;
+    parts[3] = *hval;
+    gen_str f = wsim1(parts, 4);
+    free(parts[0].p);
+    free(n.p);
+    return f;
+}
+
+/* The strings of a wsim1 encoding, or NULL when it is not one (heap; *n of them). */
+static gen_str *wsim1_decode(gen_str s, size_t *n)
+{
+    *n = 0;
+    if (s.len < 5 || memcmp(s.p, "wsim1", 5) != 0) return NULL;
+    gen_str *v = NULL;
+    size_t i = 5, k = 0;
+    while (i < s.len) {
+        size_t len = 0, digits = 0;
+        while (i < s.len && s.p[i] >= '0' && s.p[i] <= '9' && digits < 12) {
+            len = len * 10 + (size_t)(s.p[i++] - '0');
+            digits++;
+        }
+        if (!digits || i >= s.len || s.p[i] != ':' || s.len - i - 1 < len) {
+            strs_free(v, k);
+            return NULL;
+        }
+        i++;
+        v = xrealloc(v, (k + 1) * sizeof *v);
+        v[k++] = str_of(s.p + i, len);
+        i += len;
+    }
+    *n = k;
+    return v;
+}
+
+/* The copy of a stream delivery's fields with the retry counter raised: replaced in place
+ * when present, appended (1) when not. */
+static gen_str *copy_fields(const dlv *d, size_t *nout)
+{
+    long long retries = 0;
+    int has = 0;
+    for (size_t i = 0; i + 1 < d->nf; i += 2)
+        if (str_is(d->f[i], RETRY_HEADER)) {
+            /* missing or not decimal counts as 0 */
+            const gen_str *v = &d->f[i + 1];
+            long long n = 0;
+            int ok = v->len > 0 && v->len <= 18;
+            for (size_t k = 0; ok && k < v->len; k++) {
+                if (v->p[k] < '0' || v->p[k] > '9') ok = 0;
+                else n = n * 10 + (v->p[k] - '0');
+            }
+            retries = ok ? n : 0;
+            has = 1;
+            break;
+        }
+    size_t n = d->nf + (has ? 0 : 2);
+    gen_str *f = xcalloc(n, sizeof *f);
+    char num[32];
+    snprintf(num, sizeof num, "%lld", retries + 1);
+    for (size_t i = 0; i < d->nf; i++) {
+        if (i % 2 == 1 && str_is(d->f[i - 1], RETRY_HEADER)) f[i] = str_z(num);
+        else f[i] = str_dup(d->f[i]);
+    }
+    if (!has) {
+        f[d->nf] = str_z(RETRY_HEADER);
+        f[d->nf + 1] = str_z(num);
+    }
+    *nout = n;
+    return f;
+}
+
+/* ----- Replies ------------------------------------------------------------------------------ */
+
+typedef struct reply {
+    char *text;            /* as ws_reply_text prints it */
+    int error;             /* an error reply */
+    size_t inner_errors;   /* EXEC: errors inside its array */
+    char *first_inner;     /* EXEC: the first of them (no '-') */
+    int exec_ran;          /* EXEC: answered an array */
+    int *elem_error;       /* EXEC: per queued command */
+    size_t nelem;
+} reply;
+
+static void reply_free(reply *r)
+{
+    free(r->text);
+    free(r->first_inner);
+    free(r->elem_error);
+    memset(r, 0, sizeof *r);
+}
+
+static reply r_text(const char *t, int error)
+{
+    reply r = {0};
+    r.text = xstrdup(t);
+    r.error = error;
+    return r;
+}
+
+static reply r_int(long long v)
+{
+    char b[32];
+    snprintf(b, sizeof b, ":%lld", v);
+    return r_text(b, 0);
+}
+
+static reply r_bulk(const char *p, size_t n)
+{
+    sbuf b = {0};
+    bulk_text(&b, p, n);
+    reply r = {0};
+    r.text = sb_take(&b);
+    return r;
+}
+
+static reply r_err(const char *msg)
+{
+    sbuf b = {0};
+    sb_puts(&b, "-");
+    sb_puts(&b, msg);
+    reply r = {0};
+    r.text = sb_take(&b);
+    r.error = 1;
+    return r;
+}
+
+/* A command Redis refuses at queue time inside MULTI: the generated runs only make one,
+ * INCR without its key. */
+static int queue_time_error(const gen_cmd *c)
+{
+    return cmd_is(c, "INCR") && c->argc != 2;
+}
+
+static size_t root_of_fields(model *m, const gen_str *f, size_t nf);
+
+/* Runs one command (outside MULTI) on the small Redis. */
+static reply exec_cmd(model *m, const gen_cmd *c)
+{
+    const gen_str *a = c->argv;
+    int n = c->argc;
+    if (cmd_is(c, "RPUSH") || cmd_is(c, "LPUSH")) {
+        int t = key_type(m, a[1]);
+        if (t && t != 'l') return r_err(ERR_WRONGTYPE);
+        list *l = list_of(m, a[1]);
+        if (!l) return r_err("ERR model: unknown list");
+        for (int i = 2; i < n; i++) {
+            if (cmd_is(c, "RPUSH")) list_rpush(l, a[i]);
+            else list_lpush(l, a[i]);
+        }
+        return r_int((long long)l->n);
+    }
+    if (cmd_is(c, "INCR")) {
+        if (n != 2) return r_err(ERR_ARITY_INCR);
+        int t = key_type(m, a[1]);
+        if (t && t != 's') return r_err(ERR_WRONGTYPE);
+        kv *k = kv_find(m, a[1]);
+        long long v = k ? strtoll(k->val.p, NULL, 10) : 0;
+        char b[32];
+        snprintf(b, sizeof b, "%lld", v + 1);
+        kv_set(m, a[1], (gen_str){b, strlen(b)});
+        return r_int(v + 1);
+    }
+    if (cmd_is(c, "SET")) {
+        kv_set(m, a[1], a[2]);
+        return r_text("+OK", 0);
+    }
+    if (cmd_is(c, "GET")) {
+        kv *k = kv_find(m, a[1]);
+        if (!k) return r_text("$-1", 0);
+        return r_bulk(k->val.p, k->val.len);
+    }
+    if (cmd_is(c, "PUBLISH")) return r_int(0); /* nobody subscribes to the outputs */
+    if (cmd_is(c, "XADD")) {
+        stream *s = str_is(a[1], "k") ? &m->ks : &m->outs;
+        size_t root = s == &m->ks ? root_of_fields(m, &a[3], (size_t)n - 3) : 0;
+        sentry *e = stream_add(m, s, &a[3], (size_t)n - 3, root);
+        return r_bulk(e->id, strlen(e->id));
+    }
+    if (cmd_is(c, "ZADD")) {
+        zset *z = str_is(a[1], "k:delayed") ? &m->dq : &m->claims;
+        key_type(m, a[1]); /* expires the delay queue when due */
+        zmem *e;
+        int added = zset_add(z, a[3], strtoll(a[2].p, NULL, 10), &e);
+        if (z == &m->dq && added) {
+            /* a delay-queue member carries the original's id and the copy's fields */
+            size_t np;
+            gen_str *parts = wsim1_decode(a[3], &np);
+            if (parts && np >= 1) {
+                e->orig = str_dup(parts[0]);
+                e->copy = strs_dup(parts + 1, np - 1);
+                e->ncopy = np - 1;
+                e->root = root_of_fields(m, e->copy, e->ncopy);
+            }
+            strs_free(parts, parts ? np : 0);
+        }
+        return r_int(added);
+    }
+    if (cmd_is(c, "PEXPIRE")) {
+        if (!key_type(m, a[1])) return r_int(0);
+        m->dq.expire_at = m->now + strtoll(a[2].p, NULL, 10);
+        return r_int(1);
+    }
+    if (cmd_is(c, "XACK")) {
+        long long acked = 0;
+        for (int i = 3; i < n; i++) {
+            long ei = stream_find(&m->ks, a[i]);
+            long at = ei >= 0 ? pel_find(m, (size_t)ei) : -1;
+            if (at >= 0) {
+                pel_del(m, (size_t)at);
+                acked++;
+            }
+        }
+        return r_int(acked);
+    }
+    if (cmd_is(c, "LREM")) {
+        list *l = list_of(m, a[1]);
+        return r_int(l ? list_lrem1(l, a[3]) : 0);
+    }
+    if (cmd_is(c, "ZREM")) {
+        zset *z = str_is(a[1], "k:delayed") ? &m->dq : &m->claims;
+        key_type(m, a[1]);
+        return r_int(zset_rem(z, a[2]));
+    }
+    sbuf b = {0};
+    sb_puts(&b, "ERR model: no such command ");
+    sb_add(&b, a[0].p, a[0].len);
+    reply r = r_err(b.p);
+    free(b.p);
+    return r;
+}
+
+/* One pipeline on a connection, as Redis answers it: MULTI opens a transaction, commands
+ * are queued (or refused at queue time, which aborts it), EXEC runs them or answers
+ * EXECABORT.  out[i] per command. */
+static void exec_pipeline(model *m, size_t n, gen_cmd *const *cmds, reply *out)
+{
+    int in_multi = 0, abort_multi = 0;
+    size_t *queued = xcalloc(n, sizeof *queued);
+    size_t nq = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gen_cmd *c = cmds[i];
+        if (cmd_is(c, "MULTI")) {
+            in_multi = 1;
+            abort_multi = 0;
+            nq = 0;
+            out[i] = r_text("+OK", 0);
+        } else if (cmd_is(c, "EXEC")) {
+            in_multi = 0;
+            if (abort_multi) {
+                out[i] = r_err(ERR_EXECABORT);
+                continue;
+            }
+            sbuf b = {0};
+            sb_puts(&b, "[");
+            reply r = {0};
+            r.exec_ran = 1;
+            r.elem_error = xcalloc(nq, sizeof *r.elem_error);
+            r.nelem = nq;
+            for (size_t k = 0; k < nq; k++) {
+                reply e = exec_cmd(m, cmds[queued[k]]);
+                if (k) sb_puts(&b, ", ");
+                sb_puts(&b, e.text);
+                if (e.error) {
+                    r.elem_error[k] = 1;
+                    r.inner_errors++;
+                    if (!r.first_inner) r.first_inner = xstrdup(e.text + 1);
+                }
+                reply_free(&e);
+            }
+            sb_puts(&b, "]");
+            r.text = sb_take(&b);
+            out[i] = r;
+        } else if (in_multi) {
+            if (queue_time_error(c)) {
+                out[i] = r_err(ERR_ARITY_INCR);
+                abort_multi = 1;
+            } else {
+                queued[nq++] = i;
+                out[i] = r_text("+QUEUED", 0);
+            }
+        } else {
+            out[i] = exec_cmd(m, c);
+        }
+    }
+    free(queued);
+}
+
+/* ----- Round trips ---------------------------------------------------------------------------- */
+
+enum { CONN_READER, CONN_WINDOW, CONN_SUBSCRIBER };
+
+static void conn_label(model *m, int conn, char *out, size_t n)
+{
+    const char *base = conn == CONN_READER ? "reader" : conn == CONN_WINDOW ? "window" : "subscriber";
+    if (m->inc == 1) snprintf(out, n, "%s", base);
+    else snprintf(out, n, "%s.%u", base, m->inc);
+}
+
+/* Records one round trip of the consumer (the engine's causes are at most 159 bytes and
+ * stop at a NUL, as a C string does). */
+static void record_rt(model *m, int conn, const char *cause, size_t n, gen_cmd *const *cmds,
+                      int subi)
+{
+    mdl_result *o = m->out;
+    o->rts = xrealloc(o->rts, (o->nrts + 1) * sizeof *o->rts);
+    mdl_rt *rt = &o->rts[o->nrts++];
+    memset(rt, 0, sizeof *rt);
+    conn_label(m, conn, rt->conn, sizeof rt->conn);
+    char c[160];
+    snprintf(c, sizeof c, "%s", cause);
+    rt->cause = xstrdup(c);
+    rt->incarnation = m->inc;
+    rt->index = conn == CONN_READER ? ++m->reader_rts
+                : conn == CONN_WINDOW ? ++m->window_rts : ++m->subs[subi].sub_rts;
+    rt->n = n;
+    rt->cmds = xcalloc(n, sizeof *rt->cmds);
+    for (size_t i = 0; i < n; i++) rt->cmds[i] = cmd_text(cmds[i]);
+    rt->step = m->step;
+}
+
+/* A cause naming a delivery: "<what> of <id>". */
+static char *cause_of(const char *what, const dlv *d)
+{
+    sbuf b = {0};
+    sb_printf(&b, "%s of ", what);
+    sb_add(&b, d->id.p, strnlen(d->id.p, d->id.len));
+    return sb_take(&b);
+}
+
+/* Sends cmds on the window connection (one round trip): recorded, run, replies out. */
+static void window_rt(model *m, const char *cause, size_t n, gen_cmd *const *cmds, reply *out)
+{
+    record_rt(m, CONN_WINDOW, cause, n, cmds, 0);
+    exec_pipeline(m, n, cmds, out);
+}
+
+/* The same on the reader (sweeps and reads run their commands themselves). */
+static void reader_rt(model *m, const char *cause, size_t n, gen_cmd *const *cmds)
+{
+    record_rt(m, CONN_READER, cause, n, cmds, 0);
+}
+
+/* ----- Failing ------------------------------------------------------------------------------- */
+
+static void model_stop(model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void model_stop(model *m, const char *fmt, ...)
+{
+    if (m->out->error) return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    m->out->error = xstrdup(buf);
+    m->out->error_step = m->step;
+}
+
+/* ----- Deliveries ------------------------------------------------------------------------------ */
+
+static size_t root_of_fields(model *m, const gen_str *f, size_t nf)
+{
+    /* a copy keeps its original's payload, and payloads are unique per produced entry */
+    for (size_t i = 0; i + 1 < nf; i += 2) {
+        if (!str_is(f[i], "_payload")) continue;
+        for (size_t e = 0; e < m->nentries; e++)
+            if (str_eq(m->payloads[e], f[i + 1])) return e + 1;
+    }
+    return 0;
+}
+
+/* The produced entry a list value or channel message is. */
+static size_t root_of_value(model *m, gen_str v)
+{
+    for (size_t e = 0; e < m->nentries; e++)
+        if (str_eq(m->frames[e], v)) return e + 1;
+    return 0;
+}
+
+static size_t new_dl(model *m, int subi, size_t entry, gen_str id)
+{
+    GROW(m->dl, m->ndl, m->capdl);
+    dlv *d = &m->dl[m->ndl];
+    memset(d, 0, sizeof *d);
+    d->sub = subi;
+    d->entry = entry;
+    d->id = str_dup(id);
+    d->inc = m->inc;
+    d->seg = -1;
+    d->batch = -1;
+    sub *s = &m->subs[subi];
+    GROW(s->flight, s->nflight, s->capflight);
+    s->flight[s->nflight++] = m->ndl;
+    s->outstanding++;
+    return m->ndl++;
+}
+
+/* The latest delivery of an entry, as the scenario runner finds it: the last one handed
+ * out whose entry it is. */
+static long latest(model *m, size_t entry)
+{
+    for (size_t i = m->ndl; i-- > 0;)
+        if (m->dl[i].entry == entry) return (long)i;
+    return -1;
+}
+
+static void leave_flight(sub *s, size_t d)
+{
+    for (size_t i = 0; i < s->nflight; i++)
+        if (s->flight[i] == d) {
+            memmove(&s->flight[i], &s->flight[i + 1], (s->nflight - i - 1) * sizeof *s->flight);
+            s->nflight--;
+            return;
+        }
+}
+
+static size_t add_eff(dlv *d, const gen_cmd *c, int kind)
+{
+    GROW(d->ef, d->nef, d->capef);
+    d->ef[d->nef].cmd = cmd_dup(c);
+    d->ef[d->nef].kind = kind;
+    d->ef[d->nef].applied = 0;
+    d->ef[d->nef].error = 0;
+    return d->nef++;
+}
+
+/* ----- Reads ------------------------------------------------------------------------------------ */
+
+static void read_record_start(model *m)
+{
+    mdl_result *o = m->out;
+    o->reads = xrealloc(o->reads, (o->nreads + 1) * sizeof *o->reads);
+    memset(&o->reads[o->nreads], 0, sizeof o->reads[o->nreads]);
+    o->reads[o->nreads].step = m->step;
+    o->nreads++;
+}
+
+static void read_record_dl(model *m, size_t d)
+{
+    mdl_read *r = &m->out->reads[m->out->nreads - 1];
+    r->entries = xrealloc(r->entries, (r->n + 1) * sizeof *r->entries);
+    r->ids = xrealloc(r->ids, (r->n + 1) * sizeof *r->ids);
+    r->entries[r->n] = m->dl[d].entry;
+    r->ids[r->n] = str_dup(m->dl[d].id);
+    r->n++;
+}
+
+static gen_cmd mk(const char *first, ...)
+{
+    gen_cmd c = {0};
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) cmd_addz(&c, a);
+    va_end(ap);
+    return c;
+}
+
+/* The delay-queue sweep before a stream read: due members out, their copies in. */
+static void delay_sweep(model *m, const char *cause)
+{
+    gen_cmd range = mk("ZRANGEBYSCORE", "k:delayed", "0", NULL);
+    cmd_addll(&range, m->now);
+    cmd_addz(&range, "LIMIT");
+    cmd_addz(&range, "0");
+    cmd_addz(&range, "128");
+    gen_cmd *rp = &range;
+    reader_rt(m, cause, 1, &rp);
+    cmd_free(&range);
+    key_type(m, (gen_str){"k:delayed", 9});
+    size_t *o = zset_order(&m->dq);
+    size_t due = 0;
+    while (due < m->dq.n && due < 128 && m->dq.m[o[due]].score <= m->now) due++;
+    if (!due) {
+        free(o);
+        return;
+    }
+    /* copy what the due members carry before the ZREMs take them away */
+    gen_cmd *zrem = xcalloc(due, sizeof *zrem);
+    gen_cmd *adds = xcalloc(due, sizeof *adds);
+    size_t *roots = xcalloc(due, sizeof *roots);
+    for (size_t i = 0; i < due; i++) {
+        zmem *e = &m->dq.m[o[i]];
+        zrem[i] = mk("ZREM", "k:delayed", NULL);
+        cmd_adds(&zrem[i], e->member);
+        adds[i] = mk("XADD", "k", "*", NULL);
+        for (size_t k = 0; k < e->ncopy; k++) cmd_adds(&adds[i], e->copy[k]);
+        roots[i] = e->root;
+    }
+    free(o);
+    gen_cmd **ptr = xcalloc(due, sizeof *ptr);
+    for (size_t i = 0; i < due; i++) ptr[i] = &zrem[i];
+    reader_rt(m, cause, due, ptr);
+    for (size_t i = 0; i < due; i++) zset_rem(&m->dq, zrem[i].argv[2]); /* each answers 1 */
+    for (size_t i = 0; i < due; i++) ptr[i] = &adds[i];
+    reader_rt(m, cause, due, ptr);
+    for (size_t i = 0; i < due; i++)
+        stream_add(m, &m->ks, &adds[i].argv[3], (size_t)adds[i].argc - 3, roots[i]);
+    for (size_t i = 0; i < due; i++) {
+        cmd_free(&zrem[i]);
+        cmd_free(&adds[i]);
+    }
+    free(zrem);
+    free(adds);
+    free(roots);
+    free(ptr);
+}
+
+/* Deliveries of stream entry ei for subscription subi. */
+static size_t stream_dl(model *m, int subi, size_t ei)
+{
+    sentry *e = &m->ks.e[ei];
+    size_t d = new_dl(m, subi, e->root, (gen_str){e->id, strlen(e->id)});
+    m->dl[d].f = strs_dup(e->f, e->nf);
+    m->dl[d].nf = e->nf;
+    return d;
+}
+
+static int id_less(const sentry *e, uint64_t ms, uint64_t seq)
+{
+    return e->ms < ms || (e->ms == ms && e->seq < seq);
+}
+
+static void read_stream(model *m, int subi, const char *cause)
+{
+    sub *s = &m->subs[subi];
+    size_t count = m->cfg->count;
+    char num[32];
+    snprintf(num, sizeof num, "%zu", count);
+    if (!s->reclaim) {
+        gen_cmd c = mk("XREADGROUP", "GROUP", "g", "c1", "COUNT", num, "BLOCK", "10", "STREAMS",
+                       "k", ">", NULL);
+        gen_cmd *cp = &c;
+        reader_rt(m, cause, 1, &cp);
+        cmd_free(&c);
+        while (count-- > 0 && m->delivered < m->ks.n) {
+            size_t ei = m->delivered++;
+            pel_add(m, ei, 1);
+            read_record_dl(m, stream_dl(m, subi, ei));
+        }
+        return;
+    }
+    /* XAUTOCLAIM k g c2 <min-idle> <cursor> COUNT n */
+    gen_cmd c = mk("XAUTOCLAIM", "k", "g", "c2", NULL);
+    cmd_addll(&c, GEN_MIN_IDLE_MS);
+    cmd_addz(&c, s->cursor);
+    cmd_addz(&c, "COUNT");
+    cmd_addz(&c, num);
+    gen_cmd *cp = &c;
+    reader_rt(m, cause, 1, &cp);
+    cmd_free(&c);
+    unsigned long long cms = 0, cseq = 0;
+    sscanf(s->cursor, "%llu-%llu", &cms, &cseq);
+    size_t i = 0;
+    while (i < m->npl && id_less(&m->ks.e[m->pl[i].ei], cms, cseq)) i++;
+    long attempts = (long)count * 10;
+    size_t left = count;
+    size_t *claimed = xcalloc(count, sizeof *claimed);
+    size_t nclaimed = 0;
+    while (attempts-- > 0 && left > 0 && i < m->npl) {
+        pel *p = &m->pl[i++];
+        if (m->now - p->time < GEN_MIN_IDLE_MS) continue;
+        p->consumer = 2;
+        p->time = m->now;
+        p->count++;
+        claimed[nclaimed++] = p->ei;
+        left--;
+    }
+    if (i < m->npl) snprintf(s->cursor, sizeof s->cursor, "%s", m->ks.e[m->pl[i].ei].id);
+    else snprintf(s->cursor, sizeof s->cursor, "0-0");
+    for (size_t k = 0; k < nclaimed; k++) read_record_dl(m, stream_dl(m, subi, claimed[k]));
+    free(claimed);
+    if (nclaimed) {
+        gen_cmd x = mk("XPENDING", "k", "g", "IDLE", "0", "-", "+", num, "c2", NULL);
+        gen_cmd *xp = &x;
+        reader_rt(m, cause, 1, &xp);
+        cmd_free(&x);
+    }
+}
+
+/* The salt the engine drew for delivery i of this read step. */
+static const char *observed_salt(model *m, size_t i)
+{
+    const gen_step *st = &m->run->steps[m->step];
+    if (i >= st->ndl || !st->dl[i].salt[0]) return NULL;
+    return st->dl[i].salt;
+}
+
+static void read_list(model *m, int subi, const char *cause)
+{
+    sub *s = &m->subs[subi];
+    size_t count = m->cfg->count;
+    char num[32];
+    snprintf(num, sizeof num, "%zu", count);
+    if (m->cfg->form == WS_FORM_PLAIN_LIST) {
+        gen_cmd c = mk("RPOP", "k", num, NULL);
+        gen_cmd *cp = &c;
+        reader_rt(m, cause, 1, &cp);
+        cmd_free(&c);
+        if (m->kl.n == 0) {
+            gen_cmd b = mk("BRPOP", "k", "0.010", NULL);
+            gen_cmd *bp = &b;
+            reader_rt(m, cause, 1, &bp);
+            cmd_free(&b);
+            return;
+        }
+        while (count-- > 0 && m->kl.n) {
+            gen_str v = list_rpop(&m->kl);
+            size_t d = new_dl(m, subi, root_of_value(m, v), v);
+            free(v.p);
+            read_record_dl(m, d);
+        }
+        return;
+    }
+    /* reliable: the orphan sweep first */
+    if (m->cfg->recovery) {
+        gen_cmd range = mk("ZRANGEBYSCORE", "k:claims", "0", NULL);
+        cmd_addll(&range, m->now - GEN_MIN_IDLE_MS);
+        cmd_addz(&range, "LIMIT");
+        cmd_addz(&range, "0");
+        cmd_addz(&range, "128");
+        gen_cmd *rp = &range;
+        reader_rt(m, cause, 1, &rp);
+        cmd_free(&range);
+        size_t *o = zset_order(&m->claims);
+        size_t due = 0;
+        while (due < m->claims.n && due < 128 &&
+               m->claims.m[o[due]].score <= m->now - GEN_MIN_IDLE_MS)
+            due++;
+        if (due) {
+            gen_str *members = xcalloc(due, sizeof *members);
+            gen_cmd *lrem = xcalloc(due, sizeof *lrem);
+            gen_cmd **ptr = xcalloc(2 * due, sizeof *ptr);
+            for (size_t i = 0; i < due; i++) {
+                members[i] = str_dup(m->claims.m[o[i]].member);
+                size_t skip = members[i].len >= 16 ? 16 : members[i].len;
+                lrem[i] = mk("LREM", "k.processing", "1", NULL);
+                cmd_add(&lrem[i], members[i].p + skip, members[i].len - skip);
+                ptr[i] = &lrem[i];
+            }
+            reader_rt(m, cause, due, ptr);
+            int *removed = xcalloc(due, sizeof *removed);
+            for (size_t i = 0; i < due; i++) removed[i] = list_lrem1(&m->kproc, lrem[i].argv[3]);
+            gen_cmd *back = xcalloc(2 * due, sizeof *back);
+            size_t nb = 0;
+            for (size_t i = 0; i < due; i++) {
+                if (removed[i]) {
+                    back[nb] = mk("LPUSH", "k", NULL);
+                    cmd_adds(&back[nb], lrem[i].argv[3]);
+                    nb++;
+                }
+                back[nb] = mk("ZREM", "k:claims", NULL);
+                cmd_adds(&back[nb], members[i]);
+                nb++;
+            }
+            for (size_t i = 0; i < nb; i++) ptr[i] = &back[i];
+            reader_rt(m, cause, nb, ptr);
+            for (size_t i = 0; i < nb; i++) {
+                if (cmd_is(&back[i], "LPUSH")) list_lpush(&m->kl, back[i].argv[2]);
+                else zset_rem(&m->claims, back[i].argv[2]);
+            }
+            for (size_t i = 0; i < nb; i++) cmd_free(&back[i]);
+            for (size_t i = 0; i < due; i++) cmd_free(&lrem[i]);
+            free(back);
+            free(lrem);
+            free(removed);
+            free(ptr);
+            strs_free(members, due);
+        }
+        free(o);
+    }
+    gen_cmd *moves = xcalloc(count, sizeof *moves);
+    gen_cmd **ptr = xcalloc(count, sizeof *ptr);
+    for (size_t i = 0; i < count; i++) {
+        moves[i] = mk("LMOVE", "k", "k.processing", "RIGHT", "LEFT", NULL);
+        ptr[i] = &moves[i];
+    }
+    reader_rt(m, cause, count, ptr);
+    for (size_t i = 0; i < count; i++) cmd_free(&moves[i]);
+    free(moves);
+    free(ptr);
+    size_t first = m->ndl;
+    while (count-- > 0 && m->kl.n) {
+        gen_str v = list_rpop(&m->kl);
+        list_lpush(&m->kproc, v);
+        size_t d = new_dl(m, subi, root_of_value(m, v), v);
+        free(v.p);
+        read_record_dl(m, d);
+    }
+    if (m->ndl == first) {
+        gen_cmd b = mk("BLMOVE", "k", "k.processing", "RIGHT", "LEFT", "0.010", NULL);
+        gen_cmd *bp = &b;
+        reader_rt(m, cause, 1, &bp);
+        cmd_free(&b);
+        return;
+    }
+    if (m->cfg->recovery) {
+        size_t k = m->ndl - first;
+        gen_cmd *adds = xcalloc(k, sizeof *adds);
+        gen_cmd **ap = xcalloc(k, sizeof *ap);
+        for (size_t i = 0; i < k; i++) {
+            dlv *d = &m->dl[first + i];
+            const char *salt = observed_salt(m, i);
+            if (!salt) {
+                model_stop(m, "the engine's read gave no recovery salt for delivery %zu", i + 1);
+                salt = "????????????????";
+            }
+            sbuf mem = {0};
+            sb_add(&mem, salt, 16);
+            sb_add(&mem, d->id.p, d->id.len);
+            d->member.p = mem.p;
+            d->member.len = mem.len;
+            adds[i] = mk("ZADD", "k:claims", NULL);
+            cmd_addll(&adds[i], m->now);
+            cmd_adds(&adds[i], d->member);
+            ap[i] = &adds[i];
+        }
+        reader_rt(m, cause, k, ap);
+        for (size_t i = 0; i < k; i++) {
+            zmem *e;
+            zset_add(&m->claims, adds[i].argv[3], m->now, &e);
+            free(e->value.p);
+            e->value = str_dup(m->dl[first + i].id);
+            cmd_free(&adds[i]);
+        }
+        free(adds);
+        free(ap);
+    }
+    (void)s;
+}
+
+/* The read step: a waiting report, or one read with its sweeps. */
+static void do_read(model *m, int subi)
+{
+    sub *s = &m->subs[subi];
+    read_record_start(m);
+    mdl_read *rec = &m->out->reads[m->out->nreads - 1];
+    if (s->report_waiting) {
+        s->report_waiting = 0;
+        rec->is_report = 1;
+        rec->commands = s->r_commands;
+        rec->settles = s->r_settles;
+        rec->failed = s->r_failed;
+        rec->first_error = xstrdup(s->r_error ? s->r_error : "");
+        return;
+    }
+    uint64_t r = ++s->reads;
+    char cause[160];
+    snprintf(cause, sizeof cause, "read %llu of %s", (unsigned long long)r, s->label);
+    size_t first = m->ndl;
+    if (m->cfg->form == WS_FORM_STREAM) {
+        if (m->cfg->delay_queue && !s->reclaim) {
+            char sc[192];
+            snprintf(sc, sizeof sc, "delay-queue sweep before read %llu of %s",
+                     (unsigned long long)r, s->label);
+            delay_sweep(m, sc);
+        }
+        read_stream(m, subi, cause);
+    } else if (m->cfg->form == WS_FORM_CHANNEL) {
+        size_t take = s->nbuf < m->cfg->count ? s->nbuf : m->cfg->count;
+        for (size_t i = 0; i < take; i++) {
+            size_t d = new_dl(m, subi, root_of_value(m, s->buf[i]), s->buf[i]);
+            read_record_dl(m, d);
+        }
+        for (size_t i = 0; i < take; i++) free(s->buf[i].p);
+        if (take) memmove(s->buf, s->buf + take, (s->nbuf - take) * sizeof *s->buf);
+        s->nbuf -= take;
+    } else {
+        read_list(m, subi, cause);
+    }
+    /* batches: the read's deliveries in read order, cfg->batch at a time */
+    size_t b = m->cfg->batch;
+    for (size_t i = first; b && i < m->ndl; i += b) {
+        size_t n = m->ndl - i < b ? m->ndl - i : b;
+        GROW(m->bts, m->nbts, m->capbts);
+        batch *bt = &m->bts[m->nbts];
+        memset(bt, 0, sizeof *bt);
+        bt->members = xcalloc(n, sizeof *bt->members);
+        bt->n = n;
+        bt->all_acked = 1;
+        bt->seg = -1;
+        for (size_t k = 0; k < n; k++) {
+            bt->members[k] = i + k;
+            m->dl[i + k].batch = (long)m->nbts;
+            m->dl[i + k].in_batch_ever = 1;
+        }
+        m->nbts++;
+    }
+}
+
+/* ----- Segments, the window, flushes ------------------------------------------------------- */
+
+static long new_seg(model *m, size_t owner, long bt)
+{
+    GROW(m->segs, m->nsegs, m->capsegs);
+    seg *g = &m->segs[m->nsegs];
+    memset(g, 0, sizeof *g);
+    g->owner = owner;
+    g->batch = bt;
+    return (long)m->nsegs++;
+}
+
+static void seg_push(model *m, long gi, size_t d, size_t e)
+{
+    seg *g = &m->segs[gi];
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 4;
+        g->dl = xrealloc(g->dl, g->cap * sizeof *g->dl);
+        g->ef = xrealloc(g->ef, g->cap * sizeof *g->ef);
+    }
+    g->dl[g->n] = d;
+    g->ef[g->n] = e;
+    g->n++;
+}
+
+/* Queues c into d's segment (its batch's), made at the first command. */
+static void queue_into(model *m, size_t d, const gen_cmd *c, int kind)
+{
+    dlv *x = &m->dl[d];
+    long *slot = x->batch >= 0 ? &m->bts[x->batch].seg : &x->seg;
+    if (*slot < 0) {
+        size_t owner = x->batch >= 0 ? m->bts[x->batch].members[0] : d;
+        *slot = new_seg(m, owner, x->batch);
+    }
+    size_t e = add_eff(x, c, kind);
+    seg_push(m, *slot, d, e);
+    if (x->batch >= 0) {
+        batch *bt = &m->bts[x->batch];
+        for (size_t i = 0; i < bt->n; i++)
+            if (m->dl[bt->members[i]].seg_state == SEG_NONE) m->dl[bt->members[i]].seg_state = SEG_OPEN;
+    } else {
+        x->seg_state = SEG_OPEN;
+    }
+}
+
+/* The InRound reply leaves after everything else the handler queued (a stable move). */
+static void commit(model *m, int subi, long gi)
+{
+    seg *g = &m->segs[gi];
+    size_t *dl2 = xcalloc(g->n, sizeof *dl2), *ef2 = xcalloc(g->n, sizeof *ef2), k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < g->n; i++) {
+            int is_reply = m->dl[g->dl[i]].ef[g->ef[i]].kind == EFF_REPLY;
+            if (is_reply != pass) continue;
+            dl2[k] = g->dl[i];
+            ef2[k++] = g->ef[i];
+        }
+    memcpy(g->dl, dl2, g->n * sizeof *dl2);
+    memcpy(g->ef, ef2, g->n * sizeof *ef2);
+    free(dl2);
+    free(ef2);
+    sub *s = &m->subs[subi];
+    GROW(s->committed, s->ncom, s->capcom);
+    s->committed[s->ncom++] = (size_t)gi;
+}
+
+/* A retry copy: XADD k * <fields, counter raised> (stream) or LPUSH k <value> (lists). */
+static gen_cmd retry_copy(model *m, const dlv *d)
+{
+    if (m->cfg->form == WS_FORM_STREAM) {
+        gen_cmd c = mk("XADD", "k", "*", NULL);
+        size_t nf;
+        gen_str *f = copy_fields(d, &nf);
+        for (size_t i = 0; i < nf; i++) cmd_adds(&c, f[i]);
+        strs_free(f, nf);
+        return c;
+    }
+    gen_cmd c = mk("LPUSH", "k", NULL);
+    cmd_adds(&c, d->id);
+    return c;
+}
+
+/* ZADD k:delayed <now+delay> <member> [+ PEXPIRE k:delayed <ttl>]. */
+static size_t delay_writes(model *m, const dlv *d, int64_t delay, gen_cmd *w)
+{
+    size_t nf;
+    gen_str *f = copy_fields(d, &nf);
+    gen_str *parts = xcalloc(nf + 1, sizeof *parts);
+    parts[0] = d->id;
+    for (size_t i = 0; i < nf; i++) parts[i + 1] = f[i];
+    gen_str member = wsim1(parts, nf + 1);
+    free(parts);
+    strs_free(f, nf);
+    w[0] = mk("ZADD", "k:delayed", NULL);
+    cmd_addll(&w[0], m->now + delay);
+    cmd_adds(&w[0], member);
+    free(member.p);
+    if (!m->cfg->ttl_ms) return 1;
+    w[1] = mk("PEXPIRE", "k:delayed", NULL);
+    cmd_addll(&w[1], m->cfg->ttl_ms);
+    return 2;
+}
+
+static void add_timer(model *m, size_t d, int64_t delay)
+{
+    GROW(m->tm, m->ntm, m->captm);
+    timer *t = &m->tm[m->ntm++];
+    t->due = m->now + delay;
+    t->order = ++m->timer_order;
+    t->dl = d;
+    t->cmd = retry_copy(m, &m->dl[d]);
+}
+
+/* What an outcome owes the broker (window modes), appended in settle order. */
+static void owe(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
+{
+    int form = m->cfg->form;
+    if (form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL || o == WS_ABANDON) return;
+    sub *s = &m->subs[subi];
+    owed w;
+    memset(&w, 0, sizeof w);
+    w.dl = d;
+    if (o == WS_RETRY) {
+        w.w[0] = retry_copy(m, &m->dl[d]);
+        w.nw = 1;
+        w.retried = 1;
+    } else if (o == WS_RETRY_AFTER) {
+        if (form == WS_FORM_STREAM && m->cfg->delay_queue && !s->reclaim) {
+            w.nw = delay_writes(m, &m->dl[d], delay, w.w);
+            w.retried = 1;
+        } else {
+            add_timer(m, d, delay);
+        }
+    }
+    GROW(s->ow, s->now_, s->capow);
+    s->ow[s->now_++] = w;
+}
+
+/* The delivery's own settle inside its atomic segment. */
+static void own_settle(model *m, size_t d, gen_cmd *out, size_t *n)
+{
+    dlv *x = &m->dl[d];
+    if (m->cfg->form == WS_FORM_STREAM) {
+        out[*n] = mk("XACK", "k", "g", NULL);
+        cmd_adds(&out[(*n)++], x->id);
+    } else if (m->cfg->form == WS_FORM_RELIABLE_LIST) {
+        out[*n] = mk("LREM", "k.processing", "1", NULL);
+        cmd_adds(&out[(*n)++], x->id);
+        if (m->cfg->recovery && x->member.p) {
+            out[*n] = mk("ZREM", "k:claims", NULL);
+            cmd_adds(&out[(*n)++], x->member);
+        }
+    }
+}
+
+/* A round trip being built: commands with where they came from. */
+enum { ROLE_SEGMENT = 1, ROLE_MULTI, ROLE_EXEC, ROLE_INSETTLE, ROLE_RETRY, ROLE_SETTLE };
+
+typedef struct rtb {
+    gen_cmd *c;
+    int *role;
+    long *dl;              /* the delivery, -1 for a shared XACK */
+    long *ef;              /* the effect (segments), -1 otherwise */
+    size_t n, cap;
+} rtb;
+
+static void rtb_add(rtb *b, gen_cmd c, int role, long d, long e)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->c = xrealloc(b->c, b->cap * sizeof *b->c);
+        b->role = xrealloc(b->role, b->cap * sizeof *b->role);
+        b->dl = xrealloc(b->dl, b->cap * sizeof *b->dl);
+        b->ef = xrealloc(b->ef, b->cap * sizeof *b->ef);
+    }
+    b->c[b->n] = c;
+    b->role[b->n] = role;
+    b->dl[b->n] = d;
+    b->ef[b->n] = e;
+    b->n++;
+}
+
+static void rtb_free(rtb *b)
+{
+    for (size_t i = 0; i < b->n; i++) cmd_free(&b->c[i]);
+    free(b->c);
+    free(b->role);
+    free(b->dl);
+    free(b->ef);
+    memset(b, 0, sizeof *b);
+}
+
+/* The settles of the deliveries list[0..n) in settle order: one XACK (stream), an LREM
+ * [+ ZREM] each (reliable list). */
+static void add_settles(model *m, rtb *b, const size_t *ids, size_t n)
+{
+    if (n == 0) return;
+    if (m->cfg->form == WS_FORM_STREAM) {
+        gen_cmd c = mk("XACK", "k", "g", NULL);
+        for (size_t i = 0; i < n; i++) cmd_adds(&c, m->dl[ids[i]].id);
+        rtb_add(b, c, ROLE_SETTLE, -1, -1);
+    } else if (m->cfg->form == WS_FORM_RELIABLE_LIST) {
+        for (size_t i = 0; i < n; i++) {
+            gen_cmd tmp[2];
+            size_t k = 0;
+            own_settle(m, ids[i], tmp, &k);
+            for (size_t j = 0; j < k; j++) rtb_add(b, tmp[j], ROLE_SETTLE, (long)ids[i], -1);
+        }
+    }
+}
+
+/* Sends b on the window for a flush; records the flush's commands; updates the ledger of
+ * the deliveries (what ran, what failed, which settles were applied).  Returns the error
+ * count (an EXEC's array counts each error in it) and keeps the first error's text. */
+static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b,
+                         const size_t *xack, size_t nxack, char **first, reply **keep)
+{
+    sub *s = &m->subs[subi];
+    char cause[160];
+    snprintf(cause, sizeof cause, "flush %llu of %s", (unsigned long long)s->flushes, s->label);
+    gen_cmd **ptr = xcalloc(b->n, sizeof *ptr);
+    for (size_t i = 0; i < b->n; i++) ptr[i] = &b->c[i];
+    reply *rep = xcalloc(b->n, sizeof *rep);
+    window_rt(m, cause, b->n, ptr, rep);
+    free(ptr);
+    size_t failed = 0;
+    long multi = -1;
+    for (size_t i = 0; i < b->n; i++) {
+        fl->cmds = xrealloc(fl->cmds, (fl->n + 1) * sizeof *fl->cmds);
+        mdl_fcmd *fc = &fl->cmds[fl->n++];
+        fc->rt = rt_no;
+        fc->text = cmd_text(&b->c[i]);
+        fc->reply = xstrdup(rep[i].text);
+        fc->from = b->dl[i] >= 0 ? m->dl[b->dl[i]].entry : 0;
+        /* errors of the flush */
+        if (rep[i].error) {
+            failed++;
+            if (!*first) *first = xstrdup(rep[i].text + 1);
+        }
+        if (b->role[i] == ROLE_EXEC) {
+            failed += rep[i].inner_errors;
+            if (!*first && rep[i].first_inner) *first = xstrdup(rep[i].first_inner);
+        }
+        /* the ledger */
+        int role = b->role[i];
+        if (role == ROLE_MULTI) {
+            multi = (long)i;
+        } else if (role == ROLE_EXEC) {
+            int ran = rep[i].exec_ran;
+            for (size_t k = (size_t)multi + 1, q = 0; k < i; k++, q++) {
+                int err = ran && q < rep[i].nelem && rep[i].elem_error[q];
+                if (b->role[k] == ROLE_SEGMENT) {
+                    eff *e = &m->dl[b->dl[k]].ef[b->ef[k]];
+                    e->applied = ran;
+                    e->error = err;
+                } else if (b->role[k] == ROLE_INSETTLE) {
+                    dlv *x = &m->dl[b->dl[k]];
+                    if (ran && !err) x->settle_sent = 1;
+                    else if (ran) x->settle_failed = 1;
+                }
+            }
+            multi = -1;
+        } else if (role == ROLE_SEGMENT && multi < 0) {
+            eff *e = &m->dl[b->dl[i]].ef[b->ef[i]];
+            e->applied = 1;
+            e->error = rep[i].error;
+        } else if (role == ROLE_SETTLE) {
+            if (b->dl[i] < 0) {
+                for (size_t k = 0; k < nxack; k++) {
+                    if (rep[i].error) m->dl[xack[k]].settle_failed = 1;
+                    else m->dl[xack[k]].settle_sent = 1;
+                }
+            } else if (rep[i].error) {
+                m->dl[b->dl[i]].settle_failed = 1;
+            } else if (cmd_is(&b->c[i], "LREM")) {
+                m->dl[b->dl[i]].settle_sent = 1;
+            }
+        }
+    }
+    *keep = rep;
+    return failed;
+}
+
+static void free_replies(reply *r, size_t n)
+{
+    for (size_t i = 0; r && i < n; i++) reply_free(&r[i]);
+    free(r);
+}
+
+/* Makes a failure report unless one waits already. */
+static void report(model *m, int subi, size_t commands, size_t settles, size_t failed,
+                   const char *first)
+{
+    sub *s = &m->subs[subi];
+    if (s->report_waiting) return;
+    s->report_waiting = 1;
+    s->r_commands = commands;
+    s->r_settles = settles;
+    s->r_failed = failed;
+    free(s->r_error);
+    s->r_error = xstrdup(first ? first : "");
+}
+
+/* A flush (SEMANTICS.md §3): segments in commit order, retry writes, settles. */
+static void flush(model *m, int subi)
+{
+    sub *s = &m->subs[subi];
+    s->settled = 0;
+    size_t nheld = 0;
+    for (size_t i = 0; i < s->now_; i++) nheld += s->ow[i].held;
+    if (s->ncom == 0 && s->now_ == nheld) return; /* nothing owed: no round trip */
+    /* take the debts; held acks stay in the window, in order */
+    size_t *com = s->committed, ncom = s->ncom;
+    s->committed = NULL;
+    s->ncom = s->capcom = 0;
+    owed *ow = xcalloc(s->now_, sizeof *ow);
+    size_t nown = 0, keep = 0;
+    for (size_t i = 0; i < s->now_; i++) {
+        if (s->ow[i].held) s->ow[keep++] = s->ow[i];
+        else ow[nown++] = s->ow[i];
+    }
+    s->now_ = keep;
+    s->flushes++;
+    mdl_result *o = m->out;
+    o->flushes = xrealloc(o->flushes, (o->nflushes + 1) * sizeof *o->flushes);
+    mdl_flush *fl = &o->flushes[o->nflushes++];
+    memset(fl, 0, sizeof *fl);
+    fl->sub = subi;
+    fl->number = s->flushes;
+    int atomic = m->cfg->mode == WS_MODE_ATOMIC;
+
+    rtb b1 = {0}, b2 = {0};
+    for (size_t i = 0; i < ncom; i++) {
+        seg *g = &m->segs[com[i]];
+        if (atomic) rtb_add(&b1, mk("MULTI", NULL), ROLE_MULTI, (long)g->owner, -1);
+        for (size_t k = 0; k < g->n; k++)
+            rtb_add(&b1, cmd_dup(&m->dl[g->dl[k]].ef[g->ef[k]].cmd), ROLE_SEGMENT,
+                    (long)g->dl[k], (long)g->ef[k]);
+        if (atomic) {
+            size_t nm = g->batch >= 0 ? m->bts[g->batch].n : 1;
+            for (size_t k = 0; k < nm; k++) {
+                size_t d = g->batch >= 0 ? m->bts[g->batch].members[k] : g->owner;
+                gen_cmd tmp[2];
+                size_t t = 0;
+                own_settle(m, d, tmp, &t);
+                for (size_t j = 0; j < t; j++) rtb_add(&b1, tmp[j], ROLE_INSETTLE, (long)d, -1);
+            }
+            rtb_add(&b1, mk("EXEC", NULL), ROLE_EXEC, (long)g->owner, -1);
+        }
+        for (size_t k = 0; k < g->n; k++) m->dl[g->dl[k]].flushed = 1;
+    }
+    size_t nseg = b1.n;
+    int has_retry = 0;
+    for (size_t i = 0; i < nown; i++) has_retry |= ow[i].retried;
+    size_t *order = xcalloc(nown, sizeof *order);
+    size_t nlist = 0;
+    for (size_t i = 0; i < nown; i++)
+        if (!ow[i].retried) order[nlist++] = ow[i].dl;
+    for (size_t i = 0; i < nown; i++) m->dl[ow[i].dl].flushed = 1;
+
+    char *first = NULL;
+    size_t failed = 0, nsettles = 0;
+    reply *rep = NULL;
+    size_t n1;
+    if (!has_retry) {
+        add_settles(m, &b1, order, nlist);
+        nsettles = b1.n - nseg;
+        n1 = b1.n;
+        failed = flush_send(m, subi, fl, 1, &b1, order, nlist, &first, &rep);
+    } else {
+        for (size_t i = 0; i < nown; i++)
+            for (size_t w = 0; w < ow[i].nw; w++)
+                rtb_add(&b1, cmd_dup(&ow[i].w[w]), ROLE_RETRY, (long)ow[i].dl, -1);
+        nsettles = b1.n - nseg;
+        n1 = b1.n;
+        failed = flush_send(m, subi, fl, 1, &b1, NULL, 0, &first, &rep);
+        size_t pos = nseg;
+        for (size_t i = 0; i < nown; i++) {
+            int ok = 1;
+            for (size_t w = 0; w < ow[i].nw; w++, pos++)
+                if (rep[pos].error) ok = 0;
+            if (ow[i].retried && ok) order[nlist++] = ow[i].dl;
+        }
+        add_settles(m, &b2, order, nlist);
+        nsettles += b2.n;
+        if (b2.n) {
+            reply *rep2 = NULL;
+            failed += flush_send(m, subi, fl, 2, &b2, order, nlist, &first, &rep2);
+            free_replies(rep2, b2.n);
+        }
+    }
+    if (failed) report(m, subi, nseg, nsettles, failed, first);
+    free(first);
+    free_replies(rep, n1);
+    rtb_free(&b1);
+    rtb_free(&b2);
+    free(order);
+    free(com);
+    for (size_t i = 0; i < nown; i++)
+        for (size_t w = 0; w < ow[i].nw; w++) cmd_free(&ow[i].w[w]);
+    free(ow);
+}
+
+/* A batch member settles: the batch's segment is decided with its last member. */
+static void settle_member(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
+{
+    sub *s = &m->subs[subi];
+    batch *bt = &m->bts[m->dl[d].batch];
+    int atomic = m->cfg->mode == WS_MODE_ATOMIC;
+    bt->done++;
+    if (o != WS_ACK) bt->all_acked = 0;
+    size_t before = s->now_;
+    owe(m, subi, d, o, delay);
+    if (atomic && o == WS_ACK && s->now_ > before) s->ow[s->now_ - 1].held = 1;
+    if (bt->done < bt->n) return;
+    int kept = bt->seg >= 0 && bt->all_acked;
+    for (size_t i = 0; i < bt->n; i++)
+        if (bt->seg >= 0) m->dl[bt->members[i]].seg_state = kept ? SEG_KEPT : SEG_DROPPED;
+    if (kept) commit(m, subi, bt->seg);
+    size_t keep = 0;
+    for (size_t i = 0; i < s->now_; i++) {
+        owed *w = &s->ow[i];
+        if (w->held && m->dl[w->dl].batch == m->dl[d].batch) {
+            if (kept) continue;
+            w->held = 0;
+        }
+        s->ow[keep++] = *w;
+    }
+    s->now_ = keep;
+}
+
+/* Direct mode: a settle goes out on its own (§7). */
+static void direct_settle(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
+{
+    int form = m->cfg->form;
+    sub *s = &m->subs[subi];
+    if (o == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return;
+    char *cause = cause_of("settle", &m->dl[d]);
+    gen_cmd w[2];
+    size_t nw = 0;
+    if (o == WS_RETRY) {
+        w[nw++] = retry_copy(m, &m->dl[d]);
+    } else if (o == WS_RETRY_AFTER) {
+        if (form == WS_FORM_STREAM && m->cfg->delay_queue && !s->reclaim) nw = delay_writes(m, &m->dl[d], delay, w);
+        else add_timer(m, d, delay);
+    }
+    size_t failed = 0, settles = 0;
+    char *first = NULL;
+    int write_ok = 1;
+    if (nw) {
+        gen_cmd *ptr[2] = {&w[0], &w[1]};
+        reply rep[2];
+        window_rt(m, cause, nw, ptr, rep);
+        for (size_t i = 0; i < nw; i++) {
+            if (rep[i].error) {
+                failed++;
+                write_ok = 0;
+                if (!first) first = xstrdup(rep[i].text + 1);
+            }
+            reply_free(&rep[i]);
+        }
+        settles += nw;
+    }
+    if (write_ok) {
+        rtb st = {0};
+        size_t one = d;
+        add_settles(m, &st, &one, 1);
+        gen_cmd **ptr = xcalloc(st.n, sizeof *ptr);
+        for (size_t i = 0; i < st.n; i++) ptr[i] = &st.c[i];
+        reply *rep = xcalloc(st.n, sizeof *rep);
+        window_rt(m, cause, st.n, ptr, rep);
+        for (size_t i = 0; i < st.n; i++) {
+            if (rep[i].error) {
+                failed++;
+                m->dl[d].settle_failed = 1;
+                if (!first) first = xstrdup(rep[i].text + 1);
+            } else if (cmd_is(&st.c[i], "XACK") || cmd_is(&st.c[i], "LREM")) {
+                m->dl[d].settle_sent = 1;
+            }
+        }
+        settles += st.n;
+        free_replies(rep, st.n);
+        free(ptr);
+        rtb_free(&st);
+    }
+    if (failed) report(m, subi, 0, settles, failed, first);
+    free(first);
+    for (size_t i = 0; i < nw; i++) cmd_free(&w[i]);
+    free(cause);
+}
+
+static void do_settle(model *m, size_t d, ws_outcome o, int64_t delay)
+{
+    dlv *x = &m->dl[d];
+    int subi = x->sub;
+    sub *s = &m->subs[subi];
+    x->done = 1;
+    x->outcome = o;
+    x->delay = delay;
+    leave_flight(s, d);
+    if (m->cfg->mode == WS_MODE_DIRECT) {
+        s->outstanding--;
+        direct_settle(m, subi, d, o, delay);
+        return;
+    }
+    int atomic = m->cfg->mode == WS_MODE_ATOMIC;
+    if (x->batch >= 0) {
+        settle_member(m, subi, d, o, delay);
+    } else if (o == WS_ACK && x->seg >= 0) {
+        x->seg_state = SEG_KEPT;
+        commit(m, subi, x->seg);
+        x->seg = -1;
+        if (!atomic) owe(m, subi, d, o, delay);
+    } else {
+        if (x->seg >= 0) {
+            x->seg_state = SEG_DROPPED;
+            x->seg = -1;
+        }
+        owe(m, subi, d, o, delay);
+    }
+    s->outstanding--;
+    size_t waiting = m->cfg->form == WS_FORM_CHANNEL ? s->nbuf : 0;
+    size_t capacity = m->cfg->batch ? m->cfg->batch : m->cfg->count;
+    if (o == WS_ABANDON) {
+        if ((s->ncom || s->now_) && s->outstanding == 0 && waiting == 0) flush(m, subi);
+    } else {
+        s->settled++;
+        if (s->settled >= capacity) flush(m, subi);
+        else if (s->outstanding == 0 && waiting == 0) flush(m, subi);
+    }
+}
+
+/* ----- The process --------------------------------------------------------------------------- */
+
+static void start_subs(model *m)
+{
+    for (int i = 0; i < 2; i++) {
+        sub *s = &m->subs[i];
+        if (!s->present) continue;
+        s->sub_rts = 0;
+        if (m->cfg->form == WS_FORM_CHANNEL) {
+            char cause[64];
+            snprintf(cause, sizeof cause, "subscribe %s", s->label);
+            gen_cmd c = mk("SUBSCRIBE", "k", NULL);
+            gen_cmd *cp = &c;
+            record_rt(m, CONN_SUBSCRIBER, cause, 1, &cp, i);
+            cmd_free(&c);
+        }
+    }
+}
+
+static void crash(model *m)
+{
+    if (!m->alive) return;
+    m->alive = 0;
+    for (int i = 0; i < 2; i++) {
+        sub *s = &m->subs[i];
+        if (!s->present) continue;
+        for (size_t k = 0; k < s->nflight; k++) {
+            dlv *d = &m->dl[s->flight[k]];
+            d->dead = 1;
+        }
+        for (size_t k = 0; k < m->ndl; k++) {
+            dlv *d = &m->dl[k];
+            if (d->sub == i && d->seg_state == SEG_OPEN) d->seg_state = SEG_DROPPED;
+            if (d->sub == i) {
+                d->seg = -1;
+                d->batch = -1;
+            }
+        }
+        free(s->committed);
+        s->committed = NULL;
+        s->ncom = s->capcom = 0;
+        for (size_t k = 0; k < s->now_; k++)
+            for (size_t w = 0; w < s->ow[k].nw; w++) cmd_free(&s->ow[k].w[w]);
+        s->now_ = 0;
+        s->nflight = 0;
+        s->outstanding = s->settled = 0;
+        s->report_waiting = 0;
+        for (size_t k = 0; k < s->nbuf; k++) free(s->buf[k].p);
+        s->nbuf = 0;
+        /* a fresh process starts the reclaim scan over (§8: it keeps nothing) */
+        snprintf(s->cursor, sizeof s->cursor, "0-0");
+    }
+    for (size_t i = 0; i < m->ntm; i++) cmd_free(&m->tm[i].cmd);
+    m->ntm = 0;
+}
+
+static void restart(model *m)
+{
+    crash(m);
+    /* the new process mounts every subscription again: a stop lasts one process */
+    for (int i = 0; i < 2; i++) m->subs[i].stopped = 0;
+    m->inc++;
+    m->alive = 1;
+    m->reader_rts = m->window_rts = 0;
+    start_subs(m);
+}
+
+/* Fires the due timers, earliest first (ties in the order they were set). */
+static void fire_timers(model *m)
+{
+    while (m->alive) {
+        size_t best = m->ntm;
+        for (size_t i = 0; i < m->ntm; i++) {
+            if (m->tm[i].due > m->now) continue;
+            if (best == m->ntm || m->tm[i].due < m->tm[best].due ||
+                (m->tm[i].due == m->tm[best].due && m->tm[i].order < m->tm[best].order))
+                best = i;
+        }
+        if (best == m->ntm) return;
+        timer t = m->tm[best];
+        m->tm[best] = m->tm[--m->ntm];
+        char *cause = cause_of("retry timer", &m->dl[t.dl]);
+        gen_cmd *cp = &t.cmd;
+        reply r;
+        window_rt(m, cause, 1, &cp, &r);
+        reply_free(&r);
+        free(cause);
+        cmd_free(&t.cmd);
+    }
+}
+
+/* ----- Handler actions -------------------------------------------------------------------------- */
+
+static gen_cmd publish_cmd(ws_form form, const char *key, gen_str payload, const gen_str *hn,
+                           const gen_str *hv)
+{
+    gen_cmd c = {0};
+    if (form == WS_FORM_STREAM) {
+        c = mk("XADD", key, "*", "_payload", NULL);
+        cmd_adds(&c, payload);
+        if (hn && hn->p) {
+            sbuf n = {0};
+            sb_puts(&n, "h:");
+            sb_add(&n, hn->p, hn->len);
+            cmd_add(&c, n.p, n.len);
+            free(n.p);
+            cmd_adds(&c, *hv);
+        }
+        return c;
+    }
+    gen_str f = frame(payload, hn, hv);
+    c = mk(form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH", key, NULL);
+    cmd_adds(&c, f);
+    free(f.p);
+    return c;
+}
+
+static const char *out_key(ws_form f)
+{
+    return f == WS_FORM_STREAM ? "out.s" : f == WS_FORM_CHANNEL ? "out.c" : "out.l";
+}
+
+/* A publish: joins the segment when in_round (window modes), else leaves at once. */
+static void publish(model *m, size_t d, gen_cmd c, int in_round, int is_reply)
+{
+    if (in_round && m->cfg->mode != WS_MODE_DIRECT) {
+        queue_into(m, d, &c, is_reply && m->cfg->reply_in_round ? EFF_REPLY : EFF_QUEUED);
+    } else {
+        char *cause = cause_of("publish", &m->dl[d]);
+        gen_cmd *cp = &c;
+        reply r;
+        window_rt(m, cause, 1, &cp, &r);
+        reply_free(&r);
+        free(cause);
+    }
+    cmd_free(&c);
+}
+
+/* ----- Steps ------------------------------------------------------------------------------------ */
+
+static int form_index(ws_form f) { return (int)f >= 1 && (int)f <= 4 ? (int)f : 0; }
+
+static long acting_dl(model *m, const gen_step *st)
+{
+    long d = latest(m, st->entry);
+    if (d < 0) {
+        model_stop(m, "step %zu acts on e%zu, which the model never delivered", m->step + 1,
+                   st->entry);
+        return -1;
+    }
+    dlv *x = &m->dl[d];
+    if (x->done || x->dead || x->inc != m->inc || !m->alive || m->subs[x->sub].stopped) {
+        model_stop(m, "step %zu acts on e%zu, whose latest delivery cannot act (the model "
+                   "says it is %s)", m->step + 1, st->entry,
+                   x->done ? "settled" : x->dead || x->inc != m->inc ? "dead" : "stopped");
+        return -1;
+    }
+    return d;
+}
+
+static void step(model *m, const gen_step *st)
+{
+    switch (st->kind) {
+    case GS_PRODUCE: {
+        m->nproduced++;
+        if (m->cfg->form == WS_FORM_STREAM) {
+            gen_str f[4];
+            size_t nf = 0;
+            f[nf++] = str_z("_payload");
+            f[nf++] = str_dup(st->payload);
+            if (st->hname.p) {
+                sbuf n = {0};
+                sb_puts(&n, "h:");
+                sb_add(&n, st->hname.p, st->hname.len);
+                f[nf].p = n.p;
+                f[nf++].len = n.len;
+                f[nf++] = str_dup(st->hval);
+            }
+            stream_add(m, &m->ks, f, nf, m->nproduced);
+            for (size_t i = 0; i < nf; i++) free(f[i].p);
+        } else {
+            gen_str fr = frame(st->payload, &st->hname, &st->hval);
+            if (m->cfg->form == WS_FORM_CHANNEL) {
+                /* buffered by the live subscriber; nobody hears it while the process is dead */
+                sub *s = &m->subs[0];
+                if (m->alive) {
+                    GROW(s->buf, s->nbuf, s->capbuf);
+                    s->buf[s->nbuf++] = str_dup(fr);
+                }
+            } else {
+                list_lpush(&m->kl, fr);
+            }
+            free(fr.p);
+        }
+        break;
+    }
+    case GS_READ:
+        do_read(m, st->sub);
+        break;
+    case GS_QUEUE: {
+        long d = acting_dl(m, st);
+        if (d < 0) return;
+        if (m->cfg->mode == WS_MODE_DIRECT) {
+            size_t e = add_eff(&m->dl[d], &st->cmd, EFF_DIRECT);
+            char *cause = cause_of("direct write", &m->dl[d]);
+            gen_cmd c = cmd_dup(&st->cmd), *cp = &c;
+            reply r;
+            window_rt(m, cause, 1, &cp, &r);
+            m->dl[d].ef[e].applied = 1;
+            m->dl[d].ef[e].error = r.error;
+            reply_free(&r);
+            cmd_free(&c);
+            free(cause);
+        } else {
+            queue_into(m, (size_t)d, &st->cmd, EFF_QUEUED);
+        }
+        break;
+    }
+    case GS_POOL: {
+        long d = acting_dl(m, st);
+        if (d < 0) return;
+        char *cause = cause_of("pool", &m->dl[d]);
+        gen_cmd c = cmd_dup(&st->cmd), *cp = &c;
+        reply r;
+        window_rt(m, cause, 1, &cp, &r);
+        reply_free(&r);
+        cmd_free(&c);
+        free(cause);
+        break;
+    }
+    case GS_PUBLISH: {
+        long d = acting_dl(m, st);
+        if (d < 0) return;
+        int bound = m->dl[d].bound[form_index(st->out_form)];
+        publish(m, (size_t)d,
+                publish_cmd(st->out_form, st->out_key, st->payload, &st->hname, &st->hval),
+                bound, 0);
+        break;
+    }
+    case GS_REPLY: {
+        long d = acting_dl(m, st);
+        if (d < 0) return;
+        ws_form rf = m->cfg->reply_form;
+        int bound = m->dl[d].bound[form_index(rf)];
+        publish(m, (size_t)d, publish_cmd(rf, out_key(rf), st->payload, NULL, NULL),
+                m->cfg->reply_in_round || bound, 1);
+        break;
+    }
+    case GS_BIND: {
+        long d = acting_dl(m, st);
+        if (d < 0) return;
+        m->dl[d].bound[form_index(st->out_form)] = 1;
+        break;
+    }
+    case GS_SETTLE: {
+        long d = acting_dl(m, st);
+        if (d < 0) return;
+        do_settle(m, (size_t)d, st->outcome, st->ms);
+        break;
+    }
+    case GS_ADVANCE:
+        m->now += st->ms;
+        fire_timers(m);
+        /* delay-queue members a timer copy cannot touch; nothing else moves with time */
+        break;
+    case GS_CRASH:
+        crash(m);
+        break;
+    case GS_RESTART:
+        restart(m);
+        break;
+    case GS_STOP: {
+        sub *s = &m->subs[st->sub];
+        flush(m, st->sub);
+        s->stopped = 1;
+        break;
+    }
+    case GS_FAULT:
+        model_stop(m, "step %zu arms a fault, which the model does not follow", m->step + 1);
+        break;
+    }
+}
+
+/* ----- The end: final state and invariants ------------------------------------------------- */
+
+static void add_state(model *m, char *command, char *reply_text)
+{
+    mdl_result *o = m->out;
+    o->state = xrealloc(o->state, (o->nstate + 1) * sizeof *o->state);
+    o->state[o->nstate].command = command;
+    o->state[o->nstate].reply = reply_text;
+    o->nstate++;
+}
+
+static char *list_text(const list *l)
+{
+    sbuf b = {0};
+    sb_puts(&b, "[");
+    for (size_t i = 0; i < l->n; i++) {
+        if (i) sb_puts(&b, ", ");
+        bulk_text(&b, l->v[i].p, l->v[i].len);
+    }
+    sb_puts(&b, "]");
+    return sb_take(&b);
+}
+
+static char *stream_text(const stream *s)
+{
+    sbuf b = {0};
+    sb_puts(&b, "[");
+    for (size_t i = 0; i < s->n; i++) {
+        if (i) sb_puts(&b, ", ");
+        sb_puts(&b, "[");
+        bulk_text(&b, s->e[i].id, strlen(s->e[i].id));
+        sb_puts(&b, ", [");
+        for (size_t k = 0; k < s->e[i].nf; k++) {
+            if (k) sb_puts(&b, ", ");
+            bulk_text(&b, s->e[i].f[k].p, s->e[i].f[k].len);
+        }
+        sb_puts(&b, "]]");
+    }
+    sb_puts(&b, "]");
+    return sb_take(&b);
+}
+
+static char *zset_text(model *m, zset *z, const char *key)
+{
+    key_type(m, (gen_str){(char *)key, strlen(key)});
+    size_t *o = zset_order(z);
+    sbuf b = {0};
+    sb_puts(&b, "[");
+    for (size_t i = 0; i < z->n; i++) {
+        if (i) sb_puts(&b, ", ");
+        bulk_text(&b, z->m[o[i]].member.p, z->m[o[i]].member.len);
+        char sc[32];
+        snprintf(sc, sizeof sc, "%lld", (long long)z->m[o[i]].score);
+        sb_puts(&b, ", ");
+        bulk_text(&b, sc, strlen(sc));
+    }
+    sb_puts(&b, "]");
+    free(o);
+    return sb_take(&b);
+}
+
+static void final_state(model *m)
+{
+    int form = m->cfg->form;
+    if (form == WS_FORM_STREAM) {
+        sbuf b = {0};
+        sb_puts(&b, "[");
+        for (size_t i = 0; i < m->npl; i++) {
+            pel *p = &m->pl[i];
+            if (i) sb_puts(&b, ", ");
+            sb_puts(&b, "[");
+            bulk_text(&b, m->ks.e[p->ei].id, strlen(m->ks.e[p->ei].id));
+            sb_printf(&b, ", \"c%d\", :%lld, :%lld]", p->consumer, (long long)(m->now - p->time),
+                      p->count);
+        }
+        sb_puts(&b, "]");
+        add_state(m, xstrdup("XPENDING k g - + 1000000"), sb_take(&b));
+        add_state(m, xstrdup("XRANGE k - +"), stream_text(&m->ks));
+        if (m->cfg->delay_queue)
+            add_state(m, xstrdup("ZRANGE k:delayed 0 -1 WITHSCORES"), zset_text(m, &m->dq, "k:delayed"));
+    } else if (form == WS_FORM_RELIABLE_LIST || form == WS_FORM_PLAIN_LIST) {
+        add_state(m, xstrdup("LRANGE k 0 -1"), list_text(&m->kl));
+        if (form == WS_FORM_RELIABLE_LIST) {
+            add_state(m, xstrdup("LRANGE k.processing 0 -1"), list_text(&m->kproc));
+            if (m->cfg->recovery)
+                add_state(m, xstrdup("ZRANGE k:claims 0 -1 WITHSCORES"),
+                          zset_text(m, &m->claims, "k:claims"));
+        }
+    }
+    add_state(m, xstrdup("LRANGE log 0 -1"), list_text(&m->log));
+    add_state(m, xstrdup("LRANGE out.l 0 -1"), list_text(&m->outl));
+    add_state(m, xstrdup("XRANGE out.s - +"), stream_text(&m->outs));
+    /* the strings: pc, n:e1.., s:e1.. */
+    sbuf cmd = {0}, rep = {0};
+    sb_puts(&cmd, "MGET pc str");
+    sb_puts(&rep, "[");
+    const char *first[] = {"pc", "str"};
+    for (size_t i = 0; i < 2 + 2 * m->nproduced; i++) {
+        char key[32];
+        if (i < 2) snprintf(key, sizeof key, "%s", first[i]);
+        else snprintf(key, sizeof key, "%s:e%zu", (i - 2) % 2 == 0 ? "n" : "s", (i - 2) / 2 + 1);
+        if (i >= 2) sb_printf(&cmd, " %s", key);
+        if (i) sb_puts(&rep, ", ");
+        kv *k = kv_find(m, (gen_str){key, strlen(key)});
+        if (k) bulk_text(&rep, k->val.p, k->val.len);
+        else sb_puts(&rep, "$-1");
+    }
+    sb_puts(&rep, "]");
+    add_state(m, sb_take(&cmd), sb_take(&rep));
+}
+
+static void violation(model *m, const char *kind, size_t entry)
+{
+    mdl_result *o = m->out;
+    o->viol = xrealloc(o->viol, (o->nviol + 1) * sizeof *o->viol);
+    snprintf(o->viol[o->nviol].kind, sizeof o->viol[o->nviol].kind, "%s", kind);
+    o->viol[o->nviol].entry = entry;
+    o->nviol++;
+}
+
+static int first_applied(const dlv *d)
+{
+    for (size_t i = 0; i < d->nef; i++)
+        if (d->ef[i].applied && !d->ef[i].error) return 1;
+    return 0;
+}
+
+static int all_applied(const dlv *d)
+{
+    for (size_t i = 0; i < d->nef; i++)
+        if (!d->ef[i].applied) return 0;
+    return 1;
+}
+
+/* SEMANTICS.md §8 as docs/engine.md's table states it, entry by entry. */
+static void invariants(model *m)
+{
+    int form = m->cfg->form;
+    for (size_t e = 1; e <= m->nproduced; e++) {
+        size_t with_effects = 0;
+        for (size_t i = 0; i < m->ndl; i++)
+            if (m->dl[i].entry == e && first_applied(&m->dl[i])) with_effects++;
+        if (with_effects >= 2) violation(m, "doubled", e);
+        for (size_t i = 0; i < m->ndl; i++) {
+            dlv *d = &m->dl[i];
+            if (d->entry != e) continue;
+            /* leaked: a discarded delivery's queued command took effect */
+            int discarded = d->outcome != WS_ACK || d->seg_state == SEG_DROPPED;
+            for (size_t k = 0; discarded && k < d->nef; k++)
+                if (d->ef[k].kind != EFF_DIRECT && d->ef[k].applied) {
+                    violation(m, "leaked", e);
+                    break;
+                }
+            /* split: an atomic segment's effects without its settle, or its settle
+             * without its effects -- barring run-time errors inside EXEC (§8) */
+            if (m->cfg->mode == WS_MODE_ATOMIC && d->seg_state == SEG_KEPT && d->flushed &&
+                !d->in_batch_ever && (form == WS_FORM_STREAM || form == WS_FORM_RELIABLE_LIST)) {
+                int fa = first_applied(d);
+                int ran_all_failed = 0;
+                if (!fa && d->settle_sent && d->nef) {
+                    ran_all_failed = 1;
+                    for (size_t k = 0; k < d->nef; k++)
+                        if (!d->ef[k].applied || !d->ef[k].error) ran_all_failed = 0;
+                }
+                if (fa && !d->settle_sent && !d->settle_failed) violation(m, "split", e);
+                else if (!fa && d->settle_sent && d->nef &&
+                         (!ran_all_failed || (m->quirks & GEN_QUIRK_SPLIT_RUNTIME)))
+                    violation(m, "split", e);
+            }
+        }
+        if (form != WS_FORM_STREAM && form != WS_FORM_RELIABLE_LIST) continue;
+        int held = 0, settled = 0;
+        if (form == WS_FORM_STREAM) {
+            for (size_t i = 0; i < m->npl && !held; i++) held = m->ks.e[m->pl[i].ei].root == e;
+            for (size_t i = m->delivered; i < m->ks.n && !held; i++) held = m->ks.e[i].root == e;
+            key_type(m, (gen_str){"k:delayed", 9});
+            for (size_t i = 0; i < m->dq.n && !held; i++) held = m->dq.m[i].root == e;
+        } else {
+            for (size_t i = 0; i < m->kl.n && !held; i++) held = root_of_value(m, m->kl.v[i]) == e;
+            for (size_t i = 0; i < m->kproc.n && !held; i++)
+                held = root_of_value(m, m->kproc.v[i]) == e;
+        }
+        for (size_t i = 0; m->alive && i < m->ntm && !held; i++) held = m->dl[m->tm[i].dl].entry == e;
+        for (size_t i = 0; i < m->ndl && !settled; i++) {
+            dlv *d = &m->dl[i];
+            if (d->entry != e || !d->settle_sent) continue;
+            if (d->outcome == WS_DROP) settled = 1;
+            if (d->outcome == WS_ACK && all_applied(d)) settled = 1;
+        }
+        if (!held && !settled) violation(m, "lost", e);
+    }
+}
+
+/* ----- Entry point -------------------------------------------------------------------------- */
+
+static void model_free(model *m)
+{
+    for (size_t i = 0; i < m->ks.n; i++) strs_free(m->ks.e[i].f, m->ks.e[i].nf);
+    free(m->ks.e);
+    for (size_t i = 0; i < m->outs.n; i++) strs_free(m->outs.e[i].f, m->outs.e[i].nf);
+    free(m->outs.e);
+    free(m->pl);
+    list *ls[] = {&m->kl, &m->kproc, &m->outl, &m->log};
+    for (int i = 0; i < 4; i++) strs_free(ls[i]->v, ls[i]->n);
+    zset *zs[] = {&m->dq, &m->claims};
+    for (int i = 0; i < 2; i++) {
+        for (size_t k = 0; k < zs[i]->n; k++) zmem_free(&zs[i]->m[k]);
+        free(zs[i]->m);
+    }
+    for (size_t i = 0; i < m->nkv; i++) {
+        free(m->kvs[i].key);
+        free(m->kvs[i].val.p);
+    }
+    free(m->kvs);
+    for (int i = 0; i < 2; i++) {
+        sub *s = &m->subs[i];
+        free(s->committed);
+        for (size_t k = 0; k < s->now_; k++)
+            for (size_t w = 0; w < s->ow[k].nw; w++) cmd_free(&s->ow[k].w[w]);
+        free(s->ow);
+        free(s->flight);
+        free(s->r_error);
+        strs_free(s->buf, s->nbuf);
+    }
+    for (size_t i = 0; i < m->ndl; i++) {
+        dlv *d = &m->dl[i];
+        free(d->id.p);
+        strs_free(d->f, d->nf);
+        free(d->member.p);
+        for (size_t k = 0; k < d->nef; k++) cmd_free(&d->ef[k].cmd);
+        free(d->ef);
+    }
+    free(m->dl);
+    for (size_t i = 0; i < m->nsegs; i++) {
+        free(m->segs[i].dl);
+        free(m->segs[i].ef);
+    }
+    free(m->segs);
+    for (size_t i = 0; i < m->nbts; i++) free(m->bts[i].members);
+    free(m->bts);
+    for (size_t i = 0; i < m->ntm; i++) cmd_free(&m->tm[i].cmd);
+    free(m->tm);
+    strs_free(m->payloads, m->nentries);
+    strs_free(m->frames, m->nentries);
+}
+
+int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out)
+{
+    memset(out, 0, sizeof *out);
+    model m;
+    memset(&m, 0, sizeof m);
+    m.run = run;
+    m.cfg = &run->cfg;
+    m.quirks = quirks;
+    m.out = out;
+    m.now = START_MS;
+    m.step = (size_t)-1;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const gen_step *st = &run->steps[i];
+        if (st->kind != GS_PRODUCE) continue;
+        m.payloads = xrealloc(m.payloads, (m.nentries + 1) * sizeof *m.payloads);
+        m.frames = xrealloc(m.frames, (m.nentries + 1) * sizeof *m.frames);
+        m.payloads[m.nentries] = str_dup(st->payload);
+        m.frames[m.nentries] = frame(st->payload, &st->hname, &st->hval);
+        m.nentries++;
+    }
+    /* the world: setup (admin, not the consumer's), subscriptions, the first process */
+    m.ks.exists = run->cfg.form == WS_FORM_STREAM; /* XGROUP CREATE ... MKSTREAM */
+    kv_set(&m, (gen_str){"str", 3}, (gen_str){"x", 1});
+    m.subs[0].present = 1;
+    m.subs[0].label = "main";
+    snprintf(m.subs[0].cursor, sizeof m.subs[0].cursor, "0-0");
+    if (run->cfg.form == WS_FORM_STREAM && run->cfg.rescue) {
+        m.subs[1].present = 1;
+        m.subs[1].reclaim = 1;
+        m.subs[1].label = "rescue";
+        snprintf(m.subs[1].cursor, sizeof m.subs[1].cursor, "0-0");
+    }
+    m.inc = 1;
+    m.alive = 1;
+    start_subs(&m);
+    for (size_t i = 0; i < run->nsteps && !out->error; i++) {
+        m.step = i;
+        step(&m, &run->steps[i]);
+    }
+    if (!out->error) {
+        m.step = run->nsteps;
+        final_state(&m);
+        invariants(&m);
+    }
+    model_free(&m);
+    return 0;
+}
+
+void mdl_result_free(mdl_result *r)
+{
+    for (size_t i = 0; i < r->nrts; i++) {
+        free(r->rts[i].cause);
+        for (size_t k = 0; k < r->rts[i].n; k++) free(r->rts[i].cmds[k]);
+        free(r->rts[i].cmds);
+    }
+    free(r->rts);
+    for (size_t i = 0; i < r->nflushes; i++) {
+        for (size_t k = 0; k < r->flushes[i].n; k++) {
+            free(r->flushes[i].cmds[k].text);
+            free(r->flushes[i].cmds[k].reply);
+        }
+        free(r->flushes[i].cmds);
+    }
+    free(r->flushes);
+    for (size_t i = 0; i < r->nreads; i++) {
+        free(r->reads[i].first_error);
+        free(r->reads[i].entries);
+        strs_free(r->reads[i].ids, r->reads[i].n);
+    }
+    free(r->reads);
+    for (size_t i = 0; i < r->nstate; i++) {
+        free(r->state[i].command);
+        free(r->state[i].reply);
+    }
+    free(r->state);
+    free(r->viol);
+    free(r->error);
+    memset(r, 0, sizeof *r);
+}
