@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "frs.h"
+#include "resp_request.h"
 
 void frs_obuf_append(frs_obuf *b, const void *p, size_t n)
 {
@@ -57,37 +58,7 @@ void frs_obuf_free(frs_obuf *b)
     memset(b, 0, sizeof(*b));
 }
 
-int frs_string2ll(const char *s, size_t n, long long *out)
-{
-    size_t i = 0;
-    int neg = 0;
-    unsigned long long v = 0;
-    if (n == 0 || n > 20) return 0;
-    if (n == 1 && s[0] == '0') {
-        *out = 0;
-        return 1;
-    }
-    if (s[0] == '-') {
-        neg = 1;
-        i = 1;
-        if (n == 1) return 0;
-    }
-    if (s[i] < '1' || s[i] > '9') return 0;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (ULLONG_MAX - d) / 10) return 0;
-        v = v * 10 + d;
-    }
-    if (neg) {
-        if (v > (unsigned long long)LLONG_MAX + 1) return 0;
-        *out = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)v;
-    } else {
-        if (v > (unsigned long long)LLONG_MAX) return 0;
-        *out = (long long)v;
-    }
-    return 1;
-}
+int frs_string2ll(const char *s, size_t n, long long *out) { return rr_string2ll(s, n, out); }
 
 /* ----- Reply writers --------------------------------------------------------------- */
 

@@ -114,7 +114,7 @@ static rr_status fail_oom(rr_parser *p)
 
 /* Redis's string2ll: an optional '-', then digits without a leading zero ("0" alone is
  * fine), nothing else, within the long long range.  1 on success. */
-static int strict_ll(const char *s, size_t n, long long *out)
+int rr_string2ll(const char *s, size_t n, long long *out)
 {
     size_t i = 0;
     int neg = 0;
@@ -167,7 +167,7 @@ static rr_status parse_multibulk(rr_parser *p)
         }
         if ((size_t)cr + 1 >= p->len) return RR_AGAIN; /* the byte after '\r' */
         long long n;
-        if (!strict_ll(p->buf + p->pos + 1, (size_t)cr - p->pos - 1, &n) || n > INT_MAX)
+        if (!rr_string2ll(p->buf + p->pos + 1, (size_t)cr - p->pos - 1, &n) || n > INT_MAX)
             return fail(p, "invalid multibulk length");
         if (n > RR_UNAUTH_MAX_ARGS && p->auth_required)
             return fail(p, "unauthenticated multibulk length");
@@ -193,7 +193,7 @@ static rr_status parse_multibulk(rr_parser *p)
                 return fail(p, what);
             }
             long long n;
-            if (!strict_ll(p->buf + p->pos + 1, (size_t)cr - p->pos - 1, &n) || n < 0 ||
+            if (!rr_string2ll(p->buf + p->pos + 1, (size_t)cr - p->pos - 1, &n) || n < 0 ||
                 n > p->max_bulk_len)
                 return fail(p, "invalid bulk length");
             if (n > RR_UNAUTH_MAX_BULK && p->auth_required)

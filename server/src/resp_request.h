@@ -84,6 +84,11 @@ typedef struct rr_parser {
 } rr_parser;
 
 /* Makes p an empty parser with Redis's default limits (no authentication required). */
+/* Redis's string2ll: an optional '-', then digits without a leading zero ("0" alone is
+ * fine), nothing else, within the long long range.  1 on success (the parser's lengths
+ * and counts, and the server's integer arguments, are read with it). */
+int rr_string2ll(const char *s, size_t n, long long *out);
+
 void rr_init(rr_parser *p);
 /* Frees p's memory; p may be reused after rr_init. */
 void rr_free(rr_parser *p);
