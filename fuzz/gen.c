@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "textbuf.h"
 #include "model.h"
 
 /* ----- Memory and text ----------------------------------------------------------------- */
@@ -34,55 +35,6 @@ static void *xcalloc(size_t n, size_t size)
         abort();
     }
     return q;
-}
-
-typedef struct tbuf {
-    char *p;
-    size_t len, cap;
-} tbuf;
-
-static void tb_add(tbuf *b, const char *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void tb_puts(tbuf *b, const char *s) { tb_add(b, s, strlen(s)); }
-
-static void tb_printf(tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tb_printf(tbuf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof tmp) {
-        tb_add(b, tmp, (size_t)n);
-        return;
-    }
-    char *big = xcalloc((size_t)n + 1, 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    tb_add(b, big, (size_t)n);
-    free(big);
-}
-
-static char *tb_take(tbuf *b)
-{
-    if (!b->p) tb_add(b, "", 0);
-    char *p = b->p;
-    memset(b, 0, sizeof *b);
-    return p;
 }
 
 static gen_str gstr(const char *p, size_t n)

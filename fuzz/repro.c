@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "repro.h"
+#include "textbuf.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -40,25 +41,7 @@ static char *xstrdup(const char *s)
     return d;
 }
 
-typedef struct rbuf {
-    char *p;
-    size_t len, cap;
-} rbuf;
 
-static void rb_add(rbuf *b, const void *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void rb_puts(rbuf *b, const char *s) { rb_add(b, s, strlen(s)); }
 
 /* The limits of the run being reproduced (gen_target_limits: seeded runs have a minimum
  * length, fuzz bytes none), set by wsf_repro; children inherit them. */
@@ -118,14 +101,14 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-static size_t read_all(int fd, rbuf *b)
+static size_t read_all(int fd, tbuf *b)
 {
     char tmp[4096];
     for (;;) {
         ssize_t r = read(fd, tmp, sizeof tmp);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
-        rb_add(b, tmp, (size_t)r);
+        tb_add(b, tmp, (size_t)r);
     }
     return b->len;
 }
@@ -175,7 +158,7 @@ static void child_check(ch *c, unsigned quirks, int fd)
 }
 
 /* Reads a child's stream into out; a stream without its end record means it crashed. */
-static void parse_stream(const rbuf *b, outcome *out)
+static void parse_stream(const tbuf *b, outcome *out)
 {
     memset(out, 0, sizeof *out);
     size_t at = 0, capu = 0, capb = 0;
@@ -217,7 +200,7 @@ static void parse_stream(const rbuf *b, outcome *out)
 /* Forks; the child runs fn(arg, fd) with stderr to a temporary file (kept in err when
  * asked) and exits; the parent gets the child's stream.  Returns the child's wait status
  * (-1 when it could not be run). */
-static int in_child(void (*fn)(void *arg, int fd), void *arg, rbuf *stream, rbuf *err)
+static int in_child(void (*fn)(void *arg, int fd), void *arg, tbuf *stream, tbuf *err)
 {
     int fds[2];
     if (pipe(fds) != 0) return -1;
@@ -254,7 +237,7 @@ static int in_child(void (*fn)(void *arg, int fd), void *arg, rbuf *stream, rbuf
             char tmp[4096];
             ssize_t k;
             while (err->len < 16384 && (k = read(efd, tmp, sizeof tmp)) > 0)
-                rb_add(err, tmp, (size_t)k);
+                tb_add(err, tmp, (size_t)k);
         }
         close(efd);
     }
@@ -280,7 +263,7 @@ static void replay_child(void *arg, int fd)
 static void run_forked(const uint64_t *v, size_t n, unsigned quirks, outcome *out)
 {
     replay_job j = {v, n, quirks};
-    rbuf b = {0};
+    tbuf b = {0};
     in_child(replay_child, &j, &b, NULL);
     parse_stream(&b, out);
     free(b.p);
@@ -330,11 +313,11 @@ static void stream_child(void *arg, int fd)
 /* Plays the choices in a child streaming the scenario (head, then each step's line before
  * the step runs) and its stderr: the lines of a run that crashed the process, and what it
  * said when it died. */
-static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, rbuf *head, rbuf *lines,
-                         rbuf *err)
+static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, tbuf *head, tbuf *lines,
+                         tbuf *err)
 {
     stream_job j = {v, n, quirks};
-    rbuf b = {0};
+    tbuf b = {0};
     int status = in_child(stream_child, &j, &b, err);
     size_t at = 0;
     while (at + 1 + sizeof(uint64_t) <= b.len) {
@@ -342,7 +325,7 @@ static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, rbuf *hea
         uint64_t len;
         memcpy(&len, b.p + at + 1, sizeof len);
         if (at + 1 + sizeof len + len > b.len) break;
-        rb_add(tag == 'H' ? head : lines, b.p + at + 1 + sizeof len, (size_t)len);
+        tb_add(tag == 'H' ? head : lines, b.p + at + 1 + sizeof len, (size_t)len);
         at += 1 + sizeof len + (size_t)len;
     }
     free(b.p);
@@ -355,17 +338,17 @@ static uint8_t *read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    rbuf b = {0};
+    tbuf b = {0};
     char tmp[4096];
     size_t r;
-    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) rb_add(&b, tmp, r);
+    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) tb_add(&b, tmp, r);
     int bad = ferror(f);
     fclose(f);
     if (bad) {
         free(b.p);
         return NULL;
     }
-    if (!b.p) rb_add(&b, "", 0);
+    if (!b.p) tb_add(&b, "", 0);
     *size = b.len;
     return (uint8_t *)b.p;
 }
@@ -406,7 +389,7 @@ static int input_run(const char *input, unsigned quirks, outcome *out, char *err
         ch_init_fdp(&c, data, size, 0);
     }
     source_job j = {&c, quirks};
-    rbuf b = {0};
+    tbuf b = {0};
     in_child(source_child, &j, &b, NULL);
     parse_stream(&b, out);
     free(b.p);
@@ -612,7 +595,7 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
     out->choices_after = s.n;
     snprintf(out->kind, sizeof out->kind, "%s", s.kind);
 
-    rbuf what = {0}, text = {0};
+    tbuf what = {0}, text = {0};
     char origin[256];
     snprintf(origin, sizeof origin,
              "found by fuzz_outcomes, shrunk by wsim repro %s (%zu choices to %zu, %zu runs)",
@@ -621,17 +604,17 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
         /* it does not crash: play it here once more for its message and expectations */
     }
     if (strcmp(s.kind, "crash") == 0) {
-        rbuf head = {0}, lines = {0}, serr = {0};
+        tbuf head = {0}, lines = {0}, serr = {0};
         int status = stream_forked(s.v, s.n, opt->quirks, &head, &lines, &serr);
-        rb_puts(&what, "the run crashed the process");
+        tb_puts(&what, "the run crashed the process");
         if (status != -1 && WIFSIGNALED(status)) {
             char sig[96];
             snprintf(sig, sizeof sig, " (signal %d, %s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-            rb_puts(&what, sig);
+            tb_puts(&what, sig);
         } else if (status != -1 && WIFEXITED(status)) {
             char ex[64];
             snprintf(ex, sizeof ex, " (exit status %d)", WEXITSTATUS(status));
-            rb_puts(&what, ex);
+            tb_puts(&what, ex);
         }
         if (serr.len) {
             /* the first lines the process said when it died */
@@ -640,30 +623,30 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
                 if (serr.p[at] == '\n') k++;
                 at++;
             }
-            rb_puts(&what, ":\n");
-            rb_add(&what, serr.p, at);
+            tb_puts(&what, ":\n");
+            tb_add(&what, serr.p, at);
         }
         /* the head again, now with the comment (the streamed one has none) */
-        rb_puts(&text, "scenario a run that crashed fuzz_outcomes\n");
+        tb_puts(&text, "scenario a run that crashed fuzz_outcomes\n");
         const char *h = head.p ? strchr(head.p, '\n') : NULL;
         const char *needs = h ? h + 1 : NULL;
         const char *needs_end = needs ? strchr(needs, '\n') : NULL;
-        if (needs && needs_end) rb_add(&text, needs, (size_t)(needs_end + 1 - needs));
-        rb_puts(&text, "# ");
-        rb_puts(&text, origin);
-        rb_puts(&text, "\n");
+        if (needs && needs_end) tb_add(&text, needs, (size_t)(needs_end + 1 - needs));
+        tb_puts(&text, "# ");
+        tb_puts(&text, origin);
+        tb_puts(&text, "\n");
         for (const char *p = what.p; p && *p;) {
             const char *e = strchr(p, '\n');
             size_t len = e ? (size_t)(e - p) : strlen(p);
-            rb_puts(&text, "# ");
-            rb_add(&text, p, len);
-            rb_puts(&text, "\n");
+            tb_puts(&text, "# ");
+            tb_add(&text, p, len);
+            tb_puts(&text, "\n");
             p += len;
             if (*p == '\n') p++;
         }
-        rb_puts(&text, "# the last step is the one that crashed\n");
-        if (needs_end) rb_puts(&text, needs_end + 1);
-        if (lines.p) rb_puts(&text, lines.p);
+        tb_puts(&text, "# the last step is the one that crashed\n");
+        if (needs_end) tb_puts(&text, needs_end + 1);
+        if (lines.p) tb_puts(&text, lines.p);
         out->steps_after = count_lines(lines.p);
         free(head.p);
         free(lines.p);
@@ -676,17 +659,17 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
         int failed = gen_check_choices(&c, &target_limits, opt->quirks, &f, &run);
         ch_free(&c);
         if (!failed) {
-            rb_puts(&what, "the shrunk run passed when replayed in this process (a failure "
+            tb_puts(&what, "the shrunk run passed when replayed in this process (a failure "
                            "that depends on the process?)");
         } else {
-            rb_puts(&what, f.message);
+            tb_puts(&what, f.message);
         }
-        rbuf comment = {0};
-        rb_puts(&comment, origin);
-        rb_puts(&comment, "\n");
-        rb_puts(&comment, what.p);
+        tbuf comment = {0};
+        tb_puts(&comment, origin);
+        tb_puts(&comment, "\n");
+        tb_puts(&comment, what.p);
         char *sc = gen_scenario(&run, "a run fuzz_outcomes found failing", comment.p, f.expect, NULL);
-        rb_puts(&text, sc);
+        tb_puts(&text, sc);
         free(sc);
         free(comment.p);
         out->steps_after = run.nsteps;

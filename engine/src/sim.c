@@ -341,37 +341,16 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     if (!key || (!payload && payload_len))
         return wsi_fail(sim, WS_EINVAL, "ws_sim_produce: no key or payload");
     if (!payload) payload = "";
-    wsi_cmdb b = {0};
-    char *frame = NULL;
-    size_t flen = 0;
-    if (form == WS_FORM_STREAM) {
-        wsi_cmdb_adds(&b, "XADD");
-        wsi_cmdb_adds(&b, key);
-        wsi_cmdb_adds(&b, "*");
-        wsi_cmdb_adds(&b, "_payload");
-        wsi_cmdb_add(&b, payload, payload_len);
-        for (size_t i = 0; i < nheaders; i++) {
-            wsi_text name = {0};
-            wsi_text_printf(&name, "h:%s", headers[i].name);
-            wsi_cmdb_add(&b, name.p, name.len);
-            free(name.p);
-            size_t vl = headers[i].value_len ? headers[i].value_len
-                                             : (headers[i].value ? strlen(headers[i].value) : 0);
-            wsi_cmdb_add(&b, headers[i].value ? headers[i].value : "", vl);
-        }
-    } else if (form == WS_FORM_RELIABLE_LIST || form == WS_FORM_PLAIN_LIST ||
-               form == WS_FORM_CHANNEL) {
-        frame = wsi_frame_encode(payload, payload_len, headers, nheaders, &flen);
-        wsi_cmdb_adds(&b, form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
-        wsi_cmdb_adds(&b, key);
-        wsi_cmdb_add(&b, frame, flen);
-    } else {
+    if (form < WS_FORM_STREAM || form > WS_FORM_CHANNEL)
         return wsi_fail(sim, WS_EINVAL, "ws_sim_produce: unknown form %d", form);
-    }
-    wsi_cmd *c = wsi_cmdb_done(&b);
+    /* the producer publishes as a handler's publish does: the same command */
+    wsi_cmd *c = wsi_publish_cmd(form, key, payload, payload_len, headers, nheaders);
     int role = WSI_ROLE_SETUP;
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, sim->admin, "produce", 1, &c, &role, NULL, NULL, NULL, 0, &r);
+    /* a list or channel entry is known by its frame, the command's last argument */
+    char *frame = form == WS_FORM_STREAM ? NULL : wsi_xmemdup(c->argv[2], c->argvlen[2]);
+    size_t flen = form == WS_FORM_STREAM ? 0 : c->argvlen[2];
     wsi_cmd_free(c);
     if (rc) {
         free(frame);
@@ -393,7 +372,6 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     if (form == WS_FORM_STREAM) {
         p->id = wsi_xmemdup(r->str, r->len);
         p->id_len = r->len;
-        free(frame);
     } else {
         p->id = frame;
         p->id_len = flen;
@@ -412,6 +390,37 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
         wsi_strmap_put(&sim->produced_by_payload, k.p, k.len, sim->nproduced);
     free(k.p);
     return 0;
+}
+
+/* ----- Publishing ------------------------------------------------------------------------- */
+
+wsi_cmd *wsi_publish_cmd(int form, const char *key, const char *payload, size_t len,
+                         const ws_header *h, size_t nh)
+{
+    wsi_cmdb b = {0};
+    if (form == WS_FORM_STREAM) {
+        wsi_cmdb_adds(&b, "XADD");
+        wsi_cmdb_adds(&b, key);
+        wsi_cmdb_adds(&b, "*");
+        wsi_cmdb_adds(&b, "_payload");
+        wsi_cmdb_add(&b, payload, len);
+        for (size_t i = 0; i < nh; i++) {
+            wsi_text name = {0};
+            wsi_text_printf(&name, "h:%s", h[i].name);
+            wsi_cmdb_add(&b, name.p, name.len);
+            free(name.p);
+            size_t vl = h[i].value_len ? h[i].value_len : (h[i].value ? strlen(h[i].value) : 0);
+            wsi_cmdb_add(&b, h[i].value ? h[i].value : "", vl);
+        }
+    } else {
+        size_t flen;
+        char *frame = wsi_frame_encode(payload, len, h, nh, &flen);
+        wsi_cmdb_adds(&b, form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
+        wsi_cmdb_adds(&b, key);
+        wsi_cmdb_add(&b, frame, flen);
+        free(frame);
+    }
+    return wsi_cmdb_done(&b);
 }
 
 /* ----- Deliveries and lineage ------------------------------------------------------------------ */

@@ -354,6 +354,11 @@ int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *cons
 /* Kills the process: frees every window, segment and timer, marks outstanding
  * deliveries dead, closes the connections.  why goes into the trace. */
 void wsi_process_crash(ws_sim *sim, const char *why);
+/* The command that publishes payload (with headers) to key in form (§6, and how the
+ * producer produces): stream `XADD <key> * _payload <p> h:<name> <value>...`, list
+ * `LPUSH <key> <frame>`, channel `PUBLISH <key> <frame>`. */
+wsi_cmd *wsi_publish_cmd(int form, const char *key, const char *payload, size_t len,
+                         const ws_header *h, size_t nh);
 /* Adds a delivery record to the simulation. */
 ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
 /* Appends a free-form record to the trace. */

@@ -472,6 +472,21 @@ static int delay_sweep(ws_sub *s, const char *cause)
     return rc;
 }
 
+/* Sends the read command b holds (one round trip on the reader) and hands its reply
+ * back in *r; an error reply fails the read, with the server's text. */
+static int read_one(ws_sub *s, uint64_t read, const char *cause, wsi_cmdb *b,
+                    const fr_reply **r)
+{
+    wsi_cmd *c = wsi_cmdb_done(b);
+    int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, r);
+    wsi_cmd_free(c);
+    if (rc) return rc;
+    if ((*r)->type == FR_REPLY_ERROR)
+        return wsi_fail(s->sim, WS_EINVAL, "read %llu of %s failed: %s",
+                        (unsigned long long)read, s->name, (*r)->str);
+    return 0;
+}
+
 static int read_stream(ws_sub *s, uint64_t read, const char *cause)
 {
     wsi_cmdb b = {0};
@@ -487,14 +502,9 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
         wsi_cmdb_adds(&b, "STREAMS");
         wsi_cmdb_adds(&b, s->key);
         wsi_cmdb_adds(&b, ">");
-        wsi_cmd *c = wsi_cmdb_done(&b);
         const fr_reply *r = NULL;
-        int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
-        wsi_cmd_free(c);
+        int rc = read_one(s, read, cause, &b, &r);
         if (rc) return rc;
-        if (r->type == FR_REPLY_ERROR)
-            return wsi_fail(s->sim, WS_EINVAL, "read %llu of %s failed: %s",
-                            (unsigned long long)read, s->name, r->str);
         if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
         const fr_reply *entries = &r->elements[0].elements[1];
         for (size_t i = 0; i < entries->count; i++) {
@@ -512,14 +522,9 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
     wsi_cmdb_adds(&b, s->cursor);
     wsi_cmdb_adds(&b, "COUNT");
     wsi_cmdb_addll(&b, (long long)s->cfg.count);
-    wsi_cmd *c = wsi_cmdb_done(&b);
     const fr_reply *r = NULL;
-    int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
-    wsi_cmd_free(c);
+    int rc = read_one(s, read, cause, &b, &r);
     if (rc) return rc;
-    if (r->type == FR_REPLY_ERROR)
-        return wsi_fail(s->sim, WS_EINVAL, "read %llu of %s failed: %s",
-                        (unsigned long long)read, s->name, r->str);
     if (r->type != FR_REPLY_ARRAY || r->count < 2) return 0;
     snprintf(s->cursor, sizeof s->cursor, "%.*s", (int)r->elements[0].len, r->elements[0].str);
     const fr_reply *entries = &r->elements[1];
@@ -540,8 +545,8 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
     wsi_cmdb_adds(&b, "+");
     wsi_cmdb_addll(&b, (long long)s->cfg.count);
     wsi_cmdb_adds(&b, s->consumer);
-    c = wsi_cmdb_done(&b);
-    rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+    wsi_cmd *c = wsi_cmdb_done(&b);
+    rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r); /* an error: no counts */
     wsi_cmd_free(c);
     if (rc) return rc;
     if (r->type != FR_REPLY_ARRAY) return 0;
@@ -626,14 +631,9 @@ static int read_list(ws_sub *s, uint64_t read, const char *cause)
         wsi_cmdb_adds(&b, "RPOP");
         wsi_cmdb_adds(&b, s->key);
         wsi_cmdb_addll(&b, (long long)s->cfg.count);
-        wsi_cmd *c = wsi_cmdb_done(&b);
         const fr_reply *r = NULL;
-        int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
-        wsi_cmd_free(c);
+        int rc = read_one(s, read, cause, &b, &r);
         if (rc) return rc;
-        if (r->type == FR_REPLY_ERROR)
-            return wsi_fail(sim, WS_EINVAL, "read %llu of %s failed: %s",
-                            (unsigned long long)read, s->name, r->str);
         if (r->type == FR_REPLY_ARRAY) {
             for (size_t i = 0; i < r->count; i++)
                 new_delivery(s, read, r->elements[i].str, r->elements[i].len);
@@ -642,7 +642,7 @@ static int read_list(ws_sub *s, uint64_t read, const char *cause)
         wsi_cmdb_adds(&b, "BRPOP");
         wsi_cmdb_adds(&b, s->key);
         add_seconds(&b, s->cfg.block_ms);
-        c = wsi_cmdb_done(&b);
+        wsi_cmd *c = wsi_cmdb_done(&b);
         rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
         wsi_cmd_free(c);
         if (rc) return rc;
@@ -1019,36 +1019,6 @@ int ws_pool_line(ws_sim *sim, ws_delivery *d, const char *line, const fr_reply *
     return rc;
 }
 
-/* The command a publish through out becomes (§6). */
-static wsi_cmd *publish_cmd(const ws_out *out, const char *payload, size_t len,
-                            const ws_header *h, size_t nh)
-{
-    wsi_cmdb b = {0};
-    if (out->form == WS_FORM_STREAM) {
-        wsi_cmdb_adds(&b, "XADD");
-        wsi_cmdb_adds(&b, out->key);
-        wsi_cmdb_adds(&b, "*");
-        wsi_cmdb_adds(&b, "_payload");
-        wsi_cmdb_add(&b, payload, len);
-        for (size_t i = 0; i < nh; i++) {
-            wsi_text name = {0};
-            wsi_text_printf(&name, "h:%s", h[i].name);
-            wsi_cmdb_add(&b, name.p, name.len);
-            free(name.p);
-            size_t vl = h[i].value_len ? h[i].value_len : (h[i].value ? strlen(h[i].value) : 0);
-            wsi_cmdb_add(&b, h[i].value ? h[i].value : "", vl);
-        }
-    } else {
-        size_t flen;
-        char *frame = wsi_frame_encode(payload, len, h, nh, &flen);
-        wsi_cmdb_adds(&b, out->form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
-        wsi_cmdb_adds(&b, out->key);
-        wsi_cmdb_add(&b, frame, flen);
-        free(frame);
-    }
-    return wsi_cmdb_done(&b);
-}
-
 static int same_out(const ws_out *a, const ws_out *b)
 {
     return a->form == b->form && a->key && b->key && strcmp(a->key, b->key) == 0;
@@ -1062,7 +1032,7 @@ static int do_publish(ws_delivery *d, const ws_out *out, int in_round, int is_re
     if (!out || !out->key || out->form < WS_FORM_STREAM || out->form > WS_FORM_CHANNEL)
         return wsi_fail(sim, WS_EINVAL, "publish: no output");
     if (!payload && len) return wsi_fail(sim, WS_EINVAL, "publish: no payload");
-    wsi_cmd *c = publish_cmd(out, payload ? payload : "", len, h, nh);
+    wsi_cmd *c = wsi_publish_cmd(out->form, out->key, payload ? payload : "", len, h, nh);
     if (in_round && d->sub->cfg.mode != WS_MODE_DIRECT)
         return queue_cmd(d, c, "publish",
                          is_reply && d->sub->cfg.reply_in_round ? WSI_EFFECT_REPLY

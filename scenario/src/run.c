@@ -557,104 +557,21 @@ static void fline_text(runner *r, const wsc_stmt *st, const wsc_fline *f, buf *b
     }
 }
 
-static int expect_flush(runner *r, const wsc_stmt *st)
-{
-    ws_sub *s = find_sub(r, st, st->sub);
-    if (!s) return -1;
-    buf want = {0}, got = {0};
-    bput(&want, "", 0);
-    bput(&got, "", 0);
-    size_t rt = 1, k = 0;
-    int ok = (uint64_t)st->n <= ws_sub_flushes(s), bad = 0;
-    for (size_t i = 0; i < st->nflines; i++) {
-        const wsc_fline *f = &st->flines[i];
-        if (f->separator) {
-            bput(&want, "\n      --", 9);
-            rt++;
-            continue;
-        }
-        bput(&want, "\n      ", 7);
-        fline_text(r, st, f, &want);
-        ws_flush_command fc;
-        if (!ok || ws_sub_flush_command(s, (uint64_t)st->n, k++, &fc) != 0) {
-            ok = 0;
-            continue;
-        }
-        if (fc.round_trip != rt || !same_command(r, st, fc.text, f, &bad)) ok = 0;
-        if (f->from) {
-            const char *from = root_alias(r, fc.from);
-            if (!from || strcmp(from, f->from) != 0) ok = 0;
-        }
-    }
-    if (bad) {
-        free(want.p);
-        free(got.p);
-        return -1;
-    }
-    ws_flush_command extra;
-    if (ok && ws_sub_flush_command(s, (uint64_t)st->n, k, &extra) == 0) ok = 0;
-    if (!ok) {
-        if ((uint64_t)st->n > ws_sub_flushes(s)) {
-            bprintf(&got, "%s made %llu flush%s", ws_sub_name(s),
-                    (unsigned long long)ws_sub_flushes(s), ws_sub_flushes(s) == 1 ? "" : "es");
-        } else {
-            size_t lastrt = 1;
-            ws_flush_command fc;
-            for (size_t i = 0; ws_sub_flush_command(s, (uint64_t)st->n, i, &fc) == 0; i++) {
-                if (fc.round_trip != lastrt) bput(&got, "\n      --", 9);
-                lastrt = fc.round_trip;
-                const char *from = root_alias(r, fc.from);
-                bput(&got, "\n      ", 7);
-                if (from) bprintf(&got, "%s> ", from);
-                bprintf(&got, "%s", fc.text);
-            }
-        }
-        fail(r, st, WSC_FAIL, want.p, "%s", got.p);
-    } else {
-        r->checks++;
-    }
-    free(want.p);
-    free(got.p);
-    return ok ? 0 : -1;
-}
+/* One command an `expect flush` / `expect read` block is compared with. */
+typedef struct actual {
+    size_t rt;        /* its round trip, 1-based within the flush or the read */
+    const char *text; /* as the trace prints it */
+    const char *from; /* the alias of the entry it came from, or NULL */
+} actual;
 
-/* A read's round trips: the ones whose cause is "read N of NAME" or a sweep "... before
- * read N of NAME", in order. */
-static int expect_read(runner *r, const wsc_stmt *st)
+/* Compares a block with what was sent: the commands in order, their round trips ("--"
+ * lines), and where each came from (alias> lines).  none: what was got when act is empty. */
+static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t n,
+                        const char *none)
 {
-    ws_sub *s = find_sub(r, st, st->sub);
-    if (!s) return -1;
-    char tail[256];
-    snprintf(tail, sizeof tail, "read %lld of %s", st->n, ws_sub_name(s));
-    size_t tl = strlen(tail);
     buf want = {0}, got = {0};
     bput(&want, "", 0);
     bput(&got, "", 0);
-    /* what happened, as text lines, and a flat list to compare */
-    size_t nrt = ws_sim_round_trip_count(r->sim), rtn = 0, ncmd = 0;
-    const char **cmds = NULL;
-    size_t *rts = NULL;
-    for (size_t i = 0; i < nrt; i++) {
-        ws_rt_info rt;
-        ws_sim_round_trip(r->sim, i, &rt);
-        size_t cl = strlen(rt.cause);
-        if (cl < tl || strcmp(rt.cause + cl - tl, tail) != 0 ||
-            (cl > tl && rt.cause[cl - tl - 1] != ' '))
-            continue;
-        /* "read 1 of orders" must not match "read 11 of orders" */
-        if (cl > tl && (cl - tl < 7 || strncmp(rt.cause + cl - tl - 7, "before ", 7) != 0))
-            continue;
-        rtn++;
-        if (rtn > 1) bput(&got, "\n      --", 9);
-        for (size_t k = 0; k < rt.n; k++) {
-            cmds = realloc(cmds, (ncmd + 1) * sizeof *cmds);
-            rts = realloc(rts, (ncmd + 1) * sizeof *rts);
-            if (!cmds || !rts) abort();
-            cmds[ncmd] = rt.commands[k];
-            rts[ncmd++] = rtn;
-            bprintf(&got, "\n      %s", rt.commands[k]);
-        }
-    }
     size_t rt = 1, k = 0;
     int ok = 1, bad = 0;
     for (size_t i = 0; i < st->nflines; i++) {
@@ -666,18 +583,77 @@ static int expect_read(runner *r, const wsc_stmt *st)
         }
         bput(&want, "\n      ", 7);
         fline_text(r, st, f, &want);
-        if (k >= ncmd || rts[k] != rt || !same_command(r, st, cmds[k], f, &bad)) ok = 0;
+        if (k >= n || act[k].rt != rt || !same_command(r, st, act[k].text, f, &bad) ||
+            (f->from && (!act[k].from || strcmp(act[k].from, f->from) != 0)))
+            ok = 0;
         k++;
     }
-    if (k != ncmd) ok = 0;
-    if (bad) ok = 0;
-    if (!ok && !bad) fail(r, st, WSC_FAIL, want.p, "%s", ncmd ? got.p : "no such read");
-    else if (ok) r->checks++;
-    free(cmds);
-    free(rts);
+    if (k != n) ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && act[i].rt != act[i - 1].rt) bput(&got, "\n      --", 9);
+        bput(&got, "\n      ", 7);
+        if (act[i].from) bprintf(&got, "%s> ", act[i].from);
+        bprintf(&got, "%s", act[i].text);
+    }
+    if (bad) ok = 0; /* subst() has said why */
+    else if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", n ? got.p : none);
+    else r->checks++;
     free(want.p);
     free(got.p);
     return ok ? 0 : -1;
+}
+
+static int expect_flush(runner *r, const wsc_stmt *st)
+{
+    ws_sub *s = find_sub(r, st, st->sub);
+    if (!s) return -1;
+    actual *act = NULL;
+    size_t n = 0;
+    ws_flush_command fc;
+    while (ws_sub_flush_command(s, (uint64_t)st->n, n, &fc) == 0) {
+        act = realloc(act, (n + 1) * sizeof *act);
+        if (!act) abort();
+        act[n++] = (actual){fc.round_trip, fc.text, root_alias(r, fc.from)};
+    }
+    char none[128];
+    snprintf(none, sizeof none, "%s made %llu flush%s", ws_sub_name(s),
+             (unsigned long long)ws_sub_flushes(s), ws_sub_flushes(s) == 1 ? "" : "es");
+    int rc = expect_block(r, st, act, n, none);
+    free(act);
+    return rc;
+}
+
+/* A read's round trips: the ones whose cause is "read N of NAME" or a sweep "... before
+ * read N of NAME", in order. */
+static int expect_read(runner *r, const wsc_stmt *st)
+{
+    ws_sub *s = find_sub(r, st, st->sub);
+    if (!s) return -1;
+    char tail[256];
+    snprintf(tail, sizeof tail, "read %lld of %s", st->n, ws_sub_name(s));
+    size_t tl = strlen(tail);
+    size_t nrt = ws_sim_round_trip_count(r->sim), rtn = 0, n = 0;
+    actual *act = NULL;
+    for (size_t i = 0; i < nrt; i++) {
+        ws_rt_info rt;
+        ws_sim_round_trip(r->sim, i, &rt);
+        size_t cl = strlen(rt.cause);
+        if (cl < tl || strcmp(rt.cause + cl - tl, tail) != 0 ||
+            (cl > tl && rt.cause[cl - tl - 1] != ' '))
+            continue;
+        /* "read 1 of orders" must not match "read 11 of orders" */
+        if (cl > tl && (cl - tl < 7 || strncmp(rt.cause + cl - tl - 7, "before ", 7) != 0))
+            continue;
+        rtn++;
+        for (size_t k = 0; k < rt.n; k++) {
+            act = realloc(act, (n + 1) * sizeof *act);
+            if (!act) abort();
+            act[n++] = (actual){rtn, rt.commands[k], NULL};
+        }
+    }
+    int rc = expect_block(r, st, act, n, "no such read");
+    free(act);
+    return rc;
 }
 
 static int expect_number(runner *r, const wsc_stmt *st, unsigned long long got,
