@@ -113,6 +113,7 @@ static int emit_corpus(const char *dir, const char *dict)
         ch c;
         ch_init_prng(&c, seed, 1);
         gen_limits lim = gen_target_limits();
+        lim.keep_trace = 1; /* the two runs below are compared by their traces */
         gen_failure f;
         gen_run run;
         int failed = gen_check_choices(&c, &lim, GEN_QUIRKS_KNOWN, &f, &run);

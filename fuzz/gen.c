@@ -192,7 +192,7 @@ void gen_free(gen_run *r)
 static int world_start(gen_run *r)
 {
     const gen_config *c = &r->cfg;
-    ws_sim_config sc = {.seed = c->seed};
+    ws_sim_config sc = {.seed = c->seed, .no_trace_text = !r->keep_trace};
     r->sim = ws_sim_new(&sc);
     if (!r->sim) return WS_ENOMEM;
     if (c->form == WS_FORM_STREAM) ws_sim_command_line(r->sim, "XGROUP CREATE k g $ MKSTREAM", NULL);
@@ -640,6 +640,7 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
     if (!lim.max_steps) lim.max_steps = 96;
     if (!lim.max_entries) lim.max_entries = 16;
     memset(r, 0, sizeof *r);
+    r->keep_trace = lim.keep_trace;
     draw_config(c, &lim, &r->cfg);
     int rc = world_start(r);
     if (rc) {
@@ -734,6 +735,7 @@ int gen_play(const gen_run *src, gen_run *out)
     memset(out, 0, sizeof *out);
     out->cfg = src->cfg;
     out->nentries = src->nentries;
+    out->keep_trace = src->keep_trace;
     int rc = world_start(out);
     if (rc) {
         refuse(out, 0, "the world could not be made");

@@ -146,6 +146,9 @@ typedef struct gen_limits {
     void *ud;
     unsigned quirks;      /* GEN_QUIRK_* the generator steers around (gen_check_choices
                              sets it to its own quirks) */
+    int keep_trace;       /* 1: the simulation keeps its trace text and flush diagrams
+                             (ws_sim_trace_hash compares runs); 0: it keeps only what the
+                             checks read (ws_sim_config.no_trace_text), which is cheaper */
 } gen_limits;
 
 struct gen_run {
@@ -159,6 +162,7 @@ struct gen_run {
     ws_delivery **seen;   /* every delivery handed out, in order (as the scenario runner
                              keeps them: an entry's "latest" delivery is found here) */
     size_t nseen, capseen;
+    int keep_trace;       /* the simulation keeps its trace text (gen_limits.keep_trace) */
     int refused;          /* a step the engine refused (in model mode: a failure) */
     char *refusal;        /* the first one: which step and the engine's message */
 };

@@ -50,8 +50,10 @@ typedef struct ws_sim_config {
     int cluster;         /* fake only: answer as a one-node Redis Cluster (CROSSSLOT) */
     int timeout_ms;      /* real server: bound on every wait (0: 10 s) */
     int no_trace_text;   /* keep the ledger, the round-trip map and the flush commands,
-                            but not the trace text (ws_sim_trace_text gives ""): what the
-                            crash explorer's many runs need, at less cost */
+                            but neither the trace text (ws_sim_trace_text gives "") nor
+                            the flush diagrams' round trips (ws_sim_diagram shows their
+                            headers and entries only): what the crash explorer's and the
+                            fuzzer's many runs need, at less cost */
 } ws_sim_config;
 
 /* Makes a simulation and starts its consumer process (no subscriptions yet).  Returns

@@ -48,16 +48,43 @@ char *wsi_xstrdup(const char *s) { return s ? wsi_xmemdup(s, strlen(s)) : NULL; 
 
 /* ----- Commands ------------------------------------------------------------------------ */
 
+/* Grows one of the builder's arrays from its inline room to the heap, or on the heap. */
+static void *grow_room(void *cur, const void *inline_room, size_t used, size_t cap_bytes)
+{
+    if (cur != inline_room) return wsi_xrealloc(cur, cap_bytes);
+    void *p = wsi_xmalloc(cap_bytes);
+    memcpy(p, cur, used);
+    return p;
+}
+
 void wsi_cmdb_add(wsi_cmdb *b, const char *p, size_t len)
 {
-    if (b->argc == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 8;
-        b->argv = wsi_xrealloc(b->argv, (size_t)b->cap * sizeof *b->argv);
-        b->argvlen = wsi_xrealloc(b->argvlen, (size_t)b->cap * sizeof *b->argvlen);
+    if (!b->data) {
+        b->off = b->off0;
+        b->lens = b->lens0;
+        b->cap = WSI_CMDB_ARGS;
+        b->data = b->data0;
+        b->capbytes = sizeof b->data0;
     }
-    b->argv[b->argc] = wsi_xmemdup(p, len);
-    b->argvlen[b->argc] = len;
+    if (b->argc == b->cap) {
+        size_t used = (size_t)b->cap;
+        b->cap *= 2;
+        b->off = grow_room(b->off, b->off0, used * sizeof *b->off, (size_t)b->cap * sizeof *b->off);
+        b->lens = grow_room(b->lens, b->lens0, used * sizeof *b->lens,
+                            (size_t)b->cap * sizeof *b->lens);
+    }
+    if (b->len + len + 1 > b->capbytes) {
+        size_t cap = b->capbytes * 2;
+        while (cap < b->len + len + 1) cap *= 2;
+        b->data = grow_room(b->data, b->data0, b->len, cap);
+        b->capbytes = cap;
+    }
+    if (len) memcpy(b->data + b->len, p, len);
+    b->data[b->len + len] = '\0';
+    b->off[b->argc] = b->len;
+    b->lens[b->argc] = len;
     b->argc++;
+    b->len += len + 1;
 }
 
 void wsi_cmdb_adds(wsi_cmdb *b, const char *s) { wsi_cmdb_add(b, s, strlen(s)); }
@@ -69,22 +96,55 @@ void wsi_cmdb_addll(wsi_cmdb *b, long long v)
     wsi_cmdb_add(b, buf, (size_t)n);
 }
 
+/* A command of argc arguments and `bytes` bytes of argument text (NULs included) in one
+ * block; its argv still to be pointed at the text, which starts at *text. */
+static wsi_cmd *cmd_block(int argc, size_t bytes, char **text)
+{
+    size_t n = (size_t)argc;
+    size_t head = sizeof(wsi_cmd) + n * sizeof(char *) + n * sizeof(size_t);
+    char *block = wsi_xmalloc(head + bytes);
+    wsi_cmd *c = (wsi_cmd *)(void *)block;
+    c->argc = argc;
+    c->argv = (char **)(void *)(block + sizeof(wsi_cmd));
+    c->argvlen = (size_t *)(void *)(block + sizeof(wsi_cmd) + n * sizeof(char *));
+    *text = block + head;
+    return c;
+}
+
 wsi_cmd *wsi_cmdb_done(wsi_cmdb *b)
 {
-    wsi_cmd *c = wsi_xmalloc(sizeof *c);
-    c->argc = b->argc;
-    c->argv = b->argv;
-    c->argvlen = b->argvlen;
-    memset(b, 0, sizeof *b);
+    char *text;
+    wsi_cmd *c = cmd_block(b->argc, b->len, &text);
+    if (b->len) memcpy(text, b->data, b->len);
+    for (int i = 0; i < b->argc; i++) {
+        c->argv[i] = text + b->off[i];
+        c->argvlen[i] = b->lens[i];
+    }
+    if (b->off != b->off0) free(b->off);
+    if (b->lens != b->lens0) free(b->lens);
+    if (b->data != b->data0) free(b->data);
+    b->argc = b->cap = 0;
+    b->len = b->capbytes = 0;
+    b->off = b->lens = NULL;
+    b->data = NULL;
     return c;
 }
 
 wsi_cmd *wsi_cmd_copy(int argc, const char *const *argv, const size_t *argvlen)
 {
-    wsi_cmdb b = {0};
-    for (int i = 0; i < argc; i++)
-        wsi_cmdb_add(&b, argv[i], argvlen ? argvlen[i] : strlen(argv[i]));
-    return wsi_cmdb_done(&b);
+    size_t bytes = 0;
+    for (int i = 0; i < argc; i++) bytes += (argvlen ? argvlen[i] : strlen(argv[i])) + 1;
+    char *text;
+    wsi_cmd *c = cmd_block(argc, bytes, &text);
+    for (int i = 0; i < argc; i++) {
+        size_t len = argvlen ? argvlen[i] : strlen(argv[i]);
+        if (len) memcpy(text, argv[i], len);
+        text[len] = '\0';
+        c->argv[i] = text;
+        c->argvlen[i] = len;
+        text += len + 1;
+    }
+    return c;
 }
 
 wsi_cmd *wsi_cmd_line(const char *line)
@@ -98,14 +158,7 @@ wsi_cmd *wsi_cmd_line(const char *line)
     return c;
 }
 
-void wsi_cmd_free(wsi_cmd *c)
-{
-    if (!c) return;
-    for (int i = 0; i < c->argc; i++) free(c->argv[i]);
-    free(c->argv);
-    free(c->argvlen);
-    free(c);
-}
+void wsi_cmd_free(wsi_cmd *c) { free(c); }
 
 int wsi_cmd_is(const wsi_cmd *c, const char *name)
 {

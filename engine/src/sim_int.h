@@ -17,19 +17,32 @@
 
 /* ----- Owned commands ---------------------------------------------------------------- */
 
-/* One command with its own copy of every argument (argv[i] NUL-terminated). */
+/* One command with its own copy of every argument (argv[i] NUL-terminated).  Made by
+ * wsi_cmdb_done / wsi_cmd_copy / wsi_cmd_line as ONE heap block (the struct, argv,
+ * argvlen and the bytes): the engine makes several commands per delivery, and one
+ * allocation each instead of one per argument is what keeps a fuzzer's run cheap. */
 typedef struct wsi_cmd {
     int argc;
     char **argv;
     size_t *argvlen;
 } wsi_cmd;
 
-/* A command being built argument by argument; aborts on out of memory, which the engine
- * treats as fatal (it cannot lose a step silently). */
+/* Room a builder has before it touches the heap: what nearly every command fits in. */
+#define WSI_CMDB_ARGS 16
+#define WSI_CMDB_BYTES 256
+
+/* A command being built argument by argument, in place (a local `wsi_cmdb b = {0};`,
+ * never copied by value: it may point into itself); wsi_cmdb_done turns it into a
+ * wsi_cmd and leaves it empty for the next command.  Aborts on out of memory, which the
+ * engine treats as fatal (it cannot lose a step silently). */
 typedef struct wsi_cmdb {
-    int argc, cap;
-    char **argv;
-    size_t *argvlen;
+    int argc, cap;               /* arguments so far; room in off / lens */
+    size_t len, capbytes;        /* bytes used in data (each argument and its NUL); room */
+    size_t *off, *lens;          /* each argument's offset in data and length */
+    char *data;                  /* the arguments, NUL after each (NULL until the first) */
+    size_t off0[WSI_CMDB_ARGS];  /* the inline room off / lens / data start with */
+    size_t lens0[WSI_CMDB_ARGS];
+    char data0[WSI_CMDB_BYTES];
 } wsi_cmdb;
 
 void wsi_cmdb_add(wsi_cmdb *b, const char *p, size_t len);

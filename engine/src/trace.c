@@ -188,22 +188,29 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
     memcpy(sim->last_fates, rt->fates, rt->n);
     ledger(sim, rt);
 
+    /* Without trace text there is no diagram either: only the flush commands and the
+     * round-trip map, which the checks, the explorer and the fuzzer read, are kept. */
+    int text = !sim->cfg.no_trace_text;
     wsi_text t = {0};
-    wsi_text_printf(&t, "#%llu %s (%s): %s", (unsigned long long)rt->index, rt->conn,
-                    rt->cause, rt->status ? ws_err_name(rt->status) : "ok");
-    if (rt->note && *rt->note) wsi_text_printf(&t, ", %s", rt->note);
-    wsi_text_add(&t, "\n", 1);
+    if (text) {
+        wsi_text_printf(&t, "#%llu %s (%s): %s", (unsigned long long)rt->index, rt->conn,
+                        rt->cause, rt->status ? ws_err_name(rt->status) : "ok");
+        if (rt->note && *rt->note) wsi_text_printf(&t, ", %s", rt->note);
+        wsi_text_add(&t, "\n", 1);
+    }
     wsi_flushrec *f = sim->an_flush ? current_flush(sim) : NULL;
     wsi_text body = {0};
     if (f) {
-        if (f->body) {
-            wsi_text_add(&body, f->body, strlen(f->body));
-            free(f->body);
-        }
         f->rts++;
-        wsi_text_printf(&body, "  round trip #%llu on %s%s%s:\n", (unsigned long long)rt->index,
-                        rt->conn, rt->status ? ", " : "",
-                        rt->status ? ws_err_name(rt->status) : "");
+        if (text) {
+            if (f->body) {
+                wsi_text_add(&body, f->body, strlen(f->body));
+                free(f->body);
+            }
+            wsi_text_printf(&body, "  round trip #%llu on %s%s%s:\n",
+                            (unsigned long long)rt->index, rt->conn, rt->status ? ", " : "",
+                            rt->status ? ws_err_name(rt->status) : "");
+        }
     }
     /* commands queued in a MULTI whose EXEC never ran were discarded with the connection,
      * whatever the connection layer says of their (QUEUED) replies */
@@ -216,52 +223,61 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         for (size_t k = m + 1; k < e && k < rt->n; k++) discarded[k] = 1;
         if (e < rt->n) discarded[e] = 1;
     }
-    for (size_t i = 0; i < rt->n; i++) {
+    /* each command's text, rendered once: the trace line, the flush command and the
+     * round-trip map all show it (the map keeps these strings) */
+    int mapped = strcmp(rt->conn, "admin") != 0;
+    char **lines = wsi_xcalloc(rt->n ? rt->n : 1, sizeof *lines);
+    /* an admin round trip (setup, produce, checks) without trace text needs none */
+    int want_lines = text || f || (mapped && sim->an_cmds);
+    int want_replies = text || f;
+    for (size_t i = 0; want_lines && i < rt->n; i++) {
         wsi_text line = {0};
+        wsi_text_add(&line, "", 0);
         wsi_text_cmd(&line, sim->an_cmds ? sim->an_cmds[i]
                                          : &(wsi_cmd){rt->commands[i].argc,
                                                       (char **)rt->commands[i].argv,
                                                       (size_t *)rt->commands[i].argvlen});
-        wsi_text_add(&t, "  ", 2);
-        wsi_text_add(&t, line.p, line.len);
-        wsi_text_add(&t, " -> ", 4);
-        if (rt->replies[i]) {
-            size_t rl;
-            char *rs = ws_reply_text(rt->replies[i], &rl);
-            if (rs) wsi_text_add(&t, rs, rl);
-            free(rs);
-        } else {
-            wsi_text_add(&t, "(none)", 6);
-        }
+        lines[i] = line.p;
+        size_t rl = 6;
+        char *rs = want_replies && rt->replies[i] ? ws_reply_text(rt->replies[i], &rl) : NULL;
+        const char *reply = rs ? rs : "(none)";
         const char *fw = fate_word(rt->fates[i]);
         if (discarded[i] && applied(rt->fates[i]))
             fw = "queued, then discarded: EXEC never ran";
-        if (fw) wsi_text_printf(&t, " (%s)", fw);
-        if (sim->an_role) tag(&t, sim->an_role[i], sim->an_dl ? sim->an_dl[i] : NULL);
-        wsi_text_add(&t, "\n", 1);
+        if (text) {
+            wsi_text_add(&t, "  ", 2);
+            wsi_text_add(&t, line.p, line.len);
+            wsi_text_add(&t, " -> ", 4);
+            wsi_text_add(&t, reply, rl);
+            if (fw) wsi_text_printf(&t, " (%s)", fw);
+            if (sim->an_role) tag(&t, sim->an_role[i], sim->an_dl ? sim->an_dl[i] : NULL);
+            wsi_text_add(&t, "\n", 1);
+        }
         if (f) {
             if ((f->ncmds & (f->ncmds - 1)) == 0) /* capacity doubles at powers of two */
                 f->cmds = wsi_xrealloc(f->cmds, (f->ncmds ? f->ncmds * 2 : 1) * sizeof *f->cmds);
             ws_flush_command *fc = &f->cmds[f->ncmds++];
             fc->round_trip = f->rts;
             fc->text = wsi_xstrdup(line.p);
-            char *rs = rt->replies[i] ? ws_reply_text(rt->replies[i], NULL) : NULL;
             fc->reply = rs ? rs : wsi_xstrdup("(none)");
+            rs = NULL;
             fc->from = sim->an_dl ? sim->an_dl[i] : NULL;
-            wsi_text_printf(&body, "    %-40s", line.p);
-            int role = sim->an_role ? sim->an_role[i] : 0;
-            ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;
-            if (role == WSI_ROLE_SETTLE && !d) {
-                wsi_text_add(&body, "  settles", 9);
-                for (size_t k = 0; k < sim->an_nxack; k++)
-                    wsi_text_printf(&body, " %s", sim->an_xack[k]->id);
-            } else if (d && role_word(role)) {
-                wsi_text_printf(&body, "  %s of %s", role_word(role), d->id);
+            if (text) {
+                wsi_text_printf(&body, "    %-40s", line.p);
+                int role = sim->an_role ? sim->an_role[i] : 0;
+                ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;
+                if (role == WSI_ROLE_SETTLE && !d) {
+                    wsi_text_add(&body, "  settles", 9);
+                    for (size_t k = 0; k < sim->an_nxack; k++)
+                        wsi_text_printf(&body, " %s", sim->an_xack[k]->id);
+                } else if (d && role_word(role)) {
+                    wsi_text_printf(&body, "  %s of %s", role_word(role), d->id);
+                }
+                if (fw) wsi_text_printf(&body, " (%s)", fw);
+                wsi_text_add(&body, "\n", 1);
             }
-            if (fw) wsi_text_printf(&body, " (%s)", fw);
-            wsi_text_add(&body, "\n", 1);
         }
-        free(line.p);
+        free(rs);
     }
     /* the messages that took effect: outside MULTI by their own reply, inside by EXEC's */
     for (size_t i = 0; sim->an_cmds && i < rt->n; i++) {
@@ -287,10 +303,9 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         sim->npubs++;
     }
     free(discarded);
-    if (f) f->body = body.p;
-    if (sim->cfg.no_trace_text) free(t.p);
-    else add_rec(sim, t.p, sim->an_sub, sim->an_flush);
-    if (strcmp(rt->conn, "admin") != 0) {
+    if (f && text) f->body = body.p;
+    if (text) add_rec(sim, t.p, sim->an_sub, sim->an_flush);
+    if (mapped) {
         if (sim->nrts == sim->caprts) {
             sim->caprts = sim->caprts ? sim->caprts * 2 : 64;
             sim->rts = wsi_xrealloc(sim->rts, sim->caprts * sizeof *sim->rts);
@@ -302,14 +317,19 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         rr->index = rt->index;
         rr->n = rt->n;
         rr->status = rt->status;
-        rr->commands = wsi_xcalloc(rt->n, sizeof *rr->commands);
+        rr->commands = wsi_xcalloc(rt->n ? rt->n : 1, sizeof *rr->commands);
         for (size_t i = 0; i < rt->n; i++) {
-            wsi_text line = {0};
-            wsi_text_add(&line, "", 0);
-            if (sim->an_cmds) wsi_text_cmd(&line, sim->an_cmds[i]);
-            rr->commands[i] = line.p;
+            /* the map shows the engine's own commands; what it did not build is blank */
+            if (sim->an_cmds && lines[i]) {
+                rr->commands[i] = lines[i];
+                lines[i] = NULL;
+            } else {
+                rr->commands[i] = wsi_xstrdup("");
+            }
         }
     }
+    for (size_t i = 0; i < rt->n; i++) free(lines[i]);
+    free(lines);
 }
 
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
@@ -362,8 +382,7 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
     wsi_text_add(&t, "", 0);
     for (size_t i = 0; i < sim->nflushes; i++) {
         const wsi_flushrec *f = &sim->flushes[i];
-        size_t rts = 0;
-        for (const char *p = f->body; p && (p = strstr(p, "  round trip #")); p++) rts++;
+        size_t rts = f->rts;
         wsi_text_printf(&t, "flush %llu of %s after read %llu (%s): %zu round trip%s\n",
                         (unsigned long long)f->number, f->sub->name,
                         (unsigned long long)f->read, f->why, rts, rts == 1 ? "" : "s");

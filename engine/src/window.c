@@ -62,9 +62,11 @@ static size_t delay_writes(const ws_delivery *d, int64_t delay_ms, wsi_cmd **out
     ws_sub *s = d->sub;
     wsi_cmdb f = {0};
     wsi_copy_fields(d, &f);
+    wsi_cmd *fields = wsi_cmdb_done(&f);
     size_t mlen;
-    char *member = wsi_dq_encode(d->id, d->id_len, f.argv, f.argvlen, (size_t)f.argc, &mlen);
-    wsi_cmd_free(wsi_cmdb_done(&f));
+    char *member = wsi_dq_encode(d->id, d->id_len, fields->argv, fields->argvlen,
+                                 (size_t)fields->argc, &mlen);
+    wsi_cmd_free(fields);
     wsi_cmdb b = {0};
     wsi_cmdb_adds(&b, "ZADD");
     wsi_cmdb_adds(&b, s->delay_queue);

@@ -692,7 +692,24 @@ int frs_server_run(frs_server *srv)
     while (!srv->stop) {
         before_sleep(srv);
         if (srv->stop) break;
-        int n = epoll_wait(srv->epfd, evs, MAX_EVENTS, sleep_ms(srv));
+        int n = 0;
+        {
+            static long spin_us = -1;
+            if (spin_us < 0) { const char *e = getenv("FRS_SPIN_US"); spin_us = e ? atol(e) : 0; }
+            if (spin_us > 0) {
+                int64_t t0 = 0;
+                for (;;) {
+                    n = epoll_wait(srv->epfd, evs, MAX_EVENTS, 0);
+                    if (n != 0) break;
+                    struct timespec ts;
+                    clock_gettime(CLOCK_MONOTONIC, &ts);
+                    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+                    if (!t0) t0 = now;
+                    else if (now - t0 >= spin_us) break;
+                }
+            }
+            if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, sleep_ms(srv));
+        }
         if (n < 0) {
             if (errno == EINTR) continue;
             perror("fakeredis-server: epoll_wait");

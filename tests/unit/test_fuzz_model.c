@@ -551,6 +551,7 @@ static void scenarios_replay_their_runs(void **state)
         ch c;
         ch_init_prng(&c, seed, 0);
         gen_limits lim = gen_target_limits();
+        lim.keep_trace = 1; /* the trace hashes are compared */
         gen_run run;
         assert_int_equal(gen_generate(&c, &lim, &run), 0);
         uint64_t hash = ws_sim_trace_hash(run.sim);
