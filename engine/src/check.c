@@ -309,13 +309,15 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         }
         const wsi_effect *e0 = first_applied(firstd);
         char *c0 = cmd_text(e0->cmd);
+        char w0[96], w1[96];
         violation(sim, "doubled", p->id,
                   "entry %s's effects were applied twice: `%s` by its delivery in read %llu "
                   "of %s (%s) and again by its redelivery as %s in read %llu of %s (%s), "
                   "after the crash at %s",
                   p->id, c0, (unsigned long long)firstd->read, firstd->sub->name,
-                  e0->where ? e0->where : "?", v[i]->id, (unsigned long long)v[i]->read,
-                  v[i]->sub->name, e->where ? e->where : "?", crash_of(sim, firstd));
+                  wsi_where_text(&e0->where, w0, sizeof w0), v[i]->id,
+                  (unsigned long long)v[i]->read, v[i]->sub->name,
+                  wsi_where_text(&e->where, w1, sizeof w1), crash_of(sim, firstd));
         free(c0);
         break;
     }
@@ -329,6 +331,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                 const wsi_effect *e = &d->effects[k];
                 if (e->kind == WSI_EFFECT_DIRECT || !applied(e->fate)) continue;
                 char *c = cmd_text(e->cmd);
+                char w[96];
                 violation(sim, "leaked", p->id,
                           "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
                           "(%s)",
@@ -338,7 +341,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                           : d->outcome == WS_RETRY_AFTER ? "retried later"
                           : d->outcome == WS_ACK     ? "acked with its segment dropped"
                                                      : "without an outcome",
-                          c, e->where ? e->where : "?");
+                          c, wsi_where_text(&e->where, w, sizeof w));
                 free(c);
                 break;
             }
@@ -351,16 +354,18 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             const wsi_effect *e = first_applied(d);
             if (e && !d->settle_sent && !d->settle_failed) {
                 char *c = cmd_text(e->cmd);
+                char w[96];
                 violation(sim, "split", p->id,
                           "entry %s's atomic segment was split: `%s` took effect (%s) but "
                           "its XACK did not",
-                          p->id, c, e->where ? e->where : "?");
+                          p->id, c, wsi_where_text(&e->where, w, sizeof w));
                 free(c);
             } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
+                char w[96];
                 violation(sim, "split", p->id,
                           "entry %s's atomic segment was split: its XACK took effect (%s) "
                           "but none of its commands did",
-                          p->id, d->settle_where ? d->settle_where : "?");
+                          p->id, wsi_where_text(&d->settle_where, w, sizeof w));
             }
         }
     }

@@ -202,6 +202,7 @@ void wsi_text_printf(wsi_text *t, const char *fmt, ...)
 
 void wsi_text_arg(wsi_text *t, const char *p, size_t len)
 {
+    static const char hex[] = "0123456789abcdef";
     int plain = len > 0;
     for (size_t i = 0; i < len && plain; i++) {
         unsigned char ch = (unsigned char)p[i];
@@ -211,20 +212,32 @@ void wsi_text_arg(wsi_text *t, const char *p, size_t len)
         wsi_text_add(t, p, len);
         return;
     }
+    /* quoted, runs of plain bytes copied at once (commands are written at every round
+     * trip) */
     wsi_text_add(t, "\"", 1);
+    size_t run = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)p[i];
+        char esc[4] = {'\\', 0, 0, 0};
+        size_t el = 2;
         switch (ch) {
-        case '\\': wsi_text_add(t, "\\\\", 2); break;
-        case '"': wsi_text_add(t, "\\\"", 2); break;
-        case '\n': wsi_text_add(t, "\\n", 2); break;
-        case '\r': wsi_text_add(t, "\\r", 2); break;
-        case '\t': wsi_text_add(t, "\\t", 2); break;
+        case '\\': esc[1] = '\\'; break;
+        case '"': esc[1] = '"'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
         default:
-            if (ch < ' ' || ch >= 127) wsi_text_printf(t, "\\x%02x", ch);
-            else wsi_text_add(t, (const char *)&p[i], 1);
+            if (ch >= ' ' && ch < 127) continue;
+            esc[1] = 'x';
+            esc[2] = hex[ch >> 4];
+            esc[3] = hex[ch & 15];
+            el = 4;
         }
+        wsi_text_add(t, p + run, i - run);
+        wsi_text_add(t, esc, el);
+        run = i + 1;
     }
+    wsi_text_add(t, p + run, len - run);
     wsi_text_add(t, "\"", 1);
 }
 

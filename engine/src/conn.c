@@ -256,27 +256,63 @@ static void tb_printf(textbuf *b, const char *fmt, ...)
     tb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
 }
 
+/* The redis-cli escape of byte ch into out (2 or 4 bytes), or 0 when ch stands as it is. */
+static size_t escape_of(unsigned char ch, char out[4])
+{
+    static const char hex[] = "0123456789abcdef";
+    char e = 0;
+    switch (ch) {
+    case '\\': e = '\\'; break;
+    case '"': e = '"'; break;
+    case '\n': e = 'n'; break;
+    case '\r': e = 'r'; break;
+    case '\t': e = 't'; break;
+    case '\a': e = 'a'; break;
+    case '\b': e = 'b'; break;
+    default:
+        if (ch >= 32 && ch < 127) return 0;
+        out[0] = '\\';
+        out[1] = 'x';
+        out[2] = hex[ch >> 4];
+        out[3] = hex[ch & 15];
+        return 4;
+    }
+    out[0] = '\\';
+    out[1] = e;
+    return 2;
+}
+
 /* "..." with redis-cli's escapes (\n \r \t \a \b \" \\ \xHH), the form fr_split_line
- * reads back. */
+ * reads back.  Runs of plain bytes are copied at once: replies are written out at every
+ * round trip. */
 static void tb_quoted(textbuf *b, const char *s, size_t n)
 {
     tb_put(b, "\"", 1);
+    size_t run = 0; /* where the plain bytes not yet copied start */
     for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        switch (ch) {
-        case '\\': tb_put(b, "\\\\", 2); break;
-        case '"': tb_put(b, "\\\"", 2); break;
-        case '\n': tb_put(b, "\\n", 2); break;
-        case '\r': tb_put(b, "\\r", 2); break;
-        case '\t': tb_put(b, "\\t", 2); break;
-        case '\a': tb_put(b, "\\a", 2); break;
-        case '\b': tb_put(b, "\\b", 2); break;
-        default:
-            if (ch < 32 || ch >= 127) tb_printf(b, "\\x%02x", ch);
-            else tb_put(b, (const char *)&ch, 1);
-        }
+        char esc[4];
+        size_t el = escape_of((unsigned char)s[i], esc);
+        if (!el) continue;
+        tb_put(b, s + run, i - run);
+        tb_put(b, esc, el);
+        run = i + 1;
     }
+    tb_put(b, s + run, n - run);
     tb_put(b, "\"", 1);
+}
+
+/* v in decimal, as "%lld" writes it, without the printf machinery. */
+static void tb_ll(textbuf *b, long long v)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[--i] = '-';
+    tb_put(b, tmp + i, sizeof tmp - i);
 }
 
 /* An argument as typed into redis-cli: bare when that splits back to the same bytes. */
@@ -296,7 +332,10 @@ static void tb_reply(textbuf *b, const fr_reply *r)
     switch (r->type) {
     case FR_REPLY_STATUS: tb_puts(b, "+"); tb_put(b, r->str, r->len); break;
     case FR_REPLY_ERROR: tb_puts(b, "-"); tb_put(b, r->str, r->len); break;
-    case FR_REPLY_INTEGER: tb_printf(b, ":%lld", r->integer); break;
+    case FR_REPLY_INTEGER:
+        tb_put(b, ":", 1);
+        tb_ll(b, r->integer);
+        break;
     case FR_REPLY_BULK: tb_quoted(b, r->str, r->len); break;
     case FR_REPLY_NIL: tb_puts(b, "$-1"); break;
     case FR_REPLY_NIL_ARRAY: tb_puts(b, "*-1"); break;

@@ -196,12 +196,8 @@ void ws_sim_free(ws_sim *sim)
         free(d->member);
         for (size_t j = 0; j < d->nbound; j++) free((char *)d->bound[j].key);
         free(d->bound);
-        for (size_t j = 0; j < d->neffects; j++) {
-            wsi_cmd_free(d->effects[j].cmd);
-            free(d->effects[j].where);
-        }
+        for (size_t j = 0; j < d->neffects; j++) wsi_cmd_free(d->effects[j].cmd);
         free(d->effects);
-        free(d->settle_where);
         free(d);
     }
     free(sim->dl);

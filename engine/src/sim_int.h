@@ -94,13 +94,24 @@ typedef enum wsi_role {
 
 /* ----- Deliveries ------------------------------------------------------------------------ */
 
+/* Where a command was applied: kept as data at every round trip and written out
+ * ("window round trip 3, command 2") only in the sentence of a violation. */
+typedef struct wsi_where {
+    char conn[64];     /* the connection's label (as ws_conn keeps it); "" while nowhere */
+    uint64_t rt;       /* its round trip */
+    size_t cmd;        /* the command's position in it, from 1 */
+} wsi_where;
+
+/* "conn round trip N, command K", or "?" when nowhere; buf of at least 96 bytes. */
+const char *wsi_where_text(const wsi_where *w, char *buf, size_t size);
+
 /* A command a delivery caused, and what became of it (the ledger the checks read). */
 typedef struct wsi_effect {
     wsi_cmd *cmd;
     int kind;          /* WSI_EFFECT_*: how the command relates to the delivery */
     int fate;          /* a ws_fate once sent; 0 while never sent */
     int error;         /* the reply was an error */
-    char *where;       /* "window round trip 3, command 2" once sent */
+    wsi_where where;   /* where it was sent, once sent */
 } wsi_effect;
 
 enum {
@@ -141,7 +152,7 @@ struct ws_delivery {
     size_t root;            /* the produced entry it descends from, 0 if unknown (1-based) */
     int settle_sent;        /* its settle (XACK / LREM) was applied */
     int settle_failed;      /* its settle answered an error */
-    char *settle_where;     /* where its settle was applied */
+    wsi_where settle_where; /* where its settle was applied */
     int seg_state;          /* WSI_SEG_*: what became of its segment */
     int exec_ok;            /* atomic: EXEC answered an array */
     uint64_t flush;         /* the flush that carried it (0: none yet) */

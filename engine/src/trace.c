@@ -62,13 +62,28 @@ static const char *fate_word(int fate)
     }
 }
 
-static void set_where(char **where, const ws_round_trip *rt, size_t i)
+/* Copies at most size - 1 bytes of s and a NUL (labels are short; a longer one is cut). */
+static void copy_label(char *dst, size_t size, const char *s)
 {
-    free(*where);
-    wsi_text t = {0};
-    wsi_text_printf(&t, "%s round trip %llu, command %zu", rt->conn,
-                    (unsigned long long)rt->index, i + 1);
-    *where = t.p;
+    size_t n = strlen(s);
+    if (n >= size) n = size - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+static void set_where(wsi_where *where, const ws_round_trip *rt, size_t i)
+{
+    copy_label(where->conn, sizeof where->conn, rt->conn);
+    where->rt = rt->index;
+    where->cmd = i + 1;
+}
+
+const char *wsi_where_text(const wsi_where *w, char *buf, size_t size)
+{
+    if (!w->conn[0]) return "?";
+    snprintf(buf, size, "%s round trip %llu, command %zu", w->conn, (unsigned long long)w->rt,
+             w->cmd);
+    return buf;
 }
 
 /* What an atomic segment's EXEC says about the commands between its MULTI and it. */
@@ -311,7 +326,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             sim->rts = wsi_xrealloc(sim->rts, sim->caprts * sizeof *sim->rts);
         }
         struct wsi_rtrec *rr = &sim->rts[sim->nrts++];
-        snprintf(rr->conn, sizeof rr->conn, "%s", rt->conn);
+        copy_label(rr->conn, sizeof rr->conn, rt->conn);
         rr->cause = wsi_xstrdup(rt->cause ? rt->cause : "");
         rr->incarnation = sim->incarnation;
         rr->index = rt->index;

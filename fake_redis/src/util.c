@@ -484,7 +484,13 @@ int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
                 case ' ': case '\n': case '\r': case '\t': case '\0': done = 1; break;
                 case '"': inq = 1; break;
                 case '\'': insq = 1; break;
-                default: fri_buf_append(&cur, p, 1); break;
+                default: {
+                    /* a run of ordinary bytes at once: lines are split at every check */
+                    size_t run = strcspn(p, " \n\r\t\"'");
+                    fri_buf_append(&cur, p, run);
+                    p += run - 1;
+                    break;
+                }
                 }
             }
             if (*p) p++;
