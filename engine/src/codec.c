@@ -16,7 +16,8 @@ static const char MAGIC[] = "wsim1";
 
 static void put(wsi_text *t, const char *p, size_t len)
 {
-    wsi_text_printf(t, "%zu:", len);
+    wsi_text_size(t, len);
+    wsi_text_add(t, ":", 1);
     wsi_text_add(t, p, len);
 }
 

@@ -39,7 +39,9 @@ struct wsi_arena_block {
     max_align_t data[];    /* the storage, aligned for anything */
 };
 
-#define WSI_ARENA_BLOCK 8192
+/* A round trip's replies usually take a few hundred bytes: a small first block keeps the
+ * many short-lived connections of a fuzzing run from touching fresh pages each time. */
+#define WSI_ARENA_BLOCK 1024
 
 void *wsi_arena_alloc(wsi_arena *a, size_t size)
 {
@@ -48,7 +50,9 @@ void *wsi_arena_alloc(wsi_arena *a, size_t size)
     if (size == 0) size = al;
     wsi_arena_block *b = a->head;
     if (!b || b->cap - b->used < size) {
-        size_t cap = size > WSI_ARENA_BLOCK ? size : WSI_ARENA_BLOCK;
+        /* each block twice the last: the arena settles on what a round trip needs */
+        size_t cap = b && b->cap < ((size_t)1 << 24) ? b->cap * 2 : WSI_ARENA_BLOCK;
+        if (cap < size) cap = size;
         b = malloc(sizeof *b + cap);
         if (!b) return NULL;
         b->used = 0;
@@ -72,17 +76,18 @@ char *wsi_arena_strdup(wsi_arena *a, const char *s, size_t len)
 
 void wsi_arena_reset(wsi_arena *a)
 {
-    /* Keep the oldest block (the first one made, usually the only one), free the rest:
-     * a round trip's replies usually fit in one block, so steady state allocates nothing. */
-    wsi_arena_block *b = a->head, *keep = NULL;
+    /* Keep the newest block (the largest), free the rest: the next round trip's replies
+     * usually fit in it, so steady state allocates nothing. */
+    wsi_arena_block *keep = a->head;
+    if (!keep) return;
+    wsi_arena_block *b = keep->next;
     while (b) {
         wsi_arena_block *next = b->next;
-        if (!next) keep = b;
-        else free(b);
+        free(b);
         b = next;
     }
-    if (keep) keep->used = 0;
-    a->head = keep;
+    keep->next = NULL;
+    keep->used = 0;
 }
 
 void wsi_arena_free(wsi_arena *a)
@@ -94,11 +99,21 @@ void wsi_arena_free(wsi_arena *a)
 
 /* ----- The common connection --------------------------------------------------------- */
 
+/* src into dst, cut to size - 1 bytes, NUL-terminated (what snprintf "%s" does, without
+ * its machinery: connections are made at every process start of a fuzzing run). */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size) n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 void wsi_conn_init(ws_conn *c, const wsi_conn_ops *ops, const char *label)
 {
     memset(c, 0, sizeof *c);
     c->ops = ops;
-    snprintf(c->label, sizeof c->label, "%s", label);
+    copy_str(c->label, sizeof c->label, label);
 }
 
 int wsi_conn_fail(ws_conn *c, int code, int dead, const char *fmt, ...)
@@ -154,7 +169,7 @@ const char *ws_conn_label(const ws_conn *c) { return c->label; }
 int ws_conn_set_label(ws_conn *c, const char *label)
 {
     if (!c || !label) return WS_EINVAL;
-    snprintf(c->label, sizeof c->label, "%s", label);
+    copy_str(c->label, sizeof c->label, label);
     return 0;
 }
 

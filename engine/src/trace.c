@@ -229,7 +229,12 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
     }
     /* commands queued in a MULTI whose EXEC never ran were discarded with the connection,
      * whatever the connection layer says of their (QUEUED) replies */
-    unsigned char *discarded = wsi_xcalloc(rt->n ? rt->n : 1, 1);
+    /* per-command scratch on the stack for the usual short round trip */
+    unsigned char discarded_small[32];
+    char *lines_small[32];
+    int small = rt->n <= 32;
+    unsigned char *discarded = small ? discarded_small : wsi_xmalloc(rt->n);
+    memset(discarded, 0, small ? sizeof discarded_small : rt->n);
     for (size_t m = 0; sim->an_role && m < rt->n; m++) {
         if (sim->an_role[m] != WSI_ROLE_MULTI) continue;
         size_t e = m + 1;
@@ -241,7 +246,8 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
     /* each command's text, rendered once: the trace line, the flush command and the
      * round-trip map all show it (the map keeps these strings) */
     int mapped = strcmp(rt->conn, "admin") != 0;
-    char **lines = wsi_xcalloc(rt->n ? rt->n : 1, sizeof *lines);
+    char **lines = small ? lines_small : wsi_xmalloc(rt->n * sizeof *lines);
+    memset(lines, 0, (small ? 32 : rt->n) * sizeof *lines);
     /* an admin round trip (setup, produce, checks) without trace text needs none */
     int want_lines = text || f || (mapped && sim->an_cmds);
     int want_replies = text || f;
@@ -317,7 +323,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         sim->pubs[sim->npubs].len = c->argvlen[2];
         sim->npubs++;
     }
-    free(discarded);
+    if (!small) free(discarded);
     if (f && text) f->body = body.p;
     if (text) add_rec(sim, t.p, sim->an_sub, sim->an_flush);
     if (mapped) {
@@ -344,7 +350,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         }
     }
     for (size_t i = 0; i < rt->n; i++) free(lines[i]);
-    free(lines);
+    if (!small) free(lines);
 }
 
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len)

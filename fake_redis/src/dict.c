@@ -61,6 +61,10 @@ fri_dict *fri_dict_new(void)
     return calloc(1, sizeof(fri_dict));
 }
 
+fri_dict *fri_dict_new_n(size_t n) { return calloc(n ? n : 1, sizeof(fri_dict)); }
+
+fri_dict *fri_dict_nth(fri_dict *first, size_t i) { return first + i; }
+
 size_t fri_dict_size(const fri_dict *d) { return d->live; }
 
 static void free_entries(fri_dict *d, void (*free_val)(fri_val *v))
@@ -79,6 +83,17 @@ void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v))
     free(d->ents);
     free(d->index);
     free(d);
+}
+
+void fri_dict_free_n(fri_dict *first, size_t n, void (*free_val)(fri_val *v))
+{
+    if (!first) return;
+    for (size_t i = 0; i < n; i++) {
+        free_entries(&first[i], free_val);
+        free(first[i].ents);
+        free(first[i].index);
+    }
+    free(first);
 }
 
 void fri_dict_clear(fri_dict *d, void (*free_val)(fri_val *v))

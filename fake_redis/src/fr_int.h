@@ -103,6 +103,12 @@ typedef struct fri_dent {
 typedef struct fri_dict fri_dict;
 
 fri_dict *fri_dict_new(void);
+/* n empty dictionaries in one block (a server's databases: made and dropped with every
+ * server, which a fuzzing run does thousands of times); fri_dict_nth(first, i) is the
+ * i-th.  They are freed together by fri_dict_free_n, never one by one. */
+fri_dict *fri_dict_new_n(size_t n);
+fri_dict *fri_dict_nth(fri_dict *first, size_t i);
+void fri_dict_free_n(fri_dict *first, size_t n, void (*free_val)(fri_val *v));
 /* Frees the table and its keys; free_val (may be NULL) is called on each value. */
 void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v));
 size_t fri_dict_size(const fri_dict *d);
@@ -232,6 +238,9 @@ typedef struct fri_fault {
 
 struct fr_server {
     fri_db db[FRI_DBNUM];
+    fri_dict *keyspaces;      /* the FRI_DBNUM `keys` dictionaries, one block (SWAPDB swaps
+                                 which database points at which) */
+    fri_dict *watch_tables;   /* the FRI_DBNUM `watched` dictionaries, one block */
     int64_t clock_ms;
     int wall_clock;
     uint64_t rng_state[2];   /* xorshift128+, seeded from the config */

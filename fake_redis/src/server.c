@@ -250,11 +250,13 @@ fr_server *fr_server_new(const fr_config *cfg)
     if (!cfg) cfg = &def;
     fr_server *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
+    s->keyspaces = fri_dict_new_n(FRI_DBNUM);
+    s->watch_tables = fri_dict_new_n(FRI_DBNUM);
+    if (!s->keyspaces || !s->watch_tables) goto fail;
     for (int i = 0; i < FRI_DBNUM; i++) {
         s->db[i].id = i;
-        s->db[i].keys = fri_dict_new();
-        s->db[i].watched = fri_dict_new();
-        if (!s->db[i].keys || !s->db[i].watched) goto fail;
+        s->db[i].keys = fri_dict_nth(s->keyspaces, (size_t)i);
+        s->db[i].watched = fri_dict_nth(s->watch_tables, (size_t)i);
     }
     pthread_once(&cmd_table_once, build_cmd_table);
     s->clock_ms = cfg->start_ms;
@@ -276,10 +278,8 @@ void fr_server_free(fr_server *s)
 {
     if (!s) return;
     while (s->clients) fr_client_free(s->clients);
-    for (int i = 0; i < FRI_DBNUM; i++) {
-        if (s->db[i].keys) fri_dict_free(s->db[i].keys, free_obj_val);
-        if (s->db[i].watched) fri_dict_free(s->db[i].watched, free_watchers_val);
-    }
+    fri_dict_free_n(s->keyspaces, FRI_DBNUM, free_obj_val);
+    fri_dict_free_n(s->watch_tables, FRI_DBNUM, free_watchers_val);
     for (size_t i = 0; i < s->faults_len; i++) {
         free(s->faults[i].name);
         free(s->faults[i].error);
