@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 {
     if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--emit-corpus"))
         return emit_corpus(argv[2], argc == 4 ? argv[3] : NULL);
+    gen_tune_heap(); /* as fuzz_outcomes does */
     size_t ninputs = 2000, minlen = 16, maxlen = 256;
     double seconds = 3.0;
     uint64_t seed = 1;

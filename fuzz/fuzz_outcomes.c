@@ -40,6 +40,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     const char *strict = getenv("WSIM_FUZZ_STRICT");
     if (strict && strcmp(strict, "1") == 0) quirks = 0;
+    gen_tune_heap();
     return 0;
 }
 

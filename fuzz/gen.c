@@ -15,6 +15,10 @@
 #include "textbuf.h"
 #include "model.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 /* ----- Memory and text ----------------------------------------------------------------- */
 
 static void *xrealloc(void *p, size_t n)
@@ -631,6 +635,14 @@ gen_limits gen_target_limits(void)
     l.allow_faults = 1;
     l.quirks = GEN_QUIRKS_KNOWN;
     return l;
+}
+
+void gen_tune_heap(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 1 << 20);
+#endif
 }
 
 int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)

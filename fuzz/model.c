@@ -1,7 +1,7 @@
 /* model.c -- the reference model of the settlement window (model.h).
  *
- * Written from ../shared/SEMANTICS.md and docs/engine.md only: a plain, slow, obviously
- * correct reading of the contract, with no code from engine/src.  Three parts:
+ * Written from ../shared/SEMANTICS.md and docs/engine.md only: a plain, obviously correct
+ * reading of the contract, with no code from engine/src.  Three parts:
  *
  *   1. a small Redis: the keys a generated run touches, and the commands it sends,
  *      answered with Redis 7.0's replies (MULTI/EXEC with queue-time and run-time errors
@@ -11,6 +11,14 @@
  *      turn, recording every round trip the consumer makes;
  *   3. the end: the final state as admin commands with their replies, and the invariant
  *      violations docs/engine.md's table says ws_sim_check reports.
+ *
+ * Memory: the fuzz target runs the model once per input, so it must be cheap as well as
+ * plain.  Everything it makes -- strings, commands, arrays, working ones and the result's
+ * alike -- comes from one arena that the result owns and mdl_result_free releases at
+ * once.  Nothing is freed one by one, so a string or command, never changed once made,
+ * may be shared instead of copied; an array that fills up moves to a block twice as large
+ * and leaves the old one behind.  Texts are built in a buffer on the stack, numbers are
+ * written by hand (no printf).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,103 +33,236 @@
 #define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 #define ERR_EXECABORT "EXECABORT Transaction discarded because of previous errors."
 
-/* ----- Memory and text ------------------------------------------------------------------ */
+/* ----- Memory ------------------------------------------------------------------------------ */
+
+static void oom(void)
+{
+    fputs("model: out of memory\n", stderr);
+    abort();
+}
 
 static void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("model: out of memory\n", stderr);
-        abort();
-    }
+    if (!q) oom();
     return q;
 }
 
-static void *xcalloc(size_t n, size_t size)
+#define ARENA_ALIGN 16             /* enough for every type the model stores */
+#define ARENA_BLOCK 4096           /* a block (or the request, when larger): small, so that
+                                      the heap a run needs stays close to what it uses --
+                                      larger blocks make malloc grow the heap (brk, page
+                                      faults) in most runs, as profiles of bench_fuzz show */
+
+/* One block of the arena; its bytes follow the header. */
+typedef struct ablock {
+    struct ablock *prev;   /* the block before it (freed with it) */
+    size_t size;           /* its bytes */
+} ablock;
+
+#define ABLOCK_HDR ((sizeof(ablock) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1))
+
+typedef struct mdl_arena {
+    ablock *last;          /* the block being carved */
+    char *p, *end;         /* its free bytes */
+} arena;
+
+/* A new block of at least need bytes becomes the one being carved. */
+static void arena_block(arena *a, size_t need)
 {
-    void *q = calloc(n ? n : 1, size ? size : 1);
-    if (!q) {
-        fputs("model: out of memory\n", stderr);
-        abort();
-    }
+    size_t size = need > ARENA_BLOCK ? need : ARENA_BLOCK;
+    ablock *b = malloc(ABLOCK_HDR + size);
+    if (!b) oom();
+    b->prev = a->last;
+    b->size = size;
+    a->last = b;
+    a->p = (char *)b + ABLOCK_HDR;
+    a->end = a->p + size;
+}
+
+/* n bytes, uninitialised, valid until arena_free: unaligned, for text. */
+static char *abytes(arena *a, size_t n)
+{
+    if ((size_t)(a->end - a->p) < n) arena_block(a, n);
+    char *q = a->p;
+    a->p += n;
     return q;
 }
 
-#define GROW(arr, n, cap)                                                                  \
-    do {                                                                                   \
-        if ((n) == (cap)) {                                                                \
-            (cap) = (cap) ? (cap) * 2 : 8;                                                 \
-            (arr) = xrealloc((arr), (cap) * sizeof *(arr));                                \
-        }                                                                                  \
-    } while (0)
+/* n bytes aligned for any type the model stores. */
+static void *aalloc(arena *a, size_t n)
+{
+    size_t pad = (size_t)-(uintptr_t)a->p & (ARENA_ALIGN - 1);
+    if ((size_t)(a->end - a->p) < pad + n) {
+        arena_block(a, n); /* blocks start aligned */
+        pad = 0;
+    }
+    a->p += pad;
+    return abytes(a, n);
+}
 
+static void *azalloc(arena *a, size_t n)
+{
+    void *q = aalloc(a, n);
+    memset(q, 0, n);
+    return q;
+}
+
+/* n zeroed objects of type T. */
+#define ANEW(a, n, T) ((T *)azalloc((a), (size_t)(n) * sizeof(T)))
+
+/* Room for one more element in arr (n used, *cap room, size bytes each): when it is full,
+ * a block twice as large from the arena, the old one left there unused. */
+static void *agrow(arena *a, void *arr, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap) return arr;
+    size_t c = *cap ? 2 * *cap : 8;
+    void *q = aalloc(a, c * size);
+    if (n) memcpy(q, arr, n * size);
+    *cap = c;
+    return q;
+}
+
+#define GROW(a, arr, n, cap) ((arr) = agrow((a), (arr), (n), &(cap), sizeof *(arr)))
+
+/* A new arena, itself in its first block. */
+static arena *arena_new(void)
+{
+    arena tmp = {NULL, NULL, NULL};
+    arena_block(&tmp, ARENA_BLOCK);
+    arena *a = aalloc(&tmp, sizeof *a);
+    *a = tmp;
+    return a;
+}
+
+static void arena_free(arena *a)
+{
+    if (!a) return;
+    ablock *b = a->last; /* a itself lives in the first block: read it before freeing */
+    while (b) {
+        ablock *prev = b->prev;
+        free(b);
+        b = prev;
+    }
+}
+
+/* ----- Text --------------------------------------------------------------------------------- */
+
+/* A text being built: on the stack while it fits, on the heap after. */
 typedef struct sbuf {
-    char *p;
+    char *p;               /* the text, NUL-terminated: small, or a heap block */
     size_t len, cap;
+    char small[256];       /* most texts fit here (never copy an sbuf: p may point here) */
 } sbuf;
+
+static void sb_init(sbuf *b)
+{
+    b->p = b->small;
+    b->len = 0;
+    b->cap = sizeof b->small;
+    b->small[0] = '\0';
+}
+
+/* Room for n more bytes and the NUL; returns where they go. */
+static char *sb_room(sbuf *b, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap * 2;
+        while (cap < b->len + n + 1) cap *= 2;
+        if (b->p == b->small) {
+            char *q = malloc(cap);
+            if (!q) oom();
+            memcpy(q, b->small, b->len + 1);
+            b->p = q;
+        } else {
+            b->p = xrealloc(b->p, cap);
+        }
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
 
 static void sb_add(sbuf *b, const char *p, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1) cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->len, p, n);
+    char *q = sb_room(b, n);
+    if (n) memcpy(q, p, n);
     b->len += n;
     b->p[b->len] = '\0';
 }
 
 static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
+/* Decimal digits of v at out (NUL-terminated, at most 20 digits); returns their count. */
+static size_t u64_text(char *out, uint64_t v)
 {
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof tmp) {
-        sb_add(b, tmp, (size_t)n);
-        return;
-    }
-    char *big = xcalloc((size_t)n + 1, 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_add(b, big, (size_t)n);
-    free(big);
+    char t[20];
+    size_t n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) out[i] = t[n - 1 - i];
+    out[n] = '\0';
+    return n;
 }
 
-static char *sb_take(sbuf *b)
+/* The same for a signed number (as %lld prints it: at most 21 bytes and the NUL). */
+static size_t ll_text(char *out, long long v)
 {
-    if (!b->p) sb_add(b, "", 0);
-    char *p = b->p;
-    memset(b, 0, sizeof *b);
-    return p;
+    if (v >= 0) return u64_text(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + u64_text(out + 1, 0 - (uint64_t)v);
 }
 
-static char *xstrdup(const char *s)
+static void sb_u64(sbuf *b, uint64_t v)
 {
-    sbuf b = {0};
-    sb_puts(&b, s);
-    return sb_take(&b);
+    char t[24];
+    sb_add(b, t, u64_text(t, v));
 }
 
-static gen_str str_of(const char *p, size_t n)
+static void sb_ll(sbuf *b, long long v)
+{
+    char t[24];
+    sb_add(b, t, ll_text(t, v));
+}
+
+/* The text as a C string in the arena; b is released. */
+static char *sb_take(arena *a, sbuf *b)
+{
+    char *s = abytes(a, b->len + 1);
+    memcpy(s, b->p, b->len + 1);
+    if (b->p != b->small) free(b->p);
+    sb_init(b);
+    return s;
+}
+
+/* Releases b without keeping its text. */
+static void sb_drop(sbuf *b)
+{
+    if (b->p != b->small) free(b->p);
+    sb_init(b);
+}
+
+/* A C string's copy (up to its NUL). */
+static char *astrdup(arena *a, const char *s)
+{
+    size_t n = strlen(s);
+    char *q = abytes(a, n + 1);
+    memcpy(q, s, n + 1);
+    return q;
+}
+
+static gen_str str_of(arena *a, const char *p, size_t n)
 {
     gen_str s;
-    s.p = xcalloc(n + 1, 1);
+    s.p = abytes(a, n + 1);
     if (n) memcpy(s.p, p, n);
+    s.p[n] = '\0';
     s.len = n;
     return s;
 }
 
-static gen_str str_z(const char *s) { return str_of(s, strlen(s)); }
-static gen_str str_dup(gen_str s) { return str_of(s.p ? s.p : "", s.len); }
+static gen_str str_dup(arena *a, gen_str s) { return str_of(a, s.p ? s.p : "", s.len); }
 static int str_eq(gen_str a, gen_str b) { return a.len == b.len && memcmp(a.p, b.p, a.len) == 0; }
 static int str_is(gen_str a, const char *z) { return a.len == strlen(z) && memcmp(a.p, z, a.len) == 0; }
 
@@ -134,42 +275,58 @@ static int str_cmp(gen_str a, gen_str b)
     return a.len < b.len ? -1 : a.len > b.len;
 }
 
-static void strs_free(gen_str *v, size_t n)
+static gen_str *strs_dup(arena *a, const gen_str *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(v[i].p);
-    free(v);
-}
-
-static gen_str *strs_dup(const gen_str *v, size_t n)
-{
-    gen_str *d = xcalloc(n, sizeof *d);
-    for (size_t i = 0; i < n; i++) d[i] = str_dup(v[i]);
+    gen_str *d = ANEW(a, n, gen_str);
+    for (size_t i = 0; i < n; i++) d[i] = str_dup(a, v[i]);
     return d;
 }
 
-/* A command, built argument by argument (owned). */
-static void cmd_add(gen_cmd *c, const char *p, size_t n)
+/* ----- Commands ------------------------------------------------------------------------------ */
+
+/* A command's argv has room for a power of two (at least 8) arguments: when argc reaches
+ * that, a block twice as large takes over (the old one stays in the arena). */
+static size_t argv_room(size_t argc)
 {
-    c->argv = xrealloc(c->argv, (size_t)(c->argc + 1) * sizeof *c->argv);
-    c->argv[c->argc++] = str_of(p, n);
+    if (argc == 0) return 0;
+    size_t r = 8;
+    while (r < argc) r *= 2;
+    return r;
 }
-static void cmd_addz(gen_cmd *c, const char *s) { cmd_add(c, s, strlen(s)); }
-static void cmd_adds(gen_cmd *c, gen_str s) { cmd_add(c, s.p, s.len); }
-static void cmd_addll(gen_cmd *c, long long v)
+
+/* Appends s itself to c's arguments. */
+static void cmd_push(arena *a, gen_cmd *c, gen_str s)
 {
-    char b[32];
-    int n = snprintf(b, sizeof b, "%lld", v);
-    cmd_add(c, b, (size_t)n);
+    size_t k = (size_t)c->argc;
+    if (k == argv_room(k)) {
+        gen_str *v = ANEW(a, k ? 2 * k : 8, gen_str);
+        if (k) memcpy(v, c->argv, k * sizeof *v);
+        c->argv = v;
+    }
+    c->argv[c->argc++] = s;
 }
-static void cmd_free(gen_cmd *c)
+
+/* A command, built argument by argument (these take copies). */
+static void cmd_add(arena *a, gen_cmd *c, const char *p, size_t n)
 {
-    strs_free(c->argv, (size_t)c->argc);
-    c->argv = NULL;
-    c->argc = 0;
+    cmd_push(a, c, str_of(a, p, n));
 }
-static gen_cmd cmd_dup(const gen_cmd *c)
+static void cmd_addz(arena *a, gen_cmd *c, const char *s) { cmd_add(a, c, s, strlen(s)); }
+static void cmd_adds(arena *a, gen_cmd *c, gen_str s) { cmd_add(a, c, s.p, s.len); }
+static void cmd_addll(arena *a, gen_cmd *c, long long v)
 {
-    gen_cmd d = {c->argc, strs_dup(c->argv, (size_t)c->argc)};
+    char b[24];
+    cmd_add(a, c, b, ll_text(b, v));
+}
+/* A command's copy: its own argv, the same strings (they never change, and the run's
+ * outlive the model). */
+static gen_cmd cmd_dup(arena *a, const gen_cmd *c)
+{
+    gen_cmd d = {c->argc, NULL};
+    if (c->argc) {
+        d.argv = ANEW(a, argv_room((size_t)c->argc), gen_str);
+        memcpy(d.argv, c->argv, (size_t)c->argc * sizeof *d.argv);
+    }
     return d;
 }
 static int cmd_is(const gen_cmd *c, const char *name)
@@ -183,65 +340,135 @@ static int cmd_is(const gen_cmd *c, const char *name)
     return 1;
 }
 
+static const char hexdig[] = "0123456789abcdef";
+
 /* The trace's form of an argument (docs/engine.md "The trace"): bare when it has no byte
- * <= ' ', >= 127, quote or backslash; else quoted with \\ \" \n \r \t and \xHH. */
-void mdl_arg_text(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+ * <= ' ', >= 127, quote or backslash; else quoted with \\ \" \n \r \t and \xHH (the
+ * quoted form's length first, then its bytes: exactly that many, no NUL). */
+static int arg_bare(const char *p, size_t n)
 {
-    sbuf b = {*buf, *len, *cap};
-    int bare = n > 0;
-    for (size_t i = 0; i < n && bare; i++) {
+    if (n == 0) return 0;
+    for (size_t i = 0; i < n; i++) {
         unsigned char uc = (unsigned char)p[i];
-        if (uc <= ' ' || uc >= 127 || uc == '"' || uc == '\'' || uc == '\\') bare = 0;
+        /* uc - 33 wraps for uc <= ' ': one test for both ends of the printable range */
+        if ((unsigned char)(uc - 33) >= 126 - 32 || uc == '"' || uc == '\'' || uc == '\\') return 0;
     }
-    if (bare) {
-        sb_add(&b, p, n);
-    } else {
-        sb_add(&b, "\"", 1);
-        for (size_t i = 0; i < n; i++) {
-            unsigned char uc = (unsigned char)p[i];
-            if (uc == '\\') sb_add(&b, "\\\\", 2);
-            else if (uc == '"') sb_add(&b, "\\\"", 2);
-            else if (uc == '\n') sb_add(&b, "\\n", 2);
-            else if (uc == '\r') sb_add(&b, "\\r", 2);
-            else if (uc == '\t') sb_add(&b, "\\t", 2);
-            else if (uc < ' ' || uc >= 127) sb_printf(&b, "\\x%02x", uc);
-            else sb_add(&b, (const char *)&p[i], 1);
-        }
-        sb_add(&b, "\"", 1);
-    }
-    *buf = b.p;
-    *len = b.len;
-    *cap = b.cap;
+    return 1;
 }
 
-static char *cmd_text(const gen_cmd *c)
+/* The quoted form's length. */
+static size_t arg_quoted_len(const char *p, size_t n)
 {
-    sbuf b = {0};
-    sb_add(&b, "", 0);
-    for (int i = 0; i < c->argc; i++) {
-        if (i) sb_add(&b, " ", 1);
-        mdl_arg_text(&b.p, &b.len, &b.cap, c->argv[i].p, c->argv[i].len);
+    size_t len = 2;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char uc = (unsigned char)p[i];
+        if (uc == '\\' || uc == '"' || uc == '\n' || uc == '\r' || uc == '\t') len += 2;
+        else if (uc < ' ' || uc >= 127) len += 4;
+        else len++;
     }
-    return sb_take(&b);
+    return len;
+}
+
+/* The quoted form at q; returns its end. */
+static char *arg_put_quoted(char *q, const char *p, size_t n)
+{
+    *q++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char uc = (unsigned char)p[i];
+        char esc = uc == '\\' ? '\\' : uc == '"' ? '"' : uc == '\n' ? 'n' : uc == '\r' ? 'r'
+                 : uc == '\t' ? 't' : 0;
+        if (esc) {
+            *q++ = '\\';
+            *q++ = esc;
+        } else if (uc < ' ' || uc >= 127) {
+            *q++ = '\\';
+            *q++ = 'x';
+            *q++ = hexdig[uc >> 4];
+            *q++ = hexdig[uc & 15];
+        } else {
+            *q++ = (char)uc;
+        }
+    }
+    *q++ = '"';
+    return q;
+}
+
+void mdl_arg_text(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+    int bare = arg_bare(p, n);
+    size_t k = bare ? n : arg_quoted_len(p, n);
+    if (*len + k + 1 > *cap) {
+        size_t c = *cap ? *cap : 64;
+        while (c < *len + k + 1) c *= 2;
+        *buf = xrealloc(*buf, c);
+        *cap = c;
+    }
+    char *q = *buf + *len;
+    if (bare) memcpy(q, p, n);
+    else arg_put_quoted(q, p, n);
+    *len += k;
+    (*buf)[*len] = '\0';
+}
+
+/* The command as the trace prints it: its arguments' forms, one space apart. */
+static char *cmd_text(arena *a, const gen_cmd *c)
+{
+    size_t len = 0;
+    unsigned bare = 0; /* bit i: argument i is bare (the first 32; the others are measured again) */
+    for (int i = 0; i < c->argc; i++) {
+        const gen_str *v = &c->argv[i];
+        int b = arg_bare(v->p, v->len);
+        if (b && i < 32) bare |= 1u << i;
+        len += (i ? 1 : 0) + (b ? v->len : arg_quoted_len(v->p, v->len));
+    }
+    char *s = abytes(a, len + 1), *q = s;
+    for (int i = 0; i < c->argc; i++) {
+        const gen_str *v = &c->argv[i];
+        if (i) *q++ = ' ';
+        if (i < 32 ? (int)((bare >> i) & 1) : arg_bare(v->p, v->len)) {
+            memcpy(q, v->p, v->len);
+            q += v->len;
+        } else {
+            q = arg_put_quoted(q, v->p, v->len);
+        }
+    }
+    *q = '\0';
+    return s;
 }
 
 /* A bulk reply as ws_reply_text prints it: always quoted, with \a \b among the escapes. */
 static void bulk_text(sbuf *b, const char *p, size_t n)
 {
-    sb_add(b, "\"", 1);
+    size_t len = 2;
     for (size_t i = 0; i < n; i++) {
         unsigned char uc = (unsigned char)p[i];
-        if (uc == '\\') sb_add(b, "\\\\", 2);
-        else if (uc == '"') sb_add(b, "\\\"", 2);
-        else if (uc == '\n') sb_add(b, "\\n", 2);
-        else if (uc == '\r') sb_add(b, "\\r", 2);
-        else if (uc == '\t') sb_add(b, "\\t", 2);
-        else if (uc == '\a') sb_add(b, "\\a", 2);
-        else if (uc == '\b') sb_add(b, "\\b", 2);
-        else if (uc < 32 || uc >= 127) sb_printf(b, "\\x%02x", uc);
-        else sb_add(b, (const char *)&p[i], 1);
+        if (uc == '\\' || uc == '"' || uc == '\n' || uc == '\r' || uc == '\t' || uc == '\a' ||
+            uc == '\b')
+            len += 2;
+        else if (uc < 32 || uc >= 127) len += 4;
+        else len++;
     }
-    sb_add(b, "\"", 1);
+    char *q = sb_room(b, len);
+    *q++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char uc = (unsigned char)p[i];
+        char esc = uc == '\\' ? '\\' : uc == '"' ? '"' : uc == '\n' ? 'n' : uc == '\r' ? 'r'
+                 : uc == '\t' ? 't' : uc == '\a' ? 'a' : uc == '\b' ? 'b' : 0;
+        if (esc) {
+            *q++ = '\\';
+            *q++ = esc;
+        } else if (uc < 32 || uc >= 127) {
+            *q++ = '\\';
+            *q++ = 'x';
+            *q++ = hexdig[uc >> 4];
+            *q++ = hexdig[uc & 15];
+        } else {
+            *q++ = (char)uc;
+        }
+    }
+    *q++ = '"';
+    b->len += len;
+    b->p[b->len] = '\0';
 }
 
 /* ----- The small Redis ------------------------------------------------------------------ */
@@ -293,7 +520,7 @@ typedef struct zset {
 } zset;
 
 typedef struct kv {
-    char *key;
+    gen_str key;           /* up to the first NUL of the key it was set with (a C string) */
     gen_str val;
 } kv;
 
@@ -360,7 +587,8 @@ typedef struct sub {
     const char *label;
     int stopped;
     uint64_t reads, flushes;
-    char cursor[48];
+    char cursor[48];       /* the reclaim scan's cursor, as XAUTOCLAIM takes it */
+    uint64_t cursor_ms, cursor_seq; /* ... and as numbers */
     /* the window (gone in a crash) */
     size_t outstanding, settled;
     size_t *committed;     /* segments, in commit order */
@@ -372,7 +600,7 @@ typedef struct sub {
     /* reports */
     int report_waiting;
     size_t r_commands, r_settles, r_failed;
-    char *r_error;
+    const char *r_error;   /* the arena's, or a literal */
     /* channel */
     gen_str *buf;
     size_t nbuf, capbuf;
@@ -391,6 +619,11 @@ typedef struct model {
     const gen_config *cfg;
     unsigned quirks;
     mdl_result *out;
+    arena *a;              /* out->arena: everything the model makes */
+    size_t caprts, capflushes, capreads, capstate, capviol; /* room of out's arrays */
+    size_t capfcmds;       /* ... of the last flush's commands */
+    size_t capread;        /* ... of the last read's entries and ids */
+    const char *count_text; /* cfg->count in decimal (the arena's) */
     size_t step;           /* the step being followed */
     int64_t now;
     /* keys */
@@ -425,6 +658,13 @@ typedef struct model {
 
 /* ----- Keys ----------------------------------------------------------------------------- */
 
+static kv *kv_find(model *m, gen_str key)
+{
+    for (size_t i = 0; i < m->nkv; i++)
+        if (str_eq(key, m->kvs[i].key)) return &m->kvs[i];
+    return NULL;
+}
+
 /* The key's type: 's' string, 'l' list, 'x' stream, 'z' sorted set, 0 none. */
 static int key_type(model *m, gen_str key)
 {
@@ -439,19 +679,13 @@ static int key_type(model *m, gen_str key)
     if (str_is(key, "out.s")) return m->outs.exists ? 'x' : 0;
     if (str_is(key, "k:delayed")) {
         if (m->dq.expire_at && m->now > m->dq.expire_at) { /* Redis: expired once now > when */
-            for (size_t i = 0; i < m->dq.n; i++) {
-                free(m->dq.m[i].member.p);
-                free(m->dq.m[i].orig.p);
-                strs_free(m->dq.m[i].copy, m->dq.m[i].ncopy);
-            }
             m->dq.n = 0;
             m->dq.expire_at = 0;
         }
         return m->dq.n ? 'z' : 0;
     }
     if (str_is(key, "k:claims")) return m->claims.n ? 'z' : 0;
-    for (size_t i = 0; i < m->nkv; i++)
-        if (str_is(key, m->kvs[i].key)) return 's';
+    if (kv_find(m, key)) return 's';
     return 0;
 }
 
@@ -464,42 +698,34 @@ static list *list_of(model *m, gen_str key)
     return NULL;
 }
 
-static kv *kv_find(model *m, gen_str key)
-{
-    for (size_t i = 0; i < m->nkv; i++)
-        if (str_is(key, m->kvs[i].key)) return &m->kvs[i];
-    return NULL;
-}
 
 static kv *kv_set(model *m, gen_str key, gen_str val)
 {
     kv *k = kv_find(m, key);
     if (!k) {
-        GROW(m->kvs, m->nkv, m->capkv);
+        GROW(m->a, m->kvs, m->nkv, m->capkv);
         k = &m->kvs[m->nkv++];
-        k->key = xstrdup(key.p);
-        k->val = str_z("");
+        k->key = str_of(m->a, key.p, strlen(key.p));
     }
-    free(k->val.p);
-    k->val = str_dup(val);
+    k->val = str_dup(m->a, val);
     return k;
 }
 
-static void list_lpush(list *l, gen_str v)
+static void list_lpush(model *m, list *l, gen_str v)
 {
-    GROW(l->v, l->n, l->cap);
+    GROW(m->a, l->v, l->n, l->cap);
     memmove(&l->v[1], &l->v[0], l->n * sizeof *l->v);
-    l->v[0] = str_dup(v);
+    l->v[0] = str_dup(m->a, v);
     l->n++;
 }
 
-static void list_rpush(list *l, gen_str v)
+static void list_rpush(model *m, list *l, gen_str v)
 {
-    GROW(l->v, l->n, l->cap);
-    l->v[l->n++] = str_dup(v);
+    GROW(m->a, l->v, l->n, l->cap);
+    l->v[l->n++] = str_dup(m->a, v);
 }
 
-/* Takes the tail (RPOP side); the caller owns the string. */
+/* Takes the tail (RPOP side). */
 static gen_str list_rpop(list *l)
 {
     gen_str v = l->v[--l->n];
@@ -511,7 +737,6 @@ static int list_lrem1(list *l, gen_str v)
 {
     for (size_t i = 0; i < l->n; i++)
         if (str_eq(l->v[i], v)) {
-            free(l->v[i].p);
             memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
             l->n--;
             return 1;
@@ -533,14 +758,16 @@ static sentry *stream_add(model *m, stream *s, const gen_str *f, size_t nf, size
     s->last_ms = ms;
     s->last_seq = seq;
     s->exists = 1;
-    GROW(s->e, s->n, s->cap);
+    GROW(m->a, s->e, s->n, s->cap);
     sentry *e = &s->e[s->n++];
     memset(e, 0, sizeof *e);
-    snprintf(e->id, sizeof e->id, "%llu-%llu", (unsigned long long)ms, (unsigned long long)seq);
+    size_t k = u64_text(e->id, ms);
+    e->id[k++] = '-';
+    u64_text(e->id + k, seq);
     e->ms = ms;
     e->seq = seq;
     e->root = root;
-    e->f = strs_dup(f, nf);
+    e->f = strs_dup(m->a, f, nf);
     e->nf = nf;
     return e;
 }
@@ -568,7 +795,7 @@ static void pel_add(model *m, size_t ei, int consumer)
         m->pl[at].count++;
         return;
     }
-    GROW(m->pl, m->npl, m->cappl);
+    GROW(m->a, m->pl, m->npl, m->cappl);
     size_t i = m->npl;
     while (i > 0 && m->pl[i - 1].ei > ei) i--;
     memmove(&m->pl[i + 1], &m->pl[i], (m->npl - i) * sizeof *m->pl);
@@ -590,7 +817,7 @@ static zmem *zset_find(zset *z, gen_str member)
 }
 
 /* Adds or rescores; 1 when the member is new. */
-static int zset_add(zset *z, gen_str member, int64_t score, zmem **out)
+static int zset_add(model *m, zset *z, gen_str member, int64_t score, zmem **out)
 {
     zmem *e = zset_find(z, member);
     if (e) {
@@ -598,28 +825,19 @@ static int zset_add(zset *z, gen_str member, int64_t score, zmem **out)
         *out = e;
         return 0;
     }
-    GROW(z->m, z->n, z->cap);
+    GROW(m->a, z->m, z->n, z->cap);
     e = &z->m[z->n++];
     memset(e, 0, sizeof *e);
-    e->member = str_dup(member);
+    e->member = str_dup(m->a, member);
     e->score = score;
     *out = e;
     return 1;
-}
-
-static void zmem_free(zmem *e)
-{
-    free(e->member.p);
-    free(e->orig.p);
-    strs_free(e->copy, e->ncopy);
-    free(e->value.p);
 }
 
 static int zset_rem(zset *z, gen_str member)
 {
     for (size_t i = 0; i < z->n; i++)
         if (str_eq(z->m[i].member, member)) {
-            zmem_free(&z->m[i]);
             memmove(&z->m[i], &z->m[i + 1], (z->n - i - 1) * sizeof *z->m);
             z->n--;
             if (z->n == 0) z->expire_at = 0;
@@ -628,10 +846,10 @@ static int zset_rem(zset *z, gen_str member)
     return 0;
 }
 
-/* The members in score order, ties by member bytes: indexes into z->m (heap). */
-static size_t *zset_order(const zset *z)
+/* The members in score order, ties by member bytes: indexes into z->m. */
+static size_t *zset_order(model *m, const zset *z)
 {
-    size_t *o = xcalloc(z->n, sizeof *o);
+    size_t *o = ANEW(m->a, z->n, size_t);
     for (size_t i = 0; i < z->n; i++) o[i] = i;
     for (size_t i = 1; i < z->n; i++) {
         size_t v = o[i], j = i;
@@ -651,43 +869,51 @@ static size_t *zset_order(const zset *z)
 /* ----- Encodings (docs/engine.md "Encodings") ------------------------------------------- */
 
 /* "wsim1" then each string as <decimal length>:<bytes>. */
-static gen_str wsim1(const gen_str *parts, size_t n)
+static gen_str wsim1(model *m, const gen_str *parts, size_t n)
 {
-    sbuf b = {0};
+    sbuf b;
+    sb_init(&b);
     sb_add(&b, "wsim1", 5);
     for (size_t i = 0; i < n; i++) {
-        sb_printf(&b, "%zu:", parts[i].len);
+        sb_u64(&b, parts[i].len);
+        sb_add(&b, ":", 1);
         sb_add(&b, parts[i].p, parts[i].len);
     }
-    gen_str s = {b.p, b.len};
+    gen_str s = {NULL, b.len};
+    s.p = sb_take(m->a, &b);
     return s;
 }
 
-/* A list or channel frame: the payload alone without headers. */
-static gen_str frame(gen_str payload, const gen_str *hname, const gen_str *hval)
+/* A header's field name: "h:" and the header's name. */
+static gen_str header_field(model *m, const gen_str *hname)
 {
-    if (!hname || !hname->p) return str_dup(payload);
-    gen_str parts[4];
-    parts[0] = str_z("_payload");
-    parts[1] = payload;
-    sbuf n = {0};
-    sb_puts(&n, "h:");
-    sb_add(&n, hname->p, hname->len);
-    parts[2].p = n.p;
-    parts[2].len = n.len;
-    parts[3] = *hval;
-    gen_str f = wsim1(parts, 4);
-    free(parts[0].p);
-    free(n.p);
+    gen_str f;
+    f.len = 2 + hname->len;
+    f.p = abytes(m->a, f.len + 1);
+    memcpy(f.p, "h:", 2);
+    memcpy(f.p + 2, hname->p, hname->len);
+    f.p[f.len] = '\0';
     return f;
 }
 
-/* The strings of a wsim1 encoding, or NULL when it is not one (heap; *n of them). */
-static gen_str *wsim1_decode(gen_str s, size_t *n)
+/* A list or channel frame: the payload alone without headers. */
+static gen_str frame(model *m, gen_str payload, const gen_str *hname, const gen_str *hval)
+{
+    if (!hname || !hname->p) return str_dup(m->a, payload);
+    gen_str parts[4];
+    parts[0] = (gen_str){"_payload", 8};
+    parts[1] = payload;
+    parts[2] = header_field(m, hname);
+    parts[3] = *hval;
+    return wsim1(m, parts, 4);
+}
+
+/* The strings of a wsim1 encoding, or NULL when it is not one (*n of them). */
+static gen_str *wsim1_decode(model *m, gen_str s, size_t *n)
 {
     *n = 0;
     if (s.len < 5 || memcmp(s.p, "wsim1", 5) != 0) return NULL;
-    gen_str *v = NULL;
+    gen_str *v = ANEW(m->a, s.len / 2, gen_str); /* each string takes 2 bytes at least */
     size_t i = 5, k = 0;
     while (i < s.len) {
         size_t len = 0, digits = 0;
@@ -695,13 +921,9 @@ static gen_str *wsim1_decode(gen_str s, size_t *n)
             len = len * 10 + (size_t)(s.p[i++] - '0');
             digits++;
         }
-        if (!digits || i >= s.len || s.p[i] != ':' || s.len - i - 1 < len) {
-            strs_free(v, k);
-            return NULL;
-        }
+        if (!digits || i >= s.len || s.p[i] != ':' || s.len - i - 1 < len) return NULL;
         i++;
-        v = xrealloc(v, (k + 1) * sizeof *v);
-        v[k++] = str_of(s.p + i, len);
+        v[k++] = str_of(m->a, s.p + i, len);
         i += len;
     }
     *n = k;
@@ -710,7 +932,7 @@ static gen_str *wsim1_decode(gen_str s, size_t *n)
 
 /* The copy of a stream delivery's fields with the retry counter raised: replaced in place
  * when present, appended (1) when not. */
-static gen_str *copy_fields(const dlv *d, size_t *nout)
+static gen_str *copy_fields(model *m, const dlv *d, size_t *nout)
 {
     long long retries = 0;
     int has = 0;
@@ -729,16 +951,16 @@ static gen_str *copy_fields(const dlv *d, size_t *nout)
             break;
         }
     size_t n = d->nf + (has ? 0 : 2);
-    gen_str *f = xcalloc(n, sizeof *f);
-    char num[32];
-    snprintf(num, sizeof num, "%lld", retries + 1);
+    gen_str *f = ANEW(m->a, n, gen_str);
+    char num[24];
+    size_t numlen = ll_text(num, retries + 1);
     for (size_t i = 0; i < d->nf; i++) {
-        if (i % 2 == 1 && str_is(d->f[i - 1], RETRY_HEADER)) f[i] = str_z(num);
-        else f[i] = str_dup(d->f[i]);
+        if (i % 2 == 1 && str_is(d->f[i - 1], RETRY_HEADER)) f[i] = str_of(m->a, num, numlen);
+        else f[i] = d->f[i]; /* strings never change: sharing is copying */
     }
     if (!has) {
-        f[d->nf] = str_z(RETRY_HEADER);
-        f[d->nf + 1] = str_z(num);
+        f[d->nf] = (gen_str){RETRY_HEADER, sizeof RETRY_HEADER - 1};
+        f[d->nf + 1] = str_of(m->a, num, numlen);
     }
     *nout = n;
     return f;
@@ -747,56 +969,47 @@ static gen_str *copy_fields(const dlv *d, size_t *nout)
 /* ----- Replies ------------------------------------------------------------------------------ */
 
 typedef struct reply {
-    char *text;            /* as ws_reply_text prints it */
+    const char *text;      /* as ws_reply_text prints it (the arena's, or a literal) */
     int error;             /* an error reply */
     size_t inner_errors;   /* EXEC: errors inside its array */
-    char *first_inner;     /* EXEC: the first of them (no '-') */
+    const char *first_inner; /* EXEC: the first of them (no '-') */
     int exec_ran;          /* EXEC: answered an array */
     int *elem_error;       /* EXEC: per queued command */
     size_t nelem;
 } reply;
 
-static void reply_free(reply *r)
-{
-    free(r->text);
-    free(r->first_inner);
-    free(r->elem_error);
-    memset(r, 0, sizeof *r);
-}
-
 static reply r_text(const char *t, int error)
 {
     reply r = {0};
-    r.text = xstrdup(t);
+    r.text = t;
     r.error = error;
     return r;
 }
 
-static reply r_int(long long v)
+static reply r_int(model *m, long long v)
 {
-    char b[32];
-    snprintf(b, sizeof b, ":%lld", v);
-    return r_text(b, 0);
+    char b[24];
+    b[0] = ':';
+    size_t n = 1 + ll_text(b + 1, v);
+    return r_text(str_of(m->a, b, n).p, 0);
 }
 
-static reply r_bulk(const char *p, size_t n)
+static reply r_bulk(model *m, const char *p, size_t n)
 {
-    sbuf b = {0};
+    sbuf b;
+    sb_init(&b);
     bulk_text(&b, p, n);
-    reply r = {0};
-    r.text = sb_take(&b);
-    return r;
+    return r_text(sb_take(m->a, &b), 0);
 }
 
-static reply r_err(const char *msg)
+/* An error reply: '-' and msg (up to its NUL). */
+static reply r_err(model *m, const char *msg)
 {
-    sbuf b = {0};
-    sb_puts(&b, "-");
-    sb_puts(&b, msg);
-    reply r = {0};
-    r.text = sb_take(&b);
-    r.error = 1;
-    return r;
+    size_t n = strlen(msg);
+    char *t = abytes(m->a, n + 2);
+    t[0] = '-';
+    memcpy(t + 1, msg, n + 1);
+    return r_text(t, 1);
 }
 
 /* A command Redis refuses at queue time inside MULTI: the generated runs only make one,
@@ -815,25 +1028,25 @@ static reply exec_cmd(model *m, const gen_cmd *c)
     int n = c->argc;
     if (cmd_is(c, "RPUSH") || cmd_is(c, "LPUSH")) {
         int t = key_type(m, a[1]);
-        if (t && t != 'l') return r_err(ERR_WRONGTYPE);
+        if (t && t != 'l') return r_err(m, ERR_WRONGTYPE);
         list *l = list_of(m, a[1]);
-        if (!l) return r_err("ERR model: unknown list");
+        if (!l) return r_err(m, "ERR model: unknown list");
         for (int i = 2; i < n; i++) {
-            if (cmd_is(c, "RPUSH")) list_rpush(l, a[i]);
-            else list_lpush(l, a[i]);
+            if (cmd_is(c, "RPUSH")) list_rpush(m, l, a[i]);
+            else list_lpush(m, l, a[i]);
         }
-        return r_int((long long)l->n);
+        return r_int(m, (long long)l->n);
     }
     if (cmd_is(c, "INCR")) {
-        if (n != 2) return r_err(ERR_ARITY_INCR);
+        if (n != 2) return r_err(m, ERR_ARITY_INCR);
         int t = key_type(m, a[1]);
-        if (t && t != 's') return r_err(ERR_WRONGTYPE);
+        if (t && t != 's') return r_err(m, ERR_WRONGTYPE);
         kv *k = kv_find(m, a[1]);
         long long v = k ? strtoll(k->val.p, NULL, 10) : 0;
-        char b[32];
-        snprintf(b, sizeof b, "%lld", v + 1);
-        kv_set(m, a[1], (gen_str){b, strlen(b)});
-        return r_int(v + 1);
+        char b[24];
+        size_t bn = ll_text(b, v + 1);
+        kv_set(m, a[1], (gen_str){b, bn});
+        return r_int(m, v + 1);
     }
     if (cmd_is(c, "SET")) {
         kv_set(m, a[1], a[2]);
@@ -842,38 +1055,37 @@ static reply exec_cmd(model *m, const gen_cmd *c)
     if (cmd_is(c, "GET")) {
         kv *k = kv_find(m, a[1]);
         if (!k) return r_text("$-1", 0);
-        return r_bulk(k->val.p, k->val.len);
+        return r_bulk(m, k->val.p, k->val.len);
     }
-    if (cmd_is(c, "PUBLISH")) return r_int(0); /* nobody subscribes to the outputs */
+    if (cmd_is(c, "PUBLISH")) return r_int(m, 0); /* nobody subscribes to the outputs */
     if (cmd_is(c, "XADD")) {
         stream *s = str_is(a[1], "k") ? &m->ks : &m->outs;
         size_t root = s == &m->ks ? root_of_fields(m, &a[3], (size_t)n - 3) : 0;
         sentry *e = stream_add(m, s, &a[3], (size_t)n - 3, root);
-        return r_bulk(e->id, strlen(e->id));
+        return r_bulk(m, e->id, strlen(e->id));
     }
     if (cmd_is(c, "ZADD")) {
         zset *z = str_is(a[1], "k:delayed") ? &m->dq : &m->claims;
         key_type(m, a[1]); /* expires the delay queue when due */
         zmem *e;
-        int added = zset_add(z, a[3], strtoll(a[2].p, NULL, 10), &e);
+        int added = zset_add(m, z, a[3], strtoll(a[2].p, NULL, 10), &e);
         if (z == &m->dq && added) {
             /* a delay-queue member carries the original's id and the copy's fields */
             size_t np;
-            gen_str *parts = wsim1_decode(a[3], &np);
+            gen_str *parts = wsim1_decode(m, a[3], &np);
             if (parts && np >= 1) {
-                e->orig = str_dup(parts[0]);
-                e->copy = strs_dup(parts + 1, np - 1);
+                e->orig = parts[0];
+                e->copy = parts + 1;
                 e->ncopy = np - 1;
                 e->root = root_of_fields(m, e->copy, e->ncopy);
             }
-            strs_free(parts, parts ? np : 0);
         }
-        return r_int(added);
+        return r_int(m, added);
     }
     if (cmd_is(c, "PEXPIRE")) {
-        if (!key_type(m, a[1])) return r_int(0);
+        if (!key_type(m, a[1])) return r_int(m, 0);
         m->dq.expire_at = m->now + strtoll(a[2].p, NULL, 10);
-        return r_int(1);
+        return r_int(m, 1);
     }
     if (cmd_is(c, "XACK")) {
         long long acked = 0;
@@ -885,22 +1097,23 @@ static reply exec_cmd(model *m, const gen_cmd *c)
                 acked++;
             }
         }
-        return r_int(acked);
+        return r_int(m, acked);
     }
     if (cmd_is(c, "LREM")) {
         list *l = list_of(m, a[1]);
-        return r_int(l ? list_lrem1(l, a[3]) : 0);
+        return r_int(m, l ? list_lrem1(l, a[3]) : 0);
     }
     if (cmd_is(c, "ZREM")) {
         zset *z = str_is(a[1], "k:delayed") ? &m->dq : &m->claims;
         key_type(m, a[1]);
-        return r_int(zset_rem(z, a[2]));
+        return r_int(m, zset_rem(z, a[2]));
     }
-    sbuf b = {0};
+    sbuf b;
+    sb_init(&b);
     sb_puts(&b, "ERR model: no such command ");
     sb_add(&b, a[0].p, a[0].len);
-    reply r = r_err(b.p);
-    free(b.p);
+    reply r = r_err(m, b.p);
+    sb_drop(&b);
     return r;
 }
 
@@ -910,7 +1123,7 @@ static reply exec_cmd(model *m, const gen_cmd *c)
 static void exec_pipeline(model *m, size_t n, gen_cmd *const *cmds, reply *out)
 {
     int in_multi = 0, abort_multi = 0;
-    size_t *queued = xcalloc(n, sizeof *queued);
+    size_t *queued = ANEW(m->a, n, size_t);
     size_t nq = 0;
     for (size_t i = 0; i < n; i++) {
         const gen_cmd *c = cmds[i];
@@ -922,14 +1135,15 @@ static void exec_pipeline(model *m, size_t n, gen_cmd *const *cmds, reply *out)
         } else if (cmd_is(c, "EXEC")) {
             in_multi = 0;
             if (abort_multi) {
-                out[i] = r_err(ERR_EXECABORT);
+                out[i] = r_err(m, ERR_EXECABORT);
                 continue;
             }
-            sbuf b = {0};
+            sbuf b;
+            sb_init(&b);
             sb_puts(&b, "[");
             reply r = {0};
             r.exec_ran = 1;
-            r.elem_error = xcalloc(nq, sizeof *r.elem_error);
+            r.elem_error = ANEW(m->a, nq, int);
             r.nelem = nq;
             for (size_t k = 0; k < nq; k++) {
                 reply e = exec_cmd(m, cmds[queued[k]]);
@@ -938,16 +1152,15 @@ static void exec_pipeline(model *m, size_t n, gen_cmd *const *cmds, reply *out)
                 if (e.error) {
                     r.elem_error[k] = 1;
                     r.inner_errors++;
-                    if (!r.first_inner) r.first_inner = xstrdup(e.text + 1);
+                    if (!r.first_inner) r.first_inner = e.text + 1;
                 }
-                reply_free(&e);
             }
             sb_puts(&b, "]");
-            r.text = sb_take(&b);
+            r.text = sb_take(m->a, &b);
             out[i] = r;
         } else if (in_multi) {
             if (queue_time_error(c)) {
-                out[i] = r_err(ERR_ARITY_INCR);
+                out[i] = r_err(m, ERR_ARITY_INCR);
                 abort_multi = 1;
             } else {
                 queued[nq++] = i;
@@ -957,18 +1170,22 @@ static void exec_pipeline(model *m, size_t n, gen_cmd *const *cmds, reply *out)
             out[i] = exec_cmd(m, c);
         }
     }
-    free(queued);
 }
 
 /* ----- Round trips ---------------------------------------------------------------------------- */
 
 enum { CONN_READER, CONN_WINDOW, CONN_SUBSCRIBER };
 
-static void conn_label(model *m, int conn, char *out, size_t n)
+/* "reader", "window.2": out has room for the longest ("subscriber." and 10 digits). */
+static void conn_label(model *m, int conn, char out[32])
 {
     const char *base = conn == CONN_READER ? "reader" : conn == CONN_WINDOW ? "window" : "subscriber";
-    if (m->inc == 1) snprintf(out, n, "%s", base);
-    else snprintf(out, n, "%s.%u", base, m->inc);
+    size_t n = strlen(base);
+    memcpy(out, base, n + 1);
+    if (m->inc != 1) {
+        out[n] = '.';
+        u64_text(out + n + 1, m->inc);
+    }
 }
 
 /* Records one round trip of the consumer (the engine's causes are at most 159 bytes and
@@ -977,29 +1194,30 @@ static void record_rt(model *m, int conn, const char *cause, size_t n, gen_cmd *
                       int subi)
 {
     mdl_result *o = m->out;
-    o->rts = xrealloc(o->rts, (o->nrts + 1) * sizeof *o->rts);
+    GROW(m->a, o->rts, o->nrts, m->caprts);
     mdl_rt *rt = &o->rts[o->nrts++];
     memset(rt, 0, sizeof *rt);
-    conn_label(m, conn, rt->conn, sizeof rt->conn);
-    char c[160];
-    snprintf(c, sizeof c, "%s", cause);
-    rt->cause = xstrdup(c);
+    conn_label(m, conn, rt->conn);
+    rt->cause = str_of(m->a, cause, strnlen(cause, 159)).p;
     rt->incarnation = m->inc;
     rt->index = conn == CONN_READER ? ++m->reader_rts
                 : conn == CONN_WINDOW ? ++m->window_rts : ++m->subs[subi].sub_rts;
     rt->n = n;
-    rt->cmds = xcalloc(n, sizeof *rt->cmds);
-    for (size_t i = 0; i < n; i++) rt->cmds[i] = cmd_text(cmds[i]);
+    rt->cmds = ANEW(m->a, n, char *);
+    for (size_t i = 0; i < n; i++) /* a read's COUNT LMOVEs are one command n times */
+        rt->cmds[i] = i && cmds[i] == cmds[i - 1] ? rt->cmds[i - 1] : cmd_text(m->a, cmds[i]);
     rt->step = m->step;
 }
 
 /* A cause naming a delivery: "<what> of <id>". */
-static char *cause_of(const char *what, const dlv *d)
+static char *cause_of(model *m, const char *what, const dlv *d)
 {
-    sbuf b = {0};
-    sb_printf(&b, "%s of ", what);
+    sbuf b;
+    sb_init(&b);
+    sb_puts(&b, what);
+    sb_add(&b, " of ", 4);
     sb_add(&b, d->id.p, strnlen(d->id.p, d->id.len));
-    return sb_take(&b);
+    return sb_take(m->a, &b);
 }
 
 /* Sends cmds on the window connection (one round trip): recorded, run, replies out. */
@@ -1026,7 +1244,7 @@ static void model_stop(model *m, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    m->out->error = xstrdup(buf);
+    m->out->error = astrdup(m->a, buf);
     m->out->error_step = m->step;
 }
 
@@ -1053,17 +1271,17 @@ static size_t root_of_value(model *m, gen_str v)
 
 static size_t new_dl(model *m, int subi, size_t entry, gen_str id)
 {
-    GROW(m->dl, m->ndl, m->capdl);
+    GROW(m->a, m->dl, m->ndl, m->capdl);
     dlv *d = &m->dl[m->ndl];
     memset(d, 0, sizeof *d);
     d->sub = subi;
     d->entry = entry;
-    d->id = str_dup(id);
+    d->id = str_dup(m->a, id);
     d->inc = m->inc;
     d->seg = -1;
     d->batch = -1;
     sub *s = &m->subs[subi];
-    GROW(s->flight, s->nflight, s->capflight);
+    GROW(m->a, s->flight, s->nflight, s->capflight);
     s->flight[s->nflight++] = m->ndl;
     s->outstanding++;
     return m->ndl++;
@@ -1088,10 +1306,10 @@ static void leave_flight(sub *s, size_t d)
         }
 }
 
-static size_t add_eff(dlv *d, const gen_cmd *c, int kind)
+static size_t add_eff(model *m, dlv *d, const gen_cmd *c, int kind)
 {
-    GROW(d->ef, d->nef, d->capef);
-    d->ef[d->nef].cmd = cmd_dup(c);
+    GROW(m->a, d->ef, d->nef, d->capef);
+    d->ef[d->nef].cmd = cmd_dup(m->a, c);
     d->ef[d->nef].kind = kind;
     d->ef[d->nef].applied = 0;
     d->ef[d->nef].error = 0;
@@ -1103,28 +1321,33 @@ static size_t add_eff(dlv *d, const gen_cmd *c, int kind)
 static void read_record_start(model *m)
 {
     mdl_result *o = m->out;
-    o->reads = xrealloc(o->reads, (o->nreads + 1) * sizeof *o->reads);
+    GROW(m->a, o->reads, o->nreads, m->capreads);
     memset(&o->reads[o->nreads], 0, sizeof o->reads[o->nreads]);
     o->reads[o->nreads].step = m->step;
     o->nreads++;
+    m->capread = 0;
 }
 
 static void read_record_dl(model *m, size_t d)
 {
     mdl_read *r = &m->out->reads[m->out->nreads - 1];
-    r->entries = xrealloc(r->entries, (r->n + 1) * sizeof *r->entries);
-    r->ids = xrealloc(r->ids, (r->n + 1) * sizeof *r->ids);
+    size_t cap = m->capread;
+    GROW(m->a, r->entries, r->n, cap);
+    GROW(m->a, r->ids, r->n, m->capread);
     r->entries[r->n] = m->dl[d].entry;
-    r->ids[r->n] = str_dup(m->dl[d].id);
+    r->ids[r->n] = m->dl[d].id; /* the arena's, never changed */
     r->n++;
 }
 
-static gen_cmd mk(const char *first, ...)
+/* A command of fixed words, NULL-terminated: literals or the arena's strings, which are
+ * kept as they are (no copy: neither changes nor goes away while the model runs). */
+static gen_cmd mk(model *m, const char *first, ...)
 {
     gen_cmd c = {0};
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) cmd_addz(&c, a);
+    for (const char *a = first; a; a = va_arg(ap, const char *))
+        cmd_push(m->a, &c, (gen_str){(char *)a, strlen(a)});
     va_end(ap);
     return c;
 }
@@ -1132,36 +1355,31 @@ static gen_cmd mk(const char *first, ...)
 /* The delay-queue sweep before a stream read: due members out, their copies in. */
 static void delay_sweep(model *m, const char *cause)
 {
-    gen_cmd range = mk("ZRANGEBYSCORE", "k:delayed", "0", NULL);
-    cmd_addll(&range, m->now);
-    cmd_addz(&range, "LIMIT");
-    cmd_addz(&range, "0");
-    cmd_addz(&range, "128");
+    gen_cmd range = mk(m, "ZRANGEBYSCORE", "k:delayed", "0", NULL);
+    cmd_addll(m->a, &range, m->now);
+    cmd_addz(m->a, &range, "LIMIT");
+    cmd_addz(m->a, &range, "0");
+    cmd_addz(m->a, &range, "128");
     gen_cmd *rp = &range;
     reader_rt(m, cause, 1, &rp);
-    cmd_free(&range);
     key_type(m, (gen_str){"k:delayed", 9});
-    size_t *o = zset_order(&m->dq);
+    size_t *o = zset_order(m, &m->dq);
     size_t due = 0;
     while (due < m->dq.n && due < 128 && m->dq.m[o[due]].score <= m->now) due++;
-    if (!due) {
-        free(o);
-        return;
-    }
+    if (!due) return;
     /* copy what the due members carry before the ZREMs take them away */
-    gen_cmd *zrem = xcalloc(due, sizeof *zrem);
-    gen_cmd *adds = xcalloc(due, sizeof *adds);
-    size_t *roots = xcalloc(due, sizeof *roots);
+    gen_cmd *zrem = ANEW(m->a, due, gen_cmd);
+    gen_cmd *adds = ANEW(m->a, due, gen_cmd);
+    size_t *roots = ANEW(m->a, due, size_t);
     for (size_t i = 0; i < due; i++) {
         zmem *e = &m->dq.m[o[i]];
-        zrem[i] = mk("ZREM", "k:delayed", NULL);
-        cmd_adds(&zrem[i], e->member);
-        adds[i] = mk("XADD", "k", "*", NULL);
-        for (size_t k = 0; k < e->ncopy; k++) cmd_adds(&adds[i], e->copy[k]);
+        zrem[i] = mk(m, "ZREM", "k:delayed", NULL);
+        cmd_adds(m->a, &zrem[i], e->member);
+        adds[i] = mk(m, "XADD", "k", "*", NULL);
+        for (size_t k = 0; k < e->ncopy; k++) cmd_adds(m->a, &adds[i], e->copy[k]);
         roots[i] = e->root;
     }
-    free(o);
-    gen_cmd **ptr = xcalloc(due, sizeof *ptr);
+    gen_cmd **ptr = ANEW(m->a, due, gen_cmd *);
     for (size_t i = 0; i < due; i++) ptr[i] = &zrem[i];
     reader_rt(m, cause, due, ptr);
     for (size_t i = 0; i < due; i++) zset_rem(&m->dq, zrem[i].argv[2]); /* each answers 1 */
@@ -1169,14 +1387,6 @@ static void delay_sweep(model *m, const char *cause)
     reader_rt(m, cause, due, ptr);
     for (size_t i = 0; i < due; i++)
         stream_add(m, &m->ks, &adds[i].argv[3], (size_t)adds[i].argc - 3, roots[i]);
-    for (size_t i = 0; i < due; i++) {
-        cmd_free(&zrem[i]);
-        cmd_free(&adds[i]);
-    }
-    free(zrem);
-    free(adds);
-    free(roots);
-    free(ptr);
 }
 
 /* Deliveries of stream entry ei for subscription subi. */
@@ -1184,7 +1394,7 @@ static size_t stream_dl(model *m, int subi, size_t ei)
 {
     sentry *e = &m->ks.e[ei];
     size_t d = new_dl(m, subi, e->root, (gen_str){e->id, strlen(e->id)});
-    m->dl[d].f = strs_dup(e->f, e->nf);
+    m->dl[d].f = e->f; /* the entry's, which never change */
     m->dl[d].nf = e->nf;
     return d;
 }
@@ -1194,18 +1404,29 @@ static int id_less(const sentry *e, uint64_t ms, uint64_t seq)
     return e->ms < ms || (e->ms == ms && e->seq < seq);
 }
 
+/* The reclaim cursor moves to entry e's id, or back to 0-0 (e NULL). */
+static void set_cursor(sub *s, const sentry *e)
+{
+    if (e) {
+        memcpy(s->cursor, e->id, sizeof s->cursor);
+        s->cursor_ms = e->ms;
+        s->cursor_seq = e->seq;
+    } else {
+        memcpy(s->cursor, "0-0", 4);
+        s->cursor_ms = s->cursor_seq = 0;
+    }
+}
+
 static void read_stream(model *m, int subi, const char *cause)
 {
     sub *s = &m->subs[subi];
     size_t count = m->cfg->count;
-    char num[32];
-    snprintf(num, sizeof num, "%zu", count);
+    const char *num = m->count_text;
     if (!s->reclaim) {
-        gen_cmd c = mk("XREADGROUP", "GROUP", "g", "c1", "COUNT", num, "BLOCK", "10", "STREAMS",
+        gen_cmd c = mk(m, "XREADGROUP", "GROUP", "g", "c1", "COUNT", num, "BLOCK", "10", "STREAMS",
                        "k", ">", NULL);
         gen_cmd *cp = &c;
         reader_rt(m, cause, 1, &cp);
-        cmd_free(&c);
         while (count-- > 0 && m->delivered < m->ks.n) {
             size_t ei = m->delivered++;
             pel_add(m, ei, 1);
@@ -1214,21 +1435,18 @@ static void read_stream(model *m, int subi, const char *cause)
         return;
     }
     /* XAUTOCLAIM k g c2 <min-idle> <cursor> COUNT n */
-    gen_cmd c = mk("XAUTOCLAIM", "k", "g", "c2", NULL);
-    cmd_addll(&c, GEN_MIN_IDLE_MS);
-    cmd_addz(&c, s->cursor);
-    cmd_addz(&c, "COUNT");
-    cmd_addz(&c, num);
+    gen_cmd c = mk(m, "XAUTOCLAIM", "k", "g", "c2", NULL);
+    cmd_addll(m->a, &c, GEN_MIN_IDLE_MS);
+    cmd_addz(m->a, &c, s->cursor);
+    cmd_addz(m->a, &c, "COUNT");
+    cmd_addz(m->a, &c, num);
     gen_cmd *cp = &c;
     reader_rt(m, cause, 1, &cp);
-    cmd_free(&c);
-    unsigned long long cms = 0, cseq = 0;
-    sscanf(s->cursor, "%llu-%llu", &cms, &cseq);
     size_t i = 0;
-    while (i < m->npl && id_less(&m->ks.e[m->pl[i].ei], cms, cseq)) i++;
+    while (i < m->npl && id_less(&m->ks.e[m->pl[i].ei], s->cursor_ms, s->cursor_seq)) i++;
     long attempts = (long)count * 10;
     size_t left = count;
-    size_t *claimed = xcalloc(count, sizeof *claimed);
+    size_t *claimed = ANEW(m->a, count, size_t);
     size_t nclaimed = 0;
     while (attempts-- > 0 && left > 0 && i < m->npl) {
         pel *p = &m->pl[i++];
@@ -1239,15 +1457,13 @@ static void read_stream(model *m, int subi, const char *cause)
         claimed[nclaimed++] = p->ei;
         left--;
     }
-    if (i < m->npl) snprintf(s->cursor, sizeof s->cursor, "%s", m->ks.e[m->pl[i].ei].id);
-    else snprintf(s->cursor, sizeof s->cursor, "0-0");
+    if (i < m->npl) set_cursor(s, &m->ks.e[m->pl[i].ei]);
+    else set_cursor(s, NULL);
     for (size_t k = 0; k < nclaimed; k++) read_record_dl(m, stream_dl(m, subi, claimed[k]));
-    free(claimed);
     if (nclaimed) {
-        gen_cmd x = mk("XPENDING", "k", "g", "IDLE", "0", "-", "+", num, "c2", NULL);
+        gen_cmd x = mk(m, "XPENDING", "k", "g", "IDLE", "0", "-", "+", num, "c2", NULL);
         gen_cmd *xp = &x;
         reader_rt(m, cause, 1, &xp);
-        cmd_free(&x);
     }
 }
 
@@ -1263,114 +1479,94 @@ static void read_list(model *m, int subi, const char *cause)
 {
     sub *s = &m->subs[subi];
     size_t count = m->cfg->count;
-    char num[32];
-    snprintf(num, sizeof num, "%zu", count);
+    const char *num = m->count_text;
     if (m->cfg->form == WS_FORM_PLAIN_LIST) {
-        gen_cmd c = mk("RPOP", "k", num, NULL);
+        gen_cmd c = mk(m, "RPOP", "k", num, NULL);
         gen_cmd *cp = &c;
         reader_rt(m, cause, 1, &cp);
-        cmd_free(&c);
         if (m->kl.n == 0) {
-            gen_cmd b = mk("BRPOP", "k", "0.010", NULL);
+            gen_cmd b = mk(m, "BRPOP", "k", "0.010", NULL);
             gen_cmd *bp = &b;
             reader_rt(m, cause, 1, &bp);
-            cmd_free(&b);
             return;
         }
         while (count-- > 0 && m->kl.n) {
             gen_str v = list_rpop(&m->kl);
             size_t d = new_dl(m, subi, root_of_value(m, v), v);
-            free(v.p);
             read_record_dl(m, d);
         }
         return;
     }
     /* reliable: the orphan sweep first */
     if (m->cfg->recovery) {
-        gen_cmd range = mk("ZRANGEBYSCORE", "k:claims", "0", NULL);
-        cmd_addll(&range, m->now - GEN_MIN_IDLE_MS);
-        cmd_addz(&range, "LIMIT");
-        cmd_addz(&range, "0");
-        cmd_addz(&range, "128");
+        gen_cmd range = mk(m, "ZRANGEBYSCORE", "k:claims", "0", NULL);
+        cmd_addll(m->a, &range, m->now - GEN_MIN_IDLE_MS);
+        cmd_addz(m->a, &range, "LIMIT");
+        cmd_addz(m->a, &range, "0");
+        cmd_addz(m->a, &range, "128");
         gen_cmd *rp = &range;
         reader_rt(m, cause, 1, &rp);
-        cmd_free(&range);
-        size_t *o = zset_order(&m->claims);
+        size_t *o = zset_order(m, &m->claims);
         size_t due = 0;
         while (due < m->claims.n && due < 128 &&
                m->claims.m[o[due]].score <= m->now - GEN_MIN_IDLE_MS)
             due++;
         if (due) {
-            gen_str *members = xcalloc(due, sizeof *members);
-            gen_cmd *lrem = xcalloc(due, sizeof *lrem);
-            gen_cmd **ptr = xcalloc(2 * due, sizeof *ptr);
+            gen_str *members = ANEW(m->a, due, gen_str);
+            gen_cmd *lrem = ANEW(m->a, due, gen_cmd);
+            gen_cmd **ptr = ANEW(m->a, 2 * due, gen_cmd *);
             for (size_t i = 0; i < due; i++) {
-                members[i] = str_dup(m->claims.m[o[i]].member);
+                members[i] = m->claims.m[o[i]].member; /* strings never change */
                 size_t skip = members[i].len >= 16 ? 16 : members[i].len;
-                lrem[i] = mk("LREM", "k.processing", "1", NULL);
-                cmd_add(&lrem[i], members[i].p + skip, members[i].len - skip);
+                lrem[i] = mk(m, "LREM", "k.processing", "1", NULL);
+                cmd_add(m->a, &lrem[i], members[i].p + skip, members[i].len - skip);
                 ptr[i] = &lrem[i];
             }
             reader_rt(m, cause, due, ptr);
-            int *removed = xcalloc(due, sizeof *removed);
+            int *removed = ANEW(m->a, due, int);
             for (size_t i = 0; i < due; i++) removed[i] = list_lrem1(&m->kproc, lrem[i].argv[3]);
-            gen_cmd *back = xcalloc(2 * due, sizeof *back);
+            gen_cmd *back = ANEW(m->a, 2 * due, gen_cmd);
             size_t nb = 0;
             for (size_t i = 0; i < due; i++) {
                 if (removed[i]) {
-                    back[nb] = mk("LPUSH", "k", NULL);
-                    cmd_adds(&back[nb], lrem[i].argv[3]);
+                    back[nb] = mk(m, "LPUSH", "k", NULL);
+                    cmd_adds(m->a, &back[nb], lrem[i].argv[3]);
                     nb++;
                 }
-                back[nb] = mk("ZREM", "k:claims", NULL);
-                cmd_adds(&back[nb], members[i]);
+                back[nb] = mk(m, "ZREM", "k:claims", NULL);
+                cmd_adds(m->a, &back[nb], members[i]);
                 nb++;
             }
             for (size_t i = 0; i < nb; i++) ptr[i] = &back[i];
             reader_rt(m, cause, nb, ptr);
             for (size_t i = 0; i < nb; i++) {
-                if (cmd_is(&back[i], "LPUSH")) list_lpush(&m->kl, back[i].argv[2]);
+                if (cmd_is(&back[i], "LPUSH")) list_lpush(m, &m->kl, back[i].argv[2]);
                 else zset_rem(&m->claims, back[i].argv[2]);
             }
-            for (size_t i = 0; i < nb; i++) cmd_free(&back[i]);
-            for (size_t i = 0; i < due; i++) cmd_free(&lrem[i]);
-            free(back);
-            free(lrem);
-            free(removed);
-            free(ptr);
-            strs_free(members, due);
         }
-        free(o);
     }
-    gen_cmd *moves = xcalloc(count, sizeof *moves);
-    gen_cmd **ptr = xcalloc(count, sizeof *ptr);
-    for (size_t i = 0; i < count; i++) {
-        moves[i] = mk("LMOVE", "k", "k.processing", "RIGHT", "LEFT", NULL);
-        ptr[i] = &moves[i];
-    }
+    /* COUNT LMOVEs, all alike */
+    gen_cmd move = mk(m, "LMOVE", "k", "k.processing", "RIGHT", "LEFT", NULL);
+    gen_cmd **ptr = ANEW(m->a, count, gen_cmd *);
+    for (size_t i = 0; i < count; i++) ptr[i] = &move;
     reader_rt(m, cause, count, ptr);
-    for (size_t i = 0; i < count; i++) cmd_free(&moves[i]);
-    free(moves);
-    free(ptr);
     size_t first = m->ndl;
     while (count-- > 0 && m->kl.n) {
         gen_str v = list_rpop(&m->kl);
-        list_lpush(&m->kproc, v);
+        list_lpush(m, &m->kproc, v);
         size_t d = new_dl(m, subi, root_of_value(m, v), v);
-        free(v.p);
         read_record_dl(m, d);
     }
     if (m->ndl == first) {
-        gen_cmd b = mk("BLMOVE", "k", "k.processing", "RIGHT", "LEFT", "0.010", NULL);
+        gen_cmd b = mk(m, "BLMOVE", "k", "k.processing", "RIGHT", "LEFT", "0.010", NULL);
         gen_cmd *bp = &b;
         reader_rt(m, cause, 1, &bp);
-        cmd_free(&b);
         return;
     }
     if (m->cfg->recovery) {
         size_t k = m->ndl - first;
-        gen_cmd *adds = xcalloc(k, sizeof *adds);
-        gen_cmd **ap = xcalloc(k, sizeof *ap);
+        gen_cmd *adds = ANEW(m->a, k, gen_cmd);
+        gen_cmd **ap = ANEW(m->a, k, gen_cmd *);
         for (size_t i = 0; i < k; i++) {
             dlv *d = &m->dl[first + i];
             const char *salt = observed_salt(m, i);
@@ -1378,26 +1574,22 @@ static void read_list(model *m, int subi, const char *cause)
                 model_stop(m, "the engine's read gave no recovery salt for delivery %zu", i + 1);
                 salt = "????????????????";
             }
-            sbuf mem = {0};
-            sb_add(&mem, salt, 16);
-            sb_add(&mem, d->id.p, d->id.len);
-            d->member.p = mem.p;
-            d->member.len = mem.len;
-            adds[i] = mk("ZADD", "k:claims", NULL);
-            cmd_addll(&adds[i], m->now);
-            cmd_adds(&adds[i], d->member);
+            d->member.len = 16 + d->id.len;
+            d->member.p = abytes(m->a, d->member.len + 1);
+            memcpy(d->member.p, salt, 16);
+            memcpy(d->member.p + 16, d->id.p, d->id.len);
+            d->member.p[d->member.len] = '\0';
+            adds[i] = mk(m, "ZADD", "k:claims", NULL);
+            cmd_addll(m->a, &adds[i], m->now);
+            cmd_adds(m->a, &adds[i], d->member);
             ap[i] = &adds[i];
         }
         reader_rt(m, cause, k, ap);
         for (size_t i = 0; i < k; i++) {
             zmem *e;
-            zset_add(&m->claims, adds[i].argv[3], m->now, &e);
-            free(e->value.p);
-            e->value = str_dup(m->dl[first + i].id);
-            cmd_free(&adds[i]);
+            zset_add(m, &m->claims, adds[i].argv[3], m->now, &e);
+            e->value = m->dl[first + i].id;
         }
-        free(adds);
-        free(ap);
     }
     (void)s;
 }
@@ -1414,41 +1606,42 @@ static void do_read(model *m, int subi)
         rec->commands = s->r_commands;
         rec->settles = s->r_settles;
         rec->failed = s->r_failed;
-        rec->first_error = xstrdup(s->r_error ? s->r_error : "");
+        rec->first_error = astrdup(m->a, s->r_error ? s->r_error : "");
         return;
     }
     uint64_t r = ++s->reads;
-    char cause[160];
-    snprintf(cause, sizeof cause, "read %llu of %s", (unsigned long long)r, s->label);
+    /* the sweep's cause, whose end is the read's */
+    sbuf cause;
+    sb_init(&cause);
+    sb_puts(&cause, "delay-queue sweep before read ");
+    sb_u64(&cause, r);
+    sb_puts(&cause, " of ");
+    sb_puts(&cause, s->label);
+    const char *read_cause = cause.p + strlen("delay-queue sweep before ");
     size_t first = m->ndl;
     if (m->cfg->form == WS_FORM_STREAM) {
-        if (m->cfg->delay_queue && !s->reclaim) {
-            char sc[192];
-            snprintf(sc, sizeof sc, "delay-queue sweep before read %llu of %s",
-                     (unsigned long long)r, s->label);
-            delay_sweep(m, sc);
-        }
-        read_stream(m, subi, cause);
+        if (m->cfg->delay_queue && !s->reclaim) delay_sweep(m, cause.p);
+        read_stream(m, subi, read_cause);
     } else if (m->cfg->form == WS_FORM_CHANNEL) {
         size_t take = s->nbuf < m->cfg->count ? s->nbuf : m->cfg->count;
         for (size_t i = 0; i < take; i++) {
             size_t d = new_dl(m, subi, root_of_value(m, s->buf[i]), s->buf[i]);
             read_record_dl(m, d);
         }
-        for (size_t i = 0; i < take; i++) free(s->buf[i].p);
         if (take) memmove(s->buf, s->buf + take, (s->nbuf - take) * sizeof *s->buf);
         s->nbuf -= take;
     } else {
-        read_list(m, subi, cause);
+        read_list(m, subi, read_cause);
     }
+    sb_drop(&cause);
     /* batches: the read's deliveries in read order, cfg->batch at a time */
     size_t b = m->cfg->batch;
     for (size_t i = first; b && i < m->ndl; i += b) {
         size_t n = m->ndl - i < b ? m->ndl - i : b;
-        GROW(m->bts, m->nbts, m->capbts);
+        GROW(m->a, m->bts, m->nbts, m->capbts);
         batch *bt = &m->bts[m->nbts];
         memset(bt, 0, sizeof *bt);
-        bt->members = xcalloc(n, sizeof *bt->members);
+        bt->members = ANEW(m->a, n, size_t);
         bt->n = n;
         bt->all_acked = 1;
         bt->seg = -1;
@@ -1465,7 +1658,7 @@ static void do_read(model *m, int subi)
 
 static long new_seg(model *m, size_t owner, long bt)
 {
-    GROW(m->segs, m->nsegs, m->capsegs);
+    GROW(m->a, m->segs, m->nsegs, m->capsegs);
     seg *g = &m->segs[m->nsegs];
     memset(g, 0, sizeof *g);
     g->owner = owner;
@@ -1476,11 +1669,9 @@ static long new_seg(model *m, size_t owner, long bt)
 static void seg_push(model *m, long gi, size_t d, size_t e)
 {
     seg *g = &m->segs[gi];
-    if (g->n == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 4;
-        g->dl = xrealloc(g->dl, g->cap * sizeof *g->dl);
-        g->ef = xrealloc(g->ef, g->cap * sizeof *g->ef);
-    }
+    size_t cap = g->cap;
+    GROW(m->a, g->dl, g->n, cap);
+    GROW(m->a, g->ef, g->n, g->cap);
     g->dl[g->n] = d;
     g->ef[g->n] = e;
     g->n++;
@@ -1495,7 +1686,7 @@ static void queue_into(model *m, size_t d, const gen_cmd *c, int kind)
         size_t owner = x->batch >= 0 ? m->bts[x->batch].members[0] : d;
         *slot = new_seg(m, owner, x->batch);
     }
-    size_t e = add_eff(x, c, kind);
+    size_t e = add_eff(m, x, c, kind);
     seg_push(m, *slot, d, e);
     if (x->batch >= 0) {
         batch *bt = &m->bts[x->batch];
@@ -1510,7 +1701,7 @@ static void queue_into(model *m, size_t d, const gen_cmd *c, int kind)
 static void commit(model *m, int subi, long gi)
 {
     seg *g = &m->segs[gi];
-    size_t *dl2 = xcalloc(g->n, sizeof *dl2), *ef2 = xcalloc(g->n, sizeof *ef2), k = 0;
+    size_t *dl2 = ANEW(m->a, g->n, size_t), *ef2 = ANEW(m->a, g->n, size_t), k = 0;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < g->n; i++) {
             int is_reply = m->dl[g->dl[i]].ef[g->ef[i]].kind == EFF_REPLY;
@@ -1520,10 +1711,8 @@ static void commit(model *m, int subi, long gi)
         }
     memcpy(g->dl, dl2, g->n * sizeof *dl2);
     memcpy(g->ef, ef2, g->n * sizeof *ef2);
-    free(dl2);
-    free(ef2);
     sub *s = &m->subs[subi];
-    GROW(s->committed, s->ncom, s->capcom);
+    GROW(m->a, s->committed, s->ncom, s->capcom);
     s->committed[s->ncom++] = (size_t)gi;
 }
 
@@ -1531,15 +1720,14 @@ static void commit(model *m, int subi, long gi)
 static gen_cmd retry_copy(model *m, const dlv *d)
 {
     if (m->cfg->form == WS_FORM_STREAM) {
-        gen_cmd c = mk("XADD", "k", "*", NULL);
+        gen_cmd c = mk(m, "XADD", "k", "*", NULL);
         size_t nf;
-        gen_str *f = copy_fields(d, &nf);
-        for (size_t i = 0; i < nf; i++) cmd_adds(&c, f[i]);
-        strs_free(f, nf);
+        gen_str *f = copy_fields(m, d, &nf);
+        for (size_t i = 0; i < nf; i++) cmd_adds(m->a, &c, f[i]);
         return c;
     }
-    gen_cmd c = mk("LPUSH", "k", NULL);
-    cmd_adds(&c, d->id);
+    gen_cmd c = mk(m, "LPUSH", "k", NULL);
+    cmd_adds(m->a, &c, d->id);
     return c;
 }
 
@@ -1547,26 +1735,23 @@ static gen_cmd retry_copy(model *m, const dlv *d)
 static size_t delay_writes(model *m, const dlv *d, int64_t delay, gen_cmd *w)
 {
     size_t nf;
-    gen_str *f = copy_fields(d, &nf);
-    gen_str *parts = xcalloc(nf + 1, sizeof *parts);
+    gen_str *f = copy_fields(m, d, &nf);
+    gen_str *parts = ANEW(m->a, nf + 1, gen_str);
     parts[0] = d->id;
     for (size_t i = 0; i < nf; i++) parts[i + 1] = f[i];
-    gen_str member = wsim1(parts, nf + 1);
-    free(parts);
-    strs_free(f, nf);
-    w[0] = mk("ZADD", "k:delayed", NULL);
-    cmd_addll(&w[0], m->now + delay);
-    cmd_adds(&w[0], member);
-    free(member.p);
+    gen_str member = wsim1(m, parts, nf + 1);
+    w[0] = mk(m, "ZADD", "k:delayed", NULL);
+    cmd_addll(m->a, &w[0], m->now + delay);
+    cmd_adds(m->a, &w[0], member);
     if (!m->cfg->ttl_ms) return 1;
-    w[1] = mk("PEXPIRE", "k:delayed", NULL);
-    cmd_addll(&w[1], m->cfg->ttl_ms);
+    w[1] = mk(m, "PEXPIRE", "k:delayed", NULL);
+    cmd_addll(m->a, &w[1], m->cfg->ttl_ms);
     return 2;
 }
 
 static void add_timer(model *m, size_t d, int64_t delay)
 {
-    GROW(m->tm, m->ntm, m->captm);
+    GROW(m->a, m->tm, m->ntm, m->captm);
     timer *t = &m->tm[m->ntm++];
     t->due = m->now + delay;
     t->order = ++m->timer_order;
@@ -1595,7 +1780,7 @@ static void owe(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
             add_timer(m, d, delay);
         }
     }
-    GROW(s->ow, s->now_, s->capow);
+    GROW(m->a, s->ow, s->now_, s->capow);
     s->ow[s->now_++] = w;
 }
 
@@ -1604,14 +1789,14 @@ static void own_settle(model *m, size_t d, gen_cmd *out, size_t *n)
 {
     dlv *x = &m->dl[d];
     if (m->cfg->form == WS_FORM_STREAM) {
-        out[*n] = mk("XACK", "k", "g", NULL);
-        cmd_adds(&out[(*n)++], x->id);
+        out[*n] = mk(m, "XACK", "k", "g", NULL);
+        cmd_adds(m->a, &out[(*n)++], x->id);
     } else if (m->cfg->form == WS_FORM_RELIABLE_LIST) {
-        out[*n] = mk("LREM", "k.processing", "1", NULL);
-        cmd_adds(&out[(*n)++], x->id);
+        out[*n] = mk(m, "LREM", "k.processing", "1", NULL);
+        cmd_adds(m->a, &out[(*n)++], x->id);
         if (m->cfg->recovery && x->member.p) {
-            out[*n] = mk("ZREM", "k:claims", NULL);
-            cmd_adds(&out[(*n)++], x->member);
+            out[*n] = mk(m, "ZREM", "k:claims", NULL);
+            cmd_adds(m->a, &out[(*n)++], x->member);
         }
     }
 }
@@ -1627,30 +1812,20 @@ typedef struct rtb {
     size_t n, cap;
 } rtb;
 
-static void rtb_add(rtb *b, gen_cmd c, int role, long d, long e)
+static void rtb_add(model *m, rtb *b, gen_cmd c, int role, long d, long e)
 {
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->c = xrealloc(b->c, b->cap * sizeof *b->c);
-        b->role = xrealloc(b->role, b->cap * sizeof *b->role);
-        b->dl = xrealloc(b->dl, b->cap * sizeof *b->dl);
-        b->ef = xrealloc(b->ef, b->cap * sizeof *b->ef);
-    }
+    size_t cap = b->cap;
+    GROW(m->a, b->c, b->n, cap);
+    cap = b->cap;
+    GROW(m->a, b->role, b->n, cap);
+    cap = b->cap;
+    GROW(m->a, b->dl, b->n, cap);
+    GROW(m->a, b->ef, b->n, b->cap);
     b->c[b->n] = c;
     b->role[b->n] = role;
     b->dl[b->n] = d;
     b->ef[b->n] = e;
     b->n++;
-}
-
-static void rtb_free(rtb *b)
-{
-    for (size_t i = 0; i < b->n; i++) cmd_free(&b->c[i]);
-    free(b->c);
-    free(b->role);
-    free(b->dl);
-    free(b->ef);
-    memset(b, 0, sizeof *b);
 }
 
 /* The settles of the deliveries list[0..n) in settle order: one XACK (stream), an LREM
@@ -1659,15 +1834,15 @@ static void add_settles(model *m, rtb *b, const size_t *ids, size_t n)
 {
     if (n == 0) return;
     if (m->cfg->form == WS_FORM_STREAM) {
-        gen_cmd c = mk("XACK", "k", "g", NULL);
-        for (size_t i = 0; i < n; i++) cmd_adds(&c, m->dl[ids[i]].id);
-        rtb_add(b, c, ROLE_SETTLE, -1, -1);
+        gen_cmd c = mk(m, "XACK", "k", "g", NULL);
+        for (size_t i = 0; i < n; i++) cmd_adds(m->a, &c, m->dl[ids[i]].id);
+        rtb_add(m, b, c, ROLE_SETTLE, -1, -1);
     } else if (m->cfg->form == WS_FORM_RELIABLE_LIST) {
         for (size_t i = 0; i < n; i++) {
             gen_cmd tmp[2];
             size_t k = 0;
             own_settle(m, ids[i], tmp, &k);
-            for (size_t j = 0; j < k; j++) rtb_add(b, tmp[j], ROLE_SETTLE, (long)ids[i], -1);
+            for (size_t j = 0; j < k; j++) rtb_add(m, b, tmp[j], ROLE_SETTLE, (long)ids[i], -1);
         }
     }
 }
@@ -1676,33 +1851,38 @@ static void add_settles(model *m, rtb *b, const size_t *ids, size_t n)
  * the deliveries (what ran, what failed, which settles were applied).  Returns the error
  * count (an EXEC's array counts each error in it) and keeps the first error's text. */
 static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b,
-                         const size_t *xack, size_t nxack, char **first, reply **keep)
+                         const size_t *xack, size_t nxack, const char **first, reply **keep)
 {
     sub *s = &m->subs[subi];
-    char cause[160];
-    snprintf(cause, sizeof cause, "flush %llu of %s", (unsigned long long)s->flushes, s->label);
-    gen_cmd **ptr = xcalloc(b->n, sizeof *ptr);
+    sbuf cause;
+    sb_init(&cause);
+    sb_puts(&cause, "flush ");
+    sb_u64(&cause, s->flushes);
+    sb_puts(&cause, " of ");
+    sb_puts(&cause, s->label);
+    gen_cmd **ptr = ANEW(m->a, b->n, gen_cmd *);
     for (size_t i = 0; i < b->n; i++) ptr[i] = &b->c[i];
-    reply *rep = xcalloc(b->n, sizeof *rep);
-    window_rt(m, cause, b->n, ptr, rep);
-    free(ptr);
+    reply *rep = ANEW(m->a, b->n, reply);
+    window_rt(m, cause.p, b->n, ptr, rep);
+    sb_drop(&cause);
+    char **texts = m->out->rts[m->out->nrts - 1].cmds; /* the round trip's, just recorded */
     size_t failed = 0;
     long multi = -1;
     for (size_t i = 0; i < b->n; i++) {
-        fl->cmds = xrealloc(fl->cmds, (fl->n + 1) * sizeof *fl->cmds);
+        GROW(m->a, fl->cmds, fl->n, m->capfcmds);
         mdl_fcmd *fc = &fl->cmds[fl->n++];
         fc->rt = rt_no;
-        fc->text = cmd_text(&b->c[i]);
-        fc->reply = xstrdup(rep[i].text);
+        fc->text = texts[i];
+        fc->reply = astrdup(m->a, rep[i].text);
         fc->from = b->dl[i] >= 0 ? m->dl[b->dl[i]].entry : 0;
         /* errors of the flush */
         if (rep[i].error) {
             failed++;
-            if (!*first) *first = xstrdup(rep[i].text + 1);
+            if (!*first) *first = rep[i].text + 1;
         }
         if (b->role[i] == ROLE_EXEC) {
             failed += rep[i].inner_errors;
-            if (!*first && rep[i].first_inner) *first = xstrdup(rep[i].first_inner);
+            if (!*first && rep[i].first_inner) *first = rep[i].first_inner;
         }
         /* the ledger */
         int role = b->role[i];
@@ -1744,12 +1924,6 @@ static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b
     return failed;
 }
 
-static void free_replies(reply *r, size_t n)
-{
-    for (size_t i = 0; r && i < n; i++) reply_free(&r[i]);
-    free(r);
-}
-
 /* Makes a failure report unless one waits already. */
 static void report(model *m, int subi, size_t commands, size_t settles, size_t failed,
                    const char *first)
@@ -1760,8 +1934,7 @@ static void report(model *m, int subi, size_t commands, size_t settles, size_t f
     s->r_commands = commands;
     s->r_settles = settles;
     s->r_failed = failed;
-    free(s->r_error);
-    s->r_error = xstrdup(first ? first : "");
+    s->r_error = first ? first : "";
 }
 
 /* A flush (SEMANTICS.md §3): segments in commit order, retry writes, settles. */
@@ -1776,7 +1949,7 @@ static void flush(model *m, int subi)
     size_t *com = s->committed, ncom = s->ncom;
     s->committed = NULL;
     s->ncom = s->capcom = 0;
-    owed *ow = xcalloc(s->now_, sizeof *ow);
+    owed *ow = ANEW(m->a, s->now_, owed);
     size_t nown = 0, keep = 0;
     for (size_t i = 0; i < s->now_; i++) {
         if (s->ow[i].held) s->ow[keep++] = s->ow[i];
@@ -1785,9 +1958,10 @@ static void flush(model *m, int subi)
     s->now_ = keep;
     s->flushes++;
     mdl_result *o = m->out;
-    o->flushes = xrealloc(o->flushes, (o->nflushes + 1) * sizeof *o->flushes);
+    GROW(m->a, o->flushes, o->nflushes, m->capflushes);
     mdl_flush *fl = &o->flushes[o->nflushes++];
     memset(fl, 0, sizeof *fl);
+    m->capfcmds = 0;
     fl->sub = subi;
     fl->number = s->flushes;
     int atomic = m->cfg->mode == WS_MODE_ATOMIC;
@@ -1795,10 +1969,10 @@ static void flush(model *m, int subi)
     rtb b1 = {0}, b2 = {0};
     for (size_t i = 0; i < ncom; i++) {
         seg *g = &m->segs[com[i]];
-        if (atomic) rtb_add(&b1, mk("MULTI", NULL), ROLE_MULTI, (long)g->owner, -1);
+        if (atomic) rtb_add(m, &b1, mk(m, "MULTI", NULL), ROLE_MULTI, (long)g->owner, -1);
         for (size_t k = 0; k < g->n; k++)
-            rtb_add(&b1, cmd_dup(&m->dl[g->dl[k]].ef[g->ef[k]].cmd), ROLE_SEGMENT,
-                    (long)g->dl[k], (long)g->ef[k]);
+            rtb_add(m, &b1, m->dl[g->dl[k]].ef[g->ef[k]].cmd, ROLE_SEGMENT, (long)g->dl[k],
+                    (long)g->ef[k]); /* commands never change: sharing is copying */
         if (atomic) {
             size_t nm = g->batch >= 0 ? m->bts[g->batch].n : 1;
             for (size_t k = 0; k < nm; k++) {
@@ -1806,36 +1980,33 @@ static void flush(model *m, int subi)
                 gen_cmd tmp[2];
                 size_t t = 0;
                 own_settle(m, d, tmp, &t);
-                for (size_t j = 0; j < t; j++) rtb_add(&b1, tmp[j], ROLE_INSETTLE, (long)d, -1);
+                for (size_t j = 0; j < t; j++) rtb_add(m, &b1, tmp[j], ROLE_INSETTLE, (long)d, -1);
             }
-            rtb_add(&b1, mk("EXEC", NULL), ROLE_EXEC, (long)g->owner, -1);
+            rtb_add(m, &b1, mk(m, "EXEC", NULL), ROLE_EXEC, (long)g->owner, -1);
         }
         for (size_t k = 0; k < g->n; k++) m->dl[g->dl[k]].flushed = 1;
     }
     size_t nseg = b1.n;
     int has_retry = 0;
     for (size_t i = 0; i < nown; i++) has_retry |= ow[i].retried;
-    size_t *order = xcalloc(nown, sizeof *order);
+    size_t *order = ANEW(m->a, nown, size_t);
     size_t nlist = 0;
     for (size_t i = 0; i < nown; i++)
         if (!ow[i].retried) order[nlist++] = ow[i].dl;
     for (size_t i = 0; i < nown; i++) m->dl[ow[i].dl].flushed = 1;
 
-    char *first = NULL;
+    const char *first = NULL;
     size_t failed = 0, nsettles = 0;
     reply *rep = NULL;
-    size_t n1;
     if (!has_retry) {
         add_settles(m, &b1, order, nlist);
         nsettles = b1.n - nseg;
-        n1 = b1.n;
         failed = flush_send(m, subi, fl, 1, &b1, order, nlist, &first, &rep);
     } else {
         for (size_t i = 0; i < nown; i++)
             for (size_t w = 0; w < ow[i].nw; w++)
-                rtb_add(&b1, cmd_dup(&ow[i].w[w]), ROLE_RETRY, (long)ow[i].dl, -1);
+                rtb_add(m, &b1, ow[i].w[w], ROLE_RETRY, (long)ow[i].dl, -1);
         nsettles = b1.n - nseg;
-        n1 = b1.n;
         failed = flush_send(m, subi, fl, 1, &b1, NULL, 0, &first, &rep);
         size_t pos = nseg;
         for (size_t i = 0; i < nown; i++) {
@@ -1849,19 +2020,9 @@ static void flush(model *m, int subi)
         if (b2.n) {
             reply *rep2 = NULL;
             failed += flush_send(m, subi, fl, 2, &b2, order, nlist, &first, &rep2);
-            free_replies(rep2, b2.n);
         }
     }
     if (failed) report(m, subi, nseg, nsettles, failed, first);
-    free(first);
-    free_replies(rep, n1);
-    rtb_free(&b1);
-    rtb_free(&b2);
-    free(order);
-    free(com);
-    for (size_t i = 0; i < nown; i++)
-        for (size_t w = 0; w < ow[i].nw; w++) cmd_free(&ow[i].w[w]);
-    free(ow);
 }
 
 /* A batch member settles: the batch's segment is decided with its last member. */
@@ -1898,7 +2059,7 @@ static void direct_settle(model *m, int subi, size_t d, ws_outcome o, int64_t de
     int form = m->cfg->form;
     sub *s = &m->subs[subi];
     if (o == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return;
-    char *cause = cause_of("settle", &m->dl[d]);
+    char *cause = cause_of(m, "settle", &m->dl[d]);
     gen_cmd w[2];
     size_t nw = 0;
     if (o == WS_RETRY) {
@@ -1908,7 +2069,7 @@ static void direct_settle(model *m, int subi, size_t d, ws_outcome o, int64_t de
         else add_timer(m, d, delay);
     }
     size_t failed = 0, settles = 0;
-    char *first = NULL;
+    const char *first = NULL;
     int write_ok = 1;
     if (nw) {
         gen_cmd *ptr[2] = {&w[0], &w[1]};
@@ -1918,9 +2079,8 @@ static void direct_settle(model *m, int subi, size_t d, ws_outcome o, int64_t de
             if (rep[i].error) {
                 failed++;
                 write_ok = 0;
-                if (!first) first = xstrdup(rep[i].text + 1);
+                if (!first) first = rep[i].text + 1;
             }
-            reply_free(&rep[i]);
         }
         settles += nw;
     }
@@ -1928,28 +2088,22 @@ static void direct_settle(model *m, int subi, size_t d, ws_outcome o, int64_t de
         rtb st = {0};
         size_t one = d;
         add_settles(m, &st, &one, 1);
-        gen_cmd **ptr = xcalloc(st.n, sizeof *ptr);
+        gen_cmd **ptr = ANEW(m->a, st.n, gen_cmd *);
         for (size_t i = 0; i < st.n; i++) ptr[i] = &st.c[i];
-        reply *rep = xcalloc(st.n, sizeof *rep);
+        reply *rep = ANEW(m->a, st.n, reply);
         window_rt(m, cause, st.n, ptr, rep);
         for (size_t i = 0; i < st.n; i++) {
             if (rep[i].error) {
                 failed++;
                 m->dl[d].settle_failed = 1;
-                if (!first) first = xstrdup(rep[i].text + 1);
+                if (!first) first = rep[i].text + 1;
             } else if (cmd_is(&st.c[i], "XACK") || cmd_is(&st.c[i], "LREM")) {
                 m->dl[d].settle_sent = 1;
             }
         }
         settles += st.n;
-        free_replies(rep, st.n);
-        free(ptr);
-        rtb_free(&st);
     }
     if (failed) report(m, subi, 0, settles, failed, first);
-    free(first);
-    for (size_t i = 0; i < nw; i++) cmd_free(&w[i]);
-    free(cause);
 }
 
 static void do_settle(model *m, size_t d, ws_outcome o, int64_t delay)
@@ -2002,12 +2156,11 @@ static void start_subs(model *m)
         if (!s->present) continue;
         s->sub_rts = 0;
         if (m->cfg->form == WS_FORM_CHANNEL) {
-            char cause[64];
-            snprintf(cause, sizeof cause, "subscribe %s", s->label);
-            gen_cmd c = mk("SUBSCRIBE", "k", NULL);
+            char cause[64] = "subscribe ";
+            memcpy(cause + 10, s->label, strlen(s->label) + 1); /* "main" or "rescue" */
+            gen_cmd c = mk(m, "SUBSCRIBE", "k", NULL);
             gen_cmd *cp = &c;
             record_rt(m, CONN_SUBSCRIBER, cause, 1, &cp, i);
-            cmd_free(&c);
         }
     }
 }
@@ -2031,21 +2184,16 @@ static void crash(model *m)
                 d->batch = -1;
             }
         }
-        free(s->committed);
         s->committed = NULL;
         s->ncom = s->capcom = 0;
-        for (size_t k = 0; k < s->now_; k++)
-            for (size_t w = 0; w < s->ow[k].nw; w++) cmd_free(&s->ow[k].w[w]);
         s->now_ = 0;
         s->nflight = 0;
         s->outstanding = s->settled = 0;
         s->report_waiting = 0;
-        for (size_t k = 0; k < s->nbuf; k++) free(s->buf[k].p);
         s->nbuf = 0;
         /* a fresh process starts the reclaim scan over (§8: it keeps nothing) */
-        snprintf(s->cursor, sizeof s->cursor, "0-0");
+        set_cursor(s, NULL);
     }
-    for (size_t i = 0; i < m->ntm; i++) cmd_free(&m->tm[i].cmd);
     m->ntm = 0;
 }
 
@@ -2074,39 +2222,31 @@ static void fire_timers(model *m)
         if (best == m->ntm) return;
         timer t = m->tm[best];
         m->tm[best] = m->tm[--m->ntm];
-        char *cause = cause_of("retry timer", &m->dl[t.dl]);
+        char *cause = cause_of(m, "retry timer", &m->dl[t.dl]);
         gen_cmd *cp = &t.cmd;
         reply r;
         window_rt(m, cause, 1, &cp, &r);
-        reply_free(&r);
-        free(cause);
-        cmd_free(&t.cmd);
     }
 }
 
 /* ----- Handler actions -------------------------------------------------------------------------- */
 
-static gen_cmd publish_cmd(ws_form form, const char *key, gen_str payload, const gen_str *hn,
-                           const gen_str *hv)
+static gen_cmd publish_cmd(model *m, ws_form form, const char *key, gen_str payload,
+                           const gen_str *hn, const gen_str *hv)
 {
     gen_cmd c = {0};
     if (form == WS_FORM_STREAM) {
-        c = mk("XADD", key, "*", "_payload", NULL);
-        cmd_adds(&c, payload);
+        c = mk(m, "XADD", key, "*", "_payload", NULL);
+        cmd_adds(m->a, &c, payload);
         if (hn && hn->p) {
-            sbuf n = {0};
-            sb_puts(&n, "h:");
-            sb_add(&n, hn->p, hn->len);
-            cmd_add(&c, n.p, n.len);
-            free(n.p);
-            cmd_adds(&c, *hv);
+            cmd_adds(m->a, &c, header_field(m, hn));
+            cmd_adds(m->a, &c, *hv);
         }
         return c;
     }
-    gen_str f = frame(payload, hn, hv);
-    c = mk(form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH", key, NULL);
-    cmd_adds(&c, f);
-    free(f.p);
+    gen_str f = frame(m, payload, hn, hv);
+    c = mk(m, form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH", key, NULL);
+    cmd_adds(m->a, &c, f);
     return c;
 }
 
@@ -2121,14 +2261,11 @@ static void publish(model *m, size_t d, gen_cmd c, int in_round, int is_reply)
     if (in_round && m->cfg->mode != WS_MODE_DIRECT) {
         queue_into(m, d, &c, is_reply && m->cfg->reply_in_round ? EFF_REPLY : EFF_QUEUED);
     } else {
-        char *cause = cause_of("publish", &m->dl[d]);
+        char *cause = cause_of(m, "publish", &m->dl[d]);
         gen_cmd *cp = &c;
         reply r;
         window_rt(m, cause, 1, &cp, &r);
-        reply_free(&r);
-        free(cause);
     }
-    cmd_free(&c);
 }
 
 /* ----- Steps ------------------------------------------------------------------------------------ */
@@ -2161,31 +2298,25 @@ static void step(model *m, const gen_step *st)
         if (m->cfg->form == WS_FORM_STREAM) {
             gen_str f[4];
             size_t nf = 0;
-            f[nf++] = str_z("_payload");
-            f[nf++] = str_dup(st->payload);
+            f[nf++] = (gen_str){"_payload", 8};
+            f[nf++] = st->payload;
             if (st->hname.p) {
-                sbuf n = {0};
-                sb_puts(&n, "h:");
-                sb_add(&n, st->hname.p, st->hname.len);
-                f[nf].p = n.p;
-                f[nf++].len = n.len;
-                f[nf++] = str_dup(st->hval);
+                f[nf++] = header_field(m, &st->hname);
+                f[nf++] = st->hval;
             }
-            stream_add(m, &m->ks, f, nf, m->nproduced);
-            for (size_t i = 0; i < nf; i++) free(f[i].p);
+            stream_add(m, &m->ks, f, nf, m->nproduced); /* copies them */
         } else {
-            gen_str fr = frame(st->payload, &st->hname, &st->hval);
+            gen_str fr = m->frames[m->nproduced - 1]; /* made at the start */
             if (m->cfg->form == WS_FORM_CHANNEL) {
                 /* buffered by the live subscriber; nobody hears it while the process is dead */
                 sub *s = &m->subs[0];
                 if (m->alive) {
-                    GROW(s->buf, s->nbuf, s->capbuf);
-                    s->buf[s->nbuf++] = str_dup(fr);
+                    GROW(m->a, s->buf, s->nbuf, s->capbuf);
+                    s->buf[s->nbuf++] = fr;
                 }
             } else {
-                list_lpush(&m->kl, fr);
+                list_lpush(m, &m->kl, fr);
             }
-            free(fr.p);
         }
         break;
     }
@@ -2196,16 +2327,13 @@ static void step(model *m, const gen_step *st)
         long d = acting_dl(m, st);
         if (d < 0) return;
         if (m->cfg->mode == WS_MODE_DIRECT) {
-            size_t e = add_eff(&m->dl[d], &st->cmd, EFF_DIRECT);
-            char *cause = cause_of("direct write", &m->dl[d]);
-            gen_cmd c = cmd_dup(&st->cmd), *cp = &c;
+            size_t e = add_eff(m, &m->dl[d], &st->cmd, EFF_DIRECT);
+            char *cause = cause_of(m, "direct write", &m->dl[d]);
+            gen_cmd *cp = &m->dl[d].ef[e].cmd;
             reply r;
             window_rt(m, cause, 1, &cp, &r);
             m->dl[d].ef[e].applied = 1;
             m->dl[d].ef[e].error = r.error;
-            reply_free(&r);
-            cmd_free(&c);
-            free(cause);
         } else {
             queue_into(m, (size_t)d, &st->cmd, EFF_QUEUED);
         }
@@ -2214,13 +2342,10 @@ static void step(model *m, const gen_step *st)
     case GS_POOL: {
         long d = acting_dl(m, st);
         if (d < 0) return;
-        char *cause = cause_of("pool", &m->dl[d]);
-        gen_cmd c = cmd_dup(&st->cmd), *cp = &c;
+        char *cause = cause_of(m, "pool", &m->dl[d]);
+        gen_cmd c = cmd_dup(m->a, &st->cmd), *cp = &c;
         reply r;
         window_rt(m, cause, 1, &cp, &r);
-        reply_free(&r);
-        cmd_free(&c);
-        free(cause);
         break;
     }
     case GS_PUBLISH: {
@@ -2228,7 +2353,7 @@ static void step(model *m, const gen_step *st)
         if (d < 0) return;
         int bound = m->dl[d].bound[form_index(st->out_form)];
         publish(m, (size_t)d,
-                publish_cmd(st->out_form, st->out_key, st->payload, &st->hname, &st->hval),
+                publish_cmd(m, st->out_form, st->out_key, st->payload, &st->hname, &st->hval),
                 bound, 0);
         break;
     }
@@ -2237,7 +2362,7 @@ static void step(model *m, const gen_step *st)
         if (d < 0) return;
         ws_form rf = m->cfg->reply_form;
         int bound = m->dl[d].bound[form_index(rf)];
-        publish(m, (size_t)d, publish_cmd(rf, out_key(rf), st->payload, NULL, NULL),
+        publish(m, (size_t)d, publish_cmd(m, rf, out_key(rf), st->payload, NULL, NULL),
                 m->cfg->reply_in_round || bound, 1);
         break;
     }
@@ -2281,27 +2406,29 @@ static void step(model *m, const gen_step *st)
 static void add_state(model *m, char *command, char *reply_text)
 {
     mdl_result *o = m->out;
-    o->state = xrealloc(o->state, (o->nstate + 1) * sizeof *o->state);
+    GROW(m->a, o->state, o->nstate, m->capstate);
     o->state[o->nstate].command = command;
     o->state[o->nstate].reply = reply_text;
     o->nstate++;
 }
 
-static char *list_text(const list *l)
+static char *list_text(model *m, const list *l)
 {
-    sbuf b = {0};
+    sbuf b;
+    sb_init(&b);
     sb_puts(&b, "[");
     for (size_t i = 0; i < l->n; i++) {
         if (i) sb_puts(&b, ", ");
         bulk_text(&b, l->v[i].p, l->v[i].len);
     }
     sb_puts(&b, "]");
-    return sb_take(&b);
+    return sb_take(m->a, &b);
 }
 
-static char *stream_text(const stream *s)
+static char *stream_text(model *m, const stream *s)
 {
-    sbuf b = {0};
+    sbuf b;
+    sb_init(&b);
     sb_puts(&b, "[");
     for (size_t i = 0; i < s->n; i++) {
         if (i) sb_puts(&b, ", ");
@@ -2315,83 +2442,101 @@ static char *stream_text(const stream *s)
         sb_puts(&b, "]]");
     }
     sb_puts(&b, "]");
-    return sb_take(&b);
+    return sb_take(m->a, &b);
 }
 
 static char *zset_text(model *m, zset *z, const char *key)
 {
     key_type(m, (gen_str){(char *)key, strlen(key)});
-    size_t *o = zset_order(z);
-    sbuf b = {0};
+    size_t *o = zset_order(m, z);
+    sbuf b;
+    sb_init(&b);
     sb_puts(&b, "[");
     for (size_t i = 0; i < z->n; i++) {
         if (i) sb_puts(&b, ", ");
         bulk_text(&b, z->m[o[i]].member.p, z->m[o[i]].member.len);
-        char sc[32];
-        snprintf(sc, sizeof sc, "%lld", (long long)z->m[o[i]].score);
+        char sc[24];
+        size_t scn = ll_text(sc, (long long)z->m[o[i]].score);
         sb_puts(&b, ", ");
-        bulk_text(&b, sc, strlen(sc));
+        bulk_text(&b, sc, scn);
     }
     sb_puts(&b, "]");
-    free(o);
-    return sb_take(&b);
+    return sb_take(m->a, &b);
 }
 
 static void final_state(model *m)
 {
     int form = m->cfg->form;
     if (form == WS_FORM_STREAM) {
-        sbuf b = {0};
+        sbuf b;
+        sb_init(&b);
         sb_puts(&b, "[");
         for (size_t i = 0; i < m->npl; i++) {
             pel *p = &m->pl[i];
             if (i) sb_puts(&b, ", ");
             sb_puts(&b, "[");
             bulk_text(&b, m->ks.e[p->ei].id, strlen(m->ks.e[p->ei].id));
-            sb_printf(&b, ", \"c%d\", :%lld, :%lld]", p->consumer, (long long)(m->now - p->time),
-                      p->count);
+            sb_puts(&b, ", \"c");
+            sb_ll(&b, p->consumer);
+            sb_puts(&b, "\", :");
+            sb_ll(&b, (long long)(m->now - p->time));
+            sb_puts(&b, ", :");
+            sb_ll(&b, p->count);
+            sb_puts(&b, "]");
         }
         sb_puts(&b, "]");
-        add_state(m, xstrdup("XPENDING k g - + 1000000"), sb_take(&b));
-        add_state(m, xstrdup("XRANGE k - +"), stream_text(&m->ks));
+        add_state(m, astrdup(m->a, "XPENDING k g - + 1000000"), sb_take(m->a, &b));
+        add_state(m, astrdup(m->a, "XRANGE k - +"), stream_text(m, &m->ks));
         if (m->cfg->delay_queue)
-            add_state(m, xstrdup("ZRANGE k:delayed 0 -1 WITHSCORES"), zset_text(m, &m->dq, "k:delayed"));
+            add_state(m, astrdup(m->a, "ZRANGE k:delayed 0 -1 WITHSCORES"),
+                      zset_text(m, &m->dq, "k:delayed"));
     } else if (form == WS_FORM_RELIABLE_LIST || form == WS_FORM_PLAIN_LIST) {
-        add_state(m, xstrdup("LRANGE k 0 -1"), list_text(&m->kl));
+        add_state(m, astrdup(m->a, "LRANGE k 0 -1"), list_text(m, &m->kl));
         if (form == WS_FORM_RELIABLE_LIST) {
-            add_state(m, xstrdup("LRANGE k.processing 0 -1"), list_text(&m->kproc));
+            add_state(m, astrdup(m->a, "LRANGE k.processing 0 -1"), list_text(m, &m->kproc));
             if (m->cfg->recovery)
-                add_state(m, xstrdup("ZRANGE k:claims 0 -1 WITHSCORES"),
+                add_state(m, astrdup(m->a, "ZRANGE k:claims 0 -1 WITHSCORES"),
                           zset_text(m, &m->claims, "k:claims"));
         }
     }
-    add_state(m, xstrdup("LRANGE log 0 -1"), list_text(&m->log));
-    add_state(m, xstrdup("LRANGE out.l 0 -1"), list_text(&m->outl));
-    add_state(m, xstrdup("XRANGE out.s - +"), stream_text(&m->outs));
+    add_state(m, astrdup(m->a, "LRANGE log 0 -1"), list_text(m, &m->log));
+    add_state(m, astrdup(m->a, "LRANGE out.l 0 -1"), list_text(m, &m->outl));
+    add_state(m, astrdup(m->a, "XRANGE out.s - +"), stream_text(m, &m->outs));
     /* the strings: pc, n:e1.., s:e1.. */
-    sbuf cmd = {0}, rep = {0};
+    sbuf cmd, rep;
+    sb_init(&cmd);
+    sb_init(&rep);
     sb_puts(&cmd, "MGET pc str");
     sb_puts(&rep, "[");
     const char *first[] = {"pc", "str"};
     for (size_t i = 0; i < 2 + 2 * m->nproduced; i++) {
         char key[32];
-        if (i < 2) snprintf(key, sizeof key, "%s", first[i]);
-        else snprintf(key, sizeof key, "%s:e%zu", (i - 2) % 2 == 0 ? "n" : "s", (i - 2) / 2 + 1);
-        if (i >= 2) sb_printf(&cmd, " %s", key);
+        size_t kn;
+        if (i < 2) {
+            kn = strlen(first[i]);
+            memcpy(key, first[i], kn + 1);
+        } else {
+            memcpy(key, (i - 2) % 2 == 0 ? "n:e" : "s:e", 3);
+            kn = 3 + u64_text(key + 3, (i - 2) / 2 + 1);
+            sb_add(&cmd, " ", 1);
+            sb_add(&cmd, key, kn);
+        }
         if (i) sb_puts(&rep, ", ");
-        kv *k = kv_find(m, (gen_str){key, strlen(key)});
+        kv *k = kv_find(m, (gen_str){key, kn});
         if (k) bulk_text(&rep, k->val.p, k->val.len);
         else sb_puts(&rep, "$-1");
     }
     sb_puts(&rep, "]");
-    add_state(m, sb_take(&cmd), sb_take(&rep));
+    char *cmd_s = sb_take(m->a, &cmd);
+    add_state(m, cmd_s, sb_take(m->a, &rep));
 }
 
 static void violation(model *m, const char *kind, size_t entry)
 {
     mdl_result *o = m->out;
-    o->viol = xrealloc(o->viol, (o->nviol + 1) * sizeof *o->viol);
-    snprintf(o->viol[o->nviol].kind, sizeof o->viol[o->nviol].kind, "%s", kind);
+    GROW(m->a, o->viol, o->nviol, m->capviol);
+    memset(o->viol[o->nviol].kind, 0, sizeof o->viol[o->nviol].kind);
+    memcpy(o->viol[o->nviol].kind, kind, strlen(kind)); /* at most 7: "doubled" */
     o->viol[o->nviol].entry = entry;
     o->nviol++;
 }
@@ -2414,6 +2559,12 @@ static int all_applied(const dlv *d)
 static void invariants(model *m)
 {
     int form = m->cfg->form;
+    /* the entries the list keys hold, found once */
+    size_t *kl_root = ANEW(m->a, m->kl.n, size_t), *kproc_root = ANEW(m->a, m->kproc.n, size_t);
+    if (form == WS_FORM_RELIABLE_LIST) {
+        for (size_t i = 0; i < m->kl.n; i++) kl_root[i] = root_of_value(m, m->kl.v[i]);
+        for (size_t i = 0; i < m->kproc.n; i++) kproc_root[i] = root_of_value(m, m->kproc.v[i]);
+    }
     for (size_t e = 1; e <= m->nproduced; e++) {
         size_t with_effects = 0;
         for (size_t i = 0; i < m->ndl; i++)
@@ -2454,9 +2605,8 @@ static void invariants(model *m)
             key_type(m, (gen_str){"k:delayed", 9});
             for (size_t i = 0; i < m->dq.n && !held; i++) held = m->dq.m[i].root == e;
         } else {
-            for (size_t i = 0; i < m->kl.n && !held; i++) held = root_of_value(m, m->kl.v[i]) == e;
-            for (size_t i = 0; i < m->kproc.n && !held; i++)
-                held = root_of_value(m, m->kproc.v[i]) == e;
+            for (size_t i = 0; i < m->kl.n && !held; i++) held = kl_root[i] == e;
+            for (size_t i = 0; i < m->kproc.n && !held; i++) held = kproc_root[i] == e;
         }
         for (size_t i = 0; m->alive && i < m->ntm && !held; i++) held = m->dl[m->tm[i].dl].entry == e;
         for (size_t i = 0; i < m->ndl && !settled; i++) {
@@ -2471,75 +2621,30 @@ static void invariants(model *m)
 
 /* ----- Entry point -------------------------------------------------------------------------- */
 
-static void model_free(model *m)
-{
-    for (size_t i = 0; i < m->ks.n; i++) strs_free(m->ks.e[i].f, m->ks.e[i].nf);
-    free(m->ks.e);
-    for (size_t i = 0; i < m->outs.n; i++) strs_free(m->outs.e[i].f, m->outs.e[i].nf);
-    free(m->outs.e);
-    free(m->pl);
-    list *ls[] = {&m->kl, &m->kproc, &m->outl, &m->log};
-    for (int i = 0; i < 4; i++) strs_free(ls[i]->v, ls[i]->n);
-    zset *zs[] = {&m->dq, &m->claims};
-    for (int i = 0; i < 2; i++) {
-        for (size_t k = 0; k < zs[i]->n; k++) zmem_free(&zs[i]->m[k]);
-        free(zs[i]->m);
-    }
-    for (size_t i = 0; i < m->nkv; i++) {
-        free(m->kvs[i].key);
-        free(m->kvs[i].val.p);
-    }
-    free(m->kvs);
-    for (int i = 0; i < 2; i++) {
-        sub *s = &m->subs[i];
-        free(s->committed);
-        for (size_t k = 0; k < s->now_; k++)
-            for (size_t w = 0; w < s->ow[k].nw; w++) cmd_free(&s->ow[k].w[w]);
-        free(s->ow);
-        free(s->flight);
-        free(s->r_error);
-        strs_free(s->buf, s->nbuf);
-    }
-    for (size_t i = 0; i < m->ndl; i++) {
-        dlv *d = &m->dl[i];
-        free(d->id.p);
-        strs_free(d->f, d->nf);
-        free(d->member.p);
-        for (size_t k = 0; k < d->nef; k++) cmd_free(&d->ef[k].cmd);
-        free(d->ef);
-    }
-    free(m->dl);
-    for (size_t i = 0; i < m->nsegs; i++) {
-        free(m->segs[i].dl);
-        free(m->segs[i].ef);
-    }
-    free(m->segs);
-    for (size_t i = 0; i < m->nbts; i++) free(m->bts[i].members);
-    free(m->bts);
-    for (size_t i = 0; i < m->ntm; i++) cmd_free(&m->tm[i].cmd);
-    free(m->tm);
-    strs_free(m->payloads, m->nentries);
-    strs_free(m->frames, m->nentries);
-}
-
 int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out)
 {
     memset(out, 0, sizeof *out);
+    out->arena = arena_new();
     model m;
     memset(&m, 0, sizeof m);
     m.run = run;
     m.cfg = &run->cfg;
     m.quirks = quirks;
     m.out = out;
+    m.a = out->arena;
     m.now = START_MS;
     m.step = (size_t)-1;
+    char num[24];
+    m.count_text = str_of(m.a, num, u64_text(num, run->cfg.count)).p;
+    size_t nprod = 0;
+    for (size_t i = 0; i < run->nsteps; i++) nprod += run->steps[i].kind == GS_PRODUCE;
+    m.payloads = ANEW(m.a, nprod, gen_str);
+    m.frames = ANEW(m.a, nprod, gen_str);
     for (size_t i = 0; i < run->nsteps; i++) {
         const gen_step *st = &run->steps[i];
         if (st->kind != GS_PRODUCE) continue;
-        m.payloads = xrealloc(m.payloads, (m.nentries + 1) * sizeof *m.payloads);
-        m.frames = xrealloc(m.frames, (m.nentries + 1) * sizeof *m.frames);
-        m.payloads[m.nentries] = str_dup(st->payload);
-        m.frames[m.nentries] = frame(st->payload, &st->hname, &st->hval);
+        m.payloads[m.nentries] = st->payload; /* the run's: it outlives the model */
+        m.frames[m.nentries] = frame(&m, st->payload, &st->hname, &st->hval);
         m.nentries++;
     }
     /* the world: setup (admin, not the consumer's), subscriptions, the first process */
@@ -2547,12 +2652,12 @@ int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out)
     kv_set(&m, (gen_str){"str", 3}, (gen_str){"x", 1});
     m.subs[0].present = 1;
     m.subs[0].label = "main";
-    snprintf(m.subs[0].cursor, sizeof m.subs[0].cursor, "0-0");
+    set_cursor(&m.subs[0], NULL);
     if (run->cfg.form == WS_FORM_STREAM && run->cfg.rescue) {
         m.subs[1].present = 1;
         m.subs[1].reclaim = 1;
         m.subs[1].label = "rescue";
-        snprintf(m.subs[1].cursor, sizeof m.subs[1].cursor, "0-0");
+        set_cursor(&m.subs[1], NULL);
     }
     m.inc = 1;
     m.alive = 1;
@@ -2566,38 +2671,11 @@ int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out)
         final_state(&m);
         invariants(&m);
     }
-    model_free(&m);
     return 0;
 }
 
 void mdl_result_free(mdl_result *r)
 {
-    for (size_t i = 0; i < r->nrts; i++) {
-        free(r->rts[i].cause);
-        for (size_t k = 0; k < r->rts[i].n; k++) free(r->rts[i].cmds[k]);
-        free(r->rts[i].cmds);
-    }
-    free(r->rts);
-    for (size_t i = 0; i < r->nflushes; i++) {
-        for (size_t k = 0; k < r->flushes[i].n; k++) {
-            free(r->flushes[i].cmds[k].text);
-            free(r->flushes[i].cmds[k].reply);
-        }
-        free(r->flushes[i].cmds);
-    }
-    free(r->flushes);
-    for (size_t i = 0; i < r->nreads; i++) {
-        free(r->reads[i].first_error);
-        free(r->reads[i].entries);
-        strs_free(r->reads[i].ids, r->reads[i].n);
-    }
-    free(r->reads);
-    for (size_t i = 0; i < r->nstate; i++) {
-        free(r->state[i].command);
-        free(r->state[i].reply);
-    }
-    free(r->state);
-    free(r->viol);
-    free(r->error);
+    arena_free(r->arena);
     memset(r, 0, sizeof *r);
 }

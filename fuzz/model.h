@@ -108,6 +108,9 @@ typedef struct mdl_result {
                              it never delivered, a fault in the run...): why; the rest
                              is what it predicted up to there */
     size_t error_step;    /* the step it stopped at */
+    struct mdl_arena *arena; /* where all of the above lives (arrays and strings), with
+                                the model's own working memory: mdl_result_free frees
+                                it at once */
 } mdl_result;
 
 /* Predicts what the engine does with run (its configuration, steps and read
