@@ -3,13 +3,16 @@
 # same run: PING, SET, GET, INCR, LPUSH, LPOP and XADD, without and with pipelining.
 #
 #   bench/server_bench.sh [-n REQUESTS] [-c CLIENTS] [-P PIPELINE] [-r ROUNDS] [--tcp]
+#                         [-F 'FAKEREDIS-SERVER OPTIONS']
 #
 # Both servers run on unix sockets in a temporary directory (--tcp: on loopback ports),
 # started here and stopped at exit; redis-server and redis-benchmark must be on PATH
-# (./run.sh main installs them).  Each test runs ROUNDS times per server, the two servers
-# alternating so that a noisy machine hurts both alike; the table shows the median
-# requests per second and the ratio fakeredis-server / redis-server (>= 1.00: at least as
-# fast).  Results: docs/benchmarks.md, "fakeredis-server".
+# (./run.sh main installs them).  Each test runs ROUNDS times per server, in pairs run back
+# to back (which server goes first alternates) so that a noisy machine hurts both alike;
+# the table shows each server's median requests per second and the median of the pairs'
+# ratios fakeredis-server / redis-server (>= 1.00: at least as fast; a paired ratio, as
+# the load of a shared machine drifts between pairs more than within one).  -F passes options to fakeredis-server (-F '--busy-poll-us 0': no polling before
+# sleeping, redis-server's behaviour).  Results: docs/benchmarks.md, "fakeredis-server".
 #
 # It builds the release preset's fakeredis-server (build/release) unless
 # WSIM_BENCH_BUILD_DIR=DIR names a private Release tree, or FRS_BIN the binary itself.
@@ -21,6 +24,7 @@ clients=50
 pipeline=16
 rounds=3
 tcp=0
+fake_opts=()
 while (($#)); do
     case "$1" in
     -n) requests=$2; shift 2 ;;
@@ -28,7 +32,8 @@ while (($#)); do
     -P) pipeline=$2; shift 2 ;;
     -r) rounds=$2; shift 2 ;;
     --tcp) tcp=1; shift ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    -F) read -r -a fake_opts <<<"$2"; shift 2 ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "server_bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -60,9 +65,9 @@ cleanup() {
 trap cleanup EXIT
 
 if ((tcp)); then
-    "$bin" --port 0 >"$dir/fake.out" 2>"$dir/fake.err" &
+    "$bin" "${fake_opts[@]}" --port 0 >"$dir/fake.out" 2>"$dir/fake.err" &
 else
-    "$bin" --unixsocket "$dir/fake.sock" >"$dir/fake.out" 2>"$dir/fake.err" &
+    "$bin" "${fake_opts[@]}" --unixsocket "$dir/fake.sock" >"$dir/fake.out" 2>"$dir/fake.err" &
 fi
 fake_pid=$!
 if ((tcp)); then
@@ -105,7 +110,7 @@ tests=("PING:-t ping_mbulk" "SET:-t set" "GET:-t get" "INCR:-t incr" "LPUSH:-t l
     "LPOP:-t lpop" "XADD:XADD bench:stream * field value")
 
 echo "fakeredis-server $("$bin" --version | awk '{ print $2 }') vs redis-server $(redis-server --version | awk '{ print $3 }' | cut -d= -f2)"
-echo "$requests requests per run, $clients clients, median of $rounds runs, $( ((tcp)) && echo 'TCP loopback' || echo 'unix sockets')"
+echo "$requests requests per run, $clients clients, median of $rounds rounds (ratio: median of the paired ratios), $( ((tcp)) && echo 'TCP loopback' || echo 'unix sockets')${fake_opts[*]:+, fakeredis-server ${fake_opts[*]}}"
 echo
 printf '| %-6s | %-8s | %16s | %16s | %5s |\n' test pipeline "fakeredis-server" "redis-server" ratio
 printf '|%s|%s|%s|%s|%s|\n' "--------" "----------" "------------------" "------------------" "-------"
@@ -114,14 +119,22 @@ for p in 1 "$pipeline"; do
         name=${t%%:*}
         sel=${t#*:}
         read -r -a args <<<"$sel"
-        f=() r=()
-        for _ in $(seq "$rounds"); do
-            f+=("$(run fake_addr "$p" "${args[@]}")")
-            r+=("$(run real_addr "$p" "${args[@]}")")
+        f=() r=() q=()
+        for k in $(seq "$rounds"); do
+            # each round a pair, run back to back; which server goes first alternates
+            if ((k % 2)); then
+                a=$(run fake_addr "$p" "${args[@]}")
+                b=$(run real_addr "$p" "${args[@]}")
+            else
+                b=$(run real_addr "$p" "${args[@]}")
+                a=$(run fake_addr "$p" "${args[@]}")
+            fi
+            f+=("$a") r+=("$b")
+            q+=("$(awk -v a="$a" -v b="$b" 'BEGIN { print (b > 0) ? a / b : 0 }')")
         done
         fm=$(printf '%s\n' "${f[@]}" | median)
         rm_=$(printf '%s\n' "${r[@]}" | median)
-        ratio=$(awk -v a="$fm" -v b="$rm_" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+        ratio=$(printf '%s\n' "${q[@]}" | median | awk '{ printf "%.2f", $1 }')
         printf '| %-6s | %-8s | %16.0f | %16.0f | %5s |\n' "$name" "$p" "$fm" "$rm_" "$ratio"
     done
 done

@@ -182,7 +182,7 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
 {
     frs_server *srv = c->srv;
     srv->stats.commands++;
-    c->last_ms = frs_mono_ms();
+    c->last_ms = srv->turn_ms;
 
     const frs_cmd *container;
     const frs_cmd *cmd = frs_cmd_lookup(argc, argv, argvlen, &container);

@@ -28,6 +28,8 @@
 #define FRS_DEFAULT_MAXCLIENTS 10000           /* Redis's maxclients default */
 #define FRS_RESERVED_FDS 32                    /* Redis's CONFIG_MIN_RESERVED_FDS */
 #define FRS_MAX_LISTENERS 4                    /* TCP addresses plus one unix socket */
+#define FRS_DEFAULT_BUSY_POLL_US 30            /* --busy-poll-us (docs/server.md, "Design") */
+#define FRS_MAX_BUSY_POLL_US 1000              /* its upper bound: a poll never outlasts 1 ms */
 
 /* ----- Output buffer ------------------------------------------------------------- */
 
@@ -124,6 +126,8 @@ typedef struct frs_options {
     int wall_clock;           /* --clock wall: the fake reads the real clock */
     int64_t start_ms;         /* --start-ms: the virtual clock's first reading (0: default) */
     int cluster;              /* --cluster: answer as a one-node cluster */
+    int busy_poll_us;         /* --busy-poll-us: after a wake with work, poll this long
+                                 before sleeping (0: sleep at once) */
     char **config;            /* --NAME VALUE pairs given for CONFIG parameters */
     int nconfig;              /* entries in config (pairs * 2) */
 } frs_options;
@@ -156,6 +160,9 @@ struct frs_server {
     frs_conn *resume_head, *resume_tail; /* connections whose input processing may go on */
     uint64_t next_id;         /* the next CLIENT ID */
     int64_t start_ms;         /* when the server started (monotonic ms) */
+    int64_t turn_ms;          /* the monotonic clock read once per loop turn, when epoll_wait
+                                 returned: a command's last_ms without a clock read per
+                                 command (Redis caches its clock per turn the same way) */
     time_t start_time;        /* when the server started (Unix seconds), for INFO */
     char run_id[41];          /* INFO's run_id, random per start as Redis's */
     frs_stats stats;          /* INFO stats */

@@ -11,6 +11,7 @@ static void usage(FILE *f)
             "usage: fakeredis-server [--port N] [--bind ADDR]... [--unixsocket PATH]\n"
             "                        [--maxclients N] [--requirepass PASS] [--seed N]\n"
             "                        [--clock virtual|wall] [--start-ms MS] [--cluster]\n"
+            "                        [--busy-poll-us N]\n"
             "                        [--CONFIG-PARAMETER VALUE]...\n"
             "\n"
             "Serves libfakeredis (Redis " FR_REDIS_VERSION " semantics) over RESP.\n"
@@ -25,6 +26,8 @@ static void usage(FILE *f)
             "  --clock wall        the fake reads the real clock\n"
             "  --start-ms MS       the virtual clock's first reading (Unix ms)\n"
             "  --cluster           answer as a one-node Redis Cluster\n"
+            "  --busy-poll-us N    after a busy wake, poll this long before sleeping\n"
+            "                      (default 30; 0: sleep at once; at most 1000)\n"
             "  --NAME VALUE        any redis.conf parameter, as CONFIG SET NAME VALUE\n"
             "\n"
             "On start it prints, flushed, one line per listener and then a ready line:\n"
@@ -47,7 +50,7 @@ static long long number(const char *opt, const char *v)
 
 int main(int argc, char **argv)
 {
-    frs_options opt = {.port = 6379, .seed = 1};
+    frs_options opt = {.port = 6379, .seed = 1, .busy_poll_us = FRS_DEFAULT_BUSY_POLL_US};
     int port_given = 0;
     opt.config = calloc((size_t)argc + 1, sizeof(char *));
     if (!opt.config) return 1;
@@ -98,6 +101,14 @@ int main(int argc, char **argv)
             opt.seed = (uint64_t)number(a, v);
         } else if (!strcmp(a, "--start-ms")) {
             opt.start_ms = number(a, v);
+        } else if (!strcmp(a, "--busy-poll-us")) {
+            long long us = number(a, v);
+            if (us < 0 || us > FRS_MAX_BUSY_POLL_US) {
+                fprintf(stderr, "fakeredis-server: --busy-poll-us must be 0..%d\n",
+                        FRS_MAX_BUSY_POLL_US);
+                return 2;
+            }
+            opt.busy_poll_us = (int)us;
         } else if (!strcmp(a, "--clock")) {
             if (!strcmp(v, "wall")) opt.wall_clock = 1;
             else if (strcmp(v, "virtual") != 0) {

@@ -5,8 +5,9 @@
  * parser sees the stream in the pieces Redis sees it, and a client flooding the server
  * cannot starve the others), every complete request in the buffer run at once, and the
  * replies written before the loop sleeps again (Redis's beforeSleep), with EPOLLOUT armed
- * only for sockets that could not take everything.  Why epoll and no library:
- * docs/server.md, "Design".
+ * only for sockets that could not take everything.  Unlike Redis, after a turn that had work
+ * the loop polls for a few microseconds before it sleeps (busy_poll).  Why epoll and no
+ * library, and why the poll: docs/server.md, "Design".
  *
  * Connections are freed at two points only: in their own event handler (end of file, a
  * socket error) and before the loop sleeps (CLIENT KILL, output limits, QUIT once the reply
@@ -18,6 +19,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,7 +548,7 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     srv->opt = *opt;
     srv->epfd = srv->sig_fd = -1;
     srv->next_id = 1;
-    srv->start_ms = frs_mono_ms();
+    srv->start_ms = srv->turn_ms = frs_mono_ms();
     srv->start_time = time(NULL);
     srv->maxclients = opt->maxclients > 0 ? opt->maxclients : FRS_DEFAULT_MAXCLIENTS;
     srv->max_bulk_len = RR_DEFAULT_MAX_BULK;
@@ -686,30 +688,51 @@ static void timers(frs_server *srv)
             if (c->soft_since_ms) frs_conn_want_flush(c);
 }
 
+/* Microseconds of a monotonic clock, for the busy poll's deadline. */
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Polls the epoll set without sleeping for up to --busy-poll-us microseconds, yielding the
+ * CPU between polls.  Returns what epoll_wait returned (0: nothing came, sleep now).
+ *
+ * Why: a client that waits for each reply before sending its next request (no pipeline)
+ * sends it a few microseconds after the reply; a server asleep by then must be woken, a
+ * context switch on both sides and, on a virtual machine, an inter-processor interrupt
+ * through the hypervisor (tens of microseconds): the largest single cost of an unpipelined
+ * request.  A server still runnable needs no wake-up.  The caller polls only after a turn
+ * that had work (an idle server sleeps after one poll), the yield hands the polling time to
+ * anything else runnable on this CPU, and the caller skips the poll when a deadline is due
+ * and recomputes the timeout after it (a --clock wall deadline fires at most one poll
+ * late). */
+static int busy_poll(frs_server *srv, struct epoll_event *evs)
+{
+    if (srv->opt.busy_poll_us <= 0) return 0;
+    int64_t until = 0;
+    for (;;) {
+        int n = epoll_wait(srv->epfd, evs, MAX_EVENTS, 0);
+        if (n != 0) return n;
+        int64_t now = mono_us();
+        if (!until) until = now + srv->opt.busy_poll_us;
+        else if (now >= until) return 0;
+        sched_yield();
+    }
+}
+
 int frs_server_run(frs_server *srv)
 {
     struct epoll_event evs[MAX_EVENTS];
+    int busy = 0; /* the last wake found events: poll before sleeping */
     while (!srv->stop) {
         before_sleep(srv);
         if (srv->stop) break;
-        int n = 0;
-        {
-            static long spin_us = -1;
-            if (spin_us < 0) { const char *e = getenv("FRS_SPIN_US"); spin_us = e ? atol(e) : 0; }
-            if (spin_us > 0) {
-                int64_t t0 = 0;
-                for (;;) {
-                    n = epoll_wait(srv->epfd, evs, MAX_EVENTS, 0);
-                    if (n != 0) break;
-                    struct timespec ts;
-                    clock_gettime(CLOCK_MONOTONIC, &ts);
-                    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-                    if (!t0) t0 = now;
-                    else if (now - t0 >= spin_us) break;
-                }
-            }
-            if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, sleep_ms(srv));
-        }
+        int n = busy && sleep_ms(srv) != 0 ? busy_poll(srv, evs) : 0;
+        if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, sleep_ms(srv));
+        busy = n > 0;
+        srv->turn_ms = frs_mono_ms();
         if (n < 0) {
             if (errno == EINTR) continue;
             perror("fakeredis-server: epoll_wait");

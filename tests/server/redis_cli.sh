@@ -112,10 +112,13 @@ done
 session() { # $1: the redis-cli address arguments
     local script_in="$dir/session.in"
     printf 'SET greeting hi\nGET greeting\nHELLO 3\nZADD zz 1 m\nZRANGE zz 0 -1 WITHSCORES\nHGETALL h\nDEL zz\nQUIT\n' >"$script_in"
-    # TERM=dumb: linenoise then reads plain lines instead of querying the terminal
+    # TERM=dumb: linenoise then reads plain lines instead of querying the terminal.  The
+    # terminal echoes the typed lines whenever `script` hands them over, before or between
+    # the replies as the machine's load decides: they are dropped, and what is compared is
+    # the replies in their order.
     TERM=dumb timeout 20 script -qfec "redis-cli $1" /dev/null <"$script_in" 2>&1 |
         tr -d '\r' | sed -E -e 's/^(redis [^ ]*|127\.0\.0\.1:[0-9]+)> //' |
-        grep -v -e '^[0-9]# "id" => ' -e '^$'
+        grep -v -x -F -f "$script_in" | grep -v -e '^[0-9]# "id" => ' -e '^$'
 }
 a=$(session "-p $port")
 b=$(session "-s $dir/real.sock")

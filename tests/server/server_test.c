@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -245,6 +246,74 @@ static void test_thousand_connections(void **state)
     frsh_close(c);
     stop(s);
     rh_buf_free(&r);
+}
+
+/* Runs fakeredis-server with args and returns its exit status (-1 if it did not end within
+ * FRSH_TIMEOUT_MS); its stderr goes to *err (the first bytes, NUL-terminated). */
+static int run_and_wait(const char *const *args, char *err, size_t errsize)
+{
+    int pfd[2];
+    if (pipe(pfd) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        const char *argv[16] = {FRS_BINARY};
+        for (int i = 0; args[i] && i < 14; i++) argv[i + 1] = args[i];
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        execv(FRS_BINARY, (char *const *)argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t got = 0;
+    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+    while (got + 1 < errsize && poll(&p, 1, FRSH_TIMEOUT_MS) > 0) {
+        ssize_t n = read(pfd[0], err + got, errsize - 1 - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    err[got] = '\0';
+    close(pfd[0]);
+    int st = 0;
+    for (int waited = 0; waitpid(pid, &st, WNOHANG) == 0; waited += 10) {
+        if (waited >= FRSH_TIMEOUT_MS) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        frsh_sleep_ms(10);
+    }
+    return st;
+}
+
+/* --busy-poll-us: out-of-range and malformed values are refused before anything is bound;
+ * 0 (sleep at once, Redis's behaviour) and the maximum serve as usual. */
+static void test_busy_poll_option(void **state)
+{
+    (void)state;
+    const char *bad[] = {"-1", "1001", "x", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *args[] = {"--port", "0", "--busy-poll-us", bad[i], NULL};
+        char err[512];
+        int st = run_and_wait(args, err, sizeof err);
+        if (!(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 2))
+            fail_msg("--busy-poll-us '%s': status %d, want exit 2", bad[i], st);
+        if (!strstr(err, "--busy-poll-us"))
+            fail_msg("--busy-poll-us '%s': the message does not name the option: %s", bad[i], err);
+    }
+    const char *good[] = {"0", "1000"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        const char *const extra[] = {"--busy-poll-us", good[i], NULL};
+        frsh_server *s = start(extra);
+        rh_buf r = {0};
+        frsh_conn *c = frsh_connect(s);
+        for (int k = 0; k < 100; k++) CALL(c, &r, "+PONG\r\n", "PING");
+        CALL(c, &r, "+OK\r\n", "SET", "k", "v");
+        CALL(c, &r, "$1\r\nv\r\n", "GET", "k");
+        rh_buf_free(&r);
+        frsh_close(c);
+        stop(s);
+    }
 }
 
 static void test_maxclients(void **state)
@@ -675,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_disconnect_mid_pipeline),
         cmocka_unit_test(test_thousand_connections),
         cmocka_unit_test(test_maxclients),
+        cmocka_unit_test(test_busy_poll_option),
         cmocka_unit_test(test_slow_reader_output_limit),
         cmocka_unit_test(test_pipeline_flood),
         cmocka_unit_test(test_requirepass),
