@@ -196,7 +196,9 @@ void gen_free(gen_run *r)
 static int world_start(gen_run *r)
 {
     const gen_config *c = &r->cfg;
-    ws_sim_config sc = {.seed = c->seed, .no_trace_text = !r->keep_trace};
+    /* model mode arms no fault: plain connections, one layer less per round trip */
+    ws_sim_config sc = {.seed = c->seed, .no_trace_text = !r->keep_trace,
+                        .no_faults = !c->faults};
     r->sim = ws_sim_new(&sc);
     if (!r->sim) return WS_ENOMEM;
     if (c->form == WS_FORM_STREAM) ws_sim_command_line(r->sim, "XGROUP CREATE k g $ MKSTREAM", NULL);

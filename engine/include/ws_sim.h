@@ -54,6 +54,9 @@ typedef struct ws_sim_config {
                             the flush diagrams' round trips (ws_sim_diagram shows their
                             headers and entries only): what the crash explorer's and the
                             fuzzer's many runs need, at less cost */
+    int no_faults;       /* the consumer's connections are plain, not ws_conn_faulty:
+                            ws_fault_arm on them answers WS_EINVAL, and every round trip
+                            costs a little less (the fuzzer's runs that arm nothing) */
 } ws_sim_config;
 
 /* Makes a simulation and starts its consumer process (no subscriptions yet).  Returns
@@ -122,7 +125,8 @@ int ws_sim_restart(ws_sim *sim);
 unsigned ws_sim_incarnation(const ws_sim *sim);
 
 /* The process's connections, to arm faults on (ws_fault_arm): they are ws_conn_faulty
- * connections, labelled "reader" and "window", and change at every restart. */
+ * connections (plain ones under ws_sim_config.no_faults), labelled "reader" and "window",
+ * and change at every restart. */
 ws_conn *ws_sim_reader(ws_sim *sim);
 ws_conn *ws_sim_window(ws_sim *sim);
 /* A channel subscription's own connection (labelled "subscriber"), NULL for other

@@ -63,7 +63,7 @@ static ws_conn *connect_one(ws_sim *sim, const char *label, int faulty)
     ws_conn *c = sim->fake ? ws_conn_fake(sim->fake)
                            : ws_conn_open(sim->backend, sim->cfg.timeout_ms);
     if (!c) return NULL;
-    if (faulty) c = ws_conn_faulty(c);
+    if (faulty && !sim->cfg.no_faults) c = ws_conn_faulty(c);
     if (!c) return NULL;
     ws_conn_set_label(c, label);
     ws_conn_set_trace(c, wsi_trace_hook, sim);

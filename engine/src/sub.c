@@ -141,7 +141,7 @@ int wsi_sub_start(ws_sub *s)
     if (sim->incarnation == 1) snprintf(label, sizeof label, "subscriber");
     else snprintf(label, sizeof label, "subscriber.%u", sim->incarnation);
     s->conn = sim->fake ? ws_conn_fake(sim->fake) : ws_conn_open(sim->backend, sim->cfg.timeout_ms);
-    if (s->conn) s->conn = ws_conn_faulty(s->conn);
+    if (s->conn && !sim->cfg.no_faults) s->conn = ws_conn_faulty(s->conn);
     if (!s->conn) return wsi_fail(sim, WS_ENOMEM, "out of memory");
     ws_conn_set_label(s->conn, label);
     ws_conn_set_trace(s->conn, wsi_trace_hook, sim);
