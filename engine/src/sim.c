@@ -228,7 +228,7 @@ void ws_sim_free(ws_sim *sim)
     for (size_t i = 0; i < sim->ncrashes; i++) free(sim->crashes[i]);
     free(sim->crashes);
     for (size_t i = 0; i < sim->nrts; i++) {
-        for (size_t k = 0; k < sim->rts[i].n; k++) free(sim->rts[i].commands[k]);
+        free(sim->rts[i].text);
         free(sim->rts[i].commands);
         free(sim->rts[i].cause);
     }

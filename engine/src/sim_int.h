@@ -328,7 +328,8 @@ struct ws_sim {
         unsigned incarnation;
         uint64_t index;
         size_t n;
-        char **commands;
+        char **commands;    /* each command's text, pointing into text (or at "") */
+        char *text;         /* the commands' texts, NUL after each, one block */
         int status;
     } *rts;                 /* the consumer's round trips (ws_sim_round_trip) */
     size_t nrts, caprts;

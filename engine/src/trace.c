@@ -231,7 +231,6 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
      * whatever the connection layer says of their (QUEUED) replies */
     /* per-command scratch on the stack for the usual short round trip */
     unsigned char discarded_small[32];
-    char *lines_small[32];
     int small = rt->n <= 32;
     unsigned char *discarded = small ? discarded_small : wsi_xmalloc(rt->n);
     memset(discarded, 0, small ? sizeof discarded_small : rt->n);
@@ -243,22 +242,26 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         for (size_t k = m + 1; k < e && k < rt->n; k++) discarded[k] = 1;
         if (e < rt->n) discarded[e] = 1;
     }
-    /* each command's text, rendered once: the trace line, the flush command and the
-     * round-trip map all show it (the map keeps these strings) */
+    /* each command's text, rendered once into one block: the trace line, the flush
+     * command and the round-trip map all show it (the map keeps the block) */
     int mapped = strcmp(rt->conn, "admin") != 0;
-    char **lines = small ? lines_small : wsi_xmalloc(rt->n * sizeof *lines);
-    memset(lines, 0, (small ? 32 : rt->n) * sizeof *lines);
+    size_t offs_small[33];
+    size_t *off = small ? offs_small : wsi_xmalloc((rt->n + 1) * sizeof *off);
     /* an admin round trip (setup, produce, checks) without trace text needs none */
     int want_lines = text || f || (mapped && sim->an_cmds);
     int want_replies = text || f;
+    wsi_text all = {0};
+    off[0] = 0;
     for (size_t i = 0; want_lines && i < rt->n; i++) {
-        wsi_text line = {0};
-        wsi_text_add(&line, "", 0);
-        wsi_text_cmd(&line, sim->an_cmds ? sim->an_cmds[i]
-                                         : &(wsi_cmd){rt->commands[i].argc,
-                                                      (char **)rt->commands[i].argv,
-                                                      (size_t *)rt->commands[i].argvlen});
-        lines[i] = line.p;
+        wsi_text_cmd(&all, sim->an_cmds ? sim->an_cmds[i]
+                                        : &(wsi_cmd){rt->commands[i].argc,
+                                                     (char **)rt->commands[i].argv,
+                                                     (size_t *)rt->commands[i].argvlen});
+        wsi_text_add(&all, "", 1); /* each line NUL-terminated in the block */
+        off[i + 1] = all.len;
+    }
+    for (size_t i = 0; want_lines && i < rt->n; i++) {
+        wsi_text line = {all.p + off[i], off[i + 1] - off[i] - 1, 0};
         size_t rl = 6;
         char *rs = want_replies && rt->replies[i] ? ws_reply_text(rt->replies[i], &rl) : NULL;
         const char *reply = rs ? rs : "(none)";
@@ -339,18 +342,17 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         rr->n = rt->n;
         rr->status = rt->status;
         rr->commands = wsi_xcalloc(rt->n ? rt->n : 1, sizeof *rr->commands);
-        for (size_t i = 0; i < rt->n; i++) {
-            /* the map shows the engine's own commands; what it did not build is blank */
-            if (sim->an_cmds && lines[i]) {
-                rr->commands[i] = lines[i];
-                lines[i] = NULL;
-            } else {
-                rr->commands[i] = wsi_xstrdup("");
-            }
+        /* the map shows the engine's own commands; what it did not build is blank */
+        rr->text = NULL;
+        int own = sim->an_cmds && all.p;
+        for (size_t i = 0; i < rt->n; i++) rr->commands[i] = own ? all.p + off[i] : (char *)"";
+        if (own) {
+            rr->text = all.p;
+            all.p = NULL;
         }
     }
-    for (size_t i = 0; i < rt->n; i++) free(lines[i]);
-    if (!small) free(lines);
+    free(all.p);
+    if (!small) free(off);
 }
 
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
