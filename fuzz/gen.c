@@ -44,26 +44,26 @@ static void *xcalloc(size_t n, size_t size)
 static gen_str gstr(const char *p, size_t n)
 {
     gen_str s;
-    s.p = xcalloc(n + 1, 1);
+    s.p = xrealloc(NULL, n + 1);
     if (n) memcpy(s.p, p, n);
+    s.p[n] = '\0';
     s.len = n;
     return s;
 }
 
 static gen_str gstrz(const char *s) { return gstr(s, strlen(s)); }
 
-static void cmd_push(gen_cmd *c, const char *s)
-{
-    c->argv = xrealloc(c->argv, (size_t)(c->argc + 1) * sizeof *c->argv);
-    c->argv[c->argc++] = gstrz(s);
-}
-
 static gen_cmd cmd_of(const char *first, ...)
 {
-    gen_cmd c = {0};
+    /* the arguments counted first: one argv array, not one realloc per argument */
     va_list ap;
+    int n = 0;
     va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) cmd_push(&c, a);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) n++;
+    va_end(ap);
+    gen_cmd c = {0, n ? xcalloc((size_t)n, sizeof *c.argv) : NULL};
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) c.argv[c.argc++] = gstrz(a);
     va_end(ap);
     return c;
 }
@@ -345,28 +345,24 @@ static void play_step(gen_run *r, size_t i)
         if (r->cfg.form == WS_FORM_RELIABLE_LIST && r->cfg.recovery) observe_salts(r, s, rt0);
         break;
     }
-    case GS_QUEUE: {
-        const char **argv = xcalloc((size_t)s->cmd.argc, sizeof *argv);
-        size_t *lens = xcalloc((size_t)s->cmd.argc, sizeof *lens);
-        for (int k = 0; k < s->cmd.argc; k++) {
-            argv[k] = s->cmd.argv[k].p;
-            lens[k] = s->cmd.argv[k].len;
-        }
-        rc = ws_queue(d, s->cmd.argc, argv, lens);
-        free(argv);
-        free(lens);
-        break;
-    }
+    case GS_QUEUE:
     case GS_POOL: {
-        const char **argv = xcalloc((size_t)s->cmd.argc, sizeof *argv);
-        size_t *lens = xcalloc((size_t)s->cmd.argc, sizeof *lens);
+        /* the step's command as argv (generated commands have a handful of arguments) */
+        const char *argv_small[16];
+        size_t lens_small[16];
+        int big = s->cmd.argc > 16;
+        const char **argv = big ? xcalloc((size_t)s->cmd.argc, sizeof *argv) : argv_small;
+        size_t *lens = big ? xcalloc((size_t)s->cmd.argc, sizeof *lens) : lens_small;
         for (int k = 0; k < s->cmd.argc; k++) {
             argv[k] = s->cmd.argv[k].p;
             lens[k] = s->cmd.argv[k].len;
         }
-        rc = ws_pool(sim, d, s->cmd.argc, argv, lens, NULL);
-        free(argv);
-        free(lens);
+        if (s->kind == GS_QUEUE) rc = ws_queue(d, s->cmd.argc, argv, lens);
+        else rc = ws_pool(sim, d, s->cmd.argc, argv, lens, NULL);
+        if (big) {
+            free(argv);
+            free(lens);
+        }
         break;
     }
     case GS_PUBLISH:
@@ -449,7 +445,7 @@ static size_t actionable(genstate *g, ws_delivery ***out)
         if ((s == r->subs[0] && g->stopped[0]) || (s == r->subs[1] && g->stopped[1])) continue;
         size_t e = ws_delivery_root(d);
         if (!e || latest(r, e) != d) continue;
-        v = xrealloc(v, (n + 1) * sizeof *v);
+        if (!v) v = xrealloc(NULL, (r->nseen - i) * sizeof *v); /* room for all the rest */
         v[n++] = d;
     }
     *out = v;

@@ -87,11 +87,10 @@ char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, siz
     put(&t, "_payload", 8);
     put(&t, payload, plen);
     for (size_t i = 0; i < nh; i++) {
-        wsi_text name = {0};
-        wsi_text_add(&name, "h:", 2);
-        wsi_text_add(&name, h[i].name, strlen(h[i].name));
-        put(&t, name.p, name.len);
-        free(name.p);
+        size_t nl = strlen(h[i].name);
+        wsi_text_size(&t, nl + 2); /* "h:<name>", as put would write it */
+        wsi_text_add(&t, ":h:", 3);
+        wsi_text_add(&t, h[i].name, nl);
         size_t vl = h[i].value_len ? h[i].value_len : (h[i].value ? strlen(h[i].value) : 0);
         put(&t, h[i].value ? h[i].value : "", vl);
     }

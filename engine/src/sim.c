@@ -330,6 +330,49 @@ int ws_sim_command_line(ws_sim *sim, const char *line, const fr_reply **reply)
     return rc;
 }
 
+/* An index key "<key> NUL <part>" for the produced-entry maps, built on the stack when it
+ * fits: the maps are looked up at every delivery and every produce. */
+typedef struct index_key {
+    char *p;          /* the key: small, or a heap block */
+    size_t len;       /* its length, part included */
+    size_t base;      /* where the part starts */
+    size_t cap;       /* room at p */
+    char small[192];  /* the usual key's room */
+} index_key;
+
+static void index_key_start(index_key *k, const char *key)
+{
+    size_t n = strlen(key) + 1;
+    k->p = k->small;
+    k->cap = sizeof k->small;
+    if (n > k->cap) {
+        k->cap = n * 2;
+        k->p = wsi_xmalloc(k->cap);
+    }
+    memcpy(k->p, key, n);
+    k->base = k->len = n;
+}
+
+/* Sets the part after the key (replacing any earlier one). */
+static void index_key_part(index_key *k, const char *part, size_t len)
+{
+    if (k->base + len > k->cap) {
+        size_t cap = k->base + len;
+        char *p = wsi_xmalloc(cap);
+        memcpy(p, k->p, k->base);
+        if (k->p != k->small) free(k->p);
+        k->p = p;
+        k->cap = cap;
+    }
+    if (len) memcpy(k->p + k->base, part, len);
+    k->len = k->base + len;
+}
+
+static void index_key_done(index_key *k)
+{
+    if (k->p != k->small) free(k->p);
+}
+
 int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
                    size_t payload_len, const ws_header *headers, size_t nheaders, char **id)
 {
@@ -374,17 +417,15 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     }
     if (id) *id = wsi_xmemdup(p->id, p->id_len);
     /* indexes: by key and id, and (streams) by key and payload, first one kept */
-    wsi_text k = {0};
-    wsi_text_add(&k, key, strlen(key) + 1);
-    size_t base = k.len;
-    wsi_text_add(&k, p->id, p->id_len);
+    index_key k;
+    index_key_start(&k, key);
+    index_key_part(&k, p->id, p->id_len);
     wsi_strmap_put(&sim->produced_by_id, k.p, k.len, sim->nproduced);
-    k.len = base;
-    wsi_text_add(&k, p->payload, p->payload_len);
+    index_key_part(&k, p->payload, p->payload_len);
     size_t first;
     if (form == WS_FORM_STREAM && !wsi_strmap_get(&sim->produced_by_payload, k.p, k.len, &first))
         wsi_strmap_put(&sim->produced_by_payload, k.p, k.len, sim->nproduced);
-    free(k.p);
+    index_key_done(&k);
     return 0;
 }
 
@@ -469,10 +510,9 @@ size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
         }
         return 0;
     }
-    wsi_text k = {0};
-    wsi_text_add(&k, key, strlen(key) + 1);
-    size_t base = k.len;
-    wsi_text_add(&k, d->id, d->id_len);
+    index_key k;
+    index_key_start(&k, key);
+    index_key_part(&k, d->id, d->id_len);
     int hit = wsi_strmap_get(&sim->produced_by_id, k.p, k.len, &found);
     if (!hit) hit = wsi_strmap_get(&sim->lineage_by_id, d->id, d->id_len, &found);
     if (!hit && stream) {
@@ -480,11 +520,10 @@ size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
          * payload, which the copy keeps. */
         size_t plen;
         const char *pl = ws_delivery_payload(d, &plen);
-        k.len = base;
-        if (pl) wsi_text_add(&k, pl, plen);
+        if (pl) index_key_part(&k, pl, plen);
         hit = pl && wsi_strmap_get(&sim->produced_by_payload, k.p, k.len, &found);
     }
-    free(k.p);
+    index_key_done(&k);
     return hit ? (d->root = found) : 0;
 }
 
