@@ -1,7 +1,8 @@
 /* strmap.h -- a small string-to-index hash map (open addressing, FNV-1a), header only,
  * shared by libwsim's internals and the scenario runner: the simulation's lookups (an
  * entry by its id, a scenario's alias by its name) must stay O(1) for 1,000-delivery
- * scenarios explored once per crash point.  Keys are copied; values are size_t.
+ * scenarios explored once per crash point.  Keys are copied (into blocks the map owns:
+ * there is no removal); values are size_t.
  * Out of memory aborts, as the rest of the engine does. */
 #ifndef WSI_STRMAP_H
 #define WSI_STRMAP_H
@@ -18,10 +19,19 @@ typedef struct wsi_strmap_slot {
     size_t value;
 } wsi_strmap_slot;
 
+/* A block of key copies: keys are never removed, so they live in a few blocks freed with
+ * the map, not one allocation each (a fuzzing run makes and drops thousands of maps). */
+typedef struct wsi_strmap_keys {
+    struct wsi_strmap_keys *next; /* the previous (full) block */
+    size_t used, cap;             /* bytes taken, bytes in data */
+    char data[];
+} wsi_strmap_keys;
+
 typedef struct wsi_strmap {
     wsi_strmap_slot *slots;
     size_t cap;     /* a power of two, or 0 */
     size_t n;
+    wsi_strmap_keys *keys; /* the key copies' blocks, newest first */
 } wsi_strmap;
 
 static inline uint64_t wsi_strmap_hash(const char *k, size_t len)
@@ -44,6 +54,30 @@ static inline void *wsi_strmap_calloc(size_t n, size_t size)
     return p;
 }
 
+/* A copy of k (len bytes and a NUL) in the map's key blocks. */
+static inline char *wsi_strmap_key_copy(wsi_strmap *m, const char *k, size_t len)
+{
+    wsi_strmap_keys *b = m->keys;
+    if (!b || b->cap - b->used < len + 1) {
+        size_t cap = b ? b->cap * 2 : 512;
+        if (cap < len + 1) cap = len + 1;
+        wsi_strmap_keys *nb = (wsi_strmap_keys *)malloc(sizeof *nb + cap);
+        if (!nb) {
+            fputs("libwsim: out of memory\n", stderr);
+            abort();
+        }
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        m->keys = b = nb;
+    }
+    char *p = b->data + b->used;
+    if (len) memcpy(p, k, len);
+    p[len] = '\0';
+    b->used += len + 1;
+    return p;
+}
+
 /* The slot holding key, or the empty slot where it would go. */
 static inline wsi_strmap_slot *wsi_strmap_find(const wsi_strmap *m, const char *k, size_t len,
                                                uint64_t h)
@@ -60,7 +94,7 @@ static inline void wsi_strmap_put(wsi_strmap *m, const char *k, size_t len, size
 {
     if ((m->n + 1) * 2 > m->cap) {
         wsi_strmap old = *m;
-        m->cap = old.cap ? old.cap * 2 : 64;
+        m->cap = old.cap ? old.cap * 2 : 16;
         m->slots = (wsi_strmap_slot *)wsi_strmap_calloc(m->cap, sizeof *m->slots);
         m->n = 0;
         for (size_t i = 0; i < old.cap; i++)
@@ -74,8 +108,7 @@ static inline void wsi_strmap_put(wsi_strmap *m, const char *k, size_t len, size
     uint64_t h = wsi_strmap_hash(k, len);
     wsi_strmap_slot *s = wsi_strmap_find(m, k, len, h);
     if (!s->key) {
-        s->key = (char *)wsi_strmap_calloc(len + 1, 1);
-        if (len) memcpy(s->key, k, len);
+        s->key = wsi_strmap_key_copy(m, k, len);
         s->len = len;
         s->hash = h;
         m->n++;
@@ -95,7 +128,10 @@ static inline int wsi_strmap_get(const wsi_strmap *m, const char *k, size_t len,
 
 static inline void wsi_strmap_free(wsi_strmap *m)
 {
-    for (size_t i = 0; i < m->cap; i++) free(m->slots[i].key);
+    for (wsi_strmap_keys *b = m->keys, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(m->slots);
     memset(m, 0, sizeof *m);
 }
