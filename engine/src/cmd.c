@@ -89,35 +89,17 @@ void wsi_cmdb_add(wsi_cmdb *b, const char *p, size_t len)
 
 void wsi_cmdb_adds(wsi_cmdb *b, const char *s) { wsi_cmdb_add(b, s, strlen(s)); }
 
-/* v in decimal at the end of buf[24]; returns where it starts (what "%lld" writes, without
- * the printf machinery: numbers go into commands and frames at every step). */
-static char *decimal(char buf[24], long long v)
-{
-    char *p = buf + 24;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) *--p = '-';
-    return p;
-}
-
 void wsi_cmdb_addll(wsi_cmdb *b, long long v)
 {
     char buf[24];
-    char *p = decimal(buf, v);
+    char *p = wsi_decimal(buf, v);
     wsi_cmdb_add(b, p, (size_t)(buf + sizeof buf - p));
 }
 
 void wsi_text_size(wsi_text *t, size_t v)
 {
     char buf[24];
-    char *p = buf + sizeof buf;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    char *p = wsi_decimal(buf, (long long)v); /* lengths: far below 2^63 */
     wsi_text_add(t, p, (size_t)(buf + sizeof buf - p));
 }
 

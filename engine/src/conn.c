@@ -99,9 +99,7 @@ void wsi_arena_free(wsi_arena *a)
 
 /* ----- The common connection --------------------------------------------------------- */
 
-/* src into dst, cut to size - 1 bytes, NUL-terminated (what snprintf "%s" does, without
- * its machinery: connections are made at every process start of a fuzzing run). */
-static void copy_str(char *dst, size_t size, const char *src)
+void wsi_copy_str(char *dst, size_t size, const char *src)
 {
     size_t n = strlen(src);
     if (n >= size) n = size - 1;
@@ -113,7 +111,7 @@ void wsi_conn_init(ws_conn *c, const wsi_conn_ops *ops, const char *label)
 {
     memset(c, 0, sizeof *c);
     c->ops = ops;
-    copy_str(c->label, sizeof c->label, label);
+    wsi_copy_str(c->label, sizeof c->label, label);
 }
 
 int wsi_conn_fail(ws_conn *c, int code, int dead, const char *fmt, ...)
@@ -169,7 +167,7 @@ const char *ws_conn_label(const ws_conn *c) { return c->label; }
 int ws_conn_set_label(ws_conn *c, const char *label)
 {
     if (!c || !label) return WS_EINVAL;
-    copy_str(c->label, sizeof c->label, label);
+    wsi_copy_str(c->label, sizeof c->label, label);
     return 0;
 }
 
@@ -316,18 +314,23 @@ static void tb_quoted(textbuf *b, const char *s, size_t n)
     tb_put(b, "\"", 1);
 }
 
-/* v in decimal, as "%lld" writes it, without the printf machinery. */
+char *wsi_decimal(char buf[24], long long v)
+{
+    char *p = buf + 24;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *--p = '-';
+    return p;
+}
+
 static void tb_ll(textbuf *b, long long v)
 {
     char tmp[24];
-    size_t i = sizeof tmp;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) tmp[--i] = '-';
-    tb_put(b, tmp + i, sizeof tmp - i);
+    char *p = wsi_decimal(tmp, v);
+    tb_put(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 /* An argument as typed into redis-cli: bare when that splits back to the same bytes. */

@@ -62,18 +62,9 @@ static const char *fate_word(int fate)
     }
 }
 
-/* Copies at most size - 1 bytes of s and a NUL (labels are short; a longer one is cut). */
-static void copy_label(char *dst, size_t size, const char *s)
-{
-    size_t n = strlen(s);
-    if (n >= size) n = size - 1;
-    memcpy(dst, s, n);
-    dst[n] = '\0';
-}
-
 static void set_where(wsi_where *where, const ws_round_trip *rt, size_t i)
 {
-    copy_label(where->conn, sizeof where->conn, rt->conn);
+    wsi_copy_str(where->conn, sizeof where->conn, rt->conn);
     where->rt = rt->index;
     where->cmd = i + 1;
 }
@@ -335,7 +326,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             sim->rts = wsi_xrealloc(sim->rts, sim->caprts * sizeof *sim->rts);
         }
         struct wsi_rtrec *rr = &sim->rts[sim->nrts++];
-        copy_label(rr->conn, sizeof rr->conn, rt->conn);
+        wsi_copy_str(rr->conn, sizeof rr->conn, rt->conn);
         rr->cause = wsi_xstrdup(rt->cause ? rt->cause : "");
         rr->incarnation = sim->incarnation;
         rr->index = rt->index;

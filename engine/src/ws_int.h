@@ -69,5 +69,12 @@ int wsi_conn_fail(ws_conn *c, int code, int dead, const char *fmt, ...)
 
 /* Case-insensitive equality of a command name with a NUL-terminated name. */
 int wsi_name_eq(const char *arg, size_t len, const char *name);
+/* v in decimal at the end of buf[24] (what "%lld" writes, without the printf machinery:
+ * numbers go into commands, frames and reply texts at every step); returns where the
+ * digits start, which run to buf + 24. */
+char *wsi_decimal(char buf[24], long long v);
+/* src into dst, cut to size - 1 bytes, NUL-terminated: what snprintf "%s" does, without its
+ * machinery (labels are copied at every connection and every round trip). */
+void wsi_copy_str(char *dst, size_t size, const char *src);
 
 #endif /* WS_INT_H */

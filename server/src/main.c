@@ -48,12 +48,12 @@ static long long number(const char *opt, const char *v)
     return n;
 }
 
-int main(int argc, char **argv)
+/* Reads the command line into *opt (whose config array has room for every argument).
+ * Returns -1 to go on and serve, or the exit status: 0 after --help / --version, 2 after a
+ * bad argument (its message printed). */
+static int parse_args(int argc, char **argv, frs_options *opt)
 {
-    frs_options opt = {.port = 6379, .seed = 1, .busy_poll_us = FRS_DEFAULT_BUSY_POLL_US};
     int port_given = 0;
-    opt.config = calloc((size_t)argc + 1, sizeof(char *));
-    if (!opt.config) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
             printf("fakeredis-server %s (Redis %s semantics)\n", FR_VERSION, FR_REDIS_VERSION);
             return 0;
         } else if (!strcmp(a, "--cluster")) {
-            opt.cluster = 1;
+            opt->cluster = 1;
             continue;
         }
         if (strncmp(a, "--", 2) != 0 || !v) {
@@ -74,33 +74,33 @@ int main(int argc, char **argv)
         }
         i++;
         if (!strcmp(a, "--port")) {
-            opt.port = (int)number(a, v);
+            opt->port = (int)number(a, v);
             port_given = 1;
-            if (opt.port < -1 || opt.port > 65535) {
+            if (opt->port < -1 || opt->port > 65535) {
                 fprintf(stderr, "fakeredis-server: --port must be -1..65535\n");
                 return 2;
             }
         } else if (!strcmp(a, "--bind")) {
-            if (opt.nbind == FRS_MAX_LISTENERS) {
+            if (opt->nbind == FRS_MAX_LISTENERS) {
                 fprintf(stderr, "fakeredis-server: at most %d --bind addresses\n",
                         FRS_MAX_LISTENERS);
                 return 2;
             }
-            opt.bind[opt.nbind++] = (char *)v;
+            opt->bind[opt->nbind++] = (char *)v;
         } else if (!strcmp(a, "--unixsocket")) {
-            opt.unixsocket = (char *)v;
+            opt->unixsocket = (char *)v;
         } else if (!strcmp(a, "--maxclients")) {
-            opt.maxclients = number(a, v);
-            if (opt.maxclients < 1) {
+            opt->maxclients = number(a, v);
+            if (opt->maxclients < 1) {
                 fprintf(stderr, "fakeredis-server: --maxclients must be at least 1\n");
                 return 2;
             }
         } else if (!strcmp(a, "--requirepass")) {
-            opt.requirepass = (char *)v;
+            opt->requirepass = (char *)v;
         } else if (!strcmp(a, "--seed")) {
-            opt.seed = (uint64_t)number(a, v);
+            opt->seed = (uint64_t)number(a, v);
         } else if (!strcmp(a, "--start-ms")) {
-            opt.start_ms = number(a, v);
+            opt->start_ms = number(a, v);
         } else if (!strcmp(a, "--busy-poll-us")) {
             long long us = number(a, v);
             if (us < 0 || us > FRS_MAX_BUSY_POLL_US) {
@@ -108,19 +108,32 @@ int main(int argc, char **argv)
                         FRS_MAX_BUSY_POLL_US);
                 return 2;
             }
-            opt.busy_poll_us = (int)us;
+            opt->busy_poll_us = (int)us;
         } else if (!strcmp(a, "--clock")) {
-            if (!strcmp(v, "wall")) opt.wall_clock = 1;
+            if (!strcmp(v, "wall")) opt->wall_clock = 1;
             else if (strcmp(v, "virtual") != 0) {
                 fprintf(stderr, "fakeredis-server: --clock is virtual or wall\n");
                 return 2;
             }
         } else {
-            opt.config[opt.nconfig++] = (char *)(a + 2);
-            opt.config[opt.nconfig++] = (char *)v;
+            opt->config[opt->nconfig++] = (char *)(a + 2);
+            opt->config[opt->nconfig++] = (char *)v;
         }
     }
-    if (opt.unixsocket && !port_given) opt.port = -1;
+    if (opt->unixsocket && !port_given) opt->port = -1;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    frs_options opt = {.port = 6379, .seed = 1, .busy_poll_us = FRS_DEFAULT_BUSY_POLL_US};
+    opt.config = calloc((size_t)argc + 1, sizeof(char *));
+    if (!opt.config) return 1;
+    int status = parse_args(argc, argv, &opt);
+    if (status >= 0) {
+        free(opt.config); /* every way out frees what main made */
+        return status;
+    }
 
     frs_server srv;
     int rc = frs_server_init(&srv, &opt);
