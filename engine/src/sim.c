@@ -202,9 +202,7 @@ void ws_sim_free(ws_sim *sim)
     }
     free(sim->dl);
     for (size_t i = 0; i < sim->nproduced; i++) {
-        free(sim->produced[i].key);
-        free(sim->produced[i].id);
-        free(sim->produced[i].payload);
+        free(sim->produced[i].key); /* payload and id live in the same block */
     }
     free(sim->produced);
     for (size_t i = 0; i < sim->nlineage; i++) free(sim->lineage[i].id);
@@ -228,9 +226,7 @@ void ws_sim_free(ws_sim *sim)
     for (size_t i = 0; i < sim->ncrashes; i++) free(sim->crashes[i]);
     free(sim->crashes);
     for (size_t i = 0; i < sim->nrts; i++) {
-        free(sim->rts[i].text);
-        free(sim->rts[i].commands);
-        free(sim->rts[i].cause);
+        free(sim->rts[i].text); /* cause and commands live in the same block */
     }
     free(sim->rts);
     for (size_t i = 0; i < sim->npubs; i++) {
@@ -387,34 +383,36 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     int role = WSI_ROLE_SETUP;
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, sim->admin, "produce", 1, &c, &role, NULL, NULL, NULL, 0, &r);
-    /* a list or channel entry is known by its frame, the command's last argument */
-    char *frame = form == WS_FORM_STREAM ? NULL : wsi_xmemdup(c->argv[2], c->argvlen[2]);
-    size_t flen = form == WS_FORM_STREAM ? 0 : c->argvlen[2];
-    wsi_cmd_free(c);
+    if (rc == 0 && r->type == FR_REPLY_ERROR)
+        rc = wsi_fail(sim, WS_EINVAL, "producing into %s failed: %s", key, r->str);
     if (rc) {
-        free(frame);
+        wsi_cmd_free(c);
         return rc;
     }
-    if (r->type == FR_REPLY_ERROR) {
-        free(frame);
-        return wsi_fail(sim, WS_EINVAL, "producing into %s failed: %s", key, r->str);
-    }
+    /* a stream entry is known by the id XADD answered, a list or channel entry by its
+     * frame, the command's last argument */
+    const char *eid = form == WS_FORM_STREAM ? r->str : c->argv[2];
+    size_t eid_len = form == WS_FORM_STREAM ? r->len : c->argvlen[2];
     if (sim->nproduced == sim->capproduced) {
         sim->capproduced = sim->capproduced ? sim->capproduced * 2 : 16;
         sim->produced = wsi_xrealloc(sim->produced, sim->capproduced * sizeof *sim->produced);
     }
     wsi_produced *p = &sim->produced[sim->nproduced++];
     p->form = form;
-    p->key = wsi_xstrdup(key);
-    p->payload = wsi_xmemdup(payload, payload_len);
+    /* key, payload and id in one block, each NUL-terminated (p->key owns it) */
+    size_t key_len = strlen(key);
+    char *block = wsi_xmalloc(key_len + 1 + payload_len + 1 + eid_len + 1);
+    p->key = block;
+    memcpy(p->key, key, key_len + 1);
+    p->payload = p->key + key_len + 1;
+    if (payload_len) memcpy(p->payload, payload, payload_len);
+    p->payload[payload_len] = '\0';
     p->payload_len = payload_len;
-    if (form == WS_FORM_STREAM) {
-        p->id = wsi_xmemdup(r->str, r->len);
-        p->id_len = r->len;
-    } else {
-        p->id = frame;
-        p->id_len = flen;
-    }
+    p->id = p->payload + payload_len + 1;
+    if (eid_len) memcpy(p->id, eid, eid_len);
+    p->id[eid_len] = '\0';
+    p->id_len = eid_len;
+    wsi_cmd_free(c);
     if (id) *id = wsi_xmemdup(p->id, p->id_len);
     /* indexes: by key and id, and (streams) by key and payload, first one kept */
     index_key k;

@@ -257,10 +257,10 @@ struct ws_sub {
 /* One produced entry, the root of a lineage of copies. */
 typedef struct wsi_produced {
     int form;
-    char *key;
-    char *id;               /* stream id or list frame */
+    char *key;              /* one block holding key, payload and id (free this only) */
+    char *id;               /* stream id or list frame, in the block */
     size_t id_len;
-    char *payload;
+    char *payload;          /* in the block */
     size_t payload_len;
 } wsi_produced;
 
@@ -324,12 +324,13 @@ struct ws_sim {
     char last_crash[160];   /* where the last crash happened */
     struct wsi_rtrec {
         char conn[64];
-        char *cause;
+        char *cause;        /* in text */
         unsigned incarnation;
         uint64_t index;
         size_t n;
-        char **commands;    /* each command's text, pointing into text (or at "") */
-        char *text;         /* the commands' texts, NUL after each, one block */
+        char **commands;    /* each command's text (or ""), in text */
+        char *text;         /* one block: the commands' texts, NUL after each, the cause,
+                               the commands array; the only allocation to free */
         int status;
     } *rts;                 /* the consumer's round trips (ws_sim_round_trip) */
     size_t nrts, caprts;

@@ -327,20 +327,31 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         }
         struct wsi_rtrec *rr = &sim->rts[sim->nrts++];
         wsi_copy_str(rr->conn, sizeof rr->conn, rt->conn);
-        rr->cause = wsi_xstrdup(rt->cause ? rt->cause : "");
         rr->incarnation = sim->incarnation;
         rr->index = rt->index;
         rr->n = rt->n;
         rr->status = rt->status;
-        rr->commands = wsi_xcalloc(rt->n ? rt->n : 1, sizeof *rr->commands);
-        /* the map shows the engine's own commands; what it did not build is blank */
-        rr->text = NULL;
+        /* One block per round trip: the commands' texts (the map shows the engine's own
+         * commands; what it did not build is blank), the cause, then the array of
+         * pointers into them. */
         int own = sim->an_cmds && all.p;
-        for (size_t i = 0; i < rt->n; i++) rr->commands[i] = own ? all.p + off[i] : (char *)"";
-        if (own) {
-            rr->text = all.p;
-            all.p = NULL;
+        if (!own) all.len = 0;
+        const char *cause = rt->cause ? rt->cause : "";
+        size_t cause_at = all.len, cause_len = strlen(cause);
+        wsi_text_add(&all, cause, cause_len + 1);
+        size_t al = _Alignof(char *);
+        size_t ptrs_at = (all.len + al - 1) / al * al;
+        static const char zeros[64];
+        for (size_t want = ptrs_at + rt->n * sizeof(char *); all.len < want;) {
+            size_t k = want - all.len < sizeof zeros ? want - all.len : sizeof zeros;
+            wsi_text_add(&all, zeros, k);
         }
+        rr->text = all.p;
+        rr->cause = all.p + cause_at;
+        rr->commands = (char **)(void *)(all.p + ptrs_at);
+        for (size_t i = 0; i < rt->n; i++)
+            rr->commands[i] = own ? all.p + off[i] : all.p + cause_at + cause_len;
+        all.p = NULL;
     }
     free(all.p);
     if (!small) free(off);
