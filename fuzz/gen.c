@@ -402,6 +402,8 @@ typedef struct genstate {
     int64_t budget_used;   /* ordinary clock steps in this process */
     size_t reads;          /* reads made by this process */
     size_t actions;        /* handler actions so far (their tags) */
+    ws_delivery **act;     /* actionable()'s answer, reused from step to step */
+    size_t capact;
 } genstate;
 
 static void draw_config(ch *c, const gen_limits *lim, gen_config *cfg)
@@ -436,7 +438,10 @@ static void draw_config(ch *c, const gen_limits *lim, gen_config *cfg)
 static size_t actionable(genstate *g, ws_delivery ***out)
 {
     gen_run *r = g->r;
-    ws_delivery **v = NULL;
+    if (g->capact < r->nseen) {
+        g->capact = r->nseen * 2;
+        g->act = xrealloc(g->act, g->capact * sizeof *g->act);
+    }
     size_t n = 0;
     for (size_t i = 0; i < r->nseen; i++) {
         ws_delivery *d = r->seen[i];
@@ -445,10 +450,9 @@ static size_t actionable(genstate *g, ws_delivery ***out)
         if ((s == r->subs[0] && g->stopped[0]) || (s == r->subs[1] && g->stopped[1])) continue;
         size_t e = ws_delivery_root(d);
         if (!e || latest(r, e) != d) continue;
-        if (!v) v = xrealloc(NULL, (r->nseen - i) * sizeof *v); /* room for all the rest */
-        v[n++] = d;
+        g->act[n++] = d;
     }
-    *out = v;
+    *out = g->act;
     return n;
 }
 
@@ -676,10 +680,7 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
         w[D_FAULT] = alive && r->cfg.faults ? 6 : 0;
         size_t at = c->pos;
         size_t k = ch_weighted(c, w, D_KINDS);
-        if (k == D_END) {
-            free(act);
-            break;
-        }
+        if (k == D_END) break;
         gen_step *s = new_step(r, GS_PRODUCE);
         s->choice_at = at;
         switch (k) {
@@ -733,10 +734,10 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
             draw_fault(&g, s);
             break;
         }
-        free(act);
         if (lim.before_step) lim.before_step(lim.ud, r, r->nsteps - 1);
         play_step(r, r->nsteps - 1);
     }
+    free(g.act);
     return 0;
 }
 

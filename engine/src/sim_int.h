@@ -150,7 +150,7 @@ struct ws_delivery {
     ws_out *bound;          /* outputs it bound (copied) */
     size_t nbound;
     wsi_effect *effects;    /* what it queued or wrote directly, in order */
-    size_t neffects;
+    size_t neffects, capeffects;
     size_t root;            /* the produced entry it descends from, 0 if unknown (1-based) */
     int settle_sent;        /* its settle (XACK / LREM) was applied */
     int settle_failed;      /* its settle answered an error */
@@ -228,7 +228,7 @@ struct ws_sub {
     char cursor[48];        /* reclaim: XAUTOCLAIM's cursor */
     /* the latest read */
     ws_delivery **last;
-    size_t nlast;
+    size_t nlast, caplast;
     /* the window (freed by a crash) */
     size_t outstanding, settled, capacity, waiting;
     wsi_committed *committed;

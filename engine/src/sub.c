@@ -272,7 +272,7 @@ void wsi_sub_reset(ws_sub *s)
     s->since = NULL;
     s->last = NULL;
     s->ncommitted = s->capcommitted = s->nowed = s->capowed = s->nslots = 0;
-    s->nflight = s->capflight = s->nsince = s->capsince = s->nlast = 0;
+    s->nflight = s->capflight = s->nsince = s->capsince = s->nlast = s->caplast = 0;
     s->outstanding = s->settled = s->waiting = 0;
     s->report_waiting = 0;
 }
@@ -323,7 +323,10 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     d->index = s->nlast;
     d->id = wsi_xmemdup(id, id_len);
     d->id_len = id_len;
-    s->last = wsi_xrealloc(s->last, (s->nlast + 1) * sizeof *s->last);
+    if (s->nlast == s->caplast) {
+        s->caplast = s->caplast ? s->caplast * 2 : 16;
+        s->last = wsi_xrealloc(s->last, s->caplast * sizeof *s->last);
+    }
     s->last[s->nlast++] = d;
     if (s->nflight == s->capflight) {
         s->capflight = s->capflight ? s->capflight * 2 : 16;
@@ -921,7 +924,10 @@ int wsi_check_live(ws_delivery *d, const char *what)
 
 static size_t add_effect(ws_delivery *d, wsi_cmd *cmd, int kind)
 {
-    d->effects = wsi_xrealloc(d->effects, (d->neffects + 1) * sizeof *d->effects);
+    if (d->neffects == d->capeffects) {
+        d->capeffects = d->capeffects ? d->capeffects * 2 : 4;
+        d->effects = wsi_xrealloc(d->effects, d->capeffects * sizeof *d->effects);
+    }
     d->effects[d->neffects] = (wsi_effect){.cmd = cmd, .kind = kind};
     return d->neffects++;
 }
