@@ -192,7 +192,7 @@ void ws_sim_free(ws_sim *sim)
     for (size_t i = 0; i < sim->ndl; i++) {
         ws_delivery *d = sim->dl[i];
         free(d->id);
-        wsi_strings_free(d->fields, d->field_lens, d->nfields);
+        free(d->fields); /* one block with the lengths and the bytes (set_fields) */
         free(d->member);
         for (size_t j = 0; j < d->nbound; j++) free((char *)d->bound[j].key);
         free(d->bound);

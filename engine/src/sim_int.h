@@ -134,7 +134,8 @@ struct ws_delivery {
     unsigned slot, gen;     /* its slot in the window and the slot's generation */
     char *id;               /* stream id, list value, channel message */
     size_t id_len;
-    char **fields;          /* stream: field, value, field, value... (owned) */
+    char **fields;          /* stream: field, value, field, value... (one block with
+                               field_lens and the bytes: free fields only) */
     size_t *field_lens;
     size_t nfields;         /* entries of fields (2 per pair) */
     long long count;        /* delivery count (reclaim reads), else 1 */

@@ -337,16 +337,25 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     return d;
 }
 
+/* The entry's field-value list, copied into one block: the pointers, the lengths, then
+ * the bytes, each NUL-terminated (d->fields owns the block). */
 static void set_fields(ws_delivery *d, const fr_reply *arr)
 {
     if (!arr || arr->type != FR_REPLY_ARRAY) return;
-    d->nfields = arr->count;
-    d->fields = wsi_xcalloc(arr->count, sizeof *d->fields);
-    d->field_lens = wsi_xcalloc(arr->count, sizeof *d->field_lens);
-    for (size_t i = 0; i < arr->count; i++) {
-        d->fields[i] = wsi_xmemdup(arr->elements[i].str ? arr->elements[i].str : "",
-                                   arr->elements[i].len);
-        d->field_lens[i] = arr->elements[i].len;
+    size_t n = arr->count, bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += arr->elements[i].len + 1;
+    char *block = wsi_xmalloc(n * (sizeof(char *) + sizeof(size_t)) + bytes);
+    d->nfields = n;
+    d->fields = (char **)(void *)block;
+    d->field_lens = (size_t *)(void *)(block + n * sizeof(char *));
+    char *text = block + n * (sizeof(char *) + sizeof(size_t));
+    for (size_t i = 0; i < n; i++) {
+        size_t len = arr->elements[i].len;
+        if (len) memcpy(text, arr->elements[i].str, len);
+        text[len] = '\0';
+        d->fields[i] = text;
+        d->field_lens[i] = len;
+        text += len + 1;
     }
 }
 
