@@ -294,6 +294,31 @@ void wsi_sub_free(ws_sub *s)
 
 /* ----- Slots ------------------------------------------------------------------------------------ */
 
+/* Appends text to buf (size bytes, NUL-terminated, cut when full) from *at: the causes
+ * of reads and writes are written at every step, without the printf machinery. */
+static void cause_put(char *buf, size_t size, size_t *at, const char *text)
+{
+    size_t n = strlen(text);
+    if (*at + n >= size) n = size - 1 - *at;
+    memcpy(buf + *at, text, n);
+    *at += n;
+    buf[*at] = '\0';
+}
+
+/* "<a><n><b><name>", e.g. "read 3 of main". */
+static void cause_numbered(char *buf, size_t size, const char *a, uint64_t n, const char *b,
+                           const char *name)
+{
+    char digits[25];
+    digits[24] = '\0';
+    size_t at = 0;
+    buf[0] = '\0';
+    cause_put(buf, size, &at, a);
+    cause_put(buf, size, &at, wsi_decimal(digits, (long long)n));
+    cause_put(buf, size, &at, b);
+    cause_put(buf, size, &at, name);
+}
+
 static void take_slot(ws_sub *s, unsigned *slot, unsigned *gen)
 {
     size_t i = 0;
@@ -703,8 +728,10 @@ static int read_list(ws_sub *s, uint64_t read, const char *cause)
         wsi_cmd **adds = wsi_xcalloc(k, sizeof *adds);
         for (size_t i = 0; i < k; i++) {
             ws_delivery *d = s->last[first + i];
-            char salt[SALT_LEN + 1];
-            snprintf(salt, sizeof salt, "%016llx", (unsigned long long)wsi_rand(sim));
+            char salt[SALT_LEN + 1]; /* 16 lowercase hex digits, as "%016llx" */
+            uint64_t x = wsi_rand(sim);
+            for (int h = SALT_LEN - 1; h >= 0; h--, x >>= 4) salt[h] = "0123456789abcdef"[x & 15];
+            salt[SALT_LEN] = '\0';
             d->member = wsi_xmalloc(SALT_LEN + d->id_len + 1);
             memcpy(d->member, salt, SALT_LEN);
             memcpy(d->member + SALT_LEN, d->id, d->id_len);
@@ -769,13 +796,13 @@ int ws_read(ws_sub *s, ws_read_result *out)
     sim->counts.reads++;
     s->nlast = 0;
     char cause[160];
-    snprintf(cause, sizeof cause, "read %llu of %s", (unsigned long long)read, s->name);
+    cause_numbered(cause, sizeof cause, "read ", read, " of ", s->name);
     int rc = 0;
     if (s->cfg.form == WS_FORM_STREAM) {
         if (s->delay_queue) {
             char sc[192];
-            snprintf(sc, sizeof sc, "delay-queue sweep before read %llu of %s",
-                     (unsigned long long)read, s->name);
+            cause_numbered(sc, sizeof sc, "delay-queue sweep before read ", read, " of ",
+                           s->name);
             rc = delay_sweep(s, sc);
         }
         if (rc == 0) rc = read_stream(s, read, cause);
@@ -949,7 +976,10 @@ static int queue_cmd(ws_delivery *d, wsi_cmd *cmd, const char *what, int kind)
     if (s->cfg.mode == WS_MODE_DIRECT) {
         size_t e = add_effect(d, cmd, WSI_EFFECT_DIRECT);
         char cause[160];
-        snprintf(cause, sizeof cause, "%s of %s", what, d->id);
+        size_t at = 0;
+        cause_put(cause, sizeof cause, &at, what);
+        cause_put(cause, sizeof cause, &at, " of ");
+        cause_put(cause, sizeof cause, &at, d->id);
         int role = WSI_ROLE_DIRECT;
         const fr_reply *r = NULL;
         int rc = wsi_send(sim, sim->window, cause, 1, &d->effects[e].cmd, &role, &d, &e, s, 0,
