@@ -201,8 +201,10 @@ static int world_start(gen_run *r)
                         .no_faults = !c->faults};
     r->sim = ws_sim_new(&sc);
     if (!r->sim) return WS_ENOMEM;
-    if (c->form == WS_FORM_STREAM) ws_sim_command_line(r->sim, "XGROUP CREATE k g $ MKSTREAM", NULL);
-    ws_sim_command_line(r->sim, "SET str x", NULL);
+    static const char *const group[] = {"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"};
+    static const char *const str[] = {"SET", "str", "x"};
+    if (c->form == WS_FORM_STREAM) ws_sim_command(r->sim, 6, group, NULL, NULL);
+    ws_sim_command(r->sim, 3, str, NULL, NULL);
     ws_sub_config m = {0};
     m.form = c->form;
     m.mode = c->mode;
@@ -456,19 +458,42 @@ static size_t actionable(genstate *g, ws_delivery ***out)
     return n;
 }
 
+/* Appends v in decimal to buf at *at (buf has room: callers size it for two numbers and a
+ * short prefix); the generator writes names and payloads at every step. */
+static void put_size(char *buf, size_t *at, size_t v)
+{
+    char d[24];
+    size_t n = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n) buf[(*at)++] = d[--n];
+    buf[*at] = '\0';
+}
+
 static void tag(genstate *g, size_t entry, char *buf, size_t n)
 {
-    snprintf(buf, n, "e%zu.%zu", entry, ++g->actions);
+    (void)n; /* "e<entry>.<action>": callers give at least 48 bytes */
+    size_t at = 0;
+    buf[at++] = 'e';
+    put_size(buf, &at, entry);
+    buf[at++] = '.';
+    put_size(buf, &at, ++g->actions);
 }
 
 /* A payload: unique (its number), sometimes with bytes that need quoting. */
 static gen_str payload_of(ch *c, const char *prefix, size_t num)
 {
-    static const char *shapes[] = {"%s%zu", "%s %zu", "%s\"%zu", "%s\\%zu", "%s\n%zu",
-                                   "%s\x01%zu", "%s\xff%zu", "%s#%zu"};
+    static const char seps[] = {0, ' ', '"', '\\', '\n', '\x01', '\xff', '#'};
     char buf[64];
-    int n = snprintf(buf, sizeof buf, shapes[ch_pick(c, 8)], prefix, num);
-    return gstr(buf, (size_t)n);
+    size_t at = strlen(prefix);
+    if (at > 16) at = 16; /* prefixes are a few letters */
+    memcpy(buf, prefix, at);
+    char sep = seps[ch_pick(c, 8)];
+    if (sep) buf[at++] = sep;
+    put_size(buf, &at, num);
+    return gstr(buf, at);
 }
 
 static void draw_header(ch *c, gen_step *s, size_t num)
