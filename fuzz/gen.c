@@ -458,8 +458,8 @@ static size_t actionable(genstate *g, ws_delivery ***out)
     return n;
 }
 
-/* Appends v in decimal to buf at *at (buf has room: callers size it for two numbers and a
- * short prefix); the generator writes names and payloads at every step. */
+/* Appends v in decimal and a NUL to buf at *at (buf has room for 21 more bytes): the
+ * generator writes names and payloads at every step, without printf. */
 static void put_size(char *buf, size_t *at, size_t v)
 {
     char d[24];
@@ -472,14 +472,18 @@ static void put_size(char *buf, size_t *at, size_t v)
     buf[*at] = '\0';
 }
 
+/* "e<entry>.<action>" into buf (n bytes, cut when short), the next action's tag. */
 static void tag(genstate *g, size_t entry, char *buf, size_t n)
 {
-    (void)n; /* "e<entry>.<action>": callers give at least 48 bytes */
+    char t[48]; /* two 20-digit numbers and three bytes fit */
     size_t at = 0;
-    buf[at++] = 'e';
-    put_size(buf, &at, entry);
-    buf[at++] = '.';
-    put_size(buf, &at, ++g->actions);
+    t[at++] = 'e';
+    put_size(t, &at, entry);
+    t[at++] = '.';
+    put_size(t, &at, ++g->actions);
+    if (at >= n) at = n - 1;
+    memcpy(buf, t, at);
+    buf[at] = '\0';
 }
 
 /* A payload: unique (its number), sometimes with bytes that need quoting. */
