@@ -217,14 +217,9 @@ void frsh_send_raw(frsh_conn *c, const void *p, size_t n)
     }
 }
 
-void frsh_send(frsh_conn *c, const char *arg0, ...)
+/* Sends args[0..n) as one RESP multibulk command. */
+static void send_args(frsh_conn *c, int n, const char *const *args)
 {
-    const char *args[256];
-    int n = 0;
-    va_list ap;
-    va_start(ap, arg0);
-    for (const char *a = arg0; a && n < 256; a = va_arg(ap, const char *)) args[n++] = a;
-    va_end(ap);
     rh_buf b = {0};
     rh_buf_printf(&b, "*%d\r\n", n);
     for (int i = 0; i < n; i++) {
@@ -234,6 +229,17 @@ void frsh_send(frsh_conn *c, const char *arg0, ...)
     }
     frsh_send_raw(c, b.data, b.len);
     rh_buf_free(&b);
+}
+
+void frsh_send(frsh_conn *c, const char *arg0, ...)
+{
+    const char *args[256];
+    int n = 0;
+    va_list ap;
+    va_start(ap, arg0);
+    for (const char *a = arg0; a && n < 256; a = va_arg(ap, const char *)) args[n++] = a;
+    va_end(ap);
+    send_args(c, n, args);
 }
 
 /* The end of the CRLF-terminated line at p, or NULL if incomplete. */
@@ -326,15 +332,7 @@ const char *frsh_call(frsh_conn *c, rh_buf *out, const char *arg0, ...)
     va_start(ap, arg0);
     for (const char *a = arg0; a && n < 256; a = va_arg(ap, const char *)) args[n++] = a;
     va_end(ap);
-    rh_buf b = {0};
-    rh_buf_printf(&b, "*%d\r\n", n);
-    for (int i = 0; i < n; i++) {
-        rh_buf_printf(&b, "$%zu\r\n", strlen(args[i]));
-        rh_buf_append(&b, args[i], strlen(args[i]));
-        rh_buf_append(&b, "\r\n", 2);
-    }
-    frsh_send_raw(c, b.data, b.len);
-    rh_buf_free(&b);
+    send_args(c, n, args);
     frsh_expect_reply(c, out);
     return out->data;
 }
