@@ -472,6 +472,9 @@ static void put_size(char *buf, size_t *at, size_t v)
     buf[*at] = '\0';
 }
 
+/* The forms a handler publishes to or binds (keys out.l, out.s, out.c). */
+static const ws_form OUT_FORMS[] = {WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
+
 /* "e<entry>.<action>" into buf (n bytes, cut when short), the next action's tag. */
 static void tag(genstate *g, size_t entry, char *buf, size_t n)
 {
@@ -564,9 +567,8 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
         break;
     }
     case 2: { /* publish */
-        static const ws_form outs[] = {WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
         s->kind = GS_PUBLISH;
-        s->out_form = outs[ch_pick(c, 3)];
+        s->out_form = OUT_FORMS[ch_pick(c, 3)];
         s->out_key = out_key_of(s->out_form);
         tag(g, e, t, sizeof t);
         char p[64];
@@ -587,9 +589,8 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
         break;
     }
     case 4: { /* bind */
-        static const ws_form outs[] = {WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
         s->kind = GS_BIND;
-        s->out_form = outs[ch_pick(c, 3)];
+        s->out_form = OUT_FORMS[ch_pick(c, 3)];
         s->out_key = out_key_of(s->out_form);
         break;
     }

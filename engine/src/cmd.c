@@ -209,7 +209,6 @@ void wsi_text_printf(wsi_text *t, const char *fmt, ...)
 
 void wsi_text_arg(wsi_text *t, const char *p, size_t len)
 {
-    static const char hex[] = "0123456789abcdef";
     int plain = len > 0;
     for (size_t i = 0; i < len && plain; i++) {
         unsigned char ch = (unsigned char)p[i];
@@ -224,22 +223,9 @@ void wsi_text_arg(wsi_text *t, const char *p, size_t len)
     wsi_text_add(t, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        char esc[4] = {'\\', 0, 0, 0};
-        size_t el = 2;
-        switch (ch) {
-        case '\\': esc[1] = '\\'; break;
-        case '"': esc[1] = '"'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            if (ch >= ' ' && ch < 127) continue;
-            esc[1] = 'x';
-            esc[2] = hex[ch >> 4];
-            esc[3] = hex[ch & 15];
-            el = 4;
-        }
+        char esc[4];
+        size_t el = wsi_escape((unsigned char)p[i], 0, esc);
+        if (!el) continue;
         wsi_text_add(t, p + run, i - run);
         wsi_text_add(t, esc, el);
         run = i + 1;

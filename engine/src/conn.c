@@ -269,8 +269,7 @@ static void tb_printf(textbuf *b, const char *fmt, ...)
     tb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
 }
 
-/* The redis-cli escape of byte ch into out (2 or 4 bytes), or 0 when ch stands as it is. */
-static size_t escape_of(unsigned char ch, char out[4])
+size_t wsi_escape(unsigned char ch, int letters_ab, char out[4])
 {
     static const char hex[] = "0123456789abcdef";
     char e = 0;
@@ -280,19 +279,20 @@ static size_t escape_of(unsigned char ch, char out[4])
     case '\n': e = 'n'; break;
     case '\r': e = 'r'; break;
     case '\t': e = 't'; break;
-    case '\a': e = 'a'; break;
-    case '\b': e = 'b'; break;
+    case '\a': e = letters_ab ? 'a' : 0; break;
+    case '\b': e = letters_ab ? 'b' : 0; break;
     default:
         if (ch >= 32 && ch < 127) return 0;
-        out[0] = '\\';
-        out[1] = 'x';
-        out[2] = hex[ch >> 4];
-        out[3] = hex[ch & 15];
-        return 4;
     }
     out[0] = '\\';
-    out[1] = e;
-    return 2;
+    if (e) {
+        out[1] = e;
+        return 2;
+    }
+    out[1] = 'x';
+    out[2] = hex[ch >> 4];
+    out[3] = hex[ch & 15];
+    return 4;
 }
 
 /* "..." with redis-cli's escapes (\n \r \t \a \b \" \\ \xHH), the form fr_split_line
@@ -304,7 +304,7 @@ static void tb_quoted(textbuf *b, const char *s, size_t n)
     size_t run = 0; /* where the plain bytes not yet copied start */
     for (size_t i = 0; i < n; i++) {
         char esc[4];
-        size_t el = escape_of((unsigned char)s[i], esc);
+        size_t el = wsi_escape((unsigned char)s[i], 1, esc);
         if (!el) continue;
         tb_put(b, s + run, i - run);
         tb_put(b, esc, el);

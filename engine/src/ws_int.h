@@ -76,5 +76,9 @@ char *wsi_decimal(char buf[24], long long v);
 /* src into dst, cut to size - 1 bytes, NUL-terminated: what snprintf "%s" does, without its
  * machinery (labels are copied at every connection and every round trip). */
 void wsi_copy_str(char *dst, size_t size, const char *src);
+/* The redis-cli escape of byte ch inside "..." into out: 2 bytes (\\ \" \n \r \t, and \a \b
+ * when letters_ab) or 4 (\xHH); 0 when ch stands as it is.  Replies' text uses the
+ * letters, commands' text (the trace's notation) writes \x07 \x08. */
+size_t wsi_escape(unsigned char ch, int letters_ab, char out[4]);
 
 #endif /* WS_INT_H */
