@@ -325,6 +325,9 @@ ws_sim_counts ws_sim_get_counts(const ws_sim *sim);
 /* One command of a flush, as sent. */
 typedef struct ws_flush_command {
     size_t round_trip;         /* 1-based within the flush */
+    size_t pipeline;           /* 1-based within the flush: each committed segment is a
+                                  pipeline of its own (MULTI to EXEC in atomic mode), then
+                                  the retry writes, then the settles (§3) */
     const char *text;          /* the command as the trace prints it */
     const char *reply;         /* the reply as the trace prints it ("(none)" if none) */
     const ws_delivery *from;   /* the delivery it came from (segment, MULTI, EXEC, own

@@ -353,6 +353,7 @@ struct ws_sim {
     wsi_cmd *const *an_cmds;
     ws_delivery **an_xack;  /* the deliveries a shared XACK of this round trip names */
     size_t an_nxack;
+    const size_t *an_pipe;  /* a flush round trip's commands' pipelines (1-based), or NULL */
     ws_sub *an_sub;
     uint64_t an_flush;
     /* what the last consumer round trip did, per command (copied by the hook) */

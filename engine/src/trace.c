@@ -273,6 +273,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
                 f->cmds = wsi_xrealloc(f->cmds, (f->ncmds ? f->ncmds * 2 : 1) * sizeof *f->cmds);
             ws_flush_command *fc = &f->cmds[f->ncmds++];
             fc->round_trip = f->rts;
+            fc->pipeline = sim->an_pipe ? sim->an_pipe[i] : 0;
             fc->text = wsi_xstrdup(line.p);
             fc->reply = rs ? rs : wsi_xstrdup("(none)");
             rs = NULL;

@@ -217,6 +217,8 @@ typedef struct rt_build {
     ws_delivery **dls;
     size_t *effs;
     unsigned char *owned; /* the flush made the command and frees it */
+    size_t *pipes;        /* each command's pipeline, 1-based within the flush */
+    size_t pipe;          /* the pipeline rt_add puts the next command in */
     size_t n, cap;
 } rt_build;
 
@@ -229,7 +231,9 @@ static void rt_add(rt_build *b, wsi_cmd *c, int role, ws_delivery *d, size_t eff
         b->dls = wsi_xrealloc(b->dls, b->cap * sizeof *b->dls);
         b->effs = wsi_xrealloc(b->effs, b->cap * sizeof *b->effs);
         b->owned = wsi_xrealloc(b->owned, b->cap);
+        b->pipes = wsi_xrealloc(b->pipes, b->cap * sizeof *b->pipes);
     }
+    b->pipes[b->n] = b->pipe;
     b->cmds[b->n] = c;
     b->roles[b->n] = role;
     b->dls[b->n] = d;
@@ -247,6 +251,7 @@ static void rt_free(rt_build *b)
     free(b->dls);
     free(b->effs);
     free(b->owned);
+    free(b->pipes);
     memset(b, 0, sizeof *b);
 }
 
@@ -300,10 +305,12 @@ static int flush_send(ws_sub *s, uint64_t flush, rt_build *b, const fr_reply **r
     snprintf(cause, sizeof cause, "flush %llu of %s", (unsigned long long)flush, s->name);
     sim->an_xack = xack;
     sim->an_nxack = nxack;
+    sim->an_pipe = b->pipes;
     int rc = wsi_send(sim, sim->window, cause, b->n, b->cmds, b->roles, b->dls, b->effs, s,
                       flush, replies);
     sim->an_xack = NULL;
     sim->an_nxack = 0;
+    sim->an_pipe = NULL;
     return rc;
 }
 
@@ -394,6 +401,7 @@ int wsi_flush(ws_sub *s, const char *why)
     for (size_t i = 0; i < ncom; i++) {
         wsi_segment *seg = com[i].seg;
         ws_delivery *owner = seg->owner;
+        b1.pipe++; /* each committed segment is a pipeline of its own (§3 step 1) */
         if (com[i].atomic) rt_add(&b1, word("MULTI"), WSI_ROLE_MULTI, owner, (size_t)-1, 1);
         for (size_t k = 0; k < seg->n; k++)
             rt_add(&b1, seg->from[k]->effects[seg->effect[k]].cmd, WSI_ROLE_SEGMENT,
@@ -420,6 +428,7 @@ int wsi_flush(ws_sub *s, const char *why)
     size_t failed = 0, nsettles = 0;
     int rc = 0;
     const fr_reply **rep = NULL;
+    b1.pipe++; /* then the retry writes, or the settles when there are none */
     if (!has_retry) {
         add_settles(s, &b1, list, nlist);
         nsettles = b1.n - nseg_cmds;
@@ -455,6 +464,7 @@ int wsi_flush(ws_sub *s, const char *why)
                     wsi_trace_note(sim, "-- %s: the retry write of %s failed: not "
                                    "acknowledged, it stays pending\n", s->name, owed[i].d->id);
             }
+            b2.pipe = b1.pipe + 1;
             add_settles(s, &b2, list, nlist);
             nsettles += b2.n;
             if (b2.n) {
