@@ -1497,8 +1497,14 @@ static void read_list(model *m, int subi, const char *cause)
         }
         return;
     }
-    /* reliable: the orphan sweep first */
+    /* reliable: the orphan sweep first, under a cause of its own */
     if (m->cfg->recovery) {
+        sbuf sweep;
+        sb_init(&sweep);
+        sb_puts(&sweep, "recovery sweep before ");
+        sb_puts(&sweep, cause);
+        const char *read_cause = cause;
+        cause = sweep.p;
         gen_cmd range = mk(m, "ZRANGEBYSCORE", "k:claims", "0", NULL);
         cmd_addll(m->a, &range, m->now - GEN_MIN_IDLE_MS);
         cmd_addz(m->a, &range, "LIMIT");
@@ -1544,6 +1550,8 @@ static void read_list(model *m, int subi, const char *cause)
                 else zset_rem(&m->claims, back[i].argv[2]);
             }
         }
+        cause = read_cause;
+        sb_drop(&sweep);
     }
     /* COUNT LMOVEs, all alike */
     gen_cmd move = mk(m, "LMOVE", "k", "k.processing", "RIGHT", "LEFT", NULL);
@@ -1860,6 +1868,8 @@ static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b
     sb_u64(&cause, s->flushes);
     sb_puts(&cause, " of ");
     sb_puts(&cause, s->label);
+    sb_puts(&cause, " after read ");
+    sb_u64(&cause, s->reads);
     gen_cmd **ptr = ANEW(m->a, b->n, gen_cmd *);
     for (size_t i = 0; i < b->n; i++) ptr[i] = &b->c[i];
     reply *rep = ANEW(m->a, b->n, reply);

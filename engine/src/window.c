@@ -301,8 +301,9 @@ static int flush_send(ws_sub *s, uint64_t flush, rt_build *b, const fr_reply **r
                       ws_delivery **xack, size_t nxack)
 {
     ws_sim *sim = s->sim;
-    char cause[160];
-    snprintf(cause, sizeof cause, "flush %llu of %s", (unsigned long long)flush, s->name);
+    char cause[192];
+    snprintf(cause, sizeof cause, "flush %llu of %s after read %llu", (unsigned long long)flush,
+             s->name, (unsigned long long)s->reads);
     sim->an_xack = xack;
     sim->an_nxack = nxack;
     sim->an_pipe = b->pipes;

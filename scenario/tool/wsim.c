@@ -1,5 +1,6 @@
 /* wsim.c -- the command line tool: run scenario files on the in-process fake or a real
- * server, compare the two, and print traces and flush diagrams (docs/wsim.md).
+ * server, compare the two, and print traces and flush diagrams (docs/wsim.md and one
+ * page per subcommand, docs/wsim-COMMAND.md).
  *
  * Exit status: 0 when everything passed (skips included), 1 when a scenario failed or
  * could not run, 2 for bad usage or a malformed scenario file (nothing runs then). */
@@ -30,7 +31,7 @@ static const char *USAGE =
     "  repro     turn a failing fuzz input or seed into the smallest failing scenario\n"
     "  help      this text, or `wsim help <command>`\n"
     "\n"
-    "See `wsim <command> --help`, docs/wsim.md and docs/scenarios.md.\n";
+    "See `wsim <command> --help`, docs/wsim.md (one page per command) and docs/scenarios.md.\n";
 
 static const char *RUN_HELP =
     "usage: wsim run [--backend fake|redis://HOST:PORT|unix:///PATH] [--seed N]\n"
@@ -48,7 +49,8 @@ static const char *RUN_HELP =
     "  --format F    text (default), tap (TAP version 13) or junit (JUnit XML)\n"
     "  --verbose     text format: print the flush diagrams of passing scenarios too\n"
     "\n"
-    "exit status: 0 all passed, 1 something failed, 2 bad usage or a malformed file\n";
+    "exit status: 0 all passed, 1 something failed, 2 bad usage or a malformed file\n"
+    "the page: docs/wsim-run.md\n";
 
 static const char *DIFF_HELP =
     "usage: wsim diff --backend redis://HOST:PORT|unix:///PATH [--seed N] FILES|DIRS\n"
@@ -58,21 +60,26 @@ static const char *DIFF_HELP =
     "trace, with stream ids and millisecond clock values masked (they differ by nature).\n"
     "Prints the first difference of each scenario that differs.\n"
     "\n"
-    "exit status: 0 no difference, 1 a difference or a failure, 2 bad usage or file\n";
+    "exit status: 0 no difference, 1 a difference or a failure, 2 bad usage or file\n"
+    "the page: docs/wsim-diff.md\n";
 
 static const char *TRACE_HELP =
     "usage: wsim trace [--backend B] [--seed N] FILE\n"
     "\n"
     "Runs one scenario and prints its whole trace: every round trip of every connection\n"
     "with its cause, each command, its reply, its fate and the delivery it came from,\n"
-    "and the engine's notes (settles, flushes, crashes).  Exit status as wsim run.\n";
+    "and the engine's notes (settles, flushes, crashes).  Exit status as wsim run.\n"
+    "\n"
+    "the page: docs/wsim-trace.md\n";
 
 static const char *DIAGRAM_HELP =
     "usage: wsim diagram [--backend B] [--seed N] FILE\n"
     "\n"
     "Runs one scenario and prints the diagram of every flush: the deliveries it settled\n"
     "with their outcomes and segments, and its round trips command by command with the\n"
-    "delivery each command came from.  Exit status as wsim run.\n";
+    "delivery each command came from.  Exit status as wsim run.\n"
+    "\n"
+    "the page: docs/wsim-diagram.md\n";
 
 static const char *EXPLORE_HELP =
     "usage: wsim explore [--seed N] [--verbose] FILE\n"
@@ -88,7 +95,8 @@ static const char *EXPLORE_HELP =
     "table and a summary; --verbose adds each violation's sentence.\n"
     "\n"
     "exit status: 0, or 1 when a point breaks an invariant the scenario forbids\n"
-    "(`forbid doubled lost ...`) or the scenario fails without a crash; 2 bad usage/file\n";
+    "(`forbid doubled lost ...`) or the scenario fails without a crash; 2 bad usage/file\n"
+    "the page: docs/wsim-explore.md\n";
 
 static const char *REPRO_HELP =
     "usage: wsim repro [--strict] [--attempts N] [-o FILE] INPUT\n"
@@ -105,7 +113,8 @@ static const char *REPRO_HELP =
     "  -o FILE       write the scenario there (default: standard output)\n"
     "\n"
     "exit status: 0 the input fails and a scenario was written, 1 it does not fail (nothing\n"
-    "to reproduce) or it could not be read, 2 bad usage\n";
+    "to reproduce) or it could not be read, 2 bad usage\n"
+    "the page: docs/wsim-repro.md\n";
 
 typedef struct opts {
     const char *backend;

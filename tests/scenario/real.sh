@@ -9,6 +9,8 @@
 #                                                               a failure", wsim diff --help)
 #   wsim diff, a set and a big hash in the final keyspace     -> golden/real_diff_unordered.txt,
 #                                                               exit 0 (hash order differs)
+#   wsim diff, a scenario the two sides answer differently    -> golden/real_diff_differ.txt,
+#                                                               exit 1, the first difference
 # Every check runs; the exit status is 1 if any failed.  ACTUAL: where golden.cmake leaves
 # what differed.
 set -euo pipefail
@@ -37,4 +39,5 @@ golden 1 golden/real.txt run $be cases/pass.wsim cases/skip.wsim cases/error.wsi
 golden 0 golden/real_diff.txt diff $be cases/pass.wsim cases/skip.wsim
 golden 1 golden/real_diff_fail.txt diff $be cases/fail.wsim
 golden 0 golden/real_diff_unordered.txt diff $be portable/unordered_final_state.wsim
+golden 1 golden/real_diff_differ.txt diff $be cases/differ.wsim cases/pass.wsim
 exit $status

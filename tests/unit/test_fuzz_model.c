@@ -522,7 +522,7 @@ static void a_timer_copy_and_its_loss(void **state)
         mdl_result m;
         mdl_predict(&r, 0, &m);
         assert_null(m.error);
-        assert_string_equal(m.rts[1].cause, "flush 1 of main");
+        assert_string_equal(m.rts[1].cause, "flush 1 of main after read 1");
         assert_string_equal(m.rts[1].cmds[0], "XACK k g 1700000000000-0");
         if (crash_first) {
             assert_int_equal(m.nrts, 2);
