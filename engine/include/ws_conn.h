@@ -191,6 +191,18 @@ typedef struct ws_fault {
  * CROSSSLOT) answers +QUEUED here and the transaction is not aborted for it; DISCARD
  * forgets the injected error, as Redis forgets the queue.
  *
+ * MULTI, EXEC and DISCARD themselves (bare, without arguments):
+ *   - an injected error on EXEC or DISCARD inside MULTI ends the transaction, as a server
+ *     that answers EXEC an error has ended it: the layer sends DISCARD in its place (the
+ *     server drops the queue, nothing of it ran, WATCHes go), answers the injected error
+ *     and forgets the transaction.  The command's fate is WS_FATE_INJECTED; the DISCARD
+ *     counts in commands_sent, its reply not in replies_received.  Outside MULTI an
+ *     injected EXEC or DISCARD is an ordinary injected error (nothing sent);
+ *   - an injected error on MULTI: MULTI is not sent, so the server never opens the
+ *     transaction -- the commands after it run at once, each answering its own reply
+ *     (not +QUEUED), and the EXEC after them answers "ERR EXEC without MULTI" (DISCARD:
+ *     "ERR DISCARD without MULTI"), exactly what a server that refused MULTI does.
+ *
  * Returns 0; WS_EINVAL when c is not a fault layer or f is malformed (no kind, position
  * 0, nth 0, command 0 with ERROR or CRASH_BEFORE); WS_ENOMEM. */
 int ws_fault_arm(ws_conn *c, const ws_fault *f);

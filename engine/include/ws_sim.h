@@ -47,7 +47,9 @@ typedef struct ws_sim_config {
     uint64_t seed;       /* drives consumer names, salts and the fake's randomness */
     int64_t start_ms;    /* the fake's clock at the start (0: 1,700,000,000,000); a real
                             server's clock is its own (the wall clock) */
-    int cluster;         /* fake only: answer as a one-node Redis Cluster (CROSSSLOT) */
+    int cluster;         /* the server is a one-node Redis Cluster: the fake emulates one
+                            (CROSSSLOT); a real server must be one (not checked).  Either
+                            way warn_crossslot is on */
     int timeout_ms;      /* real server: bound on every wait (0: 10 s) */
     int no_trace_text;   /* keep the ledger, the round-trip map and the flush commands,
                             but neither the trace text (ws_sim_trace_text gives "") nor
@@ -57,7 +59,22 @@ typedef struct ws_sim_config {
     int no_faults;       /* the consumer's connections are plain, not ws_conn_faulty:
                             ws_fault_arm on them answers WS_EINVAL, and every round trip
                             costs a little less (the fuzzer's runs that arm nothing) */
+    int mutant;          /* testing the checks: deliberately break one rule of the window
+                            (a WS_MUTANT_*), so that a test can show the invariant that
+                            guards it fires; 0 in every real use */
 } ws_sim_config;
+
+/* The rules ws_sim_config.mutant can break, each caught by one invariant of §8. */
+enum {
+    WS_MUTANT_NONE = 0,
+    /* a dropped, retried or abandoned delivery's segment is committed anyway (window and
+     * atomic modes, not batches): its commands leave with the flush -> "leaked" */
+    WS_MUTANT_KEEP_DISCARDED,
+    /* an atomic segment's own settle leaves after its EXEC, with the flush's shared
+     * settles, instead of inside MULTI (not batches): a crash between EXEC and the settle,
+     * or an EXEC that runs nothing, parts the two -> "split" */
+    WS_MUTANT_SETTLE_OUTSIDE_EXEC,
+};
 
 /* Makes a simulation and starts its consumer process (no subscriptions yet).  Returns
  * NULL only when out of memory; a real server that cannot be reached gives a simulation

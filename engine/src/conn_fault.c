@@ -58,6 +58,7 @@ typedef struct fault_conn {
     size_t scratch_cap;
     uint64_t *occ;          /* each command's occurrence number for its name */
     const char **inject;    /* each command's injected error, or NULL */
+    unsigned char *discard; /* each command: an injected EXEC/DISCARD sent as DISCARD */
     fr_command *send;       /* the commands actually sent */
     size_t *send_of;        /* send index -> caller index */
     const fr_reply **inner_replies;
@@ -196,6 +197,13 @@ static const fr_reply *splice_exec(fault_conn *fc, const fr_reply *exec)
 static const fr_reply *track(fault_conn *fc, const fr_command *cmd, const fr_reply *r,
                              const char *injected)
 {
+    if (injected && r) {
+        /* an injected EXEC or DISCARD inside MULTI, sent as DISCARD: the server dropped
+         * the queue, so the transaction is over and nothing of it ran */
+        fc->in_multi = 0;
+        clear_pending(fc);
+        return synth(fc, FR_REPLY_ERROR, injected);
+    }
     if (injected) {
         if (!fc->in_multi) return synth(fc, FR_REPLY_ERROR, injected);
         if (grow((void **)&fc->pending, &fc->cappending, fc->npending + 1,
@@ -239,9 +247,10 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     wsi_arena_reset(&fc->arena);
     if (n > fc->scratch_cap) {
         size_t cap = fc->scratch_cap, cap2 = fc->scratch_cap, cap3 = fc->scratch_cap,
-               cap4 = fc->scratch_cap, cap5 = fc->scratch_cap;
+               cap4 = fc->scratch_cap, cap5 = fc->scratch_cap, cap6 = fc->scratch_cap;
         if (grow((void **)&fc->occ, &cap, n, sizeof *fc->occ) ||
             grow((void **)&fc->inject, &cap2, n, sizeof *fc->inject) ||
+            grow((void **)&fc->discard, &cap6, n, sizeof *fc->discard) ||
             grow((void **)&fc->send, &cap3, n, sizeof *fc->send) ||
             grow((void **)&fc->send_of, &cap4, n, sizeof *fc->send_of) ||
             grow((void **)&fc->inner_replies, &cap5, n, sizeof *fc->inner_replies))
@@ -319,11 +328,29 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         fc->fired++;
     }
 
+    /* An error answered to EXEC or DISCARD ends the transaction (a server answering EXEC
+     * an error has discarded it), so inside MULTI a DISCARD goes in its place: otherwise
+     * the server would stay in MULTI and queue the next round trip.  Whether MULTI is
+     * open there is followed through the round trip as the server will see it. */
+    static const char *const discard_argv[] = {"DISCARD"};
+    static const size_t discard_len[] = {7};
+    static const fr_command discard_cmd = {1, discard_argv, discard_len};
+    int open = fc->in_multi;
+    for (size_t j = 0; j < cutoff; j++) {
+        const fr_command *cmd = &commands[j];
+        int bare = cmd->argc == 1;
+        int ends = bare && (cmd_is(cmd, "exec") || cmd_is(cmd, "discard"));
+        fc->discard[j] = fc->inject[j] && open && ends;
+        if (fc->inject[j] && !fc->discard[j]) continue; /* never reaches the server */
+        if (ends) open = 0;
+        else if (bare && cmd_is(cmd, "multi")) open = 1;
+    }
+
     /* Send what is left. */
     size_t m = 0;
     for (size_t j = 0; j < cutoff; j++) {
-        if (fc->inject[j]) continue;
-        fc->send[m] = commands[j];
+        if (fc->inject[j] && !fc->discard[j]) continue;
+        fc->send[m] = fc->discard[j] ? discard_cmd : commands[j];
         fc->send_of[m++] = j;
     }
     if (m > 0) {
@@ -340,7 +367,8 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     /* The replies, in the caller's order, with MULTI followed through them. */
     size_t s = 0;
     for (size_t j = 0; j < cutoff; j++) {
-        const fr_reply *r = fc->inject[j] ? NULL : fc->inner_replies[s++];
+        const fr_reply *r =
+            fc->inject[j] && !fc->discard[j] ? NULL : fc->inner_replies[s++];
         if ((crash || lose) && r) {
             fr_reply *copy = wsi_arena_alloc(&fc->arena, sizeof *copy);
             if (!copy || copy_reply(fc, copy, r)) r = NULL;
@@ -370,6 +398,8 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                              "lost",
                              (unsigned long long)rt, n);
     }
+    /* a DISCARD sent for an injected EXEC: its reply is not the caller's */
+    for (size_t j = 0; j < cutoff; j++) m -= fc->discard[j];
     c->stats.replies_received += m;
     return 0;
 }
@@ -390,6 +420,7 @@ static void fault_close(ws_conn *c)
     wsi_arena_free(&fc->arena);
     free(fc->occ);
     free(fc->inject);
+    free(fc->discard);
     free(fc->send);
     free(fc->send_of);
     free(fc->inner_replies);

@@ -133,9 +133,6 @@ ws_sim *ws_sim_new(const ws_sim_config *cfg)
         sim->dead = 1;
         return sim;
     }
-    if (sim->fake == NULL && sim->cfg.cluster)
-        wsi_fail(sim, WS_EINVAL, "cluster emulation needs the fake; ignored on %s",
-                 sim->backend);
     process_start(sim);
     return sim;
 }

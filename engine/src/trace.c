@@ -77,11 +77,61 @@ const char *wsi_where_text(const wsi_where *w, char *buf, size_t size)
     return buf;
 }
 
-/* What an atomic segment's EXEC says about the commands between its MULTI and it. */
+/* Whether the MULTI at index multi opened a transaction: it reached the server and did
+ * not answer an error (a reply lost to a crash counts as opened: the server applied it).
+ * One that never left (an injected error) or was refused did not, and the commands after
+ * it ran one by one, each with its own reply. */
+static int multi_opened(const ws_round_trip *rt, size_t multi)
+{
+    if (rt->fates[multi] == WS_FATE_LOST) return 1;
+    const fr_reply *r = rt->replies[multi];
+    return rt->fates[multi] == WS_FATE_REPLIED && r && r->type != FR_REPLY_ERROR;
+}
+
+/* The MULTI before command i of the round trip when i sits between a MULTI and its EXEC,
+ * else (size_t)-1. */
+static size_t enclosing_multi(const ws_sim *sim, size_t i)
+{
+    for (size_t j = i; j-- > 0;) {
+        if (sim->an_role[j] == WSI_ROLE_EXEC) break;
+        if (sim->an_role[j] == WSI_ROLE_MULTI) return j;
+    }
+    return (size_t)-1;
+}
+
+/* A delivery's own settle read by its own reply, as a shared settle is: an error fails
+ * it; an XACK or an LREM that took effect settles it (a ZREM is bookkeeping). */
+static void ledger_own_settle(ws_sim *sim, ws_delivery *d, const ws_round_trip *rt, size_t i)
+{
+    const fr_reply *r = rt->replies[i];
+    if (!applied(rt->fates[i])) return;
+    if (r && r->type == FR_REPLY_ERROR) {
+        d->settle_failed = 1;
+    } else if (wsi_cmd_is(sim->an_cmds[i], "XACK") || wsi_cmd_is(sim->an_cmds[i], "LREM")) {
+        d->settle_sent = 1;
+        set_where(&d->settle_where, rt, i);
+    }
+}
+
+/* What an atomic segment's EXEC says about the commands between its MULTI and it.  When
+ * the MULTI opened no transaction, the commands were read by their own replies (ledger)
+ * and the own settles are read here the same way. */
 static void ledger_exec(ws_sim *sim, const ws_round_trip *rt, size_t exec)
 {
     size_t multi = exec;
     while (multi > 0 && sim->an_role[multi] != WSI_ROLE_MULTI) multi--;
+    if (!multi_opened(rt, multi)) {
+        ws_delivery *owner = sim->an_dl[exec];
+        if (owner) owner->exec_ok = 0;
+        for (size_t i = multi + 1; i < exec; i++) {
+            ws_delivery *d = sim->an_dl[i];
+            if (d && sim->an_role[i] == WSI_ROLE_INSETTLE) {
+                d->exec_ok = 0;
+                ledger_own_settle(sim, d, rt, i);
+            }
+        }
+        return;
+    }
     const fr_reply *er = rt->replies[exec];
     int ran = applied(rt->fates[exec]) && er && er->type == FR_REPLY_ARRAY;
     ws_delivery *owner = sim->an_dl[exec];
@@ -121,15 +171,10 @@ static void ledger(ws_sim *sim, const ws_round_trip *rt)
             ledger_exec(sim, rt, i);
         } else if ((role == WSI_ROLE_SEGMENT || role == WSI_ROLE_DIRECT) && d &&
                    sim->an_effect && sim->an_effect[i] != (size_t)-1) {
-            /* inside MULTI the EXEC decides; outside, the command's own fate does */
-            int in_multi = 0;
-            for (size_t j = i; j-- > 0;) {
-                if (sim->an_role[j] == WSI_ROLE_EXEC) break;
-                if (sim->an_role[j] == WSI_ROLE_MULTI) {
-                    in_multi = 1;
-                    break;
-                }
-            }
+            /* inside a transaction the EXEC decides; outside (no MULTI, or one that
+             * opened none), the command's own fate does */
+            size_t multi = enclosing_multi(sim, i);
+            int in_multi = multi != (size_t)-1 && multi_opened(rt, multi);
             if (in_multi && role == WSI_ROLE_SEGMENT) {
                 /* An EXEC never sent means nothing ran: say so now; EXEC overrides. */
                 wsi_effect *e = &d->effects[sim->an_effect[i]];
@@ -226,7 +271,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
     unsigned char *discarded = small ? discarded_small : wsi_xmalloc(rt->n);
     memset(discarded, 0, small ? sizeof discarded_small : rt->n);
     for (size_t m = 0; sim->an_role && m < rt->n; m++) {
-        if (sim->an_role[m] != WSI_ROLE_MULTI) continue;
+        if (sim->an_role[m] != WSI_ROLE_MULTI || !multi_opened(rt, m)) continue;
         size_t e = m + 1;
         while (e < rt->n && sim->an_role[e] != WSI_ROLE_EXEC) e++;
         if (e < rt->n && applied(rt->fates[e])) continue;

@@ -410,8 +410,8 @@ int wsi_flush(ws_sub *s, const char *why)
         if (com[i].atomic) {
             if (seg->batch)
                 for (size_t m = 0; m < seg->batch->n; m++) own_settle(&b1, seg->batch->members[m]);
-            else
-                own_settle(&b1, owner);
+            else if (sim->cfg.mutant != WS_MUTANT_SETTLE_OUTSIDE_EXEC)
+                own_settle(&b1, owner); /* (the mutant owes it with the shared settles) */
             rt_add(&b1, word("EXEC"), WSI_ROLE_EXEC, owner, (size_t)-1, 1);
         }
     }
@@ -581,11 +581,14 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     if (d->batch) {
         settle_member(s, d, o, delay_ms);
     } else {
-        if (o == WS_ACK && d->seg) {
+        int mutant = sim->cfg.mutant;
+        if ((o == WS_ACK || (mutant == WS_MUTANT_KEEP_DISCARDED && o != WS_ABANDON)) &&
+            d->seg) {
             d->seg_state = WSI_SEG_KEPT;
             commit(s, d->seg);
             d->seg = NULL;
-            if (!atomic) owe(s, d, o, delay_ms);
+            if (!atomic || o != WS_ACK || mutant == WS_MUTANT_SETTLE_OUTSIDE_EXEC)
+                owe(s, d, o, delay_ms);
         } else {
             if (d->seg) {
                 d->seg_state = WSI_SEG_DROPPED;

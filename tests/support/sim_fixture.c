@@ -24,6 +24,8 @@ struct sf_world {
 
 static int g_real_mode;     /* --real: run every test on redis-server too */
 static rh_server *g_srv;    /* the harness's server for the whole run */
+static rh_server *g_cluster; /* a one-node cluster, started at the first simulation that
+                                asks for one (ws_sim_config.cluster) in --real mode */
 static sf_world *g_cur;     /* the world of the running body */
 
 /* ----- Small helpers ---------------------------------------------------------------------- */
@@ -502,7 +504,12 @@ ws_sim *sf_sim_cfg(sf_world *w, const ws_sim_config *cfg)
     if (w->nsims == SF_MAX_SIMS) fail_msg("too many simulations in one test");
     ws_sim_config c = *cfg;
     char url[400];
-    if (w->real) {
+    if (w->real && c.cluster) {
+        if (!g_cluster) g_cluster = rh_start(&(rh_options){.cluster = 1, .quiet = 1});
+        if (!g_cluster) fail_msg("cannot start a one-node redis-server cluster");
+        snprintf(url, sizeof url, "unix://%s", g_cluster->socket);
+        c.backend = url;
+    } else if (w->real) {
         snprintf(url, sizeof url, "unix://%s", g_srv->socket);
         c.backend = url;
     } else {
@@ -748,6 +755,7 @@ int sf_main(int argc, char **argv, const char *group, const struct CMUnitTest *t
     int failed = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
     world_free(g_cur);
     g_cur = NULL;
+    rh_stop(g_cluster);
     rh_stop(g_srv);
     return failed;
 }

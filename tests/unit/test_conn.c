@@ -5,7 +5,8 @@
  * The same tests run on two backends: without arguments on the in-process fake (ctest
  * test_conn, label unit), with --real on a throwaway redis-server started by the harness
  * on a unix socket (test_conn_real, label real-redis), where one more test checks that
- * the fake and the real server give the same replies to the same pipelines.  Each test
+ * the fake and the real server give the same replies to the same pipelines, and one
+ * connects over TCP (redis://127.0.0.1:port) to a one-node cluster.  Each test
  * checks what the server applied through a second, fault-free connection.
  */
 #include <setjmp.h>
@@ -315,6 +316,112 @@ static void test_injected_error_in_multi(void **state)
     ws_conn_close(c);
 }
 
+/* An injected error on EXEC inside MULTI ends the transaction, as a server answering EXEC
+ * an error has: DISCARD goes in its place, nothing queued ran, and the next round trip is
+ * outside MULTI (not queued, and a new MULTI is not "nested").  The same for DISCARD; an
+ * EXEC outside MULTI is an ordinary injected error, nothing sent. */
+static void test_injected_error_on_exec(void **state)
+{
+    world *w = *state;
+    ws_conn *c = ws_conn_faulty(new_conn(w));
+    const fr_reply *r[5];
+    assert_int_equal(ws_fault_error_nth(c, "exec", 1, "ERR injected EXEC failure"), 0);
+    assert_int_equal(ws_fault_error_nth(c, "incr", 1, NULL), 0); /* pending in the queue */
+    assert_int_equal(SEND(c, r, "MULTI", "SET a 1", "INCR n", "EXEC"), 0);
+    assert_string_equal(resp(r[0]), "+OK\r\n");
+    assert_string_equal(resp(r[1]), "+QUEUED\r\n");
+    assert_string_equal(resp(r[2]), "+QUEUED\r\n");
+    assert_string_equal(resp(r[3]), "-ERR injected EXEC failure\r\n");
+    ws_conn_stats st = ws_conn_get_stats(c);
+    assert_int_equal(st.commands_sent, 3); /* MULTI, SET, and DISCARD for EXEC */
+    assert_int_equal(st.replies_received, 2);
+    assert_string_equal(check1(w, "EXISTS a n"), ":0\r\n");
+    /* Out of MULTI on both sides: the next command runs at once, a MULTI opens afresh. */
+    assert_int_equal(SEND(c, r, "SET b 1", "MULTI", "SET c 1", "EXEC"), 0);
+    assert_string_equal(resp(r[0]), "+OK\r\n");
+    assert_string_equal(resp(r[1]), "+OK\r\n");
+    assert_string_equal(resp(r[3]), "*1\r\n+OK\r\n");
+    assert_string_equal(check1(w, "EXISTS a b c n"), ":2\r\n");
+
+    /* DISCARD inside MULTI, across round trips: still a DISCARD that the server sees. */
+    assert_int_equal(ws_fault_error_nth(c, "discard", 1, NULL), 0);
+    assert_int_equal(SEND(c, r, "MULTI", "SET d 1"), 0);
+    assert_int_equal(SEND(c, r, "DISCARD"), 0);
+    assert_string_equal(resp(r[0]), "-ERR injected by wsim\r\n");
+    assert_int_equal(SEND(c, r, "SET e 1"), 0);
+    assert_string_equal(resp(r[0]), "+OK\r\n");
+    assert_string_equal(check1(w, "EXISTS d e"), ":1\r\n");
+
+    /* Outside MULTI nothing is sent for an injected EXEC. */
+    st = ws_conn_get_stats(c);
+    assert_int_equal(ws_fault_error_nth(c, "exec", 3, NULL), 0);
+    assert_int_equal(SEND(c, r, "EXEC"), 0);
+    assert_string_equal(resp(r[0]), "-ERR injected by wsim\r\n");
+    assert_int_equal(ws_conn_get_stats(c).commands_sent, st.commands_sent);
+    assert_int_equal(ws_fault_fired(c), 4);
+    ws_conn_close(c);
+}
+
+/* An injected error on MULTI: MULTI is not sent, so the commands after it run at once
+ * and EXEC answers what a server says to an EXEC without MULTI. */
+static void test_injected_error_on_multi(void **state)
+{
+    world *w = *state;
+    ws_conn *c = ws_conn_faulty(new_conn(w));
+    const fr_reply *r[4];
+    assert_int_equal(ws_fault_error_nth(c, "multi", 1, NULL), 0);
+    assert_int_equal(SEND(c, r, "MULTI", "SET a 1", "INCR n", "EXEC"), 0);
+    assert_string_equal(resp(r[0]), "-ERR injected by wsim\r\n");
+    assert_string_equal(resp(r[1]), "+OK\r\n");
+    assert_string_equal(resp(r[2]), ":1\r\n");
+    assert_string_equal(resp(r[3]), "-ERR EXEC without MULTI\r\n");
+    assert_string_equal(check1(w, "EXISTS a n"), ":2\r\n");
+    ws_conn_close(c);
+}
+
+/* REFUSE by name: the round trip holding the 2nd INCR is not sent (nothing of it), the
+ * connection stays usable, and the refused INCR still counted. */
+static void test_refused_by_name(void **state)
+{
+    world *w = *state;
+    ws_conn *c = ws_conn_faulty(new_conn(w));
+    const fr_reply *r[3];
+    ws_fault f = {.kind = WS_FAULT_REFUSE, .name = "INCR", .nth = 2};
+    assert_int_equal(ws_fault_arm(c, &f), 0);
+    assert_int_equal(SEND(c, r, "INCR n"), 0);
+    assert_int_equal(SEND(c, r, "SET a 1", "incr n", "SET b 1"), WS_EREFUSED);
+    assert_null(r[0]);
+    assert_false(ws_conn_dead(c));
+    assert_string_equal(check1(w, "EXISTS a b"), ":0\r\n");
+    assert_int_equal(SEND(c, r, "INCR n"), 0);
+    assert_string_equal(resp(r[0]), ":2\r\n");
+    ws_conn_stats st = ws_conn_get_stats(c);
+    assert_int_equal(st.round_trips, 3);
+    assert_int_equal(st.commands_sent, 2);
+    assert_int_equal(ws_fault_fired(c), 1);
+    ws_conn_close(c);
+}
+
+/* CRASH_BEFORE by position: round trip 2, command 2 -- the first command of that round
+ * trip applied, the addressed one and the rest not; dead afterwards. */
+static void test_crash_before_by_position(void **state)
+{
+    world *w = *state;
+    ws_conn *c = ws_conn_faulty(new_conn(w));
+    const fr_reply *r[3];
+    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .round_trip = 2, .command = 2};
+    assert_int_equal(ws_fault_arm(c, &f), 0);
+    assert_int_equal(SEND(c, r, "SET k0 0", "SET k00 0"), 0); /* command 2 of round trip 1 */
+    assert_int_equal(SEND(c, r, "SET k1 1", "SET k2 2", "SET k3 3"), WS_ECRASHED);
+    assert_true(ws_conn_dead(c));
+    assert_string_equal(check1(w, "EXISTS k0 k00 k1 k2 k3"), ":3\r\n");
+    assert_string_equal(check1(w, "EXISTS k1"), ":1\r\n");
+    ws_conn_stats st = ws_conn_get_stats(c);
+    assert_int_equal(st.commands_sent, 3);
+    assert_int_equal(st.replies_received, 2);
+    ws_conn_close(c);
+}
+
 /* Refused: nothing applied, the call fails, the connection stays usable. */
 static void test_refused(void **state)
 {
@@ -513,6 +620,39 @@ static void test_open_errors(void **state)
     ws_conn_close(c);
 }
 
+/* TCP: "redis://127.0.0.1:<port>" reaches a server listening on loopback (the harness's
+ * one-node cluster, the one that has a TCP port: the harness picks a free one), and a
+ * fault layer over it works as over a unix socket. */
+static void test_tcp(void **state)
+{
+    (void)state;
+    rh_options opt = {0};
+    opt.cluster = 1;
+    opt.quiet = 1;
+    rh_server *srv = rh_start(&opt);
+    assert_non_null(srv);
+    assert_true(srv->port > 0);
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", srv->port);
+    ws_conn *c = ws_conn_faulty(ws_conn_open(url, 5000));
+    assert_non_null(c);
+    if (ws_conn_dead(c)) fail_msg("cannot connect to %s: %s", url, ws_conn_errstr(c));
+    assert_string_equal(ws_conn_label(c), "redis");
+    assert_int_equal(ws_fault_error_nth(c, "get", 2, NULL), 0);
+    const fr_reply *r[3];
+    assert_int_equal(SEND(c, r, "SET a 1", "GET a", "GET a"), 0);
+    assert_string_equal(resp(r[0]), "+OK\r\n");
+    assert_string_equal(resp(r[1]), "$1\r\n1\r\n");
+    assert_string_equal(resp(r[2]), "-ERR injected by wsim\r\n");
+    assert_int_equal(SEND(c, r, "CLUSTER KEYSLOT a"), 0);
+    assert_string_equal(resp(r[0]), ":15495\r\n");
+    ws_conn_stats st = ws_conn_get_stats(c);
+    assert_int_equal(st.round_trips, 2);
+    assert_int_equal(st.commands_sent, 3);
+    ws_conn_close(c);
+    rh_stop(srv);
+}
+
 /* Every wait is bounded: a reply that does not come in time kills the connection with
  * WS_ETIMEDOUT (here a BLPOP that would block for ever, with a 200 ms timeout). */
 static void test_timeout(void **state)
@@ -537,7 +677,9 @@ int main(int argc, char **argv)
         T(test_pipeline_and_counters), T(test_fault_layer_transparent),
         T(test_crash_after_k),         T(test_crash_inside_multi),
         T(test_replies_lost),          T(test_injected_error),
-        T(test_injected_error_in_multi), T(test_refused),
+        T(test_injected_error_in_multi), T(test_injected_error_on_exec),
+        T(test_injected_error_on_multi), T(test_refused),
+        T(test_refused_by_name),       T(test_crash_before_by_position),
         T(test_fault_by_name),         T(test_fault_arming_errors),
         T(test_trace_text),
     };
@@ -545,6 +687,7 @@ int main(int argc, char **argv)
         T(test_fake_and_real_agree),
         T(test_open_errors),
         T(test_timeout),
+        T(test_tcp),
     };
     g_real = argc > 1 && strcmp(argv[1], "--real") == 0;
     if (!g_real) return cmocka_run_group_tests_name("conn on the fake", common, NULL, NULL);

@@ -212,8 +212,7 @@ SF_TEST(an_atomic_batch_settles_every_member_inside_its_block)
  * CROSSSLOT, runs nothing, and leaves its entry pending. */
 SF_TEST(an_atomic_segment_outside_the_streams_slot_is_refused_with_crossslot)
 {
-    if (sf_fake_only(w, "cluster emulation is the fake's")) return;
-    ws_sim_config cfg = {.seed = 1, .cluster = 1};
+    ws_sim_config cfg = {.seed = 1, .cluster = 1}; /* --real: a one-node cluster */
     ws_sim *sim = sf_sim_cfg(w, &cfg);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "{payments}", 0);
     sf_produce(sim, WS_FORM_STREAM, "{payments}", "pay-1");

@@ -1,7 +1,9 @@
 /* test_sim_determinism.c -- one seed, one trace: the same inputs give a byte-identical
  * trace (ws_sim_trace_hash, FNV-1a 64 of ws_sim_trace_text) on the fake, crashes and
- * faults included; different seeds or different scenarios give different traces; the
- * flush diagram names each flush's deliveries and outcomes.
+ * faults included, for sixteen seeds; three seeds' hashes are recorded (golden), so a
+ * trace that changes between processes, builds or machines fails; different seeds or
+ * different scenarios give different traces; the flush diagram names each flush's
+ * deliveries and outcomes.
  *
  * On redis-server the clock and the stream ids are the server's, so two runs agree only
  * once those are masked (sf_mask): that is what the --real run checks there. */
@@ -73,6 +75,60 @@ SF_TEST(the_same_seed_gives_the_same_trace)
     if (!sf_real(w)) assert_string_equal(da, db);
     free(da);
     free(db);
+}
+
+/* Many seeds, each run twice: every pair agrees (hash on the fake, masked text on
+ * redis-server), and on the fake no two seeds share a hash (each draws its own consumer
+ * names, so its trace is its own).  Sixteen seeds, four per test (a test holds at most
+ * eight simulations). */
+static void seeds_twice(sf_world *w, uint64_t first)
+{
+    uint64_t hashes[4];
+    for (uint64_t k = 0; k < 4; k++) {
+        uint64_t seed = (first + k) * 7919;
+        ws_sim *a = scenario(w, seed, 0);
+        ws_sim *b = scenario(w, seed, 0);
+        if (!same_trace(w, a, b)) fail_msg("seed %llu: two runs differ", (unsigned long long)seed);
+        hashes[k] = ws_sim_trace_hash(a);
+        if (!sf_real(w) && hashes[k] != ws_sim_trace_hash(b))
+            fail_msg("seed %llu: hashes differ", (unsigned long long)seed);
+    }
+    for (size_t i = 0; !sf_real(w) && i < 4; i++)
+        for (size_t j = i + 1; j < 4; j++)
+            if (hashes[i] == hashes[j]) fail_msg("two seeds share a hash");
+}
+SF_TEST(seeds_1_to_4_each_give_the_same_trace_twice) { seeds_twice(w, 1); }
+SF_TEST(seeds_5_to_8_each_give_the_same_trace_twice) { seeds_twice(w, 5); }
+SF_TEST(seeds_9_to_12_each_give_the_same_trace_twice) { seeds_twice(w, 9); }
+SF_TEST(seeds_13_to_16_each_give_the_same_trace_twice) { seeds_twice(w, 13); }
+
+/* The same across processes, builds and machines: the scenario's trace hash for three
+ * seeds on the fake, as recorded.  These are golden values: a change to what the trace
+ * says (a new note, a changed command, another PRNG) changes them on purpose, and then
+ * they are updated here (WSIM_SF_PRINT=1 prints the actual ones) after checking the new
+ * trace is right.  A change that was not meant to touch the trace must leave them. */
+SF_TEST(the_trace_hash_is_the_same_in_every_process)
+{
+    static const struct {
+        uint64_t seed;
+        uint64_t hash;
+    } golden[] = {
+        {1, 0x035b5d6c3ebe01beULL},
+        {2, 0xcf6ec45f571ab8d6ULL},
+        {42, 0x26e138c4b80d7c8dULL},
+    };
+    if (sf_fake_only(w, "a real server's ids and clock are in the trace")) return;
+    for (size_t i = 0; i < sizeof golden / sizeof golden[0]; i++) {
+        ws_sim *sim = scenario(w, golden[i].seed, 0);
+        uint64_t h = ws_sim_trace_hash(sim);
+        if (getenv("WSIM_SF_PRINT"))
+            printf("seed %llu: 0x%016llxULL\n", (unsigned long long)golden[i].seed,
+                   (unsigned long long)h);
+        if (h != golden[i].hash)
+            fail_msg("seed %llu: trace hash 0x%016llxULL, recorded 0x%016llxULL",
+                     (unsigned long long)golden[i].seed, (unsigned long long)h,
+                     (unsigned long long)golden[i].hash);
+    }
 }
 
 SF_TEST(different_seeds_give_different_consumers_and_traces)
@@ -169,6 +225,11 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         SF_T(the_same_seed_gives_the_same_trace),
+        SF_T(seeds_1_to_4_each_give_the_same_trace_twice),
+        SF_T(seeds_5_to_8_each_give_the_same_trace_twice),
+        SF_T(seeds_9_to_12_each_give_the_same_trace_twice),
+        SF_T(seeds_13_to_16_each_give_the_same_trace_twice),
+        SF_T(the_trace_hash_is_the_same_in_every_process),
         SF_T(different_seeds_give_different_consumers_and_traces),
         SF_T(different_scenarios_give_different_traces),
         SF_T(the_hash_is_fnv1a_of_the_trace_text),

@@ -1,0 +1,238 @@
+/* test_sim_checks.c -- each invariant of ws_sim_check (SEMANTICS.md §8) fires, with its
+ * exact kind, entry and sentence: were a check a no-op, one of these tests would fail.
+ *
+ * "leaked" and "split" guard rules the engine keeps, so nothing but a broken engine can
+ * break them: ws_sim_config.mutant breaks one rule on purpose (WS_MUTANT_KEEP_DISCARDED
+ * commits a dropped delivery's segment; WS_MUTANT_SETTLE_OUTSIDE_EXEC sends an atomic
+ * segment's own XACK after its EXEC), and the matching check must name it.  "lost" and
+ * "doubled" need no mutant: an XACK sent by hand behind the consumer's back loses an entry,
+ * a crash between a direct write and its XACK doubles one.  Without the mutant the same
+ * runs keep every invariant.
+ *
+ * Each test runs on the fake and, with --real, on redis-server too (sim_fixture.h); the
+ * sentences hold stream ids, which the tests read back rather than write out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_fixture.h"
+
+/* A simulation with the given mutant (seed 1). */
+static ws_sim *mutant_sim(sf_world *w, int mutant)
+{
+    ws_sim_config cfg = {.seed = 1, .mutant = mutant};
+    return sf_sim_cfg(w, &cfg);
+}
+
+/* The only violation the check finds: it must be exactly (kind, entry, sentence). */
+static void only_violation(ws_sim *sim, const char *kind, const char *entry,
+                           const char *sentence)
+{
+    size_t n;
+    const ws_violation *v = sf_check(sim, &n);
+    if (n != 1) fail_msg("%zu violations, want 1 (%s)", n, n ? v[0].sentence : "none");
+    assert_string_equal(v[0].invariant, kind);
+    assert_string_equal(v[0].entry, entry);
+    assert_string_equal(v[0].sentence, sentence);
+}
+
+/* One delivery of "orders" that queues INCR counter and ends with outcome. */
+static const char *one_delivery(ws_sim *sim, ws_mode mode, ws_outcome outcome)
+{
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, mode, "orders", 1);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_queue(sf_d(sub, 0), "INCR counter");
+    sf_settle(sf_d(sub, 0), outcome);
+    return id;
+}
+
+/* ----- leaked ---------------------------------------------------------------------------- */
+
+/* A dropped delivery's segment committed anyway: its INCR leaves with the flush. */
+SF_TEST(leaked_fires_when_a_dropped_segment_is_committed)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_KEEP_DISCARDED);
+    const char *id = one_delivery(sim, WS_MODE_WINDOW, WS_DROP);
+    assert_string_equal(sf_q(sim, "GET counter"), "\"1\"");
+    sf_expect_violations(w);
+    char want[512];
+    snprintf(want, sizeof want,
+             "delivery %s of entry %s ended dropped, yet its queued `INCR counter` took "
+             "effect (window round trip 1, command 1)",
+             id, id);
+    only_violation(sim, "leaked", id, want);
+}
+
+/* The same for a retry: the copy and the INCR both leave. */
+SF_TEST(leaked_fires_when_a_retried_segment_is_committed)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_KEEP_DISCARDED);
+    const char *id = one_delivery(sim, WS_MODE_WINDOW, WS_RETRY);
+    assert_string_equal(sf_q(sim, "GET counter"), "\"1\"");
+    assert_int_equal(sf_int(sim, "XLEN orders"), 2);
+    sf_expect_violations(w);
+    char want[512];
+    snprintf(want, sizeof want,
+             "delivery %s of entry %s ended retried, yet its queued `INCR counter` took "
+             "effect (window round trip 1, command 1)",
+             id, id);
+    only_violation(sim, "leaked", id, want);
+}
+
+/* Without the mutant the drop leaves nothing and nothing is found. */
+SF_TEST(a_dropped_segment_leaks_nothing_without_the_mutant)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
+    one_delivery(sim, WS_MODE_WINDOW, WS_DROP);
+    assert_string_equal(sf_q(sim, "EXISTS counter"), ":0");
+    size_t n;
+    sf_check(sim, &n);
+    assert_int_equal(n, 0);
+}
+
+/* ----- split ----------------------------------------------------------------------------- */
+
+/* The own XACK after EXEC, and the process dies between them: the INCR took effect, the
+ * XACK did not. */
+SF_TEST(split_fires_when_the_settle_outside_exec_is_cut_off_by_a_crash)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_SETTLE_OUTSIDE_EXEC);
+    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "XACK", .nth = 1};
+    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 1);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_queue(sf_d(sub, 0), "INCR counter");
+    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
+    char cmds[256];
+    snprintf(cmds, sizeof cmds, "MULTI\nINCR counter\nEXEC\nXACK orders g %s\n", id);
+    assert_string_equal(sf_commands(sim, "flush"), cmds);
+    assert_string_equal(sf_q(sim, "GET counter"), "\"1\"");
+    assert_int_equal(sf_pending(sim, "orders", "g"), 1);
+    sf_expect_violations(w);
+    char want[512];
+    snprintf(want, sizeof want,
+             "entry %s's atomic segment was split: `INCR counter` took effect (window round "
+             "trip 1, command 2) but its XACK did not",
+             id);
+    only_violation(sim, "split", id, want);
+}
+
+/* The own XACK after an EXEC that ran nothing (EXECABORT: a command refused at queue
+ * time): the XACK took effect, the segment did not -- split, and lost too, since the
+ * entry is acknowledged without its effects. */
+SF_TEST(split_fires_when_the_settle_outside_exec_outlives_an_execabort)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_SETTLE_OUTSIDE_EXEC);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 1);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_queue(sf_d(sub, 0), "INCR counter");
+    sf_queue(sf_d(sub, 0), "INCR");
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    assert_string_equal(sf_q(sim, "EXISTS counter"), ":0");
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    sf_expect_violations(w);
+    size_t n;
+    const ws_violation *v = sf_check(sim, &n);
+    assert_int_equal(n, 2);
+    char want[512];
+    snprintf(want, sizeof want,
+             "entry %s's atomic segment was split: its XACK took effect (window round trip "
+             "1, command 5) but none of its commands did",
+             id);
+    assert_string_equal(v[0].invariant, "split");
+    assert_string_equal(v[0].entry, id);
+    assert_string_equal(v[0].sentence, want);
+    snprintf(want, sizeof want,
+             "entry %s was lost: it is neither acknowledged with its effects applied, nor "
+             "pending, nor unread or scheduled in a delay queue",
+             id);
+    assert_string_equal(v[1].invariant, "lost");
+    assert_string_equal(v[1].entry, id);
+    assert_string_equal(v[1].sentence, want);
+}
+
+/* Without the mutant the same EXECABORT takes the XACK down with it: nothing is split. */
+SF_TEST(an_execabort_splits_nothing_without_the_mutant)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 1);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_queue(sf_d(sub, 0), "INCR counter");
+    sf_queue(sf_d(sub, 0), "INCR");
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 1);
+    size_t n;
+    sf_check(sim, &n);
+    assert_int_equal(n, 0);
+}
+
+/* ----- lost and doubled -------------------------------------------------------------------- */
+
+/* An XACK behind the consumer's back: the entry is neither settled by the consumer nor
+ * pending any more. */
+SF_TEST(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 1);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(sf_int(sim, "XACK orders g %s", id), 1);
+    sf_expect_violations(w);
+    char want[512];
+    snprintf(want, sizeof want,
+             "entry %s was lost: it is neither acknowledged with its effects applied, nor "
+             "pending, nor unread or scheduled in a delay queue",
+             id);
+    only_violation(sim, "lost", id, want);
+}
+
+/* §7: a crash between a direct write and its XACK; the reclaim redelivery writes again. */
+SF_TEST(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_DIRECT, "orders", 1);
+    ws_sub_config rc = {.form = WS_FORM_STREAM, .mode = WS_MODE_DIRECT, .key = "orders",
+                        .group = "g", .reclaim = 1, .min_idle_ms = 50, .count = 1,
+                        .block_ms = 100, .name = "orders-reclaim"};
+    ws_sub *reclaim = sf_subscribe(sim, &rc);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
+    long long crashed_at = (long long)ws_sim_now(sim);
+    assert_int_equal(ws_sim_crash(sim), 0);
+    assert_int_equal(ws_sim_restart(sim), 0);
+    assert_int_equal(ws_sim_advance(sim, 60), 0);
+    assert_int_equal(sf_read(reclaim), 1);
+    sf_queue(sf_d(reclaim, 0), "RPUSH picks order-1");
+    sf_settle(sf_d(reclaim, 0), WS_ACK);
+    assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"order-1\", \"order-1\"]");
+    sf_expect_violations(w);
+    char want[768];
+    snprintf(want, sizeof want,
+             "entry %s's effects were applied twice: `RPUSH picks order-1` by its delivery in "
+             "read 1 of orders (window round trip 1, command 1) and again by its redelivery "
+             "as %s in read 1 of orders-reclaim (window.2 round trip 1, command 1), after "
+             "the crash at crash between steps (ws_sim_crash) at %lld ms",
+             id, id, crashed_at);
+    only_violation(sim, "doubled", id, want);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        SF_T(leaked_fires_when_a_dropped_segment_is_committed),
+        SF_T(leaked_fires_when_a_retried_segment_is_committed),
+        SF_T(a_dropped_segment_leaks_nothing_without_the_mutant),
+        SF_T(split_fires_when_the_settle_outside_exec_is_cut_off_by_a_crash),
+        SF_T(split_fires_when_the_settle_outside_exec_outlives_an_execabort),
+        SF_T(an_execabort_splits_nothing_without_the_mutant),
+        SF_T(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back),
+        SF_T(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash),
+    };
+    return sf_main(argc, argv, "sim: the invariants fire (§8)", tests,
+                   sizeof tests / sizeof tests[0]);
+}
