@@ -401,6 +401,17 @@ typedef struct ws_violation {
  * read the server. */
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *n);
 
+/* ----- Encodings ------------------------------------------------------------------------- */
+
+/* Decodes a delay-queue member (a retry_after through a delay queue; docs/engine.md,
+ * "Encodings"): the strings it holds, the retried entry's id first, then the copy's
+ * fields (name, value, ...).  Returns their number (>= 1) and sets *strings and *lens
+ * (heap; free with ws_strings_free), or -1 (both NULL) when member is not the engine's
+ * encoding. */
+long ws_delay_member_decode(const char *member, size_t len, char ***strings, size_t **lens);
+/* Frees what ws_delay_member_decode gave (n strings); NULL is accepted. */
+void ws_strings_free(char **strings, size_t *lens, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

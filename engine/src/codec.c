@@ -97,3 +97,10 @@ char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, siz
     *len = t.len;
     return t.p;
 }
+
+long ws_delay_member_decode(const char *member, size_t len, char ***strings, size_t **lens)
+{
+    return wsi_dq_decode(member, len, strings, lens); /* -1 leaves both NULL */
+}
+
+void ws_strings_free(char **strings, size_t *lens, size_t n) { wsi_strings_free(strings, lens, n); }

@@ -30,15 +30,22 @@
  *         (<n>th <COMMAND> | round-trip <i> [command <k>]) [error <text>]
  *   check <command...> => <reply>          the reply as the trace prints it; <*> = any one
  *                                          item (a string, number or array); a comment
- *                                          after the reply needs whitespace before '#' 
+ *                                          after the reply needs whitespace before '#';
+ *                                          its syntax is checked here (check_reply)
  *   expect flush <n> of <sub>              then indented lines: [ALIAS>] <command...>,
- *                                          "--" between round trips; bare ? = any argument
+ *                                          "--" between round trips, ".." between
+ *                                          pipelines (checked once one is written);
+ *                                          bare ? = any argument
  *   expect read <n> of <sub>               the same for a read's round trips (sweeps too)
  *   expect round-trips <n> [total|reads|flushes|pool]
  *   expect flushes <n> [of <sub>]
  *   expect reports <n>
  *   expect report <sub> [commands N] [settles N] [failed N] [error TEXT]
- *   expect pending <sub> (ALIAS... | none)
+ *   expect pending <sub> (ITEM... | none)  ITEM: ALIAS, $ALIAS or an id
+ *   expect pending <sub>                   then indented lines: ITEM [consumer NAME]
+ *                                          [deliveries N] (a reliable list: ITEM alone)
+ *   expect delayed <sub> (ITEM... | none)  the subscription needs a delay queue
+ *   expect delayed <sub>                   then indented lines: ITEM [retries N] [due-in MS]
  *   expect invariants
  *   expect violation <lost|leaked|split|doubled> <ALIAS>
  *   expect warning <text>
@@ -338,6 +345,153 @@ static size_t arrow(const wsc_tok *t, size_t from, size_t n)
     return n;
 }
 
+/* A word of s starting at i, for messages: up to a space, ',' or ']' (at least one byte,
+ * at most 24). */
+static int word_len(const char *s, size_t len, size_t i)
+{
+    size_t e = i + 1;
+    while (e < len && e - i < 24 && s[e] != ' ' && s[e] != ',' && s[e] != ']') e++;
+    return (int)(e - i);
+}
+
+/* Checks an expected reply -- the text after "=>", written as the trace prints replies
+ * (ws_reply_text) -- and says where it is malformed, so that a reply that can never match
+ * is a parse error, not a failed run.  col is the column of its first byte.
+ *
+ *   reply := ("+" | "-") TEXT            a status or an error: the rest is its text
+ *          | item
+ *   item  := '"' chars '"'               escapes \\ \" \n \r \t \a \b \xHH
+ *          | ":" ["-"] digits | "$-1" | "*-1" | "<*>"
+ *          | "[" [ item { ", " item } ] "]"
+ *          | ("+" | "-") WORDS           inside an array: up to the next ',' or ']'
+ *
+ * Iterative (a stack of open brackets), so no input nests it deep. */
+static int check_reply(parser *p, const char *s, size_t len, int col)
+{
+    if (len == 0 || s[0] == '+' || s[0] == '-') return 0; /* (empty: never, refusal() says) */
+    size_t *open = NULL, depth = 0, cap = 0; /* offsets of the '[' not yet closed */
+    size_t i = 0;
+    int rc = 0, just_opened = 0;
+    for (;;) {
+        /* an item (or, right after '[', the ']' of an empty array) */
+        if (i >= len) { /* only inside an array: the text is not empty, and a complete
+                           top-level item ends the loop */
+            rc = perr(p, col + (int)(depth ? open[depth - 1] : 0),
+                      "unbalanced brackets in the expected reply: this '[' never closes");
+            break;
+        }
+        char c = s[i];
+        if (just_opened && c == ']') {
+            just_opened = 0;
+            depth--;
+            i++;
+        } else if (c == '[') {
+            if (depth == cap) {
+                cap = cap ? cap * 2 : 8;
+                open = xrealloc(open, cap * sizeof *open);
+            }
+            open[depth++] = i++;
+            just_opened = 1;
+            continue;
+        } else if (c == '"') {
+            size_t q = i++;
+            int closed = 0;
+            while (i < len && !closed) {
+                if (s[i] == '"') {
+                    closed = 1;
+                } else if (s[i] == '\\') {
+                    if (i + 1 >= len) { /* a '\' last: the string never closes */
+                        i = len;
+                        break;
+                    }
+                    char e = s[i + 1];
+                    if (e == 'x') {
+                        if (i + 3 >= len || hexval(s[i + 2]) < 0 || hexval(s[i + 3]) < 0) {
+                            rc = perr(p, col + (int)i, "bad \\x escape: two hex digits expected");
+                            break;
+                        }
+                        i += 2;
+                    } else if (!strchr("\\\"nrtab", e)) {
+                        rc = perr(p, col + (int)i,
+                                  "unknown escape \\%c in a string of the expected reply "
+                                  "(\\\\ \\\" \\n \\r \\t \\a \\b \\xHH)",
+                                  e);
+                        break;
+                    }
+                    i++;
+                }
+                i++;
+            }
+            if (rc) break;
+            if (!closed) {
+                rc = perr(p, col + (int)q,
+                          "unterminated string in the expected reply: this '\"' never closes");
+                break;
+            }
+        } else if (c == ':') {
+            size_t d = i + 1;
+            if (d < len && s[d] == '-') d++;
+            size_t digits = d;
+            while (d < len && s[d] >= '0' && s[d] <= '9') d++;
+            if (d == digits) {
+                rc = perr(p, col + (int)i, "an integer expected after ':' in the expected reply");
+                break;
+            }
+            i = d;
+        } else if (c == '$' || c == '*' || c == '<') {
+            const char *want = c == '$' ? "$-1" : c == '*' ? "*-1" : "<*>";
+            if (len - i < 3 || memcmp(s + i, want, 3) != 0) {
+                const char *why = c == '$' ? "a string is written in double quotes (\"...\"), "
+                                             "a nil as $-1"
+                                  : c == '*' ? "a nil array is *-1, an array [...]"
+                                             : "the wildcard is <*>";
+                rc = perr(p, col + (int)i, "'%.*s' in the expected reply: %s",
+                          word_len(s, len, i), s + i, why);
+                break;
+            }
+            i += 3;
+        } else if ((c == '+' || c == '-') && depth) {
+            while (i < len && s[i] != ',' && s[i] != ']') i++;
+        } else {
+            rc = perr(p, col + (int)i,
+                      "expected a reply item (+status, -error, :integer, \"string\", $-1, *-1, "
+                      "[array] or <*>), got '%.*s'",
+                      word_len(s, len, i), s + i);
+            break;
+        }
+        just_opened = 0;
+        /* after an item: the end, or ", " and the next item, or ']' closing arrays */
+        while (depth && i < len && s[i] == ']') {
+            depth--;
+            i++;
+        }
+        if (!depth) {
+            while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+            if (i < len)
+                rc = perr(p, col + (int)i, "unexpected '%.*s' after the complete expected reply",
+                          word_len(s, len, i), s + i);
+            break;
+        }
+        if (i >= len) continue; /* reported as an unclosed '[' */
+        if (s[i] != ',') {
+            rc = perr(p, col + (int)i, "expected ', ' or ']' after an array item, got '%.*s'",
+                      word_len(s, len, i), s + i);
+            break;
+        }
+        if (i + 1 >= len || s[i + 1] != ' ') {
+            if (i + 1 >= len) {
+                i++;
+                continue; /* reported as an unclosed '[' */
+            }
+            rc = perr(p, col + (int)i, "array items are separated by ', ' (a comma and a space)");
+            break;
+        }
+        i += 2;
+    }
+    free(open);
+    return rc;
+}
+
 /* Handles a trailing "=> refused [text]" of a step; returns the end of the step's own
  * tokens, or (size_t)-1 after perr. */
 static size_t refusal(parser *p, wsc_stmt *st, const wsc_tok *t, size_t from, size_t n,
@@ -361,6 +515,7 @@ static size_t refusal(parser *p, wsc_stmt *st, const wsc_tok *t, size_t from, si
         perr(p, t[a].col, "'=>' must be followed by the expected reply");
         return (size_t)-1;
     }
+    if (check_reply(p, t[a + 1].s, t[a + 1].len, t[a + 1].col)) return (size_t)-1;
     st->has_expect = 1;
     st->nexpect = copy_toks(t, a + 1, n, &st->expect);
     return a;
@@ -600,11 +755,15 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             if (number(p, &t[i + 1], t[i].s, dst)) return -1;
             i += 2;
         }
-    } else if (is(w, "pending")) {
-        if (n < 4) return perr(p, w->col, "usage: expect pending <sub> (<alias>... | none)");
-        st->kind = K_EXPECT_PENDING;
+    } else if (is(w, "pending") || is(w, "delayed")) {
+        if (n < 3)
+            return perr(p, w->col, "usage: expect %s <sub> (<alias>... | none), or the entries "
+                        "on indented lines below it", w->s);
+        st->kind = is(w, "pending") ? K_EXPECT_PENDING : K_EXPECT_DELAYED;
         st->sub = xstrdup(t[2].s);
-        if (n == 4 && is(&t[3], "none")) {
+        if (n == 3) {
+            st->entry_block = 1; /* the entries follow on indented lines */
+        } else if (n == 4 && is(&t[3], "none")) {
             st->nexpect = 0;
             st->expect = xcalloc(1, sizeof *st->expect);
         } else {
@@ -644,7 +803,7 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     } else {
         return perr(p, w->col,
                     "unknown expectation '%s' (flush, read, round-trips, flushes, reports, report, "
-                    "pending, invariants, violation, warning, published, delivery)",
+                    "pending, delayed, invariants, violation, warning, published, delivery)",
                     w->s);
     }
     return 0;
@@ -654,7 +813,8 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 static int parse_action(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     st->alias = xmemdup(t[0].s, t[0].len - 1);
-    if (st->alias[0] == '\0') return perr(p, t[0].col, "an empty alias before ':'");
+    if (st->alias[0] == '\0')
+        return perr(p, t[0].col, "an entry's name expected before ':' (ALIAS: ACTION, e.g. e1: ack)");
     if (n < 2) return perr(p, t[0].col + (int)t[0].len, "an action expected after '%s'", t[0].s);
     const wsc_tok *v = &t[1];
     size_t end;
@@ -718,7 +878,7 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     long long v = 0;
     if (!sc->title && !is(w, "scenario"))
         return perr(p, w->col, "the file must start with 'scenario <title>' (got '%s')", w->s);
-    if (!w->quoted && w->len > 1 && w->s[w->len - 1] == ':') {
+    if (!w->quoted && w->len >= 1 && w->s[w->len - 1] == ':') {
         *steps_seen = 1;
         return parse_action(p, st, t, n);
     }
@@ -883,6 +1043,11 @@ static void stmt_free(wsc_stmt *st)
     free(st->conn);
     free(st->fault_name);
     free(st->fault_error);
+    for (size_t i = 0; i < st->nelines; i++) {
+        free(st->elines[i].item.s);
+        free(st->elines[i].consumer);
+    }
+    free(st->elines);
     for (size_t i = 0; i < st->nflines; i++) {
         free(st->flines[i].from);
         toks_free(st->flines[i].t, st->flines[i].nt);
@@ -963,6 +1128,31 @@ static void add_name(names *ns, const char *s)
     ns->v[ns->n++] = xstrdup(s);
 }
 
+/* The subscription an `expect pending` / `expect delayed` (statement i) names must keep
+ * what it asks about: a delay queue for `expect delayed`; a consumer and a delivery count
+ * (a stream's pending list) for the fields of a pending block. */
+static int check_entry_sub(parser *p, const wsc_scenario *sc, size_t i)
+{
+    const wsc_stmt *st = &sc->st[i];
+    const wsc_stmt *def = NULL;
+    for (size_t k = 0; k < i; k++)
+        if (sc->st[k].kind == K_SUBSCRIBE && strcmp(sc->st[k].sub, st->sub) == 0) def = &sc->st[k];
+    if (!def) return 0; /* said already: no subscription named so above */
+    if (st->kind == K_EXPECT_DELAYED && !def->s_dq)
+        return perr(p, st->col, "'%s' has no delay queue (subscribe %s stream ... "
+                    "delay-queue ZSET)", st->sub, st->sub);
+    if (st->kind == K_EXPECT_PENDING && def->cfg.form == WS_FORM_RELIABLE_LIST)
+        for (size_t k = 0; k < st->nelines; k++)
+            if (st->elines[k].opt_col) {
+                p->line = st->elines[k].line;
+                return perr(p, st->elines[k].opt_col,
+                            "'%s' is a reliable list: its pending entries (the processing "
+                            "list) have no consumer or delivery count; write the entry alone",
+                            st->sub);
+            }
+    return 0;
+}
+
 static int validate(parser *p, wsc_scenario *sc)
 {
     names aliases = {0}, subs = {0};
@@ -991,6 +1181,13 @@ static int validate(parser *p, wsc_scenario *sc)
             wsc_tok tk = {(char *)texts[k], strlen(texts[k]), st->col, 0};
             rc = check_refs(p, &aliases, &tk);
         }
+        for (size_t k = 0; rc == 0 && k < st->nelines; k++) {
+            p->line = st->elines[k].line;
+            rc = check_refs(p, &aliases, &st->elines[k].item);
+        }
+        p->line = st->line;
+        if (rc == 0 && (st->kind == K_EXPECT_PENDING || st->kind == K_EXPECT_DELAYED))
+            rc = check_entry_sub(p, sc, i);
         for (size_t k = 0; rc == 0 && k < st->nflines; k++) {
             p->line = st->flines[k].line;
             const char *from = st->flines[k].from;
@@ -1008,6 +1205,44 @@ static int validate(parser *p, wsc_scenario *sc)
     return rc;
 }
 
+/* Adds an indented line to the `expect pending` / `expect delayed` block st:
+ * ITEM [consumer NAME] [deliveries N] (pending), ITEM [retries N] [due-in MS] (delayed),
+ * the fields in any order. */
+static int entry_line(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    int pending = st->kind == K_EXPECT_PENDING;
+    if (is(&t[0], "none"))
+        return perr(p, t[0].col, "'none' in a block: write 'expect %s %s none' instead",
+                    pending ? "pending" : "delayed", st->sub);
+    st->elines = xrealloc(st->elines, (st->nelines + 1) * sizeof *st->elines);
+    wsc_eline *e = &st->elines[st->nelines++];
+    memset(e, 0, sizeof *e);
+    e->line = p->line;
+    e->item = t[0];
+    e->item.s = xmemdup(t[0].s, t[0].len);
+    e->deliveries = e->retries = e->due_in = -1;
+    for (size_t i = 1; i < n; i += 2) {
+        const wsc_tok *o = &t[i];
+        long long *num = NULL;
+        if (pending && is(o, "deliveries")) num = &e->deliveries;
+        else if (!pending && is(o, "retries")) num = &e->retries;
+        else if (!pending && is(o, "due-in")) num = &e->due_in;
+        else if (!(pending && is(o, "consumer")))
+            return perr(p, o->col, "unknown field '%s' (%s)", o->s,
+                        pending ? "consumer NAME, deliveries N" : "retries N, due-in MS");
+        if (!e->opt_col) e->opt_col = o->col;
+        if (i + 1 >= n)
+            return perr(p, o->col, "%s needs %s", o->s, num ? "a number" : "a name");
+        if (num) {
+            if (number(p, &t[i + 1], o->s, num)) return -1;
+        } else {
+            free(e->consumer);
+            e->consumer = xstrdup(t[i + 1].s);
+        }
+    }
+    return 0;
+}
+
 /* Adds an indented line to the `expect flush` block st. */
 static int block_line(parser *p, wsc_stmt *st, wsc_tok *t, size_t n)
 {
@@ -1015,9 +1250,13 @@ static int block_line(parser *p, wsc_stmt *st, wsc_tok *t, size_t n)
     wsc_fline *f = &st->flines[st->nflines++];
     memset(f, 0, sizeof *f);
     f->line = p->line;
-    if (n == 1 && is(&t[0], "--")) {
-        f->separator = 1;
+    if (n == 1 && (is(&t[0], "--") || is(&t[0], ".."))) {
+        f->separator = is(&t[0], "--") ? WSC_SEP_ROUND_TRIP : WSC_SEP_PIPELINE;
+        f->from_col = t[0].col;
         toks_free(t, n);
+        if (f->separator == WSC_SEP_PIPELINE && st->kind == K_EXPECT_READ)
+            return perr(p, f->from_col, "'..' marks a pipeline boundary of a flush; a read's "
+                        "round trip is one pipeline ('--' between round trips)");
         return 0;
     }
     size_t from = 0;
@@ -1096,10 +1335,16 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         if (indented) {
             if (!block) {
                 toks_free(t, (size_t)n);
-                perr(&p, 1, "an indented line outside an 'expect flush' or 'expect read' block");
+                perr(&p, 1, "an indented line outside a block ('expect flush', 'expect read', "
+                     "'expect pending' or 'expect delayed')");
                 break;
             }
-            block_line(&p, &sc->st[sc->nst - 1], t, (size_t)n);
+            if (block->kind == K_EXPECT_PENDING || block->kind == K_EXPECT_DELAYED) {
+                entry_line(&p, block, t, (size_t)n);
+                toks_free(t, (size_t)n);
+            } else {
+                block_line(&p, block, t, (size_t)n);
+            }
             continue;
         }
         block = NULL;
@@ -1126,7 +1371,8 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
             continue;
         }
         sc->nst++;
-        if (st->kind == K_EXPECT_FLUSH || st->kind == K_EXPECT_READ) block = st;
+        if (st->kind == K_EXPECT_FLUSH || st->kind == K_EXPECT_READ || st->entry_block)
+            block = st;
     }
     if (!p.error && !sc->title) {
         p.line = p.line ? p.line : 1;
@@ -1138,6 +1384,19 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
             p.line = st->line;
             perr(&p, st->col, "'expect %s' needs its commands on indented lines below it",
                  st->kind == K_EXPECT_FLUSH ? "flush" : "read");
+        }
+        if (!p.error && st->entry_block && st->nelines == 0) {
+            p.line = st->line;
+            perr(&p, st->col, "'expect %s %s' needs its entries on indented lines below it "
+                 "(or 'none')", st->kind == K_EXPECT_PENDING ? "pending" : "delayed", st->sub);
+        }
+        for (size_t k = 0; !p.error && k < st->nflines; k++) {
+            const wsc_fline *f = &st->flines[k];
+            if (f->separator != WSC_SEP_PIPELINE) continue;
+            if (k == 0 || k + 1 == st->nflines || f[-1].separator || f[1].separator) {
+                p.line = f->line;
+                perr(&p, f->from_col, "'..' (a pipeline boundary) must sit between two commands");
+            }
         }
         for (size_t k = 0; !p.error && st->kind == K_EXPECT_READ && k < st->nflines; k++)
             if (st->flines[k].from) {

@@ -5,6 +5,7 @@
  * id (the produced id before the first delivery).  The run stops at the first
  * expectation that does not hold or the first step that fails unexpectedly, and says
  * "file:line: <the line>", what was expected, what happened, and the trace around it. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,9 @@
 
 #include "strmap.h"
 #include "wsc_int.h"
+
+/* The framework's retry counter, as a field of a stream entry (SEMANTICS.md §2). */
+#define RETRY_FIELD "h:x-ruststream-retry-count"
 
 typedef struct alias {
     char *name;
@@ -560,25 +564,35 @@ static void fline_text(runner *r, const wsc_stmt *st, const wsc_fline *f, buf *b
 /* One command an `expect flush` / `expect read` block is compared with. */
 typedef struct actual {
     size_t rt;        /* its round trip, 1-based within the flush or the read */
+    size_t pipe;      /* its pipeline, 1-based within the flush (a read: its round trip) */
     const char *text; /* as the trace prints it */
     const char *from; /* the alias of the entry it came from, or NULL */
 } actual;
 
 /* Compares a block with what was sent: the commands in order, their round trips ("--"
- * lines), and where each came from (alias> lines).  none: what was got when act is empty. */
+ * lines), where each came from (alias> lines), and -- only when the block marks one
+ * pipeline boundary ("..") -- every pipeline boundary ("--" is one too).  none: what was
+ * got when act is empty.  When all else agrees but a pipeline boundary does not, the
+ * report says which line expected one, or before which command one was found. */
 static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t n,
                         const char *none)
 {
     buf want = {0}, got = {0};
     bput(&want, "", 0);
     bput(&got, "", 0);
+    int pipes = 0; /* the block marks pipeline boundaries: check them */
+    for (size_t i = 0; i < st->nflines; i++)
+        if (st->flines[i].separator == WSC_SEP_PIPELINE) pipes = 1;
     size_t rt = 1, k = 0;
     int ok = 1, bad = 0;
+    int marked_line = 0;   /* the line of the last boundary written before command k */
+    char pipe_note[512] = ""; /* the first pipeline difference, when that is the only one */
     for (size_t i = 0; i < st->nflines; i++) {
         const wsc_fline *f = &st->flines[i];
         if (f->separator) {
-            bput(&want, "\n      --", 9);
-            rt++;
+            bput(&want, f->separator == WSC_SEP_PIPELINE ? "\n      .." : "\n      --", 9);
+            if (f->separator == WSC_SEP_ROUND_TRIP) rt++;
+            marked_line = f->line;
             continue;
         }
         bput(&want, "\n      ", 7);
@@ -586,14 +600,31 @@ static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t
         if (k >= n || act[k].rt != rt || !same_command(r, st, act[k].text, f, &bad) ||
             (f->from && (!act[k].from || strcmp(act[k].from, f->from) != 0)))
             ok = 0;
+        else if (pipes && k > 0 && !pipe_note[0] &&
+                 (act[k].pipe != act[k - 1].pipe) != (marked_line != 0)) {
+            if (marked_line)
+                snprintf(pipe_note, sizeof pipe_note,
+                         "line %d marks a pipeline boundary before `%s`, but it left in the "
+                         "same pipeline as the command before it", marked_line, act[k].text);
+            else
+                snprintf(pipe_note, sizeof pipe_note,
+                         "a pipeline boundary before `%s` (line %d), which the block does "
+                         "not mark", act[k].text, f->line);
+        }
+        marked_line = 0;
         k++;
     }
     if (k != n) ok = 0;
     for (size_t i = 0; i < n; i++) {
         if (i && act[i].rt != act[i - 1].rt) bput(&got, "\n      --", 9);
+        else if (i && pipes && act[i].pipe != act[i - 1].pipe) bput(&got, "\n      ..", 9);
         bput(&got, "\n      ", 7);
         if (act[i].from) bprintf(&got, "%s> ", act[i].from);
         bprintf(&got, "%s", act[i].text);
+    }
+    if (ok && pipe_note[0]) {
+        ok = 0;
+        bprintf(&got, "\n    %s", pipe_note);
     }
     if (bad) ok = 0; /* subst() has said why */
     else if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", n ? got.p : none);
@@ -613,7 +644,7 @@ static int expect_flush(runner *r, const wsc_stmt *st)
     while (ws_sub_flush_command(s, (uint64_t)st->n, n, &fc) == 0) {
         act = realloc(act, (n + 1) * sizeof *act);
         if (!act) abort();
-        act[n++] = (actual){fc.round_trip, fc.text, root_alias(r, fc.from)};
+        act[n++] = (actual){fc.round_trip, fc.pipeline, fc.text, root_alias(r, fc.from)};
     }
     char none[128];
     snprintf(none, sizeof none, "%s made %llu flush%s", ws_sub_name(s),
@@ -648,7 +679,7 @@ static int expect_read(runner *r, const wsc_stmt *st)
         for (size_t k = 0; k < rt.n; k++) {
             act = realloc(act, (n + 1) * sizeof *act);
             if (!act) abort();
-            act[n++] = (actual){rtn, rt.commands[k], NULL};
+            act[n++] = (actual){rtn, rtn, rt.commands[k], NULL};
         }
     }
     int rc = expect_block(r, st, act, n, "no such read");
@@ -695,6 +726,117 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* One entry of a pending list or a delay queue, as read from the server, or as expected
+ * (then the fields not written are -1 / NULL). */
+typedef struct entry {
+    char *id;             /* the entry id (stream), the value (reliable list) */
+    char *consumer;       /* pending (stream): the consumer holding it */
+    long long deliveries; /* pending (stream): its delivery count */
+    long long retries;    /* delayed: the copy's retry counter */
+    long long due_in;     /* delayed: its due time minus the clock's now, in ms
+                             (LLONG_MIN: not known / not written) */
+} entry;
+
+/* Orders entries by id (both sides are sorted before they are compared). */
+static int entry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const entry *)a)->id, ((const entry *)b)->id);
+}
+
+/* Frees n entries and the array. */
+static void entries_free(entry *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].id);
+        free(v[i].consumer);
+    }
+    free(v);
+}
+
+/* One entry as a block line: its id and the fields known (-1 / NULL are left out). */
+static void entry_text(buf *b, const entry *e)
+{
+    bprintf(b, "%s", e->id);
+    if (e->consumer) bprintf(b, " consumer %s", e->consumer);
+    if (e->deliveries >= 0) bprintf(b, " deliveries %lld", e->deliveries);
+    if (e->retries >= 0) bprintf(b, " retries %lld", e->retries);
+    if (e->due_in != LLONG_MIN) bprintf(b, " due-in %lld", e->due_in);
+}
+
+/* The id an expected item names: an alias or $alias (its latest delivery's id, the
+ * produced one before), else the item as written. */
+static char *item_id(runner *r, const wsc_tok *t)
+{
+    buf b = {0};
+    bput(&b, "", 0);
+    const char *nm = t->s[0] == '$' ? t->s + 1 : t->s;
+    if (alias_id(r, nm, strlen(nm), &b) != 0) bput(&b, t->s, t->len);
+    return b.p;
+}
+
+/* Compares the entries read (got, any order) with the statement's: its inline items, or
+ * its block lines with the fields they write.  Exactly the same entries, by id; a field
+ * written must agree.  Inline forms print ids on one line, blocks one entry a line. */
+static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
+{
+    size_t nw = st->entry_block ? st->nelines : st->nexpect;
+    entry *want = calloc(nw ? nw : 1, sizeof *want);
+    if (!want) abort();
+    for (size_t i = 0; i < nw; i++) {
+        want[i].deliveries = want[i].retries = -1;
+        want[i].due_in = LLONG_MIN;
+        if (!st->entry_block) {
+            want[i].id = item_id(r, &st->expect[i]);
+            continue;
+        }
+        const wsc_eline *e = &st->elines[i];
+        want[i].id = item_id(r, &e->item);
+        want[i].consumer = e->consumer ? strdup(e->consumer) : NULL;
+        want[i].deliveries = e->deliveries;
+        want[i].retries = e->retries;
+        want[i].due_in = e->due_in < 0 ? LLONG_MIN : e->due_in;
+    }
+    qsort(got, n, sizeof *got, entry_cmp);
+    qsort(want, nw, sizeof *want, entry_cmp);
+    int ok = n == nw;
+    for (size_t i = 0; ok && i < n; i++) {
+        const entry *g = &got[i], *w = &want[i];
+        ok = strcmp(g->id, w->id) == 0 &&
+             (!w->consumer || (g->consumer && strcmp(g->consumer, w->consumer) == 0)) &&
+             (w->deliveries < 0 || w->deliveries == g->deliveries) &&
+             (w->retries < 0 || w->retries == g->retries) &&
+             (w->due_in == LLONG_MIN || w->due_in == g->due_in);
+    }
+    int out = 0;
+    if (!ok) {
+        buf gt = {0}, wt = {0};
+        bput(&gt, "", 0);
+        bput(&wt, "", 0);
+        const char *sep = st->entry_block ? "\n      " : " ";
+        for (size_t i = 0; i < nw; i++) {
+            bprintf(&wt, "%s", i || st->entry_block ? sep : "");
+            if (st->entry_block) entry_text(&wt, &want[i]);
+            else bprintf(&wt, "%s", want[i].id);
+        }
+        for (size_t i = 0; i < n; i++) {
+            bprintf(&gt, "%s", i || st->entry_block ? sep : "");
+            if (st->entry_block) entry_text(&gt, &got[i]);
+            else bprintf(&gt, "%s", got[i].id);
+        }
+        if (!nw) bput(&wt, "none", 4);
+        if (!n) bput(&gt, "none", 4);
+        out = fail(r, st, WSC_FAIL, wt.p, "%s", gt.p);
+        free(gt.p);
+        free(wt.p);
+    } else {
+        r->checks++;
+    }
+    entries_free(want, nw);
+    return out;
+}
+
+/* expect pending: the group's pending list (XPENDING's extended form: id, consumer, idle,
+ * delivery count) or the reliable list's processing list, read on the admin connection. */
 static int expect_pending(runner *r, const wsc_stmt *st)
 {
     ws_sub *s = find_sub(r, st, st->sub);
@@ -703,7 +845,8 @@ static int expect_pending(runner *r, const wsc_stmt *st)
     const char *argv[6];
     int argc;
     char *proc = NULL;
-    if (def->cfg.form == WS_FORM_STREAM) {
+    int stream = def->cfg.form == WS_FORM_STREAM;
+    if (stream) {
         argv[0] = "XPENDING";
         argv[1] = def->s_key;
         argv[2] = def->s_group;
@@ -733,38 +876,71 @@ static int expect_pending(runner *r, const wsc_stmt *st)
     if (rc) return fail(r, st, WSC_ERROR, NULL, "reading the pending entries failed: %s",
                         ws_sim_errstr(r->sim));
     size_t n = rep->type == FR_REPLY_ARRAY ? rep->count : 0;
-    char **got = calloc(n ? n : 1, sizeof *got);
+    entry *got = calloc(n ? n : 1, sizeof *got);
+    if (!got) abort();
     for (size_t i = 0; i < n; i++) {
         const fr_reply *e = &rep->elements[i];
-        const fr_reply *id = e->type == FR_REPLY_ARRAY ? &e->elements[0] : e;
-        got[i] = strdup(id->str ? id->str : "");
+        got[i].deliveries = got[i].retries = -1;
+        got[i].due_in = LLONG_MIN;
+        if (stream && e->type == FR_REPLY_ARRAY && e->count == 4) {
+            got[i].id = strdup(e->elements[0].str ? e->elements[0].str : "");
+            got[i].consumer = strdup(e->elements[1].str ? e->elements[1].str : "");
+            got[i].deliveries = e->elements[3].integer;
+        } else {
+            got[i].id = strdup(e->str ? e->str : "");
+        }
     }
-    char **want = calloc(st->nexpect ? st->nexpect : 1, sizeof *want);
-    for (size_t i = 0; i < st->nexpect; i++) {
-        buf b = {0};
-        bput(&b, "", 0);
-        const char *nm = st->expect[i].s[0] == '$' ? st->expect[i].s + 1 : st->expect[i].s;
-        if (alias_id(r, nm, strlen(nm), &b) != 0) bput(&b, st->expect[i].s, st->expect[i].len);
-        want[i] = b.p;
+    int out = expect_entries(r, st, got, n);
+    entries_free(got, n);
+    return out;
+}
+
+/* expect delayed: the members of the subscription's delay queue (ZRANGE ... WITHSCORES on
+ * the admin connection), each decoded to the original entry id and its copy's retry
+ * counter, with its score minus the clock's now.  A member that is not the engine's
+ * encoding shows as written, with retries -1. */
+static int expect_delayed(runner *r, const wsc_stmt *st)
+{
+    if (!find_sub(r, st, st->sub)) return -1;
+    const wsc_stmt *def = r->defs[sub_index(r, st->sub)];
+    const char *argv[] = {"ZRANGE", def->s_dq, "0", "-1", "WITHSCORES"};
+    const fr_reply *rep = NULL;
+    if (ws_sim_command(r->sim, 5, argv, NULL, &rep))
+        return fail(r, st, WSC_ERROR, NULL, "reading the delay queue failed: %s",
+                    ws_sim_errstr(r->sim));
+    if (rep->type != FR_REPLY_ARRAY) {
+        char *t = ws_reply_text(rep, NULL);
+        fail(r, st, WSC_ERROR, NULL, "reading the delay queue %s answered %s", def->s_dq,
+             t ? t : "?");
+        free(t);
+        return -1;
     }
-    qsort(got, n, sizeof *got, cmp_str);
-    qsort(want, st->nexpect, sizeof *want, cmp_str);
-    int ok = n == st->nexpect;
-    for (size_t i = 0; ok && i < n; i++) ok = strcmp(got[i], want[i]) == 0;
-    buf gt = {0}, wt = {0};
-    bput(&gt, n ? "" : "none", n ? 0 : 4);
-    bput(&wt, st->nexpect ? "" : "none", st->nexpect ? 0 : 4);
-    for (size_t i = 0; i < n; i++) bprintf(&gt, "%s%s", i ? " " : "", got[i]);
-    for (size_t i = 0; i < st->nexpect; i++) bprintf(&wt, "%s%s", i ? " " : "", want[i]);
-    int out = 0;
-    if (!ok) out = fail(r, st, WSC_FAIL, wt.p, "%s", gt.p);
-    else r->checks++;
-    for (size_t i = 0; i < n; i++) free(got[i]);
-    for (size_t i = 0; i < st->nexpect; i++) free(want[i]);
-    free(got);
-    free(want);
-    free(gt.p);
-    free(wt.p);
+    size_t n = rep->count / 2;
+    entry *got = calloc(n ? n : 1, sizeof *got);
+    if (!got) abort();
+    int64_t now = ws_sim_now(r->sim);
+    for (size_t i = 0; i < n; i++) {
+        const fr_reply *m = &rep->elements[2 * i], *score = &rep->elements[2 * i + 1];
+        got[i].deliveries = -1;
+        got[i].retries = -1;
+        got[i].due_in = strtoll(score->str ? score->str : "0", NULL, 10) - now;
+        char **parts;
+        size_t *lens;
+        long np = ws_delay_member_decode(m->str, m->len, &parts, &lens);
+        if (np < 1) {
+            got[i].id = ws_reply_text(m, NULL);
+            continue;
+        }
+        got[i].id = strndup(parts[0], lens[0]);
+        got[i].retries = 0; /* a missing counter is 0 */
+        for (long k = 1; k + 1 < np; k += 2)
+            if (lens[k] == sizeof RETRY_FIELD - 1 &&
+                memcmp(parts[k], RETRY_FIELD, sizeof RETRY_FIELD - 1) == 0)
+                got[i].retries = strtoll(parts[k + 1], NULL, 10);
+        ws_strings_free(parts, lens, (size_t)np);
+    }
+    int out = expect_entries(r, st, got, n);
+    entries_free(got, n);
     return out;
 }
 
@@ -969,6 +1145,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         return expect_number(r, st, ws_sim_get_counts(r->sim).reports, "reports");
     case K_EXPECT_REPORT: return expect_report(r, st);
     case K_EXPECT_PENDING: return expect_pending(r, st);
+    case K_EXPECT_DELAYED: return expect_delayed(r, st);
     case K_EXPECT_INVARIANTS:
     case K_EXPECT_VIOLATION: return expect_check(r, st);
     case K_EXPECT_WARNING: return expect_warning(r, st);

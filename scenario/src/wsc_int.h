@@ -41,7 +41,8 @@ typedef enum wsc_kind {
     K_EXPECT_FLUSHES,   /* expect flushes <n> [of <sub>] */
     K_EXPECT_REPORTS,   /* expect reports <n> */
     K_EXPECT_REPORT,    /* expect report <sub> [commands n] [settles n] [failed n] [error t] */
-    K_EXPECT_PENDING,   /* expect pending <sub> <alias>...|none */
+    K_EXPECT_PENDING,   /* expect pending <sub> <alias>...|none, or + indented entry lines */
+    K_EXPECT_DELAYED,   /* expect delayed <sub> <alias>...|none, or + indented entry lines */
     K_EXPECT_INVARIANTS,/* expect invariants */
     K_EXPECT_VIOLATION, /* expect violation <lost|leaked|split|doubled> <alias> */
     K_EXPECT_WARNING,   /* expect warning <text> */
@@ -49,16 +50,34 @@ typedef enum wsc_kind {
     K_EXPECT_DELIVERY,  /* expect delivery <alias> count <n> | retries <n> */
 } wsc_kind;
 
+/* Boundary lines of an `expect flush` / `expect read` block. */
+enum {
+    WSC_SEP_ROUND_TRIP = 1, /* "--": the next commands start the next round trip */
+    WSC_SEP_PIPELINE,       /* "..": the next commands start the next pipeline (flush only) */
+};
+
 /* One line of an `expect flush` block: an optional origin alias and the command's tokens,
- * or a round-trip separator ("--"). */
+ * or a boundary (WSC_SEP_*). */
 typedef struct wsc_fline {
     int line;
-    int separator;   /* "--": the next commands start a new round trip */
+    int separator;   /* 0, or the boundary this line marks (WSC_SEP_*) */
     char *from;      /* "alias>" prefix: the command came from that entry's delivery */
     int from_col;    /* its column */
     wsc_tok *t;
     size_t nt;
 } wsc_fline;
+
+/* One line of an `expect pending` or `expect delayed` block: an entry, and what is checked
+ * of it (the fields written; the others are -1 / NULL). */
+typedef struct wsc_eline {
+    int line;
+    wsc_tok item;         /* an alias, $alias or an id written out */
+    char *consumer;       /* pending: the consumer holding it */
+    long long deliveries; /* pending: its delivery count (XPENDING's) */
+    long long retries;    /* delayed: the scheduled copy's retry counter */
+    long long due_in;     /* delayed: ms from the clock's now to its due time */
+    int opt_col;          /* the column of its first field (0: none written) */
+} wsc_eline;
 
 typedef struct wsc_stmt {
     wsc_kind kind;
@@ -95,6 +114,10 @@ typedef struct wsc_stmt {
     char *conn;         /* reader, window, subscriber */
     ws_fault fault;
     char *fault_name, *fault_error;
+    /* K_EXPECT_PENDING, K_EXPECT_DELAYED: the block form (entry lines below) */
+    int entry_block;    /* written as a block: the entries are elines, not expect */
+    wsc_eline *elines;
+    size_t nelines;
     /* K_EXPECT_FLUSH */
     wsc_fline *flines;
     size_t nflines;

@@ -893,6 +893,129 @@ static void expect_pending(void **state)
     wsc_free(sc);
 }
 
+/* expect pending as a block: one entry a line, with the consumer and the delivery count
+ * where written (in any order), the others left unchecked (-1 / NULL). */
+static void expect_pending_block(void **state)
+{
+    (void)state;
+    wsc_scenario *sc = ok(ENTRIES "expect pending s   # the group's pending list\n"
+                                  "  e1 consumer c1 deliveries 2\n"
+                                  "\n"
+                                  "  # a comment inside\n"
+                                  "\t$e2 deliveries 1 consumer \"c 2\"\n"
+                                  "  1-0\n"
+                                  "expect invariants\n");
+    const wsc_stmt *st = &sc->st[sc->nst - 2];
+    assert_int_equal(st->kind, K_EXPECT_PENDING);
+    assert_int_equal(st->entry_block, 1);
+    assert_int_equal(st->nexpect, 0);
+    assert_int_equal(st->nelines, 3);
+    const wsc_eline *e = st->elines;
+    assert_string_equal(e[0].item.s, "e1");
+    assert_int_equal(e[0].line, 7);
+    assert_string_equal(e[0].consumer, "c1");
+    assert_int_equal(e[0].deliveries, 2);
+    assert_int_equal(e[0].opt_col, 6);
+    assert_int_equal(e[0].retries, -1);
+    assert_int_equal(e[0].due_in, -1);
+    assert_string_equal(e[1].item.s, "$e2");
+    assert_int_equal(e[1].line, 10);
+    assert_string_equal(e[1].consumer, "c 2");
+    assert_int_equal(e[1].deliveries, 1);
+    assert_int_equal(e[1].opt_col, 6);
+    assert_string_equal(e[2].item.s, "1-0"); /* an id written out */
+    assert_null(e[2].consumer);
+    assert_int_equal(e[2].deliveries, -1);
+    assert_int_equal(e[2].opt_col, 0);
+    assert_int_equal(last(sc)->kind, K_EXPECT_INVARIANTS);
+    wsc_free(sc);
+    /* A reliable list's block takes entries alone. */
+    sc = ok(HEAD "subscribe l reliable-list jobs\nproduce l j as j1\nexpect pending l\n  j1\n");
+    assert_int_equal(last(sc)->nelines, 1);
+    assert_int_equal(last(sc)->elines[0].opt_col, 0);
+    wsc_free(sc);
+}
+
+/* expect delayed: inline (aliases or none) and as a block with retries and due-in. */
+static void expect_delayed(void **state)
+{
+    (void)state;
+    wsc_scenario *sc = ok(HEAD "setup XGROUP CREATE s g $ MKSTREAM\n"
+                               "subscribe s stream s group g delay-queue dq\n"
+                               "produce s a as e1\nproduce s b as e2\n"
+                               "expect delayed s none\n"
+                               "expect delayed s e1 $e2 1-0\n"
+                               "expect delayed s\n"
+                               "  e1 retries 1 due-in 30000\n"
+                               "  e2 due-in 0\n"
+                               "  e2\n");
+    const wsc_stmt *st = &sc->st[sc->nst - 3];
+    assert_int_equal(st->kind, K_EXPECT_DELAYED);
+    assert_string_equal(st->sub, "s");
+    assert_int_equal(st->entry_block, 0);
+    assert_int_equal(st->nexpect, 0);
+    st = &sc->st[sc->nst - 2];
+    assert_int_equal(st->nexpect, 3);
+    assert_string_equal(tok(st->expect, st->nexpect, 1), "$e2");
+    st = last(sc);
+    assert_int_equal(st->entry_block, 1);
+    assert_int_equal(st->nelines, 3);
+    assert_int_equal(st->elines[0].retries, 1);
+    assert_int_equal(st->elines[0].due_in, 30000);
+    assert_null(st->elines[0].consumer);
+    assert_int_equal(st->elines[0].deliveries, -1);
+    assert_int_equal(st->elines[1].retries, -1);
+    assert_int_equal(st->elines[1].due_in, 0);
+    assert_int_equal(st->elines[2].due_in, -1);
+    wsc_free(sc);
+}
+
+/* ".." in a flush block: a pipeline boundary, beside "--" (a round-trip boundary). */
+static void expect_flush_pipelines(void **state)
+{
+    (void)state;
+    wsc_scenario *sc = ok(ENTRIES "expect flush 1 of s\n"
+                                  "  e1> INCR a\n"
+                                  "  ..\n"
+                                  "  e2> INCR b\n"
+                                  "  --\n"
+                                  "  XACK s g $e1 $e2\n");
+    const wsc_stmt *st = last(sc);
+    assert_int_equal(st->nflines, 5);
+    assert_int_equal(st->flines[1].separator, WSC_SEP_PIPELINE);
+    assert_int_equal(st->flines[1].from_col, 3);
+    assert_int_equal(st->flines[3].separator, WSC_SEP_ROUND_TRIP);
+    assert_int_equal(st->flines[0].separator, 0);
+    wsc_free(sc);
+    /* A quoted ".." is a command named "..", not a boundary. */
+    sc = ok(ENTRIES "expect flush 1 of s\n  \"..\"\n");
+    assert_int_equal(last(sc)->flines[0].separator, 0);
+    assert_int_equal(last(sc)->flines[0].nt, 1);
+    wsc_free(sc);
+}
+
+/* Expected replies are checked when parsed, wherever "=> REPLY" may stand (check, pool,
+ * ALIAS: pool): every form the trace prints parses. */
+static void expected_reply_forms(void **state)
+{
+    (void)state;
+    static const char *const good[] = {
+        "+OK", "+", "-ERR a, b] [c", "-<*>", ":1", ":-20", "\"\"", "\"a\\\\ \\\" \\n\\r\\t\\a\\b\\x7f\"",
+        "$-1", "*-1", "<*>", "[]", "[[]]", "[:1, \"a\", $-1, *-1, <*>, [+OK, -ERR x y], []]",
+        "[[\"$e1\", [\"_payload\", \"a\"]]]", "\"a #b\"", "[\"]\", \"[\", \",\"]",
+        "\"<*>\"",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, ENTRIES "check GET x => %s\npool GET x => %s\n"
+                                            "e1: pool GET x => %s   # a comment\n",
+                 good[i], good[i], good[i]);
+        wsc_scenario *sc = ok(text);
+        assert_string_equal(last(sc)->expect[0].s, good[i]);
+        wsc_free(sc);
+    }
+}
+
 /* expect invariants, and expect violation of each kind. */
 static void expect_invariants_violation(void **state)
 {
@@ -1108,10 +1231,10 @@ static void errors_file_level(void **state)
         E(HEAD "needs real x", "2:1: error: usage: needs fake <reason>"),
         E(HEAD "needs fake", "2:11: error: say why it needs the fake: needs fake <reason>"),
         E(HEAD "needs fake   ", "2:14: error: say why it needs the fake: needs fake <reason>"),
-        E(HEAD "  setup PING", "2:1: error: an indented line outside an 'expect flush' or 'expect read' block"),
-        E(HEAD "\tXACK s g 1-0", "2:1: error: an indented line outside an 'expect flush' or 'expect read' block"),
+        E(HEAD "  setup PING", "2:1: error: an indented line outside a block ('expect flush', 'expect read', 'expect pending' or 'expect delayed')"),
+        E(HEAD "\tXACK s g 1-0", "2:1: error: an indented line outside a block ('expect flush', 'expect read', 'expect pending' or 'expect delayed')"),
         E(STREAM "expect flush 1 of s\n  XACK s g 1-0\nexpect invariants\n  XACK s g 1-0",
-          "7:1: error: an indented line outside an 'expect flush' or 'expect read' block"),
+          "7:1: error: an indented line outside a block ('expect flush', 'expect read', 'expect pending' or 'expect delayed')"),
         E(STREAM "expect flush 1 of s\nscenario X\n  XACK s g 1-0",
           "5:1: error: a second 'scenario' line (one scenario per file)"),
         E(STREAM "expect flush 1 of s\nexpect invariants",
@@ -1136,9 +1259,10 @@ static void errors_file_level(void **state)
         E(HEAD "\"setup\" PING", "2:1: error: unknown statement 'setup' (scenario, needs, seed, "
                                  "start, cluster, forbid, setup, subscribe, produce, read, ALIAS:, pool, "
                                  "advance, crash, restart, stop, fault, check, expect)"),
-        E(HEAD ": ack", "2:1: error: unknown statement ':' (scenario, needs, seed, start, "
-                        "cluster, forbid, setup, subscribe, produce, read, ALIAS:, pool, advance, crash, "
-                        "restart, stop, fault, check, expect)"),
+        /* A ':' with no name before it is an action without its entry. */
+        E(HEAD ": ack", "2:1: error: an entry's name expected before ':' (ALIAS: ACTION, e.g. e1: ack)"),
+        E(ENTRIES "  :  queue INCR x", "6:1: error: an indented line outside a block ('expect flush', 'expect read', 'expect pending' or 'expect delayed')"),
+        E(ENTRIES ":", "6:1: error: an entry's name expected before ':' (ALIAS: ACTION, e.g. e1: ack)"),
     };
     run_errors(cases, sizeof cases / sizeof cases[0]);
 }
@@ -1337,7 +1461,7 @@ static void errors_expect(void **state)
     (void)state;
     static const err_case cases[] = {
         E(HEAD "expect", "2:7: error: incomplete statement: expect <what> ..."),
-        E(HEAD "expect nothing", "2:8: error: unknown expectation 'nothing' (flush, read, round-trips, flushes, reports, report, pending, invariants, violation, warning, published, delivery)"),
+        E(HEAD "expect nothing", "2:8: error: unknown expectation 'nothing' (flush, read, round-trips, flushes, reports, report, pending, delayed, invariants, violation, warning, published, delivery)"),
         E(HEAD "expect flush 1", "2:8: error: usage: expect flush <n> of <subscription>"),
         E(HEAD "expect flush 1 in s", "2:8: error: usage: expect flush <n> of <subscription>"),
         E(HEAD "expect flush 1 of s x", "2:8: error: usage: expect flush <n> of <subscription>"),
@@ -1359,8 +1483,8 @@ static void errors_expect(void **state)
         E(HEAD "expect report s count 1", "2:17: error: unknown field 'count' (commands, settles, failed, error)"),
         E(HEAD "expect report s failed", "2:17: error: failed needs a number"),
         E(HEAD "expect report s commands 1 settles", "2:28: error: settles needs a number"),
-        E(HEAD "expect pending", "2:8: error: usage: expect pending <sub> (<alias>... | none)"),
-        E(HEAD "expect pending s", "2:8: error: usage: expect pending <sub> (<alias>... | none)"),
+        E(HEAD "expect pending", "2:8: error: usage: expect pending <sub> (<alias>... | none), or the entries on indented lines below it"),
+        E(HEAD "expect delayed", "2:8: error: usage: expect delayed <sub> (<alias>... | none), or the entries on indented lines below it"),
         E(HEAD "expect invariants hold", "2:19: error: usage: expect invariants"),
         E(HEAD "expect violation lost", "2:8: error: usage: expect violation <lost|leaked|split|doubled> <alias>"),
         E(HEAD "expect violation lost e1 e2", "2:8: error: usage: expect violation <lost|leaked|split|doubled> <alias>"),
@@ -1372,6 +1496,92 @@ static void errors_expect(void **state)
         E(HEAD "expect delivery e1 count", "2:8: error: usage: expect delivery <alias> (count N | retries N)"),
         E(HEAD "expect delivery e1 times 2", "2:8: error: usage: expect delivery <alias> (count N | retries N)"),
     };
+    run_errors(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* A malformed expected reply is a parse error, with the column of what is wrong, in a
+ * check, a pool and an ALIAS: pool line alike. */
+static void errors_replies(void **state)
+{
+    (void)state;
+    static const err_case cases[] = {
+        E(HEAD "check GET a => [", "2:16: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(HEAD "check GET a => [\"a\",", "2:16: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(HEAD "check GET a => [\"a\", ", "2:16: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(HEAD "check GET a => [[:1, [\"a\"]]", "2:16: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(HEAD "check GET a => [[:1], [\"a\"", "2:23: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(HEAD "check GET a => [:1 # a comment ends it]", "2:16: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(HEAD "check GET a => \"unterminated", "2:16: error: unterminated string in the expected reply: this '\"' never closes"),
+        E(HEAD "check GET a => [\"a\\\"]", "2:17: error: unterminated string in the expected reply: this '\"' never closes"),
+        E(HEAD "check GET a => \"a\\", "2:16: error: unterminated string in the expected reply: this '\"' never closes"),
+        E(HEAD "check GET a => \"a\\q\"", "2:18: error: unknown escape \\q in a string of the expected reply (\\\\ \\\" \\n \\r \\t \\a \\b \\xHH)"),
+        E(HEAD "check GET a => \"a\\x4\"", "2:18: error: bad \\x escape: two hex digits expected"),
+        E(HEAD "check GET a => \"\\xg0\"", "2:17: error: bad \\x escape: two hex digits expected"),
+        E(HEAD "check GET a => [\"a\"]]", "2:21: error: unexpected ']' after the complete expected reply"),
+        E(HEAD "check GET a => [\"a\"] x", "2:22: error: unexpected 'x' after the complete expected reply"),
+        E(HEAD "check GET a => :1 2", "2:19: error: unexpected '2' after the complete expected reply"),
+        E(HEAD "check GET a => \"a\"\"b\"", "2:19: error: unexpected '\"b\"' after the complete expected reply"),
+        E(HEAD "check GET a => $-1x", "2:19: error: unexpected 'x' after the complete expected reply"),
+        E(HEAD "check GET a => [\"a\",\"b\"]", "2:20: error: array items are separated by ', ' (a comma and a space)"),
+        E(HEAD "check GET a => [\"a\" ,\"b\"]", "2:20: error: expected ', ' or ']' after an array item, got ' '"),
+        E(HEAD "check GET a => [:1 :2]", "2:19: error: expected ', ' or ']' after an array item, got ' :2'"),
+        E(HEAD "check GET a => [, ]", "2:17: error: expected a reply item (+status, -error, :integer, \"string\", $-1, *-1, [array] or <*>), got ','"),
+        E(HEAD "check GET a => [:1, ]", "2:21: error: expected a reply item (+status, -error, :integer, \"string\", $-1, *-1, [array] or <*>), got ']'"),
+        E(HEAD "check GET a => OK", "2:16: error: expected a reply item (+status, -error, :integer, \"string\", $-1, *-1, [array] or <*>), got 'OK'"),
+        E(HEAD "check GET a => 'a'", "2:16: error: expected a reply item (+status, -error, :integer, \"string\", $-1, *-1, [array] or <*>), got ''a''"),
+        E(HEAD "check GET a => :x", "2:16: error: an integer expected after ':' in the expected reply"),
+        E(HEAD "check GET a => [:-]", "2:17: error: an integer expected after ':' in the expected reply"),
+        E(HEAD "check GET a => $e1", "2:16: error: '$e1' in the expected reply: a string is written in double quotes (\"...\"), a nil as $-1"),
+        E(HEAD "check GET a => [$-2]", "2:17: error: '$-2' in the expected reply: a string is written in double quotes (\"...\"), a nil as $-1"),
+        E(HEAD "check GET a => *3", "2:16: error: '*3' in the expected reply: a nil array is *-1, an array [...]"),
+        E(HEAD "check GET a => <x>", "2:16: error: '<x>' in the expected reply: the wildcard is <*>"),
+        E(HEAD "check GET a => [<*>, <*]", "2:22: error: '<*' in the expected reply: the wildcard is <*>"),
+        /* pool and ALIAS: pool are checked the same way */
+        E(HEAD "pool GET a => [", "2:15: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(ENTRIES "e1: pool GET a => [\"a\",", "6:19: error: unbalanced brackets in the expected reply: this '[' never closes"),
+        E(ENTRIES "e1: pool GET a => \"x", "6:19: error: unterminated string in the expected reply: this '\"' never closes"),
+    };
+    run_errors(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The blocks of expect pending and expect delayed, and pipeline boundaries. */
+static void errors_blocks(void **state)
+{
+    (void)state;
+#define DQ HEAD "setup XGROUP CREATE s g $ MKSTREAM\nsubscribe s stream s group g delay-queue dq\n" \
+           "produce s a as e1\n"
+    static const err_case cases[] = {
+        E(ENTRIES "expect pending s", "6:1: error: 'expect pending s' needs its entries on indented lines below it (or 'none')"),
+        E(ENTRIES "expect pending s\n# no entries\nexpect invariants", "6:1: error: 'expect pending s' needs its entries on indented lines below it (or 'none')"),
+        E(DQ "expect delayed s\n", "5:1: error: 'expect delayed s' needs its entries on indented lines below it (or 'none')"),
+        E(ENTRIES "expect pending s\n  none", "7:3: error: 'none' in a block: write 'expect pending s none' instead"),
+        E(DQ "expect delayed s\n  none", "6:3: error: 'none' in a block: write 'expect delayed s none' instead"),
+        E(ENTRIES "expect pending s\n  e1 retries 1", "7:6: error: unknown field 'retries' (consumer NAME, deliveries N)"),
+        E(ENTRIES "expect pending s\n  e1 e2", "7:6: error: unknown field 'e2' (consumer NAME, deliveries N)"),
+        E(ENTRIES "expect pending s\n  e1 consumer", "7:6: error: consumer needs a name"),
+        E(ENTRIES "expect pending s\n  e1 consumer c1 deliveries", "7:18: error: deliveries needs a number"),
+        E(ENTRIES "expect pending s\n  e1 deliveries two", "7:17: error: deliveries: a number expected, got 'two'"),
+        E(DQ "expect delayed s\n  e1 consumer c1", "6:6: error: unknown field 'consumer' (retries N, due-in MS)"),
+        E(DQ "expect delayed s\n  e1 retries", "6:6: error: retries needs a number"),
+        E(DQ "expect delayed s\n  e1 due-in -5", "6:13: error: due-in: a number expected, got '-5'"),
+        E(ENTRIES "expect pending s\n  $e3", "7:3: error: $e3 names no entry produced above (produce ... as NAME; $$ for a $)"),
+        E(ENTRIES "expect pending x\n  e1", "6:1: error: no subscription named 'x' above (subscribe x ...)"),
+        /* what the subscription cannot tell */
+        E(HEAD "subscribe l reliable-list jobs\nproduce l j as j1\nexpect pending l\n  j1\n  j1 consumer c1",
+          "6:6: error: 'l' is a reliable list: its pending entries (the processing list) have no consumer or delivery count; write the entry alone"),
+        E(HEAD "subscribe l reliable-list jobs\nproduce l j as j1\nexpect pending l\n  j1 deliveries 1",
+          "5:6: error: 'l' is a reliable list: its pending entries (the processing list) have no consumer or delivery count; write the entry alone"),
+        E(ENTRIES "expect delayed s none", "6:1: error: 's' has no delay queue (subscribe s stream ... delay-queue ZSET)"),
+        E(ENTRIES "expect delayed s\n  e1 retries 1", "6:1: error: 's' has no delay queue (subscribe s stream ... delay-queue ZSET)"),
+        /* pipeline boundaries: between two commands of a flush block */
+        E(ENTRIES "expect flush 1 of s\n  ..\n  XACK s g 1-0", "7:3: error: '..' (a pipeline boundary) must sit between two commands"),
+        E(ENTRIES "expect flush 1 of s\n  XACK s g 1-0\n\t..", "8:2: error: '..' (a pipeline boundary) must sit between two commands"),
+        E(ENTRIES "expect flush 1 of s\n  INCR a\n  ..\n  --\n  XACK s g 1-0", "8:3: error: '..' (a pipeline boundary) must sit between two commands"),
+        E(ENTRIES "expect flush 1 of s\n  INCR a\n  --\n  ..\n  XACK s g 1-0", "9:3: error: '..' (a pipeline boundary) must sit between two commands"),
+        E(ENTRIES "expect flush 1 of s\n  INCR a\n  ..\n  ..\n  XACK s g 1-0", "8:3: error: '..' (a pipeline boundary) must sit between two commands"),
+        E(ENTRIES "expect read 1 of s\n  XREADGROUP\n    ..\n  ?", "8:5: error: '..' marks a pipeline boundary of a flush; a read's round trip is one pipeline ('--' between round trips)"),
+    };
+#undef DQ
     run_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -1516,6 +1726,16 @@ static const char FULL[] =
     "  e1> INCR counter:$e1 ?\n"
     "  --\n"
     "  XACK {o}s g $e1 $e2 \"?\"\n"
+    "expect flush 2 of s\n"
+    "  e1> INCR a\n"
+    "  ..\n"
+    "  XACK {o}s g $e1\n"
+    "expect pending s\n"
+    "  e1 consumer c1 deliveries 2\n"
+    "  $e2\n"
+    "expect delayed s e1\n"
+    "expect delayed s\n"
+    "  e2 retries 1 due-in 250\n"
     "expect read 1 of s\n"
     "  XREADGROUP GROUP g c1 COUNT 3 BLOCK 5 STREAMS {o}s >\n"
     "  --\n"
@@ -1585,7 +1805,7 @@ static void the_full_file_parses(void **state)
     wsc_scenario *sc = ok(FULL);
     assert_string_equal(wsc_title(sc), "Every statement # kept");
     assert_string_equal(wsc_needs_fake(sc), "clock control");
-    assert_int_equal(wsc_statements(sc), 39);
+    assert_int_equal(wsc_statements(sc), 43); /* a second flush block, a pending block, two delayed */
     assert_int_equal(wsc_forbidden(sc), 0x9);
     wsc_free(sc);
 }
@@ -1725,6 +1945,10 @@ int main(void)
         cmocka_unit_test(expect_flushes_reports),
         cmocka_unit_test(expect_report),
         cmocka_unit_test(expect_pending),
+        cmocka_unit_test(expect_pending_block),
+        cmocka_unit_test(expect_delayed),
+        cmocka_unit_test(expect_flush_pipelines),
+        cmocka_unit_test(expected_reply_forms),
         cmocka_unit_test(expect_invariants_violation),
         cmocka_unit_test(expect_warning_delivery),
         cmocka_unit_test(repeated_options_and_empty_values_are_freed),
@@ -1740,6 +1964,8 @@ int main(void)
         cmocka_unit_test(errors_actions),
         cmocka_unit_test(errors_fault),
         cmocka_unit_test(errors_expect),
+        cmocka_unit_test(errors_replies),
+        cmocka_unit_test(errors_blocks),
         cmocka_unit_test(errors_references),
         cmocka_unit_test(errors_stay_on_one_line),
         cmocka_unit_test(errors_files),

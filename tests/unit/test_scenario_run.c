@@ -414,6 +414,57 @@ static void expect_flush_round_trips(void **state)
                 "      XACK s g 1700000000000-1 1700000000000-0\n");
 }
 
+/* Pipeline boundaries (".."): not checked by a block that marks none; once marked, every
+ * one is, and the report says which line expected one or before which command one was. */
+static void expect_flush_pipelines(void **state)
+{
+    (void)state;
+    /* two segments and the settles: three pipelines in one round trip */
+    passes(FLUSH2 "expect flush 1 of s\n  e1> INCR c:$e1\n  ..\n  e2> INCR c:$e2\n  ..\n"
+                  "  XACK s g $e1 $e2\n",
+           2);
+    /* a batch's segment is one pipeline */
+    passes(STREAM "subscribe b stream t group g consumer c1 batch 2\n"
+                  "setup XGROUP CREATE t g $ MKSTREAM\n"
+                  "produce b x as x1\nproduce b y as x2\nread b expect x1 x2\n"
+                  "x1: queue INCR a\nx2: queue INCR b\nx1: ack\nx2: ack\n"
+                  "expect flush 1 of b\n  INCR a\n  INCR b\n  ..\n  XACK t g $x1 $x2\n",
+           2);
+    /* a retry: the segment, the retry write, then (the next round trip) the settles */
+    passes(READ2 "e1: retry\ne2: queue INCR c\ne2: ack\n"
+                 "expect flush 1 of s\n  e2> INCR c\n  ..\n"
+                 "  e1> XADD s * _payload a h:x-ruststream-retry-count 1\n  --\n  XACK s g $e2 $e1\n",
+           2);
+    FAILS(FLUSH2 "expect flush 1 of s\n  e1> INCR c:$e1\n  e2> INCR c:$e2\n  ..\n"
+                 "  XACK s g $e1 $e2\n",
+          NAME ":11: expect flush 1 of s\n"
+               "  expected:\n"
+               "      e1> INCR c:1700000000000-0\n"
+               "      e2> INCR c:1700000000000-1\n"
+               "      ..\n"
+               "      XACK s g 1700000000000-0 1700000000000-1\n"
+               "  got:\n"
+               "      e1> INCR c:1700000000000-0\n"
+               "      ..\n"
+               "      e2> INCR c:1700000000000-1\n"
+               "      ..\n"
+               "      XACK s g 1700000000000-0 1700000000000-1\n"
+               "    a pipeline boundary before `INCR c:1700000000000-1` (line 13), which the "
+               "block does not mark\n");
+    FAILS(STREAM "subscribe b stream t group g consumer c1 batch 2\n"
+                 "setup XGROUP CREATE t g $ MKSTREAM\n"
+                 "produce b x as x1\nproduce b y as x2\nread b expect x1 x2\n"
+                 "x1: queue INCR a\nx2: queue INCR b\nx1: ack\nx2: ack\n"
+                 "expect flush 1 of b\n  INCR a\n  ..\n  INCR b\n  ..\n  XACK t g $x1 $x2\n",
+          NAME ":13: expect flush 1 of b\n"
+               "  expected:\n      INCR a\n      ..\n      INCR b\n      ..\n"
+               "      XACK t g 1700000000000-0 1700000000000-1\n"
+               "  got:\n      x1> INCR a\n      x2> INCR b\n      ..\n"
+               "      XACK t g 1700000000000-0 1700000000000-1\n"
+               "    line 15 marks a pipeline boundary before `INCR b`, but it left in the same "
+               "pipeline as the command before it\n");
+}
+
 /* ----- Counters: round trips, flushes, reports -------------------------------------------- */
 
 /* expect round-trips of each kind. */
@@ -528,6 +579,96 @@ static void expect_pending(void **state)
     /* A plain list settles nothing: asking is an error of the scenario. */
     ERRS("scenario L\nsubscribe l list jobs\nexpect pending l none\n",
          NAME ":3: expect pending l none\n  error: l settles nothing: it has no pending entries\n");
+}
+
+/* expect pending as a block: exactly these entries, each with the consumer holding it
+ * and its delivery count where the line writes them (XPENDING's extended form). */
+static void expect_pending_block(void **state)
+{
+    (void)state;
+    passes(READ2 "expect pending s\n  e1 consumer c1 deliveries 1\n  $e2 consumer c1\n"
+                 "expect pending s\n  1700000000000-1 deliveries 1\n  e1\n",
+           3);
+    /* A reclaim read delivers again: the count goes up, the consumer is the reclaimer's. */
+    passes(READ2 "subscribe r stream s group g consumer c2 reclaim 0 count 1\n"
+                 "e1: abandon\ne2: ack\nread r expect e1\n"
+                 "expect pending s\n  e1 consumer c2 deliveries 2\n",
+           3);
+    FAILS(READ2 "expect pending s\n  e1 consumer c2\n  e2\n",
+          NAME ":7: expect pending s\n"
+               "  expected:\n      1700000000000-0 consumer c2\n      1700000000000-1\n"
+               "  got:\n      1700000000000-0 consumer c1 deliveries 1\n"
+               "      1700000000000-1 consumer c1 deliveries 1\n");
+    FAILS(READ2 "expect pending s\n  e1 deliveries 2\n  e2 deliveries 1\n",
+          NAME ":7: expect pending s\n"
+               "  expected:\n      1700000000000-0 deliveries 2\n      1700000000000-1 deliveries 1\n"
+               "  got:\n      1700000000000-0 consumer c1 deliveries 1\n"
+               "      1700000000000-1 consumer c1 deliveries 1\n");
+    /* exactly these entries: one missing is a failure, whatever the fields */
+    FAILS(READ2 "expect pending s\n  e1 consumer c1\n",
+          NAME ":7: expect pending s\n"
+               "  expected:\n      1700000000000-0 consumer c1\n"
+               "  got:\n      1700000000000-0 consumer c1 deliveries 1\n"
+               "      1700000000000-1 consumer c1 deliveries 1\n");
+    FAILS(READ2 "e1: ack\ne2: ack\nexpect pending s\n  e1\n",
+          NAME ":9: expect pending s\n  expected:\n      1700000000000-0\n  got:      none\n");
+    /* A reliable list's block: the processing list's values, one a line. */
+    passes("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 as e1\nproduce r j2 as e2\n"
+           "read r expect e1 e2\nexpect pending r\n  e2\n  j1\n",
+           2);
+    FAILS("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 as e1\nread r expect e1\n"
+          "expect pending r\n  e1\n  j2\n",
+          NAME ":5: expect pending r\n  expected:\n      j1\n      j2\n  got:\n      j1\n");
+}
+
+/* ----- The delay queue ------------------------------------------------------------------------- */
+
+/* A stream with a delay queue, e1 and e2 read (lines 1-6). */
+#define DELAYQ                                                                             \
+    "scenario Q\nsetup XGROUP CREATE s g $ MKSTREAM\n"                                      \
+    "subscribe s stream s group g consumer c1 delay-queue dq\n"                             \
+    "produce s a as e1\nproduce s b as e2\nread s expect e1 e2\n"
+
+/* expect delayed: the members of the delay queue, decoded to the original id, with the
+ * copy's retry counter and the time left until the due time. */
+static void expect_delayed(void **state)
+{
+    (void)state;
+    passes(DELAYQ "expect delayed s none\ne1: retry-after 30000\nexpect delayed s none\n"
+                  "e2: ack\nexpect delayed s e1\nexpect delayed s $e1\n"
+                  "expect delayed s\n  e1 retries 1 due-in 30000\n"
+                  "advance 1000\nexpect delayed s\n  e1 due-in 29000\n"
+                  "expect pending s none\n",
+           8);
+    /* Due: the sweep before the next read takes it out and adds the copy. */
+    passes(DELAYQ "e1: retry-after 500\ne2: ack\nadvance 500\nexpect delayed s\n  e1 due-in 0\n"
+                  "read s\nexpect delayed s none\n",
+           3);
+    /* The copy delayed again: its own id, and the counter raised once more. */
+    passes(DELAYQ "e1: retry-after 10\ne2: ack\nadvance 10\nread s expect e1\n"
+                  "e1: retry-after 10\nexpect delayed s\n  e1 retries 2 due-in 10\n"
+                  "check XLEN s => :3\n",
+           4);
+    FAILS(DELAYQ "e1: retry-after 30000\ne2: ack\nexpect delayed s\n  e1 retries 2 due-in 30000\n",
+          NAME ":9: expect delayed s\n"
+               "  expected:\n      1700000000000-0 retries 2 due-in 30000\n"
+               "  got:\n      1700000000000-0 retries 1 due-in 30000\n");
+    FAILS(DELAYQ "e1: retry-after 30000\ne2: ack\nadvance 5\nexpect delayed s\n  e1 due-in 30000\n",
+          NAME ":10: expect delayed s\n"
+               "  expected:\n      1700000000000-0 due-in 30000\n"
+               "  got:\n      1700000000000-0 retries 1 due-in 29995\n");
+    FAILS(DELAYQ "e1: retry-after 30000\ne2: retry-after 5\nexpect delayed s e1\n",
+          NAME ":9: expect delayed s e1\n  expected: 1700000000000-0\n"
+               "  got:      1700000000000-0 1700000000000-1\n");
+    FAILS(DELAYQ "expect delayed s e2\n",
+          NAME ":7: expect delayed s e2\n  expected: 1700000000000-1\n  got:      none\n");
+    /* A member that is not the engine's encoding shows as written. */
+    FAILS(DELAYQ "setup ZADD dq 5 stranger\nexpect delayed s none\n",
+          NAME ":8: expect delayed s none\n  expected: none\n  got:      \"stranger\"\n");
+    /* The delay queue's key holding another type: an error of the scenario. */
+    ERRS(DELAYQ "setup SET dq x\nexpect delayed s none\n",
+         NAME ":8: expect delayed s none\n  error: reading the delay queue dq answered "
+              "-WRONGTYPE Operation against a key holding the wrong kind of value\n");
 }
 
 /* ----- Invariants -------------------------------------------------------------------------------- */
@@ -876,10 +1017,13 @@ int main(void)
         cmocka_unit_test(expect_read),
         cmocka_unit_test(expect_flush),
         cmocka_unit_test(expect_flush_round_trips),
+        cmocka_unit_test(expect_flush_pipelines),
         cmocka_unit_test(expect_round_trips),
         cmocka_unit_test(expect_flushes_and_reports),
         cmocka_unit_test(expect_report),
         cmocka_unit_test(expect_pending),
+        cmocka_unit_test(expect_pending_block),
+        cmocka_unit_test(expect_delayed),
         cmocka_unit_test(expect_invariants_and_violations),
         cmocka_unit_test(expect_delivery),
         cmocka_unit_test(expect_warning),
