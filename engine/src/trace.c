@@ -324,6 +324,9 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             rs = NULL;
             fc->from = sim->an_dl ? sim->an_dl[i] : NULL;
             if (text) {
+                /* a new pipeline inside the round trip: the `..` of a flush expectation */
+                if (i > 0 && sim->an_pipe && sim->an_pipe[i] != sim->an_pipe[i - 1])
+                    wsi_text_add(&body, "    ..\n", 7);
                 wsi_text_printf(&body, "    %-40s", line.p);
                 int role = sim->an_role ? sim->an_role[i] : 0;
                 ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;
