@@ -1392,10 +1392,14 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         }
         for (size_t k = 0; !p.error && k < st->nflines; k++) {
             const wsc_fline *f = &st->flines[k];
-            if (f->separator != WSC_SEP_PIPELINE) continue;
+            if (!f->separator) continue;
             if (k == 0 || k + 1 == st->nflines || f[-1].separator || f[1].separator) {
                 p.line = f->line;
-                perr(&p, f->from_col, "'..' (a pipeline boundary) must sit between two commands");
+                perr(&p, f->from_col, f->separator == WSC_SEP_PIPELINE
+                                          ? "'..' (a pipeline boundary) must sit between two "
+                                            "commands"
+                                          : "'--' (a round-trip boundary) must sit between two "
+                                            "commands");
             }
         }
         for (size_t k = 0; !p.error && st->kind == K_EXPECT_READ && k < st->nflines; k++)

@@ -1577,7 +1577,12 @@ static void errors_blocks(void **state)
         E(ENTRIES "expect flush 1 of s\n  ..\n  XACK s g 1-0", "7:3: error: '..' (a pipeline boundary) must sit between two commands"),
         E(ENTRIES "expect flush 1 of s\n  XACK s g 1-0\n\t..", "8:2: error: '..' (a pipeline boundary) must sit between two commands"),
         E(ENTRIES "expect flush 1 of s\n  INCR a\n  ..\n  --\n  XACK s g 1-0", "8:3: error: '..' (a pipeline boundary) must sit between two commands"),
-        E(ENTRIES "expect flush 1 of s\n  INCR a\n  --\n  ..\n  XACK s g 1-0", "9:3: error: '..' (a pipeline boundary) must sit between two commands"),
+        E(ENTRIES "expect flush 1 of s\n  INCR a\n  --\n  ..\n  XACK s g 1-0", "8:3: error: '--' (a round-trip boundary) must sit between two commands"),
+        /* round-trip boundaries the same */
+        E(ENTRIES "expect flush 1 of s\n  --\n  XACK s g 1-0", "7:3: error: '--' (a round-trip boundary) must sit between two commands"),
+        E(ENTRIES "expect flush 1 of s\n  XACK s g 1-0\n  --", "8:3: error: '--' (a round-trip boundary) must sit between two commands"),
+        E(ENTRIES "expect flush 1 of s\n  INCR a\n  --\n  --\n  XACK s g 1-0", "8:3: error: '--' (a round-trip boundary) must sit between two commands"),
+        E(ENTRIES "expect read 1 of s\n  XREADGROUP\n  --", "8:3: error: '--' (a round-trip boundary) must sit between two commands"),
         E(ENTRIES "expect flush 1 of s\n  INCR a\n  ..\n  ..\n  XACK s g 1-0", "8:3: error: '..' (a pipeline boundary) must sit between two commands"),
         E(ENTRIES "expect read 1 of s\n  XREADGROUP\n    ..\n  ?", "8:5: error: '..' marks a pipeline boundary of a flush; a read's round trip is one pipeline ('--' between round trips)"),
     };
