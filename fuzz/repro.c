@@ -244,6 +244,7 @@ static int in_child(void (*fn)(void *arg, int fd), void *arg, tbuf *stream, tbuf
     return status;
 }
 
+/* What a child process replays: the recorded choices and the quirks to compare with. */
 typedef struct replay_job {
     const uint64_t *v;
     size_t n;
@@ -288,16 +289,10 @@ static void stream_step(void *ud, const gen_run *run, size_t i)
     free(text);
 }
 
-typedef struct stream_job {
-    const uint64_t *v;
-    size_t n;
-    unsigned quirks;
-} stream_job;
-
 /* The child of stream_forked: plays the choices, each scenario piece streamed first. */
 static void stream_child(void *arg, int fd)
 {
-    stream_job *j = arg;
+    replay_job *j = arg;
     stream_ctx sc = {fd};
     gen_limits lim = target_limits;
     lim.before_step = stream_step;
@@ -316,7 +311,7 @@ static void stream_child(void *arg, int fd)
 static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, tbuf *head, tbuf *lines,
                          tbuf *err)
 {
-    stream_job j = {v, n, quirks};
+    replay_job j = {v, n, quirks};
     tbuf b = {0};
     int status = in_child(stream_child, &j, &b, err);
     size_t at = 0;
