@@ -109,12 +109,26 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
     sim->subs = wsi_xrealloc(sim->subs, (sim->nsubs + 1) * sizeof *sim->subs);
     sim->subs[sim->nsubs++] = s;
     if (!sim->dead) wsi_sub_start(s);
+    /* what shapes its reads and flushes, so that a trace reads on its own */
+    char extra[300] = "";
+    size_t at = 0;
+    if (s->cfg.batch)
+        at += (size_t)snprintf(extra + at, sizeof extra - at, ", batch %zu", s->cfg.batch);
+    if (s->cfg.reclaim && at < sizeof extra)
+        at += (size_t)snprintf(extra + at, sizeof extra - at, ", reclaim after %lld ms idle",
+                               (long long)s->cfg.min_idle_ms);
+    if (s->delay_queue && at < sizeof extra)
+        at += (size_t)snprintf(extra + at, sizeof extra - at, ", delay queue %s",
+                               s->delay_queue);
+    if (s->recovery && at < sizeof extra)
+        snprintf(extra + at, sizeof extra - at, ", recovery %s after %lld ms", s->recovery,
+                 (long long)s->cfg.min_idle_ms);
     wsi_trace_note(sim, "-- subscription %s: %s %s%s%s, %s mode, COUNT %zu%s\n", s->name,
                    form_name(s->cfg.form), s->key, s->group ? " group " : "",
                    s->group ? s->group : "",
                    s->cfg.mode == WS_MODE_DIRECT ? "direct"
                    : s->cfg.mode == WS_MODE_WINDOW ? "window" : "atomic",
-                   s->cfg.count, s->cfg.reclaim ? ", reclaim" : "");
+                   s->cfg.count, extra);
     return s;
 }
 
