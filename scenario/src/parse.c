@@ -345,6 +345,29 @@ static size_t arrow(const wsc_tok *t, size_t from, size_t n)
     return n;
 }
 
+/* How the trace writes byte v inside a quoted reply string (ws_reply_text, redis-cli's
+ * notation): the byte itself when printable, \\ \" \n \r \t \a \b, else \x and two
+ * lowercase hex digits.  out: NUL-terminated, at most 4 bytes. */
+static void canonical_escape(int v, char out[5])
+{
+    static const char hex[] = "0123456789abcdef";
+    const char *named = v == '\\' ? "\\\\" : v == '"' ? "\\\"" : v == '\n' ? "\\n"
+                        : v == '\r' ? "\\r" : v == '\t' ? "\\t" : v == '\a' ? "\\a"
+                        : v == '\b' ? "\\b" : NULL;
+    if (named) {
+        strcpy(out, named);
+    } else if (v >= 32 && v < 127) {
+        out[0] = (char)v;
+        out[1] = '\0';
+    } else {
+        out[0] = '\\';
+        out[1] = 'x';
+        out[2] = hex[v >> 4];
+        out[3] = hex[v & 15];
+        out[4] = '\0';
+    }
+}
+
 /* A word of s starting at i, for messages: up to a space, ',' or ']' (at least one byte,
  * at most 24). */
 static int word_len(const char *s, size_t len, size_t i)
@@ -408,6 +431,15 @@ static int check_reply(parser *p, const char *s, size_t len, int col)
                     if (e == 'x') {
                         if (i + 3 >= len || hexval(s[i + 2]) < 0 || hexval(s[i + 3]) < 0) {
                             rc = perr(p, col + (int)i, "bad \\x escape: two hex digits expected");
+                            break;
+                        }
+                        /* the trace writes each byte one way only: a \xHH it never
+                         * writes could never match */
+                        char canon[5];
+                        canonical_escape(hexval(s[i + 2]) * 16 + hexval(s[i + 3]), canon);
+                        if (strlen(canon) != 4 || memcmp(canon, s + i, 4) != 0) {
+                            rc = perr(p, col + (int)i, "'%.4s' in the expected reply: the "
+                                      "trace writes this byte as '%s'", s + i, canon);
                             break;
                         }
                         i += 2;

@@ -1517,6 +1517,12 @@ static void errors_replies(void **state)
         E(HEAD "check GET a => \"a\\q\"", "2:18: error: unknown escape \\q in a string of the expected reply (\\\\ \\\" \\n \\r \\t \\a \\b \\xHH)"),
         E(HEAD "check GET a => \"a\\x4\"", "2:18: error: bad \\x escape: two hex digits expected"),
         E(HEAD "check GET a => \"\\xg0\"", "2:17: error: bad \\x escape: two hex digits expected"),
+        /* a \xHH the trace never writes: printable, named, or upper-case hex */
+        E(HEAD "check GET a => \"x\\x41\"", "2:18: error: '\\x41' in the expected reply: the trace writes this byte as 'A'"),
+        E(HEAD "check GET a => \"\\x0a\"", "2:17: error: '\\x0a' in the expected reply: the trace writes this byte as '\\n'"),
+        E(HEAD "check GET a => \"\\x07\"", "2:17: error: '\\x07' in the expected reply: the trace writes this byte as '\\a'"),
+        E(HEAD "check GET a => \"\\x22\"", "2:17: error: '\\x22' in the expected reply: the trace writes this byte as '\\\"'"),
+        E(HEAD "check GET a => [\"\\xFF\"]", "2:18: error: '\\xFF' in the expected reply: the trace writes this byte as '\\xff'"),
         E(HEAD "check GET a => [\"a\"]]", "2:21: error: unexpected ']' after the complete expected reply"),
         E(HEAD "check GET a => [\"a\"] x", "2:22: error: unexpected 'x' after the complete expected reply"),
         E(HEAD "check GET a => :1 2", "2:19: error: unexpected '2' after the complete expected reply"),
