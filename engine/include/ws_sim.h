@@ -265,7 +265,10 @@ const char *ws_delivery_id(const ws_delivery *d);
 /* The payload (`_payload`, or the whole value/message) and one header (NULL if absent). */
 const char *ws_delivery_payload(const ws_delivery *d, size_t *len);
 const char *ws_delivery_header(const ws_delivery *d, const char *name, size_t *len);
-/* The framework's retry counter (x-ruststream-retry-count; 0 when missing). */
+/* The framework's retry counter header (SEMANTICS.md §2; a stream entry's field
+ * "h:" WS_RETRY_HEADER): decimal, missing = 0. */
+#define WS_RETRY_HEADER "x-ruststream-retry-count"
+/* The framework's retry counter (WS_RETRY_HEADER; 0 when missing). */
 long long ws_delivery_retries(const ws_delivery *d);
 /* Reclaim reads: the delivery count XPENDING gave; otherwise 1. */
 long long ws_delivery_count(const ws_delivery *d);

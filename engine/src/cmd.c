@@ -207,6 +207,8 @@ void wsi_text_printf(wsi_text *t, const char *fmt, ...)
     free(big);
 }
 
+static void text_sink(void *ud, const char *bytes, size_t len) { wsi_text_add(ud, bytes, len); }
+
 void wsi_text_arg(wsi_text *t, const char *p, size_t len)
 {
     int plain = len > 0;
@@ -218,20 +220,7 @@ void wsi_text_arg(wsi_text *t, const char *p, size_t len)
         wsi_text_add(t, p, len);
         return;
     }
-    /* quoted, runs of plain bytes copied at once (commands are written at every round
-     * trip) */
-    wsi_text_add(t, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < len; i++) {
-        char esc[4];
-        size_t el = wsi_escape((unsigned char)p[i], 0, esc);
-        if (!el) continue;
-        wsi_text_add(t, p + run, i - run);
-        wsi_text_add(t, esc, el);
-        run = i + 1;
-    }
-    wsi_text_add(t, p + run, len - run);
-    wsi_text_add(t, "\"", 1);
+    wsi_quote(p, len, 0, text_sink, t);
 }
 
 void wsi_text_cmd(wsi_text *t, const wsi_cmd *c)

@@ -295,24 +295,28 @@ size_t wsi_escape(unsigned char ch, int letters_ab, char out[4])
     return 4;
 }
 
-/* "..." with redis-cli's escapes (\n \r \t \a \b \" \\ \xHH), the form fr_split_line
- * reads back.  Runs of plain bytes are copied at once: replies are written out at every
- * round trip. */
-static void tb_quoted(textbuf *b, const char *s, size_t n)
+void wsi_quote(const char *p, size_t n, int letters_ab,
+               void (*put)(void *ud, const char *bytes, size_t len), void *ud)
 {
-    tb_put(b, "\"", 1);
-    size_t run = 0; /* where the plain bytes not yet copied start */
+    put(ud, "\"", 1);
+    size_t run = 0; /* where the plain bytes not yet handed over start */
     for (size_t i = 0; i < n; i++) {
         char esc[4];
-        size_t el = wsi_escape((unsigned char)s[i], 1, esc);
+        size_t el = wsi_escape((unsigned char)p[i], letters_ab, esc);
         if (!el) continue;
-        tb_put(b, s + run, i - run);
-        tb_put(b, esc, el);
+        put(ud, p + run, i - run);
+        put(ud, esc, el);
         run = i + 1;
     }
-    tb_put(b, s + run, n - run);
-    tb_put(b, "\"", 1);
+    put(ud, p + run, n - run);
+    put(ud, "\"", 1);
 }
+
+static void tb_sink(void *ud, const char *bytes, size_t len) { tb_put(ud, bytes, len); }
+
+/* "..." with redis-cli's escapes (\n \r \t \a \b \" \\ \xHH), the form fr_split_line
+ * reads back. */
+static void tb_quoted(textbuf *b, const char *s, size_t n) { wsi_quote(s, n, 1, tb_sink, b); }
 
 char *wsi_decimal(char buf[24], long long v)
 {

@@ -943,7 +943,7 @@ const char *ws_delivery_header(const ws_delivery *d, const char *name, size_t *l
 long long ws_delivery_retries(const ws_delivery *d)
 {
     size_t len;
-    const char *v = ws_delivery_header(d, "x-ruststream-retry-count", &len);
+    const char *v = ws_delivery_header(d, WS_RETRY_HEADER, &len);
     if (!v || len == 0 || len > 18) return 0;
     long long n = 0;
     for (size_t i = 0; i < len; i++) {

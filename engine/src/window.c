@@ -13,7 +13,7 @@
 
 #include "sim_int.h"
 
-#define RETRY_HEADER "h:x-ruststream-retry-count"
+#define RETRY_HEADER "h:" WS_RETRY_HEADER
 
 /* ----- What an outcome owes --------------------------------------------------------------- */
 

@@ -80,5 +80,10 @@ void wsi_copy_str(char *dst, size_t size, const char *src);
  * when letters_ab) or 4 (\xHH); 0 when ch stands as it is.  Replies' text uses the
  * letters, commands' text (the trace's notation) writes \x07 \x08. */
 size_t wsi_escape(unsigned char ch, int letters_ab, char out[4]);
+/* p[0..n) between double quotes, escaped as wsi_escape says, handed to put(ud, bytes, len)
+ * a piece at a time: runs of plain bytes go at once (commands and replies are written out
+ * at every round trip). */
+void wsi_quote(const char *p, size_t n, int letters_ab,
+               void (*put)(void *ud, const char *bytes, size_t len), void *ud);
 
 #endif /* WS_INT_H */

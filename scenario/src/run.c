@@ -15,7 +15,7 @@
 #include "wsc_int.h"
 
 /* The framework's retry counter, as a field of a stream entry (SEMANTICS.md §2). */
-#define RETRY_FIELD "h:x-ruststream-retry-count"
+#define RETRY_FIELD "h:" WS_RETRY_HEADER
 
 typedef struct alias {
     char *name;
@@ -763,6 +763,21 @@ static void entry_text(buf *b, const entry *e)
     if (e->due_in != LLONG_MIN) bprintf(b, " due-in %lld", e->due_in);
 }
 
+/* Entries for a report: "none", the ids on one line, or (block) one entry a line with
+ * its fields. */
+static void entries_text(buf *b, const entry *v, size_t n, int block)
+{
+    if (!n) bput(b, "none", 4);
+    for (size_t i = 0; i < n; i++) {
+        if (block) {
+            bput(b, "\n      ", 7);
+            entry_text(b, &v[i]);
+        } else {
+            bprintf(b, "%s%s", i ? " " : "", v[i].id);
+        }
+    }
+}
+
 /* The id an expected item names: an alias or $alias (its latest delivery's id, the
  * produced one before), else the item as written. */
 static char *item_id(runner *r, const wsc_tok *t)
@@ -812,19 +827,8 @@ static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
         buf gt = {0}, wt = {0};
         bput(&gt, "", 0);
         bput(&wt, "", 0);
-        const char *sep = st->entry_block ? "\n      " : " ";
-        for (size_t i = 0; i < nw; i++) {
-            bprintf(&wt, "%s", i || st->entry_block ? sep : "");
-            if (st->entry_block) entry_text(&wt, &want[i]);
-            else bprintf(&wt, "%s", want[i].id);
-        }
-        for (size_t i = 0; i < n; i++) {
-            bprintf(&gt, "%s", i || st->entry_block ? sep : "");
-            if (st->entry_block) entry_text(&gt, &got[i]);
-            else bprintf(&gt, "%s", got[i].id);
-        }
-        if (!nw) bput(&wt, "none", 4);
-        if (!n) bput(&gt, "none", 4);
+        entries_text(&wt, want, nw, st->entry_block);
+        entries_text(&gt, got, n, st->entry_block);
         out = fail(r, st, WSC_FAIL, wt.p, "%s", gt.p);
         free(gt.p);
         free(wt.p);

@@ -231,15 +231,21 @@ static void send_args(frsh_conn *c, int n, const char *const *args)
     rh_buf_free(&b);
 }
 
-void frsh_send(frsh_conn *c, const char *arg0, ...)
+/* Sends arg0 and the arguments after it, up to the NULL that ends them (at most 256). */
+static void send_list(frsh_conn *c, const char *arg0, va_list ap)
 {
     const char *args[256];
     int n = 0;
+    for (const char *a = arg0; a && n < 256; a = va_arg(ap, const char *)) args[n++] = a;
+    send_args(c, n, args);
+}
+
+void frsh_send(frsh_conn *c, const char *arg0, ...)
+{
     va_list ap;
     va_start(ap, arg0);
-    for (const char *a = arg0; a && n < 256; a = va_arg(ap, const char *)) args[n++] = a;
+    send_list(c, arg0, ap);
     va_end(ap);
-    send_args(c, n, args);
 }
 
 /* The end of the CRLF-terminated line at p, or NULL if incomplete. */
@@ -326,13 +332,10 @@ void frsh_expect_reply(frsh_conn *c, rh_buf *out)
 
 const char *frsh_call(frsh_conn *c, rh_buf *out, const char *arg0, ...)
 {
-    const char *args[256];
-    int n = 0;
     va_list ap;
     va_start(ap, arg0);
-    for (const char *a = arg0; a && n < 256; a = va_arg(ap, const char *)) args[n++] = a;
+    send_list(c, arg0, ap);
     va_end(ap);
-    send_args(c, n, args);
     frsh_expect_reply(c, out);
     return out->data;
 }
