@@ -593,6 +593,22 @@ static void warn(ws_sim *sim, const char *text)
     wsi_trace_note(sim, "-- warning: %s\n", text);
 }
 
+/* Warns once about the first key outside the slot of s's key, naming it. */
+static int warn_key(ws_sub *s, const wsi_segment *seg, unsigned want, const char *key,
+                    size_t len, const char *how)
+{
+    unsigned slot = fr_key_slot(key, len);
+    if (slot == want) return 0;
+    wsi_text t = {0};
+    wsi_text_printf(&t, "the atomic segment of %s %s ", seg->owner->id, how);
+    wsi_text_arg(&t, key, len);
+    wsi_text_printf(&t, " (slot %u) outside the slot of %s (%u): Redis Cluster refuses the "
+                    "transaction with CROSSSLOT", slot, s->key, want);
+    warn(s->sim, t.p);
+    free(t.p);
+    return 1;
+}
+
 void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg)
 {
     ws_sim *sim = s->sim;
@@ -608,21 +624,20 @@ void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg)
         int keys[64];
         int n = fr_command_keys(table, c->argc, (const char *const *)c->argv, c->argvlen, keys,
                                 64);
-        for (int i = 0; i < n; i++) {
-            const char *key = c->argv[keys[i]];
-            size_t len = c->argvlen[keys[i]];
-            unsigned slot = fr_key_slot(key, len);
-            if (slot == want) continue;
-            wsi_text t = {0};
-            wsi_text_printf(&t, "the atomic segment of %s touches ", seg->owner->id);
-            wsi_text_arg(&t, key, len);
-            wsi_text_printf(&t, " (slot %u) outside the slot of %s (%u): Redis Cluster "
-                            "refuses the transaction with CROSSSLOT", slot, s->key, want);
-            warn(sim, t.p);
-            free(t.p);
-            return;
-        }
+        for (int i = 0; i < n; i++)
+            if (warn_key(s, seg, want, c->argv[keys[i]], c->argvlen[keys[i]], "touches"))
+                return;
     }
+    /* The delivery's own settle goes inside the transaction too (SEMANTICS.md §4): a
+     * reliable list's LREM of the processing list and ZREM of the recovery set (a
+     * stream's XACK names the subscription's key itself). */
+    if (s->cfg.form != WS_FORM_RELIABLE_LIST) return;
+    if (warn_key(s, seg, want, s->processing, strlen(s->processing),
+                 "settles through the processing list"))
+        return;
+    if (s->recovery)
+        warn_key(s, seg, want, s->recovery, strlen(s->recovery),
+                 "settles through the recovery set");
 }
 
 /* ----- Accessors ------------------------------------------------------------------------------- */
