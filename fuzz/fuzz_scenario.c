@@ -155,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fail("wsc_explore: out of memory", NULL);
             if (verbose)
                 fprintf(stderr, "  explored: %zu crash points, %zu fine\n", ex.npoints, ex.fine);
-            size_t sum = ex.fine + ex.doubled + ex.lost + ex.split + ex.leaked + ex.other;
+            size_t sum = ex.fine + ex.doubled + ex.lost + ex.split + ex.leaked + ex.stranded + ex.other;
             if (ex.error == NULL && sum != ex.npoints)
                 fail("the explorer's verdict counts do not add up to its crash points", NULL);
             wsc_exploration_free(&ex);

@@ -2546,7 +2546,7 @@ static void violation(model *m, const char *kind, size_t entry)
     mdl_result *o = m->out;
     GROW(m->a, o->viol, o->nviol, m->capviol);
     memset(o->viol[o->nviol].kind, 0, sizeof o->viol[o->nviol].kind);
-    memcpy(o->viol[o->nviol].kind, kind, strlen(kind)); /* at most 7: "doubled" */
+    memcpy(o->viol[o->nviol].kind, kind, strlen(kind)); /* at most 8: "stranded" */
     o->viol[o->nviol].entry = entry;
     o->nviol++;
 }
@@ -2563,6 +2563,23 @@ static int all_applied(const dlv *d)
     for (size_t i = 0; i < d->nef; i++)
         if (!d->ef[i].applied) return 0;
     return 1;
+}
+
+/* A reliable list with recovery: entry e's value is on the processing list more times
+ * than recovery members and live deliveries without one account for (docs/engine.md,
+ * "stranded": no sweep will ever find it). */
+static int stranded(model *m, size_t e, const size_t *kproc_root)
+{
+    size_t on = 0, covered = 0;
+    for (size_t i = 0; i < m->kproc.n; i++) on += kproc_root[i] == e;
+    if (on == 0) return 0;
+    for (size_t i = 0; i < m->claims.n; i++)
+        covered += root_of_value(m, m->claims.m[i].value) == e;
+    for (size_t i = 0; m->alive && i < m->ndl; i++) {
+        const dlv *d = &m->dl[i];
+        covered += d->entry == e && !d->done && !d->dead && d->inc == m->inc && !d->member.p;
+    }
+    return on > covered;
 }
 
 /* SEMANTICS.md §8 as docs/engine.md's table states it, entry by entry. */
@@ -2626,6 +2643,8 @@ static void invariants(model *m)
             if (d->outcome == WS_ACK && all_applied(d)) settled = 1;
         }
         if (!held && !settled) violation(m, "lost", e);
+        if (form == WS_FORM_RELIABLE_LIST && m->cfg->recovery && stranded(m, e, kproc_root))
+            violation(m, "stranded", e);
     }
 }
 

@@ -89,7 +89,7 @@ typedef struct mdl_state {
 
 /* One invariant violation ws_sim_check must report. */
 typedef struct mdl_violation {
-    char kind[8];         /* "lost", "leaked", "split", "doubled" */
+    char kind[12];        /* "lost", "leaked", "split", "doubled", "stranded" */
     size_t entry;         /* 1-based */
 } mdl_violation;
 

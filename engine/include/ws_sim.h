@@ -74,6 +74,9 @@ enum {
      * settles, instead of inside MULTI (not batches): a crash between EXEC and the settle,
      * or an EXEC that runs nothing, parts the two -> "split" */
     WS_MUTANT_SETTLE_OUTSIDE_EXEC,
+    /* a reliable list's settle leaves out its LREM and keeps the ZREM of the claim: the
+     * value stays on the processing list with no recovery member -> "stranded" */
+    WS_MUTANT_SKIP_LREM,
 };
 
 /* Makes a simulation and starts its consumer process (no subscriptions yet).  Returns

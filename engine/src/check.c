@@ -7,7 +7,15 @@
  *   leaked   a dropped, retried or abandoned delivery's queued command took effect;
  *   split    an atomic segment's effects and its XACK did not take effect together;
  *   doubled  an entry's effects were applied by two deliveries (direct mode and the
- *            plain window after a crash between a write and its ack).
+ *            plain window after a crash between a write and its ack);
+ *   stranded a reliable list's value sits on the processing list where nothing will ever
+ *            deliver it again: no live delivery holds it and no member of the recovery
+ *            set names it (the orphan sweep finds values by their members), e.g. a failed
+ *            LREM whose ZREM went through, or a crash between the claim's LMOVE and its
+ *            ZADD.  The seed's promise ("an entry whose settle failed stays pending and is
+ *            delivered again") fails there.  A list without a recovery set makes no such
+ *            promise (nothing ever returns its processing list, as nothing reclaims a
+ *            stream's pending entries without a reclaim subscription): not checked.
  *
  * Each violation is one sentence naming the entry, the command and the crash point.
  * Plain lists and channels settle nothing, so "lost" is not checked for them (they are
@@ -101,6 +109,9 @@ typedef struct holding {
     strset unread;    /* stream: ids after the group's last-delivered id */
     strset scheduled; /* stream: original ids held by delay-queue members */
     strset listed;    /* reliable list: values on the main or processing list */
+    wsi_strmap on_processing; /* reliable list: value -> how many times it is on the
+                                 processing list */
+    wsi_strmap claimed;       /* reliable list: value -> recovery members naming it */
 } holding;
 
 static void holding_free(holding *h)
@@ -110,6 +121,23 @@ static void holding_free(holding *h)
     set_free(&h->unread);
     set_free(&h->scheduled);
     set_free(&h->listed);
+    wsi_strmap_free(&h->on_processing);
+    wsi_strmap_free(&h->claimed);
+}
+
+/* One more occurrence of p in a counting map. */
+static void count_add(wsi_strmap *m, const char *p, size_t len)
+{
+    size_t v = 0;
+    wsi_strmap_get(m, p, len, &v);
+    wsi_strmap_put(m, p, len, v + 1);
+}
+
+static size_t count_of(const wsi_strmap *m, const char *p, size_t len)
+{
+    size_t v = 0;
+    wsi_strmap_get(m, p, len, &v);
+    return v;
 }
 
 static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
@@ -219,8 +247,23 @@ static int read_list_holding(ws_sim *sim, const ws_sub *s, holding *h)
         wsi_cmdb_adds(&b, "-1");
         const fr_reply *r = admin(sim, &b);
         if (!r) return sim->err;
-        for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++)
+        for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
             set_add(&h->listed, r->elements[i].str, r->elements[i].len);
+            if (k == 1) count_add(&h->on_processing, r->elements[i].str, r->elements[i].len);
+        }
+    }
+    if (!s->recovery) return 0;
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "ZRANGE");
+    wsi_cmdb_adds(&b, s->recovery);
+    wsi_cmdb_adds(&b, "0");
+    wsi_cmdb_adds(&b, "-1");
+    const fr_reply *r = admin(sim, &b);
+    if (!r) return sim->err;
+    for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
+        size_t vlen;
+        const char *v = wsi_recovery_value(r->elements[i].str, r->elements[i].len, &vlen);
+        if (v) count_add(&h->claimed, v, vlen);
     }
     return 0;
 }
@@ -451,6 +494,55 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
     }
 }
 
+/* Outstanding deliveries of the live process holding value, without a recovery member
+ * (those with one are counted through the recovery set already). */
+static size_t live_unclaimed(const ws_sim *sim, const ws_sub *s, const char *value, size_t len)
+{
+    size_t n = 0;
+    if (sim->dead) return 0;
+    for (size_t i = 0; i < sim->ndl; i++) {
+        const ws_delivery *d = sim->dl[i];
+        if (d->done || d->dead || d->incarnation != sim->incarnation || d->member ||
+            !same_source(d->sub, s) || d->id_len != len || memcmp(d->id, value, len) != 0)
+            continue;
+        n++;
+    }
+    return n;
+}
+
+/* stranded: the produced value sits on the processing list more often than live
+ * deliveries and recovery members account for (reliable lists only). */
+static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                           const buckets *bk)
+{
+    wsi_produced *p = &sim->produced[root - 1];
+    size_t on = count_of(&h->on_processing, p->id, p->id_len);
+    if (on == 0) return;
+    size_t covered = count_of(&h->claimed, p->id, p->id_len) +
+                     live_unclaimed(sim, s, p->id, p->id_len);
+    if (on <= covered) return;
+    /* say how it got there: the last delivery's story */
+    ws_delivery **v;
+    size_t n = lineage(bk, root, &v);
+    const ws_delivery *last = n ? v[n - 1] : NULL;
+    char how[512];
+    if (last && last->done && !last->settle_sent &&
+        (last->outcome == WS_ACK || last->outcome == WS_DROP))
+        snprintf(how, sizeof how, "its delivery in read %llu of %s ended %s, but its LREM "
+                 "did not take effect while its recovery member went, so the orphan sweep "
+                 "never finds it", (unsigned long long)last->read, last->sub->name,
+                 last->outcome == WS_ACK ? "ack" : "drop");
+    else
+        snprintf(how, sizeof how, "no member of the recovery set %s names it (the claim's ZADD "
+                 "that follows its LMOVE never took effect), so the orphan sweep never finds "
+                 "it; the crash: %s", s->recovery,
+                 last ? crash_of(sim, last) : sim->last_crash[0] ? sim->last_crash : "none");
+    violation(sim, "stranded", p->id,
+              "entry %s is stranded on the processing list %s: no live delivery holds it "
+              "and %s; it will never be delivered again",
+              p->id, s->processing, how);
+}
+
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
 {
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
@@ -481,6 +573,8 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
                             : strcmp(p->key, s->key) == 0;
             if (!match || form != sform) continue;
             check_entry(sim, s, r + 1, &h, &bk);
+            if (s->cfg.form == WS_FORM_RELIABLE_LIST && s->recovery)
+                check_stranded(sim, s, r + 1, &h, &bk);
         }
         holding_free(&h);
         buckets_free(&bk);

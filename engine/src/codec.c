@@ -104,3 +104,24 @@ long ws_delay_member_decode(const char *member, size_t len, char ***strings, siz
 }
 
 void ws_strings_free(char **strings, size_t *lens, size_t n) { wsi_strings_free(strings, lens, n); }
+
+/* ----- Recovery members ------------------------------------------------------------------- */
+
+#define SALT_LEN 16 /* hex digits of a recovery member's salt ("%016llx" of 64 bits) */
+
+char *wsi_recovery_member(uint64_t bits, const char *value, size_t len, size_t *mlen)
+{
+    char *m = wsi_xmalloc(SALT_LEN + len + 1);
+    for (int h = SALT_LEN - 1; h >= 0; h--, bits >>= 4) m[h] = "0123456789abcdef"[bits & 15];
+    if (len) memcpy(m + SALT_LEN, value, len);
+    m[SALT_LEN + len] = '\0';
+    *mlen = SALT_LEN + len;
+    return m;
+}
+
+const char *wsi_recovery_value(const char *member, size_t len, size_t *vlen)
+{
+    if (len < SALT_LEN) return NULL;
+    *vlen = len - SALT_LEN;
+    return member + SALT_LEN;
+}

@@ -449,6 +449,12 @@ void wsi_strings_free(char **s, size_t *lens, size_t n);
 char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
                        size_t *len);
 
+/* A reliable list's recovery member: the salt, then the value.  wsi_recovery_member
+ * makes one (heap, *len its length) from the salt's random bits; wsi_recovery_value
+ * gives the value inside a member (NULL when it is too short to be one). */
+char *wsi_recovery_member(uint64_t bits, const char *value, size_t len, size_t *mlen);
+const char *wsi_recovery_value(const char *member, size_t len, size_t *vlen);
+
 /* ----- trace.c ---------------------------------------------------------------------------- */
 
 /* The trace hook of the consumer's and admin connections. */

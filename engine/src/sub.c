@@ -7,8 +7,6 @@
 
 #include "sim_int.h"
 
-#define SALT_LEN 16 /* hex digits of a recovery member's salt */
-
 /* ----- Configuration ------------------------------------------------------------------------- */
 
 static const char *form_name(int form)
@@ -648,11 +646,12 @@ static int orphan_sweep(ws_sub *s, const char *cause)
     wsi_cmdb b = {0};
     wsi_cmd **lrem = wsi_xcalloc(n, sizeof *lrem);
     for (size_t i = 0; i < n; i++) {
-        size_t skip = mlens[i] >= SALT_LEN ? SALT_LEN : mlens[i];
+        size_t vlen = 0;
+        const char *value = wsi_recovery_value(members[i], mlens[i], &vlen);
         wsi_cmdb_adds(&b, "LREM");
         wsi_cmdb_adds(&b, s->processing);
         wsi_cmdb_adds(&b, "1");
-        wsi_cmdb_add(&b, members[i] + skip, mlens[i] - skip);
+        wsi_cmdb_add(&b, value ? value : "", vlen);
         lrem[i] = wsi_cmdb_done(&b);
     }
     const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
@@ -754,15 +753,7 @@ static int read_list(ws_sub *s, uint64_t read, const char *cause)
         wsi_cmd **adds = wsi_xcalloc(k, sizeof *adds);
         for (size_t i = 0; i < k; i++) {
             ws_delivery *d = s->last[first + i];
-            char salt[SALT_LEN + 1]; /* 16 lowercase hex digits, as "%016llx" */
-            uint64_t x = wsi_rand(sim);
-            for (int h = SALT_LEN - 1; h >= 0; h--, x >>= 4) salt[h] = "0123456789abcdef"[x & 15];
-            salt[SALT_LEN] = '\0';
-            d->member = wsi_xmalloc(SALT_LEN + d->id_len + 1);
-            memcpy(d->member, salt, SALT_LEN);
-            memcpy(d->member + SALT_LEN, d->id, d->id_len);
-            d->member_len = SALT_LEN + d->id_len;
-            d->member[d->member_len] = '\0';
+            d->member = wsi_recovery_member(wsi_rand(sim), d->id, d->id_len, &d->member_len);
             wsi_cmdb_adds(&b, "ZADD");
             wsi_cmdb_adds(&b, s->recovery);
             wsi_cmdb_addll(&b, (long long)wsi_now(sim));

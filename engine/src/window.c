@@ -267,11 +267,13 @@ static void list_settle(rt_build *b, ws_delivery *d, int role)
 {
     ws_sub *s = d->sub;
     wsi_cmdb c = {0};
-    wsi_cmdb_adds(&c, "LREM");
-    wsi_cmdb_adds(&c, s->processing);
-    wsi_cmdb_adds(&c, "1");
-    wsi_cmdb_add(&c, d->id, d->id_len);
-    rt_add(b, wsi_cmdb_done(&c), role, d, (size_t)-1, 1);
+    if (s->sim->cfg.mutant != WS_MUTANT_SKIP_LREM) {
+        wsi_cmdb_adds(&c, "LREM");
+        wsi_cmdb_adds(&c, s->processing);
+        wsi_cmdb_adds(&c, "1");
+        wsi_cmdb_add(&c, d->id, d->id_len);
+        rt_add(b, wsi_cmdb_done(&c), role, d, (size_t)-1, 1);
+    }
     if (s->recovery && d->member) {
         wsi_cmdb_adds(&c, "ZREM");
         wsi_cmdb_adds(&c, s->recovery);

@@ -84,8 +84,8 @@ typedef struct wsc_crash_point {
                                0: after the whole round trip applied, its replies lost */
     size_t commands;        /* commands in that round trip */
     char *command_text;     /* the command the crash precedes (or the round trip's last) */
-    const char *verdict;    /* "fine", "doubled", "lost", "split", "leaked", "not reached",
-                               "error" */
+    const char *verdict;    /* "fine", "doubled", "lost", "split", "leaked", "stranded",
+                               "not reached", "error" */
     char *detail;           /* the violations, one sentence each ("; " between), or the
                                error; "" when fine */
     int forbidden;          /* the verdict is one the scenario forbids (`forbid ...`) */
@@ -94,7 +94,7 @@ typedef struct wsc_crash_point {
 typedef struct wsc_exploration {
     wsc_crash_point *points;
     size_t npoints;
-    size_t fine, doubled, lost, split, leaked, other; /* points per verdict */
+    size_t fine, doubled, lost, split, leaked, stranded, other; /* points per verdict */
     size_t forbidden;       /* points whose verdict the scenario forbids */
     char *error;            /* the baseline run failed: why (then npoints is 0) */
 } wsc_exploration;
@@ -109,9 +109,13 @@ typedef struct wsc_exploration {
  * WS_ENOMEM. */
 int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out);
 void wsc_exploration_free(wsc_exploration *ex);
-/* The kinds the scenario forbids (its `forbid` lines), as a bit set over "lost", "leaked",
- * "split", "doubled" (bits 0-3). */
+/* The kinds the scenario forbids (its `forbid` lines), as a bit set over WSC_INVARIANTS
+ * ("lost", "leaked", "split", "doubled", "stranded": bits 0-4). */
 unsigned wsc_forbidden(const wsc_scenario *sc);
+
+/* The invariants ws_sim_check names, in their bit order; WSC_NINVARIANTS of them. */
+#define WSC_NINVARIANTS 5
+extern const char *const WSC_INVARIANTS[WSC_NINVARIANTS];
 
 #ifdef __cplusplus
 }

@@ -57,7 +57,8 @@ static void recover(wsc_runner *r, const wsc_scenario *sc, int rounds)
     }
 }
 
-static const char *kinds[] = {"lost", "leaked", "split", "doubled"};
+const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
+                                                     "stranded"};
 
 static char *xstrdup0(const char *s)
 {
@@ -110,8 +111,8 @@ static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_cr
     } else {
         /* the first violation names the point; every sentence goes into the detail */
         p->verdict = "error";
-        for (int k = 0; k < 4; k++)
-            if (strcmp(v[0].invariant, kinds[k]) == 0) p->verdict = kinds[k];
+        for (int k = 0; k < WSC_NINVARIANTS; k++)
+            if (strcmp(v[0].invariant, WSC_INVARIANTS[k]) == 0) p->verdict = WSC_INVARIANTS[k];
         size_t len = 1;
         for (size_t i = 0; i < n; i++) len += strlen(v[i].sentence) + 2;
         p->detail = calloc(len, 1);
@@ -119,8 +120,8 @@ static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_cr
         for (size_t i = 0; i < n; i++) {
             if (i) strcat(p->detail, "; ");
             strcat(p->detail, v[i].sentence);
-            for (int k = 0; k < 4; k++)
-                if ((sc->forbid & (1u << k)) && strcmp(v[i].invariant, kinds[k]) == 0)
+            for (int k = 0; k < WSC_NINVARIANTS; k++)
+                if ((sc->forbid & (1u << k)) && strcmp(v[i].invariant, WSC_INVARIANTS[k]) == 0)
                     p->forbidden = 1;
         }
     }
@@ -184,6 +185,7 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
         else if (!strcmp(p->verdict, "lost")) out->lost++;
         else if (!strcmp(p->verdict, "split")) out->split++;
         else if (!strcmp(p->verdict, "leaked")) out->leaked++;
+        else if (!strcmp(p->verdict, "stranded")) out->stranded++;
         else out->other++;
         if (p->forbidden) out->forbidden++;
     }

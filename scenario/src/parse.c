@@ -7,7 +7,7 @@
  *   scenario <title...>                    first statement, once
  *   needs fake <reason...>                 skipped on a real server, with the reason
  *   seed <n> | cluster | start <unix ms>   world settings, before any step
- *   forbid <lost|leaked|split|doubled>...  what `wsim explore` must not find
+ *   forbid <lost|leaked|split|doubled|stranded>...  what `wsim explore` must not find
  *   setup <command...>                     a raw command on the admin connection
  *   subscribe <name> <form> <key> [option...]
  *       form: stream | reliable-list | list | channel
@@ -47,7 +47,7 @@
  *   expect delayed <sub> (ITEM... | none)  the subscription needs a delay queue
  *   expect delayed <sub>                   then indented lines: ITEM [retries N] [due-in MS]
  *   expect invariants
- *   expect violation <lost|leaked|split|doubled> <ALIAS>
+ *   expect violation <lost|leaked|split|doubled|stranded> <ALIAS>
  *   expect warning <text>
  *   expect published <channel> (<payload>... | none)   every message that took effect on
  *                                          the channel, in order
@@ -574,6 +574,15 @@ static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, s
     return 0;
 }
 
+/* The bit of an invariant's name (WSC_INVARIANTS), or -1 with the error said. */
+static int invariant_bit(parser *p, const wsc_tok *t)
+{
+    for (int k = 0; k < WSC_NINVARIANTS; k++)
+        if (is(t, WSC_INVARIANTS[k])) return k;
+    perr(p, t->col, "unknown invariant '%s' (lost, leaked, split, doubled or stranded)", t->s);
+    return -1;
+}
+
 static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     if (need(p, t, n, 4, "subscribe <name> <form> <key> [options]")) return -1;
@@ -805,9 +814,10 @@ static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         if (n != 2) return perr(p, t[2].col, "usage: expect invariants");
         st->kind = K_EXPECT_INVARIANTS;
     } else if (is(w, "violation")) {
-        if (n != 4) return perr(p, w->col, "usage: expect violation <lost|leaked|split|doubled> <alias>");
-        if (!is(&t[2], "lost") && !is(&t[2], "leaked") && !is(&t[2], "split") && !is(&t[2], "doubled"))
-            return perr(p, t[2].col, "unknown invariant '%s' (lost, leaked, split or doubled)", t[2].s);
+        if (n != 4)
+            return perr(p, w->col,
+                        "usage: expect violation <lost|leaked|split|doubled|stranded> <alias>");
+        if (invariant_bit(p, &t[2]) < 0) return -1;
         st->kind = K_EXPECT_VIOLATION;
         st->text = xstrdup(t[2].s);
         st->alias = xstrdup(t[3].s);
@@ -930,14 +940,11 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
         return 1;
     }
     if (is(w, "forbid")) {
-        if (n < 2) return perr(p, w->col + 6, "usage: forbid <lost|leaked|split|doubled>...");
+        if (n < 2)
+            return perr(p, w->col + 6, "usage: forbid <lost|leaked|split|doubled|stranded>...");
         for (size_t i = 1; i < n; i++) {
-            static const char *kinds[] = {"lost", "leaked", "split", "doubled"};
-            int k = 0;
-            while (k < 4 && !is(&t[i], kinds[k])) k++;
-            if (k == 4)
-                return perr(p, t[i].col, "unknown invariant '%s' (lost, leaked, split or doubled)",
-                            t[i].s);
+            int k = invariant_bit(p, &t[i]);
+            if (k < 0) return -1;
             sc->forbid |= 1u << k;
         }
         return 1;

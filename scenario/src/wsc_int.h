@@ -44,7 +44,7 @@ typedef enum wsc_kind {
     K_EXPECT_PENDING,   /* expect pending <sub> <alias>...|none, or + indented entry lines */
     K_EXPECT_DELAYED,   /* expect delayed <sub> <alias>...|none, or + indented entry lines */
     K_EXPECT_INVARIANTS,/* expect invariants */
-    K_EXPECT_VIOLATION, /* expect violation <lost|leaked|split|doubled> <alias> */
+    K_EXPECT_VIOLATION, /* expect violation <one of WSC_INVARIANTS> <alias> */
     K_EXPECT_WARNING,   /* expect warning <text> */
     K_EXPECT_PUBLISHED, /* expect published <channel> <payload>...|none */
     K_EXPECT_DELIVERY,  /* expect delivery <alias> count <n> | retries <n> */
@@ -130,8 +130,7 @@ struct wsc_scenario {
     uint64_t seed;
     int cluster;
     int64_t start_ms;
-    unsigned forbid;    /* `forbid` kinds for the explorer: bit 0 lost, 1 leaked, 2 split,
-                           3 doubled */
+    unsigned forbid;    /* `forbid` kinds for the explorer: bit k is WSC_INVARIANTS[k] */
     wsc_stmt *st;
     size_t nst;
 };

@@ -91,7 +91,8 @@ static const char *EXPLORE_HELP =
     "orphan sweeps, delay-queue sweeps; the clock moves past every min-idle and delay),\n"
     "each redelivery handled as the scenario handles its entry.  Each point is then\n"
     "classified: fine, doubled (an entry's effect applied twice), lost, split (an atomic\n"
-    "segment applied in part) or leaked (a dropped delivery's write applied).  Prints a\n"
+    "segment applied in part), leaked (a dropped delivery's write applied) or stranded (a\n"
+    "reliable list's value left where no recovery will find it).  Prints a\n"
     "table and a summary; --verbose adds each violation's sentence.\n"
     "\n"
     "exit status: 0, or 1 when a point breaks an invariant the scenario forbids\n"
@@ -688,8 +689,8 @@ static int cmd_explore(int argc, char **argv)
             printf("  %-34s %-44s %s%s\n", where, cmd, p->verdict, p->forbidden ? " (forbidden)" : "");
             if (o.verbose && p->detail && *p->detail) printf("      %s\n", p->detail);
         }
-        printf("\n%zu fine, %zu doubled, %zu lost, %zu split, %zu leaked", ex.fine, ex.doubled,
-               ex.lost, ex.split, ex.leaked);
+        printf("\n%zu fine, %zu doubled, %zu lost, %zu split, %zu leaked, %zu stranded", ex.fine,
+               ex.doubled, ex.lost, ex.split, ex.leaked, ex.stranded);
         if (ex.other) printf(", %zu other", ex.other);
         printf("\n");
         if (ex.forbidden) {

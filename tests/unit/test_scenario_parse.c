@@ -1022,11 +1022,12 @@ static void expect_invariants_violation(void **state)
     (void)state;
     wsc_scenario *sc = ok(ENTRIES "expect invariants\nexpect violation lost e1\n"
                                   "expect violation leaked e1\nexpect violation split e2\n"
-                                  "expect violation doubled e2\n");
-    assert_int_equal(sc->st[sc->nst - 5].kind, K_EXPECT_INVARIANTS);
-    static const char *kinds[] = {"lost", "leaked", "split", "doubled"};
-    for (size_t i = 0; i < 4; i++) {
-        const wsc_stmt *st = &sc->st[sc->nst - 4 + i];
+                                  "expect violation doubled e2\n"
+                                  "expect violation stranded e2\n");
+    assert_int_equal(sc->st[sc->nst - 6].kind, K_EXPECT_INVARIANTS);
+    static const char *kinds[] = {"lost", "leaked", "split", "doubled", "stranded"};
+    for (size_t i = 0; i < 5; i++) {
+        const wsc_stmt *st = &sc->st[sc->nst - 5 + i];
         assert_int_equal(st->kind, K_EXPECT_VIOLATION);
         assert_string_equal(st->text, kinds[i]);
         assert_string_equal(st->alias, i < 2 ? "e1" : "e2");
@@ -1278,10 +1279,10 @@ static void errors_world(void **state)
         E(HEAD "expect invariants\ncluster", "3:1: error: 'cluster' must come before the first step"),
         E(ENTRIES "e1: ack\nseed 3", "7:1: error: 'seed' must come before the first step"),
         E(HEAD "cluster yes", "2:9: error: cluster takes no argument"),
-        E(HEAD "forbid", "2:7: error: usage: forbid <lost|leaked|split|doubled>..."),
-        E(HEAD "forbid # nothing", "2:7: error: usage: forbid <lost|leaked|split|doubled>..."),
-        E(HEAD "forbid lost gone", "2:13: error: unknown invariant 'gone' (lost, leaked, split or doubled)"),
-        E(HEAD "forbid \"lost\"", "2:8: error: unknown invariant 'lost' (lost, leaked, split or doubled)"),
+        E(HEAD "forbid", "2:7: error: usage: forbid <lost|leaked|split|doubled|stranded>..."),
+        E(HEAD "forbid # nothing", "2:7: error: usage: forbid <lost|leaked|split|doubled|stranded>..."),
+        E(HEAD "forbid lost gone", "2:13: error: unknown invariant 'gone' (lost, leaked, split, doubled or stranded)"),
+        E(HEAD "forbid \"lost\"", "2:8: error: unknown invariant 'lost' (lost, leaked, split, doubled or stranded)"),
         E("forbid lost\nscenario T", "1:1: error: the file must start with 'scenario <title>' (got 'forbid')"),
         E(HEAD "seed", "2:1: error: usage: seed <number>"),
         E(HEAD "seed 1 2", "2:1: error: usage: seed <number>"),
@@ -1486,9 +1487,9 @@ static void errors_expect(void **state)
         E(HEAD "expect pending", "2:8: error: usage: expect pending <sub> (<alias>... | none), or the entries on indented lines below it"),
         E(HEAD "expect delayed", "2:8: error: usage: expect delayed <sub> (<alias>... | none), or the entries on indented lines below it"),
         E(HEAD "expect invariants hold", "2:19: error: usage: expect invariants"),
-        E(HEAD "expect violation lost", "2:8: error: usage: expect violation <lost|leaked|split|doubled> <alias>"),
-        E(HEAD "expect violation lost e1 e2", "2:8: error: usage: expect violation <lost|leaked|split|doubled> <alias>"),
-        E(HEAD "expect violation gone e1", "2:18: error: unknown invariant 'gone' (lost, leaked, split or doubled)"),
+        E(HEAD "expect violation lost", "2:8: error: usage: expect violation <lost|leaked|split|doubled|stranded> <alias>"),
+        E(HEAD "expect violation lost e1 e2", "2:8: error: usage: expect violation <lost|leaked|split|doubled|stranded> <alias>"),
+        E(HEAD "expect violation gone e1", "2:18: error: unknown invariant 'gone' (lost, leaked, split, doubled or stranded)"),
         E(HEAD "expect warning", "2:8: error: usage: expect warning <text>"),
         E(HEAD "expect published", "2:8: error: usage: expect published <channel> (<payload>... | none)"),
         E(HEAD "expect published news", "2:8: error: usage: expect published <channel> (<payload>... | none)"),

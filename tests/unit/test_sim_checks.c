@@ -6,8 +6,10 @@
  * commits a dropped delivery's segment; WS_MUTANT_SETTLE_OUTSIDE_EXEC sends an atomic
  * segment's own XACK after its EXEC), and the matching check must name it.  "lost" and
  * "doubled" need no mutant: an XACK sent by hand behind the consumer's back loses an entry,
- * a crash between a direct write and its XACK doubles one.  Without the mutant the same
- * runs keep every invariant.
+ * a crash between a direct write and its XACK doubles one.  "stranded" fires for a crash
+ * between a list claim's LMOVE and its ZADD, and for WS_MUTANT_SKIP_LREM (a list settle
+ * without its LREM, as when the LREM fails and its ZREM goes through).  Without the mutant
+ * the same runs keep every invariant.
  *
  * Each test runs on the fake and, with --real, on redis-server too (sim_fixture.h); the
  * sentences hold stream ids, which the tests read back rather than write out. */
@@ -170,6 +172,74 @@ SF_TEST(an_execabort_splits_nothing_without_the_mutant)
     assert_int_equal(n, 0);
 }
 
+/* ----- stranded ---------------------------------------------------------------------------- */
+
+/* A reliable list with recovery "orders:claims" (min-idle 50 ms), COUNT 1. */
+static ws_sub *recovered_list(ws_sim *sim)
+{
+    ws_sub_config c = {.form = WS_FORM_RELIABLE_LIST, .mode = WS_MODE_WINDOW, .key = "orders",
+                       .count = 1, .recovery = "orders:claims", .min_idle_ms = 50};
+    return sf_subscribe(sim, &c);
+}
+
+/* The settle's LREM left out, its ZREM sent: the value stays on the processing list and no
+ * member names it any more, however long the sweep waits. */
+SF_TEST(stranded_fires_when_a_settle_drops_the_claim_but_not_the_value)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_SKIP_LREM);
+    ws_sub *sub = recovered_list(sim);
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    assert_int_equal(ws_sim_advance(sim, 60), 0);
+    assert_int_equal(sf_read(sub), 0); /* the sweep finds no claim to follow */
+    assert_string_equal(sf_q(sim, "LRANGE orders.processing 0 -1"), "[\"order-1\"]");
+    assert_string_equal(sf_q(sim, "ZCARD orders:claims"), ":0");
+    sf_expect_violations(w);
+    only_violation(sim, "stranded", "order-1",
+                   "entry order-1 is stranded on the processing list orders.processing: no "
+                   "live delivery holds it and its delivery in read 1 of orders ended ack, "
+                   "but its LREM did not take effect while its recovery member went, so the "
+                   "orphan sweep never finds it; it will never be delivered again");
+}
+
+/* A crash after the claim's LMOVE and before its ZADD (the framework's order: list.rs
+ * moves, then records the claim in a round trip of its own). */
+SF_TEST(stranded_fires_for_a_crash_between_the_lmove_and_its_zadd)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
+    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "ZADD", .nth = 1};
+    assert_int_equal(ws_fault_arm(ws_sim_reader(sim), &f), 0);
+    ws_sub *sub = recovered_list(sim);
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
+    ws_read_result res;
+    assert_int_equal(ws_read(sub, &res), WS_ECRASHED);
+    assert_int_equal(ws_sim_restart(sim), 0);
+    assert_int_equal(ws_sim_advance(sim, 60), 0);
+    assert_int_equal(sf_read(sub), 0);
+    sf_expect_violations(w);
+    size_t n;
+    const ws_violation *v = sf_check(sim, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0].invariant, "stranded");
+    assert_string_equal(v[0].entry, "order-1");
+    assert_non_null(strstr(v[0].sentence, "the claim's ZADD that follows its LMOVE never "
+                                          "took effect"));
+}
+
+/* Without the mutant the settle removes both: nothing is stranded. */
+SF_TEST(nothing_is_stranded_without_the_mutant)
+{
+    ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
+    ws_sub *sub = recovered_list(sim);
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    size_t n;
+    sf_check(sim, &n);
+    assert_int_equal(n, 0);
+}
+
 /* ----- lost and doubled -------------------------------------------------------------------- */
 
 /* An XACK behind the consumer's back: the entry is neither settled by the consumer nor
@@ -230,6 +300,9 @@ int main(int argc, char **argv)
         SF_T(split_fires_when_the_settle_outside_exec_is_cut_off_by_a_crash),
         SF_T(split_fires_when_the_settle_outside_exec_outlives_an_execabort),
         SF_T(an_execabort_splits_nothing_without_the_mutant),
+        SF_T(stranded_fires_when_a_settle_drops_the_claim_but_not_the_value),
+        SF_T(stranded_fires_for_a_crash_between_the_lmove_and_its_zadd),
+        SF_T(nothing_is_stranded_without_the_mutant),
         SF_T(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back),
         SF_T(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash),
     };
