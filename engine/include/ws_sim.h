@@ -134,6 +134,14 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
  * the process becomes stale.  An armed fault that fires (ws_conn.h: crash, lost replies)
  * does the same.  Returns 0 (WS_EDEAD if it was dead already). */
 int ws_sim_crash(ws_sim *sim);
+/* Stops the consumer process gracefully, as the framework's shutdown does: every live
+ * subscription's window drains (what it owes is flushed, cause "shutdown"), then the
+ * process ends.  Outstanding deliveries are abandoned (their entries stay pending or on
+ * the processing list), and the runtime's delayed copies die with the process (its
+ * timers are detached tasks nothing awaits: docs/engine.md).  ws_sim_restart starts the
+ * next one.  Returns 0, WS_ECRASHED when an armed fault killed it during the drain, or
+ * WS_EDEAD when it was dead already. */
+int ws_sim_shutdown(ws_sim *sim);
 /* Non-zero while the process is dead (crashed and not restarted). */
 int ws_sim_dead(const ws_sim *sim);
 /* Starts a fresh process: new connections, and every subscription made so far started
@@ -178,7 +186,11 @@ typedef struct ws_sub_config {
     ws_form form;
     ws_mode mode;
     const char *key;        /* stream, list or channel (or pattern with `pattern`) */
-    const char *group;      /* stream: the consumer group (must exist: XGROUP CREATE) */
+    const char *group;      /* stream: the consumer group, made when the subscription
+                               starts (`XGROUP CREATE <key> <group> <start> MKSTREAM`
+                               through the pool, BUSYGROUP taken as done: broker.rs
+                               ensure_group), in every process */
+    const char *group_start;/* stream: where a new group starts: "$" (NULL), "0" or an id */
     const char *consumer;   /* stream: the consumer name; NULL: "wsim-" + 8 hex digits
                                drawn from the seed, drawn again at each restart */
     int reclaim;            /* stream: a reclaim subscription (XAUTOCLAIM), not `>` */
@@ -200,6 +212,21 @@ typedef struct ws_sub_config {
                                and "#2", "#3"... appended while it is not unique) */
     ws_out reply;           /* where ws_reply publishes (key NULL: no reply output) */
     int reply_in_round;     /* the InRound transform on the reply */
+    unsigned max_attempts;  /* the registration's max_attempts(n) (0: none): a retry whose
+                               attempt (the retry counter + 1, or the server's delivery
+                               count) reaches n goes to the dead letter, or is rejected
+                               (settled as dropped).  With it or dead_letter, a retry is
+                               the runtime's: settled first, then a copy published
+                               through the pool with the counter raised (docs/engine.md) */
+    const char *dead_letter;/* dead_letter(dest): where a capped retry's copy goes (a key
+                               a subscription reads as a list or channel gets LPUSH or
+                               PUBLISH of the frame; any other key, XADD); without
+                               max_attempts every retry goes there */
+    int claiming;           /* stream: RedisStream::claiming -- XREADGROUP ... CLAIM
+                               min_idle_ms (Redis 8.4): pending entries idle that long come
+                               back with the fresh ones; retry settles nothing */
+    int64_t recovery_ttl_ms;/* reliable list with recovery: PEXPIRE of the recovery set
+                               after each read's claims (0: none) */
     int warn_crossslot;     /* atomic: warn (ws_sim_warning) when a committed segment
                                touches a key outside the slot of the subscription's key,
                                before sending it; on by default with cluster emulation.
@@ -337,8 +364,10 @@ char *ws_sim_trace_text(const ws_sim *sim, size_t *len);
 char *ws_sim_diagram(const ws_sim *sim, size_t *len);
 /* FNV-1a 64 of ws_sim_trace_text: two runs agree iff their traces are byte-identical. */
 uint64_t ws_sim_trace_hash(const ws_sim *sim);
-/* Round trips made by the consumer process(es) so far: in total, on reads (and sweeps),
- * on flushes, and through the pool (pool commands, direct writes, timers). */
+/* Round trips made by the consumer process(es) so far: in total, on reads (and sweeps and
+ * claims), on flushes, and through the pool (pool commands, direct writes and settles,
+ * publishes, runtime copies, timers).  A subscription's start (its group made, its
+ * channel subscribed) counts in the total only. */
 typedef struct ws_sim_counts {
     uint64_t round_trips, read_round_trips, flush_round_trips, pool_round_trips;
     uint64_t reads, deliveries, flushes, reports;

@@ -425,9 +425,10 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                 held = set_has(&h->listed, d->id, d->id_len);
             }
         }
-        for (size_t i = 0; stream && !held && i < sim->nlineage; i++)
+        for (size_t i = 0; !held && i < sim->nlineage; i++)
             if (sim->lineage[i].root == root)
-                held = set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len);
+                held = stream ? set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len)
+                              : set_has(&h->listed, sim->lineage[i].id, sim->lineage[i].len);
         if (stream) {
             held = held || set_has(&h->pending, p->id, p->id_len) ||
                    set_has(&h->pending_payloads, p->payload, p->payload_len) ||
@@ -442,6 +443,9 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             ws_delivery *d = v[i];
             if (!d->settle_sent) continue;
             if (d->outcome == WS_DROP && !d->delay_ms) settled = 1;
+            /* retried at the cap: rejected, or moved to the dead letter */
+            if (d->rejected || (d->copy_planned == WSI_COPY_DEAD_LETTER && d->copy_sent))
+                settled = 1;
             if (d->outcome == WS_ACK) {
                 settled = 1;
                 for (size_t k = 0; k < d->neffects; k++)
@@ -449,13 +453,31 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             }
         }
         if (!held && !settled) {
-            ws_delivery *timer = NULL, *queued = NULL;
-            for (size_t i = 0; i < n; i++)
-                if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
+            ws_delivery *timer = NULL, *queued = NULL, *copied = NULL;
+            for (size_t i = 0; i < n; i++) {
+                if (v[i]->copy_planned && v[i]->settle_sent && !v[i]->copy_sent &&
+                    !v[i]->delay_ms)
+                    copied = v[i];
+                else if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
                     if (v[i]->sub->delay_queue) queued = v[i];
                     else timer = v[i];
                 }
-            if (queued)
+            }
+            if (copied)
+                violation(sim, "lost", p->id,
+                          "entry %s was lost: the runtime settled its delivery %s for a retry "
+                          "(%s declared: the settle first, then the copy) and the consumer "
+                          "crashed after the settle took effect (%s) and before the %s was "
+                          "published (%s)",
+                          p->id, copied->id,
+                          copied->sub->cfg.max_attempts && copied->sub->dead_letter
+                              ? "max-attempts and a dead letter"
+                          : copied->sub->dead_letter ? "a dead letter" : "max-attempts",
+                          wsi_where_text(&copied->settle_where, (char[96]){0}, 96),
+                          copied->copy_planned == WSI_COPY_DEAD_LETTER ? "dead-letter copy"
+                                                                       : "copy",
+                          crash_of(sim, copied));
+            else if (queued)
                 violation(sim, "lost", p->id,
                           "entry %s was lost: its delivery %s was scheduled in the delay queue "
                           "%s for a retry after %lld ms, and the copy left the queue (the sweep's "

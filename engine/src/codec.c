@@ -1,33 +1,196 @@
-/* codec.c -- the engine's own encodings (docs/engine.md, "Encodings"):
+/* codec.c -- the framework's encodings (docs/engine.md, "Encodings"), byte for byte as
+ * ruststream-fred writes them, so that a trace from wsim reads like the framework's traffic:
  *
- *   delay-queue member   "wsim1" <id> <field> <value> ...     (retry_after, §2.1)
- *   list/channel frame   the payload alone when there are no headers, else
- *                        "wsim1" "_payload" <payload> "h:<name>" <value> ...
+ *   binary frame         [u32 header count] then per header [u32 name length][name]
+ *                        [u32 value length][value], then the payload to the end
+ *                        (envelope.rs binary_encode; all u32 big-endian; no magic)
+ *   delay-queue member   [u32 id length][the entry id][binary frame of the copy]
+ *                        (delay.rs encode_member)
+ *   recovery member      [u32 process id][u64 per-process counter][the list value]
+ *                        (recovery.rs claim_member)
  *
- * where each string is written as <decimal length> ':' <bytes>.  Binary safe (lengths,
- * not separators), reversible, and readable in redis-cli for ASCII payloads. */
+ * Inside the engine a message's parts travel as a stream entry's fields: "_payload", the
+ * payload, then "h:<name>", value, ... -- the form XADD writes and the sweep re-adds.  A
+ * value that does not parse as a frame is a raw payload without headers, as the framework
+ * decodes it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_int.h"
 
-static const char MAGIC[] = "wsim1";
-
-static void put(wsi_text *t, const char *p, size_t len)
+static void put_u32(wsi_text *t, uint32_t v)
 {
-    wsi_text_size(t, len);
-    wsi_text_add(t, ":", 1);
-    wsi_text_add(t, p, len);
+    char b[4] = {(char)(v >> 24), (char)(v >> 16), (char)(v >> 8), (char)v};
+    wsi_text_add(t, b, 4);
+}
+
+static uint32_t get_u32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+/* Appends the binary frame of fields (stream form: "_payload" p "h:<name>" v ...; other
+ * fields are not the message's and are left out, as convert.rs parts_from_fields does). */
+static void frame_of_fields(wsi_text *t, char *const *fields, const size_t *lens, size_t n)
+{
+    uint32_t nh = 0;
+    const char *payload = "";
+    size_t plen = 0;
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        if (lens[i] == 8 && memcmp(fields[i], "_payload", 8) == 0) {
+            payload = fields[i + 1];
+            plen = lens[i + 1];
+        } else if (lens[i] > 2 && memcmp(fields[i], "h:", 2) == 0) {
+            nh++;
+        }
+    }
+    put_u32(t, nh);
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        if (lens[i] <= 2 || memcmp(fields[i], "h:", 2) != 0) continue;
+        put_u32(t, (uint32_t)(lens[i] - 2));
+        wsi_text_add(t, fields[i] + 2, lens[i] - 2);
+        put_u32(t, (uint32_t)lens[i + 1]);
+        wsi_text_add(t, fields[i + 1], lens[i + 1]);
+    }
+    wsi_text_add(t, payload, plen);
+}
+
+char *wsi_frame_fields(char *const *fields, const size_t *lens, size_t n, size_t *len)
+{
+    wsi_text t = {0};
+    frame_of_fields(&t, fields, lens, n);
+    *len = t.len;
+    return t.p;
+}
+
+char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
+                       size_t *len)
+{
+    if (nh == 0) {
+        /* what a producer without headers sends here: the bare payload, which the
+         * framework decodes as a payload without headers (docs/engine.md) */
+        *len = plen;
+        return wsi_xmemdup(payload, plen);
+    }
+    wsi_text t = {0};
+    put_u32(&t, (uint32_t)nh);
+    for (size_t i = 0; i < nh; i++) {
+        size_t nl = strlen(h[i].name);
+        size_t vl = h[i].value_len ? h[i].value_len : (h[i].value ? strlen(h[i].value) : 0);
+        put_u32(&t, (uint32_t)nl);
+        wsi_text_add(&t, h[i].name, nl);
+        put_u32(&t, (uint32_t)vl);
+        wsi_text_add(&t, h[i].value ? h[i].value : "", vl);
+    }
+    wsi_text_add(&t, payload, plen);
+    *len = t.len;
+    return t.p;
+}
+
+/* A list of strings under construction. */
+typedef struct strs {
+    char **s;
+    size_t *l;
+    size_t n, cap;
+} strs;
+
+static void strs_add(strs *v, const char *p, size_t len)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 8;
+        v->s = wsi_xrealloc(v->s, v->cap * sizeof *v->s);
+        v->l = wsi_xrealloc(v->l, v->cap * sizeof *v->l);
+    }
+    v->s[v->n] = wsi_xmemdup(p, len);
+    v->l[v->n++] = len;
+}
+
+static void strs_add_prefixed(strs *v, const char *prefix, const char *p, size_t len)
+{
+    size_t pl = strlen(prefix);
+    char *buf = wsi_xmalloc(pl + len + 1);
+    memcpy(buf, prefix, pl);
+    memcpy(buf + pl, p, len);
+    strs_add(v, buf, pl + len);
+    free(buf);
+}
+
+/* Well-formed UTF-8 by its lead and continuation bytes (the framework refuses a header
+ * name that is not UTF-8; overlong forms are not looked for). */
+static int utf8_ok(const unsigned char *p, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = p[i];
+        size_t extra;
+        if (c < 0x80) extra = 0;
+        else if ((c & 0xE0) == 0xC0) extra = 1;
+        else if ((c & 0xF0) == 0xE0) extra = 2;
+        else if ((c & 0xF8) == 0xF0) extra = 3;
+        else return 0;
+        if (extra > len - i - 1) return 0;
+        for (size_t k = 1; k <= extra; k++)
+            if ((p[i + k] & 0xC0) != 0x80) return 0;
+        i += extra + 1;
+    }
+    return 1;
+}
+
+/* Parses a frame at p into v (stream form, "_payload" first); 0, or -1 when it is not one
+ * (v then holds what it held before). */
+static int frame_parse(const char *p, size_t len, strs *v)
+{
+    if (len < 4) return -1;
+    uint32_t nh = get_u32(p);
+    size_t pos = 4;
+    /* each header takes at least 8 bytes: a count past that cannot be one */
+    if (nh > (len - 4) / 8) return -1;
+    strs h = {0};
+    for (uint32_t i = 0; i < nh; i++) {
+        if (len - pos < 4) goto bad;
+        uint32_t nl = get_u32(p + pos);
+        pos += 4;
+        if (nl > len - pos || !utf8_ok((const unsigned char *)p + pos, nl)) goto bad;
+        strs_add_prefixed(&h, "h:", p + pos, nl);
+        pos += nl;
+        if (len - pos < 4) goto bad;
+        uint32_t vl = get_u32(p + pos);
+        pos += 4;
+        if (vl > len - pos) goto bad;
+        strs_add(&h, p + pos, vl);
+        pos += vl;
+    }
+    strs_add(v, "_payload", 8);
+    strs_add(v, p + pos, len - pos);
+    for (size_t i = 0; i < h.n; i++) strs_add(v, h.s[i], h.l[i]);
+    wsi_strings_free(h.s, h.l, h.n);
+    return 0;
+bad:
+    wsi_strings_free(h.s, h.l, h.n);
+    return -1;
+}
+
+long wsi_frame_decode(const char *p, size_t len, char ***out, size_t **lens)
+{
+    strs v = {0};
+    if (frame_parse(p, len, &v) != 0) {
+        strs_add(&v, "_payload", 8);
+        strs_add(&v, p, len); /* not a frame: the whole value is the payload */
+    }
+    *out = v.s;
+    *lens = v.l;
+    return (long)v.n;
 }
 
 char *wsi_dq_encode(const char *id, size_t id_len, char *const *fields, const size_t *lens,
                     size_t n, size_t *len)
 {
     wsi_text t = {0};
-    wsi_text_add(&t, MAGIC, sizeof MAGIC - 1);
-    put(&t, id, id_len);
-    for (size_t i = 0; i < n; i++) put(&t, fields[i], lens[i]);
+    put_u32(&t, (uint32_t)id_len);
+    wsi_text_add(&t, id, id_len);
+    frame_of_fields(&t, fields, lens, n);
     *len = t.len;
     return t.p;
 }
@@ -36,36 +199,18 @@ long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens)
 {
     *out = NULL;
     *lens = NULL;
-    if (len < sizeof MAGIC - 1 || memcmp(p, MAGIC, sizeof MAGIC - 1) != 0) return -1;
-    size_t pos = sizeof MAGIC - 1, n = 0, cap = 0;
-    char **s = NULL;
-    size_t *l = NULL;
-    while (pos < len) {
-        size_t v = 0, digits = 0;
-        while (pos < len && p[pos] >= '0' && p[pos] <= '9' && digits < 19) {
-            v = v * 10 + (size_t)(p[pos] - '0');
-            pos++;
-            digits++;
-        }
-        if (!digits || pos >= len || p[pos] != ':' || v > len - pos - 1) {
-            wsi_strings_free(s, l, n);
-            return -1;
-        }
-        pos++;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            s = wsi_xrealloc(s, cap * sizeof *s);
-            l = wsi_xrealloc(l, cap * sizeof *l);
-        }
-        s[n] = wsi_xmemdup(p + pos, v);
-        l[n] = v;
-        n++;
-        pos += v;
+    if (len < 4) return -1;
+    uint32_t idl = get_u32(p);
+    if (idl > len - 4) return -1;
+    strs v = {0};
+    strs_add(&v, p + 4, idl);
+    if (frame_parse(p + 4 + idl, len - 4 - idl, &v) != 0) {
+        wsi_strings_free(v.s, v.l, v.n);
+        return -1;
     }
-    if (n == 0) return -1;
-    *out = s;
-    *lens = l;
-    return (long)n;
+    *out = v.s;
+    *lens = v.l;
+    return (long)v.n;
 }
 
 void wsi_strings_free(char **s, size_t *lens, size_t n)
@@ -73,29 +218,6 @@ void wsi_strings_free(char **s, size_t *lens, size_t n)
     for (size_t i = 0; i < n; i++) free(s[i]);
     free(s);
     free(lens);
-}
-
-char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
-                       size_t *len)
-{
-    if (nh == 0) {
-        *len = plen;
-        return wsi_xmemdup(payload, plen);
-    }
-    wsi_text t = {0};
-    wsi_text_add(&t, MAGIC, sizeof MAGIC - 1);
-    put(&t, "_payload", 8);
-    put(&t, payload, plen);
-    for (size_t i = 0; i < nh; i++) {
-        size_t nl = strlen(h[i].name);
-        wsi_text_size(&t, nl + 2); /* "h:<name>", as put would write it */
-        wsi_text_add(&t, ":h:", 3);
-        wsi_text_add(&t, h[i].name, nl);
-        size_t vl = h[i].value_len ? h[i].value_len : (h[i].value ? strlen(h[i].value) : 0);
-        put(&t, h[i].value ? h[i].value : "", vl);
-    }
-    *len = t.len;
-    return t.p;
 }
 
 long ws_delay_member_decode(const char *member, size_t len, char ***strings, size_t **lens)
@@ -107,16 +229,19 @@ void ws_strings_free(char **strings, size_t *lens, size_t n) { wsi_strings_free(
 
 /* ----- Recovery members ------------------------------------------------------------------- */
 
-#define SALT_LEN 16 /* hex digits of a recovery member's salt ("%016llx" of 64 bits) */
+#define SALT_LEN 12 /* u32 process id, u64 counter */
 
-char *wsi_recovery_member(uint64_t bits, const char *value, size_t len, size_t *mlen)
+char *wsi_recovery_member(uint32_t pid, uint64_t counter, const char *value, size_t len,
+                          size_t *mlen)
 {
-    char *m = wsi_xmalloc(SALT_LEN + len + 1);
-    for (int h = SALT_LEN - 1; h >= 0; h--, bits >>= 4) m[h] = "0123456789abcdef"[bits & 15];
-    if (len) memcpy(m + SALT_LEN, value, len);
-    m[SALT_LEN + len] = '\0';
-    *mlen = SALT_LEN + len;
-    return m;
+    wsi_text t = {0};
+    put_u32(&t, pid);
+    put_u32(&t, (uint32_t)(counter >> 32));
+    put_u32(&t, (uint32_t)counter);
+    wsi_text_add(&t, value, len);
+    *mlen = t.len;
+    if (!t.p) t.p = wsi_xmemdup("", 0);
+    return t.p;
 }
 
 const char *wsi_recovery_value(const char *member, size_t len, size_t *vlen)

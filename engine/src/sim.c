@@ -91,6 +91,10 @@ static int process_start(ws_sim *sim)
                                                                  : sim->window));
     }
     sim->dead = 0;
+    /* a process id as Linux hands them out (2 .. 4194303), and its per-process counters */
+    sim->pid = (uint32_t)(2 + wsi_rand(sim) % 4194302u);
+    sim->claims = 0;
+    sim->auto_consumers = 0;
     for (size_t i = 0; i < sim->nsubs; i++) {
         int rc = wsi_sub_start(sim->subs[i]);
         if (rc) return rc;
@@ -143,7 +147,9 @@ static void timers_free(ws_sim *sim)
     sim->ntimers = 0;
 }
 
-void wsi_process_crash(ws_sim *sim, const char *why)
+/* Ends the process: frees every window, segment and timer, marks outstanding deliveries
+ * dead, closes the connections; `how` ("crashed", "stopped") and why go into the trace. */
+static void process_end(ws_sim *sim, const char *how, const char *why)
 {
     if (sim->dead) return;
     snprintf(sim->last_crash, sizeof sim->last_crash, "%s", why);
@@ -153,13 +159,33 @@ void wsi_process_crash(ws_sim *sim, const char *why)
     }
     free(sim->crashes[sim->incarnation - 1]);
     sim->crashes[sim->incarnation - 1] = wsi_xstrdup(why);
-    wsi_trace_note(sim, "-- the consumer process %u crashed: %s\n", sim->incarnation, why);
+    wsi_trace_note(sim, "-- the consumer process %u %s: %s\n", sim->incarnation, how, why);
     for (size_t i = 0; i < sim->nsubs; i++) wsi_sub_reset(sim->subs[i]);
     timers_free(sim);
     ws_conn_close(sim->reader);
     ws_conn_close(sim->window);
     sim->reader = sim->window = NULL;
     sim->dead = 1;
+}
+
+void wsi_process_crash(ws_sim *sim, const char *why) { process_end(sim, "crashed", why); }
+
+int ws_sim_shutdown(ws_sim *sim)
+{
+    if (sim->dead) return wsi_fail(sim, WS_EDEAD, "the consumer is dead already");
+    wsi_trace_note(sim, "-- the consumer process %u shuts down: its windows drain\n",
+                   sim->incarnation);
+    /* the framework drains each window as its subscription is dropped (source.rs) */
+    for (size_t i = 0; i < sim->nsubs && !sim->dead; i++)
+        if (!sim->subs[i]->stopped) wsi_flush(sim->subs[i], "shutdown");
+    if (sim->dead) return WS_ECRASHED;
+    if (sim->ntimers)
+        wsi_trace_note(sim, "-- %zu delayed cop%s die%s with the process\n", sim->ntimers,
+                       sim->ntimers == 1 ? "y" : "ies", sim->ntimers == 1 ? "s" : "");
+    char why[160];
+    snprintf(why, sizeof why, "graceful shutdown at %lld ms", (long long)wsi_now(sim));
+    process_end(sim, "stopped", why);
+    return 0;
 }
 
 int ws_sim_crash(ws_sim *sim)
@@ -191,6 +217,7 @@ void ws_sim_free(ws_sim *sim)
         free(d->id);
         free(d->fields); /* one block with the lengths and the bytes (set_fields) */
         free(d->member);
+        free(d->reply);
         for (size_t j = 0; j < d->nbound; j++) free((char *)d->bound[j].key);
         free(d->bound);
         for (size_t j = 0; j < d->neffects; j++) wsi_cmd_free(d->effects[j].cmd);
@@ -279,7 +306,8 @@ int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *cons
         if (flush) sim->counts.flush_round_trips++;
         else if (roles && (roles[0] == WSI_ROLE_READ || roles[0] == WSI_ROLE_SWEEP))
             sim->counts.read_round_trips++;
-        else sim->counts.pool_round_trips++;
+        else if (!roles || roles[0] != WSI_ROLE_SUBSCRIBE)
+            sim->counts.pool_round_trips++;
     }
     if (rc == 0) return 0;
     if (rc == WS_EREFUSED)

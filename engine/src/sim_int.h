@@ -92,6 +92,8 @@ typedef enum wsi_role {
     WSI_ROLE_RETRY,     /* a retry write (XADD copy, ZADD, PEXPIRE, LPUSH) */
     WSI_ROLE_SETTLE,    /* a settle (XACK, LREM, ZREM) */
     WSI_ROLE_TIMER,     /* a timer's copy published through the pool */
+    WSI_ROLE_COPY,      /* the runtime's copy of a retried delivery, at once (pool) */
+    WSI_ROLE_SUBSCRIBE, /* a subscription's start: its group made, its channel subscribed */
 } wsi_role;
 
 /* ----- Deliveries ------------------------------------------------------------------------ */
@@ -159,6 +161,12 @@ struct ws_delivery {
     int seg_state;          /* WSI_SEG_*: what became of its segment */
     int exec_ok;            /* atomic: EXEC answered an array */
     uint64_t flush;         /* the flush that carried it (0: none yet) */
+    int copy_planned;       /* WSI_COPY_*: the runtime owes a copy of it (outcome.c) */
+    int copy_sent;          /* that copy took effect (at once or from its timer) */
+    int rejected;           /* retried at the cap of max-attempts with no dead letter */
+    char *reply;            /* a reply published outside the round, waiting for the
+                               handler's Ok (the ack); NULL if none */
+    size_t reply_len;
 };
 
 enum {
@@ -218,7 +226,8 @@ typedef struct wsi_timer {
 struct ws_sub {
     ws_sim *sim;
     ws_sub_config cfg;      /* strings point into owned copies below */
-    char *key, *group, *consumer_cfg, *delay_queue, *processing, *recovery;
+    char *key, *group, *consumer_cfg, *delay_queue, *processing, *recovery, *dead_letter;
+    char *group_start;
     char *name;             /* the label: the trace's name for it (unique) */
     char *subject;          /* the name reports carry (§5: the key by default) */
     char *reply_key;
@@ -295,6 +304,10 @@ struct ws_sim {
     int dead;               /* the process crashed and was not restarted */
     int quiet;              /* admin round trips of the checks stay out of the trace */
     unsigned incarnation;
+    uint32_t pid;           /* this process's id (drawn from the seed at its start): the
+                               first part of its recovery members */
+    uint64_t claims;        /* recovery members it made (their counter, from 0) */
+    unsigned auto_consumers;/* consumer names it generated: ruststream-<n>, from 0 */
     int64_t now_ms;         /* real server: the simulation's clock */
     uint64_t rng;           /* splitmix64 state */
     int err;
@@ -419,6 +432,35 @@ int wsi_check_live(ws_delivery *d, const char *what);
 /* Warns when seg's keys leave the slot of s's key (atomic segments on a cluster). */
 void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg);
 
+/* ----- outcome.c --------------------------------------------------------------------------- */
+
+enum { WSI_COPY_NONE = 0, WSI_COPY_SUBSCRIPTION, WSI_COPY_DEAD_LETTER };
+
+/* What the runtime makes of an outcome (dispatch.rs settle_outcome). */
+typedef struct wsi_plan {
+    ws_outcome broker;   /* what the broker settles: WS_ACK; WS_DROP (XACK, LREM; nothing on
+                            a plain list or channel); WS_RETRY (its own requeue: a stream's
+                            verbatim XADD, a reliable list's LPUSH, a claiming read leaves
+                            it pending; a plain list or channel cannot); WS_RETRY_AFTER
+                            (its own delay: the delay queue, a claiming read); WS_ABANDON */
+    int copy;            /* WSI_COPY_*: the runtime's copy, published after the settle */
+    int64_t delay_ms;    /* ... after this long (0: at once, through the pool) */
+    int rejected;        /* at the cap of max-attempts with no dead letter */
+} wsi_plan;
+
+wsi_plan wsi_plan_outcome(const ws_delivery *d, ws_outcome o, int64_t delay_ms);
+/* Publishes (or sets the timer of) the plan's copy of d, once its settle is done; a note
+ * in the trace for a rejection.  The failure codes of wsi_send. */
+int wsi_publish_copy(ws_delivery *d, const wsi_plan *p);
+/* The message's fields for a copy: "_payload" then the h:* fields as delivered (other
+ * fields are not the message's: convert.rs), the retry counter raised when `raise`. */
+void wsi_copy_fields(const ws_delivery *d, int raise, wsi_cmdb *b);
+/* The broker's own requeue of d: a stream's XADD of the fields as delivered, a reliable
+ * list's LPUSH of the value as it was. */
+wsi_cmd *wsi_requeue_copy(const ws_delivery *d);
+/* The delay-queue writes of a retry_after: ZADD <zset> <due> <member> [+ PEXPIRE]. */
+size_t wsi_delay_writes(const ws_delivery *d, int64_t delay_ms, wsi_cmd **out);
+
 /* ----- window.c ---------------------------------------------------------------------------- */
 
 /* Settles d (outcome != WS_ABANDON) or abandons it, and flushes when due. */
@@ -427,32 +469,39 @@ int wsi_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
 int wsi_flush(ws_sub *sub, const char *why);
 /* Direct mode: runs the delivery's settle at once. */
 int wsi_direct_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
-/* The copy's fields for a retry: the delivered fields with the retry counter raised. */
-void wsi_copy_fields(const ws_delivery *d, wsi_cmdb *b);
 /* Records a failure report for sub unless one waits already. */
 void wsi_report(ws_sub *sub, size_t commands, size_t settles, size_t failed,
                 const char *first_error, size_t first_len);
 
-/* ----- codec.c -------------------------------------------------------------------------- */
+/* ----- codec.c: the framework's encodings -------------------------------------------- */
 
-/* The delay-queue member of a retry_after: "wsim1" then the entry id and the copy's
- * fields, each as <decimal length>:<bytes>.  Heap, *len its length. */
+/* A message's parts travel in stream form: "_payload", payload, "h:<name>", value, ...  */
+
+/* The delay-queue member of a retry_after (delay.rs encode_member): [u32 id length][id]
+ * [binary frame of fields].  Heap, *len its length. */
 char *wsi_dq_encode(const char *id, size_t id_len, char *const *fields,
                     const size_t *lens, size_t n, size_t *len);
-/* Decodes a member; returns the number of strings (id first, then fields) or -1 when it
- * is not one of ours.  *out (heap array of heap strings) and *lens: free with
- * wsi_strings_free. */
+/* Decodes a member; returns the number of strings (the id, then the fields in stream
+ * form) or -1 when it is not a member.  *out and *lens: free with wsi_strings_free. */
 long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens);
 void wsi_strings_free(char **s, size_t *lens, size_t n);
-/* A list or channel frame: the payload alone without headers, else "wsim1" framing as
- * above with "_payload" first.  Heap. */
+/* A list or channel message: the bare payload without headers (what a producer without
+ * headers sends), else the binary frame (envelope.rs).  Heap. */
 char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
                        size_t *len);
+/* The binary frame of fields in stream form (always framed, even without headers: how the
+ * framework re-frames a copy).  Heap. */
+char *wsi_frame_fields(char *const *fields, const size_t *lens, size_t n, size_t *len);
+/* A list or channel value as the framework decodes it, in stream form: a frame's payload
+ * and headers, or (not a frame) the whole value as the payload.  Returns the count (>= 2);
+ * free with wsi_strings_free. */
+long wsi_frame_decode(const char *p, size_t len, char ***out, size_t **lens);
 
-/* A reliable list's recovery member: the salt, then the value.  wsi_recovery_member
- * makes one (heap, *len its length) from the salt's random bits; wsi_recovery_value
- * gives the value inside a member (NULL when it is too short to be one). */
-char *wsi_recovery_member(uint64_t bits, const char *value, size_t len, size_t *mlen);
+/* A reliable list's recovery member (recovery.rs claim_member): [u32 process id][u64 BE
+ * per-process counter][the value].  Heap, *mlen its length.  wsi_recovery_value gives the
+ * value inside a member (NULL when it is too short to be one). */
+char *wsi_recovery_member(uint32_t pid, uint64_t counter, const char *value, size_t len,
+                          size_t *mlen);
 const char *wsi_recovery_value(const char *member, size_t len, size_t *vlen);
 
 /* ----- trace.c ---------------------------------------------------------------------------- */

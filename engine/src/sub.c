@@ -38,12 +38,27 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "the stream subscription on %s needs a group", cfg->key);
         return NULL;
     }
-    if (cfg->form != WS_FORM_STREAM && (cfg->reclaim || cfg->delay_queue)) {
-        wsi_fail(sim, WS_EINVAL, "%s: reclaim reads and delay queues are for streams",
-                 cfg->key);
+    if (cfg->form != WS_FORM_STREAM && (cfg->reclaim || cfg->delay_queue || cfg->claiming)) {
+        wsi_fail(sim, WS_EINVAL, "%s: reclaim and claiming reads and delay queues are for "
+                 "streams", cfg->key);
         return NULL;
     }
-    if (cfg->form != WS_FORM_RELIABLE_LIST && (cfg->recovery || cfg->processing)) {
+    if (cfg->reclaim && cfg->claiming) {
+        wsi_fail(sim, WS_EINVAL, "%s: a subscription reads fresh, reclaims or claims: one "
+                 "of them", cfg->key);
+        return NULL;
+    }
+    if (cfg->dead_letter && !*cfg->dead_letter) {
+        wsi_fail(sim, WS_EINVAL, "%s: a dead letter needs a key", cfg->key);
+        return NULL;
+    }
+    if (cfg->batch && cfg->count && cfg->count != cfg->batch) {
+        wsi_fail(sim, WS_EINVAL, "%s: a batch subscription reads COUNT = its batch size "
+                 "(%zu), not %zu", cfg->key, cfg->batch, cfg->count);
+        return NULL;
+    }
+    if (cfg->form != WS_FORM_RELIABLE_LIST &&
+        (cfg->recovery || cfg->processing || cfg->recovery_ttl_ms)) {
         wsi_fail(sim, WS_EINVAL, "%s: processing lists and recovery are for reliable lists",
                  cfg->key);
         return NULL;
@@ -52,7 +67,8 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "%s: batch handlers take their round from a window", cfg->key);
         return NULL;
     }
-    if (cfg->block_ms < 0 || cfg->min_idle_ms < 0 || cfg->delay_ttl_ms < 0) {
+    if (cfg->block_ms < 0 || cfg->min_idle_ms < 0 || cfg->delay_ttl_ms < 0 ||
+        cfg->recovery_ttl_ms < 0) {
         wsi_fail(sim, WS_EINVAL, "%s: negative block, min-idle or ttl", cfg->key);
         return NULL;
     }
@@ -68,6 +84,8 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
     s->consumer_cfg = wsi_xstrdup(cfg->consumer);
     s->delay_queue = wsi_xstrdup(cfg->delay_queue);
     s->recovery = wsi_xstrdup(cfg->recovery);
+    s->dead_letter = wsi_xstrdup(cfg->dead_letter);
+    s->group_start = wsi_xstrdup(cfg->group_start ? cfg->group_start : "$");
     s->reply_key = wsi_xstrdup(cfg->reply.key);
     if (cfg->processing) {
         s->processing = wsi_xstrdup(cfg->processing);
@@ -98,15 +116,17 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
     s->cfg.delay_queue = s->delay_queue;
     s->cfg.processing = s->processing;
     s->cfg.recovery = s->recovery;
+    s->cfg.dead_letter = s->dead_letter;
+    s->cfg.group_start = s->group_start;
     s->cfg.name = s->subject;
     s->cfg.label = s->name;
     s->cfg.reply.key = s->reply_key;
-    if (!s->cfg.count) s->cfg.count = 64;
+    /* a batch handler's subscription reads one batch per read (source.rs round_batches) */
+    if (!s->cfg.count) s->cfg.count = s->cfg.batch ? s->cfg.batch : 64;
     if (!s->cfg.block_ms) s->cfg.block_ms = 10;
     snprintf(s->cursor, sizeof s->cursor, "0-0");
     sim->subs = wsi_xrealloc(sim->subs, (sim->nsubs + 1) * sizeof *sim->subs);
     sim->subs[sim->nsubs++] = s;
-    if (!sim->dead) wsi_sub_start(s);
     /* what shapes its reads and flushes, so that a trace reads on its own */
     char extra[300] = "";
     size_t at = 0;
@@ -127,7 +147,38 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
                    s->cfg.mode == WS_MODE_DIRECT ? "direct"
                    : s->cfg.mode == WS_MODE_WINDOW ? "window" : "atomic",
                    s->cfg.count, extra);
+    if (!sim->dead && wsi_sub_start(s) == WS_EINVAL) {
+        /* the server refused its group: no subscription (ws_sim_errstr says why) */
+        sim->nsubs--;
+        wsi_sub_free(s);
+        return NULL;
+    }
     return s;
+}
+
+/* The group a stream subscription reads in, made if missing (broker.rs ensure_group):
+ * `XGROUP CREATE <key> <group> <start> MKSTREAM` through the pool; BUSYGROUP means it is
+ * there (and keeps its cursor); any other error refuses the subscription. */
+static int ensure_group(ws_sub *s)
+{
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "XGROUP");
+    wsi_cmdb_adds(&b, "CREATE");
+    wsi_cmdb_adds(&b, s->key);
+    wsi_cmdb_adds(&b, s->group);
+    wsi_cmdb_adds(&b, s->group_start);
+    wsi_cmdb_adds(&b, "MKSTREAM");
+    wsi_cmd *c = wsi_cmdb_done(&b);
+    char cause[160];
+    snprintf(cause, sizeof cause, "subscribe %s", s->name);
+    int role = WSI_ROLE_SUBSCRIBE;
+    const fr_reply *r = NULL;
+    int rc = wsi_send(s->sim, s->sim->window, cause, 1, &c, &role, NULL, NULL, s, 0, &r);
+    wsi_cmd_free(c);
+    if (rc == 0 && r->type == FR_REPLY_ERROR && strncmp(r->str, "BUSYGROUP", 9) != 0)
+        rc = wsi_fail(s->sim, WS_EINVAL, "%s: the group %s cannot be made: %s", s->name,
+                      s->group, r->str);
+    return rc;
 }
 
 int wsi_sub_start(ws_sub *s)
@@ -142,10 +193,12 @@ int wsi_sub_start(ws_sub *s)
     if (s->consumer_cfg) {
         snprintf(s->consumer, sizeof s->consumer, "%s", s->consumer_cfg);
     } else if (s->cfg.form == WS_FORM_STREAM) {
-        snprintf(s->consumer, sizeof s->consumer, "wsim-%08llx",
-                 (unsigned long long)(wsi_rand(sim) & 0xffffffffULL));
+        /* stream.rs auto_consumer: a per-process counter, so a restarted process reads
+         * under the names its predecessor had */
+        snprintf(s->consumer, sizeof s->consumer, "ruststream-%u", sim->auto_consumers++);
     }
     s->capacity = s->cfg.batch ? s->cfg.batch : s->cfg.count;
+    if (s->cfg.form == WS_FORM_STREAM && !sim->dead) return ensure_group(s);
     if (s->cfg.form != WS_FORM_CHANNEL || sim->dead) return 0;
     /* A subscribed connection can do nothing else (RESP2): each channel subscription
      * gets its own, as a Pub/Sub client does. */
@@ -163,7 +216,7 @@ int wsi_sub_start(ws_sub *s)
     wsi_cmd *c = wsi_cmdb_done(&b);
     char cause[160];
     snprintf(cause, sizeof cause, "subscribe %s", s->name);
-    int role = WSI_ROLE_READ;
+    int role = WSI_ROLE_SUBSCRIBE;
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, s->conn, cause, 1, &c, &role, NULL, NULL, s, 0, &r);
     wsi_cmd_free(c);
@@ -298,6 +351,8 @@ void wsi_sub_free(ws_sub *s)
     free(s->delay_queue);
     free(s->processing);
     free(s->recovery);
+    free(s->dead_letter);
+    free(s->group_start);
     free(s->name);
     free(s->subject);
     free(s->reply_key);
@@ -353,6 +408,10 @@ void wsi_slot_release(ws_sub *s, unsigned slot)
 
 /* ----- Reads ---------------------------------------------------------------------------------------- */
 
+static void set_message_fields(ws_delivery *d);
+
+/* A delivery of the read, outstanding; a list value or channel message gets its fields
+ * decoded at once (a stream entry's come from the reply). */
 static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_t id_len)
 {
     ws_delivery *d = wsi_delivery_new(s->sim, s);
@@ -371,29 +430,93 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     }
     s->flight[s->nflight++] = d;
     s->outstanding++;
+    if (s->cfg.form != WS_FORM_STREAM) set_message_fields(d);
     return d;
 }
 
-/* The entry's field-value list, copied into one block: the pointers, the lengths, then
- * the bytes, each NUL-terminated (d->fields owns the block). */
-static void set_fields(ws_delivery *d, const fr_reply *arr)
+/* Sets the delivery's fields (stream form) from n strings, copied into one block: the
+ * pointers, the lengths, then the bytes, each NUL-terminated (d->fields owns the block). */
+static void set_field_strings(ws_delivery *d, const char *const *str, const size_t *lens,
+                              size_t n)
 {
-    if (!arr || arr->type != FR_REPLY_ARRAY) return;
-    size_t n = arr->count, bytes = 0;
-    for (size_t i = 0; i < n; i++) bytes += arr->elements[i].len + 1;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += lens[i] + 1;
     char *block = wsi_xmalloc(n * (sizeof(char *) + sizeof(size_t)) + bytes);
+    free(d->fields);
     d->nfields = n;
     d->fields = (char **)(void *)block;
     d->field_lens = (size_t *)(void *)(block + n * sizeof(char *));
     char *text = block + n * (sizeof(char *) + sizeof(size_t));
     for (size_t i = 0; i < n; i++) {
-        size_t len = arr->elements[i].len;
-        if (len) memcpy(text, arr->elements[i].str, len);
-        text[len] = '\0';
+        if (lens[i]) memcpy(text, str[i], lens[i]);
+        text[lens[i]] = '\0';
         d->fields[i] = text;
-        d->field_lens[i] = len;
-        text += len + 1;
+        d->field_lens[i] = lens[i];
+        text += lens[i] + 1;
     }
+}
+
+/* A stream entry's field-value list as delivered. */
+static void set_fields(ws_delivery *d, const fr_reply *arr)
+{
+    if (!arr || arr->type != FR_REPLY_ARRAY) return;
+    size_t n = arr->count;
+    const char **str = wsi_xmalloc((n ? n : 1) * sizeof *str);
+    size_t *lens = wsi_xmalloc((n ? n : 1) * sizeof *lens);
+    for (size_t i = 0; i < n; i++) {
+        str[i] = arr->elements[i].str ? arr->elements[i].str : "";
+        lens[i] = arr->elements[i].len;
+    }
+    set_field_strings(d, str, lens, n);
+    free(str);
+    free(lens);
+}
+
+/* Sets (adds or replaces) one field of a delivery, as the framework inserts its headers
+ * into the fields it read (subscriber.rs insert_meta_header). */
+static void set_field(ws_delivery *d, const char *name, long long value)
+{
+    char digits[25];
+    digits[24] = '\0';
+    const char *v = wsi_decimal(digits, value);
+    size_t n = d->nfields, nl = strlen(name);
+    const char **str = wsi_xmalloc((n + 2) * sizeof *str);
+    size_t *lens = wsi_xmalloc((n + 2) * sizeof *lens);
+    int replaced = 0;
+    for (size_t i = 0; i < n; i++) {
+        str[i] = d->fields[i];
+        lens[i] = d->field_lens[i];
+        if (i % 2 == 1 && lens[i - 1] == nl && memcmp(str[i - 1], name, nl) == 0) {
+            str[i] = v;
+            lens[i] = strlen(v);
+            replaced = 1;
+        }
+    }
+    if (!replaced) {
+        str[n] = name;
+        lens[n] = nl;
+        str[n + 1] = v;
+        lens[n + 1] = strlen(v);
+        n += 2;
+    }
+    /* the block is replaced: copy out of it first */
+    char **keep = d->fields;
+    d->fields = NULL;
+    set_field_strings(d, str, lens, n);
+    free(keep);
+    free(str);
+    free(lens);
+}
+
+/* A list value or channel message: its fields as the framework decodes it (a binary
+ * frame's payload and headers, or the whole value as the payload). */
+static void set_message_fields(ws_delivery *d)
+{
+    char **parts;
+    size_t *lens;
+    long n = wsi_frame_decode(d->id, d->id_len, &parts, &lens);
+    set_field_strings(d, (const char *const *)parts, lens, (size_t)n);
+    wsi_strings_free(parts, lens, (size_t)n);
 }
 
 /* Sends one round trip of the reader for sub (all commands with one role). */
@@ -427,9 +550,17 @@ static void lineage_from_id(ws_sim *sim, const char *orig, size_t orig_len, cons
     }
 }
 
+/* One command through the pool (the window connection) for sub, awaited: the sweeps and
+ * the claims' bookkeeping go through the framework's pool, not the reader. */
+static int pool_one(ws_sub *s, const char *cause, wsi_cmd *c, const fr_reply **r)
+{
+    int role = WSI_ROLE_SWEEP;
+    return wsi_send(s->sim, s->sim->window, cause, 1, &c, &role, NULL, NULL, s, 0, r);
+}
+
 /* The due members of a sorted set the sweeps read: `ZRANGEBYSCORE <zset> 0 <max> LIMIT 0
- * 128`, copied into *members / *lens (free with wsi_strings_free).  Returns the count
- * (0: none), or < 0 on a failed round trip. */
+ * 128` through the pool, copied into *members / *lens (free with wsi_strings_free).
+ * Returns the count (0: none), or < 0 on a failed round trip. */
 static long due_members(ws_sub *s, const char *zset, int64_t max, const char *cause,
                         char ***members, size_t **lens)
 {
@@ -445,7 +576,7 @@ static long due_members(ws_sub *s, const char *zset, int64_t max, const char *ca
     wsi_cmdb_adds(&b, "128");
     wsi_cmd *range = wsi_cmdb_done(&b);
     const fr_reply *r = NULL;
-    int rc = reader_send(s, cause, 1, &range, WSI_ROLE_SWEEP, &r);
+    int rc = pool_one(s, cause, range, &r);
     wsi_cmd_free(range);
     if (rc) return rc;
     if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
@@ -459,65 +590,53 @@ static long due_members(ws_sub *s, const char *zset, int64_t max, const char *ca
     return (long)n;
 }
 
-/* The delay-queue sweep before a stream read: due members are removed, and each one this
- * consumer removed (ZREM answered 1) is added back to the stream as a copy. */
-static int delay_sweep(ws_sub *s, const char *cause)
+/* One due member of the delay queue (delay.rs sweep_due): ZREM, and only if that removed
+ * it, the copy XADDed back to the stream -- each awaited, so a crash between the two loses
+ * this one copy.  A member that does not decode is gone with its ZREM. */
+static int delay_sweep_one(ws_sub *s, const char *cause, const char *m, size_t mlen)
 {
     ws_sim *sim = s->sim;
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "ZREM");
+    wsi_cmdb_adds(&b, s->delay_queue);
+    wsi_cmdb_add(&b, m, mlen);
+    wsi_cmd *zrem = wsi_cmdb_done(&b);
+    const fr_reply *r = NULL;
+    int rc = pool_one(s, cause, zrem, &r);
+    wsi_cmd_free(zrem);
+    if (rc || r->type != FR_REPLY_INTEGER || r->integer != 1) return rc;
+    char **parts;
+    size_t *plens;
+    long np = wsi_dq_decode(m, mlen, &parts, &plens);
+    if (np < 1) {
+        wsi_trace_note(sim, "-- delay queue %s: a member that does not decode is dropped\n",
+                       s->delay_queue);
+        return 0;
+    }
+    wsi_cmdb_adds(&b, "XADD");
+    wsi_cmdb_adds(&b, s->key);
+    wsi_cmdb_adds(&b, "*");
+    for (long k = 1; k < np; k++) wsi_cmdb_add(&b, parts[k], plens[k]);
+    wsi_cmd *add = wsi_cmdb_done(&b);
+    rc = pool_one(s, cause, add, &r);
+    if (rc == 0 && r->type == FR_REPLY_BULK)
+        lineage_from_id(sim, parts[0], plens[0], r->str, r->len);
+    wsi_cmd_free(add);
+    wsi_strings_free(parts, plens, (size_t)np);
+    return rc;
+}
+
+/* The delay-queue sweep before a stream read: the due members, one at a time. */
+static int delay_sweep(ws_sub *s, const char *cause)
+{
     char **members;
     size_t *mlens;
-    long got = due_members(s, s->delay_queue, wsi_now(sim), cause, &members, &mlens);
+    long got = due_members(s, s->delay_queue, wsi_now(s->sim), cause, &members, &mlens);
     if (got <= 0) return (int)got;
-    size_t n = (size_t)got;
     int rc = 0;
-    wsi_cmdb b = {0};
-    wsi_cmd **zrem = wsi_xcalloc(n, sizeof *zrem);
-    for (size_t i = 0; i < n; i++) {
-        wsi_cmdb_adds(&b, "ZREM");
-        wsi_cmdb_adds(&b, s->delay_queue);
-        wsi_cmdb_add(&b, members[i], mlens[i]);
-        zrem[i] = wsi_cmdb_done(&b);
-    }
-    const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
-    rc = reader_send(s, cause, n, zrem, WSI_ROLE_SWEEP, rr);
-    free_cmds(zrem, n);
-    wsi_cmd **adds = wsi_xcalloc(n, sizeof *adds);
-    char **orig = wsi_xcalloc(n, sizeof *orig);
-    size_t *orig_len = wsi_xcalloc(n, sizeof *orig_len);
-    size_t nadds = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (rr[i]->type != FR_REPLY_INTEGER || rr[i]->integer != 1) continue;
-        char **parts;
-        size_t *plens;
-        long np = wsi_dq_decode(members[i], mlens[i], &parts, &plens);
-        if (np < 1 || (np - 1) % 2 != 0) {
-            /* Not ours: leave it removed, as the framework would fail to decode it. */
-            if (np > 0) wsi_strings_free(parts, plens, (size_t)np);
-            wsi_trace_note(sim, "-- delay queue %s: member %zu is not a wsim1 member\n",
-                           s->delay_queue, i + 1);
-            continue;
-        }
-        wsi_cmdb_adds(&b, "XADD");
-        wsi_cmdb_adds(&b, s->key);
-        wsi_cmdb_adds(&b, "*");
-        for (long k = 1; k < np; k++) wsi_cmdb_add(&b, parts[k], plens[k]);
-        orig[nadds] = wsi_xmemdup(parts[0], plens[0]);
-        orig_len[nadds] = plens[0];
-        adds[nadds++] = wsi_cmdb_done(&b);
-        wsi_strings_free(parts, plens, (size_t)np);
-    }
-    if (rc == 0 && nadds) {
-        const fr_reply **ar = wsi_xcalloc(nadds, sizeof *ar);
-        rc = reader_send(s, cause, nadds, adds, WSI_ROLE_SWEEP, ar);
-        for (size_t i = 0; rc == 0 && i < nadds; i++)
-            if (ar[i]->type == FR_REPLY_BULK)
-                lineage_from_id(sim, orig[i], orig_len[i], ar[i]->str, ar[i]->len);
-        free(ar);
-    }
-    free_cmds(adds, nadds);
-    wsi_strings_free(orig, orig_len, nadds);
-    wsi_strings_free(members, mlens, n);
-    free(rr);
+    for (size_t i = 0; rc == 0 && i < (size_t)got; i++)
+        rc = delay_sweep_one(s, cause, members[i], mlens[i]);
+    wsi_strings_free(members, mlens, (size_t)got);
     return rc;
 }
 
@@ -598,26 +717,30 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
     rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r); /* an error: no counts */
     wsi_cmd_free(c);
     if (rc) return rc;
-    if (r->type != FR_REPLY_ARRAY) return 0;
     for (size_t k = first; k < s->nlast; k++) {
         ws_delivery *d = s->last[k];
         int listed = 0;
-        for (size_t i = 0; i < r->count && !listed; i++) {
+        long long idle = 0;
+        d->count = 0;
+        for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count && !listed; i++) {
             const fr_reply *p = &r->elements[i];
             if (p->type != FR_REPLY_ARRAY || p->count < 4) continue;
             if (d->id_len == p->elements[0].len &&
                 memcmp(d->id, p->elements[0].str, d->id_len) == 0) {
+                idle = p->elements[2].integer;
                 d->count = p->elements[3].integer;
                 listed = 1;
             }
         }
         /* XPENDING lists the consumer's first COUNT pending entries, oldest first: one
-         * that already held COUNT older ones does not learn the claimed entry's count.
-         * That is the contract's command (§2.1); say so rather than guess. */
+         * that already held COUNT older ones does not learn the claimed entry's count,
+         * and the framework takes 0 for both (subscriber.rs enrich_reclaimed). */
         if (!listed)
             wsi_trace_note(s->sim, "-- %s: XPENDING did not list %s (the consumer holds "
-                           "older pending entries): its delivery count is unknown, taken "
-                           "as %lld\n", s->name, d->id, (long long)d->count);
+                           "older pending entries): its delivery count and idle time are "
+                           "taken as 0\n", s->name, d->id);
+        set_field(d, "h:redis-delivery-count", d->count);
+        set_field(d, "h:redis-idle-ms", idle);
     }
     return 0;
 }
@@ -631,139 +754,178 @@ static void add_seconds(wsi_cmdb *b, int64_t ms)
     wsi_cmdb_add(b, buf, (size_t)n);
 }
 
-/* The orphan sweep of a reliable list with recovery: values claimed longer than min-idle
- * ago by a consumer that never settled them go back to the main list. */
-static int orphan_sweep(ws_sub *s, const char *cause)
+/* One orphan of the recovery set (recovery.rs sweep_orphans): LREM of its value from the
+ * processing list, LPUSH back to the main list only if that removed it, then ZREM of the
+ * member whatever LREM said -- each awaited: a crash between LREM and LPUSH loses it. */
+static int orphan_one(ws_sub *s, const char *cause, const char *m, size_t mlen)
 {
-    ws_sim *sim = s->sim;
-    char **members;
-    size_t *mlens;
-    long got = due_members(s, s->recovery, wsi_now(sim) - s->cfg.min_idle_ms, cause, &members,
-                           &mlens);
-    if (got <= 0) return (int)got;
-    size_t n = (size_t)got;
-    int rc = 0;
+    size_t vlen = 0;
+    const char *value = wsi_recovery_value(m, mlen, &vlen);
+    if (!value) value = "";
     wsi_cmdb b = {0};
-    wsi_cmd **lrem = wsi_xcalloc(n, sizeof *lrem);
-    for (size_t i = 0; i < n; i++) {
-        size_t vlen = 0;
-        const char *value = wsi_recovery_value(members[i], mlens[i], &vlen);
-        wsi_cmdb_adds(&b, "LREM");
-        wsi_cmdb_adds(&b, s->processing);
-        wsi_cmdb_adds(&b, "1");
-        wsi_cmdb_add(&b, value ? value : "", vlen);
-        lrem[i] = wsi_cmdb_done(&b);
+    wsi_cmdb_adds(&b, "LREM");
+    wsi_cmdb_adds(&b, s->processing);
+    wsi_cmdb_adds(&b, "1");
+    wsi_cmdb_add(&b, value, vlen);
+    wsi_cmd *c = wsi_cmdb_done(&b);
+    const fr_reply *r = NULL;
+    int rc = pool_one(s, cause, c, &r);
+    wsi_cmd_free(c);
+    if (rc) return rc;
+    if (r->type == FR_REPLY_INTEGER && r->integer == 1) {
+        wsi_cmdb_adds(&b, "LPUSH");
+        wsi_cmdb_adds(&b, s->key);
+        wsi_cmdb_add(&b, value, vlen);
+        c = wsi_cmdb_done(&b);
+        rc = pool_one(s, cause, c, &r);
+        wsi_cmd_free(c);
+        if (rc) return rc;
     }
-    const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
-    rc = reader_send(s, cause, n, lrem, WSI_ROLE_SWEEP, rr);
-    size_t nback = 0;
-    wsi_cmd **back = wsi_xcalloc(2 * n, sizeof *back);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (rr[i]->type == FR_REPLY_INTEGER && rr[i]->integer == 1) {
-            wsi_cmdb_adds(&b, "LPUSH");
-            wsi_cmdb_adds(&b, s->key);
-            wsi_cmdb_add(&b, lrem[i]->argv[3], lrem[i]->argvlen[3]);
-            back[nback++] = wsi_cmdb_done(&b);
-        }
-        wsi_cmdb_adds(&b, "ZREM");
-        wsi_cmdb_adds(&b, s->recovery);
-        wsi_cmdb_add(&b, members[i], mlens[i]);
-        back[nback++] = wsi_cmdb_done(&b);
-    }
-    free_cmds(lrem, n);
-    if (rc == 0) {
-        const fr_reply **br = wsi_xcalloc(nback, sizeof *br);
-        rc = reader_send(s, cause, nback, back, WSI_ROLE_SWEEP, br);
-        free(br);
-    }
-    free_cmds(back, nback);
-    wsi_strings_free(members, mlens, n);
-    free(rr);
+    wsi_cmdb_adds(&b, "ZREM");
+    wsi_cmdb_adds(&b, s->recovery);
+    wsi_cmdb_add(&b, m, mlen);
+    c = wsi_cmdb_done(&b);
+    rc = pool_one(s, cause, c, &r);
+    wsi_cmd_free(c);
     return rc;
 }
 
-static int read_list(ws_sub *s, uint64_t read, const char *cause)
+/* The orphan sweep of a reliable list with recovery: values claimed longer than min-idle
+ * ago by a consumer that never settled them go back to the main list, one at a time. */
+static int orphan_sweep(ws_sub *s, const char *cause)
+{
+    char **members;
+    size_t *mlens;
+    long got = due_members(s, s->recovery, wsi_now(s->sim) - s->cfg.min_idle_ms, cause,
+                           &members, &mlens);
+    if (got <= 0) return (int)got;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < (size_t)got; i++)
+        rc = orphan_one(s, cause, members[i], mlens[i]);
+    wsi_strings_free(members, mlens, (size_t)got);
+    return rc;
+}
+
+/* The claims of the read's new deliveries (first .. nlast) in the recovery set: a member
+ * each, ZADD at the claim time, then PEXPIRE when a recovery ttl is set (recovery.rs
+ * record_claim) -- one pipeline through the pool for a window's read, each its own awaited
+ * round trip for a direct read. */
+static int record_claims(ws_sub *s, size_t first, const char *cause)
 {
     ws_sim *sim = s->sim;
+    size_t k = s->nlast - first, n = 0;
+    wsi_cmd **cmds = wsi_xcalloc(k + 1, sizeof *cmds);
+    wsi_cmdb b = {0};
+    for (size_t i = 0; i < k; i++) {
+        ws_delivery *d = s->last[first + i];
+        d->member = wsi_recovery_member(sim->pid, sim->claims++, d->id, d->id_len,
+                                        &d->member_len);
+        wsi_cmdb_adds(&b, "ZADD");
+        wsi_cmdb_adds(&b, s->recovery);
+        wsi_cmdb_addll(&b, (long long)wsi_now(sim));
+        wsi_cmdb_add(&b, d->member, d->member_len);
+        cmds[n++] = wsi_cmdb_done(&b);
+    }
+    if (s->cfg.recovery_ttl_ms) {
+        wsi_cmdb_adds(&b, "PEXPIRE");
+        wsi_cmdb_adds(&b, s->recovery);
+        wsi_cmdb_addll(&b, (long long)s->cfg.recovery_ttl_ms);
+        cmds[n++] = wsi_cmdb_done(&b);
+    }
+    int rc = 0;
+    if (s->cfg.mode == WS_MODE_DIRECT) {
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const fr_reply *r = NULL;
+            rc = pool_one(s, cause, cmds[i], &r);
+        }
+    } else {
+        const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
+        int *roles = wsi_xcalloc(n, sizeof *roles);
+        for (size_t i = 0; i < n; i++) roles[i] = WSI_ROLE_SWEEP;
+        rc = wsi_send(sim, sim->window, cause, n, cmds, roles, NULL, NULL, s, 0, rr);
+        free(roles);
+        free(rr);
+    }
+    free_cmds(cmds, n);
+    return rc;
+}
+
+/* A blocking pop: BLMOVE <key> <processing> RIGHT LEFT <s> or BRPOP <key> <s> (one
+ * delivery at most). */
+static int blocking_pop(ws_sub *s, uint64_t read, const char *cause)
+{
+    wsi_cmdb b = {0};
+    int reliable = s->cfg.form == WS_FORM_RELIABLE_LIST;
+    wsi_cmdb_adds(&b, reliable ? "BLMOVE" : "BRPOP");
+    wsi_cmdb_adds(&b, s->key);
+    if (reliable) {
+        wsi_cmdb_adds(&b, s->processing);
+        wsi_cmdb_adds(&b, "RIGHT");
+        wsi_cmdb_adds(&b, "LEFT");
+    }
+    add_seconds(&b, s->cfg.block_ms);
+    wsi_cmd *c = wsi_cmdb_done(&b);
+    const fr_reply *r = NULL;
+    int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
+    wsi_cmd_free(c);
+    if (rc) return rc;
+    if (reliable && r->type == FR_REPLY_BULK) new_delivery(s, read, r->str, r->len);
+    if (!reliable && r->type == FR_REPLY_ARRAY && r->count == 2)
+        new_delivery(s, read, r->elements[1].str, r->elements[1].len);
+    return 0;
+}
+
+/* A list read.  Direct mode (list.rs next_entry): one blocking pop per read, one delivery.
+ * A window (ListReader::round_batches): a plain list's `RPOP <key> <count>`, a reliable
+ * list's COUNT LMOVEs in one pipeline, either falling back to the blocking pop when it
+ * gave nothing.  A reliable list with recovery sweeps its orphans first and records its
+ * claims after. */
+static int read_list(ws_sub *s, uint64_t read, const char *cause)
+{
     wsi_cmdb b = {0};
     size_t first = s->nlast;
-    if (s->cfg.form == WS_FORM_PLAIN_LIST) {
+    int reliable = s->cfg.form == WS_FORM_RELIABLE_LIST;
+    int rc = 0;
+    if (reliable && s->recovery) {
+        char sc[192];
+        cause_numbered(sc, sizeof sc, "recovery sweep before read ", read, " of ", s->name);
+        rc = orphan_sweep(s, sc);
+        if (rc) return rc;
+    }
+    if (s->cfg.mode != WS_MODE_DIRECT && !reliable) {
         wsi_cmdb_adds(&b, "RPOP");
         wsi_cmdb_adds(&b, s->key);
         wsi_cmdb_addll(&b, (long long)s->cfg.count);
         const fr_reply *r = NULL;
-        int rc = read_one(s, read, cause, &b, &r);
+        rc = read_one(s, read, cause, &b, &r);
         if (rc) return rc;
-        if (r->type == FR_REPLY_ARRAY) {
+        if (r->type == FR_REPLY_ARRAY)
             for (size_t i = 0; i < r->count; i++)
                 new_delivery(s, read, r->elements[i].str, r->elements[i].len);
-            return 0;
+    } else if (s->cfg.mode != WS_MODE_DIRECT) {
+        size_t n = s->cfg.count;
+        wsi_cmd **moves = wsi_xcalloc(n, sizeof *moves);
+        for (size_t i = 0; i < n; i++) {
+            wsi_cmdb_adds(&b, "LMOVE");
+            wsi_cmdb_adds(&b, s->key);
+            wsi_cmdb_adds(&b, s->processing);
+            wsi_cmdb_adds(&b, "RIGHT");
+            wsi_cmdb_adds(&b, "LEFT");
+            moves[i] = wsi_cmdb_done(&b);
         }
-        wsi_cmdb_adds(&b, "BRPOP");
-        wsi_cmdb_adds(&b, s->key);
-        add_seconds(&b, s->cfg.block_ms);
-        wsi_cmd *c = wsi_cmdb_done(&b);
-        rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
-        wsi_cmd_free(c);
-        if (rc) return rc;
-        if (r->type == FR_REPLY_ARRAY && r->count == 2)
-            new_delivery(s, read, r->elements[1].str, r->elements[1].len);
-        return 0;
-    }
-    /* Reliable list: the orphan sweep, COUNT LMOVEs in one pipeline, BLMOVE if none. */
-    if (s->recovery) {
-        char sc[192];
-        cause_numbered(sc, sizeof sc, "recovery sweep before read ", read, " of ", s->name);
-        int rc = orphan_sweep(s, sc);
+        const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
+        rc = reader_send(s, cause, n, moves, WSI_ROLE_READ, rr);
+        free_cmds(moves, n);
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (rr[i]->type == FR_REPLY_BULK) new_delivery(s, read, rr[i]->str, rr[i]->len);
+        free(rr);
         if (rc) return rc;
     }
-    size_t n = s->cfg.count;
-    wsi_cmd **moves = wsi_xcalloc(n, sizeof *moves);
-    for (size_t i = 0; i < n; i++) {
-        wsi_cmdb_adds(&b, "LMOVE");
-        wsi_cmdb_adds(&b, s->key);
-        wsi_cmdb_adds(&b, s->processing);
-        wsi_cmdb_adds(&b, "RIGHT");
-        wsi_cmdb_adds(&b, "LEFT");
-        moves[i] = wsi_cmdb_done(&b);
-    }
-    const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
-    int rc = reader_send(s, cause, n, moves, WSI_ROLE_READ, rr);
-    free_cmds(moves, n);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        if (rr[i]->type == FR_REPLY_BULK) new_delivery(s, read, rr[i]->str, rr[i]->len);
-    free(rr);
-    if (rc) return rc;
-    if (s->nlast == first) {
-        wsi_cmdb_adds(&b, "BLMOVE");
-        wsi_cmdb_adds(&b, s->key);
-        wsi_cmdb_adds(&b, s->processing);
-        wsi_cmdb_adds(&b, "RIGHT");
-        wsi_cmdb_adds(&b, "LEFT");
-        add_seconds(&b, s->cfg.block_ms);
-        wsi_cmd *c = wsi_cmdb_done(&b);
-        const fr_reply *r = NULL;
-        rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
-        wsi_cmd_free(c);
-        if (rc) return rc;
-        if (r->type == FR_REPLY_BULK) new_delivery(s, read, r->str, r->len);
-    }
-    if (s->recovery && s->nlast > first) {
-        size_t k = s->nlast - first;
-        wsi_cmd **adds = wsi_xcalloc(k, sizeof *adds);
-        for (size_t i = 0; i < k; i++) {
-            ws_delivery *d = s->last[first + i];
-            d->member = wsi_recovery_member(wsi_rand(sim), d->id, d->id_len, &d->member_len);
-            wsi_cmdb_adds(&b, "ZADD");
-            wsi_cmdb_adds(&b, s->recovery);
-            wsi_cmdb_addll(&b, (long long)wsi_now(sim));
-            wsi_cmdb_add(&b, d->member, d->member_len);
-            adds[i] = wsi_cmdb_done(&b);
-        }
-        const fr_reply **ar = wsi_xcalloc(k, sizeof *ar);
-        rc = reader_send(s, cause, k, adds, WSI_ROLE_SWEEP, ar);
-        free(ar);
-        free_cmds(adds, k);
+    if (s->nlast == first) rc = blocking_pop(s, read, cause);
+    if (rc == 0 && reliable && s->recovery && s->nlast > first) {
+        char cc[192];
+        cause_numbered(cc, sizeof cc, "claims of read ", read, " of ", s->name);
+        rc = record_claims(s, first, cc);
     }
     return rc;
 }
@@ -875,41 +1037,10 @@ unsigned ws_delivery_slot(const ws_delivery *d) { return d->slot; }
 unsigned ws_delivery_generation(const ws_delivery *d) { return d->gen; }
 int ws_delivery_done(const ws_delivery *d) { return d->done || d->dead; }
 
-/* A list value or channel message in our frame: its payload and headers, decoded. */
-static const char *frame_field(const ws_delivery *d, const char *name, size_t *len)
-{
-    char **parts;
-    size_t *lens;
-    long n = wsi_dq_decode(d->id, d->id_len, &parts, &lens);
-    const char *found = NULL;
-    if (n >= 2 && n % 2 == 0 && lens[0] == 8 && memcmp(parts[0], "_payload", 8) == 0) {
-        for (long i = 0; i + 1 < n; i += 2) {
-            if (strlen(name) == lens[i] && memcmp(parts[i], name, lens[i]) == 0) {
-                /* point into d->id: the decoded copy is freed below */
-                const char *v = parts[i + 1];
-                size_t vl = lens[i + 1];
-                for (size_t off = 0; off + vl <= d->id_len; off++)
-                    if (memcmp(d->id + off, v, vl) == 0 && off > 0 && d->id[off - 1] == ':') {
-                        found = d->id + off;
-                        *len = vl;
-                        break;
-                    }
-                break;
-            }
-        }
-    } else if (strcmp(name, "_payload") == 0) {
-        found = d->id;
-        *len = d->id_len;
-    }
-    if (n > 0) wsi_strings_free(parts, lens, (size_t)n);
-    return found;
-}
-
 static const char *field_of(const ws_delivery *d, const char *name, size_t *len)
 {
     size_t dummy;
     if (!len) len = &dummy;
-    if (d->sub->cfg.form != WS_FORM_STREAM) return frame_field(d, name, len);
     size_t nl = strlen(name);
     for (size_t i = 0; i + 1 < d->nfields; i += 2)
         if (d->field_lens[i] == nl && memcmp(d->fields[i], name, nl) == 0) {
@@ -1088,7 +1219,8 @@ static int same_out(const ws_out *a, const ws_out *b)
 
 /* A publish joins the round when in_round; else it leaves at once through the pool. */
 static int do_publish(ws_delivery *d, const ws_out *out, int in_round, int is_reply,
-                      const char *payload, size_t len, const ws_header *h, size_t nh)
+                      const char *payload, size_t len, const ws_header *h, size_t nh,
+                      int *error_reply)
 {
     ws_sim *sim = d->sub->sim;
     if (!out || !out->key || out->form < WS_FORM_STREAM || out->form > WS_FORM_CHANNEL)
@@ -1105,6 +1237,7 @@ static int do_publish(ws_delivery *d, const ws_out *out, int in_round, int is_re
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &d, NULL, d->sub, 0, &r);
     wsi_cmd_free(c);
+    if (error_reply) *error_reply = rc == 0 && r && r->type == FR_REPLY_ERROR;
     return rc;
 }
 
@@ -1117,7 +1250,7 @@ int ws_publish(ws_delivery *d, const ws_out *out, const char *payload, size_t le
     int bound = 0;
     for (size_t i = 0; out && i < d->nbound; i++)
         if (same_out(&d->bound[i], out)) bound = 1;
-    return do_publish(d, out, bound, 0, payload, len, headers, nheaders);
+    return do_publish(d, out, bound, 0, payload, len, headers, nheaders, NULL);
 }
 
 int ws_reply(ws_delivery *d, const char *payload, size_t len)
@@ -1130,8 +1263,40 @@ int ws_reply(ws_delivery *d, const char *payload, size_t len)
     int bound = 0;
     for (size_t i = 0; i < d->nbound; i++)
         if (same_out(&d->bound[i], &d->sub->cfg.reply)) bound = 1;
-    return do_publish(d, &d->sub->cfg.reply, d->sub->cfg.reply_in_round || bound, 1, payload,
-                      len, NULL, 0);
+    if ((d->sub->cfg.reply_in_round || bound) && d->sub->cfg.mode != WS_MODE_DIRECT)
+        return do_publish(d, &d->sub->cfg.reply, 1, 1, payload, len, NULL, 0, NULL);
+    /* The reply is the handler's return value: published when the handler returns Ok,
+     * after whatever it did (publishing.rs PublishingHandler::handle) -- at the ack. */
+    if (d->reply)
+        return wsi_fail(d->sub->sim, WS_EINVAL, "reply: %s has a reply already", d->id);
+    d->reply = wsi_xmemdup(payload ? payload : "", len);
+    d->reply_len = len;
+    wsi_trace_note(d->sub->sim, "-- %s: the reply of %s waits for the handler's Ok\n",
+                   d->sub->name, d->id);
+    return 0;
+}
+
+/* The reply waiting for the handler's Ok: published at an ack (an error reply turns the
+ * outcome into a retry, as publishing.rs does), dropped otherwise.  *o may change. */
+static int settle_reply(ws_delivery *d, ws_outcome *o)
+{
+    char *p = d->reply;
+    size_t n = d->reply_len;
+    d->reply = NULL;
+    int rc = 0, error = 0;
+    if (*o == WS_ACK) {
+        rc = do_publish(d, &d->sub->cfg.reply, 0, 1, p, n, NULL, 0, &error);
+        if (rc == 0 && error) {
+            wsi_trace_note(d->sub->sim, "-- %s: the reply of %s failed: the outcome becomes "
+                           "retry\n", d->sub->name, d->id);
+            *o = WS_RETRY;
+        }
+    } else {
+        wsi_trace_note(d->sub->sim, "-- %s: the reply of %s is not published: the handler "
+                       "did not return Ok\n", d->sub->name, d->id);
+    }
+    free(p);
+    return rc;
 }
 
 int ws_bind(ws_delivery *d, const ws_out *out)
@@ -1156,6 +1321,10 @@ int ws_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms)
         return wsi_fail(d->sub->sim, WS_EINVAL, "settle: unknown outcome %d", (int)outcome);
     if (outcome == WS_RETRY_AFTER && delay_ms < 0)
         return wsi_fail(d->sub->sim, WS_EINVAL, "settle: negative delay");
+    if (d->reply) {
+        rc = settle_reply(d, &outcome);
+        if (rc) return d->sub->sim->dead ? WS_ECRASHED : rc;
+    }
     return wsi_settle(d, outcome, delay_ms);
 }
 

@@ -47,6 +47,7 @@ static const char *role_word(int role)
     case WSI_ROLE_RETRY: return "retry write";
     case WSI_ROLE_SETTLE: return "settle";
     case WSI_ROLE_TIMER: return "timer copy";
+    case WSI_ROLE_COPY: return "runtime copy";
     default: return NULL;
     }
 }
@@ -186,6 +187,9 @@ static void ledger(ws_sim *sim, const ws_round_trip *rt)
             e->fate = rt->fates[i];
             e->error = r && r->type == FR_REPLY_ERROR;
             set_where(&e->where, rt, i);
+        } else if ((role == WSI_ROLE_COPY || role == WSI_ROLE_TIMER) && d) {
+            /* the runtime's copy of a retried delivery (outcome.c) */
+            if (ok) d->copy_sent = 1;
         } else if (role == WSI_ROLE_SETTLE) {
             if (!ok) {
                 if (applied(rt->fates[i])) {

@@ -17,97 +17,33 @@
 
 /* ----- What an outcome owes --------------------------------------------------------------- */
 
-void wsi_copy_fields(const ws_delivery *d, wsi_cmdb *b)
-{
-    long long next = ws_delivery_retries(d) + 1;
-    int replaced = 0;
-    for (size_t i = 0; i + 1 < d->nfields; i += 2) {
-        wsi_cmdb_add(b, d->fields[i], d->field_lens[i]);
-        if (d->field_lens[i] == sizeof RETRY_HEADER - 1 &&
-            memcmp(d->fields[i], RETRY_HEADER, sizeof RETRY_HEADER - 1) == 0) {
-            wsi_cmdb_addll(b, next);
-            replaced = 1;
-        } else {
-            wsi_cmdb_add(b, d->fields[i + 1], d->field_lens[i + 1]);
-        }
-    }
-    if (!replaced) {
-        wsi_cmdb_adds(b, RETRY_HEADER);
-        wsi_cmdb_addll(b, next);
-    }
-}
-
-static wsi_cmd *stream_copy(const ws_delivery *d)
-{
-    wsi_cmdb b = {0};
-    wsi_cmdb_adds(&b, "XADD");
-    wsi_cmdb_adds(&b, d->sub->key);
-    wsi_cmdb_adds(&b, "*");
-    wsi_copy_fields(d, &b);
-    return wsi_cmdb_done(&b);
-}
-
-static wsi_cmd *list_copy(const ws_delivery *d)
-{
-    wsi_cmdb b = {0};
-    wsi_cmdb_adds(&b, "LPUSH");
-    wsi_cmdb_adds(&b, d->sub->key);
-    wsi_cmdb_add(&b, d->id, d->id_len);
-    return wsi_cmdb_done(&b);
-}
-
-/* The delay-queue writes of a retry_after: ZADD <zset> <due> <member> [+ PEXPIRE]. */
-static size_t delay_writes(const ws_delivery *d, int64_t delay_ms, wsi_cmd **out)
-{
-    ws_sub *s = d->sub;
-    wsi_cmdb f = {0};
-    wsi_copy_fields(d, &f);
-    wsi_cmd *fields = wsi_cmdb_done(&f);
-    size_t mlen;
-    char *member = wsi_dq_encode(d->id, d->id_len, fields->argv, fields->argvlen,
-                                 (size_t)fields->argc, &mlen);
-    wsi_cmd_free(fields);
-    wsi_cmdb b = {0};
-    wsi_cmdb_adds(&b, "ZADD");
-    wsi_cmdb_adds(&b, s->delay_queue);
-    wsi_cmdb_addll(&b, (long long)(wsi_now(s->sim) + delay_ms));
-    wsi_cmdb_add(&b, member, mlen);
-    free(member);
-    out[0] = wsi_cmdb_done(&b);
-    if (!s->cfg.delay_ttl_ms) return 1;
-    wsi_cmdb_adds(&b, "PEXPIRE");
-    wsi_cmdb_adds(&b, s->delay_queue);
-    wsi_cmdb_addll(&b, (long long)s->cfg.delay_ttl_ms);
-    out[1] = wsi_cmdb_done(&b);
-    return 2;
-}
-
-static void add_timer(ws_delivery *d, int64_t delay_ms, wsi_cmd *copy)
-{
-    ws_sim *sim = d->sub->sim;
-    wsi_timer_add(sim, d->sub, d, wsi_now(sim) + delay_ms, copy);
-    wsi_trace_note(sim, "-- timer: the copy of %s is due at %lld ms\n", d->id,
-                   (long long)(wsi_now(sim) + delay_ms));
-}
-
-/* Records what d's outcome owes (window modes).  Plain lists and channels owe nothing. */
+/* Records what the broker's settle of d owes the window (o: the plan's broker outcome,
+ * outcome.c).  Plain lists and channels settle nothing; a claiming read leaves a retried
+ * entry pending (RequeueMode::LeavePending) unless a delay queue takes a retry_after. */
 static void owe(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay_ms)
 {
     int form = s->cfg.form;
-    if (form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL || o == WS_ABANDON) return;
+    if (o == WS_ABANDON) return;
+    if (form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) {
+        if (o == WS_RETRY)
+            wsi_trace_note(s->sim, "-- %s: a %s cannot requeue %s (nothing is published; the "
+                           "message is gone)\n", s->name,
+                           form == WS_FORM_CHANNEL ? "channel" : "plain list", d->id);
+        return;
+    }
+    if (s->cfg.claiming && (o == WS_RETRY || (o == WS_RETRY_AFTER && !s->delay_queue))) {
+        wsi_trace_note(s->sim, "-- %s: %s stays pending for the claiming read\n", s->name,
+                       d->id);
+        return;
+    }
     wsi_owed w = {.d = d};
     if (o == WS_RETRY) {
-        w.writes[0] = form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d);
+        w.writes[0] = wsi_requeue_copy(d);
         w.nwrites = 1;
         w.retried = 1;
     } else if (o == WS_RETRY_AFTER) {
-        if (form == WS_FORM_STREAM && s->delay_queue) {
-            w.nwrites = delay_writes(d, delay_ms, w.writes);
-            w.retried = 1;
-        } else {
-            /* Settled as dropped now; the copy leaves through the pool when d passes. */
-            add_timer(d, delay_ms, form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d));
-        }
+        w.nwrites = wsi_delay_writes(d, delay_ms, w.writes);
+        w.retried = 1;
     }
     if (s->nowed == s->capowed) {
         s->capowed = s->capowed ? s->capowed * 2 : 16;
@@ -535,7 +471,7 @@ static void drop_segment(wsi_segment **seg)
 
 /* A member of a batch settles: the batch's one segment is decided when its last member
  * is done -- committed only if every member acked. */
-static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay_ms)
+static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, const wsi_plan *plan)
 {
     wsi_batch *bt = d->batch;
     int atomic = s->cfg.mode == WS_MODE_ATOMIC;
@@ -544,7 +480,7 @@ static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay
     /* An atomic ack is held in its settle position until the batch is decided: its settle
      * may go inside the batch's transaction instead. */
     size_t before = s->nowed;
-    owe(s, d, o, delay_ms); /* plain lists and channels owe nothing: nothing to hold */
+    owe(s, d, plan->broker, d->delay_ms); /* plain lists and channels owe nothing */
     if (atomic && o == WS_ACK && s->nowed > before) s->owed[s->nowed - 1].held = 1;
     if (bt->done < bt->n) return;
     int kept = bt->seg && bt->all_acked;
@@ -580,8 +516,10 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     d->delay_ms = delay_ms;
     leave_flight(s, d);
     int atomic = s->cfg.mode == WS_MODE_ATOMIC;
+    wsi_plan plan = wsi_plan_outcome(d, o, delay_ms);
+    d->rejected = plan.rejected;
     if (d->batch) {
-        settle_member(s, d, o, delay_ms);
+        settle_member(s, d, o, &plan);
     } else {
         int mutant = sim->cfg.mutant;
         if ((o == WS_ACK || (mutant == WS_MUTANT_KEEP_DISCARDED && o != WS_ABANDON)) &&
@@ -590,13 +528,13 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
             commit(s, d->seg);
             d->seg = NULL;
             if (!atomic || o != WS_ACK || mutant == WS_MUTANT_SETTLE_OUTSIDE_EXEC)
-                owe(s, d, o, delay_ms);
+                owe(s, d, plan.broker, delay_ms);
         } else {
             if (d->seg) {
                 d->seg_state = WSI_SEG_DROPPED;
                 drop_segment(&d->seg);
             }
-            owe(s, d, o, delay_ms);
+            owe(s, d, plan.broker, delay_ms);
         }
         wsi_slot_release(s, d->slot);
     }
@@ -615,35 +553,44 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
         return 0;
     }
     s->settled++;
-    if (s->settled >= s->capacity) return wsi_flush(s, "capacity");
-    if (s->outstanding == 0 && s->waiting == 0) return wsi_flush(s, "nothing outstanding");
-    return 0;
+    int rc = 0;
+    if (s->settled >= s->capacity) rc = wsi_flush(s, "capacity");
+    else if (s->outstanding == 0 && s->waiting == 0) rc = wsi_flush(s, "nothing outstanding");
+    /* the runtime's copy follows the settle, whether or not the window flushed it */
+    if (rc == 0 && (plan.copy || plan.rejected)) rc = wsi_publish_copy(d, &plan);
+    return rc;
 }
 
 /* ----- Direct mode (§7) ----------------------------------------------------------------------------- */
 
-/* One direct round trip of settle work for d; error replies counted into *failed. */
-static int direct_send(ws_delivery *d, rt_build *b, first_error *first, size_t *failed,
-                       const fr_reply ***out)
+/* One direct round trip of one command for d (its role: a retry write or a settle); an
+ * error reply is counted into *failed.  *ok: the reply was not an error. */
+static int direct_one(ws_delivery *d, wsi_cmd *c, int role, first_error *first, size_t *failed,
+                      int *ok)
 {
     ws_sim *sim = d->sub->sim;
     char cause[160];
     snprintf(cause, sizeof cause, "settle of %s", d->id);
-    const fr_reply **rep = wsi_xcalloc(b->n ? b->n : 1, sizeof *rep);
-    if (d->sub->cfg.form == WS_FORM_STREAM) {
+    const fr_reply *r = NULL;
+    if (d->sub->cfg.form == WS_FORM_STREAM && wsi_cmd_is(c, "XACK")) {
         sim->an_xack = &d;
         sim->an_nxack = 1;
     }
-    int rc = wsi_send(sim, sim->window, cause, b->n, b->cmds, b->roles, b->dls, b->effs, d->sub,
-                      0, rep);
+    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, role == WSI_ROLE_SETTLE &&
+                      sim->an_xack ? NULL : &d, NULL, d->sub, 0, &r);
     sim->an_xack = NULL;
     sim->an_nxack = 0;
-    for (size_t i = 0; rc == 0 && i < b->n; i++) *failed += count_errors(rep[i], first);
-    if (out && rc == 0) *out = rep;
-    else free(rep);
+    *ok = rc == 0 && r && r->type != FR_REPLY_ERROR;
+    if (rc == 0) *failed += count_errors(r, first);
+    if (rc == 0 && *ok && role == WSI_ROLE_RETRY && wsi_cmd_is(c, "XADD") &&
+        r->type == FR_REPLY_BULK)
+        wsi_lineage_add(sim, d, r->str, r->len);
     return rc;
 }
 
+/* The commands of a direct settle, each awaited on its own (message.rs, list.rs: the
+ * broker's settle is a sequence of awaited calls on the pool).  Retry writes first; the
+ * settles only if every write held. */
 int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
 {
     ws_sub *s = d->sub;
@@ -656,58 +603,38 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     wsi_slot_release(s, d->slot);
     s->outstanding--;
     wsi_trace_note(sim, "-- %s: %s %s (direct)\n", s->name, d->id, outcome_word(o));
-    int form = s->cfg.form;
-    if (o == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return 0;
+    wsi_plan plan = wsi_plan_outcome(d, o, delay_ms);
+    d->rejected = plan.rejected;
+    /* what the broker's settle owes, as the window would record it */
+    size_t before = s->nowed;
+    owe(s, d, plan.broker, delay_ms);
+    wsi_owed w = {0};
+    int owes = s->nowed > before;
+    if (owes) w = s->owed[--s->nowed];
     first_error first = {0};
-    size_t failed = 0, settles = 0;
-    int rc = 0, write_ok = 1;
-    rt_build w = {0}, st = {0};
-    if (o == WS_RETRY) {
-        rt_add(&w, form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d), WSI_ROLE_RETRY, d,
-               (size_t)-1, 1);
-    } else if (o == WS_RETRY_AFTER) {
-        if (form == WS_FORM_STREAM && s->delay_queue) {
-            wsi_cmd *dw[2];
-            size_t n = delay_writes(d, delay_ms, dw);
-            for (size_t i = 0; i < n; i++) rt_add(&w, dw[i], WSI_ROLE_RETRY, d, (size_t)-1, 1);
-        } else {
-            add_timer(d, delay_ms, form == WS_FORM_STREAM ? stream_copy(d) : list_copy(d));
-        }
+    size_t failed = 0, sent = 0;
+    int rc = 0, ok = 1;
+    for (size_t i = 0; owes && rc == 0 && ok && i < w.nwrites; i++, sent++)
+        rc = direct_one(d, w.writes[i], WSI_ROLE_RETRY, &first, &failed, &ok);
+    if (owes && rc == 0 && !ok)
+        wsi_trace_note(sim, "-- %s: the retry write of %s failed: not acknowledged\n",
+                       s->name, d->id);
+    if (owes && rc == 0 && ok) {
+        rt_build st = {0};
+        if (s->cfg.form == WS_FORM_STREAM) add_settles(s, &st, &d, 1);
+        else list_settle(&st, d, WSI_ROLE_SETTLE);
+        for (size_t i = 0; rc == 0 && i < st.n; i++, sent++)
+            rc = direct_one(d, st.cmds[i], WSI_ROLE_SETTLE, &first, &failed, &ok);
+        rt_free(&st);
     }
-    if (w.n) {
-        const fr_reply **rep = NULL;
-        size_t before = failed;
-        rc = direct_send(d, &w, &first, &failed, &rep);
-        settles += w.n;
-        if (rc == 0) {
-            write_ok = failed == before;
-            if (form == WS_FORM_STREAM && wsi_cmd_is(w.cmds[0], "XADD") && rep[0] &&
-                rep[0]->type == FR_REPLY_BULK)
-                wsi_lineage_add(sim, d, rep[0]->str, rep[0]->len);
-        }
-        free(rep);
-    }
-    if (rc == 0 && write_ok) {
-        if (form == WS_FORM_STREAM) {
-            ws_delivery *one = d;
-            add_settles(s, &st, &one, 1);
-        } else {
-            list_settle(&st, d, WSI_ROLE_SETTLE);
-        }
-        rc = direct_send(d, &st, &first, &failed, NULL);
-        settles += st.n;
-    } else if (rc == 0) {
-        wsi_trace_note(sim, "-- %s: the retry write of %s failed: not acknowledged\n", s->name,
-                       d->id);
-    }
-    if (rc == 0 && failed) wsi_report(s, 0, settles, failed, first.text, first.len);
+    for (size_t i = 0; owes && i < w.nwrites; i++) wsi_cmd_free(w.writes[i]);
+    if (rc == 0 && failed) wsi_report(s, 0, sent, failed, first.text, first.len);
     if (rc == WS_EREFUSED) {
         char msg[128];
         snprintf(msg, sizeof msg, "%s", ws_conn_errstr(sim->window));
-        wsi_report(s, 0, w.n + st.n, w.n + st.n, msg, strlen(msg));
+        wsi_report(s, 0, sent + 1, sent + 1, msg, strlen(msg));
         rc = 0;
     }
-    rt_free(&w);
-    rt_free(&st);
+    if (rc == 0 && (plan.copy || plan.rejected)) rc = wsi_publish_copy(d, &plan);
     return rc;
 }

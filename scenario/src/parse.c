@@ -11,10 +11,12 @@
  *   setup <command...>                     a raw command on the admin connection
  *   subscribe <name> <form> <key> [option...]
  *       form: stream | reliable-list | list | channel
- *       option: group G | consumer C | mode direct|window|atomic | count N | batch N
- *               | block MS | reclaim MIN_IDLE_MS | delay-queue ZSET [ttl MS]
- *               | processing LIST | recovery ZSET MIN_IDLE_MS | pattern
+ *       option: group G [start $|0|ID] | consumer C | mode direct|window|atomic | count N
+ *               | batch N | block MS | reclaim MIN_IDLE_MS | read claiming MIN_IDLE_MS
+ *               | delay-queue ZSET [ttl MS] | processing LIST
+ *               | recovery ZSET MIN_IDLE_MS [ttl MS] | pattern
  *               | reply stream|list|channel KEY [in-round] | warn-crossslot
+ *               | max-attempts N | dead-letter KEY
  *   produce <sub> <payload> [header NAME VALUE]... [to KEY] [as ALIAS]
  *                                          (to: another key of the form, e.g. a channel
  *                                          a pattern subscription hears)
@@ -25,7 +27,8 @@
  *   ALIAS: reply <payload>
  *   ALIAS: bind <form> <key>
  *   ALIAS: ack | drop | retry | retry-after <ms> | abandon
- *   advance <ms> | crash | restart | stop <sub>
+ *   advance <ms> | crash | shutdown | restart | stop <sub>   (shutdown: the graceful
+ *                                          stop of the whole process)
  *   fault <reader|window|subscriber> <crash-after|crash-before|lose-replies|error|refuse>
  *         (<n>th <COMMAND> | round-trip <i> [command <k>]) [error <text>]
  *   check <command...> => <reply>          the reply as the trace prints it; <*> = any one
@@ -602,13 +605,39 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         } else if (is(o, "warn-crossslot")) {
             c->warn_crossslot = 1;
             i++;
-        } else if (is(o, "group") || is(o, "consumer") || is(o, "processing")) {
-            if (i + 1 >= n) return perr(p, o->col, "%s needs a value", o->s);
-            char **dst = is(o, "group") ? &st->s_group
-                         : is(o, "consumer") ? &st->s_consumer : &st->s_processing;
+        } else if (is(o, "group") || is(o, "consumer") || is(o, "processing") ||
+                   is(o, "dead-letter")) {
+            if (i + 1 >= n)
+                return perr(p, o->col, "%s needs a %s", o->s,
+                            is(o, "dead-letter") ? "key (dead-letter KEY)" : "value");
+            char **dst = is(o, "group")      ? &st->s_group
+                         : is(o, "consumer") ? &st->s_consumer
+                         : is(o, "dead-letter") ? &st->s_dead_letter : &st->s_processing;
             free(*dst);
             *dst = xstrdup(t[i + 1].s);
             i += 2;
+            if (dst == &st->s_group && i + 1 < n && is(&t[i], "start")) {
+                free(st->s_group_start);
+                st->s_group_start = xstrdup(t[i + 1].s);
+                i += 2;
+            }
+        } else if (is(o, "max-attempts")) {
+            if (i + 1 >= n) return perr(p, o->col, "max-attempts needs a number (1 or more)");
+            if (number(p, &t[i + 1], o->s, &v)) return -1;
+            if (v < 1 || v > 1000000)
+                return perr(p, t[i + 1].col, "max-attempts must be between 1 and 1000000 (a "
+                            "handler runs at most that many times)");
+            c->max_attempts = (unsigned)v;
+            i += 2;
+        } else if (is(o, "read")) {
+            if (i + 1 >= n || !is(&t[i + 1], "claiming"))
+                return perr(p, i + 1 < n ? t[i + 1].col : o->col,
+                            "read takes one mode: read claiming MIN_IDLE_MS");
+            if (i + 2 >= n) return perr(p, t[i + 1].col, "claiming needs a min-idle in ms");
+            if (number(p, &t[i + 2], "claiming min-idle", &v)) return -1;
+            c->claiming = 1;
+            c->min_idle_ms = v;
+            i += 3;
         } else if (is(o, "mode")) {
             if (i + 1 >= n) return perr(p, o->col, "mode needs direct, window or atomic");
             const wsc_tok *m = &t[i + 1];
@@ -644,6 +673,12 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             if (number(p, &t[i + 2], "recovery min-idle", &v)) return -1;
             c->min_idle_ms = v;
             i += 3;
+            if (i + 1 < n && is(&t[i], "ttl")) {
+                if (number(p, &t[i + 1], "recovery ttl", &v)) return -1;
+                if (v < 1) return perr(p, t[i + 1].col, "the recovery ttl must be 1 ms or more");
+                c->recovery_ttl_ms = v;
+                i += 2;
+            }
         } else if (is(o, "reply")) {
             if (i + 2 >= n) return perr(p, o->col, "reply needs a form and a key");
             int rf;
@@ -659,15 +694,21 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         } else {
             return perr(p, o->col,
                         "unknown option '%s' (group, consumer, mode, count, batch, block, "
-                        "reclaim, delay-queue, ttl, processing, recovery, pattern, reply, "
-                        "warn-crossslot)",
+                        "reclaim, read claiming, delay-queue, ttl, processing, recovery, "
+                        "pattern, reply, warn-crossslot, max-attempts, dead-letter)",
                         o->s);
         }
     }
     if (form == WS_FORM_STREAM && !st->s_group)
         return perr(p, t[3].col, "a stream subscription needs 'group <name>'");
-    if (form != WS_FORM_STREAM && (c->reclaim || st->s_dq || st->s_group))
-        return perr(p, t[2].col, "group, reclaim and delay-queue are for streams");
+    if (form != WS_FORM_STREAM && (c->reclaim || st->s_dq || st->s_group || c->claiming))
+        return perr(p, t[2].col, "group, reclaim, read claiming and delay-queue are for "
+                    "streams (RedisStream::claiming reads XREADGROUP ... CLAIM)");
+    if (c->reclaim && c->claiming)
+        return perr(p, t[2].col, "reclaim and read claiming are two read modes: choose one");
+    if (c->batch && c->count && c->count != c->batch)
+        return perr(p, t[2].col, "a batch subscription reads COUNT = its batch size: drop "
+                    "'count %zu' (or make it %zu)", c->count, c->batch);
     if (form != WS_FORM_RELIABLE_LIST && (st->s_recovery || st->s_processing))
         return perr(p, t[2].col, "processing and recovery are for reliable lists");
     if (c->batch && c->mode == WS_MODE_DIRECT)
@@ -1029,9 +1070,9 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
         st->kind = K_ADVANCE;
         return number(p, &t[1], "advance", &st->n);
     }
-    if (is(w, "crash") || is(w, "restart")) {
+    if (is(w, "crash") || is(w, "restart") || is(w, "shutdown")) {
         if (n != 1) return perr(p, t[1].col, "%s takes no argument", w->s);
-        st->kind = is(w, "crash") ? K_CRASH : K_RESTART;
+        st->kind = is(w, "crash") ? K_CRASH : is(w, "shutdown") ? K_SHUTDOWN : K_RESTART;
         return 0;
     }
     if (is(w, "stop")) {
@@ -1049,8 +1090,8 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     if (is(w, "expect")) return parse_expect(p, st, t, n);
     return perr(p, w->col,
                 "unknown statement '%s' (scenario, needs, seed, start, cluster, forbid, setup, "
-                "subscribe, produce, read, ALIAS:, pool, advance, crash, restart, stop, fault, "
-                "check, expect)",
+                "subscribe, produce, read, ALIAS:, pool, advance, crash, shutdown, restart, "
+                "stop, fault, check, expect)",
                 w->s);
 }
 
@@ -1071,6 +1112,8 @@ static void stmt_free(wsc_stmt *st)
     free(st->s_processing);
     free(st->s_recovery);
     free(st->s_reply);
+    free(st->s_dead_letter);
+    free(st->s_group_start);
     free(st->payload);
     for (size_t i = 0; i < st->nheaders; i++) {
         free((char *)st->headers[i].name);

@@ -654,8 +654,8 @@ static int expect_flush(runner *r, const wsc_stmt *st)
     return rc;
 }
 
-/* A read's round trips: the ones whose cause is "read N of NAME" or a sweep "... before
- * read N of NAME", in order. */
+/* A read's round trips: the ones whose cause is "read N of NAME", a sweep "... before
+ * read N of NAME" or its claims "claims of read N of NAME", in order. */
 static int expect_read(runner *r, const wsc_stmt *st)
 {
     ws_sub *s = find_sub(r, st, st->sub);
@@ -673,7 +673,8 @@ static int expect_read(runner *r, const wsc_stmt *st)
             (cl > tl && rt.cause[cl - tl - 1] != ' '))
             continue;
         /* "read 1 of orders" must not match "read 11 of orders" */
-        if (cl > tl && (cl - tl < 7 || strncmp(rt.cause + cl - tl - 7, "before ", 7) != 0))
+        if (cl > tl && (cl - tl < 7 || strncmp(rt.cause + cl - tl - 7, "before ", 7) != 0) &&
+            (cl - tl != 10 || strncmp(rt.cause, "claims of ", 10) != 0))
             continue;
         rtn++;
         for (size_t k = 0; k < rt.n; k++) {
@@ -1068,6 +1069,8 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         c.processing = st->s_processing;
         c.recovery = st->s_recovery;
         c.reply.key = st->s_reply;
+        c.dead_letter = st->s_dead_letter;
+        c.group_start = st->s_group_start;
         c.label = st->sub; /* the scenario's names in the trace: "read 2 of recovery" */
         if (sub_index(r, st->sub) >= 0)
             return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
@@ -1126,6 +1129,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_ADVANCE: return step_result(r, st, ws_sim_advance(r->sim, st->n));
     case K_CRASH: return step_result(r, st, ws_sim_crash(r->sim));
     case K_RESTART: return step_result(r, st, ws_sim_restart(r->sim));
+    case K_SHUTDOWN: return step_result(r, st, ws_sim_shutdown(r->sim));
     case K_STOP: {
         ws_sub *s = find_sub(r, st, st->sub);
         return s ? step_result(r, st, ws_stop(s)) : -1;

@@ -32,6 +32,7 @@ typedef enum wsc_kind {
     K_ADVANCE,     /* advance <ms> */
     K_CRASH,       /* crash */
     K_RESTART,     /* restart */
+    K_SHUTDOWN,    /* shutdown (graceful: windows drained, then the process ends) */
     K_STOP,        /* stop <sub> */
     K_FAULT,       /* fault <conn> <kind> <where> [error <text>] */
     K_CHECK,       /* check <command> => <reply> */
@@ -95,6 +96,7 @@ typedef struct wsc_stmt {
     /* K_SUBSCRIBE */
     ws_sub_config cfg;
     char *s_key, *s_group, *s_consumer, *s_dq, *s_processing, *s_recovery, *s_reply;
+    char *s_dead_letter, *s_group_start;
     /* K_PRODUCE, K_PUBLISH, K_REPLY */
     char *payload;
     size_t payload_len;
