@@ -1489,7 +1489,10 @@ static int xread_getkeys(int argc, const fri_arg *argv, int *keys, int max)
 {
     int pos = -1;
     for (int i = 1; i < argc; i++) {
-        if (arg_is(&argv[i], "block") || arg_is(&argv[i], "count")) {
+        /* CLAIM (8.4) takes a value too: 8.4 finds the keys after STREAMS past it (its key
+         * specs search for STREAMS), so a command carrying it is checked for CROSSSLOT */
+        if (arg_is(&argv[i], "block") || arg_is(&argv[i], "count") ||
+            arg_is(&argv[i], "claim")) {
             i++;
         } else if (arg_is(&argv[i], "group")) {
             i += 2;

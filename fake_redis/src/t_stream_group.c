@@ -1018,7 +1018,9 @@ static int xreadgroup_keys(int argc, const fri_arg *argv, int *keys, int max)
 {
     int streams_pos = -1;
     for (int i = 1; i < argc; i++) {
-        if (arg_cstr_is(&argv[i], "block") || arg_cstr_is(&argv[i], "count")) {
+        /* CLAIM (8.4) takes a value: 8.4 finds the keys past it (see xread_getkeys) */
+        if (arg_cstr_is(&argv[i], "block") || arg_cstr_is(&argv[i], "count") ||
+            arg_cstr_is(&argv[i], "claim")) {
             i++;
         } else if (arg_cstr_is(&argv[i], "group")) {
             i += 2;
