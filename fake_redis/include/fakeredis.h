@@ -229,11 +229,17 @@ const char *fr_client_woken_resp(const fr_client *client, size_t *len);
 const fr_reply *fr_client_woken_reply(fr_client *client);
 /* The earliest deadline of a blocked client, in the server's clock (Unix ms); -1 when no
  * blocked client has one (none blocked, or all with timeout 0 = for ever).  A client
- * blocked at time t with a timeout of d ms has the deadline t + d. */
+ * blocked at time t with a timeout of d ms has the deadline t + d.  A client blocked in
+ * XREADGROUP ... CLAIM (Redis 8.4) also has the first ms past its claim time (its groups'
+ * oldest pending delivery plus min-idle-time, or the time it blocked plus min-idle-time
+ * when nothing is pending), when fr_server_expire_blocked runs its command again. */
 int64_t fr_server_next_deadline(const fr_server *server);
 /* Answers every blocked client whose deadline is <= fr_clock_now(server) the timeout
  * reply (the nil array *-1, for every blocking command), earliest deadline first (ties in
- * the order they blocked), and queues them as woken.  Returns how many. */
+ * the order they blocked), and queues them as woken.  Then, as Redis 8.4 does after its
+ * timeouts, runs again each XREADGROUP ... CLAIM whose claim time is < the clock, in the
+ * order they blocked: one that now finds entries is answered and queued as woken, the
+ * others stay blocked with their next claim time.  Returns how many were woken. */
 size_t fr_server_expire_blocked(fr_server *server);
 /* CLIENT UNBLOCK: wakes a blocked client with the timeout reply, or with error != 0 with
  * "-UNBLOCKED client unblocked via CLIENT UNBLOCK".  Returns 1 if it was blocked, 0 if

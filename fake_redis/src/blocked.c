@@ -119,6 +119,8 @@ struct fri_blocked {
     size_t nkeys;
     fri_xread_opts xo;      /* XREAD / XREADGROUP options (COUNT, NOACK, GROUP position) */
     int64_t deadline;       /* server clock ms when the timeout fires, 0 for never */
+    int64_t claim_at;       /* XREADGROUP ... CLAIM: run again once the clock is past this
+                               (a pending entry becomes claimable); INT64_MAX otherwise */
     uint64_t seq;           /* blocking order, to break deadline ties */
     size_t slot;            /* index in the server's blocked array */
 };
@@ -364,6 +366,9 @@ static void block_client(fr_client *c, const fri_command *cmd, size_t mark)
     }
     free(idx);
     bp->deadline = timeout_ms > 0 ? c->now_ms + timeout_ms : 0;
+    bp->claim_at = how->layout == LAYOUT_STREAMS
+                       ? fri_xreadgroup_claim_at(c, c->argc, c->argv, &bp->xo)
+                       : INT64_MAX;
     bp->seq = b->seq++;
     bp->slot = b->nblocked;
     push_ptr((void ***)&b->blocked, &b->nblocked, &b->blocked_cap, c);
@@ -475,6 +480,36 @@ static int rerun_on_key(fr_client *c, void *arg)
     return 1;
 }
 
+/* Whether c is blocked in XREADGROUP ... CLAIM (served the way Redis 8.4 serves it). */
+static int is_claim_read(const fr_client *c)
+{
+    return c->bpop->xo.group_arg && c->bpop->xo.claim >= 0;
+}
+
+/* Serves an XREADGROUP ... CLAIM client the way Redis 8.4 serves every blocked client:
+ * by running its whole command again (all its streams: claims and new entries, or the
+ * error a deleted key or group now gives).  When that finds nothing either, the client
+ * stays blocked (with its first deadline and place in line) and its claim time is
+ * computed again.  Returns 1 when it replied. */
+static int rerun_claim(fr_client *c, void *arg)
+{
+    (void)arg;
+    struct fri_blocked *bp = c->bpop;
+    size_t mark = c->out.len;
+    c->argc = bp->argc;
+    c->argv = bp->argv;
+    c->cmd = bp->cmd;
+    bp->cmd->proc(c);
+    int served = !wrote_timeout_reply(c, mark);
+    if (!served) {
+        c->out.len = mark;
+        bp->claim_at = fri_xreadgroup_claim_at(c, bp->argc, bp->argv, &bp->xo);
+    }
+    c->argc = 0;
+    c->argv = NULL;
+    return served;
+}
+
 /* Serves an XREAD client when the stream grew past its id: [[key, entries]]. */
 static int serve_xread(fr_client *c, void *arg)
 {
@@ -546,7 +581,9 @@ static void serve_key(fr_server *s, bkey *bk)
         serve_ctx sc = {.bk = bk, .wk = wk};
         c->now_ms = now;
         int (*fn)(fr_client *, void *) = want != WAIT_STREAM ? rerun_on_key
-                                       : c->bpop->xo.group_arg ? serve_xreadgroup : serve_xread;
+                                       : is_claim_read(c)      ? rerun_claim
+                                       : c->bpop->xo.group_arg ? serve_xreadgroup
+                                                               : serve_xread;
         if (!into_woken(c, fn, &sc)) continue;
         wake(c);
         scan_keys(s, now); /* BLMOVE may have made its destination ready */
@@ -557,7 +594,10 @@ static void serve_key(fr_server *s, bkey *bk)
             fr_client *c = order[i];
             if (!find_wait(c, bk) || wait_kind(c) != WAIT_STREAM || !c->bpop->xo.group_arg)
                 continue;
-            into_woken(c, reply_key_gone, NULL);
+            c->now_ms = now;
+            /* 8.4 runs a CLAIM read again: NOGROUP for a key gone, WRONGTYPE ... */
+            if (!into_woken(c, is_claim_read(c) ? rerun_claim : reply_key_gone, NULL))
+                continue;
             wake(c);
         }
     }
@@ -602,10 +642,21 @@ int64_t fr_server_next_deadline(const fr_server *s)
     const struct fri_blocking *b = s->blocking;
     int64_t best = -1;
     for (size_t i = 0; b && i < b->nblocked; i++) {
-        int64_t d = b->blocked[i]->bpop->deadline;
+        const struct fri_blocked *bp = b->blocked[i]->bpop;
+        int64_t d = bp->deadline;
         if (d && (best < 0 || d < best)) best = d;
+        /* a CLAIM read is run again at the first ms past its claim time */
+        if (bp->claim_at != INT64_MAX && (best < 0 || bp->claim_at + 1 < best))
+            best = bp->claim_at + 1;
     }
     return best;
+}
+
+static int by_seq(const void *pa, const void *pb)
+{
+    const struct fri_blocked *a = (*(fr_client *const *)pa)->bpop;
+    const struct fri_blocked *b = (*(fr_client *const *)pb)->bpop;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 static int by_deadline(const void *pa, const void *pb)
@@ -633,8 +684,22 @@ size_t fr_server_expire_blocked(fr_server *s)
         into_woken(due[i], reply_timeout, NULL);
         wake(due[i]);
     }
+    /* then, as Redis 8.4's blockedBeforeSleep does after the timeouts, the CLAIM reads
+     * whose claim time has passed run again, in the order they blocked */
+    size_t woken = n;
+    n = 0;
+    for (size_t i = 0; i < b->nblocked; i++)
+        if (b->blocked[i]->bpop->claim_at < now) due[n++] = b->blocked[i];
+    qsort(due, n, sizeof(*due), by_seq);
+    for (size_t i = 0; i < n; i++) {
+        due[i]->now_ms = now;
+        if (!into_woken(due[i], rerun_claim, NULL)) continue;
+        wake(due[i]);
+        woken++;
+    }
+    if (n) scan_keys(s, now);
     free(due);
-    return n;
+    return woken;
 }
 
 int fr_client_unblock(fr_client *c, int error)

@@ -199,6 +199,11 @@ void fri_stream_iter_field(fri_stream_iter *it, const char **field, size_t *flen
 /* Replies [id, [f1, v1, ...]] for the current entry (whose id is id and which has
  * nfields pairs, as fri_stream_iter_next gave them; no field may have been read yet). */
 void fri_stream_reply_current(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields);
+/* The same, and with meta != 0 the form XREADGROUP ... CLAIM answers (Redis 8.4):
+ * [id, [f1, v1, ...], idle, count], the last two as integers (0 and 0 for an entry
+ * delivered for the first time). */
+void fri_stream_reply_current_meta(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields,
+                                   int meta, long long idle, long long count);
 /* Replies [id, [f1, v1, ...]] for the live entry id and returns 1; returns 0 and replies
  * nothing when there is no such live entry. */
 int fri_stream_reply_entry(fr_client *c, fri_stream *s, fri_sid id);
@@ -218,15 +223,33 @@ typedef struct fri_xread_opts {
     int group_arg;     /* argv index of the group name (consumer at +1); 0 without GROUP */
     int streams_arg;   /* argv index of the first key */
     int nstreams;      /* keys (and ids) after STREAMS */
+    long long claim;   /* CLAIM min-idle-time in ms (XREADGROUP, a Redis 8.4 option the
+                          fake accepts although it is 7.0 otherwise), -1 when absent */
 } fri_xread_opts;
 
 /* Parses the options of XREAD (xreadgroup = 0) or XREADGROUP (1) from argv[1] up to
  * STREAMS, with Redis's errors in Redis's order: BLOCK timeout errors, COUNT not an
  * integer, "Unbalanced XREAD list of streams ..." (worded so for XREADGROUP too), GROUP or
  * NOACK given to XREAD, syntax error, STREAMS missing (syntax error), "Missing GROUP option
- * for XREADGROUP".  The ids are left to the caller (they differ: "$" vs ">").  0, or -1
- * (replied). */
+ * for XREADGROUP".  The ids are left to the caller (they differ: "$" vs ">").
+ *
+ * CLAIM min-idle-time is Redis 8.4's, with 8.4's errors: given to XREAD, "The CLAIM option
+ * is only supported by XREADGROUP ..." (before its value is read); not an integer,
+ * "min-idle-time is not an integer or out of range"; negative, "min-idle-time must be a
+ * positive integer" (0 is accepted); given twice, the last one counts.  A command that
+ * carries CLAIM is an 8.4 command, so its unbalanced list of streams gets 8.4's wording
+ * ("Unbalanced 'xreadgroup' list of streams: ... an ID or '>' must be specified.").  A
+ * CLAIM that is the last argument is a syntax error, as in 8.4.  0, or -1 (replied). */
 int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *o);
+
+/* For a blocked XREADGROUP ... CLAIM (argv, parsed into o; c gives the db and the clock):
+ * the clock reading after which one of its pending entries becomes claimable, Redis 8.4's
+ * "pel_expire_time": the earliest delivery time among the groups' oldest pending entries
+ * still in their streams, plus min-idle-time, or now plus min-idle-time when there is
+ * none.  Redis wakes the client (runs its command again) once its clock is past that
+ * reading.  INT64_MAX without CLAIM, or when it lies beyond the clock's range. */
+int64_t fri_xreadgroup_claim_at(fr_client *c, int argc, const fri_arg *argv,
+                                const fri_xread_opts *o);
 
 /* ----- Dump ---------------------------------------------------------------------------- */
 

@@ -1004,7 +1004,13 @@ int fri_stream_first_valid_id(fri_stream *s, fri_sid *id)
 
 void fri_stream_reply_current(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields)
 {
-    fri_reply_array_len(c, 2);
+    fri_stream_reply_current_meta(c, it, id, nfields, 0, 0, 0);
+}
+
+void fri_stream_reply_current_meta(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields,
+                                   int meta, long long idle, long long count)
+{
+    fri_reply_array_len(c, meta ? 4 : 2);
     fri_reply_sid(c, id);
     fri_reply_array_len(c, nfields * 2);
     for (long i = 0; i < nfields; i++) {
@@ -1013,6 +1019,10 @@ void fri_stream_reply_current(fr_client *c, fri_stream_iter *it, fri_sid id, lon
         fri_stream_iter_field(it, &f, &fl, &v, &vl);
         fri_reply_bulk(c, f, fl);
         fri_reply_bulk(c, v, vl);
+    }
+    if (meta) {
+        fri_reply_ll(c, idle);
+        fri_reply_ll(c, count);
     }
 }
 
@@ -1331,10 +1341,26 @@ int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *
 {
     memset(o, 0, sizeof(*o));
     o->timeout = -1;
+    o->claim = -1;
     for (int i = 1; i < c->argc; i++) {
         int moreargs = c->argc - i - 1;
         const fri_arg *a = &c->argv[i];
-        if (arg_is(a, "block") && moreargs) {
+        if (arg_is(a, "claim") && moreargs) {
+            /* Redis 8.4: checked first, and XREAD is refused before the value is read */
+            if (!xreadgroup) {
+                fri_reply_error(c, "ERR The CLAIM option is only supported by XREADGROUP. "
+                                   "You called XREAD instead.");
+                return -1;
+            }
+            i++;
+            if (fri_get_ll_or_reply(c, &c->argv[i], &o->claim,
+                                    "ERR min-idle-time is not an integer or out of range") < 0)
+                return -1;
+            if (o->claim < 0) {
+                fri_reply_error(c, "ERR min-idle-time must be a positive integer");
+                return -1;
+            }
+        } else if (arg_is(a, "block") && moreargs) {
             long long t;
             i++;
             if (fri_get_ll_or_reply(c, &c->argv[i], &t,
@@ -1353,9 +1379,12 @@ int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *
             o->streams_arg = i + 1;
             int n = c->argc - o->streams_arg;
             if (n % 2 != 0) {
-                /* 7.0 words it this way for XREADGROUP too */
-                fri_reply_error(c, "ERR Unbalanced XREAD list of streams: for each stream key "
-                                   "an ID or '$' must be specified.");
+                if (o->claim >= 0) /* an 8.4 command: 8.4's wording */
+                    fri_reply_error(c, "ERR Unbalanced 'xreadgroup' list of streams: for "
+                                       "each stream key an ID or '>' must be specified.");
+                else /* 7.0 words it this way for XREADGROUP too */
+                    fri_reply_error(c, "ERR Unbalanced XREAD list of streams: for each "
+                                       "stream key an ID or '$' must be specified.");
                 return -1;
             }
             o->nstreams = n / 2;
@@ -1460,7 +1489,10 @@ static int xread_getkeys(int argc, const fri_arg *argv, int *keys, int max)
 {
     int pos = -1;
     for (int i = 1; i < argc; i++) {
-        if (arg_is(&argv[i], "block") || arg_is(&argv[i], "count")) {
+        /* CLAIM (8.4) takes a value too: 8.4 finds the keys after STREAMS past it (its key
+         * specs search for STREAMS), so a command carrying it is checked for CROSSSLOT */
+        if (arg_is(&argv[i], "block") || arg_is(&argv[i], "count") ||
+            arg_is(&argv[i], "claim")) {
             i++;
         } else if (arg_is(&argv[i], "group")) {
             i += 2;

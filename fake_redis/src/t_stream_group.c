@@ -47,6 +47,11 @@
     "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the "    \
     "history of this consumer by specifying a proper ID, or use the > ID to get new "    \
     "messages. The $ ID would just return an empty result set."
+/* Redis 8.4's (7.4's) refusal of "+", given to XREADGROUP ... CLAIM commands only. */
+#define ERR_XREADGROUP_PLUS                                                              \
+    "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the "    \
+    "history of this consumer by specifying a proper ID, or use the > ID to get new "    \
+    "messages. The + ID would just return an empty result set."
 
 /* ----- Arguments as C strings ---------------------------------------------------------- */
 
@@ -611,20 +616,21 @@ static void xgroup_help_command(fr_client *c)
  * streamReplyWithRange with a group.  Each advances the group's last-delivered id and
  * read counter; without NOACK it becomes pending for consumer, taken from whichever
  * consumer held it before (SETID can make the group deliver an entry twice), with a fresh
- * delivery count of 1. */
-static void deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
+ * delivery count of 1.  The entries are replied one after the other, without the array
+ * header (the caller writes it): emitted entries are already in that array, and count
+ * (0: no limit) bounds the total.  meta: the CLAIM form, [id, fields, 0, 0].  Returns the
+ * new total. */
+static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
                         fri_stream_consumer *consumer, fri_sid start, long long count,
-                        int noack)
+                        int noack, long emitted, int meta)
 {
-    size_t handle = fri_reply_deferred_len(c);
-    long emitted = 0;
     fri_stream_iter it;
     fri_sid id;
     long nfields;
     fri_stream_iter_start(&it, s, start, FRI_SID_MAX, 0);
     while (fri_stream_iter_next(&it, &id, &nfields)) {
         if (fri_sid_cmp(id, cg->last_id) > 0) cg_advance(s, cg, id);
-        fri_stream_reply_current(c, &it, id, nfields);
+        fri_stream_reply_current_meta(c, &it, id, nfields, meta, 0, 0);
         if (!noack) {
             /* Usually new to the PEL: try the insertion first, which searches anyway;
              * only an entry redelivered after SETID finds its record there. */
@@ -643,6 +649,15 @@ static void deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
         emitted++;
         if (count && count == emitted) break;
     }
+    return emitted;
+}
+
+/* deliver_new as a whole reply: the array of the entries delivered. */
+static void reply_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
+                      fri_stream_consumer *consumer, fri_sid start, long long count, int noack)
+{
+    size_t handle = fri_reply_deferred_len(c);
+    long emitted = deliver_new(c, s, cg, consumer, start, count, noack, 0, 0);
     fri_reply_set_deferred_len(c, handle, emitted);
 }
 
@@ -676,6 +691,205 @@ static void deliver_history(fr_client *c, fri_stream *s, fri_stream_consumer *co
         emitted++;
     }
     fri_reply_set_deferred_len(c, handle, emitted);
+}
+
+/* ----- XREADGROUP ... CLAIM (Redis 8.4) ---------------------------------------------------- */
+
+/* A pending record in Redis 8.4's delivery-time order (its pel_by_time index): the
+ * delivery time as an unsigned number, then the id. */
+typedef struct pel_by_time {
+    int64_t time;          /* the record's delivery time when the list was made */
+    fri_sid id;            /* its id */
+    fri_stream_nack *nack; /* the record */
+} pel_by_time;
+
+static int cmp_pel_by_time(const void *a, const void *b)
+{
+    const pel_by_time *x = a, *y = b;
+    uint64_t tx = (uint64_t)x->time, ty = (uint64_t)y->time;
+    if (tx != ty) return tx < ty ? -1 : 1;
+    return fri_sid_cmp(x->id, y->id);
+}
+
+/* The group's pending records, oldest delivery first, into *out (heap, free() it; NULL
+ * when the PEL is empty).  Returns how many, or -1 when out of memory.  The fake keeps no
+ * second index: a CLAIM read sorts the PEL, O(n log n) in its size. */
+static long pel_sorted_by_time(fri_stream_cg *cg, pel_by_time **out)
+{
+    *out = NULL;
+    size_t n = fri_sidmap_len(cg->pel);
+    if (n == 0) return 0;
+    pel_by_time *v = malloc(n * sizeof(*v));
+    if (!v) return -1;
+    fri_sidmap_iter it;
+    fri_sid id;
+    void *val;
+    size_t k = 0;
+    fri_sidmap_iter_init(&it, cg->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (k < n && fri_sidmap_iter_next(&it, &id, &val)) {
+        fri_stream_nack *nack = val;
+        v[k++] = (pel_by_time){nack->delivery_time, id, nack};
+    }
+    qsort(v, k, sizeof(*v), cmp_pel_by_time);
+    *out = v;
+    return (long)k;
+}
+
+/* The delivery time of the oldest pending record (in v, sorted) whose entry is still in
+ * the stream: 1 and *time, or 0 when there is none.  Redis 8.4 looks at this one entry
+ * to decide whether a read can be served by claiming. */
+static int oldest_live_pending(fri_stream *s, const pel_by_time *v, long n, int64_t *time)
+{
+    for (long i = 0; i < n; i++) {
+        if (!fri_stream_entry_exists(s, v[i].id)) continue;
+        *time = v[i].time;
+        return 1;
+    }
+    return 0;
+}
+
+/* Idle since t, as Redis 8.4 computes it for CLAIM: unsigned, so a delivery time ahead of
+ * the clock (a clock set back) counts as idle for ever. */
+static uint64_t claim_idle(int64_t now, int64_t t) { return (uint64_t)now - (uint64_t)t; }
+
+/* The claim phase (Redis 8.4's streamReplyWithRange with a min-idle-time): the pending
+ * records of v (the group's, by delivery time) idle for at least min_idle are taken in
+ * that order, at most count of them (0: no limit).  One whose entry is still in the
+ * stream is answered [id, fields, idle, deliveries so far], moves to consumer and counts
+ * one more delivery, now.  One whose entry was deleted meanwhile takes its place in the
+ * count but is neither answered nor touched: it stays pending where it was (XAUTOCLAIM
+ * or XACK clears it).  Returns how many entries were answered. */
+static long claim_pending(fr_client *c, fri_stream *s, fri_stream_consumer *consumer,
+                          const pel_by_time *v, long n, long long min_idle, long long count)
+{
+    long taken = 0, emitted = 0;
+    fri_stream_iter lookup;
+    fri_stream_iter_start(&lookup, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    for (long i = 0; i < n; i++) {
+        uint64_t idle = claim_idle(c->now_ms, v[i].time);
+        if (idle < (uint64_t)min_idle) break; /* the rest were delivered later */
+        taken++;
+        long nfields;
+        if (fri_stream_iter_seek(&lookup, v[i].id, &nfields)) {
+            fri_stream_nack *nack = v[i].nack;
+            fri_stream_reply_current_meta(c, &lookup, v[i].id, nfields, 1, (long long)idle,
+                                          (long long)nack->delivery_count);
+            nack_assign(v[i].id, nack, consumer);
+            nack->delivery_time = c->now_ms;
+            nack->delivery_count++;
+            emitted++;
+        }
+        if (count && taken >= count) break;
+    }
+    return emitted;
+}
+
+/* XREADGROUP ... CLAIM min-idle-time STREAMS key... id... (Redis 8.4), after every key,
+ * group and id was checked.  Per stream, in order:
+ *   - the consumer is created if needed and seen now, whether the stream serves or not;
+ *   - ">" serves when the stream has entries past the group's last-delivered id, or else
+ *     when the oldest pending entry still in the stream has been idle min-idle-time;
+ *     it answers first the claimed entries (claim_pending), then, while COUNT allows and
+ *     only if there were new entries, the new ones as [id, fields, 0, 0];
+ *   - another id reads the consumer's history exactly as without CLAIM (entries of two
+ *     elements), and from then on CLAIM is ignored for the streams after it too, as
+ *     Redis 8.4 forgets the option once a history read has served.
+ * NOACK applies to the new entries only: a claimed entry stays pending.  Nothing to serve
+ * answers the nil array (a blocking client blocks: blocked.c). */
+static void xreadgroup_claim(fr_client *c, const fri_xread_opts *o, fri_stream **streams,
+                             fri_stream_cg **groups, const fri_sid *ids)
+{
+    long long min_idle = o->claim;
+    const fri_arg *cname = &c->argv[o->group_arg + 1];
+    size_t handle = 0;
+    long served = 0;
+    for (int i = 0; i < o->nstreams; i++) {
+        fri_stream *s = streams[i];
+        fri_stream_cg *cg = groups[i];
+        pel_by_time *pel = NULL;
+        long npel = 0;
+        int serve_claimed = 0;
+        if (min_idle >= 0) {
+            npel = pel_sorted_by_time(cg, &pel);
+            if (npel < 0) {
+                if (i > 0) abort(); /* consumers were made or seen: no way back */
+                fri_reply_error(c, FRI_ERR_OOM);
+                return;
+            }
+            int64_t t;
+            if (oldest_live_pending(s, pel, npel, &t))
+                serve_claimed = claim_idle(c->now_ms, t) >= (uint64_t)min_idle;
+        }
+        fri_sid gt = ids[i];
+        int history = fri_sid_cmp(gt, FRI_SID_MAX) != 0;
+        int serve = history, claimed_only = 0;
+        fri_sid maxid;
+        if (!history && s->length > 0 && fri_stream_last_valid_id(s, &maxid) &&
+            fri_sid_cmp(maxid, cg->last_id) > 0) {
+            serve = 1;
+            gt = cg->last_id;
+        }
+        fri_stream_consumer *consumer = consumer_get(cg, cname, c->now_ms);
+        if (history) {
+            min_idle = -1;
+        } else if (!serve && serve_claimed) {
+            serve = 1;
+            claimed_only = 1;
+        }
+        if (serve) {
+            if (++served == 1) handle = fri_reply_deferred_len(c);
+            fri_sid start = gt;
+            fri_sid_incr(&start);
+            const fri_arg *key = &c->argv[o->streams_arg + i];
+            fri_reply_array_len(c, 2);
+            fri_reply_bulk(c, key->ptr, key->len);
+            if (history) {
+                deliver_history(c, s, consumer, start, o->count);
+            } else {
+                size_t h = fri_reply_deferred_len(c);
+                long emitted = 0;
+                if (min_idle >= 0)
+                    emitted = claim_pending(c, s, consumer, pel, npel, min_idle, o->count);
+                if (!claimed_only && !(o->count && o->count == emitted))
+                    emitted = deliver_new(c, s, cg, consumer, start, o->count, o->noack,
+                                          emitted, min_idle >= 0);
+                fri_reply_set_deferred_len(c, h, emitted);
+            }
+        }
+        free(pel);
+    }
+    if (served) fri_reply_set_deferred_len(c, handle, served);
+    else fri_reply_null_array(c);
+}
+
+int64_t fri_xreadgroup_claim_at(fr_client *c, int argc, const fri_arg *argv,
+                                const fri_xread_opts *o)
+{
+    (void)argc;
+    if (o->claim < 0 || !o->group_arg) return INT64_MAX;
+    const fri_arg *group = &argv[o->group_arg];
+    int found = 0;
+    int64_t oldest = 0;
+    for (int i = 0; i < o->nstreams; i++) {
+        fri_obj *obj = fri_lookup_read(c, &argv[o->streams_arg + i]);
+        if (!obj || obj->type != FRI_STREAM) continue;
+        fri_stream *s = obj->ptr;
+        fri_stream_cg *cg = cg_lookup(s, group->ptr, group->len);
+        if (!cg) continue;
+        pel_by_time *pel;
+        long npel = pel_sorted_by_time(cg, &pel);
+        int64_t t;
+        if (npel > 0 && oldest_live_pending(s, pel, npel, &t) &&
+            (!found || (uint64_t)t < (uint64_t)oldest)) {
+            oldest = t;
+            found = 1;
+        }
+        free(pel);
+    }
+    uint64_t base = found ? (uint64_t)oldest : (uint64_t)c->now_ms;
+    uint64_t at = base + (uint64_t)o->claim;
+    if (at < base || at > (uint64_t)INT64_MAX - 1) return INT64_MAX; /* never */
+    return (int64_t)at;
 }
 
 /* XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...
@@ -722,6 +936,11 @@ static void xreadgroup_command(fr_client *c)
             fri_reply_error(c, ERR_XREADGROUP_DOLLAR);
             goto cleanup;
         }
+        if (o.claim >= 0 && arg_cstr_eq(idarg, "+")) {
+            /* an 8.4 command gets 8.4's word for "+" (7.0: an invalid id) */
+            fri_reply_error(c, ERR_XREADGROUP_PLUS);
+            goto cleanup;
+        }
         if (arg_cstr_eq(idarg, ">")) {
             ids[i] = FRI_SID_MAX; /* Redis's marker for ">" */
             continue;
@@ -729,6 +948,10 @@ static void xreadgroup_command(fr_client *c)
         if (parse_strict_id(c, idarg, &ids[i]) < 0) goto cleanup;
     }
 
+    if (o.claim >= 0) {
+        xreadgroup_claim(c, &o, streams, groups, ids);
+        goto cleanup;
+    }
     size_t handle = 0;
     long served = 0;
     for (int i = 0; i < n; i++) {
@@ -750,7 +973,7 @@ static void xreadgroup_command(fr_client *c)
         fri_reply_bulk(c, c->argv[o.streams_arg + i].ptr, c->argv[o.streams_arg + i].len);
         fri_stream_consumer *consumer = consumer_get(cg, cname, c->now_ms);
         if (history) deliver_history(c, s, consumer, start, o.count);
-        else deliver_new(c, s, cg, consumer, start, o.count, o.noack);
+        else reply_new(c, s, cg, consumer, start, o.count, o.noack);
     }
     if (served) fri_reply_set_deferred_len(c, handle, served);
     else fri_reply_null_array(c);
@@ -785,7 +1008,7 @@ int fri_xreadgroup_serve_blocked(fr_client *c, const fri_arg *key, const fri_arg
     fri_reply_array_len(c, 1);
     fri_reply_array_len(c, 2);
     fri_reply_bulk(c, key->ptr, key->len);
-    deliver_new(c, s, cg, cons, start, count, noack);
+    reply_new(c, s, cg, cons, start, count, noack);
     return 1;
 }
 
@@ -795,7 +1018,9 @@ static int xreadgroup_keys(int argc, const fri_arg *argv, int *keys, int max)
 {
     int streams_pos = -1;
     for (int i = 1; i < argc; i++) {
-        if (arg_cstr_is(&argv[i], "block") || arg_cstr_is(&argv[i], "count")) {
+        /* CLAIM (8.4) takes a value: 8.4 finds the keys past it (see xread_getkeys) */
+        if (arg_cstr_is(&argv[i], "block") || arg_cstr_is(&argv[i], "count") ||
+            arg_cstr_is(&argv[i], "claim")) {
             i++;
         } else if (arg_cstr_is(&argv[i], "group")) {
             i += 2;

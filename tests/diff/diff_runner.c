@@ -1,6 +1,17 @@
 /* diff_runner.c -- run differential scripts on the fake and on a real redis-server.
  *
  *   diff_runner [--verbose] script.redis...
+ *   diff_runner [--verbose] --transcript file.transcript...
+ *   diff_runner [--verbose] --record out.transcript script
+ *
+ * A transcript is a script with each command's recorded reply on the line after it
+ * ("= " and the escaped RESP bytes).  --transcript runs it on the fake alone, on the
+ * virtual clock (!sleep MS moves it MS ms), and compares every reply with the recorded
+ * one: a differential test against a server that need not be installed (the Redis 8.4
+ * transcript of XREADGROUP ... CLAIM).  --record runs a script (or a transcript, whose
+ * old replies are dropped) on the real server alone ($WSIM_REDIS_SERVER picks the
+ * binary) and writes the transcript: the input's lines as they are, a reply line after
+ * each command, and a first line naming the server's version.
  *
  * For each script: start a fresh redis-server (a one-node cluster if the script says
  * !cluster) and a fresh fake server on the wall clock, FLUSHALL both, then run every line
@@ -180,6 +191,194 @@ static int flush_both(run *r) {
     return 0;
 }
 
+/* ----- Transcripts -------------------------------------------------------------------- */
+
+/* Replays a transcript on a fresh fake server (virtual clock, default config): each
+ * command with a recorded reply is compared under its modifiers; adds the counts to
+ * *passed and *failed. */
+static void run_transcript(const ds_script *s, int verbose, long *passed, long *failed) {
+    fr_config cfg = fr_config_default();
+    cfg.cluster_enabled = s->cluster;
+    fr_server *fake = fr_server_new(&cfg);
+    if (!fake) {
+        printf("%s: fr_server_new failed\n", s->name);
+        (*failed)++;
+        return;
+    }
+    fr_client *clients[DS_MAX_CLIENTS + 1] = {0};
+    long compared = 0, bad = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        const ds_line *l = &s->lines[i];
+        if (l->kind == DS_SLEEP) {
+            fr_clock_advance(fake, l->sleep_ms);
+            continue;
+        }
+        if (!clients[l->client] && !(clients[l->client] = fr_client_new(fake))) {
+            printf("%s: fr_client_new failed\n", s->name);
+            bad++;
+            break;
+        }
+        size_t len = 0;
+        const char *p = fr_exec_resp(clients[l->client], l->argc, (const char *const *)l->argv,
+                                     l->argvlen, &len);
+        if (is_quit(l)) {
+            fr_client_free(clients[l->client]);
+            clients[l->client] = NULL;
+        }
+        if (!l->has_expected || (l->flags & DS_FAKE)) {
+            if (verbose) {
+                printf("%s:%d: %s\n", s->name, l->lineno, l->text);
+                show("fake", p, len);
+            }
+            continue;
+        }
+        compared++;
+        int same = ds_replies_equal(l->flags, l->expected, l->expected_len, p, len);
+        if (!same || verbose) {
+            printf("%s:%d: %s%s\n", s->name, l->lineno, l->text, same ? "" : "   <-- MISMATCH");
+            show("recorded", l->expected, l->expected_len);
+            show("fake", p, len);
+        }
+        if (!same) bad++;
+    }
+    printf("%s: %ld commands compared, %ld failed\n", s->name, compared, bad);
+    *passed += compared - bad;
+    *failed += bad;
+    for (int i = 1; i <= DS_MAX_CLIENTS; i++)
+        if (clients[i]) fr_client_free(clients[i]);
+    fr_server_free(fake);
+}
+
+/* Reads a whole file into b; 0, or -1 (reported). */
+static int read_file(const char *path, rh_buf *b) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "diff_runner: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) rh_buf_append(b, chunk, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err) fprintf(stderr, "diff_runner: cannot read %s\n", path);
+    return err ? -1 : 0;
+}
+
+#define RECORDED_BY "# recorded by diff_runner --record from "
+
+/* The real server's "redis_version" (and git sha1 when not zero) for the header. */
+static void server_version(rh_conn *c, rh_buf *out) {
+    rh_buf raw = {0};
+    if (rh_call(c, &raw, "INFO", "server", NULL) == 0 && raw.data) {
+        const char *keys[] = {"redis_version:", "redis_git_sha1:", "redis_build_id:"};
+        for (size_t k = 0; k < 3; k++) {
+            const char *at = strstr(raw.data, keys[k]);
+            if (!at) continue;
+            size_t n = strcspn(at, "\r\n");
+            rh_buf_printf(out, "%s%.*s", out->len ? " " : "", (int)n, at);
+        }
+    }
+    if (!out->len) rh_buf_printf(out, "an unknown redis-server");
+    rh_buf_free(&raw);
+}
+
+/* Runs script (its text in src) on a fresh real server and writes the transcript to
+ * out_path.  Returns the exit status. */
+static int record(const char *script_path, const char *out_path, int verbose) {
+    rh_buf src = {0};
+    if (read_file(script_path, &src) != 0) return 2;
+    ds_script *s = ds_parse_text(script_path, src.data ? src.data : "", src.len, stderr);
+    if (!s) {
+        rh_buf_free(&src);
+        return 2;
+    }
+    rh_options opt = {0};
+    opt.cluster = s->cluster;
+    opt.quiet = !verbose;
+    rh_server *real = rh_start(&opt);
+    if (!real) {
+        ds_script_free(s);
+        rh_buf_free(&src);
+        return 1;
+    }
+    rh_conn *conns[DS_MAX_CLIENTS + 1] = {0};
+    rh_buf out = {0}, reply = {0}, version = {0};
+    int status = 0;
+    conns[1] = rh_connect(real);
+    if (!conns[1] || rh_call(conns[1], &reply, "FLUSHALL", NULL) != 0) {
+        fprintf(stderr, "diff_runner: cannot talk to the real server\n");
+        status = 1;
+        goto done;
+    }
+    server_version(conns[1], &version);
+    rh_buf_printf(&out, RECORDED_BY "%s\n", version.data);
+
+    /* the input's lines as they are, minus old replies and the old header; after each
+     * command line, its reply */
+    size_t next = 0; /* the next script line to run */
+    const char *p = src.data ? src.data : "";
+    const char *end = p + src.len;
+    for (int lineno = 1; p < end; lineno++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        const char *q = p;
+        while (q < p + n && (*q == ' ' || *q == '\t')) q++;
+        int drop = (q < p + n && *q == '=') ||
+                   (n >= strlen(RECORDED_BY) && !memcmp(p, RECORDED_BY, strlen(RECORDED_BY)));
+        if (!drop) {
+            rh_buf_append(&out, p, n);
+            rh_buf_append(&out, "\n", 1);
+        }
+        p = nl ? nl + 1 : end;
+        if (next >= s->count || s->lines[next].lineno != lineno) continue;
+        const ds_line *l = &s->lines[next++];
+        if (l->kind == DS_SLEEP) {
+            sleep_ms(l->sleep_ms);
+            continue;
+        }
+        if (l->flags & DS_FAKE) continue;
+        if (!conns[l->client] && !(conns[l->client] = rh_connect(real))) {
+            status = 1;
+            goto done;
+        }
+        if (rh_send(conns[l->client], l->argc, l->argv, l->argvlen) != 0 ||
+            rh_read_reply(conns[l->client], &reply) != 0) {
+            fprintf(stderr, "%s:%d: no reply: %s\n", script_path, l->lineno,
+                    rh_conn_error(conns[l->client]));
+            status = 1;
+            goto done;
+        }
+        if (verbose) {
+            printf("%s:%d: %s\n", script_path, l->lineno, l->text);
+            show("real", reply.data, reply.len);
+        }
+        rh_buf_append(&out, "= ", 2);
+        ds_escape(reply.data, reply.len, &out);
+        rh_buf_append(&out, "\n", 1);
+        if (is_quit(l)) {
+            rh_close(conns[l->client]);
+            conns[l->client] = NULL;
+        }
+    }
+    FILE *f = fopen(out_path, "wb");
+    if (!f || fwrite(out.data, 1, out.len, f) != out.len || fclose(f) != 0) {
+        fprintf(stderr, "diff_runner: cannot write %s\n", out_path);
+        status = 1;
+    } else {
+        printf("%s: %zu lines recorded from %s\n", out_path, next, version.data);
+    }
+done:
+    for (int i = 1; i <= DS_MAX_CLIENTS; i++) rh_close(conns[i]);
+    rh_stop(real);
+    ds_script_free(s);
+    rh_buf_free(&src);
+    rh_buf_free(&out);
+    rh_buf_free(&reply);
+    rh_buf_free(&version);
+    return status;
+}
+
 /* Runs one script; adds its counts to *passed and *failed. */
 static void run_script(const ds_script *s, int verbose, long *passed, long *failed) {
     run r;
@@ -233,16 +432,24 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
 
 static void usage(FILE *f) {
     fprintf(f, "usage: diff_runner [--verbose] script.redis...\n"
+               "       diff_runner [--verbose] --transcript file.transcript...\n"
+               "       diff_runner [--verbose] --record out.transcript script\n"
                "Runs each script on the fake and on a fresh real redis-server and compares\n"
-               "the raw RESP replies.  Script format: tests/diff/README.md.\n");
+               "the raw RESP replies; or replays recorded transcripts on the fake alone; or\n"
+               "records a transcript from the real server.  Format: tests/diff/README.md.\n");
 }
 
 int main(int argc, char **argv) {
-    int verbose = 0;
+    int verbose = 0, transcript = 0;
+    const char *record_to = NULL;
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "--verbose") || !strcmp(argv[first], "-v")) {
             verbose = 1;
+        } else if (!strcmp(argv[first], "--transcript")) {
+            transcript = 1;
+        } else if (!strcmp(argv[first], "--record") && first + 1 < argc) {
+            record_to = argv[++first];
         } else if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) {
             usage(stdout);
             return 0;
@@ -255,9 +462,13 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (first >= argc) {
+    if (first >= argc || (record_to && (transcript || argc - first != 1))) {
         usage(stderr);
         return 2;
+    }
+    if (record_to) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        return record(argv[first], record_to, verbose);
     }
 
     /* Parse everything first: a typo in any script runs nothing. */
@@ -277,7 +488,10 @@ int main(int argc, char **argv) {
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     long passed = 0, failed = 0;
-    for (int i = 0; i < nscripts; i++) run_script(scripts[i], verbose, &passed, &failed);
+    for (int i = 0; i < nscripts; i++) {
+        if (transcript) run_transcript(scripts[i], verbose, &passed, &failed);
+        else run_script(scripts[i], verbose, &passed, &failed);
+    }
     printf("%ld passed, %ld failed\n", passed, failed);
 
     for (int i = 0; i < nscripts; i++) ds_script_free(scripts[i]);

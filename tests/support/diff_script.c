@@ -201,10 +201,12 @@ int ds_parse_line(const char *line_in, int lineno, ds_line *out, ds_error *err) 
                 out->flags |= DS_FAKE;
             } else if (n == 5 && !memcmp(p, "@near", 5)) {
                 out->flags |= DS_NEAR;
+            } else if (n == 5 && !memcmp(p, "@idle", 5)) {
+                out->flags |= DS_IDLE;
             } else {
                 rc = set_error(err, col,
-                               "unknown modifier '%.*s' (expected @sorted, @type, @near or "
-                               "@fake)",
+                               "unknown modifier '%.*s' (expected @sorted, @type, @near, "
+                               "@idle or @fake)",
                                (int)n, p);
                 goto done;
             }
@@ -245,6 +247,7 @@ done:
 void ds_line_free(ds_line *l) {
     if (l->argv) fr_split_free(l->argc, l->argv, l->argvlen);
     free(l->text);
+    free(l->expected);
     memset(l, 0, sizeof *l);
 }
 
@@ -270,6 +273,41 @@ ds_script *ds_parse_text(const char *name, const char *text, size_t len, FILE *e
         ds_line l;
         ds_error err;
         int rc;
+        const char *first = line.data;
+        while (first < line.data + line.len && isspace((unsigned char)*first)) first++;
+        if (first < line.data + line.len && *first == '=') {
+            /* a recorded reply: "= <escaped bytes>", for the command line just before */
+            ds_line *prev = s->count ? &s->lines[s->count - 1] : NULL;
+            const char *q = first + 1;
+            if (q < line.data + line.len && *q == ' ') q++;
+            size_t qlen = line.len - (size_t)(q - line.data);
+            while (qlen > 0 && (q[qlen - 1] == '\r' || q[qlen - 1] == ' ')) qlen--;
+            rh_buf raw = {0};
+            size_t bad = 0;
+            int col = (int)(first - line.data) + 1;
+            const char *why = NULL;
+            if (!prev || prev->kind != DS_COMMAND || prev->lineno != lineno - 1) {
+                why = "a reply line ('=') must come right after the command it answers";
+            } else if (prev->has_expected) {
+                why = "a second reply line for one command";
+            } else if (ds_unescape(q, qlen, &raw, &bad) != 0) {
+                why = "bad escape in the reply: write \\\\, \\r, \\n, \\t or \\xHH";
+                col = (int)(q - line.data) + (int)bad + 1;
+            }
+            if (why) {
+                if (errout) fprintf(errout, "%s:%d:%d: error: %s\n", name, lineno, col, why);
+                errors++;
+            } else {
+                prev->has_expected = 1;
+                prev->expected = raw.data ? raw.data : strdup("");
+                if (!prev->expected) abort();
+                prev->expected_len = raw.len;
+                raw.data = NULL;
+            }
+            rh_buf_free(&raw);
+            seen_any = 1;
+            continue;
+        }
         if (memchr(line.data, '\0', line.len)) {
             rc = set_error(&err, (int)strlen(line.data) + 1,
                            "NUL byte in the script (write \"\\x00\" inside double quotes)");
@@ -443,10 +481,46 @@ static int near_number(const char **p, const char *end, long long *v) {
     return 0;
 }
 
+/* Whether the reply at p is an integer reply (its type byte). */
+static int is_int_at(const char *p, const char *e) { return p < e && *p == ':'; }
+
+/* Skips one complete reply at *p; 0, or -1 when it is cut short. */
+static int skip_reply(const char **p, const char *e) {
+    const char *q = *p;
+    if (q >= e) return -1;
+    char type = *q++;
+    long long v;
+    switch (type) {
+    case '$':
+        if (near_number(&q, e, &v)) return -1;
+        if (v >= 0) {
+            if (e - q < v + 2) return -1;
+            q += v + 2;
+        }
+        break;
+    case '*':
+        if (near_number(&q, e, &v)) return -1;
+        for (long long i = 0; i < v; i++)
+            if (skip_reply(&q, e)) return -1;
+        break;
+    default: {
+        const char *l = memchr(q, '\n', (size_t)(e - q));
+        if (!l) return -1;
+        q = l + 1;
+    }
+    }
+    *p = q;
+    return 0;
+}
+
 /* Walks two replies in step: the same shape and bytes everywhere, except that integer
  * replies may differ by up to DS_NEAR_MS (idle times and delivery times, read from two
- * clocks a few microseconds apart). */
-static int near_equal(const char **pa, const char *ea, const char **pb, const char *eb) {
+ * clocks a few microseconds apart).  loose: this reply's integers may differ so (@near
+ * passes 1 everywhere).  idle_only (@idle): only the third element of a four-element
+ * array whose last two elements are integers on both sides is loose (an entry's idle
+ * time); every other integer must be equal. */
+static int near_equal_mode(const char **pa, const char *ea, const char **pb, const char *eb,
+                           int idle_only, int loose) {
     if (*pa >= ea || *pb >= eb || **pa != **pb) return 0;
     char type = **pa;
     (*pa)++;
@@ -455,7 +529,7 @@ static int near_equal(const char **pa, const char *ea, const char **pb, const ch
     switch (type) {
     case ':':
         if (near_number(pa, ea, &va) || near_number(pb, eb, &vb)) return 0;
-        return llabs(va - vb) <= DS_NEAR_MS;
+        return loose ? llabs(va - vb) <= DS_NEAR_MS : va == vb;
     case '$':
         if (near_number(pa, ea, &va) || near_number(pb, eb, &vb) || va != vb) return 0;
         if (va < 0) return 1;
@@ -463,11 +537,22 @@ static int near_equal(const char **pa, const char *ea, const char **pb, const ch
         *pa += va + 2;
         *pb += va + 2;
         return 1;
-    case '*':
+    case '*': {
         if (near_number(pa, ea, &va) || near_number(pb, eb, &vb) || va != vb) return 0;
-        for (long long i = 0; i < va; i++)
-            if (!near_equal(pa, ea, pb, eb)) return 0;
+        int entry = 0; /* @idle: a four-element entry ending with two integers */
+        if (idle_only && va == 4) {
+            const char *qa = *pa, *qb = *pb;
+            entry = !skip_reply(&qa, ea) && !skip_reply(&qa, ea) && !skip_reply(&qb, eb) &&
+                    !skip_reply(&qb, eb) && is_int_at(qa, ea) && is_int_at(qb, eb) &&
+                    !skip_reply(&qa, ea) && !skip_reply(&qb, eb) && is_int_at(qa, ea) &&
+                    is_int_at(qb, eb);
+        }
+        for (long long i = 0; i < va; i++) {
+            int l = idle_only ? entry && i == 2 : loose;
+            if (!near_equal_mode(pa, ea, pb, eb, idle_only, l)) return 0;
+        }
         return 1;
+    }
     default: { /* + and -: the whole line */
         const char *la = memchr(*pa, '\n', (size_t)(ea - *pa));
         const char *lb = memchr(*pb, '\n', (size_t)(eb - *pb));
@@ -481,9 +566,11 @@ static int near_equal(const char **pa, const char *ea, const char **pb, const ch
 
 int ds_replies_equal(unsigned flags, const char *a, size_t alen, const char *b, size_t blen) {
     if (flags & DS_TYPE) return alen > 0 && blen > 0 && a[0] == b[0];
-    if (flags & DS_NEAR) {
+    if (flags & (DS_NEAR | DS_IDLE)) {
         const char *pa = a, *pb = b;
-        return near_equal(&pa, a + alen, &pb, b + blen) && pa == a + alen && pb == b + blen;
+        int idle_only = !(flags & DS_NEAR);
+        return near_equal_mode(&pa, a + alen, &pb, b + blen, idle_only, !idle_only) &&
+               pa == a + alen && pb == b + blen;
     }
     if (flags & DS_SORTED) {
         rh_buf sa = {0}, sb = {0};
@@ -516,4 +603,29 @@ void ds_escape(const char *p, size_t len, rh_buf *out) {
             }
         }
     }
+}
+
+int ds_unescape(const char *p, size_t len, rh_buf *out, size_t *bad) {
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != '\\') {
+            rh_buf_append(out, &p[i], 1);
+            continue;
+        }
+        char ch = i + 1 < len ? p[i + 1] : '\0';
+        const char *lit = ch == '\\' ? "\\" : ch == 'r' ? "\r" : ch == 'n' ? "\n"
+                        : ch == 't' ? "\t" : NULL;
+        if (lit) {
+            rh_buf_append(out, lit, 1);
+            i++;
+        } else if (ch == 'x' && i + 3 < len && is_hex(p[i + 2]) && is_hex(p[i + 3])) {
+            char hex[3] = {p[i + 2], p[i + 3], '\0'};
+            char byte = (char)strtol(hex, NULL, 16);
+            rh_buf_append(out, &byte, 1);
+            i += 3;
+        } else {
+            if (bad) *bad = i;
+            return -1;
+        }
+    }
+    return 0;
 }

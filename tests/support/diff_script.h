@@ -34,6 +34,10 @@ typedef enum ds_kind {
 #define DS_TYPE 2u   /* @type: compare only the reply's first byte (its type) */
 #define DS_FAKE 4u   /* @fake: run on the fake only, compare nothing */
 #define DS_NEAR 8u   /* @near: exact, except integer replies may differ by DS_NEAR_MS */
+#define DS_IDLE 16u  /* @idle: exact, except the idle time of a four-element entry whose
+                        last two elements are integers ([id, fields, idle, deliveries] of
+                        XREADGROUP ... CLAIM, [id, consumer, idle, deliveries] of
+                        XPENDING's extended form) may differ by DS_NEAR_MS */
 #define DS_NEAR_MS 25 /* how far apart two clocks' readings of one moment may land */
 
 /* One parsed line.  Owns argv, argvlen and text. */
@@ -47,6 +51,9 @@ typedef struct ds_line {
     char **argv;        /* DS_COMMAND: NUL-terminated copies, binary safe via argvlen */
     size_t *argvlen;    /* DS_COMMAND: byte length of each argument */
     char *text;         /* the line as written, without surrounding white space */
+    int has_expected;   /* DS_COMMAND in a transcript: a "= reply" line follows it */
+    char *expected;     /* that reply's raw bytes (unescaped), expected_len of them */
+    size_t expected_len;
 } ds_line;
 
 /* A parsed script. */
@@ -72,7 +79,12 @@ void ds_line_free(ds_line *l);
 
 /* Parses a whole script held in memory (len bytes); name is used in messages.  Every
  * malformed line is reported on errout as "name:line:col: error: message" (errout may be
- * NULL for silence).  Returns the script, or NULL if any line was malformed. */
+ * NULL for silence).  Returns the script, or NULL if any line was malformed.
+ *
+ * A line whose first non-blank character is '=' is a recorded reply (a transcript, see
+ * tests/diff/README.md): "= " then the raw RESP reply escaped as ds_escape writes it.  It
+ * belongs to the command line just before it (ds_line.expected); one after anything else,
+ * a second one, or one that does not unescape is an error. */
 ds_script *ds_parse_text(const char *name, const char *text, size_t len, FILE *errout);
 /* Reads and parses a script file; NULL (reported on errout) when unreadable/malformed. */
 ds_script *ds_parse_file(const char *path, FILE *errout);
@@ -91,6 +103,10 @@ int ds_replies_equal(unsigned flags, const char *a, size_t alen, const char *b, 
 /* Appends a readable escape of p: printable ASCII as is, backslash as \\, CR, LF and TAB
  * as \r \n \t, every other byte as \xHH. */
 void ds_escape(const char *p, size_t len, rh_buf *out);
+/* The reverse of ds_escape (\\ \r \n \t \xHH, other bytes as they are): appends the
+ * bytes to *out.  Returns 0, or -1 (the byte offset in *bad, may be NULL) for a backslash
+ * followed by anything else. */
+int ds_unescape(const char *p, size_t len, rh_buf *out, size_t *bad);
 
 #ifdef __cplusplus
 }

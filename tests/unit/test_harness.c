@@ -334,6 +334,74 @@ static void test_compare(void **state) {
     rh_buf_free(&out);
 }
 
+/* @idle: only the idle time of a four-element entry ending with two integers is loose. */
+static void test_compare_idle(void **state) {
+    (void)state;
+    /* XREADGROUP ... CLAIM: [[key, [[id, fields, idle, count]]]] */
+    const char c1[] = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*4\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n"
+                      "$1\r\nv\r\n:300\r\n:2\r\n";
+    const char c2[] = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*4\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n"
+                      "$1\r\nv\r\n:318\r\n:2\r\n";
+    const char c3[] = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*4\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n"
+                      "$1\r\nv\r\n:300\r\n:3\r\n"; /* another delivery count */
+    const char c4[] = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*4\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n"
+                      "$1\r\nv\r\n:326\r\n:2\r\n"; /* 26 ms off */
+    assert_true(ds_replies_equal(DS_IDLE, c1, sizeof c1 - 1, c2, sizeof c2 - 1));
+    assert_false(ds_replies_equal(DS_IDLE, c1, sizeof c1 - 1, c3, sizeof c3 - 1));
+    assert_false(ds_replies_equal(DS_IDLE, c1, sizeof c1 - 1, c4, sizeof c4 - 1));
+    assert_true(ds_replies_equal(DS_NEAR, c1, sizeof c1 - 1, c3, sizeof c3 - 1));
+    /* XPENDING's entries too; other integers exactly */
+    const char p1[] = "*4\r\n$1\r\na\r\n$1\r\nb\r\n:10\r\n:1\r\n";
+    const char p2[] = "*4\r\n$1\r\na\r\n$1\r\nb\r\n:0\r\n:1\r\n";
+    const char t1[] = "*3\r\n:10\r\n:1\r\n:1\r\n";
+    const char t2[] = "*3\r\n:0\r\n:1\r\n:1\r\n";
+    const char s1[] = "*4\r\n$1\r\na\r\n$1\r\nb\r\n:10\r\n$1\r\n1\r\n";
+    const char s2[] = "*4\r\n$1\r\na\r\n$1\r\nb\r\n:0\r\n$1\r\n1\r\n";
+    assert_true(ds_replies_equal(DS_IDLE, p1, sizeof p1 - 1, p2, sizeof p2 - 1));
+    assert_false(ds_replies_equal(DS_IDLE, t1, sizeof t1 - 1, t2, sizeof t2 - 1));
+    assert_false(ds_replies_equal(DS_IDLE, ":10\r\n", 5, ":0\r\n", 4));
+    assert_false(ds_replies_equal(DS_IDLE, s1, sizeof s1 - 1, s2, sizeof s2 - 1));
+}
+
+/* Transcripts: "= reply" lines after commands, unescaped into ds_line.expected. */
+static void test_parse_transcript(void **state) {
+    (void)state;
+    const char good[] = "# t\n@idle XPENDING s g\n= *0\\r\\n\n!sleep 5\nGET \"k\"\n"
+                        "  = $2\\r\\n\\x00\\\\\\r\\n\nPING\n";
+    ds_script *s = ds_parse_text("t.transcript", good, strlen(good), NULL);
+    assert_non_null(s);
+    assert_int_equal(s->count, 4);
+    assert_true(s->lines[0].has_expected);
+    assert_int_equal(s->lines[0].flags, DS_IDLE);
+    assert_int_equal(s->lines[0].expected_len, 4);
+    assert_memory_equal(s->lines[0].expected, "*0\r\n", 4);
+    assert_true(s->lines[2].has_expected);
+    assert_int_equal(s->lines[2].expected_len, 8);
+    assert_memory_equal(s->lines[2].expected, "$2\r\n\0\\\r\n", 8);
+    assert_false(s->lines[3].has_expected);
+    ds_script_free(s);
+
+    const char *bad[] = {
+        "= +OK\\r\\n\n",                 /* nothing before it */
+        "PING\n\n= +PONG\\r\\n\n",       /* not right after its command */
+        "PING\n= +PONG\\r\\n\n= +PONG\n", /* twice */
+        "PING\n= +PONG\\q\n",             /* bad escape */
+        "PING\n= \\x4\n",                 /* short \xHH */
+        "!sleep 1\n= +OK\n",               /* after a directive */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_null(ds_parse_text("bad.transcript", bad[i], strlen(bad[i]), NULL));
+
+    rh_buf out = {0};
+    size_t at = 0;
+    assert_int_equal(ds_unescape("a\\tb\\xffc", 9, &out, &at), 0);
+    assert_raw(out, "a\tb\xff" "c");
+    rh_buf_reset(&out);
+    assert_int_equal(ds_unescape("ab\\", 3, &out, &at), -1);
+    assert_int_equal(at, 2);
+    rh_buf_free(&out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ping),
@@ -344,6 +412,8 @@ int main(void) {
         cmocka_unit_test(test_parse_bad_lines),
         cmocka_unit_test(test_parse_script),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare_idle),
+        cmocka_unit_test(test_parse_transcript),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
