@@ -455,8 +455,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         if (!held && !settled) {
             ws_delivery *timer = NULL, *queued = NULL, *copied = NULL;
             for (size_t i = 0; i < n; i++) {
-                if (v[i]->copy_planned && v[i]->settle_sent && !v[i]->copy_sent &&
-                    !v[i]->delay_ms)
+                if (v[i]->copy_planned && !v[i]->copy_sent && !v[i]->delay_ms)
                     copied = v[i];
                 else if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
                     if (v[i]->sub->delay_queue) queued = v[i];
@@ -466,14 +465,13 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             if (copied)
                 violation(sim, "lost", p->id,
                           "entry %s was lost: the runtime settled its delivery %s for a retry "
-                          "(%s declared: the settle first, then the copy) and the consumer "
-                          "crashed after the settle took effect (%s) and before the %s was "
+                          "(%s declared: the settle first, then the copy), and the consumer "
+                          "crashed after the settle took effect and before the %s was "
                           "published (%s)",
                           p->id, copied->id,
                           copied->sub->cfg.max_attempts && copied->sub->dead_letter
                               ? "max-attempts and a dead letter"
                           : copied->sub->dead_letter ? "a dead letter" : "max-attempts",
-                          wsi_where_text(&copied->settle_where, (char[96]){0}, 96),
                           copied->copy_planned == WSI_COPY_DEAD_LETTER ? "dead-letter copy"
                                                                        : "copy",
                           crash_of(sim, copied));

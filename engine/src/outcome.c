@@ -21,12 +21,11 @@
 
 /* The attempt the runtime counts for d (dispatch.rs attempt_of, redelivery_of): the
  * server's delivery count where the read has one (a reclaim read: XPENDING's count; a
- * claiming read: the reported count + 1), else the retry counter + 1. */
+ * claiming read: the reported count + 1, kept in d->count), else the retry counter + 1. */
 static long long attempt_of(const ws_delivery *d)
 {
     const ws_sub *s = d->sub;
-    if (s->cfg.form == WS_FORM_STREAM && s->cfg.claiming) return d->count + 1;
-    if (s->cfg.form == WS_FORM_STREAM && s->cfg.reclaim) return d->count;
+    if (s->cfg.form == WS_FORM_STREAM && (s->cfg.claiming || s->cfg.reclaim)) return d->count;
     return ws_delivery_retries(d) + 1;
 }
 
@@ -192,7 +191,6 @@ int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
     int form = dlq ? form_of_key(sim, key)
                    : s->cfg.form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : (int)s->cfg.form;
     wsi_cmd *c = copy_to(d, key, form, 1);
-    d->copy_planned = p->copy;
     if (!dlq && form != WS_FORM_STREAM) wsi_lineage_add(sim, d, c->argv[2], c->argvlen[2]);
     if (p->delay_ms > 0) {
         wsi_timer_add(sim, s, d, wsi_now(sim) + p->delay_ms, c);

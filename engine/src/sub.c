@@ -135,6 +135,15 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
     if (s->cfg.reclaim && at < sizeof extra)
         at += (size_t)snprintf(extra + at, sizeof extra - at, ", reclaim after %lld ms idle",
                                (long long)s->cfg.min_idle_ms);
+    if (s->cfg.claiming && at < sizeof extra)
+        at += (size_t)snprintf(extra + at, sizeof extra - at, ", claiming after %lld ms idle",
+                               (long long)s->cfg.min_idle_ms);
+    if (s->cfg.max_attempts && at < sizeof extra)
+        at += (size_t)snprintf(extra + at, sizeof extra - at, ", max-attempts %u",
+                               s->cfg.max_attempts);
+    if (s->dead_letter && at < sizeof extra)
+        at += (size_t)snprintf(extra + at, sizeof extra - at, ", dead letter %s",
+                               s->dead_letter);
     if (s->delay_queue && at < sizeof extra)
         at += (size_t)snprintf(extra + at, sizeof extra - at, ", delay queue %s",
                                s->delay_queue);
@@ -655,6 +664,15 @@ static int read_one(ws_sub *s, uint64_t read, const char *cause, wsi_cmdb *b,
     return 0;
 }
 
+/* A reply's integer, or the number a bulk string holds (Redis answers CLAIM's counters
+ * as integers; the framework accepts numeric strings too). */
+static long long reply_number(const fr_reply *r)
+{
+    if (r->type == FR_REPLY_INTEGER) return r->integer;
+    if (r->type == FR_REPLY_BULK && r->str) return strtoll(r->str, NULL, 10);
+    return 0;
+}
+
 static int read_stream(ws_sub *s, uint64_t read, const char *cause)
 {
     wsi_cmdb b = {0};
@@ -667,6 +685,12 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
         wsi_cmdb_addll(&b, (long long)s->cfg.count);
         wsi_cmdb_adds(&b, "BLOCK");
         wsi_cmdb_addll(&b, (long long)s->cfg.block_ms);
+        if (s->cfg.claiming) {
+            /* RedisStream::claiming (subscriber.rs fetch_claiming): idle pending entries
+             * come back with the fresh ones, Redis 8.4 */
+            wsi_cmdb_adds(&b, "CLAIM");
+            wsi_cmdb_addll(&b, (long long)s->cfg.min_idle_ms);
+        }
         wsi_cmdb_adds(&b, "STREAMS");
         wsi_cmdb_adds(&b, s->key);
         wsi_cmdb_adds(&b, ">");
@@ -677,8 +701,19 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
         const fr_reply *entries = &r->elements[0].elements[1];
         for (size_t i = 0; i < entries->count; i++) {
             const fr_reply *e = &entries->elements[i];
+            if (e->type != FR_REPLY_ARRAY || e->count < 2) continue;
             ws_delivery *d = new_delivery(s, read, e->elements[0].str, e->elements[0].len);
             set_fields(d, &e->elements[1]);
+            if (!s->cfg.claiming) continue;
+            /* each entry is [id, fields, idle, count]: the count and idle time as of the
+             * previous delivery, both 0 for a fresh one; the framework puts them in the
+             * headers (subscriber.rs annotate_claimed) and counts this delivery as the
+             * next one (redelivery_count = count + 1) */
+            long long idle = e->count >= 4 ? reply_number(&e->elements[2]) : 0;
+            long long count = e->count >= 4 ? reply_number(&e->elements[3]) : 0;
+            set_field(d, "h:redis-delivery-count", count);
+            set_field(d, "h:redis-idle-ms", idle);
+            d->count = count + 1;
         }
         return 0;
     }

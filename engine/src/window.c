@@ -518,6 +518,7 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     int atomic = s->cfg.mode == WS_MODE_ATOMIC;
     wsi_plan plan = wsi_plan_outcome(d, o, delay_ms);
     d->rejected = plan.rejected;
+    d->copy_planned = plan.copy;
     if (d->batch) {
         settle_member(s, d, o, &plan);
     } else {
@@ -605,6 +606,7 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     wsi_trace_note(sim, "-- %s: %s %s (direct)\n", s->name, d->id, outcome_word(o));
     wsi_plan plan = wsi_plan_outcome(d, o, delay_ms);
     d->rejected = plan.rejected;
+    d->copy_planned = plan.copy;
     /* what the broker's settle owes, as the window would record it */
     size_t before = s->nowed;
     owe(s, d, plan.broker, delay_ms);
