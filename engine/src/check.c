@@ -357,8 +357,8 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                   "entry %s's effects were applied twice: `%s` by its delivery in read %llu "
                   "of %s (%s) and again by its redelivery as %s in read %llu of %s (%s), "
                   "after the crash at %s",
-                  p->id, c0, (unsigned long long)firstd->read, firstd->sub->name,
-                  wsi_where_text(&e0->where, w0, sizeof w0), v[i]->id,
+                  p->shown, c0, (unsigned long long)firstd->read, firstd->sub->name,
+                  wsi_where_text(&e0->where, w0, sizeof w0), v[i]->shown,
                   (unsigned long long)v[i]->read, v[i]->sub->name,
                   wsi_where_text(&e->where, w1, sizeof w1), crash_of(sim, firstd));
         free(c0);
@@ -378,7 +378,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                 violation(sim, "leaked", p->id,
                           "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
                           "(%s)",
-                          d->id, p->id,
+                          d->shown, p->shown,
                           d->outcome == WS_DROP      ? "dropped"
                           : d->outcome == WS_RETRY   ? "retried"
                           : d->outcome == WS_RETRY_AFTER ? "retried later"
@@ -401,14 +401,14 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                 violation(sim, "split", p->id,
                           "entry %s's atomic segment was split: `%s` took effect (%s) but "
                           "its XACK did not",
-                          p->id, c, wsi_where_text(&e->where, w, sizeof w));
+                          p->shown, c, wsi_where_text(&e->where, w, sizeof w));
                 free(c);
             } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
                 char w[96];
                 violation(sim, "split", p->id,
                           "entry %s's atomic segment was split: its XACK took effect (%s) "
                           "but none of its commands did",
-                          p->id, wsi_where_text(&d->settle_where, w, sizeof w));
+                          p->shown, wsi_where_text(&d->settle_where, w, sizeof w));
             }
         }
     }
@@ -468,7 +468,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                           "(%s declared: the settle first, then the copy), and the consumer "
                           "crashed after the settle took effect and before the %s was "
                           "published (%s)",
-                          p->id, copied->id,
+                          p->shown, copied->shown,
                           copied->sub->cfg.max_attempts && copied->sub->dead_letter
                               ? "max-attempts and a dead letter"
                           : copied->sub->dead_letter ? "a dead letter" : "max-attempts",
@@ -481,14 +481,14 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                           "%s for a retry after %lld ms, and the copy left the queue (the sweep's "
                           "ZREM) but never reached the stream: the consumer crashed between the "
                           "sweep's ZREM and its XADD (%s)",
-                          p->id, queued->id, queued->sub->delay_queue, (long long)queued->delay_ms,
+                          p->shown, queued->shown, queued->sub->delay_queue, (long long)queued->delay_ms,
                           sim->last_crash[0] ? sim->last_crash : "no crash");
             else if (timer)
                 violation(sim, "lost", p->id,
                           "entry %s was lost: its delivery %s was settled as dropped for a "
                           "retry after %lld ms, and the copy was never published because the "
                           "consumer crashed first (%s)",
-                          p->id, timer->id, (long long)timer->delay_ms, crash_of(sim, timer));
+                          p->shown, timer->shown, (long long)timer->delay_ms, crash_of(sim, timer));
             else {
                 /* an acked member of a batch that another member did not ack (§6) */
                 ws_delivery *sibling = NULL;
@@ -502,12 +502,12 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                               "its batch's segment was discarded because another member of "
                               "the batch did not ack (SEMANTICS.md §6), so its effects never "
                               "applied",
-                              p->id, sibling->id);
+                              p->shown, sibling->shown);
                 else
                     violation(sim, "lost", p->id,
                               "entry %s was lost: it is neither acknowledged with its effects "
                               "applied, nor pending, nor %s",
-                              p->id, stream ? "unread or scheduled in a delay queue"
+                              p->shown, stream ? "unread or scheduled in a delay queue"
                                             : "on the main or the processing list");
             }
         }
@@ -560,7 +560,7 @@ static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const hold
     violation(sim, "stranded", p->id,
               "entry %s is stranded on the processing list %s: no live delivery holds it "
               "and %s; it will never be delivered again",
-              p->id, s->processing, how);
+              p->shown, s->processing, how);
 }
 
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)

@@ -223,6 +223,19 @@ void wsi_text_arg(wsi_text *t, const char *p, size_t len)
     wsi_quote(p, len, 0, text_sink, t);
 }
 
+const char *wsi_shown(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch < ' ' || ch >= 127) {
+            wsi_text t = {0};
+            wsi_quote(p, len, 0, text_sink, &t);
+            return t.p;
+        }
+    }
+    return p;
+}
+
 void wsi_text_cmd(wsi_text *t, const wsi_cmd *c)
 {
     for (int i = 0; i < c->argc; i++) {

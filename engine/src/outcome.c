@@ -184,7 +184,7 @@ int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
     ws_sim *sim = s->sim;
     if (p->rejected)
         wsi_trace_note(sim, "-- %s: %s is at the cap of max-attempts %u with no dead letter: "
-                       "rejected (settled as dropped)\n", s->name, d->id, s->cfg.max_attempts);
+                       "rejected (settled as dropped)\n", s->name, d->shown, s->cfg.max_attempts);
     if (p->copy == WSI_COPY_NONE || sim->dead) return 0;
     int dlq = p->copy == WSI_COPY_DEAD_LETTER;
     const char *key = dlq ? s->dead_letter : s->key;
@@ -194,12 +194,12 @@ int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
     if (!dlq && form != WS_FORM_STREAM) wsi_lineage_add(sim, d, c->argv[2], c->argvlen[2]);
     if (p->delay_ms > 0) {
         wsi_timer_add(sim, s, d, wsi_now(sim) + p->delay_ms, c);
-        wsi_trace_note(sim, "-- timer: the copy of %s is due at %lld ms\n", d->id,
+        wsi_trace_note(sim, "-- timer: the copy of %s is due at %lld ms\n", d->shown,
                        (long long)(wsi_now(sim) + p->delay_ms));
         return 0;
     }
     char cause[192];
-    snprintf(cause, sizeof cause, "%s of %s", dlq ? "dead letter" : "retry copy", d->id);
+    snprintf(cause, sizeof cause, "%s of %s", dlq ? "dead letter" : "retry copy", d->shown);
     int role = WSI_ROLE_COPY;
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &d, NULL, s, 0, &r);

@@ -214,6 +214,7 @@ void ws_sim_free(ws_sim *sim)
     free(sim->timers);
     for (size_t i = 0; i < sim->ndl; i++) {
         ws_delivery *d = sim->dl[i];
+        if (d->shown != d->id) free((char *)d->shown);
         free(d->id);
         free(d->fields); /* one block with the lengths and the bytes (set_fields) */
         free(d->member);
@@ -226,7 +227,10 @@ void ws_sim_free(ws_sim *sim)
     }
     free(sim->dl);
     for (size_t i = 0; i < sim->nproduced; i++) {
+    {
+        if (sim->produced[i].shown != sim->produced[i].id) free((char *)sim->produced[i].shown);
         free(sim->produced[i].key); /* payload and id live in the same block */
+    }
     }
     free(sim->produced);
     for (size_t i = 0; i < sim->nlineage; i++) free(sim->lineage[i].id);
@@ -437,6 +441,7 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     if (eid_len) memcpy(p->id, eid, eid_len);
     p->id[eid_len] = '\0';
     p->id_len = eid_len;
+    p->shown = wsi_shown(p->id, p->id_len);
     wsi_cmd_free(c);
     if (id) *id = wsi_xmemdup(p->id, p->id_len);
     /* indexes: by key and id, and (streams) by key and payload, first one kept */
@@ -577,7 +582,7 @@ static int fire_one_timer(ws_sim *sim)
     wsi_timer t = sim->timers[best];
     sim->timers[best] = sim->timers[--sim->ntimers];
     char cause[128];
-    snprintf(cause, sizeof cause, "retry timer of %s", t.d->id);
+    snprintf(cause, sizeof cause, "retry timer of %s", t.d->shown);
     int role = WSI_ROLE_TIMER;
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, sim->window, cause, 1, &t.cmd, &role, &t.d, NULL, t.sub, 0, &r);
@@ -628,7 +633,7 @@ static int warn_key(ws_sub *s, const wsi_segment *seg, unsigned want, const char
     unsigned slot = fr_key_slot(key, len);
     if (slot == want) return 0;
     wsi_text t = {0};
-    wsi_text_printf(&t, "the atomic segment of %s %s ", seg->owner->id, how);
+    wsi_text_printf(&t, "the atomic segment of %s %s ", seg->owner->shown, how);
     wsi_text_arg(&t, key, len);
     wsi_text_printf(&t, " (slot %u) outside the slot of %s (%u): Redis Cluster refuses the "
                     "transaction with CROSSSLOT", slot, s->key, want);

@@ -75,6 +75,10 @@ void wsi_text_printf(wsi_text *t, const char *fmt, ...) __attribute__((format(pr
 /* An argument as redis-cli shows it: bare when safe, else "quoted" with escapes. */
 void wsi_text_arg(wsi_text *t, const char *p, size_t len);
 void wsi_text_cmd(wsi_text *t, const wsi_cmd *c);
+/* An id as the trace's sentences show it: p itself when every byte prints, else its
+ * "quoted" form with escapes, on the heap (a list value in a binary frame).  The caller
+ * frees it when it is not p. */
+const char *wsi_shown(const char *p, size_t len);
 
 /* ----- Where each command of a round trip came from ------------------------------------ */
 
@@ -136,6 +140,7 @@ struct ws_delivery {
     unsigned slot, gen;     /* its slot in the window and the slot's generation */
     char *id;               /* stream id, list value, channel message */
     size_t id_len;
+    const char *shown;      /* the id as sentences show it (wsi_shown: id, or heap) */
     char **fields;          /* stream: field, value, field, value... (one block with
                                field_lens and the bytes: free fields only) */
     size_t *field_lens;
@@ -270,6 +275,7 @@ typedef struct wsi_produced {
     char *key;              /* one block holding key, payload and id (free this only) */
     char *id;               /* stream id or list frame, in the block */
     size_t id_len;
+    const char *shown;      /* the id as sentences show it (wsi_shown: id, or heap) */
     char *payload;          /* in the block */
     size_t payload_len;
 } wsi_produced;

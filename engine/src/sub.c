@@ -428,6 +428,7 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     d->index = s->nlast;
     d->id = wsi_xmemdup(id, id_len);
     d->id_len = id_len;
+    d->shown = wsi_shown(d->id, id_len);
     if (s->nlast == s->caplast) {
         s->caplast = s->caplast ? s->caplast * 2 : 16;
         s->last = wsi_xrealloc(s->last, s->caplast * sizeof *s->last);
@@ -773,7 +774,7 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
         if (!listed)
             wsi_trace_note(s->sim, "-- %s: XPENDING did not list %s (the consumer holds "
                            "older pending entries): its delivery count and idle time are "
-                           "taken as 0\n", s->name, d->id);
+                           "taken as 0\n", s->name, d->shown);
         set_field(d, "h:redis-delivery-count", d->count);
         set_field(d, "h:redis-idle-ms", idle);
     }
@@ -1130,12 +1131,12 @@ int wsi_check_live(ws_delivery *d, const char *what)
     if (d->dead || d->incarnation != sim->incarnation)
         return wsi_fail(sim, sim->dead ? WS_EDEAD : WS_ESTALE,
                         "%s: delivery %s belongs to consumer process %u, which crashed", what,
-                        d->id, d->incarnation);
+                        d->shown, d->incarnation);
     if (d->done)
         return wsi_fail(sim, WS_ESTALE,
                         "%s: delivery %s (slot %u, generation %u) settled already (%s): a "
                         "stale handle joins no later delivery",
-                        what, d->id, d->slot, d->gen, outcome_name(d->outcome));
+                        what, d->shown, d->slot, d->gen, outcome_name(d->outcome));
     if (d->sub->stopped)
         return wsi_fail(sim, WS_ESTATE, "%s: the subscription %s stopped", what, d->sub->name);
     return 0;
@@ -1162,7 +1163,7 @@ static int queue_cmd(ws_delivery *d, wsi_cmd *cmd, const char *what, int kind)
         size_t at = 0;
         cause_put(cause, sizeof cause, &at, what);
         cause_put(cause, sizeof cause, &at, " of ");
-        cause_put(cause, sizeof cause, &at, d->id);
+        cause_put(cause, sizeof cause, &at, d->shown);
         int role = WSI_ROLE_DIRECT;
         const fr_reply *r = NULL;
         int rc = wsi_send(sim, sim->window, cause, 1, &d->effects[e].cmd, &role, &d, &e, s, 0,
@@ -1226,7 +1227,7 @@ int ws_pool(ws_sim *sim, ws_delivery *d, int argc, const char *const *argv,
     if (argc < 1 || !argv) return wsi_fail(sim, WS_EINVAL, "pool: no command");
     wsi_cmd *c = wsi_cmd_copy(argc, argv, argvlen);
     char cause[160];
-    if (d) snprintf(cause, sizeof cause, "pool of %s", d->id);
+    if (d) snprintf(cause, sizeof cause, "pool of %s", d->shown);
     else snprintf(cause, sizeof cause, "pool");
     int role = WSI_ROLE_POOL;
     const fr_reply *r = NULL;
@@ -1267,7 +1268,7 @@ static int do_publish(ws_delivery *d, const ws_out *out, int in_round, int is_re
                          is_reply && d->sub->cfg.reply_in_round ? WSI_EFFECT_REPLY
                                                                 : WSI_EFFECT_QUEUED);
     char cause[160];
-    snprintf(cause, sizeof cause, "publish of %s", d->id);
+    snprintf(cause, sizeof cause, "publish of %s", d->shown);
     int role = WSI_ROLE_PUBLISH;
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &d, NULL, d->sub, 0, &r);
@@ -1303,11 +1304,11 @@ int ws_reply(ws_delivery *d, const char *payload, size_t len)
     /* The reply is the handler's return value: published when the handler returns Ok,
      * after whatever it did (publishing.rs PublishingHandler::handle) -- at the ack. */
     if (d->reply)
-        return wsi_fail(d->sub->sim, WS_EINVAL, "reply: %s has a reply already", d->id);
+        return wsi_fail(d->sub->sim, WS_EINVAL, "reply: %s has a reply already", d->shown);
     d->reply = wsi_xmemdup(payload ? payload : "", len);
     d->reply_len = len;
     wsi_trace_note(d->sub->sim, "-- %s: the reply of %s waits for the handler's Ok\n",
-                   d->sub->name, d->id);
+                   d->sub->name, d->shown);
     return 0;
 }
 
@@ -1323,12 +1324,12 @@ static int settle_reply(ws_delivery *d, ws_outcome *o)
         rc = do_publish(d, &d->sub->cfg.reply, 0, 1, p, n, NULL, 0, &error);
         if (rc == 0 && error) {
             wsi_trace_note(d->sub->sim, "-- %s: the reply of %s failed: the outcome becomes "
-                           "retry\n", d->sub->name, d->id);
+                           "retry\n", d->sub->name, d->shown);
             *o = WS_RETRY;
         }
     } else {
         wsi_trace_note(d->sub->sim, "-- %s: the reply of %s is not published: the handler "
-                       "did not return Ok\n", d->sub->name, d->id);
+                       "did not return Ok\n", d->sub->name, d->shown);
     }
     free(p);
     return rc;

@@ -220,7 +220,7 @@ static void tag(wsi_text *t, int role, const ws_delivery *d)
     const char *w = role_word(role);
     if (!w) return;
     wsi_text_printf(t, "  [%s", w);
-    if (d) wsi_text_printf(t, " of %s", d->id);
+    if (d) wsi_text_printf(t, " of %s", d->shown);
     wsi_text_add(t, "]", 1);
 }
 
@@ -337,9 +337,9 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
                 if (role == WSI_ROLE_SETTLE && !d) {
                     wsi_text_add(&body, "  settles", 9);
                     for (size_t k = 0; k < sim->an_nxack; k++)
-                        wsi_text_printf(&body, " %s", sim->an_xack[k]->id);
+                        wsi_text_printf(&body, " %s", sim->an_xack[k]->shown);
                 } else if (d && role_word(role)) {
-                    wsi_text_printf(&body, "  %s of %s", role_word(role), d->id);
+                    wsi_text_printf(&body, "  %s of %s", role_word(role), d->shown);
                 }
                 if (fw) wsi_text_printf(&body, " (%s)", fw);
                 wsi_text_add(&body, "\n", 1);
@@ -469,7 +469,7 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
             size_t queued = 0;
             for (size_t e = 0; e < d->neffects; e++)
                 queued += d->effects[e].kind != WSI_EFFECT_DIRECT;
-            wsi_text_printf(&t, "  entry %-24s %-12s %-16s", d->id, outcome_text(d),
+            wsi_text_printf(&t, "  entry %-24s %-12s %-16s", d->shown, outcome_text(d),
                             segment_text(d));
             if (queued) wsi_text_printf(&t, " (%zu queued)", queued);
             wsi_text_add(&t, "\n", 1);

@@ -28,12 +28,12 @@ static void owe(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay_ms)
         if (o == WS_RETRY)
             wsi_trace_note(s->sim, "-- %s: a %s cannot requeue %s (nothing is published; the "
                            "message is gone)\n", s->name,
-                           form == WS_FORM_CHANNEL ? "channel" : "plain list", d->id);
+                           form == WS_FORM_CHANNEL ? "channel" : "plain list", d->shown);
         return;
     }
     if (s->cfg.claiming && (o == WS_RETRY || (o == WS_RETRY_AFTER && !s->delay_queue))) {
         wsi_trace_note(s->sim, "-- %s: %s stays pending for the claiming read\n", s->name,
-                       d->id);
+                       d->shown);
         return;
     }
     wsi_owed w = {.d = d};
@@ -401,7 +401,7 @@ int wsi_flush(ws_sub *s, const char *why)
                 if (owed[i].retried && ok) list[nlist++] = owed[i].d;
                 else if (owed[i].retried)
                     wsi_trace_note(sim, "-- %s: the retry write of %s failed: not "
-                                   "acknowledged, it stays pending\n", s->name, owed[i].d->id);
+                                   "acknowledged, it stays pending\n", s->name, owed[i].d->shown);
             }
             b2.pipe = b1.pipe + 1;
             add_settles(s, &b2, list, nlist);
@@ -539,7 +539,7 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
         }
         wsi_slot_release(s, d->slot);
     }
-    wsi_trace_note(sim, "-- %s: %s %s (slot %u, generation %u)%s\n", s->name, d->id,
+    wsi_trace_note(sim, "-- %s: %s %s (slot %u, generation %u)%s\n", s->name, d->shown,
                    outcome_word(o), d->slot, d->gen,
                    d->seg_state == WSI_SEG_KEPT      ? ": segment kept"
                    : d->seg_state == WSI_SEG_DROPPED ? ": segment dropped"
@@ -571,7 +571,7 @@ static int direct_one(ws_delivery *d, wsi_cmd *c, int role, first_error *first, 
 {
     ws_sim *sim = d->sub->sim;
     char cause[160];
-    snprintf(cause, sizeof cause, "settle of %s", d->id);
+    snprintf(cause, sizeof cause, "settle of %s", d->shown);
     const fr_reply *r = NULL;
     if (d->sub->cfg.form == WS_FORM_STREAM && wsi_cmd_is(c, "XACK")) {
         sim->an_xack = &d;
@@ -603,7 +603,7 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     s->nsince = 0; /* no window: nothing to flush */
     wsi_slot_release(s, d->slot);
     s->outstanding--;
-    wsi_trace_note(sim, "-- %s: %s %s (direct)\n", s->name, d->id, outcome_word(o));
+    wsi_trace_note(sim, "-- %s: %s %s (direct)\n", s->name, d->shown, outcome_word(o));
     wsi_plan plan = wsi_plan_outcome(d, o, delay_ms);
     d->rejected = plan.rejected;
     d->copy_planned = plan.copy;
@@ -620,7 +620,7 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
         rc = direct_one(d, w.writes[i], WSI_ROLE_RETRY, &first, &failed, &ok);
     if (owes && rc == 0 && !ok)
         wsi_trace_note(sim, "-- %s: the retry write of %s failed: not acknowledged\n",
-                       s->name, d->id);
+                       s->name, d->shown);
     if (owes && rc == 0 && ok) {
         rt_build st = {0};
         if (s->cfg.form == WS_FORM_STREAM) add_settles(s, &st, &d, 1);
