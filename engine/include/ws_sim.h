@@ -290,8 +290,10 @@ typedef enum ws_outcome {
     WS_ABANDON, /* no outcome: the handler died (ws_abandon) */
 } ws_outcome;
 
-/* Its id: the stream entry id, the list value, or the channel message. */
+/* Its id: the stream entry id, the list value, or the channel message (NUL-terminated;
+ * a list value or message may hold NULs: ws_delivery_id_size gives its length). */
 const char *ws_delivery_id(const ws_delivery *d);
+size_t ws_delivery_id_size(const ws_delivery *d);
 /* The payload (`_payload`, or the whole value/message) and one header (NULL if absent). */
 const char *ws_delivery_payload(const ws_delivery *d, size_t *len);
 const char *ws_delivery_header(const ws_delivery *d, const char *name, size_t *len);
@@ -350,6 +352,8 @@ int ws_abandon(ws_delivery *d);
  * entry i (1-based), NULL past the end. */
 size_t ws_sim_produced_count(const ws_sim *sim);
 const char *ws_sim_produced_id(const ws_sim *sim, size_t i);
+/* Its length (a frame may hold NULs), 0 past the end. */
+size_t ws_sim_produced_id_size(const ws_sim *sim, size_t i);
 
 /* ----- The trace --------------------------------------------------------------------------- */
 

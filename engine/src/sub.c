@@ -1068,6 +1068,7 @@ ws_delivery *ws_find(ws_sub *s, const char *id)
 /* ----- Delivery accessors ------------------------------------------------------------------------- */
 
 const char *ws_delivery_id(const ws_delivery *d) { return d->id; }
+size_t ws_delivery_id_size(const ws_delivery *d) { return d->id_len; }
 long long ws_delivery_count(const ws_delivery *d) { return d->count; }
 unsigned ws_delivery_slot(const ws_delivery *d) { return d->slot; }
 unsigned ws_delivery_generation(const ws_delivery *d) { return d->gen; }

@@ -218,7 +218,8 @@ static int alias_id(runner *r, const char *name, size_t len, buf *out)
     if (!a) return -1;
     ws_delivery *d = latest(r, a);
     const char *id = d ? ws_delivery_id(d) : ws_sim_produced_id(r->sim, a->root);
-    if (id) bput(out, id, strlen(id));
+    size_t idlen = d ? ws_delivery_id_size(d) : ws_sim_produced_id_size(r->sim, a->root);
+    if (id) bput(out, id, idlen);
     return 0;
 }
 
