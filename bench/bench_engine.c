@@ -10,7 +10,11 @@
  *
  * Part 1, round trips (SEMANTICS.md §3 and §7), with -R reads per scenario: window, atomic
  * and direct mode, each without retries and with one retried delivery per read (and the
- * window with one retry_after per read through a delay queue).  The numbers per read come
+ * window with one retry_after per read through a delay queue); then a reliable list with a
+ * recovery set (`jobs`, `jobs:claims`), per COUNT deliveries: a window reads them in one
+ * read (orphan sweep, the LMOVE pipeline, the claims), direct mode one per read, as the
+ * framework does (ruststream-fred list.rs next_entry: sweep, BLMOVE, ZADD; then the write,
+ * LREM and ZREM, each awaited).  The numbers per read come
  * from the engine's own counters (ws_sim_get_counts: read, flush and pool round trips) and
  * the window connection's (ws_conn_get_stats), not from a formula; the formula of §3/§7 is
  * printed beside them as the expectation and a row that differs is flagged.
@@ -102,6 +106,7 @@ typedef struct scenario {
     const char *label; /* as printed */
     ws_mode mode;      /* direct, window, atomic */
     int odd;           /* ODD_*: one delivery per read settles this way */
+    int list;          /* a reliable list with recovery instead of the stream */
 } scenario;
 
 /* The delivery of each read that retries (when the scenario has one): mid-read, so acks
@@ -189,7 +194,8 @@ static void run(const char *backend, const scenario *sc, size_t count, size_t re
     for (size_t i = 0; i < total; i++) {
         char payload[32];
         int n = snprintf(payload, sizeof payload, "order-%zu", i + 1);
-        if (ws_sim_produce(sim, WS_FORM_STREAM, "orders", payload, (size_t)n, NULL, 0, NULL))
+        if (ws_sim_produce(sim, sc->list ? WS_FORM_RELIABLE_LIST : WS_FORM_STREAM,
+                           sc->list ? "jobs" : "orders", payload, (size_t)n, NULL, 0, NULL))
             die_sim(sim, "ws_sim_produce");
     }
     ws_sub_config sub_cfg = {
@@ -201,13 +207,19 @@ static void run(const char *backend, const scenario *sc, size_t count, size_t re
         .count = count,
         .delay_queue = sc->odd == ODD_RETRY_AFTER ? "orders:delayed" : NULL,
     };
+    if (sc->list)
+        sub_cfg = (ws_sub_config){.form = WS_FORM_RELIABLE_LIST, .mode = sc->mode,
+                                  .key = "jobs", .count = count, .recovery = "jobs:claims",
+                                  .min_idle_ms = DELAY_MS};
     ws_sub *sub = ws_subscribe(sim, &sub_cfg);
     if (!sub)
         die_sim(sim, "ws_subscribe");
     ws_sim_counts before = ws_sim_get_counts(sim);
     struct mallinfo2 m0 = mallinfo2();
     double t0 = bench_now(), c0 = cpu_now();
-    for (size_t r = 0; r < reads; r++) {
+    /* a direct list read hands out one delivery: COUNT of them make one "read" here */
+    size_t per = sc->list && sc->mode == WS_MODE_DIRECT ? count : 1;
+    for (size_t r = 0; r < reads * per; r++) {
         ws_read_result rr;
         if (ws_read(sub, &rr) != 0)
             die_sim(sim, "ws_read");
@@ -216,7 +228,7 @@ static void run(const char *backend, const scenario *sc, size_t count, size_t re
                     rr.report.first_error);
             exit(2);
         }
-        if (rr.n != count) {
+        if (rr.n != count / per) {
             fprintf(stderr, "bench_engine: %s: read %zu gave %zu deliveries, not %zu\n",
                     sc->label, r + 1, rr.n, count);
             exit(2);
@@ -227,7 +239,7 @@ static void run(const char *backend, const scenario *sc, size_t count, size_t re
             if (ws_queue(d, 3, argv, NULL) != 0)
                 die_sim(sim, "ws_queue");
             ws_outcome o = WS_ACK;
-            if (i == ODD_INDEX(count) && sc->odd == ODD_RETRY)
+            if (i + (per > 1 ? r % per : 0) == ODD_INDEX(count) && sc->odd == ODD_RETRY)
                 o = WS_RETRY;
             else if (i == ODD_INDEX(count) && sc->odd == ODD_RETRY_AFTER)
                 o = WS_RETRY_AFTER;
@@ -255,6 +267,18 @@ static void run(const char *backend, const scenario *sc, size_t count, size_t re
      * copy (appended, or scheduled) per odd delivery. */
     long long odd = sc->odd ? (long long)reads : 0;
     long long want_picks = (long long)out->acked + (sc->mode == WS_MODE_DIRECT ? odd : 0);
+    if (sc->list) {
+        long long picks = admin_int(sim, "LLEN picks");
+        long long left = admin_int(sim, "LLEN jobs.processing") + admin_int(sim, "LLEN jobs");
+        long long claims = admin_int(sim, "ZCARD jobs:claims");
+        out->state_ok = picks == (long long)out->acked && left == 0 && claims == 0;
+        if (!out->state_ok)
+            fprintf(stderr, "bench_engine: %s: final state: LLEN picks %lld (want %zu), "
+                            "%lld left on the lists, ZCARD jobs:claims %lld\n",
+                    sc->label, picks, out->acked, left, claims);
+        ws_sim_free(sim);
+        return;
+    }
     long long picks = admin_int(sim, "LLEN picks");
     long long len = admin_int(sim, "XLEN orders");
     long long delayed = admin_int(sim, "ZCARD orders:delayed");
@@ -271,13 +295,16 @@ static void run(const char *backend, const scenario *sc, size_t count, size_t re
 /* ----- Part 1: round trips per read --------------------------------------------------- */
 
 static const scenario rt_scenarios[] = {
-    {"window", WS_MODE_WINDOW, ODD_NONE},
-    {"window, 1 retry per read", WS_MODE_WINDOW, ODD_RETRY},
-    {"window, 1 retry_after (delay queue)", WS_MODE_WINDOW, ODD_RETRY_AFTER},
-    {"atomic", WS_MODE_ATOMIC, ODD_NONE},
-    {"atomic, 1 retry per read", WS_MODE_ATOMIC, ODD_RETRY},
-    {"direct", WS_MODE_DIRECT, ODD_NONE},
-    {"direct, 1 retry per read", WS_MODE_DIRECT, ODD_RETRY},
+    {"window", WS_MODE_WINDOW, ODD_NONE, 0},
+    {"window, 1 retry per read", WS_MODE_WINDOW, ODD_RETRY, 0},
+    {"window, 1 retry_after (delay queue)", WS_MODE_WINDOW, ODD_RETRY_AFTER, 0},
+    {"atomic", WS_MODE_ATOMIC, ODD_NONE, 0},
+    {"atomic, 1 retry per read", WS_MODE_ATOMIC, ODD_RETRY, 0},
+    {"direct", WS_MODE_DIRECT, ODD_NONE, 0},
+    {"direct, 1 retry per read", WS_MODE_DIRECT, ODD_RETRY, 0},
+    {"reliable list, window", WS_MODE_WINDOW, ODD_NONE, 1},
+    {"reliable list, atomic", WS_MODE_ATOMIC, ODD_NONE, 1},
+    {"reliable list, direct", WS_MODE_DIRECT, ODD_NONE, 1},
 };
 #define N_RT (sizeof rt_scenarios / sizeof rt_scenarios[0])
 
@@ -289,6 +316,19 @@ static const scenario rt_scenarios[] = {
 static int expected(const scenario *sc, size_t count, const result *r, size_t reads,
                     char *label, size_t cap)
 {
+    if (sc->list && sc->mode == WS_MODE_DIRECT) {
+        /* per delivery: the orphan sweep's ZRANGEBYSCORE, BLMOVE, the claim's ZADD, the
+         * write, LREM, ZREM (list.rs, recovery.rs) */
+        unsigned long long want = 6 * (unsigned long long)count;
+        snprintf(label, cap, "all = 6x%zu = %llu", count, want);
+        return r->counts.round_trips == want * reads && r->counts.flush_round_trips == 0;
+    }
+    if (sc->list) {
+        /* the sweep, the LMOVE pipeline, the claims; one flush */
+        snprintf(label, cap, "read = 3, flush = 1");
+        return r->counts.read_round_trips == 3 * reads &&
+               r->counts.flush_round_trips == reads && r->counts.flushes == reads;
+    }
     if (sc->mode == WS_MODE_DIRECT) {
         unsigned long long want = 1 + 2 * (unsigned long long)count + (sc->odd ? 1 : 0);
         snprintf(label, cap, "all = 1+2x%zu%s = %llu", count, sc->odd ? "+1" : "", want);
@@ -331,18 +371,20 @@ static int part_round_trips(const options *o, const char *urls[SIDE_COUNT])
         }
     }
     printf("\nread/flush/pool/all: the consumer's round trips per read by cause "
-           "(reads and sweeps on the reader; flushes; pool, direct writes and direct "
+           "(reads, sweeps and list claims; flushes; pool, direct writes and direct "
            "settles); window: round trips of the window connection per read; win cmds: "
-           "commands it sent per read.\n");
+           "commands it sent per read.  A reliable list's rows count per COUNT "
+           "deliveries: one read of COUNT in a window, COUNT reads of one in direct "
+           "mode.\n");
     return bad;
 }
 
 /* ----- Part 2: deliveries per second ------------------------------------------------ */
 
 static const scenario tp_scenarios[] = {
-    {"window", WS_MODE_WINDOW, ODD_NONE},
-    {"atomic", WS_MODE_ATOMIC, ODD_NONE},
-    {"direct", WS_MODE_DIRECT, ODD_NONE},
+    {"window", WS_MODE_WINDOW, ODD_NONE, 0},
+    {"atomic", WS_MODE_ATOMIC, ODD_NONE, 0},
+    {"direct", WS_MODE_DIRECT, ODD_NONE, 0},
 };
 #define N_TP (sizeof tp_scenarios / sizeof tp_scenarios[0])
 
