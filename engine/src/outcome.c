@@ -187,6 +187,13 @@ int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
                        "rejected (settled as dropped)\n", s->name, d->shown, s->cfg.max_attempts);
     if (p->copy == WSI_COPY_NONE || sim->dead) return 0;
     int dlq = p->copy == WSI_COPY_DEAD_LETTER;
+    if (!dlq && s->cfg.form == WS_FORM_CHANNEL && s->cfg.pattern) {
+        /* a pattern names no channel to publish to (the framework's pattern descriptors
+         * report no redelivery address) */
+        wsi_trace_note(sim, "-- %s: a pattern names no channel: no copy of %s\n", s->name,
+                       d->shown);
+        return 0;
+    }
     const char *key = dlq ? s->dead_letter : s->key;
     int form = dlq ? form_of_key(sim, key)
                    : s->cfg.form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : (int)s->cfg.form;
