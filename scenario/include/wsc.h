@@ -36,6 +36,9 @@ void wsc_free(wsc_scenario *sc);
 const char *wsc_title(const wsc_scenario *sc);
 const char *wsc_name(const wsc_scenario *sc);
 const char *wsc_needs_fake(const wsc_scenario *sc);
+/* Why it needs a real server (the `needs real` line's reason: what the fake lacks) or
+ * NULL: it is skipped on the fake, and by `wsim diff`. */
+const char *wsc_needs_real(const wsc_scenario *sc);
 /* How many statements it has. */
 size_t wsc_statements(const wsc_scenario *sc);
 

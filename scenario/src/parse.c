@@ -6,6 +6,7 @@
  *
  *   scenario <title...>                    first statement, once
  *   needs fake <reason...>                 skipped on a real server, with the reason
+ *   needs real <reason...>                 skipped on the fake (what it lacks), likewise
  *   seed <n> | cluster | start <unix ms>   world settings, before any step
  *   forbid <lost|leaked|split|doubled|stranded>...  what `wsim explore` must not find
  *   setup <command...>                     a raw command on the admin connection
@@ -974,10 +975,16 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     if (!sc->title)
         return perr(p, w->col, "the file must start with 'scenario <title>' (got '%s')", w->s);
     if (is(w, "needs")) {
-        if (n < 2 || !is(&t[1], "fake")) return perr(p, w->col, "usage: needs fake <reason>");
-        if (n < 3) return perr(p, t[1].col + 4, "say why it needs the fake: needs fake <reason>");
-        free(sc->needs_fake);
-        sc->needs_fake = join(t, 2, n);
+        if (n < 2 || (!is(&t[1], "fake") && !is(&t[1], "real")))
+            return perr(p, w->col, "usage: needs fake <reason> | needs real <reason>");
+        int fake = is(&t[1], "fake");
+        if (n < 3)
+            return perr(p, t[1].col + 4, fake ? "say why it needs the fake: needs fake <reason>"
+                                              : "say why it needs a real server: needs real "
+                                                "<reason>");
+        char **dst = fake ? &sc->needs_fake : &sc->needs_real;
+        free(*dst);
+        *dst = join(t, 2, n);
         return 1;
     }
     if (is(w, "forbid")) {
@@ -1145,6 +1152,7 @@ void wsc_free(wsc_scenario *sc)
     free(sc->name);
     free(sc->title);
     free(sc->needs_fake);
+    free(sc->needs_real);
     free(sc);
 }
 
@@ -1381,9 +1389,9 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         /* Free text lines: the title and the reason are taken as written. */
         size_t lead = 0;
         while (lead < sl && (s[lead] == ' ' || s[lead] == '\t')) lead++;
-        const char *free_kw[] = {"scenario ", "needs fake "};
+        const char *free_kw[] = {"scenario ", "needs fake ", "needs real "};
         int free_line = -1;
-        for (int k = 0; k < 2 && lead == 0; k++)
+        for (int k = 0; k < 3 && lead == 0; k++)
             if (sl >= strlen(free_kw[k]) && memcmp(s, free_kw[k], strlen(free_kw[k])) == 0)
                 free_line = k;
         if (free_line >= 0) {
@@ -1400,10 +1408,13 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
             }
             if (b == e) {
                 perr(&p, (int)b + 1, free_line == 0 ? "scenario needs a title"
-                                                    : "say why it needs the fake: needs fake <reason>");
+                                     : free_line == 1
+                                         ? "say why it needs the fake: needs fake <reason>"
+                                         : "say why it needs a real server: needs real <reason>");
                 break;
             }
-            char **dst = free_line == 0 ? &sc->title : &sc->needs_fake;
+            char **dst = free_line == 0 ? &sc->title
+                         : free_line == 1 ? &sc->needs_fake : &sc->needs_real;
             free(*dst);
             *dst = xmemdup(s + b, e - b);
             block = NULL;
@@ -1547,4 +1558,5 @@ const char *wsc_title(const wsc_scenario *sc) { return sc->title; }
 unsigned wsc_forbidden(const wsc_scenario *sc) { return sc->forbid; }
 const char *wsc_name(const wsc_scenario *sc) { return sc->name; }
 const char *wsc_needs_fake(const wsc_scenario *sc) { return sc->needs_fake; }
+const char *wsc_needs_real(const wsc_scenario *sc) { return sc->needs_real; }
 size_t wsc_statements(const wsc_scenario *sc) { return sc->nst; }

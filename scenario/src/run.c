@@ -1419,6 +1419,11 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
         res->report = strdup(sc->needs_fake);
         return 0;
     }
+    if (!real && sc->needs_real) {
+        res->status = WSC_SKIP;
+        res->report = strdup(sc->needs_real);
+        return 0;
+    }
     wsc_runner *r = wsc_runner_new(sc, opt);
     if (!r) return WS_ENOMEM;
     for (size_t i = 0; i < sc->nst && !r->failed; i++) run_stmt(r, &sc->st[i]);

@@ -129,6 +129,7 @@ struct wsc_scenario {
     char *name;         /* the file name for messages */
     char *title;
     char *needs_fake;   /* the reason, or NULL */
+    char *needs_real;   /* the reason it needs a real server (the fake lacks it), or NULL */
     uint64_t seed;
     int cluster;
     int64_t start_ms;

@@ -359,7 +359,8 @@ static int cmd_run(int argc, char **argv)
         else failed++;
         if (tap) {
             if (r->status == WSC_SKIP)
-                printf("ok %zu - %s # SKIP needs the fake: %s\n", i + 1, f.v[i], r->report);
+                printf("ok %zu - %s # SKIP needs %s: %s\n", i + 1, f.v[i],
+                       wsc_needs_real(sc[i]) ? "a real server" : "the fake", r->report);
             else
                 printf("%s %zu - %s: %s\n", r->status == WSC_PASS ? "ok" : "not ok", i + 1,
                        f.v[i], wsc_title(sc[i]));
@@ -370,7 +371,8 @@ static int cmd_run(int argc, char **argv)
             }
         } else if (!junit) {
             if (r->status == WSC_SKIP)
-                printf("SKIP  %s: %s (needs the fake: %s)\n", f.v[i], wsc_title(sc[i]), r->report);
+                printf("SKIP  %s: %s (needs %s: %s)\n", f.v[i], wsc_title(sc[i]),
+                       wsc_needs_real(sc[i]) ? "a real server" : "the fake", r->report);
             else
                 printf("%-5s %s: %s (%zu checks)\n", status_word(r->status), f.v[i],
                        wsc_title(sc[i]), r->checks);
@@ -542,8 +544,10 @@ static int cmd_diff(int argc, char **argv)
     }
     size_t same = 0, differ = 0, skipped = 0, failing = 0;
     for (size_t i = 0; i < f.n; i++) {
-        if (wsc_needs_fake(sc[i])) {
-            printf("SKIP  %s (needs the fake: %s)\n", f.v[i], wsc_needs_fake(sc[i]));
+        if (wsc_needs_fake(sc[i]) || wsc_needs_real(sc[i])) {
+            printf("SKIP  %s (needs %s: %s)\n", f.v[i],
+                   wsc_needs_fake(sc[i]) ? "the fake" : "a real server",
+                   wsc_needs_fake(sc[i]) ? wsc_needs_fake(sc[i]) : wsc_needs_real(sc[i]));
             skipped++;
             continue;
         }
@@ -626,7 +630,8 @@ static int cmd_show(int argc, char **argv, int diagram)
         return 1;
     }
     if (r.status == WSC_SKIP) {
-        printf("SKIP: needs the fake: %s\n", r.report);
+        printf("SKIP: needs %s: %s\n", wsc_needs_real(sc) ? "a real server" : "the fake",
+               r.report);
     } else {
         fputs(diagram ? (r.diagram ? r.diagram : "") : (r.trace ? r.trace : ""), stdout);
         fflush(stdout);
