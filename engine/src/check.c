@@ -426,7 +426,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             }
         }
         for (size_t i = 0; !held && i < sim->nlineage; i++)
-            if (sim->lineage[i].root == root)
+            if (sim->lineage[i].root == root && strcmp(sim->lineage[i].key, s->key) == 0)
                 held = stream ? set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len)
                               : set_has(&h->listed, sim->lineage[i].id, sim->lineage[i].len);
         if (stream) {

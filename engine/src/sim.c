@@ -514,11 +514,16 @@ void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len)
         sim->caplineage = sim->caplineage ? sim->caplineage * 2 : 16;
         sim->lineage = wsi_xrealloc(sim->lineage, sim->caplineage * sizeof *sim->lineage);
     }
+    sim->lineage[sim->nlineage].key = d->sub->key;
     sim->lineage[sim->nlineage].id = wsi_xmemdup(copy, len);
     sim->lineage[sim->nlineage].len = len;
     sim->lineage[sim->nlineage].root = root;
     sim->nlineage++;
-    wsi_strmap_put(&sim->lineage_by_id, copy, len, root);
+    index_key k;
+    index_key_start(&k, d->sub->key);
+    index_key_part(&k, copy, len);
+    wsi_strmap_put(&sim->lineage_by_id, k.p, k.len, root);
+    index_key_done(&k);
 }
 
 size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
@@ -542,7 +547,7 @@ size_t wsi_root_of(ws_sim *sim, ws_delivery *d)
     index_key_start(&k, key);
     index_key_part(&k, d->id, d->id_len);
     int hit = wsi_strmap_get(&sim->produced_by_id, k.p, k.len, &found);
-    if (!hit) hit = wsi_strmap_get(&sim->lineage_by_id, d->id, d->id_len, &found);
+    if (!hit) hit = wsi_strmap_get(&sim->lineage_by_id, k.p, k.len, &found);
     if (!hit && stream) {
         /* A copy whose XADD reply was never read (a crash, lost replies): tell it by its
          * payload, which the copy keeps. */

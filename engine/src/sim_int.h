@@ -325,14 +325,16 @@ struct ws_sim {
     wsi_produced *produced;
     size_t nproduced, capproduced;
     struct {
-        char *id;           /* a retry copy's id */
+        const char *key;    /* where the copy went (its subscription's key) */
+        char *id;           /* a retry copy's id (stream) or value (list, channel) */
         size_t len;
         size_t root;        /* the produced entry it descends from (1-based) */
     } *lineage;
     size_t nlineage, caplineage;
     wsi_strmap produced_by_id;      /* "<key>\0<id or frame>" -> produced index (1-based) */
     wsi_strmap produced_by_payload; /* streams: "<key>\0<payload>" -> first such index */
-    wsi_strmap lineage_by_id;       /* a retry copy's id -> its root */
+    wsi_strmap lineage_by_id;       /* "<key>\0<copy id or value>" -> its root: ids of
+                                       two streams may be equal */
     wsi_timer *timers;
     size_t ntimers, captimers;
     uint64_t timer_order;
@@ -417,6 +419,7 @@ void wsi_timer_add(ws_sim *sim, ws_sub *sub, ws_delivery *d, int64_t due, wsi_cm
 /* The lineage root of a delivered entry (by copy id or by payload), 0 if unknown. */
 size_t wsi_root_of(ws_sim *sim, ws_delivery *d);
 /* Remembers that the copy with id `copy` descends from delivery d. */
+/* (A copy to d's own key: the runtime's dead-letter copies are not followed.) */
 void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len);
 
 /* ----- sub.c ------------------------------------------------------------------------------ */

@@ -547,13 +547,15 @@ static void free_cmds(wsi_cmd **cmds, size_t n)
     free(cmds);
 }
 
-static void lineage_from_id(ws_sim *sim, const char *orig, size_t orig_len, const char *copy,
+/* Ties the copy the delay-queue sweep re-added to s's key to the delivery it copies. */
+static void lineage_from_id(ws_sub *s, const char *orig, size_t orig_len, const char *copy,
                             size_t copy_len)
 {
-    /* A throwaway delivery-shaped probe: wsi_root_of reads sub, id and fields. */
+    ws_sim *sim = s->sim;
     for (size_t i = 0; i < sim->ndl; i++) {
         ws_delivery *d = sim->dl[i];
-        if (d->id_len == orig_len && memcmp(d->id, orig, orig_len) == 0) {
+        if (d->id_len == orig_len && memcmp(d->id, orig, orig_len) == 0 &&
+            strcmp(d->sub->key, s->key) == 0) {
             wsi_lineage_add(sim, d, copy, copy_len);
             return;
         }
@@ -630,7 +632,7 @@ static int delay_sweep_one(ws_sub *s, const char *cause, const char *m, size_t m
     wsi_cmd *add = wsi_cmdb_done(&b);
     rc = pool_one(s, cause, add, &r);
     if (rc == 0 && r->type == FR_REPLY_BULK)
-        lineage_from_id(sim, parts[0], plens[0], r->str, r->len);
+        lineage_from_id(s, parts[0], plens[0], r->str, r->len);
     wsi_cmd_free(add);
     wsi_strings_free(parts, plens, (size_t)np);
     return rc;
@@ -1129,10 +1131,15 @@ static const char *outcome_name(ws_outcome o)
 int wsi_check_live(ws_delivery *d, const char *what)
 {
     ws_sim *sim = d->sub->sim;
-    if (d->dead || d->incarnation != sim->incarnation)
+    if (d->dead || d->incarnation != sim->incarnation) {
+        /* how its process ended: ws_sim_shutdown records "graceful shutdown ..." */
+        unsigned inc = d->incarnation;
+        int graceful = inc >= 1 && inc <= sim->ncrashes && sim->crashes[inc - 1] &&
+                       strncmp(sim->crashes[inc - 1], "graceful shutdown", 17) == 0;
         return wsi_fail(sim, sim->dead ? WS_EDEAD : WS_ESTALE,
-                        "%s: delivery %s belongs to consumer process %u, which crashed", what,
-                        d->shown, d->incarnation);
+                        "%s: delivery %s belongs to consumer process %u, which %s", what,
+                        d->shown, d->incarnation, graceful ? "stopped" : "crashed");
+    }
     if (d->done)
         return wsi_fail(sim, WS_ESTALE,
                         "%s: delivery %s (slot %u, generation %u) settled already (%s): a "
