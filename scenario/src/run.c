@@ -463,7 +463,18 @@ static int do_read(runner *r, const wsc_stmt *st)
             const char *name = NULL;
             if (root && root < r->nalias_of_root && r->alias_of_root[root])
                 name = r->aliases[r->alias_of_root[root] - 1].name;
-            bprintf(&got, "%s%s", i ? " " : "", name ? name : ws_delivery_id(d));
+            if (name) {
+                bprintf(&got, "%s%s", i ? " " : "", name);
+                continue;
+            }
+            /* an id with bytes that do not print (a framed list value): as a reply shows it */
+            const char *id = ws_delivery_id(d);
+            size_t idlen = ws_delivery_id_size(d), k = 0;
+            while (k < idlen && (unsigned char)id[k] >= ' ' && (unsigned char)id[k] < 127) k++;
+            fr_reply shown = {.type = FR_REPLY_BULK, .str = id, .len = idlen};
+            char *text = k < idlen ? ws_reply_text(&shown, NULL) : NULL;
+            bprintf(&got, "%s%s", i ? " " : "", text ? text : id);
+            free(text);
         }
     }
     buf want = {0};
