@@ -124,20 +124,15 @@ static void mask_idle(rh_buf *out, const char *line, size_t len)
     }
 }
 
-/* The length of the id at text[i..i+len) when it sits in one of the engine's "wsim1"
- * encodings ("<length>:<bytes>", the next string's length following without a
- * separator): the length written before it, if one of the digit runs ending at the ':'
- * before i fits; else len. */
-static size_t encoded_len(const char *text, size_t i, size_t len)
+/* The length of an escape at text[i] as the trace writes binary arguments (redis-cli
+ * style: \xHH, \n, \", \\), or 0.  An escape is copied whole: the framework's binary
+ * encodings put a length byte right before an id (a delay-queue member is [u32 BE id
+ * length][id]...), and a length of 16 ("\x10") must not run into the id's digits. */
+static size_t escape_len(const char *text, size_t i, size_t n)
 {
-    if (i < 2 || text[i - 1] != ':') return len;
-    size_t best = 0, v = 0, scale = 1;
-    for (size_t j = i - 1; j-- > 0 && is_digit(text[j]) && scale <= 100000;) {
-        v += (size_t)(text[j] - '0') * scale;
-        scale *= 10;
-        if (v >= 15 && v <= len) best = v;
-    }
-    return best ? best : len;
+    if (text[i] != '\\' || i + 1 >= n) return 0;
+    if (text[i + 1] == 'x' && i + 3 < n) return 4;
+    return 2;
 }
 
 char *sf_mask(const char *text)
@@ -147,7 +142,15 @@ char *sf_mask(const char *text)
     size_t nids = 0;
     size_t n = strlen(text);
     for (size_t i = 0; i < n;) {
-        int starts = is_digit(text[i]) && (i == 0 || !is_digit(text[i - 1]));
+        size_t esc = escape_len(text, i, n);
+        if (esc) {
+            rh_buf_append(&a, text + i, esc);
+            i += esc;
+            continue;
+        }
+        int starts = is_digit(text[i]) && (i == 0 || !is_digit(text[i - 1]) ||
+                                           (i >= 4 && text[i - 4] == '\\' &&
+                                            text[i - 3] == 'x'));
         size_t j = i;
         while (starts && j < n && is_digit(text[j])) j++;
         if (starts && j - i == 13) {
@@ -155,7 +158,6 @@ char *sf_mask(const char *text)
             if (k + 1 < n && text[k] == '-' && is_digit(text[k + 1])) {
                 k++;
                 while (k < n && is_digit(text[k])) k++;
-                k = i + encoded_len(text, i, k - i);
                 size_t idx = 0;
                 while (idx < nids && !(strlen(ids[idx]) == k - i &&
                                        memcmp(ids[idx], text + i, k - i) == 0))

@@ -180,7 +180,7 @@ const ws_violation *sf_violation(ws_sim *sim, const char *invariant);
 
 /* The simulation's trace text (owned by the world). */
 const char *sf_trace(ws_sim *sim);
-/* The commands of the trace, one per line, as "conn: COMMAND args" (arguments as
+/* The commands of the trace, one per line, as "COMMAND args" (arguments as
  * redis-cli shows them, no replies), only those of round trips whose header contains
  * `filter` (NULL: all), e.g. "flush".  Owned by the world.  The lines are taken from the
  * trace's command lines: the lines indented under a round trip header. */
@@ -193,7 +193,8 @@ void sf_in_order(const char *hay, ...) __attribute__((sentinel));
 /* text with stream ids replaced by <id1>, <id2>... in order of appearance, clock values
  * (13-digit Unix ms) by <ms>, XPENDING's idle times by <idle>, and the trace's
  * "-- the clock advances N ms" by "<ms>" (tests wait sf_ms, which differs per backend).
- * Heap: free() it. */
+ * A \xHH escape of a binary argument is kept whole, so an id right after a length byte
+ * (a delay-queue member) is found whatever that byte is.  Heap: free() it. */
 char *sf_mask(const char *text);
 
 /* Non-zero when the texts are equal once masked (sf_mask) and with every "<idN>" read as

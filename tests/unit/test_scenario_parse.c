@@ -377,19 +377,24 @@ static void subscribe_option_mode(void **state)
     wsc_free(sc);
 }
 
-/* count and batch (1 to 100000) and block (any number). */
+/* count and batch (1 to 100000) and block (any number).  A batch subscription reads
+ * COUNT = its batch size: count may be left out, or equal to it (errors_subscribe). */
 static void subscribe_option_count_batch_block(void **state)
 {
     (void)state;
     wsc_scenario *sc;
-    const wsc_stmt *st = sub_of("subscribe s stream k group g count 1 batch 100000 block 0", &sc);
+    const wsc_stmt *st = sub_of("subscribe s stream k group g count 1 block 0", &sc);
     assert_int_equal(st->cfg.count, 1);
-    assert_int_equal(st->cfg.batch, 100000);
+    assert_int_equal(st->cfg.batch, 0);
     assert_int_equal(st->cfg.block_ms, 0);
     wsc_free(sc);
-    st = sub_of("subscribe s list k count 100000 batch 8 block 250", &sc);
+    st = sub_of("subscribe s stream k group g batch 100000", &sc);
+    assert_int_equal(st->cfg.count, 0); /* the engine reads COUNT = the batch size */
+    assert_int_equal(st->cfg.batch, 100000);
+    wsc_free(sc);
+    st = sub_of("subscribe s list k count 100000 batch 100000 block 250", &sc);
     assert_int_equal(st->cfg.count, 100000);
-    assert_int_equal(st->cfg.batch, 8);
+    assert_int_equal(st->cfg.batch, 100000);
     assert_int_equal(st->cfg.block_ms, 250);
     wsc_free(sc);
 }
@@ -425,7 +430,7 @@ static void subscribe_option_delay_queue_ttl(void **state)
     wsc_free(sc);
 }
 
-/* processing LIST and recovery ZSET MIN_IDLE on a reliable list. */
+/* processing LIST and recovery ZSET MIN_IDLE [ttl MS] on a reliable list. */
 static void subscribe_option_processing_recovery(void **state)
 {
     (void)state;
@@ -435,6 +440,59 @@ static void subscribe_option_processing_recovery(void **state)
     assert_string_equal(st->s_recovery, "jobs:r");
     assert_int_equal(st->cfg.min_idle_ms, 30000);
     assert_int_equal(st->cfg.reclaim, 0);
+    assert_int_equal(st->cfg.recovery_ttl_ms, 0);
+    wsc_free(sc);
+    st = sub_of("subscribe r reliable-list jobs recovery jobs:r 500 ttl 60000 mode direct", &sc);
+    assert_string_equal(st->s_recovery, "jobs:r");
+    assert_int_equal(st->cfg.min_idle_ms, 500);
+    assert_int_equal(st->cfg.recovery_ttl_ms, 60000);
+    assert_int_equal(st->cfg.delay_ttl_ms, 0); /* not the delay queue's ttl */
+    assert_int_equal(st->cfg.mode, WS_MODE_DIRECT);
+    wsc_free(sc);
+}
+
+/* max-attempts N (1 to 1000000) and dead-letter KEY, on any form, alone or together. */
+static void subscribe_option_max_attempts_dead_letter(void **state)
+{
+    (void)state;
+    wsc_scenario *sc;
+    const wsc_stmt *st = sub_of("subscribe s stream k group g max-attempts 3 dead-letter k:dead", &sc);
+    assert_int_equal(st->cfg.max_attempts, 3);
+    assert_string_equal(st->s_dead_letter, "k:dead");
+    wsc_free(sc);
+    st = sub_of("subscribe l list k dead-letter dead", &sc);
+    assert_int_equal(st->cfg.max_attempts, 0);
+    assert_string_equal(st->s_dead_letter, "dead");
+    wsc_free(sc);
+    st = sub_of("subscribe c channel k max-attempts 1000000", &sc);
+    assert_int_equal(st->cfg.max_attempts, 1000000);
+    assert_null(st->s_dead_letter);
+    wsc_free(sc);
+    st = sub_of("subscribe s stream k group g", &sc);
+    assert_int_equal(st->cfg.max_attempts, 0);
+    assert_null(st->s_dead_letter);
+    wsc_free(sc);
+}
+
+/* read claiming MIN_IDLE (a stream's XREADGROUP ... CLAIM) and group G start $|0|ID. */
+static void subscribe_option_claiming_group_start(void **state)
+{
+    (void)state;
+    wsc_scenario *sc;
+    const wsc_stmt *st = sub_of("subscribe s stream k group g read claiming 2000", &sc);
+    assert_int_equal(st->cfg.claiming, 1);
+    assert_int_equal(st->cfg.reclaim, 0);
+    assert_int_equal(st->cfg.min_idle_ms, 2000);
+    assert_null(st->s_group_start);
+    wsc_free(sc);
+    st = sub_of("subscribe s stream k group g start 0 consumer c1", &sc);
+    assert_string_equal(st->s_group, "g");
+    assert_string_equal(st->s_group_start, "0");
+    assert_string_equal(st->s_consumer, "c1");
+    assert_int_equal(st->cfg.claiming, 0);
+    wsc_free(sc);
+    st = sub_of("subscribe s stream k group g start 1700000000000-5", &sc);
+    assert_string_equal(st->s_group_start, "1700000000000-5");
     wsc_free(sc);
 }
 
@@ -648,16 +706,17 @@ static void action_outcomes(void **state)
 
 /* ----- World steps ------------------------------------------------------------------------- */
 
-/* advance, crash, restart, stop (and stop refused). */
+/* advance, crash, shutdown, restart, stop (and stop refused). */
 static void advance_crash_restart_stop(void **state)
 {
     (void)state;
-    wsc_scenario *sc = ok(STREAM "advance 1000\ncrash\nrestart\nstop s\n"
+    wsc_scenario *sc = ok(STREAM "advance 1000\ncrash\nshutdown\nrestart\nstop s\n"
                                  "stop s => refused stopped\n");
-    const wsc_stmt *st = &sc->st[sc->nst - 5];
+    const wsc_stmt *st = &sc->st[sc->nst - 6];
     assert_int_equal(st->kind, K_ADVANCE);
     assert_int_equal(st->n, 1000);
-    assert_int_equal(sc->st[sc->nst - 4].kind, K_CRASH);
+    assert_int_equal(sc->st[sc->nst - 5].kind, K_CRASH);
+    assert_int_equal(sc->st[sc->nst - 4].kind, K_SHUTDOWN);
     assert_int_equal(sc->st[sc->nst - 3].kind, K_RESTART);
     st = &sc->st[sc->nst - 2];
     assert_int_equal(st->kind, K_STOP);
@@ -666,7 +725,7 @@ static void advance_crash_restart_stop(void **state)
     st = last(sc);
     assert_int_equal(st->refused, 1);
     assert_string_equal(st->refused_text, "stopped");
-    /* advance, crash and restart take no "=> refused" (errors_world). */
+    /* advance, crash, shutdown and restart take no "=> refused" (errors_world). */
     wsc_free(sc);
 }
 
@@ -1189,6 +1248,9 @@ static void errors_numbers(void **state)
         E(HEAD "subscribe s stream k group g ttl x", "2:34: error: ttl: a number expected, got 'x'"),
         E(HEAD "subscribe s stream k group g batch z", "2:36: error: batch: a number expected, got 'z'"),
         E(HEAD "subscribe r reliable-list k recovery z y", "2:40: error: recovery min-idle: a number expected, got 'y'"),
+        E(HEAD "subscribe r reliable-list k recovery z 5 ttl x", "2:46: error: recovery ttl: a number expected, got 'x'"),
+        E(HEAD "subscribe s stream k group g max-attempts x", "2:43: error: max-attempts: a number expected, got 'x'"),
+        E(HEAD "subscribe s stream k group g read claiming x", "2:44: error: claiming min-idle: a number expected, got 'x'"),
         E(HEAD "fault window crash-after round-trip x", "2:37: error: round-trip: a number expected, got 'x'"),
         E(HEAD "fault window crash-after round-trip 1 command x", "2:47: error: command: a number expected, got 'x'"),
         E(HEAD "expect flush x of s", "2:14: error: flush: a number expected, got 'x'"),
@@ -1253,13 +1315,13 @@ static void errors_file_level(void **state)
           "8:6: error: a command expected after 'e1>'"),
         E(HEAD "bogus x", "2:1: error: unknown statement 'bogus' (scenario, needs, seed, start, "
                           "cluster, forbid, setup, subscribe, produce, read, ALIAS:, pool, advance, crash, "
-                          "restart, stop, fault, check, expect)"),
+                          "shutdown, restart, stop, fault, check, expect)"),
         E(HEAD "e1:ack", "2:1: error: unknown statement 'e1:ack' (scenario, needs, seed, start, "
                          "cluster, forbid, setup, subscribe, produce, read, ALIAS:, pool, advance, crash, "
-                         "restart, stop, fault, check, expect)"),
+                         "shutdown, restart, stop, fault, check, expect)"),
         E(HEAD "\"setup\" PING", "2:1: error: unknown statement 'setup' (scenario, needs, seed, "
                                  "start, cluster, forbid, setup, subscribe, produce, read, ALIAS:, pool, "
-                                 "advance, crash, restart, stop, fault, check, expect)"),
+                                 "advance, crash, shutdown, restart, stop, fault, check, expect)"),
         /* A ':' with no name before it is an action without its entry. */
         E(HEAD ": ack", "2:1: error: an entry's name expected before ':' (ALIAS: ACTION, e.g. e1: ack)"),
         E(ENTRIES "  :  queue INCR x", "6:1: error: an indented line outside a block ('expect flush', 'expect read', 'expect pending' or 'expect delayed')"),
@@ -1305,6 +1367,7 @@ static void errors_world(void **state)
         E(HEAD "advance 1 2", "2:1: error: usage: advance <ms>"),
         E(HEAD "crash now", "2:7: error: crash takes no argument"),
         E(HEAD "restart 1", "2:9: error: restart takes no argument"),
+        E(HEAD "shutdown now", "2:10: error: shutdown takes no argument"),
         E(HEAD "crash => refused", "2:7: error: crash takes no argument"),
         E(HEAD "stop", "2:1: error: usage: stop <subscription>"),
         E(HEAD "stop a b", "2:1: error: usage: stop <subscription>"),
@@ -1340,13 +1403,26 @@ static void errors_subscribe(void **state)
         E(HEAD "subscribe s stream k group g reply", "2:30: error: reply needs a form and a key"),
         E(HEAD "subscribe s stream k group g reply stream", "2:30: error: reply needs a form and a key"),
         E(HEAD "subscribe s stream k group g reply hash h", "2:36: error: unknown form 'hash' (stream, reliable-list, list or channel)"),
-        E(HEAD "subscribe s stream k group g fast", "2:30: error: unknown option 'fast' (group, consumer, mode, count, batch, block, reclaim, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot)"),
-        E(HEAD "subscribe s stream k group g in-round", "2:30: error: unknown option 'in-round' (group, consumer, mode, count, batch, block, reclaim, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot)"),
+        E(HEAD "subscribe s stream k group g fast", "2:30: error: unknown option 'fast' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter)"),
+        E(HEAD "subscribe s stream k group g in-round", "2:30: error: unknown option 'in-round' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter)"),
+        E(HEAD "subscribe s stream k group g start", "2:30: error: unknown option 'start' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter)"),
+        E(HEAD "subscribe s stream k group g max-attempts", "2:30: error: max-attempts needs a number (1 or more)"),
+        E(HEAD "subscribe s stream k group g max-attempts 0", "2:43: error: max-attempts must be between 1 and 1000000 (a handler runs at most that many times)"),
+        E(HEAD "subscribe s stream k group g max-attempts 1000001", "2:43: error: max-attempts must be between 1 and 1000000 (a handler runs at most that many times)"),
+        E(HEAD "subscribe s stream k group g dead-letter", "2:30: error: dead-letter needs a key (dead-letter KEY)"),
+        E(HEAD "subscribe s stream k group g read", "2:30: error: read takes one mode: read claiming MIN_IDLE_MS"),
+        E(HEAD "subscribe s stream k group g read fast 5", "2:35: error: read takes one mode: read claiming MIN_IDLE_MS"),
+        E(HEAD "subscribe s stream k group g read claiming", "2:35: error: claiming needs a min-idle in ms"),
+        E(HEAD "subscribe r reliable-list k recovery z 5 ttl 0", "2:46: error: the recovery ttl must be 1 ms or more"),
+        E(HEAD "subscribe s stream k group g reclaim 5 read claiming 5", "2:13: error: reclaim and read claiming are two read modes: choose one"),
+        E(HEAD "subscribe s stream k group g count 3 batch 2", "2:13: error: a batch subscription reads COUNT = its batch size: drop 'count 3' (or make it 2)"),
+        E(HEAD "subscribe s stream k group g batch 2 count 3", "2:13: error: a batch subscription reads COUNT = its batch size: drop 'count 3' (or make it 2)"),
         E(HEAD "subscribe s stream k", "2:20: error: a stream subscription needs 'group <name>'"),
         E(HEAD "subscribe s stream k count 2", "2:20: error: a stream subscription needs 'group <name>'"),
-        E(HEAD "subscribe l list k group g", "2:13: error: group, reclaim and delay-queue are for streams"),
-        E(HEAD "subscribe l reliable-list k reclaim 5", "2:13: error: group, reclaim and delay-queue are for streams"),
-        E(HEAD "subscribe c channel k delay-queue z", "2:13: error: group, reclaim and delay-queue are for streams"),
+        E(HEAD "subscribe l list k group g", "2:13: error: group, reclaim, read claiming and delay-queue are for streams (RedisStream::claiming reads XREADGROUP ... CLAIM)"),
+        E(HEAD "subscribe l reliable-list k reclaim 5", "2:13: error: group, reclaim, read claiming and delay-queue are for streams (RedisStream::claiming reads XREADGROUP ... CLAIM)"),
+        E(HEAD "subscribe c channel k delay-queue z", "2:13: error: group, reclaim, read claiming and delay-queue are for streams (RedisStream::claiming reads XREADGROUP ... CLAIM)"),
+        E(HEAD "subscribe l list k read claiming 5", "2:13: error: group, reclaim, read claiming and delay-queue are for streams (RedisStream::claiming reads XREADGROUP ... CLAIM)"),
         E(HEAD "subscribe s stream k group g processing p", "2:13: error: processing and recovery are for reliable lists"),
         E(HEAD "subscribe l list k recovery z 5", "2:13: error: processing and recovery are for reliable lists"),
         E(HEAD "subscribe s stream k group g mode direct batch 2", "2:13: error: batch handlers need a window (mode window or atomic)"),
@@ -1644,7 +1720,7 @@ static void errors_stay_on_one_line(void **state)
     static const err_case cases[] = {
         E(HEAD "\"a\\nb\" x", "2:1: error: unknown statement 'a\\nb' (scenario, needs, seed, start, "
                                 "cluster, forbid, setup, subscribe, produce, read, ALIAS:, pool, "
-                                "advance, crash, restart, stop, fault, check, expect)"),
+                                "advance, crash, shutdown, restart, stop, fault, check, expect)"),
         E(HEAD "subscribe s \"str\\ream\" k", "2:13: error: unknown form 'str\\ream' (stream, "
                                               "reliable-list, list or channel)"),
         E(HEAD "advance \"1\\r\"", "2:9: error: advance: a number expected, got '1\\r'"),
@@ -1708,10 +1784,11 @@ static const char FULL[] =
     "forbid doubled # and a comment\n"
     "setup XGROUP CREATE {o}s g $ MKSTREAM\n"
     "setup SET \"a b\\x41\\n\" 'c d' => refused ERR\n"
-    "subscribe s stream {o}s group g consumer c1 mode atomic count 3 batch 2 block 5 "
+    "subscribe s stream {o}s group g consumer c1 mode atomic count 2 batch 2 block 5 "
     "delay-queue {o}dq ttl 100 reply stream {o}out in-round warn-crossslot\n"
-    "subscribe r stream {o}s group g reclaim 1000\n"
-    "subscribe l reliable-list jobs processing jobs:p recovery jobs:r 500 mode direct\n"
+    "subscribe r stream {o}s group g start 0 reclaim 1000 max-attempts 3 dead-letter {o}dead\n"
+    "subscribe l reliable-list jobs processing jobs:p recovery jobs:r 500 ttl 9000 mode direct\n"
+    "subscribe k stream {o}s group g read claiming 2000 dead-letter {o}dead\n"
     "subscribe c channel news.* pattern reply channel done\n"
     "produce s \"order 1\" header trace t1 header empty \"\" as e1\n"
     "produce s order-2 as e2\n"
@@ -1728,6 +1805,8 @@ static const char FULL[] =
     "fault window crash-after 2nd XACK\n"
     "fault reader error round-trip 3 command 1 error ERR boom\n"
     "crash\n"
+    "restart\n"
+    "shutdown\n"
     "restart\n"
     "read r expect nothing\n"
     "read s expect report\n"
@@ -1749,7 +1828,7 @@ static const char FULL[] =
     "expect delayed s\n"
     "  e2 retries 1 due-in 250\n"
     "expect read 1 of s\n"
-    "  XREADGROUP GROUP g c1 COUNT 3 BLOCK 5 STREAMS {o}s >\n"
+    "  XREADGROUP GROUP g c1 COUNT 2 BLOCK 5 STREAMS {o}s >\n"
     "  --\n"
     "  ? ?\n"
     "produce c \"m 1\" header h v to news.eu as m1\n"
@@ -1817,7 +1896,7 @@ static void the_full_file_parses(void **state)
     wsc_scenario *sc = ok(FULL);
     assert_string_equal(wsc_title(sc), "Every statement # kept");
     assert_string_equal(wsc_needs_fake(sc), "clock control");
-    assert_int_equal(wsc_statements(sc), 43); /* a second flush block, a pending block, two delayed */
+    assert_int_equal(wsc_statements(sc), 46); /* a second flush block, a pending block, two delayed */
     assert_int_equal(wsc_forbidden(sc), 0x9);
     wsc_free(sc);
 }
@@ -1938,6 +2017,8 @@ int main(void)
         cmocka_unit_test(subscribe_option_reclaim),
         cmocka_unit_test(subscribe_option_delay_queue_ttl),
         cmocka_unit_test(subscribe_option_processing_recovery),
+        cmocka_unit_test(subscribe_option_max_attempts_dead_letter),
+        cmocka_unit_test(subscribe_option_claiming_group_start),
         cmocka_unit_test(subscribe_option_pattern),
         cmocka_unit_test(subscribe_option_reply),
         cmocka_unit_test(subscribe_option_warn_crossslot),

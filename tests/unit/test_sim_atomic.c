@@ -88,7 +88,8 @@ SF_TEST(an_atomic_ack_that_queued_nothing_joins_the_shared_xack)
 }
 
 /* A retry discards the half-built segment; its copy and XACK go through the shared steps
- * (copy in round trip 1, the XACK in round trip 2), as in plain mode. */
+ * (copy in round trip 1, the XACK in round trip 2), as in plain mode.  Undeclared, the
+ * retry is the broker's requeue: the copy is the entry verbatim, the counter not raised. */
 SF_TEST(an_atomic_retry_goes_through_the_shared_steps)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -98,14 +99,41 @@ SF_TEST(an_atomic_retry_goes_through_the_shared_steps)
     sf_queue(sf_d(sub, 0), "LPUSH picks never");
     sf_settle(sf_d(sub, 0), WS_RETRY);
     char want[256];
-    snprintf(want, sizeof want,
-             "XADD orders * _payload order-1 h:x-ruststream-retry-count 1\nXACK orders g %s\n",
-             id);
+    snprintf(want, sizeof want, "XADD orders * _payload order-1\nXACK orders g %s\n", id);
     assert_string_equal(sf_commands(sim, "flush"), want);
     assert_int_equal(ws_sim_get_counts(sim).flush_round_trips, 2);
     assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
     assert_int_equal(sf_int(sim, "XLEN orders"), 2);
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 0);
+}
+
+/* With max-attempts declared the retry is the runtime's: the half-built segment goes, the
+ * window settles the entry as dropped (the XACK alone in the flush), then the copy with the
+ * counter raised leaves on its own round trip, outside the window, with no MULTI. */
+SF_TEST(an_atomic_declared_retry_settles_then_copies_outside_the_window)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
+    cfg.max_attempts = 3;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_queue(sf_d(sub, 0), "LPUSH picks never");
+    sf_settle(sf_d(sub, 0), WS_RETRY);
+    char want[256];
+    snprintf(want, sizeof want, "XACK orders g %s\n", id);
+    assert_string_equal(sf_commands(sim, "flush"), want);
+    assert_int_equal(ws_sim_get_counts(sim).flush_round_trips, 1);
+    assert_string_equal(sf_commands(sim, "retry copy of"),
+                        "XADD orders * _payload order-1 h:x-ruststream-retry-count 1\n");
+    assert_int_equal(sf_count(sf_commands(sim, NULL), "MULTI"), 0);
+    assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
 }
 
 /* §9: LPUSH plus an INCR without its key: Redis refuses INCR at queue time, EXEC answers
@@ -264,6 +292,7 @@ int main(int argc, char **argv)
         SF_T_FORMS(an_atomic_segment_of_a_dropped_delivery_never_leaves),
         SF_T(an_atomic_ack_that_queued_nothing_joins_the_shared_xack),
         SF_T(an_atomic_retry_goes_through_the_shared_steps),
+        SF_T(an_atomic_declared_retry_settles_then_copies_outside_the_window),
         SF_T(an_atomic_retry_after_goes_through_the_shared_steps),
         SF_T(an_atomic_segment_redis_refuses_runs_nothing),
         SF_T(a_run_time_error_inside_exec_fails_alone),

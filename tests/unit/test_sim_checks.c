@@ -38,7 +38,9 @@ static void only_violation(ws_sim *sim, const char *kind, const char *entry,
     assert_string_equal(v[0].sentence, sentence);
 }
 
-/* One delivery of "orders" that queues INCR counter and ends with outcome. */
+/* One delivery of "orders" that queues INCR counter and ends with outcome.  The
+ * subscription's start made its group on the window connection (round trip 1: XGROUP
+ * CREATE), so the flush is window round trip 2. */
 static const char *one_delivery(ws_sim *sim, ws_mode mode, ws_outcome outcome)
 {
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, mode, "orders", 1);
@@ -61,7 +63,7 @@ SF_TEST(leaked_fires_when_a_dropped_segment_is_committed)
     char want[512];
     snprintf(want, sizeof want,
              "delivery %s of entry %s ended dropped, yet its queued `INCR counter` took "
-             "effect (window round trip 1, command 1)",
+             "effect (window round trip 2, command 1)",
              id, id);
     only_violation(sim, "leaked", id, want);
 }
@@ -77,7 +79,7 @@ SF_TEST(leaked_fires_when_a_retried_segment_is_committed)
     char want[512];
     snprintf(want, sizeof want,
              "delivery %s of entry %s ended retried, yet its queued `INCR counter` took "
-             "effect (window round trip 1, command 1)",
+             "effect (window round trip 2, command 1)",
              id, id);
     only_violation(sim, "leaked", id, want);
 }
@@ -116,7 +118,7 @@ SF_TEST(split_fires_when_the_settle_outside_exec_is_cut_off_by_a_crash)
     char want[512];
     snprintf(want, sizeof want,
              "entry %s's atomic segment was split: `INCR counter` took effect (window round "
-             "trip 1, command 2) but its XACK did not",
+             "trip 2, command 2) but its XACK did not",
              id);
     only_violation(sim, "split", id, want);
 }
@@ -142,7 +144,7 @@ SF_TEST(split_fires_when_the_settle_outside_exec_outlives_an_execabort)
     char want[512];
     snprintf(want, sizeof want,
              "entry %s's atomic segment was split: its XACK took effect (window round trip "
-             "1, command 5) but none of its commands did",
+             "2, command 5) but none of its commands did",
              id);
     assert_string_equal(v[0].invariant, "split");
     assert_string_equal(v[0].entry, id);
@@ -204,12 +206,13 @@ SF_TEST(stranded_fires_when_a_settle_drops_the_claim_but_not_the_value)
 }
 
 /* A crash after the claim's LMOVE and before its ZADD (the framework's order: list.rs
- * moves, then records the claim in a round trip of its own). */
+ * moves on the reader, then records the claim through the pool in a round trip of its
+ * own: the window connection here). */
 SF_TEST(stranded_fires_for_a_crash_between_the_lmove_and_its_zadd)
 {
     ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
     ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "ZADD", .nth = 1};
-    assert_int_equal(ws_fault_arm(ws_sim_reader(sim), &f), 0);
+    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
     ws_sub *sub = recovered_list(sim);
     sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
     ws_read_result res;
@@ -260,7 +263,9 @@ SF_TEST(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back)
     only_violation(sim, "lost", id, want);
 }
 
-/* §7: a crash between a direct write and its XACK; the reclaim redelivery writes again. */
+/* §7: a crash between a direct write and its XACK; the reclaim redelivery writes again.
+ * In each process the two subscriptions' starts are window round trips 1 and 2 (XGROUP
+ * CREATE), so the writes are round trip 3 of "window" and of "window.2". */
 SF_TEST(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash)
 {
     ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
@@ -284,8 +289,8 @@ SF_TEST(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash)
     char want[768];
     snprintf(want, sizeof want,
              "entry %s's effects were applied twice: `RPUSH picks order-1` by its delivery in "
-             "read 1 of orders (window round trip 1, command 1) and again by its redelivery "
-             "as %s in read 1 of orders-reclaim (window.2 round trip 1, command 1), after "
+             "read 1 of orders (window round trip 3, command 1) and again by its redelivery "
+             "as %s in read 1 of orders-reclaim (window.2 round trip 3, command 1), after "
              "the crash at crash between steps (ws_sim_crash) at %lld ms",
              id, id, crashed_at);
     only_violation(sim, "doubled", id, want);

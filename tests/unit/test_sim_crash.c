@@ -36,7 +36,9 @@ static void produce_orders(ws_sim *sim, int n)
 
 /* A crash kills the process: while dead every consumer call is refused (WS_EDEAD); after
  * the restart the old handles are stale (WS_ESTALE, a sentence saying the process
- * crashed), a generated consumer name is drawn again, and the trace shows both. */
+ * crashed), and the trace shows both.  Generated consumer names come from a per-process
+ * counter (stream.rs auto_consumer): the new process names its subscriptions ruststream-0,
+ * ruststream-1 again, in subscription order, as the crashed one did. */
 SF_TEST(a_crash_makes_every_handle_of_the_process_stale)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -45,8 +47,8 @@ SF_TEST(a_crash_makes_every_handle_of_the_process_stale)
     produce_orders(sim, 1);
     assert_int_equal(sf_read(sub), 1);
     ws_delivery *d = sf_d(sub, 0);
-    char before[64];
-    snprintf(before, sizeof before, "%s", ws_sub_consumer(sub));
+    assert_string_equal(ws_sub_consumer(sub), "ruststream-0");
+    assert_string_equal(ws_sub_consumer(reclaim), "ruststream-1");
     assert_int_equal(ws_sim_incarnation(sim), 1);
 
     assert_int_equal(ws_sim_crash(sim), 0);
@@ -61,7 +63,8 @@ SF_TEST(a_crash_makes_every_handle_of_the_process_stale)
     assert_int_equal(ws_sim_restart(sim), 0);
     assert_false(ws_sim_dead(sim));
     assert_int_equal(ws_sim_incarnation(sim), 2);
-    assert_string_not_equal(ws_sub_consumer(sub), before);
+    assert_string_equal(ws_sub_consumer(sub), "ruststream-0");
+    assert_string_equal(ws_sub_consumer(reclaim), "ruststream-1");
     assert_int_equal(ws_settle(d, WS_ACK, 0), WS_ESTALE);
     assert_non_null(strstr(ws_sim_errstr(sim), ws_delivery_id(d)));
     assert_non_null(strstr(ws_sim_errstr(sim), "crashed"));
@@ -267,7 +270,62 @@ SF_TEST(a_delay_queue_copy_survives_a_crash)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-/* The armed faults follow the process: a restart makes new connections without them. */
+/* A declared retry is the runtime's: the window settles the entry first (its XACK), then
+ * the copy with the counter raised goes out on a round trip of its own (dispatch.rs
+ * publish_copy).  A crash between the two -- armed before the copy's XADD, the only XADD
+ * the window connection sends -- leaves the entry acknowledged with no copy anywhere: the
+ * check says "lost", naming the settle and the crash. */
+SF_TEST(a_crash_between_the_settle_and_the_runtime_copy_loses_the_entry)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    cfg.max_attempts = 3;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "XADD", .nth = 1};
+    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY, 0), WS_ECRASHED);
+    assert_true(ws_sim_dead(sim));
+    char xack[128];
+    snprintf(xack, sizeof xack, "XACK orders g %s\n", id);
+    assert_string_equal(sf_commands(sim, "flush"), xack);
+    assert_string_equal(sf_commands(sim, "retry copy of"),
+                        "XADD orders * _payload order-1 h:x-ruststream-retry-count 1\n");
+    assert_int_equal(ws_sim_restart(sim), 0);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    assert_int_equal(sf_int(sim, "XLEN orders"), 1);
+    assert_int_equal(sf_read(sub), 0);
+    sf_expect_violations(w);
+    size_t n;
+    const ws_violation *v = sf_check(sim, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0].invariant, "lost");
+    assert_string_equal(v[0].entry, id);
+    assert_non_null(strstr(v[0].sentence, "max-attempts declared: the settle first, then the "
+                                          "copy"));
+    assert_non_null(strstr(v[0].sentence, "before the copy was published"));
+}
+
+/* Without the crash the same retry keeps the entry: the copy is on the stream, unread. */
+SF_TEST(a_declared_retry_without_a_crash_loses_nothing)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    cfg.max_attempts = 3;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_settle(sf_d(sub, 0), WS_RETRY);
+    assert_int_equal(sf_int(sim, "XLEN orders"), 2);
+    size_t n = 1;
+    sf_check(sim, &n);
+    assert_int_equal(n, 0);
+}
+
+/* The armed faults follow the process: a restart makes new connections without them.
+ * The new window connection's only round trips are the two subscriptions' starts (each
+ * stream subscription makes its group again, BUSYGROUP being fine). */
 SF_TEST(a_restart_makes_new_connections)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -279,7 +337,8 @@ SF_TEST(a_restart_makes_new_connections)
     assert_int_equal(sf_read(sub), 2);
     assert_int_equal(ws_sim_crash(sim), 0);
     assert_int_equal(ws_sim_restart(sim), 0);
-    assert_int_equal(ws_conn_get_stats(ws_sim_window(sim)).round_trips, 0);
+    assert_string_equal(ws_conn_label(ws_sim_window(sim)), "window.2");
+    assert_int_equal(ws_conn_get_stats(ws_sim_window(sim)).round_trips, 2);
     assert_int_equal(ws_sim_advance(sim, 100), 0);
     assert_int_equal(sf_read(reclaim), 2);
     sf_settle(sf_d(reclaim, 0), WS_ACK);
@@ -298,6 +357,8 @@ int main(int argc, char **argv)
         SF_T(a_crash_during_a_read_leaves_the_entry_pending_for_recovery),
         SF_T(a_timer_copy_dies_with_the_process_and_the_entry_is_lost),
         SF_T(a_delay_queue_copy_survives_a_crash),
+        SF_T(a_crash_between_the_settle_and_the_runtime_copy_loses_the_entry),
+        SF_T(a_declared_retry_without_a_crash_loses_nothing),
         SF_T(a_restart_makes_new_connections),
     };
     return sf_main(argc, argv, "sim: crashes and recovery (§8)", tests,

@@ -14,7 +14,10 @@
 #include "sim_fixture.h"
 
 /* A small scenario: three orders, the second dropped (or acked when `variant`), an
- * in-round receipt, a retry, a crash after the first flush, recovery by a reclaim read.
+ * in-round receipt, a retry, a return claimed from a reliable list with recovery, a crash
+ * after the first flush, recovery by a reclaim read and by the orphan sweep.  The seed
+ * decides each process's id, which starts every recovery member (the claims' ZADD, the
+ * sweep's ZREM): the only thing it decides now that consumer names are ruststream-<n>.
  * Runs one after another share a real server: each starts with FLUSHALL (sf_sim). */
 static ws_sim *scenario(sf_world *w, uint64_t seed, int variant)
 {
@@ -27,6 +30,12 @@ static ws_sim *scenario(sf_world *w, uint64_t seed, int variant)
                         .group = "g", .reclaim = 1, .min_idle_ms = 100, .block_ms = 100,
                         .name = "orders-reclaim"};
     ws_sub *reclaim = sf_subscribe(sim, &rc);
+    ws_sub_config lc = {.form = WS_FORM_RELIABLE_LIST, .mode = WS_MODE_WINDOW,
+                        .key = "returns", .count = 1, .recovery = "returns:claims",
+                        .min_idle_ms = 100, .block_ms = 100};
+    ws_sub *returns = sf_subscribe(sim, &lc);
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "returns", "return-1");
+    assert_int_equal(sf_read(returns), 1); /* claimed: a member naming this process */
     for (int i = 1; i <= 3; i++) {
         char p[32];
         snprintf(p, sizeof p, "order-%d", i);
@@ -49,6 +58,8 @@ static ws_sim *scenario(sf_world *w, uint64_t seed, int variant)
     assert_int_equal(sf_read(reclaim), 1);
     sf_queue(sf_d(reclaim, 0), "RPUSH picks 1");
     sf_settle(sf_d(reclaim, 0), WS_ACK);
+    assert_int_equal(sf_read(returns), 1); /* the sweep gave it back; claimed again */
+    sf_settle(sf_d(returns, 0), WS_ACK);
     return sim;
 }
 
@@ -78,8 +89,8 @@ SF_TEST(the_same_seed_gives_the_same_trace)
 }
 
 /* Many seeds, each run twice: every pair agrees (hash on the fake, masked text on
- * redis-server), and on the fake no two seeds share a hash (each draws its own consumer
- * names, so its trace is its own).  Sixteen seeds, four per test (a test holds at most
+ * redis-server), and on the fake no two seeds share a hash (each draws its own process
+ * ids, which its recovery members carry, so its trace is its own).  Sixteen seeds, four per test (a test holds at most
  * eight simulations). */
 static void seeds_twice(sf_world *w, uint64_t first)
 {
@@ -113,9 +124,9 @@ SF_TEST(the_trace_hash_is_the_same_in_every_process)
         uint64_t seed;
         uint64_t hash;
     } golden[] = {
-        {1, 0x00ccc19974ae1d81ULL},
-        {2, 0xf790bca40ba7725dULL},
-        {42, 0x94a384cdd2f494e6ULL},
+        {1, 0x40c85f4daf70ca9aULL},
+        {2, 0xba53b3f053046590ULL},
+        {42, 0x1d9513cdd06b8f72ULL},
     };
     if (sf_fake_only(w, "a real server's ids and clock are in the trace")) return;
     char first[160] = "";
@@ -137,21 +148,44 @@ SF_TEST(the_trace_hash_is_the_same_in_every_process)
     if (bad) fail_msg("%s", first);
 }
 
-SF_TEST(different_seeds_give_different_consumers_and_traces)
+/* The seed draws each process's id (recovery.rs claim_member puts std::process::id()
+ * first in a member: 4 bytes, big-endian), from 2 to 4194303 as Linux's pids go; consumer
+ * names do not draw any more: both simulations read as ruststream-0 (stream.rs
+ * auto_consumer).  So two seeds differ in their recovery members, and their traces. */
+static uint32_t claim_pid(ws_sim *sim)
 {
-    ws_sim *a = sf_sim(w, 1);
-    ws_sub *sa = sf_sub(a, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    char name_a[64];
-    snprintf(name_a, sizeof name_a, "%s", ws_sub_consumer(sa));
-    assert_int_equal(sf_read(sa), 0);
-    ws_sim *b = sf_sim(w, 2);
-    ws_sub *sb = sf_sub(b, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    assert_int_equal(sf_read(sb), 0);
-    assert_string_not_equal(ws_sub_consumer(sb), name_a);
-    /* "wsim-" + 8 hex digits. */
-    assert_int_equal(strlen(name_a), 13);
-    assert_memory_equal(name_a, "wsim-", 5);
-    assert_true(ws_sim_trace_hash(a) != ws_sim_trace_hash(b));
+    const fr_reply *r = NULL;
+    assert_int_equal(ws_sim_command_line(sim, "ZRANGE returns:claims 0 -1", &r), 0);
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 1);
+    const fr_reply *m = &r->elements[0];
+    assert_int_equal(m->len, 12 + strlen("return-1"));
+    assert_memory_equal(m->str + 12, "return-1", 8);
+    for (int i = 4; i < 12; i++) assert_int_equal((unsigned char)m->str[i], 0); /* claim 0 */
+    const unsigned char *u = (const unsigned char *)m->str;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+SF_TEST(different_seeds_give_different_process_ids_and_traces)
+{
+    uint32_t pid[2];
+    uint64_t hash[2];
+    for (int k = 0; k < 2; k++) {
+        ws_sim *sim = sf_sim(w, (uint64_t)k + 1);
+        ws_sub *s = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+        assert_string_equal(ws_sub_consumer(s), "ruststream-0");
+        ws_sub_config lc = {.form = WS_FORM_RELIABLE_LIST, .mode = WS_MODE_WINDOW,
+                            .key = "returns", .count = 1, .recovery = "returns:claims",
+                            .min_idle_ms = 100, .block_ms = 100};
+        ws_sub *l = sf_subscribe(sim, &lc);
+        sf_produce(sim, WS_FORM_RELIABLE_LIST, "returns", "return-1");
+        assert_int_equal(sf_read(l), 1);
+        pid[k] = claim_pid(sim);
+        assert_true(pid[k] >= 2 && pid[k] <= 4194303);
+        hash[k] = ws_sim_trace_hash(sim);
+    }
+    assert_true(pid[0] != pid[1]);
+    assert_true(hash[0] != hash[1]);
 }
 
 SF_TEST(different_scenarios_give_different_traces)
@@ -206,17 +240,23 @@ SF_TEST(the_diagram_shows_each_flush_with_its_deliveries)
 }
 
 /* The fixture's own mask (no simulation): ids numbered in order of appearance, also
- * inside a delay-queue member; clock values; XPENDING's idle times; clock advances. */
+ * inside a delay-queue member ([u32 BE id length][id][frame], written with \x escapes: a
+ * length of 16, "\x10", must not run into the id's digits); clock values; XPENDING's idle
+ * times; clock advances. */
 static void the_fixtures_mask_hides_what_the_clock_decides(void **state)
 {
     (void)state;
     char *m = sf_mask("  XADD s * _payload a -> \"1700000000000-0\"\n"
-                      "  ZADD z 1700000030000 wsim115:1700000000000-08:_payload1:a -> :1\n"
+                      "  ZADD z 1700000030000 \"\\x00\\x00\\x00\\x0f1700000000000-0"
+                      "\\x00\\x00\\x00\\x00a\" -> :1\n"
+                      "  ZADD z 1700000030000 \"\\x00\\x00\\x00\\x101717171717171-12"
+                      "\\x00\\x00\\x00\\x00b\" -> :1\n"
                       "  XPENDING s g IDLE 0 - + 9 c -> [[\"1700000000000-0\", \"c\", :37, :2]]\n"
                       "  XADD s * _payload b -> \"1717171717171-12\"\n"
                       "-- the clock advances 300 ms\n");
     assert_string_equal(m, "  XADD s * _payload a -> \"<id1>\"\n"
-                           "  ZADD z <ms> wsim115:<id1>8:_payload1:a -> :1\n"
+                           "  ZADD z <ms> \"\\x00\\x00\\x00\\x0f<id1>\\x00\\x00\\x00\\x00a\" -> :1\n"
+                           "  ZADD z <ms> \"\\x00\\x00\\x00\\x10<id2>\\x00\\x00\\x00\\x00b\" -> :1\n"
                            "  XPENDING s g IDLE 0 - + 9 c -> [[\"<id1>\", \"c\", <idle>, :2]]\n"
                            "  XADD s * _payload b -> \"<id2>\"\n"
                            "-- the clock advances <ms>\n");
@@ -236,7 +276,7 @@ int main(int argc, char **argv)
         SF_T(seeds_9_to_12_each_give_the_same_trace_twice),
         SF_T(seeds_13_to_16_each_give_the_same_trace_twice),
         SF_T(the_trace_hash_is_the_same_in_every_process),
-        SF_T(different_seeds_give_different_consumers_and_traces),
+        SF_T(different_seeds_give_different_process_ids_and_traces),
         SF_T(different_scenarios_give_different_traces),
         SF_T(the_hash_is_fnv1a_of_the_trace_text),
         SF_T(the_diagram_shows_each_flush_with_its_deliveries),

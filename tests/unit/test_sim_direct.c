@@ -41,9 +41,28 @@ SF_TEST(direct_mode_costs_one_plus_two_round_trips_per_delivery)
     assert_int_equal(cost_of_a_read(sim, WS_MODE_ATOMIC, "atomic"), 1 + 1);
 }
 
-/* Each delivery settles on its own, right after its handler: ack = XACK of its id; retry
- * = the XADD copy, then XACK; retry_after with a delay queue = ZADD, then XACK; the
- * handler's writes leave at once (cause "direct write"), whatever the outcome. */
+/* The consumer's round trips whose cause starts with `cause`: how many, each of which
+ * must hold exactly `per` commands. */
+static size_t round_trips_of(ws_sim *sim, const char *cause, size_t per)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < ws_sim_round_trip_count(sim); i++) {
+        ws_rt_info rt;
+        assert_int_equal(ws_sim_round_trip(sim, i, &rt), 0);
+        if (strncmp(rt.cause, cause, strlen(cause)) != 0) continue;
+        if (rt.n != per)
+            fail_msg("round trip %s #%llu (%s) holds %zu commands, want %zu", rt.conn,
+                     (unsigned long long)rt.index, rt.cause, rt.n, per);
+        found++;
+    }
+    return found;
+}
+
+/* Each delivery settles on its own, right after its handler, one command per round trip
+ * (cause "settle of <id>"): ack = XACK of its id; retry (undeclared: the broker's
+ * requeue) = the XADD copy of the entry verbatim, then XACK; retry_after with a delay
+ * queue = ZADD, then XACK; the handler's writes leave at once (cause "direct write"),
+ * whatever the outcome. */
 SF_TEST(direct_mode_settles_each_delivery_on_its_own)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -67,13 +86,55 @@ SF_TEST(direct_mode_settles_each_delivery_on_its_own)
     snprintf(x1, sizeof x1, "XACK orders g %s\n", id[1]);
     snprintf(x2, sizeof x2, "XACK orders g %s\n", id[2]);
     sf_in_order(sf_commands(sim, "window"), "RPUSH picks a\n", x0, "RPUSH picks b\n",
-                "XADD orders * _payload order-2 h:x-ruststream-retry-count 1\n", x1,
-                "RPUSH picks c\n", "ZADD orders:delayed", x2, NULL);
+                "XADD orders * _payload order-2\n", x1, "RPUSH picks c\n",
+                "ZADD orders:delayed", x2, NULL);
+    /* XACK; XADD, XACK; ZADD, XACK: five round trips of one command each. */
+    assert_int_equal(round_trips_of(sim, "settle of ", 1), 5);
     /* The writes of the dropped-by-retry deliveries took effect: direct mode cannot
      * take them back. */
     assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"a\", \"b\", \"c\"]");
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
     assert_int_equal(ws_sim_get_counts(sim).flushes, 0);
+}
+
+/* A direct reliable list has no LMOVE pipeline (list.rs ListWire::next_entry): each read
+ * is one BLMOVE on the reader, one delivery at most, then the claim's ZADD through the pool
+ * and, with a recovery ttl, its PEXPIRE, each a round trip of its own (recovery.rs
+ * record_claim); the ack is LREM, then ZREM, again one round trip each. */
+SF_TEST(a_direct_reliable_list_reads_one_blmove_and_records_each_claim_on_its_own)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_RELIABLE_LIST, WS_MODE_DIRECT, "orders", 0);
+    cfg.recovery = "orders:claims";
+    cfg.min_idle_ms = 100;
+    cfg.recovery_ttl_ms = 60000;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-2");
+    assert_int_equal(sf_read(sub), 1); /* one delivery per read, though two wait */
+    assert_int_equal(sf_int(sim, "LLEN orders"), 1);
+    assert_int_equal(round_trips_of(sim, "read 1 of orders", 1), 1);
+    assert_int_equal(sf_count(sf_commands(sim, "read 1 of orders"), "BLMOVE orders "
+                              "orders.processing RIGHT LEFT "), 1);
+    assert_int_equal(sf_count(sf_commands(sim, NULL), "LMOVE orders orders.processing RIGHT "
+                              "LEFT\n"), 0);
+    assert_int_equal(round_trips_of(sim, "claims of read 1 of orders", 1), 2);
+    sf_in_order(sf_commands(sim, "claims of read 1 of orders"), "ZADD orders:claims ",
+                "PEXPIRE orders:claims 60000\n", NULL);
+    assert_int_equal(sf_int(sim, "ZCARD orders:claims"), 1);
+    const fr_reply *r = NULL; /* not logged: a real server's clock moves on */
+    assert_int_equal(ws_sim_command_line(sim, "PTTL orders:claims", &r), 0);
+    assert_int_equal(r->type, FR_REPLY_INTEGER);
+    assert_true(r->integer > 0 && r->integer <= 60000);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    assert_int_equal(round_trips_of(sim, "settle of order-1", 1), 2);
+    sf_in_order(sf_commands(sim, "settle of order-1"), "LREM orders.processing 1 order-1\n",
+                "ZREM orders:claims ", NULL);
+    assert_int_equal(sf_read(sub), 1);
+    assert_string_equal(ws_delivery_id(sf_d(sub, 0)), "order-2");
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    assert_int_equal(sf_int(sim, "LLEN orders.processing"), 0);
+    assert_int_equal(sf_int(sim, "EXISTS orders:claims"), 0);
 }
 
 /* A fresh subscription and a reclaim subscription (min-idle 100 ms) on one stream, in
@@ -192,6 +253,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         SF_T(direct_mode_costs_one_plus_two_round_trips_per_delivery),
         SF_T(direct_mode_settles_each_delivery_on_its_own),
+        SF_T(a_direct_reliable_list_reads_one_blmove_and_records_each_claim_on_its_own),
         SF_T(a_crash_between_a_direct_write_and_its_xack_applies_the_write_twice),
         SF_T(a_direct_settle_that_crashes_before_its_xack_leaves_the_entry_pending),
         SF_T(a_plain_window_crash_between_segment_and_xack_applies_the_write_twice),

@@ -1,6 +1,7 @@
 /* test_sim_publish.c -- replies, bound publishers, the pool and batch handlers
  * (SEMANTICS.md §6): an InRound reply leaves after what the handler queued and only on
- * ack; a reply outside the round leaves at once, before the window; bound publishes join
+ * ack; a reply outside the round waits for the handler's Ok and leaves at the ack, before
+ * the window (never for another outcome; a failed publish turns the ack into a retry); bound publishes join
  * the segment, unbound ones leave at once whatever the outcome; the shape of a publish
  * on each form; pool commands land at once, with replies, before the flush; a batch has
  * one segment, committed only if every member acked, and capacity = the batch size.
@@ -55,9 +56,12 @@ SF_TEST(a_reply_in_the_round_of_a_dropped_delivery_never_leaves)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-/* §9: a reply outside the round leaves at once, before the window (order: reply,
- * queued), even when the delivery is then dropped. */
-SF_TEST(a_reply_outside_the_round_leaves_before_the_window)
+/* A reply outside the round waits for the handler's Ok (ruststream publishing.rs: the
+ * reply is delivered when the body returns Ok, before the dispatcher settles): nothing
+ * leaves at ws_reply; at the ack it is published at once through the pool (cause
+ * "publish of <id>"), ahead of the window's flush that carries the queued commands and
+ * the XACK (order: reply, queued).  A dropped delivery's reply is never published. */
+SF_TEST(a_reply_outside_the_round_leaves_at_the_ack_before_the_window)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 0);
@@ -65,16 +69,54 @@ SF_TEST(a_reply_outside_the_round_leaves_before_the_window)
     sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
     assert_int_equal(sf_read(sub), 2);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
+    char waits[160];
+    snprintf(waits, sizeof waits, "-- orders: the reply of %s waits for the handler's Ok\n",
+             ws_delivery_id(a));
     sf_queue(a, "LPUSH picks sku-1");
     assert_int_equal(ws_reply(a, "receipt-1", 9), 0);
-    assert_int_equal(sf_int(sim, "XLEN receipts"), 1); /* at once */
+    assert_int_equal(sf_int(sim, "EXISTS receipts"), 0); /* waits */
+    assert_non_null(strstr(sf_trace(sim), waits));
+    assert_int_equal(ws_reply(a, "receipt-1 again", 15), WS_EINVAL); /* one reply */
     sf_settle(a, WS_ACK);
+    assert_int_equal(sf_int(sim, "XLEN receipts"), 1);    /* published at the ack */
+    assert_int_equal(sf_int(sim, "EXISTS picks"), 0);     /* the window still owes */
+    char publish[64];
+    snprintf(publish, sizeof publish, "publish of %s", ws_delivery_id(a));
+    assert_string_equal(sf_commands(sim, publish), "XADD receipts * _payload receipt-1\n");
     assert_int_equal(ws_reply(b, "receipt-2", 9), 0);
     sf_settle(b, WS_DROP);
-    assert_int_equal(sf_int(sim, "XLEN receipts"), 2);
+    assert_int_equal(sf_int(sim, "XLEN receipts"), 1);    /* never, for the drop */
+    assert_int_equal(sf_count(sf_commands(sim, NULL), "receipt-2"), 0);
     sf_in_order(sf_commands(sim, NULL), "XADD receipts * _payload receipt-1\n",
-                "XADD receipts * _payload receipt-2\n", "LPUSH picks sku-1\n", NULL);
+                "LPUSH picks sku-1\n", NULL);
     assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"sku-1\"]");
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+}
+
+/* The handler's Ok publishes the reply; a publish that fails turns the outcome into a
+ * retry (publishing.rs: "publish error -> retry()"): the handler's queued commands are
+ * dropped with the segment and the entry is requeued (undeclared: the entry verbatim,
+ * then XACK). */
+SF_TEST(a_reply_outside_the_round_that_fails_turns_the_ack_into_a_retry)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    sf_do(sim, "SET receipts not-a-stream");
+    ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 0);
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_queue(d, "LPUSH picks sku-1");
+    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    sf_settle(d, WS_ACK);
+    assert_int_equal(ws_delivery_outcome(d), WS_RETRY);
+    assert_non_null(strstr(sf_trace(sim), "the outcome becomes retry"));
+    char want[160];
+    snprintf(want, sizeof want, "XADD orders * _payload order-1\nXACK orders g %s\n", id);
+    assert_string_equal(sf_commands(sim, "flush"), want);
+    assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    assert_int_equal(sf_int(sim, "XLEN orders"), 2);
+    assert_string_equal(sf_q(sim, "GET receipts"), "\"not-a-stream\"");
 }
 
 /* Under atomic, the InRound reply sits inside MULTI/EXEC, after the queued commands and
@@ -151,7 +193,9 @@ SF_TEST(an_unbound_publish_leaves_at_once_even_when_dropped)
 
 /* A publish joining a round has its form's shape: a stream gets XADD with _payload and
  * h:<name> fields, a list LPUSH of the frame, a channel PUBLISH of the frame; the frame
- * of a publish with headers is the engine's "wsim1" encoding (lengths, then bytes). */
+ * of a publish with headers is the framework's binary frame (envelope.rs: [u32 BE header
+ * count], per header [u32 BE name length][name][u32 BE value length][value], then the
+ * payload to the end); without headers the bare payload. */
 SF_TEST(a_publish_joining_a_round_has_its_forms_shape)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -169,10 +213,18 @@ SF_TEST(a_publish_joining_a_round_has_its_forms_shape)
     assert_int_equal(ws_publish(d, &outs[1], "plain", 5, NULL, 0), 0);
     sf_settle(d, WS_ACK);
     sf_in_order(sf_commands(sim, "flush"), "XADD events * _payload p-1 h:trace abc\n",
-                "LPUSH audit wsim18:_payload3:p-17:h:trace3:abc\n",
-                "PUBLISH alerts wsim18:_payload3:p-17:h:trace3:abc\n", "LPUSH audit plain\n",
-                "XACK", NULL);
+                "LPUSH audit \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x05trace"
+                "\\x00\\x00\\x00\\x03abcp-1\"\n",
+                "PUBLISH alerts \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x05trace"
+                "\\x00\\x00\\x00\\x03abcp-1\"\n",
+                "LPUSH audit plain\n", "XACK", NULL);
     assert_int_equal(sf_int(sim, "LLEN audit"), 2);
+    static const char frame[] = "\0\0\0\1\0\0\0\5trace\0\0\0\3abcp-1";
+    const fr_reply *r = NULL;
+    assert_int_equal(ws_sim_command_line(sim, "LINDEX audit 1", &r), 0);
+    assert_int_equal(r->type, FR_REPLY_BULK);
+    assert_int_equal(r->len, sizeof frame - 1);
+    assert_memory_equal(r->str, frame, sizeof frame - 1);
 }
 
 /* ----- The pool ------------------------------------------------------------------------------ */
@@ -274,18 +326,25 @@ SF_TEST(a_dropped_batch_sends_none)
     assert_string_equal(v->entry, ws_delivery_id(sf_d(sub, 0)));
 }
 
-/* Capacity is the batch size: with batches of 3, a read of 6 flushes after the first
- * batch's three settles while the second batch is still outstanding. */
+/* Capacity is the batch size: with batches of 3, a read is one batch (COUNT 3, the batch
+ * size: source.rs "one batch per read"), and with two batches read, the window flushes
+ * after the first batch's three settles while the second batch is still outstanding. */
 SF_TEST(a_batch_windows_capacity_is_the_batch_size)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = batched(sim, WS_MODE_WINDOW, 3, 6);
-    assert_int_equal(sf_read(sub), 6);
-    assert_int_not_equal(ws_delivery_slot(sf_d(sub, 0)), ws_delivery_slot(sf_d(sub, 3)));
-    for (size_t i = 0; i < 3; i++) sf_settle(sf_d(sub, i), WS_ACK);
+    assert_int_equal(sf_read(sub), 3);
+    ws_delivery *first[3];
+    for (size_t i = 0; i < 3; i++) first[i] = sf_d(sub, i);
+    assert_int_equal(sf_read(sub), 3);
+    assert_int_equal(sf_count(sf_commands(sim, "read"), "XREADGROUP GROUP g ruststream-0 "
+                              "COUNT 3 BLOCK 100 STREAMS orders >\n"), 2);
+    assert_int_not_equal(ws_delivery_slot(first[0]), ws_delivery_slot(sf_d(sub, 0)));
+    for (size_t i = 0; i < 3; i++) sf_settle(first[i], WS_ACK);
     assert_int_equal(ws_sim_get_counts(sim).flushes, 1);
+    assert_non_null(strstr(sf_trace(sim), "flush 1 (capacity)"));
     assert_int_equal(sf_pending(sim, "orders", "g"), 3);
-    for (size_t i = 3; i < 6; i++) sf_settle(sf_d(sub, i), WS_ACK);
+    for (size_t i = 0; i < 3; i++) sf_settle(sf_d(sub, i), WS_ACK);
     assert_int_equal(ws_sim_get_counts(sim).flushes, 2);
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
@@ -295,7 +354,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         SF_T(a_reply_in_the_round_leaves_after_what_the_handler_queued),
         SF_T(a_reply_in_the_round_of_a_dropped_delivery_never_leaves),
-        SF_T(a_reply_outside_the_round_leaves_before_the_window),
+        SF_T(a_reply_outside_the_round_leaves_at_the_ack_before_the_window),
+        SF_T(a_reply_outside_the_round_that_fails_turns_the_ack_into_a_retry),
         SF_T(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack),
         SF_T(a_bound_publish_leaves_with_the_ack),
         SF_T(a_bound_publish_never_leaves_for_a_dropped_delivery),

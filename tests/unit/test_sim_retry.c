@@ -1,8 +1,13 @@
-/* test_sim_retry.c -- retry_after (SEMANTICS.md §2.1, §2.2): with a delay queue, ZADD of
- * a member holding the id and the copy (our own reversible encoding), PEXPIRE with a TTL,
- * and the sweep before each read (ZRANGEBYSCORE, ZREM, and XADD only if the ZREM removed
- * the member); without one, a timer publishes the copy through the pool when the clock
- * passes the delay, in deadline order.
+/* test_sim_retry.c -- retry and retry_after (SEMANTICS.md §2.1, §2.2, as the framework's
+ * runtime does them: docs/engine.md).  retry_after with a delay queue: ZADD of a member
+ * holding the id and the copy (delay.rs encode_member: [u32 BE id length][id][binary
+ * frame]), PEXPIRE with a TTL, and the sweep before each read (ZRANGEBYSCORE, then per
+ * member ZREM and XADD only if the ZREM removed it, each its own round trip); without one,
+ * a timer publishes the copy through the pool when the clock passes the delay, in deadline
+ * order, on every form.  A plain retry is the broker's requeue (a stream's copy is the
+ * entry verbatim: _payload and h:* only; a plain list cannot requeue); max-attempts and
+ * dead-letter make it the runtime's copy with the counter raised, to the dead letter or
+ * rejected at the cap.
  *
  * Each test runs on the fake and, with --real, on redis-server too (sim_fixture.h); the
  * delays are 30 s on the fake's clock and 300 ms on a real server, where ws_sim_advance
@@ -50,7 +55,7 @@ static void delayed_retry(sf_world *w, ws_form form, const char *dq)
     ws_delivery *copy = sf_d(sub, 0);
     size_t len;
     assert_memory_equal(ws_delivery_payload(copy, &len), "order-1", 7);
-    if (form == WS_FORM_STREAM) assert_int_equal(ws_delivery_retries(copy), 1);
+    assert_int_equal(ws_delivery_retries(copy), 1); /* every path raises the counter */
     sf_queue(copy, "LPUSH picks sku-1");
     sf_settle(copy, WS_ACK);
     assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"sku-1\"]");
@@ -73,6 +78,93 @@ SF_TEST(a_delayed_retry_leaves_nothing_it_queued_reliable_list)
     delayed_retry(w, WS_FORM_RELIABLE_LIST, NULL);
 }
 
+/* A plain list and a channel settle nothing and have no delay of their own, yet a
+ * retry_after is the runtime's (dispatch.rs settle_nack_after -> publish_copy): after the
+ * delay a framed copy, the counter raised, is LPUSHed or PUBLISHed through the pool. */
+SF_TEST(a_delayed_retry_leaves_nothing_it_queued_plain_list)
+{
+    delayed_retry(w, WS_FORM_PLAIN_LIST, NULL);
+}
+
+SF_TEST(a_delayed_retry_leaves_nothing_it_queued_channel)
+{
+    delayed_retry(w, WS_FORM_CHANNEL, NULL);
+}
+
+/* The copy a plain list's or a channel's retry_after publishes, as sent: the frame of one
+ * header, x-ruststream-retry-count 1, then the payload. */
+static void framed_delayed_copy(sf_world *w, ws_form form)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
+    sf_produce(sim, form, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    int64_t d = sf_ms(w, 2000, 200);
+    assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, d), 0);
+    assert_string_equal(sf_commands(sim, "timer"), "");
+    assert_int_equal(ws_sim_advance(sim, d), 0);
+    char want[160];
+    snprintf(want, sizeof want,
+             "%s orders \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x18"
+             "x-ruststream-retry-count\\x00\\x00\\x00\\x011order-1\"\n",
+             form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
+    assert_string_equal(sf_commands(sim, "retry timer of order-1"), want);
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+}
+SF_TEST(a_delayed_retry_copy_is_framed_with_the_counter_plain_list)
+{
+    framed_delayed_copy(w, WS_FORM_PLAIN_LIST);
+}
+SF_TEST(a_delayed_retry_copy_is_framed_with_the_counter_channel)
+{
+    framed_delayed_copy(w, WS_FORM_CHANNEL);
+}
+
+/* An undeclared retry on a plain list or a channel is the broker's requeue, which they do
+ * not have (AckError::Unsupported): nothing is published, the message is gone (a trace
+ * note says so).  With max-attempts declared the same retry is the runtime's: a framed
+ * copy, the counter raised, at once. */
+static void undeclared_retry_without_requeue(sf_world *w, ws_form form)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
+    sf_produce(sim, form, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_queue(sf_d(sub, 0), "INCR handled");
+    sf_settle(sf_d(sub, 0), WS_RETRY);
+    assert_non_null(strstr(sf_trace(sim), "cannot requeue order-1 (nothing is published; "
+                                          "the message is gone)"));
+    const char *all = sf_commands(sim, NULL);
+    /* the produce's LPUSH or PUBLISH alone */
+    assert_int_equal(sf_count(all, form == WS_FORM_CHANNEL ? "PUBLISH orders" : "LPUSH orders"),
+                     1);
+    assert_int_equal(sf_count(all, "INCR"), 0);
+    assert_int_equal(sf_read(sub), 0);
+
+    /* another key: on redis-server the first simulation's subscriber still listens */
+    ws_sim *declared = sf_sim(w, 1);
+    ws_sub_config cfg = sf_sub_config(declared, form, WS_MODE_WINDOW, "jobs", 0);
+    cfg.max_attempts = 3;
+    sub = sf_subscribe(declared, &cfg);
+    sf_produce(declared, form, "jobs", "job-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_settle(sf_d(sub, 0), WS_RETRY);
+    assert_int_equal(sf_count(sf_commands(declared, "retry copy of job-1"), " jobs "), 1);
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+}
+SF_TEST(an_undeclared_retry_publishes_nothing_plain_list)
+{
+    undeclared_retry_without_requeue(w, WS_FORM_PLAIN_LIST);
+}
+SF_TEST(an_undeclared_retry_publishes_nothing_channel)
+{
+    undeclared_retry_without_requeue(w, WS_FORM_CHANNEL);
+}
+
 /* The settle of a retry_after with a delay queue: ZADD <now+d> <member>, PEXPIRE with a
  * TTL, in round trip 1; XACK in round trip 2. */
 SF_TEST(a_retry_after_with_a_delay_queue_is_zadd_pexpire_then_xack)
@@ -83,8 +175,9 @@ SF_TEST(a_retry_after_with_a_delay_queue_is_zadd_pexpire_then_xack)
     assert_int_equal(sf_read(sub), 1);
     int64_t now = ws_sim_now(sim);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, 5000), 0);
-    char zadd[64];
-    snprintf(zadd, sizeof zadd, "ZADD orders:delayed %lld wsim1", (long long)(now + 5000));
+    char zadd[128]; /* the member starts with the id's length, 15: \x0f */
+    snprintf(zadd, sizeof zadd, "ZADD orders:delayed %lld \"\\x00\\x00\\x00\\x%02zx%s",
+             (long long)(now + 5000), strlen(id), id);
     char xack[128];
     snprintf(xack, sizeof xack, "XACK orders g %s\n", id);
     const char *flush = sf_commands(sim, "flush");
@@ -95,22 +188,40 @@ SF_TEST(a_retry_after_with_a_delay_queue_is_zadd_pexpire_then_xack)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-/* Splits a "wsim1" member into its strings (<len>:<bytes> each); returns how many. */
+static uint32_t be32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+/* Splits a delay-queue member ([u32 BE id length][id], then the binary frame: [u32 BE
+ * header count], per header [u32 BE name length][name][u32 BE value length][value], the
+ * payload to the end) into strings: the id, then name, value per header, then the payload.
+ * Returns how many. */
 static size_t decode_member(const char *p, size_t len, const char **s, size_t *l, size_t max)
 {
-    assert_true(len >= 5 && memcmp(p, "wsim1", 5) == 0);
-    size_t pos = 5, n = 0;
-    while (pos < len) {
-        char *end;
-        size_t v = strtoul(p + pos, &end, 10);
-        assert_true(end < p + len && *end == ':');
-        pos = (size_t)(end - p) + 1;
-        assert_true(v <= len - pos && n < max);
+    size_t pos = 0, n = 0;
+    assert_true(len >= 4);
+    size_t idlen = be32(p);
+    assert_true(idlen <= len - 4);
+    s[n] = p + 4;
+    l[n++] = idlen;
+    pos = 4 + idlen;
+    assert_true(len - pos >= 4);
+    size_t nh = be32(p + pos);
+    pos += 4;
+    for (size_t i = 0; i < 2 * nh; i++) {
+        assert_true(len - pos >= 4 && n < max);
+        size_t v = be32(p + pos);
+        pos += 4;
+        assert_true(v <= len - pos);
         s[n] = p + pos;
-        l[n] = v;
-        n++;
+        l[n++] = v;
         pos += v;
     }
+    assert_true(n < max);
+    s[n] = p + pos;
+    l[n++] = len - pos;
     return n;
 }
 
@@ -134,16 +245,32 @@ SF_TEST(a_delay_queue_member_round_trips_binary_payloads)
     const char *s[16];
     size_t l[16];
     size_t n = decode_member(r->elements[0].str, r->elements[0].len, s, l, 16);
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 6); /* the id, two headers, the payload */
     assert_int_equal(l[0], strlen(id));
     assert_memory_equal(s[0], id, l[0]);
-    assert_memory_equal(s[1], "_payload", 8);
-    assert_int_equal(l[2], plen);
-    assert_memory_equal(s[2], payload, plen);
-    assert_memory_equal(s[3], "h:tenant", 8);
-    assert_memory_equal(s[4], "t:1\n", 4);
-    assert_memory_equal(s[5], "h:x-ruststream-retry-count", 26);
-    assert_memory_equal(s[6], "1", 1);
+    assert_int_equal(l[1], 6);
+    assert_memory_equal(s[1], "tenant", 6);
+    assert_int_equal(l[2], 4);
+    assert_memory_equal(s[2], "t:1\n", 4);
+    assert_int_equal(l[3], 24);
+    assert_memory_equal(s[3], "x-ruststream-retry-count", 24);
+    assert_int_equal(l[4], 1);
+    assert_memory_equal(s[4], "1", 1);
+    assert_int_equal(l[5], plen);
+    assert_memory_equal(s[5], payload, plen);
+    /* The engine's decoder agrees: the id, then the copy's fields in stream form. */
+    char **str = NULL;
+    size_t *lens = NULL;
+    long k = ws_delay_member_decode(r->elements[0].str, r->elements[0].len, &str, &lens);
+    assert_int_equal(k, 7);
+    assert_memory_equal(str[0], id, strlen(id));
+    assert_string_equal(str[1], "_payload");
+    assert_int_equal(lens[2], plen);
+    assert_memory_equal(str[2], payload, plen);
+    assert_string_equal(str[3], "h:tenant");
+    assert_string_equal(str[5], "h:x-ruststream-retry-count");
+    assert_string_equal(str[6], "1");
+    ws_strings_free(str, lens, (size_t)k);
     free(id);
 
     assert_int_equal(ws_sim_advance(sim, 1000), 0);
@@ -163,9 +290,10 @@ SF_TEST(a_delay_queue_member_round_trips_binary_payloads)
     sf_settle(sf_d(sub, 0), WS_ACK);
 }
 
-/* The sweep before a read: ZRANGEBYSCORE <zset> 0 <now> LIMIT 0 128, then ZREM per
- * member, then XADD of the copy only where the ZREM removed it (here the first ZREM is
- * refused by an injected error: no copy, the member stays for the next sweep). */
+/* The sweep before a read, through the pool (the window connection): ZRANGEBYSCORE
+ * <zset> 0 <now> LIMIT 0 128, then per member ZREM and XADD of the copy only where the
+ * ZREM removed it, each a round trip of its own (here the first ZREM is refused by an
+ * injected error: no copy, the member stays for the next sweep). */
 SF_TEST(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -174,7 +302,7 @@ SF_TEST(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member)
     assert_int_equal(sf_read(sub), 1);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, 1000), 0);
     assert_int_equal(ws_sim_advance(sim, 1000), 0);
-    assert_int_equal(ws_fault_error_nth(ws_sim_reader(sim), "ZREM", 1, NULL), 0);
+    assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "ZREM", 1, NULL), 0);
     int64_t now = ws_sim_now(sim);
     assert_int_equal(sf_read(sub), 0);
     assert_int_equal(sf_int(sim, "ZCARD orders:delayed"), 1);
@@ -182,13 +310,24 @@ SF_TEST(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member)
     char range[128];
     snprintf(range, sizeof range, "ZRANGEBYSCORE orders:delayed 0 %lld LIMIT 0 128\n",
              (long long)now);
-    sf_in_order(sf_commands(sim, "read 2"), range, "ZREM orders:delayed wsim1", NULL);
-    /* The next sweep moves it. */
+    sf_in_order(sf_commands(sim, "before read 2"), range, "ZREM orders:delayed \"", NULL);
+    assert_int_equal(sf_count(sf_commands(sim, "before read 2"), "XADD"), 0);
+    /* The next sweep moves it: three round trips of one command each. */
     assert_int_equal(sf_read(sub), 1);
     assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_in_order(sf_commands(sim, "read 3"), "ZRANGEBYSCORE", "ZREM orders:delayed wsim1",
+    sf_in_order(sf_commands(sim, "read 3"), "ZRANGEBYSCORE", "ZREM orders:delayed \"",
                 "XADD orders * _payload order-1 h:x-ruststream-retry-count 1\n",
                 "XREADGROUP", NULL);
+    size_t sweeps = 0;
+    for (size_t i = 0; i < ws_sim_round_trip_count(sim); i++) {
+        ws_rt_info rt;
+        assert_int_equal(ws_sim_round_trip(sim, i, &rt), 0);
+        if (strcmp(rt.cause, "delay-queue sweep before read 3 of orders") != 0) continue;
+        assert_string_equal(rt.conn, "window");
+        assert_int_equal(rt.n, 1);
+        sweeps++;
+    }
+    assert_int_equal(sweeps, 3);
     sf_settle(sf_d(sub, 0), WS_ACK);
     assert_int_equal(sf_int(sim, "EXISTS orders:delayed"), 0);
 }
@@ -226,7 +365,9 @@ SF_TEST(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-/* A reliable list's retry_after: LREM now; LPUSH of the value through the pool later. */
+/* A reliable list's retry_after has no native delay: the runtime settles it now (LREM)
+ * and LPUSHes a copy through the pool after the delay, re-framed with the counter raised
+ * (dispatch.rs publish_copy; envelope.rs frame). */
 SF_TEST(a_reliable_list_retry_after_is_lrem_now_and_a_timer_lpush)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -238,8 +379,165 @@ SF_TEST(a_reliable_list_retry_after_is_lrem_now_and_a_timer_lpush)
     assert_string_equal(sf_commands(sim, "flush"), "LREM orders.processing 1 order-1\n");
     assert_int_equal(sf_int(sim, "EXISTS orders"), 0);
     assert_int_equal(ws_sim_advance(sim, d), 0);
-    assert_string_equal(sf_commands(sim, "timer"), "LPUSH orders order-1\n");
-    assert_string_equal(sf_q(sim, "LRANGE orders 0 -1"), "[\"order-1\"]");
+    assert_string_equal(sf_commands(sim, "timer"),
+                        "LPUSH orders \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x18"
+                        "x-ruststream-retry-count\\x00\\x00\\x00\\x011order-1\"\n");
+    assert_int_equal(sf_int(sim, "LLEN orders"), 1);
+    assert_int_equal(sf_read(sub), 1);
+    size_t len;
+    assert_memory_equal(ws_delivery_payload(sf_d(sub, 0), &len), "order-1", 7);
+    assert_int_equal(len, 7);
+    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    assert_int_equal(sf_int(sim, "LLEN orders.processing"), 0);
+}
+
+/* ----- Plain retries and the declared paths ---------------------------------------------- */
+
+/* A plain retry is the broker's requeue (message.rs nack -> republish): the copy is
+ * convert.rs fields_for_publish of what parts_from_fields read -- `_payload` first, then
+ * the h:* headers, and nothing else: a field that is neither is dropped.  The counter is
+ * not raised. */
+SF_TEST(a_stream_retry_copy_keeps_only_the_payload_and_headers)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = orders(sim, NULL, 0);
+    const char *id = sf_q(sim, "XADD orders * source legacy _payload order-1 h:tenant acme");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_settle(d, WS_RETRY);
+    char want[160];
+    snprintf(want, sizeof want, "XADD orders * _payload order-1 h:tenant acme\nXACK orders g %.*s\n",
+             (int)strlen(id) - 2, id + 1); /* id is the bulk reply, quoted */
+    assert_string_equal(sf_commands(sim, "flush"), want);
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *copy = sf_d(sub, 0);
+    assert_string_equal(ws_delivery_header(copy, "tenant", NULL), "acme");
+    assert_int_equal(ws_delivery_retries(copy), 0);
+    char range[160];
+    snprintf(range, sizeof range, "XRANGE orders %s %s", ws_delivery_id(copy),
+             ws_delivery_id(copy));
+    const char *entry = sf_q(sim, "%s", range);
+    assert_null(strstr(entry, "source"));
+    assert_non_null(strstr(entry, "[\"_payload\", \"order-1\", \"h:tenant\", \"acme\"]"));
+    sf_settle(copy, WS_ACK);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+}
+
+/* A stream subscription "orders" with max-attempts and a dead letter (0 / NULL: none). */
+static ws_sub *declared(ws_sim *sim, unsigned max_attempts, const char *dead_letter)
+{
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    cfg.max_attempts = max_attempts;
+    cfg.dead_letter = dead_letter;
+    return sf_subscribe(sim, &cfg);
+}
+
+/* The commands of the round trips caused by "<what> of <id>". */
+static const char *copy_of(ws_sim *sim, const char *what, const ws_delivery *d)
+{
+    char cause[128];
+    snprintf(cause, sizeof cause, "%s of %s", what, ws_delivery_id(d));
+    return sf_commands(sim, cause);
+}
+
+/* max-attempts 2 and a dead letter (dispatch.rs redelivery_of: the attempt is the counter
+ * + 1, at the cap when it reaches 2): the first retry settles the entry (XACK) and copies
+ * it to the stream with the counter at 1; the second is at the cap: XACK, then the copy
+ * to the dead letter with the counter at 2.  Nothing stays pending and nothing is lost. */
+SF_TEST(max_attempts_2_with_a_dead_letter_copies_once_then_dead_letters)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = declared(sim, 2, "orders:dead");
+    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_settle(d, WS_RETRY);
+    char xack[128];
+    snprintf(xack, sizeof xack, "XACK orders g %s\n", id);
+    assert_string_equal(sf_commands(sim, "flush 1"), xack);
+    assert_string_equal(copy_of(sim, "retry copy", d),
+                        "XADD orders * _payload order-1 h:x-ruststream-retry-count 1\n");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *copy = sf_d(sub, 0);
+    assert_int_equal(ws_delivery_retries(copy), 1);
+    sf_settle(copy, WS_RETRY);
+    snprintf(xack, sizeof xack, "XACK orders g %s\n", ws_delivery_id(copy));
+    assert_string_equal(sf_commands(sim, "flush 2"), xack);
+    assert_string_equal(copy_of(sim, "retry copy", copy), "");
+    assert_string_equal(copy_of(sim, "dead letter", copy),
+                        "XADD orders:dead * _payload order-1 h:x-ruststream-retry-count 2\n");
+    assert_int_equal(sf_int(sim, "XLEN orders"), 2);
+    assert_int_equal(sf_int(sim, "XLEN orders:dead"), 1);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    assert_int_equal(sf_read(sub), 0);
+}
+
+/* max-attempts without a dead letter: at the cap the retry is rejected -- settled as
+ * dropped (the XACK alone), no copy anywhere; the check counts it as settled. */
+SF_TEST(max_attempts_without_a_dead_letter_rejects_at_the_cap)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = declared(sim, 2, NULL);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    sf_settle(sf_d(sub, 0), WS_RETRY); /* attempt 1: a copy */
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *copy = sf_d(sub, 0);
+    sf_settle(copy, WS_RETRY);         /* attempt 2: at the cap */
+    char xack[128];
+    snprintf(xack, sizeof xack, "XACK orders g %s\n", ws_delivery_id(copy));
+    assert_string_equal(sf_commands(sim, "flush 2"), xack);
+    assert_string_equal(copy_of(sim, "retry copy", copy), "");
+    assert_string_equal(copy_of(sim, "dead letter", copy), "");
+    char note[192];
+    snprintf(note, sizeof note, "-- orders: %s is at the cap of max-attempts 2 with no dead "
+             "letter: rejected (settled as dropped)\n", ws_delivery_id(copy));
+    assert_non_null(strstr(sf_trace(sim), note));
+    assert_int_equal(sf_int(sim, "XLEN orders"), 2);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    assert_int_equal(sf_read(sub), 0);
+}
+
+/* A dead letter without max-attempts (the (None, Some(dest)) arm of redelivery_of): every
+ * retry goes to the dead letter at once, the counter raised; a retry_after too, its delay
+ * dropped (no timer).  The dead letter takes the form a subscription reads it as: a plain
+ * list read by one gets LPUSH of the frame. */
+SF_TEST(a_dead_letter_without_max_attempts_takes_every_retry)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = declared(sim, 0, "orders:dead");
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    assert_int_equal(sf_read(sub), 2);
+    ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
+    sf_settle(a, WS_RETRY);
+    assert_int_equal(ws_settle(b, WS_RETRY_AFTER, 60000), 0);
+    assert_string_equal(copy_of(sim, "dead letter", a),
+                        "XADD orders:dead * _payload order-1 h:x-ruststream-retry-count 1\n");
+    assert_string_equal(copy_of(sim, "dead letter", b),
+                        "XADD orders:dead * _payload order-2 h:x-ruststream-retry-count 1\n");
+    assert_int_equal(sf_count(sf_trace(sim), "-- timer:"), 0);
+    assert_int_equal(sf_int(sim, "XLEN orders"), 2);
+    assert_int_equal(sf_int(sim, "XLEN orders:dead"), 2);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 0);
+    assert_int_equal(sf_read(sub), 0);
+
+    ws_sim *listed = sf_sim(w, 1);
+    sub = declared(listed, 0, "dead");
+    ws_sub *dead = sf_sub(listed, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, "dead", 0);
+    sf_produce(listed, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    a = sf_d(sub, 0);
+    sf_settle(a, WS_RETRY);
+    assert_string_equal(copy_of(listed, "dead letter", a),
+                        "LPUSH dead \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x18"
+                        "x-ruststream-retry-count\\x00\\x00\\x00\\x011order-1\"\n");
+    assert_int_equal(sf_read(dead), 1);
+    size_t len;
+    assert_memory_equal(ws_delivery_payload(sf_d(dead, 0), &len), "order-1", 7);
+    assert_int_equal(ws_delivery_retries(sf_d(dead, 0)), 1);
+    sf_settle(sf_d(dead, 0), WS_ACK);
 }
 
 int main(int argc, char **argv)
@@ -248,11 +546,21 @@ int main(int argc, char **argv)
         SF_T(a_delayed_retry_leaves_nothing_it_queued_stream_with_a_delay_queue),
         SF_T(a_delayed_retry_leaves_nothing_it_queued_stream_without_a_delay_queue),
         SF_T(a_delayed_retry_leaves_nothing_it_queued_reliable_list),
+        SF_T(a_delayed_retry_leaves_nothing_it_queued_plain_list),
+        SF_T(a_delayed_retry_leaves_nothing_it_queued_channel),
+        SF_T(a_delayed_retry_copy_is_framed_with_the_counter_plain_list),
+        SF_T(a_delayed_retry_copy_is_framed_with_the_counter_channel),
+        SF_T(an_undeclared_retry_publishes_nothing_plain_list),
+        SF_T(an_undeclared_retry_publishes_nothing_channel),
         SF_T(a_retry_after_with_a_delay_queue_is_zadd_pexpire_then_xack),
         SF_T(a_delay_queue_member_round_trips_binary_payloads),
         SF_T(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member),
         SF_T(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool),
         SF_T(a_reliable_list_retry_after_is_lrem_now_and_a_timer_lpush),
+        SF_T(a_stream_retry_copy_keeps_only_the_payload_and_headers),
+        SF_T(max_attempts_2_with_a_dead_letter_copies_once_then_dead_letters),
+        SF_T(max_attempts_without_a_dead_letter_rejects_at_the_cap),
+        SF_T(a_dead_letter_without_max_attempts_takes_every_retry),
     };
     return sf_main(argc, argv, "sim: retries and delays (§2.1, §2.2)", tests,
                    sizeof tests / sizeof tests[0]);

@@ -55,12 +55,17 @@ SF_TEST_FORMS(a_dropped_delivery_leaves_nothing_it_queued)
     assert_int_equal(sf_count(sf_commands(sim, "flush"), "LPUSH picks"), 0);
 }
 
-/* The first delivery retries; its copy (with the retry header on a stream) is handled
- * again and acked: the handler ran twice, the write was applied once. */
-SF_TEST_SETTLING(a_retried_delivery_leaves_only_what_its_acknowledged_redelivery_queued)
+/* The first delivery retries; its copy is handled again and acked: the handler ran twice,
+ * the write was applied once.  Undeclared, the retry is the broker's requeue: a stream
+ * re-adds the entry verbatim (a new id, the counter not raised), a reliable list pushes the
+ * value back as it was.  With max-attempts declared it is the runtime's copy, the counter
+ * raised (a reliable list's copy is re-framed). */
+static void retried_once(sf_world *w, ws_form form, unsigned max_attempts)
 {
     ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
+    ws_sub_config cfg = sf_sub_config(sim, form, WS_MODE_WINDOW, "orders", 0);
+    cfg.max_attempts = max_attempts;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
     sf_produce(sim, form, "orders", "order-1");
     assert_int_equal(sf_read(sub), 1);
     ws_delivery *first = sf_d(sub, 0);
@@ -74,16 +79,32 @@ SF_TEST_SETTLING(a_retried_delivery_leaves_only_what_its_acknowledged_redelivery
     size_t len = 0;
     assert_memory_equal(ws_delivery_payload(again, &len), "order-1", 7);
     assert_int_equal(len, 7);
-    if (form == WS_FORM_STREAM) {
+    if (max_attempts) {
         assert_int_equal(ws_delivery_retries(again), 1);
         assert_string_equal(ws_delivery_header(again, "x-ruststream-retry-count", NULL), "1");
-        assert_string_not_equal(ws_delivery_id(again), ws_delivery_id(first));
+    } else {
+        assert_int_equal(ws_delivery_retries(again), 0);
+        assert_null(ws_delivery_header(again, "x-ruststream-retry-count", NULL));
     }
+    if (form == WS_FORM_STREAM || max_attempts)
+        assert_string_not_equal(ws_delivery_id(again), ws_delivery_id(first));
+    else
+        assert_string_equal(ws_delivery_id(again), ws_delivery_id(first)); /* the value */
     sf_queue(again, "LPUSH picks sku-1");
     sf_settle(again, WS_ACK);
     assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"sku-1\"]");
     assert_int_equal(sf_unsettled(sim, form, "orders"), 0);
     if (form == WS_FORM_RELIABLE_LIST) assert_int_equal(sf_int(sim, "LLEN orders"), 0);
+}
+
+SF_TEST_SETTLING(a_retried_delivery_leaves_only_what_its_acknowledged_redelivery_queued)
+{
+    retried_once(w, form, 0);
+}
+
+SF_TEST_SETTLING(a_declared_retry_leaves_only_what_its_acknowledged_copy_queued)
+{
+    retried_once(w, form, 3);
 }
 
 /* Five deliveries, the third dropped: five handler runs, four writes. */
@@ -294,10 +315,57 @@ SF_TEST(a_stop_with_nothing_owed_sends_nothing)
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
     sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
     assert_int_equal(sf_read(sub), 1);
+    uint64_t before = sf_window_round_trips(sim); /* 1: the subscription made its group */
     assert_int_equal(ws_stop(sub), 0);
-    assert_int_equal(sf_window_round_trips(sim), 0);
+    assert_int_equal(sf_window_round_trips(sim), before);
     assert_int_equal(ws_sim_get_counts(sim).flushes, 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
+}
+
+/* ws_sim_shutdown, the framework's graceful stop (source.rs: a dropped subscription
+ * spawns window.drain(); run.rs does not await the detached copies): every window is
+ * flushed with why "shutdown" -- what an ack queued and the owed XACKs leave although a
+ * delivery is still outstanding -- then the process ends like a crash: the outstanding
+ * entry stays pending, and the timer of a retry_after's copy dies with it, so that entry
+ * is lost.  A second shutdown finds the process dead. */
+SF_TEST(a_shutdown_drains_the_window_and_drops_the_timers)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
+    produce_orders(sim, WS_FORM_STREAM, "orders", 3);
+    assert_int_equal(sf_read(sub), 3);
+    ws_delivery *acked = sf_d(sub, 0), *later = sf_d(sub, 1);
+    sf_queue(acked, "INCR seen");
+    sf_settle(acked, WS_ACK);
+    int64_t d = 200; /* the same on both backends: the check's sentence names it */
+    assert_int_equal(ws_settle(later, WS_RETRY_AFTER, d), 0);
+    assert_int_equal(ws_sim_get_counts(sim).flushes, 0); /* the third is outstanding */
+    assert_int_equal(ws_sim_shutdown(sim), 0);
+    assert_true(ws_sim_dead(sim));
+    char xack[160];
+    snprintf(xack, sizeof xack, "INCR seen\nXACK orders g %s %s\n", ws_delivery_id(acked),
+             ws_delivery_id(later));
+    assert_string_equal(sf_commands(sim, "flush"), xack);
+    const char *trace = sf_trace(sim);
+    sf_in_order(trace, "-- the consumer process 1 shuts down: its windows drain\n",
+                "-- orders: flush 1 (shutdown)", "-- 1 delayed copy dies with the process\n",
+                "-- the consumer process 1 stopped: graceful shutdown at ", NULL);
+    assert_string_equal(sf_q(sim, "GET seen"), "\"1\"");
+    assert_int_equal(sf_pending(sim, "orders", "g"), 1);
+    assert_int_equal(ws_sim_shutdown(sim), WS_EDEAD);
+    ws_read_result res;
+    assert_int_equal(ws_read(sub, &res), WS_EDEAD);
+    assert_int_equal(ws_sim_advance(sim, 2 * d), 0);
+    assert_int_equal(sf_int(sim, "XLEN orders"), 3); /* no copy */
+    assert_int_equal(ws_sim_restart(sim), 0);
+    assert_int_equal(sf_read(sub), 0);
+    sf_expect_violations(w);
+    size_t n;
+    const ws_violation *v = sf_check(sim, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0].invariant, "lost");
+    assert_string_equal(v[0].entry, ws_delivery_id(later));
+    assert_non_null(strstr(v[0].sentence, "graceful shutdown"));
 }
 
 /* The abandon rule: an abandon does not count as settled and flushes only when something
@@ -307,12 +375,13 @@ SF_TEST(an_abandon_flushes_only_what_is_owed)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 2);
     produce_orders(sim, WS_FORM_STREAM, "orders", 4);
+    uint64_t before = sf_window_round_trips(sim); /* 1: the subscription made its group */
     /* Read 1: both abandoned, nothing owed: no flush, no round trip. */
     assert_int_equal(sf_read(sub), 2);
     sf_queue(sf_d(sub, 0), "LPUSH picks never");
     assert_int_equal(ws_abandon(sf_d(sub, 0)), 0);
     assert_int_equal(ws_abandon(sf_d(sub, 1)), 0);
-    assert_int_equal(sf_window_round_trips(sim), 0);
+    assert_int_equal(sf_window_round_trips(sim), before);
     assert_int_equal(ws_sim_get_counts(sim).flushes, 0);
     /* Read 2: one abandoned while the other is outstanding (no flush), then the other
      * acks: settled 1 < capacity 2, but nothing outstanding: one flush of one XACK. */
@@ -355,7 +424,8 @@ SF_TEST(a_flush_without_retries_is_one_round_trip)
 
 /* With retries: segments in commit order and the retry writes in settle order leave in
  * round trip 1; their replies are awaited; round trip 2 is ONE XACK listing the ids of
- * deliveries that wrote nothing first (settle order), then the retried ones. */
+ * deliveries that wrote nothing first (settle order), then the retried ones.  The retry
+ * writes are the broker's requeue: each entry verbatim. */
 SF_TEST(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -381,8 +451,9 @@ SF_TEST(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack)
              ws_delivery_id(d[2]), ws_delivery_id(d[4]), ws_delivery_id(d[0]),
              ws_delivery_id(d[3]));
     sf_in_order(flush, "RPUSH picks kept-1\n", "RPUSH picks kept-4\n",
-                "XADD orders * _payload order-1", "x-ruststream-retry-count 1\n",
-                "XADD orders * _payload order-4", "x-ruststream-retry-count 1\n", xack, NULL);
+                "XADD orders * _payload order-1\n", "XADD orders * _payload order-4\n", xack,
+                NULL);
+    assert_int_equal(sf_count(flush, "x-ruststream-retry-count"), 0);
     assert_int_equal(sf_count(flush, "XACK"), 1);
     assert_int_equal(sf_count(flush, "never"), 0);
     /* The same through ws_sub_flush_command: which round trip, which delivery. */
@@ -619,6 +690,7 @@ int main(int argc, char **argv)
         SF_T_FORMS(a_queued_command_leaves_with_the_ack),
         SF_T_FORMS(a_dropped_delivery_leaves_nothing_it_queued),
         SF_T_SETTLING(a_retried_delivery_leaves_only_what_its_acknowledged_redelivery_queued),
+        SF_T_SETTLING(a_declared_retry_leaves_only_what_its_acknowledged_copy_queued),
         SF_T_FORMS(every_acknowledged_delivery_of_a_window_leaves),
         SF_T_FORMS(a_delivery_that_queues_nothing_settles_as_before),
         SF_T_SETTLING(a_delivery_dropped_on_another_runtime_flushes_what_its_window_owes),
@@ -629,6 +701,7 @@ int main(int argc, char **argv)
         SF_T(a_window_flushes_when_the_settled_reach_capacity),
         SF_T(a_window_flushes_when_nothing_is_outstanding),
         SF_T(a_stop_with_nothing_owed_sends_nothing),
+        SF_T(a_shutdown_drains_the_window_and_drops_the_timers),
         SF_T(an_abandon_flushes_only_what_is_owed),
         SF_T(a_flush_without_retries_is_one_round_trip),
         SF_T(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack),
