@@ -48,12 +48,14 @@ typedef struct wsc_options {
     int seed_set;
     int flushall;        /* on a real server: FLUSHALL before the run (the tool sets it) */
     int no_trace_text;   /* keep no trace text (wsc_result.trace ""): cheaper, for many runs */
+    int fake_server;     /* the backend URL is a fakeredis-server: what `needs real` needs
+                            (what the fake lacks) is not there either, so those files skip */
 } wsc_options;
 
 typedef enum wsc_status {
     WSC_PASS = 0,
     WSC_FAIL,  /* an expectation did not hold */
-    WSC_SKIP,  /* needs the fake, run on a real server */
+    WSC_SKIP,  /* needs the fake, run on a real server; or needs a real one, on the fake */
     WSC_ERROR, /* the run could not go on (server unreachable, a step failed unexpectedly) */
 } wsc_status;
 

@@ -1430,7 +1430,7 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
         res->report = strdup(sc->needs_fake);
         return 0;
     }
-    if (!real && sc->needs_real) {
+    if ((!real || (opt && opt->fake_server)) && sc->needs_real) {
         res->status = WSC_SKIP;
         res->report = strdup(sc->needs_real);
         return 0;

@@ -38,6 +38,8 @@ fi
 for _ in $(seq 100); do [[ -S "$tmp/r.sock" ]] && break; sleep 0.05; done
 [[ -S "$tmp/r.sock" ]] || { echo "the server did not start:" >&2; cat "$tmp/redis.log" >&2; exit 1; }
 status=0
-"$wsim" run --backend "unix://$tmp/r.sock" "$dir" || status=1
+fake_server=()
+[[ $mode == server ]] && fake_server=(--fake-server)
+"$wsim" run --backend "unix://$tmp/r.sock" "${fake_server[@]}" "$dir" || status=1
 "$wsim" diff --backend "unix://$tmp/r.sock" "$dir" || status=1
 exit $status

@@ -35,19 +35,21 @@ static const char *USAGE =
 
 static const char *RUN_HELP =
     "usage: wsim run [--backend fake|redis://HOST:PORT|unix:///PATH] [--seed N]\n"
-    "                [--format text|tap|junit] [--verbose] FILES|DIRS\n"
+    "                [--format text|tap|junit] [--verbose] [--fake-server] FILES|DIRS\n"
     "\n"
     "Runs every scenario named (directories: every *.wsim file in them, recursively, in\n"
     "name order) on a fresh simulation each.  Prints one line per scenario (PASS, FAIL,\n"
     "SKIP, ERROR) and `N passed, M failed` (plus skipped); a failure shows file:line, the\n"
     "expectation, what was expected, what happened and the trace around it.  Scenarios\n"
-    "that say `needs fake` are skipped on a real server, with the reason.  On a real server\n"
-    "each scenario starts with FLUSHALL: give it a throwaway server.\n"
+    "that say `needs fake` are skipped on a real server, and those that say `needs real` on\n"
+    "the fake, with the reason.  On a real server each scenario starts with FLUSHALL: give\n"
+    "it a throwaway server.\n"
     "\n"
     "  --backend B   where to run: fake (default, the in-process fake) or a real server\n"
     "  --seed N      override the scenarios' seeds\n"
     "  --format F    text (default), tap (TAP version 13) or junit (JUnit XML)\n"
     "  --verbose     text format: print the flush diagrams of passing scenarios too\n"
+    "  --fake-server the backend is fakeredis-server: skip the `needs real` files too\n"
     "\n"
     "exit status: 0 all passed, 1 something failed, 2 bad usage or a malformed file\n"
     "the page: docs/wsim-run.md\n";
@@ -123,6 +125,7 @@ typedef struct opts {
     int seed_set;
     const char *format;
     int verbose;
+    int fake_server;
     char **paths;
     size_t npaths;
 } opts;
@@ -154,6 +157,10 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
         }
         if (strcmp(a, "--verbose") == 0) {
             o->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--fake-server") == 0 && help == RUN_HELP) {
+            o->fake_server = 1;
             continue;
         }
         if (strcmp(a, "--backend") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0) {
@@ -343,7 +350,8 @@ static int cmd_run(int argc, char **argv)
         free(o.paths);
         return 2;
     }
-    wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1};
+    wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1,
+                      .fake_server = o.fake_server};
     wsc_result *res = calloc(f.n, sizeof *res);
     size_t passed = 0, failed = 0, skipped = 0;
     int tap = strcmp(o.format, "tap") == 0, junit = strcmp(o.format, "junit") == 0;

@@ -137,6 +137,19 @@ static void needs_fake_line(void **state)
     wsc_free(sc);
 }
 
+/* needs real: the same two forms, kept apart from needs fake. */
+static void needs_real_line(void **state)
+{
+    (void)state;
+    wsc_scenario *sc = ok(HEAD "needs real  the fake has no Lua  \n");
+    assert_string_equal(wsc_needs_real(sc), "the fake has no Lua");
+    assert_null(wsc_needs_fake(sc));
+    wsc_free(sc);
+    sc = ok(HEAD "needs\treal EVAL   scripts # why\n");
+    assert_string_equal(wsc_needs_real(sc), "EVAL scripts");
+    wsc_free(sc);
+}
+
 /* The world lines set the seed, the clock and cluster emulation; they are no statements. */
 static void seed_start_cluster(void **state)
 {
@@ -1290,9 +1303,10 @@ static void errors_file_level(void **state)
         E("scenario A\nscenario\tB", "2:1: error: a second 'scenario' line (one scenario per file)"),
         E("scenario", "1:9: error: scenario needs a title"),
         E("scenario   ", "1:12: error: scenario needs a title"),
-        E(HEAD "needs", "2:1: error: usage: needs fake <reason>"),
-        E(HEAD "needs real x", "2:1: error: usage: needs fake <reason>"),
+        E(HEAD "needs", "2:1: error: usage: needs fake <reason> | needs real <reason>"),
+        E(HEAD "needs server x", "2:1: error: usage: needs fake <reason> | needs real <reason>"),
         E(HEAD "needs fake", "2:11: error: say why it needs the fake: needs fake <reason>"),
+        E(HEAD "needs real", "2:11: error: say why it needs a real server: needs real <reason>"),
         E(HEAD "needs fake   ", "2:14: error: say why it needs the fake: needs fake <reason>"),
         E(HEAD "  setup PING", "2:1: error: an indented line outside a block ('expect flush', 'expect read', 'expect pending' or 'expect delayed')"),
         E(HEAD "\tXACK s g 1-0", "2:1: error: an indented line outside a block ('expect flush', 'expect read', 'expect pending' or 'expect delayed')"),
@@ -2003,6 +2017,7 @@ int main(void)
         cmocka_unit_test(scenario_line),
         cmocka_unit_test(text_is_length_delimited),
         cmocka_unit_test(needs_fake_line),
+        cmocka_unit_test(needs_real_line),
         cmocka_unit_test(seed_start_cluster),
         cmocka_unit_test(forbid_line),
         cmocka_unit_test(comments_blank_lines_crlf),

@@ -958,6 +958,29 @@ static void needs_fake_skips_without_connecting(void **state)
     unlisten(&l);
 }
 
+/* needs real: SKIP on the fake, and on a fakeredis-server (fake_server), with the reason,
+ * without connecting; a real server runs it. */
+static void needs_real_skips_on_the_fake_and_the_fake_server(void **state)
+{
+    (void)state;
+    const char *text = "scenario Lua\nneeds real the fake has no Lua\ncheck PING => +PONG\n";
+    wsc_result r = run_opt(text, NULL);
+    assert_int_equal(r.status, WSC_SKIP);
+    assert_string_equal(r.report, "the fake has no Lua");
+    assert_int_equal(r.checks, 0);
+    wsc_result_free(&r);
+    listener l;
+    listen_on(&l);
+    char url[200];
+    snprintf(url, sizeof url, "unix://%s", l.path);
+    wsc_options opt = {.backend = url, .flushall = 1, .fake_server = 1};
+    r = run_opt(text, &opt);
+    assert_int_equal(r.status, WSC_SKIP);
+    assert_int_equal(connected(&l), 0);
+    wsc_result_free(&r);
+    unlisten(&l);
+}
+
 /* A portable scenario on an unreachable server: ERROR "file: why", no checks. */
 static void an_unreachable_server_is_an_error(void **state)
 {
@@ -1056,6 +1079,7 @@ int main(void)
         cmocka_unit_test(the_trace_around_a_failure),
         cmocka_unit_test(subscriptions_are_named_as_in_the_file),
         cmocka_unit_test(needs_fake_skips_without_connecting),
+        cmocka_unit_test(needs_real_skips_on_the_fake_and_the_fake_server),
         cmocka_unit_test(an_unreachable_server_is_an_error),
         cmocka_unit_test(seeds),
         cmocka_unit_test(start_sets_the_clock),
