@@ -191,8 +191,10 @@ typedef struct ws_sub_config {
                                through the pool, BUSYGROUP taken as done: broker.rs
                                ensure_group), in every process */
     const char *group_start;/* stream: where a new group starts: "$" (NULL), "0" or an id */
-    const char *consumer;   /* stream: the consumer name; NULL: "wsim-" + 8 hex digits
-                               drawn from the seed, drawn again at each restart */
+    const char *consumer;   /* stream: the consumer name; NULL: "ruststream-<n>", n from a
+                               per-process counter from 0 in subscription order
+                               (stream.rs auto_consumer): a restarted process reads under
+                               its predecessor's names */
     int reclaim;            /* stream: a reclaim subscription (XAUTOCLAIM), not `>` */
     int64_t min_idle_ms;    /* reclaim: XAUTOCLAIM's min-idle-time; reliable list: the
                                orphan sweep's age */

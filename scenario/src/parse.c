@@ -617,7 +617,10 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             free(*dst);
             *dst = xstrdup(t[i + 1].s);
             i += 2;
-            if (dst == &st->s_group && i + 1 < n && is(&t[i], "start")) {
+            if (dst == &st->s_group && i < n && is(&t[i], "start")) {
+                if (i + 1 >= n)
+                    return perr(p, t[i].col, "start needs where the group starts: $, 0 or "
+                                "an id");
                 free(st->s_group_start);
                 st->s_group_start = xstrdup(t[i + 1].s);
                 i += 2;
