@@ -6,14 +6,14 @@
  * MULTI, body, the delivery's own settle, EXEC), then the retry writes in settle order,
  * and -- in the same round trip when there are no retry writes, in a second one after
  * their replies otherwise -- the settles (one XACK for a stream; LREM [+ZREM] per
- * delivery for a reliable list).  Error replies become one failure report. */
+ * delivery for a reliable list).  Error replies become one failure report.  What the
+ * broker owes for an outcome, and the runtime's copies that follow it, are outcome.c's
+ * decision (the framework's dispatch.rs); this file carries it out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_int.h"
-
-#define RETRY_HEADER "h:" WS_RETRY_HEADER
 
 /* ----- What an outcome owes --------------------------------------------------------------- */
 
