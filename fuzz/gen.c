@@ -1254,6 +1254,25 @@ static void delivery_text(tbuf *b, size_t k, size_t entry, gen_str id, gen_str p
     free(t);
 }
 
+/* The engine's counts (ws_sim_get_counts) and the model's. */
+static int compare_counts(gen_run *r, const mdl_result *m, gen_failure *f)
+{
+    ws_sim_counts e = ws_sim_get_counts(r->sim);
+    const mdl_counts *x = &m->counts;
+    static const char *const names[] = {"round trips", "read round trips", "flush round trips",
+                                        "pool round trips", "reads", "deliveries", "flushes",
+                                        "reports"};
+    const uint64_t ev[] = {e.round_trips, e.read_round_trips, e.flush_round_trips,
+                           e.pool_round_trips, e.reads, e.deliveries, e.flushes, e.reports};
+    const uint64_t mv[] = {x->round_trips, x->read_round_trips, x->flush_round_trips,
+                           x->pool_round_trips, x->reads, x->deliveries, x->flushes, x->reports};
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+        if (ev[i] != mv[i])
+            return fail(f, "counts", NULL, "ws_sim_get_counts: %s %llu, the model %llu", names[i],
+                        (unsigned long long)ev[i], (unsigned long long)mv[i]);
+    return 0;
+}
+
 static int compare_reads(gen_run *r, const mdl_result *m, gen_failure *f)
 {
     for (size_t i = 0; i < m->nreads; i++) {
@@ -1530,6 +1549,7 @@ int gen_check(gen_run *r, unsigned quirks, gen_failure *f)
     int rc = 0;
     if (m.error) rc = fail(f, "model", NULL, "the model stopped at step %zu: %s", m.error_step + 1, m.error);
     if (!rc) rc = compare_rts(r, &m, f);
+    if (!rc) rc = compare_counts(r, &m, f);
     if (!rc) rc = compare_reads(r, &m, f);
     if (!rc) rc = compare_flushes(r, &m, f);
     if (!rc) rc = compare_state(r, &m, f);

@@ -225,9 +225,9 @@ void gen_token(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
 /* Why a run failed. */
 typedef struct gen_failure {
     char kind[32];        /* "refused" (the engine refused a step), "model" (the model
-                             could not follow the run), "round trip", "read", "report",
-                             "flush", "state", "violation" (model mode), "invariant"
-                             (fault mode); "" when it passed */
+                             could not follow the run), "round trip", "counts", "read",
+                             "report", "flush", "state", "violation" (model mode),
+                             "invariant" (fault mode); "" when it passed */
     char *message;        /* what broke, several lines (heap) */
     char *expect;         /* scenario expectations that fail on the engine and hold on the
                              model (heap; NULL when none can be written) */

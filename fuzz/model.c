@@ -1414,6 +1414,13 @@ static void record_rt(model *m, int conn, const char *cause, size_t n, gen_cmd *
     for (size_t i = 0; i < n; i++) /* a read's COUNT LMOVEs are one command n times */
         rt->cmds[i] = i && cmds[i] == cmds[i - 1] ? rt->cmds[i - 1] : cmd_text(m->a, cmds[i]);
     rt->step = m->step;
+    /* its kind, by its cause: a subscription's start counts in the total only */
+    mdl_counts *k = &o->counts;
+    k->round_trips++;
+    if (!strncmp(rt->cause, "flush ", 6)) k->flush_round_trips++;
+    else if (!strncmp(rt->cause, "subscribe ", 10)) (void)0;
+    else if (strstr(rt->cause, "read ")) k->read_round_trips++; /* reads, sweeps, claims */
+    else k->pool_round_trips++;
 }
 
 /* A cause naming a delivery: "<what> of <id>". */
@@ -1497,6 +1504,7 @@ static size_t new_dl(model *m, int subi, size_t entry, gen_str id)
     GROW(m->a, s->flight, s->nflight, s->capflight);
     s->flight[s->nflight++] = m->ndl;
     s->outstanding++;
+    m->out->counts.deliveries++;
     return m->ndl++;
 }
 
@@ -1875,6 +1883,7 @@ static void do_read(model *m, int subi)
         return;
     }
     uint64_t r = ++s->reads;
+    m->out->counts.reads++;
     /* the sweep's cause, whose end is the read's */
     sbuf cause;
     sb_init(&cause);
@@ -2278,6 +2287,7 @@ static void report(model *m, int subi, size_t commands, size_t settles, size_t f
     sub *s = &m->subs[subi];
     if (s->report_waiting) return;
     s->report_waiting = 1;
+    m->out->counts.reports++;
     s->r_commands = commands;
     s->r_settles = settles;
     s->r_failed = failed;
@@ -2305,6 +2315,7 @@ static void flush(model *m, int subi)
     s->now_ = keep;
     s->flushes++;
     mdl_result *o = m->out;
+    o->counts.flushes++;
     GROW(m->a, o->flushes, o->nflushes, m->capflushes);
     mdl_flush *fl = &o->flushes[o->nflushes++];
     memset(fl, 0, sizeof *fl);

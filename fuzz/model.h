@@ -16,6 +16,8 @@
  *     publishes, and the runtime's copies (at once, to the dead letter, from timers);
  *   - every flush: its commands with their round trip, reply text and source entry
  *     (ws_sub_flush_command);
+ *   - the counts of round trips by kind, reads, deliveries, flushes and reports
+ *     (ws_sim_get_counts);
  *   - what each read hands out: a failure report (with its counts and first error) or
  *     deliveries (which entry each is, its id and its payload);
  *   - the final state: the group's pending list, the lists, the delay queue, the recovery
@@ -102,9 +104,18 @@ typedef struct mdl_violation {
     size_t entry;         /* 1-based */
 } mdl_violation;
 
+/* The engine's counts (ws_sim_counts): round trips in total, on reads (with their sweeps
+ * and claims), on flushes and through the pool (a subscription's start counts in the
+ * total only); reads made, deliveries handed out, flushes, failure reports. */
+typedef struct mdl_counts {
+    uint64_t round_trips, read_round_trips, flush_round_trips, pool_round_trips;
+    uint64_t reads, deliveries, flushes, reports;
+} mdl_counts;
+
 typedef struct mdl_result {
     mdl_rt *rts;
     size_t nrts;
+    mdl_counts counts;
     mdl_flush *flushes;   /* in the order they were made */
     size_t nflushes;
     mdl_read *reads;      /* one per read step, in step order */
