@@ -11,14 +11,21 @@
  *
  *   bench_fuzz [--inputs N] [--min BYTES] [--max BYTES] [--seconds S] [--seed N]
  *              [--corpus DIR] [--verbose]
+ *   bench_fuzz --seeds FIRST COUNT
  *   bench_fuzz --emit-corpus DIR [DICT]
+ *
+ * --seeds runs the seeded generator's runs FIRST .. FIRST+COUNT-1 once each (the runs
+ * `wsim repro seed:N` replays), prints every failing seed, and counts the runs that use
+ * the registration's declarations (max-attempts, a dead letter), a retry under them,
+ * shutdowns and generated consumer names: a long agreement check in chunks.
  *
  * --emit-corpus writes fuzz_outcomes' seed corpus (fuzz/corpus/fuzz_outcomes/): seeded
  * runs re-encoded as the fuzz bytes that replay them (ch_to_fdp), two passing model-mode
  * runs for every form and mode and one fault-mode run each, checked to replay the same
  * trace from their bytes; and, given DICT, the dictionary (fuzz/dict/fuzz_outcomes.dict)
  * made of their worlds: FuzzedDataProvider reads the world's choices from the end of the
- * input, so each file's last 8 bytes are a world libFuzzer can splice onto another.
+ * input, so each file's last bytes -- as many as its world's choices take -- are a world
+ * libFuzzer can splice onto another.
  *
  * Build the release preset for the figure: the engine's debug build is several times
  * slower.
@@ -100,8 +107,9 @@ static int emit_corpus(const char *dir, const char *dict)
         }
         fputs("# fuzz_outcomes: the input is read as FuzzedDataProvider reads it (fuzz/choice.h),\n"
               "# the world first, from the END of the input (fault mode, form, mode, COUNT, batch,\n"
-              "# delay queue, recovery, reply output), then each step.  The world_ tokens are the\n"
-              "# last 8 bytes of the seed corpus files -- whole worlds, every form and mode, fault\n"
+              "# delay queue, recovery, reply output, max-attempts and dead letter, consumer\n"
+              "# names), then each step.  The world_ tokens are the last bytes of the seed corpus\n"
+              "# files that its world's choices take -- whole worlds, every form and mode, fault\n"
               "# mode or not, that libFuzzer can splice onto an input; the others end a run (0),\n"
               "# turn fault mode on (7 as the last byte) or take the last choice of a range.\n"
               "# Written with the corpus by `bench_fuzz --emit-corpus DIR DICT`.\n"
@@ -120,6 +128,7 @@ static int emit_corpus(const char *dir, const char *dict)
         int form = run.cfg.form, mode = run.cfg.mode, faults = run.cfg.faults;
         unsigned need = faults ? 1 : 2;
         size_t steps = run.nsteps;
+        size_t nworld = steps ? run.steps[0].choice_at : 0; /* the world's choices */
         gen_failure_free(&f);
         gen_free(&run);
         if (failed || steps < 12 || steps > 60 || want[form][mode][faults] >= need) {
@@ -130,6 +139,8 @@ static int emit_corpus(const char *dir, const char *dict)
         const ch_rec *rec = ch_recorded(&c, &n);
         uint8_t *bytes;
         size_t len = ch_to_fdp(rec, n, &bytes);
+        size_t wbytes = 0; /* the bytes the world takes: the last ones of the input */
+        for (size_t i = 0; i < nworld && i < n; i++) wbytes += ch_fdp_width(rec[i].range, rec[i].how);
         /* the bytes must replay the very run the seed made */
         ch a, b;
         ch_init_prng(&a, seed, 0);
@@ -159,7 +170,7 @@ static int emit_corpus(const char *dir, const char *dict)
             if (d) {
                 char name[32];
                 snprintf(name, sizeof name, "world_%02zu", written);
-                size_t k = len < 8 ? len : 8;
+                size_t k = len < wbytes ? len : wbytes;
                 dict_entry(d, name, bytes + len - k, k);
             }
         }
@@ -171,10 +182,63 @@ static int emit_corpus(const char *dir, const char *dict)
     return written ? 0 : 1;
 }
 
+/* Seeds first .. first+count-1, each run once: see the top of the file. */
+static int run_seeds(uint64_t first, uint64_t count)
+{
+    uint64_t failures = 0, model_mode = 0, declared = 0, retried_declared = 0, shutdowns = 0,
+             auto_names = 0, steps = 0;
+    double t0 = now_s();
+    for (uint64_t seed = first; seed < first + count; seed++) {
+        ch c;
+        ch_init_prng(&c, seed, 0);
+        gen_limits lim = gen_target_limits();
+        gen_failure f;
+        gen_run run;
+        int failed = gen_check_choices(&c, &lim, GEN_QUIRKS_KNOWN, &f, &run);
+        if (failed) {
+            failures++;
+            fprintf(stderr, "seed:%llu fails (%s): %.300s\n", (unsigned long long)seed, f.kind,
+                    f.message ? f.message : "");
+        }
+        const gen_config *cfg = &run.cfg;
+        int decl = cfg->max_attempts || cfg->dead_letter;
+        int retried = 0, shut = 0;
+        for (size_t i = 0; i < run.nsteps; i++) {
+            const gen_step *st = &run.steps[i];
+            retried |= st->kind == GS_SETTLE &&
+                       (st->outcome == WS_RETRY || st->outcome == WS_RETRY_AFTER);
+            shut |= st->kind == GS_SHUTDOWN;
+        }
+        model_mode += !cfg->faults;
+        declared += (uint64_t)decl;
+        retried_declared += (uint64_t)(decl && retried);
+        shutdowns += (uint64_t)shut;
+        auto_names += (uint64_t)cfg->auto_consumer;
+        steps += run.nsteps;
+        gen_failure_free(&f);
+        gen_free(&run);
+        ch_free(&c);
+    }
+    double el = now_s() - t0;
+    printf("bench_fuzz: seeds %llu..%llu: %llu runs in %.1f s, %llu failed; %llu in model mode; "
+           "%llu declare max-attempts or a dead letter (%llu retry under it); %llu shut down; "
+           "%llu with generated consumer names; mean %.1f steps\n",
+           (unsigned long long)first, (unsigned long long)(first + count - 1),
+           (unsigned long long)count, el, (unsigned long long)failures,
+           (unsigned long long)model_mode, (unsigned long long)declared,
+           (unsigned long long)retried_declared, (unsigned long long)shutdowns,
+           (unsigned long long)auto_names, count ? (double)steps / (double)count : 0.0);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--emit-corpus"))
         return emit_corpus(argv[2], argc == 4 ? argv[3] : NULL);
+    if (argc == 4 && !strcmp(argv[1], "--seeds")) {
+        gen_tune_heap();
+        return run_seeds(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
+    }
     gen_tune_heap(); /* as fuzz_outcomes does */
     size_t ninputs = 2000, minlen = 16, maxlen = 256;
     double seconds = 3.0;
@@ -193,7 +257,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--verbose")) verbose = 1;
         else {
             fprintf(stderr, "usage: %s [--inputs N] [--min BYTES] [--max BYTES] [--seconds S] "
-                    "[--seed N] [--corpus DIR] [--verbose]\n", argv[0]);
+                    "[--seed N] [--corpus DIR] [--verbose]\n       %s --seeds FIRST COUNT\n"
+                    "       %s --emit-corpus DIR [DICT]\n", argv[0], argv[0], argv[0]);
             return 2;
         }
     }

@@ -3,9 +3,10 @@
  *
  * The input is read as FuzzedDataProvider reads fuzz bytes (fuzz/choice.h, CH_FDP): the
  * first choices pick the world (form, mode, COUNT, batch size, delay queue, recovery,
- * reply output, and, one run in eight, fault mode), then each next step of a consumer run
- * (fuzz/gen.h): entries, reads, handler actions and outcomes in any completion order,
- * clock steps, crashes, restarts, stops and faults.  The run is played on the in-process
+ * reply output, max-attempts and a dead letter, consumer names, and, one run in eight,
+ * fault mode), then each next step of a consumer run (fuzz/gen.h): entries, reads,
+ * handler actions and outcomes in any completion order, clock steps, crashes, shutdowns,
+ * restarts, stops and faults.  The run is played on the in-process
  * fake and checked (gen_check):
  *
  *   - model mode: every round trip of the consumer, every flush command with its reply,

@@ -153,7 +153,10 @@ static void step_free(gen_step *s)
     free(s->payload.p);
     free(s->hname.p);
     free(s->hval.p);
-    for (size_t i = 0; i < s->ndl; i++) free(s->dl[i].id.p);
+    for (size_t i = 0; i < s->ndl; i++) {
+        free(s->dl[i].id.p);
+        free(s->dl[i].payload.p);
+    }
     free(s->dl);
 }
 
@@ -212,9 +215,11 @@ static int world_start(gen_run *r)
     m.count = c->count;
     m.batch = c->batch;
     m.label = "main";
+    m.max_attempts = c->max_attempts;
+    m.dead_letter = c->dead_letter ? GEN_DEAD_LETTER : NULL;
     if (c->form == WS_FORM_STREAM) {
         m.group = "g";
-        m.consumer = "c1";
+        m.consumer = c->auto_consumer ? NULL : "c1";
         if (c->delay_queue) {
             m.delay_queue = "k:delayed";
             m.delay_ttl_ms = c->ttl_ms;
@@ -234,8 +239,12 @@ static int world_start(gen_run *r)
         ws_sub_config q = m;
         q.delay_queue = NULL;
         q.delay_ttl_ms = 0;
-        q.consumer = "c2";
+        q.consumer = c->auto_consumer ? NULL : "c2";
         q.reclaim = 1;
+        if (!c->rescue_declared) {
+            q.max_attempts = 0;
+            q.dead_letter = NULL;
+        }
         q.min_idle_ms = GEN_MIN_IDLE_MS;
         q.label = "rescue";
         r->subs[1] = ws_subscribe(r->sim, &q);
@@ -267,9 +276,9 @@ static void refuse(gen_run *r, size_t i, const char *fmt, ...)
     r->refusal = tb_take(&b);
 }
 
-/* The recovery salts a reliable-list read drew, read off its ZADDs (round trips
- * [rt0, now)), in delivery order. */
-static void observe_salts(gen_run *r, gen_step *s, size_t rt0)
+/* The recovery members a reliable-list read made (their first 12 bytes: the process id
+ * and the counter), read off its ZADDs (round trips [rt0, now)), in delivery order. */
+static void observe_members(gen_run *r, gen_step *s, size_t rt0)
 {
     size_t k = 0;
     size_t n = ws_sim_round_trip_count(r->sim);
@@ -281,9 +290,9 @@ static void observe_salts(gen_run *r, gen_step *s, size_t rt0)
             char **argv;
             size_t *lens;
             int argc = fr_split_line(info.commands[c], &argv, &lens);
-            if (argc == 4 && lens[3] >= 16) {
-                memcpy(s->dl[k].salt, argv[3], 16);
-                s->dl[k].salt[16] = '\0';
+            if (argc == 4 && lens[3] >= 12) {
+                memcpy(s->dl[k].member, argv[3], 12);
+                s->dl[k].has_member = 1;
             }
             if (argc > 0) fr_split_free(argc, argv, lens);
             k++;
@@ -343,8 +352,11 @@ static void play_step(gen_run *r, size_t i)
             s->dl[k].entry = ws_delivery_root(x);
             const char *id = ws_delivery_id(x);
             s->dl[k].id = gstr(id, strlen(id));
+            size_t plen;
+            const char *pl = ws_delivery_payload(x, &plen);
+            if (pl) s->dl[k].payload = gstr(pl, plen);
         }
-        if (r->cfg.form == WS_FORM_RELIABLE_LIST && r->cfg.recovery) observe_salts(r, s, rt0);
+        if (r->cfg.form == WS_FORM_RELIABLE_LIST && r->cfg.recovery) observe_members(r, s, rt0);
         break;
     }
     case GS_QUEUE:
@@ -375,6 +387,7 @@ static void play_step(gen_run *r, size_t i)
     case GS_SETTLE: rc = ws_settle(d, s->outcome, s->ms); break;
     case GS_ADVANCE: rc = ws_sim_advance(sim, s->ms); break;
     case GS_CRASH: rc = ws_sim_crash(sim); break;
+    case GS_SHUTDOWN: rc = ws_sim_shutdown(sim); break;
     case GS_RESTART: rc = ws_sim_restart(sim); break;
     case GS_STOP: rc = r->subs[s->sub] ? ws_stop(r->subs[s->sub]) : WS_EINVAL; break;
     case GS_FAULT: {
@@ -406,6 +419,13 @@ typedef struct genstate {
     size_t actions;        /* handler actions so far (their tags) */
     ws_delivery **act;     /* actionable()'s answer, reused from step to step */
     size_t capact;
+    /* the deliveries whose reply waits for the handler's Ok (a second one is refused),
+     * and the outputs each delivery bound (a bound reply joins the round instead) */
+    ws_delivery **waiting;
+    size_t nwaiting, capwaiting;
+    ws_delivery **bound_dl;
+    ws_form *bound_form;
+    size_t nbound, capbound;
 } genstate;
 
 static void draw_config(ch *c, const gen_limits *lim, gen_config *cfg)
@@ -432,7 +452,55 @@ static void draw_config(ch *c, const gen_limits *lim, gen_config *cfg)
     static const ws_form outs[] = {0, WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
     cfg->reply_form = outs[ch_pick(c, 4)];
     if (cfg->reply_form) cfg->reply_in_round = ch_bool(c);
+    /* a batch subscription reads COUNT = its batch size (source.rs round_batches) */
+    if (cfg->batch) cfg->count = cfg->batch;
+    /* the registration's declarations: none, max-attempts, a dead letter, both */
+    unsigned declared = (unsigned)ch_int(c, 0, 3);
+    if (declared & 1) cfg->max_attempts = (unsigned)ch_int(c, 1, 3);
+    cfg->dead_letter = (declared & 2) != 0;
+    if (cfg->rescue && declared) cfg->rescue_declared = ch_bool(c);
+    if (cfg->form == WS_FORM_STREAM) cfg->auto_consumer = ch_bool(c);
     cfg->seed = 1;
+}
+
+/* Does d's reply wait for the handler's Ok (outside the round), rather than join the
+ * round (in-round, or bound to the reply output, in a window mode)? */
+static int reply_waits(const genstate *g, ws_delivery *d)
+{
+    const gen_config *c = &g->r->cfg;
+    if (c->mode == WS_MODE_DIRECT) return 1;
+    if (c->reply_in_round) return 0;
+    for (size_t i = 0; i < g->nbound; i++)
+        if (g->bound_dl[i] == d && g->bound_form[i] == c->reply_form) return 0;
+    return 1;
+}
+
+static int has_waiting_reply(const genstate *g, ws_delivery *d)
+{
+    for (size_t i = 0; i < g->nwaiting; i++)
+        if (g->waiting[i] == d) return 1;
+    return 0;
+}
+
+/* Records what an action step does to the generator's view of d: a reply that waits, an
+ * output bound. */
+static void note_action(genstate *g, const gen_step *s, ws_delivery *d)
+{
+    if (s->kind == GS_REPLY && reply_waits(g, d)) {
+        if (g->nwaiting == g->capwaiting) {
+            g->capwaiting = g->capwaiting ? 2 * g->capwaiting : 16;
+            g->waiting = xrealloc(g->waiting, g->capwaiting * sizeof *g->waiting);
+        }
+        g->waiting[g->nwaiting++] = d;
+    } else if (s->kind == GS_BIND) {
+        if (g->nbound == g->capbound) {
+            g->capbound = g->capbound ? 2 * g->capbound : 16;
+            g->bound_dl = xrealloc(g->bound_dl, g->capbound * sizeof *g->bound_dl);
+            g->bound_form = xrealloc(g->bound_form, g->capbound * sizeof *g->bound_form);
+        }
+        g->bound_dl[g->nbound] = d;
+        g->bound_form[g->nbound++] = s->out_form;
+    }
 }
 
 /* The deliveries a handler may act on: outstanding, of a live subscription, and the
@@ -532,7 +600,9 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
     size_t e = ws_delivery_root(d);
     s->entry = e;
     char t[48], key[32];
-    unsigned w[6] = {6, 1, 1, r->cfg.reply_form ? 1 : 0, 1, 7};
+    /* a second reply that would wait is refused (ws_reply): not drawn */
+    int can_reply = r->cfg.reply_form && !(reply_waits(g, d) && has_waiting_reply(g, d));
+    unsigned w[6] = {6, 1, 1, can_reply ? 1 : 0, 1, 7};
     switch (ch_weighted(c, w, 6)) {
     case 0: { /* queue */
         s->kind = GS_QUEUE;
@@ -659,7 +729,7 @@ static void draw_fault(genstate *g, gen_step *s)
 
 /* Step kinds, in the order of the weighted choice: 0 ends the run. */
 enum { D_END, D_PRODUCE, D_READ_MAIN, D_READ_RESCUE, D_ACT, D_ADVANCE, D_CRASH, D_RESTART,
-       D_STOP, D_FAULT, D_KINDS };
+       D_STOP, D_FAULT, D_SHUTDOWN, D_KINDS };
 
 gen_limits gen_target_limits(void)
 {
@@ -708,6 +778,7 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
         w[D_RESTART] = alive ? 1 : 24;
         w[D_STOP] = alive && (!g.stopped[0] || (r->subs[1] && !g.stopped[1])) ? 1 : 0;
         w[D_FAULT] = alive && r->cfg.faults ? 6 : 0;
+        w[D_SHUTDOWN] = alive ? 2 : 0;
         size_t at = c->pos;
         size_t k = ch_weighted(c, w, D_KINDS);
         if (k == D_END) break;
@@ -727,9 +798,12 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
             s->sub = k == D_READ_RESCUE;
             g.reads++;
             break;
-        case D_ACT:
-            draw_action(&g, s, act[ch_pick(c, nact)]);
+        case D_ACT: {
+            ws_delivery *d = act[ch_pick(c, nact)];
+            draw_action(&g, s, d);
+            note_action(&g, s, d);
             break;
+        }
         case D_ADVANCE: {
             static const int64_t steps[] = {1, 10, 100, 1000, 5000, 30000, -1};
             int64_t ms = steps[ch_pick(c, 7)];
@@ -746,6 +820,7 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
             break;
         }
         case D_CRASH: s->kind = GS_CRASH; break;
+        case D_SHUTDOWN: s->kind = GS_SHUTDOWN; break;
         case D_RESTART:
             s->kind = GS_RESTART;
             g.budget_used = 0;
@@ -768,6 +843,9 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
         play_step(r, r->nsteps - 1);
     }
     free(g.act);
+    free(g.waiting);
+    free(g.bound_dl);
+    free(g.bound_form);
     return 0;
 }
 
@@ -894,6 +972,7 @@ static void write_step(tbuf *b, const gen_run *r, const gen_step *s)
         break;
     case GS_ADVANCE: tb_printf(b, "advance %lld", (long long)s->ms); break;
     case GS_CRASH: tb_puts(b, "crash"); break;
+    case GS_SHUTDOWN: tb_puts(b, "shutdown"); break;
     case GS_RESTART: tb_puts(b, "restart"); break;
     case GS_STOP: tb_printf(b, "stop %s", subname); break;
     case GS_FAULT:
@@ -940,8 +1019,11 @@ char *gen_scenario_head(const gen_run *r, const char *title, const char *comment
         tb_printf(&tail, " reply %s %s", form_word(c->reply_form), out_key_of(c->reply_form));
         if (c->reply_in_round) tb_puts(&tail, " in-round");
     }
+    tbuf decl = {0};
+    if (c->max_attempts) tb_printf(&decl, " max-attempts %u", c->max_attempts);
+    if (c->dead_letter) tb_printf(&decl, " dead-letter %s", GEN_DEAD_LETTER);
     tb_printf(&b, "subscribe main %s k", form_word(c->form));
-    if (c->form == WS_FORM_STREAM) tb_puts(&b, " group g consumer c1");
+    if (c->form == WS_FORM_STREAM) tb_puts(&b, c->auto_consumer ? " group g" : " group g consumer c1");
     tb_printf(&b, " mode %s count %zu", mode_word(c->mode), c->count);
     if (c->batch) tb_printf(&b, " batch %zu", c->batch);
     if (c->form == WS_FORM_STREAM && c->delay_queue) {
@@ -950,17 +1032,20 @@ char *gen_scenario_head(const gen_run *r, const char *title, const char *comment
     }
     if (c->form == WS_FORM_RELIABLE_LIST && c->recovery)
         tb_printf(&b, " recovery k:claims %d", GEN_MIN_IDLE_MS);
+    if (decl.p) tb_add(&b, decl.p, decl.len);
     if (tail.p) tb_add(&b, tail.p, tail.len);
     tb_puts(&b, "\n");
     if (c->form == WS_FORM_STREAM && c->rescue) {
-        tb_printf(&b, "subscribe rescue stream k group g consumer c2 mode %s count %zu",
-                  mode_word(c->mode), c->count);
+        tb_printf(&b, "subscribe rescue stream k group g%s mode %s count %zu",
+                  c->auto_consumer ? "" : " consumer c2", mode_word(c->mode), c->count);
         if (c->batch) tb_printf(&b, " batch %zu", c->batch);
         tb_printf(&b, " reclaim %d", GEN_MIN_IDLE_MS);
+        if (c->rescue_declared && decl.p) tb_add(&b, decl.p, decl.len);
         if (tail.p) tb_add(&b, tail.p, tail.len);
         tb_puts(&b, "\n");
     }
     free(tail.p);
+    free(decl.p);
     return tb_take(&b);
 }
 
@@ -1077,7 +1162,9 @@ static char *expect_read_block(const mdl_result *m, const char *cause)
         const char *c = m->rts[i].cause;
         size_t cl = strlen(c), tl = strlen(tail);
         if (cl < tl || strcmp(c + cl - tl, tail) != 0) continue;
-        if (cl > tl && (cl < tl + 7 || strncmp(c + cl - tl - 7, "before ", 7) != 0)) continue;
+        if (cl > tl && (cl < tl + 7 || strncmp(c + cl - tl - 7, "before ", 7) != 0) &&
+            (cl != tl + 10 || strncmp(c, "claims of ", 10) != 0))
+            continue;
         if (rts++) tb_puts(&b, "  --\n");
         for (size_t k = 0; k < m->rts[i].n; k++) {
             char **argv;
@@ -1151,6 +1238,41 @@ static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
     return 0;
 }
 
+/* "e<N> (<id> payload <payload>)" with the trace's quoting, for a failure message. */
+static void delivery_text(tbuf *b, size_t k, size_t entry, gen_str id, gen_str payload)
+{
+    tb_printf(b, "%se%zu (", k ? ", " : "", entry);
+    char *t = NULL;
+    size_t len = 0, cap = 0;
+    mdl_arg_text(&t, &len, &cap, id.p, id.len);
+    if (payload.p) {
+        mdl_arg_text(&t, &len, &cap, " payload ", 9);
+        mdl_arg_text(&t, &len, &cap, payload.p, payload.len);
+    }
+    tb_add(b, t ? t : "", len);
+    tb_puts(b, ")");
+    free(t);
+}
+
+/* The engine's counts (ws_sim_get_counts) and the model's. */
+static int compare_counts(gen_run *r, const mdl_result *m, gen_failure *f)
+{
+    ws_sim_counts e = ws_sim_get_counts(r->sim);
+    const mdl_counts *x = &m->counts;
+    static const char *const names[] = {"round trips", "read round trips", "flush round trips",
+                                        "pool round trips", "reads", "deliveries", "flushes",
+                                        "reports"};
+    const uint64_t ev[] = {e.round_trips, e.read_round_trips, e.flush_round_trips,
+                           e.pool_round_trips, e.reads, e.deliveries, e.flushes, e.reports};
+    const uint64_t mv[] = {x->round_trips, x->read_round_trips, x->flush_round_trips,
+                           x->pool_round_trips, x->reads, x->deliveries, x->flushes, x->reports};
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+        if (ev[i] != mv[i])
+            return fail(f, "counts", NULL, "ws_sim_get_counts: %s %llu, the model %llu", names[i],
+                        (unsigned long long)ev[i], (unsigned long long)mv[i]);
+    return 0;
+}
+
 static int compare_reads(gen_run *r, const mdl_result *m, gen_failure *f)
 {
     for (size_t i = 0; i < m->nreads; i++) {
@@ -1162,9 +1284,15 @@ static int compare_reads(gen_run *r, const mdl_result *m, gen_failure *f)
                    s->report.failed == x->failed && strcmp(s->report_error, x->first_error) == 0;
         if (same && !x->is_report) {
             same = s->ndl == x->n;
+            /* an id as ws_delivery_id gives it: up to its first NUL */
             for (size_t k = 0; same && k < x->n; k++)
-                same = s->dl[k].entry == x->entries[k] && s->dl[k].id.len == x->ids[k].len &&
-                       memcmp(s->dl[k].id.p, x->ids[k].p, x->ids[k].len) == 0;
+                same = s->dl[k].entry == x->entries[k] &&
+                       s->dl[k].id.len == strnlen(x->ids[k].p, x->ids[k].len) &&
+                       memcmp(s->dl[k].id.p, x->ids[k].p, s->dl[k].id.len) == 0 &&
+                       !s->dl[k].payload.p == !x->payloads[k].p &&
+                       s->dl[k].payload.len == x->payloads[k].len &&
+                       (!x->payloads[k].p ||
+                        memcmp(s->dl[k].payload.p, x->payloads[k].p, x->payloads[k].len) == 0);
         }
         if (same) continue;
         tbuf e = {0}, mm = {0};
@@ -1173,13 +1301,13 @@ static int compare_reads(gen_run *r, const mdl_result *m, gen_failure *f)
                       s->report.commands, s->report.settles, s->report.failed, s->report_error);
         else
             for (size_t k = 0; k < s->ndl; k++)
-                tb_printf(&e, "%se%zu (%s)", k ? ", " : "", s->dl[k].entry, s->dl[k].id.p);
+                delivery_text(&e, k, s->dl[k].entry, s->dl[k].id, s->dl[k].payload);
         if (x->is_report)
             tb_printf(&mm, "a report: %zu commands, %zu settles, %zu failed, first error %s",
                       x->commands, x->settles, x->failed, x->first_error);
         else
             for (size_t k = 0; k < x->n; k++)
-                tb_printf(&mm, "%se%zu (%s)", k ? ", " : "", x->entries[k], x->ids[k].p);
+                delivery_text(&mm, k, x->entries[k], x->ids[k], x->payloads[k]);
         int rc = fail(f, x->is_report || s->is_report ? "report" : "read", NULL,
                       "step %zu (read %s) handed out something else\n  engine: %s\n  model:  %s",
                       x->step + 1, sub_label(s->sub), e.p ? e.p : "nothing",
@@ -1292,8 +1420,14 @@ static size_t entry_of_id(gen_run *r, const char *id)
     return 0;
 }
 
+/* A violation as ws_sim_check names it: its kind and the entry's id -- a C string
+ * (ws_violation.entry), so a list or channel entry sent as a binary frame is named by
+ * the bytes before its first NUL, which several entries may share.  Violations are
+ * compared by (id, kind) as ws_sim_check can tell them apart; `entry` is for messages
+ * (on the engine's side the first entry whose id reads so). */
 typedef struct vio {
-    char kind[8];
+    char kind[12];
+    const char *id;
     size_t entry;
     const char *sentence;
 } vio;
@@ -1301,8 +1435,8 @@ typedef struct vio {
 static int vio_cmp(const void *a, const void *b)
 {
     const vio *x = a, *y = b;
-    if (x->entry != y->entry) return x->entry < y->entry ? -1 : 1;
-    return strcmp(x->kind, y->kind);
+    int c = strcmp(x->id, y->id);
+    return c ? c : strcmp(x->kind, y->kind);
 }
 
 /* What the run armed: which kinds of faults. */
@@ -1329,7 +1463,7 @@ static const char *unexplained(const gen_run *r, const vio *v, unsigned quirks)
     int errors = (armed >> WS_FAULT_ERROR) & 1;
     int crashes = ((armed >> WS_FAULT_CRASH_AFTER) & 1) || ((armed >> WS_FAULT_CRASH_BEFORE) & 1) ||
                   ((armed >> WS_FAULT_LOSE_REPLIES) & 1) || has_kind(r, GS_CRASH) ||
-                  has_kind(r, GS_RESTART);
+                  has_kind(r, GS_SHUTDOWN) || has_kind(r, GS_RESTART);
     ws_mode mode = r->cfg.mode;
     if (!strcmp(v->kind, "leaked")) return "a dropped, retried or abandoned delivery's queued command took effect";
     if (!strcmp(v->kind, "split")) {
@@ -1357,6 +1491,7 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
     vio *ev = xcalloc(nv, sizeof *ev);
     for (size_t i = 0; i < nv; i++) {
         snprintf(ev[i].kind, sizeof ev[i].kind, "%s", v[i].invariant);
+        ev[i].id = v[i].entry;
         ev[i].entry = entry_of_id(r, v[i].entry);
         ev[i].sentence = v[i].sentence;
     }
@@ -1376,6 +1511,8 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
     for (size_t i = 0; i < m->nviol; i++) {
         memcpy(mv[i].kind, m->viol[i].kind, sizeof mv[i].kind);
         mv[i].entry = m->viol[i].entry;
+        mv[i].id = ws_sim_produced_id(r->sim, mv[i].entry);
+        if (!mv[i].id) mv[i].id = "";
     }
     qsort(mv, m->nviol, sizeof *mv, vio_cmp);
     size_t n = nv < m->nviol ? nv : m->nviol;
@@ -1412,6 +1549,7 @@ int gen_check(gen_run *r, unsigned quirks, gen_failure *f)
     int rc = 0;
     if (m.error) rc = fail(f, "model", NULL, "the model stopped at step %zu: %s", m.error_step + 1, m.error);
     if (!rc) rc = compare_rts(r, &m, f);
+    if (!rc) rc = compare_counts(r, &m, f);
     if (!rc) rc = compare_reads(r, &m, f);
     if (!rc) rc = compare_flushes(r, &m, f);
     if (!rc) rc = compare_state(r, &m, f);

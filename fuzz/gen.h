@@ -1,28 +1,33 @@
 /* gen.h -- consumer runs made from a choice source (fuzz/choice.h), played on the engine,
  * written out as scenario files, and checked against the reference model (fuzz/model.h).
  *
- * A run is one world: a configuration (form, mode, COUNT, batch size, delay queue, list
- * recovery, reply output, whether faults may be injected) and a list of steps, each one
- * line of a scenario file (docs/scenarios.md):
+ * A run is one world: a configuration (form, mode, COUNT, batch size -- COUNT is the batch
+ * size when there is one --, delay queue, list recovery, reply output, max-attempts and a
+ * dead letter, named or generated consumers, whether faults may be injected) and a list
+ * of steps, each one line of a scenario file (docs/scenarios.md):
  *
  *   produce, read, queue, pool, publish, reply, bind, ack | drop | retry | retry-after |
- *   abandon, advance, crash, restart, stop, fault
+ *   abandon, advance, crash, shutdown, restart, stop, fault
  *
  * gen_generate draws the configuration and then one step at a time from the choice
  * source, looking at the engine's state to draw only steps that are valid now (a settle
  * only for an outstanding delivery, a read only while the process lives...), and plays
  * each step on a fresh ws_sim as it goes.  What the engine answered (each read's
  * deliveries, each step's return code) is kept in the step ("observations"), so the model
- * and the scenario writer see exactly the run the engine saw.  Choices are interpreted
+ * and the scenario writer see exactly the run the engine saw.  It draws no step the
+ * engine refuses: a second reply that would wait for the handler's Ok, a shutdown of a
+ * dead process.  Choices are interpreted
  * so that 0 is always the simplest thing (the first option, "end the run" for the next
  * step): zeroing or deleting choices shrinks a run.
  *
  * Keys are fixed: the source `k` (stream with group `g`, consumers `c1` and, for the
- * reclaim subscription, `c2`; or a list / a channel), delay queue `k:delayed`, list
- * recovery set `k:claims`, outputs `out.s` (stream), `out.l` (list), `out.c` (channel),
- * and the handlers' keys `log`, `n:<entry>`, `s:<entry>`, `pc`, and `str` (a string, so
- * that `LPUSH str ...` fails with WRONGTYPE).  Subscriptions are labelled `main` and, for
- * streams with recovery, `rescue` (XAUTOCLAIM, min-idle GEN_MIN_IDLE_MS).
+ * reclaim subscription, `c2` -- or, when the run leaves them unnamed, the framework's
+ * `ruststream-0` and `ruststream-1`; or a list / a channel), delay queue `k:delayed`, list
+ * recovery set `k:claims`, the dead letter `dlq` (a stream: no subscription reads it),
+ * outputs `out.s` (stream), `out.l` (list), `out.c` (channel), and the handlers' keys
+ * `log`, `n:<entry>`, `s:<entry>`, `pc`, and `str` (a string, so that `LPUSH str ...`
+ * fails with WRONGTYPE).  Subscriptions are labelled `main` and, for streams with
+ * recovery, `rescue` (XAUTOCLAIM, min-idle GEN_MIN_IDLE_MS).
  *
  * Model mode (cfg.faults == 0) injects nothing: crashes happen only between steps, where
  * the model follows them.  Fault mode arms faults on the consumer's connections (crashes
@@ -51,6 +56,9 @@ extern "C" {
 #define GEN_MIN_IDLE_MS 100000
 #define GEN_ADVANCE_BUDGET_MS 50000
 
+/* The dead letter of a run that declares one (a stream). */
+#define GEN_DEAD_LETTER "dlq"
+
 /* Step kinds, one per scenario statement. */
 typedef enum gen_kind {
     GS_PRODUCE = 1, /* produce main <payload> [header n v] as e<N> */
@@ -66,6 +74,7 @@ typedef enum gen_kind {
     GS_RESTART,     /* restart */
     GS_STOP,        /* stop <sub> */
     GS_FAULT,       /* fault <conn> <kind> <where> (fault mode only) */
+    GS_SHUTDOWN,    /* shutdown (the graceful stop of the whole process) */
 } gen_kind;
 
 /* A byte string (NUL-terminated copy, may hold NULs). */
@@ -83,9 +92,13 @@ typedef struct gen_cmd {
 /* One delivery a read handed out, as the engine saw it. */
 typedef struct gen_delivered {
     size_t entry;   /* the produced entry it descends from (1-based), 0 if unknown */
-    gen_str id;     /* stream id, list value or channel message */
-    char salt[17];  /* reliable list with recovery: its recovery member's salt ("" if
-                       none), read off the read's ZADD */
+    gen_str id;     /* stream id, list value or channel message, as ws_delivery_id gives
+                       it: up to its first NUL (a binary frame's is cut short) */
+    gen_str payload;/* its payload (ws_delivery_payload; p NULL when it has none) */
+    unsigned char member[12]; /* reliable list with recovery: the first 12 bytes of its
+                                 recovery member (process id, counter), read off the
+                                 read's ZADD */
+    int has_member;   /* member[] was read */
 } gen_delivered;
 
 typedef struct gen_step {
@@ -127,6 +140,10 @@ typedef struct gen_config {
     int recovery;         /* reliable list: the recovery set k:claims */
     ws_form reply_form;   /* 0: no reply output; else its form (key out.s/out.l/out.c) */
     int reply_in_round;   /* the InRound transform */
+    unsigned max_attempts;/* main: max-attempts N (0: none) */
+    int dead_letter;      /* main: dead-letter GEN_DEAD_LETTER */
+    int rescue_declared;  /* rescue: the same max-attempts and dead letter as main */
+    int auto_consumer;    /* stream: no consumer names (the framework's ruststream-<n>) */
     int faults;           /* fault mode: faults may be armed (the model does not follow) */
     uint64_t seed;        /* the simulation's seed */
 } gen_config;
@@ -208,9 +225,9 @@ void gen_token(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
 /* Why a run failed. */
 typedef struct gen_failure {
     char kind[32];        /* "refused" (the engine refused a step), "model" (the model
-                             could not follow the run), "round trip", "read", "report",
-                             "flush", "state", "violation" (model mode), "invariant"
-                             (fault mode); "" when it passed */
+                             could not follow the run), "round trip", "counts", "read",
+                             "report", "flush", "state", "violation" (model mode),
+                             "invariant" (fault mode); "" when it passed */
     char *message;        /* what broke, several lines (heap) */
     char *expect;         /* scenario expectations that fail on the engine and hold on the
                              model (heap; NULL when none can be written) */

@@ -1,7 +1,8 @@
 /* model.c -- the reference model of the settlement window (model.h).
  *
- * Written from ../shared/SEMANTICS.md and docs/engine.md only: a plain, obviously correct
- * reading of the contract, with no code from engine/src.  Three parts:
+ * Written from ../shared/SEMANTICS.md, docs/engine.md and the framework behaviour the
+ * engine follows since 6155edb (model.h): a plain, obviously correct reading of the
+ * contract, with no code from engine/src.  Three parts:
  *
  *   1. a small Redis: the keys a generated run touches, and the commands it sends,
  *      answered with Redis 7.0's replies (MULTI/EXEC with queue-time and run-time errors
@@ -571,7 +572,25 @@ typedef struct dlv {
     int settle_sent, settle_failed;
     int flushed;           /* a flush carried its settle or segment */
     int in_batch_ever;     /* it was a batch member (split is not checked for those) */
+    long long count;       /* a reclaim read's delivery count (XPENDING's; 0 unlisted) */
+    gen_str reply;         /* a reply waiting for the handler's Ok (has_reply) */
+    int has_reply;
+    int rejected;          /* retried at the cap with no dead letter */
+    int copy;              /* COPY_*: the runtime's copy it was settled for */
+    int copy_sent;         /* ... and that copy took effect */
 } dlv;
+
+/* What the runtime makes of an outcome: what the broker settles, and the copy it
+ * publishes itself after that settle (ruststream dispatch.rs settle_outcome). */
+enum { COPY_NONE = 0, COPY_OWN, COPY_DEAD_LETTER };
+
+typedef struct plan {
+    ws_outcome broker;     /* WS_ACK, WS_DROP, WS_RETRY (its own requeue), WS_RETRY_AFTER
+                              (its own delay: the delay queue), WS_ABANDON */
+    int copy;              /* COPY_* */
+    int64_t delay;         /* the copy after this long (0: at once) */
+    int rejected;          /* at the cap with no dead letter */
+} plan;
 
 typedef struct owed {
     size_t dl;
@@ -585,6 +604,9 @@ typedef struct sub {
     int present;
     int reclaim;
     const char *label;
+    const char *consumer;  /* stream: its consumer name */
+    unsigned max_attempts; /* the registration's declarations */
+    int dead_letter;
     int stopped;
     uint64_t reads, flushes;
     char cursor[48];       /* the reclaim scan's cursor, as XAUTOCLAIM takes it */
@@ -627,7 +649,7 @@ typedef struct model {
     size_t step;           /* the step being followed */
     int64_t now;
     /* keys */
-    stream ks, outs;
+    stream ks, outs, dlqs; /* k, out.s, the dead letter */
     pel *pl;               /* the group's pending list, by entry index */
     size_t npl, cappl;
     size_t delivered;      /* the group's last-delivered: entries [0, delivered) */
@@ -649,6 +671,10 @@ typedef struct model {
     timer *tm;
     size_t ntm, captm;
     uint64_t timer_order;
+    uint32_t pid;          /* this process's id, read off its first recovery member */
+    int pid_known;
+    uint64_t nclaimed;     /* recovery members this process made (their counter) */
+    size_t count;          /* COUNT of the reads */
     /* produced entries */
     size_t nproduced;      /* so far */
     gen_str *payloads;     /* per entry of the run (index entry-1): its payload */
@@ -866,19 +892,53 @@ static size_t *zset_order(model *m, const zset *z)
     return o;
 }
 
-/* ----- Encodings (docs/engine.md "Encodings") ------------------------------------------- */
+/* ----- Encodings (the framework's: envelope.rs, delay.rs, recovery.rs) ---------------------- */
 
-/* "wsim1" then each string as <decimal length>:<bytes>. */
-static gen_str wsim1(model *m, const gen_str *parts, size_t n)
+/* A message travels in stream form: "_payload", payload, then "h:<name>", value, ... */
+
+static void sb_u32(sbuf *b, uint32_t v)
+{
+    char t[4] = {(char)(v >> 24), (char)(v >> 16), (char)(v >> 8), (char)v};
+    sb_add(b, t, 4);
+}
+
+static uint32_t u32_at(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | (uint32_t)u[3];
+}
+
+/* A header field: "h:" and a name (at least one byte: "h:" alone is no header). */
+static int is_header(gen_str f) { return f.len > 2 && f.p[0] == 'h' && f.p[1] == ':'; }
+
+/* The binary frame of a message in stream form (envelope.rs binary_encode): [u32 header
+ * count], per header [u32 name length][name][u32 value length][value], then the payload
+ * to the end; all u32 big-endian.  Fields that are neither the payload nor a header are
+ * not the message's and are left out. */
+static void frame_into(sbuf *b, const gen_str *f, size_t nf)
+{
+    uint32_t nh = 0;
+    gen_str payload = {"", 0};
+    for (size_t i = 0; i + 1 < nf; i += 2) {
+        if (str_is(f[i], "_payload")) payload = f[i + 1];
+        else if (is_header(f[i])) nh++;
+    }
+    sb_u32(b, nh);
+    for (size_t i = 0; i + 1 < nf; i += 2) {
+        if (!is_header(f[i])) continue;
+        sb_u32(b, (uint32_t)(f[i].len - 2));
+        sb_add(b, f[i].p + 2, f[i].len - 2);
+        sb_u32(b, (uint32_t)f[i + 1].len);
+        sb_add(b, f[i + 1].p, f[i + 1].len);
+    }
+    sb_add(b, payload.p, payload.len);
+}
+
+static gen_str frame_of(model *m, const gen_str *f, size_t nf)
 {
     sbuf b;
     sb_init(&b);
-    sb_add(&b, "wsim1", 5);
-    for (size_t i = 0; i < n; i++) {
-        sb_u64(&b, parts[i].len);
-        sb_add(&b, ":", 1);
-        sb_add(&b, parts[i].p, parts[i].len);
-    }
+    frame_into(&b, f, nf);
     gen_str s = {NULL, b.len};
     s.p = sb_take(m->a, &b);
     return s;
@@ -896,74 +956,195 @@ static gen_str header_field(model *m, const gen_str *hname)
     return f;
 }
 
-/* A list or channel frame: the payload alone without headers. */
+/* What a producer sends to a list or channel: the bare payload without headers, the
+ * binary frame with them. */
 static gen_str frame(model *m, gen_str payload, const gen_str *hname, const gen_str *hval)
 {
     if (!hname || !hname->p) return str_dup(m->a, payload);
-    gen_str parts[4];
-    parts[0] = (gen_str){"_payload", 8};
-    parts[1] = payload;
-    parts[2] = header_field(m, hname);
-    parts[3] = *hval;
-    return wsim1(m, parts, 4);
+    gen_str f[4] = {{"_payload", 8}, payload, header_field(m, hname), *hval};
+    return frame_of(m, f, 4);
 }
 
-/* The strings of a wsim1 encoding, or NULL when it is not one (*n of them). */
-static gen_str *wsim1_decode(model *m, gen_str s, size_t *n)
+/* UTF-8 as its bytes say (a lead byte, then its continuation bytes); the framework's
+ * decoder refuses a header name that is not. */
+static int utf8_valid(const char *p, size_t n)
 {
-    *n = 0;
-    if (s.len < 5 || memcmp(s.p, "wsim1", 5) != 0) return NULL;
-    gen_str *v = ANEW(m->a, s.len / 2, gen_str); /* each string takes 2 bytes at least */
-    size_t i = 5, k = 0;
-    while (i < s.len) {
-        size_t len = 0, digits = 0;
-        while (i < s.len && s.p[i] >= '0' && s.p[i] <= '9' && digits < 12) {
-            len = len * 10 + (size_t)(s.p[i++] - '0');
-            digits++;
-        }
-        if (!digits || i >= s.len || s.p[i] != ':' || s.len - i - 1 < len) return NULL;
-        i++;
-        v[k++] = str_of(m->a, s.p + i, len);
-        i += len;
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)p[i++];
+        size_t more = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : 9;
+        if (more == 9 || more > n - i) return 0;
+        while (more--)
+            if (((unsigned char)p[i++] >> 6) != 2) return 0;
     }
-    *n = k;
-    return v;
+    return 1;
 }
 
-/* The copy of a stream delivery's fields with the retry counter raised: replaced in place
- * when present, appended (1) when not. */
-static gen_str *copy_fields(model *m, const dlv *d, size_t *nout)
+/* A frame at s in stream form ("_payload" first, then the headers in frame order), or
+ * NULL when s is not one (*nf the count). */
+static gen_str *frame_parse(model *m, gen_str s, size_t *nf)
 {
-    long long retries = 0;
-    int has = 0;
-    for (size_t i = 0; i + 1 < d->nf; i += 2)
-        if (str_is(d->f[i], RETRY_HEADER)) {
-            /* missing or not decimal counts as 0 */
-            const gen_str *v = &d->f[i + 1];
-            long long n = 0;
-            int ok = v->len > 0 && v->len <= 18;
-            for (size_t k = 0; ok && k < v->len; k++) {
-                if (v->p[k] < '0' || v->p[k] > '9') ok = 0;
-                else n = n * 10 + (v->p[k] - '0');
-            }
-            retries = ok ? n : 0;
-            has = 1;
-            break;
+    *nf = 0;
+    if (s.len < 4) return NULL;
+    uint32_t nh = u32_at(s.p);
+    if ((uint64_t)nh * 8 > s.len - 4) return NULL; /* a header takes 8 bytes at least */
+    gen_str *f = ANEW(m->a, 2 + 2 * (size_t)nh, gen_str);
+    size_t at = 4;
+    for (uint32_t h = 0; h < nh; h++) {
+        if (s.len - at < 4) return NULL;
+        size_t nl = u32_at(s.p + at);
+        at += 4;
+        if (nl > s.len - at || !utf8_valid(s.p + at, nl)) return NULL;
+        gen_str name = {s.p + at, nl};
+        f[2 + 2 * h] = header_field(m, &name);
+        at += nl;
+        if (s.len - at < 4) return NULL;
+        size_t vl = u32_at(s.p + at);
+        at += 4;
+        if (vl > s.len - at) return NULL;
+        f[3 + 2 * h] = str_of(m->a, s.p + at, vl);
+        at += vl;
+    }
+    f[0] = (gen_str){"_payload", 8};
+    f[1] = str_of(m->a, s.p + at, s.len - at);
+    *nf = 2 + 2 * (size_t)nh;
+    return f;
+}
+
+/* A list value or channel message as the framework decodes it: its frame, or, when it
+ * is not one, the whole value as a payload without headers. */
+static gen_str *decode_value(model *m, gen_str v, size_t *nf)
+{
+    gen_str *f = frame_parse(m, v, nf);
+    if (f) return f;
+    f = ANEW(m->a, 2, gen_str);
+    f[0] = (gen_str){"_payload", 8};
+    f[1] = v;
+    *nf = 2;
+    return f;
+}
+
+/* The delay-queue member of a retry_after (delay.rs encode_member): [u32 id length][the
+ * entry id][the binary frame of the copy]. */
+static gen_str dq_member(model *m, gen_str id, const gen_str *f, size_t nf)
+{
+    sbuf b;
+    sb_init(&b);
+    sb_u32(&b, (uint32_t)id.len);
+    sb_add(&b, id.p, id.len);
+    frame_into(&b, f, nf);
+    gen_str s = {NULL, b.len};
+    s.p = sb_take(m->a, &b);
+    return s;
+}
+
+/* A delay-queue member's id (*id) and copy in stream form, or NULL when it is not one. */
+static gen_str *dq_decode(model *m, gen_str s, gen_str *id, size_t *nf)
+{
+    *nf = 0;
+    if (s.len < 4) return NULL;
+    size_t idl = u32_at(s.p);
+    if (idl > s.len - 4) return NULL;
+    *id = str_of(m->a, s.p + 4, idl);
+    return frame_parse(m, (gen_str){s.p + 4 + idl, s.len - 4 - idl}, nf);
+}
+
+/* A reliable list's recovery member (recovery.rs claim_member): [u32 process id][u64
+ * per-process counter][the value], big-endian. */
+#define MEMBER_PREFIX 12
+static gen_str recovery_member(model *m, uint32_t pid, uint64_t counter, gen_str value)
+{
+    sbuf b;
+    sb_init(&b);
+    sb_u32(&b, pid);
+    sb_u32(&b, (uint32_t)(counter >> 32));
+    sb_u32(&b, (uint32_t)counter);
+    sb_add(&b, value.p, value.len);
+    gen_str s = {NULL, b.len};
+    s.p = sb_take(m->a, &b);
+    return s;
+}
+
+/* The retry counter a delivery carries (header x-ruststream-retry-count, its first
+ * field): missing, empty, longer than 18 digits or not decimal counts as 0. */
+static long long retries_of(const dlv *d)
+{
+    for (size_t i = 0; i + 1 < d->nf; i += 2) {
+        if (!str_is(d->f[i], RETRY_HEADER)) continue;
+        const gen_str *v = &d->f[i + 1];
+        if (v->len == 0 || v->len > 18) return 0;
+        long long n = 0;
+        for (size_t k = 0; k < v->len; k++) {
+            if (v->p[k] < '0' || v->p[k] > '9') return 0;
+            n = n * 10 + (v->p[k] - '0');
         }
-    size_t n = d->nf + (has ? 0 : 2);
-    gen_str *f = ANEW(m->a, n, gen_str);
+        return n;
+    }
+    return 0;
+}
+
+/* A copy of a delivery's message (convert.rs fields_for_publish): "_payload" and its
+ * payload ("" when it has none), then its h:* fields as delivered -- other fields are
+ * dropped -- with, when `raise`, the retry counter set to its value + 1 in place, or
+ * appended when the delivery has none. */
+static gen_str *copy_fields(model *m, const dlv *d, int raise, size_t *nout)
+{
+    gen_str payload = {"", 0};
+    size_t nh = 0;
+    for (size_t i = 0; i + 1 < d->nf; i += 2) {
+        if (str_is(d->f[i], "_payload")) payload = d->f[i + 1];
+        else if (is_header(d->f[i])) nh++;
+    }
+    gen_str *f = ANEW(m->a, 4 + 2 * nh, gen_str);
+    size_t n = 0;
     char num[24];
-    size_t numlen = ll_text(num, retries + 1);
-    for (size_t i = 0; i < d->nf; i++) {
-        if (i % 2 == 1 && str_is(d->f[i - 1], RETRY_HEADER)) f[i] = str_of(m->a, num, numlen);
-        else f[i] = d->f[i]; /* strings never change: sharing is copying */
+    gen_str next = {num, ll_text(num, retries_of(d) + 1)};
+    next = str_dup(m->a, next);
+    int has = 0;
+    f[n++] = (gen_str){"_payload", 8};
+    f[n++] = payload;
+    for (size_t i = 0; i + 1 < d->nf; i += 2) {
+        if (!is_header(d->f[i])) continue;
+        f[n++] = d->f[i]; /* strings never change: sharing is copying */
+        if (raise && str_is(d->f[i], RETRY_HEADER)) {
+            f[n++] = next;
+            has = 1;
+        } else {
+            f[n++] = d->f[i + 1];
+        }
     }
-    if (!has) {
-        f[d->nf] = (gen_str){RETRY_HEADER, sizeof RETRY_HEADER - 1};
-        f[d->nf + 1] = str_of(m->a, num, numlen);
+    if (raise && !has) {
+        f[n++] = (gen_str){RETRY_HEADER, sizeof RETRY_HEADER - 1};
+        f[n++] = next;
     }
     *nout = n;
     return f;
+}
+
+/* Sets field `name` of a field list to v: every pair of that name takes it, or it is
+ * appended (subscriber.rs insert_meta_header). */
+static gen_str *set_field(model *m, const gen_str *f, size_t nf, const char *name, long long v,
+                          size_t *nout)
+{
+    gen_str *o = ANEW(m->a, nf + 2, gen_str);
+    char num[24];
+    gen_str val = {num, ll_text(num, v)};
+    val = str_dup(m->a, val);
+    int found = 0;
+    for (size_t i = 0; i < nf; i++) {
+        o[i] = f[i];
+        if (i % 2 == 1 && str_is(f[i - 1], name)) {
+            o[i] = val;
+            found = 1;
+        }
+    }
+    *nout = nf;
+    if (!found) {
+        o[nf] = (gen_str){(char *)name, strlen(name)};
+        o[nf + 1] = val;
+        *nout = nf + 2;
+    }
+    return o;
 }
 
 /* ----- Replies ------------------------------------------------------------------------------ */
@@ -1057,12 +1238,39 @@ static reply exec_cmd(model *m, const gen_cmd *c)
         if (!k) return r_text("$-1", 0);
         return r_bulk(m, k->val.p, k->val.len);
     }
-    if (cmd_is(c, "PUBLISH")) return r_int(m, 0); /* nobody subscribes to the outputs */
+    if (cmd_is(c, "PUBLISH")) {
+        /* the channel subscription hears k (a runtime copy) while its process lives;
+         * nobody subscribes to the outputs */
+        if (m->cfg->form != WS_FORM_CHANNEL || !str_is(a[1], "k") || !m->alive) return r_int(m, 0);
+        sub *s = &m->subs[0];
+        GROW(m->a, s->buf, s->nbuf, s->capbuf);
+        s->buf[s->nbuf++] = str_dup(m->a, a[2]);
+        return r_int(m, 1);
+    }
+    if (cmd_is(c, "XGROUP")) /* the subscription's group, made by the world's setup */
+        return r_err(m, "BUSYGROUP Consumer Group name already exists");
     if (cmd_is(c, "XADD")) {
-        stream *s = str_is(a[1], "k") ? &m->ks : &m->outs;
+        stream *s = str_is(a[1], "k") ? &m->ks : str_is(a[1], GEN_DEAD_LETTER) ? &m->dlqs : &m->outs;
         size_t root = s == &m->ks ? root_of_fields(m, &a[3], (size_t)n - 3) : 0;
         sentry *e = stream_add(m, s, &a[3], (size_t)n - 3, root);
         return r_bulk(m, e->id, strlen(e->id));
+    }
+    if (cmd_is(c, "ZRANGEBYSCORE")) { /* key min max LIMIT 0 128 */
+        zset *z = str_is(a[1], "k:delayed") ? &m->dq : &m->claims;
+        key_type(m, a[1]); /* expires the delay queue when due */
+        long long lo = strtoll(a[2].p, NULL, 10), hi = strtoll(a[3].p, NULL, 10);
+        size_t *o = zset_order(m, z);
+        sbuf b;
+        sb_init(&b);
+        sb_puts(&b, "[");
+        for (size_t i = 0, k = 0; i < z->n && k < 128; i++) {
+            const zmem *e = &z->m[o[i]];
+            if (e->score < lo || e->score > hi) continue;
+            if (k++) sb_puts(&b, ", ");
+            bulk_text(&b, e->member.p, e->member.len);
+        }
+        sb_puts(&b, "]");
+        return r_text(sb_take(m->a, &b), 0);
     }
     if (cmd_is(c, "ZADD")) {
         zset *z = str_is(a[1], "k:delayed") ? &m->dq : &m->claims;
@@ -1072,11 +1280,10 @@ static reply exec_cmd(model *m, const gen_cmd *c)
         if (z == &m->dq && added) {
             /* a delay-queue member carries the original's id and the copy's fields */
             size_t np;
-            gen_str *parts = wsim1_decode(m, a[3], &np);
-            if (parts && np >= 1) {
-                e->orig = parts[0];
-                e->copy = parts + 1;
-                e->ncopy = np - 1;
+            gen_str *parts = dq_decode(m, a[3], &e->orig, &np);
+            if (parts) {
+                e->copy = parts;
+                e->ncopy = np;
                 e->root = root_of_fields(m, e->copy, e->ncopy);
             }
         }
@@ -1207,6 +1414,13 @@ static void record_rt(model *m, int conn, const char *cause, size_t n, gen_cmd *
     for (size_t i = 0; i < n; i++) /* a read's COUNT LMOVEs are one command n times */
         rt->cmds[i] = i && cmds[i] == cmds[i - 1] ? rt->cmds[i - 1] : cmd_text(m->a, cmds[i]);
     rt->step = m->step;
+    /* its kind, by its cause: a subscription's start counts in the total only */
+    mdl_counts *k = &o->counts;
+    k->round_trips++;
+    if (!strncmp(rt->cause, "flush ", 6)) k->flush_round_trips++;
+    else if (!strncmp(rt->cause, "subscribe ", 10)) (void)0;
+    else if (strstr(rt->cause, "read ")) k->read_round_trips++; /* reads, sweeps, claims */
+    else k->pool_round_trips++;
 }
 
 /* A cause naming a delivery: "<what> of <id>". */
@@ -1261,12 +1475,15 @@ static size_t root_of_fields(model *m, const gen_str *f, size_t nf)
     return 0;
 }
 
-/* The produced entry a list value or channel message is. */
+/* The produced entry a list value or channel message is: the value produced, or a copy
+ * of it (a runtime copy is framed anew), told by its payload. */
 static size_t root_of_value(model *m, gen_str v)
 {
     for (size_t e = 0; e < m->nentries; e++)
         if (str_eq(m->frames[e], v)) return e + 1;
-    return 0;
+    size_t nf;
+    gen_str *f = decode_value(m, v, &nf);
+    return root_of_fields(m, f, nf);
 }
 
 static size_t new_dl(model *m, int subi, size_t entry, gen_str id)
@@ -1280,10 +1497,14 @@ static size_t new_dl(model *m, int subi, size_t entry, gen_str id)
     d->inc = m->inc;
     d->seg = -1;
     d->batch = -1;
+    /* a list value or channel message: its fields as the framework decodes it (a stream
+     * entry's are the entry's: stream_dl) */
+    if (m->cfg->form != WS_FORM_STREAM) d->f = decode_value(m, d->id, &d->nf);
     sub *s = &m->subs[subi];
     GROW(m->a, s->flight, s->nflight, s->capflight);
     s->flight[s->nflight++] = m->ndl;
     s->outstanding++;
+    m->out->counts.deliveries++;
     return m->ndl++;
 }
 
@@ -1333,9 +1554,17 @@ static void read_record_dl(model *m, size_t d)
     mdl_read *r = &m->out->reads[m->out->nreads - 1];
     size_t cap = m->capread;
     GROW(m->a, r->entries, r->n, cap);
+    cap = m->capread;
+    GROW(m->a, r->payloads, r->n, cap);
     GROW(m->a, r->ids, r->n, m->capread);
     r->entries[r->n] = m->dl[d].entry;
     r->ids[r->n] = m->dl[d].id; /* the arena's, never changed */
+    r->payloads[r->n] = (gen_str){NULL, 0};
+    for (size_t i = 0; i + 1 < m->dl[d].nf; i += 2) /* the first, as ws_delivery_payload */
+        if (str_is(m->dl[d].f[i], "_payload")) {
+            r->payloads[r->n] = m->dl[d].f[i + 1];
+            break;
+        }
     r->n++;
 }
 
@@ -1352,41 +1581,52 @@ static gen_cmd mk(model *m, const char *first, ...)
     return c;
 }
 
-/* The delay-queue sweep before a stream read: due members out, their copies in. */
-static void delay_sweep(model *m, const char *cause)
+/* One command through the pool (the window connection): the sweeps and the claims go
+ * there, each awaited (delay.rs, recovery.rs).  Its reply. */
+static reply pool_one(model *m, const char *cause, gen_cmd c)
 {
-    gen_cmd range = mk(m, "ZRANGEBYSCORE", "k:delayed", "0", NULL);
-    cmd_addll(m->a, &range, m->now);
+    gen_cmd *cp = &c;
+    reply r;
+    window_rt(m, cause, 1, &cp, &r);
+    return r;
+}
+
+/* `ZRANGEBYSCORE <zset> 0 <max> LIMIT 0 128` through the pool: the due members in score
+ * order (indexes into z->m, *n of them). */
+static size_t *due_members(model *m, zset *z, const char *key, int64_t max, const char *cause,
+                           size_t *n)
+{
+    gen_cmd range = mk(m, "ZRANGEBYSCORE", key, "0", NULL);
+    cmd_addll(m->a, &range, max);
     cmd_addz(m->a, &range, "LIMIT");
     cmd_addz(m->a, &range, "0");
     cmd_addz(m->a, &range, "128");
-    gen_cmd *rp = &range;
-    reader_rt(m, cause, 1, &rp);
-    key_type(m, (gen_str){"k:delayed", 9});
-    size_t *o = zset_order(m, &m->dq);
+    pool_one(m, cause, range); /* expires the delay queue when its TTL passed */
+    size_t *o = zset_order(m, z);
     size_t due = 0;
-    while (due < m->dq.n && due < 128 && m->dq.m[o[due]].score <= m->now) due++;
-    if (!due) return;
-    /* copy what the due members carry before the ZREMs take them away */
-    gen_cmd *zrem = ANEW(m->a, due, gen_cmd);
-    gen_cmd *adds = ANEW(m->a, due, gen_cmd);
-    size_t *roots = ANEW(m->a, due, size_t);
+    while (due < z->n && due < 128 && z->m[o[due]].score <= max) due++;
+    *n = due;
+    return o;
+}
+
+/* The delay-queue sweep before a stream read (delay.rs sweep_due): per due member, its
+ * ZREM, and only when that removed it, its copy XADDed back -- each its own round trip. */
+static void delay_sweep(model *m, const char *cause)
+{
+    size_t due;
+    size_t *o = due_members(m, &m->dq, "k:delayed", m->now, cause, &due);
+    /* the members first: each ZREM moves the others */
+    zmem *ms = ANEW(m->a, due, zmem);
+    for (size_t i = 0; i < due; i++) ms[i] = m->dq.m[o[i]];
     for (size_t i = 0; i < due; i++) {
-        zmem *e = &m->dq.m[o[i]];
-        zrem[i] = mk(m, "ZREM", "k:delayed", NULL);
-        cmd_adds(m->a, &zrem[i], e->member);
-        adds[i] = mk(m, "XADD", "k", "*", NULL);
-        for (size_t k = 0; k < e->ncopy; k++) cmd_adds(m->a, &adds[i], e->copy[k]);
-        roots[i] = e->root;
+        gen_cmd zrem = mk(m, "ZREM", "k:delayed", NULL);
+        cmd_adds(m->a, &zrem, ms[i].member);
+        reply r = pool_one(m, cause, zrem);
+        if (r.error || strcmp(r.text, ":1") != 0 || !ms[i].copy) continue;
+        gen_cmd add = mk(m, "XADD", "k", "*", NULL);
+        for (size_t k = 0; k < ms[i].ncopy; k++) cmd_adds(m->a, &add, ms[i].copy[k]);
+        pool_one(m, cause, add);
     }
-    gen_cmd **ptr = ANEW(m->a, due, gen_cmd *);
-    for (size_t i = 0; i < due; i++) ptr[i] = &zrem[i];
-    reader_rt(m, cause, due, ptr);
-    for (size_t i = 0; i < due; i++) zset_rem(&m->dq, zrem[i].argv[2]); /* each answers 1 */
-    for (size_t i = 0; i < due; i++) ptr[i] = &adds[i];
-    reader_rt(m, cause, due, ptr);
-    for (size_t i = 0; i < due; i++)
-        stream_add(m, &m->ks, &adds[i].argv[3], (size_t)adds[i].argc - 3, roots[i]);
 }
 
 /* Deliveries of stream entry ei for subscription subi. */
@@ -1420,22 +1660,22 @@ static void set_cursor(sub *s, const sentry *e)
 static void read_stream(model *m, int subi, const char *cause)
 {
     sub *s = &m->subs[subi];
-    size_t count = m->cfg->count;
+    size_t count = m->count;
     const char *num = m->count_text;
     if (!s->reclaim) {
-        gen_cmd c = mk(m, "XREADGROUP", "GROUP", "g", "c1", "COUNT", num, "BLOCK", "10", "STREAMS",
-                       "k", ">", NULL);
+        gen_cmd c = mk(m, "XREADGROUP", "GROUP", "g", s->consumer, "COUNT", num, "BLOCK", "10",
+                       "STREAMS", "k", ">", NULL);
         gen_cmd *cp = &c;
         reader_rt(m, cause, 1, &cp);
         while (count-- > 0 && m->delivered < m->ks.n) {
             size_t ei = m->delivered++;
-            pel_add(m, ei, 1);
+            pel_add(m, ei, subi + 1);
             read_record_dl(m, stream_dl(m, subi, ei));
         }
         return;
     }
-    /* XAUTOCLAIM k g c2 <min-idle> <cursor> COUNT n */
-    gen_cmd c = mk(m, "XAUTOCLAIM", "k", "g", "c2", NULL);
+    /* XAUTOCLAIM k g <consumer> <min-idle> <cursor> COUNT n */
+    gen_cmd c = mk(m, "XAUTOCLAIM", "k", "g", s->consumer, NULL);
     cmd_addll(m->a, &c, GEN_MIN_IDLE_MS);
     cmd_addz(m->a, &c, s->cursor);
     cmd_addz(m->a, &c, "COUNT");
@@ -1451,7 +1691,7 @@ static void read_stream(model *m, int subi, const char *cause)
     while (attempts-- > 0 && left > 0 && i < m->npl) {
         pel *p = &m->pl[i++];
         if (m->now - p->time < GEN_MIN_IDLE_MS) continue;
-        p->consumer = 2;
+        p->consumer = subi + 1;
         p->time = m->now;
         p->count++;
         claimed[nclaimed++] = p->ei;
@@ -1459,147 +1699,172 @@ static void read_stream(model *m, int subi, const char *cause)
     }
     if (i < m->npl) set_cursor(s, &m->ks.e[m->pl[i].ei]);
     else set_cursor(s, NULL);
-    for (size_t k = 0; k < nclaimed; k++) read_record_dl(m, stream_dl(m, subi, claimed[k]));
-    if (nclaimed) {
-        gen_cmd x = mk(m, "XPENDING", "k", "g", "IDLE", "0", "-", "+", num, "c2", NULL);
-        gen_cmd *xp = &x;
-        reader_rt(m, cause, 1, &xp);
+    if (!nclaimed) return;
+    /* XPENDING k g IDLE 0 - + n <consumer>: the consumer's first n pending entries, oldest
+     * first; each claimed delivery takes its count and idle time from its row, 0 and 0
+     * when it has none (subscriber.rs enrich_reclaimed) */
+    gen_cmd x = mk(m, "XPENDING", "k", "g", "IDLE", "0", "-", "+", num, s->consumer, NULL);
+    gen_cmd *xp = &x;
+    reader_rt(m, cause, 1, &xp);
+    for (size_t k = 0; k < nclaimed; k++) {
+        size_t d = stream_dl(m, subi, claimed[k]);
+        dlv *x2 = &m->dl[d];
+        long long cnt = 0, idle = 0;
+        size_t rows = 0;
+        for (size_t j = 0; j < m->npl && rows < count; j++) {
+            const pel *p = &m->pl[j];
+            if (p->consumer != subi + 1) continue;
+            rows++;
+            if (p->ei == claimed[k]) {
+                cnt = p->count;
+                idle = (long long)(m->now - p->time);
+                break;
+            }
+        }
+        x2->count = cnt;
+        size_t n1, n2;
+        gen_str *f1 = set_field(m, x2->f, x2->nf, "h:redis-delivery-count", cnt, &n1);
+        x2->f = set_field(m, f1, n1, "h:redis-idle-ms", idle, &n2);
+        x2->nf = n2;
+        read_record_dl(m, d);
     }
 }
 
-/* The salt the engine drew for delivery i of this read step. */
-static const char *observed_salt(model *m, size_t i)
+/* The first bytes of the recovery member the engine made for delivery i of this read (its
+ * process id), or NULL when the run did not see it. */
+static const unsigned char *observed_member(model *m, size_t i)
 {
     const gen_step *st = &m->run->steps[m->step];
-    if (i >= st->ndl || !st->dl[i].salt[0]) return NULL;
-    return st->dl[i].salt;
+    if (i >= st->ndl || !st->dl[i].has_member) return NULL;
+    return st->dl[i].member;
 }
 
-static void read_list(model *m, int subi, const char *cause)
+/* The orphan sweep of a reliable list with recovery (recovery.rs sweep_orphans): per due
+ * member, LREM of its value from the processing list, LPUSH back to the list only when
+ * that removed it, then ZREM of the member whatever LREM said -- each its own round
+ * trip. */
+static void orphan_sweep(model *m, const char *cause)
+{
+    size_t due;
+    size_t *o = due_members(m, &m->claims, "k:claims", m->now - GEN_MIN_IDLE_MS, cause, &due);
+    gen_str *members = ANEW(m->a, due, gen_str);
+    for (size_t i = 0; i < due; i++) members[i] = m->claims.m[o[i]].member;
+    for (size_t i = 0; i < due; i++) {
+        gen_str mb = members[i];
+        size_t skip = mb.len >= MEMBER_PREFIX ? MEMBER_PREFIX : mb.len;
+        gen_str value = {mb.p + skip, mb.len - skip};
+        if (mb.len < MEMBER_PREFIX) value = (gen_str){"", 0};
+        gen_cmd lrem = mk(m, "LREM", "k.processing", "1", NULL);
+        cmd_adds(m->a, &lrem, value);
+        reply r = pool_one(m, cause, lrem);
+        if (!r.error && strcmp(r.text, ":1") == 0) {
+            gen_cmd push = mk(m, "LPUSH", "k", NULL);
+            cmd_adds(m->a, &push, value);
+            pool_one(m, cause, push);
+        }
+        gen_cmd zrem = mk(m, "ZREM", "k:claims", NULL);
+        cmd_adds(m->a, &zrem, mb);
+        pool_one(m, cause, zrem);
+    }
+}
+
+/* The recovery members of the read's new deliveries [first, ndl): `ZADD k:claims <now>
+ * <member>` each -- one round trip through the pool for a window's read, one each for a
+ * direct read (recovery.rs record_claim). */
+static void record_claims(model *m, size_t first, const char *cause)
+{
+    size_t k = m->ndl - first;
+    gen_cmd *adds = ANEW(m->a, k, gen_cmd);
+    gen_cmd **ap = ANEW(m->a, k, gen_cmd *);
+    for (size_t i = 0; i < k; i++) {
+        dlv *d = &m->dl[first + i];
+        if (!m->pid_known) {
+            /* the process id is the engine's (drawn from the seed at the process's start):
+             * read off the first member it made; the model says the rest */
+            const unsigned char *seen = observed_member(m, i);
+            if (seen) {
+                m->pid = (uint32_t)seen[0] << 24 | (uint32_t)seen[1] << 16 |
+                         (uint32_t)seen[2] << 8 | (uint32_t)seen[3];
+                m->pid_known = 1;
+            }
+        }
+        d->member = recovery_member(m, m->pid, m->nclaimed++, d->id);
+        adds[i] = mk(m, "ZADD", "k:claims", NULL);
+        cmd_addll(m->a, &adds[i], m->now);
+        cmd_adds(m->a, &adds[i], d->member);
+        ap[i] = &adds[i];
+    }
+    if (m->cfg->mode == WS_MODE_DIRECT) {
+        for (size_t i = 0; i < k; i++) pool_one(m, cause, adds[i]);
+    } else {
+        reply *rep = ANEW(m->a, k, reply);
+        window_rt(m, cause, k, ap, rep);
+    }
+    for (size_t i = 0; i < k; i++) {
+        zmem *e = zset_find(&m->claims, m->dl[first + i].member);
+        if (e) e->value = m->dl[first + i].id;
+    }
+}
+
+/* A list read: direct, one blocking pop (list.rs next_entry); a window's, RPOP k COUNT
+ * (plain) or COUNT LMOVEs in one pipeline (reliable), falling back to the blocking pop
+ * when that gave nothing (ListReader::round_batches).  A reliable list with recovery
+ * sweeps its orphans first and records its claims after. */
+static void read_list(model *m, int subi, uint64_t r, const char *cause)
 {
     sub *s = &m->subs[subi];
-    size_t count = m->cfg->count;
-    const char *num = m->count_text;
-    if (m->cfg->form == WS_FORM_PLAIN_LIST) {
-        gen_cmd c = mk(m, "RPOP", "k", num, NULL);
-        gen_cmd *cp = &c;
-        reader_rt(m, cause, 1, &cp);
-        if (m->kl.n == 0) {
-            gen_cmd b = mk(m, "BRPOP", "k", "0.010", NULL);
-            gen_cmd *bp = &b;
-            reader_rt(m, cause, 1, &bp);
-            return;
-        }
-        while (count-- > 0 && m->kl.n) {
-            gen_str v = list_rpop(&m->kl);
-            size_t d = new_dl(m, subi, root_of_value(m, v), v);
-            read_record_dl(m, d);
-        }
-        return;
-    }
-    /* reliable: the orphan sweep first, under a cause of its own */
-    if (m->cfg->recovery) {
+    size_t count = m->count;
+    int reliable = m->cfg->form == WS_FORM_RELIABLE_LIST;
+    int direct = m->cfg->mode == WS_MODE_DIRECT;
+    size_t first = m->ndl;
+    if (reliable && m->cfg->recovery) {
         sbuf sweep;
         sb_init(&sweep);
         sb_puts(&sweep, "recovery sweep before ");
         sb_puts(&sweep, cause);
-        const char *read_cause = cause;
-        cause = sweep.p;
-        gen_cmd range = mk(m, "ZRANGEBYSCORE", "k:claims", "0", NULL);
-        cmd_addll(m->a, &range, m->now - GEN_MIN_IDLE_MS);
-        cmd_addz(m->a, &range, "LIMIT");
-        cmd_addz(m->a, &range, "0");
-        cmd_addz(m->a, &range, "128");
-        gen_cmd *rp = &range;
-        reader_rt(m, cause, 1, &rp);
-        size_t *o = zset_order(m, &m->claims);
-        size_t due = 0;
-        while (due < m->claims.n && due < 128 &&
-               m->claims.m[o[due]].score <= m->now - GEN_MIN_IDLE_MS)
-            due++;
-        if (due) {
-            gen_str *members = ANEW(m->a, due, gen_str);
-            gen_cmd *lrem = ANEW(m->a, due, gen_cmd);
-            gen_cmd **ptr = ANEW(m->a, 2 * due, gen_cmd *);
-            for (size_t i = 0; i < due; i++) {
-                members[i] = m->claims.m[o[i]].member; /* strings never change */
-                size_t skip = members[i].len >= 16 ? 16 : members[i].len;
-                lrem[i] = mk(m, "LREM", "k.processing", "1", NULL);
-                cmd_add(m->a, &lrem[i], members[i].p + skip, members[i].len - skip);
-                ptr[i] = &lrem[i];
-            }
-            reader_rt(m, cause, due, ptr);
-            int *removed = ANEW(m->a, due, int);
-            for (size_t i = 0; i < due; i++) removed[i] = list_lrem1(&m->kproc, lrem[i].argv[3]);
-            gen_cmd *back = ANEW(m->a, 2 * due, gen_cmd);
-            size_t nb = 0;
-            for (size_t i = 0; i < due; i++) {
-                if (removed[i]) {
-                    back[nb] = mk(m, "LPUSH", "k", NULL);
-                    cmd_adds(m->a, &back[nb], lrem[i].argv[3]);
-                    nb++;
-                }
-                back[nb] = mk(m, "ZREM", "k:claims", NULL);
-                cmd_adds(m->a, &back[nb], members[i]);
-                nb++;
-            }
-            for (size_t i = 0; i < nb; i++) ptr[i] = &back[i];
-            reader_rt(m, cause, nb, ptr);
-            for (size_t i = 0; i < nb; i++) {
-                if (cmd_is(&back[i], "LPUSH")) list_lpush(m, &m->kl, back[i].argv[2]);
-                else zset_rem(&m->claims, back[i].argv[2]);
-            }
-        }
-        cause = read_cause;
+        orphan_sweep(m, sweep.p);
         sb_drop(&sweep);
     }
-    /* COUNT LMOVEs, all alike */
-    gen_cmd move = mk(m, "LMOVE", "k", "k.processing", "RIGHT", "LEFT", NULL);
-    gen_cmd **ptr = ANEW(m->a, count, gen_cmd *);
-    for (size_t i = 0; i < count; i++) ptr[i] = &move;
-    reader_rt(m, cause, count, ptr);
-    size_t first = m->ndl;
-    while (count-- > 0 && m->kl.n) {
-        gen_str v = list_rpop(&m->kl);
-        list_lpush(m, &m->kproc, v);
-        size_t d = new_dl(m, subi, root_of_value(m, v), v);
-        read_record_dl(m, d);
+    if (!direct && !reliable) {
+        gen_cmd c = mk(m, "RPOP", "k", m->count_text, NULL);
+        gen_cmd *cp = &c;
+        reader_rt(m, cause, 1, &cp);
+        while (count-- > 0 && m->kl.n) {
+            gen_str v = list_rpop(&m->kl);
+            read_record_dl(m, new_dl(m, subi, root_of_value(m, v), v));
+        }
+    } else if (!direct) {
+        gen_cmd move = mk(m, "LMOVE", "k", "k.processing", "RIGHT", "LEFT", NULL);
+        gen_cmd **ptr = ANEW(m->a, count, gen_cmd *);
+        for (size_t i = 0; i < count; i++) ptr[i] = &move; /* COUNT LMOVEs, all alike */
+        reader_rt(m, cause, count, ptr);
+        while (count-- > 0 && m->kl.n) {
+            gen_str v = list_rpop(&m->kl);
+            list_lpush(m, &m->kproc, v);
+            read_record_dl(m, new_dl(m, subi, root_of_value(m, v), v));
+        }
     }
     if (m->ndl == first) {
-        gen_cmd b = mk(m, "BLMOVE", "k", "k.processing", "RIGHT", "LEFT", "0.010", NULL);
+        gen_cmd b = reliable ? mk(m, "BLMOVE", "k", "k.processing", "RIGHT", "LEFT", "0.010", NULL)
+                             : mk(m, "BRPOP", "k", "0.010", NULL);
         gen_cmd *bp = &b;
         reader_rt(m, cause, 1, &bp);
-        return;
-    }
-    if (m->cfg->recovery) {
-        size_t k = m->ndl - first;
-        gen_cmd *adds = ANEW(m->a, k, gen_cmd);
-        gen_cmd **ap = ANEW(m->a, k, gen_cmd *);
-        for (size_t i = 0; i < k; i++) {
-            dlv *d = &m->dl[first + i];
-            const char *salt = observed_salt(m, i);
-            if (!salt) {
-                model_stop(m, "the engine's read gave no recovery salt for delivery %zu", i + 1);
-                salt = "????????????????";
-            }
-            d->member.len = 16 + d->id.len;
-            d->member.p = abytes(m->a, d->member.len + 1);
-            memcpy(d->member.p, salt, 16);
-            memcpy(d->member.p + 16, d->id.p, d->id.len);
-            d->member.p[d->member.len] = '\0';
-            adds[i] = mk(m, "ZADD", "k:claims", NULL);
-            cmd_addll(m->a, &adds[i], m->now);
-            cmd_adds(m->a, &adds[i], d->member);
-            ap[i] = &adds[i];
-        }
-        reader_rt(m, cause, k, ap);
-        for (size_t i = 0; i < k; i++) {
-            zmem *e;
-            zset_add(m, &m->claims, adds[i].argv[3], m->now, &e);
-            e->value = m->dl[first + i].id;
+        if (m->kl.n) { /* one delivery at most */
+            gen_str v = list_rpop(&m->kl);
+            if (reliable) list_lpush(m, &m->kproc, v);
+            read_record_dl(m, new_dl(m, subi, root_of_value(m, v), v));
         }
     }
-    (void)s;
+    if (reliable && m->cfg->recovery && m->ndl > first) {
+        sbuf cc;
+        sb_init(&cc);
+        sb_puts(&cc, "claims of read ");
+        sb_u64(&cc, r);
+        sb_puts(&cc, " of ");
+        sb_puts(&cc, s->label);
+        record_claims(m, first, cc.p);
+        sb_drop(&cc);
+    }
 }
 
 /* The read step: a waiting report, or one read with its sweeps. */
@@ -1618,6 +1883,7 @@ static void do_read(model *m, int subi)
         return;
     }
     uint64_t r = ++s->reads;
+    m->out->counts.reads++;
     /* the sweep's cause, whose end is the read's */
     sbuf cause;
     sb_init(&cause);
@@ -1631,7 +1897,7 @@ static void do_read(model *m, int subi)
         if (m->cfg->delay_queue && !s->reclaim) delay_sweep(m, cause.p);
         read_stream(m, subi, read_cause);
     } else if (m->cfg->form == WS_FORM_CHANNEL) {
-        size_t take = s->nbuf < m->cfg->count ? s->nbuf : m->cfg->count;
+        size_t take = s->nbuf < m->count ? s->nbuf : m->count;
         for (size_t i = 0; i < take; i++) {
             size_t d = new_dl(m, subi, root_of_value(m, s->buf[i]), s->buf[i]);
             read_record_dl(m, d);
@@ -1639,7 +1905,7 @@ static void do_read(model *m, int subi)
         if (take) memmove(s->buf, s->buf + take, (s->nbuf - take) * sizeof *s->buf);
         s->nbuf -= take;
     } else {
-        read_list(m, subi, read_cause);
+        read_list(m, subi, r, read_cause);
     }
     sb_drop(&cause);
     /* batches: the read's deliveries in read order, cfg->batch at a time */
@@ -1724,13 +1990,15 @@ static void commit(model *m, int subi, long gi)
     s->committed[s->ncom++] = (size_t)gi;
 }
 
-/* A retry copy: XADD k * <fields, counter raised> (stream) or LPUSH k <value> (lists). */
-static gen_cmd retry_copy(model *m, const dlv *d)
+/* The broker's own requeue of a retried delivery: a stream re-adds the entry as
+ * delivered (`XADD k * _payload <p> <h:* fields>`, the counter not raised: message.rs
+ * republish); a reliable list pushes the value back as it was (list.rs nack). */
+static gen_cmd requeue_copy(model *m, const dlv *d)
 {
     if (m->cfg->form == WS_FORM_STREAM) {
         gen_cmd c = mk(m, "XADD", "k", "*", NULL);
         size_t nf;
-        gen_str *f = copy_fields(m, d, &nf);
+        gen_str *f = copy_fields(m, d, 0, &nf);
         for (size_t i = 0; i < nf; i++) cmd_adds(m->a, &c, f[i]);
         return c;
     }
@@ -1739,15 +2007,13 @@ static gen_cmd retry_copy(model *m, const dlv *d)
     return c;
 }
 
-/* ZADD k:delayed <now+delay> <member> [+ PEXPIRE k:delayed <ttl>]. */
+/* ZADD k:delayed <now+delay> <member> [+ PEXPIRE k:delayed <ttl>] (delay.rs schedule): the
+ * member carries the copy with the counter raised. */
 static size_t delay_writes(model *m, const dlv *d, int64_t delay, gen_cmd *w)
 {
     size_t nf;
-    gen_str *f = copy_fields(m, d, &nf);
-    gen_str *parts = ANEW(m->a, nf + 1, gen_str);
-    parts[0] = d->id;
-    for (size_t i = 0; i < nf; i++) parts[i + 1] = f[i];
-    gen_str member = wsim1(m, parts, nf + 1);
+    gen_str *f = copy_fields(m, d, 1, &nf);
+    gen_str member = dq_member(m, d->id, f, nf);
     w[0] = mk(m, "ZADD", "k:delayed", NULL);
     cmd_addll(m->a, &w[0], m->now + delay);
     cmd_adds(m->a, &w[0], member);
@@ -1757,17 +2023,101 @@ static size_t delay_writes(model *m, const dlv *d, int64_t delay, gen_cmd *w)
     return 2;
 }
 
-static void add_timer(model *m, size_t d, int64_t delay)
+/* The runtime's decision for an outcome (dispatch.rs settle_outcome, redelivery_of):
+ *
+ *   - ack, drop, abandon: the broker's;
+ *   - the attempt: a reclaim read's delivery count, else the retry counter + 1; the cap
+ *     is reached when max-attempts is declared and attempt >= it;
+ *   - retry_after where the broker delays natively (a stream with a delay queue): the
+ *     broker's delay queue, unless the cap is reached;
+ *   - undeclared (no max-attempts, no dead letter): retry is the broker's requeue;
+ *     retry_after (no native delay) settles as dropped and copies to the key after the
+ *     delay;
+ *   - a dead letter without max-attempts, or the cap reached: settled as dropped, then a
+ *     copy to the dead letter at once, or nothing (rejected) without one;
+ *   - a declared retry below the cap on a reclaim read: the broker's requeue;
+ *   - else: settled as dropped, then a copy to the key -- at once for retry, after the
+ *     delay for retry_after. */
+static plan plan_outcome(model *m, const dlv *d, ws_outcome o, int64_t delay)
 {
-    GROW(m->a, m->tm, m->ntm, m->captm);
-    timer *t = &m->tm[m->ntm++];
-    t->due = m->now + delay;
-    t->order = ++m->timer_order;
-    t->dl = d;
-    t->cmd = retry_copy(m, &m->dl[d]);
+    plan p = {o, COPY_NONE, 0, 0};
+    if (o != WS_RETRY && o != WS_RETRY_AFTER) return p;
+    const sub *s = &m->subs[d->sub];
+    int declared = s->max_attempts || s->dead_letter;
+    long long attempt = s->reclaim ? d->count : retries_of(d) + 1;
+    int at_cap = s->max_attempts && attempt >= (long long)s->max_attempts;
+    int native = m->cfg->form == WS_FORM_STREAM && m->cfg->delay_queue && !s->reclaim;
+    if (o == WS_RETRY_AFTER && native) {
+        if (!at_cap) return p;
+    } else if (!declared) {
+        if (o == WS_RETRY) return p;
+        p.broker = WS_DROP;
+        p.copy = COPY_OWN;
+        p.delay = delay;
+        return p;
+    }
+    if (at_cap || (!s->max_attempts && s->dead_letter)) {
+        p.broker = WS_DROP;
+        p.copy = s->dead_letter ? COPY_DEAD_LETTER : COPY_NONE;
+        p.rejected = !s->dead_letter;
+        return p;
+    }
+    if (o == WS_RETRY && s->reclaim) return p;
+    p.broker = WS_DROP;
+    p.copy = COPY_OWN;
+    p.delay = o == WS_RETRY_AFTER ? delay : 0;
+    return p;
 }
 
-/* What an outcome owes the broker (window modes), appended in settle order. */
+/* The runtime's copy of d (publish_copy: the delivered message, counter raised) to key:
+ * a stream's XADD, a list's LPUSH or a channel's PUBLISH of the binary frame. */
+static gen_cmd runtime_copy(model *m, const dlv *d, const char *key, ws_form form)
+{
+    size_t nf;
+    gen_str *f = copy_fields(m, d, 1, &nf);
+    gen_cmd c = mk(m, form == WS_FORM_STREAM ? "XADD" : form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH",
+                   key, NULL);
+    if (form == WS_FORM_STREAM) {
+        cmd_addz(m->a, &c, "*");
+        for (size_t i = 0; i < nf; i++) cmd_adds(m->a, &c, f[i]);
+    } else {
+        cmd_adds(m->a, &c, frame_of(m, f, nf));
+    }
+    return c;
+}
+
+/* After the broker's settle: the plan's copy, through the pool at once (cause "retry copy
+ * of <id>" or "dead letter of <id>") or from a timer after its delay.  The copy to the
+ * key takes the subscription's form (a reliable list's is a list's); the dead letter is
+ * read by no subscription: a stream. */
+static void publish_copy(model *m, size_t d, plan p)
+{
+    if (p.copy == COPY_NONE || !m->alive) return;
+    dlv *x = &m->dl[d];
+    int dlq = p.copy == COPY_DEAD_LETTER;
+    ws_form form = dlq ? WS_FORM_STREAM
+                 : m->cfg->form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : m->cfg->form;
+    gen_cmd c = runtime_copy(m, x, dlq ? GEN_DEAD_LETTER : "k", form);
+    x->copy = p.copy;
+    if (p.delay > 0) {
+        GROW(m->a, m->tm, m->ntm, m->captm);
+        timer *t = &m->tm[m->ntm++];
+        t->due = m->now + p.delay;
+        t->order = ++m->timer_order;
+        t->dl = d;
+        t->cmd = c;
+        return;
+    }
+    gen_cmd *cp = &c;
+    reply r;
+    window_rt(m, cause_of(m, dlq ? "dead letter" : "retry copy", x), 1, &cp, &r);
+    if (!r.error) x->copy_sent = 1;
+}
+
+/* What the broker's settle of an outcome owes the window, appended in settle order: the
+ * settle (ack, drop), with the requeue copy or delay-queue writes first for its own retry
+ * and retry_after.  Plain lists and channels owe nothing (they settle nothing, and cannot
+ * requeue: an undeclared retry loses the message). */
 static void owe(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
 {
     int form = m->cfg->form;
@@ -1777,16 +2127,12 @@ static void owe(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
     memset(&w, 0, sizeof w);
     w.dl = d;
     if (o == WS_RETRY) {
-        w.w[0] = retry_copy(m, &m->dl[d]);
+        w.w[0] = requeue_copy(m, &m->dl[d]);
         w.nw = 1;
         w.retried = 1;
     } else if (o == WS_RETRY_AFTER) {
-        if (form == WS_FORM_STREAM && m->cfg->delay_queue && !s->reclaim) {
-            w.nw = delay_writes(m, &m->dl[d], delay, w.w);
-            w.retried = 1;
-        } else {
-            add_timer(m, d, delay);
-        }
+        w.nw = delay_writes(m, &m->dl[d], delay, w.w);
+        w.retried = 1;
     }
     GROW(m->a, s->ow, s->now_, s->capow);
     s->ow[s->now_++] = w;
@@ -1941,6 +2287,7 @@ static void report(model *m, int subi, size_t commands, size_t settles, size_t f
     sub *s = &m->subs[subi];
     if (s->report_waiting) return;
     s->report_waiting = 1;
+    m->out->counts.reports++;
     s->r_commands = commands;
     s->r_settles = settles;
     s->r_failed = failed;
@@ -1968,6 +2315,7 @@ static void flush(model *m, int subi)
     s->now_ = keep;
     s->flushes++;
     mdl_result *o = m->out;
+    o->counts.flushes++;
     GROW(m->a, o->flushes, o->nflushes, m->capflushes);
     mdl_flush *fl = &o->flushes[o->nflushes++];
     memset(fl, 0, sizeof *fl);
@@ -2036,7 +2384,8 @@ static void flush(model *m, int subi)
 }
 
 /* A batch member settles: the batch's segment is decided with its last member. */
-static void settle_member(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
+static void settle_member(model *m, int subi, size_t d, ws_outcome o, ws_outcome broker,
+                          int64_t delay)
 {
     sub *s = &m->subs[subi];
     batch *bt = &m->bts[m->dl[d].batch];
@@ -2044,7 +2393,7 @@ static void settle_member(model *m, int subi, size_t d, ws_outcome o, int64_t de
     bt->done++;
     if (o != WS_ACK) bt->all_acked = 0;
     size_t before = s->now_;
-    owe(m, subi, d, o, delay);
+    owe(m, subi, d, broker, delay);
     if (atomic && o == WS_ACK && s->now_ > before) s->ow[s->now_ - 1].held = 1;
     if (bt->done < bt->n) return;
     int kept = bt->seg >= 0 && bt->all_acked;
@@ -2063,111 +2412,134 @@ static void settle_member(model *m, int subi, size_t d, ws_outcome o, int64_t de
     s->now_ = keep;
 }
 
-/* Direct mode: a settle goes out on its own (§7). */
-static void direct_settle(model *m, int subi, size_t d, ws_outcome o, int64_t delay)
+/* Direct mode (§7; message.rs, list.rs): the broker's settle is a sequence of awaited
+ * calls, one command per round trip (cause "settle of <id>"): its requeue copy or
+ * delay-queue writes first, then -- only if every write answered without an error -- the
+ * settles (XACK; LREM, then ZREM).  Plain lists and channels settle nothing. */
+static void direct_settle(model *m, int subi, size_t d, ws_outcome broker, int64_t delay)
 {
     int form = m->cfg->form;
-    sub *s = &m->subs[subi];
-    if (o == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return;
+    if (broker == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return;
     char *cause = cause_of(m, "settle", &m->dl[d]);
     gen_cmd w[2];
     size_t nw = 0;
-    if (o == WS_RETRY) {
-        w[nw++] = retry_copy(m, &m->dl[d]);
-    } else if (o == WS_RETRY_AFTER) {
-        if (form == WS_FORM_STREAM && m->cfg->delay_queue && !s->reclaim) nw = delay_writes(m, &m->dl[d], delay, w);
-        else add_timer(m, d, delay);
-    }
-    size_t failed = 0, settles = 0;
+    if (broker == WS_RETRY) w[nw++] = requeue_copy(m, &m->dl[d]);
+    else if (broker == WS_RETRY_AFTER) nw = delay_writes(m, &m->dl[d], delay, w);
+    size_t failed = 0, sent = 0;
     const char *first = NULL;
     int write_ok = 1;
-    if (nw) {
-        gen_cmd *ptr[2] = {&w[0], &w[1]};
-        reply rep[2];
-        window_rt(m, cause, nw, ptr, rep);
-        for (size_t i = 0; i < nw; i++) {
-            if (rep[i].error) {
-                failed++;
-                write_ok = 0;
-                if (!first) first = rep[i].text + 1;
-            }
+    for (size_t i = 0; i < nw && write_ok; i++) {
+        reply r = pool_one(m, cause, w[i]);
+        sent++;
+        if (r.error) {
+            failed++;
+            write_ok = 0;
+            if (!first) first = r.text + 1;
         }
-        settles += nw;
     }
     if (write_ok) {
-        rtb st = {0};
-        size_t one = d;
-        add_settles(m, &st, &one, 1);
-        gen_cmd **ptr = ANEW(m->a, st.n, gen_cmd *);
-        for (size_t i = 0; i < st.n; i++) ptr[i] = &st.c[i];
-        reply *rep = ANEW(m->a, st.n, reply);
-        window_rt(m, cause, st.n, ptr, rep);
-        for (size_t i = 0; i < st.n; i++) {
-            if (rep[i].error) {
+        gen_cmd st[2];
+        size_t n = 0;
+        own_settle(m, d, st, &n);
+        for (size_t i = 0; i < n; i++) {
+            reply r = pool_one(m, cause, st[i]);
+            sent++;
+            if (r.error) {
                 failed++;
                 m->dl[d].settle_failed = 1;
-                if (!first) first = rep[i].text + 1;
-            } else if (cmd_is(&st.c[i], "XACK") || cmd_is(&st.c[i], "LREM")) {
+                if (!first) first = r.text + 1;
+            } else if (cmd_is(&st[i], "XACK") || cmd_is(&st[i], "LREM")) {
                 m->dl[d].settle_sent = 1;
             }
         }
-        settles += st.n;
     }
-    if (failed) report(m, subi, 0, settles, failed, first);
+    if (failed) report(m, subi, 0, sent, failed, first);
 }
 
+static gen_cmd publish_cmd(model *m, ws_form form, const char *key, gen_str payload,
+                           const gen_str *hn, const gen_str *hv);
+static const char *out_key(ws_form f);
+
+/* A settle: the waiting reply first (published at an ack, through the pool, before the
+ * settle -- publishing.rs: an error reply makes the outcome a retry; dropped otherwise),
+ * then the broker's settle of what the runtime decided (the window's, or direct), then
+ * the runtime's copy: after the settle, whether or not the window flushed it. */
 static void do_settle(model *m, size_t d, ws_outcome o, int64_t delay)
 {
     dlv *x = &m->dl[d];
     int subi = x->sub;
     sub *s = &m->subs[subi];
+    if (x->has_reply) {
+        x->has_reply = 0;
+        if (o == WS_ACK) {
+            ws_form rf = m->cfg->reply_form;
+            gen_cmd c = publish_cmd(m, rf, out_key(rf), x->reply, NULL, NULL);
+            gen_cmd *cp = &c;
+            reply r;
+            window_rt(m, cause_of(m, "publish", x), 1, &cp, &r);
+            if (r.error) o = WS_RETRY;
+        }
+    }
     x->done = 1;
     x->outcome = o;
     x->delay = delay;
     leave_flight(s, d);
+    plan p = plan_outcome(m, x, o, delay);
+    x->rejected = p.rejected;
     if (m->cfg->mode == WS_MODE_DIRECT) {
         s->outstanding--;
-        direct_settle(m, subi, d, o, delay);
+        direct_settle(m, subi, d, p.broker, delay);
+        publish_copy(m, d, p);
         return;
     }
     int atomic = m->cfg->mode == WS_MODE_ATOMIC;
     if (x->batch >= 0) {
-        settle_member(m, subi, d, o, delay);
+        settle_member(m, subi, d, o, p.broker, delay);
     } else if (o == WS_ACK && x->seg >= 0) {
         x->seg_state = SEG_KEPT;
         commit(m, subi, x->seg);
         x->seg = -1;
-        if (!atomic) owe(m, subi, d, o, delay);
+        if (!atomic) owe(m, subi, d, p.broker, delay);
     } else {
         if (x->seg >= 0) {
             x->seg_state = SEG_DROPPED;
             x->seg = -1;
         }
-        owe(m, subi, d, o, delay);
+        owe(m, subi, d, p.broker, delay);
     }
     s->outstanding--;
     size_t waiting = m->cfg->form == WS_FORM_CHANNEL ? s->nbuf : 0;
-    size_t capacity = m->cfg->batch ? m->cfg->batch : m->cfg->count;
+    size_t capacity = m->count;
     if (o == WS_ABANDON) {
         if ((s->ncom || s->now_) && s->outstanding == 0 && waiting == 0) flush(m, subi);
-    } else {
-        s->settled++;
-        if (s->settled >= capacity) flush(m, subi);
-        else if (s->outstanding == 0 && waiting == 0) flush(m, subi);
+        return;
     }
+    s->settled++;
+    if (s->settled >= capacity) flush(m, subi);
+    else if (s->outstanding == 0 && waiting == 0) flush(m, subi);
+    publish_copy(m, d, p);
 }
 
 /* ----- The process --------------------------------------------------------------------------- */
 
+/* A process starts its subscriptions in order: a stream's group is made through the
+ * pool (`XGROUP CREATE k g $ MKSTREAM`; BUSYGROUP, made by the world's setup, is fine:
+ * broker.rs ensure_group), a channel is subscribed on a connection of its own.  Its
+ * recovery members count from 0 under a process id of its own. */
 static void start_subs(model *m)
 {
+    m->pid_known = 0;
+    m->pid = 0;
+    m->nclaimed = 0;
     for (int i = 0; i < 2; i++) {
         sub *s = &m->subs[i];
         if (!s->present) continue;
         s->sub_rts = 0;
-        if (m->cfg->form == WS_FORM_CHANNEL) {
-            char cause[64] = "subscribe ";
-            memcpy(cause + 10, s->label, strlen(s->label) + 1); /* "main" or "rescue" */
+        char cause[64] = "subscribe ";
+        memcpy(cause + 10, s->label, strlen(s->label) + 1); /* "main" or "rescue" */
+        if (m->cfg->form == WS_FORM_STREAM) {
+            pool_one(m, cause, mk(m, "XGROUP", "CREATE", "k", "g", "$", "MKSTREAM", NULL));
+        } else if (m->cfg->form == WS_FORM_CHANNEL) {
             gen_cmd c = mk(m, "SUBSCRIBE", "k", NULL);
             gen_cmd *cp = &c;
             record_rt(m, CONN_SUBSCRIBER, cause, 1, &cp, i);
@@ -2233,9 +2605,11 @@ static void fire_timers(model *m)
         timer t = m->tm[best];
         m->tm[best] = m->tm[--m->ntm];
         char *cause = cause_of(m, "retry timer", &m->dl[t.dl]);
+        if (strlen(cause) > 127) cause[127] = '\0'; /* the engine's timer cause: 128 bytes */
         gen_cmd *cp = &t.cmd;
         reply r;
         window_rt(m, cause, 1, &cp, &r);
+        if (!r.error) m->dl[t.dl].copy_sent = 1;
     }
 }
 
@@ -2372,8 +2746,18 @@ static void step(model *m, const gen_step *st)
         if (d < 0) return;
         ws_form rf = m->cfg->reply_form;
         int bound = m->dl[d].bound[form_index(rf)];
-        publish(m, (size_t)d, publish_cmd(m, rf, out_key(rf), st->payload, NULL, NULL),
-                m->cfg->reply_in_round || bound, 1);
+        if ((m->cfg->reply_in_round || bound) && m->cfg->mode != WS_MODE_DIRECT) {
+            publish(m, (size_t)d, publish_cmd(m, rf, out_key(rf), st->payload, NULL, NULL), 1, 1);
+            break;
+        }
+        /* the handler's return value: it waits for the handler's Ok (do_settle) */
+        if (m->dl[d].has_reply) {
+            model_stop(m, "step %zu replies a second time for e%zu (refused)", m->step + 1,
+                       st->entry);
+            return;
+        }
+        m->dl[d].reply = st->payload; /* the run's: it outlives the model */
+        m->dl[d].has_reply = 1;
         break;
     }
     case GS_BIND: {
@@ -2394,6 +2778,17 @@ static void step(model *m, const gen_step *st)
         /* delay-queue members a timer copy cannot touch; nothing else moves with time */
         break;
     case GS_CRASH:
+        crash(m);
+        break;
+    case GS_SHUTDOWN:
+        /* the graceful stop: each live subscription's window drains, then the process
+         * ends as in a crash (its deliveries abandoned, its timers gone) */
+        if (!m->alive) {
+            model_stop(m, "step %zu shuts a dead process down", m->step + 1);
+            return;
+        }
+        for (int i = 0; i < 2; i++)
+            if (m->subs[i].present && !m->subs[i].stopped) flush(m, i);
         crash(m);
         break;
     case GS_RESTART:
@@ -2486,9 +2881,10 @@ static void final_state(model *m)
             if (i) sb_puts(&b, ", ");
             sb_puts(&b, "[");
             bulk_text(&b, m->ks.e[p->ei].id, strlen(m->ks.e[p->ei].id));
-            sb_puts(&b, ", \"c");
-            sb_ll(&b, p->consumer);
-            sb_puts(&b, "\", :");
+            sb_puts(&b, ", ");
+            const char *cn = m->subs[p->consumer - 1].consumer;
+            bulk_text(&b, cn, strlen(cn));
+            sb_puts(&b, ", :");
             sb_ll(&b, (long long)(m->now - p->time));
             sb_puts(&b, ", :");
             sb_ll(&b, p->count);
@@ -2512,6 +2908,8 @@ static void final_state(model *m)
     add_state(m, astrdup(m->a, "LRANGE log 0 -1"), list_text(m, &m->log));
     add_state(m, astrdup(m->a, "LRANGE out.l 0 -1"), list_text(m, &m->outl));
     add_state(m, astrdup(m->a, "XRANGE out.s - +"), stream_text(m, &m->outs));
+    if (m->subs[0].dead_letter || m->subs[1].dead_letter)
+        add_state(m, astrdup(m->a, "XRANGE " GEN_DEAD_LETTER " - +"), stream_text(m, &m->dlqs));
     /* the strings: pc, n:e1.., s:e1.. */
     sbuf cmd, rep;
     sb_init(&cmd);
@@ -2641,6 +3039,8 @@ static void invariants(model *m)
             if (d->entry != e || !d->settle_sent) continue;
             if (d->outcome == WS_DROP) settled = 1;
             if (d->outcome == WS_ACK && all_applied(d)) settled = 1;
+            /* retried at the cap: rejected, or its copy moved to the dead letter */
+            if (d->rejected || (d->copy == COPY_DEAD_LETTER && d->copy_sent)) settled = 1;
         }
         if (!held && !settled) violation(m, "lost", e);
         if (form == WS_FORM_RELIABLE_LIST && m->cfg->recovery && stranded(m, e, kproc_root))
@@ -2664,7 +3064,8 @@ int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out)
     m.now = START_MS;
     m.step = (size_t)-1;
     char num[24];
-    m.count_text = str_of(m.a, num, u64_text(num, run->cfg.count)).p;
+    m.count = run->cfg.batch ? run->cfg.batch : run->cfg.count; /* a batch reads its size */
+    m.count_text = str_of(m.a, num, u64_text(num, m.count)).p;
     size_t nprod = 0;
     for (size_t i = 0; i < run->nsteps; i++) nprod += run->steps[i].kind == GS_PRODUCE;
     m.payloads = ANEW(m.a, nprod, gen_str);
@@ -2681,11 +3082,21 @@ int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out)
     kv_set(&m, (gen_str){"str", 3}, (gen_str){"x", 1});
     m.subs[0].present = 1;
     m.subs[0].label = "main";
+    m.subs[0].consumer = run->cfg.auto_consumer ? "ruststream-0" : "c1";
+    m.subs[0].max_attempts = run->cfg.max_attempts;
+    m.subs[0].dead_letter = run->cfg.dead_letter;
     set_cursor(&m.subs[0], NULL);
     if (run->cfg.form == WS_FORM_STREAM && run->cfg.rescue) {
         m.subs[1].present = 1;
         m.subs[1].reclaim = 1;
         m.subs[1].label = "rescue";
+        /* stream.rs auto_consumer: a per-process counter in subscription order, so each
+         * process names them alike */
+        m.subs[1].consumer = run->cfg.auto_consumer ? "ruststream-1" : "c2";
+        if (run->cfg.rescue_declared) {
+            m.subs[1].max_attempts = run->cfg.max_attempts;
+            m.subs[1].dead_letter = run->cfg.dead_letter;
+        }
         set_cursor(&m.subs[1], NULL);
     }
     m.inc = 1;

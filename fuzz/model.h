@@ -1,34 +1,44 @@
 /* model.h -- the reference model of the settlement window: from a run's configuration and
- * steps (fuzz/gen.h), what the engine must do, written from ../shared/SEMANTICS.md and
- * docs/engine.md alone, as plainly as possible, sharing no code with engine/src.
+ * steps (fuzz/gen.h), what the engine must do, written from ../shared/SEMANTICS.md,
+ * docs/engine.md and the framework's behaviour the engine follows since 6155edb (the
+ * RustStream runtime and ruststream-fred: retry paths, copies, sweeps, encodings, reads),
+ * as plainly as possible, sharing no code with engine/src.
  *
  * It follows one consumer process at a time through the run's steps, with its own small
  * Redis: the stream `k` with its group (entries, ids on the virtual clock, the pending
- * list with owners, delivery times and counts), the lists, the delay queue and the
- * recovery set, and the handlers' keys (`log`, counters, `str`, the outputs), enough to
- * answer every command a generated run sends.  From that it predicts:
+ * list with owners, delivery times and counts), the lists, the delay queue, the recovery
+ * set, the dead letter, and the handlers' keys (`log`, counters, `str`, the outputs),
+ * enough to answer every command a generated run sends.  From that it predicts:
  *
  *   - every round trip of the consumer, in order: connection, cause, each command as the
- *     trace prints it (ws_sim_round_trip);
+ *     trace prints it (ws_sim_round_trip) -- the groups made at each process's start,
+ *     the sweeps and the claims through the pool, the reads, flushes, direct settles,
+ *     publishes, and the runtime's copies (at once, to the dead letter, from timers);
  *   - every flush: its commands with their round trip, reply text and source entry
  *     (ws_sub_flush_command);
+ *   - the counts of round trips by kind, reads, deliveries, flushes and reports
+ *     (ws_sim_get_counts);
  *   - what each read hands out: a failure report (with its counts and first error) or
- *     deliveries (which entry each is, and its id);
+ *     deliveries (which entry each is, its id and its payload);
  *   - the final state: the group's pending list, the lists, the delay queue, the recovery
- *     set and the handlers' keys, as (admin command, reply text) pairs;
+ *     set, the dead letter and the handlers' keys, as (admin command, reply text) pairs;
  *   - the invariant violations ws_sim_check must report (SEMANTICS.md §8 as docs/engine.md
- *     states it), by kind and entry.
+ *     states it, with the framework's settled-at-the-cap cases), by kind and entry.
  *
  * Scope: every form (stream with a fresh and a reclaim subscription, delay queue with or
  * without TTL; reliable list with or without recovery; plain list; channel), every mode
- * (direct, window, atomic), batches, retries with and without a delay queue, InRound
- * replies, bound publishes, the pool, abandon, stop, crashes between steps and restarts,
- * failure reports from error replies.  Not modelled: faults (gen.h's fault mode), pattern
- * subscriptions, cluster emulation, real servers.
+ * (direct, window, atomic), batches (COUNT = the batch size), the runtime's outcomes
+ * (undeclared retries as the broker's requeue, max-attempts, dead letters, rejection,
+ * runtime copies at once or after a delay), replies in and outside the round, bound
+ * publishes, the pool, abandon, stop, shutdown, crashes between steps and restarts,
+ * generated consumer names, failure reports from error replies.  Not modelled: faults
+ * (gen.h's fault mode), claiming reads (XREADGROUP ... CLAIM), group start ids, recovery
+ * TTLs, pattern subscriptions, cluster emulation, real servers.
  *
- * What comes from the engine: the salts of list recovery members (drawn from the
- * simulation's seed), read off the observations of the run's read steps.  Stream ids are
- * predicted from the virtual clock, and compared.
+ * What comes from the engine: the process id in list recovery members (drawn from the
+ * simulation's seed at each process start), read off the first member each process makes
+ * (the observations of the run's read steps); the members' counters are predicted.
+ * Stream ids are predicted from the virtual clock, and compared.
  */
 #ifndef WSIM_FUZZ_MODEL_H
 #define WSIM_FUZZ_MODEL_H
@@ -78,7 +88,8 @@ typedef struct mdl_read {
     char *first_error;    /* the report's first error (no '-') */
     size_t n;             /* deliveries */
     size_t *entries;      /* per delivery: its entry (1-based) */
-    gen_str *ids;         /* per delivery: its id */
+    gen_str *ids;         /* per delivery: its id (all of it) */
+    gen_str *payloads;    /* per delivery: its payload (p NULL when it has none) */
 } mdl_read;
 
 /* One final-state check: run `command` on the admin connection, expect `reply`. */
@@ -93,9 +104,18 @@ typedef struct mdl_violation {
     size_t entry;         /* 1-based */
 } mdl_violation;
 
+/* The engine's counts (ws_sim_counts): round trips in total, on reads (with their sweeps
+ * and claims), on flushes and through the pool (a subscription's start counts in the
+ * total only); reads made, deliveries handed out, flushes, failure reports. */
+typedef struct mdl_counts {
+    uint64_t round_trips, read_round_trips, flush_round_trips, pool_round_trips;
+    uint64_t reads, deliveries, flushes, reports;
+} mdl_counts;
+
 typedef struct mdl_result {
     mdl_rt *rts;
     size_t nrts;
+    mdl_counts counts;
     mdl_flush *flushes;   /* in the order they were made */
     size_t nflushes;
     mdl_read *reads;      /* one per read step, in step order */

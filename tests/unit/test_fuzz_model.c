@@ -291,7 +291,10 @@ static void window_story(void **state)
 /* §3 with retries (docs/engine.md "The window"): 1-0 acked with a segment, 1-1 retried,
  * 1-2 dropped, 1-3 retried after 30 s through a delay queue with a TTL, settled 1-1, 1-0,
  * 1-3, 1-2: segments and retry writes in one round trip, then one XACK -- the deliveries
- * that wrote nothing first, then the retried ones, each in settle order. */
+ * that wrote nothing first, then the retried ones, each in settle order.  An undeclared
+ * retry is the broker's requeue: the entry re-added as delivered (the counter not
+ * raised); the delay-queue member is [u32 id length][id][binary frame of the copy, its
+ * counter raised]. */
 static void retries_in_a_flush(void **state)
 {
     (void)state;
@@ -311,9 +314,10 @@ static void retries_in_a_flush(void **state)
     settle(&r, 3, WS_DROP, 0);
     expect_flush(&r, 1,
                  "[1] INCR n -> :1\n"
-                 "[1] XADD k * _payload o2 h:x-ruststream-retry-count 1 -> \"1700000000000-4\"\n"
+                 "[1] XADD k * _payload o2 -> \"1700000000000-4\"\n"
                  "[1] ZADD k:delayed 1700000030000 "
-                 "wsim115:1700000000000-38:_payload2:o426:h:x-ruststream-retry-count1:1 -> :1\n"
+                 "\"\\x00\\x00\\x00\\x0f1700000000000-3\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x18"
+                 "x-ruststream-retry-count\\x00\\x00\\x00\\x011o4\" -> :1\n"
                  "[1] PEXPIRE k:delayed 86400000 -> :1\n"
                  "[2] XACK k g 1700000000000-0 1700000000000-2 1700000000000-1 "
                  "1700000000000-3 -> :4\n");
@@ -395,13 +399,14 @@ static void execabort_and_the_report(void **state)
 
 /* §6: an atomic batch of two acked members is one transaction with a settle per member;
  * a batch of a drop and an ack is discarded, its acked member settled with the others
- * in settle order. */
+ * in settle order.  A batch subscription reads COUNT = its size: one batch per read. */
 static void atomic_batches(void **state)
 {
     (void)state;
-    gen_run r = run_of(WS_FORM_STREAM, WS_MODE_ATOMIC, 4);
+    gen_run r = run_of(WS_FORM_STREAM, WS_MODE_ATOMIC, 2);
     r.cfg.batch = 2;
     for (int i = 0; i < 4; i++) produce(&r, i == 0 ? "a" : i == 1 ? "b" : i == 2 ? "c" : "d");
+    read_(&r);
     read_(&r);
     command(&r, GS_QUEUE, 1, "INCR b");
     command(&r, GS_QUEUE, 2, "INCR b");
@@ -469,8 +474,10 @@ static void lists_and_in_round_replies(void **state)
     gen_free(&r);
 }
 
-/* §7: direct mode writes at once and settles each delivery on its own; a retried
- * delivery's redelivery writes again: the model says "doubled". */
+/* §7: direct mode writes at once and settles each delivery on its own, one command per
+ * round trip; an undeclared retry is the broker's requeue (the entry re-added as it was,
+ * then acknowledged), and the redelivery writes again: the model says "doubled".  The
+ * subscription's start makes its group through the pool first. */
 static void direct_mode_doubles(void **state)
 {
     (void)state;
@@ -487,16 +494,17 @@ static void direct_mode_doubles(void **state)
     assert_null(m.error);
     assert_int_equal(m.nflushes, 0);
     const char *want[][2] = {
+        {"subscribe main", "XGROUP CREATE k g $ MKSTREAM"},
         {"read 1 of main", "XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >"},
         {"direct write of 1700000000000-0", "RPUSH log a"},
-        {"settle of 1700000000000-0", "XADD k * _payload o1 h:x-ruststream-retry-count 1"},
+        {"settle of 1700000000000-0", "XADD k * _payload o1"},
         {"settle of 1700000000000-0", "XACK k g 1700000000000-0"},
         {"read 2 of main", "XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >"},
         {"direct write of 1700000000000-1", "RPUSH log b"},
         {"settle of 1700000000000-1", "XACK k g 1700000000000-1"},
     };
-    assert_int_equal(m.nrts, 7);
-    for (size_t i = 0; i < 7; i++) {
+    assert_int_equal(m.nrts, 8);
+    for (size_t i = 0; i < 8; i++) {
         assert_string_equal(m.rts[i].cause, want[i][0]);
         assert_string_equal(m.rts[i].cmds[0], want[i][1]);
     }
@@ -508,7 +516,7 @@ static void direct_mode_doubles(void **state)
 }
 
 /* §2.1 and §8: retry_after without a delay queue settles as dropped now and publishes the
- * copy when the clock passes; a crash first loses it ("lost"). */
+ * copy (its counter raised) when the clock passes; a crash first loses it ("lost"). */
 static void a_timer_copy_and_its_loss(void **state)
 {
     (void)state;
@@ -522,22 +530,260 @@ static void a_timer_copy_and_its_loss(void **state)
         mdl_result m;
         mdl_predict(&r, 0, &m);
         assert_null(m.error);
-        assert_string_equal(m.rts[1].cause, "flush 1 of main after read 1");
-        assert_string_equal(m.rts[1].cmds[0], "XACK k g 1700000000000-0");
+        assert_string_equal(m.rts[2].cause, "flush 1 of main after read 1");
+        assert_string_equal(m.rts[2].cmds[0], "XACK k g 1700000000000-0");
         if (crash_first) {
-            assert_int_equal(m.nrts, 2);
+            assert_int_equal(m.nrts, 3);
             assert_int_equal(m.nviol, 1);
             assert_string_equal(m.viol[0].kind, "lost");
         } else {
-            assert_int_equal(m.nrts, 3);
-            assert_string_equal(m.rts[2].cause, "retry timer of 1700000000000-0");
-            assert_string_equal(m.rts[2].cmds[0],
+            assert_int_equal(m.nrts, 4);
+            assert_string_equal(m.rts[3].cause, "retry timer of 1700000000000-0");
+            assert_string_equal(m.rts[3].cmds[0],
                                 "XADD k * _payload o1 h:x-ruststream-retry-count 1");
             assert_int_equal(m.nviol, 0);
         }
         mdl_result_free(&m);
         gen_free(&r);
     }
+}
+
+/* The model's round trips as "conn (cause): command | command" lines. */
+static char *rts_text(const mdl_result *m)
+{
+    size_t cap = 4096, len = 0;
+    char *t = calloc(cap, 1);
+    assert_non_null(t);
+    for (size_t i = 0; i < m->nrts; i++) {
+        const mdl_rt *rt = &m->rts[i];
+        size_t need = strlen(rt->conn) + strlen(rt->cause) + 8;
+        for (size_t k = 0; k < rt->n; k++) need += strlen(rt->cmds[k]) + 3;
+        if (len + need >= cap) {
+            cap = (cap + need) * 2;
+            t = realloc(t, cap);
+            assert_non_null(t);
+        }
+        len += (size_t)snprintf(t + len, cap - len, "%s (%s):", rt->conn, rt->cause);
+        for (size_t k = 0; k < rt->n; k++)
+            len += (size_t)snprintf(t + len, cap - len, "%s %s", k ? " |" : "", rt->cmds[k]);
+        len += (size_t)snprintf(t + len, cap - len, "\n");
+    }
+    return t;
+}
+
+static void expect_rts(const gen_run *r, const char *want, size_t nviol)
+{
+    mdl_result m;
+    mdl_predict(r, 0, &m);
+    assert_null(m.error);
+    char *got = rts_text(&m);
+    if (strcmp(got, want) != 0) fprintf(stderr, "round trips:\n%s\nwanted:\n%s\n", got, want);
+    assert_string_equal(got, want);
+    if (m.nviol != nviol)
+        for (size_t i = 0; i < m.nviol; i++) fprintf(stderr, "violation %s e%zu\n", m.viol[i].kind, m.viol[i].entry);
+    assert_int_equal(m.nviol, nviol);
+    free(got);
+    mdl_result_free(&m);
+}
+
+static void produce_with(gen_run *r, const char *payload, const char *hname, const char *hval)
+{
+    gen_step *s = add(r, GS_PRODUCE);
+    s->payload = str(payload);
+    s->hname = str(hname);
+    s->hval = str(hval);
+    r->nentries++;
+}
+
+/* A retry at the cap of max-attempts (the retry counter + 1 >= N): the broker settles it
+ * as dropped; the runtime then copies it to the dead letter at once, its counter raised,
+ * after the window's flush -- or, with no dead letter, rejects it (nothing more).  Either
+ * way the entry is settled: no violation. */
+static void dead_letter_and_rejection_at_the_cap(void **state)
+{
+    (void)state;
+    for (int dlq = 0; dlq < 2; dlq++) {
+        gen_run r = run_of(WS_FORM_STREAM, WS_MODE_WINDOW, 1);
+        r.cfg.max_attempts = dlq ? 2 : 1;
+        r.cfg.dead_letter = dlq;
+        if (dlq) produce_with(&r, "o1", "x-ruststream-retry-count", "1");
+        else produce(&r, "o1");
+        read_(&r);
+        settle(&r, 1, WS_RETRY, 0);
+        expect_rts(&r,
+                   dlq ? "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
+                         "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"
+                         "window (flush 1 of main after read 1): XACK k g 1700000000000-0\n"
+                         "window (dead letter of 1700000000000-0): XADD dlq * _payload o1 "
+                         "h:x-ruststream-retry-count 2\n"
+                       : "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
+                         "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"
+                         "window (flush 1 of main after read 1): XACK k g 1700000000000-0\n",
+                   0);
+        gen_free(&r);
+    }
+}
+
+/* A plain list cannot requeue: an undeclared retry publishes nothing.  Declared (below
+ * the cap), the runtime copies the message back at once, framed, its counter raised; the
+ * next read hands the copy out as the same entry. */
+static void plain_list_retries(void **state)
+{
+    (void)state;
+    for (int declared = 0; declared < 2; declared++) {
+        gen_run r = run_of(WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, 1);
+        r.cfg.max_attempts = declared ? 3 : 0;
+        produce(&r, "p1");
+        read_(&r);
+        settle(&r, 1, WS_RETRY, 0);
+        read_(&r);
+        expect_rts(&r,
+                   declared ? "reader (read 1 of main): RPOP k 1\n"
+                              "window (retry copy of p1): LPUSH k \"\\x00\\x00\\x00\\x01\\x00\\x00"
+                              "\\x00\\x18x-ruststream-retry-count\\x00\\x00\\x00\\x011p1\"\n"
+                              "reader (read 2 of main): RPOP k 1\n"
+                            : "reader (read 1 of main): RPOP k 1\n"
+                              "reader (read 2 of main): RPOP k 1\n"
+                              "reader (read 2 of main): BRPOP k 0.010\n",
+                   0);
+        mdl_result m;
+        mdl_predict(&r, 0, &m);
+        assert_int_equal(m.nreads, 2);
+        assert_int_equal(m.reads[1].n, (size_t)declared);
+        if (declared) {
+            assert_int_equal(m.reads[1].entries[0], 1);
+            assert_string_equal(m.reads[1].payloads[0].p, "p1");
+        }
+        mdl_result_free(&m);
+        gen_free(&r);
+    }
+}
+
+/* A reply outside the round is the handler's return value: published through the pool at
+ * the ack, before the settle; never for a drop. */
+static void a_reply_waits_for_the_ack(void **state)
+{
+    (void)state;
+    for (int ack = 0; ack < 2; ack++) {
+        gen_run r = run_of(WS_FORM_STREAM, WS_MODE_WINDOW, 1);
+        r.cfg.reply_form = WS_FORM_PLAIN_LIST;
+        produce(&r, "o1");
+        read_(&r);
+        gen_step *s = add(&r, GS_REPLY);
+        s->entry = 1;
+        s->payload = str("done");
+        settle(&r, 1, ack ? WS_ACK : WS_DROP, 0);
+        expect_rts(&r,
+                   ack ? "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
+                         "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"
+                         "window (publish of 1700000000000-0): LPUSH out.l done\n"
+                         "window (flush 1 of main after read 1): XACK k g 1700000000000-0\n"
+                       : "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
+                         "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"
+                         "window (flush 1 of main after read 1): XACK k g 1700000000000-0\n",
+                   0);
+        gen_free(&r);
+    }
+}
+
+/* A shutdown drains the window (what it owes is flushed), then the process ends: the
+ * unsettled delivery stays pending; the next process makes its group again. */
+static void shutdown_drains_the_window(void **state)
+{
+    (void)state;
+    gen_run r = run_of(WS_FORM_STREAM, WS_MODE_WINDOW, 2);
+    r.cfg.auto_consumer = 1;
+    produce(&r, "a");
+    produce(&r, "b");
+    read_(&r);
+    settle(&r, 1, WS_ACK, 0);
+    add(&r, GS_SHUTDOWN);
+    add(&r, GS_RESTART);
+    expect_rts(&r,
+               "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
+               "reader (read 1 of main): XREADGROUP GROUP g ruststream-0 COUNT 2 BLOCK 10 STREAMS k >\n"
+               "window (flush 1 of main after read 1): XACK k g 1700000000000-0\n"
+               "window.2 (subscribe main): XGROUP CREATE k g $ MKSTREAM\n",
+               0);
+    mdl_result m;
+    mdl_predict(&r, 0, &m);
+    int checked = 0;
+    for (size_t i = 0; i < m.nstate; i++)
+        if (!strcmp(m.state[i].command, "XPENDING k g - + 1000000")) {
+            assert_string_equal(m.state[i].reply, "[[\"1700000000000-1\", \"ruststream-0\", :0, :1]]");
+            checked = 1;
+        }
+    assert_true(checked);
+    mdl_result_free(&m);
+    gen_free(&r);
+}
+
+/* A reclaim read's deliveries carry h:redis-delivery-count and h:redis-idle-ms from
+ * XPENDING; an undeclared retry there is the broker's requeue, which copies them. */
+static void reclaim_headers_and_the_requeue(void **state)
+{
+    (void)state;
+    gen_run r = run_of(WS_FORM_STREAM, WS_MODE_WINDOW, 1);
+    r.cfg.rescue = 1;
+    produce(&r, "o1");
+    read_(&r);
+    add(&r, GS_CRASH);
+    add(&r, GS_RESTART);
+    add(&r, GS_ADVANCE)->ms = GEN_MIN_IDLE_MS + 1;
+    add(&r, GS_READ)->sub = 1;
+    settle(&r, 1, WS_RETRY, 0);
+    mdl_result m;
+    mdl_predict(&r, 0, &m);
+    assert_null(m.error);
+    char *got = rts_text(&m);
+    assert_non_null(strstr(got, "reader.2 (read 1 of rescue): XAUTOCLAIM k g c2 100000 0-0 COUNT 1\n"
+                                "reader.2 (read 1 of rescue): XPENDING k g IDLE 0 - + 1 c2\n"));
+    free(got);
+    /* the flush of rescue: the copy as delivered, then its XACK */
+    for (size_t i = 0; i < m.nflushes; i++) {
+        if (m.flushes[i].sub != 1) continue;
+        assert_int_equal(m.flushes[i].n, 2);
+        assert_string_equal(m.flushes[i].cmds[0].text,
+                            "XADD k * _payload o1 h:redis-delivery-count 2 h:redis-idle-ms 0");
+        assert_string_equal(m.flushes[i].cmds[1].text, "XACK k g 1700000000000-0");
+        assert_int_equal(m.flushes[i].cmds[1].rt, 2);
+    }
+    assert_int_equal(m.nflushes, 1);
+    assert_int_equal(m.nviol, 0);
+    mdl_result_free(&m);
+    gen_free(&r);
+}
+
+/* A reliable list's recovery member is [u32 process id][u64 counter][the value]: the
+ * process id read off the engine's first member, the counter the model's own (from 0 in
+ * each process); claims go through the pool after the read. */
+static void recovery_members(void **state)
+{
+    (void)state;
+    gen_run r = run_of(WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, 1);
+    r.cfg.recovery = 1;
+    produce_with(&r, "j1", "trace", "t1");
+    gen_step *rd = add(&r, GS_READ);
+    rd->ndl = 1;
+    rd->dl = calloc(1, sizeof *rd->dl);
+    assert_non_null(rd->dl);
+    static const unsigned char seen[12] = {0, 0, '0', '9', 0, 0, 0, 0, 0, 0, 0, 0};
+    memcpy(rd->dl[0].member, seen, 12);
+    rd->dl[0].has_member = 1;
+    settle(&r, 1, WS_ACK, 0);
+    expect_rts(&r,
+               "window (recovery sweep before read 1 of main): ZRANGEBYSCORE k:claims 0 "
+               "1699999900000 LIMIT 0 128\n"
+               "reader (read 1 of main): LMOVE k k.processing RIGHT LEFT\n"
+               "window (claims of read 1 of main): ZADD k:claims 1700000000000 "
+               "\"\\x00\\x0009\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x01\\x00\\x00"
+               "\\x00\\x05trace\\x00\\x00\\x00\\x02t1j1\"\n"
+               "window (flush 1 of main after read 1): LREM k.processing 1 "
+               "\"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x05trace\\x00\\x00\\x00\\x02t1j1\" | ZREM "
+               "k:claims \"\\x00\\x0009\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x01"
+               "\\x00\\x00\\x00\\x05trace\\x00\\x00\\x00\\x02t1j1\"\n",
+               0);
+    gen_free(&r);
 }
 
 /* ----- Generated runs ---------------------------------------------------------------------- */
@@ -606,12 +852,13 @@ static void seeded_runs_agree_with_the_model(void **state)
     assert_true(faulty > 100); /* fault mode is exercised too */
 }
 
-/* Every form and mode comes out of the generator. */
+/* Every form and mode, every step and every declaration comes out of the generator. */
 static void the_generator_covers_forms_and_modes(void **state)
 {
     (void)state;
     unsigned seen[5][4] = {{0}};
-    unsigned kinds[GS_FAULT + 1] = {0};
+    unsigned kinds[GS_SHUTDOWN + 1] = {0};
+    unsigned caps[4] = {0}, dlq = 0, rescue_declared = 0, auto_names = 0, batches = 0;
     for (uint64_t seed = 1; seed <= 400; seed++) {
         ch c;
         ch_init_prng(&c, seed, 0);
@@ -620,12 +867,23 @@ static void the_generator_covers_forms_and_modes(void **state)
         gen_generate(&c, &lim, &run);
         seen[run.cfg.form][run.cfg.mode]++;
         for (size_t i = 0; i < run.nsteps; i++) kinds[run.steps[i].kind]++;
+        assert_true(run.cfg.max_attempts <= 3);
+        caps[run.cfg.max_attempts]++;
+        dlq += (unsigned)run.cfg.dead_letter;
+        rescue_declared += (unsigned)run.cfg.rescue_declared;
+        auto_names += (unsigned)run.cfg.auto_consumer;
+        if (run.cfg.batch) {
+            assert_int_equal(run.cfg.count, run.cfg.batch); /* COUNT = the batch size */
+            batches++;
+        }
         gen_free(&run);
         ch_free(&c);
     }
     for (int f = 1; f <= 4; f++)
         for (int m = 1; m <= 3; m++) assert_true(seen[f][m] > 0);
-    for (int k = GS_PRODUCE; k <= GS_FAULT; k++) assert_true(kinds[k] > 0);
+    for (int k = GS_PRODUCE; k <= GS_SHUTDOWN; k++) assert_true(kinds[k] > 0);
+    for (int n = 0; n <= 3; n++) assert_true(caps[n] > 0);
+    assert_true(dlq > 0 && rescue_declared > 0 && auto_names > 0 && batches > 0);
 }
 
 /* ----- The shrinker ------------------------------------------------------------------------ */
@@ -692,6 +950,12 @@ int main(void)
         cmocka_unit_test(lists_and_in_round_replies),
         cmocka_unit_test(direct_mode_doubles),
         cmocka_unit_test(a_timer_copy_and_its_loss),
+        cmocka_unit_test(dead_letter_and_rejection_at_the_cap),
+        cmocka_unit_test(plain_list_retries),
+        cmocka_unit_test(a_reply_waits_for_the_ack),
+        cmocka_unit_test(shutdown_drains_the_window),
+        cmocka_unit_test(reclaim_headers_and_the_requeue),
+        cmocka_unit_test(recovery_members),
         cmocka_unit_test(scenarios_replay_their_runs),
         cmocka_unit_test(seeded_runs_agree_with_the_model),
         cmocka_unit_test(the_generator_covers_forms_and_modes),
