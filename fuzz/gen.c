@@ -1412,22 +1412,9 @@ static int compare_state(gen_run *r, const mdl_result *m, gen_failure *f)
     return rc;
 }
 
-static size_t entry_of_id(gen_run *r, const char *id)
-{
-    size_t n = ws_sim_produced_count(r->sim);
-    for (size_t i = 1; i <= n; i++)
-        if (strcmp(ws_sim_produced_id(r->sim, i), id) == 0) return i;
-    return 0;
-}
-
-/* A violation as ws_sim_check names it: its kind and the entry's id -- a C string
- * (ws_violation.entry), so a list or channel entry sent as a binary frame is named by
- * the bytes before its first NUL, which several entries may share.  Violations are
- * compared by (id, kind) as ws_sim_check can tell them apart; `entry` is for messages
- * (on the engine's side the first entry whose id reads so). */
+/* A violation as ws_sim_check names it: its kind and its produced entry (1-based). */
 typedef struct vio {
     char kind[12];
-    const char *id;
     size_t entry;
     const char *sentence;
 } vio;
@@ -1435,8 +1422,8 @@ typedef struct vio {
 static int vio_cmp(const void *a, const void *b)
 {
     const vio *x = a, *y = b;
-    int c = strcmp(x->id, y->id);
-    return c ? c : strcmp(x->kind, y->kind);
+    if (x->entry != y->entry) return x->entry < y->entry ? -1 : 1;
+    return strcmp(x->kind, y->kind);
 }
 
 /* What the run armed: which kinds of faults. */
@@ -1491,8 +1478,7 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
     vio *ev = xcalloc(nv, sizeof *ev);
     for (size_t i = 0; i < nv; i++) {
         snprintf(ev[i].kind, sizeof ev[i].kind, "%s", v[i].invariant);
-        ev[i].id = v[i].entry;
-        ev[i].entry = entry_of_id(r, v[i].entry);
+        ev[i].entry = v[i].root;
         ev[i].sentence = v[i].sentence;
     }
     qsort(ev, nv, sizeof *ev, vio_cmp);
@@ -1511,8 +1497,6 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
     for (size_t i = 0; i < m->nviol; i++) {
         memcpy(mv[i].kind, m->viol[i].kind, sizeof mv[i].kind);
         mv[i].entry = m->viol[i].entry;
-        mv[i].id = ws_sim_produced_id(r->sim, mv[i].entry);
-        if (!mv[i].id) mv[i].id = "";
     }
     qsort(mv, m->nviol, sizeof *mv, vio_cmp);
     size_t n = nv < m->nviol ? nv : m->nviol;

@@ -1430,7 +1430,20 @@ static char *cause_of(model *m, const char *what, const dlv *d)
     sb_init(&b);
     sb_puts(&b, what);
     sb_add(&b, " of ", 4);
-    sb_add(&b, d->id.p, strnlen(d->id.p, d->id.len));
+    /* the id as it is, or quoted with escapes when a byte does not print (a framed list
+     * value): docs/engine.md, "The trace" */
+    int prints = 1;
+    for (size_t i = 0; i < d->id.len && prints; i++) {
+        unsigned char c = (unsigned char)d->id.p[i];
+        prints = c >= 0x20 && c < 127;
+    }
+    if (prints) {
+        sb_add(&b, d->id.p, d->id.len);
+    } else {
+        char *q = abytes(m->a, arg_quoted_len(d->id.p, d->id.len) + 1);
+        arg_put_quoted(q, d->id.p, d->id.len);
+        sb_add(&b, q, arg_quoted_len(d->id.p, d->id.len));
+    }
     return sb_take(m->a, &b);
 }
 

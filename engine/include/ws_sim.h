@@ -430,8 +430,10 @@ int ws_sim_round_trip(const ws_sim *sim, size_t i, ws_rt_info *out);
 
 /* One broken invariant: which, the entry it concerns, and a sentence. */
 typedef struct ws_violation {
-    const char *invariant; /* "lost", "leaked", "split", "doubled" */
-    const char *entry;     /* the produced entry's id */
+    const char *invariant; /* "lost", "leaked", "split", "doubled", "stranded" */
+    const char *entry;     /* the produced entry's id (a list frame may hold NULs) */
+    size_t entry_size;     /* its length */
+    size_t root;           /* the produced entry (1-based, as ws_sim_produced_id counts) */
     const char *sentence;  /* one sentence naming the entry, the command, the crash point */
 } ws_violation;
 

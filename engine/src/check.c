@@ -41,10 +41,12 @@ static int set_has(const strset *set, const char *p, size_t len)
 
 static void set_free(strset *set) { wsi_strmap_free(set); }
 
-static void violation(ws_sim *sim, const char *inv, const char *entry, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static void violation(ws_sim *sim, const char *inv, const wsi_produced *p, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
 
-static void violation(ws_sim *sim, const char *inv, const char *entry, const char *fmt, ...)
+/* Records one violation of entry p (its id copied whole: a list frame may hold NULs). */
+static void violation(ws_sim *sim, const char *inv, const wsi_produced *p, const char *fmt,
+                      ...)
 {
     char buf[1024];
     va_list ap;
@@ -53,15 +55,22 @@ static void violation(ws_sim *sim, const char *inv, const char *entry, const cha
     va_end(ap);
     sim->viol = wsi_xrealloc(sim->viol, (sim->nviol + 1) * sizeof *sim->viol);
     sim->viol_text = wsi_xrealloc(sim->viol_text, (sim->nviol + 1) * 3 * sizeof(char *));
+    sim->viol_root = wsi_xrealloc(sim->viol_root, (sim->nviol + 1) * sizeof *sim->viol_root);
     char **keep = &sim->viol_text[sim->nviol * 3];
     keep[0] = wsi_xstrdup(inv);
-    keep[1] = wsi_xstrdup(entry);
+    keep[1] = wsi_xmemdup(p->id, p->id_len);
     keep[2] = wsi_xstrdup(buf);
+    sim->viol_root[sim->nviol] = (size_t)(p - sim->produced) + 1;
     /* the pointers in viol may move with the realloc above: rebuild them all */
     sim->nviol++;
     for (size_t i = 0; i < sim->nviol; i++)
-        sim->viol[i] = (ws_violation){sim->viol_text[i * 3], sim->viol_text[i * 3 + 1],
-                                      sim->viol_text[i * 3 + 2]};
+        sim->viol[i] = (ws_violation){
+            .invariant = sim->viol_text[i * 3],
+            .entry = sim->viol_text[i * 3 + 1],
+            .entry_size = sim->produced[sim->viol_root[i] - 1].id_len,
+            .root = sim->viol_root[i],
+            .sentence = sim->viol_text[i * 3 + 2],
+        };
 }
 
 static int applied(int fate) { return fate == WS_FATE_REPLIED || fate == WS_FATE_LOST; }
@@ -353,7 +362,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         const wsi_effect *e0 = first_applied(firstd);
         char *c0 = cmd_text(e0->cmd);
         char w0[96], w1[96];
-        violation(sim, "doubled", p->id,
+        violation(sim, "doubled", p,
                   "entry %s's effects were applied twice: `%s` by its delivery in read %llu "
                   "of %s (%s) and again by its redelivery as %s in read %llu of %s (%s), "
                   "after the crash at %s",
@@ -375,7 +384,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                 if (e->kind == WSI_EFFECT_DIRECT || !applied(e->fate)) continue;
                 char *c = cmd_text(e->cmd);
                 char w[96];
-                violation(sim, "leaked", p->id,
+                violation(sim, "leaked", p,
                           "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
                           "(%s)",
                           d->shown, p->shown,
@@ -398,14 +407,14 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
             if (e && !d->settle_sent && !d->settle_failed) {
                 char *c = cmd_text(e->cmd);
                 char w[96];
-                violation(sim, "split", p->id,
+                violation(sim, "split", p,
                           "entry %s's atomic segment was split: `%s` took effect (%s) but "
                           "its XACK did not",
                           p->shown, c, wsi_where_text(&e->where, w, sizeof w));
                 free(c);
             } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
                 char w[96];
-                violation(sim, "split", p->id,
+                violation(sim, "split", p,
                           "entry %s's atomic segment was split: its XACK took effect (%s) "
                           "but none of its commands did",
                           p->shown, wsi_where_text(&d->settle_where, w, sizeof w));
@@ -463,7 +472,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                 }
             }
             if (copied)
-                violation(sim, "lost", p->id,
+                violation(sim, "lost", p,
                           "entry %s was lost: the runtime settled its delivery %s for a retry "
                           "(%s declared: the settle first, then the copy), and the consumer "
                           "crashed after the settle took effect and before the %s was "
@@ -476,7 +485,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                                                                        : "copy",
                           crash_of(sim, copied));
             else if (queued)
-                violation(sim, "lost", p->id,
+                violation(sim, "lost", p,
                           "entry %s was lost: its delivery %s was scheduled in the delay queue "
                           "%s for a retry after %lld ms, and the copy left the queue (the sweep's "
                           "ZREM) but never reached the stream: the consumer crashed between the "
@@ -484,7 +493,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                           p->shown, queued->shown, queued->sub->delay_queue, (long long)queued->delay_ms,
                           sim->last_crash[0] ? sim->last_crash : "no crash");
             else if (timer)
-                violation(sim, "lost", p->id,
+                violation(sim, "lost", p,
                           "entry %s was lost: its delivery %s was settled as dropped for a "
                           "retry after %lld ms, and the copy was never published because the "
                           "consumer crashed first (%s)",
@@ -497,14 +506,14 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                         v[i]->settle_sent)
                         sibling = v[i];
                 if (sibling)
-                    violation(sim, "lost", p->id,
+                    violation(sim, "lost", p,
                               "entry %s was lost: its delivery %s was acked and settled, but "
                               "its batch's segment was discarded because another member of "
                               "the batch did not ack (SEMANTICS.md §6), so its effects never "
                               "applied",
                               p->shown, sibling->shown);
                 else
-                    violation(sim, "lost", p->id,
+                    violation(sim, "lost", p,
                               "entry %s was lost: it is neither acknowledged with its effects "
                               "applied, nor pending, nor %s",
                               p->shown, stream ? "unread or scheduled in a delay queue"
@@ -557,7 +566,7 @@ static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const hold
                  "that follows its LMOVE never took effect), so the orphan sweep never finds "
                  "it; the crash: %s", s->recovery,
                  last ? crash_of(sim, last) : sim->last_crash[0] ? sim->last_crash : "none");
-    violation(sim, "stranded", p->id,
+    violation(sim, "stranded", p,
               "entry %s is stranded on the processing list %s: no live delivery holds it "
               "and %s; it will never be delivered again",
               p->shown, s->processing, how);
@@ -568,6 +577,8 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
     free(sim->viol_text);
     free(sim->viol);
+    free(sim->viol_root);
+    sim->viol_root = NULL;
     sim->viol_text = NULL;
     sim->viol = NULL;
     sim->nviol = 0;

@@ -267,6 +267,7 @@ void ws_sim_free(ws_sim *sim)
     if (sim->table) fr_server_free(sim->table);
     free(sim->viol_text);
     free(sim->viol);
+    free(sim->viol_root);
     free(sim->last_fates);
     ws_conn_close(sim->reader);
     ws_conn_close(sim->window);

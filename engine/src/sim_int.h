@@ -382,6 +382,7 @@ struct ws_sim {
     size_t nlast_fates;
     /* the checks' results */
     ws_violation *viol;
+    size_t *viol_root;      /* per violation: its produced entry (1-based) */
     size_t nviol;
     char **viol_text;
 };

@@ -982,9 +982,8 @@ static int expect_check(runner *r, const wsc_stmt *st)
     }
     alias *a = find_alias(r, st->alias);
     if (!a) return fail(r, st, WSC_ERROR, NULL, "no entry named '%s'", st->alias);
-    const char *id = ws_sim_produced_id(r->sim, a->root);
     for (size_t i = 0; i < n; i++)
-        if (strcmp(v[i].invariant, st->text) == 0 && id && strcmp(v[i].entry, id) == 0) {
+        if (strcmp(v[i].invariant, st->text) == 0 && v[i].root == a->root) {
             r->checks++;
             return 0;
         }
