@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The crash explorer on the tutorial's three scenarios (docs/fuzzing.md, "Tutorial"):
 # direct mode and the plain window must show doubled effects (wsim explore exits 1: the
-# scenarios forbid them), the atomic window none (exit 0).
+# scenarios forbid them), the atomic window none (exit 0); a declared retry loses its
+# entry at exactly two points, between the runtime's XACK and its copy.
 set -uo pipefail
 wsim="$1" dir="$2"
 status=0
@@ -16,4 +17,9 @@ for mode in direct window atomic; do
         [[ $rc == 1 && $summary != *" 0 doubled,"* ]] || status=1
     fi
 done
+out=$("$wsim" explore "$dir/retry_copy_after_the_ack_declared.wsim")
+rc=$?
+summary=$(printf '%s\n' "$out" | grep -E '^[0-9]+ fine, ')
+echo "declared retry: $summary (exit $rc)"
+[[ $rc == 0 && $summary == *" 0 doubled, 2 lost,"* ]] || status=1
 exit $status
