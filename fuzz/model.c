@@ -1657,6 +1657,8 @@ static int id_less(const sentry *e, uint64_t ms, uint64_t seq)
     return e->ms < ms || (e->ms == ms && e->seq < seq);
 }
 
+static void fire_timers(model *m);
+
 /* The reclaim cursor moves to entry e's id, or back to 0-0 (e NULL). */
 static void set_cursor(sub *s, const sentry *e)
 {
@@ -1712,7 +1714,13 @@ static void read_stream(model *m, int subi, const char *cause)
     }
     if (i < m->npl) set_cursor(s, &m->ks.e[m->pl[i].ei]);
     else set_cursor(s, NULL);
-    if (!nclaimed) return;
+    if (!nclaimed) {
+        /* an empty reclaim: the reader sleeps BLOCK (10 ms) before the next read, and the
+         * due timers fire meanwhile (docs/engine.md, Reads) */
+        m->now += 10;
+        fire_timers(m);
+        return;
+    }
     /* XPENDING k g IDLE 0 - + n <consumer>: the consumer's first n pending entries, oldest
      * first; each claimed delivery takes its count and idle time from its row, 0 and 0
      * when it has none (subscriber.rs enrich_reclaimed) */

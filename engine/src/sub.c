@@ -741,7 +741,13 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
         ws_delivery *d = new_delivery(s, read, e->elements[0].str, e->elements[0].len);
         set_fields(d, &e->elements[1]);
     }
-    if (s->nlast == first) return 0;
+    if (s->nlast == first) {
+        /* nothing to reclaim: the framework's reclaim loop sleeps `block` before its next
+         * read (subscriber.rs fetch_reclaim), and the clock goes on meanwhile */
+        wsi_trace_note(s->sim, "-- %s: nothing to reclaim: the reader waits %lld ms\n",
+                       s->name, (long long)s->cfg.block_ms);
+        return ws_sim_advance(s->sim, s->cfg.block_ms);
+    }
     wsi_cmdb_adds(&b, "XPENDING");
     wsi_cmdb_adds(&b, s->key);
     wsi_cmdb_adds(&b, s->group);
