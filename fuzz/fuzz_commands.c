@@ -681,9 +681,10 @@ static int arg_ll(const char *s, size_t len, long long *out)
 }
 
 /* Non-zero for a command that would be slow or huge for reasons Redis shares (its cost
- * is an argument, not the data): SETRANGE far out allocates the gap, a large negative
- * SRANDMEMBER/ZRANDMEMBER/HRANDFIELD count returns that many elements, big APPENDs make
- * LCS quadratic.  The fuzzer looks for bugs, not for ways to ask for a gigabyte. */
+ * is an argument, not the data): SETRANGE far out allocates the gap, and so do SETBIT and
+ * BITFIELD's SET/INCRBY (up to 512 MB), a large negative SRANDMEMBER/ZRANDMEMBER/HRANDFIELD
+ * count returns that many elements, big APPENDs make LCS quadratic.  The fuzzer looks for
+ * bugs, not for ways to ask for a gigabyte. */
 static int too_costly(int argc, const char *const *argv, const size_t *len)
 {
     long long v;
@@ -691,6 +692,22 @@ static int too_costly(int argc, const char *const *argv, const size_t *len)
         return 0;
     if (len[0] == 8 && strncasecmp(argv[0], "SETRANGE", 8) == 0)
         return !arg_ll(argv[2], len[2], &v) || v > 4096;
+    if (len[0] == 6 && strncasecmp(argv[0], "SETBIT", 6) == 0)
+        return !arg_ll(argv[2], len[2], &v) || v > 4096 * 8;
+    if (len[0] == 8 && strncasecmp(argv[0], "BITFIELD", 8) == 0) {
+        /* The offset after SET|INCRBY <type>: a bit number, or "#N" (N times up to 64). */
+        for (int i = 2; i + 2 < argc; i++) {
+            if (!((len[i] == 3 && strncasecmp(argv[i], "SET", 3) == 0) ||
+                  (len[i] == 6 && strncasecmp(argv[i], "INCRBY", 6) == 0)))
+                continue;
+            const char *o = argv[i + 2];
+            size_t ol = len[i + 2];
+            int hash = ol > 0 && o[0] == '#';
+            if (!arg_ll(o + hash, ol - (size_t)hash, &v) || v > (hash ? 4096 / 8 : 4096 * 8))
+                return 1;
+        }
+        return 0;
+    }
     if ((len[0] == 11 && (strncasecmp(argv[0], "SRANDMEMBER", 11) == 0 ||
                           strncasecmp(argv[0], "ZRANDMEMBER", 11) == 0)) ||
         (len[0] == 10 && strncasecmp(argv[0], "HRANDFIELD", 10) == 0))

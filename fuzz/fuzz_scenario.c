@@ -14,8 +14,9 @@
  *
  * With FUZZ_VERBOSE set in the environment it prints the parse error or the run's status.
  *
- * Scenarios whose raw commands cost what an argument says (SETRANGE far out, big
- * negative RANDMEMBER counts, LCS) are parsed but not run: their cost is Redis's own.
+ * Scenarios whose raw commands cost what an argument says (SETRANGE, SETBIT or BITFIELD
+ * far out, big negative RANDMEMBER counts, LCS) are parsed but not run: their cost is
+ * Redis's own.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -126,6 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     size_t nst = wsc_statements(sc);
     int costly = contains_nocase(text, size, "SETRANGE") ||
+                 contains_nocase(text, size, "SETBIT") ||
+                 contains_nocase(text, size, "BITFIELD") ||
                  contains_nocase(text, size, "RANDMEMBER") ||
                  contains_nocase(text, size, "RANDFIELD") || contains_nocase(text, size, "LCS");
     if (nst <= MAX_RUN_STATEMENTS && !costly) {

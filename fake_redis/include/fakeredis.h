@@ -358,7 +358,7 @@ uint64_t fr_fault_fired(const fr_server *server);
 typedef struct fr_command_info {
     const char *name;     /* lower case, e.g. "set", or "xgroup|create" */
     int arity;            /* as Redis: n = exactly n arguments, -n = at least n */
-    const char *group;    /* "string", "list", "hash", "set", "sorted-set", ... */
+    const char *group;    /* "string", "bitmap", "list", "hash", "set", ... */
     const char *flags;    /* space separated: write readonly fast noscript ... */
     int first_key, last_key, key_step; /* Redis's legacy key spec (COMMAND INFO's 4th-6th
                                           fields): 0 0 0 for none; last -1 = the last

@@ -295,8 +295,8 @@ struct fri_command {
     fri_command_proc *proc;
     int arity;
     uint32_t flags;
-    const char *group;         /* "string", "list", "hash", "set", "sorted-set", "stream",
-                                  "generic", "connection", "server", "transactions",
+    const char *group;         /* "string", "bitmap", "list", "hash", "set", "sorted-set",
+                                  "stream", "generic", "connection", "server", "transactions",
                                   "pubsub", "cluster" */
     int first_key, last_key, key_step;
     fri_getkeys_proc *getkeys; /* overrides the three above when set */
@@ -308,6 +308,7 @@ extern const fri_command fri_connection_commands[];
 extern const fri_command fri_keyspace_commands[];
 extern const fri_command fri_multi_commands[];
 extern const fri_command fri_string_commands[];
+extern const fri_command fri_bitops_commands[];       /* t_bitops.c */
 extern const fri_command fri_list_commands[];
 extern const fri_command fri_hash_commands[];
 extern const fri_command fri_set_commands[];
@@ -387,6 +388,10 @@ void fri_reply_set_deferred_map_len(fr_client *c, size_t handle, long n);
 #define FRI_ERR_OUTOFRANGE "ERR index out of range"
 #define FRI_ERR_POSITIVE "ERR value is out of range, must be positive"
 #define FRI_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+
+/* Redis's default proto-max-bulk-len: no string may grow past it (APPEND, SETRANGE), and
+ * no bit offset may address a byte at or past it (SETBIT, GETBIT, BITFIELD). */
+#define FRI_PROTO_MAX_BULK_LEN (512LL * 1024 * 1024)
 
 /* The most elements a reply the fake invents (not one bounded by stored data, like
  * SRANDMEMBER with a negative count) may have: beyond it the command answers FRI_ERR_OOM

@@ -17,7 +17,7 @@
 #include "fr_int.h"
 
 /* Redis's default proto-max-bulk-len: no string may grow past it. */
-#define STR_MAX_LEN (512LL * 1024 * 1024)
+#define STR_MAX_LEN FRI_PROTO_MAX_BULK_LEN
 
 /* Room for INCRBYFLOAT's text: Redis's MAX_LONG_DOUBLE_CHARS. */
 #define LD_STR_CAP (5 * 1024)

@@ -977,6 +977,148 @@ static void g_lcs(gen *g) {
     finish(g, CMP_EXACT);
 }
 
+/* ----- Bitmaps ---------------------------------------------------------------------------- */
+
+/* Bitmaps are strings: the bitmap commands draw string keys, so they meet the values SET,
+ * APPEND, INCR ... left there, and the string commands meet the bytes they grew.  Offsets
+ * that would grow a string stay below a few thousand bits; the huge ones (up to the last
+ * valid bit, 4294967295) only go where nothing is allocated: reads, or a write refused
+ * before it looks at the key. */
+static const bstr BIT_OFFSET_EDGES[] = {
+    B("4294967296"), B("-1"), B("abc"), B(""), B("1.5"), B("9223372036854775807"),
+    B("-9223372036854775808"), B("18446744073709551616"), B("#8"), B(" 1"), B("+1"),
+};
+/* A bit offset for a write: small, or one the server refuses. */
+static void bit_offset_write(gen *g) {
+    int r = (int)rnd(g, 100);
+    if (r < 70) af(g, "%d", (int)rnd(g, 64));
+    else if (r < 92) af(g, "%d", (int)rnd(g, 2048));
+    else ab(g, PICK(g, BIT_OFFSET_EDGES));
+}
+/* A bit offset for a read: anything up to the last valid bit. */
+static void bit_offset_read(gen *g) {
+    static const bstr far[] = {B("4294967295"), B("4294967288"), B("536870912")};
+    if (chance(g, 90)) bit_offset_write(g);
+    else ab(g, PICK(g, far));
+}
+/* A start or end of a BITCOUNT/BITPOS range: small (in bytes or bits), sometimes an edge. */
+static void bit_range_arg(gen *g) {
+    if (chance(g, 85)) af(g, "%d", (int)rnd(g, 41) - 20);
+    else ab(g, PICK(g, INDEXES));
+}
+/* BYTE or BIT, now and then something else. */
+static void bit_unit(gen *g) {
+    static const char *const units[] = {"byte", "bit", "bit", "bits", ""};
+    word(g, units[chance(g, 90) ? rnd(g, 3) : 3 + rnd(g, 2)]);
+}
+
+static void g_setbit(gen *g) {
+    static const bstr vals[] = {B("2"), B("-1"), B("a"), B(""), B("1.0"), B("true")};
+    begin(g, "setbit");
+    key_s(g);
+    if (chance(g, 2)) {
+        a(g, "4294967295"); /* the last valid bit, with a value refused before any growth */
+        ab(g, PICK(g, vals));
+    } else {
+        bit_offset_write(g);
+        if (chance(g, 92)) a(g, chance(g, 50) ? "1" : "0");
+        else ab(g, PICK(g, vals));
+    }
+    finish(g, CMP_EXACT);
+}
+static void g_getbit(gen *g) { begin(g, "getbit"); key_s(g); bit_offset_read(g); finish(g, CMP_EXACT); }
+static void g_bitcount(gen *g) {
+    begin(g, "bitcount");
+    key_s(g);
+    int r = (int)rnd(g, 100);
+    if (r < 70) {
+        bit_range_arg(g);
+        bit_range_arg(g);
+        if (chance(g, 50)) bit_unit(g);
+    } else if (r < 80) {
+        bit_range_arg(g); /* start alone: a syntax error on an existing key */
+    }
+    finish(g, CMP_EXACT);
+}
+static void g_bitpos(gen *g) {
+    static const bstr bits[] = {B("2"), B("-1"), B("x"), B(""), B("01")};
+    begin(g, "bitpos");
+    key_s(g);
+    if (chance(g, 93)) a(g, chance(g, 50) ? "1" : "0");
+    else ab(g, PICK(g, bits));
+    int n = (int)rnd(g, 4);
+    if (n >= 1) bit_range_arg(g);
+    if (n >= 2) bit_range_arg(g);
+    if (n >= 3) bit_unit(g);
+    finish(g, CMP_EXACT);
+}
+static void g_bitop(gen *g) {
+    static const char *const ops[] = {"and", "or", "xor", "not", "and", "or", "xor", "not", "nand"};
+    int op = (int)rnd(g, NELEM(ops));
+    begin(g, "bitop");
+    word(g, ops[op]);
+    key_s(g);
+    if (op == 3 && chance(g, 85)) key_s(g); /* NOT's single source */
+    else keys_n(g, key_s, 1, 3);
+    finish(g, CMP_EXACT);
+}
+/* BITFIELD's type: i1..i64, u1..u63, sometimes one Redis refuses. */
+static void bitfield_type(gen *g) {
+    static const bstr bad[] = {B("u64"), B("i65"), B("i0"), B("I8"), B("u"), B(""), B("x8"),
+                               B("u+8"), B("u08")};
+    static const int widths[] = {1, 3, 4, 7, 8, 8, 16, 16, 32, 63, 64};
+    if (chance(g, 5)) {
+        ab(g, PICK(g, bad));
+        return;
+    }
+    int w = widths[rnd(g, NELEM(widths))];
+    int sign = chance(g, 50);
+    if (!sign && w == 64) w = 63;
+    af(g, "%c%d", sign ? 'i' : 'u', w);
+}
+/* BITFIELD's offset: a bit number or #index.  write: keep it small (it is allocated). */
+static void bitfield_offset(gen *g, int write) {
+    static const bstr far[] = {B("4294967295"), B("4294967232"), B("#67108863"), B("#536870911")};
+    static const bstr odd[] = {B("#288230376151711745"), B("#-1"), B("-1"), B("#"), B("##1"),
+                               B("4294967296"), B("x"), B("")};
+    int r = (int)rnd(g, 100);
+    if (r < 60) af(g, "%d", (int)rnd(g, 96));
+    else if (r < 85) af(g, "#%d", (int)rnd(g, 6));
+    else if (r < 93 && !write) ab(g, PICK(g, far));
+    else ab(g, PICK(g, odd));
+}
+/* BITFIELD's SET value or INCRBY increment: small, or at the edge of 64 bits. */
+static void bitfield_value(gen *g) {
+    int r = (int)rnd(g, 100);
+    if (r < 50) af(g, "%d", (int)rnd(g, 601) - 300);
+    else integer(g);
+}
+/* The operations of BITFIELD (writes: SET and INCRBY allowed) or BITFIELD_RO. */
+static void bitfield_ops(gen *g, int writes) {
+    static const char *const ow[] = {"wrap", "sat", "fail", "wrap", "sat", "fail", "bogus"};
+    int n = (int)rnd(g, 5);
+    for (int i = 0; i < n; i++) {
+        int r = (int)rnd(g, 100);
+        if (r < 15) {
+            word(g, "overflow");
+            word(g, ow[rnd(g, NELEM(ow))]);
+        } else if (r < 50 || (!writes && r < 95)) {
+            word(g, "get");
+            bitfield_type(g);
+            bitfield_offset(g, 0);
+        } else if (r < 97) {
+            word(g, r < 75 ? "set" : "incrby");
+            bitfield_type(g);
+            bitfield_offset(g, 1);
+            bitfield_value(g);
+        } else {
+            word(g, chance(g, 50) ? "get" : "bogus"); /* a word without its arguments */
+        }
+    }
+}
+static void g_bitfield(gen *g) { begin(g, "bitfield"); key_s(g); bitfield_ops(g, 1); finish(g, CMP_EXACT); }
+static void g_bitfield_ro(gen *g) { begin(g, "bitfield_ro"); key_s(g); bitfield_ops(g, 0); finish(g, CMP_EXACT); }
+
 /* ----- Lists --------------------------------------------------------------------------- */
 
 static void elements(gen *g, int min, int max) {
@@ -1706,7 +1848,9 @@ static const struct touch {
     {"zincrby", {"ZINCRBY", "K", "0", "a"}}, {"lpush", {"LPUSH", "K", "a"}},
     {"ltrim", {"LTRIM", "K", "0", "-1"}}, {"lrem", {"LREM", "K", "0", "nosuch"}},
     {"incr", {"INCR", "K"}}, {"incrbyfloat", {"INCRBYFLOAT", "K", "0"}}, {"append", {"APPEND", "K", ""}},
-    {"setrange", {"SETRANGE", "K", "0", ""}}, {"getex", {"GETEX", "K"}}, {"getex", {"GETEX", "K", "PERSIST"}},
+    {"setrange", {"SETRANGE", "K", "0", ""}}, {"setbit", {"SETBIT", "K", "0", "0"}},
+    {"setbit", {"SETBIT", "K", "3", "1"}}, {"bitfield", {"BITFIELD", "K", "SET", "u8", "0", "0"}},
+    {"bitop", {"BITOP", "OR", "K", "K"}}, {"bitop", {"BITOP", "AND", "K", "O"}}, {"getex", {"GETEX", "K"}}, {"getex", {"GETEX", "K", "PERSIST"}},
     {"getdel", {"GETDEL", "K"}}, {"lpop", {"LPOP", "K", "0"}}, {"zremrangebyrank", {"ZREMRANGEBYRANK", "K", "5", "1"}},
     {"xadd", {"XADD", "K", "NOMKSTREAM", "99-0", "f", "v"}}, {"xtrim", {"XTRIM", "K", "MAXLEN", "100"}},
     {"xgroup|create", {"XGROUP", "CREATE", "K", "gw", "$", "MKSTREAM"}},
@@ -1795,6 +1939,10 @@ static const gen_entry GENERATORS[] = {
     {"incrbyfloat", g_incrbyfloat, 10, 0}, {"append", g_append, 8, 0},
     {"strlen", g_strlen, 5, 0}, {"getrange", g_getrange, 8, 0}, {"substr", g_substr, 3, 0},
     {"setrange", g_setrange, 8, 0}, {"lcs", g_lcs, 8, 0},
+    /* bitmaps */
+    {"setbit", g_setbit, 20, 0}, {"getbit", g_getbit, 10, 0}, {"bitcount", g_bitcount, 10, 0},
+    {"bitpos", g_bitpos, 10, 0}, {"bitop", g_bitop, 10, 0}, {"bitfield", g_bitfield, 15, 0},
+    {"bitfield_ro", g_bitfield_ro, 5, 0},
     /* lists */
     {"lpush", g_lpush, 20, 0}, {"rpush", g_rpush, 20, 0}, {"lpushx", g_lpushx, 5, 0},
     {"rpushx", g_rpushx, 5, 0}, {"lpop", g_lpop, 8, 0}, {"rpop", g_rpop, 8, 0},
@@ -1855,7 +2003,7 @@ static const gen_entry GENERATORS[] = {
 /* Relative weight of each group when drawing (tenths); others get 5. */
 static int group_weight(const char *group) {
     static const struct { const char *g; int w; } w[] = {
-        {"string", 10}, {"list", 10}, {"hash", 10}, {"set", 10}, {"sorted-set", 10},
+        {"string", 10}, {"bitmap", 6}, {"list", 10}, {"hash", 10}, {"set", 10}, {"sorted-set", 10},
         {"stream", 10},
         {"generic", 10}, {"transactions", 6}, {"server", 3}, {"connection", 2},
         {"pubsub", 1}, {"cluster", 1},
