@@ -249,3 +249,21 @@ size_t fri_dict_slot_from_seq(const fri_dict *d, uint64_t seq)
     }
     return lo;
 }
+
+size_t fri_dict_page(const fri_dict *d, uint64_t cursor, long long count, size_t *first,
+                     uint64_t *next)
+{
+    size_t i = fri_dict_slot_from_seq(d, cursor);
+    long long seen = 0;
+    *first = i;
+    *next = 0;
+    for (; i < d->nents; i++) {
+        if (!d->ents[i].key) continue;
+        if (seen == count) {
+            *next = d->ents[i].seq;
+            break;
+        }
+        seen++;
+    }
+    return i;
+}
