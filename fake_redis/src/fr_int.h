@@ -132,6 +132,9 @@ size_t fri_dict_slot_from_seq(const fri_dict *d, uint64_t seq);
  * walk is on exactly one page. */
 size_t fri_dict_page(const fri_dict *d, uint64_t cursor, long long count, size_t *first,
                      uint64_t *next);
+/* Squeezes the holes out, keeping the order and every entry's sequence number (so a
+ * cursor stays valid).  0, or -1 when out of memory (the dict is then unchanged). */
+int fri_dict_compact(fri_dict *d);
 /* Removes every entry (free_val as for fri_dict_free). */
 void fri_dict_clear(fri_dict *d, void (*free_val)(fri_val *v));
 
@@ -149,8 +152,7 @@ typedef enum fri_type {
 typedef struct fri_obj {
     fri_type type;
     int64_t expire_ms; /* absolute Unix ms, or -1 for no TTL */
-    void *ptr;         /* fri_str*, fri_list*, fri_dict* (hash: field -> fri_str*), fri_set*,
-                          fri_zset*, stream (part 2) */
+    void *ptr;         /* fri_str*, fri_list*, fri_hash*, fri_set*, fri_zset*, stream */
 } fri_obj;
 
 /* Each data type module provides its free function; fri_obj_free dispatches. */
@@ -381,6 +383,8 @@ void fri_reply_array_len(fr_client *c, long n);
 void fri_reply_map_len(fr_client *c, long n); /* *2n in RESP2 */
 void fri_reply_set_len(fr_client *c, long n);
 void fri_reply_empty_array(fr_client *c);
+/* ["0", []]: what a SCAN-family command answers for a missing key (shared.emptyscan). */
+void fri_reply_empty_scan(fr_client *c);
 /* An array whose length is known only after its elements: reserve, then fill in. */
 size_t fri_reply_deferred_len(fr_client *c);
 void fri_reply_set_deferred_len(fr_client *c, size_t handle, long n);
@@ -484,8 +488,11 @@ void fri_list_free(fri_list *l);
 size_t fri_list_len(const fri_list *l);
 const fri_str *fri_list_at(const fri_list *l, size_t i);
 
-/* Hashes are fri_dict field -> fri_str* (t_hash.c). */
-void fri_hash_free(fri_dict *h);
+/* Hashes (t_hash.c): fields in a fri_dict (field -> fri_str* value, insertion order). */
+typedef struct fri_hash fri_hash;
+void fri_hash_free(fri_hash *h);
+size_t fri_hash_size(const fri_hash *h);
+fri_dict *fri_hash_fields(fri_hash *h);
 
 /* Sets (t_set.c). */
 typedef struct fri_set fri_set;

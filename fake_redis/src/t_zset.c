@@ -1502,9 +1502,7 @@ static void zscanCommand(fr_client *c)
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_ZSET, 0, &wrongtype);
     if (wrongtype) return;
     if (!o) {
-        fri_reply_array_len(c, 2);
-        fri_reply_bulk(c, "0", 1);
-        fri_reply_empty_array(c);
+        fri_reply_empty_scan(c);
         return;
     }
     long long count;
