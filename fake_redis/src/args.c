@@ -1,7 +1,11 @@
 /* args.c -- Redis's "...OrReply" argument parsers: on a bad argument they answer the exact
  * error Redis answers and return -1, so a handler simply returns. */
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fr_int.h"
 
@@ -45,6 +49,55 @@ int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *ou
     if (fri_string2ld(a->ptr, a->len, out)) return 0;
     fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
     return -1;
+}
+
+int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
+{
+    size_t n = strnlen(a->ptr, a->len);
+    char small[64];
+    char *s = n < sizeof(small) ? small : malloc(n + 1); /* leading zeros have no limit */
+    if (!s) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return -1;
+    }
+    memcpy(s, a->ptr, n);
+    s[n] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    int ok = !isspace((unsigned char)s[0]) && *end == '\0' && errno != ERANGE;
+    if (s != small) free(s);
+    if (!ok) {
+        fri_reply_error(c, "ERR invalid cursor");
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
+                                  const fri_arg **pat)
+{
+    *count = 10;
+    *pat = NULL;
+    for (int j = first; j < c->argc; j += 2) {
+        const fri_arg *a = &c->argv[j];
+        int has_value = c->argc - j >= 2;
+        if (has_value && fri_arg_is_cstr(a, "count")) {
+            if (fri_get_ll_or_reply(c, &c->argv[j + 1], count, NULL) < 0) return -1;
+            if (*count < 1) {
+                fri_reply_error(c, FRI_ERR_SYNTAX);
+                return -1;
+            }
+        } else if (has_value && fri_arg_is_cstr(a, "match")) {
+            const fri_arg *p = &c->argv[j + 1];
+            *pat = p->len == 1 && p->ptr[0] == '*' ? NULL : p;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded

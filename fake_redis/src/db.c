@@ -156,7 +156,7 @@ static size_t container_size(const fri_obj *o)
 {
     switch (o->type) {
     case FRI_LIST: return fri_list_len(o->ptr);
-    case FRI_HASH: return fri_dict_size(o->ptr);
+    case FRI_HASH: return fri_hash_size(o->ptr);
     case FRI_SET: return fri_set_size(o->ptr);
     case FRI_ZSET: return fri_zset_size(o->ptr);
     default: return 1;

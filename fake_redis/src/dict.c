@@ -106,13 +106,17 @@ void fri_dict_clear(fri_dict *d, void (*free_val)(fri_val *v))
     d->next_seq = seq;
 }
 
-/* Rebuilds the index for the current entries with room for the array's capacity. */
-static int rebuild_index(fri_dict *d)
+/* The index size for the array's capacity: a power of two, at least twice the capacity. */
+static size_t index_size(const fri_dict *d)
 {
     size_t size = 8;
     while (size < d->cap * 2) size *= 2;
-    uint64_t *idx = calloc(size, sizeof(*idx));
-    if (!idx) return -1;
+    return size;
+}
+
+/* Makes idx (size entries, zeroed) the index of the current entries. */
+static void install_index(fri_dict *d, uint64_t *idx, size_t size)
+{
     free(d->index);
     d->index = idx;
     d->mask = size - 1;
@@ -123,7 +127,25 @@ static int rebuild_index(fri_dict *d)
         while (idx[j] != IDX_EMPTY) j = (j + 1) & d->mask;
         idx[j] = IDX_MAKE(i, d->ents[i].hash);
     }
+}
+
+/* Rebuilds the index for the current entries with room for the array's capacity. */
+static int rebuild_index(fri_dict *d)
+{
+    size_t size = index_size(d);
+    uint64_t *idx = calloc(size, sizeof(*idx));
+    if (!idx) return -1;
+    install_index(d, idx, size);
     return 0;
+}
+
+/* Moves the live entries down over the holes, keeping their order and sequence numbers. */
+static void squeeze(fri_dict *d)
+{
+    size_t w = 0;
+    for (size_t r = 0; r < d->nents; r++)
+        if (d->ents[r].key) d->ents[w++] = d->ents[r];
+    d->nents = w;
 }
 
 /* Makes room for one more entry: squeezes holes out when they are many, else grows. */
@@ -138,19 +160,19 @@ static int make_room(fri_dict *d)
     size_t newcap = d->cap;
     if (holes == 0 || holes < d->live / 2) newcap = d->cap ? d->cap * 2 : 4;
     if (newcap > UINT32_MAX / 4) return -1;
-    if (holes) {
-        size_t w = 0;
-        for (size_t r = 0; r < d->nents; r++)
-            if (d->ents[r].key) d->ents[w++] = d->ents[r];
-        d->nents = w;
-    }
     if (newcap != d->cap) {
+        /* growing keeps every position, so the old index stays right if what follows fails */
         fri_dent *n = realloc(d->ents, newcap * sizeof(*n));
         if (!n) return -1;
         d->ents = n;
         d->cap = newcap;
     }
-    return rebuild_index(d);
+    size_t size = index_size(d);
+    uint64_t *idx = calloc(size, sizeof(*idx)); /* before anything moves */
+    if (!idx) return -1;
+    if (holes) squeeze(d);
+    install_index(d, idx, size);
+    return 0;
 }
 
 /* Finds key: returns its index slot (for deletion) in *slot, or the dense position. */
@@ -248,4 +270,33 @@ size_t fri_dict_slot_from_seq(const fri_dict *d, uint64_t seq)
         else hi = mid;
     }
     return lo;
+}
+
+size_t fri_dict_page(const fri_dict *d, uint64_t cursor, long long count, size_t *first,
+                     uint64_t *next)
+{
+    size_t i = fri_dict_slot_from_seq(d, cursor);
+    long long seen = 0;
+    *first = i;
+    *next = 0;
+    for (; i < d->nents; i++) {
+        if (!d->ents[i].key) continue;
+        if (seen == count) {
+            *next = d->ents[i].seq;
+            break;
+        }
+        seen++;
+    }
+    return i;
+}
+
+int fri_dict_compact(fri_dict *d)
+{
+    if (d->nents == d->live) return 0;
+    size_t size = index_size(d);
+    uint64_t *idx = calloc(size, sizeof(*idx)); /* before anything moves */
+    if (!idx) return -1;
+    squeeze(d);
+    install_index(d, idx, size);
+    return 0;
 }

@@ -102,7 +102,7 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
     }
     case FRI_HASH: {
         ref_list fields = {0};
-        fri_dict *h = o->ptr;
+        fri_dict *h = fri_hash_fields(o->ptr);
         for (size_t i = 0; i < fri_dict_slots(h); i++) {
             fri_dent *e = fri_dict_slot(h, i);
             if (e) ref_push(&fields, e->key->buf, e->key->len, e->v.ptr);

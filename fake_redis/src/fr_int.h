@@ -46,6 +46,9 @@ typedef struct fri_arg {
 
 /* Case-insensitive comparison of an argument with a lower- or upper-case word. */
 int fri_arg_is(const fri_arg *a, const char *word);
+/* The same the way Redis compares with strcasecmp on the argument as a C string: only the
+ * bytes before a NUL count ("count\0x" is the word "count"). */
+int fri_arg_is_cstr(const fri_arg *a, const char *word);
 
 /* ----- Growable byte buffer --------------------------------------------------------- */
 
@@ -123,6 +126,15 @@ size_t fri_dict_slots(const fri_dict *d);
 fri_dent *fri_dict_slot(fri_dict *d, size_t i);
 /* The first slot whose entry has seq >= seq (fri_dict_slots(d) if none). */
 size_t fri_dict_slot_from_seq(const fri_dict *d, uint64_t seq);
+/* One page of a SCAN-style walk whose cursor is a sequence number (0 starts): the page is
+ * slots [*first, returned end) and holds at most count live entries; *next is the seq of
+ * the first live entry after it, or 0 when none is left.  Every entry present for a whole
+ * walk is on exactly one page. */
+size_t fri_dict_page(const fri_dict *d, uint64_t cursor, long long count, size_t *first,
+                     uint64_t *next);
+/* Squeezes the holes out, keeping the order and every entry's sequence number (so a
+ * cursor stays valid).  0, or -1 when out of memory (the dict is then unchanged). */
+int fri_dict_compact(fri_dict *d);
 /* Removes every entry (free_val as for fri_dict_free). */
 void fri_dict_clear(fri_dict *d, void (*free_val)(fri_val *v));
 
@@ -140,8 +152,7 @@ typedef enum fri_type {
 typedef struct fri_obj {
     fri_type type;
     int64_t expire_ms; /* absolute Unix ms, or -1 for no TTL */
-    void *ptr;         /* fri_str*, fri_list*, fri_dict* (hash: field -> fri_str*), fri_set*,
-                          fri_zset*, stream (part 2) */
+    void *ptr;         /* fri_str*, fri_list*, fri_hash*, fri_set*, fri_zset*, stream */
 } fri_obj;
 
 /* Each data type module provides its free function; fri_obj_free dispatches. */
@@ -373,6 +384,8 @@ void fri_reply_array_len(fr_client *c, long n);
 void fri_reply_map_len(fr_client *c, long n); /* *2n in RESP2 */
 void fri_reply_set_len(fr_client *c, long n);
 void fri_reply_empty_array(fr_client *c);
+/* ["0", []]: what a SCAN-family command answers for a missing key (shared.emptyscan). */
+void fri_reply_empty_scan(fr_client *c);
 /* An array whose length is known only after its elements: reserve, then fill in. */
 size_t fri_reply_deferred_len(fr_client *c);
 void fri_reply_set_deferred_len(fr_client *c, size_t handle, long n);
@@ -413,6 +426,17 @@ int fri_get_positive_ll_or_reply(fr_client *c, const fri_arg *a, long long *out,
 int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg);
 int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *out,
                                  const char *msg);
+/* Redis's parseScanCursorOrReply: strtoul in base 10 on the argument as a C string, so a
+ * sign is accepted (a negative cursor wraps), "" is cursor 0 and bytes after a NUL are
+ * ignored; a leading space, trailing garbage or a value past 2^64-1 is "ERR invalid
+ * cursor". */
+int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out);
+/* The options of SSCAN, HSCAN and ZSCAN from argv[first] on, as Redis's scanGenericCommand
+ * reads them: COUNT n (an integer >= 1, else "ERR syntax error") and MATCH pattern, in any
+ * order, the last one of each winning; anything else (TYPE included) is a syntax error.
+ * *count is 10 without COUNT; *pat NULL without MATCH or for "*", which matches all. */
+int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
+                                  const fri_arg **pat);
 /* A blocking command's timeout in seconds, as Redis 7.0 checks it; *ms_out (may be NULL)
  * gets it in milliseconds, 0 meaning "for ever". */
 int fri_get_timeout_or_reply(fr_client *c, const fri_arg *a, long long *ms_out);
@@ -469,8 +493,11 @@ void fri_list_free(fri_list *l);
 size_t fri_list_len(const fri_list *l);
 const fri_str *fri_list_at(const fri_list *l, size_t i);
 
-/* Hashes are fri_dict field -> fri_str* (t_hash.c). */
-void fri_hash_free(fri_dict *h);
+/* Hashes (t_hash.c): fields in a fri_dict (field -> fri_str* value, insertion order). */
+typedef struct fri_hash fri_hash;
+void fri_hash_free(fri_hash *h);
+size_t fri_hash_size(const fri_hash *h);
+fri_dict *fri_hash_fields(fri_hash *h);
 
 /* Sets (t_set.c). */
 typedef struct fri_set fri_set;

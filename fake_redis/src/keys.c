@@ -30,19 +30,6 @@ static int arg_eq(const fri_arg *a, const fri_arg *b)
     return a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
 }
 
-/* Redis compares option words with strcasecmp on the raw C string, so an argument with
- * a NUL byte is compared up to that byte ("string\0x" is the type "string").  1 if equal. */
-static int arg_cstr_eq_nocase(const fri_arg *a, const char *word)
-{
-    size_t n = strnlen(a->ptr, a->len);
-    if (n != strlen(word))
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (tolower((unsigned char)a->ptr[i]) != tolower((unsigned char)word[i]))
-            return 0;
-    return 1;
-}
-
 /* Redis's getIntFromObjectOrReply: a long long that must fit an int.  msg (a full error
  * text, may be NULL) replaces both the "not an integer" and the range error, as in Redis;
  * without it the range error names the int bounds.  0 on success, -1 after replying. */
@@ -125,36 +112,6 @@ static void keys_command(fr_client *c)
     fri_reply_set_deferred_len(c, handle, n);
 }
 
-/* Redis's parseScanCursorOrReply: strtoul in base 10 on the argument as a C string, so a
- * leading '+' or '-' is accepted (a negative cursor wraps), "" is cursor 0, and bytes after
- * a NUL are ignored; a leading space, trailing garbage or a value past 2^64-1 is
- * "ERR invalid cursor".  0 on success, -1 after replying. */
-static int parse_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
-{
-    size_t n = strnlen(a->ptr, a->len);
-    char *s = malloc(n + 1);
-    char *end;
-    unsigned long long v;
-    int ok;
-
-    if (s == NULL) {
-        fri_reply_error(c, "ERR out of memory");
-        return -1;
-    }
-    memcpy(s, a->ptr, n);
-    s[n] = '\0';
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    ok = !isspace((unsigned char)s[0]) && *end == '\0' && errno != ERANGE;
-    free(s);
-    if (!ok) {
-        fri_reply_error(c, "ERR invalid cursor");
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
-}
-
 /* SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
  *
  * The cursor is the insertion sequence number (fri_dent.seq) of the first key not yet
@@ -182,23 +139,23 @@ static void scan_command(fr_client *c)
     long n = 0;
     char buf[32];
 
-    if (parse_scan_cursor_or_reply(c, &c->argv[1], &cursor) != 0)
+    if (fri_get_scan_cursor_or_reply(c, &c->argv[1], &cursor) != 0)
         return;
     for (int j = 2; j < c->argc; j += 2) {
         const fri_arg *opt = &c->argv[j];
         int has_value = c->argc - j >= 2;
-        if (has_value && arg_cstr_eq_nocase(opt, "count")) {
+        if (has_value && fri_arg_is_cstr(opt, "count")) {
             if (fri_get_ll_or_reply(c, &c->argv[j + 1], &count, NULL) != 0)
                 return;
             if (count < 1) {
                 fri_reply_error(c, FRI_ERR_SYNTAX);
                 return;
             }
-        } else if (has_value && arg_cstr_eq_nocase(opt, "match")) {
+        } else if (has_value && fri_arg_is_cstr(opt, "match")) {
             pat = &c->argv[j + 1];
             if (pat->len == 1 && pat->ptr[0] == '*')
                 pat = NULL; /* matches everything: skip the glob */
-        } else if (has_value && arg_cstr_eq_nocase(opt, "type")) {
+        } else if (has_value && fri_arg_is_cstr(opt, "type")) {
             type = &c->argv[j + 1];
         } else {
             fri_reply_error(c, FRI_ERR_SYNTAX);
@@ -246,7 +203,7 @@ static void scan_command(fr_client *c)
             continue;
         /* The lookup deletes the key if it expired, as Redis's SCAN does. */
         o = fri_db_lookup(c->srv, c->db, k->buf, k->len, c->now_ms);
-        if (type && !arg_cstr_eq_nocase(type, o ? fri_type_name(o->type) : "none"))
+        if (type && !fri_arg_is_cstr(type, o ? fri_type_name(o->type) : "none"))
             continue;
         if (o == NULL)
             continue;
@@ -398,13 +355,13 @@ static int parse_expire_flags_or_reply(fr_client *c, int *flags)
     *flags = 0;
     for (int j = 3; j < c->argc; j++) {
         const fri_arg *opt = &c->argv[j];
-        if (arg_cstr_eq_nocase(opt, "nx")) {
+        if (fri_arg_is_cstr(opt, "nx")) {
             *flags |= EXPIRE_NX;
-        } else if (arg_cstr_eq_nocase(opt, "xx")) {
+        } else if (fri_arg_is_cstr(opt, "xx")) {
             *flags |= EXPIRE_XX;
-        } else if (arg_cstr_eq_nocase(opt, "gt")) {
+        } else if (fri_arg_is_cstr(opt, "gt")) {
             *flags |= EXPIRE_GT;
-        } else if (arg_cstr_eq_nocase(opt, "lt")) {
+        } else if (fri_arg_is_cstr(opt, "lt")) {
             *flags |= EXPIRE_LT;
         } else {
             /* Redis prints the option with %s: it stops at a NUL byte. */
@@ -588,7 +545,7 @@ static int parse_flush_flags_or_reply(fr_client *c)
     if (c->argc == 1)
         return 0;
     if (c->argc == 2 &&
-        (arg_cstr_eq_nocase(&c->argv[1], "sync") || arg_cstr_eq_nocase(&c->argv[1], "async")))
+        (fri_arg_is_cstr(&c->argv[1], "sync") || fri_arg_is_cstr(&c->argv[1], "async")))
         return 0;
     fri_reply_error(c, FRI_ERR_SYNTAX);
     return -1;

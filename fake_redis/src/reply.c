@@ -155,6 +155,10 @@ void fri_reply_long_double(fr_client *c, long double ld)
 void fri_reply_nil(fr_client *c) { fri_buf_append(&c->out, "$-1\r\n", 5); }
 void fri_reply_null_array(fr_client *c) { fri_buf_append(&c->out, "*-1\r\n", 5); }
 void fri_reply_empty_array(fr_client *c) { fri_buf_append(&c->out, "*0\r\n", 4); }
+void fri_reply_empty_scan(fr_client *c)
+{
+    fri_buf_append(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
+}
 void fri_reply_array_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n); }
 void fri_reply_map_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n * 2); }
 void fri_reply_set_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n); }

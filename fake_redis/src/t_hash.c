@@ -1,12 +1,22 @@
-/* t_hash.c -- the hash type: HSET, HGET, HINCRBY and the rest of Redis 7.0's hash group.
+/* t_hash.c -- the hash type: HSET, HGET, HINCRBY, HRANDFIELD, HSCAN and the rest of Redis
+ * 7.0's hash group.
  *
- * A hash is a fri_obj of type FRI_HASH whose ptr is a fri_dict mapping each field to a
- * fri_str* value.  The dict answers in insertion order, which is the order Redis 7.0's
- * small (listpack) hashes answer HGETALL, HKEYS and HVALS in: a new field goes at the end,
- * an updated field keeps its place, and deleting one leaves the others in order.  Redis
- * switches a hash to a real hash table past 128 fields or a 64-byte field or value; the
+ * A hash is a fri_obj of type FRI_HASH whose ptr is a fri_hash: a fri_dict mapping each
+ * field to a fri_str* value, and whether Redis would still hold it as a listpack.  The
+ * dict answers in insertion order, which is the order Redis 7.0's small (listpack) hashes
+ * answer HGETALL, HKEYS and HVALS in: a new field goes at the end, an updated field keeps
+ * its place, and deleting one leaves the others in order.  Redis switches a hash to a real
+ * hash table, for good, past 512 fields or on a field or value longer than 64 bytes; the
  * fake keeps insertion order for ever, so replies of such big hashes match only as sets
- * (the differential tests compare them with @sorted).
+ * (the differential tests compare them with @sorted), but it remembers the switch because
+ * HSCAN shows it: a listpack is answered whole with cursor 0, a table page by page.
+ *
+ * When Redis converts, exactly (7.0.15's hashTypeTryConversion and hashTypeSet): HSET and
+ * HMSET look at every field and value of the command before storing any, even those that
+ * only overwrite; HSETNX at its field and value when the field is new; HINCRBY and
+ * HINCRBYFLOAT at the field and the new value; then any store that makes the hash longer
+ * than 512 fields.  (512 is 7.0's compiled-in hash-max-listpack-entries; the sample
+ * redis.conf says 128, but a server started without it, as the tests start one, uses 512.)
  *
  * Like Redis's t_hash.c, every handler checks its arguments in the same order as Redis
  * does, so that a command with two faults answers the same error the real server gives.
@@ -26,11 +36,49 @@
 
 /* Room for any long double Redis prints in human form ("%.17Lf" of LDBL_MAX). */
 #define HASH_LD_CHARS (5 * 1024)
+/* Redis's hash-max-listpack-entries and hash-max-listpack-value defaults. */
+#define HASH_LISTPACK_ENTRIES 512
+#define HASH_LISTPACK_VALUE 64
+
+struct fri_hash {
+    fri_dict *fields; /* field -> fri_str* value, in insertion order */
+    int listpack;     /* Redis would still hold it as a listpack (see the top) */
+};
 
 static void free_value(fri_val *v) { fri_str_free(v->ptr); }
 
+/* A new empty hash, a listpack as Redis creates it; NULL when out of memory. */
+static fri_hash *hash_new(void)
+{
+    fri_hash *h = malloc(sizeof(*h));
+    if (!h) return NULL;
+    if (!(h->fields = fri_dict_new())) {
+        free(h);
+        return NULL;
+    }
+    h->listpack = 1;
+    return h;
+}
+
 /* Frees a hash's fields and values; NULL is accepted. */
-void fri_hash_free(fri_dict *h) { fri_dict_free(h, free_value); }
+void fri_hash_free(fri_hash *h)
+{
+    if (!h) return;
+    fri_dict_free(h->fields, free_value);
+    free(h);
+}
+
+size_t fri_hash_size(const fri_hash *h) { return fri_dict_size(h->fields); }
+
+fri_dict *fri_hash_fields(fri_hash *h) { return h->fields; }
+
+/* Redis's hashTypeTryConversion: a listpack becomes a table when any of the arguments
+ * argv[first..last] is longer than hash-max-listpack-value. */
+static void hash_try_conversion(fri_hash *h, const fr_client *c, int first, int last)
+{
+    for (int i = first; h->listpack && i <= last; i++)
+        if (c->argv[i].len > HASH_LISTPACK_VALUE) h->listpack = 0;
+}
 
 /* ----- Access helpers ----------------------------------------------------------------- */
 
@@ -38,16 +86,16 @@ void fri_hash_free(fri_dict *h) { fri_dict_free(h, free_value); }
  * the keyspace) when missing.  NULL after replying WRONGTYPE or out of memory.  Callers
  * only come here once every argument has been validated, and then always store at least
  * one field, so an empty hash is never left behind. */
-static fri_dict *hash_lookup_write_or_create(fr_client *c)
+static fri_hash *hash_lookup_write_or_create(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_HASH, 1, &wrongtype);
     if (o) return o->ptr;
     if (wrongtype) return NULL;
-    fri_dict *h = fri_dict_new();
+    fri_hash *h = hash_new();
     fri_obj *no = h ? fri_obj_new(FRI_HASH, h) : NULL;
     if (!no) {
-        fri_dict_free(h, NULL);
+        fri_hash_free(h);
         fri_reply_error(c, FRI_ERR_OOM);
         return NULL;
     }
@@ -57,34 +105,38 @@ static fri_dict *hash_lookup_write_or_create(fr_client *c)
 
 /* The hash at argv[1] for reading: NULL when missing (nothing replied) or of another type
  * (*wrongtype set, WRONGTYPE replied). */
-static fri_dict *hash_lookup_read(fr_client *c, int *wrongtype)
+static fri_hash *hash_lookup_read(fr_client *c, int *wrongtype)
 {
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_HASH, 0, wrongtype);
     return o ? o->ptr : NULL;
 }
 
 /* The value of a field, or NULL. */
-static fri_str *hash_get(fri_dict *h, const fri_arg *field)
+static fri_str *hash_get(fri_hash *h, const fri_arg *field)
 {
-    fri_dent *e = fri_dict_find(h, field->ptr, field->len);
+    fri_dent *e = fri_dict_find(h->fields, field->ptr, field->len);
     return e ? e->v.ptr : NULL;
 }
 
 /* Stores value (owned by the hash afterwards) under field, replacing any old value in
- * place so the field keeps its position.  Returns 1 if the field is new, 0 if it was
- * updated, -1 when out of memory (value freed, hash unchanged), value NULL included, so
- * a failed copy can be passed straight in. */
-static int hash_set(fri_dict *h, const char *field, size_t flen, fri_str *value)
+ * place so the field keeps its position, and converts the hash as Redis's hashTypeSet
+ * does (a long field or value, more than 512 fields).  Returns 1 if the field is new, 0
+ * if it was updated, -1 when out of memory (value freed, hash unchanged), value NULL
+ * included, so a failed copy can be passed straight in. */
+static int hash_set(fri_hash *h, const char *field, size_t flen, fri_str *value)
 {
     int created;
     if (!value) return -1;
-    fri_dent *e = fri_dict_add(h, field, flen, &created);
+    fri_dent *e = fri_dict_add(h->fields, field, flen, &created);
     if (!e) {
         fri_str_free(value);
         return -1;
     }
     if (!created) fri_str_free(e->v.ptr);
     e->v.ptr = value;
+    if (flen > HASH_LISTPACK_VALUE || value->len > HASH_LISTPACK_VALUE ||
+        fri_dict_size(h->fields) > HASH_LISTPACK_ENTRIES)
+        h->listpack = 0;
     return created;
 }
 
@@ -133,12 +185,13 @@ static void hsetCommand(fr_client *c)
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
-    fri_dict *h = hash_lookup_write_or_create(c);
+    fri_hash *h = hash_lookup_write_or_create(c);
     if (!h) {
         for (int i = 0; i < pairs; i++) fri_str_free(values[i]);
         if (values != small) free(values);
         return;
     }
+    hash_try_conversion(h, c, 2, c->argc - 1);
     long long created = 0;
     int oom = 0;
     for (int i = 0; i < pairs; i++) {
@@ -168,12 +221,13 @@ static void hsetCommand(fr_client *c)
 /* HSETNX key field value: 1 if the field was set, 0 if it existed (nothing changes). */
 static void hsetnxCommand(fr_client *c)
 {
-    fri_dict *h = hash_lookup_write_or_create(c);
+    fri_hash *h = hash_lookup_write_or_create(c);
     if (!h) return;
     if (hash_get(h, &c->argv[2])) {
         fri_reply_ll(c, 0);
         return;
     }
+    hash_try_conversion(h, c, 2, 3);
     fri_str *v = fri_str_new(c->argv[3].ptr, c->argv[3].len);
     if (!v || hash_set(h, c->argv[2].ptr, c->argv[2].len, v) < 0) {
         fri_obj *o = fri_lookup_write(c, &c->argv[1]);
@@ -189,7 +243,7 @@ static void hsetnxCommand(fr_client *c)
 static void hgetCommand(fr_client *c)
 {
     int wrongtype;
-    fri_dict *h = hash_lookup_read(c, &wrongtype);
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
     if (wrongtype) return;
     fri_str *v = h ? hash_get(h, &c->argv[2]) : NULL;
     if (v) fri_reply_bulk_str(c, v);
@@ -201,7 +255,7 @@ static void hgetCommand(fr_client *c)
 static void hmgetCommand(fr_client *c)
 {
     int wrongtype;
-    fri_dict *h = hash_lookup_read(c, &wrongtype);
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
     if (wrongtype) return;
     fri_reply_array_len(c, c->argc - 2);
     for (int i = 2; i < c->argc; i++) {
@@ -221,7 +275,7 @@ static void hdelCommand(fr_client *c)
         if (!wrongtype) fri_reply_ll(c, 0);
         return;
     }
-    fri_dict *h = o->ptr;
+    fri_dict *h = ((fri_hash *)o->ptr)->fields;
     long long deleted = 0;
     for (int i = 2; i < c->argc && fri_dict_size(h) > 0; i++) {
         fri_val old;
@@ -241,16 +295,16 @@ static void hdelCommand(fr_client *c)
 static void hlenCommand(fr_client *c)
 {
     int wrongtype;
-    fri_dict *h = hash_lookup_read(c, &wrongtype);
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
     if (wrongtype) return;
-    fri_reply_ll(c, h ? (long long)fri_dict_size(h) : 0);
+    fri_reply_ll(c, h ? (long long)fri_hash_size(h) : 0);
 }
 
 /* HSTRLEN key field: the value's length in bytes, 0 for a missing key or field. */
 static void hstrlenCommand(fr_client *c)
 {
     int wrongtype;
-    fri_dict *h = hash_lookup_read(c, &wrongtype);
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
     if (wrongtype) return;
     fri_str *v = h ? hash_get(h, &c->argv[2]) : NULL;
     fri_reply_ll(c, v ? (long long)v->len : 0);
@@ -260,7 +314,7 @@ static void hstrlenCommand(fr_client *c)
 static void hexistsCommand(fr_client *c)
 {
     int wrongtype;
-    fri_dict *h = hash_lookup_read(c, &wrongtype);
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
     if (wrongtype) return;
     fri_reply_ll(c, h && hash_get(h, &c->argv[2]) ? 1 : 0);
 }
@@ -273,18 +327,18 @@ static void hexistsCommand(fr_client *c)
 static void hash_getall(fr_client *c, unsigned what)
 {
     int wrongtype;
-    fri_dict *h = hash_lookup_read(c, &wrongtype);
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
     if (wrongtype) return;
     if (!h) {
         fri_reply_empty_array(c);
         return;
     }
-    long n = (long)fri_dict_size(h);
+    long n = (long)fri_hash_size(h);
     if (what == (HASH_KEYS | HASH_VALS)) fri_reply_map_len(c, n);
     else fri_reply_array_len(c, n);
-    size_t slots = fri_dict_slots(h);
+    size_t slots = fri_dict_slots(h->fields);
     for (size_t i = 0; i < slots; i++) {
-        fri_dent *e = fri_dict_slot(h, i);
+        fri_dent *e = fri_dict_slot(h->fields, i);
         if (!e) continue;
         if (what & HASH_KEYS) fri_reply_bulk_str(c, e->key);
         if (what & HASH_VALS) fri_reply_bulk_str(c, e->v.ptr);
@@ -302,9 +356,9 @@ static void hincrbyCommand(fr_client *c)
 {
     long long incr, value = 0;
     if (fri_get_ll_or_reply(c, &c->argv[3], &incr, NULL) < 0) return;
-    fri_dict *h = hash_lookup_write_or_create(c);
+    fri_hash *h = hash_lookup_write_or_create(c);
     if (!h) return;
-    fri_dent *e = fri_dict_find(h, c->argv[2].ptr, c->argv[2].len);
+    fri_dent *e = fri_dict_find(h->fields, c->argv[2].ptr, c->argv[2].len);
     if (e) {
         fri_str *old = e->v.ptr;
         if (!fri_string2ll(old->buf, old->len, &value)) {
@@ -357,7 +411,7 @@ static void hincrbyfloatCommand(fr_client *c)
         fri_reply_error(c, HASH_ERR_INCR_NAN);
         return;
     }
-    fri_dict *h = hash_lookup_write_or_create(c);
+    fri_hash *h = hash_lookup_write_or_create(c);
     if (!h) return;
     fri_str *old = hash_get(h, &c->argv[2]);
     if (old && !fri_string2ld(old->buf, old->len, &value)) {
@@ -380,6 +434,180 @@ static void hincrbyfloatCommand(fr_client *c)
     }
     fri_reply_bulk(c, buf, len);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+}
+
+/* ----- HRANDFIELD ------------------------------------------------------------------------- */
+
+/* The live entries of h in its order, in a malloc'ed array of fri_hash_size(h) (NULL when
+ * out of memory). */
+static fri_dent **hash_entries(fri_hash *h)
+{
+    size_t n = fri_hash_size(h), k = 0, slots = fri_dict_slots(h->fields);
+    fri_dent **v = malloc((n ? n : 1) * sizeof(*v));
+    if (!v) return NULL;
+    for (size_t i = 0; i < slots; i++) {
+        fri_dent *e = fri_dict_slot(h->fields, i);
+        if (e) v[k++] = e;
+    }
+    return v;
+}
+
+static void reply_entry(fr_client *c, const fri_dent *e, int withvalues)
+{
+    fri_reply_bulk_str(c, e->key);
+    if (withvalues) fri_reply_bulk_str(c, e->v.ptr);
+}
+
+/* HRANDFIELD key count [WITHVALUES], the count already checked: Redis's cases, in its
+ * order.  The key is looked up after the count (a missing one answers an empty array, a
+ * count of 0 too, but only once the type is checked); a negative count answers -count
+ * fields that may repeat; a count at least the size answers the whole hash in its order;
+ * a smaller one count distinct fields (here in the hash's order: Redis's order there is
+ * random too).  Every choice comes from the server's seeded generator. */
+static void hrandfield_with_count(fr_client *c, long long l, int withvalues)
+{
+    int wrongtype;
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
+    if (!h) {
+        if (!wrongtype) fri_reply_empty_array(c);
+        return;
+    }
+    int uniq = l >= 0;
+    unsigned long long count = uniq ? (unsigned long long)l : (unsigned long long)-l;
+    size_t size = fri_hash_size(h);
+    if (count == 0) {
+        fri_reply_empty_array(c);
+        return;
+    }
+    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
+        /* Redis would try to build the reply until memory runs out; the fake says so */
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    if (uniq && count >= size) {
+        fri_reply_array_len(c, (long)(withvalues ? size * 2 : size));
+        size_t slots = fri_dict_slots(h->fields);
+        for (size_t i = 0; i < slots; i++) {
+            fri_dent *e = fri_dict_slot(h->fields, i);
+            if (e) reply_entry(c, e, withvalues);
+        }
+        return;
+    }
+    fri_dent **ents = hash_entries(h);
+    if (!ents) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    if (!uniq || count == 1) {
+        fri_reply_array_len(c, (long)(withvalues ? count * 2 : count));
+        while (count--) reply_entry(c, ents[fri_random(c->srv) % size], withvalues);
+        free(ents);
+        return;
+    }
+    /* count distinct fields, 1 < count < size: mark them (or, past half the hash, the
+     * ones left out) by drawing until there are enough. */
+    unsigned char *chosen = calloc(size, 1);
+    if (!chosen) {
+        free(ents);
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    int invert = count * 2 > size;
+    size_t want = invert ? size - (size_t)count : (size_t)count, have = 0;
+    while (have < want) {
+        size_t r = (size_t)(fri_random(c->srv) % size);
+        if (!chosen[r]) {
+            chosen[r] = 1;
+            have++;
+        }
+    }
+    fri_reply_array_len(c, (long)(withvalues ? count * 2 : count));
+    for (size_t i = 0; i < size; i++)
+        if (chosen[i] != invert) reply_entry(c, ents[i], withvalues);
+    free(chosen);
+    free(ents);
+}
+
+/* HRANDFIELD key [count [WITHVALUES]].  The count is checked first (any long but LONG_MIN),
+ * then the syntax, then, with WITHVALUES, that the count stays within half a long either
+ * way ("ERR value is out of range"); only then the key.  Without a count: one random
+ * field, nil for a missing key. */
+static void hrandfieldCommand(fr_client *c)
+{
+    if (c->argc >= 3) {
+        long long l;
+        if (fri_get_range_ll_or_reply(c, &c->argv[2], -LLONG_MAX, LLONG_MAX, &l, NULL) < 0)
+            return;
+        if (c->argc > 4 || (c->argc == 4 && !fri_arg_is_cstr(&c->argv[3], "withvalues"))) {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+        if (c->argc == 4 && (l < -(LLONG_MAX / 2) || l > LLONG_MAX / 2)) {
+            fri_reply_error(c, "ERR value is out of range");
+            return;
+        }
+        hrandfield_with_count(c, l, c->argc == 4);
+        return;
+    }
+    int wrongtype;
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
+    if (!h) {
+        if (!wrongtype) fri_reply_nil(c);
+        return;
+    }
+    /* The k-th live field: one walk, no allocation. */
+    uint64_t k = fri_random(c->srv) % fri_hash_size(h);
+    size_t slots = fri_dict_slots(h->fields);
+    for (size_t i = 0; i < slots; i++) {
+        fri_dent *e = fri_dict_slot(h->fields, i);
+        if (e && k-- == 0) {
+            fri_reply_bulk_str(c, e->key);
+            return;
+        }
+    }
+}
+
+/* ----- HSCAN ------------------------------------------------------------------------------- */
+
+/* HSCAN key cursor [MATCH pattern] [COUNT count], checked in Redis's order: the cursor,
+ * the key (a missing one answers ["0", []] whatever the options), its type, then the
+ * options.  A hash Redis holds as a listpack answers whole, in order, with cursor 0,
+ * whatever the cursor and COUNT, as Redis does.  A table is walked COUNT fields at a time
+ * in insertion order with the field's sequence number as the cursor (see keys.c's SCAN):
+ * every field present for the whole walk comes exactly once, but pages and cursors differ
+ * from Redis's.  MATCH filters the fields of the page; a value goes with its field. */
+static void hscanCommand(fr_client *c)
+{
+    uint64_t cursor;
+    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
+    int wrongtype;
+    fri_hash *h = hash_lookup_read(c, &wrongtype);
+    if (wrongtype) return;
+    if (!h) {
+        fri_reply_empty_scan(c);
+        return;
+    }
+    long long count;
+    const fri_arg *pat;
+    if (fri_get_scan_options_or_reply(c, 3, &count, &pat) < 0) return;
+
+    fri_dict *d = h->fields;
+    size_t first = 0, end = fri_dict_slots(d);
+    uint64_t next = 0;
+    if (!h->listpack) end = fri_dict_page(d, cursor, count, &first, &next);
+    char buf[32];
+    fri_reply_array_len(c, 2);
+    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    size_t handle = fri_reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = first; i < end; i++) {
+        fri_dent *e = fri_dict_slot(d, i);
+        if (!e) continue;
+        if (pat && !fri_glob_match(pat->ptr, pat->len, e->key->buf, e->key->len, 0)) continue;
+        reply_entry(c, e, 1);
+        n += 2;
+    }
+    fri_reply_set_deferred_len(c, handle, n);
 }
 
 /* ----- The command table --------------------------------------------------------------- */
@@ -405,5 +633,7 @@ const fri_command fri_hash_commands[] = {
     {"hincrby", hincrbyCommand, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
     {"hincrbyfloat", hincrbyfloatCommand, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
     {"hstrlen", hstrlenCommand, 3, R | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hrandfield", hrandfieldCommand, -2, R, "hash", 1, 1, 1, NULL, NULL},
+    {"hscan", hscanCommand, -3, R, "hash", 1, 1, 1, NULL, NULL},
     {0},
 };

@@ -1,4 +1,5 @@
-/* t_set.c -- the set type: SADD, SREM, SMEMBERS, SPOP, SRANDMEMBER and friends.
+/* t_set.c -- the set type: SADD, SREM, SMEMBERS, SPOP, SRANDMEMBER, SMOVE, the set
+ * operations (SINTER, SINTERCARD, SUNION, SDIFF and their STORE forms) and SSCAN.
  *
  * Redis 7.0 keeps a set as an intset (a sorted array of 64-bit integers) while every
  * member is an integer in string2ll's strict form and there are at most 512 of them, and
@@ -181,23 +182,14 @@ static int set_contains(fri_set *s, const char *p, size_t len)
     return fri_dict_find(s->table, p, len) != NULL;
 }
 
-/* Rebuilds the table without holes when deletions have left it mostly holes, so that
- * picking a random live slot by trial stays cheap.  Keeps the insertion order. */
+/* Squeezes the holes out of the table when deletions have left it mostly holes, so that
+ * picking a random live slot by trial stays cheap.  Keeps the order and the sequence
+ * numbers, so an SSCAN cursor stays valid. */
 static void table_maybe_compact(fri_set *s)
 {
     size_t live = fri_dict_size(s->table), slots = fri_dict_slots(s->table);
     if (slots <= 2 * live + 32) return;
-    fri_dict *t = fri_dict_new();
-    if (!t) return; /* still correct, only slower */
-    for (size_t i = 0; i < slots; i++) {
-        fri_dent *e = fri_dict_slot(s->table, i);
-        if (e && !fri_dict_add(t, e->key->buf, e->key->len, NULL)) {
-            fri_dict_free(t, NULL);
-            return;
-        }
-    }
-    fri_dict_free(s->table, NULL);
-    s->table = t;
+    (void)fri_dict_compact(s->table); /* out of memory: still correct, only slower */
 }
 
 static void table_remove_slot(fri_set *s, size_t i)
@@ -638,6 +630,389 @@ static void srandmemberCommand(fr_client *c)
     if (srandmember_distinct(c, s, (size_t)count) < 0) fri_reply_error(c, FRI_ERR_OOM);
 }
 
+/* ----- SMOVE ----------------------------------------------------------------------------- */
+
+/* SMOVE source destination member, in Redis's order: both keys are looked up (expired ones
+ * go), a missing source answers 0 whatever the destination holds, then the source's type
+ * and the destination's are checked.  Within one set nothing moves: the answer says
+ * whether the member is there.  Otherwise the member leaves the source (the key goes with
+ * its last member) and joins the destination, created in the encoding the member calls
+ * for: 1.  The source is signalled, the destination only when the member was new there.
+ * The destination takes the member before the source gives it up, so running out of
+ * memory changes nothing. */
+static void smoveCommand(fr_client *c)
+{
+    const fri_arg *srckey = &c->argv[1], *dstkey = &c->argv[2], *ele = &c->argv[3];
+    fri_obj *src = fri_lookup_write(c, srckey);
+    fri_obj *dst = fri_lookup_write(c, dstkey);
+    if (!src) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    if (src->type != FRI_SET || (dst && dst->type != FRI_SET)) {
+        fri_reply_error(c, FRI_ERR_WRONGTYPE);
+        return;
+    }
+    if (src == dst) {
+        fri_reply_ll(c, set_contains(src->ptr, ele->ptr, ele->len));
+        return;
+    }
+    if (!set_contains(src->ptr, ele->ptr, ele->len)) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    fri_obj *made = NULL;
+    if (!dst) {
+        fri_set *ns = set_new(ele->ptr, ele->len);
+        if (!ns || !(made = fri_obj_new(FRI_SET, ns))) {
+            fri_set_free(ns);
+            fri_reply_error(c, FRI_ERR_OOM);
+            return;
+        }
+        dst = made;
+    }
+    int added = set_add(dst->ptr, ele->ptr, ele->len);
+    if (added < 0) {
+        fri_obj_free(made);
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    set_remove(src->ptr, ele->ptr, ele->len);
+    fri_delete_if_empty(c, srckey, src);
+    if (made) fri_db_add(c->db, dstkey->ptr, dstkey->len, made);
+    fri_signal_modified(c, c->db, srckey->ptr, srckey->len);
+    if (added) fri_signal_modified(c, c->db, dstkey->ptr, dstkey->len);
+    fri_reply_ll(c, 1);
+}
+
+/* ----- SINTER, SINTERCARD, SUNION, SDIFF and the STORE forms ------------------------------- */
+
+/* An empty set in the intset encoding, as Redis's createIntsetObject starts the result of
+ * a set operation: set_add turns it into a table on the first non-integer or the 513th
+ * member, so a result ends in the encoding Redis's ends in (which SMEMBERS shows).  NULL
+ * when out of memory. */
+static fri_set *set_new_result(void)
+{
+    fri_set *s = calloc(1, sizeof(*s));
+    if (s) s->intset = 1;
+    return s;
+}
+
+/* Looks the keys argv[first .. first+n) up for reading, in order (expired keys go), into
+ * sets[] (NULL for a missing key, an empty set to every operation).  Every key is checked
+ * before anything is computed: -1 after replying WRONGTYPE for the first of another type,
+ * even past a missing key. */
+static int lookup_sets(fr_client *c, int first, int n, fri_set **sets)
+{
+    for (int j = 0; j < n; j++) {
+        fri_obj *o = fri_lookup_read(c, &c->argv[first + j]);
+        if (o && o->type != FRI_SET) {
+            fri_reply_error(c, FRI_ERR_WRONGTYPE);
+            return -1;
+        }
+        sets[j] = o ? o->ptr : NULL;
+    }
+    return 0;
+}
+
+/* Ends a STORE form with result (taken; NULL is an empty result): a non-empty result
+ * replaces whatever dst held, whatever its type, and its TTL (Redis's setKey), answering
+ * its size; an empty one deletes dst and answers 0.  dst is signalled when it changed. */
+static void store_result(fr_client *c, const fri_arg *dst, fri_set *result)
+{
+    size_t n = result ? fri_set_size(result) : 0;
+    if (n == 0) {
+        fri_set_free(result);
+        if (fri_lookup_write(c, dst) && fri_db_delete(c->db, dst->ptr, dst->len))
+            fri_signal_modified(c, c->db, dst->ptr, dst->len);
+        fri_reply_ll(c, 0);
+        return;
+    }
+    fri_obj *o = fri_obj_new(FRI_SET, result);
+    if (!o) {
+        fri_set_free(result);
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    fri_lookup_write(c, dst); /* an expired destination goes first, as in setKey */
+    fri_db_set(c->db, dst->ptr, dst->len, o, 0);
+    fri_signal_modified(c, c->db, dst->ptr, dst->len);
+    fri_reply_ll(c, (long long)n);
+}
+
+/* Sorts the inputs by size, smallest first, keeping the order of equals: Redis's qsort is
+ * glibc's merge sort there, a stable one, and the first set decides the reply's order. */
+static void sort_by_size(fri_set **sets, int n)
+{
+    for (int i = 1; i < n; i++) {
+        fri_set *t = sets[i];
+        int j = i - 1;
+        for (; j >= 0 && fri_set_size(sets[j]) > fri_set_size(t); j--) sets[j + 1] = sets[j];
+        sets[j + 1] = t;
+    }
+}
+
+/* Redis's sinterGenericCommand for SINTER, SINTERSTORE (dst set) and SINTERCARD
+ * (cardinality_only, stopping at limit unless it is 0) over the keys argv[first ..
+ * first+n).  After the type checks, a missing key makes the result empty at once.  The
+ * members of the smallest set (the first of the smallest) that every other set has are
+ * the result, in that set's order: an intset's ascending order is exact, a table's is
+ * insertion order where Redis's is its hash order. */
+static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
+                           int cardinality_only, long long limit)
+{
+    fri_set *small[8];
+    fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
+    if (!sets) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    if (lookup_sets(c, first, n, sets) < 0) goto out;
+    for (int j = 0; j < n; j++) {
+        if (sets[j]) continue;
+        if (dst) store_result(c, dst, NULL);
+        else if (cardinality_only) fri_reply_ll(c, 0);
+        else fri_reply_empty_array(c);
+        goto out;
+    }
+    sort_by_size(sets, n);
+
+    fri_set *s0 = sets[0], *result = NULL;
+    size_t handle = 0;
+    long long card = 0;
+    if (dst && !(result = set_new_result())) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        goto out;
+    }
+    if (!dst && !cardinality_only) handle = fri_reply_deferred_len(c);
+    size_t npos = set_positions(s0);
+    for (size_t i = 0; i < npos; i++) {
+        if (!set_live(s0, i)) continue;
+        char tmp[32];
+        size_t len;
+        const char *p = set_member_at(s0, i, tmp, &len);
+        int j = 1;
+        while (j < n && (sets[j] == s0 || set_contains(sets[j], p, len))) j++;
+        if (j < n) continue;
+        if (cardinality_only) {
+            if (++card == limit) break;
+        } else if (!dst) {
+            reply_member_at(c, s0, i);
+            card++;
+        } else if (set_add(result, p, len) < 0) {
+            fri_set_free(result);
+            fri_reply_error(c, FRI_ERR_OOM);
+            goto out;
+        }
+    }
+    if (dst) store_result(c, dst, result);
+    else if (cardinality_only) fri_reply_ll(c, card);
+    else fri_reply_set_deferred_len(c, handle, (long)card);
+out:
+    if (sets != small) free(sets);
+}
+
+/* Adds every member of s to result: 0, or -1 when out of memory. */
+static int add_all(fri_set *result, fri_set *s)
+{
+    size_t npos = set_positions(s);
+    for (size_t i = 0; i < npos; i++) {
+        if (!set_live(s, i)) continue;
+        char tmp[32];
+        size_t len;
+        const char *p = set_member_at(s, i, tmp, &len);
+        if (set_add(result, p, len) < 0) return -1;
+    }
+    return 0;
+}
+
+typedef enum setop { SETOP_UNION, SETOP_DIFF } setop;
+
+/* Redis's sunionDiffGenericCommand for SUNION, SDIFF and their STORE forms (dst set) over
+ * the keys argv[first .. first+n), built the way Redis builds it, because the way shows:
+ * the result starts as an empty intset and members enter it in the inputs' order, so it
+ * is an intset (answered in ascending order, stored as one) exactly when Redis's is.
+ *  - SUNION adds every member of every set.
+ *  - SDIFF is empty when the first key is missing or named again later.  Otherwise Redis
+ *    picks the cheaper of two ways, and the fake picks the same one: (1) add each member
+ *    of the first set that no other set has; (2) add all of the first set, then remove
+ *    every member of the others, which leaves a table when the first set was one (more
+ *    than 512 members, or one not an integer) even if all that is left would fit an
+ *    intset.  Redis sorts the other sets for way (1), which changes its work, not the
+ *    result. */
+static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *dst, setop op)
+{
+    fri_set *small[8];
+    fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
+    fri_set *result = NULL;
+    if (!sets) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    if (lookup_sets(c, first, n, sets) < 0) goto out;
+    int sameset = 0;
+    for (int j = 1; j < n; j++)
+        if (sets[j] && sets[j] == sets[0]) sameset = 1;
+    int algo = 1;
+    if (op == SETOP_DIFF && sets[0] && !sameset) {
+        unsigned long long one = 0, two = 0;
+        for (int j = 0; j < n; j++) {
+            if (!sets[j]) continue;
+            one += fri_set_size(sets[0]);
+            two += fri_set_size(sets[j]);
+        }
+        algo = one / 2 <= two ? 1 : 2;
+    }
+    if (!(result = set_new_result())) goto oom;
+
+    if (op == SETOP_UNION) {
+        for (int j = 0; j < n; j++)
+            if (sets[j] && add_all(result, sets[j]) < 0) goto oom;
+    } else if (sets[0] && !sameset && algo == 1) {
+        fri_set *s0 = sets[0];
+        size_t npos = set_positions(s0);
+        for (size_t i = 0; i < npos; i++) {
+            if (!set_live(s0, i)) continue;
+            char tmp[32];
+            size_t len;
+            const char *p = set_member_at(s0, i, tmp, &len);
+            int j = 1;
+            while (j < n && (!sets[j] || !set_contains(sets[j], p, len))) j++;
+            if (j == n && set_add(result, p, len) < 0) goto oom;
+        }
+    } else if (sets[0] && !sameset) {
+        if (add_all(result, sets[0]) < 0) goto oom;
+        for (int j = 1; j < n && fri_set_size(result) > 0; j++) {
+            if (!sets[j]) continue;
+            size_t npos = set_positions(sets[j]);
+            for (size_t i = 0; i < npos; i++) {
+                if (!set_live(sets[j], i)) continue;
+                char tmp[32];
+                size_t len;
+                const char *p = set_member_at(sets[j], i, tmp, &len);
+                set_remove(result, p, len);
+            }
+        }
+    }
+
+    if (dst) {
+        store_result(c, dst, result);
+    } else {
+        reply_all(c, result);
+        fri_set_free(result);
+    }
+    result = NULL;
+    goto out;
+oom:
+    fri_set_free(result);
+    fri_reply_error(c, FRI_ERR_OOM);
+out:
+    if (sets != small) free(sets);
+}
+
+/* SINTER key [key ...] */
+static void sinterCommand(fr_client *c) { sinter_generic(c, 1, c->argc - 1, NULL, 0, 0); }
+
+/* SINTERSTORE destination key [key ...] */
+static void sinterstoreCommand(fr_client *c)
+{
+    sinter_generic(c, 2, c->argc - 2, &c->argv[1], 0, 0);
+}
+
+/* SINTERCARD numkeys key [key ...] [LIMIT limit], checked in Redis's order: numkeys (an
+ * integer from 1 to LONG_MAX, else "numkeys should be greater than 0", even for a
+ * non-number), that many keys present, the options (LIMIT, an integer >= 0, the last one
+ * winning; 0 means none), then the keys' types.  Answers the size of the intersection,
+ * counting stopped at the limit. */
+static void sintercardCommand(fr_client *c)
+{
+    long long numkeys, limit = 0;
+    if (fri_get_range_ll_or_reply(c, &c->argv[1], 1, LONG_MAX, &numkeys,
+                                  "ERR numkeys should be greater than 0") < 0)
+        return;
+    if (numkeys > c->argc - 2) {
+        fri_reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    for (int j = 2 + (int)numkeys; j < c->argc; j++) {
+        if (fri_arg_is_cstr(&c->argv[j], "limit") && j + 1 < c->argc) {
+            j++;
+            if (fri_get_positive_ll_or_reply(c, &c->argv[j], &limit,
+                                             "ERR LIMIT can't be negative") < 0)
+                return;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+    }
+    sinter_generic(c, 2, (int)numkeys, NULL, 1, limit);
+}
+
+/* SUNION key [key ...], SUNIONSTORE destination key [key ...], SDIFF and SDIFFSTORE. */
+static void sunionCommand(fr_client *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, SETOP_UNION); }
+static void sunionstoreCommand(fr_client *c)
+{
+    sunion_diff_generic(c, 2, c->argc - 2, &c->argv[1], SETOP_UNION);
+}
+static void sdiffCommand(fr_client *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, SETOP_DIFF); }
+static void sdiffstoreCommand(fr_client *c)
+{
+    sunion_diff_generic(c, 2, c->argc - 2, &c->argv[1], SETOP_DIFF);
+}
+
+/* SINTERCARD's keys follow its numkeys. */
+static int sintercardKeys(int argc, const fri_arg *argv, int *keys, int max)
+{
+    return fri_numkeys_keys(argc, argv, 1, 0, keys, max);
+}
+
+/* ----- SSCAN ------------------------------------------------------------------------------- */
+
+/* SSCAN key cursor [MATCH pattern] [COUNT count], checked in Redis's order: the cursor,
+ * the key (a missing one answers ["0", []] whatever the options), its type, then the
+ * options.  An intset answers whole, ascending, with cursor 0, whatever the cursor and
+ * COUNT, as Redis does.  A table is walked COUNT members at a time in insertion order with
+ * the member's sequence number as the cursor (see keys.c's SCAN): every member present for
+ * the whole walk comes exactly once (SREM's compaction keeps the numbers), but pages and
+ * cursors differ from Redis's.  An SPOP that rebuilds the set (a count leaving few
+ * members) starts new numbers, so a walk across it may miss or repeat members, where
+ * Redis's bucket cursor would not. */
+static void sscanCommand(fr_client *c)
+{
+    uint64_t cursor;
+    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
+    int wrongtype;
+    fri_obj *o = set_lookup(c, 0, &wrongtype);
+    if (wrongtype) return;
+    if (!o) {
+        fri_reply_empty_scan(c);
+        return;
+    }
+    long long count;
+    const fri_arg *pat;
+    if (fri_get_scan_options_or_reply(c, 3, &count, &pat) < 0) return;
+
+    fri_set *s = o->ptr;
+    size_t first = 0, end = set_positions(s);
+    uint64_t next = 0;
+    if (!s->intset) end = fri_dict_page(s->table, cursor, count, &first, &next);
+    char buf[32];
+    fri_reply_array_len(c, 2);
+    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    size_t handle = fri_reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = first; i < end; i++) {
+        if (!set_live(s, i)) continue;
+        char tmp[32];
+        size_t len;
+        const char *p = set_member_at(s, i, tmp, &len);
+        if (pat && !fri_glob_match(pat->ptr, pat->len, p, len, 0)) continue;
+        fri_reply_bulk(c, p, len);
+        n++;
+    }
+    fri_reply_set_deferred_len(c, handle, n);
+}
+
 /* ----- The command table --------------------------------------------------------------- */
 
 #define W FRI_CMD_WRITE
@@ -655,5 +1030,14 @@ const fri_command fri_set_commands[] = {
     {"scard", scardCommand, 2, R | F, "set", 1, 1, 1, NULL, NULL},
     {"spop", spopCommand, -2, W | F, "set", 1, 1, 1, NULL, NULL},
     {"srandmember", srandmemberCommand, -2, R, "set", 1, 1, 1, NULL, NULL},
+    {"smove", smoveCommand, 4, W | F, "set", 1, 2, 1, NULL, NULL},
+    {"sinter", sinterCommand, -2, R, "set", 1, -1, 1, NULL, NULL},
+    {"sintercard", sintercardCommand, -3, R, "set", 0, 0, 0, sintercardKeys, NULL},
+    {"sinterstore", sinterstoreCommand, -3, W | M, "set", 1, -1, 1, NULL, NULL},
+    {"sunion", sunionCommand, -2, R, "set", 1, -1, 1, NULL, NULL},
+    {"sunionstore", sunionstoreCommand, -3, W | M, "set", 1, -1, 1, NULL, NULL},
+    {"sdiff", sdiffCommand, -2, R, "set", 1, -1, 1, NULL, NULL},
+    {"sdiffstore", sdiffstoreCommand, -3, W | M, "set", 1, -1, 1, NULL, NULL},
+    {"sscan", sscanCommand, -3, R, "set", 1, 1, 1, NULL, NULL},
     {0},
 };

@@ -1476,33 +1476,6 @@ static void zrandmemberCommand(fr_client *c)
 
 /* ----- ZSCAN ------------------------------------------------------------------------------- */
 
-/* Redis's parseScanCursorOrReply: strtoul in base 10 on the argument as a C string, so a
- * sign is accepted (a negative cursor wraps) and bytes after a NUL are ignored; a leading
- * space, trailing garbage or a value past 2^64-1 is "ERR invalid cursor". */
-static int parse_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
-{
-    size_t n = strnlen(a->ptr, a->len);
-    char small[64];
-    char *s = n < sizeof(small) ? small : malloc(n + 1);
-    if (!s) {
-        fri_reply_error(c, FRI_ERR_OOM);
-        return -1;
-    }
-    memcpy(s, a->ptr, n);
-    s[n] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    int ok = !isspace((unsigned char)s[0]) && *end == '\0' && errno != ERANGE;
-    if (s != small) free(s);
-    if (!ok) {
-        fri_reply_error(c, "ERR invalid cursor");
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
-}
-
 /* A score as ZSCAN shows it: a listpack stores an integral score within +-2^62 as an
  * integer and ZSCAN prints that integer (1e18 shows as 1000000000000000000, where ZSCORE
  * says 1e+18); everything else prints as in any reply. */
@@ -1524,35 +1497,17 @@ static void reply_scan_score(fr_client *c, const fri_zset *z, double score)
 static void zscanCommand(fr_client *c)
 {
     uint64_t cursor;
-    if (parse_scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
+    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
     int wrongtype;
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_ZSET, 0, &wrongtype);
     if (wrongtype) return;
     if (!o) {
-        fri_reply_array_len(c, 2);
-        fri_reply_bulk(c, "0", 1);
-        fri_reply_empty_array(c);
+        fri_reply_empty_scan(c);
         return;
     }
-    long long count = 10;
-    const fri_arg *pat = NULL;
-    for (int j = 3; j < c->argc; j += 2) {
-        const fri_arg *a = &c->argv[j];
-        int has_value = c->argc - j >= 2;
-        if (has_value && fri_arg_is(a, "count")) {
-            if (fri_get_ll_or_reply(c, &c->argv[j + 1], &count, NULL) < 0) return;
-            if (count < 1) {
-                fri_reply_error(c, FRI_ERR_SYNTAX);
-                return;
-            }
-        } else if (has_value && fri_arg_is(a, "match")) {
-            pat = &c->argv[j + 1];
-            if (pat->len == 1 && pat->ptr[0] == '*') pat = NULL;
-        } else {
-            fri_reply_error(c, FRI_ERR_SYNTAX);
-            return;
-        }
-    }
+    long long count;
+    const fri_arg *pat;
+    if (fri_get_scan_options_or_reply(c, 3, &count, &pat) < 0) return;
 
     fri_zset *z = o->ptr;
     char buf[32];
@@ -1571,24 +1526,15 @@ static void zscanCommand(fr_client *c)
         return;
     }
 
-    /* Find where the page ends first: its cursor comes before its members. */
+    /* The page's cursor comes before its members. */
     fri_dict *d = z->dict;
-    size_t slots = fri_dict_slots(d), first = fri_dict_slot_from_seq(d, cursor), i;
-    long long seen = 0;
-    uint64_t next = 0;
-    for (i = first; i < slots; i++) {
-        if (!fri_dict_slot(d, i)) continue;
-        if (seen == count) {
-            next = fri_dict_slot(d, i)->seq;
-            break;
-        }
-        seen++;
-    }
-    size_t end = i;
+    size_t first;
+    uint64_t next;
+    size_t end = fri_dict_page(d, cursor, count, &first, &next);
     fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
     size_t handle = fri_reply_deferred_len(c);
     long n = 0;
-    for (i = first; i < end; i++) {
+    for (size_t i = first; i < end; i++) {
         fri_dent *e = fri_dict_slot(d, i);
         if (!e) continue;
         if (pat && !fri_glob_match(pat->ptr, pat->len, e->key->buf, e->key->len, 0)) continue;

@@ -60,6 +60,13 @@ int fri_arg_is(const fri_arg *a, const char *word)
     return i == a->len;
 }
 
+int fri_arg_is_cstr(const fri_arg *a, const char *word)
+{
+    size_t n = strnlen(a->ptr, a->len);
+    fri_arg head = {a->ptr, n};
+    return fri_arg_is(&head, word);
+}
+
 /* ----- Growable buffer ------------------------------------------------------------------ */
 
 void fri_buf_reserve(fri_buf *b, size_t extra)

@@ -149,9 +149,10 @@ static int run_command(run *r, const ds_line *l) {
         printf("%s:%d: %s%s\n", name, l->lineno, l->text, same ? "" : "   <-- MISMATCH");
         if (!same && (l->flags & DS_SORTED)) printf("  (compared as multisets)\n");
         if (!same && (l->flags & DS_TYPE)) printf("  (compared by type only)\n");
+        if (!same && (l->flags & DS_LEN)) printf("  (compared by first line only)\n");
         show("real", r->real_reply.data, r->real_reply.len);
         show("fake", r->fake_reply.data, r->fake_reply.len);
-        if (!same && real_ok && !(l->flags & (DS_SORTED | DS_TYPE))) {
+        if (!same && real_ok && !(l->flags & (DS_SORTED | DS_TYPE | DS_LEN))) {
             size_t n = r->real_reply.len < r->fake_reply.len ? r->real_reply.len
                                                               : r->fake_reply.len;
             size_t i = 0;

@@ -1221,8 +1221,10 @@ static void hset_like(gen *g, const char *name) {
     begin(g, name);
     key_h(g);
     if (chance(g, 2)) {
-        /* Enough fields to cross hash-max-listpack-entries (128). */
-        for (int i = 0; i < 130; i++) { af(g, "f%d", i); af(g, "%d", i); }
+        /* Enough fields to cross hash-max-listpack-entries (512, 7.0's compiled-in
+         * default) over a few calls. */
+        int base = (int)rnd(g, 1000);
+        for (int i = 0; i < 200; i++) { af(g, "f%d", base + i); af(g, "%d", i); }
     } else {
         int n = 1 + (int)rnd(g, 3);
         for (int i = 0; i < n; i++) { field(g); value(g); }
@@ -1281,6 +1283,12 @@ static void g_hrandfield(gen *g) {
         if (chance(g, 40)) { word(g, "withvalues"); g->cur.pairs = 1; }
     }
     finish(g, g->cur.pairs ? CMP_PAIRS : CMP_SORTED);
+    /* finish may have dropped WITHVALUES (a broken arity): then the fields come alone. */
+    step *st = &g->queue[g->qhead + g->qlen - 1];
+    if (st->pairs && st->argc < 4) {
+        st->pairs = 0;
+        st->mode = CMP_SORTED;
+    }
 }
 static void g_hscan(gen *g) {
     begin(g, "hscan");
@@ -1336,6 +1344,10 @@ static void setop(gen *g, const char *name, int store) {
     begin(g, name);
     if (store) key_S(g);
     keys_n(g, key_S, 1, 3);
+    /* Now and then the first input named again: SDIFF's "same set" case (an empty
+     * result), an intersection or union with itself. */
+    int first = store ? 2 : 1;
+    if (chance(g, 10)) add_arg(g, g->cur.argv[first], g->cur.lens[first]);
     finish(g, store ? CMP_EXACT : CMP_SORTED);
 }
 static void g_sinter(gen *g) { setop(g, "sinter", 0); }
@@ -1855,6 +1867,9 @@ static const struct touch {
     {"xadd", {"XADD", "K", "NOMKSTREAM", "99-0", "f", "v"}}, {"xtrim", {"XTRIM", "K", "MAXLEN", "100"}},
     {"xgroup|create", {"XGROUP", "CREATE", "K", "gw", "$", "MKSTREAM"}},
     {"sinterstore", {"SINTERSTORE", "K", "O"}}, {"zunionstore", {"ZUNIONSTORE", "K", "1", "O"}},
+    {"sinterstore", {"SINTERSTORE", "O", "K"}}, {"sunionstore", {"SUNIONSTORE", "K", "K"}},
+    {"sdiffstore", {"SDIFFSTORE", "K", "K", "O"}}, {"smove", {"SMOVE", "K", "O", "1"}},
+    {"smove", {"SMOVE", "O", "K", "1"}}, {"smove", {"SMOVE", "K", "K", "1"}},
 };
 
 /* Pushes one command of TOUCHES aimed at key (klen bytes), on the current client. */
@@ -2142,6 +2157,7 @@ static void script_line(rh_buf *out, const step *s, cmp_mode mode) {
     if (s->client) rh_buf_printf(out, "<%d> ", s->client + 1);
     if (mode == CMP_SORTED || mode == CMP_PAIRS) rh_buf_append(out, "@sorted ", 8);
     else if (mode == CMP_NEAR || mode == CMP_TIMES) rh_buf_append(out, "@near ", 6);
+    else if (mode == CMP_ARRLEN) rh_buf_append(out, "@len ", 5);
     else if (mode != CMP_EXACT && mode != CMP_EXEC) rh_buf_append(out, "@type ", 6);
     for (int i = 0; i < s->argc; i++) {
         if (i) rh_buf_append(out, " ", 1);

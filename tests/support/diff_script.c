@@ -203,9 +203,11 @@ int ds_parse_line(const char *line_in, int lineno, ds_line *out, ds_error *err) 
                 out->flags |= DS_NEAR;
             } else if (n == 5 && !memcmp(p, "@idle", 5)) {
                 out->flags |= DS_IDLE;
+            } else if (n == 4 && !memcmp(p, "@len", 4)) {
+                out->flags |= DS_LEN;
             } else {
                 rc = set_error(err, col,
-                               "unknown modifier '%.*s' (expected @sorted, @type, @near, "
+                               "unknown modifier '%.*s' (expected @sorted, @type, @len, @near, "
                                "@idle or @fake)",
                                (int)n, p);
                 goto done;
@@ -566,6 +568,11 @@ static int near_equal_mode(const char **pa, const char *ea, const char **pb, con
 
 int ds_replies_equal(unsigned flags, const char *a, size_t alen, const char *b, size_t blen) {
     if (flags & DS_TYPE) return alen > 0 && blen > 0 && a[0] == b[0];
+    if (flags & DS_LEN) {
+        /* The first line, up to and including its \r\n. */
+        const char *ea = memchr(a, '\n', alen), *eb = memchr(b, '\n', blen);
+        return ea && eb && ea - a == eb - b && !memcmp(a, b, (size_t)(ea - a));
+    }
     if (flags & (DS_NEAR | DS_IDLE)) {
         const char *pa = a, *pb = b;
         int idle_only = !(flags & DS_NEAR);

@@ -2,7 +2,8 @@
  * replies are compared.
  *
  * A script is one redis-cli style command per line, optionally preceded by modifiers
- * (<N> for the client, @sorted, @type, @fake), plus the directives !sleep MS and !cluster.
+ * (<N> for the client, @sorted, @type, @len, @near, @idle, @fake), plus the directives !sleep MS
+ * and !cluster.
  * tests/diff/README.md describes the format for script writers; this header is the
  * parser's contract.  Errors are reported as "file:line:col: error: message", col counting
  * bytes from 1.
@@ -38,6 +39,9 @@ typedef enum ds_kind {
                         last two elements are integers ([id, fields, idle, deliveries] of
                         XREADGROUP ... CLAIM, [id, consumer, idle, deliveries] of
                         XPENDING's extended form) may differ by DS_NEAR_MS */
+#define DS_LEN 32u   /* @len: compare only the reply's first line: an error, integer or
+                        status exactly, a bulk string's or an array's length (random
+                        members with a count: SRANDMEMBER, HRANDFIELD, SPOP ...) */
 #define DS_NEAR_MS 25 /* how far apart two clocks' readings of one moment may land */
 
 /* One parsed line.  Owns argv, argvlen and text. */
@@ -45,7 +49,7 @@ typedef struct ds_line {
     ds_kind kind;       /* command, sleep or cluster */
     int lineno;         /* 1-based line number in the script */
     int client;         /* DS_COMMAND: which client runs it, 1..DS_MAX_CLIENTS */
-    unsigned flags;     /* DS_COMMAND: DS_SORTED | DS_TYPE | DS_FAKE */
+    unsigned flags;     /* DS_COMMAND: DS_SORTED | DS_TYPE | DS_FAKE | DS_NEAR | DS_IDLE | DS_LEN */
     long sleep_ms;      /* DS_SLEEP: milliseconds of wall clock to sleep */
     int argc;           /* DS_COMMAND: number of arguments, >= 1 */
     char **argv;        /* DS_COMMAND: NUL-terminated copies, binary safe via argvlen */
@@ -97,7 +101,8 @@ void ds_script_free(ds_script *s);
  * become equal.  Appends to *out; returns 0, or -1 if raw is not one complete reply. */
 int ds_sort_reply(const char *raw, size_t len, rh_buf *out);
 
-/* Whether two raw replies count as equal under flags (DS_SORTED, DS_TYPE, DS_NEAR). */
+/* Whether two raw replies count as equal under flags (DS_SORTED, DS_TYPE, DS_NEAR, DS_IDLE,
+ * DS_LEN). */
 int ds_replies_equal(unsigned flags, const char *a, size_t alen, const char *b, size_t blen);
 
 /* Appends a readable escape of p: printable ASCII as is, backslash as \\, CR, LF and TAB

@@ -363,6 +363,27 @@ static void test_compare_idle(void **state) {
     assert_false(ds_replies_equal(DS_IDLE, s1, sizeof s1 - 1, s2, sizeof s2 - 1));
 }
 
+/* @len: only the first line counts: an array's or a bulk string's length, an error, an
+ * integer or a status as a whole. */
+static void test_compare_len(void **state) {
+    (void)state;
+    const char a1[] = "*2\r\n$1\r\na\r\n$1\r\nb\r\n";
+    const char a2[] = "*2\r\n$2\r\nbb\r\n$1\r\nc\r\n";
+    const char a3[] = "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n";
+    assert_true(ds_replies_equal(DS_LEN, a1, sizeof a1 - 1, a2, sizeof a2 - 1));
+    assert_false(ds_replies_equal(DS_LEN, a1, sizeof a1 - 1, a3, sizeof a3 - 1));
+    assert_true(ds_replies_equal(DS_LEN, "$1\r\na\r\n", 7, "$1\r\nb\r\n", 7));
+    assert_false(ds_replies_equal(DS_LEN, "$1\r\na\r\n", 7, "$2\r\nab\r\n", 8));
+    assert_false(ds_replies_equal(DS_LEN, ":1\r\n", 4, ":2\r\n", 4));
+    assert_false(ds_replies_equal(DS_LEN, "-ERR a\r\n", 8, "-ERR b\r\n", 8));
+    assert_false(ds_replies_equal(DS_LEN, "*1\r\n", 4, "", 0));
+    ds_line l;
+    ds_error err;
+    assert_int_equal(ds_parse_line("@len SRANDMEMBER s -5", 1, &l, &err), 1);
+    assert_int_equal(l.flags, DS_LEN);
+    ds_line_free(&l);
+}
+
 /* Transcripts: "= reply" lines after commands, unescaped into ds_line.expected. */
 static void test_parse_transcript(void **state) {
     (void)state;
@@ -413,6 +434,7 @@ int main(void) {
         cmocka_unit_test(test_parse_script),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_idle),
+        cmocka_unit_test(test_compare_len),
         cmocka_unit_test(test_parse_transcript),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

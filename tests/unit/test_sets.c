@@ -368,6 +368,132 @@ static void test_absurd_negative_count(void **state)
     assert_int_equal(r->count, 3);
 }
 
+/* ----- Set operations, SMOVE and SSCAN ---------------------------------------------------- */
+
+/* Whether SSCAN answers key whole with cursor 0 even for COUNT 1, as it answers an intset;
+ * a table of two members or more is answered a page at a time. */
+static int scans_whole(fr_client *c, const char *key)
+{
+    const fr_reply *r = fake_run_logged(c, "SSCAN %s 0 COUNT 1", key);
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 2);
+    return strcmp(r->elements[0].str, "0") == 0;
+}
+
+/* A set operation's result starts as an empty intset and takes members in the inputs'
+ * order, so it ends in the encoding Redis's ends in, which SMEMBERS and SSCAN show. */
+static void test_setop_result_encodings(void **state)
+{
+    fixture *f = *state;
+    fake_run_logged(f->c, "SADD ta x 9 3 7 1 5");
+    fake_run_logged(f->c, "SREM ta x");
+    fake_run_logged(f->c, "SADD tb y 5 1 9 100 3 7");
+    assert_false(scans_whole(f->c, "ta"));
+    /* Two tables whose common members are integers: an intset, ascending. */
+    assert_int_equal(INT(f->c, "SINTERSTORE r ta tb"), 5);
+    assert_true(scans_whole(f->c, "r"));
+    assert_members(fake_run_logged(f->c, "SMEMBERS r"), "1 3 5 7 9");
+    assert_members(fake_run_logged(f->c, "SUNION ta"), "1 3 5 7 9");
+    assert_members(fake_run_logged(f->c, "SDIFF ta"), "1 3 5 7 9");
+    assert_members(fake_run_logged(f->c, "SINTER ta"), "9 3 7 1 5");
+    /* SDIFF's way (1) adds only the members that survive: an intset. */
+    fake_run_logged(f->c, "SADD s0 x 1 2 3 4 5 6 7 8 9 10");
+    fake_run_logged(f->c, "SADD s1 x");
+    fake_run_logged(f->c, "SADD s2 1");
+    assert_int_equal(INT(f->c, "SDIFFSTORE r s0 s1"), 10);
+    assert_true(scans_whole(f->c, "r"));
+    /* Way (2), for a first set big next to the others (11 * 3 / 2 > 11 + 1 + 1), copies
+     * it, x included, then removes: a table, although only integers are left. */
+    assert_int_equal(INT(f->c, "SDIFFSTORE r s0 s1 s2"), 9);
+    assert_false(scans_whole(f->c, "r"));
+    /* A union of 512 integers is an intset, of 513 a table. */
+    sadd_range(f->c, "a", "", 1, 300);
+    sadd_range(f->c, "b", "", 213, 300);
+    assert_int_equal(INT(f->c, "SUNIONSTORE r a b"), 512);
+    assert_true(scans_whole(f->c, "r"));
+    fake_run_logged(f->c, "SADD c 513");
+    assert_int_equal(INT(f->c, "SUNIONSTORE r a b c"), 513);
+    assert_false(scans_whole(f->c, "r"));
+    /* An empty result deletes the destination. */
+    assert_int_equal(INT(f->c, "SDIFFSTORE r s0 s0"), 0);
+    assert_int_equal(INT(f->c, "EXISTS r"), 0);
+}
+
+/* SINTER answers in its smallest input's order, the first of the smallest on a tie (Redis
+ * sorts the inputs with a stable sort); SINTERCARD stops counting at its limit. */
+static void test_sinter_order_and_limit(void **state)
+{
+    fixture *f = *state;
+    fake_run_logged(f->c, "SADD ia 9 3 7 1 5");
+    fake_run_logged(f->c, "SADD ta x 9 3 7 1 5");
+    fake_run_logged(f->c, "SREM ta x");
+    fake_run_logged(f->c, "SADD big 1 3 5 7 9 11");
+    assert_members(fake_run_logged(f->c, "SINTER ia ta"), "1 3 5 7 9");
+    assert_members(fake_run_logged(f->c, "SINTER ta ia"), "9 3 7 1 5");
+    assert_members(fake_run_logged(f->c, "SINTER big ta"), "9 3 7 1 5");
+    assert_int_equal(INT(f->c, "SINTERCARD 3 big ta ia"), 5);
+    assert_int_equal(INT(f->c, "SINTERCARD 3 big ta ia LIMIT 2"), 2);
+    assert_int_equal(INT(f->c, "SINTERCARD 3 big ta ia LIMIT 0"), 5);
+    assert_int_equal(INT(f->c, "SINTERCARD 2 big nokey LIMIT 1"), 0);
+}
+
+/* SMOVE: the destination takes the encoding its first member calls for; a move within one
+ * set changes nothing; the source goes with its last member. */
+static void test_smove(void **state)
+{
+    fixture *f = *state;
+    fake_run_logged(f->c, "SADD src 3 x");
+    assert_int_equal(INT(f->c, "SMOVE src src x"), 1);
+    assert_int_equal(INT(f->c, "SMOVE src src y"), 0);
+    assert_int_equal(INT(f->c, "SMOVE src dst 3"), 1);
+    assert_int_equal(INT(f->c, "SMOVE src dst 3"), 0);
+    fake_run_logged(f->c, "SADD dst 2 1");
+    assert_members(fake_run_logged(f->c, "SMEMBERS dst"), "1 2 3");
+    assert_int_equal(INT(f->c, "SMOVE src dst x"), 1);
+    assert_int_equal(INT(f->c, "EXISTS src"), 0);
+    fake_run_logged(f->c, "SREM dst x");
+    fake_run_logged(f->c, "SADD dst 0");
+    assert_members(fake_run_logged(f->c, "SMEMBERS dst"), "1 2 3 0");
+}
+
+/* A walk over a table answers every member present for the whole walk exactly once, while
+ * SREM removes most of the others as it goes: the compaction SREM triggers keeps the
+ * cursors (sequence numbers) valid. */
+static void test_sscan_walk_survives_srem(void **state)
+{
+    fixture *f = *state;
+    enum { N = 400 };
+    sadd_range(f->c, "s", "m", 0, N);
+    int seen[N] = {0};
+    char cursor[32] = "0";
+    int next_gone = 1, calls = 0;
+    do {
+        const fr_reply *r = fake_run_logged(f->c, "SSCAN s %s COUNT 7", cursor);
+        assert_int_equal(r->count, 2);
+        snprintf(cursor, sizeof(cursor), "%s", r->elements[0].str);
+        const fr_reply *page = &r->elements[1];
+        assert_true(page->count <= 7);
+        for (size_t i = 0; i < page->count; i++) {
+            int k = atoi(page->elements[i].str + 1);
+            assert_true(k >= 0 && k < N);
+            seen[k]++;
+        }
+        /* Remove 20 members that are not multiples of 4, lowest first: visited ones and
+         * some not visited yet, so that the survivors' positions shift. */
+        for (int removed = 0; removed < 20 && next_gone < N; next_gone++) {
+            if (next_gone % 4 == 0) continue;
+            assert_int_equal(INT(f->c, "SREM s m%d", next_gone), 1);
+            removed++;
+        }
+        assert_true(++calls < 1000);
+    } while (strcmp(cursor, "0") != 0);
+    for (int k = 0; k < N; k++) {
+        assert_true(seen[k] <= 1);
+        if (k % 4 == 0) assert_int_equal(seen[k], 1);
+    }
+    assert_int_equal(INT(f->c, "SCARD s"), N / 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +508,10 @@ int main(void)
         TEST(test_noncanonical_integers_convert),
         TEST(test_intset_limit),
         TEST(test_spop_remainder_rebuilds_intset),
+        TEST(test_setop_result_encodings),
+        TEST(test_sinter_order_and_limit),
+        TEST(test_smove),
+        TEST(test_sscan_walk_survives_srem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
