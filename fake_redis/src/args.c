@@ -38,7 +38,10 @@ int fri_get_positive_ll_or_reply(fr_client *c, const fri_arg *a, long long *out,
 
 int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg)
 {
-    if (fri_string2d(a->ptr, a->len, out)) return 0;
+    fri_errno_load(c->srv);
+    int ok = fri_string2d(a->ptr, a->len, out);
+    fri_errno_save(c->srv);
+    if (ok) return 0;
     fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
     return -1;
 }
@@ -46,7 +49,10 @@ int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const c
 int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *out,
                                  const char *msg)
 {
-    if (fri_string2ld(a->ptr, a->len, out)) return 0;
+    fri_errno_load(c->srv);
+    int ok = fri_string2ld(a->ptr, a->len, out);
+    fri_errno_save(c->srv);
+    if (ok) return 0;
     fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
     return -1;
 }
@@ -66,6 +72,7 @@ int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     int ok = !isspace((unsigned char)s[0]) && *end == '\0' && errno != ERANGE;
+    fri_errno_save(c->srv);
     if (s != small) free(s);
     if (!ok) {
         fri_reply_error(c, "ERR invalid cursor");

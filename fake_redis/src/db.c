@@ -12,6 +12,7 @@ fri_obj *fri_obj_new(fri_type type, void *ptr)
     fri_obj *o = malloc(sizeof(*o));
     if (!o) return NULL;
     o->type = type;
+    o->int_encoded = 0;
     o->expire_ms = -1;
     o->ptr = ptr;
     return o;
@@ -24,6 +25,12 @@ fri_obj *fri_obj_new_string(const char *p, size_t len)
     fri_obj *o = fri_obj_new(FRI_STRING, s);
     if (!o) fri_str_free(s);
     return o;
+}
+
+void fri_obj_try_int_encoding(fri_obj *o)
+{
+    const fri_str *s = o->ptr;
+    o->int_encoded = s->len <= 20 && fri_string2ll(s->buf, s->len, NULL);
 }
 
 void fri_obj_free(fri_obj *o)

@@ -11,6 +11,7 @@
 #ifndef FR_INT_H
 #define FR_INT_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,9 +72,11 @@ void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len);
 /* Strict integer parse: no spaces, no leading '+', no leading zeros, fits in long long.
  * Returns 1 on success. */
 int fri_string2ll(const char *s, size_t len, long long *out);
-/* Redis's string2ld / strtold based parse for INCRBYFLOAT: 1 on success. */
+/* Redis's string2ld / strtold based parse for INCRBYFLOAT: 1 on success.  errno is left
+ * as string2ld leaves it: untouched for "" or 5 KiB and more, else 0 or ERANGE. */
 int fri_string2ld(const char *s, size_t len, long double *out);
-/* Redis's getDoubleFromObject rules (strtod, no spaces, no NaN): 1 on success. */
+/* Redis's getDoubleFromObject rules (strtod, no spaces, no NaN): 1 on success.  errno is
+ * left as Redis's string2d leaves it: 0, or ERANGE. */
 int fri_string2d(const char *s, size_t len, double *out);
 size_t fri_ll2string(char *dst, size_t cap, long long v);
 /* fri_ll2string for an unsigned value (stream ids): digits and a NUL, 0 if over cap. */
@@ -151,6 +154,8 @@ typedef enum fri_type {
 
 typedef struct fri_obj {
     fri_type type;
+    int int_encoded;   /* a string redis-server holds as an integer (OBJ_ENCODING_INT):
+                          only SORT can tell (see fri_errno_load) */
     int64_t expire_ms; /* absolute Unix ms, or -1 for no TTL */
     void *ptr;         /* fri_str*, fri_list*, fri_hash*, fri_set*, fri_zset*, stream */
 } fri_obj;
@@ -272,7 +277,29 @@ struct fr_server {
                                       until the first subscription */
     struct fri_blocking *blocking; /* blocked clients by key, ready keys, the woken queue
                                       (blocked.c); NULL until a client first blocks */
+    int redis_errno;         /* the value errno would hold in redis-server now (below) */
 };
+
+/* ----- Redis's errno ------------------------------------------------------------------ */
+
+/* redis-server never resets errno between commands, and two of its checks read it
+ * without setting it first: SORT tests errno == ERANGE after each strtod (so an ERANGE
+ * left by any earlier parse fails a later numeric SORT: "One or more scores can't be
+ * converted into double"), and XADD picks its error text by errno == EDOM.  The server
+ * keeps what errno would hold in redis-server (redis_errno), and:
+ *  - each parse that Redis runs through the C library (strtod, strtold, strtoul(l): scores,
+ *    INCRBYFLOAT, timeouts, SCAN cursors, score ranges, stream ids) is run here the same
+ *    way between these two, so errno starts from the mirror and the mirror keeps what the
+ *    parse left;
+ *  - the stream code clears it where Redis's radix trees set errno = 0: an iterator that
+ *    runs off a tree, a raxInsert whose key is already there (fri_stream_iter_errno and
+ *    the commands in t_stream*.c);
+ *  - a new connection leaves EAGAIN (Redis's accept loop ends on it).
+ * Not mirrored: the strtod Redis runs to read back a listpack sorted set's non-integer
+ * scores (only a subnormal score leaves ERANGE there), an XADD whose append moved an old
+ * node's listpack in memory (which only Redis's allocator knows), socket errors. */
+static inline void fri_errno_load(const fr_server *s) { errno = s->redis_errno; }
+static inline void fri_errno_save(fr_server *s) { s->redis_errno = errno; }
 
 /* The server's seeded generator: uniform 64-bit values. */
 uint64_t fri_random(fr_server *s);
@@ -324,6 +351,7 @@ extern const fri_command fri_list_commands[];
 extern const fri_command fri_hash_commands[];
 extern const fri_command fri_set_commands[];
 extern const fri_command fri_zset_commands[];
+extern const fri_command fri_sort_commands[];         /* t_sort.c */
 extern const fri_command fri_stream_commands[];       /* t_stream.c */
 extern const fri_command fri_stream_group_commands[]; /* t_stream_group.c */
 extern const fri_command fri_pubsub_commands[];
@@ -481,9 +509,14 @@ size_t fri_db_size(fr_server *s, fri_db *db, int64_t now);
 /* Redis "deletes the key if the container became empty" helper. */
 void fri_delete_if_empty(fr_client *c, const fri_arg *key, fri_obj *o);
 
-/* Object constructors used by several modules. */
+/* Object constructors used by several modules.  A new string is not int_encoded. */
 fri_obj *fri_obj_new(fri_type type, void *ptr);
 fri_obj *fri_obj_new_string(const char *p, size_t len);
+/* Redis's tryObjectEncoding on a string just written (SET, MSET, GETSET, APPEND to a new
+ * key, INCR...): an integer (string2l's form, at most 20 bytes) is held as one.  Writes
+ * that change a string in place (APPEND, SETRANGE, SETBIT, BITFIELD) or make a new one
+ * otherwise (INCRBYFLOAT, BITOP) leave or make it a plain string: int_encoded = 0. */
+void fri_obj_try_int_encoding(fri_obj *o);
 
 /* ----- Data type internals other modules need ----------------------------------------- */
 
@@ -492,12 +525,18 @@ typedef struct fri_list fri_list;
 void fri_list_free(fri_list *l);
 size_t fri_list_len(const fri_list *l);
 const fri_str *fri_list_at(const fri_list *l, size_t i);
+/* A new list holding items[0..n) in that order, which it owns afterwards (SORT ... STORE);
+ * NULL when out of memory, the items then still the caller's. */
+fri_list *fri_list_from_array(fri_str **items, size_t n);
 
 /* Hashes (t_hash.c): fields in a fri_dict (field -> fri_str* value, insertion order). */
 typedef struct fri_hash fri_hash;
 void fri_hash_free(fri_hash *h);
 size_t fri_hash_size(const fri_hash *h);
 fri_dict *fri_hash_fields(fri_hash *h);
+/* Whether Redis would still hold the hash as a listpack (which keeps integer values as
+ * integers, where a hash table keeps strings). */
+int fri_hash_is_listpack(const fri_hash *h);
 
 /* Sets (t_set.c). */
 typedef struct fri_set fri_set;
@@ -511,6 +550,9 @@ void fri_set_foreach(fri_set *s, void (*fn)(const char *p, size_t len, void *ctx
 typedef struct fri_zset fri_zset;
 void fri_zset_free(fri_zset *z);
 size_t fri_zset_size(const fri_zset *z);
+/* SORT's destructive conversion (Redis's zsetConvert to a skiplist): from now on the set
+ * behaves as one Redis keeps as a skiplist, whatever its size. */
+void fri_zset_convert_skiplist(fri_zset *z);
 /* Calls fn for every member in rank order (ascending score, then member bytes). */
 void fri_zset_foreach(fri_zset *z, void (*fn)(const char *p, size_t len, double score,
                                               void *ctx), void *ctx);

@@ -16,8 +16,8 @@
 static const fri_command *const all_tables[] = {
     fri_connection_commands, fri_keyspace_commands, fri_string_commands, fri_bitops_commands,
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
-    fri_stream_commands,     fri_stream_group_commands, fri_pubsub_commands,
-    fri_multi_commands,      fri_cluster_commands,  NULL,
+    fri_sort_commands,       fri_stream_commands,   fri_stream_group_commands,
+    fri_pubsub_commands,     fri_multi_commands,    fri_cluster_commands, NULL,
 };
 
 /* ----- Configuration, clock and randomness --------------------------------------------- */
@@ -300,6 +300,7 @@ fr_client *fr_client_new(fr_server *s)
     c->db = &s->db[0];
     c->resp = 2;
     c->id = s->next_client_id++;
+    s->redis_errno = EAGAIN; /* where redis-server's accept loop leaves errno */
     c->next = s->clients;
     if (s->clients) s->clients->prev = c;
     s->clients = c;

@@ -55,6 +55,11 @@ void fri_reply_sid(fr_client *c, fri_sid id);
  * FRI_ERR_INVALID_SID (c may be NULL: no reply). */
 int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
                            int strict, int *seq_given);
+/* The same without a reply, where Redis parses with no client (XCLAIM's scan for where
+ * its ids end): srv (may be NULL) gets what the parse does to Redis's errno
+ * (fri_errno_load). */
+int fri_sid_parse_quiet(fr_server *srv, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
+                        int strict);
 /* Redis's streamParseIntervalIDOrReply: like the non-strict parse, but a leading "(" of
  * an argument longer than one byte makes the bound exclusive (*exclude = 1) and the rest
  * is parsed strictly.  exclude may be NULL (then "(" is not special).  0 or -1 (replied). */
@@ -178,7 +183,20 @@ typedef struct fri_stream_iter {
     const unsigned char *fp;                  /* the next field/value to read */
     const unsigned char *master;              /* next master field name (same-fields) */
     int same_fields;                          /* the entry reuses the node's field names */
+    int stopped;                              /* a bound ended the walk (not the nodes) */
+    int *eof_errno;                           /* see fri_stream_iter_errno, or NULL */
 } fri_stream_iter;
+
+/* Redis walks a stream with a radix tree iterator whose raxNext/raxPrev set errno = 0
+ * when they run off the tree (redis-server's errno matters to SORT: fri_errno_load).
+ * After this call, a walk that asks for an entry past the last node (or before the first,
+ * backwards), or a seek that finds no live entry at or after its id, clears srv's mirror,
+ * as Redis's iterator would for the same walk.  Only walks that Redis makes with its
+ * iterator opt in. */
+static inline void fri_stream_iter_errno(fri_stream_iter *it, fr_server *srv)
+{
+    it->eof_errno = &srv->redis_errno;
+}
 
 void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fri_sid end,
                            int rev);

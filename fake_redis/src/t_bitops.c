@@ -209,6 +209,7 @@ static fri_obj *lookup_bitmap_for_write(fr_client *c, uint64_t maxbit, size_t *g
 
     fri_str *s = o->ptr;
     *grown = 0;
+    o->int_encoded = 0; /* Redis's dbUnshareStringValue: a raw string from now on */
     if (s->len < need) {
         size_t old = s->len;
         s = fri_str_resize(s, need);

@@ -71,6 +71,7 @@ void fri_hash_free(fri_hash *h)
 size_t fri_hash_size(const fri_hash *h) { return fri_dict_size(h->fields); }
 
 fri_dict *fri_hash_fields(fri_hash *h) { return h->fields; }
+int fri_hash_is_listpack(const fri_hash *h) { return h->listpack; }
 
 /* Redis's hashTypeTryConversion: a listpack becomes a table when any of the arguments
  * argv[first..last] is longer than hash-max-listpack-value. */
@@ -414,9 +415,17 @@ static void hincrbyfloatCommand(fr_client *c)
     fri_hash *h = hash_lookup_write_or_create(c);
     if (!h) return;
     fri_str *old = hash_get(h, &c->argv[2]);
-    if (old && !fri_string2ld(old->buf, old->len, &value)) {
-        fri_reply_error(c, HASH_ERR_NOT_FLOAT);
-        return;
+    long long ll;
+    if (old && h->listpack && fri_string2ll(old->buf, old->len, &ll)) {
+        value = (long double)ll; /* a listpack integer: Redis runs no strtold */
+    } else if (old) {
+        fri_errno_load(c->srv);
+        int ok = fri_string2ld(old->buf, old->len, &value);
+        fri_errno_save(c->srv);
+        if (!ok) {
+            fri_reply_error(c, HASH_ERR_NOT_FLOAT);
+            return;
+        }
     }
     value += incr;
     if (isnan(value) || isinf(value)) {

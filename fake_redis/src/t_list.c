@@ -147,6 +147,19 @@ static fri_str *list_pop(fri_list *l, int where)
     return s;
 }
 
+/* Room is reserved first, so the list is made whole or not at all. */
+fri_list *fri_list_from_array(fri_str **items, size_t n)
+{
+    fri_list *l = list_new();
+    if (!l || list_reserve(l, n) < 0) {
+        if (l) free(l->slot);
+        free(l);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) list_push(l, items[i], LIST_TAIL);
+    return l;
+}
+
 /* Inserts s so that it becomes element i (0 <= i <= len), moving whichever side of i is
  * shorter; room must have been reserved. */
 static void list_insert(fri_list *l, size_t i, fri_str *s)

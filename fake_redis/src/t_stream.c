@@ -105,8 +105,9 @@ void fri_reply_sid(fr_client *c, fri_sid id)
 
 /* Redis's string2ull: a strict integer first (negative refused), else strtoull, which
  * also takes leading blanks, a sign ("-1" wraps) and leading zeros, but nothing after
- * the digits and nothing out of range. */
-static int string2ull(const char *s, uint64_t *v)
+ * the digits and nothing out of range.  strtoull's errno goes to srv's mirror of Redis's
+ * (see fri_errno_load) unless srv is NULL. */
+static int string2ull(fr_server *srv, const char *s, uint64_t *v)
 {
     long long ll;
     if (fri_string2ll(s, strlen(s), &ll)) {
@@ -117,6 +118,7 @@ static int string2ull(const char *s, uint64_t *v)
     char *end = NULL;
     errno = 0;
     unsigned long long u = strtoull(s, &end, 10);
+    if (srv) fri_errno_save(srv);
     if (errno == EINVAL || errno == ERANGE || !(*s != '\0' && *end == '\0')) return 0;
     *v = u;
     return 1;
@@ -152,11 +154,25 @@ static int parse_plain_id(const fri_arg *a, fri_sid *id, uint64_t missing_seq)
     return 1;
 }
 
-int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
-                           int strict, int *seq_given)
+/* Whether each part of a plain id (digits, one '-') is an integer string2ll takes. */
+static int plain_id_is_ll(const fri_arg *a)
+{
+    const char *dash = memchr(a->ptr, '-', a->len);
+    size_t first = dash ? (size_t)(dash - a->ptr) : a->len;
+    return fri_string2ll(a->ptr, first, NULL) &&
+           (!dash || fri_string2ll(dash + 1, a->len - first - 1, NULL));
+}
+
+/* fri_sid_parse_or_reply's body: srv (may be NULL) gets what the parse does to Redis's
+ * errno, c (may be NULL) the error reply. */
+static int sid_parse(fr_server *srv, fr_client *c, const fri_arg *a, fri_sid *id,
+                     uint64_t missing_seq, int strict, int *seq_given)
 {
     if (parse_plain_id(a, id, missing_seq)) {
         if (seq_given) *seq_given = 1;
+        /* digits that string2ll refuses (a leading zero, past LLONG_MAX) go through
+         * Redis's strtoull, which starts with errno = 0 and succeeds */
+        if (srv && !plain_id_is_ll(a)) srv->redis_errno = 0;
         return 0;
     }
     char buf[128];
@@ -177,12 +193,12 @@ int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t
     }
     char *dash = strchr(buf, '-');
     if (dash) *dash = '\0';
-    if (!string2ull(buf, &ms)) goto invalid;
+    if (!string2ull(srv, buf, &ms)) goto invalid;
     if (dash) {
         if (seq_given && dash[1] == '*' && dash[2] == '\0') {
             seq = 0;
             *seq_given = 0;
-        } else if (!string2ull(dash + 1, &seq)) {
+        } else if (!string2ull(srv, dash + 1, &seq)) {
             goto invalid;
         }
     } else {
@@ -194,6 +210,18 @@ int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t
 invalid:
     if (c) fri_reply_error(c, FRI_ERR_INVALID_SID);
     return -1;
+}
+
+int fri_sid_parse_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
+                           int strict, int *seq_given)
+{
+    return sid_parse(c ? c->srv : NULL, c, a, id, missing_seq, strict, seq_given);
+}
+
+int fri_sid_parse_quiet(fr_server *srv, const fri_arg *a, fri_sid *id, uint64_t missing_seq,
+                        int strict)
+{
+    return sid_parse(srv, NULL, a, id, missing_seq, strict, NULL);
 }
 
 int fri_sid_parse_interval_or_reply(fr_client *c, const fri_arg *a, fri_sid *id, int *exclude,
@@ -720,12 +748,19 @@ static void update_first_id(fri_stream *s)
 
 /* Redis's streamTrim: removes entries from the head of the stream, whole nodes first;
  * with "~" it stops at the first node it cannot remove whole, without "~" it flags the
- * entries of that node that must go.  Returns the number of entries removed. */
-static long long stream_trim(fri_stream *s, const trim_args *a)
+ * entries of that node that must go.  Returns the number of entries removed.  What it
+ * does to Redis's errno goes to srv's mirror (fri_errno_load): its raxNext walk runs
+ * off the tree when no node is left, and flagging entries ends with a raxInsert of the
+ * node's key, which is there: both set errno = 0. */
+static long long stream_trim(fri_stream *s, const trim_args *a, fr_server *srv)
 {
     if (a->strategy == TRIM_NONE) return 0;
     long long deleted = 0;
-    while (s->nnodes) {
+    for (;;) {
+        if (!s->nnodes) {
+            srv->redis_errno = 0; /* raxNext ran off the tree */
+            break;
+        }
         if (a->strategy == TRIM_MAXLEN && s->length <= (uint64_t)a->maxlen) break;
         fri_stream_node *n = NODE(s, 0);
         long long entries = n->live;
@@ -764,6 +799,7 @@ static long long stream_trim(fri_stream *s, const trim_args *a)
         }
         /* Redis keeps the node even when no live entry is left in it (possible with
          * MINID when its last entry was already deleted). */
+        srv->redis_errno = 0;
         n->live = (uint16_t)(n->live - from_node);
         n->deleted = (uint16_t)(n->deleted + from_node);
         deleted += from_node;
@@ -868,12 +904,14 @@ void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fr
     it->nents = it->at = 0;
     it->fp = it->master = NULL;
     it->same_fields = 0;
+    it->stopped = 0;
+    it->eof_errno = NULL;
     /* Redis seeks the last node whose first id is <= the bound, else the first node
-     * (forward) or the last one (backward), and skips what is out of range from there. */
+     * (forward) or the last one (backward), and skips what is out of range from there:
+     * with start > end the first entry in reach ends the walk, or the nodes run out. */
     long i = node_lookup(s, rev ? end : start);
     if (i < 0) i = rev ? (long)s->nnodes - 1 : 0;
     it->node = i;
-    if (fri_sid_cmp(start, end) > 0) it->node = rev ? -1 : (long)s->nnodes; /* empty range */
 }
 
 /* Makes entry k of the loaded node n the current one, ready for fri_stream_iter_field:
@@ -928,14 +966,20 @@ int fri_stream_iter_seek(fri_stream_iter *it, fri_sid id, long *nfields)
             return enter_entry(it, n, lo, nfields);
         }
     }
+    if (it->eof_errno) *it->eof_errno = 0; /* no live id at or after it: off the tree */
     return 0;
 }
 
 int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
 {
     fri_stream *s = it->s;
+    if (it->stopped) return 0;
     for (;;) {
-        if (it->node < 0 || it->node >= (long)s->nnodes) return 0;
+        if (it->node < 0 || it->node >= (long)s->nnodes) {
+            if (it->eof_errno) *it->eof_errno = 0; /* raxNext / raxPrev ran off the tree */
+            it->stopped = 1;
+            return 0;
+        }
         fri_stream_node *n = NODE(s, it->node);
         if (!it->node_loaded) {
             it->nents = node_scan(n, it->ids, it->offs, 1);
@@ -961,7 +1005,7 @@ int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
         it->node_loaded = 0;
     }
 finished:
-    it->node = it->rev ? -1 : (long)s->nnodes;
+    it->stopped = 1;
     return 0;
 }
 
@@ -1045,6 +1089,7 @@ size_t fri_stream_reply_range(fr_client *c, fri_stream *s, fri_sid start, fri_si
     fri_sid id;
     long nf;
     fri_stream_iter_start(&it, s, start, end, rev);
+    fri_stream_iter_errno(&it, c->srv);
     while ((count == 0 || n < count) && fri_stream_iter_next(&it, &id, &nf)) {
         fri_stream_reply_current(c, &it, id, nf);
         n++;
@@ -1128,13 +1173,22 @@ static void xaddCommand(fr_client *c)
             fri_sid_incr(&id);
         }
     }
+    /* Redis's streamAppendItem sets errno to EDOM or ERANGE as it fails, and XADD words
+     * its error by errno == EDOM.  7.0.15 fails a bad "<ms>-*" without setting errno, so
+     * the text depends on what an earlier command left there (see fri_errno_load). */
+    static const char *const id_err =
+        "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+    static const char *const size_err = "ERR Elements are too large to be stored";
     const char *err = NULL;
-    if (bad_id) /* 7.0.15 fails this case without setting errno to EDOM: this is its text */
-        err = "ERR Elements are too large to be stored";
-    else if (fri_sid_cmp(id, s->last_id) <= 0)
-        err = "ERR The ID specified in XADD is equal or smaller than the target stream top item";
-    else if (totelelen > LISTPACK_MAX_SIZE)
-        err = "ERR Elements are too large to be stored";
+    if (bad_id) {
+        err = c->srv->redis_errno == EDOM ? id_err : size_err;
+    } else if (fri_sid_cmp(id, s->last_id) <= 0) {
+        err = id_err;
+        c->srv->redis_errno = EDOM;
+    } else if (totelelen > LISTPACK_MAX_SIZE) {
+        err = size_err;
+        c->srv->redis_errno = ERANGE;
+    }
     if (err) {
         /* Redis has created the key by then: an empty stream stays behind */
         fri_obj *o = created ? fri_obj_new(FRI_STREAM, created) : NULL;
@@ -1143,11 +1197,17 @@ static void xaddCommand(fr_client *c)
         fri_reply_error(c, err);
         return;
     }
+    size_t nodes_before = s->nnodes;
     if (stream_append(s, id, &c->argv[field_pos], nfields) < 0) {
         fri_reply_error(c, FRI_ERR_OOM);
         fri_stream_free(created);
         return;
     }
+    /* streamAppendItem inserts a new node's listpack in the tree twice (the second time
+     * to "update the pointer"), and raxInsert of a key already there sets errno = 0
+     * (fri_errno_load).  It does that for an old node too when appending moved its
+     * listpack in memory, which only Redis's allocator knows: not mirrored. */
+    if (s->nnodes > nodes_before) c->srv->redis_errno = 0;
     if (created) {
         fri_obj *o = fri_obj_new(FRI_STREAM, created);
         if (!o) {
@@ -1159,7 +1219,7 @@ static void xaddCommand(fr_client *c)
     }
     fri_reply_sid(c, id);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
-    stream_trim(s, &a);
+    stream_trim(s, &a, c->srv);
 }
 
 /* XLEN key */
@@ -1244,6 +1304,11 @@ static void xdelCommand(fr_client *c)
     long long deleted = 0;
     int first_entry = 0;
     for (int j = 0; j < n; j++) {
+        /* Redis finds the entry with an iterator, which runs off the tree (errno = 0,
+         * see fri_errno_load) when no live entry is at or after the id */
+        fri_sid last;
+        if (!s->length || !fri_stream_last_valid_id(s, &last) || fri_sid_cmp(ids[j], last) > 0)
+            c->srv->redis_errno = 0;
         if (!stream_delete(s, ids[j])) continue;
         if (fri_sid_cmp(ids[j], s->first_id) == 0) first_entry = 1;
         if (fri_sid_cmp(ids[j], s->max_deleted_entry_id) > 0) s->max_deleted_entry_id = ids[j];
@@ -1272,7 +1337,7 @@ static void xtrimCommand(fr_client *c)
         fri_reply_ll(c, 0);
         return;
     }
-    long long deleted = stream_trim(s, &a);
+    long long deleted = stream_trim(s, &a, c->srv);
     if (deleted) fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
     fri_reply_ll(c, deleted);
 }

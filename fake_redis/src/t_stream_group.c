@@ -560,6 +560,7 @@ static void xgroup_createconsumer_command(fr_client *c)
     if (xgroup_prelude(c, &s, &cg, &mkstream, &entries_read) < 0) return;
     const fri_arg *name = &c->argv[4];
     if (consumer_find(cg, name->ptr, name->len)) {
+        c->srv->redis_errno = 0; /* raxTryInsert of a key that is there (fri_errno_load) */
         fri_reply_ll(c, 0);
         return;
     }
@@ -584,6 +585,7 @@ static void xgroup_delconsumer_command(fr_client *c)
     if (consumer) {
         pending = (long long)fri_sidmap_len(consumer->pel);
         consumer_delete(cg, consumer);
+        c->srv->redis_errno = 0; /* its PEL walked to the end with raxNext */
     }
     fri_reply_ll(c, pending);
 }
@@ -628,6 +630,7 @@ static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
     fri_sid id;
     long nfields;
     fri_stream_iter_start(&it, s, start, FRI_SID_MAX, 0);
+    fri_stream_iter_errno(&it, c->srv);
     while (fri_stream_iter_next(&it, &id, &nfields)) {
         if (fri_sid_cmp(id, cg->last_id) > 0) cg_advance(s, cg, id);
         fri_stream_reply_current_meta(c, &it, id, nfields, meta, 0, 0);
@@ -642,6 +645,7 @@ static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
                 free(nack);
                 nack = fri_sidmap_get(cg->pel, id);
                 nack_assign(id, nack, consumer);
+                c->srv->redis_errno = 0; /* raxTryInsert found it there (fri_errno_load) */
             }
             nack->delivery_time = c->now_ms;
             nack->delivery_count = 1;
@@ -676,8 +680,13 @@ static void deliver_history(fr_client *c, fri_stream *s, fri_stream_consumer *co
     fri_stream_iter lookup; /* the PEL ascends: lookups reuse its decoded nodes */
     long nfields;
     fri_stream_iter_start(&lookup, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    fri_stream_iter_errno(&lookup, c->srv);
     fri_sidmap_iter_init(&it, consumer->pel, start, FRI_SID_MAX, 0);
-    while ((!count || emitted < count) && fri_sidmap_iter_next(&it, &id, &val)) {
+    /* Redis's loop is while (raxNext(PEL) && (!count || emitted < count)): its raxNext
+     * runs off the PEL (errno = 0, see fri_errno_load) unless count stops it first with
+     * an entry left */
+    int more = 1;
+    while ((!count || emitted < count) && (more = fri_sidmap_iter_next(&it, &id, &val))) {
         if (fri_stream_iter_seek(&lookup, id, &nfields)) {
             fri_stream_reply_current(c, &lookup, id, nfields);
             fri_stream_nack *nack = val;
@@ -690,6 +699,8 @@ static void deliver_history(fr_client *c, fri_stream *s, fri_stream_consumer *co
         }
         emitted++;
     }
+    if (more && count && emitted == count) more = fri_sidmap_iter_next(&it, &id, &val);
+    if (!more) c->srv->redis_errno = 0;
     fri_reply_set_deferred_len(c, handle, emitted);
 }
 
@@ -1148,6 +1159,7 @@ static void xpending_command(fr_client *c)
         }
         fri_sidmap_first(cg->pel, &first, NULL);
         fri_sidmap_last(cg->pel, &last, NULL);
+        c->srv->redis_errno = 0; /* Redis walks its consumers with raxNext to the end */
         fri_reply_array_len(c, 4);
         fri_reply_ll(c, (long long)total);
         fri_reply_sid(c, first);
@@ -1182,7 +1194,8 @@ static void xpending_command(fr_client *c)
     fri_sid id;
     void *val;
     fri_sidmap_iter_init(&it, pel, start, FRI_SID_MAX, 0);
-    while (count && fri_sidmap_iter_next(&it, &id, &val) && fri_sid_cmp(id, end) <= 0) {
+    int more = 1; /* Redis's raxNext in the same place: at the end, errno = 0 */
+    while (count && (more = fri_sidmap_iter_next(&it, &id, &val)) && fri_sid_cmp(id, end) <= 0) {
         fri_stream_nack *nack = val;
         int64_t idle = c->now_ms - nack->delivery_time;
         if (minidle && idle < minidle) continue;
@@ -1194,6 +1207,7 @@ static void xpending_command(fr_client *c)
         fri_reply_ll(c, idle < 0 ? 0 : idle);
         fri_reply_ll(c, (long long)nack->delivery_count);
     }
+    if (!more) c->srv->redis_errno = 0;
     fri_reply_set_deferred_len(c, handle, listed);
 }
 
@@ -1236,7 +1250,7 @@ static void xclaim_command(fr_client *c)
     int j;
     for (j = 5; j < c->argc; j++) {
         fri_sid id;
-        if (parse_strict_id(NULL, &c->argv[j], &id) < 0) break;
+        if (fri_sid_parse_quiet(c->srv, &c->argv[j], &id, 0, 1) < 0) break;
     }
     int last_id_arg = j - 1;
 
@@ -1298,6 +1312,7 @@ static void xclaim_command(fr_client *c)
     fri_stream_iter lookup; /* finds each id's entry (nodes decoded once) */
     long nfields;
     fri_stream_iter_start(&lookup, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    fri_stream_iter_errno(&lookup, c->srv); /* Redis's streamEntryExists */
     for (j = 5; j <= last_id_arg; j++) {
         fri_sid id;
         parse_strict_id(NULL, &c->argv[j], &id);
@@ -1384,6 +1399,7 @@ static void xautoclaim_command(fr_client *c)
     fri_stream_iter lookup; /* finds each id's entry (the PEL ascends: nodes decoded once) */
     long nfields;
     fri_stream_iter_start(&lookup, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    fri_stream_iter_errno(&lookup, c->srv); /* Redis's streamEntryExists */
     fri_sidmap_iter_init(&it, cg->pel, start, FRI_SID_MAX, 0);
     while (attempts-- && count) {
         if (!fri_sidmap_iter_next(&it, &id, &val)) {
@@ -1411,6 +1427,8 @@ static void xautoclaim_command(fr_client *c)
     }
     fri_sid cursor = FRI_SID_MIN;
     if (!at_end && fri_sidmap_iter_next(&it, &id, NULL)) cursor = id;
+    /* Redis finds the cursor with one more raxNext: past the end, errno = 0 */
+    if (fri_sid_cmp(cursor, FRI_SID_MIN) == 0) c->srv->redis_errno = 0;
 
     fri_buf entries = c->out;
     c->out = saved;
@@ -1449,6 +1467,7 @@ static void xinfo_consumers_command(fr_client *c)
     named_ref *consumers;
     long n = sorted_entries_or_reply(c, cg->consumers, &consumers);
     if (n < 0) return;
+    c->srv->redis_errno = 0; /* Redis walks them with raxNext to the end (fri_errno_load) */
     fri_reply_array_len(c, n);
     for (long i = 0; i < n; i++) {
         fri_stream_consumer *consumer = consumers[i].val;
@@ -1473,6 +1492,9 @@ static void xinfo_groups_command(fr_client *c)
     named_ref *groups;
     long n = sorted_entries_or_reply(c, s->cgroups, &groups);
     if (n < 0) return;
+    /* Redis walks its groups' tree with raxNext to the end (fri_errno_load); a stream
+     * that never had a group has no tree */
+    if (s->cgroups) c->srv->redis_errno = 0;
     fri_reply_array_len(c, n);
     for (long i = 0; i < n; i++) {
         fri_stream_cg *cg = groups[i].val;
@@ -1656,6 +1678,8 @@ static void xinfo_stream_command(fr_client *c)
         fri_reply_bulk_cstr(c, "groups");
         fri_reply_ll(c, s->cgroups ? (long long)fri_dict_size(s->cgroups) : 0);
         fri_reply_bulk_cstr(c, "first-entry");
+        /* Redis reads both with an iterator, which runs off an empty tree (errno = 0) */
+        if (!s->length) c->srv->redis_errno = 0;
         if (!fri_stream_first_valid_id(s, &id) || !fri_stream_reply_entry(c, s, id))
             fri_reply_nil(c);
         fri_reply_bulk_cstr(c, "last-entry");
@@ -1668,6 +1692,7 @@ static void xinfo_stream_command(fr_client *c)
     fri_reply_bulk_cstr(c, "groups");
     reply_full_groups(c, s, groups, ngroups, count);
     free(groups);
+    if (s->cgroups) c->srv->redis_errno = 0; /* the groups' tree walked to its end */
 }
 
 static void xinfo_help_command(fr_client *c)

@@ -238,10 +238,12 @@ static int set_key(fr_client *c, const fri_arg *key, fri_obj *o, const fri_arg *
     if (o != NULL && o->type == FRI_STRING) {
         if (str_replace(o, val->ptr, val->len) != 0) return -1;
         if (!keepttl) o->expire_ms = expire_ms;
+        fri_obj_try_int_encoding(o);
     } else {
         fri_obj *n = fri_obj_new_string(val->ptr, val->len);
         if (n == NULL) return -1;
         n->expire_ms = expire_ms;
+        fri_obj_try_int_encoding(n);
         if (o == NULL)
             fri_db_add(c->db, key->ptr, key->len, n);
         else
@@ -456,6 +458,7 @@ static void setrangeCommand(fr_client *c)
             return;
         }
         if (check_string_length(c, offset, (long long)val->len) != 0) return;
+        o->int_encoded = 0; /* Redis's dbUnshareStringValue: a raw string from now on */
         if ((size_t)offset + val->len > s->len) {
             s = fri_str_resize(s, (size_t)offset + val->len);
             if (s == NULL) {
@@ -560,6 +563,7 @@ static void mset_generic(fr_client *c, int nx)
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
+        fri_obj_try_int_encoding(vals[j]);
     }
     for (j = 0; j < pairs; j++) {
         const fri_arg *key = &c->argv[1 + 2 * j];
@@ -632,6 +636,7 @@ static void incr_decr(fr_client *c, long long incr)
         }
         fri_db_add(c->db, key->ptr, key->len, o);
     }
+    o->int_encoded = 1;
     fri_signal_modified(c, c->db, key->ptr, key->len);
     reply[n + 1] = '\r';
     reply[n + 2] = '\n';
@@ -684,7 +689,13 @@ static void incrbyfloatCommand(fr_client *c)
     if (wrongtype) return;
     if (o != NULL) {
         const fri_str *s = o->ptr;
-        if (!fri_string2ld(s->buf, s->len, &value)) {
+        /* strtold runs unless Redis holds the value as an integer, which it does for
+         * what SET and INCR write (see fri_errno_load) */
+        int as_int = s->len <= 20 && fri_string2ll(s->buf, s->len, NULL);
+        if (!as_int) fri_errno_load(c->srv);
+        int ok = fri_string2ld(s->buf, s->len, &value);
+        if (!as_int) fri_errno_save(c->srv);
+        if (!ok) {
             fri_reply_error(c, FRI_ERR_NOTFLOAT);
             return;
         }
@@ -703,6 +714,7 @@ static void incrbyfloatCommand(fr_client *c)
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
+        o->int_encoded = 0; /* Redis makes a new string object, even for "3" */
     } else {
         o = fri_obj_new_string(buf, n);
         if (o == NULL) {
@@ -731,6 +743,7 @@ static void appendCommand(fr_client *c)
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
+        fri_obj_try_int_encoding(o); /* Redis adds the argument itself, encoded */
         fri_db_add(c->db, key->ptr, key->len, o);
         total = val->len;
     } else {
@@ -743,6 +756,7 @@ static void appendCommand(fr_client *c)
         s = o->ptr;
         old = s->len;
         if (check_string_length(c, (long long)old, (long long)val->len) != 0) return;
+        o->int_encoded = 0; /* Redis's dbUnshareStringValue: a raw string from now on */
         if (val->len > 0) {
             s = fri_str_resize(s, old + val->len);
             if (s == NULL) {

@@ -73,6 +73,9 @@ void fri_zset_free(fri_zset *z)
 
 size_t fri_zset_size(const fri_zset *z) { return z->zsl->length; }
 
+/* The fake always keeps a skiplist: converting is forgetting that Redis would not. */
+void fri_zset_convert_skiplist(fri_zset *z) { z->listpack = 0; }
+
 void fri_zset_foreach(fri_zset *z, void (*fn)(const char *p, size_t len, double score,
                                               void *ctx), void *ctx)
 {
@@ -252,8 +255,9 @@ static int rank_range(long long llen, long long *start, long long *end)
 }
 
 /* strtod over an argument the way Redis runs it over the sds: up to the first NUL, which
- * must end the number.  1 when it parses and is not NaN. */
-static int arg_strtod(const char *p, size_t len, double *out)
+ * must end the number.  1 when it parses and is not NaN.  Redis does not reset errno
+ * first, and an ERANGE stays in srv's mirror of it (see fri_errno_load). */
+static int arg_strtod(fr_server *srv, const char *p, size_t len, double *out)
 {
     char small[128];
     char *buf = small, *end;
@@ -270,7 +274,9 @@ static int arg_strtod(const char *p, size_t len, double *out)
     }
     memcpy(buf, p, len);
     buf[len] = '\0';
+    fri_errno_load(srv);
     double v = strtod(buf, &end);
+    fri_errno_save(srv);
     int ok = end[0] == '\0' && !isnan(v);
     if (buf != small) free(buf);
     if (ok) *out = v;
@@ -280,20 +286,21 @@ static int arg_strtod(const char *p, size_t len, double *out)
 /* Parses one bound of a score interval: "(" makes it exclusive.  Redis uses a bare
  * strtod here, so "" means 0, leading spaces and "0x10" are fine, and an out of range
  * value saturates to +-inf.  0 on success, -1 when it is not a float. */
-static int parse_score_bound(const fri_arg *a, double *v, int *ex)
+static int parse_score_bound(fr_server *srv, const fri_arg *a, double *v, int *ex)
 {
     *ex = 0;
     if (a->len > 0 && a->ptr[0] == '(') {
         *ex = 1;
-        return arg_strtod(a->ptr + 1, a->len - 1, v) ? 0 : -1;
+        return arg_strtod(srv, a->ptr + 1, a->len - 1, v) ? 0 : -1;
     }
-    return arg_strtod(a->ptr, a->len, v) ? 0 : -1;
+    return arg_strtod(srv, a->ptr, a->len, v) ? 0 : -1;
 }
 
-static int parse_range(const fri_arg *min, const fri_arg *max, fri_zrangespec *spec)
+static int parse_range(fr_server *srv, const fri_arg *min, const fri_arg *max,
+                       fri_zrangespec *spec)
 {
-    if (parse_score_bound(min, &spec->min, &spec->minex) < 0) return -1;
-    if (parse_score_bound(max, &spec->max, &spec->maxex) < 0) return -1;
+    if (parse_score_bound(srv, min, &spec->min, &spec->minex) < 0) return -1;
+    if (parse_score_bound(srv, max, &spec->max, &spec->maxex) < 0) return -1;
     return 0;
 }
 
@@ -667,7 +674,7 @@ static void zremrange_generic(fr_client *c, zrange_type type)
             fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
             return;
     } else if (type == ZRANGE_SCORE) {
-        if (parse_range(&c->argv[2], &c->argv[3], &range) < 0) {
+        if (parse_range(c->srv, &c->argv[2], &c->argv[3], &range) < 0) {
             fri_reply_error(c, ZSET_ERR_NOT_FLOAT_RANGE);
             return;
         }
@@ -787,7 +794,7 @@ static void zrange_generic(fr_client *c, int argc_start, int store, zrange_type 
             return;
         break;
     case ZRANGE_SCORE:
-        if (parse_range(&c->argv[minidx], &c->argv[maxidx], &range) < 0) {
+        if (parse_range(c->srv, &c->argv[minidx], &c->argv[maxidx], &range) < 0) {
             fri_reply_error(c, ZSET_ERR_NOT_FLOAT_RANGE);
             return;
         }
@@ -908,7 +915,7 @@ static void zrevrankCommand(fr_client *c) { zrank_generic(c, 1); }
 static void zcountCommand(fr_client *c)
 {
     fri_zrangespec range;
-    if (parse_range(&c->argv[2], &c->argv[3], &range) < 0) {
+    if (parse_range(c->srv, &c->argv[2], &c->argv[3], &range) < 0) {
         fri_reply_error(c, ZSET_ERR_NOT_FLOAT_RANGE);
         return;
     }

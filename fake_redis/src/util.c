@@ -197,6 +197,7 @@ int fri_string2d(const char *s, size_t len, double *out)
 {
     char small[128];
     double fast;
+    errno = 0; /* Redis's string2d starts so, whatever the string: see fri_errno_load */
     if (small_int_to_double(s, len, &fast)) {
         if (out) *out = fast;
         return 1;
