@@ -83,6 +83,14 @@ static uint64_t rng_next(rng *r) {
  *               and the whole collection fits in COUNT, or both cursors are 0; exact for
  *               intsets/listpacks (Redis returns them whole, in order); otherwise type.
  *   CMP_EXEC    EXEC: each element of the array by the rule of the command it answers.
+ *   SORT        exact, except where Redis's order is its hash table's (see sort_mode):
+ *               BY nosort on a set kept as a hash table (no STORE), and ALPHA on such a
+ *               set or on a sorted set (which SORT always loads from its hash table) when
+ *               elements can tie: with a BY pattern (equal or missing BY values), or
+ *               without STORE (strcoll stops at a NUL).  Then as multisets, by length
+ *               with LIMIT; CMP_COLL compares ALPHA without BY exactly unless the real
+ *               reply holds such a tie.  A STORE whose list may differ has its count
+ *               compared and the fake's list rebuilt from the real one (resync_sort).
  *   CMP_TIMES   XPENDING (extended form), XINFO CONSUMERS, XINFO STREAM FULL: idle times
  *               and delivery/seen timestamps come from each server's clock, so those
  *               integers (and only those) may differ by DS_NEAR_MS; everything else
@@ -107,6 +115,7 @@ typedef enum cmp_mode {
     CMP_SCAN,      /* a SCAN-family reply, see compare() */
     CMP_EXEC,      /* EXEC's array, element by element with the queued commands' rules */
     CMP_TIMES,     /* exact but for idle times and timestamps */
+    CMP_COLL,      /* SORT ... ALPHA: exact unless the real reply holds a strcoll tie */
 } cmp_mode;
 
 /* The rule's description, for a mismatch report. */
@@ -121,6 +130,7 @@ static const char *mode_name(cmp_mode m) {
     case CMP_SCAN: return "as a scan (cursor 0 and a multiset when it ends in one call)";
     case CMP_EXEC: return "element by element, each by its command's rule";
     case CMP_TIMES: return "exactly, except idle times and timestamps (within DS_NEAR_MS)";
+    case CMP_COLL: return "exactly, or as multisets where strcoll ties (hash-table order)";
     }
     return "?";
 }
@@ -135,6 +145,7 @@ typedef enum probe_kind {
     PROBE_SCAN,      /* SCAN family: the size of the collection (or database) */
     PROBE_LEX,       /* a lex range: skipped when Redis's answer is unspecified */
     PROBE_XADD_STAR, /* XADD *: skipped unless the new ID is certain */
+    PROBE_SORT,      /* SORT/SORT_RO: the source's type and encoding decide (sort_mode) */
 } probe_kind;
 
 /* One generated command. */
@@ -773,6 +784,112 @@ static void g_copy(gen *g) {
     if (chance(g, 40)) word(g, "replace");
     finish(g, CMP_EXACT);
 }
+
+/* ----- SORT, SORT_RO ------------------------------------------------------------------ */
+
+/* A key to sort: mostly a list, a set or a sorted set, sometimes anything. */
+static void key_sortable(gen *g) {
+    static const bstr *const pools[] = {KEYS_LIST, KEYS_LIST, KEYS_SET, KEYS_ZSET};
+    key_from(g, pools[rnd(g, NELEM(pools))]);
+}
+/* BY patterns: the elements are mostly small integers and short strings, so "s*" finds
+ * s1, "{t}s*" {t}s2 and {t}s3, "h*->f1" the field f1 of h1; others find nothing, a key of
+ * another type, or no '*' at all (nosort, and a '*' hidden behind a NUL). */
+static const bstr SORT_BY[] = {
+    B("nosort"), B("s*"), B("{t}s*"), B("h*->f1"), B("{t}h*->f2"), B("h*->a"), B("*"),
+    B("nokey_*"), B("h*->"), B("l*"), B("S*->f1"), B("#"), B("\x00*"), B("s*\x00x"), B("*->1"),
+};
+static const bstr SORT_GET[] = {
+    B("#"), B("#"), B("s*"), B("{t}s*"), B("h*->f1"), B("h*->1"), B("{t}h*->f2"), B("*"),
+    B("nostar"), B(""), B("z*"), B("#\x00x"), B("s*->f1"),
+};
+static const char *const SORT_OPTS[] = {"by", "limit", "get", "asc", "desc", "alpha", "store",
+                                        "get", NULL};
+/* One LIMIT argument: mostly small, sometimes negative, huge or not a number. */
+static void sort_limit_arg(gen *g) {
+    static const bstr e[] = {B("-1"), B("-5"), B("9223372036854775807"),
+                             B("-9223372036854775808"), B("abc"), B("1.5"), B(""), B("100")};
+    if (chance(g, 80)) af(g, "%d", (int)rnd(g, 7));
+    else ab(g, PICK(g, e));
+}
+/* What follows option word i of SORT_OPTS (for SORT_RO, STORE is drawn rarely: it is a
+ * syntax error there). */
+static void sort_opt_arg(gen *g, int i) {
+    switch (i) {
+    case 0: ab(g, PICK(g, SORT_BY)); break;
+    case 1: sort_limit_arg(g); sort_limit_arg(g); break;
+    case 2: case 7: ab(g, PICK(g, SORT_GET)); break;
+    case 6: if (chance(g, 90)) key_l(g); else key_any(g); break;
+    default: break;
+    }
+}
+/* An element to sort: mostly a small integer (so that numbers sort and BY patterns find
+ * s1, {t}s2, h1 ...), else any value. */
+static void sort_element(gen *g) {
+    if (chance(g, 60)) af(g, "%d", (int)rnd(g, 5));
+    else value(g);
+}
+/* SORT key [option ...] in random order and case; ro: SORT_RO.  Often a list, set or
+ * sorted set is filled first, so that most SORTs have something to sort.  Inside MULTI
+ * nothing can be probed, so a STORE whose list could differ (ALPHA with a BY pattern) is
+ * not drawn. */
+static void sort_like(gen *g, const char *name, int ro) {
+    char *key = NULL;
+    size_t klen = 0;
+    if (chance(g, 40)) {
+        int t = (int)rnd(g, 4); /* 0, 1: a list, 2: a set, 3: a sorted set */
+        const bstr *pool = t == 3 ? KEYS_ZSET : t == 2 ? KEYS_SET : KEYS_LIST;
+        begin(g, t == 3 ? "zadd" : t == 2 ? "sadd" : "rpush");
+        ab(g, &pool[g->cluster ? 1 + rnd(g, 2) : rnd(g, 3)]);
+        int n = 1 + (int)rnd(g, 6);
+        for (int i = 0; i < n; i++) {
+            if (t == 3) {
+                score(g);
+                zmember(g);
+            } else if (t == 2) {
+                member(g);
+            } else {
+                sort_element(g);
+            }
+        }
+        klen = g->cur.lens[1];
+        key = malloc(klen + 1);
+        if (!key) abort();
+        memcpy(key, g->cur.argv[1], klen + 1);
+        finish_ex(g, CMP_EXACT, 1);
+    }
+    begin(g, name);
+    if (key) add_arg(g, key, klen);
+    else key_sortable(g);
+    free(key);
+    options(g, SORT_OPTS, ro ? 25 : 30, sort_opt_arg);
+    if (chance(g, 30)) word(g, "alpha"); /* often twice: still ALPHA */
+    if (ro && chance(g, 3)) { word(g, "store"); key_l(g); }
+    g->cur.probe = PROBE_SORT;
+    g->cur.key_arg = 1;
+    finish(g, CMP_EXACT);
+    if (g->in_block) {
+        step *st = &g->queue[g->qhead + g->qlen - 1];
+        int store = 0, alpha = 0, by = 0;
+        for (int i = 2; i < st->argc; i++) {
+            if (!strcasecmp(st->argv[i], "store")) store = 1;
+            if (!strcasecmp(st->argv[i], "alpha")) alpha = 1;
+            if (!strcasecmp(st->argv[i], "by")) by = 1;
+        }
+        if (store && alpha && by) {
+            /* rewrite ALPHA as ASC: same arity, no ambiguous list */
+            for (int i = 2; i < st->argc; i++) {
+                if (strcasecmp(st->argv[i], "alpha")) continue;
+                free(st->argv[i]);
+                st->argv[i] = strdup("ASC");
+                if (!st->argv[i]) abort();
+                st->lens[i] = 3;
+            }
+        }
+    }
+}
+static void g_sort(gen *g) { sort_like(g, "sort", 0); }
+static void g_sort_ro(gen *g) { sort_like(g, "sort_ro", 1); }
 
 /* ----- Server / connection / pubsub / cluster ------------------------------------------ */
 
@@ -1502,11 +1619,24 @@ static void zpop_like(gen *g, const char *name) {
 static void g_zpopmin(gen *g) { zpop_like(g, "zpopmin"); }
 static void g_zpopmax(gen *g) { zpop_like(g, "zpopmax"); }
 /* WEIGHTS (usually one per key) and AGGREGATE, each sometimes. */
-static void weights_aggregate(gen *g, int nkeys, int with_agg) {
+/* A WEIGHTS factor (floatv's draw).  Not a subnormal one for a STORE: Redis keeps a
+ * subnormal score of a small sorted set as text, and each strtod that reads it back leaves
+ * errno = ERANGE, which a later numeric SORT sees; the fake does not mirror those reads
+ * (fr_int.h, fri_errno_load).  Parsing a subnormal weight is mirrored, and drawn. */
+static void weight(gen *g, int store) {
+    static const bstr normal = B("1e-300");
+    if (chance(g, 30)) {
+        af(g, "%d.%d", (int)rnd(g, 21) - 10, (int)rnd(g, 100));
+        return;
+    }
+    const bstr *b = PICK(g, FLOATS);
+    ab(g, store && b->n == 6 && !memcmp(b->p, "1e-320", 6) ? &normal : b);
+}
+static void weights_aggregate(gen *g, int nkeys, int with_agg, int store) {
     if (chance(g, 30)) {
         word(g, "weights");
         int n = chance(g, 90) ? nkeys : nkeys + 1;
-        for (int i = 0; i < n; i++) floatv(g);
+        for (int i = 0; i < n; i++) weight(g, store);
     }
     if (with_agg && chance(g, 30)) {
         static const char *const ag[] = {"sum", "min", "max", "avg"};
@@ -1522,7 +1652,7 @@ static void zsetop(gen *g, const char *name, int store, int weights) {
     if (chance(g, 92)) af(g, "%d", n);
     else ab(g, PICK(g, COUNTS));
     for (int i = 0; i < n; i++) key_z(g);
-    if (weights) weights_aggregate(g, n, 1);
+    if (weights) weights_aggregate(g, n, 1, store);
     if (!store && chance(g, 40)) word(g, "withscores");
     finish(g, CMP_EXACT);
 }
@@ -1870,6 +2000,8 @@ static const struct touch {
     {"sinterstore", {"SINTERSTORE", "O", "K"}}, {"sunionstore", {"SUNIONSTORE", "K", "K"}},
     {"sdiffstore", {"SDIFFSTORE", "K", "K", "O"}}, {"smove", {"SMOVE", "K", "O", "1"}},
     {"smove", {"SMOVE", "O", "K", "1"}}, {"smove", {"SMOVE", "K", "K", "1"}},
+    {"sort", {"SORT", "O", "STORE", "K"}}, {"sort", {"SORT", "O", "LIMIT", "5", "0", "STORE", "K"}},
+    {"sort", {"SORT", "K", "STORE", "O"}},
 };
 
 /* Pushes one command of TOUCHES aimed at key (klen bytes), on the current client. */
@@ -1938,7 +2070,8 @@ static const gen_entry GENERATORS[] = {
     {"pexpire", g_pexpire, 10, 0}, {"expireat", g_expireat, 10, 0},
     {"pexpireat", g_pexpireat, 10, 0}, {"ttl", g_ttl, 10, 0}, {"pttl", g_pttl, 10, 0},
     {"expiretime", g_expiretime, 5, 0}, {"pexpiretime", g_pexpiretime, 5, 0},
-    {"persist", g_persist, 8, 0}, {"copy", g_copy, 8, 0},
+    {"persist", g_persist, 8, 0}, {"copy", g_copy, 8, 0}, {"sort", g_sort, 12, 0},
+    {"sort_ro", g_sort_ro, 5, 0},
     /* server, connection, pubsub, cluster */
     {"dbsize", g_dbsize, 10, 0}, {"flushdb", g_flushdb, 1, 0}, {"flushall", g_flushall, 1, 0},
     {"swapdb", g_swapdb, 3, 0}, {"select", g_select, 6, 0}, {"ping", g_ping, 5, 0},
@@ -2155,7 +2288,8 @@ static void cli_quote(rh_buf *out, const char *p, size_t n) {
 /* The command as a diff-script line: "<2> @sorted SMEMBERS S1". */
 static void script_line(rh_buf *out, const step *s, cmp_mode mode) {
     if (s->client) rh_buf_printf(out, "<%d> ", s->client + 1);
-    if (mode == CMP_SORTED || mode == CMP_PAIRS) rh_buf_append(out, "@sorted ", 8);
+    if (mode == CMP_SORTED || mode == CMP_PAIRS || mode == CMP_COLL)
+        rh_buf_append(out, "@sorted ", 8);
     else if (mode == CMP_NEAR || mode == CMP_TIMES) rh_buf_append(out, "@near ", 6);
     else if (mode == CMP_ARRLEN) rh_buf_append(out, "@len ", 5);
     else if (mode != CMP_EXACT && mode != CMP_EXEC) rh_buf_append(out, "@type ", 6);
@@ -2195,6 +2329,7 @@ typedef struct probe_info {
     int ordered;     /* the key is an intset or listpack: Redis's order is deterministic */
     long long size;  /* its number of elements (the database's keys when no key) */
     int mixed;       /* a sorted set whose scores are not all equal */
+    char kind;       /* its type: 'l'ist, 's'et, 'z'set, 'h'ash, or 0 (other, none) */
 } probe_info;
 
 /* The raw reply of "ZRANGE key i i WITHSCORES" on the probe connection, into out. */
@@ -2237,10 +2372,10 @@ static int run_probe(runner *r, const step *s, int db, probe_info *pi) {
     argv[1] = key, lens[1] = klen;
     if (probe_call(r, 2, argv, lens) != 0) return -1;
     const char *card = NULL;
-    if (reply_is_string(r->scratch.data, r->scratch.len, "set")) card = "SCARD";
-    else if (reply_is_string(r->scratch.data, r->scratch.len, "hash")) card = "HLEN";
-    else if (reply_is_string(r->scratch.data, r->scratch.len, "zset")) card = "ZCARD";
-    else if (reply_is_string(r->scratch.data, r->scratch.len, "list")) card = "LLEN";
+    if (reply_is_string(r->scratch.data, r->scratch.len, "set")) card = "SCARD", pi->kind = 's';
+    else if (reply_is_string(r->scratch.data, r->scratch.len, "hash")) card = "HLEN", pi->kind = 'h';
+    else if (reply_is_string(r->scratch.data, r->scratch.len, "zset")) card = "ZCARD", pi->kind = 'z';
+    else if (reply_is_string(r->scratch.data, r->scratch.len, "list")) card = "LLEN", pi->kind = 'l';
     if (card) {
         argv[0] = (char *)card, lens[0] = strlen(card);
         if (probe_call(r, 2, argv, lens) != 0) return -1;
@@ -2319,6 +2454,51 @@ static int xadd_star_certain(runner *r, const step *s, int db, int *certain) {
     return 0;
 }
 
+/* A SORT's options as Redis's parser reads them (up to a syntax error, whose reply is an
+ * error and so compared exactly anyway). */
+typedef struct sort_shape {
+    int alpha, by, dontsort, limit, gets;
+    int store; /* the argument index of the (last) STORE key, 0 if none */
+} sort_shape;
+
+static sort_shape sort_parse(const step *s) {
+    sort_shape sh = {0};
+    int ro = is_cmd(s, "sort_ro");
+    for (int j = 2; j < s->argc; j++) {
+        const char *w = s->argv[j]; /* compared as a C string, as Redis does */
+        int left = s->argc - j - 1;
+        if (!strcasecmp(w, "asc") || !strcasecmp(w, "desc")) continue;
+        if (!strcasecmp(w, "alpha")) sh.alpha = 1;
+        else if (!strcasecmp(w, "limit") && left >= 2) sh.limit = 1, j += 2;
+        else if (!ro && !strcasecmp(w, "store") && left >= 1) sh.store = ++j;
+        else if (!strcasecmp(w, "by") && left >= 1) {
+            j++;
+            if (strchr(s->argv[j], '*')) sh.by = 1;
+            else sh.dontsort = 1;
+        } else if (!strcasecmp(w, "get") && left >= 1) sh.gets++, j++;
+        else break;
+    }
+    return sh;
+}
+
+/* Whether Redis's hash-table order can show in the SORT's result: see reply_rules. */
+static int sort_ambiguous(const sort_shape *sh, char kind, int ordered) {
+    if (kind == '?') return sort_ambiguous(sh, 's', 0) || sort_ambiguous(sh, 'z', 0);
+    if (!(kind == 'z' || (kind == 's' && !ordered))) return 0;
+    if (sh->dontsort) return kind == 's' && !sh->store; /* a stored set is sorted */
+    return sh->alpha && (sh->by || !sh->store);
+}
+
+/* The rule for a SORT on a source of this kind ('?' inside MULTI: a set or a sorted set
+ * held as a hash table, whichever is worse). */
+static cmp_mode sort_mode(const step *s, char kind, int ordered) {
+    sort_shape sh = sort_parse(s);
+    if (!sort_ambiguous(&sh, kind, ordered) || sh.store) return CMP_EXACT;
+    if (sh.limit) return CMP_ARRLEN;
+    if (sh.alpha && !sh.by && !sh.dontsort && !sh.gets) return CMP_COLL;
+    return CMP_SORTED;
+}
+
 /* Picks the rule for a probed step from what the real server holds. */
 static cmp_mode resolve(const step *s, const probe_info *pi) {
     switch (s->probe) {
@@ -2328,6 +2508,7 @@ static cmp_mode resolve(const step *s, const probe_info *pi) {
     case PROBE_SCAN: return CMP_SCAN;
     case PROBE_LEX:
     case PROBE_XADD_STAR: return s->mode;
+    case PROBE_SORT: return sort_mode(s, pi->kind, pi->ordered);
     case PROBE_RANDPICK:
     case PROBE_SPOP:
         if (!s->has_count) return pi->size <= 1 ? CMP_EXACT : CMP_TYPE;
@@ -2343,6 +2524,7 @@ static cmp_mode resolve(const step *s, const probe_info *pi) {
 static cmp_mode blind_mode(const step *s) {
     switch (s->probe) {
     case PROBE_RANDOMKEY: return CMP_TYPE;
+    case PROBE_SORT: return sort_mode(s, '?', 0);
     case PROBE_RANDPICK:
     case PROBE_SPOP:
         if (!s->has_count) return CMP_TYPE;
@@ -2393,6 +2575,36 @@ static int times_equal(const char *a, size_t alen, const char *b, size_t blen, i
     return eq;
 }
 
+/* The bytes of the bulk string reply at p up to its first NUL (what strcoll compares). */
+static size_t bulk_cstr(const char *p, size_t len, const char **data) {
+    size_t l = line_len(p, len);
+    long long n = l ? strtoll(p + 1, NULL, 10) : -1;
+    if (p[0] != '$' || n < 0) {
+        *data = NULL;
+        return 0;
+    }
+    *data = p + l;
+    return strnlen(p + l, (size_t)n);
+}
+
+/* CMP_COLL: SORT ... ALPHA on a set or sorted set whose order is its hash table's where
+ * elements tie under strcoll, i.e. agree up to their first NUL ("" and "\x00\xff"):
+ * exact, unless two neighbours of the real reply tie, then as multisets. */
+static int coll_equal(const char *a, size_t alen, const char *b, size_t blen) {
+    spans sa = {0};
+    int tie = 0;
+    if (split_array(a, alen, &sa) > 1) {
+        for (size_t i = 0; i + 1 < sa.n && !tie; i++) {
+            const char *x, *y;
+            size_t nx = bulk_cstr(sa.v[i].p, sa.v[i].len, &x);
+            size_t ny = bulk_cstr(sa.v[i + 1].p, sa.v[i + 1].len, &y);
+            tie = x && y && nx == ny && !memcmp(x, y, nx);
+        }
+    }
+    free(sa.v);
+    return tie ? ds_replies_equal(DS_SORTED, a, alen, b, blen) : bytes_equal(a, alen, b, blen);
+}
+
 /* Compares two replies under a rule (not CMP_EXEC).  scan_total: for CMP_SCAN the size the
  * probe saw (-1 unknown); count: the scan's COUNT. */
 static int compare(cmp_mode mode, const char *a, size_t alen, const char *b, size_t blen,
@@ -2405,6 +2617,7 @@ static int compare(cmp_mode mode, const char *a, size_t alen, const char *b, siz
     case CMP_PAIRS: return pairs_equal(a, alen, b, blen);
     case CMP_TYPE: return 1;
     case CMP_TIMES: return times_equal(a, alen, b, blen, 0);
+    case CMP_COLL: return coll_equal(a, alen, b, blen);
     case CMP_ARRLEN: {
         if (a[0] != '*') return bytes_equal(a, alen, b, blen);
         size_t la = line_len(a, alen), lb = line_len(b, blen);
@@ -2543,6 +2756,42 @@ static int resync_set(runner *r, const step *s) {
     return 0;
 }
 
+/* After a SORT ... STORE whose list may hold tied elements in another order on each side
+ * (sort_ambiguous): the fake's destination is rebuilt from the real one (fake-only DEL
+ * and RPUSH; SORT leaves no TTL), so the runs stay in step. */
+static int resync_sort(runner *r, const step *s, int dst) {
+    client_state *c = &r->cl[s->client];
+    char *key = s->argv[dst];
+    size_t klen = s->lens[dst];
+    char *argv[4] = {"LRANGE", key, "0", "-1"};
+    size_t lens[4] = {6, klen, 1, 2};
+    if (probe_call(r, 4, argv, lens) != 0) return -1;
+    rh_buf items = {0};
+    rh_buf_append(&items, r->scratch.data, r->scratch.len);
+    argv[0] = "DEL", lens[0] = 3;
+    fake_only(r, c, 2, argv, lens);
+    spans m = {0};
+    if (split_array(items.data, items.len, &m) > 0) {
+        int argc = 2 + (int)m.n;
+        char **av = calloc((size_t)argc, sizeof *av);
+        size_t *al = calloc((size_t)argc, sizeof *al);
+        if (!av || !al) abort();
+        av[0] = "RPUSH", al[0] = 5;
+        av[1] = key, al[1] = klen;
+        for (size_t i = 0; i < m.n; i++) {
+            size_t l = line_len(m.v[i].p, m.v[i].len);
+            av[2 + i] = (char *)m.v[i].p + l;
+            al[2 + i] = (size_t)strtoll(m.v[i].p + 1, NULL, 10);
+        }
+        fake_only(r, c, argc, av, al);
+        free(av);
+        free(al);
+    }
+    free(m.v);
+    rh_buf_free(&items);
+    return 0;
+}
+
 /* Connects client i on both sides, as a new connection.  0, or -1. */
 static int connect_client(runner *r, int i) {
     client_state *c = &r->cl[i];
@@ -2656,7 +2905,7 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
     if (!c->real && connect_client(r, s->client) != 0) return -1;
 
     cmp_mode mode = s->mode;
-    probe_info pi = {0, -1, 0};
+    probe_info pi = {0, -1, 0, 0};
     if (s->probe == PROBE_RANDPICK || s->probe == PROBE_SPOP) parse_count(s);
     int probed = 0;
     if (s->probe == PROBE_XADD_STAR) {
@@ -2772,6 +3021,11 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
     if (same && s->probe == PROBE_SPOP && probed && mode != CMP_EXACT &&
         r->real_reply.data[0] != '-' && resync_set(r, s) != 0)
         return -1;
+    if (same && s->probe == PROBE_SORT && probed && r->real_reply.data[0] == ':') {
+        sort_shape sh = sort_parse(s);
+        if (sh.store && sort_ambiguous(&sh, pi.kind, pi.ordered) && resync_sort(r, s, sh.store) != 0)
+            return -1;
+    }
     track(r, s, mode);
     remember(r, s, mode);
     if (is_cmd(s, "quit") && r->real_reply.len == 5 && !memcmp(r->real_reply.data, "+OK\r\n", 5)) {
