@@ -2,8 +2,9 @@
  * has (config_defaults.inc).  Values are checked by type and stored as Redis shows them
  * back (memory sizes in bytes, words in lower case); the ones the server acts on take
  * effect at once: maxclients, proto-max-bulk-len, requirepass, client-query-buffer-limit
- * and client-output-buffer-limit.  The rest are kept and echoed, as the fake has no use
- * for them. */
+ * and client-output-buffer-limit; the fake follows the encoding thresholds, maxmemory,
+ * maxmemory-policy and the LFU parameters (fr_server_set_param).  The rest are kept and
+ * echoed, as nothing uses them. */
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
@@ -215,9 +216,12 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
     }
 }
 
-/* Makes the server act on a parameter that changed. */
+/* Makes the server act on a parameter that changed, and the fake on those it follows
+ * (encoding thresholds, maxmemory and its policy, the LFU parameters: fr_server_set_param
+ * ignores the others). */
 static void apply(frs_server *srv, const char *name, const char *value)
 {
+    if (srv->fake) fr_server_set_param(srv->fake, name, value);
     if (!strcmp(name, "maxclients")) {
         srv->maxclients = strtoll(value, NULL, 10);
     } else if (!strcmp(name, "proto-max-bulk-len")) {
