@@ -593,6 +593,9 @@ uint64_t fri_lp_str_size(const char *p, size_t len);
 uint64_t fri_lp_int_size(int64_t v);
 uint64_t fri_lp_backlen_size(uint64_t l);
 size_t fri_dict_mem(size_t n, size_t samples, size_t sampled_bytes);
+/* The k-th of `samples` entries (by live position) a hash table of n entries is sampled
+ * at: spread evenly, as the first ones of Redis's hash order are a random pick. */
+size_t fri_sample_index(size_t k, size_t samples, size_t n);
 /* objectComputeSize of a value, sampling at most `samples` elements of an aggregate. */
 size_t fri_obj_memory(fr_server *s, const fri_obj *o, size_t samples);
 

@@ -73,7 +73,7 @@ static size_t je_class_size(unsigned idx)
 
 size_t fri_je_size(size_t n) { return je_class_size(je_class_index(n)); }
 
-/* ----- sds strings -------------------------------------------------------------------------- */
+/* ----- sds strings ------------------------------------------------------------------------ */
 
 enum { SDS5, SDS8, SDS16, SDS32, SDS64 };
 
@@ -106,7 +106,7 @@ size_t fri_sds_size(size_t len)
     return fri_je_size(sds_hdr_size(type) + len + 1);
 }
 
-/* ----- listpack sizes ------------------------------------------------------------------------ */
+/* ----- listpack sizes --------------------------------------------------------------------- */
 
 uint64_t fri_lp_backlen_size(uint64_t l)
 {
@@ -135,6 +135,12 @@ uint64_t fri_lp_str_size(const char *p, size_t len)
     if (len > 0 && len <= 20 && fri_string2ll(p, len, &v)) return fri_lp_int_size(v);
     uint64_t enc = len < 64 ? 1 + len : len < 4096 ? 2 + len : 5 + (uint64_t)len;
     return enc + fri_lp_backlen_size(enc);
+}
+
+size_t fri_sample_index(size_t k, size_t samples, size_t n)
+{
+    if (samples >= n) return k;
+    return (size_t)((double)k * (double)n / (double)samples);
 }
 
 size_t fri_dict_mem(size_t n, size_t samples, size_t sampled_bytes)
@@ -392,7 +398,7 @@ static size_t string_memory(const fri_obj *o)
     }
 }
 
-/* ----- OBJECT -------------------------------------------------------------------------------- */
+/* ----- OBJECT ----------------------------------------------------------------------------- */
 
 static const char *encoding_name(const fri_obj *o)
 {
@@ -482,7 +488,7 @@ static void object_help_command(fr_client *c)
     fri_reply_help(c, help);
 }
 
-/* ----- MEMORY ---------------------------------------------------------------------------------- */
+/* ----- MEMORY ----------------------------------------------------------------------------- */
 
 size_t fri_obj_memory(fr_server *s, const fri_obj *o, size_t samples)
 {

@@ -103,15 +103,18 @@ size_t fri_hash_memory(const fri_hash *h, size_t samples)
             fri_dent *e = fri_dict_slot(h->fields, i);
             if (!e) continue;
             const fri_str *v = e->v.ptr;
-            bytes += fri_lp_str_size(e->key->buf, e->key->len) + fri_lp_str_size(v->buf, v->len);
+            bytes += fri_lp_str_size(e->key->buf, e->key->len) +
+                     fri_lp_str_size(v->buf, v->len);
         }
         return 16 + fri_je_size((size_t)bytes);
     }
-    /* robj and the dict, the first `samples` entries with their field and value sds */
-    size_t sampled = 0, bytes = 0;
-    for (size_t i = 0; i < slots && sampled < samples; i++) {
+    /* robj and the dict, `samples` entries with their field and value sds: Redis takes
+     * the first ones in its hash order, a random pick; the fake takes them spread evenly
+     * over its insertion order */
+    size_t sampled = 0, bytes = 0, live = 0;
+    for (size_t i = 0; i < slots && sampled < samples && sampled < n; i++) {
         fri_dent *e = fri_dict_slot(h->fields, i);
-        if (!e) continue;
+        if (!e || live++ != fri_sample_index(sampled, samples, n)) continue;
         const fri_str *v = e->v.ptr;
         bytes += fri_sds_size(e->key->len) + fri_sds_size(v->len) + 24;
         sampled++;

@@ -254,7 +254,8 @@ size_t fri_list_memory(const fri_list *l, const fri_tunables *t, size_t samples)
     size_t nodes = 0, sampled = 0, node_sz = 0, count = 0, bytes = 0;
     for (size_t i = 0; i <= l->len; i++) {
         const fri_str *e = i < l->len ? l->slot[list_pos(l, i)] : NULL;
-        if (count && (!e || !ql_node_allows(node_sz, count, t->list_max_listpack_size, e->len))) {
+        if (count &&
+            (!e || !ql_node_allows(node_sz, count, t->list_max_listpack_size, e->len))) {
             if (nodes < samples) {
                 bytes += QL_NODE_SIZE + fri_je_size(node_sz);
                 sampled++;

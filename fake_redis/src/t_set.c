@@ -4,8 +4,9 @@
  * Redis 7.0 keeps a set as an intset (a sorted array of 64-bit integers) while every
  * member is an integer in string2ll's strict form and there are at most 512 of them
  * (set-max-intset-entries, see fr_server_set_param), and as a hash table otherwise, for
- * good: removing the offending member or shrinking never converts back.  An intset answers SMEMBERS in ascending numeric order, which clients can
- * see and come to rely on, so the fake models the two encodings with the same rules:
+ * good: removing the offending member or shrinking never converts back.  An intset
+ * answers SMEMBERS in ascending numeric order, which clients can see and come to rely on,
+ * so the fake models the two encodings with the same rules:
  *
  *  - intset: ints[] sorted ascending, exactly Redis's intset;
  *  - table:  a fri_dict of members in insertion order (where Redis answers in its hash
@@ -106,14 +107,16 @@ size_t fri_set_memory(const fri_set *s, size_t samples)
 {
     if (s->intset) /* robj and the intset: its header, then width bytes per member */
         return 16 + fri_je_size(8 + (s->width ? s->width : 2) * s->nints);
-    size_t slots = fri_dict_slots(s->table), sampled = 0, bytes = 0;
-    for (size_t i = 0; i < slots && sampled < samples; i++) {
+    /* robj and the dict, `samples` members spread over the table (see fri_sample_index) */
+    size_t slots = fri_dict_slots(s->table), n = fri_dict_size(s->table);
+    size_t sampled = 0, bytes = 0, live = 0;
+    for (size_t i = 0; i < slots && sampled < samples && sampled < n; i++) {
         fri_dent *e = fri_dict_slot(s->table, i);
-        if (!e) continue;
+        if (!e || live++ != fri_sample_index(sampled, samples, n)) continue;
         bytes += 24 + fri_sds_size(e->key->len);
         sampled++;
     }
-    return 16 + fri_dict_mem(fri_dict_size(s->table), sampled, bytes);
+    return 16 + fri_dict_mem(n, sampled, bytes);
 }
 
 /* Binary search: the index of v in ints[], or where it would go (*found says which). */

@@ -72,12 +72,18 @@ static uint64_t rng_next(rng *r) {
  *               or set has at most one element.
  *   CMP_ARRLEN  SRANDMEMBER/SPOP/HRANDFIELD/ZRANDMEMBER with a count smaller than the
  *               collection, or negative (repeats allowed): random members, so only the
- *               number of elements.  SPOP then rebuilds the fake's set from the real one
- *               (fake-only DEL, SADD, PEXPIREAT; see resync_set), so the runs do not
- *               drift apart.
+ *               number of elements.  SPOP then makes the fake's set hold the real one's
+ *               members (fake-only SADD/SREM in place, or DEL, SADD, PEXPIREAT when Redis
+ *               rebuilt its set; see resync_set), so the runs do not drift apart.
  *   CMP_NEAR    TTL, PTTL, EXPIRETIME, PEXPIRETIME: both servers read the wall clock a few
  *               microseconds apart, so the numbers may differ a little: by 1 in seconds (a
- *               rounding), by DS_NEAR_MS (25) in milliseconds; -1/-2 exactly.
+ *               rounding), by DS_NEAR_MS (25) in milliseconds; -1/-2 exactly.  OBJECT
+ *               IDLETIME within 1 s, the same way; by type when the key holds a shared
+ *               integer, whose one LRU field every key holding it has touched since each
+ *               server started (PROBE_IDLE).
+ *   CMP_TYPE    (also) MEMORY USAGE of a key the real server holds as a hash table or a
+ *               skiplist, whose size the fake estimates (docs/fake_redis.md); exact for
+ *               every other encoding (PROBE_MEMORY).
  *   CMP_SCAN    SCAN/SSCAN/HSCAN/ZSCAN: cursors are the implementation's.  Compared (as a
  *               multiset) only when the scan ends in one call: when the real cursor is 0
  *               and the whole collection fits in COUNT, or both cursors are 0; exact for
@@ -3050,7 +3056,8 @@ static int check_cmd(runner *r, const options_t *o, uint64_t seed, long *passed,
     } while (0)
 
 /* The end of a run: every key of databases 0 and 1 is read back on both sides (DBSIZE,
- * KEYS, then per key TYPE, TTL and its whole value), so that a difference the commands of
+ * KEYS, then per key TYPE, TTL, its whole value, OBJECT ENCODING, OBJECT REFCOUNT and
+ * MEMORY USAGE), so that a difference the commands of
  * the run never looked at is still found.  Returns 1 when everything matched, 0 on a
  * mismatch, -1 when the real server is gone. */
 static int final_check(runner *r, const options_t *o, uint64_t seed, long *passed, long *failed) {

@@ -148,7 +148,8 @@ static int parse_directive(const char *p, int col, const char *line, ds_line *ou
         if (!out->argv || !out->argvlen) return set_error(err, col, "out of memory");
         out->argc = 2;
         for (int i = 0; i < 2; i++) {
-            if (!(out->argv[i] = strndup(w[i], wl[i]))) return set_error(err, col, "out of memory");
+            if (!(out->argv[i] = strndup(w[i], wl[i])))
+                return set_error(err, col, "out of memory");
             out->argvlen[i] = wl[i];
         }
         out->kind = DS_CONFIG;

@@ -2,8 +2,8 @@
  * replies are compared.
  *
  * A script is one redis-cli style command per line, optionally preceded by modifiers
- * (<N> for the client, @sorted, @type, @len, @near, @idle, @fake), plus the directives !sleep MS,
- * !config NAME VALUE and !cluster.
+ * (<N> for the client, @sorted, @type, @len, @near, @idle, @fake), plus the directives
+ * !sleep MS, !config NAME VALUE and !cluster.
  * tests/diff/README.md describes the format for script writers; this header is the
  * parser's contract.  Errors are reported as "file:line:col: error: message", col counting
  * bytes from 1.

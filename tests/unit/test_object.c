@@ -49,7 +49,7 @@ static int setup(void **state)
 /* The start of a second on the virtual clock (the default start is one). */
 #define T0 1700000000000LL
 
-/* ----- IDLETIME ---------------------------------------------------------------------------- */
+/* ----- IDLETIME ----------------------------------------------------------------------- */
 
 static void idletime_counts_whole_seconds(void **state)
 {
@@ -153,7 +153,7 @@ static void shared_integers_share_their_field(void **state)
     assert_int_equal(INT(f->c, "OBJECT REFCOUNT s"), 1);
 }
 
-/* ----- FREQ ----------------------------------------------------------------------------- */
+/* ----- FREQ --------------------------------------------------------------------------- */
 
 static void freq_under_lfu(void **state)
 {
@@ -213,7 +213,7 @@ static void freq_is_seeded(void **state)
     assert_int_equal(freq[0], freq[1]);
 }
 
-/* ----- fr_server_set_param and the encodings --------------------------------------------------- */
+/* ----- fr_server_set_param and the encodings ------------------------------------------ */
 
 static void set_param_contract(void **state)
 {
@@ -312,7 +312,7 @@ static void string_encodings(void **state)
     assert_string_equal(fake_run(f->c, "OBJECT ENCODING k")->str, "embstr");
 }
 
-/* ----- MEMORY USAGE --------------------------------------------------------------------------- */
+/* ----- MEMORY USAGE ------------------------------------------------------------------- */
 
 static void jemalloc_size_classes(void **state)
 {
@@ -361,7 +361,7 @@ static void memory_usage_as_measured(void **state)
                         "PURGE and HELP are)\r\n");
 }
 
-/* ----- COPY ---------------------------------------------------------------------------------- */
+/* ----- COPY --------------------------------------------------------------------------- */
 
 static void copy_keeps_a_streams_groups(void **state)
 {
