@@ -320,6 +320,7 @@ struct fr_server {
     fri_tunables tun;          /* the parameters fr_server_set_param changed */
     int64_t cmd_ms;            /* the clock as the running command read it: new values
                                   get their LRU/LFU stamp from it */
+    uint32_t cmd_lru;          /* fri_lru_clock(cmd_ms), computed once per command */
     uint32_t *shared_lru;      /* the LRU fields of Redis's shared integers 0..9999,
                                   NULL until a key first holds one */
     uint32_t start_lru;        /* the LRU clock when the server was made: Redis creates

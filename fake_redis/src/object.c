@@ -239,6 +239,10 @@ static uint32_t lfu_log_incr(fr_server *s, uint32_t counter)
 
 void fri_obj_touch(fr_server *s, fri_obj *o, int64_t now)
 {
+    if (!o->shared && !lfu_policy(s)) { /* the common case, on every lookup */
+        o->lru = now == s->cmd_ms ? s->cmd_lru : fri_lru_clock(now);
+        return;
+    }
     if (lfu_policy(s)) {
         uint32_t counter = lfu_decr_and_return(s, fri_obj_lru_get(s, o), now);
         counter = lfu_log_incr(s, counter);
@@ -253,7 +257,7 @@ void fri_obj_stamp(fr_server *s, fri_obj *o)
     if (o->lru != FRI_LRU_UNSET) return;
     if (shared_value(o) >= 0) o->lru = 0; /* the shared object keeps its own field */
     else if (lfu_policy(s)) o->lru = lfu_minutes(s->cmd_ms) << 8 | LFU_INIT_VAL;
-    else o->lru = fri_lru_clock(s->cmd_ms);
+    else o->lru = s->cmd_lru;
 }
 
 void fri_obj_overwrite_stamp(fr_server *s, fri_obj *o, uint32_t old_lru)
@@ -265,7 +269,7 @@ void fri_obj_overwrite_stamp(fr_server *s, fri_obj *o, uint32_t old_lru)
         o->lru = 0;
         if (lfu_policy(s)) fri_obj_lru_set(s, o, old_lru);
     } else {
-        o->lru = lfu_policy(s) ? old_lru : fri_lru_clock(s->cmd_ms);
+        o->lru = lfu_policy(s) ? old_lru : s->cmd_lru;
     }
 }
 

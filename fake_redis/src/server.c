@@ -398,7 +398,7 @@ fr_server *fr_server_new(const fr_config *cfg)
     pthread_once(&cmd_table_once, build_cmd_table);
     s->clock_ms = cfg->start_ms;
     s->cmd_ms = cfg->start_ms;
-    s->start_lru = fri_lru_clock(cfg->start_ms);
+    s->start_lru = s->cmd_lru = fri_lru_clock(cfg->start_ms);
     s->tun = default_tunables();
     s->cluster_enabled = cfg->cluster_enabled;
     uint64_t x = cfg->seed;
@@ -608,6 +608,7 @@ static void process_command(fr_client *c)
 {
     fr_server *s = c->srv;
     c->now_ms = s->cmd_ms = fr_clock_now(s);
+    s->cmd_lru = fri_lru_clock(s->cmd_ms);
 
     const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
     if (!cmd) {

@@ -822,7 +822,7 @@ static void sort_by_size(fri_set **sets, int n)
 static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
                            int cardinality_only, long long limit)
 {
-    fri_set *small[8];
+    fri_set *small[8] = {0}; /* zeroed: GCC -O2 cannot see lookup_sets fill it */
     fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
     if (!sets) {
         fri_reply_error(c, FRI_ERR_OOM);
@@ -903,7 +903,7 @@ typedef enum setop { SETOP_UNION, SETOP_DIFF } setop;
  *    result. */
 static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *dst, setop op)
 {
-    fri_set *small[8];
+    fri_set *small[8] = {0}; /* zeroed: GCC -O2 cannot see lookup_sets fill it */
     fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
     fri_set *result = NULL;
     if (!sets) {
