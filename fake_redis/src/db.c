@@ -14,6 +14,7 @@ fri_obj *fri_obj_new(fri_type type, void *ptr)
     o->type = (uint8_t)type;
     o->strenc = 0;
     o->shared = 0;
+    o->argref = 0;
     o->sds = 0;
     o->lru = FRI_LRU_UNSET;
     o->expire_ms = -1;

@@ -161,8 +161,11 @@ typedef enum fri_strenc {
 typedef struct fri_obj {
     uint8_t type;      /* fri_type */
     uint8_t strenc;    /* strings: fri_strenc */
-    uint8_t shared;    /* strings: Redis would store its shared integer object (0..9999,
+    uint8_t shared : 1; /* strings: Redis would store its shared integer object (0..9999,
                           refcount INT_MAX), whose one LRU field all such keys share */
+    uint8_t argref : 1; /* strings: Redis stored the command's argument object itself
+                          inside EXEC, which the transaction's queue holds until EXEC ends
+                          (refcount 2: see fri_str_stored_arg) */
     uint8_t sds;       /* raw strings: the sds as Redis would have allocated it, packed:
                           jemalloc size class index << 3 | sds header type; 0 unknown */
     uint32_t lru;      /* Redis's 24-bit LRU clock or LFU (minutes << 8 | counter) field;
@@ -325,6 +328,9 @@ struct fr_server {
                                   NULL until a key first holds one */
     uint32_t start_lru;        /* the LRU clock when the server was made: Redis creates
                                   its shared integers at start-up */
+    struct fri_exec_arg *exec_args; /* keys whose values EXEC's commands stored from their
+                                       arguments (fri_obj.argref), until EXEC ends */
+    size_t exec_args_len, exec_args_cap;
 };
 
 /* The server's seeded generator: uniform 64-bit values. */
@@ -578,6 +584,15 @@ void fri_str_new_ll(fr_server *s, fri_obj *o, long long v); /* INCR of a missing
 /* INCR's result v, whose digits o now holds, over the old value whose LRU/LFU field was
  * old (fri_obj_lru_get before the digits changed): kept in place, or a new int object. */
 void fri_str_set_ll(fr_server *s, fri_obj *o, long long v, uint32_t old);
+/* SET and its friends store their argument object itself: inside EXEC the queued command
+ * still holds it, so until EXEC ends it has two references (OBJECT REFCOUNT 2) and
+ * APPEND, SETRANGE, SETBIT or INCR copy it before changing it.  Records that o, just
+ * stored under key in c's database, is such an argument (nothing outside EXEC, or for a
+ * shared integer).  fri_exec_args_release, when EXEC ends, drops the references. */
+void fri_str_stored_arg(fr_client *c, fri_obj *o, const fri_arg *key);
+/* The value moved to key (RENAME) still is an argument of the running EXEC. */
+void fri_exec_arg_moved(fr_client *c, fri_obj *o, const fri_arg *key);
+void fri_exec_args_release(fr_server *s);
 /* dbUnshareStringValue: a raw string of its own (restamped when it was not). */
 void fri_str_unshare(fr_server *s, fri_obj *o);
 /* sdsMakeRoomFor(greedy) on a raw string about to hold newlen bytes: its allocation. */

@@ -294,6 +294,7 @@ static void rename_generic(fr_client *c, int nx)
     }
     o = fri_db_unlink(c->db, src->ptr, src->len);
     fri_db_add(c->db, dst->ptr, dst->len, o);
+    fri_exec_arg_moved(c, o, dst);
     fri_signal_modified(c, c->db, src->ptr, src->len);
     fri_signal_modified(c, c->db, dst->ptr, dst->len);
     if (nx)

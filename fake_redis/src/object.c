@@ -326,6 +326,7 @@ void fri_str_created(fri_obj *o)
     const fri_str *str = o->ptr;
     o->strenc = str->len <= EMBSTR_SIZE_LIMIT ? FRI_STRENC_EMBSTR : FRI_STRENC_RAW;
     o->shared = 0;
+    o->argref = 0;
     o->sds = 0;
 }
 
@@ -335,6 +336,7 @@ void fri_str_encode(fr_server *s, fri_obj *o)
     long long v;
     o->sds = 0;
     o->shared = 0;
+    o->argref = 0;
     if (str->len <= 20 && fri_string2ll(str->buf, str->len, &v)) {
         o->strenc = FRI_STRENC_INT;
         o->shared = v >= 0 && v < FRI_SHARED_INTEGERS && sharing_allowed(s);
@@ -348,12 +350,61 @@ void fri_str_encode(fr_server *s, fri_obj *o)
     }
 }
 
+/* One key whose value the running EXEC stored from a command's argument. */
+struct fri_exec_arg {
+    int db;       /* its database */
+    fri_str *key; /* its name */
+};
+
+static void exec_arg_note(fr_client *c, const fri_arg *key)
+{
+    fr_server *s = c->srv;
+    if (s->exec_args_len == s->exec_args_cap) {
+        size_t cap = s->exec_args_cap ? s->exec_args_cap * 2 : 8;
+        struct fri_exec_arg *n = realloc(s->exec_args, cap * sizeof(*n));
+        if (!n) return; /* out of memory: the count reads 1, nothing worse */
+        s->exec_args = n;
+        s->exec_args_cap = cap;
+    }
+    fri_str *name = fri_str_new(key->ptr, key->len);
+    if (!name) return;
+    s->exec_args[s->exec_args_len++] = (struct fri_exec_arg){c->db->id, name};
+}
+
+void fri_str_stored_arg(fr_client *c, fri_obj *o, const fri_arg *key)
+{
+    if (!c->in_exec || o->shared) return;
+    o->argref = 1;
+    exec_arg_note(c, key);
+}
+
+void fri_exec_arg_moved(fr_client *c, fri_obj *o, const fri_arg *key)
+{
+    if (o->argref) exec_arg_note(c, key);
+}
+
+void fri_exec_args_release(fr_server *s)
+{
+    /* the keys' values, in every database (MOVE and SWAPDB carry them across) */
+    for (size_t i = 0; i < s->exec_args_len; i++) {
+        fri_str *key = s->exec_args[i].key;
+        for (int db = 0; db < FRI_DBNUM; db++) {
+            fri_dent *e = fri_dict_find(s->db[db].keys, key->buf, key->len);
+            if (e) ((fri_obj *)e->v.ptr)->argref = 0;
+        }
+        fri_str_free(key);
+    }
+    s->exec_args_len = 0;
+}
+
 void fri_str_set_ll(fr_server *s, fri_obj *o, long long v, uint32_t old)
 {
     /* INCR keeps a private int object when the result is no shared integer, else it
      * makes a new one (createStringObjectFromLongLongForValue) over the old */
-    if (o->strenc == FRI_STRENC_INT && !o->shared && (v < 0 || v >= FRI_SHARED_INTEGERS))
+    if (o->strenc == FRI_STRENC_INT && !o->shared && !o->argref &&
+        (v < 0 || v >= FRI_SHARED_INTEGERS))
         return;
+    o->argref = 0;
     o->strenc = FRI_STRENC_INT;
     o->sds = 0;
     o->shared = v >= 0 && v < FRI_SHARED_INTEGERS && sharing_allowed(s);
@@ -369,10 +420,11 @@ void fri_str_new_ll(fr_server *s, fri_obj *o, long long v)
 
 void fri_str_unshare(fr_server *s, fri_obj *o)
 {
-    if (o->strenc == FRI_STRENC_RAW && !o->shared) return;
+    if (o->strenc == FRI_STRENC_RAW && !o->shared && !o->argref) return;
     uint32_t old = fri_obj_lru_get(s, o);
     o->strenc = FRI_STRENC_RAW;
     o->shared = 0;
+    o->argref = 0;
     o->sds = 0; /* createRawStringObject: an sds just big enough */
     fri_obj_overwrite_stamp(s, o, old);
 }
@@ -434,11 +486,14 @@ static void object_encoding_command(fr_client *c)
     if (o) fri_reply_bulk_cstr(c, encoding_name(o));
 }
 
-/* OBJECT REFCOUNT key: 2147483647 for a shared integer, else 1. */
+/* OBJECT REFCOUNT key: 2147483647 for a shared integer, 2 for an argument the running
+ * EXEC stored (its queue holds it too), else 1. */
 static void object_refcount_command(fr_client *c)
 {
     fri_obj *o = object_lookup_or_reply(c);
-    if (o) fri_reply_ll(c, o->type == FRI_STRING && o->shared ? SHARED_REFCOUNT : 1);
+    if (!o) return;
+    if (o->type != FRI_STRING) fri_reply_ll(c, 1);
+    else fri_reply_ll(c, o->shared ? SHARED_REFCOUNT : o->argref ? 2 : 1);
 }
 
 /* OBJECT IDLETIME key: seconds since the last access, on the LRU clock (which wraps

@@ -430,6 +430,8 @@ void fr_server_free(fr_server *s)
     fri_pubsub_server_free(s);
     fri_blocked_server_free(s);
     free(s->shared_lru);
+    fri_exec_args_release(s);
+    free(s->exec_args);
     free(s);
 }
 

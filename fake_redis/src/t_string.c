@@ -243,6 +243,7 @@ static int set_key(fr_client *c, const fri_arg *key, fri_obj *o, const fri_arg *
         fri_str_encode(c->srv, o);
         fri_obj_overwrite_stamp(c->srv, o, old);
         if (!keepttl) o->expire_ms = expire_ms;
+        fri_str_stored_arg(c, o, key);
     } else {
         fri_obj *n = fri_obj_new_string(val->ptr, val->len);
         if (n == NULL) return -1;
@@ -252,6 +253,7 @@ static int set_key(fr_client *c, const fri_arg *key, fri_obj *o, const fri_arg *
             fri_db_add(c->db, key->ptr, key->len, n);
         else
             fri_db_set(c->db, key->ptr, key->len, n, keepttl);
+        fri_str_stored_arg(c, n, key);
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
     return 0;
@@ -577,6 +579,7 @@ static void mset_generic(fr_client *c, int nx)
             fri_db_add(c->db, key->ptr, key->len, vals[j]);
         else
             fri_db_set(c->db, key->ptr, key->len, vals[j], 0);
+        fri_str_stored_arg(c, vals[j], key);
         fri_signal_modified(c, c->db, key->ptr, key->len);
     }
     free(vals);
@@ -728,6 +731,9 @@ static void incrbyfloatCommand(fr_client *c)
         }
         fri_db_add(c->db, key->ptr, key->len, o);
     }
+    /* Redis puts the new value in the command's arguments (propagated as SET ...
+     * KEEPTTL), where a transaction's queue holds it too */
+    fri_str_stored_arg(c, o, key);
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_reply_bulk(c, buf, n);
 }
@@ -750,6 +756,7 @@ static void appendCommand(fr_client *c)
         }
         fri_str_encode(c->srv, o); /* the argument itself, tryObjectEncoding'd */
         fri_db_add(c->db, key->ptr, key->len, o);
+        fri_str_stored_arg(c, o, key);
         total = val->len;
     } else {
         fri_str *s;
