@@ -159,19 +159,20 @@ typedef enum fri_strenc {
 
 /* A value in the keyspace, with what Redis keeps in its robj header besides the type. */
 typedef struct fri_obj {
-    uint8_t type;      /* fri_type */
-    uint8_t strenc;    /* strings: fri_strenc */
+    uint8_t type;       /* fri_type */
+    uint8_t strenc;     /* strings: fri_strenc */
     uint8_t shared : 1; /* strings: Redis would store its shared integer object (0..9999,
-                          refcount INT_MAX), whose one LRU field all such keys share */
+                           refcount INT_MAX), whose one LRU field all such keys share */
     uint8_t argref : 1; /* strings: Redis stored the command's argument object itself
-                          inside EXEC, which the transaction's queue holds until EXEC ends
-                          (refcount 2: see fri_str_stored_arg) */
-    uint8_t sds;       /* raw strings: the sds as Redis would have allocated it, packed:
-                          jemalloc size class index << 3 | sds header type; 0 unknown */
-    uint32_t lru;      /* Redis's 24-bit LRU clock or LFU (minutes << 8 | counter) field;
-                          FRI_LRU_UNSET until the object enters the keyspace */
-    int64_t expire_ms; /* absolute Unix ms, or -1 for no TTL */
-    void *ptr;         /* fri_str*, fri_list*, fri_hash*, fri_set*, fri_zset*, stream */
+                           inside EXEC, which the transaction's queue holds until EXEC
+                           ends (refcount 2: see fri_str_stored_arg) */
+    uint8_t sds;        /* raw strings: the sds as Redis would have allocated it: made for
+                           its length, the same with its spare room trimmed away, or grown
+                           into a jemalloc size class (object.c, SDS_*) */
+    uint32_t lru;       /* Redis's 24-bit LRU clock or LFU (minutes << 8 | counter) field;
+                           FRI_LRU_UNSET until the object enters the keyspace */
+    int64_t expire_ms;  /* absolute Unix ms, or -1 for no TTL */
+    void *ptr;          /* fri_str*, fri_list*, fri_hash*, fri_set*, fri_zset*, stream */
 } fri_obj;
 
 #define FRI_LRU_UNSET UINT32_MAX

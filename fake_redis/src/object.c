@@ -10,7 +10,9 @@
  *    SETRANGE, SETBIT and BITFIELD writes (dbUnshareStringValue), "embstr"/"raw" for
  *    INCRBYFLOAT's result (createStringObject) and "int" for INCR's.  The integers 0..9999
  *    are Redis's shared objects (OBJECT REFCOUNT 2147483647) unless maxmemory is set with
- *    an LRU or LFU policy; all the keys holding one share its LRU field, as in Redis;
+ *    an LRU or LFU policy; all the keys holding one share its LRU field, as in Redis.
+ *    Inside EXEC a string SET stored from its argument has two references until EXEC
+ *    ends, the queued command's and the key's (fri_str_stored_arg);
  *  - the other types keep their encoding in their own structures (t_hash.c, t_set.c,
  *    t_zset.c); a list is always a quicklist in 7.0 (listpack lists came in 7.2), a
  *    stream always "stream";
@@ -31,8 +33,6 @@
  */
 #include <limits.h>
 #include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
 #include "fr_int.h"
 
