@@ -87,6 +87,21 @@ void fr_clock_advance(fr_server *server, int64_t ms);
  * must agree with a real server's clock, such as the differential tests. */
 void fr_clock_use_wall(fr_server *server, int on);
 
+/* Sets one of the redis.conf parameters the fake follows, as CONFIG SET would (the value
+ * as CONFIG SET takes it; names case-insensitive, the *-ziplist-* aliases included):
+ *   hash-max-listpack-entries, hash-max-listpack-value, set-max-intset-entries,
+ *   zset-max-listpack-entries, zset-max-listpack-value -- the encoding thresholds
+ *     (OBJECT ENCODING, and the orders and SCAN pages that follow from an encoding);
+ *   list-max-listpack-size -- the quicklist node size MEMORY USAGE assumes;
+ *   maxmemory-policy, maxmemory -- an LFU policy makes OBJECT FREQ answer and OBJECT
+ *     IDLETIME refuse; maxmemory with an LRU or LFU policy stops integers from being
+ *     shared (OBJECT REFCOUNT).  Nothing is ever evicted;
+ *   lfu-log-factor, lfu-decay-time -- the LFU counter's growth and decay.
+ * Returns 0 when set, 1 for a parameter the fake does not follow (nothing changes), -1
+ * for a value Redis would refuse (nothing changes).  fakeredis-server passes every
+ * CONFIG SET and --NAME VALUE here. */
+int fr_server_set_param(fr_server *server, const char *name, const char *value);
+
 /* How many commands the server has executed (see the fault hooks for what counts). */
 uint64_t fr_server_commands_executed(const fr_server *server);
 

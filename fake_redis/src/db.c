@@ -11,8 +11,12 @@ fri_obj *fri_obj_new(fri_type type, void *ptr)
 {
     fri_obj *o = malloc(sizeof(*o));
     if (!o) return NULL;
-    o->type = type;
-    o->int_encoded = 0;
+    o->type = (uint8_t)type;
+    o->strenc = 0;
+    o->shared = 0;
+    o->argref = 0;
+    o->sds = 0;
+    o->lru = FRI_LRU_UNSET;
     o->expire_ms = -1;
     o->ptr = ptr;
     return o;
@@ -24,13 +28,34 @@ fri_obj *fri_obj_new_string(const char *p, size_t len)
     if (!s) return NULL;
     fri_obj *o = fri_obj_new(FRI_STRING, s);
     if (!o) fri_str_free(s);
+    else fri_str_created(o);
     return o;
 }
 
-void fri_obj_try_int_encoding(fri_obj *o)
+fri_obj *fri_obj_dup(const fri_obj *o)
 {
-    const fri_str *s = o->ptr;
-    o->int_encoded = s->len <= 20 && fri_string2ll(s->buf, s->len, NULL);
+    fri_obj *d = fri_obj_new(o->type, NULL);
+    if (!d) return NULL;
+    switch (o->type) {
+    case FRI_STRING: {
+        const fri_str *str = o->ptr;
+        d->ptr = fri_str_new(str->buf, str->len);
+        /* dupStringObject keeps the encoding; an int copy is a private object, a raw
+         * copy an sds just big enough */
+        d->strenc = o->strenc;
+        break;
+    }
+    case FRI_LIST: d->ptr = fri_list_dup(o->ptr); break;
+    case FRI_HASH: d->ptr = fri_hash_dup(o->ptr); break;
+    case FRI_SET: d->ptr = fri_set_dup(o->ptr); break;
+    case FRI_ZSET: d->ptr = fri_zset_dup(o->ptr); break;
+    case FRI_STREAM: d->ptr = fri_stream_dup(o->ptr); break;
+    }
+    if (!d->ptr) {
+        free(d);
+        return NULL;
+    }
+    return d;
 }
 
 void fri_obj_free(fri_obj *o)
@@ -75,10 +100,19 @@ fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, in
 
 fri_obj *fri_lookup_read(fr_client *c, const fri_arg *key)
 {
-    return fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
+    fri_obj *o = fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
+    if (o) fri_obj_touch(c->srv, o, c->now_ms);
+    return o;
 }
 
 fri_obj *fri_lookup_write(fr_client *c, const fri_arg *key)
+{
+    fri_obj *o = fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
+    if (o) fri_obj_touch(c->srv, o, c->now_ms);
+    return o;
+}
+
+fri_obj *fri_lookup_notouch(fr_client *c, const fri_arg *key)
 {
     return fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
 }
@@ -100,6 +134,7 @@ void fri_db_add(fri_db *db, const char *key, size_t len, fri_obj *obj)
 {
     fri_dent *e = fri_dict_add(db->keys, key, len, NULL);
     if (!e) abort(); /* out of memory while the command already changed state */
+    fri_obj_stamp(db->srv, obj);
     e->v.ptr = obj;
 }
 
@@ -111,7 +146,11 @@ void fri_db_set(fri_db *db, const char *key, size_t len, fri_obj *obj, int keept
     if (!created) {
         fri_obj *old = e->v.ptr;
         if (keepttl) obj->expire_ms = old->expire_ms;
+        if (obj->lru == FRI_LRU_UNSET) fri_obj_overwrite_stamp(db->srv, obj,
+                                                               fri_obj_lru_get(db->srv, old));
         fri_obj_free(old);
+    } else {
+        fri_obj_stamp(db->srv, obj);
     }
     e->v.ptr = obj;
 }

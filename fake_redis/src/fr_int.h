@@ -152,13 +152,33 @@ typedef enum fri_type {
     FRI_STREAM,
 } fri_type;
 
+/* How Redis 7.0 would hold a string value (OBJECT ENCODING, MEMORY USAGE); the other
+ * types keep their encoding in their own structures. */
+typedef enum fri_strenc {
+    FRI_STRENC_RAW = 0, /* an sds of its own */
+    FRI_STRENC_EMBSTR,  /* at most 44 bytes, allocated with the object */
+    FRI_STRENC_INT,     /* a long kept in the pointer */
+} fri_strenc;
+
+/* A value in the keyspace, with what Redis keeps in its robj header besides the type. */
 typedef struct fri_obj {
-    fri_type type;
-    int int_encoded;   /* a string redis-server holds as an integer (OBJ_ENCODING_INT):
-                          only SORT can tell (see fri_errno_load) */
-    int64_t expire_ms; /* absolute Unix ms, or -1 for no TTL */
-    void *ptr;         /* fri_str*, fri_list*, fri_hash*, fri_set*, fri_zset*, stream */
+    uint8_t type;       /* fri_type */
+    uint8_t strenc;     /* strings: fri_strenc */
+    uint8_t shared : 1; /* strings: Redis would store its shared integer object (0..9999,
+                           refcount INT_MAX), whose one LRU field all such keys share */
+    uint8_t argref : 1; /* strings: Redis stored the command's argument object itself
+                           inside EXEC, which the transaction's queue holds until EXEC
+                           ends (refcount 2: see fri_str_stored_arg) */
+    uint8_t sds;        /* raw strings: the sds as Redis would have allocated it: made for
+                           its length, the same with its spare room trimmed away, or grown
+                           into a jemalloc size class (object.c, SDS_*) */
+    uint32_t lru;       /* Redis's 24-bit LRU clock or LFU (minutes << 8 | counter) field;
+                           FRI_LRU_UNSET until the object enters the keyspace */
+    int64_t expire_ms;  /* absolute Unix ms, or -1 for no TTL */
+    void *ptr;          /* fri_str*, fri_list*, fri_hash*, fri_set*, fri_zset*, stream */
 } fri_obj;
+
+#define FRI_LRU_UNSET UINT32_MAX
 
 /* Each data type module provides its free function; fri_obj_free dispatches. */
 void fri_obj_free(fri_obj *o);
@@ -170,7 +190,33 @@ typedef struct fri_db {
     int id;
     fri_dict *keys;    /* key -> fri_obj* */
     fri_dict *watched; /* key -> fri_watchers* : clients WATCHing it */
+    fr_server *srv;    /* the server it belongs to (its clock stamps new values) */
 } fri_db;
+
+/* ----- Tunables: the redis.conf parameters the fake follows (fr_server_set_param) ------ */
+
+/* maxmemory-policy's flags, Redis's MAXMEMORY_FLAG_* */
+#define FRI_MAXMEMORY_FLAG_LRU (1 << 0)
+#define FRI_MAXMEMORY_FLAG_LFU (1 << 1)
+#define FRI_MAXMEMORY_FLAG_NO_SHARED_INTEGERS (FRI_MAXMEMORY_FLAG_LRU | FRI_MAXMEMORY_FLAG_LFU)
+
+typedef struct fri_tunables {
+    long long hash_max_listpack_entries; /* a hash longer than this becomes a table */
+    long long hash_max_listpack_value;   /* ... so does one with a longer field or value */
+    long long set_max_intset_entries;    /* an intset longer than this becomes a table */
+    long long zset_max_listpack_entries; /* a sorted set longer than this: a skiplist */
+    long long zset_max_listpack_value;   /* ... or with a longer member */
+    long long list_max_listpack_size;    /* quicklist node fill (MEMORY USAGE's estimate) */
+    unsigned long long maxmemory;        /* 0: none.  Nothing is evicted; it only decides,
+                                            with the policy, whether integers are shared */
+    int maxmemory_policy;                /* FRI_MAXMEMORY_FLAG_* of the policy */
+    long long lfu_log_factor;            /* OBJECT FREQ's logarithmic counter */
+    long long lfu_decay_time;            /* minutes per decrement of that counter */
+} fri_tunables;
+
+/* Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects, unless an LRU or LFU policy
+ * with a maxmemory limit wants a private LRU field per key. */
+#define FRI_SHARED_INTEGERS 10000
 
 /* ----- Clients and server ----------------------------------------------------------- */
 
@@ -278,6 +324,18 @@ struct fr_server {
     struct fri_blocking *blocking; /* blocked clients by key, ready keys, the woken queue
                                       (blocked.c); NULL until a client first blocks */
     int redis_errno;         /* the value errno would hold in redis-server now (below) */
+
+    fri_tunables tun;          /* the parameters fr_server_set_param changed */
+    int64_t cmd_ms;            /* the clock as the running command read it: new values
+                                  get their LRU/LFU stamp from it */
+    uint32_t cmd_lru;          /* fri_lru_clock(cmd_ms), computed once per command */
+    uint32_t *shared_lru;      /* the LRU fields of Redis's shared integers 0..9999,
+                                  NULL until a key first holds one */
+    uint32_t start_lru;        /* the LRU clock when the server was made: Redis creates
+                                  its shared integers at start-up */
+    struct fri_exec_arg *exec_args; /* keys whose values EXEC's commands stored from their
+                                       arguments (fri_obj.argref), until EXEC ends */
+    size_t exec_args_len, exec_args_cap;
 };
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
@@ -356,6 +414,7 @@ extern const fri_command fri_stream_commands[];       /* t_stream.c */
 extern const fri_command fri_stream_group_commands[]; /* t_stream_group.c */
 extern const fri_command fri_pubsub_commands[];
 extern const fri_command fri_cluster_commands[];
+extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMORY */
 
 /* Looks a top-level command up by name (case-insensitive); NULL if unknown. */
 const fri_command *fri_lookup_command(const fr_server *s, const char *name, size_t len);
@@ -412,6 +471,10 @@ void fri_reply_array_len(fr_client *c, long n);
 void fri_reply_map_len(fr_client *c, long n); /* *2n in RESP2 */
 void fri_reply_set_len(fr_client *c, long n);
 void fri_reply_empty_array(fr_client *c);
+/* Redis's addReplyHelp: "<CMD> <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+ * (the command as typed, upper-cased), the lines (NULL-terminated), then HELP's own two,
+ * as status replies. */
+void fri_reply_help(fr_client *c, const char *const *lines);
 /* ["0", []]: what a SCAN-family command answers for a missing key (shared.emptyscan). */
 void fri_reply_empty_scan(fr_client *c);
 /* An array whose length is known only after its elements: reserve, then fill in. */
@@ -475,8 +538,12 @@ int fri_get_timeout_or_reply(fr_client *c, const fri_arg *a, long long *ms_out);
  * expiry on the virtual clock).  NULL when missing. */
 fri_obj *fri_lookup_read(fr_client *c, const fri_arg *key);
 fri_obj *fri_lookup_write(fr_client *c, const fri_arg *key);
-/* The same on any database and key bytes (for RENAME, MOVE, dumps). */
+/* The same on any database and key bytes (for RENAME, MOVE, dumps).  Unlike the two
+ * above it does not count as an access (see fri_obj_touch). */
 fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, int64_t now);
+/* fri_lookup_read without the access: Redis's LOOKUP_NOTOUCH (TYPE, EXISTS, TTL, OBJECT,
+ * MEMORY USAGE, DEL). */
+fri_obj *fri_lookup_notouch(fr_client *c, const fri_arg *key);
 
 /* Reads a key expecting type t: returns the object, or NULL with *wrongtype set when the
  * key holds another type (the WRONGTYPE error has been replied then) or clear when the
@@ -509,14 +576,71 @@ size_t fri_db_size(fr_server *s, fri_db *db, int64_t now);
 /* Redis "deletes the key if the container became empty" helper. */
 void fri_delete_if_empty(fr_client *c, const fri_arg *key, fri_obj *o);
 
-/* Object constructors used by several modules.  A new string is not int_encoded. */
+/* Object constructors used by several modules.  A new string is encoded as Redis's
+ * createStringObject makes it ("embstr" up to 44 bytes, else "raw"); see object.c's
+ * fri_str_* for the other ways Redis makes strings. */
 fri_obj *fri_obj_new(fri_type type, void *ptr);
 fri_obj *fri_obj_new_string(const char *p, size_t len);
-/* Redis's tryObjectEncoding on a string just written (SET, MSET, GETSET, APPEND to a new
- * key, INCR...): an integer (string2l's form, at most 20 bytes) is held as one.  Writes
- * that change a string in place (APPEND, SETRANGE, SETBIT, BITFIELD) or make a new one
- * otherwise (INCRBYFLOAT, BITOP) leave or make it a plain string: int_encoded = 0. */
-void fri_obj_try_int_encoding(fri_obj *o);
+/* A deep copy of the value as COPY makes it (Redis's dupStringObject, listTypeDup, ...):
+ * same type and encoding, no TTL, not yet stamped; a string copy is never a shared
+ * integer.  NULL when out of memory. */
+fri_obj *fri_obj_dup(const fri_obj *o);
+
+/* ----- Object headers: encodings, LRU/LFU, memory (object.c) --------------------------- */
+
+/* Redis's LRU clock at ms: Unix seconds, 24 bits. */
+uint32_t fri_lru_clock(int64_t ms);
+/* The LRU/LFU field of a value (a shared integer's own, for a key holding one). */
+uint32_t fri_obj_lru_get(fr_server *s, const fri_obj *o);
+void fri_obj_lru_set(fr_server *s, fri_obj *o, uint32_t lru);
+/* A value entering the keyspace (fri_db_add, fri_db_set) gets the stamp Redis's
+ * createObject gives when it is still FRI_LRU_UNSET: the LRU clock of s->cmd_ms, or under
+ * an LFU policy that minute and the counter 5. */
+void fri_obj_stamp(fr_server *s, fri_obj *o);
+/* A command accessed the value (Redis's lookupKey without LOOKUP_NOTOUCH): LRU clock set
+ * to now, or the LFU counter decayed and maybe incremented. */
+void fri_obj_touch(fr_server *s, fri_obj *o, int64_t now);
+/* The value o stands for a new object that replaced one whose field was old_lru (Redis's
+ * dbOverwrite): the LFU data carries over, an LRU stamp is now. */
+void fri_obj_overwrite_stamp(fr_server *s, fri_obj *o, uint32_t old_lru);
+
+/* String encodings, as Redis would have them after ... */
+void fri_str_created(fri_obj *o);                  /* createStringObject */
+void fri_str_encode(fr_server *s, fri_obj *o);     /* tryObjectEncoding (SET, MSET ...) */
+void fri_str_new_ll(fr_server *s, fri_obj *o, long long v); /* INCR of a missing key */
+/* INCR's result v, whose digits o now holds, over the old value whose LRU/LFU field was
+ * old (fri_obj_lru_get before the digits changed): kept in place, or a new int object. */
+void fri_str_set_ll(fr_server *s, fri_obj *o, long long v, uint32_t old);
+/* SET and its friends store their argument object itself: inside EXEC the queued command
+ * still holds it, so until EXEC ends it has two references (OBJECT REFCOUNT 2) and
+ * APPEND, SETRANGE, SETBIT or INCR copy it before changing it.  Records that o, just
+ * stored under key in c's database, is such an argument (nothing outside EXEC, or for a
+ * shared integer).  fri_exec_args_release, when EXEC ends, drops the references. */
+void fri_str_stored_arg(fr_client *c, fri_obj *o, const fri_arg *key);
+/* The value moved to key (RENAME) still is an argument of the running EXEC. */
+void fri_exec_arg_moved(fr_client *c, fri_obj *o, const fri_arg *key);
+void fri_exec_args_release(fr_server *s);
+/* dbUnshareStringValue: a raw string of its own (restamped when it was not). */
+void fri_str_unshare(fr_server *s, fri_obj *o);
+/* sdsMakeRoomFor(greedy) on a raw string about to hold newlen bytes: its allocation. */
+void fri_str_grow(fri_obj *o, size_t newlen);
+
+/* Sizes for MEMORY USAGE: jemalloc's usable size for a request of n bytes; an sds of len
+ * bytes as sdsnewlen allocates it; listpack element sizes (encoding and back-length) of
+ * bytes (an integer when they read as one), of an integer, the back-length of an
+ * element of l bytes; a dict of n entries whose first `samples` entries take
+ * sampled_bytes (entries, keys, values), averaged over n as objectComputeSize does. */
+size_t fri_je_size(size_t n);
+size_t fri_sds_size(size_t len);
+uint64_t fri_lp_str_size(const char *p, size_t len);
+uint64_t fri_lp_int_size(int64_t v);
+uint64_t fri_lp_backlen_size(uint64_t l);
+size_t fri_dict_mem(size_t n, size_t samples, size_t sampled_bytes);
+/* The k-th of `samples` entries (by live position) a hash table of n entries is sampled
+ * at: spread evenly, as the first ones of Redis's hash order are a random pick. */
+size_t fri_sample_index(size_t k, size_t samples, size_t n);
+/* objectComputeSize of a value, sampling at most `samples` elements of an aggregate. */
+size_t fri_obj_memory(fr_server *s, const fri_obj *o, size_t samples);
 
 /* ----- Data type internals other modules need ----------------------------------------- */
 
@@ -528,20 +652,25 @@ const fri_str *fri_list_at(const fri_list *l, size_t i);
 /* A new list holding items[0..n) in that order, which it owns afterwards (SORT ... STORE);
  * NULL when out of memory, the items then still the caller's. */
 fri_list *fri_list_from_array(fri_str **items, size_t n);
+fri_list *fri_list_dup(const fri_list *l);
+size_t fri_list_memory(const fri_list *l, const fri_tunables *t, size_t samples);
 
 /* Hashes (t_hash.c): fields in a fri_dict (field -> fri_str* value, insertion order). */
 typedef struct fri_hash fri_hash;
 void fri_hash_free(fri_hash *h);
 size_t fri_hash_size(const fri_hash *h);
 fri_dict *fri_hash_fields(fri_hash *h);
-/* Whether Redis would still hold the hash as a listpack (which keeps integer values as
- * integers, where a hash table keeps strings). */
 int fri_hash_is_listpack(const fri_hash *h);
+fri_hash *fri_hash_dup(const fri_hash *h);
+size_t fri_hash_memory(const fri_hash *h, size_t samples);
 
 /* Sets (t_set.c). */
 typedef struct fri_set fri_set;
 void fri_set_free(fri_set *s);
 size_t fri_set_size(const fri_set *s);
+int fri_set_is_intset(const fri_set *s);
+fri_set *fri_set_dup(const fri_set *s);
+size_t fri_set_memory(const fri_set *s, size_t samples);
 /* Calls fn for every member in the order SMEMBERS answers; p is valid only during the
  * call (integer members are formatted on the fly). */
 void fri_set_foreach(fri_set *s, void (*fn)(const char *p, size_t len, void *ctx), void *ctx);
@@ -553,12 +682,20 @@ size_t fri_zset_size(const fri_zset *z);
 /* SORT's destructive conversion (Redis's zsetConvert to a skiplist): from now on the set
  * behaves as one Redis keeps as a skiplist, whatever its size. */
 void fri_zset_convert_skiplist(fri_zset *z);
+int fri_zset_is_listpack(const fri_zset *z);
+fri_zset *fri_zset_dup(const fri_zset *z);
+size_t fri_zset_memory(const fri_zset *z, size_t samples);
 /* Calls fn for every member in rank order (ascending score, then member bytes). */
 void fri_zset_foreach(fri_zset *z, void (*fn)(const char *p, size_t len, double score,
                                               void *ctx), void *ctx);
 
 /* Streams (t_stream.c). */
 void fri_stream_free(void *stream);
+/* A deep copy: entries, nodes, groups, consumers and their pending entries, with their
+ * times and counters (Redis's streamDup); NULL when out of memory. */
+void *fri_stream_dup(const void *stream);
+/* objectComputeSize of a stream (entries' listpacks, radix trees, groups, consumers). */
+size_t fri_stream_memory_usage(const void *stream, size_t samples);
 /* Appends a stream's dump lines (entries, then groups, consumers and pending entries;
  * format in docs/fake_redis.md) for fr_dump; now is the server's clock. */
 void fri_stream_dump(fri_buf *b, void *stream, int64_t now);

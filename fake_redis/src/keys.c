@@ -1,8 +1,12 @@
 /* keys.c -- the generic keyspace commands: what Redis keeps in db.c and expire.c.
  *
- * DEL, UNLINK, EXISTS, TOUCH, TYPE, KEYS, SCAN, RANDOMKEY, RENAME, RENAMENX, MOVE, the
- * EXPIRE family with NX/XX/GT/LT, TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST, and the
- * database-wide DBSIZE, FLUSHDB, FLUSHALL, SELECT and SWAPDB.
+ * DEL, UNLINK, EXISTS, TOUCH, TYPE, KEYS, SCAN, RANDOMKEY, RENAME, RENAMENX, MOVE, COPY,
+ * the EXPIRE family with NX/XX/GT/LT, TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST, and
+ * the database-wide DBSIZE, FLUSHDB, FLUSHALL, SELECT and SWAPDB.
+ *
+ * Which lookups count as an access (OBJECT IDLETIME, OBJECT FREQ) is Redis's: TOUCH,
+ * RENAME, MOVE, COPY and EXPIRE do; DEL, EXISTS, TYPE, TTL and friends, KEYS, SCAN and
+ * RANDOMKEY do not.
  *
  * Replies and errors are redis-server 7.0's, byte for byte.  Where Redis's answer depends
  * on its hash table (the order of KEYS and SCAN, which key RANDOMKEY picks) the fake uses
@@ -57,7 +61,7 @@ static void del_generic_command(fr_client *c)
     long long deleted = 0;
     for (int j = 1; j < c->argc; j++) {
         const fri_arg *k = &c->argv[j];
-        if (fri_lookup_write(c, k) == NULL)
+        if (fri_lookup_notouch(c, k) == NULL)
             continue;
         if (fri_db_delete(c->db, k->ptr, k->len)) {
             fri_signal_modified(c, c->db, k->ptr, k->len);
@@ -67,9 +71,19 @@ static void del_generic_command(fr_client *c)
     fri_reply_ll(c, deleted);
 }
 
-/* EXISTS counts every argument that names a live key, repeats included (EXISTS a a = 2);
- * TOUCH answers the same count (it only updates the LRU clock in Redis). */
+/* EXISTS counts every argument that names a live key, repeats included (EXISTS a a = 2),
+ * without touching them. */
 static void exists_command(fr_client *c)
+{
+    long long count = 0;
+    for (int j = 1; j < c->argc; j++)
+        if (fri_lookup_notouch(c, &c->argv[j]) != NULL)
+            count++;
+    fri_reply_ll(c, count);
+}
+
+/* TOUCH answers the same count as EXISTS, and counts as an access to each key. */
+static void touch_command(fr_client *c)
 {
     long long count = 0;
     for (int j = 1; j < c->argc; j++)
@@ -81,7 +95,7 @@ static void exists_command(fr_client *c)
 /* TYPE answers a status, "none" for a missing key. */
 static void type_command(fr_client *c)
 {
-    fri_obj *o = fri_lookup_read(c, &c->argv[1]);
+    fri_obj *o = fri_lookup_notouch(c, &c->argv[1]);
     fri_reply_status(c, o ? fri_type_name(o->type) : "none");
 }
 
@@ -280,6 +294,7 @@ static void rename_generic(fr_client *c, int nx)
     }
     o = fri_db_unlink(c->db, src->ptr, src->len);
     fri_db_add(c->db, dst->ptr, dst->len, o);
+    fri_exec_arg_moved(c, o, dst);
     fri_signal_modified(c, c->db, src->ptr, src->len);
     fri_signal_modified(c, c->db, dst->ptr, dst->len);
     if (nx)
@@ -329,7 +344,8 @@ static void move_command(fr_client *c)
         fri_reply_ll(c, 0);
         return;
     }
-    if (fri_db_lookup(c->srv, dst, key->ptr, key->len, c->now_ms) != NULL) {
+    if ((o = fri_db_lookup(c->srv, dst, key->ptr, key->len, c->now_ms)) != NULL) {
+        fri_obj_touch(c->srv, o, c->now_ms); /* Redis looks it up for writing */
         fri_reply_ll(c, 0);
         return;
     }
@@ -337,6 +353,72 @@ static void move_command(fr_client *c)
     fri_db_add(dst, key->ptr, key->len, o);
     fri_signal_modified(c, src, key->ptr, key->len);
     fri_signal_modified(c, dst, key->ptr, key->len);
+    fri_reply_ll(c, 1);
+}
+
+/* COPY source destination [DB destination-db] [REPLACE]: copies the value (any type, a
+ * stream with its groups, consumers and pending entries) and its TTL; 1 when copied, 0
+ * when the source is missing or the destination exists without REPLACE.  Options in any
+ * order, the last DB winning; errors in Redis's order: a bad DB value or an unknown
+ * option, another database in cluster mode, then the same key in the same database
+ * (even when missing).  The copy is a new object: its idle time starts at 0. */
+static void copy_command(fr_client *c)
+{
+    const fri_arg *key = &c->argv[1], *newkey = &c->argv[2];
+    fri_db *src = c->db, *dst = c->db;
+    int replace = 0;
+
+    for (int j = 3; j < c->argc; j++) {
+        int additional = c->argc - j - 1;
+        if (fri_arg_is_cstr(&c->argv[j], "replace")) {
+            replace = 1;
+        } else if (fri_arg_is_cstr(&c->argv[j], "db") && additional >= 1) {
+            int id;
+            if (get_int_or_reply(c, &c->argv[j + 1], &id, NULL) != 0)
+                return;
+            if (id < 0 || id >= FRI_DBNUM) {
+                fri_reply_error(c, "ERR DB index is out of range");
+                return;
+            }
+            dst = &c->srv->db[id];
+            j++;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return;
+        }
+    }
+    if (c->srv->cluster_enabled && (src->id != 0 || dst->id != 0)) {
+        fri_reply_error(c, "ERR Copying to another database is not allowed in cluster mode");
+        return;
+    }
+    if (src == dst && arg_eq(key, newkey)) {
+        fri_reply_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+
+    fri_obj *o = fri_lookup_read(c, key);
+    if (o == NULL) {
+        fri_reply_ll(c, 0);
+        return;
+    }
+    fri_obj *old = fri_db_lookup(c->srv, dst, newkey->ptr, newkey->len, c->now_ms);
+    if (old != NULL) {
+        fri_obj_touch(c->srv, old, c->now_ms); /* Redis looks it up for writing */
+        if (!replace) {
+            fri_reply_ll(c, 0);
+            return;
+        }
+    }
+    fri_obj *copy = fri_obj_dup(o);
+    if (copy == NULL) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    copy->expire_ms = o->expire_ms;
+    if (old != NULL)
+        fri_db_delete(dst, newkey->ptr, newkey->len);
+    fri_db_add(dst, newkey->ptr, newkey->len, copy);
+    fri_signal_modified(c, dst, newkey->ptr, newkey->len);
     fri_reply_ll(c, 1);
 }
 
@@ -471,7 +553,7 @@ static void pexpireat_command(fr_client *c)
  * and the division then acts as unsigned, which the unsigned arithmetic reproduces. */
 static void ttl_generic(fr_client *c, int output_ms, int output_abs)
 {
-    fri_obj *o = fri_lookup_read(c, &c->argv[1]);
+    fri_obj *o = fri_lookup_notouch(c, &c->argv[1]);
     long long ttl;
 
     if (o == NULL) {
@@ -635,7 +717,7 @@ const fri_command fri_keyspace_commands[] = {
     {"del", del_generic_command, -2, W, "generic", 1, -1, 1, NULL, NULL},
     {"unlink", del_generic_command, -2, W | F, "generic", 1, -1, 1, NULL, NULL},
     {"exists", exists_command, -2, R | F, "generic", 1, -1, 1, NULL, NULL},
-    {"touch", exists_command, -2, R | F, "generic", 1, -1, 1, NULL, NULL},
+    {"touch", touch_command, -2, R | F, "generic", 1, -1, 1, NULL, NULL},
     {"type", type_command, 2, R | F, "generic", 1, 1, 1, NULL, NULL},
     {"keys", keys_command, 2, R, "generic", 0, 0, 0, NULL, NULL},
     {"scan", scan_command, -2, R, "generic", 0, 0, 0, NULL, NULL},
@@ -643,6 +725,7 @@ const fri_command fri_keyspace_commands[] = {
     {"rename", rename_command, 3, W, "generic", 1, 2, 1, NULL, NULL},
     {"renamenx", renamenx_command, 3, W | F, "generic", 1, 2, 1, NULL, NULL},
     {"move", move_command, 3, W | F, "generic", 1, 1, 1, NULL, NULL},
+    {"copy", copy_command, -3, W | FRI_CMD_DENYOOM, "generic", 1, 2, 1, NULL, NULL},
     {"expire", expire_command, -3, W | F, "generic", 1, 1, 1, NULL, NULL},
     {"pexpire", pexpire_command, -3, W | F, "generic", 1, 1, 1, NULL, NULL},
     {"expireat", expireat_command, -3, W | F, "generic", 1, 1, 1, NULL, NULL},

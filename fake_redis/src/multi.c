@@ -259,6 +259,7 @@ static void exec_command(fr_client *c)
         fri_call(c, queue[i].cmd);
     }
     c->in_exec = 0;
+    fri_exec_args_release(c->srv); /* the queue lets its arguments go */
     c->argc = argc;
     c->argv = argv;
     c->cmd = exec_cmd;

@@ -159,6 +159,28 @@ void fri_reply_empty_scan(fr_client *c)
 {
     fri_buf_append(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
 }
+void fri_reply_help(fr_client *c, const char *const *lines)
+{
+    /* the command as typed, upper-cased, up to a NUL (Redis's sdsnew of argv[0]) */
+    char name[64], head[128];
+    size_t n = strnlen(c->argv[0].ptr, c->argv[0].len);
+    if (n > sizeof(name) - 1) n = sizeof(name) - 1;
+    for (size_t i = 0; i < n; i++) {
+        char ch = c->argv[0].ptr[i];
+        name[i] = (ch >= 'a' && ch <= 'z') ? (char)(ch - 32) : ch;
+    }
+    name[n] = '\0';
+    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+             name);
+    long count = 0;
+    while (lines[count]) count++;
+    fri_reply_array_len(c, count + 3);
+    fri_reply_status(c, head);
+    for (long i = 0; i < count; i++) fri_reply_status(c, lines[i]);
+    fri_reply_status(c, "HELP");
+    fri_reply_status(c, "    Prints this help.");
+}
+
 void fri_reply_array_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n); }
 void fri_reply_map_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n * 2); }
 void fri_reply_set_len(fr_client *c, long n) { reply_prefixed_ll(c, '*', n); }

@@ -2,7 +2,9 @@
  * dispatcher: the path every command takes, in the order redis-server 7.0's
  * processCommand takes it (lookup, arity, cluster slots, MULTI queueing, call). */
 #include <assert.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,8 @@
 
 /* All command tables, in the order the coverage table lists them. */
 static const fri_command *const all_tables[] = {
-    fri_connection_commands, fri_keyspace_commands, fri_string_commands, fri_bitops_commands,
+    fri_connection_commands, fri_keyspace_commands, fri_object_commands,
+    fri_string_commands,     fri_bitops_commands,
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
     fri_sort_commands,       fri_stream_commands,   fri_stream_group_commands,
     fri_pubsub_commands,     fri_multi_commands,    fri_cluster_commands, NULL,
@@ -65,9 +68,142 @@ void fr_clock_use_wall(fr_server *s, int on)
 {
     if (!on && s->wall_clock) s->clock_ms = fr_clock_now(s);
     s->wall_clock = on != 0;
+    /* a server switched to the wall clock before any key held a shared integer started
+     * on that clock, as far as their LRU fields can tell */
+    if (!s->shared_lru) s->start_lru = fri_lru_clock(fr_clock_now(s));
 }
 
 uint64_t fr_server_commands_executed(const fr_server *s) { return s->executed; }
+
+/* ----- Parameters (fr_server_set_param) ------------------------------------------------- */
+
+/* Redis 7.0.15's defaults for the parameters the fake follows. */
+static fri_tunables default_tunables(void)
+{
+    fri_tunables t = {
+        .hash_max_listpack_entries = 512,
+        .hash_max_listpack_value = 64,
+        .set_max_intset_entries = 512,
+        .zset_max_listpack_entries = 128,
+        .zset_max_listpack_value = 64,
+        .list_max_listpack_size = -2,
+        .maxmemory = 0,
+        .maxmemory_policy = 0, /* noeviction */
+        .lfu_log_factor = 10,
+        .lfu_decay_time = 1,
+    };
+    return t;
+}
+
+/* Redis's memtoull: digits and an optional unit (b, k, kb, m, mb, g, gb, any case; "k" is
+ * 1000, "kb" 1024).  1 on success. */
+static int parse_memory(const char *v, unsigned long long *out)
+{
+    static const struct { const char *unit; unsigned long long mul; } units[] = {
+        {"", 1},         {"b", 1},           {"k", 1000},       {"kb", 1024},
+        {"m", 1000000},  {"mb", 1048576},    {"g", 1000000000}, {"gb", 1073741824},
+    };
+    size_t digits = strspn(v, "0123456789");
+    if (digits == 0 || digits > 19) return 0;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcasecmp(v + digits, units[i].unit) != 0) continue;
+        unsigned long long n = strtoull(v, NULL, 10);
+        if (n > ULLONG_MAX / units[i].mul) return 0;
+        *out = n * units[i].mul;
+        return 1;
+    }
+    return 0;
+}
+
+/* An integer parameter in [min, max]: 1 on success. */
+static int parse_int_param(const char *v, long long min, long long max, long long *out)
+{
+    long long n;
+    if (!fri_string2ll(v, strlen(v), &n) || n < min || n > max) return 0;
+    *out = n;
+    return 1;
+}
+
+/* A size parameter (a count or a memory value) in [0, LONG_MAX]: 1 on success. */
+static int parse_size_param(const char *v, int memory, long long *out)
+{
+    unsigned long long n;
+    if (memory) {
+        if (!parse_memory(v, &n) || n > LLONG_MAX) return 0;
+        *out = (long long)n;
+        return 1;
+    }
+    return parse_int_param(v, 0, LLONG_MAX, out);
+}
+
+int fr_server_set_param(fr_server *s, const char *name, const char *value)
+{
+    /* the *-ziplist-* names are 7.0's aliases of the *-listpack-* ones */
+    static const struct {
+        const char *name, *alias;
+        int kind; /* 0: count, 1: memory size, 2: int, 3: policy, 4: maxmemory */
+        size_t off;
+    } params[] = {
+        {"hash-max-listpack-entries", "hash-max-ziplist-entries", 0,
+         offsetof(fri_tunables, hash_max_listpack_entries)},
+        {"hash-max-listpack-value", "hash-max-ziplist-value", 1,
+         offsetof(fri_tunables, hash_max_listpack_value)},
+        {"set-max-intset-entries", NULL, 0, offsetof(fri_tunables, set_max_intset_entries)},
+        {"zset-max-listpack-entries", "zset-max-ziplist-entries", 0,
+         offsetof(fri_tunables, zset_max_listpack_entries)},
+        {"zset-max-listpack-value", "zset-max-ziplist-value", 1,
+         offsetof(fri_tunables, zset_max_listpack_value)},
+        {"list-max-listpack-size", "list-max-ziplist-size", 2,
+         offsetof(fri_tunables, list_max_listpack_size)},
+        {"lfu-log-factor", NULL, 2, offsetof(fri_tunables, lfu_log_factor)},
+        {"lfu-decay-time", NULL, 2, offsetof(fri_tunables, lfu_decay_time)},
+        {"maxmemory-policy", NULL, 3, 0},
+        {"maxmemory", NULL, 4, 0},
+    };
+    static const struct { const char *name; int flags; } policies[] = {
+        {"volatile-lru", FRI_MAXMEMORY_FLAG_LRU},   {"volatile-lfu", FRI_MAXMEMORY_FLAG_LFU},
+        {"volatile-random", 0},                     {"volatile-ttl", 0},
+        {"allkeys-lru", FRI_MAXMEMORY_FLAG_LRU},    {"allkeys-lfu", FRI_MAXMEMORY_FLAG_LFU},
+        {"allkeys-random", 0},                      {"noeviction", 0},
+    };
+    if (!s || !name || !value) return -1;
+    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+        if (strcasecmp(name, params[i].name) != 0 &&
+            (!params[i].alias || strcasecmp(name, params[i].alias) != 0))
+            continue;
+        long long n;
+        switch (params[i].kind) {
+        case 0:
+        case 1:
+            if (!parse_size_param(value, params[i].kind == 1, &n)) return -1;
+            break;
+        case 2:
+            if (!parse_int_param(value, params[i].off == offsetof(fri_tunables,
+                                                                    list_max_listpack_size)
+                                            ? INT_MIN : 0,
+                                 INT_MAX, &n))
+                return -1;
+            break;
+        case 3:
+            for (size_t k = 0; k < sizeof(policies) / sizeof(policies[0]); k++) {
+                if (strcasecmp(value, policies[k].name) == 0) {
+                    s->tun.maxmemory_policy = policies[k].flags;
+                    return 0;
+                }
+            }
+            return -1;
+        default: {
+            unsigned long long m;
+            if (!parse_memory(value, &m)) return -1;
+            s->tun.maxmemory = m;
+            return 0;
+        }
+        }
+        *(long long *)((char *)&s->tun + params[i].off) = n;
+        return 0;
+    }
+    return 1;
+}
 
 /* ----- The command table ------------------------------------------------------------ */
 
@@ -257,9 +393,13 @@ fr_server *fr_server_new(const fr_config *cfg)
         s->db[i].id = i;
         s->db[i].keys = fri_dict_nth(s->keyspaces, (size_t)i);
         s->db[i].watched = fri_dict_nth(s->watch_tables, (size_t)i);
+        s->db[i].srv = s;
     }
     pthread_once(&cmd_table_once, build_cmd_table);
     s->clock_ms = cfg->start_ms;
+    s->cmd_ms = cfg->start_ms;
+    s->start_lru = s->cmd_lru = fri_lru_clock(cfg->start_ms);
+    s->tun = default_tunables();
     s->cluster_enabled = cfg->cluster_enabled;
     uint64_t x = cfg->seed;
     s->rng_state[0] = splitmix64(&x);
@@ -289,6 +429,9 @@ void fr_server_free(fr_server *s)
     free(s->published);
     fri_pubsub_server_free(s);
     fri_blocked_server_free(s);
+    free(s->shared_lru);
+    fri_exec_args_release(s);
+    free(s->exec_args);
     free(s);
 }
 
@@ -467,7 +610,8 @@ static void reject_unknown(fr_client *c)
 static void process_command(fr_client *c)
 {
     fr_server *s = c->srv;
-    c->now_ms = fr_clock_now(s);
+    c->now_ms = s->cmd_ms = fr_clock_now(s);
+    s->cmd_lru = fri_lru_clock(s->cmd_ms);
 
     const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
     if (!cmd) {

@@ -132,6 +132,9 @@ typedef struct fri_stream {
     uint64_t entries_added;       /* entries ever added (XSETID ENTRIESADDED may set it) */
     fri_dict *cgroups;            /* name -> fri_stream_cg* (v.ptr); NULL until the first
                                      group.  Insertion order: sort by name when listing */
+    int tail_prealloc;            /* the last node's listpack is the one XADD made with
+                                     4096 bytes preallocated (a closed node is shrunk to
+                                     fit, a copied one is exact): MEMORY USAGE counts it */
 } fri_stream;
 
 /* An empty stream (no nodes, no groups), or NULL when out of memory.  Wrap it with
@@ -145,6 +148,15 @@ size_t fri_stream_node_count(const fri_stream *s);
  * ever added to it, which stays its key after that entry is deleted (Redis's rax key of
  * the listpack). */
 fri_sid fri_stream_node_key(const fri_stream *s, size_t i);
+
+/* The byte size node i's listpack has in Redis (0 <= i < fri_stream_node_count(s)). */
+size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i);
+
+/* Copies src's consumer groups into dst (which has none): names, last-delivered ids,
+ * entries-read, pending entries with their times and counts, consumers with their seen
+ * times and pending entries.  0, or -1 when out of memory (dst keeps what was copied:
+ * free it). */
+int fri_stream_cgroups_dup(fri_stream *dst, const fri_stream *src);
 
 /* Heap bytes the stream's entries take (malloc_usable_size of its nodes, their index
  * and the stream itself; groups not counted).  For the memory benchmark. */

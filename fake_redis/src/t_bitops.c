@@ -202,6 +202,7 @@ static fri_obj *lookup_bitmap_for_write(fr_client *c, uint64_t maxbit, size_t *g
             return NULL;
         }
         o->ptr = s;
+        o->strenc = FRI_STRENC_RAW; /* createObject(OBJ_STRING, sdsnewlen(NULL, need)) */
         fri_db_add(c->db, key->ptr, key->len, o);
         *grown = need;
         return o;
@@ -209,9 +210,10 @@ static fri_obj *lookup_bitmap_for_write(fr_client *c, uint64_t maxbit, size_t *g
 
     fri_str *s = o->ptr;
     *grown = 0;
-    o->int_encoded = 0; /* Redis's dbUnshareStringValue: a raw string from now on */
+    fri_str_unshare(c->srv, o); /* Redis's dbUnshareStringValue, even for a read */
     if (s->len < need) {
         size_t old = s->len;
+        fri_str_grow(o, need);
         s = fri_str_resize(s, need);
         if (s == NULL) {
             fri_reply_error(c, FRI_ERR_OOM);
@@ -482,12 +484,14 @@ static void bitopCommand(fr_client *c)
         return;
     }
     res->ptr = rs;
+    res->strenc = FRI_STRENC_RAW; /* createObject(OBJ_STRING, sdsnewlen(NULL, maxlen)) */
     unsigned char *out = (unsigned char *)rs->buf;
 
     /* The first source (zero-padded) into out, then each other one folded in. */
     for (int j = 0; j < nsrc; j++) {
         size_t len;
-        const unsigned char *p = str_bytes(fri_lookup_read(c, &c->argv[3 + j]), &len);
+        /* looked up (and touched) once already, as Redis does */
+        const unsigned char *p = str_bytes(fri_lookup_notouch(c, &c->argv[3 + j]), &len);
         if (j == 0) {
             if (len) memcpy(out, p, len); /* the rest is already zero */
             if (op == BITOP_NOT)

@@ -15,8 +15,10 @@
  * HMSET look at every field and value of the command before storing any, even those that
  * only overwrite; HSETNX at its field and value when the field is new; HINCRBY and
  * HINCRBYFLOAT at the field and the new value; then any store that makes the hash longer
- * than 512 fields.  (512 is 7.0's compiled-in hash-max-listpack-entries; the sample
- * redis.conf says 128, but a server started without it, as the tests start one, uses 512.)
+ * than hash-max-listpack-entries fields.  The limits are the server's parameters
+ * (fr_server_set_param): 512 fields of at most 64 bytes unless set (512 is 7.0's
+ * compiled-in default; the sample redis.conf says 128, but a server started without it,
+ * as the tests start one, uses 512).
  *
  * Like Redis's t_hash.c, every handler checks its arguments in the same order as Redis
  * does, so that a command with two faults answers the same error the real server gives.
@@ -36,10 +38,6 @@
 
 /* Room for any long double Redis prints in human form ("%.17Lf" of LDBL_MAX). */
 #define HASH_LD_CHARS (5 * 1024)
-/* Redis's hash-max-listpack-entries and hash-max-listpack-value defaults. */
-#define HASH_LISTPACK_ENTRIES 512
-#define HASH_LISTPACK_VALUE 64
-
 struct fri_hash {
     fri_dict *fields; /* field -> fri_str* value, in insertion order */
     int listpack;     /* Redis would still hold it as a listpack (see the top) */
@@ -73,12 +71,63 @@ size_t fri_hash_size(const fri_hash *h) { return fri_dict_size(h->fields); }
 fri_dict *fri_hash_fields(fri_hash *h) { return h->fields; }
 int fri_hash_is_listpack(const fri_hash *h) { return h->listpack; }
 
+/* hashTypeDup: the same fields in the same order, the same encoding. */
+fri_hash *fri_hash_dup(const fri_hash *h)
+{
+    fri_hash *d = hash_new();
+    if (!d) return NULL;
+    d->listpack = h->listpack;
+    size_t slots = fri_dict_slots(h->fields);
+    for (size_t i = 0; i < slots; i++) {
+        fri_dent *e = fri_dict_slot(h->fields, i);
+        if (!e) continue;
+        const fri_str *v = e->v.ptr;
+        fri_dent *ne = fri_dict_add(d->fields, e->key->buf, e->key->len, NULL);
+        if (!ne || !(ne->v.ptr = fri_str_new(v->buf, v->len))) {
+            if (ne) fri_dict_delete(d->fields, e->key->buf, e->key->len, NULL);
+            fri_hash_free(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
+size_t fri_hash_memory(const fri_hash *h, size_t samples)
+{
+    size_t slots = fri_dict_slots(h->fields), n = fri_dict_size(h->fields);
+    if (h->listpack) {
+        /* robj and the listpack: header and end byte, then field, value, field, ... */
+        uint64_t bytes = 7;
+        for (size_t i = 0; i < slots; i++) {
+            fri_dent *e = fri_dict_slot(h->fields, i);
+            if (!e) continue;
+            const fri_str *v = e->v.ptr;
+            bytes += fri_lp_str_size(e->key->buf, e->key->len) +
+                     fri_lp_str_size(v->buf, v->len);
+        }
+        return 16 + fri_je_size((size_t)bytes);
+    }
+    /* robj and the dict, `samples` entries with their field and value sds: Redis takes
+     * the first ones in its hash order, a random pick; the fake takes them spread evenly
+     * over its insertion order */
+    size_t sampled = 0, bytes = 0, live = 0;
+    for (size_t i = 0; i < slots && sampled < samples && sampled < n; i++) {
+        fri_dent *e = fri_dict_slot(h->fields, i);
+        if (!e || live++ != fri_sample_index(sampled, samples, n)) continue;
+        const fri_str *v = e->v.ptr;
+        bytes += fri_sds_size(e->key->len) + fri_sds_size(v->len) + 24;
+        sampled++;
+    }
+    return 16 + fri_dict_mem(n, sampled, bytes);
+}
+
 /* Redis's hashTypeTryConversion: a listpack becomes a table when any of the arguments
  * argv[first..last] is longer than hash-max-listpack-value. */
 static void hash_try_conversion(fri_hash *h, const fr_client *c, int first, int last)
 {
+    long long max = c->srv->tun.hash_max_listpack_value;
     for (int i = first; h->listpack && i <= last; i++)
-        if (c->argv[i].len > HASH_LISTPACK_VALUE) h->listpack = 0;
+        if ((long long)c->argv[i].len > max) h->listpack = 0;
 }
 
 /* ----- Access helpers ----------------------------------------------------------------- */
@@ -124,8 +173,10 @@ static fri_str *hash_get(fri_hash *h, const fri_arg *field)
  * does (a long field or value, more than 512 fields).  Returns 1 if the field is new, 0
  * if it was updated, -1 when out of memory (value freed, hash unchanged), value NULL
  * included, so a failed copy can be passed straight in. */
-static int hash_set(fri_hash *h, const char *field, size_t flen, fri_str *value)
+static int hash_set(const fr_client *c, fri_hash *h, const char *field, size_t flen,
+                    fri_str *value)
 {
+    const fri_tunables *t = &c->srv->tun;
     int created;
     if (!value) return -1;
     fri_dent *e = fri_dict_add(h->fields, field, flen, &created);
@@ -135,8 +186,9 @@ static int hash_set(fri_hash *h, const char *field, size_t flen, fri_str *value)
     }
     if (!created) fri_str_free(e->v.ptr);
     e->v.ptr = value;
-    if (flen > HASH_LISTPACK_VALUE || value->len > HASH_LISTPACK_VALUE ||
-        fri_dict_size(h->fields) > HASH_LISTPACK_ENTRIES)
+    if ((long long)flen > t->hash_max_listpack_value ||
+        (long long)value->len > t->hash_max_listpack_value ||
+        (long long)fri_dict_size(h->fields) > t->hash_max_listpack_entries)
         h->listpack = 0;
     return created;
 }
@@ -201,7 +253,7 @@ static void hsetCommand(fr_client *c)
             fri_str_free(values[i]);
             continue;
         }
-        int r = hash_set(h, f->ptr, f->len, values[i]);
+        int r = hash_set(c, h, f->ptr, f->len, values[i]);
         if (r < 0) oom = 1;
         else created += r;
     }
@@ -230,7 +282,7 @@ static void hsetnxCommand(fr_client *c)
     }
     hash_try_conversion(h, c, 2, 3);
     fri_str *v = fri_str_new(c->argv[3].ptr, c->argv[3].len);
-    if (!v || hash_set(h, c->argv[2].ptr, c->argv[2].len, v) < 0) {
+    if (!v || hash_set(c, h, c->argv[2].ptr, c->argv[2].len, v) < 0) {
         fri_obj *o = fri_lookup_write(c, &c->argv[1]);
         if (o) fri_delete_if_empty(c, &c->argv[1], o);
         fri_reply_error(c, FRI_ERR_OOM);
@@ -390,7 +442,10 @@ static void hincrbyCommand(fr_client *c)
         memcpy(old->buf, digits, len);
         old->buf[len] = '\0';
         old->len = len;
-    } else if (hash_set(h, c->argv[2].ptr, c->argv[2].len, fri_str_new(digits, len)) < 0) {
+        /* hashTypeSet's check, which a long field or a short limit can trip */
+        long long max = c->srv->tun.hash_max_listpack_value;
+        if ((long long)len > max || (long long)c->argv[2].len > max) h->listpack = 0;
+    } else if (hash_set(c, h, c->argv[2].ptr, c->argv[2].len, fri_str_new(digits, len)) < 0) {
         fri_obj *o = fri_lookup_write(c, &c->argv[1]);
         if (o) fri_delete_if_empty(c, &c->argv[1], o);
         fri_reply_error(c, FRI_ERR_OOM);
@@ -435,7 +490,7 @@ static void hincrbyfloatCommand(fr_client *c)
     char buf[HASH_LD_CHARS];
     size_t len = fri_ld2string(buf, sizeof(buf), value);
     fri_str *nv = fri_str_new(buf, len);
-    if (!nv || hash_set(h, c->argv[2].ptr, c->argv[2].len, nv) < 0) {
+    if (!nv || hash_set(c, h, c->argv[2].ptr, c->argv[2].len, nv) < 0) {
         fri_obj *o = fri_lookup_write(c, &c->argv[1]);
         if (o) fri_delete_if_empty(c, &c->argv[1], o);
         fri_reply_error(c, FRI_ERR_OOM);

@@ -79,6 +79,7 @@ const fri_str *fri_list_at(const fri_list *l, size_t i)
     return i < l->len ? l->slot[list_pos(l, i)] : NULL;
 }
 
+
 /* Moves the elements into a ring of cap slots (cap >= len, a power of two), element 0 at
  * slot 0.  -1 when out of memory, and the list is left as it was. */
 static int list_resize(fri_list *l, size_t cap)
@@ -219,6 +220,70 @@ static size_t list_remove(fri_list *l, const fri_arg *v, unsigned long long limi
     }
     l->len -= found;
     return found;
+}
+
+/* ----- COPY and MEMORY USAGE -------------------------------------------------------------- */
+
+fri_list *fri_list_dup(const fri_list *l)
+{
+    fri_list *d = list_new();
+    if (!d) return NULL;
+    if (l->len && list_reserve(d, l->len) < 0) {
+        free(d);
+        return NULL;
+    }
+    for (size_t i = 0; i < l->len; i++) {
+        const fri_str *e = l->slot[list_pos(l, i)];
+        if (!(d->slot[i] = fri_str_new(e->buf, e->len))) {
+            fri_list_free(d);
+            return NULL;
+        }
+        d->len++;
+    }
+    return d;
+}
+
+/* Redis's quicklist nodes: sizeof(quicklistNode) and sizeof(quicklist). */
+#define QL_NODE_SIZE 40
+#define QL_SIZE 40
+
+/* Would a quicklist node of node_sz listpack bytes and count elements take one more of sz
+ * bytes (_quicklistNodeAllowInsert)?  A negative fill is a size limit (-1: 4 KB ... -5:
+ * 64 KB), a positive one a count under the 8 KB safety limit. */
+static int ql_node_allows(size_t node_sz, size_t count, long long fill, size_t sz)
+{
+    static const size_t levels[] = {4096, 8192, 16384, 32768, 65536};
+    size_t new_sz = node_sz + sz + 8;
+    if (fill < 0 && (unsigned long long)(-fill) - 1 < 5)
+        return new_sz <= levels[(unsigned long long)(-fill) - 1];
+    if (new_sz > 8192) return 0;
+    return (long long)count < fill;
+}
+
+size_t fri_list_memory(const fri_list *l, const fri_tunables *t, size_t samples)
+{
+    /* The nodes a quicklist built by RPUSH of these elements has, each a listpack of
+     * element sizes: objectComputeSize averages the first `samples` nodes over all. */
+    size_t nodes = 0, sampled = 0, node_sz = 0, count = 0, bytes = 0;
+    for (size_t i = 0; i <= l->len; i++) {
+        const fri_str *e = i < l->len ? l->slot[list_pos(l, i)] : NULL;
+        if (count &&
+            (!e || !ql_node_allows(node_sz, count, t->list_max_listpack_size, e->len))) {
+            if (nodes < samples) {
+                bytes += QL_NODE_SIZE + fri_je_size(node_sz);
+                sampled++;
+            }
+            nodes++;
+            node_sz = count = 0;
+        }
+        if (!e) break;
+        if (!count) node_sz = 7; /* lpNew: header and end byte */
+        node_sz += fri_lp_str_size(e->buf, e->len);
+        count++;
+    }
+    size_t size = 16 /* robj */ + QL_SIZE;
+    if (sampled) size += (size_t)((double)bytes / (double)sampled * (double)nodes);
+    return size;
 }
 
 /* ----- Shared command steps ----------------------------------------------------------- */

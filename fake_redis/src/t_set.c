@@ -2,10 +2,11 @@
  * operations (SINTER, SINTERCARD, SUNION, SDIFF and their STORE forms) and SSCAN.
  *
  * Redis 7.0 keeps a set as an intset (a sorted array of 64-bit integers) while every
- * member is an integer in string2ll's strict form and there are at most 512 of them, and
- * as a hash table otherwise, for good: removing the offending member or shrinking never
- * converts back.  An intset answers SMEMBERS in ascending numeric order, which clients can
- * see and come to rely on, so the fake models the two encodings with the same rules:
+ * member is an integer in string2ll's strict form and there are at most 512 of them
+ * (set-max-intset-entries, see fr_server_set_param), and as a hash table otherwise, for
+ * good: removing the offending member or shrinking never converts back.  An intset
+ * answers SMEMBERS in ascending numeric order, which clients can see and come to rely on,
+ * so the fake models the two encodings with the same rules:
  *
  *  - intset: ints[] sorted ascending, exactly Redis's intset;
  *  - table:  a fri_dict of members in insertion order (where Redis answers in its hash
@@ -21,8 +22,6 @@
 
 #include "fr_int.h"
 
-/* Redis's set-max-intset-entries default. */
-#define SET_MAX_INTSET_ENTRIES 512
 /* SPOP with a count pops one by one while the set keeps more than count/5 members, and
  * otherwise keeps a random remainder in a new set (Redis's SPOP_MOVE_STRATEGY_MUL); the
  * new set's encoding follows the remainder, so the strategy is visible in SMEMBERS. */
@@ -37,6 +36,8 @@ struct fri_set {
     fri_dict *table;     /* table encoding: members (values unused), insertion order */
     size_t nonint;       /* table: members that are not integers, for SPOP's whole-set
                             reply, which Redis builds as a fresh intset when it can */
+    unsigned width;      /* intset: bytes per member Redis's intset has, 2, 4 or 8, as
+                            wide as its widest member ever (it never narrows); 0 is 2 */
 };
 
 /* ----- The data structure ---------------------------------------------------------------- */
@@ -66,6 +67,56 @@ void fri_set_free(fri_set *s)
 size_t fri_set_size(const fri_set *s)
 {
     return s->intset ? s->nints : fri_dict_size(s->table);
+}
+
+int fri_set_is_intset(const fri_set *s) { return s->intset; }
+
+/* setTypeDup: the same members in the same encoding (a table's in the same order). */
+fri_set *fri_set_dup(const fri_set *s)
+{
+    fri_set *d = calloc(1, sizeof(*d));
+    if (!d) return NULL;
+    d->intset = s->intset;
+    if (s->intset) {
+        if (s->nints && !(d->ints = malloc(s->nints * sizeof(*d->ints)))) {
+            free(d);
+            return NULL;
+        }
+        if (s->nints) memcpy(d->ints, s->ints, s->nints * sizeof(*d->ints));
+        d->nints = d->cap = s->nints;
+        d->width = s->width;
+        return d;
+    }
+    if (!(d->table = fri_dict_new())) {
+        free(d);
+        return NULL;
+    }
+    size_t slots = fri_dict_slots(s->table);
+    for (size_t i = 0; i < slots; i++) {
+        fri_dent *e = fri_dict_slot(s->table, i);
+        if (e && !fri_dict_add(d->table, e->key->buf, e->key->len, NULL)) {
+            fri_set_free(d);
+            return NULL;
+        }
+    }
+    d->nonint = s->nonint;
+    return d;
+}
+
+size_t fri_set_memory(const fri_set *s, size_t samples)
+{
+    if (s->intset) /* robj and the intset: its header, then width bytes per member */
+        return 16 + fri_je_size(8 + (s->width ? s->width : 2) * s->nints);
+    /* robj and the dict, `samples` members spread over the table (see fri_sample_index) */
+    size_t slots = fri_dict_slots(s->table), n = fri_dict_size(s->table);
+    size_t sampled = 0, bytes = 0, live = 0;
+    for (size_t i = 0; i < slots && sampled < samples && sampled < n; i++) {
+        fri_dent *e = fri_dict_slot(s->table, i);
+        if (!e || live++ != fri_sample_index(sampled, samples, n)) continue;
+        bytes += 24 + fri_sds_size(e->key->len);
+        sampled++;
+    }
+    return 16 + fri_dict_mem(n, sampled, bytes);
 }
 
 /* Binary search: the index of v in ints[], or where it would go (*found says which). */
@@ -114,9 +165,9 @@ static int set_convert(fri_set *s)
 }
 
 /* Redis's setTypeAdd: 1 if added, 0 if already a member, -1 when out of memory (the set
- * is then unchanged, though possibly converted).  A non-integer member or a 513th one
- * turns an intset into a table. */
-static int set_add(fri_set *s, const char *p, size_t len)
+ * is then unchanged, though possibly converted).  A non-integer member, or one more than
+ * max_intset (set-max-intset-entries), turns an intset into a table. */
+static int set_add(fri_set *s, const char *p, size_t len, long long max_intset)
 {
     if (s->intset) {
         long long v;
@@ -134,7 +185,12 @@ static int set_add(fri_set *s, const char *p, size_t len)
             memmove(s->ints + at + 1, s->ints + at, (s->nints - at) * sizeof(*s->ints));
             s->ints[at] = v;
             s->nints++;
-            if (s->nints > SET_MAX_INTSET_ENTRIES && set_convert(s) < 0) {
+            /* _intsetValueEncoding: an intset upgrades to the width of its new member */
+            unsigned w = (v < INT32_MIN || v > INT32_MAX)   ? 8
+                         : (v < INT16_MIN || v > INT16_MAX) ? 4
+                                                            : 2;
+            if (w > s->width) s->width = w;
+            if ((long long)s->nints > max_intset && set_convert(s) < 0) {
                 memmove(s->ints + at, s->ints + at + 1, (s->nints - at - 1) * sizeof(*s->ints));
                 s->nints--;
                 return -1;
@@ -286,15 +342,17 @@ static int cmp_ll(const void *a, const void *b)
 
 /* Replies every member the way Redis's SUNION of this one set answers (SPOP with a count
  * covering the whole set is that): the union is built as a fresh intset while members
- * are integers and at most 512, so a table of integers comes back sorted as well. */
+ * are integers and at most set-max-intset-entries, so a table of integers comes back
+ * sorted as well. */
 static void reply_all_as_union(fr_client *c, fri_set *s)
 {
     size_t size = fri_set_size(s);
-    if (s->intset || s->nonint > 0 || size > SET_MAX_INTSET_ENTRIES) {
-        reply_all(c, s);
+    long long *sorted = NULL;
+    if (s->intset || s->nonint > 0 || (long long)size > c->srv->tun.set_max_intset_entries ||
+        !(sorted = malloc(size * sizeof(*sorted)))) {
+        reply_all(c, s); /* out of memory: the members, in another order */
         return;
     }
-    long long sorted[SET_MAX_INTSET_ENTRIES];
     size_t k = 0, n = set_positions(s);
     for (size_t i = 0; i < n; i++) {
         fri_dent *e = fri_dict_slot(s->table, i);
@@ -303,6 +361,7 @@ static void reply_all_as_union(fr_client *c, fri_set *s)
     qsort(sorted, k, sizeof(*sorted), cmp_ll);
     fri_reply_set_len(c, (long)k);
     for (size_t i = 0; i < k; i++) fri_reply_bulk_ll(c, sorted[i]);
+    free(sorted);
 }
 
 /* ----- Lookups ------------------------------------------------------------------------- */
@@ -339,7 +398,8 @@ static void saddCommand(fr_client *c)
     }
     long long added = 0;
     for (int i = 2; i < c->argc; i++) {
-        int r = set_add(o->ptr, c->argv[i].ptr, c->argv[i].len);
+        int r = set_add(o->ptr, c->argv[i].ptr, c->argv[i].len,
+                        c->srv->tun.set_max_intset_entries);
         if (r < 0) {
             /* Members added before this one stay, as they would on a real server that
              * hit its memory limit between two commands; a new empty key does not. */
@@ -479,7 +539,8 @@ static int spop_some(fr_client *c, fri_obj *o, size_t count)
         char tmp[32];
         size_t len;
         const char *p = set_member_at(s, i, tmp, &len);
-        if ((!keep && !(keep = set_new(p, len))) || set_add(keep, p, len) < 0) {
+        if ((!keep && !(keep = set_new(p, len))) ||
+            set_add(keep, p, len, c->srv->tun.set_max_intset_entries) < 0) {
             fri_set_free(keep);
             free(stay.slots);
             return -1;
@@ -671,7 +732,7 @@ static void smoveCommand(fr_client *c)
         }
         dst = made;
     }
-    int added = set_add(dst->ptr, ele->ptr, ele->len);
+    int added = set_add(dst->ptr, ele->ptr, ele->len, c->srv->tun.set_max_intset_entries);
     if (added < 0) {
         fri_obj_free(made);
         fri_reply_error(c, FRI_ERR_OOM);
@@ -761,7 +822,7 @@ static void sort_by_size(fri_set **sets, int n)
 static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
                            int cardinality_only, long long limit)
 {
-    fri_set *small[8] = {0};
+    fri_set *small[8] = {0}; /* zeroed: GCC -O2 cannot see lookup_sets fill it */
     fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
     if (!sets) {
         fri_reply_error(c, FRI_ERR_OOM);
@@ -799,7 +860,7 @@ static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
         } else if (!dst) {
             reply_member_at(c, s0, i);
             card++;
-        } else if (set_add(result, p, len) < 0) {
+        } else if (set_add(result, p, len, c->srv->tun.set_max_intset_entries) < 0) {
             fri_set_free(result);
             fri_reply_error(c, FRI_ERR_OOM);
             goto out;
@@ -813,7 +874,7 @@ out:
 }
 
 /* Adds every member of s to result: 0, or -1 when out of memory. */
-static int add_all(fri_set *result, fri_set *s)
+static int add_all(fri_set *result, fri_set *s, long long max_intset)
 {
     size_t npos = set_positions(s);
     for (size_t i = 0; i < npos; i++) {
@@ -821,7 +882,7 @@ static int add_all(fri_set *result, fri_set *s)
         char tmp[32];
         size_t len;
         const char *p = set_member_at(s, i, tmp, &len);
-        if (set_add(result, p, len) < 0) return -1;
+        if (set_add(result, p, len, max_intset) < 0) return -1;
     }
     return 0;
 }
@@ -842,7 +903,7 @@ typedef enum setop { SETOP_UNION, SETOP_DIFF } setop;
  *    result. */
 static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *dst, setop op)
 {
-    fri_set *small[8] = {0};
+    fri_set *small[8] = {0}; /* zeroed: GCC -O2 cannot see lookup_sets fill it */
     fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
     fri_set *result = NULL;
     if (!sets) {
@@ -867,7 +928,8 @@ static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *d
 
     if (op == SETOP_UNION) {
         for (int j = 0; j < n; j++)
-            if (sets[j] && add_all(result, sets[j]) < 0) goto oom;
+            if (sets[j] && add_all(result, sets[j], c->srv->tun.set_max_intset_entries) < 0)
+                goto oom;
     } else if (sets[0] && !sameset && algo == 1) {
         fri_set *s0 = sets[0];
         size_t npos = set_positions(s0);
@@ -878,10 +940,11 @@ static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *d
             const char *p = set_member_at(s0, i, tmp, &len);
             int j = 1;
             while (j < n && (!sets[j] || !set_contains(sets[j], p, len))) j++;
-            if (j == n && set_add(result, p, len) < 0) goto oom;
+            if (j == n && set_add(result, p, len, c->srv->tun.set_max_intset_entries) < 0)
+                goto oom;
         }
     } else if (sets[0] && !sameset) {
-        if (add_all(result, sets[0]) < 0) goto oom;
+        if (add_all(result, sets[0], c->srv->tun.set_max_intset_entries) < 0) goto oom;
         for (int j = 1; j < n && fri_set_size(result) > 0; j++) {
             if (!sets[j]) continue;
             size_t npos = set_positions(sets[j]);

@@ -266,7 +266,7 @@ static const fri_str *pattern_value(fr_client *c, const fri_arg *pat, const fri_
     if (!o) return NULL;
     if (!arrow) {
         if (o->type != FRI_STRING) return NULL;
-        *as_int = o->int_encoded;
+        *as_int = o->strenc == FRI_STRENC_INT;
         return o->ptr;
     }
     if (o->type != FRI_HASH) return NULL;

@@ -287,42 +287,6 @@ static const unsigned char *skip_str(const unsigned char *p)
     return p + len;
 }
 
-/* ----- Redis's listpack sizes -------------------------------------------------------------
- * Only the sizes matter: they decide when Redis starts a new node. */
-
-/* Bytes of the back-length that follows an element whose encoding takes l bytes. */
-static uint64_t lp_backlen_size(uint64_t l)
-{
-    if (l <= 127) return 1;
-    if (l < 16383) return 2;
-    if (l < 2097151) return 3;
-    if (l < 268435455) return 4;
-    return 5;
-}
-
-/* Bytes of an integer element (encoding plus back-length). */
-static uint64_t lp_int_size(int64_t v)
-{
-    uint64_t enc;
-    if (v >= 0 && v <= 127) enc = 1;
-    else if (v >= -4096 && v <= 4095) enc = 2;
-    else if (v >= -32768 && v <= 32767) enc = 3;
-    else if (v >= -8388608 && v <= 8388607) enc = 4;
-    else if (v >= -2147483648LL && v <= 2147483647LL) enc = 5;
-    else enc = 9;
-    return enc + lp_backlen_size(enc);
-}
-
-/* Bytes of a string element: listpack stores a string that reads as a 64-bit integer as
- * that integer. */
-static uint64_t lp_str_size(const char *p, size_t len)
-{
-    long long v;
-    if (len > 0 && len <= 20 && fri_string2ll(p, len, &v)) return lp_int_size(v);
-    uint64_t enc = len < 64 ? 1 + len : len < 4096 ? 2 + len : 5 + (uint64_t)len;
-    return enc + lp_backlen_size(enc);
-}
-
 /* ----- Nodes ------------------------------------------------------------------------------- */
 
 /* The id of the entry before a node's first: the base of the first entry's delta, so
@@ -419,6 +383,7 @@ static long node_lookup(const fri_stream *s, fri_sid id)
 /* Removes node i (from node_off) from the index and frees it. */
 static void node_remove(fri_stream *s, size_t i)
 {
+    if (i == s->nnodes - 1) s->tail_prealloc = 0; /* the new tail was shrunk to fit */
     free(NODE(s, i));
     if (i == 0) {
         s->node_off++;
@@ -496,6 +461,38 @@ void fri_stream_free(void *stream)
 
 size_t fri_stream_node_count(const fri_stream *s) { return s->nnodes; }
 
+size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i) { return NODE(s, i)->lp_bytes; }
+
+void *fri_stream_dup(const void *stream)
+{
+    const fri_stream *s = stream;
+    fri_stream *d = fri_stream_new();
+    if (!d) return NULL;
+    if (s->nnodes) {
+        if (!(d->nodes = malloc(s->nnodes * sizeof(*d->nodes)))) goto oom;
+        d->nodes_cap = s->nnodes;
+        for (size_t i = 0; i < s->nnodes; i++) {
+            const fri_stream_node *n = NODE(s, i);
+            fri_stream_node *copy = malloc(sizeof(*copy) + n->used);
+            if (!copy) goto oom;
+            memcpy(copy, n, sizeof(*copy) + n->used);
+            copy->cap = n->used;
+            d->nodes[d->nnodes++] = copy;
+        }
+    }
+    d->length = s->length;
+    d->last_id = s->last_id;
+    d->first_id = s->first_id;
+    d->max_deleted_entry_id = s->max_deleted_entry_id;
+    d->entries_added = s->entries_added;
+    d->tail_prealloc = 0; /* streamDup allocates every listpack at its exact size */
+    if (s->cgroups && fri_stream_cgroups_dup(d, s) < 0) goto oom;
+    return d;
+oom:
+    fri_stream_free(d);
+    return NULL;
+}
+
 fri_sid fri_stream_node_key(const fri_stream *s, size_t i) { return NODE(s, i)->master; }
 
 size_t fri_stream_memory(const fri_stream *s)
@@ -540,32 +537,32 @@ static int stream_append(fri_stream *s, fri_sid id, const fri_arg *fv, long nfie
     uint64_t dms = id.ms - prev.ms;
     uint64_t dseq = dms ? id.seq : id.seq - prev.seq - 1;
     size_t need = 1 + varint_len(dms) + varint_len(dseq);
-    uint64_t lp = lp_int_size(same ? FLAG_SAMEFIELDS : 0) +
-                  lp_int_size((int64_t)(id.ms - master.ms)) +
-                  lp_int_size((int64_t)(id.seq - master.seq));
+    uint64_t lp = fri_lp_int_size(same ? FLAG_SAMEFIELDS : 0) +
+                  fri_lp_int_size((int64_t)(id.ms - master.ms)) +
+                  fri_lp_int_size((int64_t)(id.seq - master.seq));
     if (!same) {
         need += varint_len((uint64_t)nfields);
-        lp += lp_int_size(nfields);
+        lp += fri_lp_int_size(nfields);
     }
     for (long i = 0; i < nfields; i++) {
         if (!same) {
             need += varint_len(fv[2 * i].len) + fv[2 * i].len;
-            lp += lp_str_size(fv[2 * i].ptr, fv[2 * i].len);
+            lp += fri_lp_str_size(fv[2 * i].ptr, fv[2 * i].len);
         }
         need += varint_len(fv[2 * i + 1].len) + fv[2 * i + 1].len;
-        lp += lp_str_size(fv[2 * i + 1].ptr, fv[2 * i + 1].len);
+        lp += fri_lp_str_size(fv[2 * i + 1].ptr, fv[2 * i + 1].len);
     }
-    lp += lp_int_size(nfields + 3 + (same ? 0 : nfields + 1)); /* lp-count */
+    lp += fri_lp_int_size(nfields + 3 + (same ? 0 : nfields + 1)); /* lp-count */
 
     fri_stream_node *n;
     if (!tail) {
         /* A new node whose master fields are this entry's field names. */
         size_t mbytes = 0;
-        uint64_t mlp = 7 + lp_int_size(1) + lp_int_size(0) + lp_int_size(nfields) +
-                       lp_int_size(0); /* header, count, deleted, num-fields, terminator */
+        uint64_t mlp = 7 + fri_lp_int_size(1) + fri_lp_int_size(0) + fri_lp_int_size(nfields) +
+                       fri_lp_int_size(0); /* header, count, deleted, num-fields, terminator */
         for (long i = 0; i < nfields; i++) {
             mbytes += varint_len(fv[2 * i].len) + fv[2 * i].len;
-            mlp += lp_str_size(fv[2 * i].ptr, fv[2 * i].len);
+            mlp += fri_lp_str_size(fv[2 * i].ptr, fv[2 * i].len);
         }
         if (nodes_reserve(s) < 0) return -1;
         size_t cap = mbytes + need;
@@ -598,6 +595,7 @@ static int stream_append(fri_stream *s, fri_sid id, const fri_arg *fv, long nfie
         }
         n->first_off = (uint32_t)n->used;
         s->nodes[s->node_off + s->nnodes++] = n;
+        s->tail_prealloc = 1; /* lpNew(4096) */
     } else {
         n = tail;
         if (n->cap - n->used < need) {

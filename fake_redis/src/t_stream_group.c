@@ -96,22 +96,6 @@ static void reply_subcommand_syntax_error(fr_client *c)
                         "Try %s HELP.", sub, c->argv[1].ptr, cmd);
 }
 
-/* Redis's addReplyHelp: a header naming the command, the lines, then HELP's own. */
-static void reply_help(fr_client *c, const char *const *lines)
-{
-    size_t n = 0;
-    while (lines[n]) n++;
-    char name[64], head[128];
-    upper_command_name(c, name, sizeof(name));
-    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-             name);
-    fri_reply_array_len(c, (long)n + 3);
-    fri_reply_status(c, head);
-    for (size_t i = 0; i < n; i++) fri_reply_status(c, lines[i]);
-    fri_reply_status(c, "HELP");
-    fri_reply_status(c, "    Prints this help.");
-}
-
 /* "NOGROUP No such key '<key>' or consumer group '<group>'<tail>", the names cut at a NUL
  * as Redis's "%s" cuts them. */
 static void reply_nogroup(fr_client *c, const fri_arg *key, const fri_arg *group,
@@ -609,7 +593,7 @@ static void xgroup_help_command(fr_client *c)
         "    Set the current group ID and entries_read counter.",
         NULL,
     };
-    reply_help(c, help);
+    fri_reply_help(c, help);
 }
 
 /* ----- XREADGROUP ------------------------------------------------------------------------ */
@@ -1558,6 +1542,113 @@ static size_t rax_node_count(const fri_stream *s)
     return nodes;
 }
 
+/* ----- COPY and MEMORY USAGE ------------------------------------------------------------- */
+
+int fri_stream_cgroups_dup(fri_stream *dst, const fri_stream *src)
+{
+    size_t gslots = fri_dict_slots(src->cgroups);
+    for (size_t g = 0; g < gslots; g++) {
+        fri_dent *ge = fri_dict_slot(src->cgroups, g);
+        if (!ge) continue;
+        fri_stream_cg *cg = ge->v.ptr, *ncg;
+        int exists;
+        if (!(ncg = cg_create(dst, ge->key->buf, ge->key->len, cg->last_id, cg->entries_read,
+                              &exists)))
+            return -1;
+        /* the group's pending entries first, then each consumer claims its own */
+        fri_sidmap_iter it;
+        fri_sid id;
+        void *val;
+        fri_sidmap_iter_init(&it, cg->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+        while (fri_sidmap_iter_next(&it, &id, &val)) {
+            const fri_stream_nack *nack = val;
+            fri_stream_nack *copy = nack_new(NULL, nack->delivery_time);
+            if (!copy) return -1;
+            copy->delivery_count = nack->delivery_count;
+            fri_sidmap_insert_node(ncg->pel, &copy->group_node, id, copy);
+        }
+        size_t cslots = fri_dict_slots(cg->consumers);
+        for (size_t k = 0; k < cslots; k++) {
+            fri_dent *ce = fri_dict_slot(cg->consumers, k);
+            if (!ce) continue;
+            const fri_stream_consumer *cons = ce->v.ptr;
+            fri_stream_consumer *ncons =
+                consumer_create(ncg, cons->name->buf, cons->name->len, cons->seen_time);
+            if (!ncons) return -1;
+            fri_sidmap_iter_init(&it, cons->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+            while (fri_sidmap_iter_next(&it, &id, NULL)) {
+                fri_stream_nack *copy = fri_sidmap_get(ncg->pel, id);
+                copy->consumer = ncons;
+                fri_sidmap_insert_node(ncons->pel, &copy->consumer_node, id, copy);
+            }
+        }
+    }
+    return 0;
+}
+
+/* streamRadixTreeMemoryUsage of a rax of `keys` ids whose node count is nodes: 16 bytes
+ * per key and 4 + 240 per node (Redis's own recipe, which drops the rax struct). */
+static size_t rax_memory(size_t keys, size_t nodes) { return keys * 16 + nodes * (4 + 240); }
+
+/* The node count of a rax holding a PEL's ids (1 for an empty one, its root). */
+static size_t pel_rax_nodes(const fri_sidmap *pel)
+{
+    size_t n = fri_sidmap_len(pel), k = 0;
+    if (n == 0) return 1;
+    fri_sid *keys = malloc(n * sizeof(*keys));
+    if (!keys) return n; /* out of memory: an estimate, one node per key */
+    fri_sidmap_iter it;
+    fri_sidmap_iter_init(&it, pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (k < n && fri_sidmap_iter_next(&it, &keys[k], NULL)) k++;
+    size_t nodes = rax_subtree_nodes(keys, 0, k, 0);
+    free(keys);
+    return nodes;
+}
+
+size_t fri_stream_memory_usage(const void *stream, size_t samples)
+{
+    const fri_stream *s = stream;
+    size_t nnodes = fri_stream_node_count(s), rax_nodes = rax_node_count(s);
+    if (rax_nodes == (size_t)-1) rax_nodes = nnodes;
+    /* robj and the stream struct, its rax, then the listpacks: the first `samples` ones
+     * measured, their mean for all but the last, which is measured too */
+    size_t size = 16 + 80 + rax_memory(nnodes, rax_nodes);
+    size_t lpsize = 0, sampled = 0;
+    for (size_t i = 0; i < nnodes && sampled < samples; i++, sampled++) {
+        size_t bytes = fri_stream_node_lp_bytes(s, i);
+        if (i == nnodes - 1 && s->tail_prealloc && bytes < 4096) bytes = 4096;
+        lpsize += fri_je_size(bytes);
+    }
+    if (nnodes <= sampled) {
+        size += lpsize;
+    } else {
+        if (sampled) lpsize /= sampled;
+        size += lpsize * (nnodes - 1);
+        size_t last = fri_stream_node_lp_bytes(s, nnodes - 1);
+        if (s->tail_prealloc && last < 4096) last = 4096;
+        size += fri_je_size(last);
+    }
+    /* each group: its struct, its PEL (a rax and a 24-byte record per entry); each
+     * consumer: its struct, its name's bytes and its PEL's rax */
+    size_t gslots = s->cgroups ? fri_dict_slots(s->cgroups) : 0;
+    for (size_t g = 0; g < gslots; g++) {
+        fri_dent *ge = fri_dict_slot(s->cgroups, g);
+        if (!ge) continue;
+        const fri_stream_cg *cg = ge->v.ptr;
+        size_t pel = fri_sidmap_len(cg->pel);
+        size += 40 + rax_memory(pel, pel_rax_nodes(cg->pel)) + 24 * pel;
+        size_t cslots = fri_dict_slots(cg->consumers);
+        for (size_t k = 0; k < cslots; k++) {
+            fri_dent *ce = fri_dict_slot(cg->consumers, k);
+            if (!ce) continue;
+            const fri_stream_consumer *cons = ce->v.ptr;
+            size += 24 + cons->name->len +
+                    rax_memory(fri_sidmap_len(cons->pel), pel_rax_nodes(cons->pel));
+        }
+    }
+    return size;
+}
+
 /* XINFO STREAM FULL's group part: per group its counters, its PEL and its consumers with
  * their PELs, each PEL cut at count entries (0 = all). */
 static void reply_full_groups(fr_client *c, fri_stream *s, named_ref *groups, long ngroups,
@@ -1706,7 +1797,7 @@ static void xinfo_help_command(fr_client *c)
         "    Show information about the stream.",
         NULL,
     };
-    reply_help(c, help);
+    fri_reply_help(c, help);
 }
 
 /* ----- Inspection for tests (fakeredis.h) ------------------------------------------------- */

@@ -2,8 +2,9 @@
  *
  * Laid out like Redis's t_string.c: one handler per command, a shared SET core, and the
  * option parser that SET and GETEX share.  A string value is a fri_obj of type FRI_STRING
- * whose ptr is a fri_str.  Integers are stored as their decimal text (Redis keeps them
- * int-encoded, which no reply can tell apart).
+ * whose ptr is a fri_str.  Integers are stored as their decimal text; the encoding Redis
+ * would have (int, embstr, raw: OBJECT ENCODING) is recorded beside it by object.c's
+ * fri_str_* calls, at the places Redis decides it.
  *
  * Speed matters here: the benchmark runs SET, GET and INCR in loops, so SET over an
  * existing string and INCR rewrite the value in place whenever its buffer is big enough,
@@ -236,18 +237,23 @@ static int set_key(fr_client *c, const fri_arg *key, fri_obj *o, const fri_arg *
                    int keepttl, int64_t expire_ms)
 {
     if (o != NULL && o->type == FRI_STRING) {
+        /* Redis stores the argument object (tryObjectEncoding) over the old one */
+        uint32_t old = fri_obj_lru_get(c->srv, o);
         if (str_replace(o, val->ptr, val->len) != 0) return -1;
+        fri_str_encode(c->srv, o);
+        fri_obj_overwrite_stamp(c->srv, o, old);
         if (!keepttl) o->expire_ms = expire_ms;
-        fri_obj_try_int_encoding(o);
+        fri_str_stored_arg(c, o, key);
     } else {
         fri_obj *n = fri_obj_new_string(val->ptr, val->len);
         if (n == NULL) return -1;
+        fri_str_encode(c->srv, n);
         n->expire_ms = expire_ms;
-        fri_obj_try_int_encoding(n);
         if (o == NULL)
             fri_db_add(c->db, key->ptr, key->len, n);
         else
             fri_db_set(c->db, key->ptr, key->len, n, keepttl);
+        fri_str_stored_arg(c, n, key);
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
     return 0;
@@ -444,6 +450,7 @@ static void setrangeCommand(fr_client *c)
             return;
         }
         o->ptr = s;
+        o->strenc = FRI_STRENC_RAW; /* createObject(OBJ_STRING, sdsnewlen(NULL, len)) */
         memcpy(s->buf + offset, val->ptr, val->len);
         fri_db_add(c->db, key->ptr, key->len, o);
     } else {
@@ -458,8 +465,9 @@ static void setrangeCommand(fr_client *c)
             return;
         }
         if (check_string_length(c, offset, (long long)val->len) != 0) return;
-        o->int_encoded = 0; /* Redis's dbUnshareStringValue: a raw string from now on */
+        fri_str_unshare(c->srv, o);
         if ((size_t)offset + val->len > s->len) {
+            fri_str_grow(o, (size_t)offset + val->len);
             s = fri_str_resize(s, (size_t)offset + val->len);
             if (s == NULL) {
                 fri_reply_error(c, FRI_ERR_OOM);
@@ -557,13 +565,13 @@ static void mset_generic(fr_client *c, int nx)
     for (j = 0; j < pairs; j++) {
         const fri_arg *v = &c->argv[2 + 2 * j];
         vals[j] = fri_obj_new_string(v->ptr, v->len);
+        if (vals[j] != NULL) fri_str_encode(c->srv, vals[j]);
         if (vals[j] == NULL) {
             while (j-- > 0) fri_obj_free(vals[j]);
             free(vals);
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
-        fri_obj_try_int_encoding(vals[j]);
     }
     for (j = 0; j < pairs; j++) {
         const fri_arg *key = &c->argv[1 + 2 * j];
@@ -571,6 +579,7 @@ static void mset_generic(fr_client *c, int nx)
             fri_db_add(c->db, key->ptr, key->len, vals[j]);
         else
             fri_db_set(c->db, key->ptr, key->len, vals[j], 0);
+        fri_str_stored_arg(c, vals[j], key);
         fri_signal_modified(c, c->db, key->ptr, key->len);
     }
     free(vals);
@@ -624,19 +633,21 @@ static void incr_decr(fr_client *c, long long incr)
     reply[0] = ':';
     n = fri_ll2string(reply + 1, LL_STR_CAP, value);
     if (o != NULL) {
+        uint32_t old = fri_obj_lru_get(c->srv, o);
         if (str_set_digits(o, reply + 1, n) != 0) {
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
+        fri_str_set_ll(c->srv, o, value, old);
     } else {
         o = fri_obj_new_string(reply + 1, n);
         if (o == NULL) {
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
+        fri_str_new_ll(c->srv, o, value);
         fri_db_add(c->db, key->ptr, key->len, o);
     }
-    o->int_encoded = 1;
     fri_signal_modified(c, c->db, key->ptr, key->len);
     reply[n + 1] = '\r';
     reply[n + 2] = '\n';
@@ -710,11 +721,14 @@ static void incrbyfloatCommand(fr_client *c)
     n = fri_ld2string(buf, sizeof(buf), value);
 
     if (o != NULL) {
+        /* a new object (createStringObject) over the old one */
+        uint32_t old = fri_obj_lru_get(c->srv, o);
         if (str_replace(o, buf, n) != 0) {
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
-        o->int_encoded = 0; /* Redis makes a new string object, even for "3" */
+        fri_str_created(o);
+        fri_obj_overwrite_stamp(c->srv, o, old);
     } else {
         o = fri_obj_new_string(buf, n);
         if (o == NULL) {
@@ -723,6 +737,9 @@ static void incrbyfloatCommand(fr_client *c)
         }
         fri_db_add(c->db, key->ptr, key->len, o);
     }
+    /* Redis puts the new value in the command's arguments (propagated as SET ...
+     * KEEPTTL), where a transaction's queue holds it too */
+    fri_str_stored_arg(c, o, key);
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_reply_bulk(c, buf, n);
 }
@@ -743,8 +760,9 @@ static void appendCommand(fr_client *c)
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
-        fri_obj_try_int_encoding(o); /* Redis adds the argument itself, encoded */
+        fri_str_encode(c->srv, o); /* the argument itself, tryObjectEncoding'd */
         fri_db_add(c->db, key->ptr, key->len, o);
+        fri_str_stored_arg(c, o, key);
         total = val->len;
     } else {
         fri_str *s;
@@ -756,8 +774,9 @@ static void appendCommand(fr_client *c)
         s = o->ptr;
         old = s->len;
         if (check_string_length(c, (long long)old, (long long)val->len) != 0) return;
-        o->int_encoded = 0; /* Redis's dbUnshareStringValue: a raw string from now on */
+        fri_str_unshare(c->srv, o);
         if (val->len > 0) {
+            fri_str_grow(o, old + val->len);
             s = fri_str_resize(s, old + val->len);
             if (s == NULL) {
                 fri_reply_error(c, FRI_ERR_OOM);

@@ -6,8 +6,9 @@
  * zskiplist.c that keeps (score, member) order with spans (so ranks are O(log n)).  That
  * is Redis's own skiplist encoding.
  *
- * Redis keeps small sets (at most 128 members, none longer than 64 bytes, ever) in a
- * listpack instead, and two things you can see depend on it, so the fake remembers
+ * Redis keeps small sets (at most 128 members, none longer than 64 bytes, ever: the
+ * server's zset-max-listpack-entries and -value, see fr_server_set_param) in a listpack
+ * instead, and two things you can see depend on it, so the fake remembers
  * whether Redis would still hold the set as a listpack:
  *   - a listpack stores a score of -0 as 0, a skiplist keeps the sign;
  *   - lexicographic ranges over members whose scores differ (which Redis leaves
@@ -28,10 +29,6 @@
 #include "fr_int.h"
 #include "zskiplist.h"
 
-/* Redis's zset-max-listpack-entries and zset-max-listpack-value defaults. */
-#define ZSET_LISTPACK_ENTRIES 128
-#define ZSET_LISTPACK_VALUE 64
-
 #define ZSET_ERR_NAN "ERR resulting score is not a number (NaN)"
 #define ZSET_ERR_NOT_FLOAT_RANGE "ERR min or max is not a float"
 #define ZSET_ERR_NOT_LEX_RANGE "ERR min or max not valid string range item"
@@ -41,19 +38,21 @@ struct fri_zset {
     fri_dict *dict; /* member -> fri_zsl_node* (v.ptr): scores without a search */
     fri_zsl *zsl;   /* (score, member) order with spans, for ranks and ranges */
     int listpack;   /* Redis would still hold this set as a listpack (see the top) */
+    const fri_tunables *tun; /* its server's listpack limits, read at every insert */
 };
 
 /* ----- The sorted set type ------------------------------------------------------------- */
 
 /* An empty set that Redis would hold as a listpack when listpack is set, or NULL when
  * out of memory. */
-static fri_zset *zset_new(int listpack)
+static fri_zset *zset_new(int listpack, const fri_tunables *tun)
 {
     fri_zset *z = malloc(sizeof(*z));
     if (!z) return NULL;
     z->dict = fri_dict_new();
     z->zsl = fri_zsl_new();
     z->listpack = listpack;
+    z->tun = tun;
     if (!z->dict || !z->zsl) {
         fri_dict_free(z->dict, NULL);
         fri_zsl_free(z->zsl);
@@ -75,6 +74,51 @@ size_t fri_zset_size(const fri_zset *z) { return z->zsl->length; }
 
 /* The fake always keeps a skiplist: converting is forgetting that Redis would not. */
 void fri_zset_convert_skiplist(fri_zset *z) { z->listpack = 0; }
+int fri_zset_is_listpack(const fri_zset *z) { return z->listpack; }
+
+/* zsetDup: the same members and scores in the same encoding. */
+fri_zset *fri_zset_dup(const fri_zset *z)
+{
+    fri_zset *d = zset_new(z->listpack, z->tun);
+    if (!d) return NULL;
+    for (fri_zsl_node *n = fri_zsl_first(z->zsl); n; n = n->level[0].forward) {
+        int created;
+        fri_dent *e = fri_dict_add(d->dict, n->ele, n->len, &created);
+        fri_zsl_node *dn = e ? fri_zsl_insert(d->zsl, n->score, n->ele, n->len) : NULL;
+        if (!dn) {
+            if (e) fri_dict_delete(d->dict, n->ele, n->len, NULL);
+            fri_zset_free(d);
+            return NULL;
+        }
+        e->v.ptr = dn;
+    }
+    return d;
+}
+
+size_t fri_zset_memory(const fri_zset *z, size_t samples)
+{
+    if (z->listpack) {
+        /* robj and the listpack: member, score, member, ... with each score written as
+         * d2string writes it (an integer stored as one) */
+        uint64_t bytes = 7;
+        for (fri_zsl_node *n = fri_zsl_first(z->zsl); n; n = n->level[0].forward) {
+            char buf[64];
+            size_t len = fri_d2string(buf, sizeof(buf), n->score);
+            bytes += fri_lp_str_size(n->ele, n->len) + fri_lp_str_size(buf, len);
+        }
+        return 16 + fri_je_size((size_t)bytes);
+    }
+    /* robj, zset, zskiplist, the dict, the skiplist header (32 levels), then per sampled
+     * node its member's sds, its dict entry and the node with its levels */
+    size_t sampled = 0, bytes = 0;
+    for (fri_zsl_node *n = fri_zsl_first(z->zsl); n && sampled < samples;
+         n = n->level[0].forward) {
+        bytes += fri_sds_size(n->len) + 24 + fri_je_size(24 + 16 * (size_t)n->height);
+        sampled++;
+    }
+    return 16 + 16 + 32 + fri_je_size(24 + 16 * 32) +
+           fri_dict_mem(fri_zset_size(z), sampled, bytes);
+}
 
 void fri_zset_foreach(fri_zset *z, void (*fn)(const char *p, size_t len, double score,
                                               void *ctx), void *ctx)
@@ -97,8 +141,9 @@ static fri_zsl_node *zset_find(fri_zset *z, const char *ele, size_t len)
 static fri_zsl_node *zset_insert_entry(fri_zset *z, fri_dent *e, double score,
                                        const char *ele, size_t len)
 {
-    int listpack = z->listpack && z->zsl->length + 1 <= ZSET_LISTPACK_ENTRIES &&
-                   len <= ZSET_LISTPACK_VALUE;
+    int listpack = z->listpack &&
+                   (long long)z->zsl->length + 1 <= z->tun->zset_max_listpack_entries &&
+                   (long long)len <= z->tun->zset_max_listpack_value;
     if (listpack && score == 0) score = 0.0;
     fri_zsl_node *n = fri_zsl_insert(z->zsl, score, ele, len);
     if (!n) {
@@ -387,7 +432,8 @@ static void result_begin(zrange_result *r, long length)
     r->count = 0;
     if (r->dst) {
         /* Redis makes the destination a skiplist at once when it will be too long. */
-        r->set = zset_new(length <= ZSET_LISTPACK_ENTRIES);
+        r->set = zset_new(length <= r->c->srv->tun.zset_max_listpack_entries,
+                          &r->c->srv->tun);
         if (!r->set) r->oom = 1;
         return;
     }
@@ -588,7 +634,11 @@ static void zadd_generic(fr_client *c, int in)
     if (!o) {
         if (xx) goto reply; /* no key and XX: nothing to do */
         /* Redis picks the encoding from the first member only. */
-        fri_zset *z = zset_new(c->argv[scoreidx + 1].len <= ZSET_LISTPACK_VALUE);
+        const fri_tunables *t = &c->srv->tun;
+        fri_zset *z = zset_new(t->zset_max_listpack_entries != 0 &&
+                                   (long long)c->argv[scoreidx + 1].len <=
+                                       t->zset_max_listpack_value,
+                               t);
         o = z ? fri_obj_new(FRI_ZSET, z) : NULL;
         if (!o) {
             fri_zset_free(z);
@@ -1050,9 +1100,9 @@ static void sort_sources(zsetop_src *src, long n)
  * becomes one (and loses its negative zeros). */
 static void zset_settle_encoding(fri_zset *z)
 {
-    if (fri_zset_size(z) > ZSET_LISTPACK_ENTRIES) return;
+    if ((long long)fri_zset_size(z) > z->tun->zset_max_listpack_entries) return;
     for (fri_zsl_node *n = fri_zsl_first(z->zsl); n; n = n->level[0].forward)
-        if (n->len > ZSET_LISTPACK_VALUE) return;
+        if ((long long)n->len > z->tun->zset_max_listpack_value) return;
     for (fri_zsl_node *n = fri_zsl_first(z->zsl); n; n = n->level[0].forward)
         if (n->score == 0) n->score = 0.0;
     z->listpack = 1;
@@ -1155,7 +1205,7 @@ static void zsetop_generic(fr_client *c, const fri_arg *dst, int numkeys_idx, zs
         if (o->type == FRI_ZSET) {
             src[i].z = o->ptr;
         } else {
-            src[i].z = zset_new(0);
+            src[i].z = zset_new(0, &c->srv->tun);
             src[i].owned = 1;
             fri_set_foreach(o->ptr, copy_set_member, &src[i]);
             if (!src[i].z) {
@@ -1167,7 +1217,7 @@ static void zsetop_generic(fr_client *c, const fri_arg *dst, int numkeys_idx, zs
     }
     if (op != ZSETOP_DIFF) sort_sources(src, (long)setnum);
 
-    result = zset_new(0);
+    result = zset_new(0, &c->srv->tun);
     if (!result) {
         fri_reply_error(c, FRI_ERR_OOM);
         goto cleanup;

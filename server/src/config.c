@@ -2,8 +2,9 @@
  * has (config_defaults.inc).  Values are checked by type and stored as Redis shows them
  * back (memory sizes in bytes, words in lower case); the ones the server acts on take
  * effect at once: maxclients, proto-max-bulk-len, requirepass, client-query-buffer-limit
- * and client-output-buffer-limit.  The rest are kept and echoed, as the fake has no use
- * for them. */
+ * and client-output-buffer-limit; the fake follows the encoding thresholds, maxmemory,
+ * maxmemory-policy and the LFU parameters (fr_server_set_param).  The rest are kept and
+ * echoed, as nothing uses them. */
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
@@ -215,9 +216,28 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
     }
 }
 
-/* Makes the server act on a parameter that changed. */
+/* Makes the server act on a parameter that changed, and the fake on those it follows
+ * (encoding thresholds, maxmemory and its policy, the LFU parameters: fr_server_set_param
+ * ignores the others). */
 static void apply(frs_server *srv, const char *name, const char *value)
 {
+    /* 7.0's *-ziplist-* names are aliases of the *-listpack-* ones: one value, two names */
+    static const char *const aliases[][2] = {
+        {"hash-max-listpack-entries", "hash-max-ziplist-entries"},
+        {"hash-max-listpack-value", "hash-max-ziplist-value"},
+        {"zset-max-listpack-entries", "zset-max-ziplist-entries"},
+        {"zset-max-listpack-value", "zset-max-ziplist-value"},
+        {"list-max-listpack-size", "list-max-ziplist-size"},
+    };
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
+        for (int side = 0; side < 2; side++) {
+            if (strcmp(name, aliases[i][side]) != 0) continue;
+            const char *other = aliases[i][!side];
+            int k = find_param(other, strlen(other));
+            if (k >= 0) set_value(&srv->params[k], value);
+        }
+    }
+    if (srv->fake) fr_server_set_param(srv->fake, name, value);
     if (!strcmp(name, "maxclients")) {
         srv->maxclients = strtoll(value, NULL, 10);
     } else if (!strcmp(name, "proto-max-bulk-len")) {

@@ -39,7 +39,8 @@ static void clock_moved(frs_conn *c)
 static int refuse_on_wall(frs_conn *c)
 {
     if (!c->srv->opt.wall_clock) return 0;
-    frs_reply_error(c, "ERR the clock is the wall clock (--clock wall): it cannot be set");
+    frs_reply_error(c, "ERR the clock is the wall clock: it cannot be set (start the server "
+                       "with --clock virtual)");
     return 1;
 }
 

@@ -123,7 +123,8 @@ typedef struct frs_options {
     long long maxclients;     /* at most this many clients at once */
     char *requirepass;        /* password of the default user, NULL for none */
     uint64_t seed;            /* the fake's seed */
-    int wall_clock;           /* --clock wall: the fake reads the real clock */
+    int wall_clock;           /* the fake reads the real clock (the default; --clock
+                                 virtual turns it off) */
     int64_t start_ms;         /* --start-ms: the virtual clock's first reading (0: default) */
     int cluster;              /* --cluster: answer as a one-node cluster */
     int busy_poll_us;         /* --busy-poll-us: after a wake with work, poll this long

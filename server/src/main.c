@@ -10,7 +10,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: fakeredis-server [--port N] [--bind ADDR]... [--unixsocket PATH]\n"
             "                        [--maxclients N] [--requirepass PASS] [--seed N]\n"
-            "                        [--clock virtual|wall] [--start-ms MS] [--cluster]\n"
+            "                        [--clock wall|virtual] [--start-ms MS] [--cluster]\n"
             "                        [--busy-poll-us N]\n"
             "                        [--CONFIG-PARAMETER VALUE]...\n"
             "\n"
@@ -22,8 +22,10 @@ static void usage(FILE *f)
             "  --maxclients N      refuse clients beyond N (default 10000)\n"
             "  --requirepass PASS  the default user's password (AUTH / HELLO AUTH)\n"
             "  --seed N            the fake's random seed (default 1)\n"
-            "  --clock virtual     the fake's clock moves only by FAKE.TIME (default)\n"
-            "  --clock wall        the fake reads the real clock\n"
+            "  --clock wall        the fake reads the real clock, as redis-server does:\n"
+            "                      TTLs and blocking timeouts pass in real time (default)\n"
+            "  --clock virtual     the fake's clock starts at --start-ms and moves only by\n"
+            "                      FAKE.TIME (tests that must not depend on the machine)\n"
             "  --start-ms MS       the virtual clock's first reading (Unix ms)\n"
             "  --cluster           answer as a one-node Redis Cluster\n"
             "  --busy-poll-us N    after a busy wake, poll this long before sleeping\n"
@@ -111,8 +113,9 @@ static int parse_args(int argc, char **argv, frs_options *opt)
             opt->busy_poll_us = (int)us;
         } else if (!strcmp(a, "--clock")) {
             if (!strcmp(v, "wall")) opt->wall_clock = 1;
-            else if (strcmp(v, "virtual") != 0) {
-                fprintf(stderr, "fakeredis-server: --clock is virtual or wall\n");
+            else if (!strcmp(v, "virtual")) opt->wall_clock = 0;
+            else {
+                fprintf(stderr, "fakeredis-server: --clock is wall or virtual\n");
                 return 2;
             }
         } else {
@@ -126,7 +129,9 @@ static int parse_args(int argc, char **argv, frs_options *opt)
 
 int main(int argc, char **argv)
 {
-    frs_options opt = {.port = 6379, .seed = 1, .busy_poll_us = FRS_DEFAULT_BUSY_POLL_US};
+    /* the wall clock by default: a client's own timeouts (BLPOP q 0.2) must line up */
+    frs_options opt = {.port = 6379, .seed = 1, .busy_poll_us = FRS_DEFAULT_BUSY_POLL_US,
+                       .wall_clock = 1};
     opt.config = calloc((size_t)argc + 1, sizeof(char *));
     if (!opt.config) return 1;
     int status = parse_args(argc, argv, &opt);

@@ -121,6 +121,31 @@ static int is_quit(const ds_line *l) {
     return l->argc >= 1 && l->argvlen[0] == 4 && strcasecmp(l->argv[0], "quit") == 0;
 }
 
+/* Runs a !config line: CONFIG SET on the real server (client 1's connection), the same
+ * parameter on the fake.  A refusal on either side is a failure; 0 to go on, -1 to
+ * abandon the script. */
+static int set_config(run *r, const ds_line *l) {
+    const char *name = r->script->name;
+    if (ensure_client(r, 1) != 0) {
+        printf("%s:%d: %s\n  cannot connect client 1\n", name, l->lineno, l->text);
+        r->failed++;
+        return -1;
+    }
+    char *argv[4] = {"CONFIG", "SET", l->argv[0], l->argv[1]};
+    size_t lens[4] = {6, 3, l->argvlen[0], l->argvlen[1]};
+    int real_failed = run_real(r, 1, 4, argv, lens) != 0 ||
+                      r->real_reply.len < 1 || r->real_reply.data[0] != '+';
+    int fake_rc = fr_server_set_param(r->fake, l->argv[0], l->argv[1]);
+    if (real_failed || fake_rc != 0) {
+        printf("%s:%d: %s   <-- %s\n", name, l->lineno, l->text,
+               real_failed ? "the real server refused it" : "the fake does not follow it");
+        if (real_failed) show("real", r->real_reply.data, r->real_reply.len);
+        r->failed++;
+        return real_failed ? -1 : 0;
+    }
+    return 0;
+}
+
 /* Runs one command line; returns 0 to go on, -1 to abandon the script. */
 static int run_command(run *r, const ds_line *l) {
     const char *name = r->script->name;
@@ -212,6 +237,14 @@ static void run_transcript(const ds_script *s, int verbose, long *passed, long *
         const ds_line *l = &s->lines[i];
         if (l->kind == DS_SLEEP) {
             fr_clock_advance(fake, l->sleep_ms);
+            continue;
+        }
+        if (l->kind == DS_CONFIG) {
+            if (fr_server_set_param(fake, l->argv[0], l->argv[1]) != 0) {
+                printf("%s:%d: %s   <-- the fake does not follow this parameter\n", s->name,
+                       l->lineno, l->text);
+                bad++;
+            }
             continue;
         }
         if (!clients[l->client] && !(clients[l->client] = fr_client_new(fake))) {
@@ -338,6 +371,14 @@ static int record(const char *script_path, const char *out_path, int verbose) {
             sleep_ms(l->sleep_ms);
             continue;
         }
+        if (l->kind == DS_CONFIG) {
+            if (rh_call(conns[1], &reply, "CONFIG", "SET", l->argv[0], l->argv[1], NULL) != 0) {
+                fprintf(stderr, "%s:%d: %s: refused\n", script_path, l->lineno, l->text);
+                status = 1;
+                goto done;
+            }
+            continue;
+        }
         if (l->flags & DS_FAKE) continue;
         if (!conns[l->client] && !(conns[l->client] = rh_connect(real))) {
             status = 1;
@@ -414,6 +455,10 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
             const ds_line *l = &s->lines[i];
             if (l->kind == DS_SLEEP) {
                 sleep_ms(l->sleep_ms);
+                continue;
+            }
+            if (l->kind == DS_CONFIG) {
+                if (set_config(&r, l) != 0) break;
                 continue;
             }
             if (run_command(&r, l) != 0) break;

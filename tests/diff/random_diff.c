@@ -72,12 +72,18 @@ static uint64_t rng_next(rng *r) {
  *               or set has at most one element.
  *   CMP_ARRLEN  SRANDMEMBER/SPOP/HRANDFIELD/ZRANDMEMBER with a count smaller than the
  *               collection, or negative (repeats allowed): random members, so only the
- *               number of elements.  SPOP then rebuilds the fake's set from the real one
- *               (fake-only DEL, SADD, PEXPIREAT; see resync_set), so the runs do not
- *               drift apart.
+ *               number of elements.  SPOP then makes the fake's set hold the real one's
+ *               members (fake-only SADD/SREM in place, or DEL, SADD, PEXPIREAT when Redis
+ *               rebuilt its set; see resync_set), so the runs do not drift apart.
  *   CMP_NEAR    TTL, PTTL, EXPIRETIME, PEXPIRETIME: both servers read the wall clock a few
  *               microseconds apart, so the numbers may differ a little: by 1 in seconds (a
- *               rounding), by DS_NEAR_MS (25) in milliseconds; -1/-2 exactly.
+ *               rounding), by DS_NEAR_MS (25) in milliseconds; -1/-2 exactly.  OBJECT
+ *               IDLETIME within 1 s, the same way; by type when the key holds a shared
+ *               integer, whose one LRU field every key holding it has touched since each
+ *               server started (PROBE_IDLE).
+ *   CMP_TYPE    (also) MEMORY USAGE of a key the real server holds as a hash table or a
+ *               skiplist, whose size the fake estimates (docs/fake_redis.md); exact for
+ *               every other encoding (PROBE_MEMORY).
  *   CMP_SCAN    SCAN/SSCAN/HSCAN/ZSCAN: cursors are the implementation's.  Compared (as a
  *               multiset) only when the scan ends in one call: when the real cursor is 0
  *               and the whole collection fits in COUNT, or both cursors are 0; exact for
@@ -146,6 +152,11 @@ typedef enum probe_kind {
     PROBE_LEX,       /* a lex range: skipped when Redis's answer is unspecified */
     PROBE_XADD_STAR, /* XADD *: skipped unless the new ID is certain */
     PROBE_SORT,      /* SORT/SORT_RO: the source's type and encoding decide (sort_mode) */
+    PROBE_MEMORY,    /* MEMORY USAGE: exact unless the key is a hash table or a skiplist,
+                        whose size the fake estimates (docs/fake_redis.md), then by type */
+    PROBE_IDLE,      /* OBJECT IDLETIME: by type when the key holds a shared integer, whose
+                        one LRU field every key holding it touches (since each server
+                        started), else the step's mode */
 } probe_kind;
 
 /* One generated command. */
@@ -890,6 +901,36 @@ static void sort_like(gen *g, const char *name, int ro) {
 }
 static void g_sort(gen *g) { sort_like(g, "sort", 0); }
 static void g_sort_ro(gen *g) { sort_like(g, "sort_ro", 1); }
+/* OBJECT's subcommands on any key: encodings and reference counts exactly; idle times in
+ * whole seconds, which two clocks may round apart; FREQ answers the no-LFU error. */
+static void g_object_encoding(gen *g) { begin(g, "object"); word(g, "encoding"); key_any(g); finish(g, CMP_EXACT); }
+static void g_object_refcount(gen *g) { begin(g, "object"); word(g, "refcount"); key_any(g); finish(g, CMP_EXACT); }
+static void g_object_freq(gen *g) { begin(g, "object"); word(g, "freq"); key_any(g); finish(g, CMP_EXACT); }
+static void g_object_idletime(gen *g) {
+    begin(g, "object");
+    word(g, "idletime");
+    key_any(g);
+    g->cur.tolerance = 1;
+    g->cur.probe = PROBE_IDLE;
+    g->cur.key_arg = 2;
+    finish(g, CMP_NEAR);
+}
+static void g_object_help(gen *g) { begin(g, "object"); word(g, "help"); finish(g, CMP_EXACT); }
+
+/* MEMORY USAGE key [SAMPLES n]: exact where the fake's estimate is (PROBE_MEMORY). */
+static void g_memory_usage(gen *g) {
+    static const bstr samples[] = {B("0"), B("1"), B("5"), B("-1"), B("x"), B("")};
+    begin(g, "memory");
+    word(g, "usage");
+    key_any(g);
+    if (chance(g, 30)) { word(g, "samples"); ab(g, PICK(g, samples)); }
+    else if (chance(g, 3)) word(g, "samples");
+    g->cur.probe = PROBE_MEMORY;
+    g->cur.key_arg = 2;
+    finish(g, CMP_TYPE);
+}
+static void g_memory_purge(gen *g) { begin(g, "memory"); word(g, "purge"); finish(g, CMP_EXACT); }
+static void g_memory_help(gen *g) { begin(g, "memory"); word(g, "help"); finish(g, CMP_EXACT); }
 
 /* ----- Server / connection / pubsub / cluster ------------------------------------------ */
 
@@ -2072,6 +2113,10 @@ static const gen_entry GENERATORS[] = {
     {"expiretime", g_expiretime, 5, 0}, {"pexpiretime", g_pexpiretime, 5, 0},
     {"persist", g_persist, 8, 0}, {"copy", g_copy, 8, 0}, {"sort", g_sort, 12, 0},
     {"sort_ro", g_sort_ro, 5, 0},
+    {"object|encoding", g_object_encoding, 15, 0}, {"object|refcount", g_object_refcount, 5, 0},
+    {"object|freq", g_object_freq, 2, 0}, {"object|idletime", g_object_idletime, 3, 0},
+    {"object|help", g_object_help, 1, 0}, {"memory|usage", g_memory_usage, 10, 0},
+    {"memory|purge", g_memory_purge, 1, 0}, {"memory|help", g_memory_help, 1, 0},
     /* server, connection, pubsub, cluster */
     {"dbsize", g_dbsize, 10, 0}, {"flushdb", g_flushdb, 1, 0}, {"flushall", g_flushall, 1, 0},
     {"swapdb", g_swapdb, 3, 0}, {"select", g_select, 6, 0}, {"ping", g_ping, 5, 0},
@@ -2327,6 +2372,8 @@ static int probe_call(runner *r, int argc, char **argv, size_t *lens) {
 /* What the probe learned about a key (or the database). */
 typedef struct probe_info {
     int ordered;     /* the key is an intset or listpack: Redis's order is deterministic */
+    int estimated;   /* the key is a hash table or a skiplist: MEMORY USAGE is estimated */
+    int shared;      /* the key holds a shared integer (OBJECT REFCOUNT 2147483647) */
     long long size;  /* its number of elements (the database's keys when no key) */
     int mixed;       /* a sorted set whose scores are not all equal */
     char kind;       /* its type: 'l'ist, 's'et, 'z'set, 'h'ash, or 0 (other, none) */
@@ -2368,6 +2415,15 @@ static int run_probe(runner *r, const step *s, int db, probe_info *pi) {
     pi->ordered = reply_is_string(r->scratch.data, r->scratch.len, "intset") ||
                   reply_is_string(r->scratch.data, r->scratch.len, "listpack") ||
                   reply_is_string(r->scratch.data, r->scratch.len, "ziplist");
+    pi->estimated = reply_is_string(r->scratch.data, r->scratch.len, "hashtable") ||
+                    reply_is_string(r->scratch.data, r->scratch.len, "skiplist");
+    if (s->probe == PROBE_IDLE) {
+        long long refcount = 0;
+        argv[1] = "REFCOUNT", lens[1] = 8;
+        if (probe_call(r, 3, argv, lens) != 0) return -1;
+        pi->shared = reply_integer(r->scratch.data, r->scratch.len, &refcount) &&
+                     refcount == 2147483647LL;
+    }
     argv[0] = "TYPE", lens[0] = 4;
     argv[1] = key, lens[1] = klen;
     if (probe_call(r, 2, argv, lens) != 0) return -1;
@@ -2504,6 +2560,8 @@ static cmp_mode resolve(const step *s, const probe_info *pi) {
     switch (s->probe) {
     case PROBE_NONE: return s->mode;
     case PROBE_ORDER: return pi->ordered ? CMP_EXACT : s->mode;
+    case PROBE_MEMORY: return pi->estimated ? s->mode : CMP_EXACT;
+    case PROBE_IDLE: return pi->shared ? CMP_TYPE : s->mode;
     case PROBE_RANDOMKEY: return pi->size <= 1 ? CMP_EXACT : CMP_TYPE;
     case PROBE_SCAN: return CMP_SCAN;
     case PROBE_LEX:
@@ -2523,7 +2581,8 @@ static cmp_mode resolve(const step *s, const probe_info *pi) {
 /* The rule for a step inside MULTI, where nothing can be probed. */
 static cmp_mode blind_mode(const step *s) {
     switch (s->probe) {
-    case PROBE_RANDOMKEY: return CMP_TYPE;
+    case PROBE_RANDOMKEY:
+    case PROBE_IDLE: return CMP_TYPE;
     case PROBE_SORT: return sort_mode(s, '?', 0);
     case PROBE_RANDPICK:
     case PROBE_SPOP:
@@ -2702,56 +2761,96 @@ static void fake_only(runner *r, client_state *c, int argc, char **argv, size_t 
     }
 }
 
-/* After a SPOP that removed different random members on the two sides: rebuilds the
- * fake's set from the real one (DEL, SADD of the real members, PEXPIREAT of the real
- * deadline), so the runs do not drift apart.  Rebuilding, rather than adding back and
- * removing the difference, also follows Redis when its SPOP replaced the set by a new one
- * built from the members left (an intset again when they are all integers).  Returns 0,
- * or -1 when the probe connection failed. */
-static int resync_set(runner *r, const step *s) {
+/* The members of a SMEMBERS reply (views into reply): their count, or -1. */
+static long set_members(const rh_buf *reply, spans *m) {
+    memset(m, 0, sizeof *m);
+    if (!reply->data) return 0;
+    return split_array(reply->data, reply->len, m);
+}
+
+/* Whether bulk element v of a SMEMBERS reply is among the elements of m. */
+static int member_in(const span *v, const spans *m) {
+    for (size_t i = 0; i < m->n; i++)
+        if (bytes_equal(v->p, v->len, m->v[i].p, m->v[i].len)) return 1;
+    return 0;
+}
+
+/* Runs "CMD key member..." on the fake alone for the elements of from not in other (all
+ * of them when other is NULL). */
+static void fake_members(runner *r, client_state *c, const char *cmd, char *key, size_t klen,
+                         const spans *from, const spans *other) {
+    char **av = calloc(from->n + 2, sizeof *av);
+    size_t *al = calloc(from->n + 2, sizeof *al);
+    if (!av || !al) abort();
+    int argc = 2;
+    av[0] = (char *)cmd, al[0] = strlen(cmd);
+    av[1] = key, al[1] = klen;
+    for (size_t i = 0; i < from->n; i++) {
+        if (other && member_in(&from->v[i], other)) continue;
+        size_t l = line_len(from->v[i].p, from->v[i].len);
+        av[argc] = (char *)from->v[i].p + l;
+        al[argc++] = (size_t)strtoll(from->v[i].p + 1, NULL, 10);
+    }
+    if (argc > 2) fake_only(r, c, argc, av, al);
+    free(av);
+    free(al);
+}
+
+/* After a SPOP that removed different random members on the two sides: makes the fake's
+ * set hold the real one's members again, so the runs do not drift apart.  Redis 7.0 pops
+ * one member, or a count of them one by one, from the set itself, which keeps its
+ * encoding and its intset width (as wide as its widest member ever): then the fake's set
+ * is mended in place, the members it popped instead added back and those the real server
+ * popped removed.  A count that leaves few members (remaining * 5 <= count) makes Redis
+ * build a new set of the members left: then the fake's is rebuilt the same way (DEL,
+ * SADD of the real members, PEXPIREAT of the real deadline), an intset again when they
+ * are all integers.  size is the set's size before the SPOP.  Returns 0, or -1 when the
+ * probe connection failed. */
+static int resync_set(runner *r, const step *s, long long size) {
     client_state *c = &r->cl[s->client];
     char *key = s->argv[s->key_arg];
     size_t klen = s->lens[s->key_arg];
-    char *argv[3] = {"SMEMBERS", key, NULL};
-    size_t lens[3] = {8, klen, 0};
+    char *argv[2] = {"SMEMBERS", key};
+    size_t lens[2] = {8, klen};
     if (probe_call(r, 2, argv, lens) != 0) return -1;
     rh_buf members = {0};
     rh_buf_append(&members, r->scratch.data, r->scratch.len);
-    argv[0] = "PEXPIRETIME", lens[0] = 11;
-    if (probe_call(r, 2, argv, lens) != 0) {
-        rh_buf_free(&members);
-        return -1;
-    }
-    long long deadline = -1;
-    reply_integer(r->scratch.data, r->scratch.len, &deadline);
+    spans real = {0};
+    set_members(&members, &real);
 
-    argv[0] = "DEL", lens[0] = 3;
-    fake_only(r, c, 2, argv, lens);
-    spans m = {0};
-    if (split_array(members.data, members.len, &m) > 0) {
-        int argc = 2 + (int)m.n;
-        char **av = calloc((size_t)argc, sizeof *av);
-        size_t *al = calloc((size_t)argc, sizeof *al);
-        if (!av || !al) abort();
-        av[0] = "SADD", al[0] = 4;
-        av[1] = key, al[1] = klen;
-        for (size_t i = 0; i < m.n; i++) {
-            size_t l = line_len(m.v[i].p, m.v[i].len);
-            av[2 + i] = (char *)m.v[i].p + l;
-            al[2 + i] = (size_t)strtoll(m.v[i].p + 1, NULL, 10);
+    int rebuild = s->has_count && s->count < size && (size - s->count) * 5 <= s->count;
+    if (rebuild) {
+        argv[0] = "PEXPIRETIME", lens[0] = 11;
+        if (probe_call(r, 2, argv, lens) != 0) {
+            free(real.v);
+            rh_buf_free(&members);
+            return -1;
         }
-        fake_only(r, c, argc, av, al);
-        free(av);
-        free(al);
-        if (deadline >= 0) {
+        long long deadline = -1;
+        reply_integer(r->scratch.data, r->scratch.len, &deadline);
+        argv[0] = "DEL", lens[0] = 3;
+        fake_only(r, c, 2, argv, lens);
+        fake_members(r, c, "SADD", key, klen, &real, NULL);
+        if (real.n && deadline >= 0) {
             char when[32];
             snprintf(when, sizeof when, "%lld", deadline);
             char *pv[] = {"PEXPIREAT", key, when};
             size_t pl[] = {9, klen, strlen(when)};
             fake_only(r, c, 3, pv, pl);
         }
+    } else {
+        size_t olen;
+        const char *p = fr_exec_resp(c->fake, 2, (const char *const *)argv, lens, &olen);
+        rh_buf mine = {0};
+        rh_buf_append(&mine, p, olen);
+        spans fake = {0};
+        set_members(&mine, &fake);
+        fake_members(r, c, "SADD", key, klen, &real, &fake); /* first: never empty it */
+        fake_members(r, c, "SREM", key, klen, &fake, &real);
+        free(fake.v);
+        rh_buf_free(&mine);
     }
-    free(m.v);
+    free(real.v);
     rh_buf_free(&members);
     return 0;
 }
@@ -2905,7 +3004,7 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
     if (!c->real && connect_client(r, s->client) != 0) return -1;
 
     cmp_mode mode = s->mode;
-    probe_info pi = {0, -1, 0, 0};
+    probe_info pi = {.size = -1};
     if (s->probe == PROBE_RANDPICK || s->probe == PROBE_SPOP) parse_count(s);
     int probed = 0;
     if (s->probe == PROBE_XADD_STAR) {
@@ -3019,7 +3118,7 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
         r->n_relaxed++;
     }
     if (same && s->probe == PROBE_SPOP && probed && mode != CMP_EXACT &&
-        r->real_reply.data[0] != '-' && resync_set(r, s) != 0)
+        r->real_reply.data[0] != '-' && resync_set(r, s, pi.size) != 0)
         return -1;
     if (same && s->probe == PROBE_SORT && probed && r->real_reply.data[0] == ':') {
         sort_shape sh = sort_parse(s);
@@ -3210,7 +3309,8 @@ static int check_cmd(runner *r, const options_t *o, uint64_t seed, long *passed,
     } while (0)
 
 /* The end of a run: every key of databases 0 and 1 is read back on both sides (DBSIZE,
- * KEYS, then per key TYPE, TTL and its whole value), so that a difference the commands of
+ * KEYS, then per key TYPE, TTL, its whole value, OBJECT ENCODING, OBJECT REFCOUNT and
+ * MEMORY USAGE), so that a difference the commands of
  * the run never looked at is still found.  Returns 1 when everything matched, 0 on a
  * mismatch, -1 when the real server is gone. */
 static int final_check(runner *r, const options_t *o, uint64_t seed, long *passed, long *failed) {
@@ -3281,6 +3381,10 @@ static int final_check(runner *r, const options_t *o, uint64_t seed, long *passe
                 CHECK(CMP_EXACT, PROBE_NONE, 2, kl, "XINFO", "GROUPS", k);
                 CHECK(CMP_TIMES, PROBE_NONE, 2, kl, "XINFO", "STREAM", k);
             }
+            /* what Redis would hold it as, once the value is known to agree */
+            CHECK(CMP_EXACT, PROBE_NONE, 2, kl, "OBJECT", "ENCODING", k);
+            CHECK(CMP_EXACT, PROBE_NONE, 2, kl, "OBJECT", "REFCOUNT", k);
+            CHECK(CMP_TYPE, PROBE_MEMORY, 2, kl, "MEMORY", "USAGE", k);
         }
     }
 done:

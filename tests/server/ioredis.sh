@@ -4,8 +4,9 @@
 #   tests/server/ioredis.sh PATH/TO/fakeredis-server CACHE_DIR
 #
 # Installs ioredis 5 with npm into CACHE_DIR (once; later runs reuse it), starts the server
-# on loopback port 0 with the virtual clock, runs node/ioredis_test.js against it, stops
-# it.  Needs node and npm (./run.sh installs them); the npm registry must be reachable.
+# on loopback port 0 with the virtual clock (--clock virtual: the test moves it with
+# FAKE.TIME), runs node/ioredis_test.js against it, stops it.  Needs node and npm
+# (./run.sh installs them); the npm registry must be reachable.
 set -euo pipefail
 bin=${1:?usage: ioredis.sh PATH/TO/fakeredis-server CACHE_DIR}
 cache=${2:?usage: ioredis.sh PATH/TO/fakeredis-server CACHE_DIR}
@@ -25,7 +26,7 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-"$bin" --port 0 >"$dir/out" 2>"$dir/err" &
+"$bin" --port 0 --clock virtual >"$dir/out" 2>"$dir/err" &
 pid=$!
 port=
 for _ in $(seq 100); do

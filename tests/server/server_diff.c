@@ -76,6 +76,13 @@ static const diff_case cases[] = {
                "CONFIG SET client-output-buffer-limit \"normal 1 2\"\n"
                "CONFIG GET appendonly\nCONFIG GET maxmemory-policy\nCONFIG GET proto-max-bulk-len\n"
                "CONFIG GET nosuchparam\nCONFIG REWRITE\nCONFIG RESETSTAT", 0, 0, 0, 0},
+    {"config reaches the fake",
+     "CONFIG SET hash-max-ziplist-entries 2\nCONFIG GET hash-max-listpack-entries\nHSET h a 1 b 2\n"
+     "OBJECT ENCODING h\nHSET h c 3\nOBJECT ENCODING h\nCONFIG SET set-max-intset-entries 1\n"
+     "SADD s 1 2\nOBJECT ENCODING s\nCONFIG SET maxmemory-policy allkeys-lfu\nSET f v\n"
+     "OBJECT FREQ f\nOBJECT IDLETIME f\nCONFIG SET maxmemory-policy noeviction\n"
+     "CONFIG SET hash-max-listpack-entries 512\nCONFIG GET hash-max-ziplist-entries\n"
+     "CONFIG SET set-max-intset-entries 512\nDEL h s f", 0, 0, 0, 0},
     {"misc", "FUNCTION FLUSH\nFUNCTION FLUSH x\nFUNCTION LIST\nFUNCTION LIST x\n"
              "FUNCTION FOO\nROLE\nWAIT 0 0\nWAIT x 0\nECHO\nPING a b\nSELECT 3\nSELECT 99\n"
              "SELECT 0\nQUIT", 0, 1, 0, 0},

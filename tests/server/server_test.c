@@ -4,7 +4,8 @@
  * Connections, the protocol errors (answered, then closed, while other clients go on),
  * clients that vanish mid-pipeline, 1,000 connections at once, a slow reader hitting its
  * output limit, a flood of pipelined commands, maxclients, passwords, QUIT, SIGTERM,
- * RESP3, the FAKE.* control commands, blocking commands and Pub/Sub.  Every wait is
+ * RESP3, the FAKE.* control commands, the wall clock by default (a BLPOP times out in
+ * real time) and the virtual one on demand, blocking commands and Pub/Sub.  Every wait is
  * bounded (frs_harness.h). */
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -532,7 +534,8 @@ static void test_resp3(void **state)
 static void test_fake_commands(void **state)
 {
     (void)state;
-    const char *const extra[] = {"--seed", "42", "--start-ms", "1000000", NULL};
+    const char *const extra[] = {"--clock", "virtual", "--seed", "42", "--start-ms", "1000000",
+                                 NULL};
     frsh_server *s = start(extra);
     rh_buf r = {0};
     frsh_conn *c = frsh_connect(s);
@@ -575,10 +578,41 @@ static void test_fake_commands(void **state)
 
 /* ----- Blocking and Pub/Sub ---------------------------------------------------------- */
 
-static void test_blocking(void **state)
+/* Started without --clock, the server runs on the wall clock, as a client expects of a
+ * Redis server: BLPOP q 0.2 times out after about 0.2 s of real time, a TTL passes in
+ * real time, and the clock cannot be set. */
+static void test_wall_clock_by_default(void **state)
 {
     (void)state;
     frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    frsh_call(c, &r, "INFO", "server", NULL);
+    assert_non_null(strstr(r.data, "fakeredis_clock:wall\r\n"));
+    CALL(c, &r, "-ERR the clock is the wall clock: it cannot be set (start the server with "
+                "--clock virtual)\r\n", "FAKE.TIME", "ADVANCE", "1000");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    frsh_send(c, "BLPOP", "q", "0.2", NULL);
+    assert_int_equal(frsh_read(c, &r, 5000), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long long ms = (t1.tv_sec - t0.tv_sec) * 1000LL + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_string_equal(r.data, "*-1\r\n");
+    if (ms < 195 || ms > 3000) fail_msg("BLPOP q 0.2 answered after %lld ms", ms);
+    CALL(c, &r, "+OK\r\n", "SET", "k", "v", "PX", "150");
+    CALL(c, &r, ":1\r\n", "EXISTS", "k");
+    frsh_sleep_ms(300);
+    CALL(c, &r, ":0\r\n", "EXISTS", "k");
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+static void test_blocking(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--clock", "virtual", NULL};
+    frsh_server *s = start(extra);
     rh_buf r = {0};
     frsh_conn *a = frsh_connect(s), *b = frsh_connect(s), *c = frsh_connect(s);
     /* a blocks; the PING behind it waits too */
@@ -750,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_requirepass),
         cmocka_unit_test(test_resp3),
         cmocka_unit_test(test_fake_commands),
+        cmocka_unit_test(test_wall_clock_by_default),
         cmocka_unit_test(test_blocking),
         cmocka_unit_test(test_pubsub),
         cmocka_unit_test(test_client_and_config),

@@ -130,7 +130,33 @@ static int parse_directive(const char *p, int col, const char *line, ds_line *ou
         out->kind = DS_CLUSTER;
         return 1;
     }
-    return set_error(err, col, "unknown directive '%.*s' (expected !sleep or !cluster)",
+    if (n == 7 && !memcmp(p, "!config", 7)) {
+        /* two plain words: a parameter name and its value */
+        const char *w[2];
+        size_t wl[2];
+        for (int i = 0; i < 2; i++) {
+            if (!*q) return set_error(err, (int)(q - line) + 1,
+                                      "!config needs a parameter name and a value");
+            w[i] = q;
+            wl[i] = token_len(q);
+            q += wl[i];
+            while (*q && isspace((unsigned char)*q)) q++;
+        }
+        if (*q) return set_error(err, (int)(q - line) + 1, "!config takes two arguments");
+        out->argv = calloc(2, sizeof(*out->argv));
+        out->argvlen = calloc(2, sizeof(*out->argvlen));
+        if (!out->argv || !out->argvlen) return set_error(err, col, "out of memory");
+        out->argc = 2;
+        for (int i = 0; i < 2; i++) {
+            if (!(out->argv[i] = strndup(w[i], wl[i])))
+                return set_error(err, col, "out of memory");
+            out->argvlen[i] = wl[i];
+        }
+        out->kind = DS_CONFIG;
+        return 1;
+    }
+    return set_error(err, col,
+                     "unknown directive '%.*s' (expected !sleep, !config or !cluster)",
                      (int)n, p);
 }
 

@@ -2,8 +2,8 @@
  * replies are compared.
  *
  * A script is one redis-cli style command per line, optionally preceded by modifiers
- * (<N> for the client, @sorted, @type, @len, @near, @idle, @fake), plus the directives !sleep MS
- * and !cluster.
+ * (<N> for the client, @sorted, @type, @len, @near, @idle, @fake), plus the directives
+ * !sleep MS, !config NAME VALUE and !cluster.
  * tests/diff/README.md describes the format for script writers; this header is the
  * parser's contract.  Errors are reported as "file:line:col: error: message", col counting
  * bytes from 1.
@@ -28,6 +28,9 @@ typedef enum ds_kind {
     DS_COMMAND = 1, /* a command to run (and usually compare) */
     DS_SLEEP,       /* !sleep MS */
     DS_CLUSTER,     /* !cluster (ds_parse_text turns it into ds_script.cluster) */
+    DS_CONFIG,      /* !config NAME VALUE: CONFIG SET on the real server, the same
+                       parameter set on the fake (fr_server_set_param); argv holds the
+                       name and the value */
 } ds_kind;
 
 /* Modifier flags of a command line. */
