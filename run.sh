@@ -3,8 +3,9 @@
 #
 #   ./run.sh main   install what is missing, build the release preset, run the main job
 #   ./run.sh test   install what is missing, build and run every test under the debug
-#                   preset, then again under the sanitize preset (ASan + UBSan), then run
-#                   each libFuzzer target for a bounded time (fuzz/run_fuzzers.sh)
+#                   preset, then again under the sanitize preset (ASan + UBSan), build the
+#                   release preset (warnings are errors there too), then run each
+#                   libFuzzer target for a bounded time (fuzz/run_fuzzers.sh)
 #
 # Both modes are idempotent: packages already installed are left alone and the builds are
 # incremental.  The network is used by apt when a package is missing, and by the tests
@@ -95,6 +96,9 @@ mode_test() {
     ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
         test_preset sanitize || failed+=(sanitize)
+    # The optimised build (what ./run.sh main and the benchmarks use) must stay warning-free
+    # too: GCC -O2 sees warnings the debug build does not.
+    build_preset release || failed+=(release)
     say "fuzz: each libFuzzer target for ${WSIM_FUZZ_TIME:-30} s (clang, ASan + UBSan)"
     WSIM_FUZZ_TIME="${WSIM_FUZZ_TIME:-30}" fuzz/run_fuzzers.sh || failed+=(fuzz)
     echo
