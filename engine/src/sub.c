@@ -570,6 +570,15 @@ static int pool_one(ws_sub *s, const char *cause, wsi_cmd *c, const fr_reply **r
     return wsi_send(s->sim, s->sim->window, cause, 1, &c, &role, NULL, NULL, s, 0, r);
 }
 
+/* The same for the command b holds (b is empty again after). */
+static int pool_built(ws_sub *s, const char *cause, wsi_cmdb *b, const fr_reply **r)
+{
+    wsi_cmd *c = wsi_cmdb_done(b);
+    int rc = pool_one(s, cause, c, r);
+    wsi_cmd_free(c);
+    return rc;
+}
+
 /* The due members of a sorted set the sweeps read: `ZRANGEBYSCORE <zset> 0 <max> LIMIT 0
  * 128` through the pool, copied into *members / *lens (free with wsi_strings_free).
  * Returns the count (0: none), or < 0 on a failed round trip. */
@@ -586,10 +595,8 @@ static long due_members(ws_sub *s, const char *zset, int64_t max, const char *ca
     wsi_cmdb_adds(&b, "LIMIT");
     wsi_cmdb_adds(&b, "0");
     wsi_cmdb_adds(&b, "128");
-    wsi_cmd *range = wsi_cmdb_done(&b);
     const fr_reply *r = NULL;
-    int rc = pool_one(s, cause, range, &r);
-    wsi_cmd_free(range);
+    int rc = pool_built(s, cause, &b, &r);
     if (rc) return rc;
     if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
     size_t n = r->count;
@@ -612,10 +619,8 @@ static int delay_sweep_one(ws_sub *s, const char *cause, const char *m, size_t m
     wsi_cmdb_adds(&b, "ZREM");
     wsi_cmdb_adds(&b, s->delay_queue);
     wsi_cmdb_add(&b, m, mlen);
-    wsi_cmd *zrem = wsi_cmdb_done(&b);
     const fr_reply *r = NULL;
-    int rc = pool_one(s, cause, zrem, &r);
-    wsi_cmd_free(zrem);
+    int rc = pool_built(s, cause, &b, &r);
     if (rc || r->type != FR_REPLY_INTEGER || r->integer != 1) return rc;
     char **parts;
     size_t *plens;
@@ -629,11 +634,9 @@ static int delay_sweep_one(ws_sub *s, const char *cause, const char *m, size_t m
     wsi_cmdb_adds(&b, s->key);
     wsi_cmdb_adds(&b, "*");
     for (long k = 1; k < np; k++) wsi_cmdb_add(&b, parts[k], plens[k]);
-    wsi_cmd *add = wsi_cmdb_done(&b);
-    rc = pool_one(s, cause, add, &r);
+    rc = pool_built(s, cause, &b, &r);
     if (rc == 0 && r->type == FR_REPLY_BULK)
         lineage_from_id(s, parts[0], plens[0], r->str, r->len);
-    wsi_cmd_free(add);
     wsi_strings_free(parts, plens, (size_t)np);
     return rc;
 }
@@ -811,27 +814,20 @@ static int orphan_one(ws_sub *s, const char *cause, const char *m, size_t mlen)
     wsi_cmdb_adds(&b, s->processing);
     wsi_cmdb_adds(&b, "1");
     wsi_cmdb_add(&b, value, vlen);
-    wsi_cmd *c = wsi_cmdb_done(&b);
     const fr_reply *r = NULL;
-    int rc = pool_one(s, cause, c, &r);
-    wsi_cmd_free(c);
+    int rc = pool_built(s, cause, &b, &r);
     if (rc) return rc;
     if (r->type == FR_REPLY_INTEGER && r->integer == 1) {
         wsi_cmdb_adds(&b, "LPUSH");
         wsi_cmdb_adds(&b, s->key);
         wsi_cmdb_add(&b, value, vlen);
-        c = wsi_cmdb_done(&b);
-        rc = pool_one(s, cause, c, &r);
-        wsi_cmd_free(c);
+        rc = pool_built(s, cause, &b, &r);
         if (rc) return rc;
     }
     wsi_cmdb_adds(&b, "ZREM");
     wsi_cmdb_adds(&b, s->recovery);
     wsi_cmdb_add(&b, m, mlen);
-    c = wsi_cmdb_done(&b);
-    rc = pool_one(s, cause, c, &r);
-    wsi_cmd_free(c);
-    return rc;
+    return pool_built(s, cause, &b, &r);
 }
 
 /* The orphan sweep of a reliable list with recovery: values claimed longer than min-idle

@@ -107,6 +107,21 @@ int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
     return 0;
 }
 
+fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long long *count,
+                               const fri_arg **pat)
+{
+    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], cursor) < 0) return NULL;
+    int wrongtype;
+    fri_obj *o = fri_lookup_typed(c, &c->argv[1], t, 0, &wrongtype);
+    if (wrongtype) return NULL;
+    if (!o) {
+        fri_reply_empty_scan(c);
+        return NULL;
+    }
+    if (fri_get_scan_options_or_reply(c, 3, count, pat) < 0) return NULL;
+    return o;
+}
+
 /* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded
  * up to whole milliseconds, must not be negative.  The conversion to long long follows
  * what x86-64 does with an out-of-range value (the most negative integer), which is why

@@ -526,6 +526,11 @@ int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out);
  * reads them: COUNT n (an integer >= 1, else "ERR syntax error") and MATCH pattern, in any
  * order, the last one of each winning; anything else (TYPE included) is a syntax error.
  * *count is 10 without COUNT; *pat NULL without MATCH or for "*", which matches all. */
+/* The start of SSCAN, HSCAN and ZSCAN key cursor [MATCH p] [COUNT n], in Redis's order:
+ * the cursor, the key (of type t: WRONGTYPE otherwise; a missing key answers the empty
+ * scan), then the options.  The key's value, or NULL when the command was answered. */
+fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long long *count,
+                               const fri_arg **pat);
 int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
                                   const fri_arg **pat);
 /* A blocking command's timeout in seconds, as Redis 7.0 checks it; *ms_out (may be NULL)

@@ -643,18 +643,11 @@ static void hrandfieldCommand(fr_client *c)
 static void hscanCommand(fr_client *c)
 {
     uint64_t cursor;
-    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
-    int wrongtype;
-    fri_hash *h = hash_lookup_read(c, &wrongtype);
-    if (wrongtype) return;
-    if (!h) {
-        fri_reply_empty_scan(c);
-        return;
-    }
     long long count;
     const fri_arg *pat;
-    if (fri_get_scan_options_or_reply(c, 3, &count, &pat) < 0) return;
-
+    fri_obj *o = fri_scan_key_or_reply(c, FRI_HASH, &cursor, &count, &pat);
+    if (!o) return;
+    fri_hash *h = o->ptr;
     fri_dict *d = h->fields;
     size_t first = 0, end = fri_dict_slots(d);
     uint64_t next = 0;

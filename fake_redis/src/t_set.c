@@ -1043,18 +1043,10 @@ static int sintercardKeys(int argc, const fri_arg *argv, int *keys, int max)
 static void sscanCommand(fr_client *c)
 {
     uint64_t cursor;
-    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
-    int wrongtype;
-    fri_obj *o = set_lookup(c, 0, &wrongtype);
-    if (wrongtype) return;
-    if (!o) {
-        fri_reply_empty_scan(c);
-        return;
-    }
     long long count;
     const fri_arg *pat;
-    if (fri_get_scan_options_or_reply(c, 3, &count, &pat) < 0) return;
-
+    fri_obj *o = fri_scan_key_or_reply(c, FRI_SET, &cursor, &count, &pat);
+    if (!o) return;
     fri_set *s = o->ptr;
     size_t first = 0, end = set_positions(s);
     uint64_t next = 0;

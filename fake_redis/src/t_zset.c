@@ -1554,18 +1554,10 @@ static void reply_scan_score(fr_client *c, const fri_zset *z, double score)
 static void zscanCommand(fr_client *c)
 {
     uint64_t cursor;
-    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &cursor) < 0) return;
-    int wrongtype;
-    fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_ZSET, 0, &wrongtype);
-    if (wrongtype) return;
-    if (!o) {
-        fri_reply_empty_scan(c);
-        return;
-    }
     long long count;
     const fri_arg *pat;
-    if (fri_get_scan_options_or_reply(c, 3, &count, &pat) < 0) return;
-
+    fri_obj *o = fri_scan_key_or_reply(c, FRI_ZSET, &cursor, &count, &pat);
+    if (!o) return;
     fri_zset *z = o->ptr;
     char buf[32];
     fri_reply_array_len(c, 2);

@@ -39,6 +39,12 @@ int fake_fixture_setup(void **state)
     return 0;
 }
 
+int fake_fixture_setup2(void **state)
+{
+    *state = fake_fixture_new(NULL, 2);
+    return 0;
+}
+
 int fake_fixture_teardown(void **state)
 {
     fake_fixture_free(*state);

@@ -34,8 +34,12 @@ void fake_fixture_free(fake_fixture *f);
 int fake_fixture_setup(void **state);
 int fake_fixture_teardown(void **state);
 
-/* A cmocka test run on a fresh fake_fixture_setup fixture. */
+/* The same with two clients (the second, c2, for WATCH and other sessions). */
+int fake_fixture_setup2(void **state);
+
+/* A cmocka test run on a fresh fake_fixture_setup fixture (FAKE_TEST2: setup2). */
 #define FAKE_TEST(fn) cmocka_unit_test_setup_teardown(fn, fake_fixture_setup, fake_fixture_teardown)
+#define FAKE_TEST2(fn) cmocka_unit_test_setup_teardown(fn, fake_fixture_setup2, fake_fixture_teardown)
 
 /* Runs the printf-formatted command line (up to 64 KiB) on c and returns the reply.
  * fake_run_logged also prints "<line> -> -<error>" when the reply is an error, so a

@@ -30,14 +30,7 @@
 
 /* A fresh server on the default config and two clients (c2 for WATCH). */
 typedef fake_fixture fixture;
-
-static int setup(void **state)
-{
-    *state = fake_fixture_new(NULL, 2);
-    return 0;
-}
-
-#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, fake_fixture_teardown)
+#define TEST(fn) FAKE_TEST2(fn)
 
 /* The integer a command answers, and +OK (fail the test for any other reply). */
 #define INT(c, ...) fake_int_reply(fake_run((c), __VA_ARGS__))
