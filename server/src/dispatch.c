@@ -196,7 +196,6 @@ void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *
 static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
     frs_server *srv = c->srv;
-    srv->stats.commands++;
     c->last_ms = srv->turn_ms;
 
     const frs_cmd *container;

@@ -136,7 +136,6 @@ typedef struct frs_options {
 /* Counters reported by INFO stats, reset by CONFIG RESETSTAT. */
 typedef struct frs_stats {
     unsigned long long connections;    /* total_connections_received */
-    unsigned long long commands;       /* total_commands_processed */
     unsigned long long rejected;       /* rejected_connections (maxclients) */
     unsigned long long net_in;         /* total_net_input_bytes */
     unsigned long long net_out;        /* total_net_output_bytes */

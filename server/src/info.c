@@ -217,6 +217,19 @@ static void section_persistence(frs_server *srv, text *t)
             (long long)srv->start_time);
 }
 
+/* total_commands_processed: Redis counts every call() (a command inside EXEC too, a
+ * blocked one once, a refused one never), which is the sum of the calls of every row. */
+static unsigned long long commands_processed(frs_server *srv)
+{
+    unsigned long long n = 0;
+    size_t rows = fr_stats_command_rows(srv->fake);
+    for (size_t i = 0; i < rows; i++) {
+        fr_command_stats st;
+        if (fr_stats_command_at(srv->fake, i, &st) == 0) n += st.calls;
+    }
+    return n;
+}
+
 static void section_stats(frs_server *srv, text *t)
 {
     const frs_stats *s = &srv->stats;
@@ -271,7 +284,7 @@ static void section_stats(frs_server *srv, text *t)
             "client_output_buffer_limit_disconnections:%llu\r\n"
             "fakeredis_commands_executed:%llu\r\n"
             "fakeredis_faults_fired:%llu\r\n",
-            s->connections, s->commands, s->net_in, s->net_out, s->rejected,
+            s->connections, commands_processed(srv), s->net_in, s->net_out, s->rejected,
             (unsigned long long)fr_stats_total_error_replies(srv->fake),
             s->outlimit_kills, (unsigned long long)fr_server_commands_executed(srv->fake),
             (unsigned long long)fr_fault_fired(srv->fake));
