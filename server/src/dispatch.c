@@ -49,6 +49,16 @@ static int out_of_memory(frs_conn *c, const frs_cmd *cmd)
     return deny && frs_used_memory() > c->srv->maxmemory;
 }
 
+/* Answers the OOM refusal (dooming a transaction) when out_of_memory says so: 1 if it did. */
+static int refuse_oom(frs_conn *c, const frs_cmd *cmd)
+{
+    if (!out_of_memory(c, cmd)) return 0;
+    flag_transaction(c);
+    reject(c, cmd->name);
+    frs_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+    return 1;
+}
+
 /* Forgets the mirrored MULTI queue. */
 static void queue_clear(frs_conn *c)
 {
@@ -211,15 +221,9 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
         return;
     }
 
-    if (!refused_early && srv->maxmemory && out_of_memory(c, cmd)) {
-        if (fr_client_in_multi(c->fc)) flag_transaction(c);
-        reject(c, cmd->name);
-        frs_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
-        return;
-    }
-
     int host = cmd ? cmd->fake_flags == NULL : container && container->fake_flags == NULL;
     if (!host) {
+        if (!refused_early && srv->maxmemory && refuse_oom(c, cmd)) return;
         run_fake(c, argc, argv, argvlen);
         return;
     }
@@ -228,8 +232,8 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
     int in_multi = fr_client_in_multi(c->fc);
     if (!cmd) {
         if (in_multi) flag_transaction(c);
-        if (argc < 2) reject(c, container->name);
         if (argc < 2) {
+            reject(c, container->name);
             frs_reply_arity(c, container->name);
             return;
         }
@@ -256,6 +260,7 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
         frs_reply_error(c, "ERR Command not allowed inside a transaction");
         return;
     }
+    if (srv->maxmemory && refuse_oom(c, cmd)) return;
     if (c->resp == 2 && !(cmd->flags & FRS_CMD_PUBSUBOK) && fr_client_subscriptions(c->fc)) {
         if (in_multi) flag_transaction(c);
         reject(c, cmd->name);

@@ -93,6 +93,9 @@ static const diff_case cases[] = {
     {"reset", "SELECT 3\nSET k v\nMULTI\nRESET\nGET k\nCLIENT GETNAME\nSELECT 3\nDEL k", 0, 0, 0, 0},
     {"no-multi commands", "MULTI\nSHUTDOWN\nSAVE\nSHUTDOWN NOSAVE NOW\nSET a 1\nEXEC\nMULTI\n"
                           "SHUTDOWN FOO\nDISCARD\nGET a", 0, 0, 0, 0},
+    {"maxmemory refusals", "SET a 1\nCONFIG SET maxmemory 1\nSET a b\nGET a\nINCR a\nMULTI\n"
+                           "GET a\nSHUTDOWN\nMULTI\nDISCARD\nMULTI\nEXEC\n"
+                           "CONFIG SET maxmemory 0\nSET a b\nDEL a", 0, 0, 0, 0},
     {"shutdown refusals", "SHUTDOWN FOO\nSHUTDOWN ABORT\nSHUTDOWN ABORT NOW\n"
                           "SHUTDOWN NOSAVE SAVE\nSHUTDOWN abort FORCE\nSHUTDOWN SAVE ABORT",
      0, 0, 0, 0},
@@ -413,8 +416,8 @@ static void run_stats_script(frsh_conn *a, frsh_conn *b, rh_buf *out)
     frsh_expect_reply(b, &r);
     /* subscribed mode and OOM refuse before running */
     run_lines(b, "SUBSCRIBE ch\nGET k\nPING\nUNSUBSCRIBE");
-    run_lines(a, "CONFIG SET maxmemory 1\nSET a b\nMULTI\nGET k\nDISCARD\n"
-                 "CONFIG SET maxmemory 0");
+    run_lines(a, "CONFIG SET maxmemory 1\nSET a b\nGET k\nMULTI\nGET k\nSHUTDOWN\nMULTI\n"
+                 "EXEC\nCONFIG SET maxmemory 0");
     rh_buf_reset(out);
     rh_buf t = {0};
     info_deterministic(a, "commandstats", &t);
