@@ -110,6 +110,21 @@ static void put_fake_reply(frs_conn *c, int argc, const char *const *argv,
     else frs_reply_raw(c, p, n);
 }
 
+/* Redis's call() for the server's own commands: runs cmd and records the call, its
+ * duration and a failure when it answered an error. */
+static void run_host(frs_conn *c, const frs_cmd *cmd, int argc, const char *const *argv,
+                     const size_t *argvlen)
+{
+    fr_server *fake = c->srv->fake;
+    uint64_t errors = fr_stats_total_error_replies(fake);
+    uint64_t start = frs_mono_us(NULL);
+    cmd->proc(c, argc, argv, argvlen);
+    uint64_t usec = frs_mono_us(NULL) - start;
+    /* CONFIG RESETSTAT zeroes the counter: only a rise is a failure, as in Redis */
+    int failed = (int64_t)(fr_stats_total_error_replies(fake) - errors) > 0;
+    fr_stats_record_call(fake, cmd->name, usec, failed);
+}
+
 /* EXEC's reply when the server must rework it: the fake's array has one element per fake
  * command of the queue; the server's commands run now, in their places. */
 static void put_exec_reply(frs_conn *c, const char *p, size_t n)
@@ -134,7 +149,12 @@ static void put_exec_reply(frs_conn *c, const char *p, size_t n)
         for (size_t i = 0; i < qlen; i++) {
             frs_queued *q = &queue[i];
             if (q->host) {
-                frs_dispatch(c, q->argc, (const char *const *)q->argv, q->argvlen);
+                /* checked when queued: EXEC runs it as call() does, with no check */
+                const frs_cmd *container;
+                const frs_cmd *cmd = frs_cmd_lookup(q->argc, (const char *const *)q->argv,
+                                                    q->argvlen, &container);
+                if (cmd && cmd->proc)
+                    run_host(c, cmd, q->argc, (const char *const *)q->argv, q->argvlen);
                 continue;
             }
             frs_rnode *e = &r->child[k++];
@@ -274,15 +294,7 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
         frs_reply_raw(c, "+QUEUED\r\n", 9);
         return;
     }
-    /* Redis's call(): the duration, and a failure when the command answered an error */
-    fr_server *fake = srv->fake;
-    uint64_t errors = fr_stats_total_error_replies(fake);
-    uint64_t start = frs_mono_us(NULL);
-    cmd->proc(c, argc, argv, argvlen);
-    uint64_t usec = frs_mono_us(NULL) - start;
-    /* CONFIG RESETSTAT zeroes the counter: only a rise is a failure, as in Redis */
-    int failed = (int64_t)(fr_stats_total_error_replies(fake) - errors) > 0;
-    fr_stats_record_call(fake, cmd->name, usec, failed);
+    run_host(c, cmd, argc, argv, argvlen);
 }
 
 void frs_drain_fake_events(frs_server *srv, frs_conn *current)

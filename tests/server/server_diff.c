@@ -93,6 +93,8 @@ static const diff_case cases[] = {
     {"reset", "SELECT 3\nSET k v\nMULTI\nRESET\nGET k\nCLIENT GETNAME\nSELECT 3\nDEL k", 0, 0, 0, 0},
     {"no-multi commands", "MULTI\nSHUTDOWN\nSAVE\nSHUTDOWN NOSAVE NOW\nSET a 1\nEXEC\nMULTI\n"
                           "SHUTDOWN FOO\nDISCARD\nGET a", 0, 0, 0, 0},
+    {"subscribe is queued", "MULTI\nSUBSCRIBE mq\nPING\nCLIENT GETNAME\nEXEC\nUNSUBSCRIBE mq\nPING",
+     0, 0, 0, 0},
     {"maxmemory refusals", "SET a 1\nCONFIG SET maxmemory 1\nSET a b\nGET a\nINCR a\nMULTI\n"
                            "GET a\nSHUTDOWN\nMULTI\nDISCARD\nMULTI\nEXEC\n"
                            "CONFIG SET maxmemory 0\nSET a b\nDEL a", 0, 0, 0, 0},
