@@ -145,6 +145,37 @@ static void test_shutdown(void **state)
     rh_buf_free(&r);
 }
 
+/* INFO commandstats lists Redis's commands, the server's own included, never FAKE.*;
+ * latency-tracking off empties latencystats; CONFIG RESETSTAT empties both. */
+static void test_info_statistics(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    CALL(c, &r, "+OK\r\n", "SET", "k", "v");
+    CALL(c, &r, ":1\r\n", "FAKE.SEED");
+    frsh_call(c, &r, "CLIENT", "ID", NULL);
+    frsh_call(c, &r, "INFO", "commandstats", NULL);
+    assert_non_null(strstr(r.data, "cmdstat_set:calls=1,usec="));
+    assert_non_null(strstr(r.data, "cmdstat_client|id:calls=1,usec="));
+    assert_null(strstr(r.data, "fake."));
+    frsh_call(c, &r, "INFO", "latencystats", NULL);
+    assert_non_null(strstr(r.data, "latency_percentiles_usec_set:p50="));
+    assert_null(strstr(r.data, "fake."));
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "latency-tracking", "no");
+    frsh_call(c, &r, "INFO", "latencystats", NULL);
+    assert_null(strstr(r.data, "latency_percentiles_usec_"));
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "latency-tracking", "yes");
+    CALL(c, &r, "+OK\r\n", "CONFIG", "RESETSTAT");
+    frsh_call(c, &r, "INFO", "commandstats", NULL);
+    assert_null(strstr(r.data, "cmdstat_set"));
+    assert_non_null(strstr(r.data, "cmdstat_config|resetstat:calls=1,"));
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
 /* ----- Protocol errors --------------------------------------------------------------- */
 
 static void test_protocol_garbage(void **state)
@@ -822,6 +853,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start_and_stop),
         cmocka_unit_test(test_shutdown),
+        cmocka_unit_test(test_info_statistics),
         cmocka_unit_test(test_protocol_garbage),
         cmocka_unit_test(test_disconnect_mid_pipeline),
         cmocka_unit_test(test_thousand_connections),
