@@ -367,6 +367,60 @@ void fr_fault_clear(fr_server *server);
 /* How many faults have fired since the server started. */
 uint64_t fr_fault_fired(const fr_server *server);
 
+/* ----- Statistics: INFO commandstats, errorstats, latencystats ---------------------- */
+
+/* The server counts as redis-server 7.0.15 counts (docs/fake_redis.md, "Statistics"):
+ * every error reply (total_error_replies, and per prefix: the error's first word), and per
+ * command row ("set", "config|get") its calls, the microseconds they took, the calls
+ * refused before running (rejected_calls: wrong arity, CROSSSLOT, a command not allowed
+ * inside MULTI or in subscribed mode) and those that ran and answered an error
+ * (failed_calls), with a latency histogram.  Durations come from the clock given to
+ * fr_stats_set_clock; without one they are all 0 (the in-process default: deterministic). */
+
+/* One command row's counters. */
+typedef struct fr_command_stats {
+    const char *name;         /* full lower-case name, "config|get" */
+    uint64_t calls;           /* ran (a blocked call counts when it blocks) */
+    uint64_t usec;            /* microseconds spent, by the clock of fr_stats_set_clock */
+    uint64_t rejected_calls;  /* refused before running */
+    uint64_t failed_calls;    /* ran and answered an error */
+    int has_latency;          /* it has latency samples (fr_stats_latency_at answers) */
+} fr_command_stats;
+
+/* Rows i = 0 .. fr_stats_command_rows() - 1: the fake's table (containers and
+ * subcommands included), then the names the embedder recorded.  0 with *out filled (zero
+ * counters included), -1 past the end. */
+size_t fr_stats_command_rows(const fr_server *server);
+int fr_stats_command_at(const fr_server *server, size_t i, fr_command_stats *out);
+/* The counters of one full name; -1 (and zeros) when no row has that name. */
+int fr_stats_command(fr_server *server, const char *name, fr_command_stats *out);
+/* Row i's latency at percentile (0..100), in microseconds as Redis's hdr_histogram gives
+ * it (the highest value of the sample's bucket, 2 significant digits); -1 when the row has
+ * no sample. */
+int fr_stats_latency_at(const fr_server *server, size_t i, double percentile, double *usec);
+
+/* total_error_replies, and the distinct error prefixes in byte order (Redis's order):
+ * 0 with the prefix (not NUL-terminated), its length and its count, -1 past the end. */
+uint64_t fr_stats_total_error_replies(const fr_server *server);
+size_t fr_stats_error_count(const fr_server *server);
+int fr_stats_error_at(const fr_server *server, size_t i, const char **prefix, size_t *len,
+                      uint64_t *count);
+
+/* For a server answering commands of its own in front of the fake: an error reply it
+ * wrote (err without the leading '-'), a call of its command name (failed when it
+ * answered an error), a command it refused before running it (NOAUTH ...).  A name of
+ * the fake's table counts on that row. */
+void fr_stats_record_error(fr_server *server, const char *err, size_t len);
+void fr_stats_record_call(fr_server *server, const char *name, uint64_t usec, int failed);
+void fr_stats_record_rejected(fr_server *server, const char *name);
+
+/* CONFIG RESETSTAT: every counter, histogram and error prefix back to nothing. */
+void fr_stats_reset(fr_server *server);
+/* latency-tracking yes|no: whether calls add latency samples (default yes). */
+void fr_stats_set_latency_tracking(fr_server *server, int on);
+/* The clock durations are measured with (microseconds, any origin), or NULL for none. */
+void fr_stats_set_clock(fr_server *server, uint64_t (*now_us)(void *arg), void *arg);
+
 /* ----- The command table -------------------------------------------------------- */
 
 /* One row of the fake's command table, for documentation and tooling. */

@@ -424,6 +424,18 @@ static int into_woken(fr_client *c, int (*fn)(fr_client *, void *), void *arg)
     return r;
 }
 
+/* into_woken for a serve, not a timeout: counted as 7.0.15's updateStatsOnUnblock counts
+ * it (stats.c), failed when the serve wrote an error (or always, forced_error). */
+static int serve_counted(fr_client *c, int (*fn)(fr_client *, void *), void *arg,
+                         int forced_error)
+{
+    const fri_command *cmd = c->bpop->cmd;
+    uint64_t start = fri_stats_now(c->srv), errors = fri_stats_errors(c->srv);
+    if (!into_woken(c, fn, arg)) return 0;
+    fri_stats_unblocked(c, cmd, start, forced_error || fri_stats_errors(c->srv) != errors);
+    return 1;
+}
+
 void fri_blocked_after_call(fr_client *c, const fri_command *cmd, size_t out_mark)
 {
     fr_server *s = c->srv;
@@ -584,7 +596,7 @@ static void serve_key(fr_server *s, bkey *bk)
                                        : is_claim_read(c)      ? rerun_claim
                                        : c->bpop->xo.group_arg ? serve_xreadgroup
                                                                : serve_xread;
-        if (!into_woken(c, fn, &sc)) continue;
+        if (!serve_counted(c, fn, &sc, 0)) continue;
         wake(c);
         scan_keys(s, now); /* BLMOVE may have made its destination ready */
     }
@@ -596,7 +608,7 @@ static void serve_key(fr_server *s, bkey *bk)
                 continue;
             c->now_ms = now;
             /* 8.4 runs a CLAIM read again: NOGROUP for a key gone, WRONGTYPE ... */
-            if (!into_woken(c, is_claim_read(c) ? rerun_claim : reply_key_gone, NULL))
+            if (!serve_counted(c, is_claim_read(c) ? rerun_claim : reply_key_gone, NULL, 0))
                 continue;
             wake(c);
         }
@@ -693,7 +705,7 @@ size_t fr_server_expire_blocked(fr_server *s)
     qsort(due, n, sizeof(*due), by_seq);
     for (size_t i = 0; i < n; i++) {
         due[i]->now_ms = now;
-        if (!into_woken(due[i], rerun_claim, NULL)) continue;
+        if (!serve_counted(due[i], rerun_claim, NULL, 0)) continue;
         wake(due[i]);
         woken++;
     }
@@ -705,7 +717,7 @@ size_t fr_server_expire_blocked(fr_server *s)
 int fr_client_unblock(fr_client *c, int error)
 {
     if (!c->bpop) return 0;
-    into_woken(c, error ? reply_unblocked : reply_timeout, NULL);
+    serve_counted(c, error ? reply_unblocked : reply_timeout, NULL, 1);
     wake(c);
     return 1;
 }

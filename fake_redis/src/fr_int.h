@@ -289,6 +289,8 @@ struct fr_client {
     fri_buf woken_out;        /* the reply that unblocked it, until it blocks again */
     fri_buf woken_parsed;     /* a copy of woken_out parsed in place (fr_client_woken_reply) */
     int woken_listed;         /* it is in the server's queue of woken clients */
+    uint64_t bpop_stat_usec;  /* the blocking call's own duration, added again when it is
+                                 served, as 7.0.15's updateStatsOnUnblock does (stats.c) */
 };
 
 typedef struct fri_fault {
@@ -336,6 +338,7 @@ struct fr_server {
     struct fri_exec_arg *exec_args; /* keys whose values EXEC's commands stored from their
                                        arguments (fri_obj.argref), until EXEC ends */
     size_t exec_args_len, exec_args_cap;
+    struct fri_stats *stats;   /* INFO commandstats / errorstats / latencystats (stats.c) */
 };
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
@@ -415,6 +418,30 @@ extern const fri_command fri_stream_group_commands[]; /* t_stream_group.c */
 extern const fri_command fri_pubsub_commands[];
 extern const fri_command fri_cluster_commands[];
 extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMORY */
+
+/* ----- Statistics (stats.c) ---------------------------------------------------------- */
+
+/* Gives a row of the command table its id (once per process, while the table is built). */
+void fri_stats_register_row(const fri_command *cmd);
+/* The server's counters: 0, or -1 when out of memory (fri_stats_free releases them). */
+int fri_stats_init(fr_server *s);
+void fri_stats_free(fr_server *s);
+/* One error reply more: err is its text without the '-' (total and per prefix). */
+void fri_stats_error(fr_server *s, const char *err, size_t len);
+/* cmd was refused before it ran (rejected_calls). */
+void fri_stats_rejected(fr_server *s, const fri_command *cmd);
+/* call(): the start (the error baseline; the embedder's clock, 0 without one), whether
+ * an error reply was written since (and the new baseline), and the end (calls, usec,
+ * failed, a latency sample unless c blocked). */
+uint64_t fri_stats_call_begin(fr_server *s);
+int fri_stats_call_failed(fr_server *s);
+void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed);
+/* A blocked client served (or unblocked by CLIENT UNBLOCK): its serving time, failed when
+ * had_errors, a latency sample.  start is fri_stats_now() before the serve. */
+void fri_stats_unblocked(fr_client *c, const fri_command *cmd, uint64_t start, int had_errors);
+/* The embedder's clock in microseconds, 0 without one; the error replies so far. */
+uint64_t fri_stats_now(const fr_server *s);
+uint64_t fri_stats_errors(const fr_server *s);
 
 /* Looks a top-level command up by name (case-insensitive); NULL if unknown. */
 const fri_command *fri_lookup_command(const fr_server *s, const char *name, size_t len);

@@ -55,6 +55,7 @@ void fri_reply_error_raw(fr_client *c, const char *err, size_t len)
     fri_buf_append(b, err, len);
     for (size_t i = start; i < b->len; i++)
         if (b->p[i] == '\r' || b->p[i] == '\n') b->p[i] = ' ';
+    if (b->p) fri_stats_error(c->srv, b->p + start, b->len - start);
     fri_buf_append(b, "\r\n", 2);
 }
 
@@ -66,6 +67,7 @@ static void reply_error_len(fr_client *c, const char *err, size_t len)
         fri_buf_append(&c->out, err, len);
         for (size_t i = start; i < c->out.len; i++)
             if (c->out.p[i] == '\r' || c->out.p[i] == '\n') c->out.p[i] = ' ';
+        fri_stats_error(c->srv, "ERR", 3);
         fri_buf_append(&c->out, "\r\n", 2);
         return;
     }

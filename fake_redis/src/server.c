@@ -281,6 +281,9 @@ static void build_cmd_table(void)
             while (cmd_table[j].cmd) j = (j + 1) & (CMD_TABLE_SIZE - 1);
             cmd_table[j] = slot;
             cmd_table_count++;
+            fri_stats_register_row(cmd);
+            for (const fri_command *sub = cmd->subcommands; sub && sub->name; sub++)
+                fri_stats_register_row(sub);
         }
     }
 }
@@ -405,6 +408,7 @@ fr_server *fr_server_new(const fr_config *cfg)
     s->rng_state[0] = splitmix64(&x);
     s->rng_state[1] = splitmix64(&x);
     s->next_client_id = 1;
+    if (fri_stats_init(s) < 0) goto fail;
     return s;
 fail:
     fr_server_free(s);
@@ -432,6 +436,7 @@ void fr_server_free(fr_server *s)
     free(s->shared_lru);
     fri_exec_args_release(s);
     free(s->exec_args);
+    fri_stats_free(s);
     free(s);
 }
 
@@ -553,15 +558,24 @@ static int apply_fault(fr_client *c, const fri_command *cmd)
 
 /* ----- Dispatch ---------------------------------------------------------------------- */
 
+/* Redis's call(): runs cmd (or the fault that replaces it) and counts it (stats.c): a
+ * failure is an error written by the command itself, decided before the clients it made
+ * ready are served. */
 void fri_call(fr_client *c, const fri_command *cmd)
 {
     fr_server *s = c->srv;
     s->executed++;
     c->cmd = cmd;
-    if (s->faults_len && apply_fault(c, cmd)) return;
+    uint64_t start = fri_stats_call_begin(s);
+    if (s->faults_len && apply_fault(c, cmd)) {
+        fri_stats_call_end(c, cmd, start, fri_stats_call_failed(s));
+        return;
+    }
     size_t out_mark = c->out.len;
     cmd->proc(c);
+    int failed = fri_stats_call_failed(s);
     if ((cmd->flags & FRI_CMD_BLOCKING) || s->blocking) fri_blocked_after_call(c, cmd, out_mark);
+    fri_stats_call_end(c, cmd, start, failed);
 }
 
 /* A command refused before it runs: inside MULTI it also dooms the transaction
@@ -569,6 +583,7 @@ void fri_call(fr_client *c, const fri_command *cmd)
 static void reject(fr_client *c, const char *msg)
 {
     if (c->in_multi) c->dirty_exec = 1;
+    fri_stats_rejected(c->srv, c->cmd);
     fri_reply_error(c, msg);
 }
 
@@ -576,6 +591,7 @@ static void reject(fr_client *c, const char *msg)
  * (discarded, WATCHes dropped, even outside MULTI), worded "because of: <reason>". */
 static void reject_arity(fr_client *c)
 {
+    fri_stats_rejected(c->srv, c->cmd);
     if (strcmp(c->cmd->name, "exec") == 0) {
         fri_multi_reset(c);
         fri_unwatch_all(c);
@@ -622,10 +638,13 @@ static void process_command(fr_client *c)
      * one without a handler that is not a container, which spares every other command a
      * comparison of its name. */
     if (!cmd->proc && !(cmd->flags & FRI_CMD_CONTAINER) && strcmp(cmd->name, "quit") == 0) {
+        c->cmd = cmd;
+        uint64_t start = fri_stats_call_begin(s);
         fri_reply_ok(c);
         fri_multi_reset(c);
         fri_unwatch_all(c);
         c->closing = 1;
+        fri_stats_call_end(c, cmd, start, 0);
         return;
     }
     if (cmd->subcommands && c->argc >= 2) {
@@ -650,8 +669,14 @@ static void process_command(fr_client *c)
         reject_arity(c);
         return;
     }
-    if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) return;
-    if (c->subs && fri_pubsub_gate(c, cmd) < 0) return;
+    if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) {
+        fri_stats_rejected(s, cmd);
+        return;
+    }
+    if (c->subs && fri_pubsub_gate(c, cmd) < 0) {
+        fri_stats_rejected(s, cmd);
+        return;
+    }
     if (c->in_multi && (cmd->flags & FRI_CMD_NO_MULTI)) {
         reject(c, "ERR Command not allowed inside a transaction");
         return;

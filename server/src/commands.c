@@ -245,9 +245,33 @@ void frs_cmd_save(frs_conn *c, int argc, const char *const *argv, const size_t *
     else frs_reply_status(c, "Background saving started");
 }
 
-/* SHUTDOWN [...]: stops the loop; no reply, as redis-server. */
+/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as 7.0.15's shutdownCommand: an unknown
+ * word, ABORT with anything else, or SAVE with NOSAVE is a syntax error; ABORT answers
+ * that no shutdown is in progress (a shutdown here never waits for replicas); anything
+ * else stops the server with no reply (SAVE has nothing to save: the fake persists
+ * nothing).  Inside MULTI it never gets here: it is refused as a no-multi command. */
 void frs_cmd_shutdown(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
+    int save = 0, nosave = 0, other = 0, abort_ = 0;
+    for (int i = 1; i < argc; i++) {
+        if (arg_is(argv[i], argvlen[i], "nosave")) nosave = 1;
+        else if (arg_is(argv[i], argvlen[i], "save")) save = 1;
+        else if (arg_is(argv[i], argvlen[i], "now") || arg_is(argv[i], argvlen[i], "force"))
+            other = 1;
+        else if (arg_is(argv[i], argvlen[i], "abort")) abort_ = 1;
+        else {
+            frs_reply_error(c, "ERR syntax error");
+            return;
+        }
+    }
+    if ((abort_ && (save || nosave || other)) || (save && nosave)) {
+        frs_reply_error(c, "ERR syntax error");
+        return;
+    }
+    if (abort_) {
+        frs_reply_error(c, "ERR No shutdown in progress.");
+        return;
+    }
     /* As redis-server: no reply, the server exits (the connection closes with it). */
     c->srv->stop = 1;
 }

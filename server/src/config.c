@@ -23,6 +23,7 @@ typedef enum ptype {
     FRS_P_ENUM,     /* one of the words in allowed */
     FRS_P_SAVE,     /* "" or pairs of integers */
     FRS_P_OUTLIMIT, /* client-output-buffer-limit's class/hard/soft/seconds groups */
+    FRS_P_PERCENTILES, /* numbers in [0, 100] (latency-tracking-info-percentiles) */
 } ptype;
 
 #define FRS_P_IMMUTABLE 1 /* CONFIG SET refuses it */
@@ -139,11 +140,69 @@ void frs_outlimit_text(frs_server *srv, char *buf, size_t cap)
 
 /* Checks value for p and writes the form CONFIG GET will show into norm (cap bytes).
  * NULL, or the reason. */
+/* Redis's trimDoubleString: "%f" text without trailing zeros (and then without a '.'). */
+static void trim_double(char *buf)
+{
+    if (!strchr(buf, '.')) return;
+    size_t n = strlen(buf);
+    while (n && buf[n - 1] == '0') n--;
+    if (n && buf[n - 1] == '.') n--;
+    buf[n] = '\0';
+}
+
+int frs_parse_percentiles(const char *value, double *out, int max, char *norm, size_t cap,
+                          const char **err)
+{
+    int n = 0;
+    size_t len = 0;
+    if (norm && cap) norm[0] = '\0';
+    for (const char *p = value; *p;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        const char *end = strchr(p, ' ');
+        if (!end) end = p + strlen(p);
+        char word[64];
+        size_t wl = (size_t)(end - p);
+        char *stop = NULL;
+        double v = 0;
+        if (wl < sizeof(word)) {
+            memcpy(word, p, wl);
+            word[wl] = '\0';
+            if (!isspace((unsigned char)word[0])) v = strtod(word, &stop);
+        }
+        if (!stop || *stop || stop == word || v != v) {
+            *err = "Invalid latency-tracking-info-percentiles parameters";
+            return -1;
+        }
+        if (v > 100.0 || v < 0.0) {
+            *err = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+            return -1;
+        }
+        if (n < max) out[n] = v;
+        n++;
+        if (norm) {
+            char f[128];
+            snprintf(f, sizeof(f), "%f", v);
+            trim_double(f);
+            int w = snprintf(norm + len, cap > len ? cap - len : 0, "%s%s", len ? " " : "", f);
+            if (w > 0) len += (size_t)w;
+        }
+        p = end;
+    }
+    return n;
+}
+
 static const char *check_value(frs_server *srv, const pdef *d, const char *value, char *norm,
                                size_t cap)
 {
     if (d->flags & FRS_P_IMMUTABLE) return "can't set immutable config";
     switch (d->type) {
+    case FRS_P_PERCENTILES: {
+        const char *err;
+        double v[1];
+        if (frs_parse_percentiles(value, v, 0, norm, cap, &err) < 0) return err;
+        return NULL;
+    }
     case FRS_P_BOOL:
         if (strcasecmp(value, "yes") && strcasecmp(value, "no"))
             return "argument must be 'yes' or 'no'";
@@ -238,6 +297,8 @@ static void apply(frs_server *srv, const char *name, const char *value)
         }
     }
     if (srv->fake) fr_server_set_param(srv->fake, name, value);
+    if (srv->fake && !strcmp(name, "latency-tracking"))
+        fr_stats_set_latency_tracking(srv->fake, !strcmp(value, "yes"));
     if (!strcmp(name, "maxclients")) {
         srv->maxclients = strtoll(value, NULL, 10);
     } else if (!strcmp(name, "proto-max-bulk-len")) {
@@ -247,6 +308,8 @@ static void apply(frs_server *srv, const char *name, const char *value)
         free(srv->requirepass);
         srv->requirepass = value[0] ? strdup(value) : NULL;
         frs_apply_limits(srv);
+    } else if (!strcmp(name, "maxmemory")) {
+        srv->maxmemory = strtoull(value, NULL, 10);
     } else if (!strcmp(name, "client-query-buffer-limit")) {
         srv->querybuf_limit = strtoull(value, NULL, 10);
     } else if (!strcmp(name, "client-output-buffer-limit")) {
@@ -502,7 +565,9 @@ void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const si
 void frs_cmd_config_resetstat(frs_conn *c, int argc, const char *const *argv,
                               const size_t *argvlen)
 {
+    /* Redis's resetServerStats, resetCommandTableStats and resetErrorTableStats */
     memset(&c->srv->stats, 0, sizeof(c->srv->stats));
+    fr_stats_reset(c->srv->fake);
     frs_reply_ok(c);
 }
 

@@ -34,6 +34,31 @@ static int name_is(const char *p, size_t n, const char *word)
 /* Dooms the fake's transaction as a refusal by the fake would (EXEC answers EXECABORT). */
 static void flag_transaction(frs_conn *c) { fr_client_flag_transaction(c->fc); }
 
+/* A command refused before it ran: one rejected call on its row (Redis's rejectCommand). */
+static void reject(frs_conn *c, const char *name) { fr_stats_record_rejected(c->srv->fake, name); }
+
+/* Redis's maxmemory check in processCommand, with nothing to evict (the fake never evicts):
+ * while the process uses more than maxmemory, a command that may grow memory (denyoom),
+ * or any command queued inside MULTI, is refused.  EXEC, DISCARD, QUIT and RESET pass. */
+static int out_of_memory(frs_conn *c, const frs_cmd *cmd)
+{
+    int deny = cmd->fake_flags && strstr(cmd->fake_flags, "denyoom") != NULL;
+    if (fr_client_in_multi(c->fc) && strcmp(cmd->name, "exec") && strcmp(cmd->name, "discard") &&
+        strcmp(cmd->name, "quit") && strcmp(cmd->name, "reset"))
+        deny = 1;
+    return deny && frs_used_memory() > c->srv->maxmemory;
+}
+
+/* Answers the OOM refusal (dooming a transaction) when out_of_memory says so: 1 if it did. */
+static int refuse_oom(frs_conn *c, const frs_cmd *cmd)
+{
+    if (!out_of_memory(c, cmd)) return 0;
+    flag_transaction(c);
+    reject(c, cmd->name);
+    frs_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+    return 1;
+}
+
 /* Forgets the mirrored MULTI queue. */
 static void queue_clear(frs_conn *c)
 {
@@ -85,6 +110,26 @@ static void put_fake_reply(frs_conn *c, int argc, const char *const *argv,
     else frs_reply_raw(c, p, n);
 }
 
+/* Redis's call() for the server's own commands: runs cmd and records the call, its
+ * duration and a failure when it answered an error.  FAKE.* commands are not Redis's:
+ * they stay out of commandstats (their errors still count, as replies a client read). */
+static void run_host(frs_conn *c, const frs_cmd *cmd, int argc, const char *const *argv,
+                     const size_t *argvlen)
+{
+    fr_server *fake = c->srv->fake;
+    if (!strcmp(cmd->group, "fake")) {
+        cmd->proc(c, argc, argv, argvlen);
+        return;
+    }
+    uint64_t errors = fr_stats_total_error_replies(fake);
+    uint64_t start = frs_mono_us(NULL);
+    cmd->proc(c, argc, argv, argvlen);
+    uint64_t usec = frs_mono_us(NULL) - start;
+    /* CONFIG RESETSTAT zeroes the counter: only a rise is a failure, as in Redis */
+    int failed = (int64_t)(fr_stats_total_error_replies(fake) - errors) > 0;
+    fr_stats_record_call(fake, cmd->name, usec, failed);
+}
+
 /* EXEC's reply when the server must rework it: the fake's array has one element per fake
  * command of the queue; the server's commands run now, in their places. */
 static void put_exec_reply(frs_conn *c, const char *p, size_t n)
@@ -109,7 +154,12 @@ static void put_exec_reply(frs_conn *c, const char *p, size_t n)
         for (size_t i = 0; i < qlen; i++) {
             frs_queued *q = &queue[i];
             if (q->host) {
-                frs_dispatch(c, q->argc, (const char *const *)q->argv, q->argvlen);
+                /* checked when queued: EXEC runs it as call() does, with no check */
+                const frs_cmd *container;
+                const frs_cmd *cmd = frs_cmd_lookup(q->argc, (const char *const *)q->argv,
+                                                    q->argvlen, &container);
+                if (cmd && cmd->proc)
+                    run_host(c, cmd, q->argc, (const char *const *)q->argv, q->argvlen);
                 continue;
             }
             frs_rnode *e = &r->child[k++];
@@ -181,7 +231,6 @@ void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *
 static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
     frs_server *srv = c->srv;
-    srv->stats.commands++;
     c->last_ms = srv->turn_ms;
 
     const frs_cmd *container;
@@ -192,21 +241,24 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
      * authentication. */
     int refused_early = !cmd || !arity_ok(cmd, argc);
     if (!refused_early && auth_required(c) && !(cmd->flags & FRS_CMD_NOAUTH)) {
+        reject(c, cmd->name);
         frs_reply_error(c, "NOAUTH Authentication required.");
         return;
     }
 
     int host = cmd ? cmd->fake_flags == NULL : container && container->fake_flags == NULL;
     if (!host) {
+        if (!refused_early && srv->maxmemory && refuse_oom(c, cmd)) return;
         run_fake(c, argc, argv, argvlen);
         return;
     }
 
-    /* The server's own commands. */
+    /* The server's own commands, refused (rejected_calls) in processCommand's order. */
     int in_multi = fr_client_in_multi(c->fc);
     if (!cmd) {
         if (in_multi) flag_transaction(c);
         if (argc < 2) {
+            reject(c, container->name);
             frs_reply_arity(c, container->name);
             return;
         }
@@ -223,21 +275,31 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
     }
     if (!arity_ok(cmd, argc)) {
         if (in_multi) flag_transaction(c);
+        reject(c, cmd->name);
         frs_reply_arity(c, cmd->name);
         return;
     }
+    if (in_multi && (cmd->flags & FRS_CMD_NOMULTI)) {
+        flag_transaction(c);
+        reject(c, cmd->name);
+        frs_reply_error(c, "ERR Command not allowed inside a transaction");
+        return;
+    }
+    if (srv->maxmemory && refuse_oom(c, cmd)) return;
     if (c->resp == 2 && !(cmd->flags & FRS_CMD_PUBSUBOK) && fr_client_subscriptions(c->fc)) {
+        if (in_multi) flag_transaction(c);
+        reject(c, cmd->name);
         frs_reply_errorf(c, "ERR Can't execute '%s': only (P|S)SUBSCRIBE / "
                             "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
                             "context", cmd->name);
         return;
     }
-    if (in_multi && !(cmd->flags & FRS_CMD_NOMULTI)) {
+    if (in_multi && !(cmd->flags & FRS_CMD_MULTICTL)) {
         queue_add(c, 1, argc, argv, argvlen);
         frs_reply_raw(c, "+QUEUED\r\n", 9);
         return;
     }
-    cmd->proc(c, argc, argv, argvlen);
+    run_host(c, cmd, argc, argv, argvlen);
 }
 
 void frs_drain_fake_events(frs_server *srv, frs_conn *current)

@@ -136,11 +136,9 @@ typedef struct frs_options {
 /* Counters reported by INFO stats, reset by CONFIG RESETSTAT. */
 typedef struct frs_stats {
     unsigned long long connections;    /* total_connections_received */
-    unsigned long long commands;       /* total_commands_processed */
     unsigned long long rejected;       /* rejected_connections (maxclients) */
     unsigned long long net_in;         /* total_net_input_bytes */
     unsigned long long net_out;        /* total_net_output_bytes */
-    unsigned long long errors;         /* total_error_replies */
     unsigned long long outlimit_kills; /* clients closed for their output buffer */
 } frs_stats;
 
@@ -175,6 +173,8 @@ struct frs_server {
     frs_outlimit limit_normal;/* client-output-buffer-limit normal */
     frs_outlimit limit_pubsub;/* client-output-buffer-limit pubsub */
     char *requirepass;        /* requirepass; NULL or "" for none */
+    unsigned long long maxmemory; /* maxmemory: 0 none, else commands that may grow memory
+                                     are refused while the process uses more (dispatch.c) */
     frs_param *params;        /* every CONFIG parameter's value (config.c) */
     size_t nparams;           /* entries in params */
 };
@@ -201,6 +201,8 @@ void frs_conn_resume(frs_conn *c);
 frs_conn *frs_conn_of(frs_server *srv, const fr_client *fc);
 /* Milliseconds of a monotonic clock, for ages and idle times (never the fake's clock). */
 int64_t frs_mono_ms(void);
+/* Microseconds of the same clock: the durations of INFO commandstats (arg unused). */
+uint64_t frs_mono_us(void *arg);
 /* Re-keys c in the fr_client map after its fake client was replaced by c->fc (RESET). */
 void frs_conn_rebind(frs_conn *c, const fr_client *old);
 /* Re-applies proto-max-bulk-len and the auth requirement to every parser. */
@@ -274,7 +276,8 @@ typedef void frs_cmd_proc(frs_conn *c, int argc, const char *const *argv,
                           const size_t *argvlen);
 
 #define FRS_CMD_NOAUTH   (1u << 0) /* runs before AUTH */
-#define FRS_CMD_NOMULTI  (1u << 1) /* runs at once even inside MULTI (QUIT, RESET) */
+#define FRS_CMD_MULTICTL (1u << 1) /* runs at once even inside MULTI (QUIT, RESET) */
+#define FRS_CMD_NOMULTI  (1u << 3) /* refused inside MULTI (Redis's no-multi: SAVE, SHUTDOWN) */
 #define FRS_CMD_PUBSUBOK (1u << 2) /* allowed in RESP2 subscribed mode */
 
 /* One row: a command of the fake (proc NULL) or of the server. */
@@ -324,6 +327,8 @@ frs_cmd_proc frs_cmd_fake_time_get, frs_cmd_fake_time_set, frs_cmd_fake_time_adv
 
 /* The INFO text of the given sections (NULL: the default ones), in Redis's format. */
 char *frs_info_text(frs_server *srv, int argc, const char *const *argv, size_t *len);
+/* The process's allocated bytes (INFO used_memory, the maxmemory check). */
+unsigned long long frs_used_memory(void);
 /* One CLIENT LIST line for c (without the newline) into buf. */
 void frs_client_line(frs_conn *c, char *buf, size_t cap);
 
@@ -337,6 +342,12 @@ const char *frs_config_get(frs_server *srv, const char *name);
 /* CONFIG SET for one parameter without the reply: 0, or -1 with *err set to the
  * reason (a static string, Redis's wording after "... - "). */
 int frs_config_set1(frs_server *srv, const char *name, const char *value, const char **err);
+
+/* latency-tracking-info-percentiles: the numbers of value (space separated, each in
+ * [0, 100]) into out[0..max) and, when norm is given, the text CONFIG GET shows ("%f"
+ * without trailing zeros).  How many there are, or -1 with *err (Redis's text). */
+int frs_parse_percentiles(const char *value, double *out, int max, char *norm, size_t cap,
+                          const char **err);
 
 /* Text of an outlimit for CONFIG GET client-output-buffer-limit. */
 void frs_outlimit_text(frs_server *srv, char *buf, size_t cap);

@@ -143,10 +143,24 @@ static void section_clients(frs_server *srv, text *t)
             count_blocked(srv));
 }
 
-static void section_memory(frs_server *srv, text *t)
+unsigned long long frs_used_memory(void)
 {
     struct mallinfo2 mi = mallinfo2();
     unsigned long long used = mi.uordblks + mi.hblkhd;
+    if (used) return used;
+    /* an allocator that does not fill mallinfo2 (AddressSanitizer's): the resident size */
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &pages, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    return resident * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+static void section_memory(frs_server *srv, text *t)
+{
+    unsigned long long used = frs_used_memory();
     char h1[32], h2[32];
     human(h1, sizeof(h1), used);
     human(h2, sizeof(h2), used);
@@ -212,6 +226,19 @@ static void section_persistence(frs_server *srv, text *t)
             (long long)srv->start_time);
 }
 
+/* total_commands_processed: Redis counts every call() (a command inside EXEC too, a
+ * blocked one once, a refused one never), which is the sum of the calls of every row. */
+static unsigned long long commands_processed(frs_server *srv)
+{
+    unsigned long long n = 0;
+    size_t rows = fr_stats_command_rows(srv->fake);
+    for (size_t i = 0; i < rows; i++) {
+        fr_command_stats st;
+        if (fr_stats_command_at(srv->fake, i, &st) == 0) n += st.calls;
+    }
+    return n;
+}
+
 static void section_stats(frs_server *srv, text *t)
 {
     const frs_stats *s = &srv->stats;
@@ -266,7 +293,8 @@ static void section_stats(frs_server *srv, text *t)
             "client_output_buffer_limit_disconnections:%llu\r\n"
             "fakeredis_commands_executed:%llu\r\n"
             "fakeredis_faults_fired:%llu\r\n",
-            s->connections, s->commands, s->net_in, s->net_out, s->rejected, s->errors,
+            s->connections, commands_processed(srv), s->net_in, s->net_out, s->rejected,
+            (unsigned long long)fr_stats_total_error_replies(srv->fake),
             s->outlimit_kills, (unsigned long long)fr_server_commands_executed(srv->fake),
             (unsigned long long)fr_fault_fired(srv->fake));
 }
@@ -306,10 +334,87 @@ static void section_modules(frs_server *srv, text *t)
     tprintf(t, "# Modules\r\n");
 }
 
+/* Redis's getSafeInfoString: '#', ':', CR and LF become '_' in a name INFO prints. */
+static void safe_name(char *dst, size_t cap, const char *p, size_t len)
+{
+    size_t n = len < cap - 1 ? len : cap - 1;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (p[i] == '#' || p[i] == ':' || p[i] == '\n' || p[i] == '\r') ? '_' : p[i];
+    dst[n] = '\0';
+}
+
+/* The fake counts every command, the server's own included (fr_stats_record_call):
+ * rows with any call, rejection or failure, in the command table's order (Redis's is the
+ * order of its command dict). */
+static void section_commandstats(frs_server *srv, text *t)
+{
+    tprintf(t, "# Commandstats\r\n");
+    size_t n = fr_stats_command_rows(srv->fake);
+    for (size_t i = 0; i < n; i++) {
+        fr_command_stats st;
+        if (fr_stats_command_at(srv->fake, i, &st) < 0) break;
+        if (!st.calls && !st.failed_calls && !st.rejected_calls) continue;
+        char name[160];
+        safe_name(name, sizeof(name), st.name, strlen(st.name));
+        tprintf(t,
+                "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
+                "failed_calls=%llu\r\n",
+                name, (unsigned long long)st.calls, (unsigned long long)st.usec,
+                st.calls ? (double)((float)st.usec / (float)st.calls) : 0.0,
+                (unsigned long long)st.rejected_calls, (unsigned long long)st.failed_calls);
+    }
+}
+
+/* One line per error prefix, in byte order as Redis's radix tree keeps them. */
 static void section_errorstats(frs_server *srv, text *t)
 {
-    (void)srv;
     tprintf(t, "# Errorstats\r\n");
+    for (size_t i = 0; i < fr_stats_error_count(srv->fake); i++) {
+        const char *p;
+        size_t len;
+        uint64_t count;
+        if (fr_stats_error_at(srv->fake, i, &p, &len, &count) < 0) break;
+        char name[160];
+        safe_name(name, sizeof(name), p, len);
+        tprintf(t, "errorstat_%s:count=%llu\r\n", name, (unsigned long long)count);
+    }
+}
+
+/* latency_percentiles_usec_<cmd>:p50=...,p99=...: the percentiles of
+ * latency-tracking-info-percentiles, when latency-tracking is on. */
+static void section_latencystats(frs_server *srv, text *t)
+{
+    tprintf(t, "# Latencystats\r\n");
+    const char *on = frs_config_get(srv, "latency-tracking");
+    if (on && strcmp(on, "yes") != 0) return;
+    double pct[64];
+    const char *err;
+    const char *conf = frs_config_get(srv, "latency-tracking-info-percentiles");
+    int np = frs_parse_percentiles(conf ? conf : "", pct, 64, NULL, 0, &err);
+    if (np > 64) np = 64;
+    size_t n = fr_stats_command_rows(srv->fake);
+    for (size_t i = 0; i < n; i++) {
+        fr_command_stats st;
+        if (fr_stats_command_at(srv->fake, i, &st) < 0) break;
+        if (!st.has_latency) continue;
+        char name[160];
+        safe_name(name, sizeof(name), st.name, strlen(st.name));
+        tprintf(t, "latency_percentiles_usec_%s:", name);
+        for (int j = 0; j < np; j++) {
+            char f[128];
+            snprintf(f, sizeof(f), "%f", pct[j]);
+            if (strchr(f, '.')) {
+                size_t fl = strlen(f);
+                while (fl && f[fl - 1] == '0') fl--;
+                if (fl && f[fl - 1] == '.') fl--;
+                f[fl] = '\0';
+            }
+            double us = 0;
+            fr_stats_latency_at(srv->fake, i, pct[j], &us);
+            tprintf(t, "p%s=%.3f%s", f, us, j + 1 < np ? "," : "");
+        }
+        tprintf(t, "\r\n");
+    }
 }
 
 static void section_cluster(frs_server *srv, text *t)
@@ -329,34 +434,45 @@ static void section_keyspace(frs_server *srv, text *t)
 
 typedef struct section {
     const char *name;                           /* lower case, as INFO's argument */
+    const char *alias;                          /* another name for it, or NULL */
     void (*fn)(frs_server *srv, text *t);       /* writes it */
     int in_default;                             /* part of INFO without arguments */
 } section;
 
+/* In the order Redis prints them (genRedisInfoString). */
 static const section sections[] = {
-    {"server", section_server, 1},         {"clients", section_clients, 1},
-    {"memory", section_memory, 1},         {"persistence", section_persistence, 1},
-    {"stats", section_stats, 1},           {"replication", section_replication, 1},
-    {"cpu", section_cpu, 1},               {"modules", section_modules, 1},
-    {"errorstats", section_errorstats, 1}, {"cluster", section_cluster, 1},
-    {"keyspace", section_keyspace, 1},
+    {"server", NULL, section_server, 1},
+    {"clients", NULL, section_clients, 1},
+    {"memory", NULL, section_memory, 1},
+    {"persistence", NULL, section_persistence, 1},
+    {"stats", NULL, section_stats, 1},
+    {"replication", NULL, section_replication, 1},
+    {"cpu", NULL, section_cpu, 1},
+    {"module_list", "modules", section_modules, 1},
+    {"commandstats", NULL, section_commandstats, 0},
+    {"errorstats", NULL, section_errorstats, 1},
+    {"latencystats", NULL, section_latencystats, 0},
+    {"cluster", NULL, section_cluster, 1},
+    {"keyspace", NULL, section_keyspace, 1},
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
 char *frs_info_text(frs_server *srv, int argc, const char *const *argv, size_t *len)
 {
+    /* genInfoSectionDict: no argument or "default" are the default sections, "all" and
+     * "everything" every section, any other word the section of that name */
     int want[NSECTIONS] = {0};
     if (argc == 0) {
         for (size_t i = 0; i < NSECTIONS; i++) want[i] = sections[i].in_default;
     }
     for (int a = 0; a < argc; a++) {
-        if (strcasecmp(argv[a], "all") == 0 || strcasecmp(argv[a], "everything") == 0 ||
-            strcasecmp(argv[a], "default") == 0) {
-            for (size_t i = 0; i < NSECTIONS; i++) want[i] = 1;
-            continue;
-        }
+        int all = strcasecmp(argv[a], "all") == 0 || strcasecmp(argv[a], "everything") == 0;
+        int def = strcasecmp(argv[a], "default") == 0;
         for (size_t i = 0; i < NSECTIONS; i++)
-            if (strcasecmp(argv[a], sections[i].name) == 0) want[i] = 1;
+            if (all || (def && sections[i].in_default) ||
+                strcasecmp(argv[a], sections[i].name) == 0 ||
+                (sections[i].alias && strcasecmp(argv[a], sections[i].alias) == 0))
+                want[i] = 1;
     }
     text t = {0};
     tprintf(&t, "%s", "");

@@ -131,6 +131,14 @@ void frs_conn_rebind(frs_conn *c, const fr_client *old)
 
 /* ----- Small helpers ---------------------------------------------------------------- */
 
+uint64_t frs_mono_us(void *arg)
+{
+    (void)arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 int64_t frs_mono_ms(void)
 {
     struct timespec ts;
@@ -580,6 +588,8 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
         return -1;
     }
     if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
+    /* commandstats' usec and latencystats are measured, as redis-server measures them */
+    fr_stats_set_clock(srv->fake, frs_mono_us, NULL);
 
     srv->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (srv->epfd < 0) {

@@ -94,8 +94,9 @@ void frs_reply_error(frs_conn *c, const char *err)
     for (size_t i = 0; i < n; i++) copy[i + 1] = (err[i] == '\r' || err[i] == '\n') ? ' ' : err[i];
     memcpy(copy + n + 1, "\r\n", 2);
     frs_reply_raw(c, copy, n + 3);
+    /* total_error_replies and errorstats count the server's errors with the fake's */
+    if (c->srv->fake) fr_stats_record_error(c->srv->fake, copy + 1, n);
     free(copy);
-    c->srv->stats.errors++;
 }
 
 void frs_reply_errorf(frs_conn *c, const char *fmt, ...)

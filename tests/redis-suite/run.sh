@@ -18,6 +18,11 @@
 #                             fails its file, it does not stall the run)
 #   --list-failed             after the table, list every test that did
 #                             not pass, per file and server
+#   --unskip TAG              run the tests tagged TAG that are skipped by
+#                             default (needs:config-resetstat, ...);
+#                             external:skip runs a file's servers that the
+#                             suite keeps from external servers (unit/info),
+#                             from a copy of the tests with that tag removed
 #
 # With no files, the fifteen files issue 13 names. Tests needing what an
 # external server cannot give (DEBUG, replication, SAVE, ...) are left out
@@ -42,6 +47,7 @@ logs=""
 list_failed=0
 test_timeout=120
 files=()
+unskip=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --server)
@@ -55,6 +61,7 @@ while [[ $# -gt 0 ]]; do
     --real) real_bin="$2"; shift 2 ;;
     --logs) logs="$2"; shift 2 ;;
     --list-failed) list_failed=1; shift ;;
+    --unskip) unskip+=("$2"); shift 2 ;;
     --timeout) test_timeout="$2"; shift 2 ;;
     unit/*) files+=("$1"); shift ;;
     *) die "unknown argument: $1" ;;
@@ -81,6 +88,17 @@ logs="$(cd "$logs" && pwd)"
 # skipped by the suite itself.
 tags="-needs:debug -needs:repl -needs:config-maxmemory -needs:config-resetstat"
 tags+=" -needs:save -needs:reset -needs:pfdebug"
+for t in "${unskip[@]}"; do
+    tags="${tags//-$t/}"
+    if [[ $t == external:skip ]]; then
+        # a private copy of the tests without the tag (the checkout stays as it is)
+        mkdir -p "$logs/.checkout"
+        rm -rf "$logs/.checkout/tests"
+        cp -r "$checkout/tests" "$logs/.checkout/tests"
+        find "$logs/.checkout/tests/unit" -name '*.tcl' -exec sed -i 's/"external:skip"//g; s/external:skip//g' {} +
+        checkout="$logs/.checkout"
+    fi
+done
 
 server_pid=""
 stop_server() {

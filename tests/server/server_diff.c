@@ -91,6 +91,30 @@ static const diff_case cases[] = {
     {"multi refusals", "MULTI\nCLIENT SETNAME\nSET a 1\nEXEC\nMULTI\nCLIENT FOO\nEXEC\n"
                        "MULTI\nCONFIG SET\nEXEC", 0, 0, 0, 0},
     {"reset", "SELECT 3\nSET k v\nMULTI\nRESET\nGET k\nCLIENT GETNAME\nSELECT 3\nDEL k", 0, 0, 0, 0},
+    {"no-multi commands", "MULTI\nSHUTDOWN\nSAVE\nSHUTDOWN NOSAVE NOW\nSET a 1\nEXEC\nMULTI\n"
+                          "SHUTDOWN FOO\nDISCARD\nGET a", 0, 0, 0, 0},
+    {"subscribe is queued", "MULTI\nSUBSCRIBE mq\nPING\nCLIENT GETNAME\nEXEC\nUNSUBSCRIBE mq\nPING",
+     0, 0, 0, 0},
+    {"maxmemory refusals", "SET a 1\nCONFIG SET maxmemory 1\nSET a b\nGET a\nINCR a\nMULTI\n"
+                           "GET a\nSHUTDOWN\nMULTI\nDISCARD\nMULTI\nEXEC\n"
+                           "CONFIG SET maxmemory 0\nSET a b\nDEL a", 0, 0, 0, 0},
+    {"shutdown refusals", "SHUTDOWN FOO\nSHUTDOWN ABORT\nSHUTDOWN ABORT NOW\n"
+                          "SHUTDOWN NOSAVE SAVE\nSHUTDOWN abort FORCE\nSHUTDOWN SAVE ABORT",
+     0, 0, 0, 0},
+    {"latency-tracking config",
+     "CONFIG GET latency-tracking-info-percentiles\n"
+     "CONFIG SET latency-tracking-info-percentiles \"0.0 50.0 100.0\"\n"
+     "CONFIG GET latency-tracking-info-percentiles\n"
+     "CONFIG SET latency-tracking-info-percentiles \"10.0 50.0 a\"\n"
+     "CONFIG SET latency-tracking-info-percentiles \"10.0 50.0 101.0\"\n"
+     "CONFIG SET latency-tracking-info-percentiles \"-1\"\n"
+     "CONFIG SET latency-tracking-info-percentiles \"1e1 0x10 99.999\"\n"
+     "CONFIG GET latency-tracking-info-percentiles\n"
+     "CONFIG SET latency-tracking-info-percentiles \"\"\n"
+     "CONFIG GET latency-tracking-info-percentiles\n"
+     "CONFIG SET latency-tracking-info-percentiles \"50 99 99.9\"\n"
+     "CONFIG SET latency-tracking maybe\nCONFIG SET latency-tracking no\n"
+     "CONFIG GET latency-tracking\nCONFIG SET latency-tracking yes", 0, 0, 0, 0},
     {"subscribed mode", "SUBSCRIBE c1\nGET a\nCLIENT ID\nCONFIG GET hz\nPING\nPING x\n"
                         "UNSUBSCRIBE\nPING", 0, 0, 0, 0},
     /* ----- RESP3 ----- */
@@ -266,11 +290,252 @@ static void test_same_bytes_requirepass(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* ----- INFO statistics after the same commands --------------------------------------- */
+
+/* Sends one inline line (no reply read). */
+static void send_line(frsh_conn *c, const char *line)
+{
+    rh_buf b = {0};
+    rh_buf_printf(&b, "%s\r\n", line);
+    frsh_send_raw(c, b.data, b.len);
+    rh_buf_free(&b);
+}
+
+/* Runs inline lines on c, one reply each (replies are compared by test_same_bytes). */
+static void run_lines(frsh_conn *c, const char *lines)
+{
+    rh_buf r = {0};
+    for (const char *p = lines; *p;) {
+        size_t k = strcspn(p, "\n");
+        char line[512];
+        snprintf(line, sizeof(line), "%.*s", (int)k, p);
+        send_line(c, line);
+        frsh_expect_reply(c, &r);
+        p += k;
+        if (*p) p++;
+    }
+    rh_buf_free(&r);
+}
+
+/* Waits until the server reports n blocked clients. */
+static void wait_blocked(frsh_conn *c, int n)
+{
+    rh_buf r = {0};
+    char want[32];
+    snprintf(want, sizeof(want), "blocked_clients:%d\r\n", n);
+    for (int i = 0; i < 500; i++) {
+        frsh_call(c, &r, "INFO", "clients", NULL);
+        if (strstr(r.data, want)) break;
+        frsh_sleep_ms(10);
+    }
+    assert_non_null(strstr(r.data, want));
+    rh_buf_free(&r);
+}
+
+/* The text of INFO section as a bulk reply's payload, with what cannot agree removed:
+ * usec= and usec_per_call= in commandstats, the values of latencystats' percentiles. */
+static void info_deterministic(frsh_conn *c, const char *section, rh_buf *out)
+{
+    rh_buf r = {0};
+    frsh_call(c, &r, "INFO", section, NULL);
+    const char *body = strstr(r.data, "\r\n");
+    assert_non_null(body);
+    rh_buf_reset(out);
+    for (const char *p = body + 2; *p;) {
+        size_t k = strcspn(p, "\r");
+        char line[512];
+        snprintf(line, sizeof(line), "%.*s", (int)k, p);
+        if (!strncmp(line, "cmdstat_info:", 13)) {
+            line[0] = '\0'; /* wait_blocked polls INFO as often as it takes */
+        } else if (!strncmp(line, "cmdstat_", 8)) {
+            char *u = strstr(line, ",usec=");
+            char *rej = strstr(line, ",rejected_calls=");
+            if (u && rej) memmove(u, rej, strlen(rej) + 1);
+        } else if (!strncmp(line, "latency_percentiles_usec_", 25)) {
+            /* keep the name and the percentile names: p50=1.003 -> p50 */
+            char *q = line;
+            while ((q = strchr(q, '=')) != NULL) {
+                char *end = q + strcspn(q, ",");
+                memmove(q, end, strlen(end) + 1);
+            }
+        }
+        if (line[0]) rh_buf_printf(out, "%s\n", line);
+        p += k;
+        while (*p == '\r' || *p == '\n') p++;
+    }
+    rh_buf_free(&r);
+}
+
+/* The section headers INFO answers for args (one inline line of arguments). */
+static void info_headers(frsh_conn *c, const char *args, rh_buf *out)
+{
+    rh_buf r = {0};
+    char line[128];
+    snprintf(line, sizeof(line), "INFO %s", args);
+    send_line(c, line);
+    frsh_expect_reply(c, &r);
+    rh_buf_printf(out, "[%s]", args);
+    for (const char *p = r.data; (p = strstr(p, "# ")) != NULL; p += 2) {
+        if (p != r.data && p[-1] != '\n' && p[-1] != '\r' && (p - r.data) > 8) continue;
+        size_t k = strcspn(p, "\r");
+        rh_buf_printf(out, " %.*s", (int)k, p);
+    }
+    rh_buf_printf(out, "\n");
+    rh_buf_free(&r);
+}
+
+/* The same commands on both servers, then INFO commandstats (calls, rejected_calls and
+ * failed_calls of every command), errorstats and total_error_replies must agree exactly,
+ * latencystats in which commands it lists, and INFO's choice of sections.  Covers
+ * errors by prefix, rejections (arity, a bare container, no-multi, subscribed mode, OOM),
+ * failures inside and outside MULTI/EXEC, the server's own commands (AUTH, CONFIG,
+ * CLIENT, SHUTDOWN), and blocked calls failed by XGROUP DESTROY and CLIENT UNBLOCK. */
+static void run_stats_script(frsh_conn *a, frsh_conn *b, rh_buf *out)
+{
+    rh_buf r = {0};
+    run_lines(a, "CONFIG RESETSTAT\nFLUSHALL\nSET k v\nLPUSH k x\nGET\nNOSUCH a\nOBJECT\n"
+                 "OBJECT NOSUCH k\nCONFIG\nCONFIG NOSUCH\nMULTI\nSET x\nSAVE\nSHUTDOWN\n"
+                 "EXEC\nMULTI\nSET a 1\nLPUSH k 1\nAUTH x\nCLIENT GETNAME\nEXEC\nEXEC\n"
+                 "AUTH k\nCONFIG SET latency-tracking-info-percentiles \"10 a\"\n"
+                 "SHUTDOWN ABORT\nSHUTDOWN FOO\nXADD s 1-1 f v\nXGROUP CREATECONSUMER s g c\n"
+                 "XGROUP CREATE s g $\nINCR k\nDISCARD\nWATCH k\nUNWATCH");
+    /* a reader failed by XGROUP DESTROY, a BLPOP by CLIENT UNBLOCK ... ERROR */
+    send_line(b, "XREADGROUP GROUP g alice BLOCK 0 STREAMS s >");
+    wait_blocked(a, 1);
+    run_lines(a, "XGROUP DESTROY s g");
+    frsh_expect_reply(b, &r);
+    frsh_call(b, &r, "CLIENT", "ID", NULL);
+    char unblock[64];
+    snprintf(unblock, sizeof(unblock), "CLIENT UNBLOCK %.*s ERROR", (int)(r.len - 3), r.data + 1);
+    send_line(b, "BLPOP q 0");
+    wait_blocked(a, 1);
+    run_lines(a, unblock);
+    frsh_expect_reply(b, &r);
+    /* served with data: a call that did not fail */
+    send_line(b, "BLPOP q 0");
+    wait_blocked(a, 1);
+    run_lines(a, "RPUSH q 1");
+    frsh_expect_reply(b, &r);
+    /* subscribed mode and OOM refuse before running */
+    run_lines(b, "SUBSCRIBE ch\nGET k\nPING\nUNSUBSCRIBE");
+    run_lines(a, "CONFIG SET maxmemory 1\nSET a b\nGET k\nMULTI\nGET k\nSHUTDOWN\nMULTI\n"
+                 "EXEC\nCONFIG SET maxmemory 0");
+    rh_buf_reset(out);
+    rh_buf t = {0};
+    info_deterministic(a, "commandstats", &t);
+    /* the dict order of Redis's commands is its own: compare the lines sorted */
+    size_t n = 0;
+    char *lines[512];
+    for (char *p = t.data; p && *p && n < 512;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        lines[n++] = p;
+        p = nl ? nl + 1 : NULL;
+    }
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+            char *tmp = lines[j];
+            lines[j] = lines[j - 1];
+            lines[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < n; i++) rh_buf_printf(out, "%s\n", lines[i]);
+    info_deterministic(a, "errorstats", &t);
+    rh_buf_append(out, t.data, t.len);
+    frsh_call(a, &r, "INFO", "everything", NULL);
+    const char *te = strstr(r.data, "total_error_replies:");
+    assert_non_null(te);
+    rh_buf_printf(out, "%.*s\n", (int)strcspn(te, "\r"), te);
+    /* every call() but INFO's (wait_blocked polls it as often as it takes) */
+    const char *tc = strstr(r.data, "total_commands_processed:");
+    const char *ic = strstr(r.data, "cmdstat_info:calls=");
+    assert_non_null(tc);
+    assert_non_null(ic);
+    rh_buf_printf(out, "commands processed but INFO: %lld\n",
+                  atoll(tc + strlen("total_commands_processed:")) -
+                      atoll(ic + strlen("cmdstat_info:calls=")));
+    info_deterministic(a, "latencystats", &t);
+    /* listed in the dict's order too: sorted */
+    n = 0;
+    for (char *p = t.data; p && *p && n < 512;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        lines[n++] = p;
+        p = nl ? nl + 1 : NULL;
+    }
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+            char *tmp = lines[j];
+            lines[j] = lines[j - 1];
+            lines[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < n; i++) rh_buf_printf(out, "%s\n", lines[i]);
+    run_lines(a, "CONFIG SET latency-tracking no");
+    info_deterministic(a, "latencystats", &t);
+    rh_buf_printf(out, "tracking off: %s\n", t.data ? t.data : "");
+    run_lines(a, "CONFIG SET latency-tracking yes\nCONFIG RESETSTAT");
+    info_deterministic(a, "errorstats", &t);
+    rh_buf_printf(out, "after reset: %s\n", t.data ? t.data : "");
+    static const char *const variants[] = {"", "default", "all", "everything", "commandstats",
+                                           "COMMANDSTATS errorstats", "cpu sentinel",
+                                           "modules", "module_list", "latencystats keyspace",
+                                           "server all", "nosuch"};
+    for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++)
+        info_headers(a, variants[i], out);
+    rh_buf_free(&t);
+    rh_buf_free(&r);
+}
+
+static void test_same_stats(void **state)
+{
+    (void)state;
+    rh_server *real = rh_start(&(rh_options){.quiet = 1});
+    assert_non_null(real);
+    const char *const extra[] = {"--clock", "wall", NULL};
+    frsh_server *fake = frsh_start(extra);
+    assert_non_null(fake);
+    rh_buf want = {0}, got = {0};
+    frsh_conn *ra = frsh_connect_path(real->socket), *rb = frsh_connect_path(real->socket);
+    frsh_conn *fa = frsh_connect(fake), *fb = frsh_connect(fake);
+    assert_non_null(ra);
+    assert_non_null(rb);
+    run_stats_script(ra, rb, &want);
+    run_stats_script(fa, fb, &got);
+    if (getenv("FRS_SHOW_STATS")) fputs(want.data, stderr);
+    if (want.len != got.len || memcmp(want.data, got.data, want.len) != 0) {
+        /* line by line: '-' redis-server only, '+' fakeredis-server only */
+        print_error("INFO statistics differ:\n");
+        for (int side = 0; side < 2; side++) {
+            rh_buf *x = side ? &got : &want, *y = side ? &want : &got;
+            for (char *p = x->data; p && *p;) {
+                size_t k = strcspn(p, "\n");
+                char line[600];
+                snprintf(line, sizeof(line), "\n%.*s\n", (int)k, p);
+                char head[600];
+                snprintf(head, sizeof(head), "%.*s\n", (int)k, p);
+                if (!strstr(y->data, line) && strncmp(y->data, head, strlen(head)) != 0)
+                    print_error("%c %s", side ? '+' : '-', head);
+                p += k;
+                if (*p) p++;
+            }
+        }
+        fail();
+    }
+    frsh_close(ra);
+    frsh_close(rb);
+    frsh_close(fa);
+    frsh_close(fb);
+    rh_buf_free(&want);
+    rh_buf_free(&got);
+    frsh_stop(fake);
+    rh_stop(real);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes),
         cmocka_unit_test(test_same_bytes_requirepass),
+        cmocka_unit_test(test_same_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,6 +98,84 @@ static void test_start_and_stop(void **state)
     rh_buf_free(&r);
 }
 
+/* SHUTDOWN: refused inside MULTI (the transaction is doomed, the server lives on), its
+ * argument errors and ABORT answered, then SHUTDOWN NOSAVE NOW closes every connection,
+ * removes the unix socket and exits with status 0. */
+static void test_shutdown(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    frsh_conn *other = frsh_connect_tcp(s->port);
+    CALL(c, &r, "+OK\r\n", "MULTI");
+    CALL(c, &r, "-ERR Command not allowed inside a transaction\r\n", "SHUTDOWN");
+    CALL(c, &r, "-ERR Command not allowed inside a transaction\r\n", "SHUTDOWN", "NOSAVE");
+    CALL(c, &r, "-ERR Command not allowed inside a transaction\r\n", "SAVE");
+    CALL(c, &r, "+QUEUED\r\n", "SET", "k", "v");
+    CALL(c, &r, "-EXECABORT Transaction discarded because of previous errors.\r\n", "EXEC");
+    CALL(c, &r, "+PONG\r\n", "PING");
+    CALL(c, &r, "-ERR syntax error\r\n", "SHUTDOWN", "NOSAVE", "SAVE");
+    CALL(c, &r, "-ERR syntax error\r\n", "SHUTDOWN", "ABORT", "NOW");
+    CALL(c, &r, "-ERR syntax error\r\n", "SHUTDOWN", "LATER");
+    CALL(c, &r, "-ERR No shutdown in progress.\r\n", "SHUTDOWN", "ABORT");
+    CALL(other, &r, "+PONG\r\n", "PING");
+    frsh_send(c, "SHUTDOWN", "NOSAVE", "NOW", NULL);
+    frsh_expect_eof(c, NULL, FRSH_TIMEOUT_MS);    /* no reply: the server is gone */
+    frsh_expect_eof(other, NULL, FRSH_TIMEOUT_MS);
+    char sock[300], dir[256], log[300];
+    snprintf(sock, sizeof(sock), "%s", s->sock);
+    snprintf(dir, sizeof(dir), "%s", s->dir);
+    struct stat st;
+    int gone = 0;
+    for (int i = 0; i < 500 && !gone; i++) {
+        gone = stat(sock, &st) == -1;
+        if (!gone) frsh_sleep_ms(10);
+    }
+    assert_true(gone); /* removed by the server itself, before any signal */
+    setenv("FRS_KEEP", "1", 1);
+    int status = frsh_stop(s); /* reaps it: the status of its own exit */
+    unsetenv("FRS_KEEP");
+    assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    snprintf(log, sizeof(log), "%s/stderr.log", dir);
+    unlink(log);
+    rmdir(dir);
+    frsh_close(c);
+    frsh_close(other);
+    rh_buf_free(&r);
+}
+
+/* INFO commandstats lists Redis's commands, the server's own included, never FAKE.*;
+ * latency-tracking off empties latencystats; CONFIG RESETSTAT empties both. */
+static void test_info_statistics(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    CALL(c, &r, "+OK\r\n", "SET", "k", "v");
+    CALL(c, &r, ":1\r\n", "FAKE.SEED");
+    frsh_call(c, &r, "CLIENT", "ID", NULL);
+    frsh_call(c, &r, "INFO", "commandstats", NULL);
+    assert_non_null(strstr(r.data, "cmdstat_set:calls=1,usec="));
+    assert_non_null(strstr(r.data, "cmdstat_client|id:calls=1,usec="));
+    assert_null(strstr(r.data, "fake."));
+    frsh_call(c, &r, "INFO", "latencystats", NULL);
+    assert_non_null(strstr(r.data, "latency_percentiles_usec_set:p50="));
+    assert_null(strstr(r.data, "fake."));
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "latency-tracking", "no");
+    frsh_call(c, &r, "INFO", "latencystats", NULL);
+    assert_null(strstr(r.data, "latency_percentiles_usec_"));
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "latency-tracking", "yes");
+    CALL(c, &r, "+OK\r\n", "CONFIG", "RESETSTAT");
+    frsh_call(c, &r, "INFO", "commandstats", NULL);
+    assert_null(strstr(r.data, "cmdstat_set"));
+    assert_non_null(strstr(r.data, "cmdstat_config|resetstat:calls=1,"));
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
 /* ----- Protocol errors --------------------------------------------------------------- */
 
 static void test_protocol_garbage(void **state)
@@ -774,6 +852,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start_and_stop),
+        cmocka_unit_test(test_shutdown),
+        cmocka_unit_test(test_info_statistics),
         cmocka_unit_test(test_protocol_garbage),
         cmocka_unit_test(test_disconnect_mid_pipeline),
         cmocka_unit_test(test_thousand_connections),
