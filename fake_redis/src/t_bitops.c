@@ -491,7 +491,9 @@ static void bitopCommand(fr_client *c)
     for (int j = 0; j < nsrc; j++) {
         size_t len;
         /* looked up (and touched) once already, as Redis does */
-        const unsigned char *p = str_bytes(fri_lookup_notouch(c, &c->argv[3 + j]), &len);
+        const unsigned char *p = str_bytes(fri_db_lookup(c->srv, c->db, c->argv[3 + j].ptr,
+                                                             c->argv[3 + j].len, c->now_ms),
+                                               &len);
         if (j == 0) {
             if (len) memcpy(out, p, len); /* the rest is already zero */
             if (op == BITOP_NOT)

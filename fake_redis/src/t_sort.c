@@ -263,7 +263,10 @@ static const fri_str *pattern_value(fr_client *c, const fri_arg *pat, const fri_
     fri_buf_append(key, ele->buf, ele->len);
     fri_buf_append(key, star + 1, postlen);
     fri_obj *o = fri_db_lookup(c->srv, c->db, key->p, key->len, c->now_ms);
-    if (!o) return NULL;
+    if (!o) {
+        fri_notify(c->srv, FR_NOTIFY_KEY_MISS, "keymiss", key->p, key->len, c->db->id);
+        return NULL;
+    }
     if (!arrow) {
         if (o->type != FRI_STRING) return NULL;
         *as_int = o->strenc == FRI_STRENC_INT;
