@@ -781,12 +781,10 @@ static fri_set *set_new_result(void)
  * sets[] (NULL for a missing key, an empty set to every operation).  Every key is checked
  * before anything is computed: -1 after replying WRONGTYPE for the first of another type,
  * even past a missing key. */
-static int lookup_sets(fr_client *c, int first, int n, fri_set **sets, int write)
+static int lookup_sets(fr_client *c, int first, int n, fri_set **sets)
 {
     for (int j = 0; j < n; j++) {
-        /* the STORE forms look their sources up for writing (no keymiss event) */
-        fri_obj *o = write ? fri_lookup_write(c, &c->argv[first + j])
-                           : fri_lookup_read(c, &c->argv[first + j]);
+        fri_obj *o = fri_lookup_read(c, &c->argv[first + j]);
         if (o && o->type != FRI_SET) {
             fri_reply_error(c, FRI_ERR_WRONGTYPE);
             return -1;
@@ -851,7 +849,7 @@ static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
-    if (lookup_sets(c, first, n, sets, dst != NULL) < 0) goto out;
+    if (lookup_sets(c, first, n, sets) < 0) goto out;
     for (int j = 0; j < n; j++) {
         if (sets[j]) continue;
         if (dst) store_result(c, dst, NULL, "sinterstore");
@@ -933,7 +931,7 @@ static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *d
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
-    if (lookup_sets(c, first, n, sets, dst != NULL) < 0) goto out;
+    if (lookup_sets(c, first, n, sets) < 0) goto out;
     int sameset = 0;
     for (int j = 1; j < n; j++)
         if (sets[j] && sets[j] == sets[0]) sameset = 1;

@@ -1055,7 +1055,7 @@ static int xreadgroup_keys(int argc, const fri_arg *argv, int *keys, int max)
 static void xack_command(fr_client *c)
 {
     int wrongtype;
-    fri_stream *s = stream_lookup(c, &c->argv[1], 1, &wrongtype);
+    fri_stream *s = stream_lookup(c, &c->argv[1], 0, &wrongtype); /* lookupKeyRead */
     if (wrongtype) return;
     fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
     if (!cg) {
@@ -1233,7 +1233,7 @@ static void claim_one(fr_client *c, fri_stream_iter *entries, long nfields, fri_
 static void xclaim_command(fr_client *c)
 {
     fri_stream *s;
-    fri_stream_cg *cg = cg_lookup_or_reply(c, 1, &s);
+    fri_stream_cg *cg = cg_lookup_or_reply(c, 0, &s);
     if (!cg) return;
     long long minidle;
     if (fri_get_ll_or_reply(c, &c->argv[4], &minidle,
@@ -1336,6 +1336,9 @@ static void xclaim_command(fr_client *c)
  * against n. */
 static void xautoclaim_command(fr_client *c)
 {
+    /* Redis looks the key up before it parses anything (the keymiss event comes first);
+     * its type and the group are checked after the arguments */
+    fri_obj *obj = fri_lookup_read(c, &c->argv[1]);
     long long minidle;
     if (fri_get_ll_or_reply(c, &c->argv[4], &minidle,
                             "ERR Invalid min-idle-time argument for XAUTOCLAIM") < 0)
@@ -1365,9 +1368,16 @@ static void xautoclaim_command(fr_client *c)
         }
     }
 
-    fri_stream *s;
-    fri_stream_cg *cg = cg_lookup_or_reply(c, 1, &s);
-    if (!cg) return;
+    if (obj && obj->type != FRI_STREAM) {
+        fri_reply_error(c, FRI_ERR_WRONGTYPE);
+        return;
+    }
+    fri_stream *s = obj ? obj->ptr : NULL;
+    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
+    if (!cg) {
+        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
+        return;
+    }
     if (count >= XAUTOCLAIM_ALLOC_LIMIT) {
         fri_reply_error(c, "ERR Insufficient memory, failed allocating transient memory, "
                            "COUNT too high.");
