@@ -1,6 +1,6 @@
 /* diff_runner.c -- run differential scripts on the fake and on a real redis-server.
  *
- *   diff_runner [--verbose] script.redis...
+ *   diff_runner [--verbose] [--events] script.redis...
  *   diff_runner [--verbose] --transcript file.transcript...
  *   diff_runner [--verbose] --record out.transcript script
  *
@@ -496,6 +496,10 @@ done:
 }
 
 /* Runs one script; adds its counts to *passed and *failed. */
+/* --events: every script runs as if it began (after a !cluster) with
+ * "!config notify-keyspace-events KEAnm" and "!events". */
+static int events_all;
+
 static void run_script(const ds_script *s, int verbose, long *passed, long *failed) {
     run r;
     memset(&r, 0, sizeof r);
@@ -522,7 +526,15 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
     }
     fr_clock_use_wall(r.fake, 1);
 
-    if (flush_both(&r) != 0) {
+    int ready = flush_both(&r) == 0;
+    if (ready && events_all) {
+        static char *const cfg_argv[2] = {"notify-keyspace-events", "KEAnm"};
+        static size_t cfg_lens[2] = {22, 5};
+        ds_line pre = {.kind = DS_CONFIG, .lineno = 0, .text = (char *)"--events", .argc = 2,
+                       .argv = (char **)cfg_argv, .argvlen = cfg_lens};
+        ready = set_config(&r, &pre) == 0 && r.failed == 0 && start_events(&r, &pre) == 0;
+    }
+    if (!ready) {
         r.failed++;
     } else {
         for (size_t i = 0; i < s->count; i++) {
@@ -561,12 +573,14 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: diff_runner [--verbose] script.redis...\n"
+    fprintf(f, "usage: diff_runner [--verbose] [--events] script.redis...\n"
                "       diff_runner [--verbose] --transcript file.transcript...\n"
                "       diff_runner [--verbose] --record out.transcript script\n"
                "Runs each script on the fake and on a fresh real redis-server and compares\n"
                "the raw RESP replies; or replays recorded transcripts on the fake alone; or\n"
-               "records a transcript from the real server.  Format: tests/diff/README.md.\n");
+               "records a transcript from the real server.  --events also compares the\n"
+               "keyspace notifications of every command (all classes on, as !events).\n"
+               "Format: tests/diff/README.md.\n");
 }
 
 int main(int argc, char **argv) {
@@ -576,6 +590,8 @@ int main(int argc, char **argv) {
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "--verbose") || !strcmp(argv[first], "-v")) {
             verbose = 1;
+        } else if (!strcmp(argv[first], "--events")) {
+            events_all = 1;
         } else if (!strcmp(argv[first], "--transcript")) {
             transcript = 1;
         } else if (!strcmp(argv[first], "--record") && first + 1 < argc) {
