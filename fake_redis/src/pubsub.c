@@ -356,12 +356,14 @@ static void buf_bulk(fri_buf *b, const char *p, size_t len)
 }
 
 /* Delivers the array parts[0..n) to the subscriber to, on behalf of the publishing
- * client from: into from's own reply when it is the receiver (only possible inside EXEC,
- * where Redis writes it there too), otherwise onto to's push queue. */
+ * client from: into from's own reply when it is the receiver inside EXEC (where Redis
+ * writes it, inside EXEC's array), otherwise onto to's push queue (a RESP3 client
+ * receiving its own message or notification outside EXEC: a server writes the queue
+ * before the command's reply, where Redis writes it). */
 static void deliver(fr_server *s, fr_client *from, fr_client *to, int n,
                     const fri_arg *parts)
 {
-    if (to == from) {
+    if (to == from && from->in_exec) {
         fri_reply_array_len(from, n);
         for (int i = 0; i < n; i++) fri_reply_bulk(from, parts[i].ptr, parts[i].len);
         return;

@@ -211,6 +211,13 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
         return NULL;
     }
     default:
+        if (!strcmp(d->name, "notify-keyspace-events")) {
+            /* the classes, shown back as Redis's keyspaceEventsFlagsToString puts them */
+            int flags = fr_notify_flags_parse(value);
+            if (flags < 0) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+            fr_notify_flags_string((unsigned)flags, norm, cap);
+            return NULL;
+        }
         snprintf(norm, cap, "%s", value);
         return NULL;
     }
