@@ -282,7 +282,8 @@ typedef struct fr_message {
 } fr_message;
 
 /* The log of every message PUBLISH sent, in order, since the server started or the log
- * was last cleared.  fr_published returns NULL past the end. */
+ * was last cleared; keyspace notifications are logged too, as they are published the
+ * same way (SPUBLISH's messages are not).  fr_published returns NULL past the end. */
 size_t fr_published_count(const fr_server *server);
 const fr_message *fr_published(const fr_server *server, size_t index);
 void fr_published_clear(fr_server *server);
