@@ -763,6 +763,14 @@ static void test_keyspace_notifications(void **state)
     CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "EKnAm");
     CALL(c, &r, "*2\r\n$22\r\nnotify-keyspace-events\r\n$4\r\nAKEm\r\n", "CONFIG", "GET",
          "notify-keyspace-events");
+    /* n is not shown next to A (7.0.15's text) but stays on */
+    CALL(sub, &r, "*3\r\n$10\r\npsubscribe\r\n$18\r\n__keyevent@0__:new\r\n:1\r\n",
+         "PSUBSCRIBE", "__keyevent@0__:new");
+    CALL(c, &r, "+OK\r\n", "SET", "nk", "v");
+    EXPECT(sub, &r, "*4\r\n$8\r\npmessage\r\n$18\r\n__keyevent@0__:new\r\n"
+                    "$18\r\n__keyevent@0__:new\r\n$2\r\nnk\r\n");
+    CALL(sub, &r, "*3\r\n$12\r\npunsubscribe\r\n$18\r\n__keyevent@0__:new\r\n:0\r\n",
+         "PUNSUBSCRIBE");
     CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "$lshzxeKE");
     CALL(c, &r, "*2\r\n$22\r\nnotify-keyspace-events\r\n$9\r\n$lshzxeKE\r\n", "CONFIG",
          "GET", "notify-keyspace-events");
