@@ -228,8 +228,9 @@ static int run_command(run *r, const ds_line *l) {
         /* the notifications are part of what the command did */
         int events_ok = real_ok && take_events(r) == 0;
         int events_same = events_ok && r->real_events.len == r->fake_events.len &&
-                          memcmp(r->real_events.data, r->fake_events.data,
-                                 r->fake_events.len) == 0;
+                          (r->fake_events.len == 0 ||
+                           memcmp(r->real_events.data, r->fake_events.data,
+                                  r->fake_events.len) == 0);
         if (!events_same || (r->verbose && r->real_events.len)) {
             printf("%s:%d: %s%s\n", name, l->lineno, l->text,
                    events_same ? "" : "   <-- EVENTS MISMATCH");

@@ -3131,7 +3131,8 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
     if (r->listen_real && real_ok) {
         if (take_events(r) != 0) return -1;
         events_same = r->ev_real.len == r->ev_fake.len &&
-                      !memcmp(r->ev_real.data, r->ev_fake.data, r->ev_fake.len);
+                      (r->ev_fake.len == 0 ||
+                       !memcmp(r->ev_real.data, r->ev_fake.data, r->ev_fake.len));
         same = same && events_same;
     }
 
