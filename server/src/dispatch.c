@@ -195,7 +195,8 @@ void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *
     size_t outer_keep = c->reply_keep; /* EXEC runs the server's queued commands here */
     c->reply_keep = c->out.len - c->out.sent;
     dispatch(c, argc, argv, argvlen);
-    if (c->reply_mode == FRS_REPLY_OFF || was == FRS_REPLY_SKIP) {
+    /* the mode as the command left it: CLIENT REPLY ON under SKIP has its +OK sent */
+    if (silenced(c)) {
         size_t keep = c->reply_keep;
         if (c->out.len - c->out.sent > keep) c->out.len = c->out.sent + keep;
     }

@@ -725,6 +725,10 @@ static void test_client_reply_pushes(void **state)
     EXPECT(sub, &r, "*3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:0\r\n");
     EXPECT(sub, &r, "+OK\r\n");
     CALL(sub, &r, "$-1\r\n", "GET", "k");
+    /* ON right after SKIP clears it and is answered */
+    frsh_send(sub, "CLIENT", "REPLY", "SKIP", NULL);
+    CALL(sub, &r, "+OK\r\n", "CLIENT", "REPLY", "ON");
+    CALL(sub, &r, "+PONG\r\n", "PING");
     /* a RESP3 client hears its own notification, even with replies off */
     CALL(pub, &r, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KA");
     frsh_call(r3, &r, "HELLO", "3", NULL);
