@@ -96,7 +96,8 @@ void fr_clock_use_wall(fr_server *server, int on);
  *   maxmemory-policy, maxmemory -- an LFU policy makes OBJECT FREQ answer and OBJECT
  *     IDLETIME refuse; maxmemory with an LRU or LFU policy stops integers from being
  *     shared (OBJECT REFCOUNT).  Nothing is ever evicted;
- *   lfu-log-factor, lfu-decay-time -- the LFU counter's growth and decay.
+ *   lfu-log-factor, lfu-decay-time -- the LFU counter's growth and decay;
+ *   notify-keyspace-events -- the keyspace notification classes (see below).
  * Returns 0 when set, 1 for a parameter the fake does not follow (nothing changes), -1
  * for a value Redis would refuse (nothing changes).  fakeredis-server passes every
  * CONFIG SET and --NAME VALUE here. */
@@ -281,10 +282,69 @@ typedef struct fr_message {
 } fr_message;
 
 /* The log of every message PUBLISH sent, in order, since the server started or the log
- * was last cleared.  fr_published returns NULL past the end. */
+ * was last cleared; keyspace notifications are logged too, as they are published the
+ * same way (SPUBLISH's messages are not).  fr_published returns NULL past the end. */
 size_t fr_published_count(const fr_server *server);
 const fr_message *fr_published(const fr_server *server, size_t index);
 void fr_published_clear(fr_server *server);
+
+/* ----- Keyspace notifications ------------------------------------------------------
+ * Redis 7.0's notify-keyspace-events: set the classes with
+ * fr_server_set_param(srv, "notify-keyspace-events", "KEA") (CONFIG SET's letters; ""
+ * turns them off, the default).  Every command that notifies in redis-server 7.0.15
+ * notifies here, with the same events, keys and order; a notification is published as
+ * PUBLISH would publish it (subscribers, pattern subscribers, the fr_published log): on
+ * "__keyspace@<db>__:<key>" with the event as payload when K is set, and on
+ * "__keyevent@<db>__:<event>" with the key as payload when E is set. */
+
+/* The classes, Redis's NOTIFY_* values: the letters K E g $ l s h z x e t m d n. */
+#define FR_NOTIFY_KEYSPACE (1u << 0)  /* K: publish on __keyspace@<db>__:<key> */
+#define FR_NOTIFY_KEYEVENT (1u << 1)  /* E: publish on __keyevent@<db>__:<event> */
+#define FR_NOTIFY_GENERIC (1u << 2)   /* g: del, expire, rename_from, copy_to, ... */
+#define FR_NOTIFY_STRING (1u << 3)    /* $ */
+#define FR_NOTIFY_LIST (1u << 4)      /* l */
+#define FR_NOTIFY_SET (1u << 5)       /* s */
+#define FR_NOTIFY_HASH (1u << 6)      /* h */
+#define FR_NOTIFY_ZSET (1u << 7)      /* z */
+#define FR_NOTIFY_EXPIRED (1u << 8)   /* x: a key deleted because its TTL passed */
+#define FR_NOTIFY_EVICTED (1u << 9)   /* e: never sent (the fake evicts nothing) */
+#define FR_NOTIFY_STREAM (1u << 10)   /* t */
+#define FR_NOTIFY_KEY_MISS (1u << 11) /* m: a read found no key ("keymiss"), not in A */
+#define FR_NOTIFY_MODULE (1u << 13)   /* d: accepted, never sent (no modules) */
+#define FR_NOTIFY_NEW (1u << 14)      /* n: a key was created ("new"), not in A */
+/* A: g$lshzxetd */
+#define FR_NOTIFY_ALL                                                                     \
+    (FR_NOTIFY_GENERIC | FR_NOTIFY_STRING | FR_NOTIFY_LIST | FR_NOTIFY_SET | FR_NOTIFY_HASH | \
+     FR_NOTIFY_ZSET | FR_NOTIFY_EXPIRED | FR_NOTIFY_EVICTED | FR_NOTIFY_STREAM |           \
+     FR_NOTIFY_MODULE)
+
+/* Redis's keyspaceEventsStringToFlags: the classes of a CONFIG SET value, or -1 when it
+ * holds a character that is not a class letter. */
+int fr_notify_flags_parse(const char *classes);
+/* Redis's keyspaceEventsFlagsToString: the text CONFIG GET shows for flags (classes in
+ * the order g$lshzxetdn, or A for all of A's, then K E m; "n" is not shown next to A,
+ * as 7.0.15 does not).  Writes at most cap bytes with the NUL; returns the length. */
+size_t fr_notify_flags_string(unsigned flags, char *buf, size_t cap);
+/* The classes in force. */
+unsigned fr_server_notify_flags(const fr_server *server);
+
+/* Called for every notification whose class is enabled (the config decides, as it does
+ * for the pub/sub messages; K and E only choose the channels, so with "g$" and neither K
+ * nor E the hook still sees generic and string events while nothing is published).  It
+ * runs while the command runs, before the messages are published: it must not call back
+ * into the server.  type is the event's class (one FR_NOTIFY_* bit), event its name
+ * ("set", "expired", ...), key its bytes (not NUL-terminated), db its database. */
+typedef void fr_keyspace_hook(void *userdata, unsigned type, const char *event,
+                              const char *key, size_t key_len, int db);
+/* Installs the hook (NULL removes it). */
+void fr_server_set_keyspace_hook(fr_server *server, fr_keyspace_hook *hook, void *userdata);
+
+/* Redis's active expiry, all of it at once: deletes every key of every database whose
+ * TTL has passed, notifying "expired" for each (databases in order, keys in the order
+ * they were added).  Listings never show expired keys anyway, so only the notifications
+ * (and memory) tell whether it ran; fakeredis-server runs it every 100 ms while the x
+ * class is enabled.  Returns how many keys it deleted. */
+size_t fr_server_active_expire(fr_server *server);
 
 /* ----- Streams (inspection for tests) -------------------------------------------------
  * These read the fake's state directly, without running a command: no lazy expiry, no

@@ -86,12 +86,12 @@ int fri_obj_is_expired(const fri_obj *o, int64_t now)
 
 fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, int64_t now)
 {
-    (void)s;
     fri_dent *e = fri_dict_find(db->keys, key, len);
     if (!e) return NULL;
     fri_obj *o = e->v.ptr;
     if (fri_obj_is_expired(o, now)) {
         fri_db_delete(db, key, len);
+        fri_notify(s, FR_NOTIFY_EXPIRED, "expired", key, len, db->id);
         fri_signal_modified(NULL, db, key, len); /* an expiry touches WATCHers too */
         return NULL;
     }
@@ -102,6 +102,7 @@ fri_obj *fri_lookup_read(fr_client *c, const fri_arg *key)
 {
     fri_obj *o = fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
     if (o) fri_obj_touch(c->srv, o, c->now_ms);
+    else fri_notify_key(c, FR_NOTIFY_KEY_MISS, "keymiss", key);
     return o;
 }
 
@@ -114,7 +115,9 @@ fri_obj *fri_lookup_write(fr_client *c, const fri_arg *key)
 
 fri_obj *fri_lookup_notouch(fr_client *c, const fri_arg *key)
 {
-    return fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
+    fri_obj *o = fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms);
+    if (!o) fri_notify_key(c, FR_NOTIFY_KEY_MISS, "keymiss", key);
+    return o;
 }
 
 fri_obj *fri_lookup_typed(fr_client *c, const fri_arg *key, fri_type t, int write,
@@ -136,6 +139,7 @@ void fri_db_add(fri_db *db, const char *key, size_t len, fri_obj *obj)
     if (!e) abort(); /* out of memory while the command already changed state */
     fri_obj_stamp(db->srv, obj);
     e->v.ptr = obj;
+    fri_notify(db->srv, FR_NOTIFY_NEW, "new", key, len, db->id);
 }
 
 void fri_db_set(fri_db *db, const char *key, size_t len, fri_obj *obj, int keepttl)
@@ -153,6 +157,7 @@ void fri_db_set(fri_db *db, const char *key, size_t len, fri_obj *obj, int keept
         fri_obj_stamp(db->srv, obj);
     }
     e->v.ptr = obj;
+    if (created) fri_notify(db->srv, FR_NOTIFY_NEW, "new", key, len, db->id);
 }
 
 int fri_db_delete(fri_db *db, const char *key, size_t len)

@@ -339,6 +339,13 @@ struct fr_server {
                                        arguments (fri_obj.argref), until EXEC ends */
     size_t exec_args_len, exec_args_cap;
     struct fri_stats *stats;   /* INFO commandstats / errorstats / latencystats (stats.c) */
+
+    unsigned notify_flags;          /* notify-keyspace-events: FR_NOTIFY_* (notify.c) */
+    fr_keyspace_hook *notify_hook;  /* fr_server_set_keyspace_hook's, or NULL */
+    void *notify_hook_ud;           /* its userdata */
+    fr_client *running;             /* the client whose command runs (fri_call), NULL
+                                       between commands: a notification it receives
+                                       goes into its own reply, as Redis writes it */
 };
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
@@ -748,6 +755,31 @@ int fri_pubsub_ping(fr_client *c);
 void fri_pubsub_client_free(fr_client *c);
 /* Frees the server's subscription tables (after its clients are gone). */
 void fri_pubsub_server_free(fr_server *s);
+
+/* Publishes msg on ch to the subscribers and matching patterns, as PUBLISH does (the
+ * message also goes into the fr_published log), on behalf of the server itself: from is
+ * the client running a command (NULL when none), which gets the message in its own
+ * reply if it is a receiver.  The receivers. */
+long long fri_pubsub_publish(fr_server *s, fr_client *from, const char *ch, size_t chlen,
+                             const char *msg, size_t msglen);
+
+/* ----- Keyspace notifications (notify.c) ------------------------------------------------ */
+
+/* Redis's notifyKeyspaceEvent: when class type (one FR_NOTIFY_* bit) is enabled, calls
+ * the hook and publishes the keyspace and keyevent messages the config asks for. */
+void fri_notify_publish(fr_server *s, unsigned type, const char *event, const char *key,
+                        size_t len, int dbid);
+static inline void fri_notify(fr_server *s, unsigned type, const char *event, const char *key,
+                              size_t len, int dbid)
+{
+    if (s->notify_flags & type) fri_notify_publish(s, type, event, key, len, dbid);
+}
+/* The same for the running command's key argument in its database. */
+static inline void fri_notify_key(fr_client *c, unsigned type, const char *event,
+                                  const fri_arg *key)
+{
+    fri_notify(c->srv, type, event, key->ptr, key->len, c->db->id);
+}
 
 /* ----- Blocking (blocked.c) --------------------------------------------------------------- */
 

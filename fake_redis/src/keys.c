@@ -61,10 +61,12 @@ static void del_generic_command(fr_client *c)
     long long deleted = 0;
     for (int j = 1; j < c->argc; j++) {
         const fri_arg *k = &c->argv[j];
-        if (fri_lookup_notouch(c, k) == NULL)
+        /* expireIfNeeded, then the delete: no keymiss event */
+        if (fri_db_lookup(c->srv, c->db, k->ptr, k->len, c->now_ms) == NULL)
             continue;
         if (fri_db_delete(c->db, k->ptr, k->len)) {
             fri_signal_modified(c, c->db, k->ptr, k->len);
+            fri_notify_key(c, FR_NOTIFY_GENERIC, "del", k);
             deleted++;
         }
     }
@@ -297,6 +299,8 @@ static void rename_generic(fr_client *c, int nx)
     fri_exec_arg_moved(c, o, dst);
     fri_signal_modified(c, c->db, src->ptr, src->len);
     fri_signal_modified(c, c->db, dst->ptr, dst->len);
+    fri_notify_key(c, FR_NOTIFY_GENERIC, "rename_from", src);
+    fri_notify_key(c, FR_NOTIFY_GENERIC, "rename_to", dst);
     if (nx)
         fri_reply_ll(c, 1);
     else
@@ -353,6 +357,8 @@ static void move_command(fr_client *c)
     fri_db_add(dst, key->ptr, key->len, o);
     fri_signal_modified(c, src, key->ptr, key->len);
     fri_signal_modified(c, dst, key->ptr, key->len);
+    fri_notify(c->srv, FR_NOTIFY_GENERIC, "move_from", key->ptr, key->len, src->id);
+    fri_notify(c->srv, FR_NOTIFY_GENERIC, "move_to", key->ptr, key->len, dst->id);
     fri_reply_ll(c, 1);
 }
 
@@ -419,6 +425,7 @@ static void copy_command(fr_client *c)
         fri_db_delete(dst, newkey->ptr, newkey->len);
     fri_db_add(dst, newkey->ptr, newkey->len, copy);
     fri_signal_modified(c, dst, newkey->ptr, newkey->len);
+    fri_notify(c->srv, FR_NOTIFY_GENERIC, "copy_to", newkey->ptr, newkey->len, dst->id);
     fri_reply_ll(c, 1);
 }
 
@@ -518,11 +525,13 @@ static void expire_generic(fr_client *c, long long basetime, int seconds, const 
         }
     }
 
-    if (when <= c->now_ms)
+    int gone = when <= c->now_ms;
+    if (gone)
         fri_db_delete(c->db, key->ptr, key->len);
     else
         o->expire_ms = when;
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_GENERIC, gone ? "del" : "expire", key);
     fri_reply_ll(c, 1);
 }
 
@@ -606,6 +615,7 @@ static void persist_command(fr_client *c)
     }
     o->expire_ms = -1;
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_GENERIC, "persist", key);
     fri_reply_ll(c, 1);
 }
 

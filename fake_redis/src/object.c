@@ -474,7 +474,8 @@ static const char *encoding_name(const fri_obj *o)
 /* objectCommandLookupOrReply: the key without touching it, or nil replied. */
 static fri_obj *object_lookup_or_reply(fr_client *c)
 {
-    fri_obj *o = fri_lookup_notouch(c, &c->argv[2]);
+    /* LOOKUP_NONOTIFY too: no keymiss event */
+    fri_obj *o = fri_db_lookup(c->srv, c->db, c->argv[2].ptr, c->argv[2].len, c->now_ms);
     if (!o) fri_reply_nil(c);
     return o;
 }
@@ -582,7 +583,7 @@ static void memory_usage_command(fr_client *c)
         }
     }
     const fri_arg *key = &c->argv[2];
-    fri_obj *o = fri_lookup_notouch(c, key);
+    fri_obj *o = fri_db_lookup(c->srv, c->db, key->ptr, key->len, c->now_ms); /* NONOTIFY */
     if (!o) {
         fri_reply_nil(c);
         return;

@@ -356,11 +356,14 @@ static void buf_bulk(fri_buf *b, const char *p, size_t len)
 }
 
 /* Delivers the array parts[0..n) to the subscriber to, on behalf of the publishing
- * client from: into from's own reply when it is the receiver (only possible inside EXEC,
- * where Redis writes it there too), otherwise onto to's push queue. */
-static void deliver(fr_client *from, fr_client *to, int n, const fri_arg *parts)
+ * client from: into from's own reply when it is the receiver inside EXEC (where Redis
+ * writes it, inside EXEC's array), otherwise onto to's push queue (a RESP3 client
+ * receiving its own message or notification outside EXEC: a server writes the queue
+ * before the command's reply, where Redis writes it). */
+static void deliver(fr_server *s, fr_client *from, fr_client *to, int n,
+                    const fri_arg *parts)
 {
-    if (to == from) {
+    if (to == from && from->in_exec) {
         fri_reply_array_len(from, n);
         for (int i = 0; i < n; i++) fri_reply_bulk(from, parts[i].ptr, parts[i].len);
         return;
@@ -368,7 +371,7 @@ static void deliver(fr_client *from, fr_client *to, int n, const fri_arg *parts)
     fri_buf_printf(&to->push, "*%d\r\n", n);
     for (int i = 0; i < n; i++) buf_bulk(&to->push, parts[i].ptr, parts[i].len);
     to->push_count++;
-    struct fri_pubsub *ps = from->srv->pubsub;
+    struct fri_pubsub *ps = s->pubsub;
     if (to->push_listed) return;
     if (ps->pushed_head == ps->pushed_len) ps->pushed_head = ps->pushed_len = 0;
     if (ps->pushed_len == ps->pushed_cap) {
@@ -448,9 +451,8 @@ fr_client *fr_server_take_pushed(fr_server *s)
 /* ----- Publishing ---------------------------------------------------------------------------- */
 
 /* Appends a message to the server's log (fr_published).  -1 when out of memory. */
-static int log_message(fr_client *c, const fri_arg *ch, const fri_arg *msg)
+static int log_message(fr_server *s, int64_t at_ms, const fri_arg *ch, const fri_arg *msg)
 {
-    fr_server *s = c->srv;
     if (s->published_len == s->published_cap) {
         size_t cap = s->published_cap ? s->published_cap * 2 : 16;
         fr_message *n = realloc(s->published, cap * sizeof(*n));
@@ -470,7 +472,7 @@ static int log_message(fr_client *c, const fri_arg *ch, const fri_arg *msg)
         .channel_len = ch->len,
         .payload = mem + ch->len + 1,
         .payload_len = msg->len,
-        .at_ms = c->now_ms,
+        .at_ms = at_ms,
     };
     return 0;
 }
@@ -491,9 +493,10 @@ void fr_published_clear(fr_server *s)
 /* Sends a message to the subscribers of ch in namespace kind (channel or shard) and, for
  * channels, to every client whose pattern matches ch, in Redis's order: the channel's
  * subscribers first, then pattern by pattern.  Returns the receivers. */
-static long long publish_message(fr_client *c, int kind, const fri_arg *ch, const fri_arg *msg)
+static long long publish_message(fr_server *s, fr_client *c, int kind, const fri_arg *ch,
+                                 const fri_arg *msg)
 {
-    struct fri_pubsub *ps = c->srv->pubsub;
+    struct fri_pubsub *ps = s->pubsub;
     long long receivers = 0;
     if (!ps) return 0;
     fri_dent *e = fri_dict_find(ps->names[kind], ch->ptr, ch->len);
@@ -501,7 +504,7 @@ static long long publish_message(fr_client *c, int kind, const fri_arg *ch, cons
         subscribers *sl = e->v.ptr;
         fri_arg parts[3] = {{kind == SUB_SHARD ? "smessage" : "message", 0}, *ch, *msg};
         parts[0].len = strlen(parts[0].ptr);
-        for (size_t i = 0; i < sl->n; i++) deliver(c, sl->c[i], 3, parts);
+        for (size_t i = 0; i < sl->n; i++) deliver(s, c, sl->c[i], 3, parts);
         receivers += (long long)sl->n;
     }
     if (kind != SUB_CHANNEL) return receivers;
@@ -511,7 +514,7 @@ static long long publish_message(fr_client *c, int kind, const fri_arg *ch, cons
         if (!p || !fri_glob_match(p->key->buf, p->key->len, ch->ptr, ch->len, 0)) continue;
         subscribers *sl = p->v.ptr;
         fri_arg parts[4] = {{"pmessage", 8}, {p->key->buf, p->key->len}, *ch, *msg};
-        for (size_t j = 0; j < sl->n; j++) deliver(c, sl->c[j], 4, parts);
+        for (size_t j = 0; j < sl->n; j++) deliver(s, c, sl->c[j], 4, parts);
         receivers += (long long)sl->n;
     }
     return receivers;
@@ -520,17 +523,26 @@ static long long publish_message(fr_client *c, int kind, const fri_arg *ch, cons
 /* PUBLISH channel message: the receivers; the message also goes into the server's log. */
 static void publish_command(fr_client *c)
 {
-    if (log_message(c, &c->argv[1], &c->argv[2]) < 0) {
+    if (log_message(c->srv, c->now_ms, &c->argv[1], &c->argv[2]) < 0) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
-    fri_reply_ll(c, publish_message(c, SUB_CHANNEL, &c->argv[1], &c->argv[2]));
+    fri_reply_ll(c, publish_message(c->srv, c, SUB_CHANNEL, &c->argv[1], &c->argv[2]));
+}
+
+long long fri_pubsub_publish(fr_server *s, fr_client *from, const char *ch, size_t chlen,
+                             const char *msg, size_t msglen)
+{
+    fri_arg a = {ch, chlen}, m = {msg, msglen};
+    /* a log entry lost to out of memory loses no delivery */
+    (void)log_message(s, from ? from->now_ms : fr_clock_now(s), &a, &m);
+    return publish_message(s, from, SUB_CHANNEL, &a, &m);
 }
 
 /* SPUBLISH shardchannel message: shard subscribers only (patterns never match). */
 static void spublish_command(fr_client *c)
 {
-    fri_reply_ll(c, publish_message(c, SUB_SHARD, &c->argv[1], &c->argv[2]));
+    fri_reply_ll(c, publish_message(c->srv, c, SUB_SHARD, &c->argv[1], &c->argv[2]));
 }
 
 /* ----- PUBSUB ---------------------------------------------------------------------------- */

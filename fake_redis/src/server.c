@@ -167,6 +167,12 @@ int fr_server_set_param(fr_server *s, const char *name, const char *value)
         {"allkeys-random", 0},                      {"noeviction", 0},
     };
     if (!s || !name || !value) return -1;
+    if (strcasecmp(name, "notify-keyspace-events") == 0) {
+        int flags = fr_notify_flags_parse(value);
+        if (flags < 0) return -1;
+        s->notify_flags = (unsigned)flags;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
         if (strcasecmp(name, params[i].name) != 0 &&
             (!params[i].alias || strcasecmp(name, params[i].alias) != 0))
@@ -572,8 +578,11 @@ void fri_call(fr_client *c, const fri_command *cmd)
         return;
     }
     size_t out_mark = c->out.len;
+    fr_client *outer = s->running; /* EXEC's client, when EXEC runs its queue */
+    s->running = c;
     cmd->proc(c);
     int failed = fri_stats_call_failed(s);
+    s->running = outer;
     if ((cmd->flags & FRI_CMD_BLOCKING) || s->blocking) fri_blocked_after_call(c, cmd, out_mark);
     fri_stats_call_end(c, cmd, start, failed);
 }

@@ -256,6 +256,7 @@ static void setbitCommand(fr_client *c)
         else
             *byte &= (unsigned char)~mask;
         fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+        fri_notify_key(c, FR_NOTIFY_STRING, "setbit", &c->argv[1]);
     }
     fri_reply_ll(c, old);
 }
@@ -470,6 +471,7 @@ static void bitopCommand(fr_client *c)
         if (fri_lookup_write(c, dest) != NULL) {
             fri_db_delete(c->db, dest->ptr, dest->len);
             fri_signal_modified(c, c->db, dest->ptr, dest->len);
+            fri_notify_key(c, FR_NOTIFY_GENERIC, "del", dest);
         }
         fri_reply_ll(c, 0);
         return;
@@ -491,7 +493,9 @@ static void bitopCommand(fr_client *c)
     for (int j = 0; j < nsrc; j++) {
         size_t len;
         /* looked up (and touched) once already, as Redis does */
-        const unsigned char *p = str_bytes(fri_lookup_notouch(c, &c->argv[3 + j]), &len);
+        const unsigned char *p = str_bytes(fri_db_lookup(c->srv, c->db, c->argv[3 + j].ptr,
+                                                             c->argv[3 + j].len, c->now_ms),
+                                               &len);
         if (j == 0) {
             if (len) memcpy(out, p, len); /* the rest is already zero */
             if (op == BITOP_NOT)
@@ -518,6 +522,7 @@ static void bitopCommand(fr_client *c)
     else
         fri_db_set(c->db, dest->ptr, dest->len, res, 0);
     fri_signal_modified(c, c->db, dest->ptr, dest->len);
+    fri_notify_key(c, FR_NOTIFY_STRING, "set", dest);
     fri_reply_ll(c, (long long)maxlen);
 }
 
@@ -738,7 +743,10 @@ static void bitfield_generic(fr_client *c, int readonly)
             fri_reply_ll(c, (long long)bits_get(p, len, op->offset, op->width));
         }
     }
-    if (changes) fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    if (changes) {
+        fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+        fri_notify_key(c, FR_NOTIFY_STRING, "setbit", &c->argv[1]);
+    }
 
 done:
     free(ops);

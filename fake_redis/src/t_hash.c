@@ -269,6 +269,7 @@ static void hsetCommand(fr_client *c)
         fri_reply_ok(c);
     }
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    if (!oom) fri_notify_key(c, FR_NOTIFY_HASH, "hset", &c->argv[1]);
 }
 
 /* HSETNX key field value: 1 if the field was set, 0 if it existed (nothing changes). */
@@ -290,6 +291,7 @@ static void hsetnxCommand(fr_client *c)
     }
     fri_reply_ll(c, 1);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    fri_notify_key(c, FR_NOTIFY_HASH, "hset", &c->argv[1]);
 }
 
 /* HGET key field: the value, or nil for a missing key or field. */
@@ -338,8 +340,11 @@ static void hdelCommand(fr_client *c)
         }
     }
     if (deleted) {
+        int emptied = fri_dict_size(h) == 0;
         fri_delete_if_empty(c, &c->argv[1], o);
         fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+        fri_notify_key(c, FR_NOTIFY_HASH, "hdel", &c->argv[1]);
+        if (emptied) fri_notify_key(c, FR_NOTIFY_GENERIC, "del", &c->argv[1]);
     }
     fri_reply_ll(c, deleted);
 }
@@ -453,6 +458,7 @@ static void hincrbyCommand(fr_client *c)
     }
     fri_reply_ll(c, value);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    fri_notify_key(c, FR_NOTIFY_HASH, "hincrby", &c->argv[1]);
 }
 
 /* HINCRBYFLOAT key field increment.  The increment must parse as a long double and be
@@ -498,6 +504,7 @@ static void hincrbyfloatCommand(fr_client *c)
     }
     fri_reply_bulk(c, buf, len);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    fri_notify_key(c, FR_NOTIFY_HASH, "hincrbyfloat", &c->argv[1]);
 }
 
 /* ----- HRANDFIELD ------------------------------------------------------------------------- */

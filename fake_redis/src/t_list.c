@@ -288,15 +288,25 @@ size_t fri_list_memory(const fri_list *l, const fri_tunables *t, size_t samples)
 
 /* ----- Shared command steps ----------------------------------------------------------- */
 
-/* Redis's listElementsRemoved: after elements left the list at key, deletes the key when
- * the list is empty (a list is never stored empty), and tells WATCH about the change. */
-static void list_elements_removed(fr_client *c, const fri_arg *key, fri_obj *o)
+/* Redis's listElementsRemoved: after elements left the list at key, notifies event
+ * ("lpop", "rpop", "lrem", "ltrim"), deletes the key when the list is empty (a list is
+ * never stored empty; "del" follows), and tells WATCH about the change. */
+static void list_elements_removed(fr_client *c, const fri_arg *key, fri_obj *o,
+                                  const char *event)
 {
     fri_list *l = o->ptr;
-    if (l->len == 0) fri_delete_if_empty(c, key, o);
-    else list_maybe_shrink(l);
+    fri_notify_key(c, FR_NOTIFY_LIST, event, key);
+    if (l->len == 0) {
+        fri_delete_if_empty(c, key, o);
+        fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
+    } else {
+        list_maybe_shrink(l);
+    }
     fri_signal_modified(c, c->db, key->ptr, key->len);
 }
+
+/* The event of a pop from where. */
+static const char *pop_event(int where) { return where == LIST_HEAD ? "lpop" : "rpop"; }
 
 /* Pops up to count elements (count > 0) from where and replies them as an array, in pop
  * order; the caller then runs list_elements_removed. */
@@ -361,6 +371,7 @@ static void pushGenericCommand(fr_client *c, int where, int xx)
     }
     fri_reply_ll(c, (long long)l->len);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    fri_notify_key(c, FR_NOTIFY_LIST, where == LIST_HEAD ? "lpush" : "rpush", &c->argv[1]);
     return;
 
 undo:
@@ -409,7 +420,7 @@ static void popGenericCommand(fr_client *c, int where)
     } else {
         list_pop_reply_array(c, l, where, count);
     }
-    list_elements_removed(c, &c->argv[1], o);
+    list_elements_removed(c, &c->argv[1], o, pop_event(where));
 }
 
 static void lpopCommand(fr_client *c) { popGenericCommand(c, LIST_HEAD); }
@@ -597,6 +608,7 @@ static void lsetCommand(fr_client *c)
     l->slot[p] = s;
     fri_reply_ok(c);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    fri_notify_key(c, FR_NOTIFY_LIST, "lset", &c->argv[1]);
 }
 
 /* LINSERT key BEFORE|AFTER pivot element: the direction is checked before the key is
@@ -632,6 +644,7 @@ static void linsertCommand(fr_client *c)
     list_insert(l, where == LIST_TAIL ? i + 1 : i, s);
     fri_reply_ll(c, (long long)l->len);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    fri_notify_key(c, FR_NOTIFY_LIST, "linsert", &c->argv[1]);
 }
 
 /* LREM key count element: count > 0 removes the first count matches from the head,
@@ -653,7 +666,7 @@ static void lremCommand(fr_client *c)
                                : count < 0 ? 0ull - (unsigned long long)count
                                            : (unsigned long long)count;
     size_t removed = list_remove(o->ptr, &c->argv[3], limit, count < 0);
-    if (removed) list_elements_removed(c, &c->argv[1], o);
+    if (removed) list_elements_removed(c, &c->argv[1], o, "lrem");
     fri_reply_ll(c, (long long)removed);
 }
 
@@ -684,7 +697,7 @@ static void ltrimCommand(fr_client *c)
     }
     while (ltrim--) fri_str_free(list_pop(l, LIST_HEAD));
     while (rtrim--) fri_str_free(list_pop(l, LIST_TAIL));
-    list_elements_removed(c, &c->argv[1], o);
+    list_elements_removed(c, &c->argv[1], o, "ltrim");
     fri_reply_ok(c);
 }
 
@@ -719,8 +732,9 @@ static void lmoveGeneric(fr_client *c, int wherefrom, int whereto, int blocking)
     list_push(dl, v, whereto);
     if (created) fri_db_add(c->db, c->argv[2].ptr, c->argv[2].len, created);
     fri_signal_modified(c, c->db, c->argv[2].ptr, c->argv[2].len);
+    fri_notify_key(c, FR_NOTIFY_LIST, whereto == LIST_HEAD ? "lpush" : "rpush", &c->argv[2]);
     fri_reply_bulk_str(c, v);
-    list_elements_removed(c, &c->argv[1], src);
+    list_elements_removed(c, &c->argv[1], src, pop_event(wherefrom));
 }
 
 /* LMOVE source destination LEFT|RIGHT LEFT|RIGHT: both directions are checked first. */
@@ -774,7 +788,7 @@ static void blockingPopGenericCommand(fr_client *c, int where)
         fri_reply_bulk(c, c->argv[j].ptr, c->argv[j].len);
         fri_reply_bulk_str(c, s);
         fri_str_free(s);
-        list_elements_removed(c, &c->argv[j], o);
+        list_elements_removed(c, &c->argv[j], o, pop_event(where));
         return;
     }
     fri_reply_null_array(c);
@@ -822,7 +836,7 @@ static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
         fri_reply_array_len(c, 2);
         fri_reply_bulk(c, c->argv[j].ptr, c->argv[j].len);
         list_pop_reply_array(c, o->ptr, where, count);
-        list_elements_removed(c, &c->argv[j], o);
+        list_elements_removed(c, &c->argv[j], o, pop_event(where));
         return;
     }
     fri_reply_null_array(c);

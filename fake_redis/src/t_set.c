@@ -410,7 +410,10 @@ static void saddCommand(fr_client *c)
         }
         added += r;
     }
-    if (added) signal_key(c);
+    if (added) {
+        signal_key(c);
+        fri_notify_key(c, FR_NOTIFY_SET, "sadd", &c->argv[1]);
+    }
     fri_reply_ll(c, added);
 }
 
@@ -428,8 +431,11 @@ static void sremCommand(fr_client *c)
     for (int i = 2; i < c->argc && fri_set_size(s) > 0; i++)
         removed += set_remove(s, c->argv[i].ptr, c->argv[i].len);
     if (removed) {
+        int emptied = fri_set_size(s) == 0;
         fri_delete_if_empty(c, &c->argv[1], o);
         signal_key(c);
+        fri_notify_key(c, FR_NOTIFY_SET, "srem", &c->argv[1]);
+        if (emptied) fri_notify_key(c, FR_NOTIFY_GENERIC, "del", &c->argv[1]);
     }
     fri_reply_ll(c, removed);
 }
@@ -577,7 +583,10 @@ static void spopCommand(fr_client *c)
         size_t i = set_random_position(c->srv, s);
         reply_member_at(c, s, i);
         set_remove_at(s, i);
+        fri_notify_key(c, FR_NOTIFY_SET, "spop", &c->argv[1]);
+        int emptied = fri_set_size(s) == 0;
         fri_delete_if_empty(c, &c->argv[1], o);
+        if (emptied) fri_notify_key(c, FR_NOTIFY_GENERIC, "del", &c->argv[1]);
         signal_key(c);
         return;
     }
@@ -593,9 +602,12 @@ static void spopCommand(fr_client *c)
         return;
     }
     fri_set *s = o->ptr;
+    /* Redis notifies before it pops (and replies) */
+    fri_notify_key(c, FR_NOTIFY_SET, "spop", &c->argv[1]);
     if ((unsigned long long)count >= fri_set_size(s)) {
         reply_all_as_union(c, s);
         fri_db_delete(c->db, c->argv[1].ptr, c->argv[1].len);
+        fri_notify_key(c, FR_NOTIFY_GENERIC, "del", &c->argv[1]);
     } else if (spop_some(c, o, (size_t)count) < 0) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -739,10 +751,16 @@ static void smoveCommand(fr_client *c)
         return;
     }
     set_remove(src->ptr, ele->ptr, ele->len);
+    fri_notify_key(c, FR_NOTIFY_SET, "srem", srckey);
+    int emptied = fri_set_size(src->ptr) == 0;
     fri_delete_if_empty(c, srckey, src);
+    if (emptied) fri_notify_key(c, FR_NOTIFY_GENERIC, "del", srckey);
     if (made) fri_db_add(c->db, dstkey->ptr, dstkey->len, made);
     fri_signal_modified(c, c->db, srckey->ptr, srckey->len);
-    if (added) fri_signal_modified(c, c->db, dstkey->ptr, dstkey->len);
+    if (added) {
+        fri_signal_modified(c, c->db, dstkey->ptr, dstkey->len);
+        fri_notify_key(c, FR_NOTIFY_SET, "sadd", dstkey);
+    }
     fri_reply_ll(c, 1);
 }
 
@@ -779,13 +797,15 @@ static int lookup_sets(fr_client *c, int first, int n, fri_set **sets)
 /* Ends a STORE form with result (taken; NULL is an empty result): a non-empty result
  * replaces whatever dst held, whatever its type, and its TTL (Redis's setKey), answering
  * its size; an empty one deletes dst and answers 0.  dst is signalled when it changed. */
-static void store_result(fr_client *c, const fri_arg *dst, fri_set *result)
+static void store_result(fr_client *c, const fri_arg *dst, fri_set *result, const char *event)
 {
     size_t n = result ? fri_set_size(result) : 0;
     if (n == 0) {
         fri_set_free(result);
-        if (fri_lookup_write(c, dst) && fri_db_delete(c->db, dst->ptr, dst->len))
+        if (fri_lookup_write(c, dst) && fri_db_delete(c->db, dst->ptr, dst->len)) {
             fri_signal_modified(c, c->db, dst->ptr, dst->len);
+            fri_notify_key(c, FR_NOTIFY_GENERIC, "del", dst);
+        }
         fri_reply_ll(c, 0);
         return;
     }
@@ -799,6 +819,7 @@ static void store_result(fr_client *c, const fri_arg *dst, fri_set *result)
     fri_db_set(c->db, dst->ptr, dst->len, o, 0);
     fri_signal_modified(c, c->db, dst->ptr, dst->len);
     fri_reply_ll(c, (long long)n);
+    fri_notify_key(c, FR_NOTIFY_SET, event, dst);
 }
 
 /* Sorts the inputs by size, smallest first, keeping the order of equals: Redis's qsort is
@@ -831,7 +852,7 @@ static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
     if (lookup_sets(c, first, n, sets) < 0) goto out;
     for (int j = 0; j < n; j++) {
         if (sets[j]) continue;
-        if (dst) store_result(c, dst, NULL);
+        if (dst) store_result(c, dst, NULL, "sinterstore");
         else if (cardinality_only) fri_reply_ll(c, 0);
         else fri_reply_empty_array(c);
         goto out;
@@ -866,7 +887,7 @@ static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
             goto out;
         }
     }
-    if (dst) store_result(c, dst, result);
+    if (dst) store_result(c, dst, result, "sinterstore");
     else if (cardinality_only) fri_reply_ll(c, card);
     else fri_reply_set_deferred_len(c, handle, (long)card);
 out:
@@ -959,7 +980,7 @@ static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *d
     }
 
     if (dst) {
-        store_result(c, dst, result);
+        store_result(c, dst, result, op == SETOP_UNION ? "sunionstore" : "sdiffstore");
     } else {
         reply_all(c, result);
         fri_set_free(result);

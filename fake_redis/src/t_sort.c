@@ -263,7 +263,10 @@ static const fri_str *pattern_value(fr_client *c, const fri_arg *pat, const fri_
     fri_buf_append(key, ele->buf, ele->len);
     fri_buf_append(key, star + 1, postlen);
     fri_obj *o = fri_db_lookup(c->srv, c->db, key->p, key->len, c->now_ms);
-    if (!o) return NULL;
+    if (!o) {
+        fri_notify(c->srv, FR_NOTIFY_KEY_MISS, "keymiss", key->p, key->len, c->db->id);
+        return NULL;
+    }
     if (!arrow) {
         if (o->type != FRI_STRING) return NULL;
         *as_int = o->strenc == FRI_STRENC_INT;
@@ -538,8 +541,10 @@ static void store_items(fr_client *c, const sort_opts *o, sort_vec *v, long long
     size_t n = (size_t)(end - start + 1) * (size_t)(o->ngets ? o->ngets : 1), k = 0;
     const fri_arg *dst = o->store;
     if (n == 0) {
-        if (fri_db_delete(c->db, dst->ptr, dst->len))
+        if (fri_db_delete(c->db, dst->ptr, dst->len)) {
             fri_signal_modified(c, c->db, dst->ptr, dst->len);
+            fri_notify_key(c, FR_NOTIFY_GENERIC, "del", dst);
+        }
         fri_reply_ll(c, 0);
         return;
     }
@@ -568,8 +573,10 @@ static void store_items(fr_client *c, const sort_opts *o, sort_vec *v, long long
         goto oom;
     }
     free(items);
+    fri_lookup_write(c, dst); /* setKey's lookup: an expired destination goes first */
     fri_db_set(c->db, dst->ptr, dst->len, obj, 0);
     fri_signal_modified(c, c->db, dst->ptr, dst->len);
+    fri_notify_key(c, FR_NOTIFY_LIST, "sortstore", dst);
     fri_reply_ll(c, (long long)n);
     return;
 oom_items:

@@ -1217,7 +1217,8 @@ static void xaddCommand(fr_client *c)
     }
     fri_reply_sid(c, id);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
-    stream_trim(s, &a, c->srv);
+    fri_notify_key(c, FR_NOTIFY_STREAM, "xadd", &c->argv[1]);
+    if (stream_trim(s, &a, c->srv)) fri_notify_key(c, FR_NOTIFY_STREAM, "xtrim", &c->argv[1]);
 }
 
 /* XLEN key */
@@ -1316,6 +1317,7 @@ static void xdelCommand(fr_client *c)
         if (s->length == 0) s->first_id = FRI_SID_MIN;
         else if (first_entry) update_first_id(s);
         fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+        fri_notify_key(c, FR_NOTIFY_STREAM, "xdel", &c->argv[1]);
     }
     fri_reply_ll(c, deleted);
 done:
@@ -1336,7 +1338,10 @@ static void xtrimCommand(fr_client *c)
         return;
     }
     long long deleted = stream_trim(s, &a, c->srv);
-    if (deleted) fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    if (deleted) {
+        fri_notify_key(c, FR_NOTIFY_STREAM, "xtrim", &c->argv[1]);
+        fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+    }
     fri_reply_ll(c, deleted);
 }
 
@@ -1398,6 +1403,7 @@ static void xsetidCommand(fr_client *c)
     if (!fri_sid_is_zero(max_xdel_id)) s->max_deleted_entry_id = max_xdel_id;
     /* 7.0.15 does not signal the key as modified here: a WATCH on it survives */
     fri_reply_ok(c);
+    fri_notify_key(c, FR_NOTIFY_STREAM, "xsetid", &c->argv[1]);
 }
 
 int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *o)

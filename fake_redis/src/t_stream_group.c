@@ -198,9 +198,11 @@ static fri_stream_consumer *consumer_create(fri_stream_cg *cg, const char *name,
 }
 
 /* Redis's streamLookupConsumer (refreshing the seen time, SLC_DEFAULT) falling back to
- * streamCreateConsumer, as the delivering commands do.  Aborts when out of memory: the
- * callers have already changed the group. */
-static fri_stream_consumer *consumer_get(fri_stream_cg *cg, const fri_arg *name, int64_t now)
+ * streamCreateConsumer, as the delivering commands do (a new consumer notifies
+ * "xgroup-createconsumer" on key).  Aborts when out of memory: the callers have already
+ * changed the group. */
+static fri_stream_consumer *consumer_get(fr_client *c, const fri_arg *key, fri_stream_cg *cg,
+                                         const fri_arg *name, int64_t now)
 {
     fri_stream_consumer *consumer = consumer_find(cg, name->ptr, name->len);
     if (consumer) {
@@ -209,6 +211,7 @@ static fri_stream_consumer *consumer_get(fri_stream_cg *cg, const fri_arg *name,
     }
     consumer = consumer_create(cg, name->ptr, name->len, now);
     if (!consumer) abort();
+    fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-createconsumer", key);
     return consumer;
 }
 
@@ -493,6 +496,7 @@ static void xgroup_create_command(fr_client *c)
         fri_signal_modified(c, c->db, c->argv[2].ptr, c->argv[2].len);
     }
     fri_reply_ok(c);
+    fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-create", &c->argv[2]);
 }
 
 /* XGROUP SETID key group id|$ [ENTRIESREAD n]: moves the last-delivered id (any id, "-"
@@ -514,6 +518,7 @@ static void xgroup_setid_command(fr_client *c)
     cg->last_id = id;
     cg->entries_read = entries_read;
     fri_reply_ok(c);
+    fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-setid", &c->argv[2]);
 }
 
 /* XGROUP DESTROY key group: 1 when the group existed (its PEL and consumers go too). */
@@ -531,6 +536,7 @@ static void xgroup_destroy_command(fr_client *c)
     fri_dict_delete(s->cgroups, c->argv[3].ptr, c->argv[3].len, NULL);
     fri_stream_cg_free(cg);
     fri_reply_ll(c, 1);
+    fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-destroy", &c->argv[2]);
 }
 
 /* XGROUP CREATECONSUMER key group consumer: 1 when created, 0 when it existed (its seen
@@ -552,6 +558,7 @@ static void xgroup_createconsumer_command(fr_client *c)
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
+    fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-createconsumer", &c->argv[2]);
     fri_reply_ll(c, 1);
 }
 
@@ -570,6 +577,7 @@ static void xgroup_delconsumer_command(fr_client *c)
         pending = (long long)fri_sidmap_len(consumer->pel);
         consumer_delete(cg, consumer);
         c->srv->redis_errno = 0; /* its PEL walked to the end with raxNext */
+        fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-delconsumer", &c->argv[2]);
     }
     fri_reply_ll(c, pending);
 }
@@ -824,7 +832,8 @@ static void xreadgroup_claim(fr_client *c, const fri_xread_opts *o, fri_stream *
             serve = 1;
             gt = cg->last_id;
         }
-        fri_stream_consumer *consumer = consumer_get(cg, cname, c->now_ms);
+        fri_stream_consumer *consumer =
+            consumer_get(c, &c->argv[o->streams_arg + i], cg, cname, c->now_ms);
         if (history) {
             min_idle = -1;
         } else if (!serve && serve_claimed) {
@@ -966,7 +975,8 @@ static void xreadgroup_command(fr_client *c)
         fri_sid_incr(&start);
         fri_reply_array_len(c, 2);
         fri_reply_bulk(c, c->argv[o.streams_arg + i].ptr, c->argv[o.streams_arg + i].len);
-        fri_stream_consumer *consumer = consumer_get(cg, cname, c->now_ms);
+        fri_stream_consumer *consumer =
+            consumer_get(c, &c->argv[o.streams_arg + i], cg, cname, c->now_ms);
         if (history) deliver_history(c, s, consumer, start, o.count);
         else reply_new(c, s, cg, consumer, start, o.count, o.noack);
     }
@@ -999,7 +1009,7 @@ int fri_xreadgroup_serve_blocked(fr_client *c, const fri_arg *key, const fri_arg
     if (fri_sid_cmp(s->last_id, cg->last_id) <= 0) return 0;
     fri_sid start = cg->last_id;
     fri_sid_incr(&start);
-    fri_stream_consumer *cons = consumer_get(cg, consumer, c->now_ms);
+    fri_stream_consumer *cons = consumer_get(c, key, cg, consumer, c->now_ms);
     fri_reply_array_len(c, 1);
     fri_reply_array_len(c, 2);
     fri_reply_bulk(c, key->ptr, key->len);
@@ -1045,7 +1055,7 @@ static int xreadgroup_keys(int argc, const fri_arg *argv, int *keys, int max)
 static void xack_command(fr_client *c)
 {
     int wrongtype;
-    fri_stream *s = stream_lookup(c, &c->argv[1], 1, &wrongtype);
+    fri_stream *s = stream_lookup(c, &c->argv[1], 0, &wrongtype); /* lookupKeyRead */
     if (wrongtype) return;
     fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
     if (!cg) {
@@ -1223,7 +1233,7 @@ static void claim_one(fr_client *c, fri_stream_iter *entries, long nfields, fri_
 static void xclaim_command(fr_client *c)
 {
     fri_stream *s;
-    fri_stream_cg *cg = cg_lookup_or_reply(c, 1, &s);
+    fri_stream_cg *cg = cg_lookup_or_reply(c, 0, &s);
     if (!cg) return;
     long long minidle;
     if (fri_get_ll_or_reply(c, &c->argv[4], &minidle,
@@ -1311,7 +1321,7 @@ static void xclaim_command(fr_client *c)
         }
         if (!nack) continue;
         if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
-        if (!consumer) consumer = consumer_get(cg, &c->argv[3], now);
+        if (!consumer) consumer = consumer_get(c, &c->argv[1], cg, &c->argv[3], now);
         claim_one(c, &lookup, nfields, id, nack, consumer, deliverytime, retrycount, justid);
         claimed++;
     }
@@ -1326,6 +1336,9 @@ static void xclaim_command(fr_client *c)
  * against n. */
 static void xautoclaim_command(fr_client *c)
 {
+    /* Redis looks the key up before it parses anything (the keymiss event comes first);
+     * its type and the group are checked after the arguments */
+    fri_obj *obj = fri_lookup_read(c, &c->argv[1]);
     long long minidle;
     if (fri_get_ll_or_reply(c, &c->argv[4], &minidle,
                             "ERR Invalid min-idle-time argument for XAUTOCLAIM") < 0)
@@ -1355,9 +1368,16 @@ static void xautoclaim_command(fr_client *c)
         }
     }
 
-    fri_stream *s;
-    fri_stream_cg *cg = cg_lookup_or_reply(c, 1, &s);
-    if (!cg) return;
+    if (obj && obj->type != FRI_STREAM) {
+        fri_reply_error(c, FRI_ERR_WRONGTYPE);
+        return;
+    }
+    fri_stream *s = obj ? obj->ptr : NULL;
+    fri_stream_cg *cg = s ? cg_lookup(s, c->argv[2].ptr, c->argv[2].len) : NULL;
+    if (!cg) {
+        reply_nogroup(c, &c->argv[1], &c->argv[2], "");
+        return;
+    }
     if (count >= XAUTOCLAIM_ALLOC_LIMIT) {
         fri_reply_error(c, "ERR Insufficient memory, failed allocating transient memory, "
                            "COUNT too high.");
@@ -1404,7 +1424,7 @@ static void xautoclaim_command(fr_client *c)
             continue;
         }
         if (minidle && now - nack->delivery_time < minidle) continue;
-        if (!consumer) consumer = consumer_get(cg, &c->argv[3], now);
+        if (!consumer) consumer = consumer_get(c, &c->argv[1], cg, &c->argv[3], now);
         claim_one(c, &lookup, nfields, id, nack, consumer, now, -1, justid);
         claimed++;
         count--;

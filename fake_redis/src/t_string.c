@@ -256,6 +256,7 @@ static int set_key(fr_client *c, const fri_arg *key, fri_obj *o, const fri_arg *
         fri_str_stored_arg(c, n, key);
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_STRING, "set", key);
     return 0;
 }
 
@@ -296,6 +297,7 @@ static void set_generic(fr_client *c, unsigned flags, const fri_arg *key, const 
         reply_oom(c, mark);
         return;
     }
+    if (expire) fri_notify_key(c, FR_NOTIFY_GENERIC, "expire", key);
 
     if (!(flags & OPT_GET)) {
         if (integer_replies)
@@ -379,12 +381,15 @@ static void getexCommand(fr_client *c)
     if ((flags & (OPT_EXAT | OPT_PXAT)) && when <= c->now_ms) {
         fri_db_delete(c->db, key->ptr, key->len);
         fri_signal_modified(c, c->db, key->ptr, key->len);
+        fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
     } else if (expire) {
         o->expire_ms = when;
         fri_signal_modified(c, c->db, key->ptr, key->len);
+        fri_notify_key(c, FR_NOTIFY_GENERIC, "expire", key);
     } else if ((flags & OPT_PERSIST) && o->expire_ms != -1) {
         o->expire_ms = -1;
         fri_signal_modified(c, c->db, key->ptr, key->len);
+        fri_notify_key(c, FR_NOTIFY_GENERIC, "persist", key);
     }
 }
 
@@ -397,6 +402,7 @@ static void getdelCommand(fr_client *c)
     if (get_generic(c, &err) == NULL) return;
     fri_db_delete(c->db, key->ptr, key->len);
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
 }
 
 /* GETSET key value: the old value (or nil), then SET without options (TTL dropped). */
@@ -478,6 +484,7 @@ static void setrangeCommand(fr_client *c)
         memcpy(s->buf + offset, val->ptr, val->len);
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_STRING, "setrange", key);
     fri_reply_ll(c, (long long)((fri_str *)o->ptr)->len);
 }
 
@@ -581,6 +588,7 @@ static void mset_generic(fr_client *c, int nx)
             fri_db_set(c->db, key->ptr, key->len, vals[j], 0);
         fri_str_stored_arg(c, vals[j], key);
         fri_signal_modified(c, c->db, key->ptr, key->len);
+        fri_notify_key(c, FR_NOTIFY_STRING, "set", key);
     }
     free(vals);
 
@@ -649,6 +657,7 @@ static void incr_decr(fr_client *c, long long incr)
         fri_db_add(c->db, key->ptr, key->len, o);
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_STRING, "incrby", key);
     reply[n + 1] = '\r';
     reply[n + 2] = '\n';
     fri_reply_raw(c, reply, n + 3);
@@ -741,6 +750,7 @@ static void incrbyfloatCommand(fr_client *c)
      * KEEPTTL), where a transaction's queue holds it too */
     fri_str_stored_arg(c, o, key);
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_STRING, "incrbyfloat", key);
     fri_reply_bulk(c, buf, n);
 }
 
@@ -788,6 +798,7 @@ static void appendCommand(fr_client *c)
         total = s->len;
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
+    fri_notify_key(c, FR_NOTIFY_STRING, "append", key);
     fri_reply_ll(c, (long long)total);
 }
 

@@ -483,11 +483,14 @@ static void result_end(zrange_result *r)
         fri_db_set(c->db, r->dst->ptr, r->dst->len, o, 0);
         fri_signal_modified(c, c->db, r->dst->ptr, r->dst->len);
         fri_reply_ll(c, r->count);
+        fri_notify_key(c, FR_NOTIFY_ZSET, "zrangestore", r->dst);
     } else {
         fri_zset_free(r->set);
         fri_reply_ll(c, 0);
-        if (fri_lookup_write(c, r->dst) && fri_db_delete(c->db, r->dst->ptr, r->dst->len))
+        if (fri_lookup_write(c, r->dst) && fri_db_delete(c->db, r->dst->ptr, r->dst->len)) {
             fri_signal_modified(c, c->db, r->dst->ptr, r->dst->len);
+            fri_notify_key(c, FR_NOTIFY_GENERIC, "del", r->dst);
+        }
     }
 }
 
@@ -674,7 +677,10 @@ reply:
 
 modified:
     if (o) fri_delete_if_empty(c, key, o); /* only after an out-of-memory on a new key */
-    if (added || updated) fri_signal_modified(c, c->db, key->ptr, key->len);
+    if (added || updated) {
+        fri_signal_modified(c, c->db, key->ptr, key->len);
+        fri_notify_key(c, FR_NOTIFY_ZSET, incr ? "zincr" : "zadd", key);
+    }
 cleanup:
     if (scores != small) free(scores);
 }
@@ -702,7 +708,10 @@ static void zremCommand(fr_client *c)
         if (fri_zset_size(z) == 0) break;
     }
     if (deleted) {
+        int emptied = fri_zset_size(z) == 0;
         fri_delete_if_empty(c, key, o);
+        fri_notify_key(c, FR_NOTIFY_ZSET, "zrem", key);
+        if (emptied) fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
         fri_signal_modified(c, c->db, key->ptr, key->len);
     }
     fri_reply_ll(c, deleted);
@@ -767,8 +776,16 @@ static void zremrange_generic(fr_client *c, zrange_type type)
     }
 
     if (deleted) {
+        static const char *const events[] = {
+            [ZRANGE_RANK] = "zremrangebyrank",
+            [ZRANGE_SCORE] = "zremrangebyscore",
+            [ZRANGE_LEX] = "zremrangebylex",
+        };
+        int emptied = fri_zset_size(z) == 0;
         fri_delete_if_empty(c, key, o);
         fri_signal_modified(c, c->db, key->ptr, key->len);
+        fri_notify_key(c, FR_NOTIFY_ZSET, events[type], key);
+        if (emptied) fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
     }
     fri_reply_ll(c, (long long)deleted);
 }
@@ -1007,6 +1024,17 @@ static void zlexcountCommand(fr_client *c)
 
 /* ----- ZPOPMIN, ZPOPMAX ----------------------------------------------------------------- */
 
+/* After a pop of at least one member from key: the zpopmin/zpopmax event, the key gone
+ * with its last member ("del"), WATCH told (genericZpopCommand's order). */
+static void zpop_done(fr_client *c, const fri_arg *key, fri_obj *o, int max)
+{
+    fri_notify_key(c, FR_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", key);
+    int emptied = fri_zset_size(o->ptr) == 0;
+    fri_delete_if_empty(c, key, o);
+    if (emptied) fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
+    fri_signal_modified(c, c->db, key->ptr, key->len);
+}
+
 /* ZPOPMIN / ZPOPMAX key [count]: member, score pairs from the low (high) end.  The count
  * is checked first, then the key's type, then a count of 0 answers an empty array. */
 static void zpop_generic(fr_client *c, int max)
@@ -1034,8 +1062,7 @@ static void zpop_generic(fr_client *c, int max)
     long long n = count > size ? size : count;
     fri_reply_array_len(c, (long)(n * 2));
     for (long long i = 0; i < n; i++) zset_pop_reply(c, z, max, 0);
-    fri_delete_if_empty(c, key, o);
-    fri_signal_modified(c, c->db, key->ptr, key->len);
+    zpop_done(c, key, o, max);
 }
 
 static void zpopminCommand(fr_client *c) { zpop_generic(c, 0); }
@@ -1303,10 +1330,17 @@ static void zsetop_generic(fr_client *c, const fri_arg *dst, int numkeys_idx, zs
             fri_db_set(c->db, dst->ptr, dst->len, o, 0);
             fri_signal_modified(c, c->db, dst->ptr, dst->len);
             fri_reply_ll(c, n);
+            fri_notify_key(c, FR_NOTIFY_ZSET,
+                           op == ZSETOP_UNION   ? "zunionstore"
+                           : op == ZSETOP_INTER ? "zinterstore"
+                                                : "zdiffstore",
+                           dst);
         } else {
             fri_reply_ll(c, 0);
-            if (fri_lookup_write(c, dst) && fri_db_delete(c->db, dst->ptr, dst->len))
+            if (fri_lookup_write(c, dst) && fri_db_delete(c->db, dst->ptr, dst->len)) {
                 fri_signal_modified(c, c->db, dst->ptr, dst->len);
+                fri_notify_key(c, FR_NOTIFY_GENERIC, "del", dst);
+            }
         }
     } else if (cardinality_only) {
         fri_reply_ll(c, cardinality);
@@ -1375,8 +1409,7 @@ static void zpop_from_keys(fr_client *c, const fri_arg *keys, long long numkeys,
             fri_reply_bulk(c, key->ptr, key->len);
         }
         for (long long i = 0; i < n; i++) zset_pop_reply(c, z, max, form == ZPOP_NESTED);
-        fri_delete_if_empty(c, key, o);
-        fri_signal_modified(c, c->db, key->ptr, key->len);
+        zpop_done(c, key, o, max);
         return;
     }
     fri_reply_null_array(c);

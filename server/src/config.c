@@ -270,6 +270,13 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
         return NULL;
     }
     default:
+        if (!strcmp(d->name, "notify-keyspace-events")) {
+            /* the classes, shown back as Redis's keyspaceEventsFlagsToString puts them */
+            int flags = fr_notify_flags_parse(value);
+            if (flags < 0) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+            fr_notify_flags_string((unsigned)flags, norm, cap);
+            return NULL;
+        }
         snprintf(norm, cap, "%s", value);
         return NULL;
     }
@@ -278,7 +285,7 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
 /* Makes the server act on a parameter that changed, and the fake on those it follows
  * (encoding thresholds, maxmemory and its policy, the LFU parameters: fr_server_set_param
  * ignores the others). */
-static void apply(frs_server *srv, const char *name, const char *value)
+static void apply(frs_server *srv, const char *name, const char *value, const char *raw)
 {
     /* 7.0's *-ziplist-* names are aliases of the *-listpack-* ones: one value, two names */
     static const char *const aliases[][2] = {
@@ -296,7 +303,11 @@ static void apply(frs_server *srv, const char *name, const char *value)
             if (k >= 0) set_value(&srv->params[k], value);
         }
     }
-    if (srv->fake) fr_server_set_param(srv->fake, name, value);
+    /* notify-keyspace-events' shown text can lose a class (n next to A): the fake gets
+     * the letters as given */
+    if (srv->fake)
+        fr_server_set_param(srv->fake, name,
+                            strcmp(name, "notify-keyspace-events") ? value : raw);
     if (srv->fake && !strcmp(name, "latency-tracking"))
         fr_stats_set_latency_tracking(srv->fake, !strcmp(value, "yes"));
     if (!strcmp(name, "maxclients")) {
@@ -341,7 +352,7 @@ int frs_config_set1(frs_server *srv, const char *name, const char *value, const 
         return -1;
     }
     set_value(&srv->params[i], norm);
-    apply(srv, defs[i].name, norm);
+    apply(srv, defs[i].name, norm, value);
     return 0;
 }
 
@@ -396,7 +407,7 @@ int frs_config_init(frs_server *srv)
             return -1;
         }
         set_value(&srv->params[k], norm);
-        apply(srv, defs[k].name, norm);
+        apply(srv, defs[k].name, norm, srv->opt.config[i + 1]);
     }
     return 0;
 }
@@ -537,25 +548,28 @@ void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const si
         idx[(a - 2) / 2] = k;
     }
     char (*norm)[1024] = malloc(sizeof(*norm) * (size_t)(npairs + 1));
-    if (!norm) abort();
+    char (*raw)[1024] = malloc(sizeof(*raw) * (size_t)(npairs + 1));
+    if (!norm || !raw) abort();
     for (int p = 0; p < npairs; p++) {
-        char value[1024];
+        char *value = raw[p];
         size_t vl = argvlen[2 + 2 * p + 1];
-        snprintf(value, sizeof(value), "%.*s", (int)(vl < sizeof(value) ? vl : sizeof(value) - 1),
-                 argv[2 + 2 * p + 1]);
+        snprintf(value, sizeof(raw[p]), "%.*s",
+                 (int)(vl < sizeof(raw[p]) ? vl : sizeof(raw[p]) - 1), argv[2 + 2 * p + 1]);
         const char *e = check_value(srv, &defs[idx[p]], value, norm[p], sizeof(norm[p]));
         if (e) {
             frs_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
                              defs[idx[p]].name, e);
             free(idx);
             free(norm);
+            free(raw);
             return;
         }
     }
     for (int p = 0; p < npairs; p++) {
         set_value(&srv->params[idx[p]], norm[p]);
-        apply(srv, defs[idx[p]].name, norm[p]);
+        apply(srv, defs[idx[p]].name, norm[p], raw[p]);
     }
+    free(raw);
     free(idx);
     free(norm);
     frs_reply_ok(c);

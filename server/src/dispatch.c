@@ -178,6 +178,23 @@ static void put_exec_reply(frs_conn *c, const char *p, size_t n)
     free(queue);
 }
 
+/* Whether the command is one of the (P|S)(UN)SUBSCRIBEs, whose confirmations Redis
+ * pushes even with CLIENT REPLY OFF or SKIP in force. */
+static int is_subscription_command(const char *p, size_t n)
+{
+    static const char *const names[] = {"subscribe", "psubscribe", "ssubscribe",
+                                        "unsubscribe", "punsubscribe", "sunsubscribe"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (name_is(p, n, names[i])) return 1;
+    return 0;
+}
+
+/* Whether this command's replies are being dropped (CLIENT REPLY OFF, or SKIP for it). */
+static int silenced(const frs_conn *c)
+{
+    return c->reply_mode == FRS_REPLY_OFF || c->reply_mode == FRS_REPLY_SKIP;
+}
+
 /* The request goes to the fake. */
 static void run_fake(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
@@ -201,12 +218,18 @@ static void run_fake(frs_conn *c, int argc, const char *const *argv, const size_
         else frs_reply_raw(c, pp, pl);
         fr_client_push_clear(c->fc);
     }
+    /* Redis pushes messages (CLIENT_PUSHING) past CLIENT REPLY OFF|SKIP */
+    if (silenced(c)) c->reply_keep = c->out.len - c->out.sent;
     if (is_exec && (c->queue_host || c->resp == 3)) {
         put_exec_reply(c, p, n);
     } else {
         if (was_multi && n == 9 && memcmp(p, "+QUEUED\r\n", 9) == 0)
             queue_add(c, 0, argc, argv, argvlen);
         put_fake_reply(c, argc, argv, argvlen, p, n);
+        /* ... and the confirmations of a subscription command (not an error it got) */
+        if (silenced(c) && !was_multi && n > 0 && p[0] == '*' &&
+            is_subscription_command(argv[0], argvlen[0]))
+            c->reply_keep = c->out.len - c->out.sent;
     }
     if (!fr_client_in_multi(c->fc) && c->queue_len) queue_clear(c);
     frs_drain_fake_events(c->srv, c);
@@ -219,11 +242,15 @@ void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *
     /* CLIENT REPLY OFF/SKIP: the command runs, its reply is dropped (Redis refuses to
      * buffer it; nothing is written between the two points here, so cutting is the same). */
     int was = c->reply_mode;
-    size_t mark = c->out.len - c->out.sent;
+    size_t outer_keep = c->reply_keep; /* EXEC runs the server's queued commands here */
+    c->reply_keep = c->out.len - c->out.sent;
     dispatch(c, argc, argv, argvlen);
-    if (c->reply_mode == FRS_REPLY_OFF || was == FRS_REPLY_SKIP) {
-        if (c->out.len - c->out.sent > mark) c->out.len = c->out.sent + mark;
+    /* the mode as the command left it: CLIENT REPLY ON under SKIP has its +OK sent */
+    if (silenced(c)) {
+        size_t keep = c->reply_keep;
+        if (c->out.len - c->out.sent > keep) c->out.len = c->out.sent + keep;
     }
+    c->reply_keep = outer_keep;
     if (was == FRS_REPLY_SKIP && c->reply_mode == FRS_REPLY_SKIP) c->reply_mode = 0;
     if (c->reply_mode == FRS_REPLY_SKIP_NEXT) c->reply_mode = FRS_REPLY_SKIP;
 }

@@ -99,6 +99,9 @@ typedef struct frs_conn {
     const char *last_cmd;     /* the last command's full name (cmd= in CLIENT LIST): a
                                  command table string, or "NULL" */
     int reply_mode;           /* CLIENT REPLY: 0 on, or FRS_REPLY_OFF/_SKIP/_SKIP_NEXT */
+    size_t reply_keep;        /* while a silenced command runs: the unsent output bytes
+                                 that stay (its Pub/Sub pushes, which Redis writes even
+                                 with replies off) */
     char blocked_cmd[32];     /* the command it is blocked in, for its reply's RESP3 shape */
     frs_queued *queue;        /* MULTI: what was queued, in order */
     size_t queue_len, queue_cap; /* entries in queue, room */
@@ -156,6 +159,7 @@ struct frs_server {
     struct frs_connmap *bymap;/* fr_client* -> frs_conn*, for woken and pushed clients */
     frs_conn *pending;        /* connections with output to write before sleeping */
     size_t nsoft;             /* connections over their soft output limit (soft_since_ms) */
+    int64_t expired_ms;       /* turn_ms of the last active expiry (net.c's timers) */
     frs_conn *resume_head, *resume_tail; /* connections whose input processing may go on */
     uint64_t next_id;         /* the next CLIENT ID */
     int64_t start_ms;         /* when the server started (monotonic ms) */

@@ -680,6 +680,8 @@ static int sleep_ms(frs_server *srv)
         }
     }
     if (srv->nsoft && (t < 0 || t > 100)) t = 100; /* re-check soft output limits */
+    if ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) && (t < 0 || t > 100))
+        t = 100; /* the active expiry's next run */
     if (t > 1000000) t = 1000000;
     return (int)t;
 }
@@ -696,6 +698,13 @@ static void timers(frs_server *srv)
     if (srv->nsoft)
         for (frs_conn *c = srv->conns; c; c = c->next)
             if (c->soft_since_ms) frs_conn_want_flush(c);
+    /* Redis's active expiry, ten times a second (hz 10), all at once: only the "expired"
+     * notifications show that it ran, so it runs only while they are enabled */
+    if ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) &&
+        srv->turn_ms - srv->expired_ms >= 100) {
+        srv->expired_ms = srv->turn_ms;
+        if (fr_server_active_expire(srv->fake)) frs_drain_fake_events(srv, NULL);
+    }
 }
 
 /* Microseconds of a monotonic clock, for the busy poll's deadline. */

@@ -1,6 +1,6 @@
 /* diff_runner.c -- run differential scripts on the fake and on a real redis-server.
  *
- *   diff_runner [--verbose] script.redis...
+ *   diff_runner [--verbose] [--events] script.redis...
  *   diff_runner [--verbose] --transcript file.transcript...
  *   diff_runner [--verbose] --record out.transcript script
  *
@@ -52,6 +52,9 @@ typedef struct run {
     long failed;             /* of which failed */
     rh_buf real_reply;       /* the last reply of the real server */
     rh_buf fake_reply;       /* the last reply of the fake */
+    side_client listener;    /* !events: PSUBSCRIBEd to __key*__:* on both sides */
+    rh_buf real_events;      /* the messages the real listener got for the last command */
+    rh_buf fake_events;      /* the same on the fake */
 } run;
 
 static void sleep_ms(long ms) {
@@ -146,6 +149,56 @@ static int set_config(run *r, const ds_line *l) {
     return 0;
 }
 
+/* The !events directive: a listener connection on each side PSUBSCRIBEs __key*__:*, and
+ * the real server's active expiry is turned off (the fake has none in process), so a
+ * key expires on both sides only when a command touches it.  0, or -1 (printed). */
+static int start_events(run *r, const ds_line *l) {
+    const char *name = r->script->name;
+    rh_buf raw = {0};
+    char *argv[2] = {"PSUBSCRIBE", "__key*__:*"};
+    int rc = 0;
+    if (!r->listener.real && !(r->listener.real = rh_connect(r->real))) rc = -1;
+    if (!rc && !r->listener.fake && !(r->listener.fake = fr_client_new(r->fake))) rc = -1;
+    if (!rc && (rh_send(r->listener.real, 2, argv, NULL) != 0 ||
+                rh_read_reply(r->listener.real, &raw) != 0))
+        rc = -1;
+    if (!rc) {
+        size_t n;
+        const char *p = fr_exec_resp(r->listener.fake, 2, (const char *const *)argv, NULL, &n);
+        if (n != raw.len || memcmp(p, raw.data, n) != 0) rc = -1;
+    }
+    if (!rc && (ensure_client(r, 1) != 0 ||
+                rh_call(r->clients[1].real, &raw, "DEBUG", "SET-ACTIVE-EXPIRE", "0", NULL) != 0))
+        rc = -1;
+    if (rc) printf("%s:%d: %s   <-- cannot start the listeners\n", name, l->lineno, l->text);
+    rh_buf_free(&raw);
+    return rc;
+}
+
+/* Collects what the listeners received since the last call: on the real side every
+ * message before the answer to a PING sent now (Redis published them before it answered
+ * the command, so they precede the PING's answer), on the fake side its push queue.
+ * 0, or -1 when the real listener failed. */
+static int take_events(run *r) {
+    rh_buf_reset(&r->real_events);
+    rh_buf_reset(&r->fake_events);
+    if (!r->listener.real) return 0;
+    size_t n;
+    const char *p = fr_client_push_resp(r->listener.fake, &n);
+    rh_buf_append(&r->fake_events, p, n);
+    fr_client_push_clear(r->listener.fake);
+    char *ping[1] = {"PING"};
+    static const char pong[] = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";
+    rh_buf raw = {0};
+    int rc = rh_send(r->listener.real, 1, ping, NULL);
+    while (rc == 0 && (rc = rh_read_reply(r->listener.real, &raw)) == 0) {
+        if (raw.len == sizeof(pong) - 1 && memcmp(raw.data, pong, raw.len) == 0) break;
+        rh_buf_append(&r->real_events, raw.data, raw.len);
+    }
+    rh_buf_free(&raw);
+    return rc;
+}
+
 /* Runs one command line; returns 0 to go on, -1 to abandon the script. */
 static int run_command(run *r, const ds_line *l) {
     const char *name = r->script->name;
@@ -157,6 +210,7 @@ static int run_command(run *r, const ds_line *l) {
     }
     if (l->flags & DS_FAKE) {
         run_fake(r, l->client, l->argc, l->argv, l->argvlen);
+        if (r->listener.fake) fr_client_push_clear(r->listener.fake);
         if (r->verbose) {
             printf("%s:%d: %s\n", name, l->lineno, l->text);
             show("fake", r->fake_reply.data, r->fake_reply.len);
@@ -170,6 +224,24 @@ static int run_command(run *r, const ds_line *l) {
     r->compared++;
     int same = real_ok && ds_replies_equal(l->flags, r->real_reply.data, r->real_reply.len,
                                            r->fake_reply.data, r->fake_reply.len);
+    if (r->listener.real) {
+        /* the notifications are part of what the command did */
+        int events_ok = real_ok && take_events(r) == 0;
+        int events_same = events_ok && r->real_events.len == r->fake_events.len &&
+                          (r->fake_events.len == 0 ||
+                           memcmp(r->real_events.data, r->fake_events.data,
+                                  r->fake_events.len) == 0);
+        if (!events_same || (r->verbose && r->real_events.len)) {
+            printf("%s:%d: %s%s\n", name, l->lineno, l->text,
+                   events_same ? "" : "   <-- EVENTS MISMATCH");
+            show("real events", r->real_events.data, r->real_events.len);
+            show("fake events", r->fake_events.data, r->fake_events.len);
+        }
+        if (!events_same && same) {
+            same = 0;
+            if (!r->verbose) goto counted; /* the reply matched: no need to show it */
+        }
+    }
     if (!same || r->verbose) {
         printf("%s:%d: %s%s\n", name, l->lineno, l->text, same ? "" : "   <-- MISMATCH");
         if (!same && (l->flags & DS_SORTED)) printf("  (compared as multisets)\n");
@@ -185,6 +257,7 @@ static int run_command(run *r, const ds_line *l) {
             printf("  (first difference at byte %zu)\n", i);
         }
     }
+counted:
     if (!same) r->failed++;
 
     if (!real_ok) {
@@ -239,6 +312,7 @@ static void run_transcript(const ds_script *s, int verbose, long *passed, long *
             fr_clock_advance(fake, l->sleep_ms);
             continue;
         }
+        if (l->kind == DS_EVENTS) continue; /* no listener here */
         if (l->kind == DS_CONFIG) {
             if (fr_server_set_param(fake, l->argv[0], l->argv[1]) != 0) {
                 printf("%s:%d: %s   <-- the fake does not follow this parameter\n", s->name,
@@ -371,6 +445,7 @@ static int record(const char *script_path, const char *out_path, int verbose) {
             sleep_ms(l->sleep_ms);
             continue;
         }
+        if (l->kind == DS_EVENTS) continue; /* no listener here */
         if (l->kind == DS_CONFIG) {
             if (rh_call(conns[1], &reply, "CONFIG", "SET", l->argv[0], l->argv[1], NULL) != 0) {
                 fprintf(stderr, "%s:%d: %s: refused\n", script_path, l->lineno, l->text);
@@ -422,6 +497,10 @@ done:
 }
 
 /* Runs one script; adds its counts to *passed and *failed. */
+/* --events: every script runs as if it began (after a !cluster) with
+ * "!config notify-keyspace-events KEAnm" and "!events". */
+static int events_all;
+
 static void run_script(const ds_script *s, int verbose, long *passed, long *failed) {
     run r;
     memset(&r, 0, sizeof r);
@@ -448,7 +527,15 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
     }
     fr_clock_use_wall(r.fake, 1);
 
-    if (flush_both(&r) != 0) {
+    int ready = flush_both(&r) == 0;
+    if (ready && events_all) {
+        static char *const cfg_argv[2] = {"notify-keyspace-events", "KEAnm"};
+        static size_t cfg_lens[2] = {22, 5};
+        ds_line pre = {.kind = DS_CONFIG, .lineno = 0, .text = (char *)"--events", .argc = 2,
+                       .argv = (char **)cfg_argv, .argvlen = cfg_lens};
+        ready = set_config(&r, &pre) == 0 && r.failed == 0 && start_events(&r, &pre) == 0;
+    }
+    if (!ready) {
         r.failed++;
     } else {
         for (size_t i = 0; i < s->count; i++) {
@@ -461,6 +548,13 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
                 if (set_config(&r, l) != 0) break;
                 continue;
             }
+            if (l->kind == DS_EVENTS) {
+                if (start_events(&r, l) != 0) {
+                    r.failed++;
+                    break;
+                }
+                continue;
+            }
             if (run_command(&r, l) != 0) break;
         }
     }
@@ -470,6 +564,9 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
     *failed += r.failed;
 
     for (int i = 1; i <= DS_MAX_CLIENTS; i++) drop_client(&r, i);
+    rh_close(r.listener.real);
+    rh_buf_free(&r.real_events);
+    rh_buf_free(&r.fake_events);
     fr_server_free(r.fake);
     rh_stop(r.real);
     rh_buf_free(&r.real_reply);
@@ -477,12 +574,14 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: diff_runner [--verbose] script.redis...\n"
+    fprintf(f, "usage: diff_runner [--verbose] [--events] script.redis...\n"
                "       diff_runner [--verbose] --transcript file.transcript...\n"
                "       diff_runner [--verbose] --record out.transcript script\n"
                "Runs each script on the fake and on a fresh real redis-server and compares\n"
                "the raw RESP replies; or replays recorded transcripts on the fake alone; or\n"
-               "records a transcript from the real server.  Format: tests/diff/README.md.\n");
+               "records a transcript from the real server.  --events also compares the\n"
+               "keyspace notifications of every command (all classes on, as !events).\n"
+               "Format: tests/diff/README.md.\n");
 }
 
 int main(int argc, char **argv) {
@@ -492,6 +591,8 @@ int main(int argc, char **argv) {
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "--verbose") || !strcmp(argv[first], "-v")) {
             verbose = 1;
+        } else if (!strcmp(argv[first], "--events")) {
+            events_all = 1;
         } else if (!strcmp(argv[first], "--transcript")) {
             transcript = 1;
         } else if (!strcmp(argv[first], "--record") && first + 1 < argc) {

@@ -1,7 +1,8 @@
 /* random_diff.c -- a seeded random differential test of the fake against redis-server.
  *
  *   random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...] [--skip CMD,...]
- *               [--cluster] [--keep-going] [--emit FILE] [--inject-fault N] [--verbose] [--list]
+ *               [--cluster] [--keep-going] [--emit FILE] [--inject-fault N] [--events]
+ *               [--verbose] [--list]
  *
  * A generator that knows every command of the fake's command table draws a sequence of
  * commands whose arguments aim at edge cases: a small pool of keys (so types collide and
@@ -20,6 +21,13 @@
  * at the first mismatch (unless --keep-going), print it with the replay command line and
  * the commands before it, and the last line is "N passed, M failed" (commands).
  * tests/diff/README.md ("Random differential runs") is the user's guide.
+ *
+ * --events also compares keyspace notifications: both servers get notify-keyspace-events
+ * EVENTS_CLASSES, a listener on each side PSUBSCRIBEs __key*__:*, and the messages each
+ * command publishes must be the same, in the same order.  Messages caused by the runner's
+ * own probes and resyncs are dropped before each command.  The x (expired) and m (keymiss)
+ * classes are left out: the two servers' clocks and the runner's probes (reads on the
+ * real side only) would make them differ; tests/diff/notify.redis covers them.
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,6 +47,7 @@
 #define HISTORY 20        /* commands shown before a mismatch */
 #define SHOW_MAX 2000     /* bytes of a reply shown in a report */
 #define HUGE_COUNT "1000000" /* a count larger than any collection the generator builds */
+#define EVENTS_CLASSES "KEg$lshztn" /* --events: every class but x, e, m and d */
 
 /* ======================================================================================
  * Random numbers: splitmix64, so a seed means the same sequence on every system.
@@ -2298,6 +2307,9 @@ typedef struct runner {
     long n_skipped;          /* commands skipped (unspecified or clock-dependent answers) */
     long run_length;         /* --commands: the replay length of a final-check mismatch */
     FILE *emit;              /* --emit: the run as a diff script, or NULL */
+    rh_conn *listen_real;    /* --events: PSUBSCRIBEd to __key*__:* on the real server */
+    fr_client *listen_fake;  /* ... and on the fake */
+    rh_buf ev_real, ev_fake; /* the messages of the last command on each side */
 } runner;
 
 /* Appends arg as redis-cli would read it: bare when it is plain, else double-quoted with
@@ -2984,6 +2996,7 @@ typedef struct options_t {
     const char *skip;   /* comma-separated command names, or NULL */
     const char *emit;   /* write the executed commands as a diff script */
     long fault_at;      /* --inject-fault N: the fake's N-th command fails (self-test) */
+    int events;         /* --events: compare keyspace notifications too */
 } options_t;
 
 /* Prints the command line that replays the first k commands of seed. */
@@ -2993,7 +3006,47 @@ static void print_replay(const options_t *o, uint64_t seed, long k) {
     if (o->skip) printf(" --skip %s", o->skip);
     if (o->cluster) printf(" --cluster");
     if (o->fault_at) printf(" --inject-fault %ld", o->fault_at);
+    if (o->events) printf(" --events");
     printf("\n");
+}
+
+/* --events: collects what the listeners received since the last call into r->ev_real and
+ * r->ev_fake.  On the real side every message before the answer to a PING sent now (Redis
+ * has published them before it answered the command), on the fake its push queue.  0, or
+ * -1 when the real listener failed. */
+static int take_events(runner *r) {
+    rh_buf_reset(&r->ev_real);
+    rh_buf_reset(&r->ev_fake);
+    size_t n;
+    const char *p = fr_client_push_resp(r->listen_fake, &n);
+    rh_buf_append(&r->ev_fake, p, n);
+    fr_client_push_clear(r->listen_fake);
+    char *ping[1] = {"PING"};
+    static const char pong[] = "*2\r\n$4\r\npong\r\n$0\r\n\r\n";
+    int rc = rh_send(r->listen_real, 1, ping, NULL);
+    while (rc == 0 && (rc = rh_read_reply(r->listen_real, &r->scratch)) == 0) {
+        if (r->scratch.len == sizeof(pong) - 1 && !memcmp(r->scratch.data, pong, r->scratch.len))
+            break;
+        rh_buf_append(&r->ev_real, r->scratch.data, r->scratch.len);
+    }
+    return rc;
+}
+
+/* --events: turns the classes on on both sides and subscribes the listeners.  0, or -1. */
+static int start_events(runner *r) {
+    char *cfg[] = {"CONFIG", "SET", "notify-keyspace-events", EVENTS_CLASSES};
+    char *psub[] = {"PSUBSCRIBE", "__key*__:*"};
+    if (probe_call(r, 4, cfg, NULL) != 0 ||
+        fr_server_set_param(r->fake, "notify-keyspace-events", EVENTS_CLASSES) != 0)
+        return -1;
+    if (!(r->listen_real = rh_connect(r->real)) || !(r->listen_fake = fr_client_new(r->fake)))
+        return -1;
+    if (rh_send(r->listen_real, 2, psub, NULL) != 0 ||
+        rh_read_reply(r->listen_real, &r->scratch) != 0)
+        return -1;
+    size_t n;
+    fr_exec_resp(r->listen_fake, 2, (const char *const *)psub, NULL, &n);
+    return 0;
 }
 
 /* Executes one step on both sides and compares.  Returns 1 when the replies matched, 0 on
@@ -3033,6 +3086,9 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
         mode = blind_mode(s);
     }
 
+    /* what the probes and resyncs published is not this command's */
+    if (r->listen_real && take_events(r) != 0) return -1;
+
     r->number++;
     int real_ok = rh_send(c->real, s->argc, s->argv, s->lens) == 0 &&
                   rh_read_reply(c->real, &r->real_reply) == 0;
@@ -3071,6 +3127,15 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
         rh_buf_free(&fake2);
     }
 
+    int events_same = 1;
+    if (r->listen_real && real_ok) {
+        if (take_events(r) != 0) return -1;
+        events_same = r->ev_real.len == r->ev_fake.len &&
+                      (r->ev_fake.len == 0 ||
+                       !memcmp(r->ev_real.data, r->ev_fake.data, r->ev_fake.len));
+        same = same && events_same;
+    }
+
     if (r->emit) {
         rh_buf line = {0};
         script_line(&line, s, mode);
@@ -3092,6 +3157,11 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
         }
         show("real", r->real_reply.data, r->real_reply.len);
         show("fake", r->fake_reply.data, r->fake_reply.len);
+        if (!events_same || (r->verbose && r->ev_real.len)) {
+            if (!events_same) printf("  the keyspace notifications differ:\n");
+            show("real events", r->ev_real.data, r->ev_real.len);
+            show("fake events", r->ev_fake.data, r->ev_fake.len);
+        }
         if (!same) {
             if (r->final_check)
                 printf("  (in the keyspace check after the run's last command)\n");
@@ -3228,6 +3298,10 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
     r->probe_db = 0;
     for (int i = 0; i < MAX_CLIENTS && rc == 0; i++)
         if (connect_client(r, i) != 0) rc = -1;
+    if (rc == 0 && o->events && start_events(r) != 0) {
+        fprintf(stderr, "random_diff: cannot start the notification listeners\n");
+        rc = -1;
+    }
     if (r->emit) fprintf(r->emit, "# random_diff --seed %llu\n", (unsigned long long)seed);
 
     g->r.s = seed;
@@ -3260,6 +3334,14 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
     }
     g->qhead = 0;
     for (int i = 0; i < MAX_CLIENTS; i++) disconnect_client(r, i);
+    if (r->listen_real) {
+        /* the next run's FLUSHALL must not publish to a listener nobody reads */
+        char *off[] = {"CONFIG", "SET", "notify-keyspace-events", ""};
+        rh_close(r->listen_real);
+        r->listen_real = NULL;
+        if (probe_call(r, 4, off, NULL) != 0) rc = -1;
+    }
+    r->listen_fake = NULL; /* freed with its server */
     fr_server_free(r->fake);
     r->fake = NULL;
     return rc;
@@ -3400,7 +3482,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...]\n"
             "                   [--skip CMD,...] [--cluster] [--keep-going] [--emit FILE]\n"
-            "                   [--inject-fault N] [--verbose] [--list]\n"
+            "                   [--inject-fault N] [--events] [--verbose] [--list]\n"
             "Runs a random command sequence on the fake and on a real redis-server and\n"
             "compares the raw replies.  --runs R: seeds N..N+R-1, one after the other.\n"
             "--only: groups of the fake's table (string, list, hash, set, sorted-set,\n"
@@ -3408,7 +3490,8 @@ static void usage(FILE *f) {
             "never drawn.  --keep-going: after a mismatch go on with the next seed.\n"
             "--emit FILE: write the executed commands as a diff script.  --list: the\n"
             "commands that would be drawn.  --inject-fault N: make the fake's N-th command\n"
-            "fail, to check that a difference is caught.  See tests/diff/README.md.\n");
+            "fail, to check that a difference is caught.  --events: compare the keyspace\n"
+            "notifications of every command too.  See tests/diff/README.md.\n");
 }
 
 /* A whole-string integer >= min.  0, or -1. */
@@ -3422,7 +3505,7 @@ static int parse_long(const char *s, long long min, long long *out) {
 }
 
 int main(int argc, char **argv) {
-    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0};
+    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         long long v;
@@ -3452,6 +3535,8 @@ int main(int argc, char **argv) {
             o.keep_going = 1;
         } else if (!strcmp(arg, "--cluster")) {
             o.cluster = 1;
+        } else if (!strcmp(arg, "--events")) {
+            o.events = 1;
         } else if (!strcmp(arg, "--list")) {
             o.list = 1;
         } else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
@@ -3536,6 +3621,8 @@ int main(int argc, char **argv) {
     rh_buf_free(&r.real_reply);
     rh_buf_free(&r.fake_reply);
     rh_buf_free(&r.scratch);
+    rh_buf_free(&r.ev_real);
+    rh_buf_free(&r.ev_fake);
     for (size_t i = 0; i < g.nlive; i++) free(g.live[i].group);
     free(g.live);
     free(g.groups);

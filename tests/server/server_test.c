@@ -776,6 +776,104 @@ static void test_pubsub(void **state)
     rh_buf_free(&r);
 }
 
+/* CLIENT REPLY OFF|SKIP silence replies, not Pub/Sub pushes: subscription confirmations
+ * and messages still come (Redis's CLIENT_PUSHING), in RESP2 and RESP3; a RESP3 client's
+ * own keyspace notification comes before its (silenced) reply. */
+static void test_client_reply_pushes(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *sub = frsh_connect(s), *pub = frsh_connect(s), *r3 = frsh_connect(s);
+    frsh_send(sub, "CLIENT", "REPLY", "OFF", NULL);
+    frsh_send(sub, "SUBSCRIBE", "ch", NULL);
+    EXPECT(sub, &r, "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
+    frsh_send(sub, "PING", NULL); /* a reply, silenced */
+    CALL(pub, &r, ":1\r\n", "PUBLISH", "ch", "m1");
+    EXPECT(sub, &r, "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nm1\r\n");
+    frsh_send(sub, "UNSUBSCRIBE", "ch", NULL);
+    EXPECT(sub, &r, "*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n");
+    frsh_send(sub, "GET", "k", NULL); /* silenced */
+    frsh_send(sub, "CLIENT", "REPLY", "SKIP", NULL);
+    frsh_send(sub, "PSUBSCRIBE", "c*", NULL);
+    EXPECT(sub, &r, "*3\r\n$10\r\npsubscribe\r\n$2\r\nc*\r\n:1\r\n");
+    frsh_send(sub, "PUNSUBSCRIBE", NULL);
+    frsh_send(sub, "CLIENT", "REPLY", "ON", NULL);
+    /* SKIP covered PSUBSCRIBE only; PUNSUBSCRIBE was answered, then ON's +OK */
+    EXPECT(sub, &r, "*3\r\n$12\r\npunsubscribe\r\n$2\r\nc*\r\n:0\r\n");
+    EXPECT(sub, &r, "+OK\r\n");
+    CALL(sub, &r, "$-1\r\n", "GET", "k");
+    /* ON right after SKIP clears it and is answered */
+    frsh_send(sub, "CLIENT", "REPLY", "SKIP", NULL);
+    CALL(sub, &r, "+OK\r\n", "CLIENT", "REPLY", "ON");
+    CALL(sub, &r, "+PONG\r\n", "PING");
+    /* a RESP3 client hears its own notification, even with replies off */
+    CALL(pub, &r, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "KA");
+    frsh_call(r3, &r, "HELLO", "3", NULL);
+    CALL(r3, &r, ">3\r\n$9\r\nsubscribe\r\n$19\r\n__keyspace@0__:mine\r\n:1\r\n",
+         "SUBSCRIBE", "__keyspace@0__:mine");
+    frsh_send(r3, "SET", "mine", "v", NULL);
+    EXPECT(r3, &r, ">3\r\n$7\r\nmessage\r\n$19\r\n__keyspace@0__:mine\r\n$3\r\nset\r\n");
+    EXPECT(r3, &r, "+OK\r\n");
+    frsh_send(r3, "CLIENT", "REPLY", "OFF", NULL);
+    frsh_send(r3, "DEL", "mine", NULL);
+    EXPECT(r3, &r, ">3\r\n$7\r\nmessage\r\n$19\r\n__keyspace@0__:mine\r\n$3\r\ndel\r\n");
+    frsh_send(r3, "CLIENT", "REPLY", "ON", NULL);
+    EXPECT(r3, &r, "+OK\r\n");
+    frsh_close(sub);
+    frsh_close(pub);
+    frsh_close(r3);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* notify-keyspace-events through CONFIG: Redis's validation and normalised text; the
+ * messages go to subscribers and FAKE.PUBLISHED; keys expire in the background (the
+ * active expiry) with an "expired" event, on the virtual clock too. */
+static void test_keyspace_notifications(void **state)
+{
+    (void)state;
+    static const char *const virt[] = {"--clock", "virtual", NULL};
+    frsh_server *s = start(virt);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s), *sub = frsh_connect(s);
+    CALL(c, &r, "*2\r\n$22\r\nnotify-keyspace-events\r\n$0\r\n\r\n", "CONFIG", "GET",
+         "notify-keyspace-events");
+    CALL(c, &r, "-ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') "
+                "- Invalid event class character. Use 'Ag$lshzxeKEtmdn'.\r\n",
+         "CONFIG", "SET", "notify-keyspace-events", "KEQ");
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "EKnAm");
+    CALL(c, &r, "*2\r\n$22\r\nnotify-keyspace-events\r\n$4\r\nAKEm\r\n", "CONFIG", "GET",
+         "notify-keyspace-events");
+    /* n is not shown next to A (7.0.15's text) but stays on */
+    CALL(sub, &r, "*3\r\n$10\r\npsubscribe\r\n$18\r\n__keyevent@0__:new\r\n:1\r\n",
+         "PSUBSCRIBE", "__keyevent@0__:new");
+    CALL(c, &r, "+OK\r\n", "SET", "nk", "v");
+    EXPECT(sub, &r, "*4\r\n$8\r\npmessage\r\n$18\r\n__keyevent@0__:new\r\n"
+                    "$18\r\n__keyevent@0__:new\r\n$2\r\nnk\r\n");
+    CALL(sub, &r, "*3\r\n$12\r\npunsubscribe\r\n$18\r\n__keyevent@0__:new\r\n:0\r\n",
+         "PUNSUBSCRIBE");
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "$lshzxeKE");
+    CALL(c, &r, "*2\r\n$22\r\nnotify-keyspace-events\r\n$9\r\n$lshzxeKE\r\n", "CONFIG",
+         "GET", "notify-keyspace-events");
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "notify-keyspace-events", "Egx");
+    CALL(sub, &r, "*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n", "PSUBSCRIBE", "*");
+    CALL(c, &r, "+OK\r\n", "SET", "k", "v", "PX", "100");
+    EXPECT(sub, &r, "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$21\r\n__keyevent@0__:expire\r\n"
+                    "$1\r\nk\r\n");
+    CALL(c, &r, ":1700000000101\r\n", "FAKE.TIME", "ADVANCE", "101");
+    /* nobody touches k: the active expiry deletes it within about 100 ms */
+    EXPECT(sub, &r, "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$22\r\n__keyevent@0__:expired\r\n"
+                    "$1\r\nk\r\n");
+    frsh_call(c, &r, "FAKE.PUBLISHED", NULL);
+    assert_non_null(strstr(r.data, "__keyevent@0__:expired"));
+    CALL(c, &r, ":0\r\n", "EXISTS", "k");
+    frsh_close(c);
+    frsh_close(sub);
+    stop(s);
+    rh_buf_free(&r);
+}
+
 /* ----- CLIENT and CONFIG ------------------------------------------------------------- */
 
 static void test_client_and_config(void **state)
@@ -868,6 +966,8 @@ int main(void)
         cmocka_unit_test(test_blocking),
         cmocka_unit_test(test_pubsub),
         cmocka_unit_test(test_client_and_config),
+        cmocka_unit_test(test_client_reply_pushes),
+        cmocka_unit_test(test_keyspace_notifications),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,11 @@ static int parse_directive(const char *p, int col, const char *line, ds_line *ou
         out->kind = DS_CLUSTER;
         return 1;
     }
+    if (n == 7 && !memcmp(p, "!events", 7)) {
+        if (*q) return set_error(err, argcol, "!events takes no argument");
+        out->kind = DS_EVENTS;
+        return 1;
+    }
     if (n == 7 && !memcmp(p, "!config", 7)) {
         /* two plain words: a parameter name and its value */
         const char *w[2];
@@ -156,7 +161,7 @@ static int parse_directive(const char *p, int col, const char *line, ds_line *ou
         return 1;
     }
     return set_error(err, col,
-                     "unknown directive '%.*s' (expected !sleep, !config or !cluster)",
+                     "unknown directive '%.*s' (expected !sleep, !config, !events or !cluster)",
                      (int)n, p);
 }
 

@@ -31,6 +31,9 @@ typedef enum ds_kind {
     DS_CONFIG,      /* !config NAME VALUE: CONFIG SET on the real server, the same
                        parameter set on the fake (fr_server_set_param); argv holds the
                        name and the value */
+    DS_EVENTS,      /* !events: from here on a listener on each side PSUBSCRIBEs
+                       __key*__:* and the messages each command makes it receive are
+                       compared too */
 } ds_kind;
 
 /* Modifier flags of a command line. */

@@ -235,6 +235,10 @@ static void test_parse_good_lines(void **state) {
     assert_string_equal(l.argv[1], "allkeys-lfu");
     assert_int_equal(l.argvlen[1], 11);
     ds_line_free(&l);
+
+    assert_int_equal(ds_parse_line("!events", 1, &l, &err), 1);
+    assert_int_equal(l.kind, DS_EVENTS);
+    ds_line_free(&l);
 }
 
 /* Expects line to be rejected at column col with a message containing what. */
@@ -270,6 +274,7 @@ static void test_parse_bad_lines(void **state) {
     expect_error("!sleep 1 2", 10, "one argument");
     expect_error("!cluster now", 10, "no argument");
     expect_error("!wait 5", 1, "unknown directive");
+    expect_error("!events now", 9, "!events takes no argument");
     expect_error("!config", 8, "name and a value");
     expect_error("!config hz", 11, "name and a value");
     expect_error("!config hz 10 20", 15, "two arguments");
