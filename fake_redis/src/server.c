@@ -20,7 +20,8 @@ static const fri_command *const all_tables[] = {
     fri_string_commands,     fri_bitops_commands,
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
     fri_sort_commands,       fri_stream_commands,   fri_stream_group_commands,
-    fri_pubsub_commands,     fri_multi_commands,    fri_cluster_commands, NULL,
+    fri_pubsub_commands,     fri_multi_commands,    fri_cluster_commands, fri_eval_commands,
+    NULL,
 };
 
 /* ----- Configuration, clock and randomness --------------------------------------------- */
@@ -91,6 +92,7 @@ static fri_tunables default_tunables(void)
         .maxmemory_policy = 0, /* noeviction */
         .lfu_log_factor = 10,
         .lfu_decay_time = 1,
+        .busy_reply_threshold = 5000,
     };
     return t;
 }
@@ -159,6 +161,8 @@ int fr_server_set_param(fr_server *s, const char *name, const char *value)
         {"lfu-decay-time", NULL, 2, offsetof(fri_tunables, lfu_decay_time)},
         {"maxmemory-policy", NULL, 3, 0},
         {"maxmemory", NULL, 4, 0},
+        {"busy-reply-threshold", "lua-time-limit", 0,
+         offsetof(fri_tunables, busy_reply_threshold)},
     };
     static const struct { const char *name; int flags; } policies[] = {
         {"volatile-lru", FRI_MAXMEMORY_FLAG_LRU},   {"volatile-lfu", FRI_MAXMEMORY_FLAG_LFU},
@@ -299,7 +303,7 @@ const fri_command *fri_lookup_command(const fr_server *s, const char *name, size
     return NULL;
 }
 
-static const fri_command *lookup_subcommand(const fri_command *container, const fri_arg *a)
+const fri_command *fri_lookup_subcommand(const fri_command *container, const fri_arg *a)
 {
     size_t plen = strlen(container->name);
     for (const fri_command *sub = container->subcommands; sub && sub->name; sub++) {
@@ -318,6 +322,7 @@ static void flags_text(uint32_t f, char *buf, size_t cap)
         {FRI_CMD_PUBSUB, "pubsub"},     {FRI_CMD_NO_MULTI, "no-multi"},
         {FRI_CMD_BLOCKING, "blocking"}, {FRI_CMD_LOADING, "loading"},
         {FRI_CMD_STALE, "stale"},       {FRI_CMD_FAST, "fast"},
+        {FRI_CMD_NOSCRIPT, "noscript"}, {FRI_CMD_ALLOW_BUSY, "allow-busy"},
     };
     size_t len = 0;
     buf[0] = '\0';
@@ -429,6 +434,7 @@ void fr_server_free(fr_server *s)
     free(s->published);
     fri_pubsub_server_free(s);
     fri_blocked_server_free(s);
+    fri_scripting_free(s);
     free(s->shared_lru);
     fri_exec_args_release(s);
     free(s->exec_args);
@@ -629,7 +635,7 @@ static void process_command(fr_client *c)
         return;
     }
     if (cmd->subcommands && c->argc >= 2) {
-        const fri_command *sub = lookup_subcommand(cmd, &c->argv[1]);
+        const fri_command *sub = fri_lookup_subcommand(cmd, &c->argv[1]);
         if (!sub) {
             char upper[64];
             size_t n = strlen(cmd->name);
@@ -652,6 +658,11 @@ static void process_command(fr_client *c)
     }
     if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) return;
     if (c->subs && fri_pubsub_gate(c, cmd) < 0) return;
+    /* a script past busy-reply-threshold: only the few commands Redis lets through */
+    if (s->scripting && fr_server_script_busy(s) && !(cmd->flags & FRI_CMD_ALLOW_BUSY)) {
+        reject(c, fri_script_busy_error(s));
+        return;
+    }
     if (c->in_multi && (cmd->flags & FRI_CMD_NO_MULTI)) {
         reject(c, "ERR Command not allowed inside a transaction");
         return;
