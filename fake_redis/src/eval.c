@@ -182,6 +182,8 @@ static void eval_generic(fr_client *c, int evalsha, int ro)
     fri_script_run run;
     fri_script_run_begin(s, &run, c, sha, ls->flags, ro);
     const fri_arg *keys = c->argv + 3;
+    /* the declared keys' slot (the cluster check made sure they share one) */
+    if (s->cluster_enabled && numkeys > 0) run.slot = (int)fri_key_slot(keys[0].ptr, keys[0].len);
     fri_lua_run_eval(sc, &run, name, keys, (int)numkeys, keys + numkeys,
                      c->argc - 3 - (int)numkeys);
     fri_script_run_end(s, &run);

@@ -81,7 +81,8 @@ static void controloptions(lua_State *L, int opt, const char **fmt, header *h)
         return;
     }
     default:
-        luaL_error(L, "invalid format option '%c'", opt);
+        lua_pushfstring(L, "invalid format option '%c'", opt);
+        luaL_argerror(L, 1, lua_tostring(L, -1));
     }
 }
 
@@ -278,8 +279,8 @@ static int b_size(lua_State *L)
         int opt = *fmt++;
         size_t size = optsize(L, (char)opt, &fmt);
         pos += (size_t)gettoalign(pos, &h, opt, size);
-        if (opt == 's') luaL_argerror(L, 1, "options 's' has no fixed size");
-        else if (opt == 'c' && size == 0) luaL_argerror(L, 1, "options 'c0' has no fixed size");
+        if (opt == 's') luaL_argerror(L, 1, "option 's' has no fixed size");
+        else if (opt == 'c' && size == 0) luaL_argerror(L, 1, "option 'c0' has no fixed size");
         if (!isalnum(opt)) controloptions(L, opt, &fmt, &h);
         pos += size;
     }

@@ -196,17 +196,60 @@ static void protect_top(lua_State *L, lua_CFunction index_fn)
     lua_setmetatable(L, -2);
     lua_getfield(L, LUA_REGISTRYINDEX, REG_RO);
     lua_pushvalue(L, -2);
-    lua_pushboolean(L, 1);
+    lua_pushvalue(L, -4);
     lua_rawset(L, -3);
     lua_pop(L, 1);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
     lua_getfield(L, LUA_REGISTRYINDEX, REG_RO);
     lua_pushvalue(L, -2);
-    lua_pushboolean(L, 1);
+    lua_pushvalue(L, real);
     lua_rawset(L, -3);
     lua_pop(L, 1);
     lua_replace(L, real);
+}
+
+/* Replaces the value at idx by the real table behind it when it is a protected proxy. */
+static void unproxy(lua_State *L, int idx)
+{
+    if (!lua_istable(L, idx)) return;
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_RO);
+    lua_pushvalue(L, idx);
+    lua_rawget(L, -2);
+    if (lua_istable(L, -1)) lua_replace(L, idx);
+    else lua_pop(L, 1);
+    lua_pop(L, 1);
+}
+
+/* rawget, next and pairs read through a proxy, so the protected tables list and read as
+ * Redis's do. */
+static int safe_rawget(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    lua_settop(L, 2);
+    unproxy(L, 1);
+    lua_rawget(L, 1);
+    return 1;
+}
+
+static int safe_next(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    unproxy(L, 1);
+    if (lua_next(L, 1)) return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+static int safe_pairs(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushcfunction(L, safe_next);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
 }
 
 /* rawset and setmetatable that refuse a protected table, as Redis's patched VM does. */
@@ -551,10 +594,11 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
         if (!cmd) return "Unknown Redis command called from script";
     }
     if (!cmd) return "Unknown Redis command called from script";
-    if ((cmd->arity > 0 && cmd->arity != lc->argc) || lc->argc < -cmd->arity || !cmd->proc)
+    if ((cmd->arity > 0 && cmd->arity != lc->argc) || lc->argc < -cmd->arity)
         return "Wrong number of args calling Redis command from script";
     if ((cmd->flags & FRI_CMD_NOSCRIPT) || name_in(cmd->name, noscript_names))
         return "This Redis command is not allowed from script";
+    if (!cmd->proc) return "Wrong number of args calling Redis command from script";
     int write = (cmd->flags & FRI_CMD_WRITE) != 0;
     if ((run->flags & FRI_RUN_READ_ONLY) && (write || name_in(cmd->name, may_replicate_names)))
         return "Write commands are not allowed from read-only scripts.";
@@ -909,7 +953,7 @@ static int lua_setup(fri_scripting *sc)
     open_lib(L, "bit", luaopen_bit);
     /* what Redis's allow list keeps out of the globals */
     static const char *const removed[] = {"dofile", "loadfile", "print", "module", "require",
-                                          "package", NULL};
+                                          "package", "getfenv", "setfenv", "newproxy", NULL};
     for (const char *const *r = removed; *r; r++) {
         lua_pushnil(L);
         lua_setglobal(L, *r);
@@ -920,6 +964,12 @@ static int lua_setup(fri_scripting *sc)
     lua_setglobal(L, "setmetatable");
     lua_pushcfunction(L, safe_rawset);
     lua_setglobal(L, "rawset");
+    lua_pushcfunction(L, safe_rawget);
+    lua_setglobal(L, "rawget");
+    lua_pushcfunction(L, safe_next);
+    lua_setglobal(L, "next");
+    lua_pushcfunction(L, safe_pairs);
+    lua_setglobal(L, "pairs");
     lua_pushcfunction(L, compat_pcall);
     lua_setglobal(L, "pcall");
 
@@ -977,6 +1027,14 @@ static int lua_setup(fri_scripting *sc)
         protect_top(L, NULL);
         lua_setfield(L, -2, *lib);
     }
+    /* methods of strings ("x"):len() read the string library through its proxy */
+    lua_pushliteral(L, "");
+    if (lua_getmetatable(L, -1)) {
+        lua_getfield(L, -3, "string");
+        lua_setfield(L, -2, "__index");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, REG_GLOBALS);
     lua_pushvalue(L, -1);
@@ -1053,7 +1111,23 @@ int fri_lua_compile(fri_scripting *sc, const char *name, const char *body, size_
                     char *err, size_t cap)
 {
     lua_State *L = sc->lua;
-    if (luaL_loadbuffer(L, body, len, "@user_script")) {
+    /* Redis's Lua never loads precompiled chunks: text that starts with their signature
+     * byte is parsed as source (a leading space changes no line number) */
+    char *copy = NULL;
+    if (len > 0 && body[0] == LUA_SIGNATURE[0]) {
+        copy = malloc(len + 1);
+        if (!copy) {
+            snprintf(err, cap, "not enough memory");
+            return -1;
+        }
+        copy[0] = ' ';
+        memcpy(copy + 1, body, len);
+        body = copy;
+        len++;
+    }
+    int failed = luaL_loadbuffer(L, body, len, "@user_script");
+    free(copy);
+    if (failed) {
         snprintf(err, cap, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
         lua_pop(L, 1);
         return -1;
