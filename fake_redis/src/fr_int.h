@@ -426,6 +426,7 @@ extern const fri_command fri_pubsub_commands[];
 extern const fri_command fri_cluster_commands[];
 extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMORY */
 extern const fri_command fri_eval_commands[];         /* eval.c: EVAL*, SCRIPT */
+extern const fri_command fri_function_commands[];     /* functions.c: FCALL*, FUNCTION */
 
 /* Looks a top-level command up by name (case-insensitive); NULL if unknown. */
 const fri_command *fri_lookup_command(const fr_server *s, const char *name, size_t len);

@@ -44,9 +44,32 @@ typedef struct fri_script_run {
     int64_t start_mono_ms;  /* wall-clock servers: when the run started (monotonic) */
 } fri_script_run;
 
+/* A function of a library (FUNCTION LOAD). */
+typedef struct fri_function {
+    fri_str *name;           /* as registered */
+    fri_str *desc;           /* its description, NULL when none */
+    unsigned flags;          /* FRI_SFLAG_* */
+    int ref;                 /* the callback in the functions interpreter's registry */
+    struct fri_library *lib; /* the library it belongs to */
+} fri_function;
+
+/* A library: its name, its code as loaded, its functions. */
+typedef struct fri_library {
+    fri_str *name;
+    fri_str *code;           /* the whole payload, shebang included (FUNCTION LIST WITHCODE) */
+    fri_dict *functions;     /* name (case-sensitive) -> fri_function* */
+} fri_library;
+
 /* A server's scripting state (fr_server.scripting), made at the first script. */
 typedef struct fri_scripting {
-    lua_State *lua;          /* the interpreter, sandboxed (script_lua.c) */
+    lua_State *lua;          /* EVAL's interpreter, sandboxed (script_lua.c) */
+    lua_State *flua;         /* the functions engine's interpreter (FUNCTION, FCALL) */
+    fri_dict *libraries;     /* library name -> fri_library*, load order */
+    fri_dict *functions;     /* lower-cased function name -> fri_function* */
+    fri_library *loading;    /* the library FUNCTION LOAD is running, else NULL */
+    uint64_t load_steps;     /* its count-hook ticks (FUNCTION LOAD's time limit) */
+    int load_wall;           /* its time is the wall clock's */
+    int64_t load_start_ms;   /* when it started (monotonic, wall-clock servers) */
     fr_client *lua_client;   /* the client a script's redis.call commands run on */
     fri_dict *scripts;       /* sha (40 lower-case hex) -> fri_lua_script* */
     fri_script_run *run;     /* the running script, NULL when none */
@@ -98,6 +121,22 @@ void fri_lua_run_eval(fri_scripting *sc, fri_script_run *run, const char *name,
 void fri_script_run_begin(fr_server *s, fri_script_run *run, fr_client *caller,
                           const char *funcname, unsigned script_flags, int ro);
 void fri_script_run_end(fr_server *s, fri_script_run *run);
+/* How long the run has lasted (FUNCTION STATS): virtual or wall milliseconds. */
+int64_t fri_script_run_duration_ms(const fr_server *s, const fri_script_run *run);
+
+/* FCALL: runs fn with the keys and arguments as its two table arguments. */
+void fri_lua_run_function(fri_scripting *sc, fri_script_run *run, const fri_function *fn,
+                          const fri_arg *keys, int nkeys, const fri_arg *args, int nargs);
+/* Runs a library's code (after its shebang line) in the functions interpreter so that its
+ * redis.register_function calls fill lib.  0; or -1 with Redis's error text in err. */
+int fri_lua_function_load(fri_scripting *sc, fr_server *s, fri_library *lib, const char *code,
+                          size_t len, fri_buf *err);
+/* Releases a function's callback. */
+void fri_lua_unref(fri_scripting *sc, int ref);
+/* [A-Za-z0-9_]+, the rule for library and function names. */
+int fri_function_name_ok(const char *p, size_t len);
+/* Frees every library (functions.c). */
+void fri_functions_free(fri_scripting *sc);
 
 /* The libraries Redis bundles, our own code (lua_cmsgpack.c, lua_struct.c). */
 int fri_luaopen_cmsgpack(lua_State *L);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "fr_int.h"
@@ -30,6 +31,7 @@
 #define REG_GLOBALS "fri_globals"     /* registry: the real globals behind the proxy */
 #define REG_RO "fri_ro"               /* registry: weak set of read-only proxies */
 #define REG_HANDLER "fri_err_handler" /* registry: the pcall error handler */
+#define REG_LIBAPI "fri_libapi"       /* registry: what FUNCTION LOAD's code sees (real table) */
 
 #define READONLY_ERR "Attempt to modify a readonly table"
 
@@ -159,6 +161,27 @@ static int readonly_newindex(lua_State *L) { return luaL_error(L, READONLY_ERR);
 
 /* __index of the globals: the real globals, or Redis's error for a missing name. */
 static int globals_index(lua_State *L)
+{
+    fri_scripting *sc = scripting_of(L);
+    lua_pushvalue(L, 2);
+    if (sc->loading && L == sc->flua) {
+        /* FUNCTION LOAD runs the library's code with only its own API in sight */
+        lua_getfield(L, LUA_REGISTRYINDEX, REG_LIBAPI);
+        lua_insert(L, -2);
+        lua_rawget(L, -2);
+    } else {
+        lua_rawget(L, lua_upvalueindex(1));
+    }
+    if (!lua_isnil(L, -1)) return 1;
+    if (!lua_isstring(L, 2))
+        return luaL_error(L, "Second argument to luaProtectedTableError must be a string or "
+                             "number");
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                      lua_tostring(L, 2));
+}
+
+/* __index of the load-time `redis` table: its fields, or the missing-global error. */
+static int globals_index_strict(lua_State *L)
 {
     lua_pushvalue(L, 2);
     lua_rawget(L, lua_upvalueindex(1));
@@ -928,12 +951,35 @@ static void open_lib(lua_State *L, const char *name, lua_CFunction f)
     else lua_pop(L, 1);
 }
 
-/* Builds a sandboxed interpreter in sc->lua.  0, or -1 when out of memory. */
-static int lua_setup(fri_scripting *sc)
+static int register_function(lua_State *L);
+
+/* The table FUNCTION LOAD's code runs against: `redis` with register_function, log and
+ * the version, nothing else (a missing name is the usual error). */
+static void setup_library_api(lua_State *L)
+{
+    lua_newtable(L); /* the api's globals */
+    lua_newtable(L); /* its redis */
+    set_fn(L, "register_function", register_function);
+    set_fn(L, "log", redis_log);
+    set_num(L, "LOG_DEBUG", 0);
+    set_num(L, "LOG_VERBOSE", 1);
+    set_num(L, "LOG_NOTICE", 2);
+    set_num(L, "LOG_WARNING", 3);
+    set_num(L, "REDIS_VERSION_NUM", 0x0007000f);
+    lua_pushstring(L, FR_REDIS_VERSION);
+    lua_setfield(L, -2, "REDIS_VERSION");
+    protect_top(L, globals_index_strict);
+    lua_setfield(L, -2, "redis");
+    lua_setfield(L, LUA_REGISTRYINDEX, REG_LIBAPI);
+}
+
+/* Builds a sandboxed interpreter: EVAL's (functions == 0) or the functions engine's, which
+ * has no redis.breakpoint/debug/replicate_commands and no global error handler, and a
+ * load-time API.  NULL when out of memory. */
+static lua_State *lua_setup(fri_scripting *sc, int functions)
 {
     lua_State *L = lua_newstate(lua_alloc, sc);
-    if (!L) return -1;
-    sc->lua = L;
+    if (!L) return NULL;
     lua_pushlightuserdata(L, sc);
     lua_setfield(L, LUA_REGISTRYINDEX, REG_SCRIPTING);
     lua_newtable(L); /* the set of read-only tables, weak keys */
@@ -995,9 +1041,11 @@ static int lua_setup(fri_scripting *sc)
     set_num(L, "REPL_REPLICA", 2);
     set_num(L, "REPL_ALL", 3);
     set_fn(L, "acl_check_cmd", redis_acl_check_cmd);
-    set_fn(L, "breakpoint", redis_breakpoint);
-    set_fn(L, "debug", redis_debug);
-    set_fn(L, "replicate_commands", redis_replicate_commands);
+    if (!functions) {
+        set_fn(L, "breakpoint", redis_breakpoint);
+        set_fn(L, "debug", redis_debug);
+        set_fn(L, "replicate_commands", redis_replicate_commands);
+    }
     lua_setglobal(L, "redis");
 
     lua_getglobal(L, "math");
@@ -1008,7 +1056,9 @@ static int lua_setup(fri_scripting *sc)
     lua_pushcfunction(L, err_handler);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, REG_HANDLER);
-    lua_setglobal(L, "__redis__err__handler");
+    if (!functions) lua_setglobal(L, "__redis__err__handler");
+    else lua_pop(L, 1);
+    if (functions) setup_library_api(L);
 
     /* The real globals go behind a read-only proxy, each library table too. */
     lua_pushvalue(L, LUA_GLOBALSINDEX);
@@ -1043,7 +1093,7 @@ static int lua_setup(fri_scripting *sc)
     lua_setfield(L, -3, "_G");
     lua_replace(L, LUA_GLOBALSINDEX);
     lua_pop(L, 1);
-    return 0;
+    return L;
 }
 
 fri_scripting *fri_scripting_get(fr_server *s)
@@ -1057,8 +1107,11 @@ fri_scripting *fri_scripting_get(fr_server *s)
     int saved_errno = s->redis_errno;
     sc->lua_client = fr_client_new(s);
     s->redis_errno = saved_errno; /* Redis makes its scripting client at start-up */
-    if (!sc->scripts || !sc->lua_client || lua_setup(sc) < 0) {
+    if (sc->scripts && sc->lua_client) sc->lua = lua_setup(sc, 0);
+    if (sc->lua) sc->flua = lua_setup(sc, 1);
+    if (!sc->scripts || !sc->lua_client || !sc->lua || !sc->flua) {
         if (sc->lua) lua_close(sc->lua);
+        if (sc->flua) lua_close(sc->flua);
         if (sc->lua_client) fr_client_free(sc->lua_client);
         if (sc->scripts) fri_dict_free(sc->scripts, NULL);
         free(sc);
@@ -1080,7 +1133,9 @@ void fri_scripting_free(fr_server *s)
 {
     fri_scripting *sc = s->scripting;
     if (!sc) return;
+    fri_functions_free(sc);
     lua_close(sc->lua);
+    lua_close(sc->flua);
     fri_dict_free(sc->scripts, free_script_val);
     /* the scripting client is freed with the server's other clients */
     free(sc);
@@ -1093,11 +1148,12 @@ int fri_scripting_reset(fr_server *s)
     if (!sc) return 0;
     lua_close(sc->lua);
     sc->lua = NULL;
-    sc->mem_used = 0;
     fri_dict_clear(sc->scripts, free_script_val);
-    if (lua_setup(sc) < 0) {
+    sc->lua = lua_setup(sc, 0);
+    if (!sc->lua) {
         /* no interpreter: drop the whole state, the next script makes a new one */
-        if (sc->lua) lua_close(sc->lua);
+        fri_functions_free(sc);
+        lua_close(sc->flua);
         fri_dict_free(sc->scripts, NULL);
         fr_client_free(sc->lua_client);
         free(sc);
@@ -1159,6 +1215,11 @@ static int64_t run_elapsed_ms(const fr_server *s, const fri_script_run *run)
 {
     if (s->wall_clock) return mono_ms() - run->start_mono_ms;
     return (int64_t)(run->steps * FRI_LUA_HOOK_STEPS / FRI_LUA_STEPS_PER_MS);
+}
+
+int64_t fri_script_run_duration_ms(const fr_server *s, const fri_script_run *run)
+{
+    return run_elapsed_ms(s, run);
 }
 
 static void kill_hook(lua_State *L, lua_Debug *ar);
@@ -1237,20 +1298,15 @@ void fri_script_run_end(fr_server *s, fri_script_run *run)
     s->scripting->run = NULL;
 }
 
-void fri_lua_run_eval(fri_scripting *sc, fri_script_run *run, const char *name,
-                      const fri_arg *keys, int nkeys, const fri_arg *args, int nargs)
+/* Calls the function below its nargs arguments (the handler below it) and answers the
+ * caller (Redis's luaCallFunction). */
+static void run_call(fri_scripting *sc, lua_State *L, fri_script_run *run, int nargs)
 {
-    lua_State *L = sc->lua;
     fr_client *c = run->caller;
     fr_server *s = c->srv;
-    lua_getfield(L, LUA_REGISTRYINDEX, REG_HANDLER);
-    lua_getfield(L, LUA_REGISTRYINDEX, name);
-    run->flags |= FRI_RUN_EVAL_MODE;
     int hook = s->tun.busy_reply_threshold > 0;
     if (hook) lua_sethook(L, count_hook, LUA_MASKCOUNT, FRI_LUA_HOOK_STEPS);
-    set_array_global(L, "KEYS", keys, nkeys);
-    set_array_global(L, "ARGV", args, nargs);
-    int err = lua_pcall(L, 0, 1, -2);
+    int err = lua_pcall(L, nargs, 1, -(nargs + 2));
     if (++s->script_gc_count == 50) { /* Redis's LUA_GC_CYCLE_PERIOD */
         lua_gc(L, LUA_GCSTEP, 50);
         s->script_gc_count = 0;
@@ -1268,4 +1324,265 @@ void fri_lua_run_eval(fri_scripting *sc, fri_script_run *run, const char *name,
     }
     if (hook) lua_sethook(L, NULL, 0, 0);
     lua_pop(L, 1); /* the handler */
+    (void)sc;
 }
+
+void fri_lua_run_eval(fri_scripting *sc, fri_script_run *run, const char *name,
+                      const fri_arg *keys, int nkeys, const fri_arg *args, int nargs)
+{
+    lua_State *L = sc->lua;
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_HANDLER);
+    lua_getfield(L, LUA_REGISTRYINDEX, name);
+    run->flags |= FRI_RUN_EVAL_MODE;
+    set_array_global(L, "KEYS", keys, nkeys);
+    set_array_global(L, "ARGV", args, nargs);
+    run_call(sc, L, run, 0);
+}
+
+static void push_array(lua_State *L, const fri_arg *a, int n)
+{
+    lua_createtable(L, n, 0);
+    for (int j = 0; j < n; j++) {
+        lua_pushlstring(L, a[j].ptr, a[j].len);
+        lua_rawseti(L, -2, j + 1);
+    }
+}
+
+void fri_lua_run_function(fri_scripting *sc, fri_script_run *run, const fri_function *fn,
+                          const fri_arg *keys, int nkeys, const fri_arg *args, int nargs)
+{
+    lua_State *L = sc->flua;
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_HANDLER);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, fn->ref);
+    push_array(L, keys, nkeys);
+    push_array(L, args, nargs);
+    run_call(sc, L, run, 2);
+}
+
+/* ----- Functions: FUNCTION LOAD's registration ----------------------------------------- */
+
+/* Redis's functionsVerifyName: [A-Za-z0-9_]+. */
+int fri_function_name_ok(const char *p, size_t len)
+{
+    if (len == 0) return 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+/* The flags of a register_function flags table: 0, or -1 for a value that is not a known
+ * flag name (case-insensitive). */
+static int read_flags(lua_State *L, unsigned *flags)
+{
+    static const struct { unsigned flag; const char *name; } names[] = {
+        {FRI_SFLAG_NO_WRITES, "no-writes"},     {FRI_SFLAG_ALLOW_OOM, "allow-oom"},
+        {FRI_SFLAG_ALLOW_STALE, "allow-stale"}, {FRI_SFLAG_NO_CLUSTER, "no-cluster"},
+        {FRI_SFLAG_ALLOW_CROSS_SLOT, "allow-cross-slot-keys"},
+    };
+    unsigned f = 0;
+    for (int j = 1;; j++) {
+        lua_pushnumber(L, j);
+        lua_gettable(L, -2);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!lua_isstring(L, -1)) {
+            lua_pop(L, 1);
+            return -1;
+        }
+        const char *v = lua_tostring(L, -1);
+        size_t k;
+        for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            if (strcasecmp(names[k].name, v) == 0) break;
+        lua_pop(L, 1);
+        if (k == sizeof(names) / sizeof(names[0])) return -1;
+        f |= names[k].flag;
+    }
+    *flags = f;
+    return 0;
+}
+
+/* redis.register_function(name, callback) or ({function_name=, callback=, flags=,
+ * description=}) during FUNCTION LOAD: the function joins the library being loaded. */
+static int register_function(lua_State *L)
+{
+    fri_scripting *sc = scripting_of(L);
+    fri_library *lib = sc->loading;
+    if (!lib) {
+        push_error(L, "redis.register_function can only be called on FUNCTION LOAD command");
+        return lua_error(L);
+    }
+    const char *err = NULL;
+    fri_buf name = {0}, desc = {0};
+    int have_name = 0, have_desc = 0, ref = LUA_NOREF;
+    unsigned flags = 0;
+    int argc = lua_gettop(L);
+    if (argc < 1 || argc > 2) {
+        err = "wrong number of arguments to redis.register_function";
+    } else if (argc == 1) {
+        if (!lua_istable(L, 1)) {
+            err = "calling redis.register_function with a single argument is only applicable "
+                  "to Lua table (representing named arguments).";
+        } else {
+            lua_pushnil(L);
+            while (!err && lua_next(L, 1)) {
+                if (!lua_isstring(L, -2)) {
+                    err = "named argument key given to redis.register_function is not a string";
+                    break;
+                }
+                lua_pushvalue(L, -2);
+                const char *key = lua_tostring(L, -1);
+                lua_pop(L, 1);
+                if (strcasecmp(key, "function_name") == 0) {
+                    if (!lua_isstring(L, -1)) {
+                        err = "function_name argument given to redis.register_function must be "
+                              "a string";
+                        break;
+                    }
+                    size_t n;
+                    const char *v = lua_tolstring(L, -1, &n);
+                    name.len = 0;
+                    fri_buf_append(&name, v, n);
+                    have_name = 1;
+                } else if (strcasecmp(key, "description") == 0) {
+                    if (!lua_isstring(L, -1)) {
+                        err = "description argument given to redis.register_function must be a "
+                              "string";
+                        break;
+                    }
+                    size_t n;
+                    const char *v = lua_tolstring(L, -1, &n);
+                    desc.len = 0;
+                    fri_buf_append(&desc, v, n);
+                    have_desc = 1;
+                } else if (strcasecmp(key, "callback") == 0) {
+                    if (!lua_isfunction(L, -1)) {
+                        err = "callback argument given to redis.register_function must be a "
+                              "function";
+                        break;
+                    }
+                    if (ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, ref);
+                    ref = luaL_ref(L, LUA_REGISTRYINDEX);
+                    continue; /* luaL_ref popped the value */
+                } else if (strcasecmp(key, "flags") == 0) {
+                    if (!lua_istable(L, -1)) {
+                        err = "flags argument to redis.register_function must be a table "
+                              "representing function flags";
+                        break;
+                    }
+                    if (read_flags(L, &flags) < 0) {
+                        err = "unknown flag given";
+                        break;
+                    }
+                } else {
+                    err = "unknown argument given to redis.register_function";
+                    break;
+                }
+                lua_pop(L, 1);
+            }
+            if (!err && !have_name) err = "redis.register_function must get a function name argument";
+            if (!err && ref == LUA_NOREF) err = "redis.register_function must get a callback argument";
+        }
+    } else {
+        if (!lua_isstring(L, 1)) {
+            err = "first argument to redis.register_function must be a string";
+        } else if (!lua_isfunction(L, 2)) {
+            err = "second argument to redis.register_function must be a function";
+        } else {
+            size_t n;
+            const char *v = lua_tolstring(L, 1, &n);
+            fri_buf_append(&name, v, n);
+            have_name = 1;
+            lua_settop(L, 2);
+            ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        }
+    }
+    if (!err && !fri_function_name_ok(name.p, name.len))
+        err = "Library names can only contain letters, numbers, or underscores(_) and must be at "
+              "least one character long";
+    if (!err && fri_dict_find(lib->functions, name.p, name.len))
+        err = "Function already exists in the library";
+    fri_function *fn = NULL;
+    if (!err) {
+        fn = calloc(1, sizeof(*fn));
+        int created;
+        fri_dent *e = fn ? fri_dict_add(lib->functions, name.p, name.len, &created) : NULL;
+        if (!e) {
+            free(fn);
+            err = "not enough memory";
+        } else {
+            fn->name = fri_str_new(name.p, name.len);
+            fn->desc = have_desc ? fri_str_new(desc.p ? desc.p : "", desc.len) : NULL;
+            fn->flags = flags;
+            fn->ref = ref;
+            fn->lib = lib;
+            e->v.ptr = fn;
+        }
+    }
+    fri_buf_free(&name);
+    fri_buf_free(&desc);
+    if (err) {
+        if (ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, ref);
+        lua_settop(L, 0);
+        push_error(L, err);
+        return lua_error(L);
+    }
+    return 0;
+}
+
+/* FUNCTION LOAD's time limit (Redis's LOAD_TIMEOUT_MS), measured as a script's time. */
+#define LOAD_TIMEOUT_MS 500
+
+static void load_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    fri_scripting *sc = scripting_of(L);
+    sc->load_steps++;
+    int64_t elapsed = sc->load_wall ? mono_ms() - sc->load_start_ms
+                                    : (int64_t)(sc->load_steps * FRI_LUA_HOOK_STEPS /
+                                                FRI_LUA_STEPS_PER_MS);
+    if (elapsed > LOAD_TIMEOUT_MS) {
+        lua_sethook(L, load_hook, LUA_MASKLINE, 0);
+        push_error(L, "FUNCTION LOAD timeout");
+        lua_error(L);
+    }
+}
+
+int fri_lua_function_load(fri_scripting *sc, fr_server *s, fri_library *lib, const char *code,
+                          size_t len, fri_buf *err)
+{
+    lua_State *L = sc->flua;
+    if (luaL_loadbuffer(L, code, len, "@user_function")) {
+        fri_buf_printf(err, "Error compiling function: %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return -1;
+    }
+    sc->loading = lib;
+    sc->load_steps = 0;
+    sc->load_wall = s->wall_clock;
+    if (sc->load_wall) sc->load_start_ms = mono_ms();
+    lua_sethook(L, load_hook, LUA_MASKCOUNT, FRI_LUA_HOOK_STEPS);
+    int rc = 0;
+    if (lua_pcall(L, 0, 0, 0)) {
+        fri_buf_printf(err, "Error registering functions: ");
+        if (lua_isstring(L, -1)) {
+            fri_buf_printf(err, "ERR %s", lua_tostring(L, -1));
+        } else if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "err");
+            if (lua_isstring(L, -1)) fri_buf_printf(err, "%s", lua_tostring(L, -1));
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+        rc = -1;
+    }
+    lua_sethook(L, NULL, 0, 0);
+    sc->loading = NULL;
+    return rc;
+}
+
+void fri_lua_unref(fri_scripting *sc, int ref) { luaL_unref(sc->flua, LUA_REGISTRYINDEX, ref); }

@@ -21,7 +21,7 @@ static const fri_command *const all_tables[] = {
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
     fri_sort_commands,       fri_stream_commands,   fri_stream_group_commands,
     fri_pubsub_commands,     fri_multi_commands,    fri_cluster_commands, fri_eval_commands,
-    NULL,
+    fri_function_commands,   NULL,
 };
 
 /* ----- Configuration, clock and randomness --------------------------------------------- */
@@ -660,6 +660,13 @@ static void process_command(fr_client *c)
     if (c->subs && fri_pubsub_gate(c, cmd) < 0) return;
     /* a script past busy-reply-threshold: only the few commands Redis lets through */
     if (s->scripting && fr_server_script_busy(s) && !(cmd->flags & FRI_CMD_ALLOW_BUSY)) {
+        if (strcmp(cmd->name, "exec") == 0) { /* Redis's execCommandAbort */
+            fri_multi_reset(c);
+            fri_unwatch_all(c);
+            fri_reply_errorf(c, "EXECABORT Transaction discarded because of: %s",
+                             fri_script_busy_error(s));
+            return;
+        }
         reject(c, fri_script_busy_error(s));
         return;
     }

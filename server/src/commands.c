@@ -248,7 +248,17 @@ void frs_cmd_save(frs_conn *c, int argc, const char *const *argv, const size_t *
 /* SHUTDOWN [...]: stops the loop; no reply, as redis-server. */
 void frs_cmd_shutdown(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
-    /* As redis-server: no reply, the server exits (the connection closes with it). */
+    /* As redis-server: no reply, the server exits (the connection closes with it).  While
+     * a script is busy only SHUTDOWN NOSAVE may end it. */
+    if (fr_server_script_busy(c->srv->fake)) {
+        int nosave = 0;
+        for (int i = 1; i < argc; i++)
+            if (argvlen[i] == 6 && strncasecmp(argv[i], "nosave", 6) == 0) nosave = 1;
+        if (!nosave) {
+            frs_reply_error(c, FRS_ERR_BUSY);
+            return;
+        }
+    }
     c->srv->stop = 1;
 }
 
@@ -567,52 +577,6 @@ void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const s
         NULL,
     };
     reply_help(c, "CLIENT", lines);
-}
-
-/* ----- FUNCTION ---------------------------------------------------------------------- */
-
-void frs_cmd_function_flush(frs_conn *c, int argc, const char *const *argv,
-                            const size_t *argvlen)
-{
-    if (argc == 3 && !arg_is(argv[2], argvlen[2], "sync") &&
-        !arg_is(argv[2], argvlen[2], "async")) {
-        frs_reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
-        return;
-    }
-    if (argc > 3) {
-        frs_reply_error(c, "ERR syntax error");
-        return;
-    }
-    frs_reply_ok(c); /* there are never any functions: nothing to flush */
-}
-
-/* FUNCTION LIST [LIBRARYNAME p] [WITHCODE]: always empty. */
-void frs_cmd_function_list(frs_conn *c, int argc, const char *const *argv,
-                           const size_t *argvlen)
-{
-    for (int i = 2; i < argc; i++) {
-        if (arg_is(argv[i], argvlen[i], "withcode")) continue;
-        if (arg_is(argv[i], argvlen[i], "libraryname") && i + 1 < argc) {
-            i++;
-            continue;
-        }
-        frs_reply_errorf(c, "ERR Unknown argument %.*s", (int)argvlen[i], argv[i]);
-        return;
-    }
-    frs_reply_array(c, 0);
-}
-
-/* FUNCTION HELP. */
-void frs_cmd_function_help(frs_conn *c, int argc, const char *const *argv,
-                           const size_t *argvlen)
-{
-    static const char *const lines[] = {
-        "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
-        "    Return general information on all the libraries (there are none here).",
-        "FLUSH [ASYNC|SYNC]", "    Delete all the libraries.",
-        NULL,
-    };
-    reply_help(c, "FUNCTION", lines);
 }
 
 /* ----- COMMAND ----------------------------------------------------------------------- */

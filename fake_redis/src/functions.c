@@ -1,0 +1,558 @@
+/* functions.c -- Redis 7.0's functions: FUNCTION LOAD [REPLACE] / LIST / DELETE / FLUSH /
+ * STATS / KILL / HELP, FCALL and FCALL_RO, as functions.c answers them.  Libraries run in
+ * their own interpreter (script_lua.c's functions engine); a library's code may only call
+ * redis.register_function (and redis.log) while it loads.  FUNCTION DUMP and RESTORE are
+ * not emulated (their payload is an RDB fragment). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fr_int.h"
+#include "script_int.h"
+
+#define ERR_BAD_NAME "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
+
+static void free_function_val(fri_val *v)
+{
+    fri_function *fn = v->ptr;
+    if (!fn) return;
+    fri_str_free(fn->name);
+    fri_str_free(fn->desc);
+    free(fn);
+}
+
+/* Frees a library; its callbacks are released when sc is given (not at teardown). */
+static void library_free(fri_scripting *sc, fri_library *lib)
+{
+    if (!lib) return;
+    if (sc) {
+        for (size_t i = 0; i < fri_dict_slots(lib->functions); i++) {
+            fri_dent *e = fri_dict_slot(lib->functions, i);
+            if (e) fri_lua_unref(sc, ((fri_function *)e->v.ptr)->ref);
+        }
+    }
+    fri_dict_free(lib->functions, free_function_val);
+    fri_str_free(lib->name);
+    fri_str_free(lib->code);
+    free(lib);
+}
+
+static void lower40(char *dst, const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) dst[i] = (p[i] >= 'A' && p[i] <= 'Z') ? (char)(p[i] + 32) : p[i];
+}
+
+/* The function named p (case-insensitive), or NULL. */
+static fri_function *find_function(fri_scripting *sc, const char *p, size_t len)
+{
+    if (!sc || !sc->functions) return NULL;
+    char small[128];
+    char *low = len <= sizeof(small) ? small : malloc(len);
+    if (!low) return NULL;
+    lower40(low, p, len);
+    fri_dent *e = fri_dict_find(sc->functions, low, len);
+    if (low != small) free(low);
+    return e ? e->v.ptr : NULL;
+}
+
+/* Adds (add != 0) or removes the library's functions in the server-wide index. */
+static int index_library(fri_scripting *sc, fri_library *lib, int add)
+{
+    for (size_t i = 0; i < fri_dict_slots(lib->functions); i++) {
+        fri_dent *e = fri_dict_slot(lib->functions, i);
+        if (!e) continue;
+        fri_function *fn = e->v.ptr;
+        char *low = malloc(fn->name->len ? fn->name->len : 1);
+        if (!low) return -1;
+        lower40(low, fn->name->buf, fn->name->len);
+        if (add) {
+            int created;
+            fri_dent *d = fri_dict_add(sc->functions, low, fn->name->len, &created);
+            if (d) d->v.ptr = fn;
+        } else {
+            fri_dict_delete(sc->functions, low, fn->name->len, NULL);
+        }
+        free(low);
+    }
+    return 0;
+}
+
+void fri_functions_free(fri_scripting *sc)
+{
+    if (sc->libraries) {
+        for (size_t i = 0; i < fri_dict_slots(sc->libraries); i++) {
+            fri_dent *e = fri_dict_slot(sc->libraries, i);
+            if (e) library_free(NULL, e->v.ptr);
+        }
+        fri_dict_free(sc->libraries, NULL);
+        sc->libraries = NULL;
+    }
+    if (sc->functions) {
+        fri_dict_free(sc->functions, NULL);
+        sc->functions = NULL;
+    }
+}
+
+/* The state with its function tables, made on first use; NULL (OOM answered) if not. */
+static fri_scripting *functions_get(fr_client *c)
+{
+    fri_scripting *sc = fri_scripting_get(c->srv);
+    if (sc && !sc->libraries) sc->libraries = fri_dict_new();
+    if (sc && !sc->functions) sc->functions = fri_dict_new();
+    if (!sc || !sc->libraries || !sc->functions) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return NULL;
+    }
+    return sc;
+}
+
+/* ----- FUNCTION LOAD ---------------------------------------------------------------------- */
+
+/* Redis's functionsCreateWithLibraryCtx: the library's name on success (answered), else
+ * its error answered. */
+static void load_library(fr_client *c, fri_scripting *sc, const fri_arg *code, int replace)
+{
+    const char *p = code->ptr;
+    size_t len = code->len, clen = strnlen(p, len);
+    if (clen < 2 || p[0] != '#' || p[1] != '!') {
+        fri_reply_error(c, "ERR Missing library metadata");
+        return;
+    }
+    const char *nl = memchr(p, '\n', clen);
+    if (!nl) {
+        fri_reply_error(c, "ERR Invalid library metadata");
+        return;
+    }
+    size_t shebang_len = (size_t)(nl - p);
+    char *line = malloc(shebang_len + 1);
+    if (!line) {
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    memcpy(line, p, shebang_len);
+    line[shebang_len] = '\0';
+    char **parts;
+    size_t *plen;
+    int n = fr_split_line(line, &parts, &plen);
+    free(line);
+    if (n <= 0) {
+        if (n == 0) fr_split_free(n, parts, plen);
+        fri_reply_error(c, "ERR Invalid library metadata");
+        return;
+    }
+    const char *name = NULL;
+    size_t name_len = 0;
+    for (int i = 1; i < n; i++) {
+        if (strncasecmp(parts[i], "name=", 5) == 0) {
+            if (name) {
+                fri_reply_error(c, "ERR Invalid metadata value, name argument was given "
+                                   "multiple times");
+                fr_split_free(n, parts, plen);
+                return;
+            }
+            name = parts[i] + 5;
+            name_len = plen[i] - 5;
+            continue;
+        }
+        fri_reply_errorf(c, "ERR Invalid metadata value given: %s", parts[i]);
+        fr_split_free(n, parts, plen);
+        return;
+    }
+    if (!name) {
+        fri_reply_error(c, "ERR Library name was not given");
+        fr_split_free(n, parts, plen);
+        return;
+    }
+    if (!fri_function_name_ok(name, name_len)) {
+        fri_reply_error(c, ERR_BAD_NAME);
+        fr_split_free(n, parts, plen);
+        return;
+    }
+    if (strcasecmp(parts[0] + 2, "lua") != 0) {
+        fri_reply_errorf(c, "ERR Engine '%s' not found", parts[0] + 2);
+        fr_split_free(n, parts, plen);
+        return;
+    }
+    fri_dent *old_e = fri_dict_find(sc->libraries, name, name_len);
+    fri_library *old = old_e ? old_e->v.ptr : NULL;
+    if (old && !replace) {
+        fri_reply_errorf(c, "ERR Library '%.*s' already exists", (int)name_len, name);
+        fr_split_free(n, parts, plen);
+        return;
+    }
+    fri_library *lib = calloc(1, sizeof(*lib));
+    if (lib) {
+        lib->name = fri_str_new(name, name_len);
+        lib->code = fri_str_new(p, len);
+        lib->functions = fri_dict_new();
+    }
+    fr_split_free(n, parts, plen);
+    if (!lib || !lib->name || !lib->code || !lib->functions) {
+        library_free(NULL, lib);
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    if (old) index_library(sc, old, 0); /* its functions may be registered again */
+    fri_buf err = {0};
+    int rc = fri_lua_function_load(sc, c->srv, lib, nl, len - shebang_len, &err);
+    if (rc == 0 && fri_dict_size(lib->functions) == 0) {
+        fri_buf_printf(&err, "No functions registered");
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < fri_dict_slots(lib->functions); i++) {
+        fri_dent *e = fri_dict_slot(lib->functions, i);
+        if (!e) continue;
+        fri_function *fn = e->v.ptr;
+        if (find_function(sc, fn->name->buf, fn->name->len)) {
+            fri_buf_printf(&err, "Function %s already exists", fn->name->buf);
+            rc = -1;
+        }
+    }
+    if (rc < 0) {
+        if (old) index_library(sc, old, 1);
+        library_free(sc, lib);
+        fri_reply_errorf(c, "ERR %.*s", (int)err.len, err.p ? err.p : "");
+        fri_buf_free(&err);
+        return;
+    }
+    fri_buf_free(&err);
+    if (old) {
+        fri_dict_delete(sc->libraries, old->name->buf, old->name->len, NULL);
+        library_free(sc, old);
+    }
+    int created;
+    fri_dent *e = fri_dict_add(sc->libraries, lib->name->buf, lib->name->len, &created);
+    if (!e || index_library(sc, lib, 1) < 0) {
+        if (e) fri_dict_delete(sc->libraries, lib->name->buf, lib->name->len, NULL);
+        library_free(sc, lib);
+        fri_reply_error(c, FRI_ERR_OOM);
+        return;
+    }
+    e->v.ptr = lib;
+    fri_reply_bulk(c, lib->name->buf, lib->name->len);
+}
+
+static void function_load_command(fr_client *c)
+{
+    int replace = 0, pos = 2;
+    while (pos < c->argc - 1) {
+        const fri_arg *a = &c->argv[pos++];
+        if (fri_arg_is_cstr(a, "replace")) {
+            replace = 1;
+            continue;
+        }
+        fri_reply_errorf(c, "ERR Unknown option given: %.*s", (int)strnlen(a->ptr, a->len), a->ptr);
+        return;
+    }
+    if (pos >= c->argc) {
+        fri_reply_error(c, "ERR Function code is missing");
+        return;
+    }
+    fri_scripting *sc = functions_get(c);
+    if (sc) load_library(c, sc, &c->argv[pos], replace);
+}
+
+/* ----- FUNCTION LIST / DELETE / FLUSH / STATS / KILL / HELP ---------------------------------- */
+
+static const struct {
+    unsigned flag;
+    const char *name;
+} flag_names[] = {
+    {FRI_SFLAG_NO_WRITES, "no-writes"},     {FRI_SFLAG_ALLOW_OOM, "allow-oom"},
+    {FRI_SFLAG_ALLOW_STALE, "allow-stale"}, {FRI_SFLAG_NO_CLUSTER, "no-cluster"},
+    {FRI_SFLAG_ALLOW_CROSS_SLOT, "allow-cross-slot-keys"},
+};
+
+static void reply_library(fr_client *c, const fri_library *lib, int with_code)
+{
+    fri_reply_map_len(c, with_code ? 4 : 3);
+    fri_reply_bulk_cstr(c, "library_name");
+    fri_reply_bulk(c, lib->name->buf, lib->name->len);
+    fri_reply_bulk_cstr(c, "engine");
+    fri_reply_bulk_cstr(c, "LUA");
+    fri_reply_bulk_cstr(c, "functions");
+    fri_reply_array_len(c, (long)fri_dict_size(lib->functions));
+    for (size_t i = 0; i < fri_dict_slots(lib->functions); i++) {
+        fri_dent *e = fri_dict_slot(lib->functions, i);
+        if (!e) continue;
+        fri_function *fn = e->v.ptr;
+        fri_reply_map_len(c, 3);
+        fri_reply_bulk_cstr(c, "name");
+        fri_reply_bulk(c, fn->name->buf, fn->name->len);
+        fri_reply_bulk_cstr(c, "description");
+        if (fn->desc) fri_reply_bulk(c, fn->desc->buf, fn->desc->len);
+        else fri_reply_nil(c);
+        fri_reply_bulk_cstr(c, "flags");
+        long n = 0;
+        for (size_t k = 0; k < sizeof(flag_names) / sizeof(flag_names[0]); k++)
+            n += (fn->flags & flag_names[k].flag) != 0;
+        fri_reply_set_len(c, n);
+        for (size_t k = 0; k < sizeof(flag_names) / sizeof(flag_names[0]); k++)
+            if (fn->flags & flag_names[k].flag) fri_reply_status(c, flag_names[k].name);
+    }
+    if (with_code) {
+        fri_reply_bulk_cstr(c, "library_code");
+        fri_reply_bulk(c, lib->code->buf, lib->code->len);
+    }
+}
+
+static void function_list_command(fr_client *c)
+{
+    int with_code = 0;
+    const fri_arg *pattern = NULL;
+    for (int i = 2; i < c->argc; i++) {
+        const fri_arg *a = &c->argv[i];
+        if (!with_code && fri_arg_is_cstr(a, "withcode")) {
+            with_code = 1;
+            continue;
+        }
+        if (!pattern && fri_arg_is_cstr(a, "libraryname")) {
+            if (i >= c->argc - 1) {
+                fri_reply_error(c, "ERR library name argument was not given");
+                return;
+            }
+            pattern = &c->argv[++i];
+            continue;
+        }
+        fri_reply_errorf(c, "ERR Unknown argument %.*s", (int)strnlen(a->ptr, a->len), a->ptr);
+        return;
+    }
+    fri_scripting *sc = c->srv->scripting;
+    fri_dict *libs = sc ? sc->libraries : NULL;
+    size_t h = fri_reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = 0; libs && i < fri_dict_slots(libs); i++) {
+        fri_dent *e = fri_dict_slot(libs, i);
+        if (!e) continue;
+        fri_library *lib = e->v.ptr;
+        if (pattern && !fri_glob_match(pattern->ptr, pattern->len, lib->name->buf,
+                                       lib->name->len, 1))
+            continue;
+        reply_library(c, lib, with_code);
+        n++;
+    }
+    fri_reply_set_deferred_len(c, h, n);
+}
+
+static void function_delete_command(fr_client *c)
+{
+    fri_scripting *sc = c->srv->scripting;
+    fri_dent *e = sc && sc->libraries
+                      ? fri_dict_find(sc->libraries, c->argv[2].ptr, c->argv[2].len)
+                      : NULL;
+    if (!e) {
+        fri_reply_error(c, "ERR Library not found");
+        return;
+    }
+    fri_library *lib = e->v.ptr;
+    index_library(sc, lib, 0);
+    fri_dict_delete(sc->libraries, c->argv[2].ptr, c->argv[2].len, NULL);
+    library_free(sc, lib);
+    fri_reply_ok(c);
+}
+
+/* Redis's addReplySubcommandSyntaxError. */
+static void reply_subcommand_syntax(fr_client *c)
+{
+    fri_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. "
+                        "Try FUNCTION HELP.",
+                     c->argv[1].ptr);
+}
+
+static void function_flush_command(fr_client *c)
+{
+    if (c->argc > 3) {
+        reply_subcommand_syntax(c);
+        return;
+    }
+    if (c->argc == 3 && !fri_arg_is_cstr(&c->argv[2], "sync") &&
+        !fri_arg_is_cstr(&c->argv[2], "async")) {
+        fri_reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+        return;
+    }
+    fri_scripting *sc = c->srv->scripting;
+    if (sc && sc->libraries) {
+        for (size_t i = 0; i < fri_dict_slots(sc->libraries); i++) {
+            fri_dent *e = fri_dict_slot(sc->libraries, i);
+            if (e) library_free(sc, e->v.ptr);
+        }
+        fri_dict_clear(sc->libraries, NULL);
+        fri_dict_clear(sc->functions, NULL);
+    }
+    fri_reply_ok(c);
+}
+
+static void function_stats_command(fr_client *c)
+{
+    fri_scripting *sc = c->srv->scripting;
+    fri_script_run *run = sc ? sc->run : NULL;
+    if (run && (run->flags & FRI_RUN_EVAL_MODE)) {
+        fri_reply_error(c, "BUSY Redis is busy running a script. You can only call SCRIPT KILL "
+                           "or SHUTDOWN NOSAVE.");
+        return;
+    }
+    fri_reply_map_len(c, 2);
+    fri_reply_bulk_cstr(c, "running_script");
+    if (!run) {
+        fri_reply_nil(c);
+    } else {
+        fr_client *caller = run->caller;
+        fri_reply_map_len(c, 3);
+        fri_reply_bulk_cstr(c, "name");
+        fri_reply_bulk_cstr(c, run->funcname);
+        fri_reply_bulk_cstr(c, "command");
+        fri_reply_array_len(c, caller->argc);
+        for (int i = 0; i < caller->argc; i++)
+            fri_reply_bulk(c, caller->argv[i].ptr, caller->argv[i].len);
+        fri_reply_bulk_cstr(c, "duration_ms");
+        fri_reply_ll(c, fri_script_run_duration_ms(c->srv, run));
+    }
+    fri_reply_bulk_cstr(c, "engines");
+    fri_reply_map_len(c, 1);
+    fri_reply_bulk_cstr(c, "LUA");
+    fri_reply_map_len(c, 2);
+    fri_reply_bulk_cstr(c, "libraries_count");
+    fri_reply_ll(c, sc && sc->libraries ? (long long)fri_dict_size(sc->libraries) : 0);
+    fri_reply_bulk_cstr(c, "functions_count");
+    fri_reply_ll(c, sc && sc->functions ? (long long)fri_dict_size(sc->functions) : 0);
+}
+
+static void function_kill_command(fr_client *c) { fri_script_kill(c, 0); }
+
+static void function_dump_command(fr_client *c)
+{
+    fri_reply_error(c, "ERR FUNCTION DUMP is not emulated by the fake (its payload is an RDB "
+                       "fragment)");
+}
+
+static void function_restore_command(fr_client *c)
+{
+    fri_reply_error(c, "ERR FUNCTION RESTORE is not emulated by the fake (its payload is an "
+                       "RDB fragment)");
+}
+
+static void function_help_command(fr_client *c)
+{
+    static const char *const help[] = {
+        "LOAD [REPLACE] <FUNCTION CODE>",
+        "    Create a new library with the given library name and code.",
+        "DELETE <LIBRARY NAME>",
+        "    Delete the given library.",
+        "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+        "    Return general information on all the libraries:",
+        "    * Library name",
+        "    * The engine used to run the Library",
+        "    * Library description",
+        "    * Functions list",
+        "    * Library code (if WITHCODE is given)",
+        "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+        "STATS",
+        "    Return information about the current function running:",
+        "    * Function name",
+        "    * Command used to run the function",
+        "    * Duration in MS that the function is running",
+        "    If no function is running, return nil",
+        "    In addition, returns a list of available engines.",
+        "KILL",
+        "    Kill the current running function.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Delete all the libraries.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the libraries.",
+        "    * SYNC: Synchronously flush the libraries.",
+        "DUMP",
+        "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+        "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+        "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+        "    control how to handle existing libraries (default APPEND):",
+        "    * FLUSH: delete all existing libraries.",
+        "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+        "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+        "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+        "      in case of functions name collision with another library).",
+        NULL,
+    };
+    fri_reply_help(c, help);
+}
+
+/* ----- FCALL ------------------------------------------------------------------------------ */
+
+static void fcall_generic(fr_client *c, int ro)
+{
+    fr_server *s = c->srv;
+    fri_scripting *sc = s->scripting;
+    fri_function *fn = find_function(sc, c->argv[1].ptr, c->argv[1].len);
+    if (!fn) {
+        fri_reply_error(c, "ERR Function not found");
+        return;
+    }
+    long long numkeys;
+    if (!fri_string2ll(c->argv[2].ptr, c->argv[2].len, &numkeys)) {
+        fri_reply_error(c, "ERR Bad number of keys provided");
+        return;
+    }
+    if (numkeys > c->argc - 3) {
+        fri_reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    if (numkeys < 0) {
+        fri_reply_error(c, "ERR Number of keys can't be negative");
+        return;
+    }
+    if ((fn->flags & FRI_SFLAG_NO_CLUSTER) && s->cluster_enabled) {
+        fri_reply_error(c, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return;
+    }
+    if (!(fn->flags & FRI_SFLAG_NO_WRITES) && ro) {
+        fri_reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
+        return;
+    }
+    fri_script_run run;
+    fri_script_run_begin(s, &run, c, fn->name->buf, fn->flags, ro);
+    const fri_arg *keys = c->argv + 3;
+    if (s->cluster_enabled && numkeys > 0) run.slot = (int)fri_key_slot(keys[0].ptr, keys[0].len);
+    fri_lua_run_function(sc, &run, fn, keys, (int)numkeys, keys + numkeys,
+                         c->argc - 3 - (int)numkeys);
+    fri_script_run_end(s, &run);
+}
+
+static void fcall_command(fr_client *c) { fcall_generic(c, 0); }
+static void fcall_ro_command(fr_client *c) { fcall_generic(c, 1); }
+
+static int fcall_getkeys(int argc, const fri_arg *argv, int *keys, int max)
+{
+    return fri_numkeys_keys(argc, argv, 2, 0, keys, max);
+}
+
+static const fri_command function_subcommands[] = {
+    {"function|delete", function_delete_command, 3, FRI_CMD_NOSCRIPT | FRI_CMD_WRITE,
+     "scripting", 0, 0, 0, NULL, NULL},
+    {"function|dump", function_dump_command, 2, FRI_CMD_NOSCRIPT, "scripting", 0, 0, 0, NULL,
+     NULL},
+    {"function|flush", function_flush_command, -2, FRI_CMD_NOSCRIPT | FRI_CMD_WRITE,
+     "scripting", 0, 0, 0, NULL, NULL},
+    {"function|help", function_help_command, 2, FRI_CMD_LOADING | FRI_CMD_STALE, "scripting", 0,
+     0, 0, NULL, NULL},
+    {"function|kill", function_kill_command, 2, FRI_CMD_NOSCRIPT | FRI_CMD_ALLOW_BUSY,
+     "scripting", 0, 0, 0, NULL, NULL},
+    {"function|list", function_list_command, -2, FRI_CMD_NOSCRIPT, "scripting", 0, 0, 0, NULL,
+     NULL},
+    {"function|load", function_load_command, -3,
+     FRI_CMD_NOSCRIPT | FRI_CMD_WRITE | FRI_CMD_DENYOOM, "scripting", 0, 0, 0, NULL, NULL},
+    {"function|restore", function_restore_command, -3,
+     FRI_CMD_NOSCRIPT | FRI_CMD_WRITE | FRI_CMD_DENYOOM, "scripting", 0, 0, 0, NULL, NULL},
+    {"function|stats", function_stats_command, 2, FRI_CMD_NOSCRIPT | FRI_CMD_ALLOW_BUSY,
+     "scripting", 0, 0, 0, NULL, NULL},
+    {0},
+};
+
+const fri_command fri_function_commands[] = {
+    {"fcall", fcall_command, -3, FRI_CMD_NOSCRIPT | FRI_CMD_STALE, "scripting", 0, 0, 0,
+     fcall_getkeys, NULL},
+    {"fcall_ro", fcall_ro_command, -3, FRI_CMD_NOSCRIPT | FRI_CMD_STALE | FRI_CMD_READONLY,
+     "scripting", 0, 0, 0, fcall_getkeys, NULL},
+    {"function", NULL, -2, FRI_CMD_CONTAINER, "scripting", 0, 0, 0, NULL,
+     function_subcommands},
+    {0},
+};
