@@ -46,7 +46,7 @@ static void lower40(char *dst, const char *p, size_t len)
 static fri_function *find_function(fri_scripting *sc, const char *p, size_t len)
 {
     if (!sc || !sc->functions) return NULL;
-    char small[128];
+    char small[128] = {0};
     char *low = len <= sizeof(small) ? small : malloc(len);
     if (!low) return NULL;
     lower40(low, p, len);
