@@ -278,6 +278,8 @@ typedef void fr_busy_hook(fr_server *server, void *ctx);
 void fr_server_set_busy_hook(fr_server *server, fr_busy_hook *hook, void *ctx);
 /* Non-zero while a script that has passed busy-reply-threshold is running. */
 int fr_server_script_busy(const fr_server *server);
+/* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
+size_t fr_server_script_count(const fr_server *server);
 
 /* ----- Inspection ---------------------------------------------------------------- */
 

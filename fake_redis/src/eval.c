@@ -308,6 +308,11 @@ static void script_debug_command(fr_client *c)
     }
 }
 
+size_t fr_server_script_count(const fr_server *s)
+{
+    return s->scripting ? fri_dict_size(s->scripting->scripts) : 0;
+}
+
 int fr_server_script_busy(const fr_server *s)
 {
     return s->scripting && s->scripting->run && (s->scripting->run->flags & FRI_RUN_TIMEDOUT);

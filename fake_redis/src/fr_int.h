@@ -274,6 +274,7 @@ struct fr_client {
     int argv_cap;
 
     int closing;              /* QUIT was answered: a server would close the connection */
+    int is_script;            /* the client scripts' commands run on (CLIENT_SCRIPT) */
 
     /* Pub/Sub (pubsub.c) */
     struct fri_client_subs *subs; /* its channels and patterns; NULL until it subscribes */

@@ -275,6 +275,27 @@ static int safe_pairs(lua_State *L)
     return 3;
 }
 
+/* loadstring that never loads a precompiled chunk (Redis's Lua has no undump): such text
+ * is parsed as source, which fails. */
+static int safe_loadstring(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    const char *name = luaL_optstring(L, 2, s);
+    luaL_Buffer b;
+    if (len > 0 && s[0] == LUA_SIGNATURE[0]) {
+        luaL_buffinit(L, &b);
+        luaL_addchar(&b, ' ');
+        luaL_addlstring(&b, s, len);
+        luaL_pushresult(&b);
+        s = lua_tolstring(L, -1, &len);
+    }
+    if (luaL_loadbuffer(L, s, len, name) == 0) return 1;
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+}
+
 /* rawset and setmetatable that refuse a protected table, as Redis's patched VM does. */
 static int safe_rawset(lua_State *L)
 {
@@ -592,7 +613,7 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
 static const char *const noscript_names[] = {
     "blmove", "blpop", "brpop", "brpoplpush", "bzpopmax", "bzpopmin", "psubscribe",
     "punsubscribe", "ssubscribe", "subscribe", "sunsubscribe", "unsubscribe", "discard",
-    "exec", "multi", "unwatch", "watch", "quit", NULL,
+    "exec", "multi", "unwatch", "watch", "quit", "cluster|reset", NULL,
 };
 
 /* Commands Redis flags may-replicate: a read-only script may not run them either. */
@@ -616,7 +637,25 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
         cmd = fri_lookup_subcommand(cmd, &lc->argv[1]);
         if (!cmd) return "Unknown Redis command called from script";
     }
-    if (!cmd) return "Unknown Redis command called from script";
+    if (!cmd) {
+        /* fakeredis-server's own commands that Redis keeps out of scripts */
+        static const char *const host_noscript[] = {
+            "client", "config", "acl", "hello", "auth", "save", "bgsave", "shutdown", "wait",
+            "monitor", "debug", "replicaof", "slaveof", "sync", "psync", "failover",
+            "bgrewriteaof", "reset", "latency", "module", "replconf", NULL,
+        };
+        char low[16];
+        size_t n = lc->argv[0].len;
+        if (n < sizeof(low)) {
+            for (size_t i = 0; i < n; i++) {
+                char ch = lc->argv[0].ptr[i];
+                low[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+            }
+            low[n] = '\0';
+            if (name_in(low, host_noscript)) return "This Redis command is not allowed from script";
+        }
+        return "Unknown Redis command called from script";
+    }
     if ((cmd->arity > 0 && cmd->arity != lc->argc) || lc->argc < -cmd->arity)
         return "Wrong number of args calling Redis command from script";
     if ((cmd->flags & FRI_CMD_NOSCRIPT) || name_in(cmd->name, noscript_names))
@@ -639,6 +678,16 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
             if (run->slot == -1) run->slot = slot;
             else if (run->slot != slot)
                 return "Script attempted to access keys that do not hash to the same slot";
+        }
+    }
+    /* XREAD and XREADGROUP refuse BLOCK in a script, when their parse reaches it */
+    if (strcmp(cmd->name, "xread") == 0 || strcmp(cmd->name, "xreadgroup") == 0) {
+        for (int i = 1; i + 1 < lc->argc && !fri_arg_is(&lc->argv[i], "streams"); i++) {
+            if (fri_arg_is(&lc->argv[i], "block")) {
+                fri_reply_errorf(lc, "ERR %s command is not allowed with BLOCK option from "
+                                     "scripts", cmd->name);
+                return NULL;
+            }
         }
     }
     lc->now_ms = run->caller->now_ms;
@@ -1018,6 +1067,8 @@ static lua_State *lua_setup(fri_scripting *sc, int functions)
     lua_setglobal(L, "pairs");
     lua_pushcfunction(L, compat_pcall);
     lua_setglobal(L, "pcall");
+    lua_pushcfunction(L, safe_loadstring);
+    lua_setglobal(L, "loadstring");
 
     lua_newtable(L); /* redis */
     set_fn(L, "call", redis_call);
@@ -1107,6 +1158,7 @@ fri_scripting *fri_scripting_get(fr_server *s)
     int saved_errno = s->redis_errno;
     sc->lua_client = fr_client_new(s);
     s->redis_errno = saved_errno; /* Redis makes its scripting client at start-up */
+    if (sc->lua_client) sc->lua_client->is_script = 1;
     if (sc->scripts && sc->lua_client) sc->lua = lua_setup(sc, 0);
     if (sc->lua) sc->flua = lua_setup(sc, 1);
     if (!sc->scripts || !sc->lua_client || !sc->lua || !sc->flua) {
