@@ -380,9 +380,10 @@ static void function_delete_command(fr_client *c)
 /* Redis's addReplySubcommandSyntaxError. */
 static void reply_subcommand_syntax(fr_client *c)
 {
-    fri_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. "
+    size_t n = strnlen(c->argv[1].ptr, c->argv[1].len);
+    fri_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
                         "Try FUNCTION HELP.",
-                     c->argv[1].ptr);
+                     (int)(n > 128 ? 128 : n), c->argv[1].ptr);
 }
 
 static void function_flush_command(fr_client *c)

@@ -56,6 +56,7 @@ static const frs_cmd host_rows[] = {
     {"command|info", -2, 0, frs_cmd_command_info, "server", NULL, 0, 0, 0, 0, 0},
     {"command|docs", -2, 0, frs_cmd_command_docs, "server", NULL, 0, 0, 0, 0, 0},
     {"command|list", -2, 0, frs_cmd_command_list, "server", NULL, 0, 0, 0, 0, 0},
+    {"command|getkeys", -3, 0, frs_cmd_command_getkeys, "server", NULL, 0, 0, 0, 0, 0},
     {"command|help", 2, 0, frs_cmd_command_help, "server", NULL, 0, 0, 0, 0, 0},
     /* Control of the fake: a namespace Redis does not use (docs/server.md). */
     {"fake.time", -2, 0, NULL, "fake", NULL, 1, 0, 0, 0, 0},

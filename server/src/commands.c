@@ -687,6 +687,40 @@ void frs_cmd_command_info(frs_conn *c, int argc, const char *const *argv,
     }
 }
 
+/* COMMAND GETKEYS command arg...: the keys the command would use, as Redis's
+ * getKeysSubcommand answers (the fake's key specs; the server's own commands have none). */
+void frs_cmd_command_getkeys(frs_conn *c, int argc, const char *const *argv,
+                             const size_t *argvlen)
+{
+    const frs_cmd *container = NULL;
+    const frs_cmd *cmd = frs_cmd_lookup(argc - 2, argv + 2, argvlen + 2, &container);
+    if (!cmd) {
+        frs_reply_error(c, "ERR Invalid command specified");
+        return;
+    }
+    if (!cmd->first_key && !cmd->movable_keys) {
+        frs_reply_error(c, "ERR The command has no key arguments");
+        return;
+    }
+    int n = argc - 2;
+    if ((cmd->arity > 0 && cmd->arity != n) || n < -cmd->arity) {
+        frs_reply_error(c, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    int *keys = malloc(sizeof(int) * (size_t)n);
+    if (!keys) abort();
+    int k = fr_command_keys(c->srv->fake, n, argv + 2, argvlen + 2, keys, n);
+    if (k <= 0) {
+        /* EVAL, FCALL ... may name no key (Redis's no-mandatory-keys) */
+        if (cmd->movable_keys) frs_reply_array(c, 0);
+        else frs_reply_error(c, "ERR Invalid arguments specified for command");
+    } else {
+        frs_reply_array(c, k);
+        for (int i = 0; i < k; i++) frs_reply_bulk(c, argv[2 + keys[i]], argvlen[2 + keys[i]]);
+    }
+    free(keys);
+}
+
 /* One COMMAND DOCS name/value pair: summary, since, group, subcommands. */
 static void reply_command_docs(frs_conn *c, const frs_cmd *cmd)
 {
@@ -767,6 +801,7 @@ void frs_cmd_command_help(frs_conn *c, int argc, const char *const *argv,
         "    Return documentation details about multiple Redis commands.",
         "    If no command names are given, documentation details for all",
         "    commands are returned.",
+        "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
         NULL,
     };
     reply_help(c, "COMMAND", lines);

@@ -323,7 +323,7 @@ frs_cmd_proc frs_cmd_client_setname, frs_cmd_client_getname, frs_cmd_client_id,
 frs_cmd_proc frs_cmd_config_get, frs_cmd_config_set, frs_cmd_config_resetstat,
     frs_cmd_config_rewrite, frs_cmd_config_help;
 frs_cmd_proc frs_cmd_command, frs_cmd_command_count, frs_cmd_command_info,
-    frs_cmd_command_docs, frs_cmd_command_list, frs_cmd_command_help;
+    frs_cmd_command_docs, frs_cmd_command_list, frs_cmd_command_help, frs_cmd_command_getkeys;
 frs_cmd_proc frs_cmd_fake_time_get, frs_cmd_fake_time_set, frs_cmd_fake_time_advance,
     frs_cmd_fake_fail_nth, frs_cmd_fake_fail_command, frs_cmd_fake_fail_clear,
     frs_cmd_fake_fail_fired, frs_cmd_fake_dump, frs_cmd_fake_seed,
