@@ -691,6 +691,9 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
         }
     }
     lc->now_ms = run->caller->now_ms;
+    /* Every command of a script passes here and through fri_call, which counts it as
+     * executed like any other: the place INFO commandstats hooks in (Redis counts a
+     * script's commands under their own names, and a refusal above as a rejected call). */
     fri_call(lc, cmd);
     return NULL;
 }
