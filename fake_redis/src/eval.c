@@ -313,6 +313,12 @@ size_t fr_server_script_count(const fr_server *s)
     return s->scripting ? fri_dict_size(s->scripting->scripts) : 0;
 }
 
+int fri_script_running_for(const fr_client *c)
+{
+    const fri_scripting *sc = c->srv->scripting;
+    return sc && sc->run && sc->run->caller == c;
+}
+
 int fr_server_script_busy(const fr_server *s)
 {
     return s->scripting && s->scripting->run && (s->scripting->run->flags & FRI_RUN_TIMEDOUT);

@@ -437,6 +437,9 @@ const fri_command *fri_lookup_subcommand(const fri_command *container, const fri
 /* Scripts (eval.c): the -BUSY error for the running script; SCRIPT KILL / FUNCTION KILL. */
 const char *fri_script_busy_error(const fr_server *s);
 void fri_script_kill(fr_client *c, int is_eval);
+/* Whether c's script is running (c may run nothing until it returns: a busy hook must not
+ * use the client whose script it interrupts). */
+int fri_script_running_for(const fr_client *c);
 /* Frees the scripting state (server teardown, after the clients). */
 void fri_scripting_free(fr_server *s);
 

@@ -704,6 +704,7 @@ static int load_args(fr_client *c, int argc, const char *const *argv, const size
 static void run_one(fr_client *c, int argc, const char *const *argv, const size_t *lens)
 {
     assert(!c->bpop); /* a blocked client runs nothing until it is woken */
+    assert(!c->srv->scripting || !fri_script_running_for(c)); /* nor one inside its script */
     if (argc <= 0 || !argv) {
         fri_reply_error(c, "ERR empty command");
         return;
