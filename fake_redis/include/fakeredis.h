@@ -98,7 +98,9 @@ void fr_clock_use_wall(fr_server *server, int on);
  *     shared (OBJECT REFCOUNT).  Nothing is ever evicted;
  *   lfu-log-factor, lfu-decay-time -- the LFU counter's growth and decay;
  *   busy-reply-threshold (alias lua-time-limit) -- when a running script turns busy
- *     (see "Scripts"; 5000 ms by default, 0 never).
+ *     (see "Scripts"; 5000 ms by default, 0 never);
+ *   min-replicas-to-write, min-replicas-max-lag -- both above 0: writes answer NOREPLICAS
+ *     (the fake has no replicas).
  * Returns 0 when set, 1 for a parameter the fake does not follow (nothing changes), -1
  * for a value Redis would refuse (nothing changes).  fakeredis-server passes every
  * CONFIG SET and --NAME VALUE here. */

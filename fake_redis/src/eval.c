@@ -25,22 +25,23 @@ static const struct {
 };
 
 /* Redis's evalExtractShebangFlags: the flags of a "#!lua flags=a,b" first line and its
- * length (the line feed stays, so line numbers hold).  0; or -1 with the error answered. */
-static int shebang_flags_or_reply(fr_client *c, const char *body, size_t len, unsigned *flags,
-                                  size_t *shebang_len)
+ * length (the line feed stays, so line numbers hold).  0; or -1 with Redis's error text
+ * (with its ERR) in err. */
+static int shebang_flags_parse(const char *body, size_t len, unsigned *flags,
+                               size_t *shebang_len, fri_buf *err)
 {
     *flags = FRI_SFLAG_EVAL_COMPAT;
     *shebang_len = 0;
     if (len < 2 || body[0] != '#' || body[1] != '!') return 0;
     const char *end = memchr(body, '\n', strnlen(body, len));
     if (!end) {
-        fri_reply_error(c, "ERR Invalid script shebang");
+        fri_buf_printf(err, "%s", "ERR Invalid script shebang");
         return -1;
     }
     *shebang_len = (size_t)(end - body);
     char *line = malloc(*shebang_len + 1);
     if (!line) {
-        fri_reply_error(c, FRI_ERR_OOM);
+        fri_buf_printf(err, "%s", FRI_ERR_OOM);
         return -1;
     }
     memcpy(line, body, *shebang_len);
@@ -51,18 +52,18 @@ static int shebang_flags_or_reply(fr_client *c, const char *body, size_t len, un
     free(line);
     if (n <= 0) {
         if (n == 0) fr_split_free(n, parts, plen);
-        fri_reply_error(c, "ERR Invalid engine in script shebang");
+        fri_buf_printf(err, "%s", "ERR Invalid engine in script shebang");
         return -1;
     }
     int rc = 0;
     if (strcmp(parts[0], "#!lua") != 0) {
-        fri_reply_errorf(c, "ERR Unexpected engine in script shebang: %s", parts[0]);
+        fri_buf_printf(err, "ERR Unexpected engine in script shebang: %s", parts[0]);
         rc = -1;
     }
     *flags &= ~FRI_SFLAG_EVAL_COMPAT;
     for (int j = 1; j < n && rc == 0; j++) {
         if (strncmp(parts[j], "flags=", 6) != 0) {
-            fri_reply_errorf(c, "ERR Unknown lua shebang option: %s", parts[j]);
+            fri_buf_printf(err, "ERR Unknown lua shebang option: %s", parts[j]);
             rc = -1;
             break;
         }
@@ -76,7 +77,7 @@ static int shebang_flags_or_reply(fr_client *c, const char *body, size_t len, un
                     memcmp(shebang_flags[k].name, p, flen) == 0)
                     break;
             if (k == sizeof(shebang_flags) / sizeof(shebang_flags[0])) {
-                fri_reply_errorf(c, "ERR Unexpected flag in script shebang: %.*s", (int)flen, p);
+                fri_buf_printf(err, "ERR Unexpected flag in script shebang: %.*s", (int)flen, p);
                 rc = -1;
                 break;
             }
@@ -84,12 +85,22 @@ static int shebang_flags_or_reply(fr_client *c, const char *body, size_t len, un
             if (!comma) break;
             p = comma + 1;
             if (p == stop) { /* a trailing comma: one more, empty, name */
-                fri_reply_error(c, "ERR Unexpected flag in script shebang: ");
+                fri_buf_printf(err, "%s", "ERR Unexpected flag in script shebang: ");
                 rc = -1;
             }
         }
     }
     fr_split_free(n, parts, plen);
+    return rc;
+}
+
+static int shebang_flags_or_reply(fr_client *c, const char *body, size_t len, unsigned *flags,
+                                  size_t *shebang_len)
+{
+    fri_buf err = {0};
+    int rc = shebang_flags_parse(body, len, flags, shebang_len, &err);
+    if (rc < 0) fri_reply_errorf(c, "%.*s", (int)err.len, err.p ? err.p : "ERR");
+    fri_buf_free(&err);
     return rc;
 }
 
@@ -174,6 +185,10 @@ static void eval_generic(fr_client *c, int evalsha, int ro)
         }
         if (!(ls->flags & FRI_SFLAG_NO_WRITES) && ro) {
             fri_reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
+            return;
+        }
+        if (!(ls->flags & FRI_SFLAG_NO_WRITES) && fri_noreplicas(s)) {
+            fri_reply_error(c, FRI_ERR_NOREPLICAS);
             return;
         }
     }
@@ -311,6 +326,55 @@ static void script_debug_command(fr_client *c)
 size_t fr_server_script_count(const fr_server *s)
 {
     return s->scripting ? fri_dict_size(s->scripting->scripts) : 0;
+}
+
+int fri_noreplicas(const fr_server *s)
+{
+    return s->tun.min_replicas_to_write > 0 && s->tun.min_replicas_max_lag > 0;
+}
+
+int fri_cmd_is_write(fr_client *c, const fri_command *cmd)
+{
+    if (cmd->flags & FRI_CMD_WRITE) return 1;
+    if (strcmp(cmd->name, "exec") == 0) {
+        for (size_t i = 0; i < c->queue_len; i++)
+            if (fri_cmd_is_write(c, c->queue[i].cmd)) return 1;
+        return 0;
+    }
+    unsigned flags;
+    if (strcmp(cmd->name, "eval") == 0 || strcmp(cmd->name, "eval_ro") == 0) {
+        /* a script seen before has its flags cached; a new one is read for its shebang */
+        char sha[41];
+        fri_sha1hex(sha, c->argv[1].ptr, c->argv[1].len);
+        fri_scripting *sc = c->srv->scripting;
+        fri_dent *e = sc ? fri_dict_find(sc->scripts, sha, 40) : NULL;
+        if (e) {
+            flags = ((fri_lua_script *)e->v.ptr)->flags;
+        } else {
+            size_t shebang_len;
+            fri_buf scratch = {0};
+            if (shebang_flags_parse(c->argv[1].ptr, c->argv[1].len, &flags, &shebang_len,
+                                    &scratch) < 0)
+                flags = FRI_SFLAG_EVAL_COMPAT;
+            fri_buf_free(&scratch);
+        }
+    } else if (strcmp(cmd->name, "evalsha") == 0 || strcmp(cmd->name, "evalsha_ro") == 0) {
+        fri_scripting *sc = c->srv->scripting;
+        if (c->argv[1].len != 40 || !sc) return 0;
+        char sha[41];
+        for (int i = 0; i < 40; i++) {
+            char ch = c->argv[1].ptr[i];
+            sha[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+        }
+        fri_dent *e = fri_dict_find(sc->scripts, sha, 40);
+        if (!e) return 0;
+        flags = ((fri_lua_script *)e->v.ptr)->flags;
+    } else if (strcmp(cmd->name, "fcall") == 0 || strcmp(cmd->name, "fcall_ro") == 0) {
+        if (!fri_function_flags(c->srv, &c->argv[1], &flags)) return 0;
+    } else {
+        return 0;
+    }
+    return !(flags & FRI_SFLAG_EVAL_COMPAT) && !(flags & FRI_SFLAG_NO_WRITES);
 }
 
 int fri_script_running_for(const fr_client *c)

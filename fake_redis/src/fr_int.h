@@ -214,6 +214,10 @@ typedef struct fri_tunables {
     long long lfu_decay_time;            /* minutes per decrement of that counter */
     long long busy_reply_threshold;      /* ms a script runs before others get -BUSY
                                             (lua-time-limit); 0: never busy */
+    long long min_replicas_to_write;     /* with min_replicas_max_lag > 0, writes need that
+                                            many good replicas: the fake has none, so any
+                                            value > 0 refuses them (NOREPLICAS) */
+    long long min_replicas_max_lag;      /* seconds; 0 turns the rule off */
 } fri_tunables;
 
 /* Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects, unless an LRU or LFU policy
@@ -440,6 +444,13 @@ void fri_script_kill(fr_client *c, int is_eval);
 /* Whether c's script is running (c may run nothing until it returns: a busy hook must not
  * use the client whose script it interrupts). */
 int fri_script_running_for(const fr_client *c);
+/* Whether the command counts as a write for Redis's min-replicas rule: its write flag,
+ * EVAL/EVALSHA/FCALL by their script's flags (a shebang or function without no-writes),
+ * EXEC by its queue. */
+int fri_cmd_is_write(fr_client *c, const fri_command *cmd);
+/* Non-zero when min-replicas-to-write asks for replicas the fake never has. */
+int fri_noreplicas(const fr_server *s);
+#define FRI_ERR_NOREPLICAS "NOREPLICAS Not enough good replicas to write."
 /* Frees the scripting state (server teardown, after the clients). */
 void fri_scripting_free(fr_server *s);
 

@@ -844,6 +844,10 @@ static void fcall_generic(fr_client *c, int ro)
         fri_reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    if (!(fn->flags & FRI_SFLAG_NO_WRITES) && fri_noreplicas(s)) {
+        fri_reply_error(c, FRI_ERR_NOREPLICAS);
+        return;
+    }
     fri_script_run run;
     fri_script_run_begin(s, &run, c, fn->name->buf, fn->flags, ro);
     const fri_arg *keys = c->argv + 3;
@@ -851,6 +855,14 @@ static void fcall_generic(fr_client *c, int ro)
     fri_lua_run_function(sc, &run, fn, keys, (int)numkeys, keys + numkeys,
                          c->argc - 3 - (int)numkeys);
     fri_script_run_end(s, &run);
+}
+
+int fri_function_flags(fr_server *s, const fri_arg *name, unsigned *flags)
+{
+    fri_function *fn = find_function(s->scripting, name->ptr, name->len);
+    if (!fn) return 0;
+    *flags = fn->flags;
+    return 1;
 }
 
 static void fcall_command(fr_client *c) { fcall_generic(c, 0); }

@@ -135,6 +135,8 @@ int fri_lua_function_load(fri_scripting *sc, fr_server *s, fri_library *lib, con
 void fri_lua_unref(fri_scripting *sc, int ref);
 /* [A-Za-z0-9_]+, the rule for library and function names. */
 int fri_function_name_ok(const char *p, size_t len);
+/* The flags of the function named name (FCALL's argument): 1, or 0 when there is none. */
+int fri_function_flags(fr_server *s, const fri_arg *name, unsigned *flags);
 /* Frees every library (functions.c). */
 void fri_functions_free(fri_scripting *sc);
 

@@ -664,6 +664,8 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
     int write = (cmd->flags & FRI_CMD_WRITE) != 0;
     if ((run->flags & FRI_RUN_READ_ONLY) && (write || name_in(cmd->name, may_replicate_names)))
         return "Write commands are not allowed from read-only scripts.";
+    if (write && !(run->flags & FRI_RUN_WRITE_DIRTY) && fri_noreplicas(s))
+        return "-" FRI_ERR_NOREPLICAS;
     if (write) run->flags |= FRI_RUN_WRITE_DIRTY;
     if (s->cluster_enabled) {
         int keys[64];

@@ -93,6 +93,8 @@ static fri_tunables default_tunables(void)
         .lfu_log_factor = 10,
         .lfu_decay_time = 1,
         .busy_reply_threshold = 5000,
+        .min_replicas_to_write = 0,
+        .min_replicas_max_lag = 10,
     };
     return t;
 }
@@ -163,6 +165,10 @@ int fr_server_set_param(fr_server *s, const char *name, const char *value)
         {"maxmemory", NULL, 4, 0},
         {"busy-reply-threshold", "lua-time-limit", 0,
          offsetof(fri_tunables, busy_reply_threshold)},
+        {"min-replicas-to-write", "min-slaves-to-write", 2,
+         offsetof(fri_tunables, min_replicas_to_write)},
+        {"min-replicas-max-lag", "min-slaves-max-lag", 2,
+         offsetof(fri_tunables, min_replicas_max_lag)},
     };
     static const struct { const char *name; int flags; } policies[] = {
         {"volatile-lru", FRI_MAXMEMORY_FLAG_LRU},   {"volatile-lfu", FRI_MAXMEMORY_FLAG_LFU},
@@ -657,6 +663,17 @@ static void process_command(fr_client *c)
         return;
     }
     if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) return;
+    /* min-replicas-to-write: the fake has no replicas, so writes are refused */
+    if (fri_noreplicas(s) && fri_cmd_is_write(c, cmd)) {
+        if (strcmp(cmd->name, "exec") == 0) {
+            fri_multi_reset(c);
+            fri_unwatch_all(c);
+            fri_reply_error(c, "EXECABORT Transaction discarded because of: " FRI_ERR_NOREPLICAS);
+            return;
+        }
+        reject(c, FRI_ERR_NOREPLICAS);
+        return;
+    }
     if (c->subs && fri_pubsub_gate(c, cmd) < 0) return;
     /* a script past busy-reply-threshold: only the few commands Redis lets through */
     if (s->scripting && fr_server_script_busy(s) && !(cmd->flags & FRI_CMD_ALLOW_BUSY)) {
