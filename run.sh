@@ -17,7 +17,7 @@ cd "$(dirname "$(readlink -f "$0")")"
 
 # The Debian 12 packages wsim needs to build, test and benchmark.
 PACKAGES=(cmake gcc clang libclang-rt-14-dev libcmocka-dev libhiredis-dev redis-server
-          pkg-config make)
+          pkg-config make liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 
 JOBS="$(nproc 2>/dev/null || echo 2)"
 

@@ -97,7 +97,11 @@ void fr_clock_use_wall(fr_server *server, int on);
  *     IDLETIME refuse; maxmemory with an LRU or LFU policy stops integers from being
  *     shared (OBJECT REFCOUNT).  Nothing is ever evicted;
  *   lfu-log-factor, lfu-decay-time -- the LFU counter's growth and decay;
- *   notify-keyspace-events -- the keyspace notification classes (see below).
+ *   notify-keyspace-events -- the keyspace notification classes (see below);
+ *   busy-reply-threshold (alias lua-time-limit) -- when a running script turns busy
+ *     (see "Scripts"; 5000 ms by default, 0 never);
+ *   min-replicas-to-write, min-replicas-max-lag -- both above 0: writes answer NOREPLICAS
+ *     (the fake has no replicas).
  * Returns 0 when set, 1 for a parameter the fake does not follow (nothing changes), -1
  * for a value Redis would refuse (nothing changes).  fakeredis-server passes every
  * CONFIG SET and --NAME VALUE here. */
@@ -263,6 +267,24 @@ size_t fr_server_expire_blocked(fr_server *server);
 int fr_client_unblock(fr_client *client, int error);
 /* How many clients are blocked (INFO's blocked_clients). */
 size_t fr_server_blocked_count(const fr_server *server);
+
+/* ----- Scripts ---------------------------------------------------------------------------
+ * EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT run Lua 5.1 scripts as Redis 7.0 does
+ * (docs/scripting.md).  A script is atomic: nothing else runs while it does, except what
+ * a busy hook runs.  Once a script has run longer than busy-reply-threshold (5000 ms by
+ * default, fr_server_set_param; measured on the virtual clock as FRI_LUA_STEPS_PER_MS =
+ * 10,000 Lua instructions per millisecond, or in real time on a server that reads the
+ * wall clock) it is busy: the hook is called every 100,000 instructions, and commands of
+ * other clients executed from inside it answer -BUSY, except SCRIPT KILL (which stops a
+ * script that has not written), MULTI, DISCARD, WATCH and UNWATCH.  A server uses the
+ * hook to keep serving its connections, as redis-server's processEventsWhileBlocked. */
+typedef void fr_busy_hook(fr_server *server, void *ctx);
+/* Sets (hook != NULL) or removes the busy hook. */
+void fr_server_set_busy_hook(fr_server *server, fr_busy_hook *hook, void *ctx);
+/* Non-zero while a script that has passed busy-reply-threshold is running. */
+int fr_server_script_busy(const fr_server *server);
+/* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
+size_t fr_server_script_count(const fr_server *server);
 
 /* ----- Inspection ---------------------------------------------------------------- */
 

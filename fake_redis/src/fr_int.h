@@ -212,6 +212,12 @@ typedef struct fri_tunables {
     int maxmemory_policy;                /* FRI_MAXMEMORY_FLAG_* of the policy */
     long long lfu_log_factor;            /* OBJECT FREQ's logarithmic counter */
     long long lfu_decay_time;            /* minutes per decrement of that counter */
+    long long busy_reply_threshold;      /* ms a script runs before others get -BUSY
+                                            (lua-time-limit); 0: never busy */
+    long long min_replicas_to_write;     /* with min_replicas_max_lag > 0, writes need that
+                                            many good replicas: the fake has none, so any
+                                            value > 0 refuses them (NOREPLICAS) */
+    long long min_replicas_max_lag;      /* seconds; 0 turns the rule off */
 } fri_tunables;
 
 /* Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects, unless an LRU or LFU policy
@@ -272,6 +278,7 @@ struct fr_client {
     int argv_cap;
 
     int closing;              /* QUIT was answered: a server would close the connection */
+    int is_script;            /* the client scripts' commands run on (CLIENT_SCRIPT) */
 
     /* Pub/Sub (pubsub.c) */
     struct fri_client_subs *subs; /* its channels and patterns; NULL until it subscribes */
@@ -346,6 +353,12 @@ struct fr_server {
     fr_client *running;             /* the client whose command runs (fri_call), NULL
                                        between commands: a notification it receives
                                        goes into its own reply, as Redis writes it */
+
+    struct fri_scripting *scripting; /* the Lua interpreter and script cache (script_int.h),
+                                        NULL until the first script */
+    fr_busy_hook *busy_hook;   /* fr_server_set_busy_hook: runs while a script is busy */
+    void *busy_hook_ctx;       /* its argument */
+    int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
 };
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
@@ -389,6 +402,8 @@ typedef void fri_command_proc(fr_client *c);
 #define FRI_CMD_DENYOOM   (1u << 9)
 #define FRI_CMD_LOADING   (1u << 10)
 #define FRI_CMD_STALE     (1u << 11)
+#define FRI_CMD_NOSCRIPT  (1u << 12) /* refused inside scripts (more by name: script_lua.c) */
+#define FRI_CMD_ALLOW_BUSY (1u << 13) /* runs while a script is busy (SCRIPT KILL ...) */
 
 /* Where a command's keys are, for WATCH-free commands and cluster slot checks:
  * first key index, last key index (negative counts from the end, -1 = last argument),
@@ -425,6 +440,8 @@ extern const fri_command fri_stream_group_commands[]; /* t_stream_group.c */
 extern const fri_command fri_pubsub_commands[];
 extern const fri_command fri_cluster_commands[];
 extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMORY */
+extern const fri_command fri_eval_commands[];         /* eval.c: EVAL*, SCRIPT */
+extern const fri_command fri_function_commands[];     /* functions.c: FCALL*, FUNCTION */
 
 /* ----- Statistics (stats.c) ---------------------------------------------------------- */
 
@@ -452,6 +469,24 @@ uint64_t fri_stats_errors(const fr_server *s);
 
 /* Looks a top-level command up by name (case-insensitive); NULL if unknown. */
 const fri_command *fri_lookup_command(const fr_server *s, const char *name, size_t len);
+/* A container's subcommand named by a (case-insensitive); NULL if unknown. */
+const fri_command *fri_lookup_subcommand(const fri_command *container, const fri_arg *a);
+
+/* Scripts (eval.c): the -BUSY error for the running script; SCRIPT KILL / FUNCTION KILL. */
+const char *fri_script_busy_error(const fr_server *s);
+void fri_script_kill(fr_client *c, int is_eval);
+/* Whether c's script is running (c may run nothing until it returns: a busy hook must not
+ * use the client whose script it interrupts). */
+int fri_script_running_for(const fr_client *c);
+/* Whether the command counts as a write for Redis's min-replicas rule: its write flag,
+ * EVAL/EVALSHA/FCALL by their script's flags (a shebang or function without no-writes),
+ * EXEC by its queue. */
+int fri_cmd_is_write(fr_client *c, const fri_command *cmd);
+/* Non-zero when min-replicas-to-write asks for replicas the fake never has. */
+int fri_noreplicas(const fr_server *s);
+#define FRI_ERR_NOREPLICAS "NOREPLICAS Not enough good replicas to write."
+/* Frees the scripting state (server teardown, after the clients). */
+void fri_scripting_free(fr_server *s);
 
 /* Runs the command now in c->argc/c->argv (already looked up, arity checked), counting it
  * as executed and applying faults.  Used by dispatch and by EXEC. */

@@ -297,15 +297,15 @@ static void unwatch_command(fr_client *c)
 }
 
 const fri_command fri_multi_commands[] = {
-    {"multi", multi_command, 1, FRI_CMD_MULTI_CTL | FRI_CMD_FAST | FRI_CMD_LOADING |
+    {"multi", multi_command, 1, FRI_CMD_MULTI_CTL | FRI_CMD_ALLOW_BUSY | FRI_CMD_FAST | FRI_CMD_LOADING |
      FRI_CMD_STALE, "transactions", 0, 0, 0, NULL, NULL},
     {"exec", exec_command, 1, FRI_CMD_MULTI_CTL | FRI_CMD_LOADING | FRI_CMD_STALE,
      "transactions", 0, 0, 0, NULL, NULL},
-    {"discard", discard_command, 1, FRI_CMD_MULTI_CTL | FRI_CMD_FAST | FRI_CMD_LOADING |
+    {"discard", discard_command, 1, FRI_CMD_MULTI_CTL | FRI_CMD_ALLOW_BUSY | FRI_CMD_FAST | FRI_CMD_LOADING |
      FRI_CMD_STALE, "transactions", 0, 0, 0, NULL, NULL},
-    {"watch", watch_command, -2, FRI_CMD_MULTI_CTL | FRI_CMD_FAST | FRI_CMD_LOADING |
+    {"watch", watch_command, -2, FRI_CMD_MULTI_CTL | FRI_CMD_ALLOW_BUSY | FRI_CMD_FAST | FRI_CMD_LOADING |
      FRI_CMD_STALE, "transactions", 1, -1, 1, NULL, NULL},
-    {"unwatch", unwatch_command, 1, FRI_CMD_FAST | FRI_CMD_LOADING | FRI_CMD_STALE,
+    {"unwatch", unwatch_command, 1, FRI_CMD_FAST | FRI_CMD_ALLOW_BUSY | FRI_CMD_LOADING | FRI_CMD_STALE,
      "transactions", 0, 0, 0, NULL, NULL},
     {0},
 };

@@ -20,7 +20,8 @@ static const fri_command *const all_tables[] = {
     fri_string_commands,     fri_bitops_commands,
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
     fri_sort_commands,       fri_stream_commands,   fri_stream_group_commands,
-    fri_pubsub_commands,     fri_multi_commands,    fri_cluster_commands, NULL,
+    fri_pubsub_commands,     fri_multi_commands,    fri_cluster_commands, fri_eval_commands,
+    fri_function_commands,   NULL,
 };
 
 /* ----- Configuration, clock and randomness --------------------------------------------- */
@@ -91,6 +92,9 @@ static fri_tunables default_tunables(void)
         .maxmemory_policy = 0, /* noeviction */
         .lfu_log_factor = 10,
         .lfu_decay_time = 1,
+        .busy_reply_threshold = 5000,
+        .min_replicas_to_write = 0,
+        .min_replicas_max_lag = 10,
     };
     return t;
 }
@@ -159,6 +163,12 @@ int fr_server_set_param(fr_server *s, const char *name, const char *value)
         {"lfu-decay-time", NULL, 2, offsetof(fri_tunables, lfu_decay_time)},
         {"maxmemory-policy", NULL, 3, 0},
         {"maxmemory", NULL, 4, 0},
+        {"busy-reply-threshold", "lua-time-limit", 0,
+         offsetof(fri_tunables, busy_reply_threshold)},
+        {"min-replicas-to-write", "min-slaves-to-write", 2,
+         offsetof(fri_tunables, min_replicas_to_write)},
+        {"min-replicas-max-lag", "min-slaves-max-lag", 2,
+         offsetof(fri_tunables, min_replicas_max_lag)},
     };
     static const struct { const char *name; int flags; } policies[] = {
         {"volatile-lru", FRI_MAXMEMORY_FLAG_LRU},   {"volatile-lfu", FRI_MAXMEMORY_FLAG_LFU},
@@ -308,7 +318,7 @@ const fri_command *fri_lookup_command(const fr_server *s, const char *name, size
     return NULL;
 }
 
-static const fri_command *lookup_subcommand(const fri_command *container, const fri_arg *a)
+const fri_command *fri_lookup_subcommand(const fri_command *container, const fri_arg *a)
 {
     size_t plen = strlen(container->name);
     for (const fri_command *sub = container->subcommands; sub && sub->name; sub++) {
@@ -327,6 +337,7 @@ static void flags_text(uint32_t f, char *buf, size_t cap)
         {FRI_CMD_PUBSUB, "pubsub"},     {FRI_CMD_NO_MULTI, "no-multi"},
         {FRI_CMD_BLOCKING, "blocking"}, {FRI_CMD_LOADING, "loading"},
         {FRI_CMD_STALE, "stale"},       {FRI_CMD_FAST, "fast"},
+        {FRI_CMD_NOSCRIPT, "noscript"}, {FRI_CMD_ALLOW_BUSY, "allow-busy"},
     };
     size_t len = 0;
     buf[0] = '\0';
@@ -439,6 +450,7 @@ void fr_server_free(fr_server *s)
     free(s->published);
     fri_pubsub_server_free(s);
     fri_blocked_server_free(s);
+    fri_scripting_free(s);
     free(s->shared_lru);
     fri_exec_args_release(s);
     free(s->exec_args);
@@ -657,7 +669,7 @@ static void process_command(fr_client *c)
         return;
     }
     if (cmd->subcommands && c->argc >= 2) {
-        const fri_command *sub = lookup_subcommand(cmd, &c->argv[1]);
+        const fri_command *sub = fri_lookup_subcommand(cmd, &c->argv[1]);
         if (!sub) {
             char upper[64];
             size_t n = strlen(cmd->name);
@@ -682,8 +694,33 @@ static void process_command(fr_client *c)
         fri_stats_rejected(s, cmd);
         return;
     }
+    /* min-replicas-to-write: the fake has no replicas, so writes are refused */
+    if (fri_noreplicas(s) && fri_cmd_is_write(c, cmd)) {
+        if (strcmp(cmd->name, "exec") == 0) {
+            fri_stats_rejected(s, cmd);
+            fri_multi_reset(c);
+            fri_unwatch_all(c);
+            fri_reply_error(c, "EXECABORT Transaction discarded because of: " FRI_ERR_NOREPLICAS);
+            return;
+        }
+        reject(c, FRI_ERR_NOREPLICAS);
+        return;
+    }
     if (c->subs && fri_pubsub_gate(c, cmd) < 0) {
         fri_stats_rejected(s, cmd);
+        return;
+    }
+    /* a script past busy-reply-threshold: only the few commands Redis lets through */
+    if (s->scripting && fr_server_script_busy(s) && !(cmd->flags & FRI_CMD_ALLOW_BUSY)) {
+        if (strcmp(cmd->name, "exec") == 0) { /* Redis's execCommandAbort */
+            fri_stats_rejected(s, cmd);
+            fri_multi_reset(c);
+            fri_unwatch_all(c);
+            fri_reply_errorf(c, "EXECABORT Transaction discarded because of: %s",
+                             fri_script_busy_error(s));
+            return;
+        }
+        reject(c, fri_script_busy_error(s));
         return;
     }
     if (c->in_multi && (cmd->flags & FRI_CMD_NO_MULTI)) {
@@ -720,6 +757,7 @@ static int load_args(fr_client *c, int argc, const char *const *argv, const size
 static void run_one(fr_client *c, int argc, const char *const *argv, const size_t *lens)
 {
     assert(!c->bpop); /* a blocked client runs nothing until it is woken */
+    assert(!c->srv->scripting || !fri_script_running_for(c)); /* nor one inside its script */
     if (argc <= 0 || !argv) {
         fri_reply_error(c, "ERR empty command");
         return;

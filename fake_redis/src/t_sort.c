@@ -602,8 +602,9 @@ static void sortGenericCommand(fr_client *c, int readonly)
         fri_reply_error(c, FRI_ERR_WRONGTYPE);
         return;
     }
-    if (o.dontsort && src && src->type == FRI_SET && o.store) {
-        /* Redis sorts a set it stores, so that a replica stores the same list */
+    if (o.dontsort && src && src->type == FRI_SET && (o.store || c->is_script)) {
+        /* Redis sorts a set it stores, or gives a script, so that a replica gets the same
+         * list */
         o.dontsort = 0;
         o.alpha = 1;
         o.by = NULL;

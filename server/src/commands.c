@@ -272,6 +272,11 @@ void frs_cmd_shutdown(frs_conn *c, int argc, const char *const *argv, const size
         frs_reply_error(c, "ERR No shutdown in progress.");
         return;
     }
+    /* While a script is busy only SHUTDOWN NOSAVE may end it. */
+    if (fr_server_script_busy(c->srv->fake) && !nosave) {
+        frs_reply_error(c, FRS_ERR_BUSY);
+        return;
+    }
     /* As redis-server: no reply, the server exits (the connection closes with it). */
     c->srv->stop = 1;
 }
@@ -593,52 +598,6 @@ void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const s
     reply_help(c, "CLIENT", lines);
 }
 
-/* ----- FUNCTION ---------------------------------------------------------------------- */
-
-void frs_cmd_function_flush(frs_conn *c, int argc, const char *const *argv,
-                            const size_t *argvlen)
-{
-    if (argc == 3 && !arg_is(argv[2], argvlen[2], "sync") &&
-        !arg_is(argv[2], argvlen[2], "async")) {
-        frs_reply_error(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
-        return;
-    }
-    if (argc > 3) {
-        frs_reply_error(c, "ERR syntax error");
-        return;
-    }
-    frs_reply_ok(c); /* there are never any functions: nothing to flush */
-}
-
-/* FUNCTION LIST [LIBRARYNAME p] [WITHCODE]: always empty. */
-void frs_cmd_function_list(frs_conn *c, int argc, const char *const *argv,
-                           const size_t *argvlen)
-{
-    for (int i = 2; i < argc; i++) {
-        if (arg_is(argv[i], argvlen[i], "withcode")) continue;
-        if (arg_is(argv[i], argvlen[i], "libraryname") && i + 1 < argc) {
-            i++;
-            continue;
-        }
-        frs_reply_errorf(c, "ERR Unknown argument %.*s", (int)argvlen[i], argv[i]);
-        return;
-    }
-    frs_reply_array(c, 0);
-}
-
-/* FUNCTION HELP. */
-void frs_cmd_function_help(frs_conn *c, int argc, const char *const *argv,
-                           const size_t *argvlen)
-{
-    static const char *const lines[] = {
-        "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
-        "    Return general information on all the libraries (there are none here).",
-        "FLUSH [ASYNC|SYNC]", "    Delete all the libraries.",
-        NULL,
-    };
-    reply_help(c, "FUNCTION", lines);
-}
-
 /* ----- COMMAND ----------------------------------------------------------------------- */
 
 /* The flag words of a row, as COMMAND INFO lists them. */
@@ -747,6 +706,40 @@ void frs_cmd_command_info(frs_conn *c, int argc, const char *const *argv,
     }
 }
 
+/* COMMAND GETKEYS command arg...: the keys the command would use, as Redis's
+ * getKeysSubcommand answers (the fake's key specs; the server's own commands have none). */
+void frs_cmd_command_getkeys(frs_conn *c, int argc, const char *const *argv,
+                             const size_t *argvlen)
+{
+    const frs_cmd *container = NULL;
+    const frs_cmd *cmd = frs_cmd_lookup(argc - 2, argv + 2, argvlen + 2, &container);
+    if (!cmd) {
+        frs_reply_error(c, "ERR Invalid command specified");
+        return;
+    }
+    if (!cmd->first_key && !cmd->movable_keys) {
+        frs_reply_error(c, "ERR The command has no key arguments");
+        return;
+    }
+    int n = argc - 2;
+    if ((cmd->arity > 0 && cmd->arity != n) || n < -cmd->arity) {
+        frs_reply_error(c, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    int *keys = malloc(sizeof(int) * (size_t)n);
+    if (!keys) abort();
+    int k = fr_command_keys(c->srv->fake, n, argv + 2, argvlen + 2, keys, n);
+    if (k <= 0) {
+        /* EVAL, FCALL ... may name no key (Redis's no-mandatory-keys) */
+        if (cmd->movable_keys) frs_reply_array(c, 0);
+        else frs_reply_error(c, "ERR Invalid arguments specified for command");
+    } else {
+        frs_reply_array(c, k);
+        for (int i = 0; i < k; i++) frs_reply_bulk(c, argv[2 + keys[i]], argvlen[2 + keys[i]]);
+    }
+    free(keys);
+}
+
 /* One COMMAND DOCS name/value pair: summary, since, group, subcommands. */
 static void reply_command_docs(frs_conn *c, const frs_cmd *cmd)
 {
@@ -827,6 +820,7 @@ void frs_cmd_command_help(frs_conn *c, int argc, const char *const *argv,
         "    Return documentation details about multiple Redis commands.",
         "    If no command names are given, documentation details for all",
         "    commands are returned.",
+        "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
         NULL,
     };
     reply_help(c, "COMMAND", lines);

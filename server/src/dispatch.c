@@ -201,7 +201,9 @@ static void run_fake(frs_conn *c, int argc, const char *const *argv, const size_
     int was_multi = fr_client_in_multi(c->fc);
     int is_exec = was_multi && name_is(argv[0], argvlen[0], "exec");
     size_t n;
+    c->in_script = 1; /* if this runs a script that turns busy, the loop leaves c alone */
     const char *p = fr_exec_resp(c->fc, argc, argv, argvlen, &n);
+    c->in_script = 0;
     if (n == 0 && fr_client_is_blocked(c->fc)) {
         c->blocked = 1;
         snprintf(c->blocked_cmd, sizeof(c->blocked_cmd), "%.*s",
@@ -319,6 +321,12 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
         frs_reply_errorf(c, "ERR Can't execute '%s': only (P|S)SUBSCRIBE / "
                             "(P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
                             "context", cmd->name);
+        return;
+    }
+    if (fr_server_script_busy(srv->fake) && !(cmd->flags & FRS_CMD_ALLOW_BUSY)) {
+        if (in_multi) flag_transaction(c);
+        reject(c, cmd->name);
+        frs_reply_error(c, FRS_ERR_BUSY);
         return;
     }
     if (in_multi && !(cmd->flags & FRS_CMD_MULTICTL)) {

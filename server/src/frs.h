@@ -107,6 +107,8 @@ typedef struct frs_conn {
     size_t queue_len, queue_cap; /* entries in queue, room */
     int queue_host;           /* host commands in queue (0: EXEC needs no splicing) */
     int in_multi_shadow;      /* MULTI was answered OK (mirrors fr_client_in_multi) */
+    int in_script;            /* the fake runs a script of this connection: while it is
+                                 busy the loop neither reads nor frees it */
     struct frs_conn *prev, *next;      /* the server's list of connections */
     struct frs_conn *pend_next;        /* the list of connections with output to write */
     struct frs_conn *resume_next;      /* the list of connections whose input may go on */
@@ -154,6 +156,7 @@ struct frs_server {
     char *unixsocket;         /* the unix socket path (unlinked at exit), or NULL */
     int sig_fd;               /* a signalfd for SIGTERM/SIGINT */
     int stop;                 /* leave the loop */
+    int in_busy_hook;         /* serving events from inside a busy script (net.c) */
     frs_conn *conns;          /* every connection */
     size_t nconns;            /* connections open */
     struct frs_connmap *bymap;/* fr_client* -> frs_conn*, for woken and pushed clients */
@@ -283,6 +286,10 @@ typedef void frs_cmd_proc(frs_conn *c, int argc, const char *const *argv,
 #define FRS_CMD_MULTICTL (1u << 1) /* runs at once even inside MULTI (QUIT, RESET) */
 #define FRS_CMD_NOMULTI  (1u << 3) /* refused inside MULTI (Redis's no-multi: SAVE, SHUTDOWN) */
 #define FRS_CMD_PUBSUBOK (1u << 2) /* allowed in RESP2 subscribed mode */
+#define FRS_CMD_ALLOW_BUSY (1u << 4) /* runs while a script is busy (Redis's allow-busy) */
+
+/* What a command gets while a script is busy (the fake words its own the same way). */
+#define FRS_ERR_BUSY "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 
 /* One row: a command of the fake (proc NULL) or of the server. */
 typedef struct frs_cmd {
@@ -322,8 +329,7 @@ frs_cmd_proc frs_cmd_client_setname, frs_cmd_client_getname, frs_cmd_client_id,
 frs_cmd_proc frs_cmd_config_get, frs_cmd_config_set, frs_cmd_config_resetstat,
     frs_cmd_config_rewrite, frs_cmd_config_help;
 frs_cmd_proc frs_cmd_command, frs_cmd_command_count, frs_cmd_command_info,
-    frs_cmd_command_docs, frs_cmd_command_list, frs_cmd_command_help;
-frs_cmd_proc frs_cmd_function_flush, frs_cmd_function_list, frs_cmd_function_help;
+    frs_cmd_command_docs, frs_cmd_command_list, frs_cmd_command_help, frs_cmd_command_getkeys;
 frs_cmd_proc frs_cmd_fake_time_get, frs_cmd_fake_time_set, frs_cmd_fake_time_advance,
     frs_cmd_fake_fail_nth, frs_cmd_fake_fail_command, frs_cmd_fake_fail_clear,
     frs_cmd_fake_fail_fired, frs_cmd_fake_dump, frs_cmd_fake_seed,

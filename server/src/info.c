@@ -180,7 +180,7 @@ static void section_memory(frs_server *srv, text *t)
             "used_memory_peak_human:%s\r\n"
             "used_memory_lua:32768\r\n"
             "used_memory_scripts:0\r\n"
-            "number_of_cached_scripts:0\r\n"
+            "number_of_cached_scripts:%zu\r\n"
             "number_of_functions:0\r\n"
             "number_of_libraries:0\r\n"
             "maxmemory:%llu\r\n"
@@ -190,7 +190,8 @@ static void section_memory(frs_server *srv, text *t)
             "mem_allocator:libc\r\n"
             "lazyfree_pending_objects:0\r\n"
             "lazyfreed_objects:0\r\n",
-            used, h1, used, h2, used, h1, mm, h3, policy ? policy : "noeviction");
+            used, h1, used, h2, used, h1, fr_server_script_count(srv->fake), mm, h3,
+            policy ? policy : "noeviction");
 }
 
 static void section_persistence(frs_server *srv, text *t)

@@ -741,10 +741,95 @@ static int busy_poll(frs_server *srv, struct epoll_event *evs)
     }
 }
 
+/* One epoll event.  A connection whose script is running (in_script) is left alone: its
+ * input waits and it is never freed, as Redis protects the client of a busy script. */
+static void handle_event(frs_server *srv, void *tag, uint32_t e)
+{
+    if (tag == &sig_tag) {
+        struct signalfd_siginfo si;
+        if (read(srv->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+            fprintf(stderr, "fakeredis-server: received %s, exiting\n",
+                    si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+            srv->stop = 1;
+        }
+        return;
+    }
+    if (tag >= (void *)&listeners[0] && tag <= (void *)&listeners[FRS_MAX_LISTENERS]) {
+        accept_on(srv, tag);
+        return;
+    }
+    frs_conn *c = tag;
+    if (c->in_script) return;
+    if (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        if (c->close_after_reply && !(e & EPOLLIN)) {
+            free_conn(c); /* the peer hung up before taking its last reply */
+            return;
+        }
+        if (conn_read(c) < 0) return;
+    }
+    if (e & EPOLLOUT) conn_write(c);
+}
+
+/* Writes (and closes) what is pending, except for a connection whose script runs. */
+static void flush_pending_busy(frs_server *srv)
+{
+    frs_conn *keep = NULL;
+    while (srv->pending) {
+        frs_conn *c = srv->pending;
+        srv->pending = c->pend_next;
+        if (c->in_script) {
+            c->pend_next = keep;
+            keep = c;
+            continue;
+        }
+        c->in_pending = 0;
+        if (c->close_asap) {
+            free_conn(c);
+            continue;
+        }
+        conn_write(c);
+    }
+    while (keep) {
+        frs_conn *c = keep;
+        keep = c->pend_next;
+        c->pend_next = srv->pending;
+        srv->pending = c;
+    }
+}
+
+/* The fake's busy hook (fr_server_set_busy_hook): while a script runs past
+ * busy-reply-threshold, the other connections are served as redis-server's
+ * processEventsWhileBlocked serves them -- a few rounds of events without sleeping; the
+ * fake answers their commands -BUSY, except SCRIPT KILL and the few Redis lets through.
+ * SHUTDOWN NOSAVE (or a signal) ends the process from here: the script never returns. */
+static void busy_hook(fr_server *fake, void *ctx)
+{
+    frs_server *srv = ctx;
+    (void)fake;
+    if (srv->in_busy_hook) return;
+    srv->in_busy_hook = 1;
+    struct epoll_event evs[MAX_EVENTS];
+    for (int round = 0; round < 4 && !srv->stop; round++) {
+        flush_pending_busy(srv);
+        int n = epoll_wait(srv->epfd, evs, MAX_EVENTS, 0);
+        if (n <= 0) break;
+        srv->turn_ms = frs_mono_ms();
+        for (int i = 0; i < n && !srv->stop; i++) handle_event(srv, evs[i].data.ptr, evs[i].events);
+    }
+    flush_pending_busy(srv);
+    srv->in_busy_hook = 0;
+    if (srv->stop) {
+        fprintf(stderr, "fakeredis-server: shutting down while a script runs\n");
+        if (srv->unixsocket) unlink(srv->unixsocket);
+        exit(0);
+    }
+}
+
 int frs_server_run(frs_server *srv)
 {
     struct epoll_event evs[MAX_EVENTS];
     int busy = 0; /* the last wake found events: poll before sleeping */
+    fr_server_set_busy_hook(srv->fake, busy_hook, srv);
     while (!srv->stop) {
         before_sleep(srv);
         if (srv->stop) break;
@@ -757,32 +842,7 @@ int frs_server_run(frs_server *srv)
             perror("fakeredis-server: epoll_wait");
             return -1;
         }
-        for (int i = 0; i < n && !srv->stop; i++) {
-            void *tag = evs[i].data.ptr;
-            uint32_t e = evs[i].events;
-            if (tag == &sig_tag) {
-                struct signalfd_siginfo si;
-                if (read(srv->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-                    fprintf(stderr, "fakeredis-server: received %s, exiting\n",
-                            si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
-                    srv->stop = 1;
-                }
-                continue;
-            }
-            if (tag >= (void *)&listeners[0] && tag <= (void *)&listeners[FRS_MAX_LISTENERS]) {
-                accept_on(srv, tag);
-                continue;
-            }
-            frs_conn *c = tag;
-            if (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                if (c->close_after_reply && !(e & EPOLLIN)) {
-                    free_conn(c); /* the peer hung up before taking its last reply */
-                    continue;
-                }
-                if (conn_read(c) < 0) continue;
-            }
-            if (e & EPOLLOUT) conn_write(c);
-        }
+        for (int i = 0; i < n && !srv->stop; i++) handle_event(srv, evs[i].data.ptr, evs[i].events);
         timers(srv);
     }
     return 0;

@@ -2107,6 +2107,159 @@ static void g_exec(gen *g) { begin(g, "exec"); finish_ex(g, CMP_EXEC, 1); }
 static void g_discard(gen *g) { begin(g, "discard"); finish_ex(g, CMP_EXACT, 1); }
 static void g_unwatch(gen *g) { begin(g, "unwatch"); finish(g, CMP_EXACT); }
 
+/* ----- Scripts: EVAL, EVALSHA, their _RO forms, SCRIPT, FCALL, FUNCTION ----------------- */
+
+/* SHA-1 in hex, the fake's own (sha1.c): EVALSHA's names are known when the sequence is
+ * generated, before any reply. */
+void fri_sha1hex(char out[41], const char *data, size_t len);
+
+/* A small grammar of scripts: reads and writes of KEYS through redis.call and pcall,
+ * returns of every type, errors of every kind (a command's, error(), a compile error, an
+ * unknown command, a write in a read-only script).  nkeys: how many keys each expects. */
+static const struct { const char *src; int nkeys; } SCRIPTS[] = {
+    {"return redis.call('get', KEYS[1])", 1},
+    {"return redis.call('set', KEYS[1], ARGV[1])", 1},
+    {"return redis.call('incr', KEYS[1])", 1},
+    {"return redis.pcall('incr', KEYS[1])", 1},
+    {"return redis.call('lpush', KEYS[1], ARGV[1])", 1},
+    {"return redis.call('type', KEYS[1])", 1},
+    {"return redis.call('exists', KEYS[1], KEYS[2])", 2},
+    {"return redis.call('del', KEYS[1])", 1},
+    {"return redis.call('lrange', KEYS[1], 0, -1)", 1},
+    {"return redis.call('zrange', KEYS[1], 0, -1, 'withscores')", 1},
+    {"return redis.call('hlen', KEYS[1])", 1},
+    {"return redis.call('expire', KEYS[1], 1000)", 1},
+    {"return redis.call('rename', KEYS[1], KEYS[2])", 2},
+    {"local v = redis.call('get', KEYS[1]) if v then return redis.call('set', KEYS[1], v .. 'x') end return false", 1},
+    {"return {KEYS[1], ARGV[1], 1, 2.5, -3.7, false, true, {1, {2}}}", 1},
+    {"return {1, 2, nil, 4}", 0},
+    {"return {err = 'ERR custom error'}", 0},
+    {"return redis.error_reply('MYCODE my message')", 0},
+    {"return redis.status_reply('fine')", 0},
+    {"error('boom')", 0},
+    {"return redis.call('nosuch', KEYS[1])", 1},
+    {"return redis.pcall('nosuch')", 0},
+    {"return x(", 0},
+    {"return a_global", 0},
+    {"#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", 1},
+    {"#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'v')", 1},
+    {"#!lua\nreturn redis.call('strlen', KEYS[1])", 1},
+    {"return tonumber(ARGV[1])", 0},
+    {"return cjson.encode({ARGV[1], 1})", 0},
+    {"return redis.sha1hex(ARGV[1])", 0},
+    {"return #KEYS + #ARGV", 0},
+    {"return cmsgpack.unpack(cmsgpack.pack(ARGV[1]))", 0},
+    {"return struct.unpack('>i4', struct.pack('>i4', tonumber(ARGV[1]) or 7))", 0},
+};
+
+/* The script's keys and arguments: mostly numkeys as it expects, sometimes a wrong or
+ * malformed count. */
+static void script_args(gen *g, int nkeys) {
+    int r = (int)rnd(g, 100);
+    if (r < 85) {
+        af(g, "%d", nkeys);
+        for (int i = 0; i < nkeys; i++) key_any(g);
+    } else if (r < 90) {
+        a(g, "-1");
+    } else if (r < 95) {
+        af(g, "%d", nkeys + 3);
+    } else {
+        a(g, "x");
+    }
+    int nargs = (int)rnd(g, 3);
+    for (int i = 0; i < nargs; i++) value(g);
+}
+
+static void eval_like(gen *g, const char *cmd, int by_sha) {
+    begin(g, cmd);
+    size_t i = (size_t)rnd(g, NELEM(SCRIPTS));
+    if (by_sha) {
+        char sha[41];
+        if (chance(g, 5)) snprintf(sha, sizeof sha, "%s", "ffffffffffffffffffffffffffffffffffffffff");
+        else fri_sha1hex(sha, SCRIPTS[i].src, strlen(SCRIPTS[i].src));
+        if (chance(g, 10)) sha[0] = (char)(sha[0] >= 'a' ? sha[0] - 32 : sha[0]);
+        a(g, sha);
+    } else {
+        a(g, SCRIPTS[i].src);
+    }
+    script_args(g, SCRIPTS[i].nkeys);
+    finish(g, CMP_EXACT);
+}
+static void g_eval(gen *g) { eval_like(g, "eval", 0); }
+static void g_evalsha(gen *g) { eval_like(g, "evalsha", 1); }
+static void g_eval_ro(gen *g) { eval_like(g, "eval_ro", 0); }
+static void g_evalsha_ro(gen *g) { eval_like(g, "evalsha_ro", 1); }
+
+static void g_script_load(gen *g) {
+    begin(g, "script");
+    word(g, "load");
+    a(g, SCRIPTS[rnd(g, NELEM(SCRIPTS))].src);
+    finish(g, CMP_EXACT);
+}
+static void g_script_exists(gen *g) {
+    begin(g, "script");
+    word(g, "exists");
+    int n = 1 + (int)rnd(g, 3);
+    for (int i = 0; i < n; i++) {
+        char sha[41];
+        const char *src = SCRIPTS[rnd(g, NELEM(SCRIPTS))].src;
+        fri_sha1hex(sha, src, strlen(src));
+        a(g, chance(g, 10) ? "nosuchsha" : sha);
+    }
+    finish(g, CMP_EXACT);
+}
+static void g_script_flush(gen *g) {
+    begin(g, "script");
+    word(g, "flush");
+    if (chance(g, 50)) word(g, chance(g, 50) ? "sync" : "async");
+    finish(g, CMP_EXACT);
+}
+static void g_script_kill(gen *g) { begin(g, "script"); word(g, "kill"); finish(g, CMP_EXACT); }
+static void g_script_help(gen *g) { begin(g, "script"); word(g, "help"); finish(g, CMP_EXACT); }
+
+/* One library only (FUNCTION LIST lists several in Redis's hash order). */
+static const char *const LIBRARIES[] = {
+    "#!lua name=rlib\nredis.register_function('rf_get', function(k, a) return redis.call('get', k[1]) end)\n"
+    "redis.register_function{function_name='rf_ro', callback=function(k, a) return redis.call('type', k[1]) end, flags={'no-writes'}, description='type'}\n"
+    "redis.register_function('rf_set', function(k, a) return redis.call('set', k[1], a[1] or 'v') end)",
+    "#!lua name=rlib\nredis.register_function('rf_get', function(k, a) return {k[1], a[1]} end)",
+    "#!lua name=rlib\nreturn 1",
+    "#!lua name=rlib\nerror('not loading')",
+};
+static void g_function_load(gen *g) {
+    begin(g, "function");
+    word(g, "load");
+    if (chance(g, 70)) word(g, "replace");
+    a(g, LIBRARIES[rnd(g, NELEM(LIBRARIES))]);
+    finish(g, CMP_EXACT);
+}
+static void fcall_like(gen *g, const char *cmd) {
+    static const char *const names[] = {"rf_get", "rf_ro", "rf_set", "RF_GET", "nosuch"};
+    begin(g, cmd);
+    a(g, names[rnd(g, NELEM(names))]);
+    script_args(g, 1);
+    finish(g, CMP_EXACT);
+}
+static void g_fcall(gen *g) { fcall_like(g, "fcall"); }
+static void g_fcall_ro(gen *g) { fcall_like(g, "fcall_ro"); }
+static void g_function_list(gen *g) {
+    begin(g, "function");
+    word(g, "list");
+    if (chance(g, 30)) word(g, "withcode");
+    if (chance(g, 30)) { word(g, "libraryname"); a(g, chance(g, 50) ? "r*" : "x*"); }
+    finish(g, CMP_SORTED); /* a library's functions come in Redis's hash order */
+}
+static void g_function_delete(gen *g) {
+    begin(g, "function");
+    word(g, "delete");
+    a(g, chance(g, 80) ? "rlib" : "nolib");
+    finish(g, CMP_EXACT);
+}
+static void g_function_flush(gen *g) { begin(g, "function"); word(g, "flush"); finish(g, CMP_EXACT); }
+static void g_function_stats(gen *g) { begin(g, "function"); word(g, "stats"); finish(g, CMP_EXACT); }
+static void g_function_kill(gen *g) { begin(g, "function"); word(g, "kill"); finish(g, CMP_EXACT); }
+static void g_function_help(gen *g) { begin(g, "function"); word(g, "help"); finish(g, CMP_EXACT); }
+
 /* ----- The table ------------------------------------------------------------------------------ */
 
 /* Every command of Redis 7.0 that the fake has or may get, with its generator.  Only rows
@@ -2132,6 +2285,16 @@ static const gen_entry GENERATORS[] = {
     {"echo", g_echo, 5, 0}, {"time", g_time, 3, 0}, {"quit", g_quit, 1, 1},
     {"publish", g_publish, 5, 0}, {"command|count", g_command_count, 3, 0},
     {"cluster|keyslot", g_cluster_keyslot, 5, 0},
+    /* scripting */
+    {"eval", g_eval, 20, 0}, {"evalsha", g_evalsha, 10, 0}, {"eval_ro", g_eval_ro, 5, 0},
+    {"evalsha_ro", g_evalsha_ro, 3, 0}, {"script|load", g_script_load, 5, 0},
+    {"script|exists", g_script_exists, 3, 0}, {"script|flush", g_script_flush, 1, 0},
+    {"script|kill", g_script_kill, 1, 0}, {"script|help", g_script_help, 1, 0},
+    {"fcall", g_fcall, 8, 0}, {"fcall_ro", g_fcall_ro, 4, 0},
+    {"function|load", g_function_load, 4, 0}, {"function|list", g_function_list, 2, 0},
+    {"function|delete", g_function_delete, 1, 0}, {"function|flush", g_function_flush, 1, 0},
+    {"function|stats", g_function_stats, 1, 0}, {"function|kill", g_function_kill, 1, 0},
+    {"function|help", g_function_help, 1, 0},
     /* strings */
     {"get", g_get, 10, 0}, {"set", g_set, 30, 0}, {"setnx", g_setnx, 5, 0},
     {"setex", g_setex, 5, 0}, {"psetex", g_psetex, 5, 0}, {"getset", g_getset, 5, 0},
@@ -2301,6 +2464,10 @@ typedef struct runner {
     hist history[HISTORY];   /* ring buffer of the last commands */
     long number;             /* commands executed in this run */
     int final_check;         /* running the keyspace check that ends a run */
+    int scripted;            /* a script ran in this run: a string it stored from an
+                                argument may sit in a larger allocation (Redis reuses
+                                redis.call's argument objects), so MEMORY USAGE of
+                                strings is compared by type from then on */
     long n_error;            /* commands whose real reply was an error ... */
     long n_wrongtype;        /* ... of which WRONGTYPE */
     long n_relaxed;          /* commands compared by a rule other than byte for byte */
@@ -2428,7 +2595,9 @@ static int run_probe(runner *r, const step *s, int db, probe_info *pi) {
                   reply_is_string(r->scratch.data, r->scratch.len, "listpack") ||
                   reply_is_string(r->scratch.data, r->scratch.len, "ziplist");
     pi->estimated = reply_is_string(r->scratch.data, r->scratch.len, "hashtable") ||
-                    reply_is_string(r->scratch.data, r->scratch.len, "skiplist");
+                    reply_is_string(r->scratch.data, r->scratch.len, "skiplist") ||
+                    (r->scripted && (reply_is_string(r->scratch.data, r->scratch.len, "embstr") ||
+                                     reply_is_string(r->scratch.data, r->scratch.len, "raw")));
     if (s->probe == PROBE_IDLE) {
         long long refcount = 0;
         argv[1] = "REFCOUNT", lens[1] = 8;
@@ -3090,6 +3259,9 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
     if (r->listen_real && take_events(r) != 0) return -1;
 
     r->number++;
+    if (is_cmd(s, "eval") || is_cmd(s, "evalsha") || is_cmd(s, "eval_ro") ||
+        is_cmd(s, "evalsha_ro") || is_cmd(s, "fcall") || is_cmd(s, "fcall_ro"))
+        r->scripted = 1;
     int real_ok = rh_send(c->real, s->argc, s->argv, s->lens) == 0 &&
                   rh_read_reply(c->real, &r->real_reply) == 0;
     if (!real_ok) {
@@ -3285,6 +3457,7 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
     fr_clock_use_wall(r->fake, 1);
     if (o->fault_at > 0) fr_fault_nth(r->fake, (uint64_t)o->fault_at, "ERR injected by random_diff");
     r->number = 0;
+    r->scripted = 0;
     for (int i = 0; i < HISTORY; i++) {
         free(r->history[i].line);
         free(r->history[i].real);
@@ -3293,6 +3466,11 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
     int rc = 0;
     char *flush[] = {"FLUSHALL"};
     if (probe_call(r, 1, flush, NULL) != 0) rc = -1;
+    /* scripts and functions outlive FLUSHALL: a fresh fake has none, nor must the server */
+    char *sflush[] = {"SCRIPT", "FLUSH"};
+    char *fflush[] = {"FUNCTION", "FLUSH"};
+    if (rc == 0 && probe_call(r, 2, sflush, NULL) != 0) rc = -1;
+    if (rc == 0 && probe_call(r, 2, fflush, NULL) != 0) rc = -1;
     char *sel[] = {"SELECT", "0"};
     if (!o->cluster && rc == 0 && probe_call(r, 2, sel, NULL) != 0) rc = -1;
     r->probe_db = 0;

@@ -23,6 +23,9 @@
 #                             external:skip runs a file's servers that the
 #                             suite keeps from external servers (unit/info),
 #                             from a copy of the tests with that tag removed
+#   --skiptest NAME           skip the test NAME on both servers (repeatable;
+#                             the suite's own --skiptest), e.g. a test that
+#                             needs ACL SETUSER
 #
 # With no files, the fifteen files issue 13 names. Tests needing what an
 # external server cannot give (DEBUG, replication, SAVE, ...) are left out
@@ -48,6 +51,7 @@ list_failed=0
 test_timeout=120
 files=()
 unskip=()
+skips=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --server)
@@ -63,6 +67,7 @@ while [[ $# -gt 0 ]]; do
     --list-failed) list_failed=1; shift ;;
     --unskip) unskip+=("$2"); shift 2 ;;
     --timeout) test_timeout="$2"; shift 2 ;;
+    --skiptest) skips+=(--skiptest "$2"); shift 2 ;;
     unit/*) files+=("$1"); shift ;;
     *) die "unknown argument: $1" ;;
     esac
@@ -163,7 +168,7 @@ run_file() {
     start_server "$kind" "$log"
     (cd "$checkout" &&
         timeout 1800 tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" \
-            --single "$file" --tags "$tags" --timeout "$test_timeout" --clients 1 \
+            --single "$file" --tags "$tags" --timeout "$test_timeout" --clients 1 ${skips[@]+"${skips[@]}"} \
             >>"$log" 2>&1) || true
     stop_server
     # the suite colours its tags; count on plain text

@@ -745,6 +745,52 @@ static void test_blocking(void **state)
     rh_buf_free(&r);
 }
 
+/* A script past busy-reply-threshold: the other connections are still served (-BUSY),
+ * SCRIPT KILL ends a script that has not written, UNKILLABLE one that has, and
+ * SHUTDOWN NOSAVE ends the process from inside the script (wall clock, as Redis). */
+static void test_busy_script(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *a = frsh_connect(s), *b = frsh_connect(s);
+    CALL(b, &r, "+OK\r\n", "CONFIG", "SET", "busy-reply-threshold", "50");
+    frsh_send(a, "EVAL", "local i = 0 while true do i = i + 1 end", "0", NULL);
+    for (int tries = 0;; tries++) {
+        frsh_call(b, &r, "GET", "k", NULL);
+        if (strncmp(r.data, "-BUSY ", 6) == 0) break;
+        if (tries > 500) fail_msg("never busy: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    assert_string_equal(r.data, "-BUSY Redis is busy running a script. You can only call "
+                                "SCRIPT KILL or SHUTDOWN NOSAVE.\r\n");
+    frsh_call(b, &r, "INFO", "server", NULL); /* the server's own commands too */
+    assert_true(strncmp(r.data, "-BUSY ", 6) == 0);
+    frsh_call(b, &r, "SHUTDOWN", NULL);
+    assert_true(strncmp(r.data, "-BUSY ", 6) == 0);
+    CALL(b, &r, "+OK\r\n", "SCRIPT", "KILL");
+    frsh_expect_reply(a, &r);
+    assert_non_null(strstr(r.data, "-ERR Script killed by user with SCRIPT KILL... script: "));
+    CALL(a, &r, "+PONG\r\n", "PING"); /* its connection is still usable */
+    CALL(b, &r, "-NOTBUSY No scripts in execution right now.\r\n", "SCRIPT", "KILL");
+    /* a script that wrote cannot be killed; SHUTDOWN NOSAVE ends everything */
+    frsh_send(a, "EVAL", "redis.call('set', 'w', 1) while true do end", "0", NULL);
+    for (int tries = 0;; tries++) {
+        frsh_call(b, &r, "SCRIPT", "KILL", NULL);
+        if (strncmp(r.data, "-UNKILLABLE ", 12) == 0) break;
+        if (tries > 500) fail_msg("SCRIPT KILL: %s", frsh_show(r.data, r.len));
+        frsh_sleep_ms(10);
+    }
+    frsh_send(b, "SHUTDOWN", "NOSAVE", NULL);
+    frsh_expect_eof(b, &r, 5000);
+    frsh_expect_eof(a, &r, 5000);
+    frsh_close(a);
+    frsh_close(b);
+    int st = frsh_stop(s);
+    assert_true(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    rh_buf_free(&r);
+}
+
 static void test_pubsub(void **state)
 {
     (void)state;
@@ -964,6 +1010,7 @@ int main(void)
         cmocka_unit_test(test_fake_commands),
         cmocka_unit_test(test_wall_clock_by_default),
         cmocka_unit_test(test_blocking),
+        cmocka_unit_test(test_busy_script),
         cmocka_unit_test(test_pubsub),
         cmocka_unit_test(test_client_and_config),
         cmocka_unit_test(test_client_reply_pushes),
