@@ -214,6 +214,8 @@ typedef struct fri_tunables {
     int maxmemory_policy;                /* FRI_MAXMEMORY_FLAG_* of the policy */
     long long lfu_log_factor;            /* OBJECT FREQ's logarithmic counter */
     long long lfu_decay_time;            /* minutes per decrement of that counter */
+    long long stream_node_max_entries;   /* a stream node takes no more entries (0: any) */
+    long long stream_node_max_bytes;     /* ... nor a listpack this big (0: 1 GB) */
 } fri_tunables;
 
 /* Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects, unless an LRU or LFU policy

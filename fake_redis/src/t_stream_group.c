@@ -1616,7 +1616,7 @@ size_t fri_stream_memory_usage(const void *stream, size_t samples)
     size_t lpsize = 0, sampled = 0;
     for (size_t i = 0; i < nnodes && sampled < samples; i++, sampled++) {
         size_t bytes = fri_stream_node_lp_bytes(s, i);
-        if (i == nnodes - 1 && s->tail_prealloc && bytes < 4096) bytes = 4096;
+        if (i == nnodes - 1 && bytes < s->tail_prealloc) bytes = s->tail_prealloc;
         lpsize += fri_je_size(bytes);
     }
     if (nnodes <= sampled) {
@@ -1625,7 +1625,7 @@ size_t fri_stream_memory_usage(const void *stream, size_t samples)
         if (sampled) lpsize /= sampled;
         size += lpsize * (nnodes - 1);
         size_t last = fri_stream_node_lp_bytes(s, nnodes - 1);
-        if (s->tail_prealloc && last < 4096) last = 4096;
+        if (last < s->tail_prealloc) last = s->tail_prealloc;
         size += fri_je_size(last);
     }
     /* each group: its struct, its PEL (a rax and a 24-byte record per entry); each
