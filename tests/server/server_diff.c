@@ -112,6 +112,15 @@ static const diff_case cases[] = {
                       "XINFO STREAM x\nXPENDING x g\nXRANGE x - +\nXAUTOCLAIM x g c 0 0\n"
                       "XDEL x 1-1\nXREADGROUP GROUP g c STREAMS x 0\nXINFO STREAM nope\nDEL x",
      0, 0, 1, 0},
+    {"resp3 random and set ops", "HELLO 3\nDEL h h1 z s1 s2\nHSET h a 1 b 2 c 3\n"
+                                 "HRANDFIELD h 5 WITHVALUES\nHRANDFIELD h 3\nHSET h1 f v\n"
+                                 "HRANDFIELD h1 -3 WITHVALUES\nHRANDFIELD h1 1 WITHVALUES\n"
+                                 "HRANDFIELD nope 2 WITHVALUES\nHRANDFIELD h1\n"
+                                 "ZADD z 1 a 2.5 b\nZRANDMEMBER z 5 WITHSCORES\n"
+                                 "SADD s1 1 2 3\nSADD s2 2 3 4\nSINTER s1 s2\nSUNION s1 s2\n"
+                                 "SDIFF s1 s2\nSINTER s1 nope\nSUNION nope\nSDIFF nope s1\n"
+                                 "SINTERCARD 2 s1 s2\nSUNIONSTORE d s1 s2\nDEL h h1 z s1 s2 d",
+     0, 0, 1, 0},
     {"resp3 lcs", "HELLO 3\nMSET a foo b fao\nLCS a b IDX\nLCS a b\nLCS a b LEN\n"
                   "LCS a b IDX MINMATCHLEN 1 WITHMATCHLEN\nDEL a b", 0, 0, 1, 0},
     {"resp3 transactions", "HELLO 3\nZADD z 1 e\nMULTI\nZSCORE z e\nHGETALL h\nGET nope\n"
