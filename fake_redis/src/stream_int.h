@@ -133,10 +133,6 @@ typedef struct fri_stream {
     uint64_t entries_added;       /* entries ever added (XSETID ENTRIESADDED may set it) */
     fri_dict *cgroups;            /* name -> fri_stream_cg* (v.ptr); NULL until the first
                                      group.  Insertion order: sort by name when listing */
-    size_t tail_prealloc;         /* bytes XADD preallocated for the last node's listpack
-                                     (lpNew: 4096, or stream-node-max-bytes when smaller);
-                                     0 once it was shrunk to fit (a closed node) or copied
-                                     exactly: MEMORY USAGE counts it */
     /* Scratch arrays for iterators walking a node of more than FRI_STREAM_NODE_MAX_ENTRIES
      * live entries; scan_gen tells an iterator whether another one decoded since. */
     fri_sid *scan_ids;            /* live ids of the node decoded last */
@@ -159,6 +155,10 @@ fri_sid fri_stream_node_key(const fri_stream *s, size_t i);
 
 /* The byte size node i's listpack has in Redis (0 <= i < fri_stream_node_count(s)). */
 size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i);
+/* The bytes Redis asked the allocator for that listpack: its size, or more while it keeps
+ * what XADD preallocated (lpNew: 4096, or stream-node-max-bytes when smaller), until the
+ * node was shrunk to fit when the next node started (or copied exactly). */
+size_t fri_stream_node_alloc_bytes(const fri_stream *s, size_t i);
 
 /* Copies src's consumer groups into dst (which has none): names, last-delivered ids,
  * entries-read, pending entries with their times and counts, consumers with their seen

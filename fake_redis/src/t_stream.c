@@ -52,6 +52,8 @@ struct fri_stream_node {
     uint32_t first_off;      /* where the entries start, after the master fields */
     uint32_t live;           /* entries not deleted (Redis's master entry "count") */
     uint32_t deleted;        /* entries flagged deleted (the master entry's "deleted") */
+    uint32_t prealloc;       /* bytes lpNew preallocated for its listpack (MEMORY USAGE);
+                                0 once Redis shrank it to fit, or copied it exactly */
     unsigned char data[];    /* master fields, then the entries */
 };
 
@@ -388,10 +390,28 @@ static long node_lookup(const fri_stream *s, fri_sid id)
     return (long)lo - 1;
 }
 
+/* Puts a new node into the index at its key's place, as raxInsert does: after the last
+ * node whose key is smaller.  That is the end, unless XSETID moved the last id below the
+ * key of an emptied node (then XADD appends to that node, the greatest key, and when it
+ * is full the next node's key sorts before it).  A node with the same key is replaced
+ * (it has no live entry then: raxInsert overwrites it).  Room was reserved. */
+static void node_insert(fri_stream *s, fri_stream_node *n)
+{
+    long at = node_lookup(s, n->master) + 1;
+    if (at > 0 && fri_sid_cmp(NODE(s, at - 1)->master, n->master) == 0) {
+        free(NODE(s, at - 1));
+        NODE(s, at - 1) = n;
+        return;
+    }
+    memmove(&s->nodes[s->node_off + (size_t)at + 1], &s->nodes[s->node_off + (size_t)at],
+            (s->nnodes - (size_t)at) * sizeof(*s->nodes));
+    NODE(s, at) = n;
+    s->nnodes++;
+}
+
 /* Removes node i (from node_off) from the index and frees it. */
 static void node_remove(fri_stream *s, size_t i)
 {
-    if (i == s->nnodes - 1) s->tail_prealloc = 0; /* the new tail was shrunk to fit */
     free(NODE(s, i));
     if (i == 0) {
         s->node_off++;
@@ -476,6 +496,12 @@ size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i)
     return (size_t)node_lp_bytes(NODE(s, i));
 }
 
+size_t fri_stream_node_alloc_bytes(const fri_stream *s, size_t i)
+{
+    size_t bytes = (size_t)node_lp_bytes(NODE(s, i));
+    return bytes < NODE(s, i)->prealloc ? NODE(s, i)->prealloc : bytes;
+}
+
 void *fri_stream_dup(const void *stream)
 {
     const fri_stream *s = stream;
@@ -490,6 +516,7 @@ void *fri_stream_dup(const void *stream)
             if (!copy) goto oom;
             memcpy(copy, n, sizeof(*copy) + n->used);
             copy->cap = n->used;
+            copy->prealloc = 0; /* streamDup allocates every listpack at its exact size */
             d->nodes[d->nnodes++] = copy;
         }
     }
@@ -498,7 +525,6 @@ void *fri_stream_dup(const void *stream)
     d->first_id = s->first_id;
     d->max_deleted_entry_id = s->max_deleted_entry_id;
     d->entries_added = s->entries_added;
-    d->tail_prealloc = 0; /* streamDup allocates every listpack at its exact size */
     if (s->cgroups && fri_stream_cgroups_dup(d, s) < 0) goto oom;
     return d;
 oom:
@@ -591,6 +617,7 @@ static int stream_append(fri_stream *s, const fri_tunables *tun, fri_sid id,
          * listpack to fit at the same moment). */
         if (s->nnodes) {
             fri_stream_node *old = NODE(s, s->nnodes - 1);
+            old->prealloc = 0;
             if (old->cap > old->used) {
                 fri_stream_node *shrunk = realloc(old, sizeof(*old) + old->used);
                 if (shrunk) {
@@ -612,11 +639,11 @@ static int stream_append(fri_stream *s, const fri_tunables *tun, fri_sid id,
             n->used += fv[2 * i].len;
         }
         n->first_off = (uint32_t)n->used;
-        s->nodes[s->node_off + s->nnodes++] = n;
         /* lpNew(4096), or stream-node-max-bytes when smaller */
-        s->tail_prealloc = LISTPACK_PREALLOC;
+        n->prealloc = LISTPACK_PREALLOC;
         if (tun->stream_node_max_bytes > 0 && tun->stream_node_max_bytes < LISTPACK_PREALLOC)
-            s->tail_prealloc = (size_t)tun->stream_node_max_bytes;
+            n->prealloc = (uint32_t)tun->stream_node_max_bytes;
+        node_insert(s, n);
     } else {
         n = tail;
         if (n->cap - n->used < need) {
