@@ -572,16 +572,14 @@ void fri_str_unshare(fr_server *s, fri_obj *o)
 void fri_str_grow(fri_obj *o, size_t newlen)
 {
     sds_shape sh = sds_shape_of(o);
-    size_t size = sh.size;
-    if (sh.alloc < newlen) {
-        /* sdsMakeRoomFor, greedy: double below 1 MB, else 1 MB more; never type 5 */
-        size_t want = newlen < SDS_MAX_PREALLOC ? newlen * 2 : newlen + SDS_MAX_PREALLOC;
-        int type = sds_req_type(want);
-        if (type == SDS5) type = SDS8;
-        size = fri_je_size(sds_hdr_size(type) + want + 1);
-    }
+    if (sh.alloc >= newlen) return; /* room enough: the sds stays as it is */
+    /* sdsMakeRoomFor, greedy: double below 1 MB, else 1 MB more; never type 5 */
+    size_t want = newlen < SDS_MAX_PREALLOC ? newlen * 2 : newlen + SDS_MAX_PREALLOC;
+    int type = sds_req_type(want);
+    if (type == SDS5) type = SDS8;
+    size_t size = fri_je_size(sds_hdr_size(type) + want + 1);
     o->sds = (uint8_t)(SDS_CLASS + je_class_index(size));
-    o->sdstype = 0;
+    o->sdstype = (uint8_t)(type + 1);
 }
 
 /* The bytes Redis would count for a string value (objectComputeSize). */
