@@ -83,6 +83,18 @@ static const diff_case cases[] = {
      "OBJECT FREQ f\nOBJECT IDLETIME f\nCONFIG SET maxmemory-policy noeviction\n"
      "CONFIG SET hash-max-listpack-entries 512\nCONFIG GET hash-max-ziplist-entries\n"
      "CONFIG SET set-max-intset-entries 512\nDEL h s f", 0, 0, 0, 0},
+    {"config ranges and stream nodes",
+     "CONFIG SET hash-max-listpack-entries -1\nCONFIG SET hash-max-ziplist-entries -1\n"
+     "CONFIG SET list-max-listpack-size -2147483649\nCONFIG SET list-max-ziplist-size 2147483648\n"
+     "CONFIG SET lfu-log-factor -1\nCONFIG SET lfu-decay-time 2147483648\n"
+     "CONFIG SET zset-max-listpack-value -1\nCONFIG SET stream-node-max-bytes 9223372036854775808\n"
+     "CONFIG SET stream-node-max-entries -1\nCONFIG SET set-max-intset-entries 9223372036854775807\n"
+     "CONFIG SET set-max-intset-entries 512\nCONFIG SET stream-node-max-entries 2\n"
+     "CONFIG SET stream-node-max-bytes 1kb\nCONFIG GET stream-node-max-bytes\nDEL x\n"
+     "XADD x 1-0 f v\nXADD x 2-0 f v\nXADD x 3-0 f v\nXADD x 4-0 f v\nXADD x 5-0 f v\n"
+     "XINFO STREAM x\nXTRIM x MAXLEN ~ 2\nXADD x MAXLEN ~ 0 LIMIT 2 6-0 f v\nXLEN x\n"
+     "CONFIG SET stream-node-max-entries 100\nCONFIG SET stream-node-max-bytes 4096\nDEL x",
+     0, 0, 0, 0},
     {"misc", "FUNCTION FLUSH\nFUNCTION FLUSH x\nFUNCTION LIST\nFUNCTION LIST x\n"
              "FUNCTION FOO\nROLE\nWAIT 0 0\nWAIT x 0\nECHO\nPING a b\nSELECT 3\nSELECT 99\n"
              "SELECT 0\nQUIT", 0, 1, 0, 0},
