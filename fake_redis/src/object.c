@@ -572,7 +572,16 @@ void fri_str_unshare(fr_server *s, fri_obj *o)
 void fri_str_grow(fri_obj *o, size_t newlen)
 {
     sds_shape sh = sds_shape_of(o);
-    if (sh.alloc >= newlen) return; /* room enough: the sds stays as it is */
+    if (sh.alloc >= newlen) {
+        /* room enough: the allocation and the header stay as they are (an sds made for
+         * "" has a type 8 header with 4 bytes of room, which a longer length would not
+         * give it: the shape is pinned) */
+        if (o->sds < SDS_CLASS) {
+            o->sds = (uint8_t)(SDS_CLASS + je_class_index(sh.size));
+            o->sdstype = (uint8_t)(sh.type + 1);
+        }
+        return;
+    }
     /* sdsMakeRoomFor, greedy: double below 1 MB, else 1 MB more; never type 5 */
     size_t want = newlen < SDS_MAX_PREALLOC ? newlen * 2 : newlen + SDS_MAX_PREALLOC;
     int type = sds_req_type(want);
