@@ -15,6 +15,7 @@ fri_obj *fri_obj_new(fri_type type, void *ptr)
     o->strenc = 0;
     o->shared = 0;
     o->argref = 0;
+    o->sdstype = 0;
     o->sds = 0;
     o->lru = FRI_LRU_UNSET;
     o->expire_ms = -1;

@@ -169,6 +169,8 @@ typedef struct fri_obj {
     uint8_t argref : 1; /* strings: Redis stored the command's argument object itself
                            inside EXEC, which the transaction's queue holds until EXEC
                            ends (refcount 2: see fri_str_stored_arg) */
+    uint8_t sdstype : 3; /* raw strings: 0, or the sds header type + 1 when it is not the
+                           one the allocation implies (a big argument's query buffer) */
     uint8_t sds;        /* raw strings: the sds as Redis would have allocated it: made for
                            its length, the same with its spare room trimmed away, or grown
                            into a jemalloc size class (object.c, SDS_*) */
@@ -218,6 +220,8 @@ typedef struct fri_tunables {
                                             many good replicas: the fake has none, so any
                                             value > 0 refuses them (NOREPLICAS) */
     long long min_replicas_max_lag;      /* seconds; 0 turns the rule off */
+    long long stream_node_max_entries;   /* a stream node takes no more entries (0: any) */
+    long long stream_node_max_bytes;     /* ... nor a listpack this big (0: 1 GB) */
 } fri_tunables;
 
 /* Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects, unless an LRU or LFU policy
@@ -681,6 +685,9 @@ void fri_obj_overwrite_stamp(fr_server *s, fri_obj *o, uint32_t old_lru);
 /* String encodings, as Redis would have them after ... */
 void fri_str_created(fri_obj *o);                  /* createStringObject */
 void fri_str_encode(fr_server *s, fri_obj *o);     /* tryObjectEncoding (SET, MSET ...) */
+/* The same for the argument arg of c's command stored as the value: an argument of 32 kB
+ * or more is the query buffer's own sds in Redis (processMultibulkBuffer), not a copy. */
+void fri_str_encode_arg(fr_client *c, fri_obj *o, const fri_arg *arg);
 void fri_str_new_ll(fr_server *s, fri_obj *o, long long v); /* INCR of a missing key */
 /* INCR's result v, whose digits o now holds, over the old value whose LRU/LFU field was
  * old (fri_obj_lru_get before the digits changed): kept in place, or a new int object. */

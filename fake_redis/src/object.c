@@ -293,13 +293,13 @@ static sds_shape sds_shape_of(const fri_obj *o)
     sds_shape sh;
     size_t len = ((const fri_str *)o->ptr)->len;
     if (o->sds < SDS_CLASS) {
-        sh.type = sds_req_type(len);
+        sh.type = o->sdstype ? o->sdstype - 1 : sds_req_type(len);
         if (sh.type == SDS5 && len == 0) sh.type = SDS8;
         sh.size = fri_je_size(sds_hdr_size(sh.type) + len + 1);
     } else {
         /* the header type sdsMakeRoomFor picked for a request in this class */
         sh.size = je_class_size((unsigned)(o->sds - SDS_CLASS));
-        sh.type = sds_req_type(sh.size - 4);
+        sh.type = o->sdstype ? o->sdstype - 1 : sds_req_type(sh.size - 4);
         if (sh.type == SDS5) sh.type = SDS8;
     }
     if (sh.type == SDS5 || o->sds == SDS_TRIMMED) {
@@ -328,6 +328,7 @@ void fri_str_created(fri_obj *o)
     o->shared = 0;
     o->argref = 0;
     o->sds = 0;
+    o->sdstype = 0;
 }
 
 void fri_str_encode(fr_server *s, fri_obj *o)
@@ -335,6 +336,7 @@ void fri_str_encode(fr_server *s, fri_obj *o)
     const fri_str *str = o->ptr;
     long long v;
     o->sds = 0;
+    o->sdstype = 0;
     o->shared = 0;
     o->argref = 0;
     if (str->len <= 20 && fri_string2ll(str->buf, str->len, &v)) {
@@ -347,6 +349,141 @@ void fri_str_encode(fr_server *s, fri_obj *o)
         /* trimStringObjectIfNeeded: more than a tenth of the sds free is given back */
         sds_shape sh = sds_shape_of(o);
         if (sh.alloc - str->len > str->len / 10) o->sds = SDS_TRIMMED;
+    }
+}
+
+/* ----- Big arguments: the query buffer as the value ---------------------------------------
+ * processMultibulkBuffer hands an argument of PROTO_MBULK_BIG_ARG bytes or more that fills
+ * the query buffer exactly to the command as the query buffer's own sds, whose capacity
+ * came from the reads before (readQueryFromClient), and starts a new buffer
+ * sdsnewlen(len + 2) for what follows.  The fake replays those reads for the command's
+ * bytes as a client sends them: all at once, on a connection whose query buffer is new
+ * (sdsempty).  A connection whose buffer grew for an earlier command, before
+ * clientsCron shrank it again, can give Redis another capacity. */
+
+#define PROTO_MBULK_BIG_ARG (1024 * 32) /* Redis's threshold for zero-copy arguments */
+#define PROTO_IOBUF_LEN (1024 * 16)     /* readQueryFromClient's usual read */
+
+/* The simulated query buffer: an sds's header type, allocation and capacity, and its
+ * length and read position. */
+typedef struct qbuf {
+    int type;
+    size_t size;
+    size_t alloc;
+    size_t len;
+    size_t pos;
+} qbuf;
+
+/* _sdsMakeRoomFor on the query buffer. */
+static void qbuf_make_room(qbuf *q, size_t addlen, int greedy)
+{
+    if (q->alloc - q->len >= addlen) return;
+    size_t newlen = q->len + addlen;
+    if (greedy) newlen = newlen < SDS_MAX_PREALLOC ? newlen * 2 : newlen + SDS_MAX_PREALLOC;
+    int type = sds_req_type(newlen);
+    if (type == SDS5) type = SDS8;
+    q->type = type;
+    q->size = fri_je_size(sds_hdr_size(type) + newlen + 1);
+    q->alloc = q->size - sds_hdr_size(type) - 1;
+    if (q->alloc > sds_type_max(type)) q->alloc = sds_type_max(type);
+}
+
+/* sdsnewlen(n) then sdsclear: the buffer after a zero-copy argument. */
+static void qbuf_new(qbuf *q, size_t n)
+{
+    q->type = sds_req_type(n);
+    if (q->type == SDS5 && n == 0) q->type = SDS8;
+    q->size = fri_je_size(sds_hdr_size(q->type) + n + 1);
+    q->alloc = q->size - sds_hdr_size(q->type) - 1;
+    if (q->alloc > sds_type_max(q->type)) q->alloc = sds_type_max(q->type);
+    q->len = q->pos = 0;
+}
+
+static size_t decimal_len(size_t v)
+{
+    size_t n = 1;
+    while (v >= 10) v /= 10, n++;
+    return n;
+}
+
+/* Replays the reads and parsing of c's command (a multibulk request) up to argument
+ * argi.  Returns 1 with *q the buffer that became argument argi, or 0 when Redis
+ * copied it out of the buffer (createStringObject). */
+static int qbuf_arg(const fr_client *c, int argi, qbuf *q)
+{
+    size_t total = 3 + decimal_len((size_t)c->argc), got = 0, line;
+    for (int i = 0; i < c->argc; i++)
+        total += 5 + decimal_len(c->argv[i].len) + c->argv[i].len;
+    *q = (qbuf){SDS8, 8, 4, 0, 0}; /* sdsempty() */
+    int header = 0, i = 0;
+    long long bulklen = -1;
+    while (got < total) {
+        /* readQueryFromClient */
+        size_t readlen = PROTO_IOBUF_LEN;
+        int big = header && bulklen >= PROTO_MBULK_BIG_ARG;
+        if (big && (size_t)bulklen + 2 > q->len - q->pos)
+            readlen = (size_t)bulklen + 2 - (q->len - q->pos);
+        if (big || q->alloc < PROTO_IOBUF_LEN) {
+            qbuf_make_room(q, readlen, 0);
+        } else {
+            qbuf_make_room(q, readlen, 1);
+            readlen = q->alloc - q->len;
+        }
+        size_t n = readlen < total - got ? readlen : total - got;
+        q->len += n;
+        got += n;
+        /* processMultibulkBuffer */
+        line = 3 + decimal_len((size_t)c->argc);
+        if (!header && q->len - q->pos >= line) {
+            q->pos += line;
+            header = 1;
+        }
+        while (header && i < c->argc) {
+            size_t ll = c->argv[i].len;
+            if (bulklen == -1) {
+                line = 3 + decimal_len(ll);
+                if (q->len - q->pos < line) break;
+                q->pos += line;
+                if (ll >= PROTO_MBULK_BIG_ARG && q->len - q->pos <= ll + 2) {
+                    q->len -= q->pos; /* sdsrange */
+                    q->pos = 0;
+                    qbuf_make_room(q, ll + 2 - q->len, 0);
+                }
+                bulklen = (long long)ll;
+            }
+            if (q->len - q->pos < ll + 2) break;
+            if (q->pos == 0 && ll >= PROTO_MBULK_BIG_ARG && q->len == ll + 2) {
+                if (i == argi) return 1;
+                qbuf_new(q, ll + 2);
+            } else {
+                if (i == argi) return 0;
+                q->pos += ll + 2;
+            }
+            bulklen = -1;
+            i++;
+        }
+        if (q->pos) { /* processInputBuffer's trim */
+            q->len -= q->pos;
+            q->pos = 0;
+        }
+    }
+    return 0;
+}
+
+void fri_str_encode_arg(fr_client *c, fri_obj *o, const fri_arg *arg)
+{
+    fri_str_encode(c->srv, o);
+    if (o->strenc != FRI_STRENC_RAW || arg->len < PROTO_MBULK_BIG_ARG) return;
+    if (arg < c->argv || arg >= c->argv + c->argc) return;
+    qbuf q;
+    if (!qbuf_arg(c, (int)(arg - c->argv), &q)) return;
+    /* the buffer's sds, its CRLF cut off, then trimStringObjectIfNeeded: sdsResize
+     * reallocs in place keeping the header (a type 16 or 32 never changes for another) */
+    o->sdstype = (uint8_t)(q.type + 1);
+    if (q.alloc - arg->len > arg->len / 10) {
+        o->sds = SDS_TRIMMED;
+    } else {
+        o->sds = (uint8_t)(SDS_CLASS + je_class_index(q.size));
     }
 }
 
@@ -407,6 +544,7 @@ void fri_str_set_ll(fr_server *s, fri_obj *o, long long v, uint32_t old)
     o->argref = 0;
     o->strenc = FRI_STRENC_INT;
     o->sds = 0;
+    o->sdstype = 0;
     o->shared = v >= 0 && v < FRI_SHARED_INTEGERS && sharing_allowed(s);
     fri_obj_overwrite_stamp(s, o, old);
 }
@@ -415,6 +553,7 @@ void fri_str_new_ll(fr_server *s, fri_obj *o, long long v)
 {
     o->strenc = FRI_STRENC_INT;
     o->sds = 0;
+    o->sdstype = 0;
     o->shared = v >= 0 && v < FRI_SHARED_INTEGERS && sharing_allowed(s);
 }
 
@@ -426,21 +565,30 @@ void fri_str_unshare(fr_server *s, fri_obj *o)
     o->shared = 0;
     o->argref = 0;
     o->sds = 0; /* createRawStringObject: an sds just big enough */
+    o->sdstype = 0;
     fri_obj_overwrite_stamp(s, o, old);
 }
 
 void fri_str_grow(fri_obj *o, size_t newlen)
 {
     sds_shape sh = sds_shape_of(o);
-    size_t size = sh.size;
-    if (sh.alloc < newlen) {
-        /* sdsMakeRoomFor, greedy: double below 1 MB, else 1 MB more; never type 5 */
-        size_t want = newlen < SDS_MAX_PREALLOC ? newlen * 2 : newlen + SDS_MAX_PREALLOC;
-        int type = sds_req_type(want);
-        if (type == SDS5) type = SDS8;
-        size = fri_je_size(sds_hdr_size(type) + want + 1);
+    if (sh.alloc >= newlen) {
+        /* room enough: the allocation and the header stay as they are (an sds made for
+         * "" has a type 8 header with 4 bytes of room, which a longer length would not
+         * give it: the shape is pinned) */
+        if (o->sds < SDS_CLASS) {
+            o->sds = (uint8_t)(SDS_CLASS + je_class_index(sh.size));
+            o->sdstype = (uint8_t)(sh.type + 1);
+        }
+        return;
     }
+    /* sdsMakeRoomFor, greedy: double below 1 MB, else 1 MB more; never type 5 */
+    size_t want = newlen < SDS_MAX_PREALLOC ? newlen * 2 : newlen + SDS_MAX_PREALLOC;
+    int type = sds_req_type(want);
+    if (type == SDS5) type = SDS8;
+    size_t size = fri_je_size(sds_hdr_size(type) + want + 1);
     o->sds = (uint8_t)(SDS_CLASS + je_class_index(size));
+    o->sdstype = (uint8_t)(type + 1);
 }
 
 /* The bytes Redis would count for a string value (objectComputeSize). */

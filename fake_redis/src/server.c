@@ -95,6 +95,8 @@ static fri_tunables default_tunables(void)
         .busy_reply_threshold = 5000,
         .min_replicas_to_write = 0,
         .min_replicas_max_lag = 10,
+        .stream_node_max_entries = 100,
+        .stream_node_max_bytes = 4096,
     };
     return t;
 }
@@ -161,6 +163,8 @@ int fr_server_set_param(fr_server *s, const char *name, const char *value)
          offsetof(fri_tunables, list_max_listpack_size)},
         {"lfu-log-factor", NULL, 2, offsetof(fri_tunables, lfu_log_factor)},
         {"lfu-decay-time", NULL, 2, offsetof(fri_tunables, lfu_decay_time)},
+        {"stream-node-max-entries", NULL, 0, offsetof(fri_tunables, stream_node_max_entries)},
+        {"stream-node-max-bytes", NULL, 1, offsetof(fri_tunables, stream_node_max_bytes)},
         {"maxmemory-policy", NULL, 3, 0},
         {"maxmemory", NULL, 4, 0},
         {"busy-reply-threshold", "lua-time-limit", 0,

@@ -115,10 +115,11 @@ void fri_stream_cg_free(fri_stream_cg *cg);
 
 typedef struct fri_stream_node fri_stream_node; /* private to t_stream.c */
 
-/* Redis's stream-node-max-entries and stream-node-max-bytes defaults, which decide when a
- * node is full (the fake has no CONFIG SET for them). */
+/* Redis's stream-node-max-entries default: the entries an iterator decodes in place (a
+ * node with more live entries is decoded into the stream's scratch arrays).  When a node
+ * is full is the server's stream-node-max-entries and stream-node-max-bytes (fri_tunables)
+ * at the time of each XADD, as in Redis. */
 #define FRI_STREAM_NODE_MAX_ENTRIES 100
-#define FRI_STREAM_NODE_MAX_BYTES 4096
 
 typedef struct fri_stream {
     fri_stream_node **nodes;      /* nodes[node_off .. node_off + nnodes) in id order */
@@ -132,9 +133,12 @@ typedef struct fri_stream {
     uint64_t entries_added;       /* entries ever added (XSETID ENTRIESADDED may set it) */
     fri_dict *cgroups;            /* name -> fri_stream_cg* (v.ptr); NULL until the first
                                      group.  Insertion order: sort by name when listing */
-    int tail_prealloc;            /* the last node's listpack is the one XADD made with
-                                     4096 bytes preallocated (a closed node is shrunk to
-                                     fit, a copied one is exact): MEMORY USAGE counts it */
+    /* Scratch arrays for iterators walking a node of more than FRI_STREAM_NODE_MAX_ENTRIES
+     * live entries; scan_gen tells an iterator whether another one decoded since. */
+    fri_sid *scan_ids;            /* live ids of the node decoded last */
+    uint32_t *scan_offs;          /* their byte offsets */
+    size_t scan_cap;              /* slots allocated in both */
+    uint64_t scan_gen;            /* bumped at every decode into them */
 } fri_stream;
 
 /* An empty stream (no nodes, no groups), or NULL when out of memory.  Wrap it with
@@ -151,6 +155,10 @@ fri_sid fri_stream_node_key(const fri_stream *s, size_t i);
 
 /* The byte size node i's listpack has in Redis (0 <= i < fri_stream_node_count(s)). */
 size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i);
+/* The bytes Redis asked the allocator for that listpack: its size, or more while it keeps
+ * what XADD preallocated (lpNew: 4096, or stream-node-max-bytes when smaller), until the
+ * node was shrunk to fit when the next node started (or copied exactly). */
+size_t fri_stream_node_alloc_bytes(const fri_stream *s, size_t i);
 
 /* Copies src's consumer groups into dst (which has none): names, last-delivered ids,
  * entries-read, pending entries with their times and counts, consumers with their seen
@@ -170,7 +178,7 @@ int fri_stream_first_valid_id(fri_stream *s, fri_sid *id);
 /* Is there a live entry with exactly this id?  (0 for never added and for deleted.) */
 int fri_stream_entry_exists(fri_stream *s, fri_sid id);
 
-/* Checks the store's invariants: nodes in id order and never over 100 entries, each
+/* Checks the store's invariants: nodes in id order, each
  * node's live/deleted counts and last id as its entries say, length, first_id, last_id
  * not below the last entry.  0 when sound, a negative number naming the first broken one
  * otherwise.  For tests. */
@@ -189,7 +197,11 @@ typedef struct fri_stream_iter {
     int node_loaded;                          /* ids/offs/nents describe that node */
     int nents;                                /* live entries in the node */
     int at;                                   /* index of the next entry to look at */
-    fri_sid ids[FRI_STREAM_NODE_MAX_ENTRIES]; /* each entry's id */
+    int big;                                  /* the node's entries are in the stream's
+                                                 scratch arrays, not in ids/offs */
+    uint64_t gen;                             /* the scratch generation they were put in */
+    fri_sid ids[FRI_STREAM_NODE_MAX_ENTRIES]; /* each entry's id (a node of at most
+                                                 FRI_STREAM_NODE_MAX_ENTRIES live ones) */
     uint32_t offs[FRI_STREAM_NODE_MAX_ENTRIES]; /* each entry's byte offset in the node */
     /* the current entry (after fri_stream_iter_next returned 1) */
     const unsigned char *fp;                  /* the next field/value to read */

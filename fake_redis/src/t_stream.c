@@ -38,23 +38,33 @@
 
 /* Redis's STREAM_LISTPACK_MAX_SIZE: no entry may have more bytes of fields and values. */
 #define LISTPACK_MAX_SIZE (1u << 30)
-/* "~" trimming without LIMIT removes at most 100 nodes' worth of entries. */
-#define TRIM_DEFAULT_LIMIT (100 * FRI_STREAM_NODE_MAX_ENTRIES)
+/* Redis's STREAM_LISTPACK_MAX_PRE_ALLOCATE: a new node's listpack gets this many bytes. */
+#define LISTPACK_PREALLOC 4096
 
 struct fri_stream_node {
     fri_sid master;          /* the first entry's id: Redis's rax key, the search key */
     fri_sid last;            /* the last entry's id, deleted or not (MINID trimming) */
     size_t used;             /* bytes of data in use */
     size_t cap;              /* bytes of data allocated */
-    uint32_t lp_bytes;       /* bytes of the listpack Redis would have: decides "full" */
+    uint32_t lp_bytes;       /* bytes of the listpack Redis would have, but for its two
+                                counters (node_lp_bytes adds them): decides "full" */
     uint32_t master_fields;  /* field names at the start of data */
     uint32_t first_off;      /* where the entries start, after the master fields */
-    uint16_t live;           /* entries not deleted (Redis's master entry "count") */
-    uint16_t deleted;        /* entries flagged deleted */
+    uint32_t live;           /* entries not deleted (Redis's master entry "count") */
+    uint32_t deleted;        /* entries flagged deleted (the master entry's "deleted") */
+    uint32_t prealloc;       /* bytes lpNew preallocated for its listpack (MEMORY USAGE);
+                                0 once Redis shrank it to fit, or copied it exactly */
     unsigned char data[];    /* master fields, then the entries */
 };
 
 #define NODE(s, i) ((s)->nodes[(s)->node_off + (size_t)(i)])
+
+/* lpBytes of the node's listpack: its "count" and "deleted" integers take more bytes as
+ * they grow (past 127, 4095, ...), as lpReplaceInteger rewrites them. */
+static uint64_t node_lp_bytes(const fri_stream_node *n)
+{
+    return (uint64_t)n->lp_bytes + fri_lp_int_size(n->live) + fri_lp_int_size(n->deleted);
+}
 
 /* ----- Ids ---------------------------------------------------------------------------- */
 
@@ -380,10 +390,28 @@ static long node_lookup(const fri_stream *s, fri_sid id)
     return (long)lo - 1;
 }
 
+/* Puts a new node into the index at its key's place, as raxInsert does: after the last
+ * node whose key is smaller.  That is the end, unless XSETID moved the last id below the
+ * key of an emptied node (then XADD appends to that node, the greatest key, and when it
+ * is full the next node's key sorts before it).  A node with the same key is replaced
+ * (it has no live entry then: raxInsert overwrites it).  Room was reserved. */
+static void node_insert(fri_stream *s, fri_stream_node *n)
+{
+    long at = node_lookup(s, n->master) + 1;
+    if (at > 0 && fri_sid_cmp(NODE(s, at - 1)->master, n->master) == 0) {
+        free(NODE(s, at - 1));
+        NODE(s, at - 1) = n;
+        return;
+    }
+    memmove(&s->nodes[s->node_off + (size_t)at + 1], &s->nodes[s->node_off + (size_t)at],
+            (s->nnodes - (size_t)at) * sizeof(*s->nodes));
+    NODE(s, at) = n;
+    s->nnodes++;
+}
+
 /* Removes node i (from node_off) from the index and frees it. */
 static void node_remove(fri_stream *s, size_t i)
 {
-    if (i == s->nnodes - 1) s->tail_prealloc = 0; /* the new tail was shrunk to fit */
     free(NODE(s, i));
     if (i == 0) {
         s->node_off++;
@@ -455,13 +483,24 @@ void fri_stream_free(void *stream)
     if (!s) return;
     for (size_t i = 0; i < s->nnodes; i++) free(NODE(s, i));
     free(s->nodes);
+    free(s->scan_ids);
+    free(s->scan_offs);
     if (s->cgroups) fri_dict_free(s->cgroups, free_cg_val);
     free(s);
 }
 
 size_t fri_stream_node_count(const fri_stream *s) { return s->nnodes; }
 
-size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i) { return NODE(s, i)->lp_bytes; }
+size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i)
+{
+    return (size_t)node_lp_bytes(NODE(s, i));
+}
+
+size_t fri_stream_node_alloc_bytes(const fri_stream *s, size_t i)
+{
+    size_t bytes = (size_t)node_lp_bytes(NODE(s, i));
+    return bytes < NODE(s, i)->prealloc ? NODE(s, i)->prealloc : bytes;
+}
 
 void *fri_stream_dup(const void *stream)
 {
@@ -477,6 +516,7 @@ void *fri_stream_dup(const void *stream)
             if (!copy) goto oom;
             memcpy(copy, n, sizeof(*copy) + n->used);
             copy->cap = n->used;
+            copy->prealloc = 0; /* streamDup allocates every listpack at its exact size */
             d->nodes[d->nnodes++] = copy;
         }
     }
@@ -485,7 +525,6 @@ void *fri_stream_dup(const void *stream)
     d->first_id = s->first_id;
     d->max_deleted_entry_id = s->max_deleted_entry_id;
     d->entries_added = s->entries_added;
-    d->tail_prealloc = 0; /* streamDup allocates every listpack at its exact size */
     if (s->cgroups && fri_stream_cgroups_dup(d, s) < 0) goto oom;
     return d;
 oom:
@@ -505,16 +544,21 @@ size_t fri_stream_memory(const fri_stream *s)
 }
 
 /* Appends an entry with id (greater than every id in the stream) and the nfields
- * field/value pairs at fv, applying Redis's node-full rules.  Updates length, last_id,
+ * field/value pairs at fv, applying Redis's node-full rules (streamAppendItem) with the
+ * server's stream-node-max-entries and stream-node-max-bytes.  Updates length, last_id,
  * entries_added and first_id.  0, or -1 when out of memory (nothing changed). */
-static int stream_append(fri_stream *s, fri_sid id, const fri_arg *fv, long nfields)
+static int stream_append(fri_stream *s, const fri_tunables *tun, fri_sid id,
+                         const fri_arg *fv, long nfields)
 {
     size_t totelelen = 0;
     for (long i = 0; i < 2 * nfields; i++) totelelen += fv[i].len;
 
     fri_stream_node *tail = s->nnodes ? NODE(s, s->nnodes - 1) : NULL;
-    if (tail && ((uint64_t)tail->lp_bytes + totelelen >= FRI_STREAM_NODE_MAX_BYTES ||
-                 tail->live + tail->deleted >= FRI_STREAM_NODE_MAX_ENTRIES))
+    uint64_t max_bytes = (uint64_t)tun->stream_node_max_bytes;
+    if (max_bytes == 0 || max_bytes > LISTPACK_MAX_SIZE) max_bytes = LISTPACK_MAX_SIZE;
+    if (tail && (node_lp_bytes(tail) + totelelen >= max_bytes ||
+                 (tun->stream_node_max_entries &&
+                  (long long)tail->live + tail->deleted >= tun->stream_node_max_entries)))
         tail = NULL;
 
     /* Same field names as the node's first entry? */
@@ -558,8 +602,8 @@ static int stream_append(fri_stream *s, fri_sid id, const fri_arg *fv, long nfie
     if (!tail) {
         /* A new node whose master fields are this entry's field names. */
         size_t mbytes = 0;
-        uint64_t mlp = 7 + fri_lp_int_size(1) + fri_lp_int_size(0) + fri_lp_int_size(nfields) +
-                       fri_lp_int_size(0); /* header, count, deleted, num-fields, terminator */
+        /* header, num-fields, terminator (count and deleted: node_lp_bytes) */
+        uint64_t mlp = 7 + fri_lp_int_size(nfields) + fri_lp_int_size(0);
         for (long i = 0; i < nfields; i++) {
             mbytes += varint_len(fv[2 * i].len) + fv[2 * i].len;
             mlp += fri_lp_str_size(fv[2 * i].ptr, fv[2 * i].len);
@@ -573,6 +617,7 @@ static int stream_append(fri_stream *s, fri_sid id, const fri_arg *fv, long nfie
          * listpack to fit at the same moment). */
         if (s->nnodes) {
             fri_stream_node *old = NODE(s, s->nnodes - 1);
+            old->prealloc = 0;
             if (old->cap > old->used) {
                 fri_stream_node *shrunk = realloc(old, sizeof(*old) + old->used);
                 if (shrunk) {
@@ -594,8 +639,11 @@ static int stream_append(fri_stream *s, fri_sid id, const fri_arg *fv, long nfie
             n->used += fv[2 * i].len;
         }
         n->first_off = (uint32_t)n->used;
-        s->nodes[s->node_off + s->nnodes++] = n;
-        s->tail_prealloc = 1; /* lpNew(4096) */
+        /* lpNew(4096), or stream-node-max-bytes when smaller */
+        n->prealloc = LISTPACK_PREALLOC;
+        if (tun->stream_node_max_bytes > 0 && tun->stream_node_max_bytes < LISTPACK_PREALLOC)
+            n->prealloc = (uint32_t)tun->stream_node_max_bytes;
+        node_insert(s, n);
     } else {
         n = tail;
         if (n->cap - n->used < need) {
@@ -680,27 +728,43 @@ static int stream_delete(fri_stream *s, fri_sid id)
 
 int fri_stream_entry_exists(fri_stream *s, fri_sid id) { return node_of_live(s, id, NULL) >= 0; }
 
+#define CHECK_FAIL(code) \
+    do {                 \
+        rc = (code);     \
+        goto done;       \
+    } while (0)
+
 int fri_stream_check(fri_stream *s)
 {
-    fri_sid ids[FRI_STREAM_NODE_MAX_ENTRIES + 1];
-    uint32_t offs[FRI_STREAM_NODE_MAX_ENTRIES + 1];
     uint64_t live_total = 0;
+    fri_sid *ids = NULL;
+    uint32_t *offs = NULL;
+    size_t cap = 0;
+    int rc = 0;
     int have_prev = 0, have_first = 0;
     fri_sid prev = FRI_SID_MIN, first = FRI_SID_MIN;
     if (s->node_off + s->nnodes > s->nodes_cap) return -1;
     for (size_t i = 0; i < s->nnodes; i++) {
         fri_stream_node *n = NODE(s, i);
-        if (n->live + n->deleted > FRI_STREAM_NODE_MAX_ENTRIES) return -2;
-        if (n->used > n->cap) return -3;
+        size_t want = (size_t)n->live + n->deleted + 1;
+        if (want > cap) {
+            free(ids);
+            free(offs);
+            ids = malloc(want * sizeof(*ids));
+            offs = malloc(want * sizeof(*offs));
+            cap = want;
+            if (!ids || !offs) CHECK_FAIL(-2); /* out of memory: not sound as far as known */
+        }
+        if (n->used > n->cap) CHECK_FAIL(-3);
         int k = node_scan(n, ids, offs, 0);
-        if (k != n->live + n->deleted || k == 0) return -4;
-        if (fri_sid_cmp(ids[0], n->master) != 0) return -5;
-        if (fri_sid_cmp(ids[k - 1], n->last) != 0) return -6;
-        int live = 0;
+        if ((uint64_t)k != (uint64_t)n->live + n->deleted || k == 0) CHECK_FAIL(-4);
+        if (fri_sid_cmp(ids[0], n->master) != 0) CHECK_FAIL(-5);
+        if (fri_sid_cmp(ids[k - 1], n->last) != 0) CHECK_FAIL(-6);
+        uint32_t live = 0;
         for (int j = 0; j < k; j++) {
             if (!(n->data[offs[j]] & FLAG_DELETED)) {
                 /* live entries ascend across the whole stream (deleted ones need not) */
-                if (have_prev && fri_sid_cmp(ids[j], prev) <= 0) return -7;
+                if (have_prev && fri_sid_cmp(ids[j], prev) <= 0) CHECK_FAIL(-7);
                 prev = ids[j];
                 have_prev = 1;
                 live++;
@@ -710,15 +774,19 @@ int fri_stream_check(fri_stream *s)
                 }
             }
         }
-        if (live != n->live) return -8;
+        if (live != n->live) CHECK_FAIL(-8);
         live_total += (uint64_t)live;
     }
-    if (live_total != s->length) return -9;
-    if (s->length && fri_sid_cmp(first, s->first_id) != 0) return -10;
-    if (!s->length && !fri_sid_is_zero(s->first_id)) return -11;
-    if (have_prev && fri_sid_cmp(prev, s->last_id) > 0) return -12;
-    return 0;
+    if (live_total != s->length) CHECK_FAIL(-9);
+    if (s->length && fri_sid_cmp(first, s->first_id) != 0) CHECK_FAIL(-10);
+    if (!s->length && !fri_sid_is_zero(s->first_id)) CHECK_FAIL(-11);
+    if (have_prev && fri_sid_cmp(prev, s->last_id) > 0) CHECK_FAIL(-12);
+done:
+    free(ids);
+    free(offs);
+    return rc;
 }
+#undef CHECK_FAIL
 
 /* ----- Trimming ---------------------------------------------------------------------------- */
 
@@ -798,8 +866,8 @@ static long long stream_trim(fri_stream *s, const trim_args *a, fr_server *srv)
         /* Redis keeps the node even when no live entry is left in it (possible with
          * MINID when its last entry was already deleted). */
         srv->redis_errno = 0;
-        n->live = (uint16_t)(n->live - from_node);
-        n->deleted = (uint16_t)(n->deleted + from_node);
+        n->live = (uint32_t)(n->live - from_node);
+        n->deleted = (uint32_t)(n->deleted + from_node);
         deleted += from_node;
         break;
     }
@@ -883,8 +951,14 @@ static int parse_add_trim_args_or_reply(fr_client *c, trim_args *a, int xadd)
                                "option");
             return -1;
         }
+    } else if (a->approx) {
+        /* 100 nodes' worth, kept within [1, 1000000] (10000 when 100 times
+         * stream-node-max-entries is 0 or wraps negative, as Redis computes it) */
+        a->limit = (long long)((unsigned long long)c->srv->tun.stream_node_max_entries * 100u);
+        if (a->limit <= 0) a->limit = 10000;
+        if (a->limit > 1000000) a->limit = 1000000;
     } else {
-        a->limit = a->approx ? TRIM_DEFAULT_LIMIT : 0;
+        a->limit = 0;
     }
     return i;
 }
@@ -900,6 +974,8 @@ void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fr
     it->rev = rev;
     it->node_loaded = 0;
     it->nents = it->at = 0;
+    it->big = 0;
+    it->gen = 0;
     it->fp = it->master = NULL;
     it->same_fields = 0;
     it->stopped = 0;
@@ -912,11 +988,62 @@ void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fr
     it->node = i;
 }
 
-/* Makes entry k of the loaded node n the current one, ready for fri_stream_iter_field:
- * 1 with *nfields set (nfields may be NULL), or 0 when the entry is deleted. */
-static int enter_entry(fri_stream_iter *it, const fri_stream_node *n, int k, long *nfields)
+/* Decodes the live entries of node i into the iterator (in place), or into the stream's
+ * scratch arrays for a node of more than FRI_STREAM_NODE_MAX_ENTRIES live entries.  0, or
+ * -1 when out of memory. */
+static int iter_load(fri_stream_iter *it, long i)
 {
-    const unsigned char *p = n->data + it->offs[k];
+    fri_stream *s = it->s;
+    const fri_stream_node *n = NODE(s, i);
+    it->node = i;
+    it->node_loaded = 1;
+    if (n->live <= FRI_STREAM_NODE_MAX_ENTRIES) {
+        it->big = 0;
+        it->nents = node_scan(n, it->ids, it->offs, 1);
+        return 0;
+    }
+    if (s->scan_cap < n->live) {
+        fri_sid *ids = realloc(s->scan_ids, n->live * sizeof(*ids));
+        if (ids) s->scan_ids = ids;
+        uint32_t *offs = realloc(s->scan_offs, n->live * sizeof(*offs));
+        if (offs) s->scan_offs = offs;
+        if (!ids || !offs) {
+            it->node_loaded = 0;
+            return -1;
+        }
+        s->scan_cap = n->live;
+    }
+    it->big = 1;
+    it->gen = ++s->scan_gen;
+    it->nents = node_scan(n, s->scan_ids, s->scan_offs, 1);
+    return 0;
+}
+
+/* The loaded node's ids and offsets, decoded again when another iterator has used the
+ * scratch arrays since (the stream has not changed: the same entries come back). */
+static void iter_arrays(fri_stream_iter *it, const fri_sid **ids, const uint32_t **offs)
+{
+    fri_stream *s = it->s;
+    if (!it->big) {
+        *ids = it->ids;
+        *offs = it->offs;
+        return;
+    }
+    if (it->gen != s->scan_gen) {
+        it->gen = ++s->scan_gen;
+        node_scan(NODE(s, it->node), s->scan_ids, s->scan_offs, 1);
+    }
+    *ids = s->scan_ids;
+    *offs = s->scan_offs;
+}
+
+/* Makes the entry at byte offset off of the loaded node n the current one, ready for
+ * fri_stream_iter_field: 1 with *nfields set (nfields may be NULL), or 0 when the entry
+ * is deleted. */
+static int enter_entry(fri_stream_iter *it, const fri_stream_node *n, uint32_t off,
+                       long *nfields)
+{
+    const unsigned char *p = n->data + off;
     int flags = *p++;
     if (flags & FLAG_DELETED) return 0;
     fri_sid skip;
@@ -947,21 +1074,20 @@ int fri_stream_iter_seek(fri_stream_iter *it, fri_sid id, long *nfields)
     long i = node_lookup(s, id);
     for (i = i < 0 ? 0 : i; i < (long)s->nnodes; i++) {
         fri_stream_node *n = NODE(s, i);
-        if (!it->node_loaded || it->node != i) {
-            it->node = i;
-            it->nents = node_scan(n, it->ids, it->offs, 1);
-            it->node_loaded = 1;
-        }
+        if ((!it->node_loaded || it->node != i) && iter_load(it, i) < 0) return 0;
+        const fri_sid *ids;
+        const uint32_t *offs;
+        iter_arrays(it, &ids, &offs);
         int lo = 0, hi = it->nents;
         while (lo < hi) {
             int mid = lo + (hi - lo) / 2;
-            if (fri_sid_cmp(it->ids[mid], id) < 0) lo = mid + 1;
+            if (fri_sid_cmp(ids[mid], id) < 0) lo = mid + 1;
             else hi = mid;
         }
         if (lo < it->nents) {
-            if (fri_sid_cmp(it->ids[lo], id) != 0) return 0; /* a live id passed it */
+            if (fri_sid_cmp(ids[lo], id) != 0) return 0; /* a live id passed it */
             it->at = lo + 1;
-            return enter_entry(it, n, lo, nfields);
+            return enter_entry(it, n, offs[lo], nfields);
         }
     }
     if (it->eof_errno) *it->eof_errno = 0; /* no live id at or after it: off the tree */
@@ -980,14 +1106,16 @@ int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
         }
         fri_stream_node *n = NODE(s, it->node);
         if (!it->node_loaded) {
-            it->nents = node_scan(n, it->ids, it->offs, 1);
+            if (iter_load(it, it->node) < 0) goto finished; /* out of memory */
             it->at = it->rev ? it->nents - 1 : 0;
-            it->node_loaded = 1;
         }
+        const fri_sid *ids;
+        const uint32_t *offs;
+        iter_arrays(it, &ids, &offs);
         while (it->rev ? it->at >= 0 : it->at < it->nents) {
             int k = it->at;
             it->at += it->rev ? -1 : 1;
-            fri_sid cur = it->ids[k];
+            fri_sid cur = ids[k];
             if (!it->rev) {
                 if (fri_sid_cmp(cur, it->start) < 0) continue;
                 if (fri_sid_cmp(cur, it->end) > 0) goto finished;
@@ -995,7 +1123,7 @@ int fri_stream_iter_next(fri_stream_iter *it, fri_sid *id, long *nfields)
                 if (fri_sid_cmp(cur, it->end) > 0) continue;
                 if (fri_sid_cmp(cur, it->start) < 0) goto finished;
             }
-            if (!enter_entry(it, n, k, nfields)) continue;
+            if (!enter_entry(it, n, offs[k], nfields)) continue;
             if (id) *id = cur;
             return 1;
         }
@@ -1196,7 +1324,7 @@ static void xaddCommand(fr_client *c)
         return;
     }
     size_t nodes_before = s->nnodes;
-    if (stream_append(s, id, &c->argv[field_pos], nfields) < 0) {
+    if (stream_append(s, &c->srv->tun, id, &c->argv[field_pos], nfields) < 0) {
         fri_reply_error(c, FRI_ERR_OOM);
         fri_stream_free(created);
         return;

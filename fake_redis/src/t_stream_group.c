@@ -1635,8 +1635,7 @@ size_t fri_stream_memory_usage(const void *stream, size_t samples)
     size_t size = 16 + 80 + rax_memory(nnodes, rax_nodes);
     size_t lpsize = 0, sampled = 0;
     for (size_t i = 0; i < nnodes && sampled < samples; i++, sampled++) {
-        size_t bytes = fri_stream_node_lp_bytes(s, i);
-        if (i == nnodes - 1 && s->tail_prealloc && bytes < 4096) bytes = 4096;
+        size_t bytes = fri_stream_node_alloc_bytes(s, i);
         lpsize += fri_je_size(bytes);
     }
     if (nnodes <= sampled) {
@@ -1644,8 +1643,7 @@ size_t fri_stream_memory_usage(const void *stream, size_t samples)
     } else {
         if (sampled) lpsize /= sampled;
         size += lpsize * (nnodes - 1);
-        size_t last = fri_stream_node_lp_bytes(s, nnodes - 1);
-        if (s->tail_prealloc && last < 4096) last = 4096;
+        size_t last = fri_stream_node_alloc_bytes(s, nnodes - 1);
         size += fri_je_size(last);
     }
     /* each group: its struct, its PEL (a rax and a 24-byte record per entry); each
@@ -1791,11 +1789,18 @@ static void xinfo_stream_command(fr_client *c)
         fri_reply_bulk_cstr(c, "first-entry");
         /* Redis reads both with an iterator, which runs off an empty tree (errno = 0) */
         if (!s->length) c->srv->redis_errno = 0;
-        if (!fri_stream_first_valid_id(s, &id) || !fri_stream_reply_entry(c, s, id))
-            fri_reply_nil(c);
-        fri_reply_bulk_cstr(c, "last-entry");
-        if (!fri_stream_last_valid_id(s, &id) || !fri_stream_reply_entry(c, s, id))
-            fri_reply_nil(c);
+        /* the first entry of a walk each way (streamReplyWithRange, count 1): after
+         * XSETID went below an emptied node, the last one may have the smaller id */
+        for (int rev = 0; rev <= 1; rev++) {
+            if (rev) fri_reply_bulk_cstr(c, "last-entry");
+            fri_stream_iter it;
+            long nfields;
+            fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, rev);
+            if (fri_stream_iter_next(&it, &id, &nfields))
+                fri_stream_reply_current(c, &it, id, nfields);
+            else
+                fri_reply_nil(c);
+        }
         return;
     }
     fri_reply_bulk_cstr(c, "entries");

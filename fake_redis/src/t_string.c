@@ -240,14 +240,14 @@ static int set_key(fr_client *c, const fri_arg *key, fri_obj *o, const fri_arg *
         /* Redis stores the argument object (tryObjectEncoding) over the old one */
         uint32_t old = fri_obj_lru_get(c->srv, o);
         if (str_replace(o, val->ptr, val->len) != 0) return -1;
-        fri_str_encode(c->srv, o);
+        fri_str_encode_arg(c, o, val);
         fri_obj_overwrite_stamp(c->srv, o, old);
         if (!keepttl) o->expire_ms = expire_ms;
         fri_str_stored_arg(c, o, key);
     } else {
         fri_obj *n = fri_obj_new_string(val->ptr, val->len);
         if (n == NULL) return -1;
-        fri_str_encode(c->srv, n);
+        fri_str_encode_arg(c, n, val);
         n->expire_ms = expire_ms;
         if (o == NULL)
             fri_db_add(c->db, key->ptr, key->len, n);
@@ -572,7 +572,7 @@ static void mset_generic(fr_client *c, int nx)
     for (j = 0; j < pairs; j++) {
         const fri_arg *v = &c->argv[2 + 2 * j];
         vals[j] = fri_obj_new_string(v->ptr, v->len);
-        if (vals[j] != NULL) fri_str_encode(c->srv, vals[j]);
+        if (vals[j] != NULL) fri_str_encode_arg(c, vals[j], v);
         if (vals[j] == NULL) {
             while (j-- > 0) fri_obj_free(vals[j]);
             free(vals);
@@ -770,7 +770,7 @@ static void appendCommand(fr_client *c)
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
-        fri_str_encode(c->srv, o); /* the argument itself, tryObjectEncoding'd */
+        fri_str_encode_arg(c, o, val); /* the argument itself, tryObjectEncoding'd */
         fri_db_add(c->db, key->ptr, key->len, o);
         fri_str_stored_arg(c, o, key);
         total = val->len;

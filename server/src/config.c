@@ -138,6 +138,41 @@ void frs_outlimit_text(frs_server *srv, char *buf, size_t cap)
     snprintf(buf, cap, "%s", rep ? rep : "");
 }
 
+/* The ranges redis-server 7.0.15 enforces on the numeric parameters the fake follows
+ * (createSizeTConfig, createIntConfig ...: anything else of type INT or MEMORY is taken
+ * as it parses). */
+static const struct {
+    const char *name;
+    long long min, max;
+} ranges[] = {
+    {"hash-max-listpack-entries", 0, LLONG_MAX}, {"hash-max-ziplist-entries", 0, LLONG_MAX},
+    {"hash-max-listpack-value", 0, LLONG_MAX},   {"hash-max-ziplist-value", 0, LLONG_MAX},
+    {"zset-max-listpack-entries", 0, LLONG_MAX}, {"zset-max-ziplist-entries", 0, LLONG_MAX},
+    {"zset-max-listpack-value", 0, LLONG_MAX},   {"zset-max-ziplist-value", 0, LLONG_MAX},
+    {"set-max-intset-entries", 0, LLONG_MAX},    {"stream-node-max-entries", 0, LLONG_MAX},
+    {"stream-node-max-bytes", 0, LLONG_MAX},     {"lfu-log-factor", 0, INT_MAX},
+    {"lfu-decay-time", 0, INT_MAX},              {"list-max-listpack-size", INT_MIN, INT_MAX},
+    {"list-max-ziplist-size", INT_MIN, INT_MAX},
+};
+
+/* Redis's error for a number outside name's range; NULL when it is inside (or name has
+ * none here).  v_neg: the number is negative (v holds it as a long long); else vu. */
+static const char *check_range(const char *name, int v_neg, long long v, unsigned long long vu)
+{
+    static char msg[128];
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+        if (strcmp(ranges[i].name, name) != 0) continue;
+        int inside = v_neg ? v >= ranges[i].min
+                           : vu <= (unsigned long long)ranges[i].max &&
+                                 (ranges[i].min <= 0 || vu >= (unsigned long long)ranges[i].min);
+        if (inside) return NULL;
+        snprintf(msg, sizeof(msg), "argument must be between %lld and %lld inclusive",
+                 ranges[i].min, ranges[i].max);
+        return msg;
+    }
+    return NULL;
+}
+
 /* Checks value for p and writes the form CONFIG GET will show into norm (cap bytes).
  * NULL, or the reason. */
 /* Redis's trimDoubleString: "%f" text without trailing zeros (and then without a '.'). */
@@ -214,6 +249,8 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
             return "argument couldn't be parsed into an integer";
         if (!strcmp(d->name, "maxclients") && (v < 1 || v > 4294967295LL))
             return "argument must be between 1 and 4294967295 inclusive";
+        const char *range = check_range(d->name, v < 0, v, (unsigned long long)v);
+        if (range) return range;
         snprintf(norm, cap, "%lld", v);
         return NULL;
     }
@@ -222,6 +259,8 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
         if (!parse_memory(value, &v)) return "argument must be a memory value";
         if (!strcmp(d->name, "proto-max-bulk-len") && (v < 1048576 || v > LLONG_MAX))
             return "argument must be between 1048576 and 9223372036854775807 inclusive";
+        const char *range = check_range(d->name, 0, 0, v);
+        if (range) return range;
         snprintf(norm, cap, "%llu", v);
         return NULL;
     }

@@ -187,7 +187,7 @@ static void section_memory(frs_server *srv, text *t)
             "maxmemory_human:%s\r\n"
             "maxmemory_policy:%s\r\n"
             "mem_fragmentation_ratio:1.00\r\n"
-            "mem_allocator:libc\r\n"
+            "mem_allocator:jemalloc-5.3.0\r\n" /* MEMORY USAGE counts in its size classes */
             "lazyfree_pending_objects:0\r\n"
             "lazyfreed_objects:0\r\n",
             used, h1, used, h2, used, h1, fr_server_script_count(srv->fake), mm, h3,

@@ -13,6 +13,7 @@
  *   m<v>       a flat array k1 v1 k2 v2 ... becomes a map "%", each value of shape v
  *   a<e>       an array whose elements each have shape e
  *   p          a flat member/score array becomes an array of [member, double] pairs
+ *   P          a flat field/value array becomes an array of [field, value] pairs
  *   k<v>       an array of [key, value] arrays becomes a map key -> value (XREAD)
  *   t(<e>...)  an array whose i-th element has the i-th shape (the rest: '.')
  *   M{k=v;...} a map whose values for the keys named have their own shapes
@@ -279,12 +280,14 @@ static void emit(frs_conn *c, const frs_rnode *r, const char *shape)
         for (long long i = 0; i < r->n; i++) emit(c, &r->child[i], shape + 1);
         return;
     case 'p':
+    case 'P':
         if (r->type != '*' || r->n % 2) break;
         emit_header(c, '*', r->n / 2);
         for (long long i = 0; i < r->n; i += 2) {
             frs_reply_raw(c, "*2\r\n", 4);
             emit_raw(c, &r->child[i]);
-            emit_double(c, &r->child[i + 1]);
+            if (*shape == 'p') emit_double(c, &r->child[i + 1]);
+            else emit_raw(c, &r->child[i + 1]);
         }
         return;
     case 't': {
@@ -315,6 +318,7 @@ plain:
 #define IF_NOCOUNT 3    /* only without it */
 #define IF_FULL 4       /* only with FULL (XINFO STREAM) */
 #define IF_NOFULL 5     /* only without it */
+#define IF_WITHVALUES 6 /* only with a WITHVALUES argument */
 
 /* One command's RESP3 shape.  Sorted by name for the binary search. */
 typedef struct shape_row {
@@ -328,13 +332,17 @@ static const shape_row shape_rows[] = {
     {"bzpopmax", 0, "t(..d)"},
     {"bzpopmin", 0, "t(..d)"},
     {"hgetall", 0, "m."},
+    {"hrandfield", IF_WITHVALUES, "P"},
     {"lcs", 0, "m."},
     {"psubscribe", 0, ">"},
     {"punsubscribe", 0, ">"},
+    {"sdiff", 0, "s"},
+    {"sinter", 0, "s"},
     {"smembers", 0, "s"},
     {"spop", IF_COUNT3, "s"},
     {"ssubscribe", 0, ">"},
     {"subscribe", 0, ">"},
+    {"sunion", 0, "s"},
     {"sunsubscribe", 0, ">"},
     {"unsubscribe", 0, ">"},
     {"xinfo|consumers", 0, "am."},
@@ -400,6 +408,7 @@ static const char *shape_for(int argc, const char *const *argv, const size_t *ar
         int ok = 1;
         switch (r->cond) {
         case IF_WITHSCORES: ok = has_arg(argc, argv, argvlen, 1, "withscores"); break;
+        case IF_WITHVALUES: ok = has_arg(argc, argv, argvlen, 2, "withvalues"); break;
         case IF_COUNT3: ok = argc >= 3; break;
         case IF_NOCOUNT: ok = argc < 3; break;
         case IF_FULL: ok = has_arg(argc, argv, argvlen, 3, "full"); break;

@@ -2,7 +2,7 @@
  *
  *   random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...] [--skip CMD,...]
  *               [--cluster] [--keep-going] [--emit FILE] [--inject-fault N] [--events]
- *               [--verbose] [--list]
+ *               [--verbose] [--list] [--default-config]
  *
  * A generator that knows every command of the fake's command table draws a sequence of
  * commands whose arguments aim at edge cases: a small pool of keys (so types collide and
@@ -13,7 +13,9 @@
  * run-time errors; a second client that writes WATCHed keys.  Each command runs on a real
  * redis-server (started with rh_start) and on the fake (on the wall clock), and the raw
  * RESP2 replies are compared byte for byte, except the few replies Redis leaves to chance:
- * see reply_rules below.
+ * see reply_rules below.  Most seeds also run under other values of the parameters that
+ * change behaviour (encoding thresholds, stream node sizes: seed_config), set on both sides
+ * before the first command.
  *
  * The sequence depends only on the seed, the options and the fake's command table (a
  * generator only runs for commands the fake has), never on the replies, so
@@ -2477,6 +2479,7 @@ typedef struct runner {
     rh_conn *listen_real;    /* --events: PSUBSCRIBEd to __key*__:* on the real server */
     fr_client *listen_fake;  /* ... and on the fake */
     rh_buf ev_real, ev_fake; /* the messages of the last command on each side */
+    char config_line[512];   /* the run's parameters other than Redis's defaults */
 } runner;
 
 /* Appends arg as redis-cli would read it: bare when it is plain, else double-quoted with
@@ -3166,6 +3169,7 @@ typedef struct options_t {
     const char *emit;   /* write the executed commands as a diff script */
     long fault_at;      /* --inject-fault N: the fake's N-th command fails (self-test) */
     int events;         /* --events: compare keyspace notifications too */
+    int default_config; /* --default-config: every seed under Redis's default parameters */
 } options_t;
 
 /* Prints the command line that replays the first k commands of seed. */
@@ -3176,6 +3180,7 @@ static void print_replay(const options_t *o, uint64_t seed, long k) {
     if (o->cluster) printf(" --cluster");
     if (o->fault_at) printf(" --inject-fault %ld", o->fault_at);
     if (o->events) printf(" --events");
+    if (o->default_config) printf(" --default-config");
     printf("\n");
 }
 
@@ -3216,6 +3221,38 @@ static int start_events(runner *r) {
     size_t n;
     fr_exec_resp(r->listen_fake, 2, (const char *const *)psub, NULL, &n);
     return 0;
+}
+
+/* ----- Parameters per seed --------------------------------------------------------------
+ * The parameters that change what commands answer: the encoding thresholds (orders of
+ * small hashes and sets, OBJECT ENCODING, MEMORY USAGE, SSCAN/HSCAN/ZSCAN pages) and the
+ * stream node sizes (where MAXLEN ~ / MINID ~ may cut, XINFO STREAM's radix tree).  Each
+ * seed draws its own values, from a generator of its own (so the commands drawn do not
+ * change), each parameter keeping Redis's default (the first value) 60% of the time. */
+typedef struct seed_param {
+    const char *name;
+    const char *values[6]; /* the default first; NULL-terminated */
+} seed_param;
+static const seed_param SEED_PARAMS[] = {
+    {"hash-max-listpack-entries", {"512", "2", "8", "0", NULL}},
+    {"hash-max-listpack-value", {"64", "3", "10", NULL}},
+    {"set-max-intset-entries", {"512", "2", "10", NULL}},
+    {"zset-max-listpack-entries", {"128", "2", "8", "0", NULL}},
+    {"zset-max-listpack-value", {"64", "3", "10", NULL}},
+    {"stream-node-max-entries", {"100", "1", "2", "5", "0", NULL}},
+    {"stream-node-max-bytes", {"4096", "0", "60", "120", "400", NULL}},
+};
+
+/* The value of parameter i for seed (the default with --default-config). */
+static const char *seed_config(const options_t *o, uint64_t seed, size_t i) {
+    const seed_param *p = &SEED_PARAMS[i];
+    if (o->default_config) return p->values[0];
+    rng r = {seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull + i};
+    uint64_t x = rng_next(&r);
+    if (x % 100 < 60) return p->values[0];
+    size_t n = 0;
+    while (p->values[n]) n++;
+    return p->values[1 + (x >> 8) % (n - 1)];
 }
 
 /* Executes one step on both sides and compares.  Returns 1 when the replies matched, 0 on
@@ -3324,6 +3361,7 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
             printf("\nMISMATCH: seed %llu, command %ld (client %d): %s\n",
                    (unsigned long long)seed, r->number, s->client + 1, line.data);
             printf("  compared %s\n", mode_name(mode));
+            if (r->config_line[0]) printf("  parameters:%s\n", r->config_line);
         } else {
             printf("%ld <%d> %s\n", r->number, s->client + 1, line.data);
         }
@@ -3481,6 +3519,22 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
         rc = -1;
     }
     if (r->emit) fprintf(r->emit, "# random_diff --seed %llu\n", (unsigned long long)seed);
+    /* the seed's parameters: every one set on the real server (the last seed's may
+     * linger), the fake's only where they are not its defaults */
+    r->config_line[0] = '\0';
+    for (size_t i = 0; i < NELEM(SEED_PARAMS) && rc == 0; i++) {
+        const char *name = SEED_PARAMS[i].name, *v = seed_config(o, seed, i);
+        char *set[] = {"CONFIG", "SET", (char *)name, (char *)v};
+        if (probe_call(r, 4, set, NULL) != 0) rc = -1;
+        if (v == SEED_PARAMS[i].values[0]) continue;
+        if (fr_server_set_param(r->fake, name, v) != 0) {
+            fprintf(stderr, "random_diff: the fake refuses %s %s\n", name, v);
+            rc = -1;
+        }
+        size_t used = strlen(r->config_line);
+        snprintf(r->config_line + used, sizeof(r->config_line) - used, " %s %s", name, v);
+        if (r->emit) fprintf(r->emit, "!config %s %s\n", name, v);
+    }
 
     g->r.s = seed;
     g->cluster = o->cluster;
@@ -3661,6 +3715,7 @@ static void usage(FILE *f) {
             "usage: random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...]\n"
             "                   [--skip CMD,...] [--cluster] [--keep-going] [--emit FILE]\n"
             "                   [--inject-fault N] [--events] [--verbose] [--list]\n"
+            "                   [--default-config]\n"
             "Runs a random command sequence on the fake and on a real redis-server and\n"
             "compares the raw replies.  --runs R: seeds N..N+R-1, one after the other.\n"
             "--only: groups of the fake's table (string, list, hash, set, sorted-set,\n"
@@ -3669,7 +3724,9 @@ static void usage(FILE *f) {
             "--emit FILE: write the executed commands as a diff script.  --list: the\n"
             "commands that would be drawn.  --inject-fault N: make the fake's N-th command\n"
             "fail, to check that a difference is caught.  --events: compare the keyspace\n"
-            "notifications of every command too.  See tests/diff/README.md.\n");
+            "notifications of every command too.  --default-config: Redis's default\n"
+            "parameters for every seed (by default most seeds draw other encoding thresholds\n"
+            "and stream node sizes).  See tests/diff/README.md.\n");
 }
 
 /* A whole-string integer >= min.  0, or -1. */
@@ -3683,7 +3740,7 @@ static int parse_long(const char *s, long long min, long long *out) {
 }
 
 int main(int argc, char **argv) {
-    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0};
+    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         long long v;
@@ -3715,6 +3772,8 @@ int main(int argc, char **argv) {
             o.cluster = 1;
         } else if (!strcmp(arg, "--events")) {
             o.events = 1;
+        } else if (!strcmp(arg, "--default-config")) {
+            o.default_config = 1;
         } else if (!strcmp(arg, "--list")) {
             o.list = 1;
         } else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {

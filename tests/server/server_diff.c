@@ -83,6 +83,18 @@ static const diff_case cases[] = {
      "OBJECT FREQ f\nOBJECT IDLETIME f\nCONFIG SET maxmemory-policy noeviction\n"
      "CONFIG SET hash-max-listpack-entries 512\nCONFIG GET hash-max-ziplist-entries\n"
      "CONFIG SET set-max-intset-entries 512\nDEL h s f", 0, 0, 0, 0},
+    {"config ranges and stream nodes",
+     "CONFIG SET hash-max-listpack-entries -1\nCONFIG SET hash-max-ziplist-entries -1\n"
+     "CONFIG SET list-max-listpack-size -2147483649\nCONFIG SET list-max-ziplist-size 2147483648\n"
+     "CONFIG SET lfu-log-factor -1\nCONFIG SET lfu-decay-time 2147483648\n"
+     "CONFIG SET zset-max-listpack-value -1\nCONFIG SET stream-node-max-bytes 9223372036854775808\n"
+     "CONFIG SET stream-node-max-entries -1\nCONFIG SET set-max-intset-entries 9223372036854775807\n"
+     "CONFIG SET set-max-intset-entries 512\nCONFIG SET stream-node-max-entries 2\n"
+     "CONFIG SET stream-node-max-bytes 1kb\nCONFIG GET stream-node-max-bytes\nDEL x\n"
+     "XADD x 1-0 f v\nXADD x 2-0 f v\nXADD x 3-0 f v\nXADD x 4-0 f v\nXADD x 5-0 f v\n"
+     "XINFO STREAM x\nXTRIM x MAXLEN ~ 2\nXADD x MAXLEN ~ 0 LIMIT 2 6-0 f v\nXLEN x\n"
+     "CONFIG SET stream-node-max-entries 100\nCONFIG SET stream-node-max-bytes 4096\nDEL x",
+     0, 0, 0, 0},
     {"misc", "FUNCTION FLUSH\nFUNCTION FLUSH x\nFUNCTION LIST\nFUNCTION LIST x\n"
              "FUNCTION FOO\nROLE\nWAIT 0 0\nWAIT x 0\nECHO\nPING a b\nSELECT 3\nSELECT 99\n"
              "SELECT 0\nQUIT", 0, 1, 0, 0},
@@ -135,6 +147,15 @@ static const diff_case cases[] = {
                       "XREADGROUP GROUP g c COUNT 1 STREAMS x >\nXINFO GROUPS x\n"
                       "XINFO STREAM x\nXPENDING x g\nXRANGE x - +\nXAUTOCLAIM x g c 0 0\n"
                       "XDEL x 1-1\nXREADGROUP GROUP g c STREAMS x 0\nXINFO STREAM nope\nDEL x",
+     0, 0, 1, 0},
+    {"resp3 random and set ops", "HELLO 3\nDEL h h1 z s1 s2\nHSET h a 1 b 2 c 3\n"
+                                 "HRANDFIELD h 5 WITHVALUES\nHRANDFIELD h 3\nHSET h1 f v\n"
+                                 "HRANDFIELD h1 -3 WITHVALUES\nHRANDFIELD h1 1 WITHVALUES\n"
+                                 "HRANDFIELD nope 2 WITHVALUES\nHRANDFIELD h1\n"
+                                 "ZADD z 1 a 2.5 b\nZRANDMEMBER z 5 WITHSCORES\n"
+                                 "SADD s1 1 2 3\nSADD s2 2 3 4\nSINTER s1 s2\nSUNION s1 s2\n"
+                                 "SDIFF s1 s2\nSINTER s1 nope\nSUNION nope\nSDIFF nope s1\n"
+                                 "SINTERCARD 2 s1 s2\nSUNIONSTORE d s1 s2\nDEL h h1 z s1 s2 d",
      0, 0, 1, 0},
     {"resp3 lcs", "HELLO 3\nMSET a foo b fao\nLCS a b IDX\nLCS a b\nLCS a b LEN\n"
                   "LCS a b IDX MINMATCHLEN 1 WITHMATCHLEN\nDEL a b", 0, 0, 1, 0},

@@ -10,7 +10,12 @@
  *   after every step the store's invariants are checked (fri_stream_check), and regularly
  *   the whole content is compared through fr_stream_entries.
  * - Binary field names and values (NUL, CR LF, empty, long, integer-looking) round trip.
- * - Node boundaries: 100 entries, or 4096 listpack bytes, as Redis 7.0.15 has them.
+ * - Node boundaries: 100 entries, or 4096 listpack bytes, as Redis 7.0.15 has them, and
+ *   under other stream-node-max-entries / -bytes: node counts against the rule, the
+ *   master entry's counters taking a byte more past 127, the default LIMIT of "~" trims
+ *   (100 * max-entries, clamped), nodes out of creation order after XSETID, and two
+ *   iterators taking turns over nodes bigger than an iterator's own arrays.  The model
+ *   runs above repeat under small and unlimited node sizes.
  * - The sidmap against a sorted-array model, with changes during range scans.
  * A failure prints the seed and the step.
  */
@@ -350,11 +355,14 @@ static fri_sid rand_probe(uint64_t *rs, const smodel *m)
     return id;
 }
 
-static void run_store_model(uint64_t seed, int steps)
+static void run_store_model(uint64_t seed, int steps, const char *max_entries,
+                            const char *max_bytes)
 {
     uint64_t rs = seed;
     fr_config cfg = fr_config_default();
     fr_server *srv = fr_server_new(&cfg);
+    assert_int_equal(fr_server_set_param(srv, "stream-node-max-entries", max_entries), 0);
+    assert_int_equal(fr_server_set_param(srv, "stream-node-max-bytes", max_bytes), 0);
     fr_client *c = fr_client_new(srv);
     smodel m = {0};
     static const char *const names[] = {"a", "b", "c"};
@@ -545,7 +553,13 @@ static void run_store_model(uint64_t seed, int steps)
 static void test_store_against_model(void **state)
 {
     (void)state;
-    for (uint64_t seed = 1; seed <= 12; seed++) run_store_model(seed, 3000);
+    for (uint64_t seed = 1; seed <= 12; seed++) run_store_model(seed, 3000, "100", "4096");
+    /* nodes of one or a few entries, of a few hundred bytes, and without limits (every
+     * entry in one node, walked through the stream's scratch arrays) */
+    static const char *const params[][2] = {{"1", "4096"}, {"3", "0"},   {"0", "300"},
+                                            {"0", "0"},    {"250", "0"}, {"7", "200"}};
+    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+        run_store_model(100 + i, 2000, params[i][0], params[i][1]);
 }
 
 /* Long runs that fill many nodes between deletes. */
@@ -678,6 +692,141 @@ static void test_node_boundaries(void **state)
     assert_int_equal(nodes_of(srv, "d"), 1);
     run(c, "XADD d 101-1 f 1");
     assert_int_equal(nodes_of(srv, "d"), 2);
+    fr_client_free(c);
+    fr_server_free(srv);
+}
+
+static void set_params(fr_server *srv, const char *entries, const char *bytes)
+{
+    assert_int_equal(fr_server_set_param(srv, "stream-node-max-entries", entries), 0);
+    assert_int_equal(fr_server_set_param(srv, "stream-node-max-bytes", bytes), 0);
+}
+
+static void test_node_params(void **state)
+{
+    (void)state;
+    fr_server *srv = fr_server_new(NULL);
+    fr_client *c = fr_client_new(srv);
+    char line[128];
+    /* max-entries k without a byte limit: ceil(n / k) nodes */
+    static const int ks[] = {1, 2, 7, 10, 100, 128, 300};
+    for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++) {
+        char key[16], num[16];
+        snprintf(key, sizeof(key), "k%d", ks[j]);
+        snprintf(num, sizeof(num), "%d", ks[j]);
+        set_params(srv, num, "0");
+        for (int i = 1; i <= 1000; i++) {
+            snprintf(line, sizeof(line), "XADD %s %d-0 f %d", key, i, i);
+            run(c, line);
+        }
+        assert_int_equal(nodes_of(srv, key), (size_t)((1000 + ks[j] - 1) / ks[j]));
+        /* "~" removes whole nodes only, LIMIT caps the entries removed */
+        snprintf(line, sizeof(line), "XTRIM %s MAXLEN ~ 500 LIMIT %d", key, 3 * ks[j] + 1);
+        long long whole = 500 / ks[j] * ks[j]; /* entries in the nodes that may go */
+        long long limit = 3 * ks[j] + 1, removed = whole < limit / ks[j] * ks[j]
+                                                       ? whole
+                                                       : limit / ks[j] * ks[j];
+        expect_int(run(c, line), removed);
+        assert_int_equal(fri_stream_check(stream_of(srv, key)), 0);
+    }
+    /* the default LIMIT: 100 * max-entries, 10000 when that is 0 or wraps negative,
+     * 1000000 at most; one entry per node (max-bytes 1) shows how many go */
+    static const struct { const char *entries; long long limit; } lims[] = {
+        {"7", 700}, {"0", 10000}, {"9223372036854775807", 10000}, {"20000", 1000000}};
+    for (size_t j = 0; j < sizeof(lims) / sizeof(lims[0]); j++) {
+        set_params(srv, lims[j].entries, "1");
+        run(c, "DEL one");
+        for (int i = 1; i <= 12000; i++) {
+            snprintf(line, sizeof(line), "XADD one %d-0 f v", i);
+            run(c, line);
+        }
+        assert_int_equal(nodes_of(srv, "one"), 12000);
+        expect_int(run(c, "XTRIM one MAXLEN ~ 0"), lims[j].limit < 12000 ? lims[j].limit : 12000);
+    }
+    /* entries "f 1" at 1-i: a node of 128 entries takes a byte more for its count, so with
+     * max-bytes 1301 the 129th entry starts a node, with 1302 it does not (checked against
+     * redis-server 7.0.15) */
+    for (int b = 1301; b <= 1302; b++) {
+        char num[16];
+        snprintf(num, sizeof(num), "%d", b);
+        set_params(srv, "0", num);
+        run(c, "DEL cnt");
+        for (int i = 0; i < 140; i++) {
+            snprintf(line, sizeof(line), "XADD cnt 1-%d f 1", i);
+            run(c, line);
+        }
+        expect_int(run(c, "XTRIM cnt MAXLEN ~ 1"), b == 1301 ? 128 : 129);
+    }
+    /* XSETID below an emptied node: XADD appends to the node with the greatest key, and
+     * a node started when that one is full sorts before it */
+    set_params(srv, "0", "60");
+    run(c, "DEL low");
+    run(c, "XADD low 1000-0 f 1");
+    run(c, "XADD low 18446744073709551615-18446744073709551615 f 2");
+    expect_int(run(c, "XDEL low 18446744073709551615-18446744073709551615"), 1);
+    expect_int(run(c, "XTRIM low MINID 18446744073709551615-18446744073709551615"), 1);
+    assert_int_equal(nodes_of(srv, "low"), 1); /* kept though empty: trimmed, not XDELed */
+    run(c, "XSETID low 5");
+    set_params(srv, "0", "30"); /* now full: its two deleted entries take ~40 bytes */
+    run(c, "XADD low 8-0 f 8");
+    run(c, "XADD low 9-0 f 9");
+    fri_stream *s = stream_of(srv, "low");
+    assert_int_equal(fri_stream_node_count(s), 3);
+    for (size_t i = 1; i < fri_stream_node_count(s); i++)
+        assert_true(fri_sid_cmp(fri_stream_node_key(s, i - 1), fri_stream_node_key(s, i)) < 0);
+    assert_int_equal(fri_stream_check(s), 0);
+    fr_client_free(c);
+    fr_server_free(srv);
+}
+
+/* Two iterators take turns over a node bigger than an iterator's own arrays: each sees
+ * its own walk, whatever the other decoded into the stream's scratch arrays meanwhile. */
+static void test_big_node_iterators(void **state)
+{
+    (void)state;
+    fr_server *srv = fr_server_new(NULL);
+    set_params(srv, "0", "0");
+    fr_client *c = fr_client_new(srv);
+    char line[96];
+    for (int i = 1; i <= 700; i++) {
+        snprintf(line, sizeof(line), "XADD b %d-0 f %d", i, i);
+        run(c, line);
+        if (i % 5 == 0) {
+            snprintf(line, sizeof(line), "XDEL b %d-0", i - 2);
+            expect_int(run(c, line), 1);
+        }
+    }
+    fri_stream *s = stream_of(srv, "b");
+    assert_int_equal(fri_stream_node_count(s), 1);
+    fri_stream_iter fwd, rev, seek;
+    fri_stream_iter_start(&fwd, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    fri_stream_iter_start(&rev, s, FRI_SID_MIN, FRI_SID_MAX, 1);
+    fri_stream_iter_start(&seek, s, FRI_SID_MIN, FRI_SID_MAX, 0);
+    uint64_t next_fwd = 1, next_rev = 700;
+    fri_sid id;
+    long nf;
+    for (int step = 0; step < 2000; step++) {
+        fri_stream_iter *it = step % 3 == 0 ? &fwd : step % 3 == 1 ? &rev : &seek;
+        if (it == &seek) {
+            uint64_t want = 1 + (uint64_t)step % 700;
+            int live = want % 5 != 3;
+            assert_int_equal(fri_stream_iter_seek(&seek, (fri_sid){want, 0}, &nf), live);
+            if (live) {
+                const char *f, *v;
+                size_t fl, vl;
+                fri_stream_iter_field(&seek, &f, &fl, &v, &vl);
+                assert_int_equal(strtoull(v, NULL, 10), want);
+            }
+            continue;
+        }
+        uint64_t *next = it == &fwd ? &next_fwd : &next_rev;
+        while (*next >= 1 && *next <= 700 && *next % 5 == 3) *next += it == &fwd ? 1 : -1;
+        int more = *next >= 1 && *next <= 700;
+        assert_int_equal(fri_stream_iter_next(it, &id, &nf), more);
+        if (!more) continue;
+        assert_true(id.ms == *next && id.seq == 0 && nf == 1);
+        *next += it == &fwd ? 1 : -1;
+    }
     fr_client_free(c);
     fr_server_free(srv);
 }
@@ -841,6 +990,8 @@ int main(void)
         cmocka_unit_test(test_store_large),
         cmocka_unit_test(test_binary_values),
         cmocka_unit_test(test_node_boundaries),
+        cmocka_unit_test(test_node_params),
+        cmocka_unit_test(test_big_node_iterators),
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_sidmap_model),
     };
