@@ -860,13 +860,13 @@ static fri_str *rd_string(reader *r)
                 r->err = 1;
                 return NULL;
             }
-            fri_str *s = fri_str_new(NULL, (size_t)olen);
+            char *tmp = malloc((size_t)olen + 1);
+            fri_str *s = NULL;
+            if (tmp &&
+                fri_lzf_decompress(r->p + r->pos, (size_t)clen, tmp, (size_t)olen) == olen)
+                s = fri_str_new(tmp, (size_t)olen);
+            free(tmp);
             if (!s) {
-                r->err = 1;
-                return NULL;
-            }
-            if (fri_lzf_decompress(r->p + r->pos, (size_t)clen, s->buf, (size_t)olen) != olen) {
-                fri_str_free(s);
                 r->err = 1;
                 return NULL;
             }
