@@ -264,6 +264,7 @@ static const fri_str *pattern_value(fr_client *c, const fri_arg *pat, const fri_
     fri_buf_append(key, star + 1, postlen);
     fri_obj *o = fri_db_lookup(c->srv, c->db, key->p, key->len, c->now_ms);
     if (!o) return NULL;
+    fri_obj_touch(c->srv, o, c->now_ms); /* lookupKeyRead: an access, whatever its type */
     if (!arrow) {
         if (o->type != FRI_STRING) return NULL;
         *as_int = o->strenc == FRI_STRENC_INT;
