@@ -1619,7 +1619,7 @@ static void restoreCommand(fr_client *c)
         long long lru_max = (1 << 24) - 1;
         long long abs = (long long)s->cmd_lru - lru_idle;
         if (abs < 0) abs += lru_max;
-        fri_obj_lru_set(s, o, (uint32_t)abs);
+        fri_obj_lru_set(s, o, (uint32_t)((uint64_t)abs & (uint64_t)lru_max)); /* 24 bits */
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_reply_ok(c);
