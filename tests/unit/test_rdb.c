@@ -269,7 +269,7 @@ static const char *restore(fr_client *c, const char *key, const char *ttl,
     size_t lens[6] = {7, strlen(key), strlen(ttl), n, opt1 ? strlen(opt1) : 0,
                       opt2 ? strlen(opt2) : 0};
     int argc = opt2 ? 6 : opt1 ? 5 : 4;
-    size_t len;
+    size_t len = 0;
     const char *r = exec_bin(c, &len, argc, argv, lens);
     snprintf(out, sizeof(out), "%.*s", (int)len, r);
     return out;
@@ -278,6 +278,7 @@ static const char *restore(fr_client *c, const char *key, const char *ttl,
 /* DUMP key on the fake: the payload (malloc'd) or NULL for nil. */
 static unsigned char *dump(fr_client *c, const char *key, size_t *n)
 {
+    *n = 0;
     const fr_reply *r = fake_run(c, "DUMP %s", key);
     if (r->type == FR_REPLY_NIL) return NULL;
     assert_int_equal(r->type, FR_REPLY_BULK);
@@ -307,7 +308,7 @@ static void test_crc64(void **state)
     /* in pieces as at once */
     assert_true(fri_crc64(fri_crc64(0, "1234", 4), "56789", 5) == 0xe9c6d914c4b8d9caULL);
     for (size_t i = 0; i < NRECORDED; i++) {
-        size_t n;
+        size_t n = 0;
         unsigned char *p = unhex(recorded[i].hex, &n);
         assert_int_equal(fri_rdb_verify(p, n), 0);
         p[n / 2] ^= 1;
@@ -364,7 +365,7 @@ static void test_recorded_dump(void **state)
     for (size_t i = 0; i < NRECORDED; i++) {
         fake_ok_reply(fake_run(f->c, "FLUSHALL"));
         run_setup(f->c, recorded[i].setup);
-        size_t n, rn;
+        size_t n = 0, rn = 0;
         unsigned char *mine = dump(f->c, "k", &n);
         unsigned char *theirs = unhex(recorded[i].hex, &rn);
         assert_non_null(mine);
@@ -382,7 +383,7 @@ static void test_recorded_restore(void **state)
     for (size_t i = 0; i < NRECORDED; i++) {
         fake_ok_reply(fake_run(f->c, "FLUSHALL"));
         run_setup(f->c, recorded[i].setup);
-        size_t n;
+        size_t n = 0;
         unsigned char *p = unhex(recorded[i].hex, &n);
         assert_string_equal(restore(f->c, "r", "0", p, n, NULL, NULL), "+OK\r\n");
         /* the same value under r as under k, in the same encoding */
@@ -398,7 +399,7 @@ static void test_recorded_restore(void **state)
         assert_string_equal(fake_resp(fake_run(f->c, "OBJECT ENCODING r")), want);
         free(want);
         /* and DUMP of the restored value gives the recording back */
-        size_t m;
+        size_t m = 0;
         unsigned char *again = dump(f->c, "r", &m);
         assert_int_equal(m, n);
         assert_memory_equal(again, p, n);
@@ -414,7 +415,7 @@ static void test_truncated_and_flipped(void **state)
     fake_fixture *f = *state;
     fake_ok_reply(fake_run(f->c, "SET keep 1"));
     for (size_t i = 0; i < NRECORDED; i++) {
-        size_t n;
+        size_t n = 0;
         unsigned char *p = unhex(recorded[i].hex, &n);
         if (n > 400) { /* the long list: its first 400 cuts */
             for (size_t cut = 0; cut < 400; cut++)
@@ -445,7 +446,7 @@ static void test_changed_bytes(void **state)
     static const unsigned char values[] = {0x00, 0x01, 0x3f, 0x40, 0x7f, 0x80, 0xc0, 0xc3, 0xfe, 0xff};
     long ok = 0, bad = 0;
     for (size_t i = 0; i < NRECORDED; i++) {
-        size_t n;
+        size_t n = 0;
         unsigned char *p = unhex(recorded[i].hex, &n);
         size_t step = n > 400 ? 37 : 1;
         for (size_t at = 0; at + 10 < n; at += step) {
@@ -457,7 +458,7 @@ static void test_changed_bytes(void **state)
                 const char *r = restore(f->c, "x", "0", p, n, "REPLACE", NULL);
                 if (strcmp(r, "+OK\r\n") == 0) {
                     ok++;
-                    size_t m;
+                    size_t m = 0;
                     unsigned char *again = dump(f->c, "x", &m); /* whatever it holds dumps */
                     assert_non_null(again);
                     free(again);
@@ -484,7 +485,7 @@ static void test_ttl_and_idle_exact(void **state)
 {
     fake_fixture *f = *state;
     fake_ok_reply(fake_run(f->c, "SET k v"));
-    size_t n;
+    size_t n = 0;
     unsigned char *p = dump(f->c, "k", &n);
     assert_non_null(p);
     int64_t now = 1700000000000LL; /* the default config's start */
@@ -677,7 +678,7 @@ static void test_cross_real(void **state)
         assert_int_equal(rraw[0], '$');
         size_t rn = (size_t)strtol(rraw + 1, NULL, 10);
         const unsigned char *rp = (const unsigned char *)strstr(rraw, "\r\n") + 2;
-        size_t fn;
+        size_t fn = 0;
         unsigned char *fp = dump(f->c, "k", &fn);
         assert_non_null(fp);
         if (cc->exact) {
@@ -702,7 +703,7 @@ static void test_cross_real(void **state)
         assert_string_equal(real_orig, in_fake);
         assert_string_equal(fake_orig, in_real);
         /* and each side's re-DUMP of the other's payload is what that side wrote */
-        size_t an;
+        size_t an = 0;
         unsigned char *again = dump(f->c, "fromreal", &an);
         if (cc->exact) {
             assert_int_equal(an, rn);
