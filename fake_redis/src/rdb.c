@@ -1404,8 +1404,9 @@ out:
     return rc;
 }
 
-static fri_obj *load_stream(reader *r)
+static fri_obj *load_stream(reader *r, int type)
 {
+    int v2 = type == FRI_RDB_TYPE_STREAM_LISTPACKS_2;
     fri_stream *st = fri_stream_new();
     if (!st) return NULL;
     uint64_t nodes = rd_count(r, 2);
@@ -1435,11 +1436,19 @@ static fri_obj *load_stream(reader *r)
     st->length = rd_len(r, NULL);
     st->last_id.ms = rd_len(r, NULL);
     st->last_id.seq = rd_len(r, NULL);
-    st->first_id.ms = rd_len(r, NULL);
-    st->first_id.seq = rd_len(r, NULL);
-    st->max_deleted_entry_id.ms = rd_len(r, NULL);
-    st->max_deleted_entry_id.seq = rd_len(r, NULL);
-    st->entries_added = rd_len(r, NULL);
+    if (v2) {
+        st->first_id.ms = rd_len(r, NULL);
+        st->first_id.seq = rd_len(r, NULL);
+        st->max_deleted_entry_id.ms = rd_len(r, NULL);
+        st->max_deleted_entry_id.seq = rd_len(r, NULL);
+        st->entries_added = rd_len(r, NULL);
+    } else {
+        /* an older payload: no tombstone, every entry counted as added, and the first id
+         * found as streamGetEdgeID finds it (max-max in a stream without entries) */
+        st->entries_added = st->length;
+        if (!fri_stream_first_valid_id(st, &st->first_id))
+            st->first_id = (fri_sid){UINT64_MAX, UINT64_MAX};
+    }
     /* the fake's stream needs its counters to agree with its entries */
     if (r->err || st->length != live || (have_prev && fri_sid_cmp(st->last_id, prev) < 0))
         goto bad;
@@ -1449,7 +1458,8 @@ static fri_obj *load_stream(reader *r)
         if (!name) goto bad;
         fri_sid last = {rd_len(r, NULL), 0};
         last.seq = rd_len(r, NULL);
-        long long entries_read = (long long)rd_len(r, NULL);
+        long long entries_read = v2 ? (long long)rd_len(r, NULL)
+                                    : fri_stream_estimate_entries_read(st, last);
         int exists;
         fri_stream_cg *cg =
             r->err ? NULL : fri_stream_cg_restore(st, name->buf, name->len, last, entries_read,
@@ -1518,7 +1528,8 @@ fri_obj *fri_rdb_load(fr_server *s, const unsigned char *p, size_t len)
     case FRI_RDB_TYPE_ZSET:
     case FRI_RDB_TYPE_ZSET_2:
     case FRI_RDB_TYPE_ZSET_LISTPACK: return load_zset(s, &r, type);
-    case FRI_RDB_TYPE_STREAM_LISTPACKS_2: return load_stream(&r);
+    case FRI_RDB_TYPE_STREAM_LISTPACKS:
+    case FRI_RDB_TYPE_STREAM_LISTPACKS_2: return load_stream(&r, type);
     default: return NULL;
     }
 }

@@ -27,6 +27,7 @@ enum {
     FRI_RDB_TYPE_HASH = 4,
     FRI_RDB_TYPE_ZSET_2 = 5,
     FRI_RDB_TYPE_SET_INTSET = 11,
+    FRI_RDB_TYPE_STREAM_LISTPACKS = 15, /* before 7.0: no first id, tombstone, counters */
     FRI_RDB_TYPE_HASH_LISTPACK = 16,
     FRI_RDB_TYPE_ZSET_LISTPACK = 17,
     FRI_RDB_TYPE_LIST_QUICKLIST_2 = 18,

@@ -338,5 +338,9 @@ int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
 fri_stream_consumer *fri_stream_consumer_restore(fri_stream_cg *cg, const char *name, size_t len,
                                                  int64_t seen_time, int *exists);
 int fri_stream_consumer_pel_restore(fri_stream_cg *cg, fri_stream_consumer *consumer, fri_sid id);
+/* Redis's streamEstimateDistanceFromFirstEverEntry: a group's entries-read for a
+ * last-delivered id, where it can be known (FRI_CG_INVALID_ENTRIES_READ otherwise); what
+ * a payload of RDB version 9 or older, which has no counter, restores. */
+long long fri_stream_estimate_entries_read(const fri_stream *s, fri_sid id);
 
 #endif /* STREAM_INT_H */

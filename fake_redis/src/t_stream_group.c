@@ -1920,6 +1920,11 @@ fri_stream_cg *fri_stream_cg_restore(fri_stream *s, const char *name, size_t len
     return cg_create(s, name, len, last_id, entries_read, exists);
 }
 
+long long fri_stream_estimate_entries_read(const fri_stream *s, fri_sid id)
+{
+    return estimate_entries_read(s, id);
+}
+
 int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
                            uint64_t delivery_count)
 {
