@@ -3727,6 +3727,8 @@ int main(int argc, char **argv) {
     rh_buf_free(&r.real_reply);
     rh_buf_free(&r.fake_reply);
     rh_buf_free(&r.scratch);
+    rh_buf_free(&r.real_payload);
+    rh_buf_free(&r.fake_payload);
     for (size_t i = 0; i < g.nlive; i++) free(g.live[i].group);
     free(g.live);
     free(g.groups);
