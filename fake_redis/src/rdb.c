@@ -14,6 +14,7 @@
  * every listpack and intset completely (the fake keeps no listpacks), so a structurally
  * bad payload is refused even where Redis's shallow check would take it.
  */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -157,19 +158,39 @@ size_t fri_lzf_decompress(const void *in_data, size_t in_len, void *out_data, si
         unsigned ctrl = in[ip++];
         if (ctrl < 32) {
             size_t n = ctrl + 1;
-            if (op + n > out_len || ip + n > in_len) return 0;
+            if (op + n > out_len) {
+                errno = E2BIG;
+                return 0;
+            }
+            if (ip + n > in_len) {
+                errno = EINVAL;
+                return 0;
+            }
             memcpy(out + op, in + ip, n);
             op += n;
             ip += n;
         } else {
             size_t len = ctrl >> 5;
-            if (ip >= in_len) return 0;
+            if (ip >= in_len) {
+                errno = EINVAL;
+                return 0;
+            }
             if (len == 7) {
                 len += in[ip++];
-                if (ip >= in_len) return 0;
+                if (ip >= in_len) {
+                    errno = EINVAL;
+                    return 0;
+                }
             }
             size_t back = ((size_t)(ctrl & 0x1f) << 8) + in[ip++] + 1;
-            if (op + len + 2 > out_len || back > op) return 0;
+            if (op + len + 2 > out_len) {
+                errno = E2BIG;
+                return 0;
+            }
+            if (back > op) {
+                errno = EINVAL;
+                return 0;
+            }
             for (size_t k = 0; k < len + 2; k++, op++) out[op] = out[op - back];
         }
     }
@@ -776,7 +797,8 @@ int fri_rdb_verify(const unsigned char *p, size_t len)
 typedef struct reader {
     const unsigned char *p;
     size_t len, pos;
-    int err; /* sticky: a read ran past the end or met a bad encoding */
+    int err;       /* sticky: a read ran past the end or met a bad encoding */
+    int lzf_errno; /* the errno a failed lzf_decompress left (E2BIG, EINVAL), or 0 */
 } reader;
 
 static int rd_bytes(reader *r, void *dst, size_t n)
@@ -862,9 +884,10 @@ static fri_str *rd_string(reader *r)
             }
             char *tmp = malloc((size_t)olen + 1);
             fri_str *s = NULL;
-            if (tmp &&
-                fri_lzf_decompress(r->p + r->pos, (size_t)clen, tmp, (size_t)olen) == olen)
-                s = fri_str_new(tmp, (size_t)olen);
+            errno = 0;
+            size_t got = tmp ? fri_lzf_decompress(r->p + r->pos, (size_t)clen, tmp, (size_t)olen) : 0;
+            if (tmp && got == 0 && olen > 0 && errno) r->lzf_errno = errno;
+            if (tmp && got == olen) s = fri_str_new(tmp, (size_t)olen);
             free(tmp);
             if (!s) {
                 r->err = 1;
@@ -1501,14 +1524,24 @@ bad:
     return NULL;
 }
 
+static fri_obj *load(fr_server *s, reader *r);
+
 fri_obj *fri_rdb_load(fr_server *s, const unsigned char *p, size_t len)
 {
-    reader r = {p, len, 0, 0};
+    reader r = {p, len, 0, 0, 0};
+    fri_obj *o = load(s, &r);
+    /* Redis's lzf_decompress sets errno when it fails (the redis_errno mirror, fr_int.h) */
+    if (r.lzf_errno) s->redis_errno = r.lzf_errno;
+    return o;
+}
+
+static fri_obj *load(fr_server *s, reader *r)
+{
     unsigned char type;
-    if (rd_bytes(&r, &type, 1) < 0) return NULL;
+    if (rd_bytes(r, &type, 1) < 0) return NULL;
     switch (type) {
     case FRI_RDB_TYPE_STRING: {
-        fri_str *str = rd_string(&r);
+        fri_str *str = rd_string(r);
         if (!str) return NULL;
         fri_obj *o = fri_obj_new(FRI_STRING, str);
         if (!o) {
@@ -1520,16 +1553,16 @@ fri_obj *fri_rdb_load(fr_server *s, const unsigned char *p, size_t len)
         return o;
     }
     case FRI_RDB_TYPE_LIST:
-    case FRI_RDB_TYPE_LIST_QUICKLIST_2: return load_list(s, &r, type);
+    case FRI_RDB_TYPE_LIST_QUICKLIST_2: return load_list(s, r, type);
     case FRI_RDB_TYPE_SET:
-    case FRI_RDB_TYPE_SET_INTSET: return load_set(s, &r, type);
+    case FRI_RDB_TYPE_SET_INTSET: return load_set(s, r, type);
     case FRI_RDB_TYPE_HASH:
-    case FRI_RDB_TYPE_HASH_LISTPACK: return load_hash(s, &r, type);
+    case FRI_RDB_TYPE_HASH_LISTPACK: return load_hash(s, r, type);
     case FRI_RDB_TYPE_ZSET:
     case FRI_RDB_TYPE_ZSET_2:
-    case FRI_RDB_TYPE_ZSET_LISTPACK: return load_zset(s, &r, type);
+    case FRI_RDB_TYPE_ZSET_LISTPACK: return load_zset(s, r, type);
     case FRI_RDB_TYPE_STREAM_LISTPACKS:
-    case FRI_RDB_TYPE_STREAM_LISTPACKS_2: return load_stream(&r, type);
+    case FRI_RDB_TYPE_STREAM_LISTPACKS_2: return load_stream(r, type);
     default: return NULL;
     }
 }
@@ -1545,6 +1578,8 @@ static void dumpCommand(fr_client *c)
         return;
     }
     fri_buf b = {0};
+    /* rdbSaveObject walks a stream's radix trees to their ends: raxNext sets errno = 0 */
+    if (o->type == FRI_STREAM) c->srv->redis_errno = 0;
     if (fri_rdb_dump(c->srv, o, &b) < 0) {
         fri_buf_free(&b);
         fri_reply_error(c, FRI_ERR_OOM);
