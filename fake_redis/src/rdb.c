@@ -9,8 +9,9 @@
  * members, in the fake's order.  A list is cut into quicklist nodes as RPUSH of its
  * elements cuts it.
  *
- * The reader accepts every payload 7.0 writes and the older list and sorted-set forms
- * (RDB_TYPE_LIST, RDB_TYPE_ZSET), and decides encodings as rdbLoadObject does.  It decodes
+ * The reader accepts every payload 7.0 writes and the older forms 7.0 still loads (plain
+ * lists, ASCII scores, the ziplists of Redis 6, pre-7.0 streams), and decides encodings
+ * as rdbLoadObject does.  It decodes
  * every listpack and intset completely (the fake keeps no listpacks), so a structurally
  * bad payload is refused even where Redis's shallow check would take it.
  */
@@ -1028,6 +1029,102 @@ static int lp_must_int(lp_reader *lr, long long *v)
     return fri_string2ll(e.p, e.len, v) ? 0 : -1;
 }
 
+/* ----- Ziplists (payloads of Redis 6 and older) ---------------------------------------------- */
+
+/* Decodes a ziplist: header (total bytes, tail offset, count, little-endian), entries
+ * (the previous entry's length in 1 or 5 bytes, an encoding, the data), 0xFF.  Appends
+ * each element to out as a new fri_str* (integers as their digits).  0, or -1 when
+ * malformed. */
+static int zl_elements(const fri_str *data, fri_buf *out)
+{
+    const unsigned char *p = (const unsigned char *)data->buf;
+    size_t len = data->len;
+    if (len < 11 || p[len - 1] != 0xFF) return -1;
+    uint32_t total = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                     (uint32_t)p[3] << 24;
+    uint32_t tail = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 |
+                    (uint32_t)p[7] << 24;
+    unsigned count = p[8] | p[9] << 8, seen = 0;
+    if (total != len) return -1;
+    size_t pos = 10, end = len - 1, last = 10, prev_len = 0;
+    while (pos < end) {
+        last = pos; /* the tail offset must name the last entry */
+        size_t prev = p[pos] < 254 ? 1 : p[pos] == 254 ? 5 : 0;
+        if (!prev || pos + prev >= end) return -1;
+        size_t said = prev == 1 ? p[pos]
+                                : (size_t)p[pos + 1] | (size_t)p[pos + 2] << 8 |
+                                      (size_t)p[pos + 3] << 16 | (size_t)p[pos + 4] << 24;
+        if (said != prev_len) return -1; /* each entry records its predecessor's size */
+        pos += prev;
+        unsigned enc = p[pos];
+        size_t hdr, slen = 0;
+        long long v = 0;
+        int is_int = 0;
+        if (enc >> 6 == 0) {
+            hdr = 1;
+            slen = enc & 0x3f;
+        } else if (enc >> 6 == 1) {
+            hdr = 2;
+            if (pos + 1 >= end) return -1;
+            slen = (size_t)(enc & 0x3f) << 8 | p[pos + 1];
+        } else if (enc == 0x80) {
+            hdr = 5;
+            if (pos + 4 >= end) return -1;
+            slen = (size_t)p[pos + 1] << 24 | (size_t)p[pos + 2] << 16 | (size_t)p[pos + 3] << 8 |
+                   p[pos + 4];
+        } else if (enc >= 0xF1 && enc <= 0xFD) { /* a 4-bit immediate, 0 to 12 */
+            hdr = 1;
+            is_int = 1;
+            v = (long long)(enc & 0x0f) - 1;
+        } else {
+            int n = enc == 0xC0 ? 2 : enc == 0xD0 ? 4 : enc == 0xE0 ? 8 : enc == 0xF0 ? 3
+                    : enc == 0xFE ? 1 : 0;
+            if (!n || pos + (size_t)n >= end) return -1;
+            uint64_t u = 0;
+            for (int i = 0; i < n; i++) u |= (uint64_t)p[pos + 1 + i] << (8 * i);
+            if (n < 8 && (u >> (8 * n - 1)) & 1) u |= ~0ULL << (8 * n);
+            hdr = 1 + (size_t)n;
+            is_int = 1;
+            v = (long long)u;
+        }
+        if (!is_int && (slen > end - pos || hdr + slen > end - pos)) return -1;
+        if (is_int && hdr > end - pos) return -1;
+        fri_str *e = is_int ? fri_str_from_ll(v) : fri_str_new((const char *)p + pos + hdr, slen);
+        if (!e) return -1;
+        fri_buf_append(out, &e, sizeof(e));
+        pos += hdr + (is_int ? 0 : slen);
+        prev_len = pos - last;
+        seen++;
+    }
+    return pos == end && tail == last && (count == 65535 || count == seen) ? 0 : -1;
+}
+
+/* The elements of a listpack (ziplist = 0) or a ziplist, appended to out as fri_str*:
+ * 0, or -1 when malformed. */
+static int blob_elements(const fri_str *data, int ziplist, fri_buf *out)
+{
+    if (ziplist) return zl_elements(data, out);
+    lp_reader lr;
+    lp_elem e;
+    int rc = -1;
+    if (lp_open(&lr, data) == 0) {
+        while ((rc = lp_next(&lr, &e)) == 1) {
+            fri_str *item = fri_str_new(e.p, e.len);
+            if (!item) return -1;
+            fri_buf_append(out, &item, sizeof(item));
+        }
+    }
+    return rc;
+}
+
+static void free_items(fri_buf *items)
+{
+    size_t n = items->len / sizeof(fri_str *);
+    fri_str **v = (fri_str **)(void *)items->p;
+    for (size_t i = 0; i < n; i++) fri_str_free(v[i]);
+    fri_buf_free(items);
+}
+
 /* ----- Loading each type ----------------------------------------------------------------- */
 
 /* rdbLoadDoubleValue (RDB_TYPE_ZSET): a length byte (253 nan, 254 inf, 255 -inf) and that
@@ -1051,11 +1148,21 @@ static int rd_ascii_double(reader *r, double *d)
 static fri_obj *load_list(fr_server *s, reader *r, int type)
 {
     (void)s;
-    uint64_t nodes = rd_count(r, 1);
-    if (r->err || nodes == 0) return NULL;
     fri_buf items = {0}; /* fri_str* */
     int bad = 0;
+    uint64_t nodes = 1; /* RDB_TYPE_LIST_ZIPLIST: one ziplist */
+    if (type != FRI_RDB_TYPE_LIST_ZIPLIST) {
+        nodes = rd_count(r, 1);
+        if (r->err || nodes == 0) return NULL;
+    }
     for (uint64_t k = 0; k < nodes && !bad; k++) {
+        if (type == FRI_RDB_TYPE_LIST_ZIPLIST || type == FRI_RDB_TYPE_LIST_QUICKLIST) {
+            /* ziplists: no container; an empty one is skipped */
+            fri_str *data = rd_string(r);
+            if (!data || data->len == 0 || zl_elements(data, &items) < 0) bad = 1;
+            fri_str_free(data);
+            continue;
+        }
         if (type == FRI_RDB_TYPE_LIST) {
             fri_str *e = rd_string(r);
             if (!e) bad = 1;
@@ -1077,21 +1184,8 @@ static fri_obj *load_list(fr_server *s, reader *r, int type)
             fri_buf_append(&items, &data, sizeof(data));
             continue;
         }
-        lp_reader lr;
-        lp_elem e;
-        int rc = -1;
-        if (lp_open(&lr, data) == 0) {
-            while ((rc = lp_next(&lr, &e)) == 1) {
-                fri_str *item = fri_str_new(e.p, e.len);
-                if (!item) {
-                    rc = -1;
-                    break;
-                }
-                fri_buf_append(&items, &item, sizeof(item));
-            }
-        }
+        if (blob_elements(data, 0, &items) < 0) bad = 1;
         fri_str_free(data);
-        if (rc < 0) bad = 1;
     }
     size_t n = items.len / sizeof(fri_str *);
     fri_str **v = (fri_str **)(void *)items.p;
@@ -1183,45 +1277,35 @@ static void free_pairs(fri_buf *pairs)
     fri_buf_free(pairs);
 }
 
-/* Reads a listpack of (a, b) pairs into pairs (b as a string for hashes, as a score for
- * sorted sets): 0, or -1. */
-static int read_lp_pairs(reader *r, fri_buf *pairs, int zset)
+/* Reads a listpack (or, when ziplist, a ziplist) of (a, b) pairs into pairs (b as a
+ * string for hashes, as a score for sorted sets, read as zzlGetScore reads it): 0, or -1. */
+static int read_blob_pairs(reader *r, fri_buf *pairs, int zset, int ziplist)
 {
     fri_str *data = rd_string(r);
     if (!data) return -1;
-    lp_reader lr;
-    lp_elem e, f;
-    int rc = lp_open(&lr, data);
-    while (rc == 0) {
-        int got = lp_next(&lr, &e);
-        if (got <= 0) {
-            rc = got;
-            break;
-        }
-        if (lp_must(&lr, &f) < 0) {
-            rc = -1;
-            break;
-        }
-        pair p = {fri_str_new(e.p, e.len), NULL, 0};
+    fri_buf items = {0};
+    int rc = blob_elements(data, ziplist, &items);
+    fri_str_free(data);
+    size_t n = items.len / sizeof(fri_str *);
+    fri_str **v = (fri_str **)(void *)items.p;
+    if (rc == 0 && n % 2) rc = -1;
+    for (size_t i = 0; rc == 0 && i < n; i += 2) {
+        pair p = {v[i], NULL, 0};
+        v[i] = NULL;
         if (zset) {
-            if (f.is_int) {
-                p.score = (double)f.v;
-            } else {
-                char buf[128];
-                size_t n = f.len < sizeof(buf) - 1 ? f.len : sizeof(buf) - 1;
-                memcpy(buf, f.p, n);
-                buf[n] = 0;
-                p.score = strtod(buf, NULL);
-                if (isnan(p.score)) rc = -1;
-            }
+            char buf[128];
+            size_t len = v[i + 1]->len < sizeof(buf) - 1 ? v[i + 1]->len : sizeof(buf) - 1;
+            memcpy(buf, v[i + 1]->buf, len);
+            buf[len] = 0;
+            p.score = strtod(buf, NULL);
+            if (isnan(p.score)) rc = -1;
         } else {
-            p.b = fri_str_new(f.p, f.len);
-            if (!p.b) rc = -1;
+            p.b = v[i + 1];
+            v[i + 1] = NULL;
         }
         fri_buf_append(pairs, &p, sizeof(p));
-        if (!p.a) rc = -1;
     }
-    fri_str_free(data);
+    free_items(&items);
     return rc;
 }
 
@@ -1229,8 +1313,8 @@ static fri_obj *load_hash(fr_server *s, reader *r, int type)
 {
     fri_buf pairs = {0};
     int listpack;
-    if (type == FRI_RDB_TYPE_HASH_LISTPACK) {
-        if (read_lp_pairs(r, &pairs, 0) < 0) goto bad;
+    if (type == FRI_RDB_TYPE_HASH_LISTPACK || type == FRI_RDB_TYPE_HASH_ZIPLIST) {
+        if (read_blob_pairs(r, &pairs, 0, type == FRI_RDB_TYPE_HASH_ZIPLIST) < 0) goto bad;
         listpack = (long long)(pairs.len / sizeof(pair)) <= s->tun.hash_max_listpack_entries;
     } else {
         uint64_t n = rd_count(r, 2);
@@ -1275,8 +1359,8 @@ static fri_obj *load_zset(fr_server *s, reader *r, int type)
 {
     fri_buf pairs = {0};
     int listpack;
-    if (type == FRI_RDB_TYPE_ZSET_LISTPACK) {
-        if (read_lp_pairs(r, &pairs, 1) < 0) goto bad;
+    if (type == FRI_RDB_TYPE_ZSET_LISTPACK || type == FRI_RDB_TYPE_ZSET_ZIPLIST) {
+        if (read_blob_pairs(r, &pairs, 1, type == FRI_RDB_TYPE_ZSET_ZIPLIST) < 0) goto bad;
         listpack = (long long)(pairs.len / sizeof(pair)) <= s->tun.zset_max_listpack_entries;
     } else {
         uint64_t n = rd_count(r, 2);
@@ -1553,13 +1637,17 @@ static fri_obj *load(fr_server *s, reader *r)
         return o;
     }
     case FRI_RDB_TYPE_LIST:
+    case FRI_RDB_TYPE_LIST_ZIPLIST:
+    case FRI_RDB_TYPE_LIST_QUICKLIST:
     case FRI_RDB_TYPE_LIST_QUICKLIST_2: return load_list(s, r, type);
     case FRI_RDB_TYPE_SET:
     case FRI_RDB_TYPE_SET_INTSET: return load_set(s, r, type);
     case FRI_RDB_TYPE_HASH:
+    case FRI_RDB_TYPE_HASH_ZIPLIST:
     case FRI_RDB_TYPE_HASH_LISTPACK: return load_hash(s, r, type);
     case FRI_RDB_TYPE_ZSET:
     case FRI_RDB_TYPE_ZSET_2:
+    case FRI_RDB_TYPE_ZSET_ZIPLIST:
     case FRI_RDB_TYPE_ZSET_LISTPACK: return load_zset(s, r, type);
     case FRI_RDB_TYPE_STREAM_LISTPACKS:
     case FRI_RDB_TYPE_STREAM_LISTPACKS_2: return load_stream(r, type);

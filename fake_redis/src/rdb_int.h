@@ -17,8 +17,8 @@
 
 #define FRI_RDB_VERSION 10 /* Redis 7.0's RDB_VERSION */
 
-/* The RDB object types this module reads (Redis's RDB_TYPE_*); DUMP writes 0, 2, 4, 5,
- * 11, 16, 17, 18 and 19, as 7.0 does. */
+/* The RDB object types this module reads (Redis's RDB_TYPE_*; zipmaps and modules are
+ * refused); DUMP writes 0, 2, 4, 5, 11, 16, 17, 18 and 19, as 7.0 does. */
 enum {
     FRI_RDB_TYPE_STRING = 0,
     FRI_RDB_TYPE_LIST = 1,
@@ -26,7 +26,11 @@ enum {
     FRI_RDB_TYPE_ZSET = 3,
     FRI_RDB_TYPE_HASH = 4,
     FRI_RDB_TYPE_ZSET_2 = 5,
+    FRI_RDB_TYPE_LIST_ZIPLIST = 10,     /* Redis 6 and older: ziplists */
     FRI_RDB_TYPE_SET_INTSET = 11,
+    FRI_RDB_TYPE_ZSET_ZIPLIST = 12,
+    FRI_RDB_TYPE_HASH_ZIPLIST = 13,
+    FRI_RDB_TYPE_LIST_QUICKLIST = 14,   /* quicklist nodes of ziplists */
     FRI_RDB_TYPE_STREAM_LISTPACKS = 15, /* before 7.0: no first id, tombstone, counters */
     FRI_RDB_TYPE_HASH_LISTPACK = 16,
     FRI_RDB_TYPE_ZSET_LISTPACK = 17,
