@@ -446,6 +446,7 @@ extern const fri_command fri_cluster_commands[];
 extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMORY */
 extern const fri_command fri_eval_commands[];         /* eval.c: EVAL*, SCRIPT */
 extern const fri_command fri_function_commands[];     /* functions.c: FCALL*, FUNCTION */
+extern const fri_command fri_rdb_commands[];          /* rdb.c: DUMP, RESTORE */
 
 /* ----- Statistics (stats.c) ---------------------------------------------------------- */
 
@@ -739,6 +740,8 @@ size_t fri_list_memory(const fri_list *l, const fri_tunables *t, size_t samples)
 /* Hashes (t_hash.c): fields in a fri_dict (field -> fri_str* value, insertion order). */
 typedef struct fri_hash fri_hash;
 void fri_hash_free(fri_hash *h);
+/* An empty hash for RESTORE (rdb.c) in the encoding given; fill fri_hash_fields(h). */
+fri_hash *fri_hash_restore_new(int listpack);
 size_t fri_hash_size(const fri_hash *h);
 fri_dict *fri_hash_fields(fri_hash *h);
 int fri_hash_is_listpack(const fri_hash *h);
@@ -750,6 +753,14 @@ typedef struct fri_set fri_set;
 void fri_set_free(fri_set *s);
 size_t fri_set_size(const fri_set *s);
 int fri_set_is_intset(const fri_set *s);
+/* DUMP and RESTORE (rdb.c): an intset's width in bytes (2, 4, 8); an empty set in the
+ * encoding given (an intset of that width at least); setTypeAdd without the size limit
+ * (1 added, 0 already there, -1 out of memory; a non-integer turns an intset into a
+ * table); setTypeConvert to a table (0, or -1 out of memory). */
+unsigned fri_set_intset_width(const fri_set *s);
+fri_set *fri_set_restore_new(int intset, unsigned width);
+int fri_set_restore_add(fri_set *s, const char *p, size_t len);
+int fri_set_restore_convert(fri_set *s);
 fri_set *fri_set_dup(const fri_set *s);
 size_t fri_set_memory(const fri_set *s, size_t samples);
 /* Calls fn for every member in the order SMEMBERS answers; p is valid only during the
@@ -764,6 +775,10 @@ size_t fri_zset_size(const fri_zset *z);
  * behaves as one Redis keeps as a skiplist, whatever its size. */
 void fri_zset_convert_skiplist(fri_zset *z);
 int fri_zset_is_listpack(const fri_zset *z);
+/* RESTORE (rdb.c): an empty set in the encoding given, which adding keeps (1 added, 0
+ * already there, -1 out of memory). */
+fri_zset *fri_zset_restore_new(int listpack, const fri_tunables *tun);
+int fri_zset_restore_add(fri_zset *z, double score, const char *p, size_t len);
 fri_zset *fri_zset_dup(const fri_zset *z);
 size_t fri_zset_memory(const fri_zset *z, size_t samples);
 /* Calls fn for every member in rank order (ascending score, then member bytes). */

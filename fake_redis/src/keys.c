@@ -421,6 +421,9 @@ static void copy_command(fr_client *c)
         return;
     }
     copy->expire_ms = o->expire_ms;
+    /* streamDup walks the stream's radix tree to its end, and raxNext then sets errno = 0
+     * (the redis_errno mirror, fr_int.h) */
+    if (o->type == FRI_STREAM) c->srv->redis_errno = 0;
     if (old != NULL)
         fri_db_delete(dst, newkey->ptr, newkey->len);
     fri_db_add(dst, newkey->ptr, newkey->len, copy);

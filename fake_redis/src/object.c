@@ -35,6 +35,7 @@
 #include <stdlib.h>
 
 #include "fr_int.h"
+#include "stream_int.h"
 
 #define LRU_CLOCK_MAX ((1u << 24) - 1) /* Redis's LRU_CLOCK_MAX */
 #define LFU_INIT_VAL 5                 /* a new value's LFU counter */
@@ -737,6 +738,14 @@ static void memory_usage_command(fr_client *c)
         return;
     }
     size_t usage = fri_obj_memory(c->srv, o, (size_t)samples);
+    if (o->type == FRI_STREAM) {
+        /* Redis sizes a stream with radix tree iterators, whose raxNext sets errno = 0
+         * when it runs off the tree: the nodes' walk when it ends before `samples`
+         * nodes, and the groups' walk whenever the stream has had a group (the
+         * redis_errno mirror, fr_int.h) */
+        const fri_stream *st = o->ptr;
+        if (fri_stream_node_count(st) < (size_t)samples || st->cgroups) c->srv->redis_errno = 0;
+    }
     usage += fri_sds_size(key->len) + DICT_ENTRY_SIZE;
     if (c->srv->cluster_enabled) usage += CLUSTER_ENTRY_META;
     fri_reply_ll(c, (long long)usage);

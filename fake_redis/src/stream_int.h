@@ -305,4 +305,54 @@ int64_t fri_xreadgroup_claim_at(fr_client *c, int argc, const fri_arg *argv,
  * Times are printed relative to now, as the key's pttl is. */
 void fri_stream_dump(fri_buf *b, void *stream, int64_t now);
 
+/* ----- DUMP and RESTORE (rdb.c) ---------------------------------------------------------- */
+
+/* The flags of an entry in a node, Redis's STREAM_ITEM_FLAG_* (the same bits). */
+#define FRI_STREAM_ENTRY_DELETED 1
+#define FRI_STREAM_ENTRY_SAMEFIELDS 2
+
+/* What fri_stream_node_walk shows of a node: its master entry first (the master id, the
+ * live and deleted counts, the master field names), then every entry as stored, deleted
+ * ones included, with its flags and its fields and values (fv: 2 * nfields, names
+ * first; a SAMEFIELDS entry shows the master's names).  The pointers are valid during the
+ * call only. */
+typedef struct fri_stream_node_visitor {
+    void (*master)(void *ctx, fri_sid master, unsigned live, unsigned deleted, long nfields,
+                   const fri_arg *fields);
+    void (*entry)(void *ctx, int flags, fri_sid id, long nfields, const fri_arg *fv);
+} fri_stream_node_visitor;
+
+/* Walks node i (0 <= i < fri_stream_node_count(s)).  0, or -1 when out of memory. */
+int fri_stream_node_walk(const fri_stream *s, size_t i, const fri_stream_node_visitor *v,
+                         void *ctx);
+
+/* Building a stream from a DUMP payload, node by node in id order: a new last node with
+ * its master id, master field names and the byte size of its listpack in the payload;
+ * then its entries as stored (flags FRI_STREAM_ENTRY_*, fv as in the visitor; a
+ * SAMEFIELDS entry's names are not read).  Counters (length, ids) are the caller's to
+ * set.  0, or -1 when out of memory (or a node past 65535 entries). */
+int fri_stream_restore_node(fri_stream *s, fri_sid master, long nmaster, const fri_arg *fields,
+                            uint32_t lp_bytes);
+int fri_stream_restore_entry(fri_stream *s, int flags, fri_sid id, long nfields,
+                             const fri_arg *fv);
+/* Live entries of the last node. */
+size_t fri_stream_restore_last_live(const fri_stream *s);
+
+/* Consumer groups from a DUMP payload (t_stream_group.c): a group (NULL with *exists set
+ * when the name is taken, NULL alone when out of memory); a pending entry of the group
+ * with no consumer yet (1, 0 when already there, -1 out of memory); a consumer (as for
+ * the group); a pending entry handed to a consumer (1, 0 when the group has no such
+ * entry or the consumer has it already). */
+fri_stream_cg *fri_stream_cg_restore(fri_stream *s, const char *name, size_t len, fri_sid last_id,
+                                     long long entries_read, int *exists);
+int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
+                           uint64_t delivery_count);
+fri_stream_consumer *fri_stream_consumer_restore(fri_stream_cg *cg, const char *name, size_t len,
+                                                 int64_t seen_time, int *exists);
+int fri_stream_consumer_pel_restore(fri_stream_cg *cg, fri_stream_consumer *consumer, fri_sid id);
+/* Redis's streamEstimateDistanceFromFirstEverEntry: a group's entries-read for a
+ * last-delivered id, where it can be known (FRI_CG_INVALID_ENTRIES_READ otherwise); what
+ * a payload of RDB version 9 or older, which has no counter, restores. */
+long long fri_stream_estimate_entries_read(const fri_stream *s, fri_sid id);
+
 #endif /* STREAM_INT_H */

@@ -701,3 +701,12 @@ const fri_command fri_hash_commands[] = {
     {"hscan", hscanCommand, -3, R, "hash", 1, 1, 1, NULL, NULL},
     {0},
 };
+
+/* ----- RESTORE (rdb.c) ------------------------------------------------------------------- */
+
+fri_hash *fri_hash_restore_new(int listpack)
+{
+    fri_hash *h = hash_new();
+    if (h) h->listpack = listpack;
+    return h;
+}

@@ -1117,3 +1117,27 @@ const fri_command fri_set_commands[] = {
     {"sscan", sscanCommand, -3, R, "set", 1, 1, 1, NULL, NULL},
     {0},
 };
+
+/* ----- DUMP and RESTORE (rdb.c) ------------------------------------------------------------ */
+
+unsigned fri_set_intset_width(const fri_set *s) { return s->width ? s->width : 2; }
+
+fri_set *fri_set_restore_new(int intset, unsigned width)
+{
+    fri_set *s = calloc(1, sizeof(*s));
+    if (!s) return NULL;
+    s->intset = intset;
+    s->width = width;
+    if (!intset && !(s->table = fri_dict_new())) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int fri_set_restore_add(fri_set *s, const char *p, size_t len)
+{
+    return set_add(s, p, len, LLONG_MAX);
+}
+
+int fri_set_restore_convert(fri_set *s) { return s->intset ? set_convert(s) : 0; }

@@ -267,6 +267,7 @@ static const fri_str *pattern_value(fr_client *c, const fri_arg *pat, const fri_
         fri_notify(c->srv, FR_NOTIFY_KEY_MISS, "keymiss", key->p, key->len, c->db->id);
         return NULL;
     }
+    fri_obj_touch(c->srv, o, c->now_ms); /* lookupKeyRead: an access, whatever its type */
     if (!arrow) {
         if (o->type != FRI_STRING) return NULL;
         *as_int = o->strenc == FRI_STRENC_INT;

@@ -1904,3 +1904,146 @@ const fri_command fri_stream_commands[] = {
     {"xread", xreadCommand, -4, R | B, "stream", 0, 0, 0, xread_getkeys, NULL},
     {0},
 };
+
+/* ----- DUMP and RESTORE (rdb.c) -------------------------------------------------------------- */
+
+int fri_stream_node_walk(const fri_stream *s, size_t i, const fri_stream_node_visitor *v,
+                         void *ctx)
+{
+    const fri_stream_node *n = NODE(s, i);
+    size_t cap = n->master_fields > 8 ? n->master_fields : 8;
+    fri_arg *master = malloc(n->master_fields * sizeof(*master) + 1);
+    fri_arg *fv = malloc(2 * cap * sizeof(*fv));
+    if (!master || !fv) {
+        free(master);
+        free(fv);
+        return -1;
+    }
+    const unsigned char *p = n->data;
+    for (uint32_t k = 0; k < n->master_fields; k++) {
+        uint64_t len;
+        p = varint_get(p, &len);
+        master[k] = (fri_arg){(const char *)p, (size_t)len};
+        p += len;
+    }
+    v->master(ctx, n->master, n->live, n->deleted, n->master_fields, master);
+    p = n->data + n->first_off;
+    const unsigned char *end = n->data + n->used;
+    fri_sid prev = node_base(n), id;
+    int rc = 0;
+    while (p < end) {
+        int flags = *p++;
+        p = decode_id(p, prev, &id);
+        prev = id;
+        uint64_t nf = n->master_fields;
+        if (!(flags & FLAG_SAMEFIELDS)) p = varint_get(p, &nf);
+        if (nf > cap) {
+            fri_arg *grown = realloc(fv, 2 * nf * sizeof(*fv));
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            fv = grown;
+            cap = nf;
+        }
+        for (uint64_t k = 0; k < nf; k++) {
+            uint64_t len;
+            if (flags & FLAG_SAMEFIELDS) {
+                fv[2 * k] = master[k];
+            } else {
+                p = varint_get(p, &len);
+                fv[2 * k] = (fri_arg){(const char *)p, (size_t)len};
+                p += len;
+            }
+            p = varint_get(p, &len);
+            fv[2 * k + 1] = (fri_arg){(const char *)p, (size_t)len};
+            p += len;
+        }
+        v->entry(ctx, flags, id, (long)nf, fv);
+    }
+    free(master);
+    free(fv);
+    return rc;
+}
+
+/* Grows node i (the last) so that `need` more bytes fit; the node, or NULL. */
+static fri_stream_node *node_grow(fri_stream *s, size_t i, size_t need)
+{
+    fri_stream_node *n = NODE(s, i);
+    if (n->cap - n->used >= need) return n;
+    size_t cap = n->cap + n->cap / 2;
+    if (cap < n->used + need) cap = n->used + need;
+    fri_stream_node *grown = realloc(n, sizeof(*n) + cap);
+    if (!grown) return NULL;
+    grown->cap = cap;
+    NODE(s, i) = grown;
+    return grown;
+}
+
+int fri_stream_restore_node(fri_stream *s, fri_sid master, long nmaster, const fri_arg *fields,
+                            uint32_t lp_bytes)
+{
+    size_t bytes = 0;
+    for (long k = 0; k < nmaster; k++) bytes += varint_len(fields[k].len) + fields[k].len;
+    if (nodes_reserve(s) < 0) return -1;
+    size_t cap = bytes < 256 ? 256 : bytes;
+    fri_stream_node *n = malloc(sizeof(*n) + cap);
+    if (!n) return -1;
+    n->master = master;
+    n->last = node_base(n);
+    n->cap = cap;
+    n->used = 0;
+    n->lp_bytes = lp_bytes;
+    n->master_fields = (uint32_t)nmaster;
+    n->live = n->deleted = 0;
+    n->prealloc = 0; /* a restored listpack has its exact size */
+    for (long k = 0; k < nmaster; k++) {
+        n->used += varint_put(n->data + n->used, fields[k].len);
+        memcpy(n->data + n->used, fields[k].ptr, fields[k].len);
+        n->used += fields[k].len;
+    }
+    n->first_off = (uint32_t)n->used;
+    s->nodes[s->node_off + s->nnodes++] = n;
+    return 0;
+}
+
+int fri_stream_restore_entry(fri_stream *s, int flags, fri_sid id, long nfields,
+                             const fri_arg *fv)
+{
+    size_t i = s->nnodes - 1;
+    fri_stream_node *n = NODE(s, i);
+    if (n->live + n->deleted >= UINT32_MAX) return -1;
+    int same = (flags & FLAG_SAMEFIELDS) != 0;
+    fri_sid prev = n->last;
+    uint64_t dms = id.ms - prev.ms;
+    uint64_t dseq = dms ? id.seq : id.seq - prev.seq - 1;
+    size_t need = 1 + varint_len(dms) + varint_len(dseq) + varint_len((uint64_t)nfields);
+    for (long k = 0; k < 2 * nfields; k++) need += varint_len(fv[k].len) + fv[k].len;
+    if (!(n = node_grow(s, i, need))) return -1;
+    unsigned char *p = n->data + n->used;
+    *p++ = (unsigned char)(flags & (FLAG_DELETED | FLAG_SAMEFIELDS));
+    p += varint_put(p, dms);
+    p += varint_put(p, dseq);
+    if (!same) p += varint_put(p, (uint64_t)nfields);
+    for (long k = 0; k < nfields; k++) {
+        if (!same) {
+            p += varint_put(p, fv[2 * k].len);
+            memcpy(p, fv[2 * k].ptr, fv[2 * k].len);
+            p += fv[2 * k].len;
+        }
+        p += varint_put(p, fv[2 * k + 1].len);
+        memcpy(p, fv[2 * k + 1].ptr, fv[2 * k + 1].len);
+        p += fv[2 * k + 1].len;
+    }
+    n->used = (size_t)(p - n->data);
+    n->last = id;
+    if (flags & FLAG_DELETED) n->deleted++;
+    else n->live++;
+    return 0;
+}
+
+/* The live entries of the last node (0 when it has only deleted ones). */
+size_t fri_stream_restore_last_live(const fri_stream *s)
+{
+    return s->nnodes ? NODE(s, s->nnodes - 1)->live : 0;
+}

@@ -1936,3 +1936,42 @@ const fri_command fri_stream_group_commands[] = {
     {"xinfo", NULL, -2, FRI_CMD_CONTAINER, "stream", 0, 0, 0, NULL, xinfo_subcommands},
     {0},
 };
+
+/* ----- RESTORE (rdb.c) ------------------------------------------------------------------- */
+
+fri_stream_cg *fri_stream_cg_restore(fri_stream *s, const char *name, size_t len, fri_sid last_id,
+                                     long long entries_read, int *exists)
+{
+    return cg_create(s, name, len, last_id, entries_read, exists);
+}
+
+long long fri_stream_estimate_entries_read(const fri_stream *s, fri_sid id)
+{
+    return estimate_entries_read(s, id);
+}
+
+int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
+                           uint64_t delivery_count)
+{
+    if (fri_sidmap_get(cg->pel, id)) return 0;
+    fri_stream_nack *nack = nack_new(NULL, delivery_time);
+    if (!nack) return -1;
+    nack->delivery_count = delivery_count;
+    fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
+    return 1;
+}
+
+fri_stream_consumer *fri_stream_consumer_restore(fri_stream_cg *cg, const char *name, size_t len,
+                                                 int64_t seen_time, int *exists)
+{
+    *exists = consumer_find(cg, name, len) != NULL;
+    return *exists ? NULL : consumer_create(cg, name, len, seen_time);
+}
+
+int fri_stream_consumer_pel_restore(fri_stream_cg *cg, fri_stream_consumer *consumer, fri_sid id)
+{
+    fri_stream_nack *nack = fri_sidmap_get(cg->pel, id);
+    if (!nack || fri_sidmap_get(consumer->pel, id)) return 0;
+    nack_assign(id, nack, consumer);
+    return 1;
+}

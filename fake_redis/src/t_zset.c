@@ -1675,3 +1675,26 @@ const fri_command fri_zset_commands[] = {
     {"zscan", zscanCommand, -3, R, "sorted-set", 1, 1, 1, NULL, NULL},
     {0},
 };
+
+/* ----- RESTORE (rdb.c) ------------------------------------------------------------------- */
+
+fri_zset *fri_zset_restore_new(int listpack, const fri_tunables *tun)
+{
+    return zset_new(listpack, tun);
+}
+
+int fri_zset_restore_add(fri_zset *z, double score, const char *p, size_t len)
+{
+    int created;
+    fri_dent *e = fri_dict_add(z->dict, p, len, &created);
+    if (!e) return -1;
+    if (!created) return 0;
+    if (z->listpack && score == 0) score = 0.0; /* a listpack keeps no negative zero */
+    fri_zsl_node *n = fri_zsl_insert(z->zsl, score, p, len);
+    if (!n) {
+        fri_dict_delete(z->dict, p, len, NULL);
+        return -1;
+    }
+    e->v.ptr = n;
+    return 1;
+}

@@ -199,6 +199,77 @@ static int take_events(run *r) {
     return rc;
 }
 
+/* The payload in a bulk reply ("$N\r\n...\r\n"): 0 with *p, *len set, -1 otherwise. */
+static int bulk_payload(const rh_buf *reply, const char **p, size_t *len) {
+    if (reply->len < 4 || reply->data[0] != '$' || reply->data[1] == '-') return -1;
+    char *end;
+    unsigned long n = strtoul(reply->data + 1, &end, 10);
+    if (end[0] != '\r' || (size_t)(end + 2 - reply->data) + n + 2 != reply->len) return -1;
+    *p = end + 2;
+    *len = n;
+    return 0;
+}
+
+/* !dumprestore SRC DST TTL [OPTION...] on client 1: each side restores its own payload;
+ * the DUMP replies must both be nil or both payloads, the RESTORE replies equal. */
+static int run_dumprestore(run *r, const ds_line *l) {
+    const char *name = r->script->name;
+    if (ensure_client(r, 1) != 0) return -1;
+    char *dump[2] = {"DUMP", l->argv[0]};
+    size_t dumplen[2] = {4, l->argvlen[0]};
+    int real_ok = run_real(r, 1, 2, dump, dumplen) == 0;
+    run_fake(r, 1, 2, dump, dumplen);
+    const char *rp = NULL, *fp = NULL;
+    size_t rn = 0, fn = 0;
+    int real_has = real_ok && bulk_payload(&r->real_reply, &rp, &rn) == 0;
+    int fake_has = bulk_payload(&r->fake_reply, &fp, &fn) == 0;
+    r->compared++;
+    if (!real_ok || real_has != fake_has) {
+        printf("%s:%d: %s   <-- MISMATCH (DUMP)\n", name, l->lineno, l->text);
+        show("real", r->real_reply.data, r->real_reply.len);
+        show("fake", r->fake_reply.data, r->fake_reply.len);
+        r->failed++;
+        return real_ok ? 0 : -1;
+    }
+    if (!real_has) return 0;
+    int argc = l->argc + 1;
+    char **argv = calloc((size_t)argc, sizeof(*argv));
+    size_t *lens = calloc((size_t)argc, sizeof(*lens));
+    char *real_payload = malloc(rn + 1), *fake_payload = malloc(fn + 1);
+    if (!argv || !lens || !real_payload || !fake_payload) abort();
+    memcpy(real_payload, rp, rn);
+    memcpy(fake_payload, fp, fn);
+    argv[0] = "RESTORE";
+    lens[0] = 7;
+    argv[1] = l->argv[1];
+    lens[1] = l->argvlen[1];
+    argv[2] = l->argv[2];
+    lens[2] = l->argvlen[2];
+    for (int i = 3; i < l->argc; i++) {
+        argv[i + 1] = l->argv[i];
+        lens[i + 1] = l->argvlen[i];
+    }
+    argv[3] = real_payload;
+    lens[3] = rn;
+    real_ok = run_real(r, 1, argc, argv, lens) == 0;
+    argv[3] = fake_payload;
+    lens[3] = fn;
+    run_fake(r, 1, argc, argv, lens);
+    int same = real_ok && r->real_reply.len == r->fake_reply.len &&
+               memcmp(r->real_reply.data, r->fake_reply.data, r->real_reply.len) == 0;
+    if (!same || r->verbose) {
+        printf("%s:%d: %s%s\n", name, l->lineno, l->text, same ? "" : "   <-- MISMATCH");
+        show("real", r->real_reply.data, r->real_reply.len);
+        show("fake", r->fake_reply.data, r->fake_reply.len);
+    }
+    if (!same) r->failed++;
+    free(argv);
+    free(lens);
+    free(real_payload);
+    free(fake_payload);
+    return real_ok ? 0 : -1;
+}
+
 /* Runs one command line; returns 0 to go on, -1 to abandon the script. */
 static int run_command(run *r, const ds_line *l) {
     const char *name = r->script->name;
@@ -313,6 +384,12 @@ static void run_transcript(const ds_script *s, int verbose, long *passed, long *
             continue;
         }
         if (l->kind == DS_EVENTS) continue; /* no listener here */
+        if (l->kind == DS_DUMPRESTORE) {
+            printf("%s:%d: %s   <-- !dumprestore needs both servers: not in transcripts\n",
+                   s->name, l->lineno, l->text);
+            bad++;
+            continue;
+        }
         if (l->kind == DS_CONFIG) {
             if (fr_server_set_param(fake, l->argv[0], l->argv[1]) != 0) {
                 printf("%s:%d: %s   <-- the fake does not follow this parameter\n", s->name,
@@ -446,6 +523,11 @@ static int record(const char *script_path, const char *out_path, int verbose) {
             continue;
         }
         if (l->kind == DS_EVENTS) continue; /* no listener here */
+        if (l->kind == DS_DUMPRESTORE) {
+            fprintf(stderr, "%s:%d: !dumprestore cannot be recorded\n", script_path, l->lineno);
+            status = 1;
+            goto done;
+        }
         if (l->kind == DS_CONFIG) {
             if (rh_call(conns[1], &reply, "CONFIG", "SET", l->argv[0], l->argv[1], NULL) != 0) {
                 fprintf(stderr, "%s:%d: %s: refused\n", script_path, l->lineno, l->text);
@@ -553,6 +635,10 @@ static void run_script(const ds_script *s, int verbose, long *passed, long *fail
                     r.failed++;
                     break;
                 }
+                continue;
+            }
+            if (l->kind == DS_DUMPRESTORE) {
+                if (run_dumprestore(&r, l) != 0) break;
                 continue;
             }
             if (run_command(&r, l) != 0) break;

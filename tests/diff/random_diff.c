@@ -129,6 +129,7 @@ typedef enum cmp_mode {
     CMP_TYPE,      /* the first byte only */
     CMP_ARRLEN,    /* the array header only */
     CMP_NEAR,      /* an integer within step.tolerance */
+    CMP_FIRSTLINE, /* the first line only: a bulk string's or an array's length */
     CMP_SCAN,      /* a SCAN-family reply, see compare() */
     CMP_EXEC,      /* EXEC's array, element by element with the queued commands' rules */
     CMP_TIMES,     /* exact but for idle times and timestamps */
@@ -143,6 +144,7 @@ static const char *mode_name(cmp_mode m) {
     case CMP_PAIRS: return "as multisets of field/value pairs";
     case CMP_TYPE: return "by type only (a random choice)";
     case CMP_ARRLEN: return "by array length only (random members)";
+    case CMP_FIRSTLINE: return "by length only (a payload holding Redis's hash order or times)";
     case CMP_NEAR: return "as numbers within the clock's tolerance";
     case CMP_SCAN: return "as a scan (cursor 0 and a multiset when it ends in one call)";
     case CMP_EXEC: return "element by element, each by its command's rule";
@@ -168,6 +170,10 @@ typedef enum probe_kind {
     PROBE_IDLE,      /* OBJECT IDLETIME: by type when the key holds a shared integer, whose
                         one LRU field every key holding it touches (since each server
                         started), else the step's mode */
+    PROBE_DUMP,      /* DUMP: exact where Redis's payload is deterministic; by length for a
+                        hash table (its order) or a stream with groups (delivery and seen
+                        times); by type for a list of several quicklist nodes, whose cuts
+                        depend on how it was built (the fake cuts as RPUSH does) */
 } probe_kind;
 
 /* One generated command. */
@@ -184,6 +190,11 @@ typedef struct step {
     int has_count;    /* a count was given (PROBE_RANDPICK/SPOP) */
     int pairs;        /* the reply is field/value (or member/score) pairs */
     long tolerance;   /* CMP_NEAR: the allowed difference */
+    int keep_payload; /* DUMP: remember each side's payload for a RESTORE that follows */
+    int payload_arg;  /* RESTORE: the argument replaced by each side's remembered payload
+                         ("" when there is none), 0 for none */
+    char *src;        /* with payload_arg: the DUMPed key, for the diff-script line */
+    size_t srclen;
 } step;
 
 /* Frees a step's arguments and zeroes it. */
@@ -191,6 +202,7 @@ static void step_free(step *s) {
     for (int i = 0; i < s->argc; i++) free(s->argv[i]);
     free(s->argv);
     free(s->lens);
+    free(s->src);
     memset(s, 0, sizeof *s);
 }
 
@@ -804,6 +816,100 @@ static void g_copy(gen *g) {
     key_any(g);
     if (chance(g, 30)) { word(g, "db"); db_index(g); }
     if (chance(g, 40)) word(g, "replace");
+    finish(g, CMP_EXACT);
+}
+
+/* RESTORE payloads recorded from redis-server 7.0.15, then corrupted ones. */
+static const struct restore_payload {
+    const char *what;   /* what it holds */
+    const bstr *pool;   /* the keys of its type */
+    bstr payload;
+} RESTORE_PAYLOADS[] = {
+    {"a string", KEYS_STRING, B("\x00\x08\x72\x65\x73\x74\x6f\x72\x65\x64\x0a\x00\xb5\x65\xb8\xd8\xd2\x6f\x0a\xf4")},
+    {"an integer", KEYS_STRING, B("\x00\xc0\x2a\x0a\x00\x81\xfb\x5c\xfa\x86\x63\x4f\x50")},
+    {"a long string (LZF)", KEYS_STRING, B("\x00\xc3\x0b\x40\x5a\x03\x61\x62\x63\x61\xe0\x4b\x02\x01\x62\x63\x0a\x00\x23\x80\x36\xf9\xe2\xd0\xc7\x80")},
+    {"a list", KEYS_LIST, B("\x12\x01\x02\x11\x11\x00\x00\x00\x04\x00\x81\x61\x02\x81\x62\x02\x01\x01\x02\x01\xff\x0a\x00\x6d\x72\x71\x3e\x9b\x43\x48\x2b")},
+    {"a hash (listpack)", KEYS_HASH, B("\x10\x15\x15\x00\x00\x00\x04\x00\x82\x66\x31\x03\x82\x76\x31\x03\x82\x66\x32\x03\x02\x01\xff\x0a\x00\x5c\x5e\xa8\x13\xfe\xec\x1f\xf5")},
+    {"a hash (hash table)", KEYS_HASH, B("\x04\x02\x02\x66\x33\x01\x79\x02\x66\x31\xc3\x09\x40\x46\x01\x78\x78\xe0\x39\x00\x01\x78\x78\x0a\x00\xed\xa7\x0e\x42\x69\xce\x98\x2e")},
+    {"an intset", KEYS_SET, B("\x0b\x0e\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x02\x00\x03\x00\x0a\x00\xa5\x02\x5c\xe2\x6d\x6e\x4d\x1b")},
+    {"a set (hash table)", KEYS_SET, B("\x02\x03\x01\x61\x01\x62\xc0\x01\x0a\x00\x23\xff\x73\xbd\xb0\xf9\x35\x26")},
+    {"a sorted set (listpack)", KEYS_ZSET, B("\x11\x14\x14\x00\x00\x00\x04\x00\x81\x61\x02\x01\x01\x81\x62\x02\x83\x32\x2e\x35\x04\xff\x0a\x00\xd4\x4c\x6e\xa4\xf6\x44\xd9\xd7")},
+    {"a sorted set (skiplist)", KEYS_ZSET, B("\x05\x02\xc3\x09\x40\x46\x01\x71\x71\xe0\x39\x00\x01\x71\x71\x00\x00\x00\x00\x00\x00\x08\x40\x01\x61\x00\x00\x00\x00\x00\x00\xf0\x3f\x0a\x00\xd3\x01\x15\xcd\xd4\x8b\x6d\x35")},
+    {"a stream with a group", KEYS_STREAM, B("\x13\x01\x10\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x2a\x2a\x00\x00\x00\x0f\x00\x02\x01\x00\x01\x01\x01\x82\x66\x31\x03\x00\x01\x02\x01\x00\x01\x00\x01\x81\x76\x02\x04\x01\x02\x01\x01\x01\xdf\xff\x02\x81\x77\x02\x04\x01\xff\x02\x02\x00\x01\x01\x00\x00\x02\x01\x02\x67\x31\x01\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x29\x69\x4c\x34\xa2\x01\x00\x00\x01\x01\x02\x63\x31\x29\x69\x4c\x34\xa2\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x0a\x00\xf7\x8d\xcc\x22\xa7\x62\x7f\x5d")},
+    {"truncated", KEYS_STRING, B("\x00\x08\x72\x65\x73\x74\x6f\x72\x65\x64\x0a\x00\xb5\x65\xb8\xd8\xd2\x6f\x0a")},
+    {"a flipped bit", KEYS_STRING, B("\x00\x08\x72\x6d\x73\x74\x6f\x72\x65\x64\x0a\x00\xb5\x65\xb8\xd8\xd2\x6f\x0a\xf4")},
+    {"version 11", KEYS_STRING, B("\x00\x08\x72\x65\x73\x74\x6f\x72\x65\x64\x0b\x00\xdc\xba\x05\xab\x2f\xf0\xe3\x7d")},
+    {"bad data", KEYS_STRING, B("\x00\x09\x61\x62\x63\x0a\x00\xab\x7b\xaa\x50\xf5\x1c\xa6\xc2")},
+    {"garbage", KEYS_STRING, B("\x67\x61\x72\x62\x61\x67\x65")},
+};
+
+/* RESTORE's TTL: mostly none; far ahead; values that are in the past with ABSTTL (and far
+ * ahead without: 100000000 ms); invalid ones.  Never a short relative TTL, which the two
+ * servers would expire at different moments. */
+static void restore_ttl(gen *g) {
+    static const bstr t[] = {B("100000000"), B("4102444800000"), B("-1"), B("abc"), B(""),
+                             B("1.5"), B("9223372036854775808")};
+    if (chance(g, 65)) a(g, "0");
+    else ab(g, PICK(g, t));
+}
+
+/* RESTORE's options in any order: REPLACE, ABSTTL, IDLETIME s, FREQ f (valid, invalid,
+ * both of the last two: a syntax error), now and then a stray word or a missing value. */
+static void restore_options(gen *g) {
+    static const bstr idle[] = {B("0"), B("100"), B("-1"), B("x"), B("99999999999")};
+    static const bstr freq[] = {B("0"), B("255"), B("256"), B("-1"), B("x"), B("7")};
+    int n = (int)rnd(g, 4);
+    for (int i = 0; i < n; i++) {
+        switch (rnd(g, 10)) {
+        case 0: case 1: case 2: case 3: word(g, "replace"); break;
+        case 4: case 5: word(g, "absttl"); break;
+        case 6: word(g, "idletime"); ab(g, PICK(g, idle)); break;
+        case 7: word(g, "freq"); ab(g, PICK(g, freq)); break;
+        case 8: if (chance(g, 50)) word(g, "idletime"); else word(g, "freq"); break;
+        default: a(g, "nosuchoption"); break;
+        }
+    }
+}
+
+/* DUMP key: compared byte for byte where Redis's payload is deterministic (PROBE_DUMP).
+ * Half the time a RESTORE of that payload follows, into the same key or another one, each
+ * side restoring its own payload (a payload the fake wrote, read back by the fake). */
+static void g_dump(gen *g) {
+    begin(g, "dump");
+    key_any(g);
+    g->cur.probe = PROBE_DUMP;
+    g->cur.key_arg = 1;
+    g->cur.keep_payload = 1;
+    size_t srclen = g->cur.lens[1];
+    char *src = malloc(srclen + 1);
+    if (!src) abort();
+    memcpy(src, g->cur.argv[1], srclen + 1);
+    finish_ex(g, CMP_TYPE, 1);
+    if (chance(g, 50)) {
+        free(src);
+        return;
+    }
+    begin(g, "restore");
+    if (chance(g, 30)) add_arg(g, src, srclen);
+    else key_any(g);
+    restore_ttl(g);
+    a(g, "");
+    g->cur.payload_arg = 3;
+    g->cur.src = src;
+    g->cur.srclen = srclen;
+    restore_options(g);
+    finish_ex(g, CMP_EXACT, 1);
+}
+
+/* RESTORE key ttl payload [options]: a payload recorded from redis-server 7.0.15 (every
+ * type, then corrupted ones), mostly into a key of its own type. */
+static void g_restore(gen *g) {
+    const struct restore_payload *p = &RESTORE_PAYLOADS[rnd(g, NELEM(RESTORE_PAYLOADS))];
+    begin(g, "restore");
+    key_from(g, p->pool);
+    restore_ttl(g);
+    ab(g, &p->payload);
+    restore_options(g);
     finish(g, CMP_EXACT);
 }
 
@@ -2276,6 +2382,7 @@ static const gen_entry GENERATORS[] = {
     {"pexpireat", g_pexpireat, 10, 0}, {"ttl", g_ttl, 10, 0}, {"pttl", g_pttl, 10, 0},
     {"expiretime", g_expiretime, 5, 0}, {"pexpiretime", g_pexpiretime, 5, 0},
     {"persist", g_persist, 8, 0}, {"copy", g_copy, 8, 0}, {"sort", g_sort, 12, 0},
+    {"dump", g_dump, 8, 0}, {"restore", g_restore, 8, 0},
     {"sort_ro", g_sort_ro, 5, 0},
     {"object|encoding", g_object_encoding, 15, 0}, {"object|refcount", g_object_refcount, 5, 0},
     {"object|freq", g_object_freq, 2, 0}, {"object|idletime", g_object_idletime, 3, 0},
@@ -2480,6 +2587,8 @@ typedef struct runner {
     fr_client *listen_fake;  /* ... and on the fake */
     rh_buf ev_real, ev_fake; /* the messages of the last command on each side */
     char config_line[512];   /* the run's parameters other than Redis's defaults */
+    rh_buf real_payload;     /* the payloads of the last DUMP with keep_payload ... */
+    rh_buf fake_payload;     /* ... on each side ("" for nil, an error, or inside MULTI) */
 } runner;
 
 /* Appends arg as redis-cli would read it: bare when it is plain, else double-quoted with
@@ -2514,11 +2623,22 @@ static void cli_quote(rh_buf *out, const char *p, size_t n) {
 
 /* The command as a diff-script line: "<2> @sorted SMEMBERS S1". */
 static void script_line(rh_buf *out, const step *s, cmp_mode mode) {
+    if (s->payload_arg && s->client == 0 && s->payload_arg == 3) {
+        /* RESTORE dst ttl <the DUMP's payload> options: diff_runner's directive */
+        rh_buf_append(out, "!dumprestore ", 13);
+        cli_quote(out, s->src ? s->src : "", s->srclen);
+        for (int i = 1; i < s->argc; i++) {
+            if (i == 3) continue;
+            rh_buf_append(out, " ", 1);
+            cli_quote(out, s->argv[i], s->lens[i]);
+        }
+        return;
+    }
     if (s->client) rh_buf_printf(out, "<%d> ", s->client + 1);
     if (mode == CMP_SORTED || mode == CMP_PAIRS || mode == CMP_COLL)
         rh_buf_append(out, "@sorted ", 8);
     else if (mode == CMP_NEAR || mode == CMP_TIMES) rh_buf_append(out, "@near ", 6);
-    else if (mode == CMP_ARRLEN) rh_buf_append(out, "@len ", 5);
+    else if (mode == CMP_ARRLEN || mode == CMP_FIRSTLINE) rh_buf_append(out, "@len ", 5);
     else if (mode != CMP_EXACT && mode != CMP_EXEC) rh_buf_append(out, "@type ", 6);
     for (int i = 0; i < s->argc; i++) {
         if (i) rh_buf_append(out, " ", 1);
@@ -2559,6 +2679,8 @@ typedef struct probe_info {
     long long size;  /* its number of elements (the database's keys when no key) */
     int mixed;       /* a sorted set whose scores are not all equal */
     char kind;       /* its type: 'l'ist, 's'et, 'z'set, 'h'ash, or 0 (other, none) */
+    int hashtable;   /* the key is a hash table (a set's or a hash's) */
+    int dump_mode;   /* PROBE_DUMP: the rule for its payload */
 } probe_info;
 
 /* The raw reply of "ZRANGE key i i WITHSCORES" on the probe connection, into out. */
@@ -2601,6 +2723,7 @@ static int run_probe(runner *r, const step *s, int db, probe_info *pi) {
                     reply_is_string(r->scratch.data, r->scratch.len, "skiplist") ||
                     (r->scripted && (reply_is_string(r->scratch.data, r->scratch.len, "embstr") ||
                                      reply_is_string(r->scratch.data, r->scratch.len, "raw")));
+    pi->hashtable = reply_is_string(r->scratch.data, r->scratch.len, "hashtable");
     if (s->probe == PROBE_IDLE) {
         long long refcount = 0;
         argv[1] = "REFCOUNT", lens[1] = 8;
@@ -2616,10 +2739,36 @@ static int run_probe(runner *r, const step *s, int db, probe_info *pi) {
     else if (reply_is_string(r->scratch.data, r->scratch.len, "hash")) card = "HLEN", pi->kind = 'h';
     else if (reply_is_string(r->scratch.data, r->scratch.len, "zset")) card = "ZCARD", pi->kind = 'z';
     else if (reply_is_string(r->scratch.data, r->scratch.len, "list")) card = "LLEN", pi->kind = 'l';
-    if (card) {
+    int is_stream = reply_is_string(r->scratch.data, r->scratch.len, "stream");
+    /* (not for OBJECT IDLETIME: SCARD, HLEN ... are accesses, which would reset the idle
+     * time on the real side only) */
+    if (card && s->probe != PROBE_IDLE) {
         argv[0] = (char *)card, lens[0] = strlen(card);
         if (probe_call(r, 2, argv, lens) != 0) return -1;
         reply_integer(r->scratch.data, r->scratch.len, &pi->size);
+    }
+    if (s->probe == PROBE_DUMP) {
+        pi->dump_mode = pi->hashtable ? CMP_FIRSTLINE : CMP_EXACT;
+        if (is_stream) {
+            /* no group: nothing in the payload comes from a clock */
+            argv[0] = "XINFO", lens[0] = 5;
+            argv[1] = "GROUPS", lens[1] = 6;
+            argv[2] = key, lens[2] = klen;
+            if (probe_call(r, 3, argv, lens) != 0) return -1;
+            if (!(r->scratch.len == 4 && !memcmp(r->scratch.data, "*0\r\n", 4)))
+                pi->dump_mode = CMP_FIRSTLINE;
+        } else if (pi->kind == 'l') {
+            /* one quicklist node small enough that RPUSH would not have cut it either */
+            argv[0] = "DEBUG", lens[0] = 5;
+            argv[1] = "OBJECT", lens[1] = 6;
+            argv[2] = key, lens[2] = klen;
+            if (probe_call(r, 3, argv, lens) != 0) return -1;
+            const char *nodes = strstr(r->scratch.data, "ql_nodes:");
+            const char *size = strstr(r->scratch.data, "ql_uncompressed_size:");
+            if (!nodes || !size || strtol(nodes + 9, NULL, 10) != 1 ||
+                strtol(size + 21, NULL, 10) > 4000)
+                pi->dump_mode = CMP_TYPE;
+        }
     }
     if (s->probe == PROBE_LEX && card && !strcmp(card, "ZCARD") && pi->size > 1) {
         /* The scores are all equal iff the first and the last are. */
@@ -2746,6 +2895,7 @@ static cmp_mode resolve(const step *s, const probe_info *pi) {
     case PROBE_ORDER: return pi->ordered ? CMP_EXACT : s->mode;
     case PROBE_MEMORY: return pi->estimated ? s->mode : CMP_EXACT;
     case PROBE_IDLE: return pi->shared ? CMP_TYPE : s->mode;
+    case PROBE_DUMP: return (cmp_mode)pi->dump_mode;
     case PROBE_RANDOMKEY: return pi->size <= 1 ? CMP_EXACT : CMP_TYPE;
     case PROBE_SCAN: return CMP_SCAN;
     case PROBE_LEX:
@@ -2861,6 +3011,11 @@ static int compare(cmp_mode mode, const char *a, size_t alen, const char *b, siz
     case CMP_TYPE: return 1;
     case CMP_TIMES: return times_equal(a, alen, b, blen, 0);
     case CMP_COLL: return coll_equal(a, alen, b, blen);
+    case CMP_FIRSTLINE: {
+        if (a[0] != '*' && a[0] != '$') return bytes_equal(a, alen, b, blen);
+        size_t la = line_len(a, alen), lb = line_len(b, blen);
+        return la && la == lb && !memcmp(a, b, la);
+    }
     case CMP_ARRLEN: {
         if (a[0] != '*') return bytes_equal(a, alen, b, blen);
         size_t la = line_len(a, alen), lb = line_len(b, blen);
@@ -3255,6 +3410,15 @@ static const char *seed_config(const options_t *o, uint64_t seed, size_t i) {
     return p->values[1 + (x >> 8) % (n - 1)];
 }
 
+/* Keeps the payload of a DUMP reply (a bulk string), or nothing. */
+static void keep_payload(rh_buf *dst, int in_multi, const rh_buf *reply) {
+    rh_buf_reset(dst);
+    if (in_multi || reply->len < 4 || reply->data[0] != '$' || reply->data[1] == '-') return;
+    size_t l = line_len(reply->data, reply->len);
+    size_t n = (size_t)strtoll(reply->data + 1, NULL, 10);
+    if (l && l + n + 2 == reply->len) rh_buf_append(dst, reply->data + l, n);
+}
+
 /* Executes one step on both sides and compares.  Returns 1 when the replies matched, 0 on
  * a mismatch, 2 when the step was skipped (not run, not counted), -1 when the real server
  * cannot be reached any more. */
@@ -3299,8 +3463,22 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
     if (is_cmd(s, "eval") || is_cmd(s, "evalsha") || is_cmd(s, "eval_ro") ||
         is_cmd(s, "evalsha_ro") || is_cmd(s, "fcall") || is_cmd(s, "fcall_ro"))
         r->scripted = 1;
+    /* RESTORE of the DUMP before it: each side gets its own payload (none inside MULTI,
+     * where the DUMP only queued) */
+    char *arg_saved = NULL;
+    size_t len_saved = 0;
+    if (s->payload_arg) {
+        arg_saved = s->argv[s->payload_arg];
+        len_saved = s->lens[s->payload_arg];
+        s->argv[s->payload_arg] = c->in_multi ? "" : r->real_payload.data ? r->real_payload.data : "";
+        s->lens[s->payload_arg] = c->in_multi ? 0 : r->real_payload.len;
+    }
     int real_ok = rh_send(c->real, s->argc, s->argv, s->lens) == 0 &&
                   rh_read_reply(c->real, &r->real_reply) == 0;
+    if (s->payload_arg) {
+        s->argv[s->payload_arg] = c->in_multi ? "" : r->fake_payload.data ? r->fake_payload.data : "";
+        s->lens[s->payload_arg] = c->in_multi ? 0 : r->fake_payload.len;
+    }
     if (!real_ok) {
         rh_buf_reset(&r->real_reply);
         rh_buf_printf(&r->real_reply, "<no reply: %s>", rh_conn_error(c->real));
@@ -3309,6 +3487,14 @@ static int execute(runner *r, const options_t *o, uint64_t seed, step *s) {
     const char *fp = fr_exec_resp(c->fake, s->argc, (const char *const *)s->argv, s->lens, &flen);
     rh_buf_reset(&r->fake_reply);
     rh_buf_append(&r->fake_reply, fp, flen);
+    if (s->payload_arg) {
+        s->argv[s->payload_arg] = arg_saved;
+        s->lens[s->payload_arg] = len_saved;
+    }
+    if (s->keep_payload) {
+        keep_payload(&r->real_payload, c->in_multi, &r->real_reply);
+        keep_payload(&r->fake_payload, c->in_multi, &r->fake_reply);
+    }
 
     int same;
     if (!real_ok) same = 0;
@@ -3633,6 +3819,9 @@ static int final_check(runner *r, const options_t *o, uint64_t seed, long *passe
     spans ks = {0};
     r->final_check = 1;
     r->run_length = o->commands;
+    int has_dump = 0; /* the fake has DUMP (this branch's, or a later one's) */
+    for (size_t i = 0; i < fr_command_count(); i++)
+        if (!strcmp(fr_command_at(i)->name, "dump")) has_dump = 1;
     if (r->cl[0].in_multi) CHECK(CMP_EXACT, PROBE_NONE, -1, 0, "DISCARD");
     for (int db = 0; db < (o->cluster ? 1 : 2); db++) {
         char dbs[16];
@@ -3699,6 +3888,8 @@ static int final_check(runner *r, const options_t *o, uint64_t seed, long *passe
             CHECK(CMP_EXACT, PROBE_NONE, 2, kl, "OBJECT", "ENCODING", k);
             CHECK(CMP_EXACT, PROBE_NONE, 2, kl, "OBJECT", "REFCOUNT", k);
             CHECK(CMP_TYPE, PROBE_MEMORY, 2, kl, "MEMORY", "USAGE", k);
+            /* and its DUMP payload, where Redis's is deterministic */
+            if (has_dump) CHECK(CMP_TYPE, PROBE_DUMP, 1, kl, "DUMP", k);
         }
     }
 done:
@@ -3860,6 +4051,8 @@ int main(int argc, char **argv) {
     rh_buf_free(&r.scratch);
     rh_buf_free(&r.ev_real);
     rh_buf_free(&r.ev_fake);
+    rh_buf_free(&r.real_payload);
+    rh_buf_free(&r.fake_payload);
     for (size_t i = 0; i < g.nlive; i++) free(g.live[i].group);
     free(g.live);
     free(g.groups);

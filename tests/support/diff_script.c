@@ -160,8 +160,34 @@ static int parse_directive(const char *p, int col, const char *line, ds_line *ou
         out->kind = DS_CONFIG;
         return 1;
     }
+    if (n == 12 && !memcmp(p, "!dumprestore", 12)) {
+        /* plain words: the source key, the destination key, the TTL, RESTORE's options */
+        const char *w[16];
+        size_t wl[16];
+        int nw = 0;
+        while (*q) {
+            if (nw == 16) return set_error(err, (int)(q - line) + 1, "!dumprestore: too many words");
+            w[nw] = q;
+            wl[nw] = token_len(q);
+            q += wl[nw++];
+            while (*q && isspace((unsigned char)*q)) q++;
+        }
+        if (nw < 3) return set_error(err, argcol, "!dumprestore needs SRC DST TTL [OPTION...]");
+        out->argv = calloc((size_t)nw, sizeof(*out->argv));
+        out->argvlen = calloc((size_t)nw, sizeof(*out->argvlen));
+        if (!out->argv || !out->argvlen) return set_error(err, col, "out of memory");
+        out->argc = nw;
+        for (int i = 0; i < nw; i++) {
+            if (!(out->argv[i] = strndup(w[i], wl[i])))
+                return set_error(err, col, "out of memory");
+            out->argvlen[i] = wl[i];
+        }
+        out->kind = DS_DUMPRESTORE;
+        return 1;
+    }
     return set_error(err, col,
-                     "unknown directive '%.*s' (expected !sleep, !config, !events or !cluster)",
+                     "unknown directive '%.*s' (expected !sleep, !config, !events, "
+                     "!dumprestore or !cluster)",
                      (int)n, p);
 }
 

@@ -3,7 +3,7 @@
  *
  * A script is one redis-cli style command per line, optionally preceded by modifiers
  * (<N> for the client, @sorted, @type, @len, @near, @idle, @fake), plus the directives
- * !sleep MS, !config NAME VALUE and !cluster.
+ * !sleep MS, !config NAME VALUE, !dumprestore SRC DST TTL [OPTION...] and !cluster.
  * tests/diff/README.md describes the format for script writers; this header is the
  * parser's contract.  Errors are reported as "file:line:col: error: message", col counting
  * bytes from 1.
@@ -34,6 +34,10 @@ typedef enum ds_kind {
     DS_EVENTS,      /* !events: from here on a listener on each side PSUBSCRIBEs
                        __key*__:* and the messages each command makes it receive are
                        compared too */
+    DS_DUMPRESTORE, /* !dumprestore SRC DST TTL [OPTION...]: on each side, DUMP SRC, then
+                       RESTORE DST TTL <that side's own payload> OPTION...; the RESTORE
+                       replies are compared (a payload each side wrote, read back by
+                       itself); argv holds SRC, DST, TTL and the options */
 } ds_kind;
 
 /* Modifier flags of a command line. */

@@ -239,6 +239,14 @@ static void test_parse_good_lines(void **state) {
     assert_int_equal(ds_parse_line("!events", 1, &l, &err), 1);
     assert_int_equal(l.kind, DS_EVENTS);
     ds_line_free(&l);
+
+    assert_int_equal(ds_parse_line("!dumprestore src dst 0 REPLACE ABSTTL", 1, &l, &err), 1);
+    assert_int_equal(l.kind, DS_DUMPRESTORE);
+    assert_int_equal(l.argc, 5);
+    assert_string_equal(l.argv[0], "src");
+    assert_string_equal(l.argv[2], "0");
+    assert_string_equal(l.argv[4], "ABSTTL");
+    ds_line_free(&l);
 }
 
 /* Expects line to be rejected at column col with a message containing what. */
@@ -275,6 +283,7 @@ static void test_parse_bad_lines(void **state) {
     expect_error("!cluster now", 10, "no argument");
     expect_error("!wait 5", 1, "unknown directive");
     expect_error("!events now", 9, "!events takes no argument");
+    expect_error("!dumprestore a b", 14, "needs SRC DST TTL");
     expect_error("!config", 8, "name and a value");
     expect_error("!config hz", 11, "name and a value");
     expect_error("!config hz 10 20", 15, "two arguments");
