@@ -1498,6 +1498,7 @@ static int load_stream_node(fri_stream *st, fri_sid master, const fri_str *data,
         for (long long k = 0; k < 2 * nf; k++) fri_str_free(vals[k]);
         if (!ok) goto out;
     }
+    fri_stream_restore_node_end(st);
     if (fri_stream_restore_last_live(st) != (size_t)count) goto out;
     rc = 0;
 out:

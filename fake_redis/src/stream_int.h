@@ -330,11 +330,14 @@ int fri_stream_node_walk(const fri_stream *s, size_t i, const fri_stream_node_vi
  * its master id, master field names and the byte size of its listpack in the payload;
  * then its entries as stored (flags FRI_STREAM_ENTRY_*, fv as in the visitor; a
  * SAMEFIELDS entry's names are not read).  Counters (length, ids) are the caller's to
- * set.  0, or -1 when out of memory (or a node past 65535 entries). */
+ * set; fri_stream_restore_node_end closes the node (lp_bytes then counts its master
+ * entry's "count" and "deleted" as the node's own counters, which grow with it).  0, or -1
+ * when out of memory (or a node past 2^32 - 1 entries). */
 int fri_stream_restore_node(fri_stream *s, fri_sid master, long nmaster, const fri_arg *fields,
                             uint32_t lp_bytes);
 int fri_stream_restore_entry(fri_stream *s, int flags, fri_sid id, long nfields,
                              const fri_arg *fv);
+void fri_stream_restore_node_end(fri_stream *s);
 /* Live entries of the last node. */
 size_t fri_stream_restore_last_live(const fri_stream *s);
 

@@ -2042,6 +2042,13 @@ int fri_stream_restore_entry(fri_stream *s, int flags, fri_sid id, long nfields,
     return 0;
 }
 
+void fri_stream_restore_node_end(fri_stream *s)
+{
+    fri_stream_node *n = NODE(s, s->nnodes - 1);
+    uint32_t counters = (uint32_t)(fri_lp_int_size(n->live) + fri_lp_int_size(n->deleted));
+    n->lp_bytes = n->lp_bytes > counters ? n->lp_bytes - counters : 0;
+}
+
 /* The live entries of the last node (0 when it has only deleted ones). */
 size_t fri_stream_restore_last_live(const fri_stream *s)
 {
