@@ -127,8 +127,9 @@ typedef struct wsc_explore_options {
  * crash, then restarting the consumer and recovering through the configured paths (the
  * clock is moved past every min-idle and delay; each subscription reads until nothing
  * comes; each delivery is handled as the scenario handles its entry), and classifies the
- * point with ws_sim_check.  Returns 0 (fills *out; free with wsc_exploration_free) or
- * WS_ENOMEM. */
+ * point with ws_sim_check.  This is the replay path, all in this process (no fork: what
+ * a fuzz target wants); wsc_explore_with explores from snapshots.  Returns 0 (fills
+ * *out; free with wsc_exploration_free) or WS_ENOMEM. */
 int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out);
 /* The same, as xo says.  Unless xo->replay, the scenario runs once more (after the
  * baseline) and, at each crash point, the process forks: the child crashes there, runs

@@ -516,7 +516,8 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
 
 int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out)
 {
-    return wsc_explore_with(sc, opt, NULL, out);
+    static const wsc_explore_options replay = {.replay = 1};
+    return wsc_explore_with(sc, opt, &replay, out);
 }
 
 void wsc_exploration_free(wsc_exploration *ex)
