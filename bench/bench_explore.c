@@ -1,13 +1,23 @@
-/* bench_explore.c -- what `wsim explore` costs: every crash point of a 1,000-delivery
- * scenario (stream, COUNT 64, one queued INCR per delivery, every delivery acked, a
- * reclaim subscription for recovery), against one plain run of the same scenario, in the
- * same process, on the in-process fake.  Prints the crash points, both times, the ratio
- * and the cost of one point in plain runs; for the plain window and the atomic window.
+/* bench_explore.c -- what `wsim explore` costs: every crash point of an N-delivery scenario
+ * (stream, COUNT 64, one queued INCR per delivery, every delivery acked, a reclaim
+ * subscription for recovery), against one plain run of the same scenario, in the same
+ * process, on the in-process fake; for the plain window and the atomic window.
  *
- * usage: bench_explore [deliveries]   (default 1000) */
+ * Per mode it prints the crash points, one plain run (best of 5), the exploration with
+ * snapshots and one worker (--jobs 1) and with two (--jobs 2), each as a time, a ratio to
+ * the plain run and the cost of one point in plain runs, and the speed-up of two workers
+ * (the medians of -r repetitions); with --replay also the old path, whose verdicts must be
+ * identical (the program fails otherwise).  Then the cost against size: the window mode
+ * at N and at 10N deliveries, one worker; the larger one explores every K-th point only
+ * (--sample K, default 20: a shard of the points, spread over the whole scenario) and its
+ * cost is that per point times the points, said as such.
+ *
+ * usage: bench_explore [-r REPS] [--replay] [--sample K] [--no-size] [deliveries]
+ *        (default 1000 deliveries, 3 repetitions) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "wsc.h"
@@ -17,6 +27,18 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds so far, this process and its reaped children (the workers). */
+static double cpu_s(void)
+{
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+                    kids.ru_stime.tv_sec) +
+           (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
+                    kids.ru_stime.tv_usec) / 1e6;
 }
 
 /* The scenario text: n entries, read COUNT 64 at a time, each queues an INCR and acks. */
@@ -41,52 +63,182 @@ static char *scenario_text(int n, const char *mode)
     return s;
 }
 
-int main(int argc, char **argv)
+static wsc_scenario *make(int n, const char *mode)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 1000;
-    if (n < 1 || n > 100000) {
-        fprintf(stderr, "usage: bench_explore [deliveries 1..100000]\n");
-        return 2;
+    char *text = scenario_text(n, mode);
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse("bench.wsim", text, strlen(text), &err);
+    free(text);
+    if (!sc) {
+        fprintf(stderr, "bench_explore: %s\n", err);
+        exit(1);
     }
-    printf("crash exploration of a %d-delivery scenario (in-process fake, one core)\n\n", n);
-    printf("%-8s %8s %12s %12s %10s %14s %s\n", "mode", "points", "plain run", "explore",
-           "ratio", "per point", "verdicts");
-    const char *modes[] = {"window", "atomic"};
-    for (int m = 0; m < 2; m++) {
-        char *text = scenario_text(n, modes[m]);
-        char *err = NULL;
-        wsc_scenario *sc = wsc_parse("bench.wsim", text, strlen(text), &err);
-        free(text);
-        if (!sc) {
-            fprintf(stderr, "%s\n", err);
-            return 1;
-        }
-        /* the plain run: best of 5 */
-        double plain = 1e9;
-        for (int k = 0; k < 5; k++) {
-            wsc_result r;
-            double t0 = now_s();
-            if (wsc_run(sc, NULL, &r) || r.status != WSC_PASS) {
-                fprintf(stderr, "the plain run failed: %s\n", r.report ? r.report : "?");
-                return 1;
-            }
-            double dt = now_s() - t0;
-            if (dt < plain) plain = dt;
-            wsc_result_free(&r);
-        }
-        wsc_exploration ex;
+    return sc;
+}
+
+/* One plain run, best of 5. */
+static double plain_run(const wsc_scenario *sc)
+{
+    double best = 1e9;
+    for (int k = 0; k < 5; k++) {
+        wsc_result r;
         double t0 = now_s();
-        if (wsc_explore(sc, NULL, &ex) || ex.error) {
-            fprintf(stderr, "explore failed: %s\n", ex.error ? ex.error : "out of memory");
-            return 1;
+        if (wsc_run(sc, NULL, &r) || r.status != WSC_PASS) {
+            fprintf(stderr, "bench_explore: the plain run failed: %s\n", r.report ? r.report : "?");
+            exit(1);
         }
         double dt = now_s() - t0;
-        printf("%-8s %8zu %10.1f ms %10.2f s %9.0fx %11.2f runs   %zu fine, %zu doubled, "
-               "%zu lost, %zu split\n",
-               modes[m], ex.npoints, plain * 1e3, dt, dt / plain,
-               dt / plain / (double)ex.npoints, ex.fine, ex.doubled, ex.lost, ex.split);
+        if (dt < best) best = dt;
+        wsc_result_free(&r);
+    }
+    return best;
+}
+
+/* One exploration, timed; ex is kept for the verdicts (free it). */
+static double explore(const wsc_scenario *sc, const wsc_explore_options *xo, wsc_exploration *ex,
+                      double *cpu)
+{
+    double t0 = now_s(), c0 = cpu_s();
+    if (wsc_explore_with(sc, NULL, xo, ex) || ex->error || ex->failure) {
+        fprintf(stderr, "bench_explore: explore failed: %s\n",
+                ex->error ? ex->error : ex->failure ? ex->failure : "out of memory");
+        exit(1);
+    }
+    if (cpu) *cpu = cpu_s() - c0;
+    return now_s() - t0;
+}
+
+/* Non-zero when a and b give every point the same verdict, flag and detail. */
+static int same_verdicts(const wsc_exploration *a, const wsc_exploration *b)
+{
+    if (a->npoints != b->npoints) return 0;
+    for (size_t i = 0; i < a->npoints; i++) {
+        const wsc_crash_point *p = &a->points[i], *q = &b->points[i];
+        if (p->explored != q->explored) return 0;
+        if (!p->explored) continue;
+        if (strcmp(p->verdict, q->verdict) || p->forbidden != q->forbidden ||
+            strcmp(p->detail, q->detail))
+            return 0;
+    }
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    char buf[128] = "";
+    if (f) {
+        if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
+        fclose(f);
+    }
+    buf[strcspn(buf, "\n")] = '\0';
+    printf("load average (1, 5, 15 min, runnable/total, last pid): %s\n", buf);
+}
+
+int main(int argc, char **argv)
+{
+    int n = 1000, reps = 3, replay = 0, sample = 20, size = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sample") && i + 1 < argc) sample = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--replay")) replay = 1;
+        else if (!strcmp(argv[i], "--no-size")) size = 0;
+        else n = atoi(argv[i]);
+    }
+    if (n < 1 || n > 100000 || reps < 1 || reps > 99 || sample < 1) {
+        fprintf(stderr, "usage: bench_explore [-r REPS] [--replay] [--sample K] [--no-size] "
+                        "[deliveries 1..100000]\n");
+        return 2;
+    }
+    printf("crash exploration of a %d-delivery scenario (in-process fake), medians of %d\n", n,
+           reps);
+    load_average();
+    printf("\n%-7s %7s %10s | %-28s | %-28s | %8s | %s\n", "mode", "points", "plain run",
+           "--jobs 1: time, ratio, /point", "--jobs 2: time, ratio, /point", "2 vs 1",
+           "verdicts");
+    const char *modes[] = {"window", "atomic"};
+    double per_point_1000 = 0, explore_1000 = 0;
+    int status = 0;
+    for (int m = 0; m < 2; m++) {
+        wsc_scenario *sc = make(n, modes[m]);
+        double plain = plain_run(sc);
+        double t1[99], t2[99], ratio[99], c1[99];
+        wsc_exploration first = {0};
+        for (int k = 0; k < reps; k++) {
+            wsc_exploration a, b;
+            wsc_explore_options one = {.jobs = 1}, two = {.jobs = 2};
+            t1[k] = explore(sc, &one, &a, &c1[k]);
+            t2[k] = explore(sc, &two, &b, NULL);
+            ratio[k] = t1[k] / t2[k];
+            if (!same_verdicts(&a, &b)) {
+                fprintf(stderr, "bench_explore: --jobs 1 and --jobs 2 disagree\n");
+                status = 1;
+            }
+            if (k == 0) first = a;
+            else wsc_exploration_free(&a);
+            wsc_exploration_free(&b);
+        }
+        double j1 = median(t1, reps), j2 = median(t2, reps), sp = median(ratio, reps),
+               cpu1 = median(c1, reps);
+        double pts = (double)first.npoints;
+        printf("%-7s %7zu %7.1f ms | %6.2f s %6.0fx %7.3f runs | %6.2f s %6.0fx %7.3f runs | "
+               "%7.2fx | %zu fine, %zu doubled, %zu lost, %zu split\n",
+               modes[m], first.npoints, plain * 1e3, j1, j1 / plain, j1 / plain / pts, j2,
+               j2 / plain, j2 / plain / pts, sp, first.fine, first.doubled, first.lost,
+               first.split);
+        printf("%-7s --jobs 1 used %.2f s of CPU (parent and workers): %.3f runs per point\n",
+               modes[m], cpu1, cpu1 / plain / pts);
+        if (m == 0) {
+            per_point_1000 = j1 / pts;
+            explore_1000 = j1;
+        }
+        if (replay) {
+            wsc_exploration r;
+            wsc_explore_options old = {.replay = 1};
+            double cr;
+            double tr = explore(sc, &old, &r, &cr);
+            int same = same_verdicts(&first, &r);
+            printf("%-7s the replay path (--replay): %.2f s (%.2f s of CPU), %.0fx, %.3f runs per "
+                   "point; verdicts %s\n",
+                   modes[m], tr, cr, tr / plain, tr / plain / pts, same ? "identical" : "DIFFERENT");
+            if (!same) status = 1;
+            wsc_exploration_free(&r);
+        }
+        fflush(stdout);
+        wsc_exploration_free(&first);
+        wsc_free(sc);
+    }
+    if (size) {
+        /* cost against size: the window mode at 10n, every sample-th point */
+        int big = n * 10;
+        wsc_scenario *sc = make(big, "window");
+        double plain = plain_run(sc);
+        wsc_exploration ex;
+        wsc_explore_options xo = {.jobs = 1, .shard = 1, .nshards = (size_t)sample};
+        double t = explore(sc, &xo, &ex, NULL);
+        double per_point = t / (double)ex.explored, total = per_point * (double)ex.npoints;
+        printf("\ncost against size (window, --jobs 1):\n");
+        printf("  %6d deliveries: %6zu points, %8.2f s (all points), %6.2f ms per point\n", n,
+               (size_t)(explore_1000 / per_point_1000 + 0.5), explore_1000, per_point_1000 * 1e3);
+        printf("  %6d deliveries: %6zu points, %8.2f s (estimated: %zu points explored, every "
+               "%d-th, in %.2f s), %6.2f ms per point; one plain run %.1f ms\n",
+               big, ex.npoints, total, ex.explored, sample, t, per_point * 1e3, plain * 1e3);
+        printf("  ratio %.1fx for 10x the deliveries (linear would be about 10x)\n",
+               total / explore_1000);
         wsc_exploration_free(&ex);
         wsc_free(sc);
     }
-    return 0;
+    return status;
 }

@@ -4,7 +4,7 @@
 #   bench/run.sh [bench_fake options]            e.g. bench/run.sh -n 500000 -r 7
 #   bench/run.sh streams [bench_streams options] e.g. bench/run.sh streams --only xadd
 #   bench/run.sh engine [bench_engine options]   e.g. bench/run.sh engine -r 7
-#   bench/run.sh explore [deliveries]            e.g. bench/run.sh explore 1000
+#   bench/run.sh explore [options] [deliveries]  e.g. bench/run.sh explore -r 3 --replay 1000
 #
 # The first runs bench_fake (the mixed workload), "streams" runs bench_streams (stream and
 # consumer-group commands, one operation at a time), "engine" runs bench_engine (the

@@ -215,6 +215,14 @@ int ws_fault_error_nth(ws_conn *c, const char *name, uint64_t nth, const char *e
 void ws_fault_clear(ws_conn *c);
 /* How many faults fired on c so far (0 for a connection without a fault layer). */
 uint64_t ws_fault_fired(const ws_conn *c);
+/* Called by a fault layer at the start of each of its round trips, before any armed
+ * fault is matched against it: round_trip is its number (1-based, as ws_fault counts)
+ * and n its command count.  A fault armed from inside the hook applies to this round
+ * trip.  The crash explorer forks there, one child per crash point of the round trip,
+ * each arming its own fault (docs/wsim-explore.md); it must not send on c. */
+typedef void (*ws_fault_hook)(void *arg, ws_conn *c, uint64_t round_trip, size_t n);
+/* Sets c's hook (fn NULL: none).  WS_EINVAL when c is not a fault layer. */
+int ws_fault_set_hook(ws_conn *c, ws_fault_hook fn, void *arg);
 
 /* ----- The trace --------------------------------------------------------------------- */
 

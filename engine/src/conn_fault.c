@@ -62,6 +62,8 @@ typedef struct fault_conn {
     fr_command *send;       /* the commands actually sent */
     size_t *send_of;        /* send index -> caller index */
     const fr_reply **inner_replies;
+    ws_fault_hook hook;     /* called at the start of each round trip, or NULL */
+    void *hook_arg;         /* its argument */
 } fault_conn;
 
 /* ----- Helpers ----------------------------------------------------------------------- */
@@ -244,6 +246,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
 {
     fault_conn *fc = (fault_conn *)c;
     uint64_t rt = c->stats.round_trips;
+    if (fc->hook) fc->hook(fc->hook_arg, c, rt, n);
     wsi_arena_reset(&fc->arena);
     if (n > fc->scratch_cap) {
         size_t cap = fc->scratch_cap, cap2 = fc->scratch_cap, cap3 = fc->scratch_cap,
@@ -518,4 +521,13 @@ uint64_t ws_fault_fired(const ws_conn *c)
 {
     if (!c || !c->faulty) return 0;
     return ((const fault_conn *)c)->fired;
+}
+
+int ws_fault_set_hook(ws_conn *c, ws_fault_hook fn, void *arg)
+{
+    if (!c || !c->faulty) return WS_EINVAL;
+    fault_conn *fc = (fault_conn *)c;
+    fc->hook = fn;
+    fc->hook_arg = arg;
+    return 0;
 }

@@ -311,8 +311,10 @@ void wsi_sub_reset(ws_sub *s)
             batches[nbatches++] = d->batch;
         }
     }
+    /* written only where set: the crash explorer's children share these pages with
+     * their parent, and a write copies the page */
     for (size_t i = 0; i < s->sim->ndl; i++)
-        if (s->sim->dl[i]->sub == s) s->sim->dl[i]->batch = NULL;
+        if (s->sim->dl[i]->sub == s && s->sim->dl[i]->batch) s->sim->dl[i]->batch = NULL;
     for (size_t i = 0; i < nbatches; i++) {
         wsi_segment_free(batches[i]->seg);
         free(batches[i]->members);

@@ -94,6 +94,7 @@ typedef struct wsc_crash_point {
     char *detail;           /* the violations, one sentence each ("; " between), or the
                                error; "" when fine */
     int forbidden;          /* the verdict is one the scenario forbids (`forbid ...`) */
+    int explored;           /* explored here (0: another shard's point; verdict NULL) */
 } wsc_crash_point;
 
 typedef struct wsc_exploration {
@@ -102,7 +103,23 @@ typedef struct wsc_exploration {
     size_t fine, doubled, lost, split, leaked, stranded, other; /* points per verdict */
     size_t forbidden;       /* points whose verdict the scenario forbids */
     char *error;            /* the baseline run failed: why (then npoints is 0) */
+    size_t explored;        /* points explored (all of them, or one shard's) */
+    size_t replayed;        /* of those, points the snapshot path could not reach from
+                               its one run and replayed instead (0 on every known
+                               scenario; docs/wsim-explore.md) */
+    char *failure;          /* the exploration did not complete: a worker died (which
+                               point it was exploring, and how); the points are then not
+                               to be reported */
 } wsc_exploration;
+
+/* How wsc_explore_with explores. */
+typedef struct wsc_explore_options {
+    int replay;             /* replay the scenario's prefix for every point (the path
+                               before snapshots; kept to compare the two) */
+    int jobs;               /* worker processes at once (fork); 0: 1 */
+    size_t shard, nshards;  /* only every nshards-th point from the shard-th (1-based,
+                               shard <= nshards); nshards 0: every point */
+} wsc_explore_options;
 
 /* Runs sc once on the fake to learn its consumer round trips (the first process's only),
  * then once more per crash point -- before each command the server applies, and after
@@ -110,9 +127,20 @@ typedef struct wsc_exploration {
  * crash, then restarting the consumer and recovering through the configured paths (the
  * clock is moved past every min-idle and delay; each subscription reads until nothing
  * comes; each delivery is handled as the scenario handles its entry), and classifies the
- * point with ws_sim_check.  Returns 0 (fills *out; free with wsc_exploration_free) or
- * WS_ENOMEM. */
+ * point with ws_sim_check.  This is the replay path, all in this process (no fork: what
+ * a fuzz target wants); wsc_explore_with explores from snapshots.  Returns 0 (fills
+ * *out; free with wsc_exploration_free) or WS_ENOMEM. */
 int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out);
+/* The same, as xo says.  Unless xo->replay, the scenario runs once more (after the
+ * baseline) and, at each crash point, the process forks: the child crashes there, runs
+ * only the recovery and the classification, sends the verdict back through a pipe and
+ * _exits (it never returns to the caller); up to xo->jobs children run at once.  The
+ * verdicts, details and their order are the replay path's.  A child that dies (a
+ * signal, a non-zero exit, an incomplete answer) makes out->failure name the point it
+ * was exploring; the others are then stopped.  Returns 0 or WS_ENOMEM; WS_EINVAL for
+ * a shard outside 1..nshards. */
+int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
+                     const wsc_explore_options *xo, wsc_exploration *out);
 void wsc_exploration_free(wsc_exploration *ex);
 /* The kinds the scenario forbids (its `forbid` lines), as a bit set over WSC_INVARIANTS
  * ("lost", "leaked", "split", "doubled", "stranded": bits 0-4). */

@@ -7,10 +7,29 @@
  * configured it (reclaim subscriptions, list orphan sweeps, delay-queue sweeps), handling
  * each redelivery as the scenario handles its entry; then the invariants of §8 say what
  * the crash did.  Only the first process's round trips are crash points: a scenario that
- * crashes by itself is explored up to its own crash. */
+ * crashes by itself is explored up to its own crash.
+ *
+ * Two paths give the same verdicts in the same order.  The replay path (--replay) runs
+ * the scenario from the start once per point, with the point's fault armed.  The
+ * snapshot path runs it once and forks at each point: the fault layer calls a hook at
+ * the start of every round trip of the first process's reader and window, and there
+ * the parent forks one child per crash point of that round trip; the child arms the
+ * point's fault (which fires at once), follows the scenario until the process is dead,
+ * recovers, classifies, writes the verdict to a pipe and _exits.  A child holds
+ * exactly what the replay would hold at that moment -- the fake's keyspace, the clock,
+ * the engine, the runner's position and the trace -- because it is the same run; the
+ * fault is armed later than the replay arms it, but a positional fault cannot fire
+ * before its round trip, so nothing differs.  Why fork rather than a clone of the fake
+ * or a restore from its dump: docs/wsim-explore.md, with the measurements. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "wsc_int.h"
 
@@ -67,36 +86,15 @@ static char *xstrdup0(const char *s)
     return d;
 }
 
-/* Runs the scenario with one fault armed, recovers, classifies. */
-static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_crash_point *p)
+/* After the crash (or the end of the scenario): recovers and classifies p.  The runner
+ * stays the caller's. */
+static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p)
 {
-    wsc_runner *r = wsc_runner_new(sc, opt);
-    if (!r) abort();
     ws_sim *sim = wsc_runner_sim(r);
-    ws_fault f = {0};
-    f.kind = p->command ? WS_FAULT_CRASH_BEFORE : WS_FAULT_LOSE_REPLIES;
-    f.round_trip = p->round_trip;
-    f.command = p->command;
-    int armed = 0;
-    for (size_t i = 0; i < sc->nst && !ws_sim_dead(sim) && !wsc_runner_failed(r); i++) {
-        if (!armed) {
-            ws_conn *c = NULL;
-            if (strcmp(p->conn, "reader") == 0) c = ws_sim_reader(sim);
-            else if (strcmp(p->conn, "window") == 0) c = ws_sim_window(sim);
-            else
-                for (size_t k = 0; k < wsc_runner_subs(r) && !c; k++)
-                    if (ws_sub_connection(wsc_runner_sub(r, k)) &&
-                        strcmp(ws_conn_label(ws_sub_connection(wsc_runner_sub(r, k))), p->conn) == 0)
-                        c = ws_sub_connection(wsc_runner_sub(r, k));
-            if (c) armed = ws_fault_arm(c, &f) == 0;
-        }
-        wsc_runner_exec(r, i);
-    }
     if (!ws_sim_dead(sim)) {
         p->verdict = wsc_runner_failed(r) ? "error" : "not reached";
         p->detail = xstrdup0(wsc_runner_failed(r) ? "the scenario failed before the crash point"
                                                   : "the crash point was never reached");
-        wsc_runner_free(r);
         return;
     }
     recover(r, sc, 16);
@@ -125,12 +123,310 @@ static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_cr
                     p->forbidden = 1;
         }
     }
+}
+
+/* The replay path: runs the scenario with p's fault armed, recovers, classifies. */
+static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_crash_point *p)
+{
+    wsc_runner *r = wsc_runner_new(sc, opt);
+    if (!r) abort();
+    ws_sim *sim = wsc_runner_sim(r);
+    ws_fault f = {0};
+    f.kind = p->command ? WS_FAULT_CRASH_BEFORE : WS_FAULT_LOSE_REPLIES;
+    f.round_trip = p->round_trip;
+    f.command = p->command;
+    int armed = 0;
+    for (size_t i = 0; i < sc->nst && !ws_sim_dead(sim) && !wsc_runner_failed(r); i++) {
+        if (!armed) {
+            ws_conn *c = NULL;
+            if (strcmp(p->conn, "reader") == 0) c = ws_sim_reader(sim);
+            else if (strcmp(p->conn, "window") == 0) c = ws_sim_window(sim);
+            else
+                for (size_t k = 0; k < wsc_runner_subs(r) && !c; k++)
+                    if (ws_sub_connection(wsc_runner_sub(r, k)) &&
+                        strcmp(ws_conn_label(ws_sub_connection(wsc_runner_sub(r, k))), p->conn) == 0)
+                        c = ws_sub_connection(wsc_runner_sub(r, k));
+            if (c) armed = ws_fault_arm(c, &f) == 0;
+        }
+        wsc_runner_exec(r, i);
+    }
+    classify(r, sc, p);
     wsc_runner_free(r);
 }
 
-int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out)
+/* ----- The snapshot path ------------------------------------------------------------------ */
+
+/* The verdicts a child can send, by number (the pipe carries the number). */
+static const char *const VERDICTS[] = {"fine",  "lost",  "leaked",     "split",
+                                       "doubled", "stranded", "error", "not reached"};
+#define NVERDICTS (sizeof VERDICTS / sizeof *VERDICTS)
+
+/* What a child writes: this header, then detail_len bytes of detail. */
+typedef struct answer {
+    uint32_t magic;      /* ANSWER_MAGIC: a whole answer, not garbage */
+    uint32_t verdict;    /* index in VERDICTS */
+    uint32_t forbidden;  /* the point's forbidden flag */
+    uint32_t detail_len; /* bytes of detail that follow */
+} answer;
+#define ANSWER_MAGIC 0x77736531u
+
+/* One child at work. */
+typedef struct worker {
+    pid_t pid;    /* the child */
+    int fd;       /* the read end of its pipe */
+    size_t point; /* the point it explores (index in out->points) */
+    char *buf;    /* what it sent so far */
+    size_t len, cap;
+} worker;
+
+typedef struct snap {
+    const wsc_scenario *sc;
+    wsc_exploration *out;
+    wsc_runner *r;           /* the one run (the parent's; a child's copy after fork) */
+    ws_conn *conn[2];        /* the first process's reader and window */
+    size_t *order[2];        /* per connection: its points, in round-trip order */
+    size_t norder[2], cursor[2];
+    unsigned char *started;  /* per point: a child took it */
+    unsigned char *wanted;   /* per point: in the shard */
+    worker *w;               /* children at work */
+    size_t nw;
+    size_t jobs;
+    int oom;                 /* a fork or pipe failed: the rest is replayed */
+    int kill_point;          /* test hook (WSIM_EXPLORE_TEST_KILL): 1-based point whose
+                                child kills itself, 0: none */
+    /* in a child */
+    int child;               /* this process is a child */
+    size_t child_point;      /* the point it explores */
+    int child_fd;            /* the write end of its pipe */
+} snap;
+
+/* "window #3, before 1/2" or "window #3, replies lost". */
+static void point_where(const wsc_crash_point *p, char *buf, size_t size)
+{
+    if (p->command)
+        snprintf(buf, size, "%s #%llu, before %zu/%zu", p->conn,
+                 (unsigned long long)p->round_trip, p->command, p->commands);
+    else
+        snprintf(buf, size, "%s #%llu, replies lost", p->conn,
+                 (unsigned long long)p->round_trip);
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t k = write(fd, p, len);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k;
+        len -= (size_t)k;
+    }
+    return 0;
+}
+
+/* The child's end: classify its point, send the answer, exit without returning (nor
+ * running the parent's atexit handlers or flushing its stdio buffers). */
+static void child_finish(snap *s) __attribute__((noreturn));
+static void child_finish(snap *s)
+{
+    wsc_crash_point p = s->out->points[s->child_point];
+    p.detail = NULL;
+    classify(s->r, s->sc, &p);
+    answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail)};
+    for (uint32_t k = 0; k < NVERDICTS; k++)
+        if (strcmp(p.verdict, VERDICTS[k]) == 0) a.verdict = k;
+    int bad = write_all(s->child_fd, &a, sizeof a) || write_all(s->child_fd, p.detail, a.detail_len);
+    _exit(bad ? 3 : 0);
+}
+
+/* Reads what worker k sent, and once it is done (end of file), reaps it: its answer goes
+ * into its point, or its death into out->failure.  Returns 1 when it was reaped. */
+static int drain(snap *s, size_t k)
+{
+    worker *w = &s->w[k];
+    for (;;) {
+        if (w->len + 4096 > w->cap) {
+            w->cap = w->cap ? w->cap * 2 : 8192;
+            w->buf = realloc(w->buf, w->cap);
+            if (!w->buf) abort();
+        }
+        ssize_t got = read(w->fd, w->buf + w->len, w->cap - w->len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == EAGAIN) return 0;
+        if (got > 0) {
+            w->len += (size_t)got;
+            continue;
+        }
+        break; /* end of file (or an error: the child is gone either way) */
+    }
+    close(w->fd);
+    int status = 0;
+    while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {}
+    wsc_crash_point *p = &s->out->points[w->point];
+    answer a;
+    int whole = w->len >= sizeof a;
+    if (whole) memcpy(&a, w->buf, sizeof a);
+    whole = whole && a.magic == ANSWER_MAGIC && a.verdict < NVERDICTS &&
+            w->len == sizeof a + a.detail_len;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && whole) {
+        p->verdict = VERDICTS[a.verdict];
+        p->forbidden = (int)a.forbidden;
+        p->detail = malloc((size_t)a.detail_len + 1);
+        if (!p->detail) abort();
+        memcpy(p->detail, w->buf + sizeof a, a.detail_len);
+        p->detail[a.detail_len] = '\0';
+    } else if (!s->out->failure) {
+        char where[160], how[96];
+        point_where(p, where, sizeof where);
+        if (WIFSIGNALED(status))
+            snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
+                     strsignal(WTERMSIG(status)));
+        else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+        else
+            snprintf(how, sizeof how, "ended without a whole answer");
+        size_t len = strlen(where) + strlen(how) + 128;
+        s->out->failure = malloc(len);
+        if (!s->out->failure) abort();
+        snprintf(s->out->failure, len,
+                 "the worker exploring crash point %zu (%s) %s; the exploration is incomplete",
+                 w->point + 1, where, how);
+    }
+    free(w->buf);
+    s->w[k] = s->w[--s->nw];
+    return 1;
+}
+
+/* Waits until at least one worker is done, and reaps every one that is. */
+static void reap_some(snap *s)
+{
+    struct pollfd fds[64];
+    size_t n = s->nw < 64 ? s->nw : 64;
+    for (size_t k = 0; k < n; k++) fds[k] = (struct pollfd){.fd = s->w[k].fd, .events = POLLIN};
+    int rc = poll(fds, (nfds_t)n, -1);
+    if (rc < 0) return; /* EINTR: the caller loops */
+    int done[64] = {0};
+    for (size_t k = 0; k < n; k++) done[k] = fds[k].revents != 0;
+    /* drain from the end so that the swap-remove keeps lower indexes valid */
+    for (size_t k = n; k-- > 0;)
+        if (done[k]) drain(s, k);
+}
+
+/* Stops every worker (after a failure): they are this process's children. */
+static void stop_workers(snap *s)
+{
+    for (size_t k = 0; k < s->nw; k++) kill(s->w[k].pid, SIGKILL);
+    while (s->nw) {
+        size_t k = s->nw - 1;
+        close(s->w[k].fd);
+        while (waitpid(s->w[k].pid, NULL, 0) < 0 && errno == EINTR) {}
+        free(s->w[k].buf);
+        s->nw--;
+    }
+}
+
+/* Forks the child for point i at the start of its round trip on c.  Returns in both
+ * processes; s->child says which one this is. */
+static void spawn(snap *s, ws_conn *c, size_t i)
+{
+    while (s->nw >= s->jobs && !s->out->failure) reap_some(s);
+    if (s->out->failure) return;
+    int fds[2];
+    if (pipe(fds) != 0) {
+        s->oom = 1;
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        s->oom = 1;
+        return;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        for (size_t k = 0; k < s->nw; k++) close(s->w[k].fd);
+        s->nw = 0;
+        s->child = 1;
+        s->child_point = i;
+        s->child_fd = fds[1];
+        if (s->kill_point && (size_t)s->kill_point == i + 1) raise(SIGKILL);
+        const wsc_crash_point *p = &s->out->points[i];
+        ws_fault f = {0};
+        f.kind = p->command ? WS_FAULT_CRASH_BEFORE : WS_FAULT_LOSE_REPLIES;
+        f.round_trip = p->round_trip;
+        f.command = p->command;
+        if (ws_fault_arm(c, &f) != 0) _exit(4);
+        return;
+    }
+    close(fds[1]);
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    s->w = realloc(s->w, (s->nw + 1) * sizeof *s->w);
+    if (!s->w) abort();
+    s->w[s->nw++] = (worker){pid, fds[0], i, NULL, 0, 0};
+    s->started[i] = 1;
+}
+
+/* The fault layer's hook: at the start of round trip rt on c, fork the points that
+ * crash in it. */
+static void at_round_trip(void *arg, ws_conn *c, uint64_t rt, size_t n)
+{
+    (void)n;
+    snap *s = arg;
+    if (s->child || s->out->failure || s->oom) return;
+    int ci = c == s->conn[0] ? 0 : c == s->conn[1] ? 1 : -1;
+    if (ci < 0) return;
+    /* points of earlier round trips not taken by now are left to the replay */
+    while (s->cursor[ci] < s->norder[ci] &&
+           s->out->points[s->order[ci][s->cursor[ci]]].round_trip < rt)
+        s->cursor[ci]++;
+    while (s->cursor[ci] < s->norder[ci] &&
+           s->out->points[s->order[ci][s->cursor[ci]]].round_trip == rt) {
+        size_t i = s->order[ci][s->cursor[ci]++];
+        if (!s->wanted[i]) continue;
+        spawn(s, c, i);
+        if (s->child || s->out->failure || s->oom) return;
+    }
+}
+
+/* Runs the scenario once, forking at every wanted point.  Points it could not fork (none
+ * on the scenarios we know) are left with started[i] == 0 for the caller to replay. */
+static void explore_snapshots(const wsc_scenario *sc, const wsc_options *opt, snap *s)
+{
+    wsc_exploration *out = s->out;
+    for (size_t i = 0; i < out->npoints; i++) {
+        const char *conn = out->points[i].conn;
+        int ci = strcmp(conn, "reader") == 0 ? 0 : strcmp(conn, "window") == 0 ? 1 : -1;
+        if (ci < 0) continue;
+        s->order[ci] = realloc(s->order[ci], (s->norder[ci] + 1) * sizeof **s->order);
+        if (!s->order[ci]) abort();
+        s->order[ci][s->norder[ci]++] = i;
+    }
+    s->r = wsc_runner_new(sc, opt);
+    if (!s->r) abort();
+    ws_sim *sim = wsc_runner_sim(s->r);
+    s->conn[0] = ws_sim_reader(sim);
+    s->conn[1] = ws_sim_window(sim);
+    for (int k = 0; k < 2; k++) ws_fault_set_hook(s->conn[k], at_round_trip, s);
+    /* the replay path's loop: a child leaves it once its process is dead */
+    for (size_t i = 0; i < sc->nst && !wsc_runner_failed(s->r); i++) {
+        if (s->child && ws_sim_dead(sim)) break;
+        wsc_runner_exec(s->r, i);
+    }
+    if (s->child) child_finish(s);
+    while (s->nw && !out->failure) reap_some(s);
+    if (out->failure) stop_workers(s);
+    wsc_runner_free(s->r);
+    s->r = NULL;
+}
+
+int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
+                     const wsc_explore_options *xo, wsc_exploration *out)
 {
     memset(out, 0, sizeof *out);
+    static const wsc_explore_options defaults = {0};
+    if (!xo) xo = &defaults;
+    if (xo->nshards && (xo->shard < 1 || xo->shard > xo->nshards)) return WS_EINVAL;
     wsc_options o = opt ? *opt : (wsc_options){0};
     if (o.backend && strcmp(o.backend, "fake") != 0) {
         out->error = xstrdup0("the explorer runs on the in-process fake only (it replays the "
@@ -173,13 +469,34 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
             p->command = k < rt.n ? k + 1 : 0;
             p->commands = rt.n;
             p->command_text = xstrdup0(rt.commands[k < rt.n ? k : rt.n - 1]);
+            size_t no = out->npoints;
+            p->explored = !xo->nshards || (no + xo->nshards - xo->shard) % xo->nshards == 0;
         }
     }
     wsc_runner_free(r);
     o.no_trace_text = 1; /* the points' runs are classified, never printed */
-    for (size_t i = 0; i < out->npoints; i++) {
+    snap s = {0};
+    if (!xo->replay && out->npoints) {
+        s.sc = sc;
+        s.out = out;
+        s.jobs = xo->jobs > 0 ? (size_t)xo->jobs : 1;
+        s.started = calloc(out->npoints, 1);
+        s.wanted = calloc(out->npoints, 1);
+        if (!s.started || !s.wanted) abort();
+        for (size_t i = 0; i < out->npoints; i++) s.wanted[i] = (unsigned char)out->points[i].explored;
+        const char *kill_env = getenv("WSIM_EXPLORE_TEST_KILL");
+        s.kill_point = kill_env ? atoi(kill_env) : 0;
+        fflush(NULL); /* a child never flushes, but stdio buffers are copied by fork */
+        explore_snapshots(sc, &o, &s);
+    }
+    for (size_t i = 0; i < out->npoints && !out->failure; i++) {
         wsc_crash_point *p = &out->points[i];
-        explore_point(sc, &o, p);
+        if (!p->explored) continue;
+        if (!s.started || !s.started[i]) {
+            explore_point(sc, &o, p);
+            if (s.started) out->replayed++;
+        }
+        out->explored++;
         if (!strcmp(p->verdict, "fine")) out->fine++;
         else if (!strcmp(p->verdict, "doubled")) out->doubled++;
         else if (!strcmp(p->verdict, "lost")) out->lost++;
@@ -189,7 +506,18 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
         else out->other++;
         if (p->forbidden) out->forbidden++;
     }
+    free(s.started);
+    free(s.wanted);
+    free(s.order[0]);
+    free(s.order[1]);
+    free(s.w);
     return 0;
+}
+
+int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out)
+{
+    static const wsc_explore_options replay = {.replay = 1};
+    return wsc_explore_with(sc, opt, &replay, out);
 }
 
 void wsc_exploration_free(wsc_exploration *ex)
@@ -200,5 +528,6 @@ void wsc_exploration_free(wsc_exploration *ex)
     }
     free(ex->points);
     free(ex->error);
+    free(ex->failure);
     memset(ex, 0, sizeof *ex);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "explore_cmd.h"
 #include "wsc.h"
 #ifdef WSIM_HAVE_REPRO
 #include "repro.h" /* fuzz/: the run generator, the model and the shrinker */
@@ -82,24 +83,6 @@ static const char *DIAGRAM_HELP =
     "delivery each command came from.  Exit status as wsim run.\n"
     "\n"
     "the page: docs/wsim-diagram.md\n";
-
-static const char *EXPLORE_HELP =
-    "usage: wsim explore [--seed N] [--verbose] FILE\n"
-    "\n"
-    "Runs the scenario once on the in-process fake to learn the consumer's round trips,\n"
-    "then once more for every crash point: before each command the server applies, and\n"
-    "after each round trip applied with its replies lost.  After the crash the consumer\n"
-    "restarts and recovers through the configured paths (reclaim subscriptions, list\n"
-    "orphan sweeps, delay-queue sweeps; the clock moves past every min-idle and delay),\n"
-    "each redelivery handled as the scenario handles its entry.  Each point is then\n"
-    "classified: fine, doubled (an entry's effect applied twice), lost, split (an atomic\n"
-    "segment applied in part), leaked (a dropped delivery's write applied) or stranded (a\n"
-    "reliable list's value left where no recovery will find it).  Prints a\n"
-    "table and a summary; --verbose adds each violation's sentence.\n"
-    "\n"
-    "exit status: 0, or 1 when a point breaks an invariant the scenario forbids\n"
-    "(`forbid doubled lost ...`) or the scenario fails without a crash; 2 bad usage/file\n"
-    "the page: docs/wsim-explore.md\n";
 
 static const char *REPRO_HELP =
     "usage: wsim repro [--strict] [--attempts N] [-o FILE] INPUT\n"
@@ -654,70 +637,6 @@ static int cmd_show(int argc, char **argv, int diagram)
     return rc;
 }
 
-static int cmd_explore(int argc, char **argv)
-{
-    opts o;
-    int prc = parse_opts(argc, argv, EXPLORE_HELP, &o);
-    if (prc) {
-        free(o.paths);
-        return prc == 1 ? 0 : 2;
-    }
-    if (o.npaths != 1 || (o.backend && strcmp(o.backend, "fake") != 0)) {
-        free(o.paths);
-        return usage_error(EXPLORE_HELP, o.npaths != 1 ? "give exactly one scenario file"
-                                                       : "explore runs on the fake only");
-    }
-    char *err = NULL;
-    wsc_scenario *sc = wsc_parse_file(o.paths[0], &err);
-    if (!sc) {
-        fprintf(stderr, "%s\n", err ? err : "out of memory");
-        free(err);
-        free(o.paths);
-        return 2;
-    }
-    wsc_options wo = {.seed = o.seed, .seed_set = o.seed_set};
-    wsc_exploration ex;
-    if (wsc_explore(sc, &wo, &ex)) {
-        fprintf(stderr, "wsim: out of memory\n");
-        return 1;
-    }
-    int rc = 0;
-    if (ex.error) {
-        printf("%s: %s\n", o.paths[0], ex.error);
-        rc = 1;
-    } else {
-        printf("%s: %s\n%zu crash points\n\n", o.paths[0], wsc_title(sc), ex.npoints);
-        printf("  %-34s %-44s %s\n", "crash point", "command", "verdict");
-        for (size_t i = 0; i < ex.npoints; i++) {
-            const wsc_crash_point *p = &ex.points[i];
-            char where[160], cmd[64];
-            if (p->command)
-                snprintf(where, sizeof where, "%s #%llu, before %zu/%zu", p->conn,
-                         (unsigned long long)p->round_trip, p->command, p->commands);
-            else
-                snprintf(where, sizeof where, "%s #%llu, replies lost", p->conn,
-                         (unsigned long long)p->round_trip);
-            snprintf(cmd, sizeof cmd, "%s", p->command ? p->command_text : "(all applied)");
-            if (strlen(p->command_text) > 43 && p->command) strcpy(cmd + 40, "...");
-            printf("  %-34s %-44s %s%s\n", where, cmd, p->verdict, p->forbidden ? " (forbidden)" : "");
-            if (o.verbose && p->detail && *p->detail) printf("      %s\n", p->detail);
-        }
-        printf("\n%zu fine, %zu doubled, %zu lost, %zu split, %zu leaked, %zu stranded", ex.fine,
-               ex.doubled, ex.lost, ex.split, ex.leaked, ex.stranded);
-        if (ex.other) printf(", %zu other", ex.other);
-        printf("\n");
-        if (ex.forbidden) {
-            printf("%zu crash point%s break%s what the scenario forbids\n", ex.forbidden,
-                   ex.forbidden == 1 ? "" : "s", ex.forbidden == 1 ? "s" : "");
-            rc = 1;
-        }
-    }
-    wsc_exploration_free(&ex);
-    wsc_free(sc);
-    free(o.paths);
-    return rc;
-}
-
 static int cmd_repro(int argc, char **argv)
 {
 #ifdef WSIM_HAVE_REPRO
@@ -795,7 +714,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
     if (strcmp(cmd, "trace") == 0) return cmd_show(argc - 2, argv + 2, 0);
     if (strcmp(cmd, "diagram") == 0) return cmd_show(argc - 2, argv + 2, 1);
-    if (strcmp(cmd, "explore") == 0) return cmd_explore(argc - 2, argv + 2);
+    if (strcmp(cmd, "explore") == 0) return wsim_cmd_explore(argc - 2, argv + 2);
     if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *what = argc > 2 ? argv[2] : "";
@@ -803,7 +722,7 @@ int main(int argc, char **argv)
               : !strcmp(what, "diff")    ? DIFF_HELP
               : !strcmp(what, "trace")   ? TRACE_HELP
               : !strcmp(what, "diagram") ? DIAGRAM_HELP
-              : !strcmp(what, "explore") ? EXPLORE_HELP
+              : !strcmp(what, "explore") ? WSIM_EXPLORE_HELP
               : !strcmp(what, "repro")   ? REPRO_HELP : USAGE,
               stdout);
         return 0;
