@@ -283,6 +283,14 @@ typedef void fr_busy_hook(fr_server *server, void *ctx);
 void fr_server_set_busy_hook(fr_server *server, fr_busy_hook *hook, void *ctx);
 /* Non-zero while a script that has passed busy-reply-threshold is running. */
 int fr_server_script_busy(const fr_server *server);
+/* Memory: the fake counts none, so the embedder says whether the process is over
+ * maxmemory (non-zero) when a command starts; NULL (the default) is never.  With a hook
+ * that says so, the fake refuses as Redis's processCommand does (-OOM for a deny-oom
+ * command, a script whose shebang lacks no-writes and allow-oom, or anything queued in
+ * MULTI) and a script started then gets the OOM error from redis.call of a deny-oom
+ * command until it has written (Redis's scriptVerifyOOM). */
+typedef int fr_oom_hook(fr_server *server, void *ctx);
+void fr_server_set_oom_hook(fr_server *server, fr_oom_hook *hook, void *ctx);
 /* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
 size_t fr_server_script_count(const fr_server *server);
 

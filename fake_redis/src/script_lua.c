@@ -468,7 +468,22 @@ static void reply_error_table(fr_client *c, lua_State *L, const fri_script_run *
         }
         lua_pop(L, 2);
     }
-    fri_reply_error_raw(c, b.p ? b.p : "", b.len);
+    lua_pushstring(L, "ignore_error_stats_update");
+    lua_rawget(L, -2);
+    int counted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (counted) {
+        /* counted where redis.call met it: one failed call of the script's command */
+        fri_buf_append(&c->out, "-", 1);
+        size_t start = c->out.len;
+        fri_buf_append(&c->out, b.p ? b.p : "", b.len);
+        for (size_t i = start; i < c->out.len; i++)
+            if (c->out.p[i] == '\r' || c->out.p[i] == '\n') c->out.p[i] = ' ';
+        fri_buf_append(&c->out, "\r\n", 2);
+        fri_stats_failed(c->srv, c->cmd);
+    } else {
+        fri_reply_error_raw(c, b.p ? b.p : "", b.len);
+    }
     fri_buf_free(&b);
 }
 
@@ -629,7 +644,8 @@ static int name_in(const char *name, const char *const *list)
 /* Redis's scriptCall: the checks a script's command goes through, then the command on the
  * scripting client.  NULL when it ran (its reply is in lc->out from out_mark), else the
  * refusal's text. */
-static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_run *run)
+static const char *script_command_checked(fr_server *s, fri_scripting *sc,
+                                          fri_script_run *run, const fri_command **found)
 {
     fr_client *lc = sc->lua_client;
     const fri_command *cmd = fri_lookup_command(s, lc->argv[0].ptr, lc->argv[0].len);
@@ -637,6 +653,7 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
         cmd = fri_lookup_subcommand(cmd, &lc->argv[1]);
         if (!cmd) return "Unknown Redis command called from script";
     }
+    *found = cmd;
     if (!cmd) {
         /* fakeredis-server's own commands that Redis keeps out of scripts */
         static const char *const host_noscript[] = {
@@ -666,6 +683,10 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
         return "Write commands are not allowed from read-only scripts.";
     if (write && !(run->flags & FRI_RUN_WRITE_DIRTY) && fri_noreplicas(s))
         return "-" FRI_ERR_NOREPLICAS;
+    /* Redis's scriptVerifyOOM: over maxmemory when the script started, no write yet */
+    if (!(run->flags & (FRI_RUN_ALLOW_OOM | FRI_RUN_WRITE_DIRTY)) && s->pre_command_oom &&
+        (cmd->flags & FRI_CMD_DENYOOM))
+        return "-" FRI_ERR_OOM;
     if (write) run->flags |= FRI_RUN_WRITE_DIRTY;
     if (s->cluster_enabled) {
         int keys[64];
@@ -682,22 +703,29 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
                 return "Script attempted to access keys that do not hash to the same slot";
         }
     }
-    /* XREAD and XREADGROUP refuse BLOCK in a script, when their parse reaches it */
-    if (strcmp(cmd->name, "xread") == 0 || strcmp(cmd->name, "xreadgroup") == 0) {
-        for (int i = 1; i + 1 < lc->argc && !fri_arg_is(&lc->argv[i], "streams"); i++) {
-            if (fri_arg_is(&lc->argv[i], "block")) {
-                fri_reply_errorf(lc, "ERR %s command is not allowed with BLOCK option from "
-                                     "scripts", cmd->name);
-                return NULL;
-            }
-        }
-    }
     lc->now_ms = run->caller->now_ms;
     /* Every command of a script passes here and through fri_call, which counts it as
      * executed like any other: the place INFO commandstats hooks in (Redis counts a
      * script's commands under their own names, and a refusal above as a rejected call). */
     fri_call(lc, cmd);
     return NULL;
+}
+
+/* script_command_checked, and a refusal of a command Redis knows counted as its rejected
+ * call (scriptCall's incrCommandStatsOnError(cmd, ERROR_COMMAND_REJECTED)). */
+static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_run *run)
+{
+    const fri_command *cmd = NULL;
+    const char *err = script_command_checked(s, sc, run, &cmd);
+    if (err) {
+        /* afterErrorReply: counted now ("-CODE ..." by its code, else ERR), so the error
+         * table carries ignore_error_stats_update; the baseline moves past it */
+        if (err[0] == '-') fri_stats_error(s, err + 1, strlen(err + 1));
+        else fri_stats_error(s, "ERR", 3);
+        fri_stats_rejected(s, cmd);
+        (void)fri_stats_call_failed(s);
+    }
+    return err;
 }
 
 /* Redis's luaArgsToRedisArgv into the scripting client's argument vector: strings as they
@@ -1344,6 +1372,8 @@ void fri_script_run_begin(fr_server *s, fri_script_run *run, fr_client *caller,
         run->flags |= FRI_RUN_READ_ONLY;
     if ((script_flags & FRI_SFLAG_EVAL_COMPAT) || (script_flags & FRI_SFLAG_ALLOW_CROSS_SLOT))
         run->flags |= FRI_RUN_CROSS_SLOT;
+    if (!(script_flags & FRI_SFLAG_EVAL_COMPAT) && (script_flags & FRI_SFLAG_ALLOW_OOM))
+        run->flags |= FRI_RUN_ALLOW_OOM;
     if (s->wall_clock) run->start_mono_ms = mono_ms();
     sc->lua_client->db = caller->db; /* the caller's database, SELECT in the script apart */
     sc->run = run;

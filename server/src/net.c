@@ -825,11 +825,21 @@ static void busy_hook(fr_server *fake, void *ctx)
     }
 }
 
+/* The fake's OOM hook (fr_server_set_oom_hook): over maxmemory as INFO's used_memory
+ * measures it (the check refuse_oom makes for the server's own commands). */
+static int oom_hook(fr_server *fake, void *ctx)
+{
+    const frs_server *srv = ctx;
+    (void)fake;
+    return srv->maxmemory && frs_used_memory() > srv->maxmemory;
+}
+
 int frs_server_run(frs_server *srv)
 {
     struct epoll_event evs[MAX_EVENTS];
     int busy = 0; /* the last wake found events: poll before sleeping */
     fr_server_set_busy_hook(srv->fake, busy_hook, srv);
+    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
     while (!srv->stop) {
         before_sleep(srv);
         if (srv->stop) break;

@@ -129,6 +129,24 @@ static const diff_case cases[] = {
      "CONFIG GET latency-tracking\nCONFIG SET latency-tracking yes", 0, 0, 0, 0},
     {"subscribed mode", "SUBSCRIBE c1\nGET a\nCLIENT ID\nCONFIG GET hz\nPING\nPING x\n"
                         "UNSUBSCRIBE\nPING", 0, 0, 0, 0},
+    /* ----- scripts over maxmemory (the fake's OOM hook) ----- */
+    {"script oom", "SET x 1\nSCRIPT LOAD \"#!lua\\nreturn 1\"\nFUNCTION FLUSH\n"
+                   "FUNCTION LOAD \"#!lua name=oomlib\\nredis.register_function('w', function() "
+                   "return 1 end) redis.register_function{function_name='r', callback="
+                   "function() return 2 end, flags={'no-writes'}}\"\n"
+                   "CONFIG SET maxmemory 1\n"
+                   "EVAL \"return redis.call('set','x',1)\" 1 x\n"
+                   "EVAL \"return redis.pcall('set','x',1)\" 1 x\n"
+                   "EVAL \"local t = redis.pcall('incr','x') return t['err']\" 1 x\n"
+                   "EVAL \"return redis.call('get','x')\" 1 x\n"
+                   "EVAL \"redis.call('del','nokey') return redis.call('set','x',2)\" 1 x\n"
+                   "EVAL \"#!lua\\nreturn 1\" 0\nEVALSHA cb70127618f0b0be70c53cf6bfcfa54a29d9b0c0 0\n"
+                   "EVAL \"#!lua flags=no-writes\\nreturn redis.call('get','x')\" 1 x\n"
+                   "EVAL \"#!lua flags=allow-oom\\nreturn redis.call('set','x',3)\" 1 x\n"
+                   "EVAL_RO \"return redis.call('get','x')\" 1 x\n"
+                   "FCALL w 0\nFCALL r 0\nFCALL_RO r 0\n"
+                   "MULTI\nEVAL \"return 1\" 0\nEXEC\n"
+                   "CONFIG SET maxmemory 0\nGET x\nFUNCTION FLUSH", 0, 0, 0, 0},
     /* ----- RESP3 ----- */
     {"resp3 types", "HELLO 3\nDEL h z s x f l\nHSET h f v\nHGETALL h\nHGETALL nope\n"
                     "ZADD z 1.5 a 2 b 3 c\nZSCORE z a\nZSCORE z x\nZRANGE z 0 -1 WITHSCORES\n"
@@ -441,6 +459,25 @@ static void run_stats_script(frsh_conn *a, frsh_conn *b, rh_buf *out)
     run_lines(b, "SUBSCRIBE ch\nGET k\nPING\nUNSUBSCRIBE");
     run_lines(a, "CONFIG SET maxmemory 1\nSET a b\nGET k\nMULTI\nGET k\nSHUTDOWN\nMULTI\n"
                  "EXEC\nCONFIG SET maxmemory 0");
+    /* a script's commands, refused in it or failing, and its own errors: each counted
+     * once (Redis's afterErrorReply and ERR_REPLY_FLAG_NO_STATS_UPDATE) */
+    run_lines(a, "CONFIG SET maxmemory 1\nEVAL \"return redis.call('set','x','y')\" 1 x\n"
+                 "EVAL \"local t = redis.pcall('set','x','y') return 1\" 1 x\n"
+                 "EVAL \"return redis.pcall('set','x','y')\" 1 x\n"
+                 "EVAL \"#!lua\\nreturn 1\" 0\nCONFIG SET maxmemory 0\n"
+                 "EVAL \"return redis.call('select',99)\" 0\n"
+                 "EVAL \"local t = redis.pcall('select',99) return 1\" 0\n"
+                 "EVAL \"return redis.pcall('select',99)\" 0\n"
+                 "EVAL \"return redis.call('nosuch')\" 0\nEVAL \"return redis.call('get')\" 0\n"
+                 "EVAL \"return redis.call('multi')\" 0\n"
+                 "EVAL \"local t = redis.pcall('get') return 1\" 0\n"
+                 "EVAL \"return {err='FOO bar'}\" 0\nEVAL \"return redis.error_reply('X y')\" 0\n"
+                 "EVAL \"error('boom')\" 0\nSET x abc\nEVAL \"redis.call('incr','x')\" 0\n"
+                 "EVAL \"return {1, redis.pcall('incr','x')}\" 0\n"
+                 "EVAL_RO \"return redis.call('set','x','y')\" 1 x\n"
+                 "EVAL \"return redis.call('lpush','x','y')\" 1 x\n"
+                 "EVAL \"return redis.call('xread','block','0','streams','s','$')\" 0\n"
+                 "EVAL \"return redis.pcall('ping',{})\" 0");
     rh_buf_reset(out);
     rh_buf t = {0};
     info_deterministic(a, "commandstats", &t);
