@@ -410,6 +410,12 @@ int fr_server_script_busy(const fr_server *s)
     return s->scripting && s->scripting->run && (s->scripting->run->flags & FRI_RUN_TIMEDOUT);
 }
 
+void fr_server_set_resp3_hook(fr_server *s, fr_resp3_hook *hook, void *ctx)
+{
+    s->resp3_hook = hook;
+    s->resp3_hook_ctx = ctx;
+}
+
 void fr_server_set_oom_hook(fr_server *s, fr_oom_hook *hook, void *ctx)
 {
     s->oom_hook = hook;

@@ -362,6 +362,8 @@ struct fr_server {
                                         NULL until the first script */
     fr_busy_hook *busy_hook;   /* fr_server_set_busy_hook: runs while a script is busy */
     void *busy_hook_ctx;       /* its argument */
+    fr_resp3_hook *resp3_hook; /* fr_server_set_resp3_hook: RESP3 for redis.call */
+    void *resp3_hook_ctx;      /* its argument */
     fr_oom_hook *oom_hook;     /* fr_server_set_oom_hook: over maxmemory now? */
     void *oom_hook_ctx;        /* its argument */
     int pre_command_oom;       /* the hook's answer when the last command started

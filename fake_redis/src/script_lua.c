@@ -422,6 +422,56 @@ static void push_reply(lua_State *L, const char **pp, int resp3)
         }
         break;
     }
+    /* RESP3 (a command's reply converted by the embedder's hook after redis.setresp(3)) */
+    case '%':
+    case '~': {
+        long long n = strtoll(p + 1, NULL, 10);
+        lua_newtable(L);
+        lua_pushstring(L, p[0] == '%' ? "map" : "set");
+        lua_newtable(L);
+        for (long long j = 0; j < n; j++) {
+            push_reply(L, &next, resp3);
+            luaL_checkstack(L, 2, "lua stack limit reach when parsing redis.call reply");
+            if (p[0] == '%') push_reply(L, &next, resp3);
+            else lua_pushboolean(L, 1);
+            lua_settable(L, -3);
+        }
+        lua_settable(L, -3);
+        break;
+    }
+    case '_':
+        lua_pushnil(L);
+        break;
+    case '#':
+        lua_pushboolean(L, p[1] == 't');
+        break;
+    case ',':
+        lua_newtable(L);
+        lua_pushstring(L, "double");
+        lua_pushnumber(L, strtod(p + 1, NULL));
+        lua_settable(L, -3);
+        break;
+    case '(':
+        lua_newtable(L);
+        lua_pushstring(L, "big_number");
+        lua_pushlstring(L, p + 1, (size_t)(crlf - p - 1));
+        lua_settable(L, -3);
+        break;
+    case '=': {
+        long long n = strtoll(p + 1, NULL, 10);
+        lua_newtable(L);
+        lua_pushstring(L, "verbatim_string");
+        lua_newtable(L);
+        lua_pushstring(L, "string");
+        lua_pushlstring(L, next + 4, n >= 4 ? (size_t)n - 4 : 0);
+        lua_settable(L, -3);
+        lua_pushstring(L, "format");
+        lua_pushlstring(L, next, 3);
+        lua_settable(L, -3);
+        lua_settable(L, -3);
+        next += n + 2;
+        break;
+    }
     default:
         lua_pushnil(L);
         break;
@@ -487,11 +537,34 @@ static void reply_error_table(fr_client *c, lua_State *L, const fri_script_run *
     fri_buf_free(&b);
 }
 
+/* Inserts an aggregate header (type '*', '%' or '~') of n where handle was taken; as
+ * fri_reply_set_deferred_len, inner ones first. */
+static void set_deferred_header(fr_client *c, size_t handle, char type, long n)
+{
+    char tmp[32];
+    int len = snprintf(tmp, sizeof(tmp), "%c%ld\r\n", type, n);
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, (size_t)len);
+    memmove(b->p + handle + len, b->p + handle, b->len - handle);
+    memcpy(b->p + handle, tmp, (size_t)len);
+    b->len += (size_t)len;
+}
+
+/* A null in the caller's protocol (Redis's addReplyNull). */
+static void reply_null(fr_client *c)
+{
+    if (c->proto == 3) fri_reply_raw(c, "_\r\n", 3);
+    else fri_reply_nil(c);
+}
+
 /* Writes the value at the top of the stack as the caller's reply and pops it (Redis's
- * luaReplyToRedisReply).  script_resp is the script's redis.setresp. */
+ * luaReplyToRedisReply): in the caller's protocol (c->proto), so a RESP3 connection gets
+ * maps, sets, doubles, big numbers, verbatim strings, booleans and nulls as RESP3 types.
+ * script_resp is the script's redis.setresp. */
 static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
 {
     int t = lua_type(L, -1);
+    int r3 = c->proto == 3;
     if (!lua_checkstack(L, 4)) {
         fri_reply_error(c, "ERR reached lua stack limit");
         lua_pop(L, 1);
@@ -507,7 +580,9 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
     case LUA_TBOOLEAN:
         if (script_resp == 2) {
             if (lua_toboolean(L, -1)) fri_reply_ll(c, 1);
-            else fri_reply_nil(c);
+            else reply_null(c);
+        } else if (r3) {
+            fri_reply_raw(c, lua_toboolean(L, -1) ? "#t\r\n" : "#f\r\n", 4);
         } else {
             fri_reply_ll(c, lua_toboolean(L, -1) ? 1 : 0); /* RESP2 form of a boolean */
         }
@@ -536,7 +611,16 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
             break;
         }
         if (raw_field(L, "double", LUA_TNUMBER)) {
-            fri_reply_double(c, lua_tonumber(L, -1));
+            double d = lua_tonumber(L, -1);
+            if (!r3) {
+                fri_reply_double(c, d);
+            } else if (isinf(d)) {
+                fri_reply_raw(c, d > 0 ? ",inf\r\n" : ",-inf\r\n", d > 0 ? 6 : 7);
+            } else {
+                char dbuf[64];
+                int dl = snprintf(dbuf, sizeof(dbuf), ",%.17g\r\n", d);
+                fri_reply_raw(c, dbuf, (size_t)dl);
+            }
             lua_pop(L, 1);
             break;
         }
@@ -548,7 +632,13 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 memcpy(copy, s, len);
                 for (size_t i = 0; i < len; i++)
                     if (copy[i] == '\r' || copy[i] == '\n') copy[i] = ' ';
-                fri_reply_bulk(c, copy, len);
+                if (r3) {
+                    fri_reply_raw(c, "(", 1);
+                    fri_reply_raw(c, copy, len);
+                    fri_reply_raw(c, "\r\n", 2);
+                } else {
+                    fri_reply_bulk(c, copy, len);
+                }
                 free(copy);
             } else {
                 fri_reply_error(c, FRI_ERR_OOM);
@@ -564,7 +654,18 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 if (lua_type(L, -1) == LUA_TSTRING) {
                     size_t len;
                     const char *s = lua_tolstring(L, -1, &len);
-                    fri_reply_bulk(c, s, len);
+                    if (r3) { /* Redis's addReplyVerbatim: 3 bytes of format, space-padded */
+                        const char *fmt = lua_tostring(L, -2);
+                        char head[48];
+                        int hl = snprintf(head, sizeof(head), "=%zu\r\n", len + 4);
+                        for (int i = 0; i < 3; i++) head[hl++] = *fmt ? *fmt++ : ' ';
+                        head[hl++] = ':';
+                        fri_reply_raw(c, head, (size_t)hl);
+                        fri_reply_raw(c, s, len);
+                        fri_reply_raw(c, "\r\n", 2);
+                    } else {
+                        fri_reply_bulk(c, s, len);
+                    }
                     done = 1;
                 }
                 lua_pop(L, 2);
@@ -582,7 +683,8 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 reply_from_lua(c, L, script_resp); /* the value */
                 n++;
             }
-            fri_reply_set_deferred_map_len(c, h, n);
+            if (r3) set_deferred_header(c, h, '%', n);
+            else fri_reply_set_deferred_map_len(c, h, n);
             lua_pop(L, 1);
             break;
         }
@@ -596,7 +698,8 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 reply_from_lua(c, L, script_resp);
                 n++;
             }
-            fri_reply_set_deferred_len(c, h, n);
+            if (r3) set_deferred_header(c, h, '~', n);
+            else fri_reply_set_deferred_len(c, h, n);
             lua_pop(L, 1);
             break;
         }
@@ -616,7 +719,7 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
         break;
     }
     default:
-        fri_reply_nil(c);
+        reply_null(c);
     }
     lua_pop(L, 1);
 }
@@ -804,13 +907,38 @@ static int redis_generic_call(lua_State *L, int raise)
     fr_server *s = lc->srv;
     lc->out.len = 0;
     const char *err = script_command(s, sc, run);
-    fri_buf_free(&mem);
-    lc->argc = 0;
     if (err) {
+        fri_buf_free(&mem);
+        lc->argc = 0;
         push_error(L, err);
         mark_error_counted(L);
         if (raise) return lua_error(L);
         return 1;
+    }
+    char *r3 = NULL;
+    size_t r3len = 0;
+    if (run->resp == 3 && s->resp3_hook && lc->out.len > 0) {
+        const char *av[64];
+        size_t al[64];
+        const char **argv = lc->argc <= 64 ? av : malloc(sizeof(*argv) * (size_t)lc->argc);
+        size_t *argvlen = lc->argc <= 64 ? al : malloc(sizeof(*argvlen) * (size_t)lc->argc);
+        if (argv && argvlen) {
+            for (int j = 0; j < lc->argc; j++) {
+                argv[j] = lc->argv[j].ptr;
+                argvlen[j] = lc->argv[j].len;
+            }
+            r3 = s->resp3_hook(s, s->resp3_hook_ctx, lc->argc, argv, argvlen, lc->out.p,
+                               lc->out.len, &r3len);
+        }
+        if (argv != av) free((void *)argv);
+        if (argvlen != al) free(argvlen);
+    }
+    fri_buf_free(&mem);
+    lc->argc = 0;
+    if (r3) { /* the RESP3 bytes in place of the RESP2 ones */
+        lc->out.len = 0;
+        fri_buf_append(&lc->out, r3, r3len);
+        free(r3);
     }
     fri_buf_append(&lc->out, "", 1); /* a NUL after the bytes for the parser's strstr */
     const char *p = lc->out.p;

@@ -465,6 +465,40 @@ static void test_bad_scripts(void **state)
 }
 
 
+/* A RESP3 client gets a script's RESP3 types as bytes; fr_reply sees their RESP2 forms. */
+static void test_resp3_reply(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fr_client_set_protocol(f->c, 3), 0);
+    assert_string_equal(eval_resp(f->c, "return {map={a={double=1.5}}}"),
+                        "%1\r\n$1\r\na\r\n,1.5\r\n");
+    assert_string_equal(eval_resp(f->c, "redis.setresp(3) return {true, {set={x=true}}}"),
+                        "*2\r\n#t\r\n~1\r\n$1\r\nx\r\n");
+    assert_string_equal(eval_resp(f->c, "return {nil}"), "*0\r\n");
+    assert_string_equal(eval_resp(f->c, "return false"), "_\r\n");
+    const fr_reply *r = fake_run(f->c, "EVAL %s 0",
+                                 "\"return {map={k={verbatim_string={format='txt',string='hi'}}},"
+                                 "big_number='12', double=2}\"");
+    /* double is looked at before big_number and map (Redis's order): ",2" seen as "2" */
+    assert_int_equal(r->type, FR_REPLY_BULK);
+    assert_string_equal(r->str, "2");
+    r = fake_run(f->c, "EVAL %s 0",
+                 "\"return {map={k={verbatim_string={format='txt',string='hi'}}}}\"");
+    assert_int_equal(r->type, FR_REPLY_ARRAY); /* a map: a flat [k, "hi"] */
+    assert_int_equal(r->count, 2);
+    assert_string_equal(r->elements[0].str, "k");
+    assert_string_equal(r->elements[1].str, "hi");
+    r = fake_run(f->c, "EVAL %s 0", "\"redis.setresp(3) return {false, {big_number='12'}, nil}\"");
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 2);
+    assert_int_equal(r->elements[0].type, FR_REPLY_INTEGER);
+    assert_int_equal(r->elements[0].integer, 0);
+    assert_string_equal(r->elements[1].str, "12");
+    assert_int_equal(fr_client_set_protocol(f->c, 2), 0);
+    assert_string_equal(eval_resp(f->c, "return {map={a={double=1.5}}}"),
+                        "*2\r\n$1\r\na\r\n$3\r\n1.5\r\n");
+}
+
 /* ----- OOM ----------------------------------------------------------------------------- */
 
 static int oom_now;
@@ -544,6 +578,7 @@ int main(void)
         TEST(test_conversions),              TEST(test_busy_virtual_time),
         TEST(test_busy_deterministic),       TEST(test_busy_unkillable),
         TEST(test_bad_scripts),              TEST(test_oom_hook),
+        TEST(test_resp3_reply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
