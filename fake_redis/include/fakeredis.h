@@ -283,6 +283,11 @@ size_t fr_server_blocked_count(const fr_server *server);
 typedef void fr_busy_hook(fr_server *server, void *ctx);
 /* Sets (hook != NULL) or removes the busy hook. */
 void fr_server_set_busy_hook(fr_server *server, fr_busy_hook *hook, void *ctx);
+/* From a busy hook: ends the running script at its next hook tick even if it has
+ * written (what SCRIPT KILL refuses; redis-server's only way out is SHUTDOWN NOSAVE).  Its
+ * caller gets SCRIPT KILL's error.  For embedders that must never hang (tests, fuzzers);
+ * no effect when no script runs. */
+void fr_server_script_abort(fr_server *server);
 /* Non-zero while a script that has passed busy-reply-threshold is running. */
 int fr_server_script_busy(const fr_server *server);
 /* Memory: the fake counts none, so the embedder says whether the process is over

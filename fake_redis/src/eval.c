@@ -405,6 +405,11 @@ int fri_script_running_for(const fr_client *c)
     return sc && sc->run && sc->run->caller == c;
 }
 
+void fr_server_script_abort(fr_server *s)
+{
+    if (s->scripting && s->scripting->run) s->scripting->run->flags |= FRI_RUN_KILLED;
+}
+
 int fr_server_script_busy(const fr_server *s)
 {
     return s->scripting && s->scripting->run && (s->scripting->run->flags & FRI_RUN_TIMEDOUT);
