@@ -149,8 +149,10 @@ static int set_config(run *r, const ds_line *l) {
                       r->real_reply.len < 1 || r->real_reply.data[0] != '+';
     int fake_rc = fr_server_set_param(r->fake, l->argv[0], l->argv[1]);
     if (fake_rc == 0 && l->argvlen[0] == 9 && strncasecmp(l->argv[0], "maxmemory", 9) == 0) {
-        long long v = strtoll(l->argv[1], NULL, 10);
-        r->over_maxmemory = v > 0 && v < 1024 * 1024;
+        /* a plain number of bytes under 1 MiB; any unit (1kb, 1gb ...) is taken as more */
+        char *end;
+        long long v = strtoll(l->argv[1], &end, 10);
+        r->over_maxmemory = v > 0 && v < 1024 * 1024 && *end == '\0';
         fr_server_set_oom_hook(r->fake, small_maxmemory_hook, &r->over_maxmemory);
     }
     if (real_failed || fake_rc != 0) {
