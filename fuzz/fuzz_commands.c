@@ -13,6 +13,13 @@
  *   @fault XACK 2            fr_fault_command(NAME, "ERR injected", TIMES)
  *   @cluster                 as the very first record: one-node cluster emulation
  *
+ * Binary ops 120..127 write a Lua script from a small grammar (redis.call/pcall of
+ * commands of every reply type, pcall, returns of every conversion: numbers, strings,
+ * booleans, nil, tables, {err=}, {ok=}, {double=}, {big_number=}, {map=}, {set=},
+ * {verbatim_string=}, a self-referencing table; error(), setresp, bounded loops, if, and
+ * loops without end that the busy hook aborts) and EVAL or EVAL_RO it, or switch the
+ * current client to RESP2 or RESP3.
+ *
  * so the seed corpus is readable.  A record starting with a byte >= 0x80 is a binary
  * operation: its low bits pick a generator (a stream or group command with its options,
  * MULTI/EXEC/WATCH, any row of the command table with arguments from small alphabets,
@@ -22,6 +29,8 @@
  *
  * Properties checked:
  * - no crash, no sanitizer report, no leak (everything is freed at the end);
+ * - every reply is a well-formed tree (check_reply); a script past the busy limit makes
+ *   the other client's command answer -BUSY;
  * - after every command, every stream the command named (after EXEC, SWAPDB, MOVE,
  *   FLUSH*, every 16 commands and at the end: every stream of every database the run
  *   used) is internally consistent, through two independent paths: the inspection API
@@ -665,6 +674,169 @@ static void gen_generic(gcmd *c, run *r, reader *in)
         g_any(c, r, in);
 }
 
+/* ----- Lua scripts from a small grammar ------------------------------------------------------ */
+
+/* A script being written: text up to sizeof(buf) - 1 bytes (longer text is cut, which at
+ * worst makes a script that does not compile: an answer too). */
+typedef struct lbuf {
+    char buf[900];
+    size_t n;
+} lbuf;
+
+static void l_put(lbuf *b, const char *s)
+{
+    size_t k = strlen(s);
+    if (b->n + k >= sizeof(b->buf))
+        k = sizeof(b->buf) - 1 - b->n;
+    memcpy(b->buf + b->n, s, k);
+    b->n += k;
+    b->buf[b->n] = '\0';
+}
+
+static const char *const L_CMDS[] = {
+    "'get',KEYS[1]", "'set',KEYS[1],ARGV[1]", "'incr','k'", "'del',KEYS[1]", "'hgetall','h'",
+    "'hset','h','f',ARGV[1]", "'sadd','z',ARGV[1]", "'smembers','z'", "'zadd','z',1.5,'m'",
+    "'zscore','z','m'", "'zrange','z',0,-1,'withscores'", "'lpush','l',1,2", "'lrange','l',0,-1",
+    "'xadd','x','*','f','v'", "'xrange','x','-','+'", "'type',KEYS[1]", "'exists','k','l'",
+    "'expire','k',10", "'ttl','k'", "'ping'", "'echo',ARGV[1]", "'nosuch'", "'get'",
+    "'blpop','l',0", "'select',1", "'select',99", "'eval','return 1',0", "'incrbyfloat','k',0.5",
+    "'publish','ch','m'", "'xread','block',0,'streams','x','$'", "'hgetall','nokey'",
+    "'spop','z',2", "'getex','k','px',5", "'lpop','l',3", "'zpopmin','z'", "'time'",
+    "'object','encoding','k'", "'flushdb'", "'swapdb',0,1", "'multi'", "'set','k',{}",
+};
+
+static const char *const L_ATOMS[] = {
+    "1", "-1", "0", "3.99", "-2.5", "1e300", "0/0", "1/0", "'str'", "''", "'a\\r\\nb'", "true",
+    "false", "nil", "KEYS[1]", "ARGV[1]", "ARGV[9]", "#ARGV", "redis.REDIS_VERSION",
+    "redis.sha1hex('x')", "math.random(10)", "tostring(1.5)", "tonumber('12')", "_G",
+    "redis.status_reply('FINE')", "redis.error_reply('MY err')", "redis.error_reply('-X y')",
+    "cjson.encode({a=1})", "cjson.decode('[1,2]')", "cmsgpack.pack(1,'a')",
+    "struct.pack('>I2',7)", "bit.band(7,3)", "string.rep('x',3)", "{}",
+};
+
+static void l_expr(lbuf *b, reader *in, int depth);
+
+static void l_call(lbuf *b, reader *in)
+{
+    l_put(b, rd_u8(in) & 1 ? "redis.pcall(" : "redis.call(");
+    l_put(b, PICK(in, L_CMDS));
+    l_put(b, ")");
+}
+
+static void l_table(lbuf *b, reader *in, int depth)
+{
+    static const char *const kinds[] = {"{", "{err=", "{ok=", "{double=", "{big_number=",
+                                        "{map={a=", "{set={", "{verbatim_string={format='txt',string="};
+    unsigned k = rd_below(in, N_OF(kinds) + 1);
+    if (k == N_OF(kinds)) { /* a table that holds itself */
+        l_put(b, "(function() local t = {1} t[2] = t return t end)()");
+        return;
+    }
+    l_put(b, kinds[k]);
+    unsigned n = rd_below(in, 4);
+    for (unsigned i = 0; i < n || (k > 0 && i == 0); i++) {
+        if (i)
+            l_put(b, ",");
+        if (k == 6) { /* set members are keys */
+            l_put(b, "['m");
+            char d[4] = {(char)('0' + i), '\0'};
+            l_put(b, d);
+            l_put(b, "']=");
+        }
+        l_expr(b, in, depth + 1);
+        if (k > 0)
+            break;
+    }
+    l_put(b, k >= 5 ? "}}" : "}");
+}
+
+static void l_expr(lbuf *b, reader *in, int depth)
+{
+    unsigned k = depth > 3 ? 0 : rd_below(in, 6);
+    switch (k) {
+    case 0: case 1: l_put(b, PICK(in, L_ATOMS)); break;
+    case 2: l_call(b, in); break;
+    case 3: l_table(b, in, depth); break;
+    case 4:
+        l_put(b, "(");
+        l_expr(b, in, depth + 1);
+        l_put(b, rd_u8(in) & 1 ? " .. " : " + ");
+        l_expr(b, in, depth + 1);
+        l_put(b, ")");
+        break;
+    default:
+        l_put(b, "pcall(function() return ");
+        l_expr(b, in, depth + 1);
+        l_put(b, " end)");
+        break;
+    }
+}
+
+static void l_stmt(lbuf *b, reader *in, int depth)
+{
+    unsigned k = depth > 2 ? rd_below(in, 3) : rd_below(in, 10);
+    switch (k) {
+    case 0: l_call(b, in); break;
+    case 1: l_put(b, "local v = "); l_expr(b, in, depth); break;
+    case 2: l_put(b, "return "); l_expr(b, in, depth); break;
+    case 3: l_put(b, "error("); l_expr(b, in, depth); l_put(b, ")"); break;
+    case 4: l_put(b, rd_u8(in) & 1 ? "redis.setresp(3)" : "redis.setresp(2)"); break;
+    case 5:
+        l_put(b, rd_u8(in) & 1 ? "for i = 1, 3 do " : "for i = 1, 100000 do ");
+        l_stmt(b, in, depth + 1);
+        l_put(b, " end");
+        break;
+    case 6:
+        l_put(b, "if ");
+        l_expr(b, in, depth);
+        l_put(b, " then ");
+        l_stmt(b, in, depth + 1);
+        l_put(b, " else ");
+        l_stmt(b, in, depth + 1);
+        l_put(b, " end");
+        break;
+    case 7: /* runs until the busy limit: the hook aborts it */
+        l_put(b, rd_u8(in) & 1 ? "while true do end" : "local function f() return f() end f()");
+        break;
+    case 8: l_put(b, "x = 1"); break; /* a global: refused */
+    default:
+        l_put(b, "local ok, e = pcall(function() ");
+        l_stmt(b, in, depth + 1);
+        l_put(b, " end) v = e");
+        break;
+    }
+}
+
+/* EVAL (or EVAL_RO, with a shebang now and then) of a generated script, with one key and
+ * one argument; or a protocol switch of the current client. */
+static void gen_script(gcmd *c, run *r, reader *in)
+{
+    static lbuf b; /* viewed by the command's argv until it has run */
+    unsigned f = rd_u8(in);
+    if ((f & 0x1f) == 0x1f) {
+        fr_client_set_protocol(r->cl[r->cur], (f & 0x20) ? 3 : 2);
+        log_add(r, "(client %d speaks RESP%d)\n", r->cur, (f & 0x20) ? 3 : 2);
+        return;
+    }
+    b.n = 0;
+    b.buf[0] = '\0';
+    static const char *const shebangs[] = {"#!lua\n", "#!lua flags=no-writes\n",
+                                           "#!lua flags=allow-oom,no-cluster\n"};
+    if (f & 0x40)
+        l_put(&b, PICK(in, shebangs));
+    unsigned n = 1 + rd_below(in, 4);
+    for (unsigned i = 0; i < n; i++) {
+        if (i)
+            l_put(&b, " ");
+        l_stmt(&b, in, 0);
+    }
+    g_str(c, (f & 0x80) ? "EVAL_RO" : "EVAL");
+    g_arg(c, b.buf, b.n);
+    g_str(c, "1");
+    g_str(c, KEYS[rd_below(in, N_OF(KEYS))]);
+    g_value(c, in);
+}
+
 /* ----- Filtering commands whose cost has no bound --------------------------------------------- */
 
 /* Parses a whole argument as a signed decimal; 0 when it is not one. */
@@ -1200,6 +1372,53 @@ static int is_cmd(const char *argv0, size_t len, const char *name)
 
 /* Runs one command on the current fuzzed client (or the other one when it is blocked;
  * nothing when both are), then checks the streams it touched. */
+/* A reply tree is well formed: a known type, strings present and NUL-terminated at their
+ * length, elements present for a non-empty array; a script's conversions (RESP3 types
+ * seen as RESP2 forms included) must keep to that. */
+static void check_reply(run *r, const fr_reply *rep, int depth)
+{
+    switch (rep->type) {
+    case FR_REPLY_STATUS:
+    case FR_REPLY_ERROR:
+    case FR_REPLY_BULK:
+        if (!rep->str || rep->str[rep->len] != '\0')
+            check_fail(r, "reply string of type %d malformed", (int)rep->type);
+        if (rep->type != FR_REPLY_BULK && memchr(rep->str, '\r', rep->len))
+            check_fail(r, "status or error holds a CR");
+        return;
+    case FR_REPLY_INTEGER:
+    case FR_REPLY_NIL:
+    case FR_REPLY_NIL_ARRAY:
+        return;
+    case FR_REPLY_ARRAY:
+        if (rep->count && !rep->elements)
+            check_fail(r, "array of %zu without elements", rep->count);
+        if (depth > 10000)
+            check_fail(r, "reply nested deeper than 10000");
+        for (size_t i = 0; i < rep->count; i++)
+            check_reply(r, &rep->elements[i], depth + 1);
+        return;
+    default:
+        check_fail(r, "reply of unknown type %d", (int)rep->type);
+    }
+}
+
+/* The busy hook: a script past busy-reply-threshold (10 virtual ms here) makes the other
+ * fuzzed client's commands answer -BUSY, then it is aborted (even one that has written:
+ * the fuzzer must not hang on `while true do end`). */
+static void fuzz_busy_hook(fr_server *srv, void *ctx)
+{
+    run *r = ctx;
+    fr_client *o = r->cl[r->cur ^ 1];
+    if (!fr_client_is_blocked(o) && !fr_client_in_multi(o)) {
+        const char *argv[] = {"PING"};
+        const fr_reply *rep = fr_exec(o, 1, argv, NULL);
+        if (!rep || rep->type != FR_REPLY_ERROR || strncmp(rep->str, "BUSY ", 5) != 0)
+            check_fail(r, "a command during a busy script did not answer -BUSY");
+    }
+    fr_server_script_abort(srv);
+}
+
 static void run_command(run *r, int argc, const char *const *argv, const size_t *len)
 {
     if (argc <= 0 || too_costly(argc, argv, len))
@@ -1230,6 +1449,8 @@ static void run_command(run *r, int argc, const char *const *argv, const size_t 
                 r->dbmask |= 1u << v;
         }
     const fr_reply *rep = fr_exec(c, argc, argv, len);
+    if (rep)
+        check_reply(r, rep, 0);
     r->commands++;
     r->dbmask |= 1u << fr_client_db(c);
     if (r->verbose) {
@@ -1343,6 +1564,12 @@ static void run_op(run *r, unsigned op, reader *in)
     gcmd c;
     c.argc = 0;
     c.used = 0;
+    if (op >= 120) { /* 8 of the 128 ops: a generated script */
+        gen_script(&c, r, in);
+        if (c.argc)
+            run_gcmd(r, &c);
+        return;
+    }
     switch (op % 24) {
     case 0: case 1: case 2: gen_xadd(&c, r, in); break;
     case 3: case 4: gen_xreadgroup(&c, r, in); break;
@@ -1420,6 +1647,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.srv = fr_server_new(&cfg);
     if (!r.srv)
         return 0;
+    fr_server_set_param(r.srv, "busy-reply-threshold", "10");
+    fr_server_set_busy_hook(r.srv, fuzz_busy_hook, &r);
     r.cl[0] = fr_client_new(r.srv);
     r.cl[1] = fr_client_new(r.srv);
     r.insp = fr_client_new(r.srv);

@@ -208,10 +208,12 @@ size_t fr_client_subscriptions(const fr_client *client);
  * RESET does. */
 void fr_client_pubsub_reset(fr_client *client);
 /* Tells the fake which protocol the client's connection speaks (2, the default, or 3
- * after HELLO 3).  Only Redis's subscribed-mode rules depend on it: in RESP3 a subscribed
- * client may run any command and PING answers +PONG.  Replies, pushes included, are
- * still written as RESP2 bytes (a server converts them).  Returns 0, or -1 for another
- * number. */
+ * after HELLO 3).  Redis's subscribed-mode rules depend on it (in RESP3 a subscribed
+ * client may run any command and PING answers +PONG), and a script's own reply (EVAL*,
+ * FCALL*) is written in it: RESP3 maps, sets, doubles, big numbers, verbatim strings,
+ * booleans and nulls (fr_reply sees their RESP2 forms).  Every other reply, pushes
+ * included, is written as RESP2 bytes (a server converts them).  Returns 0, or -1 for
+ * another number. */
 int fr_client_set_protocol(fr_client *client, int proto);
 
 /* ----- Blocking -------------------------------------------------------------------------
@@ -281,8 +283,31 @@ size_t fr_server_blocked_count(const fr_server *server);
 typedef void fr_busy_hook(fr_server *server, void *ctx);
 /* Sets (hook != NULL) or removes the busy hook. */
 void fr_server_set_busy_hook(fr_server *server, fr_busy_hook *hook, void *ctx);
+/* From a busy hook: ends the running script at its next hook tick even if it has
+ * written (what SCRIPT KILL refuses; redis-server's only way out is SHUTDOWN NOSAVE).  Its
+ * caller gets SCRIPT KILL's error.  For embedders that must never hang (tests, fuzzers);
+ * no effect when no script runs. */
+void fr_server_script_abort(fr_server *server);
 /* Non-zero while a script that has passed busy-reply-threshold is running. */
 int fr_server_script_busy(const fr_server *server);
+/* Memory: the fake counts none, so the embedder says whether the process is over
+ * maxmemory (non-zero) when a command starts; NULL (the default) is never.  With a hook
+ * that says so, the fake refuses as Redis's processCommand does (-OOM for a deny-oom
+ * command, a script whose shebang lacks no-writes and allow-oom, or anything queued in
+ * MULTI) and a script started then gets the OOM error from redis.call of a deny-oom
+ * command until it has written (Redis's scriptVerifyOOM). */
+typedef int fr_oom_hook(fr_server *server, void *ctx);
+void fr_server_set_oom_hook(fr_server *server, fr_oom_hook *hook, void *ctx);
+/* RESP3 inside scripts: the fake's commands write RESP2; after redis.setresp(3) a
+ * script's redis.call gets a command's reply in RESP3 when the embedder converts it (a
+ * server that speaks RESP3 knows how): the hook gets the command (argv) and its RESP2
+ * reply, and returns the RESP3 bytes of that one reply in malloc'd memory (*out_len
+ * bytes; the fake free()s it), or NULL to keep the RESP2 bytes.  Without a hook a
+ * script under setresp(3) sees RESP2 replies with nulls as nil. */
+typedef char *fr_resp3_hook(fr_server *server, void *ctx, int argc, const char *const *argv,
+                            const size_t *argvlen, const char *resp2, size_t len,
+                            size_t *out_len);
+void fr_server_set_resp3_hook(fr_server *server, fr_resp3_hook *hook, void *ctx);
 /* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
 size_t fr_server_script_count(const fr_server *server);
 

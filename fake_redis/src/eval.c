@@ -191,6 +191,10 @@ static void eval_generic(fr_client *c, int evalsha, int ro)
             fri_reply_error(c, FRI_ERR_NOREPLICAS);
             return;
         }
+        if (s->pre_command_oom && !(ls->flags & (FRI_SFLAG_ALLOW_OOM | FRI_SFLAG_NO_WRITES))) {
+            fri_reply_error(c, FRI_ERR_SCRIPT_OOM);
+            return;
+        }
     }
     char name[43] = "f_";
     memcpy(name + 2, sha, 41);
@@ -333,15 +337,11 @@ int fri_noreplicas(const fr_server *s)
     return s->tun.min_replicas_to_write > 0 && s->tun.min_replicas_max_lag > 0;
 }
 
-int fri_cmd_is_write(fr_client *c, const fri_command *cmd)
+/* The flags of the script c's EVAL*, EVALSHA* or FCALL* would run, as Redis's
+ * evalGetCommandFlags and fcallGetCommandFlags find them: 1 with *flags set, 0 for another
+ * command, or a script or function not known (the command's own flags apply). */
+static int script_flags_of(fr_client *c, const fri_command *cmd, unsigned *flags)
 {
-    if (cmd->flags & FRI_CMD_WRITE) return 1;
-    if (strcmp(cmd->name, "exec") == 0) {
-        for (size_t i = 0; i < c->queue_len; i++)
-            if (fri_cmd_is_write(c, c->queue[i].cmd)) return 1;
-        return 0;
-    }
-    unsigned flags;
     if (strcmp(cmd->name, "eval") == 0 || strcmp(cmd->name, "eval_ro") == 0) {
         /* a script seen before has its flags cached; a new one is read for its shebang */
         char sha[41];
@@ -349,16 +349,18 @@ int fri_cmd_is_write(fr_client *c, const fri_command *cmd)
         fri_scripting *sc = c->srv->scripting;
         fri_dent *e = sc ? fri_dict_find(sc->scripts, sha, 40) : NULL;
         if (e) {
-            flags = ((fri_lua_script *)e->v.ptr)->flags;
+            *flags = ((fri_lua_script *)e->v.ptr)->flags;
         } else {
             size_t shebang_len;
             fri_buf scratch = {0};
-            if (shebang_flags_parse(c->argv[1].ptr, c->argv[1].len, &flags, &shebang_len,
+            if (shebang_flags_parse(c->argv[1].ptr, c->argv[1].len, flags, &shebang_len,
                                     &scratch) < 0)
-                flags = FRI_SFLAG_EVAL_COMPAT;
+                *flags = FRI_SFLAG_EVAL_COMPAT;
             fri_buf_free(&scratch);
         }
-    } else if (strcmp(cmd->name, "evalsha") == 0 || strcmp(cmd->name, "evalsha_ro") == 0) {
+        return 1;
+    }
+    if (strcmp(cmd->name, "evalsha") == 0 || strcmp(cmd->name, "evalsha_ro") == 0) {
         fri_scripting *sc = c->srv->scripting;
         if (c->argv[1].len != 40 || !sc) return 0;
         char sha[41];
@@ -368,13 +370,33 @@ int fri_cmd_is_write(fr_client *c, const fri_command *cmd)
         }
         fri_dent *e = fri_dict_find(sc->scripts, sha, 40);
         if (!e) return 0;
-        flags = ((fri_lua_script *)e->v.ptr)->flags;
-    } else if (strcmp(cmd->name, "fcall") == 0 || strcmp(cmd->name, "fcall_ro") == 0) {
-        if (!fri_function_flags(c->srv, &c->argv[1], &flags)) return 0;
-    } else {
+        *flags = ((fri_lua_script *)e->v.ptr)->flags;
+        return 1;
+    }
+    if (strcmp(cmd->name, "fcall") == 0 || strcmp(cmd->name, "fcall_ro") == 0)
+        return fri_function_flags(c->srv, &c->argv[1], flags) != 0;
+    return 0;
+}
+
+int fri_cmd_is_write(fr_client *c, const fri_command *cmd)
+{
+    if (cmd->flags & FRI_CMD_WRITE) return 1;
+    if (strcmp(cmd->name, "exec") == 0) {
+        for (size_t i = 0; i < c->queue_len; i++)
+            if (fri_cmd_is_write(c, c->queue[i].cmd)) return 1;
         return 0;
     }
+    unsigned flags;
+    if (!script_flags_of(c, cmd, &flags)) return 0;
     return !(flags & FRI_SFLAG_EVAL_COMPAT) && !(flags & FRI_SFLAG_NO_WRITES);
+}
+
+int fri_cmd_is_denyoom(fr_client *c, const fri_command *cmd)
+{
+    unsigned flags;
+    if (!script_flags_of(c, cmd, &flags) || (flags & FRI_SFLAG_EVAL_COMPAT))
+        return (cmd->flags & FRI_CMD_DENYOOM) != 0;
+    return !(flags & (FRI_SFLAG_ALLOW_OOM | FRI_SFLAG_NO_WRITES));
 }
 
 int fri_script_running_for(const fr_client *c)
@@ -383,9 +405,27 @@ int fri_script_running_for(const fr_client *c)
     return sc && sc->run && sc->run->caller == c;
 }
 
+void fr_server_script_abort(fr_server *s)
+{
+    if (s->scripting && s->scripting->run) s->scripting->run->flags |= FRI_RUN_KILLED;
+}
+
 int fr_server_script_busy(const fr_server *s)
 {
     return s->scripting && s->scripting->run && (s->scripting->run->flags & FRI_RUN_TIMEDOUT);
+}
+
+void fr_server_set_resp3_hook(fr_server *s, fr_resp3_hook *hook, void *ctx)
+{
+    s->resp3_hook = hook;
+    s->resp3_hook_ctx = ctx;
+}
+
+void fr_server_set_oom_hook(fr_server *s, fr_oom_hook *hook, void *ctx)
+{
+    s->oom_hook = hook;
+    s->oom_hook_ctx = ctx;
+    s->pre_command_oom = 0;
 }
 
 void fr_server_set_busy_hook(fr_server *s, fr_busy_hook *hook, void *ctx)

@@ -362,6 +362,12 @@ struct fr_server {
                                         NULL until the first script */
     fr_busy_hook *busy_hook;   /* fr_server_set_busy_hook: runs while a script is busy */
     void *busy_hook_ctx;       /* its argument */
+    fr_resp3_hook *resp3_hook; /* fr_server_set_resp3_hook: RESP3 for redis.call */
+    void *resp3_hook_ctx;      /* its argument */
+    fr_oom_hook *oom_hook;     /* fr_server_set_oom_hook: over maxmemory now? */
+    void *oom_hook_ctx;        /* its argument */
+    int pre_command_oom;       /* the hook's answer when the last command started
+                                  (Redis's pre_command_oom_state) */
     int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
 };
 
@@ -459,6 +465,9 @@ void fri_stats_free(fr_server *s);
 void fri_stats_error(fr_server *s, const char *err, size_t len);
 /* cmd was refused before it ran (rejected_calls). */
 void fri_stats_rejected(fr_server *s, const fri_command *cmd);
+/* One failed call of cmd for an error reply that is not counted again (afterErrorReply
+ * with ERR_REPLY_FLAG_NO_STATS_UPDATE: a script's error raised from redis.call). */
+void fri_stats_failed(fr_server *s, const fri_command *cmd);
 /* call(): the start (the error baseline; the embedder's clock, 0 without one), whether
  * an error reply was written since (and the new baseline), and the end (calls, usec,
  * failed, a latency sample unless c blocked). */
@@ -487,6 +496,9 @@ int fri_script_running_for(const fr_client *c);
  * EVAL/EVALSHA/FCALL by their script's flags (a shebang or function without no-writes),
  * EXEC by its queue. */
 int fri_cmd_is_write(fr_client *c, const fri_command *cmd);
+/* Whether cmd is deny-oom for c's arguments (EVAL, EVALSHA and FCALL: by the script's
+ * flags, as Redis's scriptFlagsToCmdFlags). */
+int fri_cmd_is_denyoom(fr_client *c, const fri_command *cmd);
 /* Non-zero when min-replicas-to-write asks for replicas the fake never has. */
 int fri_noreplicas(const fr_server *s);
 #define FRI_ERR_NOREPLICAS "NOREPLICAS Not enough good replicas to write."

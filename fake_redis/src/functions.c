@@ -848,6 +848,10 @@ static void fcall_generic(fr_client *c, int ro)
         fri_reply_error(c, FRI_ERR_NOREPLICAS);
         return;
     }
+    if (s->pre_command_oom && !(fn->flags & (FRI_SFLAG_ALLOW_OOM | FRI_SFLAG_NO_WRITES))) {
+        fri_reply_error(c, FRI_ERR_SCRIPT_OOM);
+        return;
+    }
     fri_script_run run;
     fri_script_run_begin(s, &run, c, fn->name->buf, fn->flags, ro);
     const fri_arg *keys = c->argv + 3;

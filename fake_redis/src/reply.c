@@ -333,6 +333,39 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
         *pp = p + n + 2;
         return 0;
     }
+    /* RESP3, which only a script's reply to a RESP3 client holds: seen as its RESP2 form
+     * (a null bulk, :1/:0, a bulk of the number or text, a flat array) */
+    case '_':
+        r->type = FR_REPLY_NIL;
+        *pp = p + 2;
+        return 0;
+    case '#':
+        r->type = FR_REPLY_INTEGER;
+        r->integer = *p == 't';
+        *pp = p + 3;
+        return 0;
+    case ',':
+    case '(': {
+        r->type = FR_REPLY_BULK;
+        r->str = p;
+        char *e = p;
+        while (*e != '\r') e++;
+        r->len = (size_t)(e - p);
+        *e = '\0';
+        *pp = e + 2;
+        return 0;
+    }
+    case '=': {
+        long long n = parse_line_ll(&p);
+        r->type = FR_REPLY_BULK;
+        r->str = p + 4; /* past "txt:" */
+        r->len = (size_t)n - 4;
+        p[n] = '\0';
+        *pp = p + n + 2;
+        return 0;
+    }
+    case '%':
+    case '~':
     case '*': {
         long long n = parse_line_ll(&p);
         *pp = p;
@@ -340,6 +373,7 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
             r->type = FR_REPLY_NIL_ARRAY;
             return 0;
         }
+        if (kind == '%') n *= 2;
         r->type = FR_REPLY_ARRAY;
         r->count = (size_t)n;
         if (n == 0) return 0;

@@ -32,6 +32,11 @@ typedef struct lua_State lua_State;
 #define FRI_RUN_TIMEDOUT    (1u << 3) /* past busy-reply-threshold: others get -BUSY */
 #define FRI_RUN_KILLED      (1u << 4) /* SCRIPT KILL asked for the end */
 #define FRI_RUN_CROSS_SLOT  (1u << 5) /* undeclared keys may span slots (cluster) */
+#define FRI_RUN_ALLOW_OOM   (1u << 6) /* allow-oom shebang: deny-oom commands run on OOM */
+/* scriptPrepareForRun's refusal of a script without allow-oom (or no-writes) on OOM */
+#define FRI_ERR_SCRIPT_OOM                                                                 \
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > "      \
+    "'maxmemory'"
 
 /* The script being executed. */
 typedef struct fri_script_run {

@@ -422,6 +422,56 @@ static void push_reply(lua_State *L, const char **pp, int resp3)
         }
         break;
     }
+    /* RESP3 (a command's reply converted by the embedder's hook after redis.setresp(3)) */
+    case '%':
+    case '~': {
+        long long n = strtoll(p + 1, NULL, 10);
+        lua_newtable(L);
+        lua_pushstring(L, p[0] == '%' ? "map" : "set");
+        lua_newtable(L);
+        for (long long j = 0; j < n; j++) {
+            push_reply(L, &next, resp3);
+            luaL_checkstack(L, 2, "lua stack limit reach when parsing redis.call reply");
+            if (p[0] == '%') push_reply(L, &next, resp3);
+            else lua_pushboolean(L, 1);
+            lua_settable(L, -3);
+        }
+        lua_settable(L, -3);
+        break;
+    }
+    case '_':
+        lua_pushnil(L);
+        break;
+    case '#':
+        lua_pushboolean(L, p[1] == 't');
+        break;
+    case ',':
+        lua_newtable(L);
+        lua_pushstring(L, "double");
+        lua_pushnumber(L, strtod(p + 1, NULL));
+        lua_settable(L, -3);
+        break;
+    case '(':
+        lua_newtable(L);
+        lua_pushstring(L, "big_number");
+        lua_pushlstring(L, p + 1, (size_t)(crlf - p - 1));
+        lua_settable(L, -3);
+        break;
+    case '=': {
+        long long n = strtoll(p + 1, NULL, 10);
+        lua_newtable(L);
+        lua_pushstring(L, "verbatim_string");
+        lua_newtable(L);
+        lua_pushstring(L, "string");
+        lua_pushlstring(L, next + 4, n >= 4 ? (size_t)n - 4 : 0);
+        lua_settable(L, -3);
+        lua_pushstring(L, "format");
+        lua_pushlstring(L, next, 3);
+        lua_settable(L, -3);
+        lua_settable(L, -3);
+        next += n + 2;
+        break;
+    }
     default:
         lua_pushnil(L);
         break;
@@ -468,15 +518,53 @@ static void reply_error_table(fr_client *c, lua_State *L, const fri_script_run *
         }
         lua_pop(L, 2);
     }
-    fri_reply_error_raw(c, b.p ? b.p : "", b.len);
+    lua_pushstring(L, "ignore_error_stats_update");
+    lua_rawget(L, -2);
+    int counted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (counted) {
+        /* counted where redis.call met it: one failed call of the script's command */
+        fri_buf_append(&c->out, "-", 1);
+        size_t start = c->out.len;
+        fri_buf_append(&c->out, b.p ? b.p : "", b.len);
+        for (size_t i = start; i < c->out.len; i++)
+            if (c->out.p[i] == '\r' || c->out.p[i] == '\n') c->out.p[i] = ' ';
+        fri_buf_append(&c->out, "\r\n", 2);
+        fri_stats_failed(c->srv, c->cmd);
+    } else {
+        fri_reply_error_raw(c, b.p ? b.p : "", b.len);
+    }
     fri_buf_free(&b);
 }
 
+/* Inserts an aggregate header (type '*', '%' or '~') of n where handle was taken; as
+ * fri_reply_set_deferred_len, inner ones first. */
+static void set_deferred_header(fr_client *c, size_t handle, char type, long n)
+{
+    char tmp[32];
+    int len = snprintf(tmp, sizeof(tmp), "%c%ld\r\n", type, n);
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, (size_t)len);
+    memmove(b->p + handle + len, b->p + handle, b->len - handle);
+    memcpy(b->p + handle, tmp, (size_t)len);
+    b->len += (size_t)len;
+}
+
+/* A null in the caller's protocol (Redis's addReplyNull). */
+static void reply_null(fr_client *c)
+{
+    if (c->proto == 3) fri_reply_raw(c, "_\r\n", 3);
+    else fri_reply_nil(c);
+}
+
 /* Writes the value at the top of the stack as the caller's reply and pops it (Redis's
- * luaReplyToRedisReply).  script_resp is the script's redis.setresp. */
+ * luaReplyToRedisReply): in the caller's protocol (c->proto), so a RESP3 connection gets
+ * maps, sets, doubles, big numbers, verbatim strings, booleans and nulls as RESP3 types.
+ * script_resp is the script's redis.setresp. */
 static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
 {
     int t = lua_type(L, -1);
+    int r3 = c->proto == 3;
     if (!lua_checkstack(L, 4)) {
         fri_reply_error(c, "ERR reached lua stack limit");
         lua_pop(L, 1);
@@ -492,7 +580,9 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
     case LUA_TBOOLEAN:
         if (script_resp == 2) {
             if (lua_toboolean(L, -1)) fri_reply_ll(c, 1);
-            else fri_reply_nil(c);
+            else reply_null(c);
+        } else if (r3) {
+            fri_reply_raw(c, lua_toboolean(L, -1) ? "#t\r\n" : "#f\r\n", 4);
         } else {
             fri_reply_ll(c, lua_toboolean(L, -1) ? 1 : 0); /* RESP2 form of a boolean */
         }
@@ -521,7 +611,16 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
             break;
         }
         if (raw_field(L, "double", LUA_TNUMBER)) {
-            fri_reply_double(c, lua_tonumber(L, -1));
+            double d = lua_tonumber(L, -1);
+            if (!r3) {
+                fri_reply_double(c, d);
+            } else if (isinf(d)) {
+                fri_reply_raw(c, d > 0 ? ",inf\r\n" : ",-inf\r\n", d > 0 ? 6 : 7);
+            } else {
+                char dbuf[64];
+                int dl = snprintf(dbuf, sizeof(dbuf), ",%.17g\r\n", d);
+                fri_reply_raw(c, dbuf, (size_t)dl);
+            }
             lua_pop(L, 1);
             break;
         }
@@ -533,7 +632,13 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 memcpy(copy, s, len);
                 for (size_t i = 0; i < len; i++)
                     if (copy[i] == '\r' || copy[i] == '\n') copy[i] = ' ';
-                fri_reply_bulk(c, copy, len);
+                if (r3) {
+                    fri_reply_raw(c, "(", 1);
+                    fri_reply_raw(c, copy, len);
+                    fri_reply_raw(c, "\r\n", 2);
+                } else {
+                    fri_reply_bulk(c, copy, len);
+                }
                 free(copy);
             } else {
                 fri_reply_error(c, FRI_ERR_OOM);
@@ -549,7 +654,18 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 if (lua_type(L, -1) == LUA_TSTRING) {
                     size_t len;
                     const char *s = lua_tolstring(L, -1, &len);
-                    fri_reply_bulk(c, s, len);
+                    if (r3) { /* Redis's addReplyVerbatim: 3 bytes of format, space-padded */
+                        const char *fmt = lua_tostring(L, -2);
+                        char head[48];
+                        int hl = snprintf(head, sizeof(head), "=%zu\r\n", len + 4);
+                        for (int i = 0; i < 3; i++) head[hl++] = *fmt ? *fmt++ : ' ';
+                        head[hl++] = ':';
+                        fri_reply_raw(c, head, (size_t)hl);
+                        fri_reply_raw(c, s, len);
+                        fri_reply_raw(c, "\r\n", 2);
+                    } else {
+                        fri_reply_bulk(c, s, len);
+                    }
                     done = 1;
                 }
                 lua_pop(L, 2);
@@ -567,7 +683,8 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 reply_from_lua(c, L, script_resp); /* the value */
                 n++;
             }
-            fri_reply_set_deferred_map_len(c, h, n);
+            if (r3) set_deferred_header(c, h, '%', n);
+            else fri_reply_set_deferred_map_len(c, h, n);
             lua_pop(L, 1);
             break;
         }
@@ -581,7 +698,8 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 reply_from_lua(c, L, script_resp);
                 n++;
             }
-            fri_reply_set_deferred_len(c, h, n);
+            if (r3) set_deferred_header(c, h, '~', n);
+            else fri_reply_set_deferred_len(c, h, n);
             lua_pop(L, 1);
             break;
         }
@@ -601,7 +719,7 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
         break;
     }
     default:
-        fri_reply_nil(c);
+        reply_null(c);
     }
     lua_pop(L, 1);
 }
@@ -629,7 +747,8 @@ static int name_in(const char *name, const char *const *list)
 /* Redis's scriptCall: the checks a script's command goes through, then the command on the
  * scripting client.  NULL when it ran (its reply is in lc->out from out_mark), else the
  * refusal's text. */
-static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_run *run)
+static const char *script_command_checked(fr_server *s, fri_scripting *sc,
+                                          fri_script_run *run, const fri_command **found)
 {
     fr_client *lc = sc->lua_client;
     const fri_command *cmd = fri_lookup_command(s, lc->argv[0].ptr, lc->argv[0].len);
@@ -637,6 +756,7 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
         cmd = fri_lookup_subcommand(cmd, &lc->argv[1]);
         if (!cmd) return "Unknown Redis command called from script";
     }
+    *found = cmd;
     if (!cmd) {
         /* fakeredis-server's own commands that Redis keeps out of scripts */
         static const char *const host_noscript[] = {
@@ -666,6 +786,10 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
         return "Write commands are not allowed from read-only scripts.";
     if (write && !(run->flags & FRI_RUN_WRITE_DIRTY) && fri_noreplicas(s))
         return "-" FRI_ERR_NOREPLICAS;
+    /* Redis's scriptVerifyOOM: over maxmemory when the script started, no write yet */
+    if (!(run->flags & (FRI_RUN_ALLOW_OOM | FRI_RUN_WRITE_DIRTY)) && s->pre_command_oom &&
+        (cmd->flags & FRI_CMD_DENYOOM))
+        return "-" FRI_ERR_OOM;
     if (write) run->flags |= FRI_RUN_WRITE_DIRTY;
     if (s->cluster_enabled) {
         int keys[64];
@@ -682,22 +806,29 @@ static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_ru
                 return "Script attempted to access keys that do not hash to the same slot";
         }
     }
-    /* XREAD and XREADGROUP refuse BLOCK in a script, when their parse reaches it */
-    if (strcmp(cmd->name, "xread") == 0 || strcmp(cmd->name, "xreadgroup") == 0) {
-        for (int i = 1; i + 1 < lc->argc && !fri_arg_is(&lc->argv[i], "streams"); i++) {
-            if (fri_arg_is(&lc->argv[i], "block")) {
-                fri_reply_errorf(lc, "ERR %s command is not allowed with BLOCK option from "
-                                     "scripts", cmd->name);
-                return NULL;
-            }
-        }
-    }
     lc->now_ms = run->caller->now_ms;
     /* Every command of a script passes here and through fri_call, which counts it as
      * executed like any other: the place INFO commandstats hooks in (Redis counts a
      * script's commands under their own names, and a refusal above as a rejected call). */
     fri_call(lc, cmd);
     return NULL;
+}
+
+/* script_command_checked, and a refusal of a command Redis knows counted as its rejected
+ * call (scriptCall's incrCommandStatsOnError(cmd, ERROR_COMMAND_REJECTED)). */
+static const char *script_command(fr_server *s, fri_scripting *sc, fri_script_run *run)
+{
+    const fri_command *cmd = NULL;
+    const char *err = script_command_checked(s, sc, run, &cmd);
+    if (err) {
+        /* afterErrorReply: counted now ("-CODE ..." by its code, else ERR), so the error
+         * table carries ignore_error_stats_update; the baseline moves past it */
+        if (err[0] == '-') fri_stats_error(s, err + 1, strlen(err + 1));
+        else fri_stats_error(s, "ERR", 3);
+        fri_stats_rejected(s, cmd);
+        (void)fri_stats_call_failed(s);
+    }
+    return err;
 }
 
 /* Redis's luaArgsToRedisArgv into the scripting client's argument vector: strings as they
@@ -776,13 +907,38 @@ static int redis_generic_call(lua_State *L, int raise)
     fr_server *s = lc->srv;
     lc->out.len = 0;
     const char *err = script_command(s, sc, run);
-    fri_buf_free(&mem);
-    lc->argc = 0;
     if (err) {
+        fri_buf_free(&mem);
+        lc->argc = 0;
         push_error(L, err);
         mark_error_counted(L);
         if (raise) return lua_error(L);
         return 1;
+    }
+    char *r3 = NULL;
+    size_t r3len = 0;
+    if (run->resp == 3 && s->resp3_hook && lc->out.len > 0) {
+        const char *av[64];
+        size_t al[64];
+        const char **argv = lc->argc <= 64 ? av : malloc(sizeof(*argv) * (size_t)lc->argc);
+        size_t *argvlen = lc->argc <= 64 ? al : malloc(sizeof(*argvlen) * (size_t)lc->argc);
+        if (argv && argvlen) {
+            for (int j = 0; j < lc->argc; j++) {
+                argv[j] = lc->argv[j].ptr;
+                argvlen[j] = lc->argv[j].len;
+            }
+            r3 = s->resp3_hook(s, s->resp3_hook_ctx, lc->argc, argv, argvlen, lc->out.p,
+                               lc->out.len, &r3len);
+        }
+        if (argv != av) free((void *)argv);
+        if (argvlen != al) free(argvlen);
+    }
+    fri_buf_free(&mem);
+    lc->argc = 0;
+    if (r3) { /* the RESP3 bytes in place of the RESP2 ones */
+        lc->out.len = 0;
+        fri_buf_append(&lc->out, r3, r3len);
+        free(r3);
     }
     fri_buf_append(&lc->out, "", 1); /* a NUL after the bytes for the parser's strstr */
     const char *p = lc->out.p;
@@ -1344,6 +1500,8 @@ void fri_script_run_begin(fr_server *s, fri_script_run *run, fr_client *caller,
         run->flags |= FRI_RUN_READ_ONLY;
     if ((script_flags & FRI_SFLAG_EVAL_COMPAT) || (script_flags & FRI_SFLAG_ALLOW_CROSS_SLOT))
         run->flags |= FRI_RUN_CROSS_SLOT;
+    if (!(script_flags & FRI_SFLAG_EVAL_COMPAT) && (script_flags & FRI_SFLAG_ALLOW_OOM))
+        run->flags |= FRI_RUN_ALLOW_OOM;
     if (s->wall_clock) run->start_mono_ms = mono_ms();
     sc->lua_client->db = caller->db; /* the caller's database, SELECT in the script apart */
     sc->run = run;

@@ -698,6 +698,18 @@ static void process_command(fr_client *c)
         fri_stats_rejected(s, cmd);
         return;
     }
+    /* maxmemory, as the embedder's hook tells it (nothing to evict), not re-read while a
+     * script runs (Redis's isInsideYieldingLongCommand) */
+    if (s->oom_hook && !fr_server_script_busy(s)) {
+        s->pre_command_oom = s->oom_hook(s, s->oom_hook_ctx) != 0;
+        if (s->pre_command_oom &&
+            (fri_cmd_is_denyoom(c, cmd) ||
+             (c->in_multi && strcmp(cmd->name, "exec") && strcmp(cmd->name, "discard") &&
+              strcmp(cmd->name, "reset")))) {
+            reject(c, FRI_ERR_OOM);
+            return;
+        }
+    }
     /* min-replicas-to-write: the fake has no replicas, so writes are refused */
     if (fri_noreplicas(s) && fri_cmd_is_write(c, cmd)) {
         if (strcmp(cmd->name, "exec") == 0) {

@@ -246,6 +246,12 @@ void fri_stats_rejected(fr_server *s, const fri_command *cmd)
     if (r) r->rejected++;
 }
 
+void fri_stats_failed(fr_server *s, const fri_command *cmd)
+{
+    cmdstat *r = cmd ? row_stat(s, cmd) : NULL;
+    if (r) r->failed++;
+}
+
 uint64_t fri_stats_call_begin(fr_server *s)
 {
     s->stats->err_prev = s->stats->total_errors;

@@ -1558,6 +1558,11 @@ int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *
                 return -1;
             }
         } else if (arg_is(a, "block") && moreargs) {
+            if (c->is_script) { /* a script may not block: refused as the option is read */
+                fri_reply_errorf(c, "ERR %.*s command is not allowed with BLOCK option from "
+                                    "scripts", (int)c->argv[0].len, c->argv[0].ptr);
+                return -1;
+            }
             long long t;
             i++;
             if (fri_get_ll_or_reply(c, &c->argv[i], &t,

@@ -825,11 +825,36 @@ static void busy_hook(fr_server *fake, void *ctx)
     }
 }
 
+/* The fake's OOM hook (fr_server_set_oom_hook): over maxmemory as INFO's used_memory
+ * measures it (the check refuse_oom makes for the server's own commands). */
+static int oom_hook(fr_server *fake, void *ctx)
+{
+    const frs_server *srv = ctx;
+    (void)fake;
+    return srv->maxmemory && frs_used_memory() > srv->maxmemory;
+}
+
+/* The fake's RESP3 hook (fr_server_set_resp3_hook): a command's reply to a script under
+ * redis.setresp(3) converted as for a RESP3 connection. */
+static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,
+                        const size_t *argvlen, const char *p, size_t n, size_t *out_len)
+{
+    (void)fake;
+    frs_conn tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.srv = ctx;
+    frs_resp3_convert(&tmp, argc, argv, argvlen, p, n);
+    *out_len = tmp.out.len;
+    return tmp.out.p;
+}
+
 int frs_server_run(frs_server *srv)
 {
     struct epoll_event evs[MAX_EVENTS];
     int busy = 0; /* the last wake found events: poll before sleeping */
     fr_server_set_busy_hook(srv->fake, busy_hook, srv);
+    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
+    fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
     while (!srv->stop) {
         before_sleep(srv);
         if (srv->stop) break;

@@ -117,6 +117,32 @@ static int parse_node(frs_arena **a, const char **pp, const char *lim, frs_rnode
                 if (parse_node(a, &q, lim, &r->child[i]) < 0) return -1;
         }
         break;
+    /* RESP3 already: a script's reply to a RESP3 client (the fake writes it in the
+     * client's protocol); kept as it is */
+    case '_':
+    case '#':
+    case ',':
+    case '(': {
+        const char *cr = memchr(p, '\r', (size_t)(lim - p));
+        if (!cr || lim - cr < 2) return -1;
+        q = cr + 2;
+        break;
+    }
+    case '=':
+        if (read_line_ll(p, lim, &r->n, &q) < 0 || r->n < 0 || lim - q < r->n + 2) return -1;
+        q += r->n + 2;
+        break;
+    case '%':
+    case '~': {
+        long long n;
+        if (read_line_ll(p, lim, &n, &q) < 0 || n < 0) return -1;
+        if (*p == '%') n *= 2;
+        for (long long i = 0; i < n; i++) {
+            frs_rnode child;
+            if (parse_node(a, &q, lim, &child) < 0) return -1;
+        }
+        break;
+    }
     default:
         return -1;
     }

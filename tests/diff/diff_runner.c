@@ -55,6 +55,7 @@ typedef struct run {
     side_client listener;    /* !events: PSUBSCRIBEd to __key*__:* on both sides */
     rh_buf real_events;      /* the messages the real listener got for the last command */
     rh_buf fake_events;      /* the same on the fake */
+    int over_maxmemory;      /* !config maxmemory under 1 MiB: the fake's OOM hook says so */
 } run;
 
 static void sleep_ms(long ms) {
@@ -124,6 +125,14 @@ static int is_quit(const ds_line *l) {
     return l->argc >= 1 && l->argvlen[0] == 4 && strcasecmp(l->argv[0], "quit") == 0;
 }
 
+/* The fake's OOM hook (fr_server_set_oom_hook): a real server given a maxmemory under
+ * a megabyte by !config is over it whatever it holds (its own use is more), so the fake
+ * is told it is too; 0 otherwise.  ctx: the run's flag. */
+static int small_maxmemory_hook(fr_server *srv, void *ctx) {
+    (void)srv;
+    return *(const int *)ctx;
+}
+
 /* Runs a !config line: CONFIG SET on the real server (client 1's connection), the same
  * parameter on the fake.  A refusal on either side is a failure; 0 to go on, -1 to
  * abandon the script. */
@@ -139,6 +148,13 @@ static int set_config(run *r, const ds_line *l) {
     int real_failed = run_real(r, 1, 4, argv, lens) != 0 ||
                       r->real_reply.len < 1 || r->real_reply.data[0] != '+';
     int fake_rc = fr_server_set_param(r->fake, l->argv[0], l->argv[1]);
+    if (fake_rc == 0 && l->argvlen[0] == 9 && strncasecmp(l->argv[0], "maxmemory", 9) == 0) {
+        /* a plain number of bytes under 1 MiB; any unit (1kb, 1gb ...) is taken as more */
+        char *end;
+        long long v = strtoll(l->argv[1], &end, 10);
+        r->over_maxmemory = v > 0 && v < 1024 * 1024 && *end == '\0';
+        fr_server_set_oom_hook(r->fake, small_maxmemory_hook, &r->over_maxmemory);
+    }
     if (real_failed || fake_rc != 0) {
         printf("%s:%d: %s   <-- %s\n", name, l->lineno, l->text,
                real_failed ? "the real server refused it" : "the fake does not follow it");

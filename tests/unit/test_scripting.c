@@ -12,6 +12,10 @@
  *   busy-reply-threshold * FRI_LUA_STEPS_PER_MS instructions, every time; other clients
  *   get -BUSY from the hook; SCRIPT KILL ends a script that has not written and answers
  *   UNKILLABLE for one that has; without a hook nothing is served and the script ends;
+ * - the OOM hook: what is refused while the embedder says the process is over maxmemory
+ *   (processCommand's deny-oom rule with a script's flags, scriptPrepareForRun's check
+ *   of a script EXEC runs, redis.call's scriptVerifyOOM until the first write) and the
+ *   errors and rejected calls INFO counts for them;
  * - bad scripts: endless recursion, a memory cap reached, a self-referencing table --
  *   errors, never a crash.
  */
@@ -460,6 +464,111 @@ static void test_bad_scripts(void **state)
     assert_string_equal(eval_resp(f->c, "return 3"), ":3\r\n");
 }
 
+
+/* A RESP3 client gets a script's RESP3 types as bytes; fr_reply sees their RESP2 forms. */
+static void test_resp3_reply(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(fr_client_set_protocol(f->c, 3), 0);
+    assert_string_equal(eval_resp(f->c, "return {map={a={double=1.5}}}"),
+                        "%1\r\n$1\r\na\r\n,1.5\r\n");
+    assert_string_equal(eval_resp(f->c, "redis.setresp(3) return {true, {set={x=true}}}"),
+                        "*2\r\n#t\r\n~1\r\n$1\r\nx\r\n");
+    assert_string_equal(eval_resp(f->c, "return {nil}"), "*0\r\n");
+    assert_string_equal(eval_resp(f->c, "return false"), "_\r\n");
+    const fr_reply *r = fake_run(f->c, "EVAL %s 0",
+                                 "\"return {map={k={verbatim_string={format='txt',string='hi'}}},"
+                                 "big_number='12', double=2}\"");
+    /* double is looked at before big_number and map (Redis's order): ",2" seen as "2" */
+    assert_int_equal(r->type, FR_REPLY_BULK);
+    assert_string_equal(r->str, "2");
+    r = fake_run(f->c, "EVAL %s 0",
+                 "\"return {map={k={verbatim_string={format='txt',string='hi'}}}}\"");
+    assert_int_equal(r->type, FR_REPLY_ARRAY); /* a map: a flat [k, "hi"] */
+    assert_int_equal(r->count, 2);
+    assert_string_equal(r->elements[0].str, "k");
+    assert_string_equal(r->elements[1].str, "hi");
+    r = fake_run(f->c, "EVAL %s 0", "\"redis.setresp(3) return {false, {big_number='12'}, nil}\"");
+    assert_int_equal(r->type, FR_REPLY_ARRAY);
+    assert_int_equal(r->count, 2);
+    assert_int_equal(r->elements[0].type, FR_REPLY_INTEGER);
+    assert_int_equal(r->elements[0].integer, 0);
+    assert_string_equal(r->elements[1].str, "12");
+    assert_int_equal(fr_client_set_protocol(f->c, 2), 0);
+    assert_string_equal(eval_resp(f->c, "return {map={a={double=1.5}}}"),
+                        "*2\r\n$1\r\na\r\n$3\r\n1.5\r\n");
+}
+
+/* ----- OOM ----------------------------------------------------------------------------- */
+
+static int oom_now;
+static int oom_hook(fr_server *srv, void *ctx)
+{
+    (void)srv;
+    (void)ctx;
+    return oom_now;
+}
+
+/* The count of error prefix code, 0 if none. */
+static uint64_t error_count(fr_server *srv, const char *code)
+{
+    const char *p;
+    size_t len;
+    uint64_t n;
+    for (size_t i = 0; fr_stats_error_at(srv, i, &p, &len, &n) == 0; i++)
+        if (len == strlen(code) && memcmp(p, code, len) == 0) return n;
+    return 0;
+}
+
+static void test_oom_hook(void **state)
+{
+    fixture *f = *state;
+    fr_server_set_oom_hook(f->srv, oom_hook, NULL);
+    oom_now = 0;
+    RESP_EQ(f->c, "+OK\r\n", "SET x 1");
+    RESP_EQ(f->c, "+OK\r\n", "MULTI");
+    assert_string_equal(eval_resp(f->c, "#!lua\nreturn 1"), "+QUEUED\r\n");
+    assert_string_equal(eval_resp(f->c, "#!lua flags=allow-oom\nreturn 2"), "+QUEUED\r\n");
+    oom_now = 1;
+    /* EXEC passes the OOM check; the scripts it runs meet scriptPrepareForRun's */
+    RESP_EQ(f->c, "*2\r\n-OOM allow-oom flag is not set on the script, can not run it when "
+                  "used memory > 'maxmemory'\r\n:2\r\n", "EXEC");
+    fr_stats_reset(f->srv);
+    const char *oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+    assert_string_equal(eval_resp(f->c, "#!lua\nreturn 1"), oom);
+    RESP_EQ(f->c, oom, "SET x 2");
+    RESP_EQ(f->c, "+OK\r\n", "MULTI");
+    RESP_EQ(f->c, oom, "GET x");
+    RESP_EQ(f->c, "-EXECABORT Transaction discarded because of previous errors.\r\n", "EXEC");
+    assert_string_equal(eval_resp(f->c, "#!lua flags=no-writes\nreturn 3"), ":3\r\n");
+    assert_string_equal(eval_resp(f->c, "return redis.call('get','x')"), "$1\r\n1\r\n");
+    const char *r = eval_resp(f->c, "return redis.call('set','x','y')");
+    assert_non_null(strstr(r, "-OOM command not allowed when used memory > 'maxmemory'."));
+    assert_string_equal(eval_resp(f->c, "local t = redis.pcall('set','x','y') return t['err']"),
+                        "$55\r\nOOM command not allowed when used memory > 'maxmemory'.\r\n");
+    /* after a write, the script may go on (DEL is not deny-oom) */
+    assert_string_equal(eval_resp(f->c, "redis.call('del','nokey') return redis.call('set','x','z')"),
+                        "+OK\r\n");
+    assert_string_equal(eval_resp(f->c, "#!lua flags=allow-oom\nreturn redis.call('set','x','w')"),
+                        "+OK\r\n");
+    /* counted once each, as Redis counts them: SET refused by itself and twice in
+     * scripts (rejected calls), run twice; the script whose SET raised failed once */
+    fr_command_stats st;
+    assert_int_equal(fr_stats_command(f->srv, "set", &st), 0);
+    assert_int_equal(st.calls, 2);
+    assert_int_equal(st.rejected_calls, 3);
+    assert_int_equal(st.failed_calls, 0);
+    assert_int_equal(fr_stats_command(f->srv, "eval", &st), 0);
+    assert_int_equal(st.calls, 6);
+    assert_int_equal(st.rejected_calls, 1);
+    assert_int_equal(st.failed_calls, 1);
+    assert_int_equal(error_count(f->srv, "OOM"), 5);
+    assert_int_equal(fr_stats_total_error_replies(f->srv), 6); /* and the EXECABORT */
+    oom_now = 0;
+    RESP_EQ(f->c, "$1\r\nw\r\n", "GET x");
+    fr_server_set_oom_hook(f->srv, NULL, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,7 +577,8 @@ int main(void)
         TEST(test_cmsgpack_errors),          TEST(test_struct_roundtrip),
         TEST(test_conversions),              TEST(test_busy_virtual_time),
         TEST(test_busy_deterministic),       TEST(test_busy_unkillable),
-        TEST(test_bad_scripts),
+        TEST(test_bad_scripts),              TEST(test_oom_hook),
+        TEST(test_resp3_reply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
