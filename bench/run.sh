@@ -4,12 +4,13 @@
 #   bench/run.sh [bench_fake options]            e.g. bench/run.sh -n 500000 -r 7
 #   bench/run.sh streams [bench_streams options] e.g. bench/run.sh streams --only xadd
 #   bench/run.sh engine [bench_engine options]   e.g. bench/run.sh engine -r 7
+#   bench/run.sh eval [bench_eval options]       e.g. bench/run.sh eval -n 100000
 #   bench/run.sh explore [options] [deliveries]  e.g. bench/run.sh explore -r 3 --replay 1000
 #
 # The first runs bench_fake (the mixed workload), "streams" runs bench_streams (stream and
 # consumer-group commands, one operation at a time), "engine" runs bench_engine (the
 # engine's round trips per read and deliveries per second, window against direct mode),
-# "explore" runs bench_explore (every crash point of a scenario against one plain run; the
+# "eval" runs bench_eval (EVAL and EVALSHA of one INCR), "explore" runs bench_explore (every crash point of a scenario against one plain run; the
 # fake only).  The others start their own redis-server on a unix socket in a temporary directory
 # (redis-server must be on PATH; ./run.sh main installs it).  Results and the workloads are
 # described in docs/benchmarks.md.
@@ -27,6 +28,10 @@ streams)
     ;;
 engine)
     bench=bench_engine
+    shift
+    ;;
+eval)
+    bench=bench_eval
     shift
     ;;
 explore)

@@ -450,6 +450,15 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         if (!sim->dead) held = held || timer_pending(sim, v, n);
         for (size_t i = 0; i < n && !settled; i++) {
             ws_delivery *d = v[i];
+            /* An acked stream delivery whose queued commands all took effect, its entry
+             * no longer pending, was settled by those commands themselves: a script that
+             * XACKs its own entry atomically with its write (a crash before the
+             * runtime's own XACK leaves nothing owed). */
+            if (!d->settle_sent && !held && stream && d->outcome == WS_ACK && d->neffects) {
+                settled = 1;
+                for (size_t k = 0; k < d->neffects; k++)
+                    if (!applied(d->effects[k].fate)) settled = 0;
+            }
             if (!d->settle_sent) continue;
             if (d->outcome == WS_DROP && !d->delay_ms) settled = 1;
             /* retried at the cap: rejected, or moved to the dead letter */
