@@ -2,7 +2,8 @@
  * STATS / KILL / HELP, FCALL and FCALL_RO, as functions.c answers them.  Libraries run in
  * their own interpreter (script_lua.c's functions engine); a library's code may only call
  * redis.register_function (and redis.log) while it loads.  FUNCTION DUMP writes Redis's
- * RDB fragment without LZF compression; FUNCTION RESTORE reads either. */
+ * RDB fragment (the code LZF-compressed as rdb.c compresses DUMP's strings); FUNCTION
+ * RESTORE reads it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <strings.h>
 
 #include "fr_int.h"
+#include "rdb_int.h"
 #include "script_int.h"
 
 #define ERR_BAD_NAME "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
@@ -452,42 +454,9 @@ static void function_kill_command(fr_client *c) { fri_script_kill(c, 0); }
 #define RDB_OPCODE_FUNCTION2 245 /* a library's payload */
 #define RDB_OPCODE_FUNCTION 246  /* 7.0-rc's form: name, engine, description, code */
 
-/* Redis's crc64 (Jones polynomial, reflected), bit by bit: crc64("123456789") is
- * 0xe9c6d914c4b8d9ca. */
-static uint64_t crc64_jones(uint64_t crc, const unsigned char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        crc ^= p[i];
-        for (int b = 0; b < 8; b++) crc = (crc & 1) ? (crc >> 1) ^ 0x95ac9329ac4bc9b5ULL : crc >> 1;
-    }
-    return crc;
-}
-
-/* rdbSaveLen. */
-static void rdb_put_len(fri_buf *b, uint64_t len)
-{
-    unsigned char h[9];
-    if (len < 64) {
-        h[0] = (unsigned char)len;
-        fri_buf_append(b, h, 1);
-    } else if (len < 16384) {
-        h[0] = (unsigned char)(0x40 | (len >> 8));
-        h[1] = (unsigned char)len;
-        fri_buf_append(b, h, 2);
-    } else if (len <= 0xffffffffULL) {
-        h[0] = 0x80;
-        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)(len >> (24 - 8 * i));
-        fri_buf_append(b, h, 5);
-    } else {
-        h[0] = 0x81;
-        for (int i = 0; i < 8; i++) h[1 + i] = (unsigned char)(len >> (56 - 8 * i));
-        fri_buf_append(b, h, 9);
-    }
-}
-
-/* FUNCTION DUMP: each library as RDB_OPCODE_FUNCTION2 and its payload (stored without
- * LZF compression: a payload Redis loads, not byte for byte what it would write), the
- * RDB version, the CRC64. */
+/* FUNCTION DUMP: each library as RDB_OPCODE_FUNCTION2 and its code as rdbSaveRawString
+ * stores it (LZF when that saves 4 bytes or more, as rdb.c writes DUMP's strings), the RDB
+ * version, the CRC64: byte for byte what redis-server 7.0.15 writes. */
 static void function_dump_command(fr_client *c)
 {
     fri_scripting *sc = c->srv->scripting;
@@ -498,12 +467,15 @@ static void function_dump_command(fr_client *c)
         fri_library *lib = e->v.ptr;
         unsigned char op = RDB_OPCODE_FUNCTION2;
         fri_buf_append(&b, &op, 1);
-        rdb_put_len(&b, lib->code->len);
-        fri_buf_append(&b, lib->code->buf, lib->code->len);
+        if (fri_rdb_save_string(&b, lib->code->buf, lib->code->len) < 0) {
+            fri_buf_free(&b);
+            fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+            return;
+        }
     }
     unsigned char ver[2] = {RDB_VERSION & 0xff, (RDB_VERSION >> 8) & 0xff};
     fri_buf_append(&b, ver, 2);
-    uint64_t crc = crc64_jones(0, (const unsigned char *)b.p, b.len);
+    uint64_t crc = fri_crc64(0, b.p, b.len);
     unsigned char cb[8];
     for (int i = 0; i < 8; i++) cb[i] = (unsigned char)(crc >> (8 * i));
     fri_buf_append(&b, cb, 8);
@@ -539,35 +511,6 @@ static int rdb_get_len(rdb_in *in, uint64_t *len, int *enc)
     }
     in->p += need, in->left -= need;
     return 0;
-}
-
-/* LZF decompression (liblzf's format); 0 on success. */
-static int lzf_expand(const unsigned char *ip, size_t ilen, unsigned char *op, size_t olen)
-{
-    const unsigned char *iend = ip + ilen;
-    unsigned char *ostart = op, *oend = op + olen;
-    while (ip < iend) {
-        unsigned ctrl = *ip++;
-        if (ctrl < 32) {
-            ctrl++;
-            if ((size_t)(oend - op) < ctrl || (size_t)(iend - ip) < ctrl) return -1;
-            memcpy(op, ip, ctrl);
-            op += ctrl, ip += ctrl;
-        } else {
-            unsigned len = ctrl >> 5;
-            if (len == 7) {
-                if (ip >= iend) return -1;
-                len += *ip++;
-            }
-            if (ip >= iend) return -1;
-            size_t back = ((size_t)(ctrl & 0x1f) << 8) + *ip++ + 1;
-            len += 2;
-            if ((size_t)(op - ostart) < back || (size_t)(oend - op) < len) return -1;
-            const unsigned char *ref = op - back;
-            while (len--) *op++ = *ref++;
-        }
-    }
-    return op == oend ? 0 : -1;
 }
 
 /* rdbGenericLoadStringObject into *out (malloc'ed); -1 when it cannot be read. */
@@ -608,7 +551,7 @@ static int rdb_get_string(rdb_in *in, char **out, size_t *outlen)
     if (in->left < clen || ulen > ((uint64_t)1 << 32)) return -1;
     *out = malloc(ulen + 1);
     if (!*out) return -1;
-    if (lzf_expand(in->p, clen, (unsigned char *)*out, ulen) < 0) {
+    if (fri_lzf_decompress(in->p, clen, *out, ulen) != ulen) {
         free(*out);
         return -1;
     }
@@ -654,7 +597,7 @@ static void function_restore_command(fr_client *c)
         fri_reply_error(c, "ERR DUMP payload version or checksum are wrong");
         return;
     }
-    uint64_t crc = crc64_jones(0, p, len - 8);
+    uint64_t crc = fri_crc64(0, p, len - 8);
     for (int i = 0; i < 8; i++) {
         if (p[len - 8 + i] != (unsigned char)(crc >> (8 * i))) {
             fri_reply_error(c, "ERR DUMP payload version or checksum are wrong");

@@ -256,7 +256,7 @@ static size_t encode_int(long long v, unsigned char *enc)
 
 /* rdbSaveRawString: an integer form for short numbers, LZF when it saves 4 bytes or more
  * on a string over 20 bytes (rdbcompression yes), else the length and the bytes. */
-static int save_string(fri_buf *b, const void *p, size_t len)
+int fri_rdb_save_string(fri_buf *b, const void *p, size_t len)
 {
     unsigned char enc[5];
     long long v;
@@ -450,7 +450,7 @@ static int dump_list(fri_buf *b, const fri_list *l, long long fill)
         }
         lp_finish(&w);
         save_len(b, 2); /* QUICKLIST_NODE_CONTAINER_PACKED */
-        int rc = save_string(b, w.b.p, w.b.len);
+        int rc = fri_rdb_save_string(b, w.b.p, w.b.len);
         fri_buf_free(&w.b);
         if (rc < 0) {
             free(cuts);
@@ -464,7 +464,7 @@ static int dump_list(fri_buf *b, const fri_list *l, long long fill)
 static void collect_member(const char *p, size_t len, void *ctx)
 {
     fri_buf *b = ctx;
-    save_string(b, p, len);
+    fri_rdb_save_string(b, p, len);
 }
 
 static void collect_int(const char *p, size_t len, void *ctx)
@@ -490,7 +490,7 @@ static int dump_set(fri_buf *b, fri_set *s)
             memcpy(&v, ints.p + i * sizeof(v), sizeof(v));
             put_le(&blob, (uint64_t)v, (int)width);
         }
-        int rc = save_string(b, blob.p, blob.len);
+        int rc = fri_rdb_save_string(b, blob.p, blob.len);
         fri_buf_free(&ints);
         fri_buf_free(&blob);
         return rc;
@@ -515,7 +515,7 @@ static int dump_hash(fri_buf *b, fri_hash *h)
             lp_str(&w, v->buf, v->len);
         }
         lp_finish(&w);
-        int rc = save_string(b, w.b.p, w.b.len);
+        int rc = fri_rdb_save_string(b, w.b.p, w.b.len);
         fri_buf_free(&w.b);
         return rc;
     }
@@ -524,7 +524,7 @@ static int dump_hash(fri_buf *b, fri_hash *h)
         fri_dent *e = fri_dict_slot(d, i);
         if (!e) continue;
         const fri_str *v = e->v.ptr;
-        if (save_string(b, e->key->buf, e->key->len) < 0 || save_string(b, v->buf, v->len) < 0)
+        if (fri_rdb_save_string(b, e->key->buf, e->key->len) < 0 || fri_rdb_save_string(b, v->buf, v->len) < 0)
             return -1;
     }
     return 0;
@@ -580,13 +580,13 @@ static int dump_zset(fri_buf *b, fri_zset *z)
             }
         }
         lp_finish(&w);
-        rc = save_string(b, w.b.p, w.b.len);
+        rc = fri_rdb_save_string(b, w.b.p, w.b.len);
         fri_buf_free(&w.b);
     } else {
         /* the skiplist from its tail: members by descending rank, binary doubles */
         save_len(b, n);
         for (size_t i = n; i-- > 0 && rc == 0;) {
-            rc = save_string(b, v[i].p, v[i].len);
+            rc = fri_rdb_save_string(b, v[i].p, v[i].len);
             uint64_t bits;
             memcpy(&bits, &v[i].score, sizeof(bits));
             put_le(b, bits, 8);
@@ -677,9 +677,9 @@ static int dump_stream(fri_buf *b, fri_stream *s)
         lp_finish(&d.w);
         fri_buf key = {0};
         put_sid_raw(&key, fri_stream_node_key(s, i));
-        save_string(b, key.p, key.len);
+        fri_rdb_save_string(b, key.p, key.len);
         fri_buf_free(&key);
-        int rc = save_string(b, d.w.b.p, d.w.b.len);
+        int rc = fri_rdb_save_string(b, d.w.b.p, d.w.b.len);
         fri_buf_free(&d.w.b);
         if (rc < 0) return -1;
     }
@@ -699,7 +699,7 @@ static int dump_stream(fri_buf *b, fri_stream *s)
     save_len(b, ngroups);
     for (size_t g = 0; g < ngroups; g++) {
         fri_stream_cg *cg = groups[g]->v.ptr;
-        save_string(b, groups[g]->key->buf, groups[g]->key->len);
+        fri_rdb_save_string(b, groups[g]->key->buf, groups[g]->key->len);
         save_len(b, cg->last_id.ms);
         save_len(b, cg->last_id.seq);
         save_len(b, (uint64_t)cg->entries_read);
@@ -723,7 +723,7 @@ static int dump_stream(fri_buf *b, fri_stream *s)
         save_len(b, ncons);
         for (size_t k = 0; k < ncons; k++) {
             const fri_stream_consumer *consumer = cons[k]->v.ptr;
-            save_string(b, cons[k]->key->buf, cons[k]->key->len);
+            fri_rdb_save_string(b, cons[k]->key->buf, cons[k]->key->len);
             put_le(b, (uint64_t)consumer->seen_time, 8);
             save_len(b, fri_sidmap_len(consumer->pel));
             fri_sidmap_iter_init(&it, consumer->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
@@ -747,7 +747,7 @@ int fri_rdb_dump(fr_server *s, const fri_obj *o, fri_buf *out)
         if (o->strenc == FRI_STRENC_INT && fri_string2ll(str->buf, str->len, &v))
             save_ll_string(out, v);
         else
-            rc = save_string(out, str->buf, str->len);
+            rc = fri_rdb_save_string(out, str->buf, str->len);
         break;
     }
     case FRI_LIST:

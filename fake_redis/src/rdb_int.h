@@ -50,6 +50,11 @@ size_t fri_lzf_compress(const void *in, size_t in_len, void *out, size_t out_len
  * not fit in out_len bytes. */
 size_t fri_lzf_decompress(const void *in, size_t in_len, void *out, size_t out_len);
 
+/* rdbSaveRawString: appends a string as Redis stores it (an integer form for short numbers,
+ * LZF when that saves 4 bytes or more on more than 20 bytes, else length and bytes).  0, or
+ * -1 when out of memory. */
+int fri_rdb_save_string(fri_buf *b, const void *p, size_t len);
+
 /* Appends the DUMP payload of o (with the server's parameters: list-max-listpack-size
  * decides list nodes) to out.  0, or -1 when out of memory. */
 int fri_rdb_dump(fr_server *s, const fri_obj *o, fri_buf *out);
