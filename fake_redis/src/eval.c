@@ -178,24 +178,8 @@ static void eval_generic(fr_client *c, int evalsha, int ro)
         ls = create_script(c, sc, c->argv[1].ptr, c->argv[1].len, sha);
         if (!ls) return;
     }
-    if (!(ls->flags & FRI_SFLAG_EVAL_COMPAT)) {
-        if ((ls->flags & FRI_SFLAG_NO_CLUSTER) && s->cluster_enabled) {
-            fri_reply_error(c, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
-            return;
-        }
-        if (!(ls->flags & FRI_SFLAG_NO_WRITES) && ro) {
-            fri_reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
-            return;
-        }
-        if (!(ls->flags & FRI_SFLAG_NO_WRITES) && fri_noreplicas(s)) {
-            fri_reply_error(c, FRI_ERR_NOREPLICAS);
-            return;
-        }
-        if (s->pre_command_oom && !(ls->flags & (FRI_SFLAG_ALLOW_OOM | FRI_SFLAG_NO_WRITES))) {
-            fri_reply_error(c, FRI_ERR_SCRIPT_OOM);
-            return;
-        }
-    }
+    if (!(ls->flags & FRI_SFLAG_EVAL_COMPAT) && fri_script_flags_check(c, ls->flags, ro) < 0)
+        return;
     char name[43] = "f_";
     memcpy(name + 2, sha, 41);
     fri_script_run run;

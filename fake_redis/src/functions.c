@@ -779,22 +779,7 @@ static void fcall_generic(fr_client *c, int ro)
         fri_reply_error(c, "ERR Number of keys can't be negative");
         return;
     }
-    if ((fn->flags & FRI_SFLAG_NO_CLUSTER) && s->cluster_enabled) {
-        fri_reply_error(c, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
-        return;
-    }
-    if (!(fn->flags & FRI_SFLAG_NO_WRITES) && ro) {
-        fri_reply_error(c, "ERR Can not execute a script with write flag using *_ro command.");
-        return;
-    }
-    if (!(fn->flags & FRI_SFLAG_NO_WRITES) && fri_noreplicas(s)) {
-        fri_reply_error(c, FRI_ERR_NOREPLICAS);
-        return;
-    }
-    if (s->pre_command_oom && !(fn->flags & (FRI_SFLAG_ALLOW_OOM | FRI_SFLAG_NO_WRITES))) {
-        fri_reply_error(c, FRI_ERR_SCRIPT_OOM);
-        return;
-    }
+    if (fri_script_flags_check(c, fn->flags, ro) < 0) return;
     fri_script_run run;
     fri_script_run_begin(s, &run, c, fn->name->buf, fn->flags, ro);
     const fri_arg *keys = c->argv + 3;

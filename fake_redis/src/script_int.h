@@ -121,6 +121,12 @@ int fri_lua_has(fri_scripting *sc, const char *name);
 void fri_lua_run_eval(fri_scripting *sc, fri_script_run *run, const char *name,
                       const fri_arg *keys, int nkeys, const fri_arg *args, int nargs);
 
+/* scriptPrepareForRun's checks of a script's flags (a shebang script or a function; not
+ * for EVAL-compatible scripts): no-cluster on a cluster, a write script through *_RO,
+ * min-replicas, OOM before the command.  0 when it may run, else -1 with the error
+ * replied to c. */
+int fri_script_flags_check(fr_client *c, unsigned flags, int ro);
+
 /* Begins and ends a run (Redis's scriptPrepareForRun / scriptResetRun, without the
  * flag checks the commands make first). */
 void fri_script_run_begin(fr_server *s, fri_script_run *run, fr_client *caller,

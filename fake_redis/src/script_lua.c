@@ -1474,6 +1474,23 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
     lua_error(L);
 }
 
+int fri_script_flags_check(fr_client *c, unsigned flags, int ro)
+{
+    fr_server *s = c->srv;
+    const char *err = NULL;
+    if ((flags & FRI_SFLAG_NO_CLUSTER) && s->cluster_enabled)
+        err = "ERR Can not run script on cluster, 'no-cluster' flag is set.";
+    else if (!(flags & FRI_SFLAG_NO_WRITES) && ro)
+        err = "ERR Can not execute a script with write flag using *_ro command.";
+    else if (!(flags & FRI_SFLAG_NO_WRITES) && fri_noreplicas(s))
+        err = FRI_ERR_NOREPLICAS;
+    else if (s->pre_command_oom && !(flags & (FRI_SFLAG_ALLOW_OOM | FRI_SFLAG_NO_WRITES)))
+        err = FRI_ERR_SCRIPT_OOM;
+    if (!err) return 0;
+    fri_reply_error(c, err);
+    return -1;
+}
+
 /* Sets global `name` (in the real globals) to an array of the arguments. */
 static void set_array_global(lua_State *L, const char *name, const fri_arg *a, int n)
 {
