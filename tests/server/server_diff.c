@@ -37,6 +37,42 @@ typedef struct diff_case {
 
 #define NUL_CASE "PING\r\nPING\0 x\r\nPING\r\n" /* a NUL hides the newline: Redis waits */
 
+/* The scripts of the "resp3 scripts" and "resp2 scripts" cases: the same replies and
+ * conversions, seen by a RESP3 and by a RESP2 client. */
+#define SCRIPT_REPLY_SHAPES \
+    "DEL h s z\nHSET h f v\nSADD s a\nZADD z 1.5 m\n" \
+    "EVAL \"return {map={a=1}}\" 0\n" \
+    "EVAL \"return {map={a={1,{map={b=true}}}}}\" 0\n" \
+    "EVAL \"return {set={x=true}}\" 0\nEVAL \"return {double=3.5}\" 0\n" \
+    "EVAL \"return {double=1/0}\" 0\nEVAL \"return {double=-1/0}\" 0\n" \
+    "EVAL \"return {double=0.1}\" 0\n" \
+    "EVAL \"return {big_number='123456789012345678901234567890'}\" 0\n" \
+    "EVAL \"return {verbatim_string={format='txt',string='hi'}}\" 0\n" \
+    "EVAL \"return {verbatim_string={format='x',string='hi'}}\" 0\n" \
+    "EVAL \"return {verbatim_string={format='markdown',string=''}}\" 0\n" \
+    "EVAL \"return true\" 0\nEVAL \"return false\" 0\n" \
+    "EVAL \"return nil\" 0\nEVAL \"return {1,false,3}\" 0\n" \
+    "EVAL \"redis.setresp(3) return true\" 0\n" \
+    "EVAL \"redis.setresp(3) return false\" 0\n" \
+    "EVAL \"redis.setresp(3) return {true,false,nil}\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('hgetall','h')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('smembers','s')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('zscore','z','m')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('zscore','z','nope')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('get','nokey')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('get','nokey') == nil\" 0\n" \
+    "EVAL \"redis.setresp(3) local r = redis.call('hgetall','h') return r.map.f\" 0\n" \
+    "EVAL \"redis.setresp(3) local r = redis.call('zscore','z','m') return tostring(r.double)\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('zrange','z',0,-1,'withscores')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('zpopmin','nokey')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.pcall('hgetall','s')\" 0\n" \
+    "EVAL \"redis.setresp(3) return redis.call('lrange','nokey',0,-1)\" 0\n" \
+    "MULTI\nEVAL \"return {map={a=1}}\" 0\nGET nokey\n" \
+    "EVAL \"return {double=2}\" 0\nEXEC\n" \
+    "FUNCTION LOAD REPLACE \"#!lua name=r3lib\\n" \
+    "redis.register_function('m', function() return {map={k={set={v=true}}}} end)\"\n" \
+    "FCALL m 0\nFUNCTION DELETE r3lib"
+
 static const diff_case cases[] = {
     /* ----- protocol errors and inline parsing ----- */
     {"multibulk count", "*x\r\n", 1, 1, 0, 0},
@@ -148,70 +184,8 @@ static const diff_case cases[] = {
                    "MULTI\nEVAL \"return 1\" 0\nEXEC\n"
                    "CONFIG SET maxmemory 0\nGET x\nFUNCTION FLUSH", 0, 0, 0, 0},
     /* ----- RESP3 ----- */
-    {"resp3 scripts", "HELLO 3\nDEL h s z\nHSET h f v\nSADD s a\nZADD z 1.5 m\n"
-                      "EVAL \"return {map={a=1}}\" 0\n"
-                      "EVAL \"return {map={a={1,{map={b=true}}}}}\" 0\n"
-                      "EVAL \"return {set={x=true}}\" 0\nEVAL \"return {double=3.5}\" 0\n"
-                      "EVAL \"return {double=1/0}\" 0\nEVAL \"return {double=-1/0}\" 0\n"
-                      "EVAL \"return {double=0.1}\" 0\n"
-                      "EVAL \"return {big_number='123456789012345678901234567890'}\" 0\n"
-                      "EVAL \"return {verbatim_string={format='txt',string='hi'}}\" 0\n"
-                      "EVAL \"return {verbatim_string={format='x',string='hi'}}\" 0\n"
-                      "EVAL \"return {verbatim_string={format='markdown',string=''}}\" 0\n"
-                      "EVAL \"return true\" 0\nEVAL \"return false\" 0\n"
-                      "EVAL \"return nil\" 0\nEVAL \"return {1,false,3}\" 0\n"
-                      "EVAL \"redis.setresp(3) return true\" 0\n"
-                      "EVAL \"redis.setresp(3) return false\" 0\n"
-                      "EVAL \"redis.setresp(3) return {true,false,nil}\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('hgetall','h')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('smembers','s')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zscore','z','m')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zscore','z','nope')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('get','nokey')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('get','nokey') == nil\" 0\n"
-                      "EVAL \"redis.setresp(3) local r = redis.call('hgetall','h') return r.map.f\" 0\n"
-                      "EVAL \"redis.setresp(3) local r = redis.call('zscore','z','m') return tostring(r.double)\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zrange','z',0,-1,'withscores')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zpopmin','nokey')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.pcall('hgetall','s')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('lrange','nokey',0,-1)\" 0\n"
-                      "MULTI\nEVAL \"return {map={a=1}}\" 0\nGET nokey\n"
-                      "EVAL \"return {double=2}\" 0\nEXEC\n"
-                      "FUNCTION LOAD REPLACE \"#!lua name=r3lib\\n"
-                      "redis.register_function('m', function() return {map={k={set={v=true}}}} end)\"\n"
-                      "FCALL m 0\nFUNCTION DELETE r3lib", 0, 0, 1, 0},
-    {"resp2 scripts", "DEL h s z\nHSET h f v\nSADD s a\nZADD z 1.5 m\n"
-                      "EVAL \"return {map={a=1}}\" 0\n"
-                      "EVAL \"return {map={a={1,{map={b=true}}}}}\" 0\n"
-                      "EVAL \"return {set={x=true}}\" 0\nEVAL \"return {double=3.5}\" 0\n"
-                      "EVAL \"return {double=1/0}\" 0\nEVAL \"return {double=-1/0}\" 0\n"
-                      "EVAL \"return {double=0.1}\" 0\n"
-                      "EVAL \"return {big_number='123456789012345678901234567890'}\" 0\n"
-                      "EVAL \"return {verbatim_string={format='txt',string='hi'}}\" 0\n"
-                      "EVAL \"return {verbatim_string={format='x',string='hi'}}\" 0\n"
-                      "EVAL \"return {verbatim_string={format='markdown',string=''}}\" 0\n"
-                      "EVAL \"return true\" 0\nEVAL \"return false\" 0\n"
-                      "EVAL \"return nil\" 0\nEVAL \"return {1,false,3}\" 0\n"
-                      "EVAL \"redis.setresp(3) return true\" 0\n"
-                      "EVAL \"redis.setresp(3) return false\" 0\n"
-                      "EVAL \"redis.setresp(3) return {true,false,nil}\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('hgetall','h')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('smembers','s')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zscore','z','m')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zscore','z','nope')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('get','nokey')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('get','nokey') == nil\" 0\n"
-                      "EVAL \"redis.setresp(3) local r = redis.call('hgetall','h') return r.map.f\" 0\n"
-                      "EVAL \"redis.setresp(3) local r = redis.call('zscore','z','m') return tostring(r.double)\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zrange','z',0,-1,'withscores')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('zpopmin','nokey')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.pcall('hgetall','s')\" 0\n"
-                      "EVAL \"redis.setresp(3) return redis.call('lrange','nokey',0,-1)\" 0\n"
-                      "MULTI\nEVAL \"return {map={a=1}}\" 0\nGET nokey\n"
-                      "EVAL \"return {double=2}\" 0\nEXEC\n"
-                      "FUNCTION LOAD REPLACE \"#!lua name=r3lib\\n"
-                      "redis.register_function('m', function() return {map={k={set={v=true}}}} end)\"\n"
-                      "FCALL m 0\nFUNCTION DELETE r3lib", 0, 0, 0, 0},
+    {"resp3 scripts", "HELLO 3\n" SCRIPT_REPLY_SHAPES, 0, 0, 1, 0},
+    {"resp2 scripts", SCRIPT_REPLY_SHAPES, 0, 0, 0, 0},
     {"resp3 types", "HELLO 3\nDEL h z s x f l\nHSET h f v\nHGETALL h\nHGETALL nope\n"
                     "ZADD z 1.5 a 2 b 3 c\nZSCORE z a\nZSCORE z x\nZRANGE z 0 -1 WITHSCORES\n"
                     "ZRANGE z 0 -1\nZRANGEBYSCORE z -inf +inf WITHSCORES\n"
