@@ -147,14 +147,7 @@ static void eval_generic(fr_client *c, int evalsha, int ro)
     }
     long long numkeys;
     if (fri_get_ll_or_reply(c, &c->argv[2], &numkeys, NULL) < 0) return;
-    if (numkeys > c->argc - 3) {
-        fri_reply_error(c, "ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    if (numkeys < 0) {
-        fri_reply_error(c, "ERR Number of keys can't be negative");
-        return;
-    }
+    if (fri_script_numkeys_check(c, numkeys) < 0) return;
     fri_scripting *sc = fri_scripting_get(s);
     if (!sc) {
         fri_reply_error(c, FRI_ERR_OOM);

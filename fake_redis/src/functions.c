@@ -771,14 +771,7 @@ static void fcall_generic(fr_client *c, int ro)
         fri_reply_error(c, "ERR Bad number of keys provided");
         return;
     }
-    if (numkeys > c->argc - 3) {
-        fri_reply_error(c, "ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    if (numkeys < 0) {
-        fri_reply_error(c, "ERR Number of keys can't be negative");
-        return;
-    }
+    if (fri_script_numkeys_check(c, numkeys) < 0) return;
     if (fri_script_flags_check(c, fn->flags, ro) < 0) return;
     fri_script_run run;
     fri_script_run_begin(s, &run, c, fn->name->buf, fn->flags, ro);

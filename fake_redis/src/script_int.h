@@ -126,6 +126,9 @@ void fri_lua_run_eval(fri_scripting *sc, fri_script_run *run, const char *name,
  * min-replicas, OOM before the command.  0 when it may run, else -1 with the error
  * replied to c. */
 int fri_script_flags_check(fr_client *c, unsigned flags, int ro);
+/* EVAL's and FCALL's numkeys against the arguments after it (argv[3..]).  0, or -1 with
+ * the error replied to c. */
+int fri_script_numkeys_check(fr_client *c, long long numkeys);
 
 /* Begins and ends a run (Redis's scriptPrepareForRun / scriptResetRun, without the
  * flag checks the commands make first). */

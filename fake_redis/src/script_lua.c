@@ -1474,6 +1474,19 @@ static void kill_hook(lua_State *L, lua_Debug *ar)
     lua_error(L);
 }
 
+int fri_script_numkeys_check(fr_client *c, long long numkeys)
+{
+    if (numkeys > c->argc - 3) {
+        fri_reply_error(c, "ERR Number of keys can't be greater than number of args");
+        return -1;
+    }
+    if (numkeys < 0) {
+        fri_reply_error(c, "ERR Number of keys can't be negative");
+        return -1;
+    }
+    return 0;
+}
+
 int fri_script_flags_check(fr_client *c, unsigned flags, int ro)
 {
     fr_server *s = c->srv;
