@@ -1,0 +1,455 @@
+/* picture_svg.c -- the flush diagrams as SVG (wsc_picture.h, docs/wsim-diagram.md).
+ *
+ * Reads the engine's flush records through ws_sim.h's accessors (ws_sim_flush and
+ * friends: the same data ws_sim_diagram prints as text) and lays each flush out as the
+ * seed page "Window" draws one: deliveries on the left, the round trip's commands on the
+ * right, arrows between.  Everything is placed on a grid of fixed row heights, so nothing
+ * overlaps however many commands a flush has: the picture grows downwards.  Coordinates
+ * are integers and text is measured by counting characters of a monospace font, so the
+ * output depends on the run only. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wsc_picture.h"
+
+/* The grid, in pixels.  A monospace glyph of FONT px is at most 0.6 em wide: CHARW10 is
+ * ten times that, rounded up, for integer arithmetic. */
+enum {
+    FONT = 12,
+    CHARW10 = 73,
+    MARGIN = 16,
+    LEFT_W = 300,            /* the deliveries' column */
+    GAP = 110,               /* between the columns: the arrows */
+    RIGHT_W = 660,           /* the round trips' column */
+    TAG_W = 220,             /* a command row's tag (what the command is, whose) */
+    ROW = 20,                /* one command */
+    PIPE_GAP = 8,            /* between two pipelines of a round trip */
+    RT_HEAD = 24,            /* a round trip's heading inside its box */
+    RT_GAP = 14,             /* between two round trips */
+    BOX_H = 38,              /* one delivery */
+    BOX_GAP = 6,
+    FLUSH_HEAD = 46,         /* a flush's heading and the columns' captions */
+    FLUSH_GAP = 28,
+    WIDTH = MARGIN + LEFT_W + GAP + RIGHT_W + MARGIN,
+    LEFT_X = MARGIN,
+    RIGHT_X = MARGIN + LEFT_W + GAP,
+};
+
+/* How many characters fit in px pixels. */
+static size_t fit(int px) { return px > 0 ? (size_t)px * 10 / CHARW10 : 0; }
+
+/* The length of the UTF-8 sequence starting at s (at most n bytes), or 0 when it is not
+ * one (then the byte is shown as \xNN). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t l = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (l == 0 || l > n) return 0;
+    for (size_t i = 1; i < l; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if (l == 2 && s[0] < 0xc2) return 0; /* overlong */
+    if (l == 3 && s[0] == 0xe0 && s[1] < 0xa0) return 0;
+    if (l == 3 && s[0] == 0xed && s[1] >= 0xa0) return 0; /* surrogates */
+    if (l == 4 && (s[0] > 0xf4 || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
+        return 0;
+    return l;
+}
+
+/* Writes s escaped for XML text and attribute values, at most max characters (a \xNN
+ * counts as four); a longer s is cut and ends with an ellipsis. */
+static void esc(FILE *f, const char *s, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)p), shown = 0;
+    for (size_t i = 0; i < n;) {
+        size_t l = utf8_len(p + i, n - i);
+        size_t w = l && p[i] >= 0x20 && p[i] != 0x7f ? 1 : 4;
+        if (shown + w > max || (shown + w == max && i + (l ? l : 1) < n)) {
+            fputs("\xe2\x80\xa6", f); /* U+2026 */
+            return;
+        }
+        if (w == 4) {
+            fprintf(f, "\\x%02x", p[i]);
+            i++;
+        } else if (p[i] == '&') {
+            fputs("&amp;", f), i++;
+        } else if (p[i] == '<') {
+            fputs("&lt;", f), i++;
+        } else if (p[i] == '>') {
+            fputs("&gt;", f), i++;
+        } else if (p[i] == '"') {
+            fputs("&quot;", f), i++;
+        } else if (p[i] == '\'') {
+            fputs("&apos;", f), i++;
+        } else {
+            fwrite(p + i, 1, l, f);
+            i += l;
+        }
+        shown += w;
+    }
+}
+
+/* What a command row is, for its colour and its arrow. */
+typedef enum rowkind { R_OTHER, R_SEGMENT, R_MULTI, R_EXEC, R_OWN_SETTLE, R_RETRY, R_SETTLE } rowkind;
+
+static rowkind kind_of(const char *role)
+{
+    static const struct { const char *role; rowkind kind; } roles[] = {
+        {"segment", R_SEGMENT}, {"MULTI", R_MULTI},     {"EXEC", R_EXEC},
+        {"own settle", R_OWN_SETTLE}, {"retry write", R_RETRY}, {"settle", R_SETTLE},
+    };
+    for (size_t i = 0; role && i < sizeof roles / sizeof *roles; i++)
+        if (strcmp(role, roles[i].role) == 0) return roles[i].kind;
+    return R_OTHER;
+}
+
+/* One command of the flush being drawn, placed. */
+typedef struct row {
+    ws_flush_command c;
+    rowkind kind;
+    int y;                   /* its top */
+    int atomic;              /* inside a MULTI ... EXEC block */
+} row;
+
+/* The id a diagram shows for d: the flush's own record of it, else its raw id. */
+static const char *shown_id(const ws_flush_delivery *dl, size_t n, const ws_delivery *d)
+{
+    for (size_t k = 0; k < n; k++)
+        if (dl[k].d == d) return dl[k].id;
+    return d ? ws_delivery_id(d) : "";
+}
+
+/* The fill and stroke of a delivery's box, by its outcome. */
+static void outcome_colours(const char *outcome, const char **fill, const char **stroke)
+{
+    if (!strcmp(outcome, "ack")) *fill = "#e6f4e6", *stroke = "#2e7d32";
+    else if (!strcmp(outcome, "drop")) *fill = "#fbe4e2", *stroke = "#c62828";
+    else if (!strcmp(outcome, "retry") || !strcmp(outcome, "retry_after"))
+        *fill = "#fff0dc", *stroke = "#e65100";
+    else *fill = "#eeeeee", *stroke = "#616161";
+}
+
+static const char *row_fill(rowkind k)
+{
+    switch (k) {
+    case R_SEGMENT: return "#e6f4e6";
+    case R_SETTLE:
+    case R_OWN_SETTLE: return "#fff4c2";
+    case R_RETRY: return "#fff0dc";
+    default: return NULL;
+    }
+}
+
+/* A curved arrow from a delivery's box to a command's row. */
+static void arrow(FILE *f, int y1, int y2, int settle, const char *stroke)
+{
+    int x1 = LEFT_X + LEFT_W, x2 = RIGHT_X - 2;
+    fprintf(f,
+            "<path d=\"M%d %d C%d %d %d %d %d %d\" fill=\"none\" stroke=\"%s\" "
+            "stroke-width=\"1.2\"%s marker-end=\"url(#arrow)\"/>\n",
+            x1, y1, x1 + GAP / 2, y1, x2 - GAP / 2, y2, x2, y2, settle ? "#8d6e00" : stroke,
+            settle ? " stroke-dasharray=\"5 3\"" : "");
+}
+
+/* Draws flush i with its top at y; returns the y below it. */
+static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
+{
+    ws_flush_info fi;
+    ws_sim_flush(sim, i, &fi);
+    ws_flush_delivery *dl = calloc(fi.deliveries ? fi.deliveries : 1, sizeof *dl);
+    row *rows = calloc(fi.commands ? fi.commands : 1, sizeof *rows);
+    int *box_y = calloc(fi.deliveries ? fi.deliveries : 1, sizeof *box_y);
+    if (!dl || !rows || !box_y) {
+        free(dl);
+        free(rows);
+        free(box_y);
+        return -1;
+    }
+    for (size_t k = 0; k < fi.deliveries; k++) ws_sim_flush_delivery(sim, i, k, &dl[k]);
+    for (size_t k = 0; k < fi.commands; k++) {
+        ws_sim_flush_command(sim, i, k, &rows[k].c);
+        rows[k].kind = kind_of(rows[k].c.role);
+    }
+
+    /* the heading and the captions */
+    fprintf(f, "<g class=\"flush\" id=\"flush-%zu\">\n", i + 1);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"14\" font-weight=\"bold\">flush %llu of ",
+            MARGIN, y + 16, (unsigned long long)fi.number);
+    esc(f, ws_sub_name(fi.sub), 60);
+    fprintf(f, " after read %llu (", (unsigned long long)fi.read);
+    esc(f, fi.why, 40);
+    fprintf(f, "): %zu round trip%s, %zu command%s</text>\n", fi.round_trips,
+            fi.round_trips == 1 ? "" : "s", fi.commands, fi.commands == 1 ? "" : "s");
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">the deliveries it settled and their "
+               "outcomes</text>\n", LEFT_X, y + 38);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">its round trip%s: the commands in "
+               "the order they left</text>\n", RIGHT_X, y + 38, fi.round_trips == 1 ? "" : "s");
+    int top = y + FLUSH_HEAD;
+
+    /* the right column: place the rows first (the boxes follow them) */
+    int ry = top;
+    size_t k = 0;
+    while (k < fi.commands) {
+        size_t rt = rows[k].c.round_trip, end = k;
+        while (end < fi.commands && rows[end].c.round_trip == rt) end++;
+        int box_top = ry;
+        ry += RT_HEAD;
+        int atomic = 0;
+        for (size_t j = k; j < end; j++) {
+            if (j > k && rows[j].c.pipeline != rows[j - 1].c.pipeline) {
+                ry += PIPE_GAP;
+                atomic = 0;
+            }
+            if (rows[j].kind == R_MULTI) atomic = 1;
+            rows[j].atomic = atomic;
+            rows[j].y = ry;
+            ry += ROW;
+            if (rows[j].kind == R_EXEC) atomic = 0;
+        }
+        ry += 6;
+        /* the round trip's box and heading */
+        const ws_flush_command *c0 = &rows[k].c;
+        fprintf(f, "<rect class=\"round-trip\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                   "rx=\"6\" fill=\"#fafafa\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+                RIGHT_X, box_top, RIGHT_W, ry - box_top, c0->rt_status ? "#c62828" : "#37474f");
+        size_t pipes = 1;
+        for (size_t j = k + 1; j < end; j++) pipes += rows[j].c.pipeline != rows[j - 1].c.pipeline;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">round trip #%llu on the "
+                   "window connection%s%s: %zu command%s in %zu pipeline%s</text>\n",
+                RIGHT_X + 10, box_top + 16, (unsigned long long)c0->rt_index,
+                c0->rt_status ? ", " : "", c0->rt_status ? ws_err_name(c0->rt_status) : "",
+                end - k, end - k == 1 ? "" : "s", pipes, pipes == 1 ? "" : "s");
+        /* rows: background, atomic boxes, separators, text */
+        for (size_t j = k; j < end; j++) {
+            const row *r = &rows[j];
+            const char *fill = row_fill(r->kind);
+            if (fill)
+                fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
+                        RIGHT_X + 4, r->y, RIGHT_W - 8, ROW, fill);
+            if (j > k && r->c.pipeline != rows[j - 1].c.pipeline)
+                fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#90a4ae\" "
+                           "stroke-dasharray=\"3 3\"/>\n",
+                        RIGHT_X + 4, r->y - PIPE_GAP / 2, RIGHT_X + RIGHT_W - 4,
+                        r->y - PIPE_GAP / 2);
+            if (r->kind == R_MULTI) {
+                size_t e = j;
+                while (e + 1 < end && rows[e + 1].atomic && rows[e + 1].kind != R_MULTI &&
+                       rows[e].kind != R_EXEC)
+                    e++;
+                fprintf(f, "<rect class=\"atomic\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                           "rx=\"4\" fill=\"none\" stroke=\"#6a1b9a\" stroke-width=\"2\"/>\n",
+                        RIGHT_X + 6, r->y + 1, RIGHT_W - 12, rows[e].y + ROW - r->y - 2);
+            }
+        }
+        for (size_t j = k; j < end; j++) {
+            const row *r = &rows[j];
+            int failed = r->c.fate != NULL;
+            fprintf(f, "<g class=\"command\"><title>");
+            esc(f, r->c.text, 2000);
+            fputs(" -> ", f);
+            esc(f, r->c.reply, 2000);
+            if (failed) {
+                fputs(" (", f);
+                esc(f, r->c.fate, 100);
+                fputs(")", f);
+            }
+            fputs("</title>", f);
+            int tx = RIGHT_X + 12 + (r->atomic && r->kind != R_MULTI && r->kind != R_EXEC ? 14 : 0);
+            fprintf(f, "<text x=\"%d\" y=\"%d\"%s>", tx, r->y + 14, failed ? " fill=\"#c62828\"" : "");
+            esc(f, r->c.text, fit(RIGHT_X + RIGHT_W - TAG_W - 8 - tx));
+            fputs("</text>", f);
+            /* the tag: what it is and whose */
+            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"%s\" "
+                       "font-size=\"11\">",
+                    RIGHT_X + RIGHT_W - 12, r->y + 14, failed ? "#c62828" : "#455a64");
+            /* composed first, so that it is cut as a whole */
+            size_t cap = 256;
+            char *tag = malloc(cap);
+            if (tag) {
+                size_t tl = 0;
+                tag[0] = '\0';
+#define TAG_ADD(s)                                                                         \
+    do {                                                                                   \
+        const char *s_ = (s);                                                              \
+        size_t l_ = strlen(s_);                                                            \
+        if (tl + l_ + 1 > cap) {                                                           \
+            char *t_ = realloc(tag, cap = (tl + l_ + 1) * 2);                              \
+            if (!t_) break;                                                                \
+            tag = t_;                                                                      \
+        }                                                                                  \
+        memcpy(tag + tl, s_, l_ + 1);                                                      \
+        tl += l_;                                                                          \
+    } while (0)
+                if (r->kind == R_SETTLE && !r->c.from && r->c.nsettles) {
+                    TAG_ADD("settles");
+                    for (size_t q = 0; q < r->c.nsettles; q++) {
+                        TAG_ADD(" ");
+                        TAG_ADD(shown_id(dl, fi.deliveries, r->c.settles[q]));
+                    }
+                } else if (r->c.role && r->c.from) {
+                    TAG_ADD(r->c.role);
+                    TAG_ADD(" of ");
+                    TAG_ADD(shown_id(dl, fi.deliveries, r->c.from));
+                } else if (r->c.role) {
+                    TAG_ADD(r->c.role);
+                }
+                if (failed) {
+                    TAG_ADD(" (");
+                    TAG_ADD(r->c.fate);
+                    TAG_ADD(")");
+                }
+#undef TAG_ADD
+                esc(f, tag, fit(TAG_W - 16));
+                free(tag);
+            }
+            fputs("</text></g>\n", f);
+        }
+        ry += RT_GAP;
+        k = end;
+    }
+
+    /* the left column: each box level with its first own command when it can be, never
+     * above the previous box's bottom */
+    int ly = top;
+    for (size_t d = 0; d < fi.deliveries; d++) {
+        int want = ly;
+        for (size_t j = 0; j < fi.commands; j++)
+            if (rows[j].c.from == dl[d].d) {
+                want = rows[j].y + ROW / 2 - BOX_H / 2;
+                break;
+            }
+        box_y[d] = want > ly ? want : ly;
+        ly = box_y[d] + BOX_H + BOX_GAP;
+    }
+    for (size_t d = 0; d < fi.deliveries; d++) {
+        const char *fill, *stroke;
+        outcome_colours(dl[d].outcome, &fill, &stroke);
+        int by = box_y[d], mid = by + BOX_H / 2;
+        /* arrows first, under the boxes: one per run of its own commands, one per settle */
+        for (size_t j = 0; j < fi.commands; j++) {
+            const row *r = &rows[j];
+            int own = r->c.from == dl[d].d;
+            if (own && (j == 0 || rows[j - 1].c.from != dl[d].d))
+                arrow(f, mid, r->y + ROW / 2, r->kind == R_SETTLE, stroke);
+            for (size_t q = 0; !own && q < r->c.nsettles; q++)
+                if (r->c.settles[q] == dl[d].d) arrow(f, mid, r->y + ROW / 2, 1, stroke);
+        }
+        fprintf(f, "<g class=\"delivery\"><title>entry ");
+        esc(f, dl[d].id, 2000);
+        fprintf(f, ": %s, %s, %zu queued</title>", dl[d].outcome, dl[d].segment, dl[d].queued);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
+                   "stroke=\"%s\" stroke-width=\"1.5\"/>",
+                LEFT_X, by, LEFT_W, BOX_H, fill, stroke);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">entry ", LEFT_X + 8, by + 15);
+        esc(f, dl[d].id, fit(LEFT_W - 16) - 6);
+        fprintf(f, "</text><text x=\"%d\" y=\"%d\" fill=\"%s\">%s: %s", LEFT_X + 8, by + 31,
+                stroke, dl[d].outcome, dl[d].segment);
+        if (dl[d].queued) fprintf(f, " (%zu queued)", dl[d].queued);
+        fputs("</text></g>\n", f);
+    }
+    fputs("</g>\n", f);
+    int bottom = ry > ly ? ry : ly;
+    free(dl);
+    free(rows);
+    free(box_y);
+    return bottom;
+}
+
+/* The key to the colours and lines, at y; returns the y below it. */
+static int legend(FILE *f, int y)
+{
+    static const struct { const char *fill, *stroke, *what; } keys[] = {
+        {"#e6f4e6", "#2e7d32", "ack: its segment kept"},
+        {"#fbe4e2", "#c62828", "drop: its segment dropped"},
+        {"#fff0dc", "#e65100", "retry, retry_after"},
+        {"#eeeeee", "#616161", "abandoned, lost in a crash"},
+    };
+    fprintf(f, "<g class=\"legend\">\n<text x=\"%d\" y=\"%d\" fill=\"#555555\">deliveries:</text>\n",
+            MARGIN, y + 14);
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        int x = MARGIN + 90 + (int)i * 230;
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" "
+                   "stroke=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
+                x, y + 3, keys[i].fill, keys[i].stroke, x + 20, y + 14, keys[i].what);
+    }
+    y += 22;
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">commands:</text>\n", MARGIN, y + 14);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"#e6f4e6\"/>"
+               "<text x=\"%d\" y=\"%d\">a kept segment</text>\n",
+            MARGIN + 90, y + 3, MARGIN + 110, y + 14);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"#fff4c2\"/>"
+               "<text x=\"%d\" y=\"%d\">the settle</text>\n",
+            MARGIN + 320, y + 3, MARGIN + 340, y + 14);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"none\" "
+               "stroke=\"#6a1b9a\" stroke-width=\"2\"/><text x=\"%d\" y=\"%d\">atomic: MULTI, "
+               "its commands, its own settle, EXEC</text>\n",
+            MARGIN + 550, y + 3, MARGIN + 570, y + 14);
+    y += 22;
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">arrows: solid from a delivery to its "
+               "own commands, dashed to the settle that acknowledges it; - - - between two "
+               "pipelines of a round trip</text>\n</g>\n",
+            MARGIN, y + 14);
+    return y + 22;
+}
+
+char *wsc_picture_svg(const ws_sim *sim, const char *title, size_t *len)
+{
+    /* drawn into a body first: the height is known only at the end */
+    char *body = NULL, *doc = NULL;
+    size_t body_len = 0, doc_len = 0;
+    FILE *f = open_memstream(&body, &body_len);
+    if (!f) return NULL;
+    int y = MARGIN;
+    if (title) {
+        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"15\" font-weight=\"bold\">", MARGIN,
+                y + 14);
+        esc(f, title, fit(WIDTH - 2 * MARGIN) * 12 / 15);
+        fputs("</text>\n", f);
+        y += 30;
+    }
+    size_t n = ws_sim_flush_count(sim);
+    if (n == 0) {
+        fprintf(f, "<text x=\"%d\" y=\"%d\">no flush: nothing was sent through a window in "
+                   "this run</text>\n", MARGIN, y + 14);
+        y += 30;
+    }
+    for (size_t i = 0; i < n && y >= 0; i++) {
+        y = draw_flush(f, sim, i, y);
+        if (y >= 0) y += FLUSH_GAP;
+    }
+    if (y >= 0 && n) y = legend(f, y);
+    if (fclose(f) != 0 || y < 0) {
+        free(body);
+        return NULL;
+    }
+    int height = y + MARGIN;
+    FILE *d = open_memstream(&doc, &doc_len);
+    if (!d) {
+        free(body);
+        return NULL;
+    }
+    fprintf(d, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(d, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"monospace\" "
+               "font-size=\"%d\">\n", WIDTH, height, WIDTH, height, FONT);
+    fputs("<title>", d);
+    esc(d, title ? title : "flush diagrams", 500);
+    fputs("</title>\n<desc>wsim diagram --format svg: every flush of the run, its deliveries "
+          "and outcomes on the left, its round trips' commands in order on the right "
+          "(docs/wsim-diagram.md)</desc>\n", d);
+    fputs("<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
+          "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0 L10 5 L0 10 z\" "
+          "fill=\"#455a64\"/></marker></defs>\n", d);
+    fprintf(d, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", WIDTH, height);
+    fwrite(body, 1, body_len, d);
+    fputs("</svg>\n", d);
+    free(body);
+    if (fclose(d) != 0) {
+        free(doc);
+        return NULL;
+    }
+    if (len) *len = doc_len;
+    return doc;
+}
