@@ -310,13 +310,14 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
         k = end;
     }
 
-    /* the left column: each box level with its first own command when it can be, never
-     * above the previous box's bottom */
+    /* the left column: each box level with its first own command when it can be (its
+     * segment or atomic block: a settle comes after every segment, and would push every
+     * later box down with it), never above the previous box's bottom */
     int ly = top;
     for (size_t d = 0; d < fi.deliveries; d++) {
         int want = ly;
         for (size_t j = 0; j < fi.commands; j++)
-            if (rows[j].c.from == dl[d].d) {
+            if (rows[j].c.from == dl[d].d && rows[j].kind != R_SETTLE) {
                 want = rows[j].y + ROW / 2 - BOX_H / 2;
                 break;
             }
