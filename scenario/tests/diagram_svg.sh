@@ -134,6 +134,19 @@ grep -q '&lt;tags&gt; &amp; &quot;quotes&quot; &apos;too&apos;' "$tmp/esc.svg" |
 grep -q 'k&lt;&amp;&gt;' "$tmp/esc.svg" || bad "escaping: the command is not escaped as expected"
 grep -q 'class="atomic"' "$tmp/esc.svg" || bad "escaping: the atomic block is not boxed"
 
+# A round trip that crashed: its box and its commands in red, with the error and the fates.
+crashed="$(dirname "$0")/../../scenarios/regressions/injected_error_on_multi_then_a_crash_splits_the_segment.wsim"
+if [[ -f "$crashed" ]]; then
+    "$wsim" diagram --format svg "$crashed" >"$tmp/crash.svg"
+    grep -q 'class="round-trip"[^>]*stroke="#c62828"' "$tmp/crash.svg" ||
+        bad "a crashed round trip: its box is not red"
+    grep -q 'WS_ECRASHED' "$tmp/crash.svg" || bad "a crashed round trip: no error named"
+    grep -q '<text [^>]*fill="#c62828">INCR' "$tmp/crash.svg" ||
+        bad "a crashed round trip: the command it lost is not red"
+else
+    bad "$crashed: missing"
+fi
+
 # Bad usage: exit 2, nothing on stdout.
 "$wsim" diagram --format png "$tmp/esc.wsim" >"$tmp/out" 2>"$tmp/err"
 [[ $? == 2 && ! -s "$tmp/out" ]] && grep -q "unknown format 'png' (text or svg)" "$tmp/err" ||
