@@ -6,8 +6,10 @@
  * segment; on the right the flush's round trips, their commands in the order they were
  * sent, each committed segment and the settles marked (row colour and a tag naming the
  * delivery), atomic blocks (MULTI ... EXEC) boxed; a solid arrow from each delivery to
- * its own commands, a dashed one to the settle that acknowledges it.  Flushes are stacked
- * one under the other, in the order they left, under the scenario's title.
+ * its own commands (its segment, its atomic block), and from a delivery with none (a
+ * dropped one: "settle only", the seed says) a dashed one to the settle that names it.
+ * Flushes are stacked one under the other, in the order they left, under the scenario's
+ * title.
  *
  * What the document promises:
  *   - self-contained SVG 1.1: no external fonts, images, stylesheets or links (the only
@@ -17,9 +19,11 @@
  *   - well-formed XML with every text escaped: & < > " ' as entities, a control byte or a
  *     byte that is not UTF-8 as the four characters \xNN;
  *   - no overlap however long the flush: every command has a row of its own and every
- *     delivery a box of its own, so the picture grows downwards; a command or id longer
- *     than its column is cut with an ellipsis, and the whole of it (with the reply) is in
- *     the row's <title> tooltip;
+ *     delivery a box of its own, so the picture grows downwards (a box sits level with
+ *     its first own command when the column allows, and nothing is ever pushed up; a
+ *     flush of more than 16 deliveries gets one-line boxes); a command or id longer than
+ *     its column is cut with an ellipsis, and the whole of it (with the reply) is in the
+ *     row's <title> tooltip;
  *   - a run without flushes gives a small valid picture that says so.
  */
 #ifndef WSC_PICTURE_H

@@ -23,7 +23,7 @@ enum {
     LEFT_W = 300,            /* the deliveries' column */
     GAP = 110,               /* between the columns: the arrows */
     RIGHT_W = 660,           /* the round trips' column */
-    TAG_W = 220,             /* a command row's tag (what the command is, whose) */
+    TAG_W = 250,             /* a command row's tag (what the command is, whose) */
     ROW = 20,                /* one command */
     PIPE_GAP = 8,            /* between two pipelines of a round trip */
     RT_HEAD = 24,            /* a round trip's heading inside its box */
@@ -142,36 +142,110 @@ static const char *row_fill(rowkind k)
     }
 }
 
-/* A curved arrow from a delivery's box to a command's row. */
-static void arrow(FILE *f, int y1, int y2, int settle, const char *stroke)
+/* A curved arrow from a delivery's box (its middle at y1) to a command's row (y2). */
+static void arrow(FILE *f, int y1, int y2, int settle, const char *stroke, int faint)
 {
     int x1 = LEFT_X + LEFT_W, x2 = RIGHT_X - 2;
     fprintf(f,
             "<path d=\"M%d %d C%d %d %d %d %d %d\" fill=\"none\" stroke=\"%s\" "
-            "stroke-width=\"1.2\"%s marker-end=\"url(#arrow)\"/>\n",
+            "stroke-width=\"1.2\"%s%s marker-end=\"url(#arrow)\"/>\n",
             x1, y1, x1 + GAP / 2, y1, x2 - GAP / 2, y2, x2, y2, settle ? "#8d6e00" : stroke,
-            settle ? " stroke-dasharray=\"5 3\"" : "");
+            settle ? " stroke-dasharray=\"5 3\"" : "", faint ? " stroke-opacity=\"0.4\"" : "");
 }
 
-/* Draws flush i with its top at y; returns the y below it. */
+/* A growing string; oom is set once an allocation failed. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s)
+{
+    size_t l = strlen(s);
+    if (b->oom) return;
+    if (b->len + l + 1 > b->cap) {
+        size_t cap = (b->len + l + 1) * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, l + 1);
+    b->len += l;
+}
+
+/* A row's tag: what the command is and whose ("segment of 1-0", "settles 1-0 2-0"), with
+ * its fate when it was not applied as sent; heap, or NULL when out of memory. */
+static char *row_tag(const row *r, const ws_flush_delivery *dl, size_t ndl)
+{
+    sbuf b = {0};
+    sb_add(&b, "");
+    if (r->kind == R_SETTLE && !r->c.from && r->c.nsettles) {
+        sb_add(&b, "settles");
+        for (size_t q = 0; q < r->c.nsettles; q++) {
+            sb_add(&b, " ");
+            sb_add(&b, shown_id(dl, ndl, r->c.settles[q]));
+        }
+    } else if (r->c.role) {
+        sb_add(&b, r->c.role);
+        if (r->c.from) {
+            sb_add(&b, " of ");
+            sb_add(&b, shown_id(dl, ndl, r->c.from));
+        }
+    }
+    if (r->c.fate) {
+        sb_add(&b, " (");
+        sb_add(&b, r->c.fate);
+        sb_add(&b, ")");
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* Lays flush i out and draws it with its top at y; returns the y below it, or -1 when out
+ * of memory.
+ *
+ * The layout is one walk down both columns at once.  Each delivery's box sits level with
+ * the first row of its own commands (its segment or its atomic block), so its arrow is
+ * level too; a delivery with no command of its own (dropped: "settle only") gets a box of
+ * its own before the next one, and the command column leaves room for it.  Boxes keep the
+ * settle order, rows the sending order: a row is only ever pushed down, never up, so
+ * nothing overlaps.  A long flush (more than 16 deliveries) gets one-line boxes. */
 static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
 {
     ws_flush_info fi;
     ws_sim_flush(sim, i, &fi);
-    ws_flush_delivery *dl = calloc(fi.deliveries ? fi.deliveries : 1, sizeof *dl);
-    row *rows = calloc(fi.commands ? fi.commands : 1, sizeof *rows);
-    int *box_y = calloc(fi.deliveries ? fi.deliveries : 1, sizeof *box_y);
-    if (!dl || !rows || !box_y) {
-        free(dl);
-        free(rows);
-        free(box_y);
+    size_t nd = fi.deliveries, nc = fi.commands;
+    ws_flush_delivery *dl = calloc(nd ? nd : 1, sizeof *dl);
+    row *rows = calloc(nc ? nc : 1, sizeof *rows);
+    int *box_y = calloc(nd ? nd : 1, sizeof *box_y);
+    size_t *anchor_of = malloc((nc ? nc : 1) * sizeof *anchor_of); /* row -> its delivery */
+    unsigned char *anchored = calloc(nd ? nd : 1, 1);
+    if (!dl || !rows || !box_y || !anchor_of || !anchored) {
+        free(dl), free(rows), free(box_y), free(anchor_of), free(anchored);
         return -1;
     }
-    for (size_t k = 0; k < fi.deliveries; k++) ws_sim_flush_delivery(sim, i, k, &dl[k]);
-    for (size_t k = 0; k < fi.commands; k++) {
+    for (size_t k = 0; k < nd; k++) ws_sim_flush_delivery(sim, i, k, &dl[k]);
+    for (size_t k = 0; k < nc; k++) {
         ws_sim_flush_command(sim, i, k, &rows[k].c);
         rows[k].kind = kind_of(rows[k].c.role);
+        anchor_of[k] = (size_t)-1;
     }
+    for (size_t d = 0; d < nd; d++)
+        for (size_t k = 0; k < nc; k++)
+            if (rows[k].c.from == dl[d].d && rows[k].kind != R_SETTLE) {
+                if (anchor_of[k] == (size_t)-1) anchor_of[k] = d, anchored[d] = 1;
+                break;
+            }
+    int compact = nd > 16;
+    int box_h = compact ? ROW : BOX_H, box_gap = compact ? 4 : BOX_GAP;
 
     /* the heading and the captions */
     fprintf(f, "<g class=\"flush\" id=\"flush-%zu\">\n", i + 1);
@@ -180,21 +254,20 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
     esc(f, ws_sub_name(fi.sub), 60);
     fprintf(f, " after read %llu (", (unsigned long long)fi.read);
     esc(f, fi.why, 40);
-    fprintf(f, "): %zu round trip%s, %zu command%s</text>\n", fi.round_trips,
-            fi.round_trips == 1 ? "" : "s", fi.commands, fi.commands == 1 ? "" : "s");
+    fprintf(f, "): %zu round trip%s, %zu command%s, %zu deliver%s</text>\n", fi.round_trips,
+            fi.round_trips == 1 ? "" : "s", nc, nc == 1 ? "" : "s", nd, nd == 1 ? "y" : "ies");
     fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">the deliveries it settled and their "
                "outcomes</text>\n", LEFT_X, y + 38);
     fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">its round trip%s: the commands in "
                "the order they left</text>\n", RIGHT_X, y + 38, fi.round_trips == 1 ? "" : "s");
     int top = y + FLUSH_HEAD;
 
-    /* the right column: place the rows first (the boxes follow them) */
-    int ry = top;
-    size_t k = 0;
-    while (k < fi.commands) {
-        size_t rt = rows[k].c.round_trip, end = k;
-        while (end < fi.commands && rows[end].c.round_trip == rt) end++;
-        int box_top = ry;
+    /* the layout: both columns at once */
+    int ly = top, ry = top;
+    size_t next = 0; /* the first delivery without a box yet */
+    for (size_t k = 0; k < nc;) {
+        size_t end = k;
+        while (end < nc && rows[end].c.round_trip == rows[k].c.round_trip) end++;
         ry += RT_HEAD;
         int atomic = 0;
         for (size_t j = k; j < end; j++) {
@@ -203,36 +276,60 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
                 atomic = 0;
             }
             if (rows[j].kind == R_MULTI) atomic = 1;
+            size_t d = anchor_of[j];
+            if (d != (size_t)-1 && d >= next) {
+                for (; next < d; next++) { /* the boxes before it, in settle order */
+                    box_y[next] = ly;
+                    ly += box_h + box_gap;
+                }
+                int off = (box_h - ROW) / 2, level = ly > ry - off ? ly : ry - off;
+                box_y[d] = level;
+                ly = level + box_h + box_gap;
+                ry = level + off;
+                next = d + 1;
+            }
             rows[j].atomic = atomic;
             rows[j].y = ry;
             ry += ROW;
             if (rows[j].kind == R_EXEC) atomic = 0;
         }
-        ry += 6;
-        /* the round trip's box and heading */
+        ry += 6 + RT_GAP;
+        k = end;
+    }
+    for (; next < nd; next++) {
+        box_y[next] = ly;
+        ly += box_h + box_gap;
+    }
+
+    /* the round trips: box, heading, rows */
+    for (size_t k = 0; k < nc;) {
+        size_t end = k;
+        while (end < nc && rows[end].c.round_trip == rows[k].c.round_trip) end++;
         const ws_flush_command *c0 = &rows[k].c;
-        fprintf(f, "<rect class=\"round-trip\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                   "rx=\"6\" fill=\"#fafafa\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
-                RIGHT_X, box_top, RIGHT_W, ry - box_top, c0->rt_status ? "#c62828" : "#37474f");
         size_t pipes = 1;
         for (size_t j = k + 1; j < end; j++) pipes += rows[j].c.pipeline != rows[j - 1].c.pipeline;
+        int box_top = rows[k].y - RT_HEAD, box_bottom = rows[end - 1].y + ROW + 6;
+        fprintf(f, "<rect class=\"round-trip\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                   "rx=\"6\" fill=\"#fafafa\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
+                RIGHT_X, box_top, RIGHT_W, box_bottom - box_top,
+                c0->rt_status ? "#c62828" : "#37474f");
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">round trip #%llu on the "
                    "window connection%s%s: %zu command%s in %zu pipeline%s</text>\n",
                 RIGHT_X + 10, box_top + 16, (unsigned long long)c0->rt_index,
                 c0->rt_status ? ", " : "", c0->rt_status ? ws_err_name(c0->rt_status) : "",
                 end - k, end - k == 1 ? "" : "s", pipes, pipes == 1 ? "" : "s");
-        /* rows: background, atomic boxes, separators, text */
         for (size_t j = k; j < end; j++) {
             const row *r = &rows[j];
             const char *fill = row_fill(r->kind);
             if (fill)
                 fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
                         RIGHT_X + 4, r->y, RIGHT_W - 8, ROW, fill);
-            if (j > k && r->c.pipeline != rows[j - 1].c.pipeline)
+            if (j > k && r->c.pipeline != rows[j - 1].c.pipeline) {
+                int sep = (rows[j - 1].y + ROW + r->y) / 2;
                 fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#90a4ae\" "
                            "stroke-dasharray=\"3 3\"/>\n",
-                        RIGHT_X + 4, r->y - PIPE_GAP / 2, RIGHT_X + RIGHT_W - 4,
-                        r->y - PIPE_GAP / 2);
+                        RIGHT_X + 4, sep, RIGHT_X + RIGHT_W - 4, sep);
+            }
             if (r->kind == R_MULTI) {
                 size_t e = j;
                 while (e + 1 < end && rows[e + 1].atomic && rows[e + 1].kind != R_MULTI &&
@@ -246,7 +343,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
         for (size_t j = k; j < end; j++) {
             const row *r = &rows[j];
             int failed = r->c.fate != NULL;
-            fprintf(f, "<g class=\"command\"><title>");
+            fputs("<g class=\"command\"><title>", f);
             esc(f, r->c.text, 2000);
             fputs(" -> ", f);
             esc(f, r->c.reply, 2000);
@@ -257,92 +354,67 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
             }
             fputs("</title>", f);
             int tx = RIGHT_X + 12 + (r->atomic && r->kind != R_MULTI && r->kind != R_EXEC ? 14 : 0);
-            fprintf(f, "<text x=\"%d\" y=\"%d\"%s>", tx, r->y + 14, failed ? " fill=\"#c62828\"" : "");
+            fprintf(f, "<text x=\"%d\" y=\"%d\"%s>", tx, r->y + 14,
+                    failed ? " fill=\"#c62828\"" : "");
             esc(f, r->c.text, fit(RIGHT_X + RIGHT_W - TAG_W - 8 - tx));
-            fputs("</text>", f);
-            /* the tag: what it is and whose */
-            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"%s\" "
+            fprintf(f, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"%s\" "
                        "font-size=\"11\">",
                     RIGHT_X + RIGHT_W - 12, r->y + 14, failed ? "#c62828" : "#455a64");
-            /* composed first, so that it is cut as a whole */
-            size_t cap = 256;
-            char *tag = malloc(cap);
-            if (tag) {
-                size_t tl = 0;
-                tag[0] = '\0';
-#define TAG_ADD(s)                                                                         \
-    do {                                                                                   \
-        const char *s_ = (s);                                                              \
-        size_t l_ = strlen(s_);                                                            \
-        if (tl + l_ + 1 > cap) {                                                           \
-            char *t_ = realloc(tag, cap = (tl + l_ + 1) * 2);                              \
-            if (!t_) break;                                                                \
-            tag = t_;                                                                      \
-        }                                                                                  \
-        memcpy(tag + tl, s_, l_ + 1);                                                      \
-        tl += l_;                                                                          \
-    } while (0)
-                if (r->kind == R_SETTLE && !r->c.from && r->c.nsettles) {
-                    TAG_ADD("settles");
-                    for (size_t q = 0; q < r->c.nsettles; q++) {
-                        TAG_ADD(" ");
-                        TAG_ADD(shown_id(dl, fi.deliveries, r->c.settles[q]));
-                    }
-                } else if (r->c.role && r->c.from) {
-                    TAG_ADD(r->c.role);
-                    TAG_ADD(" of ");
-                    TAG_ADD(shown_id(dl, fi.deliveries, r->c.from));
-                } else if (r->c.role) {
-                    TAG_ADD(r->c.role);
-                }
-                if (failed) {
-                    TAG_ADD(" (");
-                    TAG_ADD(r->c.fate);
-                    TAG_ADD(")");
-                }
-#undef TAG_ADD
-                esc(f, tag, fit(TAG_W - 16));
-                free(tag);
-            }
+            char *tag = row_tag(r, dl, nd);
+            esc(f, tag ? tag : "", fit(TAG_W - 16));
+            free(tag);
             fputs("</text></g>\n", f);
         }
-        ry += RT_GAP;
         k = end;
     }
 
-    /* the left column: each box level with its first own command when it can be (its
-     * segment or atomic block: a settle comes after every segment, and would push every
-     * later box down with it), never above the previous box's bottom */
-    int ly = top;
-    for (size_t d = 0; d < fi.deliveries; d++) {
-        int want = ly;
-        for (size_t j = 0; j < fi.commands; j++)
-            if (rows[j].c.from == dl[d].d && rows[j].kind != R_SETTLE) {
-                want = rows[j].y + ROW / 2 - BOX_H / 2;
-                break;
-            }
-        box_y[d] = want > ly ? want : ly;
-        ly = box_y[d] + BOX_H + BOX_GAP;
-    }
-    for (size_t d = 0; d < fi.deliveries; d++) {
+    /* the deliveries: arrows first (under the boxes), then the boxes.  A delivery with
+     * commands of its own gets a solid arrow to each run of them; one without ("settle
+     * only", as the seed page says) a dashed one to each settle that names it. */
+    size_t settle_only = 0;
+    for (size_t d = 0; d < nd; d++) settle_only += !anchored[d];
+    for (size_t d = 0; d < nd; d++) {
         const char *fill, *stroke;
         outcome_colours(dl[d].outcome, &fill, &stroke);
-        int by = box_y[d], mid = by + BOX_H / 2;
-        /* arrows first, under the boxes: one per run of its own commands, one per settle */
-        for (size_t j = 0; j < fi.commands; j++) {
+        int mid = box_y[d] + box_h / 2;
+        for (size_t j = 0; j < nc; j++) {
             const row *r = &rows[j];
             int own = r->c.from == dl[d].d;
-            if (own && (j == 0 || rows[j - 1].c.from != dl[d].d))
-                arrow(f, mid, r->y + ROW / 2, r->kind == R_SETTLE, stroke);
-            for (size_t q = 0; !own && q < r->c.nsettles; q++)
-                if (r->c.settles[q] == dl[d].d) arrow(f, mid, r->y + ROW / 2, 1, stroke);
+            if (anchored[d]) {
+                if (own && r->kind != R_SETTLE &&
+                    (j == 0 || rows[j - 1].c.from != dl[d].d || rows[j - 1].kind == R_SETTLE))
+                    arrow(f, mid, r->y + ROW / 2, 0, stroke, 0);
+                continue;
+            }
+            int names = own;
+            for (size_t q = 0; !names && q < r->c.nsettles; q++) names = r->c.settles[q] == dl[d].d;
+            if (names) arrow(f, mid, r->y + ROW / 2, 1, stroke, settle_only > 12);
         }
-        fprintf(f, "<g class=\"delivery\"><title>entry ");
+    }
+    for (size_t d = 0; d < nd; d++) {
+        const char *fill, *stroke;
+        outcome_colours(dl[d].outcome, &fill, &stroke);
+        int by = box_y[d];
+        fputs("<g class=\"delivery\"><title>entry ", f);
         esc(f, dl[d].id, 2000);
-        fprintf(f, ": %s, %s, %zu queued</title>", dl[d].outcome, dl[d].segment, dl[d].queued);
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"5\" fill=\"%s\" "
+        fprintf(f, ": %s, %s, %zu queued%s</title>", dl[d].outcome, dl[d].segment,
+                dl[d].queued, anchored[d] ? "" : "; settle only");
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"%d\" fill=\"%s\" "
                    "stroke=\"%s\" stroke-width=\"1.5\"/>",
-                LEFT_X, by, LEFT_W, BOX_H, fill, stroke);
+                LEFT_X, by, LEFT_W, box_h, compact ? 3 : 5, fill, stroke);
+        if (compact) {
+            /* one line: the id in bold, then what became of it */
+            size_t room = fit(LEFT_W - 16), idl = strlen(dl[d].id);
+            fprintf(f, "<text x=\"%d\" y=\"%d\"><tspan font-weight=\"bold\">", LEFT_X + 8, by + 14);
+            esc(f, dl[d].id, room > 20 ? room - 20 : 1);
+            fprintf(f, "</tspan><tspan fill=\"%s\"> ", stroke);
+            size_t used = (idl < room - 20 ? idl : room - 20) + 1;
+            char what[96];
+            snprintf(what, sizeof what, "%s: %s", dl[d].outcome, dl[d].segment);
+            esc(f, what, room > used ? room - used : 1);
+            fputs("</tspan></text></g>\n", f);
+            continue;
+        }
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">entry ", LEFT_X + 8, by + 15);
         esc(f, dl[d].id, fit(LEFT_W - 16) - 6);
         fprintf(f, "</text><text x=\"%d\" y=\"%d\" fill=\"%s\">%s: %s", LEFT_X + 8, by + 31,
@@ -352,9 +424,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
     }
     fputs("</g>\n", f);
     int bottom = ry > ly ? ry : ly;
-    free(dl);
-    free(rows);
-    free(box_y);
+    free(dl), free(rows), free(box_y), free(anchor_of), free(anchored);
     return bottom;
 }
 
@@ -389,8 +459,8 @@ static int legend(FILE *f, int y)
             MARGIN + 550, y + 3, MARGIN + 570, y + 14);
     y += 22;
     fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">arrows: solid from a delivery to its "
-               "own commands, dashed to the settle that acknowledges it; - - - between two "
-               "pipelines of a round trip</text>\n</g>\n",
+               "own commands; dashed, settle only, to the settle of one that has none. - - - "
+               "between two pipelines</text>\n</g>\n",
             MARGIN, y + 14);
     return y + 22;
 }

@@ -6,9 +6,10 @@
 # For every scenario file under the DIRs (the library, the test cases) that runs on the
 # fake: the SVG is well-formed XML (xmllint), rsvg-convert turns it into a PNG, it is
 # self-contained (no link, image, stylesheet or font from outside; the only URI is the SVG
-# namespace), it is the same bytes twice, and it has one delivery box per `entry` line and
-# one command row per command line of the text diagram.  Then made-up scenarios: a flush of
-# 400 deliveries (rows and boxes never overlap), text that needs escaping, bad usage.
+# namespace), it is the same bytes twice (every eighth file), and it has one delivery box
+# per `entry` line and one command row per command line of the text diagram.  Then made-up
+# scenarios: a flush of 400 deliveries (rows and boxes never overlap, each kept delivery
+# level with its command), text that needs escaping, a crashed round trip, bad usage.
 #
 # Needs xmllint (libxml2-utils) and rsvg-convert (librsvg2-bin); without them it skips
 # (exit 77, ctest's SKIP_RETURN_CODE).  run.sh installs both, so CI runs it.
@@ -74,8 +75,10 @@ while IFS= read -r f; do
         continue
     fi
     "$wsim" diagram "$f" >"$tmp/a.txt" 2>/dev/null
-    "$wsim" diagram --format svg "$f" >"$tmp/b.svg" 2>/dev/null
-    cmp -s "$tmp/a.svg" "$tmp/b.svg" || bad "$f: two runs drew different bytes"
+    if ((n % 8 == 0)); then # every eighth file twice: the same bytes
+        "$wsim" diagram --format svg "$f" >"$tmp/b.svg" 2>/dev/null
+        cmp -s "$tmp/a.svg" "$tmp/b.svg" || bad "$f: two runs drew different bytes"
+    fi
     check_picture "$tmp/a.svg" "$tmp/a.txt" "$f"
     n=$((n + 1))
 done < <(find "$@" -name '*.wsim' | LC_ALL=C sort)
@@ -111,6 +114,9 @@ awk 'NR > 1 && $1 - prev < 20 { print "rows overlap at line " NR; bad = 1 } { pr
      END { exit bad }' "$tmp/rows" || bad "the long flush: command rows overlap"
 awk 'NR > 1 && $1 < prev + h { print "boxes overlap at line " NR; bad = 1 } { prev = $1; h = $2 }
      END { exit bad }' "$tmp/boxes" || bad "the long flush: delivery boxes overlap"
+# each kept delivery's box level with its INCR: 267 arrows straight across
+straight="$(grep -c 'd="M[0-9]* \([0-9]*\) C[0-9]* \1 [0-9]* \1 [0-9]* \1"' "$tmp/long.svg")"
+[[ "$straight" == 267 ]] || bad "the long flush: $straight arrows straight across, not 267"
 height="$(sed -n 's/^<svg [^>]* height="\([0-9]*\)".*/\1/p' "$tmp/long.svg")"
 last_row="$(tail -n 1 "$tmp/rows")"
 last_box="$(tail -n 1 "$tmp/boxes" | cut -d' ' -f1)"
