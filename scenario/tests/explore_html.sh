@@ -97,6 +97,19 @@ for v in fine doubled lost stranded; do
     [[ " $verdicts_seen " == *" $v "* ]] || bad "no scenario of $dir had a '$v' point"
 done
 
+# A scenario that fails without a crash: the page says so, with the explorer's words, and
+# exits 1 as the text report does.
+fail_case="$(dirname "$0")/../../tests/scenario/cases/fail.wsim"
+"$wsim" explore --format html "$fail_case" >"$tmp/fail.html" 2>/dev/null
+rc=$?
+xmllint --noout "$tmp/fail.html" 2>/dev/null || bad "fail.wsim: the page is not well-formed"
+[[ "$rc" == 1 ]] || bad "fail.wsim: --format html exited $rc, not 1"
+grep -q 'No crash point was explored' "$tmp/fail.html" &&
+    grep -q 'the scenario fails without a crash:' "$tmp/fail.html" ||
+    bad "fail.wsim: the page does not say that the scenario fails without a crash"
+[[ "$(xcount "//tr[contains(concat(' ', @class, ' '), ' point ')]" "$tmp/fail.html")" == 0 ]] ||
+    bad "fail.wsim: the page has crash points"
+
 # --shard cannot make a page
 "$wsim" explore --shard 1/2 --format html "$dir/direct_doubles.wsim" >"$tmp/out" 2>"$tmp/err"
 [[ $? == 2 && ! -s "$tmp/out" ]] || bad "--shard with --format html: not refused with exit 2"

@@ -264,9 +264,11 @@ int wsim_explore_html(FILE *f, const char *path, const char *title, const wsc_ex
     /* the summary: the text report's counts, one row per verdict */
     fputs("<h2 id=\"summary\">Summary</h2>\n", f);
     if (ex->error) {
-        fputs("<p class=\"bad\">The scenario fails without a crash: ", f);
+        /* the explorer's own words ("the scenario fails without a crash: ..."), with
+         * the report's lines and trace */
+        fputs("<p class=\"bad\">No crash point was explored.</p>\n<pre class=\"error\">", f);
         esc(f, ex->error);
-        fputs("</p>\n", f);
+        fputs("</pre>\n", f);
     }
     size_t count[NVERDICTS] = {0};
     for (size_t i = 0; i < ex->npoints; i++)
