@@ -24,6 +24,9 @@
  *     flush of more than 16 deliveries gets one-line boxes); a command or id longer than
  *     its column is cut with an ellipsis, and the whole of it (with the reply) is in the
  *     row's <title> tooltip;
+ *   - drawable: a picture taller than 32,000 px (thousands of commands) keeps its
+ *     coordinates (viewBox) but asks to be drawn 32,000 px high and narrower in
+ *     proportion, which librsvg (at most 32,767 px a side) and browsers accept;
  *   - a run without flushes gives a small valid picture that says so.
  */
 #ifndef WSC_PICTURE_H

@@ -33,6 +33,9 @@ enum {
     FLUSH_HEAD = 46,         /* a flush's heading and the columns' captions */
     FLUSH_GAP = 28,
     WIDTH = MARGIN + LEFT_W + GAP + RIGHT_W + MARGIN,
+    MAX_PX = 32000,          /* the longest side a picture asks to be drawn at: librsvg
+                                refuses images over 32,767 px, so a taller picture asks for
+                                a smaller width and height than its viewBox (it scales) */
     LEFT_X = MARGIN,
     RIGHT_X = MARGIN + LEFT_W + GAP,
 };
@@ -109,16 +112,41 @@ static rowkind kind_of(const char *role)
 typedef struct row {
     ws_flush_command c;
     rowkind kind;
+    size_t who;              /* the delivery it came from (index into the flush's), or NONE */
     int y;                   /* its top */
     int atomic;              /* inside a MULTI ... EXEC block */
 } row;
 
-/* The id a diagram shows for d: the flush's own record of it, else its raw id. */
-static const char *shown_id(const ws_flush_delivery *dl, size_t n, const ws_delivery *d)
+#define NONE ((size_t)-1)
+
+/* The flush's deliveries by address, to find a command's delivery in O(log n): a flush
+ * can hold thousands.  Only lookups depend on the addresses, never the output. */
+typedef struct dref {
+    const ws_delivery *d;
+    size_t k;                /* its index in the flush's deliveries */
+} dref;
+
+static int dref_cmp(const void *a, const void *b)
 {
-    for (size_t k = 0; k < n; k++)
-        if (dl[k].d == d) return dl[k].id;
-    return d ? ws_delivery_id(d) : "";
+    uintptr_t x = (uintptr_t)((const dref *)a)->d, y = (uintptr_t)((const dref *)b)->d;
+    return x < y ? -1 : x > y;
+}
+
+/* The index of d among the flush's deliveries, or NONE. */
+static size_t index_of(const dref *refs, size_t n, const ws_delivery *d)
+{
+    if (!d) return NONE;
+    dref key = {d, 0};
+    const dref *hit = bsearch(&key, refs, n, sizeof *refs, dref_cmp);
+    return hit ? hit->k : NONE;
+}
+
+/* The id a diagram shows for d: the flush's own record of it, else its raw id. */
+static const char *shown_id(const dref *refs, const ws_flush_delivery *dl, size_t n,
+                            const ws_delivery *d)
+{
+    size_t k = index_of(refs, n, d);
+    return k != NONE ? dl[k].id : d ? ws_delivery_id(d) : "";
 }
 
 /* The fill and stroke of a delivery's box, by its outcome. */
@@ -180,7 +208,7 @@ static void sb_add(sbuf *b, const char *s)
 
 /* A row's tag: what the command is and whose ("segment of 1-0", "settles 1-0 2-0"), with
  * its fate when it was not applied as sent; heap, or NULL when out of memory. */
-static char *row_tag(const row *r, const ws_flush_delivery *dl, size_t ndl)
+static char *row_tag(const row *r, const dref *refs, const ws_flush_delivery *dl, size_t ndl)
 {
     sbuf b = {0};
     sb_add(&b, "");
@@ -188,13 +216,13 @@ static char *row_tag(const row *r, const ws_flush_delivery *dl, size_t ndl)
         sb_add(&b, "settles");
         for (size_t q = 0; q < r->c.nsettles; q++) {
             sb_add(&b, " ");
-            sb_add(&b, shown_id(dl, ndl, r->c.settles[q]));
+            sb_add(&b, shown_id(refs, dl, ndl, r->c.settles[q]));
         }
     } else if (r->c.role) {
         sb_add(&b, r->c.role);
         if (r->c.from) {
             sb_add(&b, " of ");
-            sb_add(&b, shown_id(dl, ndl, r->c.from));
+            sb_add(&b, shown_id(refs, dl, ndl, r->c.from));
         }
     }
     if (r->c.fate) {
@@ -228,22 +256,25 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
     int *box_y = calloc(nd ? nd : 1, sizeof *box_y);
     size_t *anchor_of = malloc((nc ? nc : 1) * sizeof *anchor_of); /* row -> its delivery */
     unsigned char *anchored = calloc(nd ? nd : 1, 1);
-    if (!dl || !rows || !box_y || !anchor_of || !anchored) {
-        free(dl), free(rows), free(box_y), free(anchor_of), free(anchored);
+    dref *refs = malloc((nd ? nd : 1) * sizeof *refs);
+    if (!dl || !rows || !box_y || !anchor_of || !anchored || !refs) {
+        free(dl), free(rows), free(box_y), free(anchor_of), free(anchored), free(refs);
         return -1;
     }
-    for (size_t k = 0; k < nd; k++) ws_sim_flush_delivery(sim, i, k, &dl[k]);
+    for (size_t k = 0; k < nd; k++) {
+        ws_sim_flush_delivery(sim, i, k, &dl[k]);
+        refs[k] = (dref){dl[k].d, k};
+    }
+    qsort(refs, nd, sizeof *refs, dref_cmp);
+    /* a delivery's anchor is its first command that is not a settle */
     for (size_t k = 0; k < nc; k++) {
         ws_sim_flush_command(sim, i, k, &rows[k].c);
         rows[k].kind = kind_of(rows[k].c.role);
-        anchor_of[k] = (size_t)-1;
+        rows[k].who = index_of(refs, nd, rows[k].c.from);
+        anchor_of[k] = NONE;
+        size_t w = rows[k].who;
+        if (w != NONE && rows[k].kind != R_SETTLE && !anchored[w]) anchor_of[k] = w, anchored[w] = 1;
     }
-    for (size_t d = 0; d < nd; d++)
-        for (size_t k = 0; k < nc; k++)
-            if (rows[k].c.from == dl[d].d && rows[k].kind != R_SETTLE) {
-                if (anchor_of[k] == (size_t)-1) anchor_of[k] = d, anchored[d] = 1;
-                break;
-            }
     int compact = nd > 16;
     int box_h = compact ? ROW : BOX_H, box_gap = compact ? 4 : BOX_GAP;
 
@@ -277,7 +308,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
             }
             if (rows[j].kind == R_MULTI) atomic = 1;
             size_t d = anchor_of[j];
-            if (d != (size_t)-1 && d >= next) {
+            if (d != NONE && d >= next) {
                 for (; next < d; next++) { /* the boxes before it, in settle order */
                     box_y[next] = ly;
                     ly += box_h + box_gap;
@@ -360,7 +391,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
             fprintf(f, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"%s\" "
                        "font-size=\"11\">",
                     RIGHT_X + RIGHT_W - 12, r->y + 14, failed ? "#c62828" : "#455a64");
-            char *tag = row_tag(r, dl, nd);
+            char *tag = row_tag(r, refs, dl, nd);
             esc(f, tag ? tag : "", fit(TAG_W - 16));
             free(tag);
             fputs("</text></g>\n", f);
@@ -373,22 +404,24 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
      * only", as the seed page says) a dashed one to each settle that names it. */
     size_t settle_only = 0;
     for (size_t d = 0; d < nd; d++) settle_only += !anchored[d];
-    for (size_t d = 0; d < nd; d++) {
+    for (size_t j = 0; j < nc; j++) {
+        const row *r = &rows[j];
         const char *fill, *stroke;
-        outcome_colours(dl[d].outcome, &fill, &stroke);
-        int mid = box_y[d] + box_h / 2;
-        for (size_t j = 0; j < nc; j++) {
-            const row *r = &rows[j];
-            int own = r->c.from == dl[d].d;
-            if (anchored[d]) {
-                if (own && r->kind != R_SETTLE &&
-                    (j == 0 || rows[j - 1].c.from != dl[d].d || rows[j - 1].kind == R_SETTLE))
-                    arrow(f, mid, r->y + ROW / 2, 0, stroke, 0);
-                continue;
+        size_t w = r->who;
+        if (w != NONE && anchored[w]) {
+            if (r->kind != R_SETTLE && (j == 0 || rows[j - 1].who != w || rows[j - 1].kind == R_SETTLE)) {
+                outcome_colours(dl[w].outcome, &fill, &stroke);
+                arrow(f, box_y[w] + box_h / 2, r->y + ROW / 2, 0, stroke, 0);
             }
-            int names = own;
-            for (size_t q = 0; !names && q < r->c.nsettles; q++) names = r->c.settles[q] == dl[d].d;
-            if (names) arrow(f, mid, r->y + ROW / 2, 1, stroke, settle_only > 12);
+        } else if (w != NONE) { /* a settle-only delivery's own settle (a list's LREM) */
+            outcome_colours(dl[w].outcome, &fill, &stroke);
+            arrow(f, box_y[w] + box_h / 2, r->y + ROW / 2, 1, stroke, settle_only > 12);
+        }
+        for (size_t q = 0; q < r->c.nsettles; q++) { /* ... or the shared XACK naming it */
+            size_t v = index_of(refs, nd, r->c.settles[q]);
+            if (v == NONE || anchored[v]) continue;
+            outcome_colours(dl[v].outcome, &fill, &stroke);
+            arrow(f, box_y[v] + box_h / 2, r->y + ROW / 2, 1, stroke, settle_only > 12);
         }
     }
     for (size_t d = 0; d < nd; d++) {
@@ -424,7 +457,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
     }
     fputs("</g>\n", f);
     int bottom = ry > ly ? ry : ly;
-    free(dl), free(rows), free(box_y), free(anchor_of), free(anchored);
+    free(dl), free(rows), free(box_y), free(anchor_of), free(anchored), free(refs);
     return bottom;
 }
 
@@ -496,15 +529,22 @@ char *wsc_picture_svg(const ws_sim *sim, const char *title, size_t *len)
         return NULL;
     }
     int height = y + MARGIN;
+    /* the size to draw at: the picture's own, or scaled down to MAX_PX high */
+    long draw_w = WIDTH, draw_h = height;
+    if (height > MAX_PX) {
+        draw_w = (long)WIDTH * MAX_PX / height;
+        draw_h = MAX_PX;
+        if (draw_w < 1) draw_w = 1;
+    }
     FILE *d = open_memstream(&doc, &doc_len);
     if (!d) {
         free(body);
         return NULL;
     }
     fprintf(d, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    fprintf(d, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
-               "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"monospace\" "
-               "font-size=\"%d\">\n", WIDTH, height, WIDTH, height, FONT);
+    fprintf(d, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%ld\" "
+               "height=\"%ld\" viewBox=\"0 0 %d %d\" font-family=\"monospace\" "
+               "font-size=\"%d\">\n", draw_w, draw_h, WIDTH, height, FONT);
     fputs("<title>", d);
     esc(d, title ? title : "flush diagrams", 500);
     fputs("</title>\n<desc>wsim diagram --format svg: every flush of the run, its deliveries "

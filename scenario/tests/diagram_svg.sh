@@ -122,6 +122,32 @@ last_row="$(tail -n 1 "$tmp/rows")"
 last_box="$(tail -n 1 "$tmp/boxes" | cut -d' ' -f1)"
 ((height > last_row && height > last_box)) || bad "the long flush: the picture ($height px) is shorter than what it holds"
 
+# Thousands: 1,500 deliveries are taller than librsvg draws (32,767 px a side); the picture
+# asks to be drawn 32,000 px high, narrower in proportion, and rsvg-convert draws it.
+{
+    echo 'scenario A flush of 1500 deliveries'
+    echo 'setup XGROUP CREATE s g $ MKSTREAM'
+    echo 'subscribe s stream s group g consumer c1 mode window count 1500'
+    for i in $(seq 1 1500); do echo "produce s \"o$i\" as e$i"; done
+    echo 'read s'
+    for i in $(seq 1 1500); do
+        echo "e$i: queue INCR c:$i"
+        if ((i % 3 == 0)); then echo "e$i: drop"; else echo "e$i: ack"; fi
+    done
+} >"$tmp/huge.wsim"
+"$wsim" diagram --format svg "$tmp/huge.wsim" >"$tmp/huge.svg" || bad "1500 deliveries: wsim failed"
+svgtag="$(grep -m1 '^<svg ' "$tmp/huge.svg")"
+[[ "$svgtag" =~ width=\"([0-9]+)\"\ height=\"([0-9]+)\"\ viewBox=\"0\ 0\ ([0-9]+)\ ([0-9]+)\" ]] ||
+    bad "1500 deliveries: no size"
+if (( BASH_REMATCH[4] > 32000 && BASH_REMATCH[2] == 32000 &&
+      BASH_REMATCH[1] == BASH_REMATCH[3] * 32000 / BASH_REMATCH[4] )); then
+    rsvg-convert -o "$tmp/huge.png" "$tmp/huge.svg" 2>"$tmp/rsvgerr" && [[ ! -s "$tmp/rsvgerr" ]] ||
+        bad "1500 deliveries: rsvg-convert failed: $(head -2 "$tmp/rsvgerr")"
+else
+    bad "1500 deliveries: drawn at ${BASH_REMATCH[1]}x${BASH_REMATCH[2]} for a viewBox of ${BASH_REMATCH[3]}x${BASH_REMATCH[4]}"
+fi
+xmllint --noout "$tmp/huge.svg" || bad "1500 deliveries: not well-formed"
+
 # Text that needs escaping, in a command, an id and the title; a byte that is not UTF-8.
 cat >"$tmp/esc.wsim" <<'EOF'
 scenario Escaping: <tags> & "quotes" 'too'
