@@ -391,11 +391,53 @@ typedef struct ws_flush_command {
     const ws_delivery *from;   /* the delivery it came from (segment, MULTI, EXEC, own
                                   settle, retry write, list settle); NULL for a shared
                                   XACK */
+    const char *role;          /* what it is: "segment", "MULTI", "EXEC", "own settle",
+                                  "retry write", "settle" (static; NULL: none of those) */
+    const char *fate;          /* NULL when the server applied it as sent; else "lost",
+                                  "not sent", "outcome unknown", "injected" or "queued,
+                                  then discarded: EXEC never ran" (static) */
+    uint64_t rt_index;         /* its round trip's number on the connection (the trace's
+                                  and the diagram's "#N") */
+    int rt_status;             /* 0 or the WS_E* code that round trip ended with */
+    const ws_delivery *const *settles; /* a shared XACK: the deliveries it settles, in
+                                  its order; NULL otherwise */
+    size_t nsettles;
 } ws_flush_command;
 /* The number of flushes sub made so far, and command i (0-based) of its flush number
  * `flush` (1-based): 0, or -1 past the end. */
 uint64_t ws_sub_flushes(const ws_sub *sub);
 int ws_sub_flush_command(const ws_sub *sub, uint64_t flush, size_t i, ws_flush_command *out);
+
+/* Every flush of the simulation as data, in the order they left: what ws_sim_diagram
+ * prints, for pictures (`wsim diagram --format svg`).  All of it stays valid until
+ * ws_sim_free. */
+typedef struct ws_flush_info {
+    const ws_sub *sub;       /* its subscription (ws_sub_name: the label) */
+    uint64_t number;         /* the subscription's flush number (1-based) */
+    uint64_t read;           /* the subscription's latest read when it left */
+    const char *why;         /* "capacity", "nothing outstanding", "stop", "abandon", ... */
+    size_t deliveries;       /* the deliveries it settled (ws_sim_flush_delivery) */
+    size_t commands;         /* the commands it sent (ws_sim_flush_command) */
+    size_t round_trips;      /* the round trips it took */
+} ws_flush_info;
+/* One delivery a flush settled, as the diagram's "entry" line shows it. */
+typedef struct ws_flush_delivery {
+    const ws_delivery *d;    /* the delivery: what ws_flush_command.from and .settles
+                                point at */
+    const char *id;          /* its id as the diagram shows it (printable) */
+    const char *outcome;     /* "ack", "drop", "retry", "retry_after", "abandoned",
+                                "lost in a crash", "outstanding" */
+    const char *segment;     /* "segment kept", "segment dropped", "segment open",
+                                "no segment" */
+    size_t queued;           /* the commands its handler queued */
+} ws_flush_delivery;
+/* How many flushes the simulation made (every subscription, every process). */
+size_t ws_sim_flush_count(const ws_sim *sim);
+/* Flush i (0-based), its delivery k and its command k (0-based, in settle and sending
+ * order): 0, or -1 past the end. */
+int ws_sim_flush(const ws_sim *sim, size_t i, ws_flush_info *out);
+int ws_sim_flush_delivery(const ws_sim *sim, size_t i, size_t k, ws_flush_delivery *out);
+int ws_sim_flush_command(const ws_sim *sim, size_t i, size_t k, ws_flush_command *out);
 
 /* Messages PUBLISHed through the simulation's connections (produce, publishes, segments)
  * that took effect -- an error reply, or a MULTI whose EXEC never ran, publishes nothing --

@@ -246,6 +246,7 @@ void ws_sim_free(ws_sim *sim)
         for (size_t k = 0; k < sim->flushes[i].ncmds; k++) {
             free((char *)sim->flushes[i].cmds[k].text);
             free((char *)sim->flushes[i].cmds[k].reply);
+            free((void *)sim->flushes[i].cmds[k].settles);
         }
         free(sim->flushes[i].cmds);
     }

@@ -296,7 +296,8 @@ typedef struct wsi_flushrec {
     ws_delivery **dl;       /* the deliveries it settled, in settle order */
     size_t ndl;
     char *body;             /* the round trips as diagram lines */
-    ws_flush_command *cmds; /* every command sent, in order (text and reply owned) */
+    ws_flush_command *cmds; /* every command sent, in order (text, reply and settles
+                               owned) */
     size_t ncmds;
     size_t rts;             /* round trips so far */
 } wsi_flushrec;

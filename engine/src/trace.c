@@ -327,6 +327,23 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             fc->reply = rs ? rs : wsi_xstrdup("(none)");
             rs = NULL;
             fc->from = sim->an_dl ? sim->an_dl[i] : NULL;
+            int frole = sim->an_role ? sim->an_role[i] : 0;
+            fc->role = frole == WSI_ROLE_SEGMENT || frole == WSI_ROLE_MULTI ||
+                               frole == WSI_ROLE_EXEC || frole == WSI_ROLE_INSETTLE ||
+                               frole == WSI_ROLE_RETRY || frole == WSI_ROLE_SETTLE
+                           ? role_word(frole)
+                           : NULL;
+            fc->fate = fw;
+            fc->rt_index = rt->index;
+            fc->rt_status = rt->status;
+            fc->settles = NULL;
+            fc->nsettles = 0;
+            if (frole == WSI_ROLE_SETTLE && !fc->from && sim->an_nxack) {
+                ws_delivery **xs = wsi_xmalloc(sim->an_nxack * sizeof *xs);
+                memcpy(xs, sim->an_xack, sim->an_nxack * sizeof *xs);
+                fc->settles = (const ws_delivery *const *)xs;
+                fc->nsettles = sim->an_nxack;
+            }
             if (text) {
                 /* a new pipeline inside the round trip: the `..` of a flush expectation */
                 if (i > 0 && sim->an_pipe && sim->an_pipe[i] != sim->an_pipe[i - 1])
@@ -465,13 +482,10 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
                         (unsigned long long)f->number, f->sub->name,
                         (unsigned long long)f->read, f->why, rts, rts == 1 ? "" : "s");
         for (size_t k = 0; k < f->ndl; k++) {
-            const ws_delivery *d = f->dl[k];
-            size_t queued = 0;
-            for (size_t e = 0; e < d->neffects; e++)
-                queued += d->effects[e].kind != WSI_EFFECT_DIRECT;
-            wsi_text_printf(&t, "  entry %-24s %-12s %-16s", d->shown, outcome_text(d),
-                            segment_text(d));
-            if (queued) wsi_text_printf(&t, " (%zu queued)", queued);
+            ws_flush_delivery fd;
+            ws_sim_flush_delivery(sim, i, k, &fd);
+            wsi_text_printf(&t, "  entry %-24s %-12s %-16s", fd.id, fd.outcome, fd.segment);
+            if (fd.queued) wsi_text_printf(&t, " (%zu queued)", fd.queued);
             wsi_text_add(&t, "\n", 1);
         }
         if (f->body) wsi_text_add(&t, f->body, strlen(f->body));
@@ -479,6 +493,33 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
     }
     if (len) *len = t.len;
     return t.p;
+}
+
+size_t ws_sim_flush_count(const ws_sim *sim) { return sim->nflushes; }
+
+int ws_sim_flush(const ws_sim *sim, size_t i, ws_flush_info *out)
+{
+    if (i >= sim->nflushes) return -1;
+    const wsi_flushrec *f = &sim->flushes[i];
+    *out = (ws_flush_info){f->sub, f->number, f->read, f->why, f->ndl, f->ncmds, f->rts};
+    return 0;
+}
+
+int ws_sim_flush_delivery(const ws_sim *sim, size_t i, size_t k, ws_flush_delivery *out)
+{
+    if (i >= sim->nflushes || k >= sim->flushes[i].ndl) return -1;
+    const ws_delivery *d = sim->flushes[i].dl[k];
+    size_t queued = 0;
+    for (size_t e = 0; e < d->neffects; e++) queued += d->effects[e].kind != WSI_EFFECT_DIRECT;
+    *out = (ws_flush_delivery){d, d->shown, outcome_text(d), segment_text(d), queued};
+    return 0;
+}
+
+int ws_sim_flush_command(const ws_sim *sim, size_t i, size_t k, ws_flush_command *out)
+{
+    if (i >= sim->nflushes || k >= sim->flushes[i].ncmds) return -1;
+    *out = sim->flushes[i].cmds[k];
+    return 0;
 }
 
 size_t ws_sim_round_trip_count(const ws_sim *sim) { return sim->nrts; }

@@ -50,6 +50,8 @@ typedef struct wsc_options {
     int no_trace_text;   /* keep no trace text (wsc_result.trace ""): cheaper, for many runs */
     int fake_server;     /* the backend URL is a fakeredis-server: what `needs real` needs
                             (what the fake lacks) is not there either, so those files skip */
+    int picture;         /* also draw the flush diagrams as SVG (wsc_result.picture,
+                            wsc_picture.h) */
 } wsc_options;
 
 typedef enum wsc_status {
@@ -68,6 +70,8 @@ typedef struct wsc_result {
                             ...\n  trace around it:\n..."; SKIP: the reason; else NULL */
     char *trace;         /* the whole trace (ws_sim_trace_text) */
     char *diagram;       /* the flush diagrams (ws_sim_diagram) */
+    char *picture;       /* with wsc_options.picture: the same as an SVG document
+                            (wsc_picture_svg); else NULL */
     char *state;         /* the final keyspace as the scenario's `dump` reads it, for
                             wsim diff: every key (KEYS *, sorted) with TYPE and value */
     uint64_t trace_hash;

@@ -13,6 +13,7 @@
 
 #include "strmap.h"
 #include "wsc_int.h"
+#include "wsc_picture.h"
 
 /* The framework's retry counter, as a field of a stream entry (SEMANTICS.md §2). */
 #define RETRY_FIELD "h:" WS_RETRY_HEADER
@@ -1385,6 +1386,7 @@ void wsc_runner_finish(wsc_runner *r, wsc_result *res)
         return;
     res->trace = ws_sim_trace_text(r->sim, NULL);
     res->diagram = ws_sim_diagram(r->sim, NULL);
+    if (r->opt->picture) res->picture = wsc_picture_svg(r->sim, r->sc->title, NULL);
     res->trace_hash = ws_sim_trace_hash(r->sim);
     res->counts = ws_sim_get_counts(r->sim);
     res->state = final_state(r->sim);
@@ -1447,6 +1449,7 @@ void wsc_result_free(wsc_result *res)
     free(res->report);
     free(res->trace);
     free(res->diagram);
+    free(res->picture);
     free(res->state);
     memset(res, 0, sizeof *res);
 }

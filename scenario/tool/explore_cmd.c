@@ -1,6 +1,6 @@
 /* explore_cmd.c -- `wsim explore`: the crash explorer's command line (docs/wsim-explore.md):
- * the text report, --jobs, --shard, --format json, and --merge of the shards' JSON back
- * into the report one machine prints.
+ * the text report, --jobs, --shard, --format json and html (the page: explore_html.c),
+ * and --merge of the shards' JSON back into the report one machine prints.
  *
  * The JSON is this file's own format (written and read here only), one object:
  *   {"format": "wsim-explore", "format_version": 1, "wsim_version": "...",
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "explore_cmd.h"
+#include "explore_html.h"
 #include "wsc.h"
 
 #ifndef WSIM_VERSION
@@ -30,7 +31,7 @@
 
 const char *const WSIM_EXPLORE_HELP =
     "usage: wsim explore [--seed N] [--verbose] [--jobs N] [--shard I/N]\n"
-    "                    [--format text|json] [--replay] FILE\n"
+    "                    [--format text|json|html] [--replay] FILE\n"
     "       wsim explore --merge [--verbose] JSON...\n"
     "\n"
     "Runs the scenario once on the in-process fake to learn the consumer's round trips,\n"
@@ -47,7 +48,9 @@ const char *const WSIM_EXPLORE_HELP =
     "\n"
     "  --jobs N      worker processes at once (default: the number of cores)\n"
     "  --shard I/N   explore every N-th point from the I-th (1 <= I <= N) only\n"
-    "  --format F    text (default) or json (the shard's results, for --merge)\n"
+    "  --format F    text (default), json (the shard's results, for --merge) or html\n"
+    "                (one self-contained page: the table coloured by verdict, a summary,\n"
+    "                the trace each point links into; not with --shard)\n"
     "  --replay      replay the scenario up to each point instead (slower; same output)\n"
     "  --merge       read the shards' JSON and print the report one machine prints\n"
     "\n"
@@ -537,6 +540,25 @@ static int merge(char **paths, size_t n, int verbose)
     return rc;
 }
 
+/* ----- HTML out (explore_html.c) ----------------------------------------------------------- */
+
+/* Writes the page of ex to standard output, with the trace of one run of sc without a
+ * crash (the points link into it); returns the text report's exit status (1 when a point
+ * breaks what the scenario forbids or the baseline failed), or 1 when writing failed. */
+static int write_html(const wsc_scenario *sc, const char *path, const wsc_options *wo,
+                      const wsc_exploration *ex)
+{
+    wsc_result r;
+    int have = wsc_run(sc, wo, &r) == 0;
+    int rc = wsim_explore_html(stdout, path, wsc_title(sc), ex, have ? r.trace : NULL);
+    if (have) wsc_result_free(&r);
+    if (rc != 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "wsim: writing the page: %s\n", strerror(errno));
+        return 1;
+    }
+    return ex->error || ex->forbidden ? 1 : 0;
+}
+
 /* ----- The command -------------------------------------------------------------------------- */
 
 /* A positive decimal that fits size_t, or 0. */
@@ -595,8 +617,8 @@ int wsim_cmd_explore(int argc, char **argv)
                 jobs = positive(val);
                 if (!jobs) rc = bad("--jobs needs a positive number, got '%s'", val);
             } else if (!strcmp(a, "--format")) {
-                if (strcmp(val, "text") && strcmp(val, "json"))
-                    rc = bad("unknown format '%s' (text or json)", val);
+                if (strcmp(val, "text") && strcmp(val, "json") && strcmp(val, "html"))
+                    rc = bad("unknown format '%s' (text, json or html)", val);
                 format = val;
             } else {
                 const char *slash = strchr(val, '/');
@@ -634,7 +656,10 @@ int wsim_cmd_explore(int argc, char **argv)
     }
     path = files[0];
     free(files);
-    int json = strcmp(format, "json") == 0;
+    int json = strcmp(format, "json") == 0, html = strcmp(format, "html") == 0;
+    if (html && nshards)
+        return bad("--format html needs every point: run it without --shard, or --merge "
+                   "the shards' JSON into the text report");
     char *err = NULL;
     wsc_scenario *sc = wsc_parse_file(path, &err);
     if (!sc) {
@@ -662,6 +687,8 @@ int wsim_cmd_explore(int argc, char **argv)
     if (ex.failure) {
         fprintf(stderr, "wsim: %s: %s\n", path, ex.failure);
         rc = 1;
+    } else if (html) {
+        rc = write_html(sc, path, &wo, &ex);
     } else if (json) {
         char seedtext[32] = "file";
         if (seed_set) snprintf(seedtext, sizeof seedtext, "%llu", (unsigned long long)seed);

@@ -76,11 +76,15 @@ static const char *TRACE_HELP =
     "the page: docs/wsim-trace.md\n";
 
 static const char *DIAGRAM_HELP =
-    "usage: wsim diagram [--backend B] [--seed N] FILE\n"
+    "usage: wsim diagram [--backend B] [--seed N] [--format text|svg] FILE\n"
     "\n"
     "Runs one scenario and prints the diagram of every flush: the deliveries it settled\n"
     "with their outcomes and segments, and its round trips command by command with the\n"
     "delivery each command came from.  Exit status as wsim run.\n"
+    "\n"
+    "  --format F    text (default) or svg: the same as one self-contained picture, as\n"
+    "                the seed page \"Window\" draws a flush (wsim diagram --format svg\n"
+    "                FILE > flush.svg)\n"
     "\n"
     "the page: docs/wsim-diagram.md\n";
 
@@ -163,8 +167,12 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
                 o->seed = s;
                 o->seed_set = 1;
             } else {
-                if (strcmp(v, "text") && strcmp(v, "tap") && strcmp(v, "junit"))
+                if (help == DIAGRAM_HELP) {
+                    if (strcmp(v, "text") && strcmp(v, "svg"))
+                        return usage_error(help, "unknown format '%s' (text or svg)", v);
+                } else if (strcmp(v, "text") && strcmp(v, "tap") && strcmp(v, "junit")) {
                     return usage_error(help, "unknown format '%s' (text, tap or junit)", v);
+                }
                 o->format = v;
             }
             continue;
@@ -614,7 +622,9 @@ static int cmd_show(int argc, char **argv, int diagram)
         free(err);
         return 2;
     }
-    wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1};
+    int svg = diagram && strcmp(o.format, "svg") == 0;
+    wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1,
+                      .picture = svg};
     wsc_result r;
     if (wsc_run(sc, &wo, &r)) {
         wsc_free(sc);
@@ -624,7 +634,14 @@ static int cmd_show(int argc, char **argv, int diagram)
         printf("SKIP: needs %s: %s\n", wsc_needs_real(sc) ? "a real server" : "the fake",
                r.report);
     } else {
-        fputs(diagram ? (r.diagram ? r.diagram : "") : (r.trace ? r.trace : ""), stdout);
+        const char *out = svg ? r.picture : diagram ? r.diagram : r.trace;
+        if (svg && !out) {
+            fprintf(stderr, "wsim: out of memory\n");
+            wsc_result_free(&r);
+            wsc_free(sc);
+            return 1;
+        }
+        fputs(out ? out : "", stdout);
         fflush(stdout);
         if (r.status != WSC_PASS) {
             fprintf(stderr, "%s %s\n", status_word(r.status), wsc_name(sc));

@@ -476,6 +476,95 @@ SF_TEST(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack)
     assert_int_equal(sf_int(sim, "XLEN orders"), 7);
 }
 
+/* The flush records as data (ws_sim_flush and friends, what `wsim diagram --format svg`
+ * draws): the seed page "Window"'s flush -- ack, drop, ack -- and its atomic twin. */
+SF_TEST(the_flush_records_say_what_the_diagram_says)
+{
+    for (int atomic = 0; atomic <= 1; atomic++) {
+        ws_sim *sim = sf_sim(w, 1);
+        ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, atomic ? WS_MODE_ATOMIC : WS_MODE_WINDOW,
+                             "orders", 0);
+        produce_orders(sim, WS_FORM_STREAM, "orders", 3);
+        assert_int_equal(ws_sim_flush_count(sim), 0);
+        assert_int_equal(sf_read(sub), 3);
+        ws_delivery *d[3];
+        for (size_t i = 0; i < 3; i++) d[i] = sf_d(sub, i);
+        sf_queue(d[0], "INCR c1");
+        sf_settle(d[0], WS_ACK);
+        sf_queue(d[1], "INCR c2");
+        sf_settle(d[1], WS_DROP);
+        sf_queue(d[2], "INCR c3");
+        sf_settle(d[2], WS_ACK);
+
+        assert_int_equal(ws_sim_flush_count(sim), 1);
+        ws_flush_info fi;
+        assert_int_equal(ws_sim_flush(sim, 0, &fi), 0);
+        assert_int_equal(ws_sim_flush(sim, 1, &fi), -1);
+        assert_int_equal(ws_sim_flush(sim, 0, &fi), 0);
+        assert_ptr_equal(fi.sub, sub);
+        assert_int_equal(fi.number, 1);
+        assert_int_equal(fi.read, 1);
+        assert_string_equal(fi.why, "nothing outstanding");
+        assert_int_equal(fi.deliveries, 3);
+        assert_int_equal(fi.round_trips, 1);
+        /* the deliveries in settle order, as the diagram's entry lines */
+        char *diagram = ws_sim_diagram(sim, NULL);
+        static const char *const outcome[] = {"ack", "drop", "ack"};
+        static const char *const segment[] = {"segment kept", "segment dropped", "segment kept"};
+        for (size_t k = 0; k < 3; k++) {
+            ws_flush_delivery fd;
+            assert_int_equal(ws_sim_flush_delivery(sim, 0, k, &fd), 0);
+            assert_ptr_equal(fd.d, d[k]);
+            assert_string_equal(fd.id, ws_delivery_id(d[k]));
+            assert_string_equal(fd.outcome, outcome[k]);
+            assert_string_equal(fd.segment, segment[k]);
+            assert_int_equal(fd.queued, 1);
+            char line[128];
+            snprintf(line, sizeof line, "  entry %-24s %-12s %-16s (1 queued)", fd.id,
+                     fd.outcome, fd.segment);
+            assert_non_null(strstr(diagram, line));
+        }
+        ws_flush_delivery fd;
+        assert_int_equal(ws_sim_flush_delivery(sim, 0, 3, &fd), -1);
+        free(diagram);
+        /* the commands: window -- INCR c1, INCR c3, XACK of all three; atomic -- each kept
+         * segment MULTI, INCR, its own XACK, EXEC, then the dropped one's XACK */
+        static const char *const wroles[] = {"segment", "segment", "settle"};
+        static const char *const aroles[] = {"MULTI", "segment", "own settle", "EXEC",
+                                             "MULTI", "segment", "own settle", "EXEC",
+                                             "settle"};
+        const ws_delivery *wfrom[] = {d[0], d[2], NULL};
+        const ws_delivery *afrom[] = {d[0], d[0], d[0], d[0], d[2], d[2], d[2], d[2], NULL};
+        size_t n = atomic ? 9 : 3;
+        assert_int_equal(fi.commands, n);
+        for (size_t k = 0; k < n; k++) {
+            ws_flush_command fc, same;
+            assert_int_equal(ws_sim_flush_command(sim, 0, k, &fc), 0);
+            assert_int_equal(ws_sub_flush_command(sub, 1, k, &same), 0);
+            assert_string_equal(fc.text, same.text);
+            assert_string_equal(fc.role, atomic ? aroles[k] : wroles[k]);
+            assert_ptr_equal(fc.from, atomic ? afrom[k] : wfrom[k]);
+            assert_null(fc.fate);
+            assert_int_equal(fc.rt_status, 0);
+            assert_int_equal(fc.round_trip, 1);
+            assert_int_equal(fc.rt_index, sf_window_round_trips(sim));
+            if (k + 1 < n) {
+                assert_null(fc.settles);
+                assert_int_equal(fc.nsettles, 0);
+                continue;
+            }
+            /* the shared XACK names the deliveries it settles */
+            size_t want = atomic ? 1 : 3;
+            assert_int_equal(fc.nsettles, want);
+            for (size_t q = 0; q < want; q++)
+                assert_ptr_equal(fc.settles[q], atomic ? d[1] : d[q]);
+        }
+        ws_flush_command fc;
+        assert_int_equal(ws_sim_flush_command(sim, 0, n, &fc), -1);
+        assert_int_equal(ws_sim_flush_command(sim, 1, 0, &fc), -1);
+    }
+}
+
 /* A retry whose copy XADD fails (an injected error on the window connection) is not
  * acked: it stays pending; the other retried delivery's id is in the XACK. */
 SF_TEST(a_retry_whose_copy_fails_is_not_acknowledged)
@@ -705,6 +794,7 @@ int main(int argc, char **argv)
         SF_T(an_abandon_flushes_only_what_is_owed),
         SF_T(a_flush_without_retries_is_one_round_trip),
         SF_T(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack),
+        SF_T(the_flush_records_say_what_the_diagram_says),
         SF_T(a_retry_whose_copy_fails_is_not_acknowledged),
         SF_T(ws_find_gives_an_outstanding_delivery_by_id),
         SF_T(an_empty_read_never_blocks_for_ever),
