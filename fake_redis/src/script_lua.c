@@ -1652,6 +1652,19 @@ static int read_flags(lua_State *L, unsigned *flags)
     return 0;
 }
 
+/* A named string argument of redis.register_function (the value on top of the stack):
+ * copied into dst, *have set; err_if_not when it is not a string. */
+static const char *take_string_arg(lua_State *L, fri_buf *dst, int *have, const char *err_if_not)
+{
+    if (!lua_isstring(L, -1)) return err_if_not;
+    size_t n;
+    const char *v = lua_tolstring(L, -1, &n);
+    dst->len = 0;
+    fri_buf_append(dst, v, n);
+    *have = 1;
+    return NULL;
+}
+
 /* redis.register_function(name, callback) or ({function_name=, callback=, flags=,
  * description=}) during FUNCTION LOAD: the function joins the library being loaded. */
 static int register_function(lua_State *L)
@@ -1684,27 +1697,15 @@ static int register_function(lua_State *L)
                 const char *key = lua_tostring(L, -1);
                 lua_pop(L, 1);
                 if (strcasecmp(key, "function_name") == 0) {
-                    if (!lua_isstring(L, -1)) {
-                        err = "function_name argument given to redis.register_function must be "
-                              "a string";
-                        break;
-                    }
-                    size_t n;
-                    const char *v = lua_tolstring(L, -1, &n);
-                    name.len = 0;
-                    fri_buf_append(&name, v, n);
-                    have_name = 1;
+                    err = take_string_arg(L, &name, &have_name,
+                                          "function_name argument given to "
+                                          "redis.register_function must be a string");
+                    if (err) break;
                 } else if (strcasecmp(key, "description") == 0) {
-                    if (!lua_isstring(L, -1)) {
-                        err = "description argument given to redis.register_function must be a "
-                              "string";
-                        break;
-                    }
-                    size_t n;
-                    const char *v = lua_tolstring(L, -1, &n);
-                    desc.len = 0;
-                    fri_buf_append(&desc, v, n);
-                    have_desc = 1;
+                    err = take_string_arg(L, &desc, &have_desc,
+                                          "description argument given to "
+                                          "redis.register_function must be a string");
+                    if (err) break;
                 } else if (strcasecmp(key, "callback") == 0) {
                     if (!lua_isfunction(L, -1)) {
                         err = "callback argument given to redis.register_function must be a "
