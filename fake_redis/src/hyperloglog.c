@@ -8,6 +8,11 @@
  * cardinality is written and invalidated where Redis writes it.  Elements are hashed with
  * MurmurHash64A and seed 0xadc83b19; the estimate is Ertl's estimator with Redis's sigma
  * and tau iterations, so PFCOUNT answers the same number.
+ *
+ * The reference is redis-server 7.0.15 as Debian 12 ships it, which carries the fix for
+ * CVE-2025-32023: reading a sparse HLL (PFCOUNT, PFMERGE, the conversion to dense), an
+ * opcode of any kind that runs past register 16384 makes the value corrupt (7.0.15's own
+ * source only checked VAL opcodes).
  */
 #include <math.h>
 #include <stdio.h>
@@ -180,21 +185,24 @@ int fri_hll_to_dense(fri_str **sp)
     const uint8_t *p = (const uint8_t *)s->buf + FRI_HLL_HDR_SIZE;
     const uint8_t *end = (const uint8_t *)s->buf + s->len;
     long idx = 0;
+    int valid = 1;
     while (p < end) {
-        if (SP_IS_ZERO(*p)) {
-            idx += SP_ZERO_LEN(*p);
-            p++;
-        } else if (SP_IS_XZERO(*p)) {
-            idx += SP_XZERO_LEN(p[0], p[1]); /* p[1] may be the terminator, as in Redis */
-            p += 2;
-        } else {
-            int run = SP_VAL_LEN(*p), val = SP_VAL_VALUE(*p);
-            if (run + idx > FRI_HLL_REGISTERS) break;
-            while (run--) fri_hll_dense_set(registers(d), idx++, (unsigned)val);
-            p++;
+        int run = SP_IS_ZERO(*p) ? SP_ZERO_LEN(*p)
+                  : SP_IS_XZERO(*p) ? SP_XZERO_LEN(p[0], p[1]) /* p[1]: maybe past the end */
+                                    : SP_VAL_LEN(*p);
+        if (run + idx > FRI_HLL_REGISTERS) { /* any opcode past the last register */
+            valid = 0;
+            break;
         }
+        if (SP_IS_VAL(*p)) {
+            int val = SP_VAL_VALUE(*p);
+            while (run--) fri_hll_dense_set(registers(d), idx++, (unsigned)val);
+        } else {
+            idx += run;
+        }
+        p += SP_IS_XZERO(*p) ? 2 : 1;
     }
-    if (idx != FRI_HLL_REGISTERS) {
+    if (!valid || idx != FRI_HLL_REGISTERS) {
         fri_str_free(d);
         return -1;
     }
@@ -203,14 +211,21 @@ int fri_hll_to_dense(fri_str **sp)
     return 0;
 }
 
-/* s cut back to len bytes (a smaller realloc; when even that fails, the block stays). */
-static fri_str *shrink(fri_str *s, size_t len)
+/* s resized to len bytes, keeping the byte just past the end as it was in the buffer:
+ * Redis reads that byte (its sds terminator) as the second byte of a corrupt XZERO that
+ * ends a value, and hllSparseSet's splice can leave a non-zero byte there (it writes a
+ * 2-byte XZERO where a 1-byte one was).  When even a smaller realloc fails, the block
+ * stays as it is. */
+static fri_str *set_len(fri_str *s, size_t len)
 {
+    char tail = len <= s->len ? s->buf[len] : '\0';
     fri_str *n = fri_str_resize(s, len);
-    if (n) return n;
-    s->len = len;
-    s->buf[len] = '\0';
-    return s;
+    if (!n) {
+        n = s;
+        n->len = len;
+    }
+    n->buf[len] = tail;
+    return n;
 }
 
 /* hllSparseSet on the bytes of *sp: the opcode covering index is found, replaced by the
@@ -224,10 +239,12 @@ static int sparse_set(fri_str **sp, long index, uint8_t count, long long sparse_
 
     /* room for the worst case, XZERO -> XZERO VAL XZERO (zero-filled, like the NUL a
      * corrupt XZERO at the very end reads in Redis) */
+    char tail = s->buf[len];
     fri_str *g = fri_str_resize(s, len + 3);
     if (!g) return -2;
     s = *sp = g;
     uint8_t *b = (uint8_t *)s->buf;
+    b[len] = (uint8_t)tail;
     size_t p = FRI_HLL_HDR_SIZE, end = len, prev = 0, next;
     int has_prev = 0;
     long first = 0, span = 0;
@@ -248,7 +265,7 @@ static int sparse_set(fri_str **sp, long index, uint8_t count, long long sparse_
         first += span;
     }
     if (span == 0 || p >= end) {
-        *sp = shrink(s, len);
+        *sp = set_len(s, len);
         return -1;
     }
     next = SP_IS_XZERO(b[p]) ? p + 2 : p + 1;
@@ -270,7 +287,7 @@ static int sparse_set(fri_str **sp, long index, uint8_t count, long long sparse_
     if (is_val) {
         int old = SP_VAL_VALUE(b[p]);
         if (old >= count) { /* nothing to raise */
-            *sp = shrink(s, len);
+            *sp = set_len(s, len);
             return 0;
         }
         if (runlen == 1) { /* a VAL of our register alone */
@@ -319,6 +336,7 @@ static int sparse_set(fri_str **sp, long index, uint8_t count, long long sparse_
         if (delta > 0 && (long long)(len + (size_t)delta) > sparse_max) goto promote;
         if (delta && has_next) memmove(b + next + delta, b + next, end - next);
         len = (size_t)((long)len + delta);
+        b[len] = 0; /* sdsIncrLen's terminator, which the copy below may overwrite */
         memcpy(b + p, seq, (size_t)n);
         end = (size_t)((long)end + delta);
     }
@@ -343,18 +361,19 @@ updated:
                     memmove(b + p, b + p + 1, end - p);
                     len--;
                     end--;
+                    b[len] = 0;
                     continue; /* the merged one may merge again with its right */
                 }
             }
         }
         p++;
     }
-    *sp = s = shrink(s, len);
+    *sp = s = set_len(s, len);
     invalidate_cache(s);
     return 1;
 
 promote:
-    if (s->len != len) *sp = s = shrink(s, len);
+    if (s->len != len) *sp = s = set_len(s, len);
     {
         int r = fri_hll_to_dense(sp);
         if (r < 0) return r;
@@ -430,25 +449,20 @@ uint64_t fri_hll_count(const fri_str *s, int *invalid)
     } else {
         const uint8_t *p = regs, *end = (const uint8_t *)s->buf + s->len;
         long idx = 0;
+        int valid = 1;
         while (p < end) {
-            if (SP_IS_ZERO(*p)) {
-                int run = SP_ZERO_LEN(*p);
-                idx += run;
-                histo[0] += run;
-                p++;
-            } else if (SP_IS_XZERO(*p)) {
-                int run = SP_XZERO_LEN(p[0], p[1]);
-                idx += run;
-                histo[0] += run;
-                p += 2;
-            } else {
-                int run = SP_VAL_LEN(*p);
-                idx += run;
-                histo[SP_VAL_VALUE(*p)] += run;
-                p++;
+            int run = SP_IS_ZERO(*p) ? SP_ZERO_LEN(*p)
+                      : SP_IS_XZERO(*p) ? SP_XZERO_LEN(p[0], p[1])
+                                        : SP_VAL_LEN(*p);
+            if (run + idx > FRI_HLL_REGISTERS) {
+                valid = 0;
+                break;
             }
+            idx += run;
+            histo[SP_IS_VAL(*p) ? SP_VAL_VALUE(*p) : 0] += run;
+            p += SP_IS_XZERO(*p) ? 2 : 1;
         }
-        if (idx != FRI_HLL_REGISTERS && invalid) *invalid = 1;
+        if ((!valid || idx != FRI_HLL_REGISTERS) && invalid) *invalid = 1;
     }
     return estimate(histo);
 }
@@ -473,22 +487,18 @@ int fri_hll_merge(uint8_t *max, const fri_str *s)
     const uint8_t *p = regs, *end = (const uint8_t *)s->buf + s->len;
     long i = 0;
     while (p < end) {
-        if (SP_IS_ZERO(*p)) {
-            i += SP_ZERO_LEN(*p);
-            p++;
-        } else if (SP_IS_XZERO(*p)) {
-            i += SP_XZERO_LEN(p[0], p[1]);
-            p += 2;
-        } else {
-            long run = SP_VAL_LEN(*p);
+        long run = SP_IS_ZERO(*p) ? SP_ZERO_LEN(*p)
+                   : SP_IS_XZERO(*p) ? SP_XZERO_LEN(p[0], p[1])
+                                     : SP_VAL_LEN(*p);
+        if (run + i > FRI_HLL_REGISTERS) return -1;
+        if (SP_IS_VAL(*p)) {
             uint8_t val = (uint8_t)SP_VAL_VALUE(*p);
-            if (run + i > FRI_HLL_REGISTERS) break;
-            while (run--) {
+            for (; run > 0; run--, i++)
                 if (val > max[i]) max[i] = val;
-                i++;
-            }
-            p++;
+        } else {
+            i += run;
         }
+        p += SP_IS_XZERO(*p) ? 2 : 1;
     }
     return i == FRI_HLL_REGISTERS ? 0 : -1;
 }
