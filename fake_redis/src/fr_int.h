@@ -222,6 +222,7 @@ typedef struct fri_tunables {
     long long min_replicas_max_lag;      /* seconds; 0 turns the rule off */
     long long stream_node_max_entries;   /* a stream node takes no more entries (0: any) */
     long long stream_node_max_bytes;     /* ... nor a listpack this big (0: 1 GB) */
+    long long hll_sparse_max_bytes;      /* a sparse HLL longer than this becomes dense */
 } fri_tunables;
 
 /* Redis's OBJ_SHARED_INTEGERS: 0..9999 are shared objects, unless an LRU or LFU policy
@@ -453,6 +454,8 @@ extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMOR
 extern const fri_command fri_eval_commands[];         /* eval.c: EVAL*, SCRIPT */
 extern const fri_command fri_function_commands[];     /* functions.c: FCALL*, FUNCTION */
 extern const fri_command fri_rdb_commands[];          /* rdb.c: DUMP, RESTORE */
+extern const fri_command fri_geo_commands[];          /* t_geo.c */
+extern const fri_command fri_hll_commands[];          /* hyperloglog.c: PF* */
 
 /* ----- Statistics (stats.c) ---------------------------------------------------------- */
 
@@ -796,6 +799,12 @@ size_t fri_zset_memory(const fri_zset *z, size_t samples);
 /* Calls fn for every member in rank order (ascending score, then member bytes). */
 void fri_zset_foreach(fri_zset *z, void (*fn)(const char *p, size_t len, double score,
                                               void *ctx), void *ctx);
+/* For the GEO commands (t_geo.c), which read a set as Redis's geo.c does: a member's
+ * score (1, or 0 when it is not in the set), the ordered index, and ZADD itself, run on
+ * the arguments c->argc/c->argv hold (GEOADD's rewritten vector). */
+int fri_zset_score(fri_zset *z, const char *p, size_t len, double *score);
+struct fri_zsl *fri_zset_zsl(fri_zset *z);
+void fri_zadd_command(fr_client *c);
 
 /* Streams (t_stream.c). */
 void fri_stream_free(void *stream);

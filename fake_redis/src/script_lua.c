@@ -735,7 +735,7 @@ static const char *const noscript_names[] = {
 };
 
 /* Commands Redis flags may-replicate: a read-only script may not run them either. */
-static const char *const may_replicate_names[] = {"publish", "spublish", NULL};
+static const char *const may_replicate_names[] = {"publish", "spublish", "pfcount", NULL};
 
 static int name_in(const char *name, const char *const *list)
 {

@@ -21,7 +21,8 @@ static const fri_command *const all_tables[] = {
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
     fri_sort_commands,       fri_rdb_commands,      fri_stream_commands,
     fri_stream_group_commands, fri_pubsub_commands, fri_multi_commands, fri_cluster_commands,
-    fri_eval_commands,       fri_function_commands, NULL,
+    fri_eval_commands,       fri_function_commands,
+    fri_geo_commands,        fri_hll_commands,      NULL,
 };
 
 /* ----- Configuration, clock and randomness --------------------------------------------- */
@@ -97,6 +98,7 @@ static fri_tunables default_tunables(void)
         .min_replicas_max_lag = 10,
         .stream_node_max_entries = 100,
         .stream_node_max_bytes = 4096,
+        .hll_sparse_max_bytes = 3000,
     };
     return t;
 }
@@ -165,6 +167,7 @@ int fr_server_set_param(fr_server *s, const char *name, const char *value)
         {"lfu-decay-time", NULL, 2, offsetof(fri_tunables, lfu_decay_time)},
         {"stream-node-max-entries", NULL, 0, offsetof(fri_tunables, stream_node_max_entries)},
         {"stream-node-max-bytes", NULL, 1, offsetof(fri_tunables, stream_node_max_bytes)},
+        {"hll-sparse-max-bytes", NULL, 1, offsetof(fri_tunables, hll_sparse_max_bytes)},
         {"maxmemory-policy", NULL, 3, 0},
         {"maxmemory", NULL, 4, 0},
         {"busy-reply-threshold", "lua-time-limit", 0,

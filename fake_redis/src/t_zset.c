@@ -686,6 +686,7 @@ cleanup:
 }
 
 static void zaddCommand(fr_client *c) { zadd_generic(c, 0); }
+void fri_zadd_command(fr_client *c) { zadd_generic(c, 0); }
 static void zincrbyCommand(fr_client *c) { zadd_generic(c, ZADD_IN_INCR); }
 
 /* ----- ZREM, ZREMRANGEBY* ---------------------------------------------------------------- */
@@ -1698,3 +1699,15 @@ int fri_zset_restore_add(fri_zset *z, double score, const char *p, size_t len)
     e->v.ptr = n;
     return 1;
 }
+
+/* ----- GEO (t_geo.c) ---------------------------------------------------------------------- */
+
+int fri_zset_score(fri_zset *z, const char *p, size_t len, double *score)
+{
+    fri_zsl_node *n = zset_find(z, p, len);
+    if (!n) return 0;
+    *score = n->score;
+    return 1;
+}
+
+fri_zsl *fri_zset_zsl(fri_zset *z) { return z->zsl; }

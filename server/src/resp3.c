@@ -12,6 +12,7 @@
  *   >          an array becomes a push ">" (the Pub/Sub confirmations and messages)
  *   m<v>       a flat array k1 v1 k2 v2 ... becomes a map "%", each value of shape v
  *   a<e>       an array whose elements each have shape e
+ *   L<e>       an array whose last element has shape e (GEO's [member, ..., [lon, lat]])
  *   p          a flat member/score array becomes an array of [member, double] pairs
  *   P          a flat field/value array becomes an array of [field, value] pairs
  *   k<v>       an array of [key, value] arrays becomes a map key -> value (XREAD)
@@ -171,6 +172,7 @@ static void skip_shape(const char **s)
     case 'm':
     case 'a':
     case 'k':
+    case 'L':
         skip_shape(s);
         break;
     case 't':
@@ -305,6 +307,12 @@ static void emit(frs_conn *c, const frs_rnode *r, const char *shape)
         emit_header(c, '*', r->n);
         for (long long i = 0; i < r->n; i++) emit(c, &r->child[i], shape + 1);
         return;
+    case 'L':
+        if (r->type != '*' || r->n < 1) break;
+        emit_header(c, '*', r->n);
+        for (long long i = 0; i < r->n - 1; i++) emit_raw(c, &r->child[i]);
+        emit(c, &r->child[r->n - 1], shape + 1);
+        return;
     case 'p':
     case 'P':
         if (r->type != '*' || r->n % 2) break;
@@ -345,6 +353,7 @@ plain:
 #define IF_FULL 4       /* only with FULL (XINFO STREAM) */
 #define IF_NOFULL 5     /* only without it */
 #define IF_WITHVALUES 6 /* only with a WITHVALUES argument */
+#define IF_WITHCOORD 7  /* only with a WITHCOORD argument (the GEO searches) */
 
 /* One command's RESP3 shape.  Sorted by name for the binary search. */
 typedef struct shape_row {
@@ -357,6 +366,12 @@ static const shape_row shape_rows[] = {
     {"bzmpop", 0, "t(.at(.d))"},
     {"bzpopmax", 0, "t(..d)"},
     {"bzpopmin", 0, "t(..d)"},
+    {"geopos", 0, "aad"},
+    {"georadius", IF_WITHCOORD, "aLad"},
+    {"georadius_ro", IF_WITHCOORD, "aLad"},
+    {"georadiusbymember", IF_WITHCOORD, "aLad"},
+    {"georadiusbymember_ro", IF_WITHCOORD, "aLad"},
+    {"geosearch", IF_WITHCOORD, "aLad"},
     {"hgetall", 0, "m."},
     {"hrandfield", IF_WITHVALUES, "P"},
     {"lcs", 0, "m."},
@@ -411,7 +426,7 @@ static const char *shape_for(int argc, const char *const *argv, const size_t *ar
     if (argc < 1) return NULL;
     char name[48];
     size_t n = argvlen[0];
-    if (n >= 20) return NULL;
+    if (n >= 24) return NULL; /* the longest name, georadiusbymember_ro, has 20 */
     for (size_t i = 0; i < n; i++)
         name[i] = (char)(argv[0][i] >= 'A' && argv[0][i] <= 'Z' ? argv[0][i] + 32 : argv[0][i]);
     name[n] = '\0';
@@ -435,6 +450,7 @@ static const char *shape_for(int argc, const char *const *argv, const size_t *ar
         switch (r->cond) {
         case IF_WITHSCORES: ok = has_arg(argc, argv, argvlen, 1, "withscores"); break;
         case IF_WITHVALUES: ok = has_arg(argc, argv, argvlen, 2, "withvalues"); break;
+        case IF_WITHCOORD: ok = has_arg(argc, argv, argvlen, 2, "withcoord"); break;
         case IF_COUNT3: ok = argc >= 3; break;
         case IF_NOCOUNT: ok = argc < 3; break;
         case IF_FULL: ok = has_arg(argc, argv, argvlen, 3, "full"); break;

@@ -1862,6 +1862,180 @@ static void g_zscan(gen *g) {
     finish(g, CMP_SCAN);
 }
 
+/* ----- GEO -------------------------------------------------------------------------------- */
+
+/* Geo sets live on their own keys and on one sorted set's, so GEO commands meet sets whose
+ * scores ZADD chose too. */
+static const bstr KEYS_GEO[] = {B("G1"), B("{t}G2"), B("{t}z3")};
+static void key_geo(gen *g) { key_from(g, KEYS_GEO); }
+static const bstr GEO_MEMBERS[] = {B("a"), B("b"), B("c"), B("d"), B("Palermo"), B(""),
+                                   B("m\x00"), B("1")};
+static void geo_member(gen *g) {
+    if (chance(g, 80)) ab(g, PICK(g, GEO_MEMBERS));
+    else zmember(g); /* a sorted set's member */
+}
+/* Coordinates: mostly in a small area (so searches find things), sometimes at or past
+ * the limits, or not numbers. */
+static const bstr GEO_LONS[] = {B("180"), B("-180"), B("180.0000001"), B("0"), B("-0"),
+                                B("179.99999"), B("abc"), B("inf"), B("nan"), B(""), B("1e3")};
+static const bstr GEO_LATS[] = {B("85.05112878"), B("-85.05112878"), B("85.05112879"), B("90"),
+                                B("0"), B("-85"), B("abc"), B("-inf"), B(" 1"), B("1e-300")};
+static void geo_lonlat(gen *g) {
+    if (chance(g, 85)) af(g, "13.%d", (int)rnd(g, 1000));
+    else ab(g, PICK(g, GEO_LONS));
+    if (chance(g, 85)) af(g, "38.%d", (int)rnd(g, 1000));
+    else ab(g, PICK(g, GEO_LATS));
+}
+static const bstr GEO_UNITS[] = {B("m"), B("km"), B("ft"), B("mi"), B("KM"), B("Mi"), B("yd"),
+                                 B(""), B("km\x00x")};
+static void geo_unit(gen *g) {
+    if (chance(g, 90)) ab(g, &GEO_UNITS[rnd(g, 6)]);
+    else ab(g, PICK(g, GEO_UNITS));
+}
+static const bstr GEO_DISTS[] = {B("0"), B("-1"), B("abc"), B("1e10"), B("inf"), B(""), B("0.001")};
+static void geo_dist(gen *g) {
+    if (chance(g, 85)) af(g, "%d", (int)rnd(g, 120000));
+    else ab(g, PICK(g, GEO_DISTS));
+}
+static void g_geoadd(gen *g) {
+    static const char *const opts[] = {"NX", "XX", "CH", "GT", NULL};
+    begin(g, "geoadd");
+    key_geo(g);
+    if (chance(g, 40)) options(g, opts, 25, NULL);
+    int n = chance(g, 60) ? 1 : 2 + (int)rnd(g, 4);
+    for (int i = 0; i < n; i++) { geo_lonlat(g); geo_member(g); }
+    finish(g, CMP_EXACT);
+}
+static void g_geodist(gen *g) {
+    begin(g, "geodist");
+    key_geo(g);
+    geo_member(g);
+    geo_member(g);
+    if (chance(g, 60)) geo_unit(g);
+    finish(g, CMP_EXACT);
+}
+static void geo_members_cmd(gen *g, const char *name) {
+    begin(g, name);
+    key_geo(g);
+    int n = (int)rnd(g, 4);
+    for (int i = 0; i < n; i++) geo_member(g);
+    finish(g, CMP_EXACT);
+}
+static void g_geohash(gen *g) { geo_members_cmd(g, "geohash"); }
+static void g_geopos(gen *g) { geo_members_cmd(g, "geopos"); }
+/* The options of the search commands, in random order; STORE/STOREDIST only when store. */
+static void geo_search_options(gen *g, int store) {
+    static const char *const opts[] = {"WITHDIST", "WITHHASH", "WITHCOORD", "ASC", "DESC",
+                                       "COUNT", "STORE", "STOREDIST", NULL};
+    int n = (int)rnd(g, 4);
+    for (int i = 0; i < n; i++) {
+        int o = (int)rnd(g, store ? 8 : 6);
+        if (chance(g, 3)) o = (int)rnd(g, 8); /* STORE where it is refused */
+        word(g, opts[o]);
+        if (o == 5) {
+            if (chance(g, 85)) af(g, "%d", 1 + (int)rnd(g, 6));
+            else count_arg(g);
+            if (chance(g, 30)) word(g, "any");
+        } else if (o >= 6) {
+            key_geo(g);
+        }
+    }
+    if (chance(g, 3)) word(g, "any");
+}
+static void georadius_cmd(gen *g, const char *name, int store) {
+    begin(g, name);
+    key_geo(g);
+    geo_lonlat(g);
+    geo_dist(g);
+    geo_unit(g);
+    geo_search_options(g, store);
+    finish(g, CMP_EXACT);
+}
+static void g_georadius(gen *g) { georadius_cmd(g, "georadius", 1); }
+static void g_georadius_ro(gen *g) { georadius_cmd(g, "georadius_ro", 0); }
+static void georadiusbymember_cmd(gen *g, const char *name, int store) {
+    begin(g, name);
+    key_geo(g);
+    geo_member(g);
+    geo_dist(g);
+    geo_unit(g);
+    geo_search_options(g, store);
+    finish(g, CMP_EXACT);
+}
+static void g_georadiusbymember(gen *g) { georadiusbymember_cmd(g, "georadiusbymember", 1); }
+static void g_georadiusbymember_ro(gen *g) { georadiusbymember_cmd(g, "georadiusbymember_ro", 0); }
+/* GEOSEARCH's FROM and BY parts in random order, now and then one missing or doubled. */
+static void geosearch_body(gen *g, int store) {
+    int parts[2] = {0, 1};
+    if (chance(g, 50)) { parts[0] = 1; parts[1] = 0; }
+    for (int k = 0; k < 2; k++) {
+        int reps = chance(g, 4) ? 0 : chance(g, 4) ? 2 : 1;
+        for (int r = 0; r < reps; r++) {
+            if (parts[k] == 0) {
+                if (chance(g, 50)) { word(g, "frommember"); geo_member(g); }
+                else { word(g, "fromlonlat"); geo_lonlat(g); }
+            } else if (chance(g, 50)) {
+                word(g, "byradius");
+                geo_dist(g);
+                geo_unit(g);
+            } else {
+                word(g, "bybox");
+                geo_dist(g);
+                geo_dist(g);
+                geo_unit(g);
+            }
+        }
+    }
+    geo_search_options(g, 0);
+    if (store && chance(g, 40)) word(g, "storedist");
+}
+static void g_geosearch(gen *g) {
+    begin(g, "geosearch");
+    key_geo(g);
+    geosearch_body(g, 0);
+    finish(g, CMP_EXACT);
+}
+static void g_geosearchstore(gen *g) {
+    begin(g, "geosearchstore");
+    key_geo(g);
+    key_geo(g);
+    geosearch_body(g, 1);
+    finish(g, CMP_EXACT);
+}
+
+/* ----- HyperLogLog ------------------------------------------------------------------------- */
+
+/* HLLs on their own keys and one string key (SET and APPEND make them invalid). */
+static const bstr KEYS_HLL[] = {B("p1"), B("{t}p2"), B("{t}s3")};
+static void key_hll(gen *g) { key_from(g, KEYS_HLL); }
+static void g_pfadd(gen *g) {
+    begin(g, "pfadd");
+    key_hll(g);
+    if (chance(g, 5)) {
+        /* enough elements to pass the sparse limit (3000 bytes) at once */
+        int base = (int)rnd(g, 100000), n = 100 + (int)rnd(g, 1500);
+        for (int i = 0; i < n; i++) af(g, "e%d", base + i);
+    } else {
+        int n = (int)rnd(g, 5);
+        for (int i = 0; i < n; i++) {
+            if (chance(g, 50)) af(g, "e%d", (int)rnd(g, 2000));
+            else value(g);
+        }
+    }
+    finish(g, CMP_EXACT);
+}
+static void g_pfcount(gen *g) { begin(g, "pfcount"); keys_n(g, key_hll, 1, 3); finish(g, CMP_EXACT); }
+static void g_pfmerge(gen *g) { begin(g, "pfmerge"); keys_n(g, key_hll, 1, 4); finish(g, CMP_EXACT); }
+static void g_pfdebug(gen *g) {
+    static const char *const subs[] = {"encoding", "decode", "todense", "getreg", "nope"};
+    begin(g, "pfdebug");
+    int r = (int)rnd(g, 100);
+    /* GETREG answers 16384 integers: rarely */
+    word(g, subs[r < 40 ? 0 : r < 75 ? 1 : r < 94 ? 2 : r < 97 ? 3 : 4]);
+    key_hll(g);
+    finish(g, CMP_EXACT);
+}
+
 /* ----- Streams ------------------------------------------------------------------------------ */
 
 /* Entry IDs: small explicit ones (so both servers agree), partial and edge forms. */
@@ -2456,6 +2630,15 @@ static const gen_entry GENERATORS[] = {
     {"zdiff", g_zdiff, 5, 0}, {"zintercard", g_zintercard, 5, 0},
     {"zrandmember", g_zrandmember, 8, 0}, {"zmpop", g_zmpop, 5, 0}, {"bzmpop", g_bzmpop, 3, 0},
     {"bzpopmin", g_bzpopmin, 3, 0}, {"bzpopmax", g_bzpopmax, 3, 0}, {"zscan", g_zscan, 8, 0},
+    /* geo (GEOADD runs ZADD) */
+    {"geoadd", g_geoadd, 25, 0}, {"geodist", g_geodist, 8, 0}, {"geohash", g_geohash, 5, 0},
+    {"geopos", g_geopos, 8, 0}, {"georadius", g_georadius, 8, 0},
+    {"georadius_ro", g_georadius_ro, 5, 0}, {"georadiusbymember", g_georadiusbymember, 8, 0},
+    {"georadiusbymember_ro", g_georadiusbymember_ro, 5, 0}, {"geosearch", g_geosearch, 15, 0},
+    {"geosearchstore", g_geosearchstore, 8, 0},
+    /* hyperloglog (PFSELFTEST has none: 10 million additions take seconds on Redis) */
+    {"pfadd", g_pfadd, 25, 0}, {"pfcount", g_pfcount, 15, 0}, {"pfmerge", g_pfmerge, 8, 0},
+    {"pfdebug", g_pfdebug, 5, 0},
     /* streams */
     {"xadd", g_xadd, 30, 0}, {"xlen", g_xlen, 5, 0}, {"xrange", g_xrange, 10, 0},
     {"xrevrange", g_xrevrange, 8, 0}, {"xdel", g_xdel, 8, 0}, {"xtrim", g_xtrim, 5, 0},

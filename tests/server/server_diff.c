@@ -213,6 +213,22 @@ static const diff_case cases[] = {
                                  "SDIFF s1 s2\nSINTER s1 nope\nSUNION nope\nSDIFF nope s1\n"
                                  "SINTERCARD 2 s1 s2\nSUNIONSTORE d s1 s2\nDEL h h1 z s1 s2 d",
      0, 0, 1, 0},
+    {"resp3 geo", "HELLO 3\nDEL g\nGEOADD g 13.361389 38.115556 Palermo 15.087269 37.502669 "
+                  "Catania\nGEOPOS g Palermo nope Catania\nGEOPOS nope a\nGEODIST g Palermo Catania\n"
+                  "GEODIST g Palermo nope\nGEOHASH g Palermo nope\n"
+                  "GEORADIUS g 15 37 200 km WITHCOORD WITHDIST WITHHASH ASC\n"
+                  "GEORADIUS g 15 37 200 km WITHCOORD\nGEORADIUS g 15 37 200 km WITHDIST\n"
+                  "GEORADIUS_RO g 15 37 200 km WITHHASH WITHCOORD COUNT 1\n"
+                  "GEORADIUSBYMEMBER g Palermo 200 km WITHCOORD\n"
+                  "GEORADIUSBYMEMBER_RO g Palermo 200 km WITHCOORD WITHDIST DESC\n"
+                  "GEOSEARCH g FROMLONLAT 15 37 BYBOX 400 400 km WITHCOORD WITHDIST\n"
+                  "GEOSEARCH g FROMMEMBER Palermo BYRADIUS 1 m withcoord\n"
+                  "GEOSEARCH nope FROMMEMBER Palermo BYRADIUS 1 m WITHCOORD\n"
+                  "GEOSEARCHSTORE d g FROMLONLAT 15 37 BYRADIUS 200 km\n"
+                  "EVAL \"redis.setresp(3) return redis.call('GEOPOS', 'g', 'Palermo', 'x')\" 0\n"
+                  "EVAL \"redis.setresp(3) return redis.call('GEOSEARCH', 'g', 'FROMLONLAT', 15, "
+                  "37, 'BYRADIUS', 200, 'km', 'WITHCOORD', 'WITHDIST')\" 0\n"
+                  "PFADD h a b\nPFCOUNT h\nDEL g d h", 0, 0, 1, 0},
     {"resp3 lcs", "HELLO 3\nMSET a foo b fao\nLCS a b IDX\nLCS a b\nLCS a b LEN\n"
                   "LCS a b IDX MINMATCHLEN 1 WITHMATCHLEN\nDEL a b", 0, 0, 1, 0},
     {"resp3 transactions", "HELLO 3\nZADD z 1 e\nMULTI\nZSCORE z e\nHGETALL h\nGET nope\n"
