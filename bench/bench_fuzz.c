@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gen.h"
+#include "wsm.h"
 
 /* The benchmark measures wall time on purpose: it is not a simulation path. */
 static double now_s(void)
@@ -105,7 +105,7 @@ static int emit_corpus(const char *dir, const char *dict)
             fprintf(stderr, "bench_fuzz: cannot write %s\n", dict);
             return 1;
         }
-        fputs("# fuzz_outcomes: the input is read as FuzzedDataProvider reads it (fuzz/choice.h),\n"
+        fputs("# fuzz_outcomes: the input is read as FuzzedDataProvider reads it (wsm_choice.h),\n"
               "# the world first, from the END of the input (fault mode, form, mode, COUNT, batch,\n"
               "# delay queue, recovery, reply output, max-attempts and dead letter, consumer\n"
               "# names), then each step.  The world_ tokens are the last bytes of the seed corpus\n"

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strmap.h"
+#include "wsi_strmap.h"
 #include "ws_int.h"
 #include "ws_sim.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strmap.h"
+#include "wsi_strmap.h"
 #include "wsc_int.h"
 
 /* The framework's retry counter, as a field of a stream entry (SEMANTICS.md §2). */

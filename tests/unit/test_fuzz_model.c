@@ -1,4 +1,4 @@
-/* test_fuzz_model.c -- fuzz/: the choice source's back ends, the reference model against
+/* test_fuzz_model.c -- libwsm (model/): the choice source's back ends, the reference model against
  * hand-written expectations for the stories of SEMANTICS.md and docs/engine.md, the
  * scenario writer's round trip, seeded runs of the engine against the model, and the
  * shrinker (`wsim repro`).
@@ -17,10 +17,7 @@
 
 #include <cmocka.h>
 
-#include "choice.h"
-#include "gen.h"
-#include "model.h"
-#include "repro.h"
+#include "wsm.h"
 #include "wsc.h"
 
 /* ----- The choice source -------------------------------------------------------------- */

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "wsm_model.h"
 
 #define START_MS 1700000000000LL   /* the fake's clock when a simulation starts */
 #define RETRY_HEADER "h:x-ruststream-retry-count"

@@ -1,5 +1,5 @@
-/* model.h -- the reference model of the settlement window: from a run's configuration and
- * steps (fuzz/gen.h), what the engine must do, written from ../shared/SEMANTICS.md,
+/* wsm_model.h -- the reference model of the settlement window: from a run's configuration and
+ * steps (wsm_gen.h), what the engine must do, written from ../shared/SEMANTICS.md,
  * docs/engine.md and the framework's behaviour the engine follows since 6155edb (the
  * RustStream runtime and ruststream-fred: retry paths, copies, sweeps, encodings, reads),
  * as plainly as possible, sharing no code with engine/src.
@@ -40,13 +40,13 @@
  * (the observations of the run's read steps); the members' counters are predicted.
  * Stream ids are predicted from the virtual clock, and compared.
  */
-#ifndef WSIM_FUZZ_MODEL_H
-#define WSIM_FUZZ_MODEL_H
+#ifndef WSM_MODEL_H
+#define WSM_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gen.h"
+#include "wsm_gen.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,4 +148,4 @@ void mdl_arg_text(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
 }
 #endif
 
-#endif /* WSIM_FUZZ_MODEL_H */
+#endif /* WSM_MODEL_H */

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "wsm_gen.h"
 #include "textbuf.h"
-#include "model.h"
+#include "wsm_model.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>

@@ -1,5 +1,5 @@
-/* gen.h -- consumer runs made from a choice source (fuzz/choice.h), played on the engine,
- * written out as scenario files, and checked against the reference model (fuzz/model.h).
+/* wsm_gen.h -- consumer runs made from a choice source (wsm_choice.h), played on the engine,
+ * written out as scenario files, and checked against the reference model (wsm_model.h).
  *
  * A run is one world: a configuration (form, mode, COUNT, batch size -- COUNT is the batch
  * size when there is one --, delay queue, list recovery, reply output, max-attempts and a
@@ -36,13 +36,13 @@
  *
  * Errors: 0 / negative; messages in heap strings.  Out of memory aborts (as the engine).
  */
-#ifndef WSIM_FUZZ_GEN_H
-#define WSIM_FUZZ_GEN_H
+#ifndef WSM_GEN_H
+#define WSM_GEN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "choice.h"
+#include "wsm_choice.h"
 #include "ws_sim.h"
 
 #ifdef __cplusplus
@@ -262,4 +262,4 @@ int gen_check_choices(ch *c, const gen_limits *lim, unsigned quirks, gen_failure
 }
 #endif
 
-#endif /* WSIM_FUZZ_GEN_H */
+#endif /* WSM_GEN_H */
