@@ -294,6 +294,7 @@ int main(int argc, char **argv)
         n = ninputs;
     }
     gen_limits lim = gen_target_limits();
+    lim.reuse = fr_server_new(NULL); /* as fuzz_outcomes: one fake, reset for each input */
     uint64_t runs = 0, failures = 0, steps = 0, rts = 0, faulty = 0;
     size_t bytes = 0;
     double t0 = now_s(), t = t0, c0 = cpu_s();
@@ -333,5 +334,6 @@ int main(int argc, char **argv)
            100.0 * (double)faulty / (double)runs, (unsigned long long)failures);
     for (size_t i = 0; i < n; i++) free(in[i].p);
     free(in);
+    fr_server_free(lim.reuse);
     return 0;
 }

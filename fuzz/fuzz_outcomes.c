@@ -34,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static unsigned quirks = GEN_QUIRKS_KNOWN;
+/* One fake for the whole process, reset for each input (fr_server_reset): one input runs
+ * at a time, and a reset server is what a new one is. */
+static fr_server *fake;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -42,6 +45,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     const char *strict = getenv("WSIM_FUZZ_STRICT");
     if (strict && strcmp(strict, "1") == 0) quirks = 0;
     gen_tune_heap();
+    fake = fr_server_new(NULL);
     return 0;
 }
 
@@ -50,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ch c;
     ch_init_fdp(&c, data, size, 0);
     gen_limits lim = gen_target_limits();
+    lim.reuse = fake;
     gen_failure f;
     gen_run run;
     int failed = gen_check_choices(&c, &lim, quirks, &f, &run);

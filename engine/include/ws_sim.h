@@ -62,6 +62,12 @@ typedef struct ws_sim_config {
     int mutant;          /* testing the checks: deliberately break one rule of the window
                             (a WS_MUTANT_*), so that a test can show the invariant that
                             guards it fires; 0 in every real use */
+    fr_server *reuse;    /* backend fake only: a fake of the caller's to use instead of a
+                            new one.  ws_sim_new resets it (fr_server_reset: what a new
+                            fake would be, with this seed, clock and cluster setting) and
+                            ws_sim_free leaves it to the caller, reset or freed by the
+                            next user: many short simulations in a row (the fuzzer's) make
+                            no new server each.  NULL: a new fake, owned */
 } ws_sim_config;
 
 /* The rules ws_sim_config.mutant can break, each caught by one invariant of §8. */

@@ -115,7 +115,10 @@ ws_sim *ws_sim_new(const ws_sim_config *cfg)
         fc.seed = sim->cfg.seed ? sim->cfg.seed : 1;
         if (sim->cfg.start_ms) fc.start_ms = sim->cfg.start_ms;
         fc.cluster_enabled = sim->cfg.cluster;
-        sim->fake = fr_server_new(&fc);
+        if (sim->cfg.reuse)
+            sim->fake = fr_server_reset(sim->cfg.reuse, &fc) == 0 ? sim->cfg.reuse : NULL;
+        else
+            sim->fake = fr_server_new(&fc);
         if (!sim->fake) {
             free(sim);
             return NULL;
@@ -259,7 +262,7 @@ void ws_sim_free(ws_sim *sim)
     ws_conn_close(sim->reader);
     ws_conn_close(sim->window);
     ws_conn_close(sim->admin);
-    if (sim->fake) fr_server_free(sim->fake);
+    if (sim->fake && sim->fake != sim->cfg.reuse) fr_server_free(sim->fake);
     free(sim->backend);
     free(sim->scratch.p);
     wsi_arena_free(&sim->records);

@@ -312,7 +312,7 @@ struct ws_sim {
     wsi_arena records;      /* the long-lived records (see the top of this file) */
     wsi_text scratch;       /* the trace hook's text of a round trip, reused */
     char *backend;
-    fr_server *fake;        /* owned, or NULL on a real server */
+    fr_server *fake;        /* owned (unless cfg.reuse), or NULL on a real server */
     ws_conn *admin;         /* setup and checks (not the consumer's) */
     ws_conn *reader, *window;
     int dead;               /* the process crashed and was not restarted */

@@ -166,6 +166,10 @@ typedef struct gen_limits {
     int keep_trace;       /* 1: the simulation keeps its trace text and flush diagrams
                              (ws_sim_trace_hash compares runs); 0: it keeps only what the
                              checks read (ws_sim_config.no_trace_text), which is cheaper */
+    fr_server *reuse;     /* a fake of the caller's that the run's simulation resets and
+                             uses (ws_sim_config.reuse) instead of making its own; NULL: a
+                             new one.  Only while no other run on it is live: the fuzz
+                             target and bench_fuzz run one input at a time */
 } gen_limits;
 
 struct gen_run {
@@ -180,6 +184,7 @@ struct gen_run {
                              keeps them: an entry's "latest" delivery is found here) */
     size_t nseen, capseen;
     int keep_trace;       /* the simulation keeps its trace text (gen_limits.keep_trace) */
+    fr_server *reuse;     /* gen_limits.reuse (gen_play makes a new fake) */
     int refused;          /* a step the engine refused (in model mode: a failure) */
     char *refusal;        /* the first one: which step and the engine's message */
 };

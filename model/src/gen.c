@@ -201,7 +201,7 @@ static int world_start(gen_run *r)
     const gen_config *c = &r->cfg;
     /* model mode arms no fault: plain connections, one layer less per round trip */
     ws_sim_config sc = {.seed = c->seed, .no_trace_text = !r->keep_trace,
-                        .no_faults = !c->faults};
+                        .no_faults = !c->faults, .reuse = r->reuse};
     r->sim = ws_sim_new(&sc);
     if (!r->sim) return WS_ENOMEM;
     static const char *const group[] = {"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"};
@@ -755,6 +755,7 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
     if (!lim.max_entries) lim.max_entries = 16;
     memset(r, 0, sizeof *r);
     r->keep_trace = lim.keep_trace;
+    r->reuse = lim.reuse;
     draw_config(c, &lim, &r->cfg);
     int rc = world_start(r);
     if (rc) {
