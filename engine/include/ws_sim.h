@@ -62,6 +62,12 @@ typedef struct ws_sim_config {
     int mutant;          /* testing the checks: deliberately break one rule of the window
                             (a WS_MUTANT_*), so that a test can show the invariant that
                             guards it fires; 0 in every real use */
+    fr_server *reuse;    /* backend fake only: a fake of the caller's to use instead of a
+                            new one.  ws_sim_new resets it (fr_server_reset: what a new
+                            fake would be, with this seed, clock and cluster setting) and
+                            ws_sim_free leaves it to the caller, reset or freed by the
+                            next user: many short simulations in a row (the fuzzer's) make
+                            no new server each.  NULL: a new fake, owned */
 } ws_sim_config;
 
 /* The rules ws_sim_config.mutant can break, each caught by one invariant of §8. */
@@ -386,7 +392,8 @@ typedef struct ws_flush_command {
     size_t pipeline;           /* 1-based within the flush: each committed segment is a
                                   pipeline of its own (MULTI to EXEC in atomic mode), then
                                   the retry writes, then the settles (§3) */
-    const char *text;          /* the command as the trace prints it */
+    const char *text;          /* the command as the trace prints it (NULL from
+                                  ws_sub_flush_command_args when not rendered yet) */
     const char *reply;         /* the reply as the trace prints it ("(none)" if none) */
     const ws_delivery *from;   /* the delivery it came from (segment, MULTI, EXEC, own
                                   settle, retry write, list settle); NULL for a shared
@@ -402,11 +409,19 @@ typedef struct ws_flush_command {
     const ws_delivery *const *settles; /* a shared XACK: the deliveries it settles, in
                                   its order; NULL otherwise */
     size_t nsettles;
+    int argc;                  /* the command's arguments, as sent */
+    const char *const *argv;
+    const size_t *argvlen;
 } ws_flush_command;
 /* The number of flushes sub made so far, and command i (0-based) of its flush number
  * `flush` (1-based): 0, or -1 past the end. */
 uint64_t ws_sub_flushes(const ws_sub *sub);
 int ws_sub_flush_command(const ws_sub *sub, uint64_t flush, size_t i, ws_flush_command *out);
+/* The same without rendering the command's text (out->text is NULL unless the trace or
+ * ws_sub_flush_command rendered it): what a comparison on the arguments needs, at no
+ * cost for the text. */
+int ws_sub_flush_command_args(const ws_sub *sub, uint64_t flush, size_t i,
+                              ws_flush_command *out);
 
 /* Every flush of the simulation as data, in the order they left: what ws_sim_diagram
  * prints, for pictures (`wsim diagram --format svg`).  All of it stays valid until
@@ -465,8 +480,18 @@ typedef struct ws_rt_info {
     int status;             /* 0 or the WS_E* code ws_pipeline returned */
 } ws_rt_info;
 size_t ws_sim_round_trip_count(const ws_sim *sim);
-/* Round trip i (0-based) of the consumer; 0, or -1 past the end. */
+/* Round trip i (0-based) of the consumer; 0, or -1 past the end.  Without trace text
+ * (ws_sim_config.no_trace_text) the commands' texts are rendered at the first call. */
 int ws_sim_round_trip(const ws_sim *sim, size_t i, ws_rt_info *out);
+/* The same without rendering the commands' texts (out->commands is NULL unless the trace
+ * or ws_sim_round_trip rendered them): with ws_sim_round_trip_command, what a comparison
+ * on the arguments needs. */
+int ws_sim_round_trip_args(const ws_sim *sim, size_t i, ws_rt_info *out);
+/* The arguments of command k of round trip i, as sent (what commands[k] shows, unquoted):
+ * 0, or -1 past the end.  *argc is 0 (and *argv NULL) for a command the engine did not
+ * build, which the text shows blank. */
+int ws_sim_round_trip_command(const ws_sim *sim, size_t i, size_t k, int *argc,
+                              const char *const **argv, const size_t **argvlen);
 
 /* ----- Checks ----------------------------------------------------------------------------- */
 

@@ -298,18 +298,27 @@ size_t wsi_escape(unsigned char ch, int letters_ab, char out[4])
 void wsi_quote(const char *p, size_t n, int letters_ab,
                void (*put)(void *ud, const char *bytes, size_t len), void *ud)
 {
-    put(ud, "\"", 1);
-    size_t run = 0; /* where the plain bytes not yet handed over start */
+    /* The quoted text is gathered in a small buffer and handed over in pieces: binary
+     * values (frames, recovery members) escape nearly every byte, and two calls of put
+     * per byte were most of what quoting them cost. */
+    char buf[256];
+    size_t at = 0;
+    buf[at++] = '"';
     for (size_t i = 0; i < n; i++) {
-        char esc[4];
-        size_t el = wsi_escape((unsigned char)p[i], letters_ab, esc);
-        if (!el) continue;
-        put(ud, p + run, i - run);
-        put(ud, esc, el);
-        run = i + 1;
+        if (at > sizeof buf - 4) {
+            put(ud, buf, at);
+            at = 0;
+        }
+        size_t el = wsi_escape((unsigned char)p[i], letters_ab, buf + at);
+        if (el) at += el;
+        else buf[at++] = p[i];
     }
-    put(ud, p + run, n - run);
-    put(ud, "\"", 1);
+    if (at > sizeof buf - 1) {
+        put(ud, buf, at);
+        at = 0;
+    }
+    buf[at++] = '"';
+    put(ud, buf, at);
 }
 
 static void tb_sink(void *ud, const char *bytes, size_t len) { tb_put(ud, bytes, len); }

@@ -115,7 +115,10 @@ ws_sim *ws_sim_new(const ws_sim_config *cfg)
         fc.seed = sim->cfg.seed ? sim->cfg.seed : 1;
         if (sim->cfg.start_ms) fc.start_ms = sim->cfg.start_ms;
         fc.cluster_enabled = sim->cfg.cluster;
-        sim->fake = fr_server_new(&fc);
+        if (sim->cfg.reuse)
+            sim->fake = fr_server_reset(sim->cfg.reuse, &fc) == 0 ? sim->cfg.reuse : NULL;
+        else
+            sim->fake = fr_server_new(&fc);
         if (!sim->fake) {
             free(sim);
             return NULL;
@@ -214,55 +217,41 @@ void ws_sim_free(ws_sim *sim)
     free(sim->timers);
     for (size_t i = 0; i < sim->ndl; i++) {
         ws_delivery *d = sim->dl[i];
+        /* the record, its id, fields and effect list are in the records arena */
         if (d->shown != d->id) free((char *)d->shown);
-        free(d->id);
-        free(d->fields); /* one block with the lengths and the bytes (set_fields) */
         free(d->member);
         free(d->reply);
         for (size_t j = 0; j < d->nbound; j++) free((char *)d->bound[j].key);
         free(d->bound);
         for (size_t j = 0; j < d->neffects; j++) wsi_cmd_free(d->effects[j].cmd);
-        free(d->effects);
-        free(d);
     }
     free(sim->dl);
     for (size_t i = 0; i < sim->nproduced; i++) {
     {
+        /* key, payload and id: one block in the records arena */
         if (sim->produced[i].shown != sim->produced[i].id) free((char *)sim->produced[i].shown);
-        free(sim->produced[i].key); /* payload and id live in the same block */
     }
     }
     free(sim->produced);
-    for (size_t i = 0; i < sim->nlineage; i++) free(sim->lineage[i].id);
-    free(sim->lineage);
+    free(sim->lineage); /* the copies' ids are in the records arena */
     wsi_strmap_free(&sim->produced_by_id);
     wsi_strmap_free(&sim->produced_by_payload);
     wsi_strmap_free(&sim->lineage_by_id);
     for (size_t i = 0; i < sim->nrecs; i++) free(sim->recs[i].text);
     free(sim->recs);
     for (size_t i = 0; i < sim->nflushes; i++) {
-        free(sim->flushes[i].dl);
+        /* dl and the commands' arguments and texts are in the records arena */
         free(sim->flushes[i].body);
-        for (size_t k = 0; k < sim->flushes[i].ncmds; k++) {
-            free((char *)sim->flushes[i].cmds[k].text);
+        for (size_t k = 0; k < sim->flushes[i].ncmds; k++)
             free((char *)sim->flushes[i].cmds[k].reply);
-            free((void *)sim->flushes[i].cmds[k].settles);
-        }
         free(sim->flushes[i].cmds);
     }
     free(sim->flushes);
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
     for (size_t i = 0; i < sim->ncrashes; i++) free(sim->crashes[i]);
     free(sim->crashes);
-    for (size_t i = 0; i < sim->nrts; i++) {
-        free(sim->rts[i].text); /* cause and commands live in the same block */
-    }
-    free(sim->rts);
-    for (size_t i = 0; i < sim->npubs; i++) {
-        free(sim->pubs[i].channel);
-        free(sim->pubs[i].payload);
-    }
-    free(sim->pubs);
+    free(sim->rts);  /* each round trip's block is in the records arena */
+    free(sim->pubs); /* channels and payloads too */
     for (size_t i = 0; i < sim->nwarnings; i++) free(sim->warnings[i]);
     free(sim->warnings);
     if (sim->table) fr_server_free(sim->table);
@@ -273,9 +262,50 @@ void ws_sim_free(ws_sim *sim)
     ws_conn_close(sim->reader);
     ws_conn_close(sim->window);
     ws_conn_close(sim->admin);
-    if (sim->fake) fr_server_free(sim->fake);
+    if (sim->fake && sim->fake != sim->cfg.reuse) fr_server_free(sim->fake);
     free(sim->backend);
+    free(sim->scratch.p);
+    wsi_arena_free(&sim->records);
     free(sim);
+}
+
+void *wsi_rec_alloc(ws_sim *sim, size_t n)
+{
+    void *p = wsi_arena_alloc(&sim->records, n);
+    if (!p) {
+        fputs("wsim: out of memory\n", stderr);
+        abort();
+    }
+    memset(p, 0, n);
+    return p;
+}
+
+char *wsi_rec_memdup(ws_sim *sim, const char *p, size_t len)
+{
+    char *s = wsi_rec_alloc(sim, len + 1);
+    if (len) memcpy(s, p, len);
+    return s;
+}
+
+wsi_cmd *wsi_rec_cmd(ws_sim *sim, const wsi_cmd *c)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < c->argc; i++) bytes += c->argvlen[i] + 1;
+    size_t n = (size_t)c->argc;
+    char *block = wsi_rec_alloc(sim, sizeof(wsi_cmd) + n * (sizeof(char *) + sizeof(size_t)) +
+                                         bytes);
+    wsi_cmd *d = (wsi_cmd *)(void *)block;
+    d->argc = c->argc;
+    d->argv = (char **)(void *)(block + sizeof(wsi_cmd));
+    d->argvlen = (size_t *)(void *)(block + sizeof(wsi_cmd) + n * sizeof(char *));
+    char *text = block + sizeof(wsi_cmd) + n * (sizeof(char *) + sizeof(size_t));
+    for (size_t i = 0; i < n; i++) {
+        if (c->argvlen[i]) memcpy(text, c->argv[i], c->argvlen[i]);
+        d->argv[i] = text;
+        d->argvlen[i] = c->argvlen[i];
+        text += c->argvlen[i] + 1; /* NUL from the zeroed block */
+    }
+    return d;
 }
 
 /* ----- Sending ------------------------------------------------------------------------------ */
@@ -432,7 +462,7 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     p->form = form;
     /* key, payload and id in one block, each NUL-terminated (p->key owns it) */
     size_t key_len = strlen(key);
-    char *block = wsi_xmalloc(key_len + 1 + payload_len + 1 + eid_len + 1);
+    char *block = wsi_rec_alloc(sim, key_len + 1 + payload_len + 1 + eid_len + 1);
     p->key = block;
     memcpy(p->key, key, key_len + 1);
     p->payload = p->key + key_len + 1;
@@ -498,7 +528,7 @@ ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub)
         sim->capdl = sim->capdl ? sim->capdl * 2 : 64;
         sim->dl = wsi_xrealloc(sim->dl, sim->capdl * sizeof *sim->dl);
     }
-    ws_delivery *d = wsi_xcalloc(1, sizeof *d);
+    ws_delivery *d = wsi_rec_alloc(sim, sizeof *d);
     d->sub = sub;
     d->seq = sim->ndl + 1;
     d->incarnation = sim->incarnation;
@@ -517,7 +547,7 @@ void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len)
         sim->lineage = wsi_xrealloc(sim->lineage, sim->caplineage * sizeof *sim->lineage);
     }
     sim->lineage[sim->nlineage].key = d->sub->key;
-    sim->lineage[sim->nlineage].id = wsi_xmemdup(copy, len);
+    sim->lineage[sim->nlineage].id = wsi_rec_memdup(sim, copy, len);
     sim->lineage[sim->nlineage].len = len;
     sim->lineage[sim->nlineage].root = root;
     sim->nlineage++;
@@ -696,19 +726,6 @@ uint64_t ws_delivery_read(const ws_delivery *d) { return d->read; }
 ws_outcome ws_delivery_outcome(const ws_delivery *d) { return d->outcome; }
 size_t ws_delivery_root(ws_delivery *d) { return wsi_root_of(d->sub->sim, d); }
 uint64_t ws_sub_flushes(const ws_sub *s) { return s->flushes; }
-
-int ws_sub_flush_command(const ws_sub *s, uint64_t flush, size_t i, ws_flush_command *out)
-{
-    const ws_sim *sim = s->sim;
-    for (size_t k = 0; k < sim->nflushes; k++) {
-        const wsi_flushrec *f = &sim->flushes[k];
-        if (f->sub != s || f->number != flush) continue;
-        if (i >= f->ncmds) return -1;
-        *out = f->cmds[i];
-        return 0;
-    }
-    return -1;
-}
 
 size_t ws_sim_published_count(const ws_sim *sim) { return sim->npubs; }
 

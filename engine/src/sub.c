@@ -428,7 +428,7 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     ws_delivery *d = wsi_delivery_new(s->sim, s);
     d->read = read;
     d->index = s->nlast;
-    d->id = wsi_xmemdup(id, id_len);
+    d->id = wsi_rec_memdup(s->sim, id, id_len);
     d->id_len = id_len;
     d->shown = wsi_shown(d->id, id_len);
     if (s->nlast == s->caplast) {
@@ -446,15 +446,14 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     return d;
 }
 
-/* Sets the delivery's fields (stream form) from n strings, copied into one block: the
- * pointers, the lengths, then the bytes, each NUL-terminated (d->fields owns the block). */
+/* Sets the delivery's fields (stream form) from n strings, copied into one block of the
+ * records arena: the pointers, the lengths, then the bytes, each NUL-terminated. */
 static void set_field_strings(ws_delivery *d, const char *const *str, const size_t *lens,
                               size_t n)
 {
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) bytes += lens[i] + 1;
-    char *block = wsi_xmalloc(n * (sizeof(char *) + sizeof(size_t)) + bytes);
-    free(d->fields);
+    char *block = wsi_rec_alloc(d->sub->sim, n * (sizeof(char *) + sizeof(size_t)) + bytes);
     d->nfields = n;
     d->fields = (char **)(void *)block;
     d->field_lens = (size_t *)(void *)(block + n * sizeof(char *));
@@ -511,11 +510,8 @@ static void set_field(ws_delivery *d, const char *name, long long value)
         lens[n + 1] = strlen(v);
         n += 2;
     }
-    /* the block is replaced: copy out of it first */
-    char **keep = d->fields;
-    d->fields = NULL;
+    /* the block is replaced (the old one stays in the arena: str points into it) */
     set_field_strings(d, str, lens, n);
-    free(keep);
     free(str);
     free(lens);
 }
@@ -1156,9 +1152,11 @@ int wsi_check_live(ws_delivery *d, const char *what)
 
 static size_t add_effect(ws_delivery *d, wsi_cmd *cmd, int kind)
 {
-    if (d->neffects == d->capeffects) {
+    if (d->neffects == d->capeffects) { /* doubling in the records arena */
         d->capeffects = d->capeffects ? d->capeffects * 2 : 4;
-        d->effects = wsi_xrealloc(d->effects, d->capeffects * sizeof *d->effects);
+        wsi_effect *e = wsi_rec_alloc(d->sub->sim, d->capeffects * sizeof *e);
+        if (d->neffects) memcpy(e, d->effects, d->neffects * sizeof *e);
+        d->effects = e;
     }
     d->effects[d->neffects] = (wsi_effect){.cmd = cmd, .kind = kind};
     return d->neffects++;

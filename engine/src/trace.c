@@ -282,26 +282,42 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         for (size_t k = m + 1; k < e && k < rt->n; k++) discarded[k] = 1;
         if (e < rt->n) discarded[e] = 1;
     }
-    /* each command's text, rendered once into one block: the trace line, the flush
-     * command and the round-trip map all show it (the map keeps the block) */
+    /* The round-trip map and the flush records keep each command's arguments (copies in
+     * the records arena): the fuzzer compares them with the model's as they are.  Their
+     * text is rendered here only for the trace; without it, at the first request
+     * (ws_sim_round_trip, ws_sub_flush_command). */
     int mapped = strcmp(rt->conn, "admin") != 0;
+    wsi_cmd **args = NULL;
+    if ((mapped && sim->an_cmds) || f) {
+        args = wsi_rec_alloc(sim, (rt->n ? rt->n : 1) * sizeof *args);
+        for (size_t i = 0; i < rt->n; i++) {
+            const wsi_cmd *c = sim->an_cmds ? sim->an_cmds[i]
+                                            : &(wsi_cmd){rt->commands[i].argc,
+                                                         (char **)rt->commands[i].argv,
+                                                         (size_t *)rt->commands[i].argvlen};
+            /* a read's COUNT LMOVEs are one command n times: one copy */
+            args[i] = i && sim->an_cmds && c == sim->an_cmds[i - 1] ? args[i - 1]
+                                                                    : wsi_rec_cmd(sim, c);
+        }
+    }
     size_t offs_small[33];
     size_t *off = small ? offs_small : wsi_xmalloc((rt->n + 1) * sizeof *off);
-    /* an admin round trip (setup, produce, checks) without trace text needs none */
-    int want_lines = text || f || (mapped && sim->an_cmds);
+    int want_lines = text || f;
     int want_replies = text || f;
-    wsi_text all = {0};
+    wsi_text all = sim->scratch; /* reused from round trip to round trip */
+    all.len = 0;
     off[0] = 0;
-    for (size_t i = 0; want_lines && i < rt->n; i++) {
-        wsi_text_cmd(&all, sim->an_cmds ? sim->an_cmds[i]
-                                        : &(wsi_cmd){rt->commands[i].argc,
-                                                     (char **)rt->commands[i].argv,
-                                                     (size_t *)rt->commands[i].argvlen});
+    for (size_t i = 0; text && i < rt->n; i++) {
+        wsi_text_cmd(&all, args ? args[i]
+                                : &(wsi_cmd){rt->commands[i].argc,
+                                             (char **)rt->commands[i].argv,
+                                             (size_t *)rt->commands[i].argvlen});
         wsi_text_add(&all, "", 1); /* each line NUL-terminated in the block */
         off[i + 1] = all.len;
     }
     for (size_t i = 0; want_lines && i < rt->n; i++) {
-        wsi_text line = {all.p + off[i], off[i + 1] - off[i] - 1, 0};
+        wsi_text line = {NULL, 0, 0};
+        if (text) line = (wsi_text){all.p + off[i], off[i + 1] - off[i] - 1, 0};
         size_t rl = 6;
         char *rs = want_replies && rt->replies[i] ? ws_reply_text(rt->replies[i], &rl) : NULL;
         const char *reply = rs ? rs : "(none)";
@@ -323,7 +339,10 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             ws_flush_command *fc = &f->cmds[f->ncmds++];
             fc->round_trip = f->rts;
             fc->pipeline = sim->an_pipe ? sim->an_pipe[i] : 0;
-            fc->text = wsi_xstrdup(line.p);
+            fc->text = text ? wsi_rec_memdup(sim, line.p, line.len) : NULL;
+            fc->argc = args[i]->argc;
+            fc->argv = (const char *const *)args[i]->argv;
+            fc->argvlen = args[i]->argvlen;
             fc->reply = rs ? rs : wsi_xstrdup("(none)");
             rs = NULL;
             fc->from = sim->an_dl ? sim->an_dl[i] : NULL;
@@ -339,7 +358,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             fc->settles = NULL;
             fc->nsettles = 0;
             if (frole == WSI_ROLE_SETTLE && !fc->from && sim->an_nxack) {
-                ws_delivery **xs = wsi_xmalloc(sim->an_nxack * sizeof *xs);
+                ws_delivery **xs = wsi_rec_alloc(sim, sim->an_nxack * sizeof *xs);
                 memcpy(xs, sim->an_xack, sim->an_nxack * sizeof *xs);
                 fc->settles = (const ws_delivery *const *)xs;
                 fc->nsettles = sim->an_nxack;
@@ -382,8 +401,8 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         }
         if (!eff || eff->type == FR_REPLY_ERROR) continue;
         sim->pubs = wsi_xrealloc(sim->pubs, (sim->npubs + 1) * sizeof *sim->pubs);
-        sim->pubs[sim->npubs].channel = wsi_xmemdup(c->argv[1], c->argvlen[1]);
-        sim->pubs[sim->npubs].payload = wsi_xmemdup(c->argv[2], c->argvlen[2]);
+        sim->pubs[sim->npubs].channel = wsi_rec_memdup(sim, c->argv[1], c->argvlen[1]);
+        sim->pubs[sim->npubs].payload = wsi_rec_memdup(sim, c->argv[2], c->argvlen[2]);
         sim->pubs[sim->npubs].len = c->argvlen[2];
         sim->npubs++;
     }
@@ -401,29 +420,21 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         rr->index = rt->index;
         rr->n = rt->n;
         rr->status = rt->status;
-        /* One block per round trip: the commands' texts (the map shows the engine's own
-         * commands; what it did not build is blank), the cause, then the array of
-         * pointers into them. */
-        int own = sim->an_cmds && all.p;
-        if (!own) all.len = 0;
+        /* The map shows the engine's own commands; what it did not build is blank. */
+        int own = sim->an_cmds != NULL;
         const char *cause = rt->cause ? rt->cause : "";
-        size_t cause_at = all.len, cause_len = strlen(cause);
-        wsi_text_add(&all, cause, cause_len + 1);
-        size_t al = _Alignof(char *);
-        size_t ptrs_at = (all.len + al - 1) / al * al;
-        static const char zeros[64];
-        for (size_t want = ptrs_at + rt->n * sizeof(char *); all.len < want;) {
-            size_t k = want - all.len < sizeof zeros ? want - all.len : sizeof zeros;
-            wsi_text_add(&all, zeros, k);
+        rr->cause = wsi_rec_memdup(sim, cause, strlen(cause));
+        rr->args = own ? args : NULL;
+        rr->commands = NULL;
+        if (text || !own) { /* the texts are at hand (or blank): keep them now */
+            rr->commands = wsi_rec_alloc(sim, (rt->n ? rt->n : 1) * sizeof *rr->commands);
+            for (size_t i = 0; i < rt->n; i++)
+                rr->commands[i] = own ? wsi_rec_memdup(sim, all.p + off[i],
+                                                       off[i + 1] - off[i] - 1)
+                                      : rr->cause + strlen(rr->cause);
         }
-        rr->text = all.p;
-        rr->cause = all.p + cause_at;
-        rr->commands = (char **)(void *)(all.p + ptrs_at);
-        for (size_t i = 0; i < rt->n; i++)
-            rr->commands[i] = own ? all.p + off[i] : all.p + cause_at + cause_len;
-        all.p = NULL;
     }
-    free(all.p);
+    sim->scratch = all;
     if (!small) free(off);
 }
 
@@ -524,11 +535,81 @@ int ws_sim_flush_command(const ws_sim *sim, size_t i, size_t k, ws_flush_command
 
 size_t ws_sim_round_trip_count(const ws_sim *sim) { return sim->nrts; }
 
-int ws_sim_round_trip(const ws_sim *sim, size_t i, ws_rt_info *out)
+/* A command's text as the trace prints it, in the records arena. */
+static char *rec_cmd_text(ws_sim *sim, const wsi_cmd *c)
+{
+    wsi_text t = sim->scratch;
+    t.len = 0;
+    wsi_text_cmd(&t, c);
+    char *s = wsi_rec_memdup(sim, t.p ? t.p : "", t.len);
+    sim->scratch = t;
+    return s;
+}
+
+int ws_sim_round_trip(const ws_sim *csim, size_t i, ws_rt_info *out)
+{
+    if (i >= csim->nrts) return -1;
+    /* The texts are rendered at the first request and kept: a cache in the records
+     * arena, which does not change what the simulation is. */
+    ws_sim *sim = (ws_sim *)csim;
+    struct wsi_rtrec *r = &sim->rts[i];
+    if (!r->commands) {
+        r->commands = wsi_rec_alloc(sim, (r->n ? r->n : 1) * sizeof *r->commands);
+        for (size_t k = 0; k < r->n; k++)
+            r->commands[k] = k && r->args[k] == r->args[k - 1] ? r->commands[k - 1]
+                                                               : rec_cmd_text(sim, r->args[k]);
+    }
+    *out = (ws_rt_info){r->conn, r->cause, r->incarnation, r->index, r->n,
+                        (const char *const *)r->commands, r->status};
+    return 0;
+}
+
+int ws_sim_round_trip_args(const ws_sim *sim, size_t i, ws_rt_info *out)
 {
     if (i >= sim->nrts) return -1;
     const struct wsi_rtrec *r = &sim->rts[i];
     *out = (ws_rt_info){r->conn, r->cause, r->incarnation, r->index, r->n,
                         (const char *const *)r->commands, r->status};
     return 0;
+}
+
+int ws_sim_round_trip_command(const ws_sim *sim, size_t i, size_t k, int *argc,
+                              const char *const **argv, const size_t **argvlen)
+{
+    if (i >= sim->nrts || k >= sim->rts[i].n) return -1;
+    const wsi_cmd *c = sim->rts[i].args ? sim->rts[i].args[k] : NULL;
+    *argc = c ? c->argc : 0;
+    *argv = c ? (const char *const *)c->argv : NULL;
+    *argvlen = c ? c->argvlen : NULL;
+    return 0;
+}
+
+/* The flush record's command i, its text rendered when render is set. */
+static int flush_command(const ws_sub *s, uint64_t flush, size_t i, ws_flush_command *out,
+                         int render)
+{
+    ws_sim *sim = s->sim;
+    for (size_t k = 0; k < sim->nflushes; k++) {
+        wsi_flushrec *f = &sim->flushes[k];
+        if (f->sub != s || f->number != flush) continue;
+        if (i >= f->ncmds) return -1;
+        ws_flush_command *fc = &f->cmds[i];
+        if (render && !fc->text)
+            fc->text = rec_cmd_text(sim, &(wsi_cmd){fc->argc, (char **)fc->argv,
+                                                   (size_t *)fc->argvlen});
+        *out = *fc;
+        return 0;
+    }
+    return -1;
+}
+
+int ws_sub_flush_command(const ws_sub *s, uint64_t flush, size_t i, ws_flush_command *out)
+{
+    return flush_command(s, flush, i, out, 1);
+}
+
+int ws_sub_flush_command_args(const ws_sub *s, uint64_t flush, size_t i,
+                              ws_flush_command *out)
+{
+    return flush_command(s, flush, i, out, 0);
 }

@@ -284,7 +284,7 @@ static void record_flush(ws_sub *s, uint64_t number, const char *why, ws_deliver
     f->number = number;
     f->read = s->reads;
     f->why = why;
-    f->dl = wsi_xcalloc(nsince ? nsince : 1, sizeof *f->dl);
+    f->dl = wsi_rec_alloc(sim, (nsince ? nsince : 1) * sizeof *f->dl);
     if (nsince) memcpy(f->dl, since, nsince * sizeof *since);
     f->ndl = nsince;
 }

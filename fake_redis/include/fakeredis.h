@@ -74,6 +74,13 @@ fr_config fr_config_default(void);
 fr_server *fr_server_new(const fr_config *cfg);
 /* Frees the server and every client still connected to it (their pointers die too). */
 void fr_server_free(fr_server *server);
+/* Makes the server what fr_server_new(cfg) makes, in place: every client is freed (their
+ * pointers die), and the keyspace, clock, seed, scripts, Pub/Sub, blocked clients, fault
+ * hooks, statistics and settings start again; the server pointer stays valid.  For a
+ * program that makes many short worlds in a row (a fuzzer), it saves the server's
+ * allocation and lets the C library's heap serve the next world from what this one
+ * used.  0, or -1 when out of memory (the server is then empty: fr_server_free it). */
+int fr_server_reset(fr_server *server, const fr_config *cfg);
 
 /* The virtual clock, in Unix milliseconds.  A command reads it once when it starts, as
  * Redis caches its clock per command; the commands EXEC runs all see EXEC's reading. */

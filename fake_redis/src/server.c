@@ -407,15 +407,17 @@ const fr_command_info *fr_command_at(size_t i)
 
 /* ----- Server and client lifecycle --------------------------------------------------- */
 
-fr_server *fr_server_new(const fr_config *cfg)
+/* Everything a server holds is made here, on a zeroed struct, and let go of in
+ * server_clear: fr_server_new, fr_server_free and fr_server_reset are made of the two, so
+ * a reset server is a new one by construction.  -1 when out of memory (what was made is
+ * let go of by server_clear). */
+static int server_init(fr_server *s, const fr_config *cfg)
 {
     fr_config def = fr_config_default();
     if (!cfg) cfg = &def;
-    fr_server *s = calloc(1, sizeof(*s));
-    if (!s) return NULL;
     s->keyspaces = fri_dict_new_n(FRI_DBNUM);
     s->watch_tables = fri_dict_new_n(FRI_DBNUM);
-    if (!s->keyspaces || !s->watch_tables) goto fail;
+    if (!s->keyspaces || !s->watch_tables) return -1;
     for (int i = 0; i < FRI_DBNUM; i++) {
         s->db[i].id = i;
         s->db[i].keys = fri_dict_nth(s->keyspaces, (size_t)i);
@@ -432,19 +434,14 @@ fr_server *fr_server_new(const fr_config *cfg)
     s->rng_state[0] = splitmix64(&x);
     s->rng_state[1] = splitmix64(&x);
     s->next_client_id = 1;
-    if (fri_stats_init(s) < 0) goto fail;
-    return s;
-fail:
-    fr_server_free(s);
-    return NULL;
+    return fri_stats_init(s);
 }
 
 static void free_obj_val(fri_val *v) { fri_obj_free(v->ptr); }
 static void free_watchers_val(fri_val *v) { free(v->ptr); }
 
-void fr_server_free(fr_server *s)
+static void server_clear(fr_server *s)
 {
-    if (!s) return;
     while (s->clients) fr_client_free(s->clients);
     fri_dict_free_n(s->keyspaces, FRI_DBNUM, free_obj_val);
     fri_dict_free_n(s->watch_tables, FRI_DBNUM, free_watchers_val);
@@ -462,7 +459,36 @@ void fr_server_free(fr_server *s)
     fri_exec_args_release(s);
     free(s->exec_args);
     fri_stats_free(s);
+}
+
+fr_server *fr_server_new(const fr_config *cfg)
+{
+    fr_server *s = calloc(1, sizeof(*s));
+    if (!s) return NULL;
+    if (server_init(s, cfg) < 0) {
+        fr_server_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void fr_server_free(fr_server *s)
+{
+    if (!s) return;
+    server_clear(s);
     free(s);
+}
+
+int fr_server_reset(fr_server *s, const fr_config *cfg)
+{
+    server_clear(s);
+    memset(s, 0, sizeof(*s));
+    if (server_init(s, cfg) < 0) {
+        server_clear(s);
+        memset(s, 0, sizeof(*s));
+        return -1;
+    }
+    return 0;
 }
 
 fr_client *fr_client_new(fr_server *s)

@@ -129,7 +129,13 @@ static int64_t hist_percentile(const fri_hist *h, double pct)
 
 typedef struct cmdstat {
     uint64_t calls, usec, rejected, failed;
-    fri_hist *hist; /* NULL until the first latency sample */
+    /* Latency samples.  While every sample falls into one slot of the histogram (always so
+     * without an embedder clock: every duration is 0) they are counted here, and the
+     * 24 KB histogram is made only when a sample lands in another slot: a server made per
+     * simulation run (the fuzzer makes thousands) then allocates and clears nothing. */
+    uint64_t one_n;  /* samples counted in slot one_idx (0 once hist exists) */
+    int one_idx;
+    fri_hist *hist;  /* NULL until two slots are used */
 } cmdstat;
 
 typedef struct errstat {
@@ -138,8 +144,13 @@ typedef struct errstat {
     uint64_t count;
 } errstat;
 
+/* The fake's rows get their counters at their first count: a server made per simulation
+ * run touches a dozen rows of a thousand, and clearing a thousand at every server's start
+ * cost more than the run's commands did. */
 struct fri_stats {
-    cmdstat *fake;              /* one per row id */
+    uint16_t at[MAX_ROWS];      /* per row id: 1 + its index in used, 0 while uncounted */
+    cmdstat *used;              /* the counted rows, in the order of their first count */
+    size_t nused, capused;
     cmdstat *ext;               /* rows the embedder named (fr_stats_record_call) */
     char **ext_names;           /* their names, lower case */
     size_t next, ext_cap;       /* entries in ext, room */
@@ -156,8 +167,6 @@ int fri_stats_init(fr_server *s)
 {
     s->stats = calloc(1, sizeof(*s->stats));
     if (!s->stats) return -1;
-    s->stats->fake = calloc(nrows ? nrows : 1, sizeof(cmdstat));
-    if (!s->stats->fake) return -1;
     s->stats->latency_tracking = 1;
     return 0;
 }
@@ -174,11 +183,11 @@ void fri_stats_free(fr_server *s)
 {
     struct fri_stats *st = s->stats;
     if (!st) return;
-    if (st->fake) reset_rows(st->fake, nrows);
+    reset_rows(st->used, st->nused);
+    free(st->used);
     reset_rows(st->ext, st->next);
     for (size_t i = 0; i < st->next; i++) free(st->ext_names[i]);
     for (size_t i = 0; i < st->nerrs; i++) free(st->errs[i].prefix);
-    free(st->fake);
     free(st->ext);
     free(st->ext_names);
     free(st->errs);
@@ -189,7 +198,20 @@ void fri_stats_free(fr_server *s)
 static cmdstat *row_stat(fr_server *s, const fri_command *cmd)
 {
     int id = row_id(cmd);
-    return id < 0 ? NULL : &s->stats->fake[id];
+    if (id < 0) return NULL;
+    struct fri_stats *st = s->stats;
+    if (!st->at[id]) {
+        if (st->nused == st->capused) {
+            size_t cap = st->capused ? 2 * st->capused : 16;
+            cmdstat *n = realloc(st->used, cap * sizeof(*n));
+            if (!n) return NULL;
+            st->used = n;
+            st->capused = cap;
+        }
+        memset(&st->used[st->nused], 0, sizeof(cmdstat));
+        st->at[id] = (uint16_t)++st->nused;
+    }
+    return &st->used[st->at[id] - 1];
 }
 
 uint64_t fri_stats_now(const fr_server *s)
@@ -270,13 +292,25 @@ int fri_stats_call_failed(fr_server *s)
 static void latency_sample(struct fri_stats *st, cmdstat *r, uint64_t usec)
 {
     if (!st->latency_tracking) return;
+    int64_t ns = usec > (uint64_t)HIST_MAX_NS ? HIST_MAX_NS : (int64_t)usec * 1000;
     if (!r->hist) {
+        int idx = hist_index(ns < HIST_MIN_NS ? HIST_MIN_NS : ns);
+        if (r->one_n == 0 || r->one_idx == idx) {
+            r->one_idx = idx;
+            r->one_n++;
+            return;
+        }
         r->hist = calloc(1, sizeof(*r->hist));
         if (!r->hist) return;
+        r->hist->counts[r->one_idx] = r->one_n;
+        r->hist->total = r->one_n;
+        r->one_n = 0;
     }
-    int64_t ns = usec > (uint64_t)HIST_MAX_NS ? HIST_MAX_NS : (int64_t)usec * 1000;
     hist_record(r->hist, ns);
 }
+
+/* The row has latency samples (INFO latencystats shows it). */
+static int has_latency(const cmdstat *r) { return r->hist != NULL || r->one_n > 0; }
 
 void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed)
 {
@@ -391,8 +425,10 @@ size_t fr_stats_command_rows(const fr_server *s) { return nrows + s->stats->next
 static const cmdstat *row_at(const fr_server *s, size_t i, const char **name)
 {
     if (i < nrows) {
+        static const cmdstat none; /* a row never counted */
         *name = rows[i]->name;
-        return &s->stats->fake[i];
+        uint16_t at = s->stats->at[i];
+        return at ? &s->stats->used[at - 1] : &none;
     }
     i -= nrows;
     if (i >= s->stats->next) return NULL;
@@ -406,7 +442,7 @@ int fr_stats_command_at(const fr_server *s, size_t i, fr_command_stats *out)
     const cmdstat *r = row_at(s, i, &name);
     if (!r) return -1;
     *out = (fr_command_stats){name, r->calls, r->usec, r->rejected, r->failed,
-                              r->hist != NULL};
+                              has_latency(r)};
     return 0;
 }
 
@@ -418,7 +454,7 @@ int fr_stats_command(fr_server *s, const char *name, fr_command_stats *out)
         return -1;
     }
     *out = (fr_command_stats){name, r->calls, r->usec, r->rejected, r->failed,
-                              r->hist != NULL};
+                              has_latency(r)};
     return 0;
 }
 
@@ -426,15 +462,23 @@ int fr_stats_latency_at(const fr_server *s, size_t i, double percentile, double 
 {
     const char *name;
     const cmdstat *r = row_at(s, i, &name);
-    if (!r || !r->hist) return -1;
-    *usec = (double)hist_percentile(r->hist, percentile) / 1000.0;
+    if (!r || !has_latency(r)) return -1;
+    if (r->hist) {
+        *usec = (double)hist_percentile(r->hist, percentile) / 1000.0;
+    } else {
+        /* every sample in one slot: the percentile is that slot's lowest (p0) or highest
+         * equivalent value, as hist_percentile finds it */
+        int64_t low, size;
+        hist_range(r->one_idx, &low, &size);
+        *usec = (double)(percentile == 0.0 ? low : low + size - 1) / 1000.0;
+    }
     return 0;
 }
 
 void fr_stats_reset(fr_server *s)
 {
     struct fri_stats *st = s->stats;
-    reset_rows(st->fake, nrows);
+    reset_rows(st->used, st->nused);
     reset_rows(st->ext, st->next);
     for (size_t i = 0; i < st->nerrs; i++) free(st->errs[i].prefix);
     st->nerrs = 0;

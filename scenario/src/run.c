@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strmap.h"
+#include "wsi_strmap.h"
 #include "wsc_int.h"
 #include "wsc_picture.h"
 

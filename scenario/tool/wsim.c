@@ -14,9 +14,7 @@
 
 #include "explore_cmd.h"
 #include "wsc.h"
-#ifdef WSIM_HAVE_REPRO
-#include "repro.h" /* fuzz/: the run generator, the model and the shrinker */
-#endif
+#include "wsm.h" /* model/: the run generator, the model and the shrinker */
 
 static const char *USAGE =
     "usage: wsim <command> [options] FILES|DIRS\n"
@@ -656,7 +654,6 @@ static int cmd_show(int argc, char **argv, int diagram)
 
 static int cmd_repro(int argc, char **argv)
 {
-#ifdef WSIM_HAVE_REPRO
     const char *input = NULL, *outpath = NULL;
     wsf_repro_options ro = {.quirks = GEN_QUIRKS_KNOWN, .log = stderr};
     for (int i = 0; i < argc; i++) {
@@ -712,12 +709,6 @@ static int cmd_repro(int argc, char **argv)
     }
     wsf_repro_result_free(&res);
     return rc;
-#else
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "wsim repro: this wsim was built without fuzz/ (the run generator)\n");
-    return 2;
-#endif
 }
 
 int main(int argc, char **argv)

@@ -155,6 +155,76 @@ static void test_clock(void **state)
     fr_server_free(s2);
 }
 
+/* The probes fr_server_reset is checked with: every part of a server a run can change. */
+static const char *const reset_probes[] = {
+    "DBSIZE", "KEYS *", "GET s", "XINFO STREAM k", "TIME", "CLIENT ID",
+    "SCRIPT EXISTS e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "FUNCTION LIST",
+    "PUBSUB CHANNELS", "CONFIG GET maxmemory-policy", "CONFIG GET latency-tracking",
+    "SELECT 3", "DBSIZE", "INFO commandstats", "INFO errorstats", "SPOP set 2",
+    "SADD set a b c d e f g", "SPOP set 2", "XADD k * f v", "SET s 1", "GET s",
+};
+
+/* Runs the probes on a new client of srv; their replies, concatenated (heap). */
+static char *reset_probe(fr_server *srv)
+{
+    fr_client *c = fr_client_new(srv);
+    char *all = calloc(1, 1);
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof reset_probes / sizeof *reset_probes; i++) {
+        const char *r = resp(c, reset_probes[i]);
+        all = realloc(all, len + strlen(r) + 1);
+        memcpy(all + len, r, strlen(r) + 1);
+        len += strlen(r);
+    }
+    fr_client_free(c);
+    return all;
+}
+
+/* A reset server is a new one: after a run that touched the keyspace of two databases,
+ * the clock, scripts, functions, Pub/Sub, settings, statistics and fault hooks, the
+ * probes answer as on a server just made with the same configuration. */
+static void test_server_reset(void **state)
+{
+    (void)state;
+    fr_config cfg = fr_config_default();
+    cfg.seed = 7;
+    cfg.start_ms = 1800000000000LL;
+    fr_server *used = fr_server_new(NULL);
+    fr_client *a = fr_client_new(used), *b = fr_client_new(used);
+    const char *dirty[] = {
+        "SET s x", "SELECT 3", "SET other y", "SELECT 0", "XADD k * a 1",
+        "XGROUP CREATE k g $", "SADD set x y z", "EVAL \"return 1\" 0",
+        "FUNCTION LOAD \"#!lua name=lib\\nredis.register_function('f', function() return 1 end)\"",
+        "CONFIG SET maxmemory-policy allkeys-lru", "CONFIG SET latency-tracking no",
+        "NOSUCH command", "WATCH s", "MULTI", "SET s z",
+    };
+    for (size_t i = 0; i < sizeof dirty / sizeof *dirty; i++) (void)resp(a, dirty[i]);
+    (void)resp(b, "SUBSCRIBE news");
+    fr_clock_advance(used, 5000);
+    assert_int_equal(fr_fault_nth(used, 3, "ERR injected"), 0);
+    /* the probes see all that (else the comparison below could not fail) */
+    fr_server *other = fr_server_new(&cfg);
+    char *dirty_probe = reset_probe(used), *new_probe = reset_probe(other);
+    assert_string_not_equal(dirty_probe, new_probe);
+    free(dirty_probe);
+    free(new_probe);
+    fr_server_free(other);
+    assert_int_equal(fr_server_reset(used, &cfg), 0); /* a and b die here */
+    fr_server *fresh = fr_server_new(&cfg);
+    char *got = reset_probe(used), *want = reset_probe(fresh);
+    assert_string_equal(got, want);
+    size_t l1, l2;
+    char *d1 = fr_dump(used, &l1), *d2 = fr_dump(fresh, &l2);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(d1, d2, l1);
+    free(d1);
+    free(d2);
+    free(got);
+    free(want);
+    fr_server_free(fresh);
+    fr_server_free(used);
+}
+
 static void test_expiry_on_virtual_clock(void **state)
 {
     fixture *f = *state;
@@ -466,6 +536,7 @@ int main(void)
         FAKE_TEST(test_pipeline),
         cmocka_unit_test(test_split_line),
         FAKE_TEST(test_unbalanced_quotes_reply),
+        cmocka_unit_test(test_server_reset),
         FAKE_TEST(test_clock),
         FAKE_TEST(test_expiry_on_virtual_clock),
         FAKE_TEST(test_watch_sees_expiry),

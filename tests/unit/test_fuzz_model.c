@@ -1,4 +1,4 @@
-/* test_fuzz_model.c -- fuzz/: the choice source's back ends, the reference model against
+/* test_fuzz_model.c -- libwsm (model/): the choice source's back ends, the reference model against
  * hand-written expectations for the stories of SEMANTICS.md and docs/engine.md, the
  * scenario writer's round trip, seeded runs of the engine against the model, and the
  * shrinker (`wsim repro`).
@@ -17,10 +17,7 @@
 
 #include <cmocka.h>
 
-#include "choice.h"
-#include "gen.h"
-#include "model.h"
-#include "repro.h"
+#include "wsm.h"
 #include "wsc.h"
 
 /* ----- The choice source -------------------------------------------------------------- */
@@ -826,6 +823,42 @@ static void scenarios_replay_their_runs(void **state)
     }
 }
 
+/* Runs on one fake reset for each (gen_limits.reuse, as fuzz_outcomes and bench_fuzz
+ * run): each one's trace is the trace of the same run on a new fake (gen_play), and the
+ * checks hold. */
+static void a_reused_fake_runs_as_a_new_one(void **state)
+{
+    (void)state;
+    fr_server *fake = fr_server_new(NULL);
+    assert_non_null(fake);
+    size_t failed = 0;
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        ch c;
+        ch_init_prng(&c, seed, 0);
+        gen_limits lim = gen_target_limits();
+        lim.keep_trace = 1;
+        lim.reuse = fake;
+        gen_run run;
+        assert_int_equal(gen_generate(&c, &lim, &run), 0);
+        assert_true(ws_sim_fake(run.sim) == fake);
+        uint64_t hash = ws_sim_trace_hash(run.sim);
+        gen_run fresh;
+        assert_int_equal(gen_play(&run, &fresh), 0);
+        assert_true(ws_sim_fake(fresh.sim) != fake);
+        if (ws_sim_trace_hash(fresh.sim) != hash)
+            fprintf(stderr, "seed %llu: the reused fake's run differs\n", (unsigned long long)seed);
+        assert_true(ws_sim_trace_hash(fresh.sim) == hash);
+        gen_free(&fresh);
+        gen_failure f;
+        failed += (size_t)gen_check(&run, GEN_QUIRKS_KNOWN, &f);
+        gen_failure_free(&f);
+        gen_free(&run);
+        ch_free(&c);
+    }
+    assert_int_equal(failed, 0);
+    fr_server_free(fake);
+}
+
 /* Thousands of seeded runs: the engine does what the model says (model mode), and in fault
  * mode breaks no invariant its faults do not explain. */
 static void seeded_runs_agree_with_the_model(void **state)
@@ -957,6 +990,7 @@ int main(void)
         cmocka_unit_test(reclaim_headers_and_the_requeue),
         cmocka_unit_test(recovery_members),
         cmocka_unit_test(scenarios_replay_their_runs),
+        cmocka_unit_test(a_reused_fake_runs_as_a_new_one),
         cmocka_unit_test(seeded_runs_agree_with_the_model),
         cmocka_unit_test(the_generator_covers_forms_and_modes),
         cmocka_unit_test(repro_shrinks_a_failing_seed),

@@ -259,6 +259,21 @@ static void durations_and_latency(void **state)
     assert_int_equal(fr_stats_latency_at(f->srv, row(f->srv, "set"), 0, &us), 0);
     assert_true(us == 4.992);
     assert_int_equal(fr_stats_latency_at(f->srv, row(f->srv, "del"), 50, &us), -1);
+    /* samples in two of hdr's buckets: 3000 ns in [2992, 3007] twice, then 7000 ns in
+     * [6976, 7007].  The first two are counted before the second bucket appears, and
+     * must still count: the median is in the first bucket. */
+    fr_stats_reset(f->srv);
+    fr_stats_record_call(f->srv, "set", 3, 0);
+    fr_stats_record_call(f->srv, "set", 3, 0);
+    assert_int_equal(fr_stats_latency_at(f->srv, row(f->srv, "set"), 100, &us), 0);
+    assert_true(us == 3.007);
+    fr_stats_record_call(f->srv, "set", 7, 0);
+    assert_int_equal(fr_stats_latency_at(f->srv, row(f->srv, "set"), 50, &us), 0);
+    assert_true(us == 3.007);
+    assert_int_equal(fr_stats_latency_at(f->srv, row(f->srv, "set"), 0, &us), 0);
+    assert_true(us == 2.992);
+    assert_int_equal(fr_stats_latency_at(f->srv, row(f->srv, "set"), 100, &us), 0);
+    assert_true(us == 7.007);
     /* latency-tracking no: counters go on, samples stop */
     fr_stats_reset(f->srv);
     fr_stats_set_latency_tracking(f->srv, 0);

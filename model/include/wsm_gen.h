@@ -1,5 +1,5 @@
-/* gen.h -- consumer runs made from a choice source (fuzz/choice.h), played on the engine,
- * written out as scenario files, and checked against the reference model (fuzz/model.h).
+/* wsm_gen.h -- consumer runs made from a choice source (wsm_choice.h), played on the engine,
+ * written out as scenario files, and checked against the reference model (wsm_model.h).
  *
  * A run is one world: a configuration (form, mode, COUNT, batch size -- COUNT is the batch
  * size when there is one --, delay queue, list recovery, reply output, max-attempts and a
@@ -36,13 +36,13 @@
  *
  * Errors: 0 / negative; messages in heap strings.  Out of memory aborts (as the engine).
  */
-#ifndef WSIM_FUZZ_GEN_H
-#define WSIM_FUZZ_GEN_H
+#ifndef WSM_GEN_H
+#define WSM_GEN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "choice.h"
+#include "wsm_choice.h"
 #include "ws_sim.h"
 
 #ifdef __cplusplus
@@ -166,6 +166,10 @@ typedef struct gen_limits {
     int keep_trace;       /* 1: the simulation keeps its trace text and flush diagrams
                              (ws_sim_trace_hash compares runs); 0: it keeps only what the
                              checks read (ws_sim_config.no_trace_text), which is cheaper */
+    fr_server *reuse;     /* a fake of the caller's that the run's simulation resets and
+                             uses (ws_sim_config.reuse) instead of making its own; NULL: a
+                             new one.  Only while no other run on it is live: the fuzz
+                             target and bench_fuzz run one input at a time */
 } gen_limits;
 
 struct gen_run {
@@ -180,6 +184,7 @@ struct gen_run {
                              keeps them: an entry's "latest" delivery is found here) */
     size_t nseen, capseen;
     int keep_trace;       /* the simulation keeps its trace text (gen_limits.keep_trace) */
+    fr_server *reuse;     /* gen_limits.reuse (gen_play makes a new fake) */
     int refused;          /* a step the engine refused (in model mode: a failure) */
     char *refusal;        /* the first one: which step and the engine's message */
 };
@@ -262,4 +267,4 @@ int gen_check_choices(ch *c, const gen_limits *lim, unsigned quirks, gen_failure
 }
 #endif
 
-#endif /* WSIM_FUZZ_GEN_H */
+#endif /* WSM_GEN_H */

@@ -1,4 +1,4 @@
-/* repro.h -- `wsim repro INPUT`: a failing fuzz_outcomes input (a crash file libFuzzer
+/* wsm_repro.h -- `wsim repro INPUT`: a failing fuzz_outcomes input (a crash file libFuzzer
  * kept) or a failing seed, shrunk to the smallest scenario file that still fails.
  *
  * Contract of wsf_repro(input, opt, out):
@@ -30,13 +30,13 @@
  *   else fputs(res.scenario, out);     // then `wsim run` on it fails as the input did
  *   wsf_repro_result_free(&res);
  */
-#ifndef WSIM_FUZZ_REPRO_H
-#define WSIM_FUZZ_REPRO_H
+#ifndef WSM_REPRO_H
+#define WSM_REPRO_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#include "gen.h"
+#include "wsm_gen.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,4 +68,4 @@ void wsf_repro_result_free(wsf_repro_result *r);
 }
 #endif
 
-#endif /* WSIM_FUZZ_REPRO_H */
+#endif /* WSM_REPRO_H */

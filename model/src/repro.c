@@ -1,7 +1,7 @@
 /* repro.c -- shrinking a failing fuzz_outcomes input to the smallest failing scenario
  * (repro.h).
  *
- * The input becomes a vector of recorded choices (fuzz/choice.h); every candidate is that
+ * The input becomes a vector of recorded choices (wsm_choice.h); every candidate is that
  * vector edited and replayed (CH_REPLAY) through the same generator and check as the fuzz
  * target.  A candidate runs in a child process (fork) that reports its failure kind and
  * the choices it really used through a pipe; a child that dies by a signal, or exits
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "repro.h"
+#include "wsm_repro.h"
 #include "textbuf.h"
 
 static void *xrealloc(void *p, size_t n)

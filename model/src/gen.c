@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
+#include "wsm_gen.h"
 #include "textbuf.h"
-#include "model.h"
+#include "wsm_model.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -201,7 +201,7 @@ static int world_start(gen_run *r)
     const gen_config *c = &r->cfg;
     /* model mode arms no fault: plain connections, one layer less per round trip */
     ws_sim_config sc = {.seed = c->seed, .no_trace_text = !r->keep_trace,
-                        .no_faults = !c->faults};
+                        .no_faults = !c->faults, .reuse = r->reuse};
     r->sim = ws_sim_new(&sc);
     if (!r->sim) return WS_ENOMEM;
     static const char *const group[] = {"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"};
@@ -283,18 +283,18 @@ static void observe_members(gen_run *r, gen_step *s, size_t rt0)
     size_t k = 0;
     size_t n = ws_sim_round_trip_count(r->sim);
     for (size_t i = rt0; i < n && k < s->ndl; i++) {
-        ws_rt_info info;
-        if (ws_sim_round_trip(r->sim, i, &info)) break;
-        for (size_t c = 0; c < info.n && k < s->ndl; c++) {
-            if (strncmp(info.commands[c], "ZADD k:claims ", 14) != 0) continue;
-            char **argv;
-            size_t *lens;
-            int argc = fr_split_line(info.commands[c], &argv, &lens);
+        int argc;
+        const char *const *argv;
+        const size_t *lens;
+        for (size_t c = 0; k < s->ndl && ws_sim_round_trip_command(r->sim, i, c, &argc, &argv,
+                                                                    &lens) == 0; c++) {
+            if (argc < 3 || lens[0] != 4 || memcmp(argv[0], "ZADD", 4) != 0 || lens[1] != 8 ||
+                memcmp(argv[1], "k:claims", 8) != 0)
+                continue;
             if (argc == 4 && lens[3] >= 12) {
                 memcpy(s->dl[k].member, argv[3], 12);
                 s->dl[k].has_member = 1;
             }
-            if (argc > 0) fr_split_free(argc, argv, lens);
             k++;
         }
     }
@@ -755,6 +755,7 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
     if (!lim.max_entries) lim.max_entries = 16;
     memset(r, 0, sizeof *r);
     r->keep_trace = lim.keep_trace;
+    r->reuse = lim.reuse;
     draw_config(c, &lim, &r->cfg);
     int rc = world_start(r);
     if (rc) {
@@ -1119,19 +1120,8 @@ static char *expect_flush(const mdl_flush *fl)
             tb_puts(&b, "  --\n");
             rt = fl->cmds[i].rt;
         }
-        char **argv;
-        size_t *lens;
-        int argc = fr_split_line(fl->cmds[i].text, &argv, &lens);
         tb_puts(&b, " ");
-        gen_cmd c = {0};
-        for (int k = 0; k < argc; k++) {
-            c.argv = xrealloc(c.argv, (size_t)(k + 1) * sizeof *c.argv);
-            c.argv[k] = gstr(argv[k], lens[k]);
-            c.argc = k + 1;
-        }
-        cmd_tokens(&b, &c);
-        cmd_release(&c);
-        if (argc > 0) fr_split_free(argc, argv, lens);
+        cmd_tokens(&b, fl->cmds[i].args);
         tb_puts(&b, "\n");
     }
     return tb_take(&b);
@@ -1143,6 +1133,28 @@ static char *rt_text(const char *conn, const char *cause, size_t n, const char *
     tb_printf(&b, "%s (%s):", conn, cause);
     for (size_t i = 0; i < n; i++) tb_printf(&b, "\n      %s", cmds[i]);
     return tb_take(&b);
+}
+
+/* The model's round trip as rt_text writes it (its commands' texts made for it). */
+static char *model_rt_text(const mdl_rt *x)
+{
+    char **t = xrealloc(NULL, (x->n ? x->n : 1) * sizeof *t);
+    for (size_t k = 0; k < x->n; k++) t[k] = mdl_cmd_text(&x->args[k]);
+    char *s = rt_text(x->conn, x->cause, x->n, (const char *const *)t);
+    for (size_t k = 0; k < x->n; k++) free(t[k]);
+    free(t);
+    return s;
+}
+
+/* The engine's command (ws_sim_round_trip_command, ws_flush_command) and the model's are
+ * the same arguments.  A command the engine did not build has none, and neither has the
+ * model's empty one: the trace shows both blank. */
+static int same_args(int argc, const char *const *argv, const size_t *lens, const gen_cmd *c)
+{
+    if (argc != c->argc) return 0;
+    for (int i = 0; i < argc; i++)
+        if (lens[i] != c->argv[i].len || memcmp(argv[i], c->argv[i].p, lens[i]) != 0) return 0;
+    return 1;
 }
 
 /* The model's round trips of read R of SUB (sweeps included) as an `expect read` block,
@@ -1167,20 +1179,9 @@ static char *expect_read_block(const mdl_result *m, const char *cause)
             continue;
         if (rts++) tb_puts(&b, "  --\n");
         for (size_t k = 0; k < m->rts[i].n; k++) {
-            char **argv;
-            size_t *lens;
-            int argc = fr_split_line(m->rts[i].cmds[k], &argv, &lens);
-            gen_cmd cmd = {0};
-            for (int a = 0; a < argc; a++) {
-                cmd.argv = xrealloc(cmd.argv, (size_t)(a + 1) * sizeof *cmd.argv);
-                cmd.argv[a] = gstr(argv[a], lens[a]);
-                cmd.argc = a + 1;
-            }
             tb_puts(&b, " ");
-            cmd_tokens(&b, &cmd);
+            cmd_tokens(&b, &m->rts[i].args[k]);
             tb_puts(&b, "\n");
-            cmd_release(&cmd);
-            if (argc > 0) fr_split_free(argc, argv, lens);
         }
     }
     if (!rts) {
@@ -1197,17 +1198,24 @@ static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
     size_t n = ne < m->nrts ? ne : m->nrts;
     for (size_t i = 0; i <= n; i++) {
         ws_rt_info e;
-        int has_e = i < ne && ws_sim_round_trip(r->sim, i, &e) == 0;
+        int has_e = i < ne && ws_sim_round_trip_args(r->sim, i, &e) == 0;
         int has_m = i < m->nrts;
         if (!has_e && !has_m) break;
         const mdl_rt *x = has_m ? &m->rts[i] : NULL;
         int same = has_e && has_m && strcmp(e.conn, x->conn) == 0 &&
                    strcmp(e.cause, x->cause) == 0 && e.n == x->n && e.index == x->index;
-        for (size_t k = 0; same && k < e.n; k++) same = strcmp(e.commands[k], x->cmds[k]) == 0;
+        for (size_t k = 0; same && k < e.n; k++) {
+            int argc;
+            const char *const *argv;
+            const size_t *lens;
+            same = ws_sim_round_trip_command(r->sim, i, k, &argc, &argv, &lens) == 0 &&
+                   same_args(argc, argv, lens, &x->args[k]);
+        }
         if (same) continue;
+        /* the texts, for the message only */
+        has_e = i < ne && ws_sim_round_trip(r->sim, i, &e) == 0;
         char *et = has_e ? rt_text(e.conn, e.cause, e.n, e.commands) : strdup("(none)");
-        char *mt = has_m ? rt_text(x->conn, x->cause, x->n, (const char *const *)x->cmds)
-                         : strdup("(none)");
+        char *mt = has_m ? model_rt_text(x) : strdup("(none)");
         size_t st = has_m ? x->step : (size_t)-1;
         char where[64] = "";
         if (st != (size_t)-1) snprintf(where, sizeof where, ", step %zu", st + 1);
@@ -1335,17 +1343,22 @@ static int compare_flushes(gen_run *r, const mdl_result *m, gen_failure *f)
         ws_sub *s = r->subs[fl->sub];
         for (size_t k = 0;; k++) {
             ws_flush_command fc;
-            int has_e = ws_sub_flush_command(s, fl->number, k, &fc) == 0;
+            int has_e = ws_sub_flush_command_args(s, fl->number, k, &fc) == 0;
             int has_m = k < fl->n;
             if (!has_e && !has_m) break;
             const mdl_fcmd *x = has_m ? &fl->cmds[k] : NULL;
             size_t efrom = has_e && fc.from ? ws_delivery_root((ws_delivery *)fc.from) : 0;
-            int same = has_e && has_m && fc.round_trip == x->rt && strcmp(fc.text, x->text) == 0 &&
+            int same = has_e && has_m && fc.round_trip == x->rt &&
+                       same_args(fc.argc, fc.argv, fc.argvlen, x->args) &&
                        strcmp(fc.reply, x->reply) == 0 && efrom == x->from;
             if (same) continue;
+            /* the texts, for the message only */
+            if (has_e) ws_sub_flush_command(s, fl->number, k, &fc);
+            char *mtext = has_m ? mdl_cmd_text(x->args) : NULL;
             tbuf e = {0}, mm = {0};
             if (has_e) tb_printf(&e, "[rt %zu] %s -> %s (from e%zu)", fc.round_trip, fc.text, fc.reply, efrom);
-            if (has_m) tb_printf(&mm, "[rt %zu] %s -> %s (from e%zu)", x->rt, x->text, x->reply, x->from);
+            if (has_m) tb_printf(&mm, "[rt %zu] %s -> %s (from e%zu)", x->rt, mtext, x->reply, x->from);
+            free(mtext);
             int rc = fail(f, "flush", expect_flush(fl),
                           "flush %llu of %s, command %zu differs\n  engine: %s\n  model:  %s",
                           (unsigned long long)fl->number, sub_label(fl->sub), k + 1,
@@ -1529,7 +1542,7 @@ int gen_check(gen_run *r, unsigned quirks, gen_failure *f)
     if (r->refused) return fail(f, "refused", NULL, "%s", r->refusal);
     if (r->cfg.faults) return compare_violations(r, NULL, quirks, f);
     mdl_result m;
-    mdl_predict(r, quirks, &m);
+    mdl_predict_args(r, quirks, &m); /* compared on arguments: no texts */
     int rc = 0;
     if (m.error) rc = fail(f, "model", NULL, "the model stopped at step %zu: %s", m.error_step + 1, m.error);
     if (!rc) rc = compare_rts(r, &m, f);

@@ -1,8 +1,8 @@
 /* textbuf.h -- a growable text buffer for fuzz/'s generator and shrinker (header only).
  * The reference model keeps its own on purpose: it shares no code with what it checks.
  * Out of memory aborts. */
-#ifndef WSIM_FUZZ_TEXTBUF_H
-#define WSIM_FUZZ_TEXTBUF_H
+#ifndef WSM_TEXTBUF_H
+#define WSM_TEXTBUF_H
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,4 +68,4 @@ static inline char *tb_take(tbuf *b)
     return p;
 }
 
-#endif /* WSIM_FUZZ_TEXTBUF_H */
+#endif /* WSM_TEXTBUF_H */

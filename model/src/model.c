@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "wsm_model.h"
 
 #define START_MS 1700000000000LL   /* the fake's clock when a simulation starts */
 #define RETRY_HEADER "h:x-ruststream-retry-count"
@@ -640,6 +640,7 @@ typedef struct model {
     const gen_run *run;
     const gen_config *cfg;
     unsigned quirks;
+    int no_text;           /* mdl_predict_args: the commands' arguments only */
     mdl_result *out;
     arena *a;              /* out->arena: everything the model makes */
     size_t caprts, capflushes, capreads, capstate, capviol; /* room of out's arrays */
@@ -1410,9 +1411,15 @@ static void record_rt(model *m, int conn, const char *cause, size_t n, gen_cmd *
     rt->index = conn == CONN_READER ? ++m->reader_rts
                 : conn == CONN_WINDOW ? ++m->window_rts : ++m->subs[subi].sub_rts;
     rt->n = n;
-    rt->cmds = ANEW(m->a, n, char *);
+    rt->args = ANEW(m->a, n, gen_cmd);
     for (size_t i = 0; i < n; i++) /* a read's COUNT LMOVEs are one command n times */
-        rt->cmds[i] = i && cmds[i] == cmds[i - 1] ? rt->cmds[i - 1] : cmd_text(m->a, cmds[i]);
+        rt->args[i] = i && cmds[i] == cmds[i - 1] ? rt->args[i - 1] : cmd_dup(m->a, cmds[i]);
+    if (!m->no_text) {
+        rt->cmds = ANEW(m->a, n, char *);
+        for (size_t i = 0; i < n; i++)
+            rt->cmds[i] = i && cmds[i] == cmds[i - 1] ? rt->cmds[i - 1]
+                                                      : cmd_text(m->a, cmds[i]);
+    }
     rt->step = m->step;
     /* its kind, by its cause: a subscription's start counts in the total only */
     mdl_counts *k = &o->counts;
@@ -2242,14 +2249,15 @@ static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b
     reply *rep = ANEW(m->a, b->n, reply);
     window_rt(m, cause.p, b->n, ptr, rep);
     sb_drop(&cause);
-    char **texts = m->out->rts[m->out->nrts - 1].cmds; /* the round trip's, just recorded */
+    const mdl_rt *sent = &m->out->rts[m->out->nrts - 1]; /* the round trip, just recorded */
     size_t failed = 0;
     long multi = -1;
     for (size_t i = 0; i < b->n; i++) {
         GROW(m->a, fl->cmds, fl->n, m->capfcmds);
         mdl_fcmd *fc = &fl->cmds[fl->n++];
         fc->rt = rt_no;
-        fc->text = texts[i];
+        fc->args = &sent->args[i];
+        fc->text = sent->cmds ? sent->cmds[i] : NULL;
         fc->reply = astrdup(m->a, rep[i].text);
         fc->from = b->dl[i] >= 0 ? m->dl[b->dl[i]].entry : 0;
         /* errors of the flush */
@@ -3071,12 +3079,34 @@ static void invariants(model *m)
 
 /* ----- Entry point -------------------------------------------------------------------------- */
 
+static int predict(const gen_run *run, unsigned quirks, int no_text, mdl_result *out);
+
 int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out)
+{
+    return predict(run, quirks, 0, out);
+}
+
+int mdl_predict_args(const gen_run *run, unsigned quirks, mdl_result *out)
+{
+    return predict(run, quirks, 1, out);
+}
+
+char *mdl_cmd_text(const gen_cmd *c)
+{
+    arena *a = arena_new();
+    char *t = strdup(cmd_text(a, c));
+    arena_free(a);
+    if (!t) abort();
+    return t;
+}
+
+static int predict(const gen_run *run, unsigned quirks, int no_text, mdl_result *out)
 {
     memset(out, 0, sizeof *out);
     out->arena = arena_new();
     model m;
     memset(&m, 0, sizeof m);
+    m.no_text = no_text;
     m.run = run;
     m.cfg = &run->cfg;
     m.quirks = quirks;

@@ -1,6 +1,7 @@
-/* strmap.h -- a small string-to-index hash map (open addressing, FNV-1a), header only,
- * shared by libwsim's internals and the scenario runner: the simulation's lookups (an
- * entry by its id, a scenario's alias by its name) must stay O(1) for 1,000-delivery
+/* wsi_strmap.h -- a small string-to-index hash map (open addressing, FNV-1a), header
+ * only.  It lives in common/ (the wsim_common target, never installed) because two
+ * modules use it: libwsim's internals and the scenario runner.  The simulation's lookups
+ * (an entry by its id, a scenario's alias by its name) must stay O(1) for 1,000-delivery
  * scenarios explored once per crash point.  Keys are copied (into blocks the map owns:
  * there is no removal); values are size_t.
  * Out of memory aborts, as the rest of the engine does. */

@@ -1,5 +1,5 @@
-/* model.h -- the reference model of the settlement window: from a run's configuration and
- * steps (fuzz/gen.h), what the engine must do, written from ../shared/SEMANTICS.md,
+/* wsm_model.h -- the reference model of the settlement window: from a run's configuration and
+ * steps (wsm_gen.h), what the engine must do, written from ../shared/SEMANTICS.md,
  * docs/engine.md and the framework's behaviour the engine follows since 6155edb (the
  * RustStream runtime and ruststream-fred: retry paths, copies, sweeps, encodings, reads),
  * as plainly as possible, sharing no code with engine/src.
@@ -40,13 +40,13 @@
  * (the observations of the run's read steps); the members' counters are predicted.
  * Stream ids are predicted from the virtual clock, and compared.
  */
-#ifndef WSIM_FUZZ_MODEL_H
-#define WSIM_FUZZ_MODEL_H
+#ifndef WSM_MODEL_H
+#define WSM_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gen.h"
+#include "wsm_gen.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,7 +59,9 @@ typedef struct mdl_rt {
     uint64_t index;       /* its number on that connection (1-based) */
     unsigned incarnation; /* the process that made it */
     size_t n;
-    char **cmds;          /* each command as the trace prints it */
+    gen_cmd *args;        /* each command's arguments */
+    char **cmds;          /* each command as the trace prints it (NULL from
+                             mdl_predict_args) */
     size_t step;          /* the run's step that made it (index into run->steps; the
                              world's setup counts as step (size_t)-1) */
 } mdl_rt;
@@ -67,7 +69,8 @@ typedef struct mdl_rt {
 /* One command of a flush. */
 typedef struct mdl_fcmd {
     size_t rt;            /* round trip within the flush (1-based) */
-    char *text;
+    const gen_cmd *args;  /* the command's arguments */
+    char *text;           /* ... as the trace prints them (NULL from mdl_predict_args) */
     char *reply;          /* the reply as ws_reply_text prints it */
     size_t from;          /* the entry (1-based) of the delivery it came from; 0 for a
                              shared XACK */
@@ -139,6 +142,12 @@ typedef struct mdl_result {
  * mdl_result_free. */
 int mdl_predict(const gen_run *run, unsigned quirks, mdl_result *out);
 void mdl_result_free(mdl_result *r);
+/* The same prediction without the commands' texts (mdl_rt.cmds and mdl_fcmd.text NULL):
+ * gen_check compares the engine's commands with the model's on their arguments, and
+ * writes a command's text only for a failure (mdl_cmd_text). */
+int mdl_predict_args(const gen_run *run, unsigned quirks, mdl_result *out);
+/* A command as the trace prints it (the form of mdl_arg_text, one space apart): heap. */
+char *mdl_cmd_text(const gen_cmd *c);
 
 /* An argument as the trace prints a command's argument (bare, or "quoted" with \\ \" \n
  * \r \t and \xHH escapes) appended to a heap buffer. */
@@ -148,4 +157,4 @@ void mdl_arg_text(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
 }
 #endif
 
-#endif /* WSIM_FUZZ_MODEL_H */
+#endif /* WSM_MODEL_H */

@@ -1,4 +1,4 @@
-/* choice.h -- one source of choices for the generator of consumer runs (fuzz/gen.h), with
+/* wsm_choice.h -- one source of choices for the generator of consumer runs (wsm_gen.h), with
  * four back ends, so that random runs, exhaustive runs, fuzzing and shrinking explore one
  * space:
  *
@@ -29,8 +29,8 @@
  * include it without a library.  Out of memory while recording aborts: a choice source
  * that silently forgot a choice would replay a different run.
  */
-#ifndef WSIM_FUZZ_CHOICE_H
-#define WSIM_FUZZ_CHOICE_H
+#ifndef WSM_CHOICE_H
+#define WSM_CHOICE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -386,4 +386,4 @@ static inline size_t ch_to_fdp(const ch_rec *rec, size_t n, uint8_t **out)
 }
 #endif
 
-#endif /* WSIM_FUZZ_CHOICE_H */
+#endif /* WSM_CHOICE_H */

@@ -1,0 +1,26 @@
+/* wsm.h -- libwsm, the consumer-run model: generated runs of the engine, an independent
+ * reference model of the settlement window, and the shrinker (docs/fuzzing.md, "The model
+ * and the invariants"; docs/architecture.md).
+ *
+ * One header for its users -- the fuzz target fuzz/fuzz_outcomes.c and its replay driver,
+ * bench/bench_fuzz.c, the `wsim repro` subcommand, tests/unit/test_fuzz_model.c:
+ *
+ *   wsm_choice.h  one source of choices (seeded, exhaustive, fuzz bytes, replayed)
+ *   wsm_gen.h     runs drawn from choices and played on the engine; the scenario writer;
+ *                 gen_check, the run against the model and the invariants
+ *   wsm_model.h   the reference model (mdl_predict), sharing no code with engine/src
+ *   wsm_repro.h   `wsim repro`: a failing input shrunk to the smallest failing scenario
+ *
+ * The library needs no fuzzing engine: it builds with any C11 compiler, and only the
+ * libFuzzer binary of fuzz/ links libFuzzer.  Prefixes: ch_ (choices), gen_ (runs),
+ * mdl_ (model), wsf_ (repro).
+ */
+#ifndef WSM_H
+#define WSM_H
+
+#include "wsm_choice.h"
+#include "wsm_gen.h"
+#include "wsm_model.h"
+#include "wsm_repro.h"
+
+#endif /* WSM_H */
