@@ -231,6 +231,7 @@ typedef struct fri_tunables {
 /* ----- Clients and server ----------------------------------------------------------- */
 
 typedef struct fri_command fri_command;
+typedef struct fri_acl_user fri_acl_user; /* acl.c */
 
 /* A command queued inside MULTI: its own copy of the arguments. */
 typedef struct fri_queued {
@@ -250,6 +251,8 @@ struct fr_client {
     fr_server *srv;
     fri_db *db;               /* the selected database */
     int resp;                 /* 2 (RESP3 comes with the server mode) */
+    struct fri_acl_user *user; /* the ACL user it is authenticated as; NULL: default */
+    int authenticated;        /* AUTH passed, or no password was needed when it was made */
     uint64_t id;
 
     /* The command being executed */
@@ -369,6 +372,14 @@ struct fr_server {
     int pre_command_oom;       /* the hook's answer when the last command started
                                   (Redis's pre_command_oom_state) */
     int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
+
+    /* COMMAND and ACL (command.c, acl.c); rows of cmd_meta_table.c, at most: */
+#define FRI_CMD_META_MAX 512
+    uint8_t cmd_declared[FRI_CMD_META_MAX]; /* metadata rows the embedder answers itself
+                                               (fr_server_declare_command) */
+    struct fri_ext_cmd *ext;   /* fr_server_declare_extension: its commands Redis lacks */
+    size_t n_ext;              /* entries in ext */
+    struct fri_acl *acl;       /* users, the ACL log (acl.c); NULL until first needed */
 };
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
@@ -453,6 +464,8 @@ extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMOR
 extern const fri_command fri_eval_commands[];         /* eval.c: EVAL*, SCRIPT */
 extern const fri_command fri_function_commands[];     /* functions.c: FCALL*, FUNCTION */
 extern const fri_command fri_rdb_commands[];          /* rdb.c: DUMP, RESTORE */
+extern const fri_command fri_command_commands[];      /* command.c: COMMAND */
+extern const fri_command fri_acl_commands[];          /* acl.c: ACL, AUTH */
 
 /* ----- Statistics (stats.c) ---------------------------------------------------------- */
 

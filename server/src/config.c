@@ -357,6 +357,7 @@ static void apply(frs_server *srv, const char *name, const char *value, const ch
     } else if (!strcmp(name, "requirepass")) {
         free(srv->requirepass);
         srv->requirepass = value[0] ? strdup(value) : NULL;
+        if (srv->fake) fr_server_set_requirepass(srv->fake, srv->requirepass);
         frs_apply_limits(srv);
     } else if (!strcmp(name, "maxmemory")) {
         srv->maxmemory = strtoull(value, NULL, 10);
