@@ -567,6 +567,12 @@ int fr_server_declare_extension(fr_server *server, const char *name, int arity,
  * "AUTH").  user NULL means "default". */
 int fr_client_auth(fr_client *client, const char *verb, size_t vlen, const char *user,
                    size_t ulen, const char *pass, size_t plen);
+/* The ACL check Redis makes before a command runs, for an embedder's own commands
+ * (fakeredis-server's CLIENT, CONFIG ...; the fake checks its own): 0 when client's user
+ * may run argv; else -1, the refusal is in the ACL log and err (cap bytes) holds the
+ * NOPERM error text without its '-'. */
+int fr_client_acl_check(fr_client *client, int argc, const char *const *argv,
+                        const size_t *argvlen, char *err, size_t cap);
 /* Whether the fake wants client's connection closed: its ACL user was deleted (ACL
  * DELUSER closes the connections authenticated as it) or it ran QUIT. */
 int fr_client_closing(const fr_client *client);

@@ -965,6 +965,64 @@ static void log_add(fr_client *c, int reason, int context, const char *obj, size
     while (a->nlog > LOG_MAX) log_entry_free(&a->log[--a->nlog]);
 }
 
+/* Redis's rejectCommand: a refused EXEC aborts the transaction (execCommandAbort, even
+ * outside MULTI), anything else inside MULTI dooms it. */
+static void reject_with(fr_client *c, const fri_command *cmd, const char *err)
+{
+    fri_stats_rejected(c->srv, cmd);
+    if (strcmp(cmd->name, "exec") == 0) {
+        fri_multi_reset(c);
+        fri_unwatch_all(c);
+        fri_reply_errorf(c, "EXECABORT Transaction discarded because of: %s", err);
+        return;
+    }
+    if (c->in_multi) c->dirty_exec = 1;
+    fri_reply_error(c, err);
+}
+
+int fri_acl_noauth(fr_client *c, const fri_command *cmd)
+{
+    if (c->authenticated || !fr_server_auth_required(c->srv)) return 0;
+    const fri_cmd_meta *m = fri_meta_find(cmd->name, strlen(cmd->name));
+    if (m && (m->flags & FRI_MF_NO_AUTH)) return 0;
+    reject_with(c, cmd, "NOAUTH Authentication required.");
+    return -1;
+}
+
+/* The NOPERM error text of a refusal (processCommand's words), without the '-'. */
+static void noperm_text(int r, const fri_cmd_meta *m, char *err, size_t cap)
+{
+    if (r == DENIED_CMD)
+        snprintf(err, cap, "NOPERM this user has no permissions to run the '%s' command",
+                 m->name);
+    else if (r == DENIED_KEY)
+        snprintf(err, cap, "NOPERM this user has no permissions to access one of the keys "
+                           "used as arguments");
+    else
+        snprintf(err, cap, "NOPERM this user has no permissions to access one of the channels "
+                           "used as arguments");
+}
+
+int fr_client_acl_check(fr_client *c, int argc, const char *const *argv, const size_t *argvlen,
+                        char *err, size_t cap)
+{
+    if (!c->srv->acl || argc < 1) return 0;
+    const fri_acl_user *u = client_user(c);
+    fri_arg small[16], *av = argc <= 16 ? small : malloc(sizeof(*av) * (size_t)argc);
+    if (!av) abort();
+    for (int i = 0; i < argc; i++) av[i] = (fri_arg){argv[i], argvlen ? argvlen[i] : strlen(argv[i])};
+    const fri_cmd_meta *m = acl_lookup_argv(argc, av);
+    int idx = 0, r = m ? user_check(u, m, argc, av, &idx) : ACL_OK;
+    if (r != ACL_OK) {
+        int ctx = c->in_multi ? CTX_MULTI : CTX_TOPLEVEL;
+        if (r == DENIED_CMD) log_add(c, r, ctx, m->name, strlen(m->name), u->name, u->namelen);
+        else log_add(c, r, ctx, av[idx].ptr, av[idx].len, u->name, u->namelen);
+        noperm_text(r, m, err, cap);
+    }
+    if (av != small) free(av);
+    return r == ACL_OK ? 0 : -1;
+}
+
 int fri_acl_check(fr_client *c, const fri_command *cmd)
 {
     const fri_acl_user *u = client_user(c);
@@ -980,17 +1038,9 @@ int fri_acl_check(fr_client *c, const fri_command *cmd)
     int ctx = c->in_multi ? CTX_MULTI : CTX_TOPLEVEL;
     if (r == DENIED_CMD) log_add(c, r, ctx, m->name, strlen(m->name), u->name, u->namelen);
     else log_add(c, r, ctx, c->argv[idx].ptr, c->argv[idx].len, u->name, u->namelen);
-    if (c->in_multi) c->dirty_exec = 1;
-    fri_stats_rejected(c->srv, cmd);
-    if (r == DENIED_CMD)
-        fri_reply_errorf(c, "NOPERM this user has no permissions to run the '%s' command",
-                         m->name);
-    else if (r == DENIED_KEY)
-        fri_reply_error(c, "NOPERM this user has no permissions to access one of the keys "
-                           "used as arguments");
-    else
-        fri_reply_error(c, "NOPERM this user has no permissions to access one of the "
-                           "channels used as arguments");
+    char err[200];
+    noperm_text(r, m, err, sizeof(err));
+    reject_with(c, cmd, err);
     return -1;
 }
 
@@ -1061,16 +1111,6 @@ int fr_server_auth_required(fr_server *s)
 
 int fr_client_closing(const fr_client *c) { return c->closing; }
 
-int fri_acl_noauth(fr_client *c, const fri_command *cmd)
-{
-    if (c->authenticated || !fr_server_auth_required(c->srv)) return 0;
-    const fri_cmd_meta *m = fri_meta_find(cmd->name, strlen(cmd->name));
-    if (m && (m->flags & FRI_MF_NO_AUTH)) return 0;
-    if (c->in_multi) c->dirty_exec = 1;
-    fri_stats_rejected(c->srv, cmd);
-    fri_reply_error(c, "NOAUTH Authentication required.");
-    return -1;
-}
 
 int fr_server_default_nopass(fr_server *s)
 {

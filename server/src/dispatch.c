@@ -323,6 +323,14 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
         frs_reply_error(c, "ERR Command not allowed inside a transaction");
         return;
     }
+    /* the ACLs live in the fake (acl.c); it checks the server's commands too */
+    char acl_err[256];
+    if (fr_client_acl_check(c->fc, argc, argv, argvlen, acl_err, sizeof(acl_err)) < 0) {
+        if (in_multi) flag_transaction(c);
+        reject(c, cmd->name);
+        frs_reply_error(c, acl_err);
+        return;
+    }
     if (srv->maxmemory && refuse_oom(c, cmd)) return;
     if (c->resp == 2 && !(cmd->flags & FRS_CMD_PUBSUBOK) && fr_client_subscriptions(c->fc)) {
         if (in_multi) flag_transaction(c);
