@@ -573,6 +573,8 @@ int fr_client_auth(fr_client *client, const char *verb, size_t vlen, const char 
  * NOPERM error text without its '-'. */
 int fr_client_acl_check(fr_client *client, int argc, const char *const *argv,
                         const size_t *argvlen, char *err, size_t cap);
+/* Whether an ACL user of that name exists ("default" always does). */
+int fr_server_has_user(fr_server *server, const char *name, size_t len);
 /* Whether the fake wants client's connection closed: its ACL user was deleted (ACL
  * DELUSER closes the connections authenticated as it) or it ran QUIT. */
 int fr_client_closing(const fr_client *client);

@@ -1111,6 +1111,12 @@ int fr_server_auth_required(fr_server *s)
 
 int fr_client_closing(const fr_client *c) { return c->closing; }
 
+int fr_server_has_user(fr_server *s, const char *name, size_t len)
+{
+    if (!s->acl) return len == 7 && memcmp(name, "default", 7) == 0;
+    return user_get(s->acl, name, len) != NULL;
+}
+
 
 int fr_server_default_nopass(fr_server *s)
 {

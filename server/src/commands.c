@@ -451,7 +451,7 @@ void frs_cmd_client_kill(frs_conn *c, int argc, const char *const *argv, const s
             return;
         }
     }
-    if (user && !arg_is(user, userlen, "default")) {
+    if (user && !fr_server_has_user(srv->fake, user, userlen)) {
         frs_reply_errorf(c, "ERR No such user '%.*s'", (int)userlen, user);
         return;
     }
@@ -464,6 +464,11 @@ void frs_cmd_client_kill(frs_conn *c, int argc, const char *const *argv, const s
             continue;
         if (laddr && !(strlen(o->laddr) == laddrlen && memcmp(o->laddr, laddr, laddrlen) == 0))
             continue;
+        if (user) {
+            size_t ol;
+            const char *on = fr_client_user(o->fc, &ol);
+            if (ol != userlen || memcmp(on, user, ol) != 0) continue;
+        }
         if (o == c && skipme) continue;
         if (o->close_asap) continue;
         killed++;

@@ -236,7 +236,8 @@ static const diff_case cases[] = {
      "ACL SETUSER cu on >pw ~k* +get +set +acl|whoami +client|getname\nAUTH cu nope\n"
      "AUTH cu pw\nACL WHOAMI\nGET k1\nSET k1 v\nGET other\nINCR k1\nCLIENT GETNAME\n"
      "CLIENT ID\nCONFIG GET hz\nMULTI\nGET k1\nGET other\nEXEC\nHELLO 2 AUTH cu nope\n"
-     "HELLO 2 AUTH nosuch x\nAUTH default anything\nACL WHOAMI\nDEL k1\nACL DELUSER cu",
+     "HELLO 2 AUTH nosuch x\nAUTH default anything\nACL WHOAMI\nDEL k1\n"
+     "CLIENT KILL USER nosuch\nCLIENT KILL USER cu\nACL DELUSER cu",
      0, 0, 0, 0},
     {"acl deluser closes its connections",
      "ACL SETUSER du on nopass +@all ~*\nAUTH du x\nACL WHOAMI\nACL DELUSER du\nPING", 0, 1, 0,
