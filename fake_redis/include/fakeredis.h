@@ -582,8 +582,9 @@ int fr_client_closing(const fr_client *client);
 int fr_server_default_nopass(fr_server *server);
 /* The name of the user client is authenticated as ("default" until AUTH). */
 const char *fr_client_user(fr_client *client, size_t *len);
-/* Redis's requirepass: sets the default user's only password (NULL or "": nopass). */
-int fr_server_set_requirepass(fr_server *server, const char *pass);
+/* Redis's requirepass: sets the default user's only password, len bytes, binary safe
+ * (NULL or 0 bytes: nopass). */
+int fr_server_set_requirepass(fr_server *server, const char *pass, size_t len);
 /* Whether a new connection must authenticate first (Redis's authRequired): the default
  * user has a password or is off. */
 int fr_server_auth_required(fr_server *server);

@@ -1123,12 +1123,11 @@ int fr_server_default_nopass(fr_server *s)
     return !s->acl || (s->acl->def->flags & USER_NOPASS) != 0;
 }
 
-int fr_server_set_requirepass(fr_server *s, const char *pass)
+int fr_server_set_requirepass(fr_server *s, const char *pass, size_t n)
 {
     fri_acl_user *d = acl_get(s)->def;
     set_user(d, "resetpass", 9);
-    if (pass && *pass) {
-        size_t n = strlen(pass);
+    if (pass && n) {
         char *op = malloc(n + 2);
         if (!op) return -1;
         op[0] = '>';
@@ -1193,6 +1192,63 @@ static void auth_command(fr_client *c)
     else fri_reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
 }
 
+/* The channel patterns of every selector of u, for kill_revoked_subscribers. */
+typedef struct chan_list {
+    const astr **v;
+    size_t n;
+} chan_list;
+
+static int chan_listed(const chan_list *l, const char *p, size_t n, int is_pattern)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const astr *a = l->v[i];
+        if (is_pattern ? (a->len == n && memcmp(a->p, p, n) == 0)
+                       : fri_glob_match(a->p, a->len, p, n, 0))
+            return 1;
+    }
+    return 0;
+}
+
+static int sub_revoked(void *ctx, int kind, const char *p, size_t n)
+{
+    return !chan_listed(ctx, p, n, kind == 1);
+}
+
+/* ACLKillPubsubClientsIfNeeded: when user original becomes nu and loses channels, its
+ * clients subscribed to what nu no longer allows are closed (fr_client_closing). */
+static void kill_revoked_subscribers(fr_server *s, const fri_acl_user *nu,
+                                     const fri_acl_user *original)
+{
+    for (size_t i = 0; i < nu->nsel; i++)
+        if (nu->sel[i].flags & SEL_ALLCHANNELS) return;
+    chan_list up = {0};
+    for (size_t i = 0; i < nu->nsel; i++) up.n += nu->sel[i].nchans;
+    up.v = calloc(up.n ? up.n : 1, sizeof(*up.v));
+    if (!up.v) abort();
+    up.n = 0;
+    for (size_t i = 0; i < nu->nsel; i++)
+        for (size_t k = 0; k < nu->sel[i].nchans; k++) up.v[up.n++] = &nu->sel[i].chans[k];
+    int match = 1;
+    for (size_t i = 0; i < original->nsel && match; i++) {
+        const selector *sel = &original->sel[i];
+        if (sel->flags & SEL_ALLCHANNELS) match = 0;
+        for (size_t k = 0; k < sel->nchans && match; k++) {
+            size_t j;
+            for (j = 0; j < up.n; j++)
+                if (up.v[j]->len == sel->chans[k].len &&
+                    memcmp(up.v[j]->p, sel->chans[k].p, up.v[j]->len) == 0)
+                    break;
+            if (j == up.n) match = 0;
+        }
+    }
+    if (!match)
+        for (fr_client *k = s->clients; k; k = k->next)
+            if (client_user(k) == original && fri_pubsub_subscribed(k) &&
+                fri_pubsub_each(k, sub_revoked, &up))
+                k->closing = 1;
+    free(up.v);
+}
+
 /* ACLMergeSelectorArguments + ACLStringSetUser */
 static void acl_setuser_command(fr_client *c)
 {
@@ -1247,6 +1303,7 @@ static void acl_setuser_command(fr_client *c)
             goto done;
         }
     }
+    if (u) kill_revoked_subscribers(c->srv, temp, u);
     if (!u) {
         u = user_new(name->ptr, name->len);
         user_insert(a, u);

@@ -835,6 +835,10 @@ int fri_pubsub_gate(fr_client *c, const fri_command *cmd);
 int fri_pubsub_ping(fr_client *c);
 /* Drops every subscription of the client without a reply (disconnect, RESET). */
 void fri_pubsub_client_free(fr_client *c);
+/* Calls fn for each of c's subscriptions (kind 0 channel, 1 pattern, 2 shard channel)
+ * until it returns nonzero, which is returned (0 when none did). */
+int fri_pubsub_each(fr_client *c, int (*fn)(void *ctx, int kind, const char *p, size_t n),
+                    void *ctx);
 /* Frees the server's subscription tables (after its clients are gone). */
 void fri_pubsub_server_free(fr_server *s);
 

@@ -589,7 +589,8 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     }
     if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
     frs_cmdtable_declare(srv->fake);
-    if (srv->requirepass) fr_server_set_requirepass(srv->fake, srv->requirepass);
+    if (srv->requirepass)
+        fr_server_set_requirepass(srv->fake, srv->requirepass, strlen(srv->requirepass));
     /* commandstats' usec and latencystats are measured, as redis-server measures them */
     fr_stats_set_clock(srv->fake, frs_mono_us, NULL);
 

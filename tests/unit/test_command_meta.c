@@ -273,7 +273,7 @@ static void requirepass_and_noauth(void **state)
 {
     fake_fixture *f = *state;
     assert_int_equal(fr_server_auth_required(f->srv), 0);
-    assert_int_equal(fr_server_set_requirepass(f->srv, "sekret"), 0);
+    assert_int_equal(fr_server_set_requirepass(f->srv, "sekret", 6), 0);
     assert_int_equal(fr_server_auth_required(f->srv), 1);
     /* a client made before still runs; a new one must authenticate */
     fake_ok_reply(RUN(f->c, "SET a 1"));
@@ -284,7 +284,13 @@ static void requirepass_and_noauth(void **state)
     fake_ok_reply(RUN(c2, "AUTH sekret"));
     assert_string_equal(fake_resp(RUN(c2, "GET a")), "$1\r\n1\r\n");
     fr_client_free(c2);
-    assert_int_equal(fr_server_set_requirepass(f->srv, NULL), 0);
+    /* binary safe: "ab\0cd" is not "ab" */
+    assert_int_equal(fr_server_set_requirepass(f->srv, "ab\0cd", 5), 0);
+    c2 = fr_client_new(f->srv);
+    assert_int_equal(fr_client_auth(c2, NULL, 0, NULL, 0, "ab", 2), -1);
+    assert_int_equal(fr_client_auth(c2, NULL, 0, NULL, 0, "ab\0cd", 5), 0);
+    fr_client_free(c2);
+    assert_int_equal(fr_server_set_requirepass(f->srv, NULL, 0), 0);
     assert_int_equal(fr_server_auth_required(f->srv), 0);
 }
 
