@@ -294,6 +294,33 @@ static void requirepass_and_noauth(void **state)
     assert_int_equal(fr_server_auth_required(f->srv), 0);
 }
 
+/* Clients closed by ACL changes: their user deleted, or channels they hold taken away. */
+static void acl_changes_close_clients(void **state)
+{
+    fake_fixture *f = *state;
+    fake_ok_reply(RUN(f->c, "ACL SETUSER sub on nopass +@all allkeys resetchannels &news.* &x"));
+    fr_client *s1 = fr_client_new(f->srv), *s2 = fr_client_new(f->srv), *idle = fr_client_new(f->srv);
+    fake_ok_reply(RUN(s1, "AUTH sub any"));
+    fake_ok_reply(RUN(s2, "AUTH sub any"));
+    fake_ok_reply(RUN(idle, "AUTH sub any"));
+    RUN(s1, "SUBSCRIBE news.1");
+    RUN(s2, "SUBSCRIBE x");
+    /* a superset of the channels: nobody is closed */
+    fake_ok_reply(RUN(f->c, "ACL SETUSER sub &more"));
+    assert_false(fr_client_closing(s1) || fr_client_closing(s2) || fr_client_closing(idle));
+    /* news.* goes: s1's channel is no longer allowed, s2's is, idle has none */
+    fake_ok_reply(RUN(f->c, "ACL SETUSER sub resetchannels &x"));
+    assert_true(fr_client_closing(s1));
+    assert_false(fr_client_closing(s2) || fr_client_closing(idle));
+    /* deleting the user closes every client of it */
+    assert_int_equal(fake_int_reply(RUN(f->c, "ACL DELUSER sub")), 1);
+    assert_true(fr_client_closing(s2) && fr_client_closing(idle));
+    assert_false(fr_client_closing(f->c));
+    fr_client_free(s1);
+    fr_client_free(s2);
+    fr_client_free(idle);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +331,7 @@ int main(void)
         TEST(acl_log_fields),
         cmocka_unit_test(genpass_follows_the_seed),
         TEST(requirepass_and_noauth),
+        TEST(acl_changes_close_clients),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
