@@ -1044,6 +1044,41 @@ int fri_acl_check(fr_client *c, const fri_command *cmd)
     return -1;
 }
 
+const char *fri_acl_script_check(fr_client *caller, fr_client *lc, const fri_command *cmd)
+{
+    if (!caller->srv->acl) return NULL;
+    const fri_acl_user *u = client_user(caller);
+    const fri_cmd_meta *m = fri_meta_find(cmd->name, strlen(cmd->name));
+    if (!m) return NULL;
+    int idx = 0;
+    int r = user_check(u, m, lc->argc, lc->argv, &idx);
+    if (r == ACL_OK) return NULL;
+    /* logged as the script's caller (Redis's script_caller) */
+    const fri_command *was = caller->cmd;
+    caller->cmd = cmd;
+    if (r == DENIED_CMD) log_add(caller, r, CTX_LUA, m->name, strlen(m->name), u->name, u->namelen);
+    else log_add(caller, r, CTX_LUA, lc->argv[idx].ptr, lc->argv[idx].len, u->name, u->namelen);
+    caller->cmd = was;
+    switch (r) { /* scriptVerifyACL with getAclErrorMessage */
+    case DENIED_CMD: return "The user executing the script can't run this command or subcommand";
+    case DENIED_KEY:
+        return "The user executing the script can't access at least one of the keys mentioned "
+               "in the command arguments";
+    default:
+        return "The user executing the script can't publish to the channel mentioned in the "
+               "command";
+    }
+}
+
+int fri_acl_user_may(fr_client *caller, int argc, const fri_arg *argv)
+{
+    const fri_cmd_meta *m = argc > 0 ? acl_lookup_argv(argc, argv) : NULL;
+    if (!m) return -1;
+    if (!caller->srv->acl) return 1;
+    int idx = 0;
+    return user_check(client_user(caller), m, argc, argv, &idx) == ACL_OK;
+}
+
 int fri_acl_exec_check(fr_client *c, const fri_command *cmd, int argc, const fri_arg *argv)
 {
     if (!c->srv->acl) return 0;

@@ -46,6 +46,12 @@ int fri_acl_check(fr_client *c, const fri_command *cmd);
 /* processCommand's authRequired check: 0, or NOAUTH is written and -1 returned (a client
  * made while the default user had a password has not authenticated). */
 int fri_acl_noauth(fr_client *c, const fri_command *cmd);
+/* scriptVerifyACL: NULL when the script's caller may run cmd with lc's arguments; else
+ * the error (logged in the ACL log, context "lua"). */
+const char *fri_acl_script_check(fr_client *caller, fr_client *lc, const fri_command *cmd);
+/* redis.acl_check_cmd: 1 when caller's user may run argv, 0 when not, -1 when argv names
+ * no Redis command. */
+int fri_acl_user_may(fr_client *caller, int argc, const fri_arg *argv);
 /* EXEC's second look at a queued command (execCommand): 0 when still allowed; else the
  * NOPERM error is written, logged, and -1 is returned. */
 int fri_acl_exec_check(fr_client *c, const fri_command *cmd, int argc, const fri_arg *argv);
