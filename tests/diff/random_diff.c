@@ -3859,6 +3859,11 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
     char *fflush[] = {"FUNCTION", "FLUSH"};
     if (rc == 0 && probe_call(r, 2, sflush, NULL) != 0) rc = -1;
     if (rc == 0 && probe_call(r, 2, fflush, NULL) != 0) rc = -1;
+    /* so do ACL users and the ACL log (g_acl_setuser's users, AUTH's failures) */
+    char *deluser[] = {"ACL", "DELUSER", "u1", "u2", "u3"};
+    char *logreset[] = {"ACL", "LOG", "RESET"};
+    if (rc == 0 && probe_call(r, 5, deluser, NULL) != 0) rc = -1;
+    if (rc == 0 && probe_call(r, 3, logreset, NULL) != 0) rc = -1;
     char *sel[] = {"SELECT", "0"};
     if (!o->cluster && rc == 0 && probe_call(r, 2, sel, NULL) != 0) rc = -1;
     r->probe_db = 0;
