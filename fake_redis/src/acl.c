@@ -933,7 +933,7 @@ static void log_add(fr_client *c, int reason, int context, const char *obj, size
 {
     struct fri_acl *a = acl_get(c->srv);
     log_entry e = {1, reason, context, astr_new(obj, objlen, 0), astr_new(user, userlen, 0),
-                   {0}, c->now_ms ? c->now_ms : fr_clock_now(c->srv)};
+                   {0}, fr_clock_now(c->srv)};
     fri_buf b = {0};
     client_info(c, &b);
     e.cinfo = astr_new(b.p, b.len, 0);
