@@ -447,6 +447,8 @@ struct fri_command {
 
 /* Each module exports a table ending with a row whose name is NULL. */
 extern const fri_command fri_connection_commands[];
+extern const fri_command fri_command_commands[];      /* command.c: COMMAND */
+extern const fri_command fri_acl_commands[];          /* acl.c: ACL, AUTH */
 extern const fri_command fri_keyspace_commands[];
 extern const fri_command fri_multi_commands[];
 extern const fri_command fri_string_commands[];
@@ -464,8 +466,6 @@ extern const fri_command fri_object_commands[];       /* object.c: OBJECT, MEMOR
 extern const fri_command fri_eval_commands[];         /* eval.c: EVAL*, SCRIPT */
 extern const fri_command fri_function_commands[];     /* functions.c: FCALL*, FUNCTION */
 extern const fri_command fri_rdb_commands[];          /* rdb.c: DUMP, RESTORE */
-extern const fri_command fri_command_commands[];      /* command.c: COMMAND */
-extern const fri_command fri_acl_commands[];          /* acl.c: ACL, AUTH */
 
 /* ----- Statistics (stats.c) ---------------------------------------------------------- */
 

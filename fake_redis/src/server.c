@@ -17,13 +17,13 @@
 
 /* All command tables, in the order the coverage table lists them. */
 static const fri_command *const all_tables[] = {
-    fri_connection_commands, fri_keyspace_commands, fri_object_commands,
+    fri_connection_commands, fri_command_commands,  fri_acl_commands,
+    fri_keyspace_commands,   fri_object_commands,
     fri_string_commands,     fri_bitops_commands,
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
     fri_sort_commands,       fri_rdb_commands,      fri_stream_commands,
     fri_stream_group_commands, fri_pubsub_commands, fri_multi_commands, fri_cluster_commands,
-    fri_eval_commands,       fri_function_commands, fri_command_commands, fri_acl_commands,
-    NULL,
+    fri_eval_commands,       fri_function_commands, NULL,
 };
 
 /* ----- Configuration, clock and randomness --------------------------------------------- */
