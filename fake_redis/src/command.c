@@ -276,11 +276,7 @@ static void reply_ext_info(fr_client *c, const fri_ext_cmd *e)
                                ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n*0\r\n";
     reply_blob(c, rest, sizeof(rest) - 1);
     size_t idx[32], n = ext_subs(c->srv, e, idx, 32);
-    if (!n && !strchr(e->name, '|')) {
-        set_len(c, 0);
-        return;
-    }
-    if (!n) {
+    if (!n) { /* no subcommands: an empty set, as Redis's */
         set_len(c, 0);
         return;
     }

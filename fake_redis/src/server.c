@@ -242,7 +242,7 @@ typedef struct cmd_slot {
     const fri_command *cmd; /* NULL for a free slot */
 } cmd_slot;
 static cmd_slot cmd_table[CMD_TABLE_SIZE];
-static size_t cmd_table_count; /* top-level rows, what COMMAND COUNT answers */
+static size_t cmd_table_count; /* top-level rows of the fake's own table */
 static pthread_once_t cmd_table_once = PTHREAD_ONCE_INIT;
 
 /* ASCII upper-case letters of the 8 bytes in w to lower case, other bytes unchanged (a
