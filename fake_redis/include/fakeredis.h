@@ -76,7 +76,8 @@ fr_server *fr_server_new(const fr_config *cfg);
 void fr_server_free(fr_server *server);
 /* Makes the server what fr_server_new(cfg) makes, in place: every client is freed (their
  * pointers die), and the keyspace, clock, seed, scripts, Pub/Sub, blocked clients, fault
- * hooks, statistics and settings start again; the server pointer stays valid.  For a
+ * hooks, statistics, settings, ACL users and declared commands
+ * (fr_server_declare_command) start again; the server pointer stays valid.  For a
  * program that makes many short worlds in a row (a fuzzer), it saves the server's
  * allocation and lets the C library's heap serve the next world from what this one
  * used.  0, or -1 when out of memory (the server is then empty: fr_server_free it). */
@@ -218,7 +219,8 @@ void fr_client_pubsub_reset(fr_client *client);
  * after HELLO 3).  Redis's subscribed-mode rules depend on it (in RESP3 a subscribed
  * client may run any command and PING answers +PONG), and a script's own reply (EVAL*,
  * FCALL*) is written in it: RESP3 maps, sets, doubles, big numbers, verbatim strings,
- * booleans and nulls (fr_reply sees their RESP2 forms).  Every other reply, pushes
+ * booleans and nulls (fr_reply sees their RESP2 forms), and so are COMMAND's and ACL's maps
+ * and sets (command.c, acl.c).  Every other reply, pushes
  * included, is written as RESP2 bytes (a server converts them).  Returns 0, or -1 for
  * another number. */
 int fr_client_set_protocol(fr_client *client, int proto);
@@ -553,6 +555,47 @@ typedef struct fr_command_info {
  * end.  Rows and their strings are static: they stay valid for the life of the process. */
 size_t fr_command_count(void);
 const fr_command_info *fr_command_at(size_t i);
+
+/* ----- COMMAND metadata and ACL users --------------------------------------------------- */
+
+/* Declares a command the embedder answers itself (fakeredis-server's HELLO, CLIENT LIST,
+ * CONFIG GET ...): COMMAND, COUNT, LIST, INFO and DOCS then show it with Redis 7.0.15's
+ * metadata.  name is Redis's full name ("hello", "client|list"); 0, or -1 when Redis
+ * 7.0.15 has no such command. */
+int fr_server_declare_command(fr_server *server, const char *name);
+/* Declares a command of the embedder's that Redis does not have (fakeredis-server's
+ * FAKE.*; a subcommand as "fake.time|get"): COMMAND INFO and DOCS describe it when named
+ * (arity, summary), COMMAND, COUNT and LIST leave it out so they show Redis's set.
+ * 0, or -1 for a name Redis has or that is already declared. */
+int fr_server_declare_extension(fr_server *server, const char *name, int arity,
+                                const char *summary);
+/* AUTH [user] password as Redis checks it: 0 and the client is that user from now on,
+ * or -1 (unknown user, wrong password, user off), logged in the ACL log as an "auth"
+ * entry whose object is verb (the command's name as typed: "AUTH", "hello"; NULL:
+ * "AUTH").  user NULL means "default". */
+int fr_client_auth(fr_client *client, const char *verb, size_t vlen, const char *user,
+                   size_t ulen, const char *pass, size_t plen);
+/* The ACL check Redis makes before a command runs, for an embedder's own commands
+ * (fakeredis-server's CLIENT, CONFIG ...; the fake checks its own): 0 when client's user
+ * may run argv; else -1, the refusal is in the ACL log and err (cap bytes) holds the
+ * NOPERM error text without its '-'. */
+int fr_client_acl_check(fr_client *client, int argc, const char *const *argv,
+                        const size_t *argvlen, char *err, size_t cap);
+/* Whether an ACL user of that name exists ("default" always does). */
+int fr_server_has_user(fr_server *server, const char *name, size_t len);
+/* Whether the fake wants client's connection closed: its ACL user was deleted (ACL
+ * DELUSER closes the connections authenticated as it) or it ran QUIT. */
+int fr_client_closing(const fr_client *client);
+/* Whether the default user takes any password (nopass: AUTH <password> is refused). */
+int fr_server_default_nopass(fr_server *server);
+/* The name of the user client is authenticated as ("default" until AUTH). */
+const char *fr_client_user(fr_client *client, size_t *len);
+/* Redis's requirepass: sets the default user's only password, len bytes, binary safe
+ * (NULL or 0 bytes: nopass). */
+int fr_server_set_requirepass(fr_server *server, const char *pass, size_t len);
+/* Whether a new connection must authenticate first (Redis's authRequired): the default
+ * user has a password or is off. */
+int fr_server_auth_required(fr_server *server);
 
 /* Live keys of database db (0..15) and how many of them have a TTL, at the server's clock,
  * without expiring anything or counting a command (INFO keyspace).  0, or -1 for a bad db.

@@ -232,6 +232,7 @@ typedef struct fri_tunables {
 /* ----- Clients and server ----------------------------------------------------------- */
 
 typedef struct fri_command fri_command;
+typedef struct fri_acl_user fri_acl_user; /* acl.c */
 
 /* A command queued inside MULTI: its own copy of the arguments. */
 typedef struct fri_queued {
@@ -251,6 +252,8 @@ struct fr_client {
     fr_server *srv;
     fri_db *db;               /* the selected database */
     int resp;                 /* 2 (RESP3 comes with the server mode) */
+    struct fri_acl_user *user; /* the ACL user it is authenticated as; NULL: default */
+    int authenticated;        /* AUTH passed, or no password was needed when it was made */
     uint64_t id;
 
     /* The command being executed */
@@ -370,6 +373,14 @@ struct fr_server {
     int pre_command_oom;       /* the hook's answer when the last command started
                                   (Redis's pre_command_oom_state) */
     int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
+
+    /* COMMAND and ACL (command.c, acl.c); rows of cmd_meta_table.c, at most: */
+#define FRI_CMD_META_MAX 512
+    uint8_t cmd_declared[FRI_CMD_META_MAX]; /* metadata rows the embedder answers itself
+                                               (fr_server_declare_command) */
+    struct fri_ext_cmd *ext;   /* fr_server_declare_extension: its commands Redis lacks */
+    size_t n_ext;              /* entries in ext */
+    struct fri_acl *acl;       /* users, the ACL log (acl.c); NULL until first needed */
 };
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
@@ -437,6 +448,8 @@ struct fri_command {
 
 /* Each module exports a table ending with a row whose name is NULL. */
 extern const fri_command fri_connection_commands[];
+extern const fri_command fri_command_commands[];      /* command.c: COMMAND */
+extern const fri_command fri_acl_commands[];          /* acl.c: ACL, AUTH */
 extern const fri_command fri_keyspace_commands[];
 extern const fri_command fri_multi_commands[];
 extern const fri_command fri_string_commands[];
@@ -831,6 +844,10 @@ int fri_pubsub_gate(fr_client *c, const fri_command *cmd);
 int fri_pubsub_ping(fr_client *c);
 /* Drops every subscription of the client without a reply (disconnect, RESET). */
 void fri_pubsub_client_free(fr_client *c);
+/* Calls fn for each of c's subscriptions (kind 0 channel, 1 pattern, 2 shard channel)
+ * until it returns nonzero, which is returned (0 when none did). */
+int fri_pubsub_each(fr_client *c, int (*fn)(void *ctx, int kind, const char *p, size_t n),
+                    void *ctx);
 /* Frees the server's subscription tables (after its clients are gone). */
 void fri_pubsub_server_free(fr_server *s);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "command_int.h"
 #include "fr_int.h"
 
 /* The clients WATCHing one key of one db. */
@@ -256,6 +257,9 @@ static void exec_command(fr_client *c)
     for (size_t i = 0; i < n; i++) {
         c->argc = queue[i].argc;
         c->argv = queue[i].argv;
+        /* ACL rules may have changed since the command was queued (acl.c) */
+        if (c->srv->acl && fri_acl_exec_check(c, queue[i].cmd, queue[i].argc, queue[i].argv) < 0)
+            continue;
         fri_call(c, queue[i].cmd);
     }
     c->in_exec = 0;

@@ -232,6 +232,22 @@ static void unsubscribe_all(fr_client *c, int kind, int notify)
     free(names);
 }
 
+int fri_pubsub_each(fr_client *c, int (*fn)(void *ctx, int kind, const char *p, size_t n),
+                    void *ctx)
+{
+    if (!c->subs) return 0;
+    for (int k = 0; k < SUB_KINDS; k++) {
+        fri_dict *d = c->subs->names[k];
+        for (size_t i = 0; i < fri_dict_slots(d); i++) {
+            fri_dent *e = fri_dict_slot(d, i);
+            if (!e || !e->key) continue;
+            int r = fn(ctx, k, e->key->buf, e->key->len);
+            if (r) return r;
+        }
+    }
+    return 0;
+}
+
 int fr_client_set_protocol(fr_client *c, int proto)
 {
     if (proto != 2 && proto != 3) return -1;

@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "command_int.h"
 #include "fr_int.h"
 #include "script_int.h"
 
@@ -781,6 +782,8 @@ static const char *script_command_checked(fr_server *s, fri_scripting *sc,
     if ((cmd->flags & FRI_CMD_NOSCRIPT) || name_in(cmd->name, noscript_names))
         return "This Redis command is not allowed from script";
     if (!cmd->proc) return "Wrong number of args calling Redis command from script";
+    const char *acl_err = fri_acl_script_check(run->caller, lc, cmd); /* acl.c */
+    if (acl_err) return acl_err;
     int write = (cmd->flags & FRI_CMD_WRITE) != 0;
     if ((run->flags & FRI_RUN_READ_ONLY) && (write || name_in(cmd->name, may_replicate_names)))
         return "Write commands are not allowed from read-only scripts.";
@@ -1064,20 +1067,18 @@ static int redis_acl_check_cmd(lua_State *L)
             return lua_error(L);
         }
     }
-    size_t len;
-    const char *name = lua_tolstring(L, 1, &len);
-    const fri_command *cmd = fri_lookup_command(sc->lua_client->srv, name, len);
-    if (cmd && cmd->subcommands && argc >= 2) {
-        fri_arg a;
-        a.ptr = lua_tolstring(L, 2, &a.len);
-        cmd = fri_lookup_subcommand(cmd, &a);
-    }
+    /* the caller's ACL user, over every Redis command (acl.c) */
+    fri_arg small[8], *av = argc <= 8 ? small : malloc(sizeof(*av) * (size_t)argc);
+    if (!av) abort();
+    for (int j = 1; j <= argc; j++) av[j - 1].ptr = lua_tolstring(L, j, &av[j - 1].len);
+    int may = fri_acl_user_may(sc->run->caller, argc, av);
+    if (av != small) free(av);
     lua_settop(L, 0);
-    if (!cmd) {
+    if (may < 0) {
         push_error(L, "Invalid command passed to redis.acl_check_cmd()");
         return lua_error(L);
     }
-    lua_pushboolean(L, 1); /* the default user may run everything */
+    lua_pushboolean(L, may);
     return 1;
 }
 

@@ -11,12 +11,14 @@
 #include <strings.h>
 #include <time.h>
 
+#include "command_int.h"
 #include "fr_int.h"
 #include "reply_int.h"
 
 /* All command tables, in the order the coverage table lists them. */
 static const fri_command *const all_tables[] = {
-    fri_connection_commands, fri_keyspace_commands, fri_object_commands,
+    fri_connection_commands, fri_command_commands,  fri_acl_commands,
+    fri_keyspace_commands,   fri_object_commands,
     fri_string_commands,     fri_bitops_commands,
     fri_list_commands,       fri_hash_commands,     fri_set_commands,    fri_zset_commands,
     fri_sort_commands,       fri_rdb_commands,      fri_stream_commands,
@@ -243,7 +245,7 @@ typedef struct cmd_slot {
     const fri_command *cmd; /* NULL for a free slot */
 } cmd_slot;
 static cmd_slot cmd_table[CMD_TABLE_SIZE];
-static size_t cmd_table_count; /* top-level rows, what COMMAND COUNT answers */
+static size_t cmd_table_count; /* top-level rows of the fake's own table */
 static pthread_once_t cmd_table_once = PTHREAD_ONCE_INIT;
 
 /* ASCII upper-case letters of the 8 bytes in w to lower case, other bytes unchanged (a
@@ -305,8 +307,11 @@ static void build_cmd_table(void)
             cmd_table[j] = slot;
             cmd_table_count++;
             fri_stats_register_row(cmd);
-            for (const fri_command *sub = cmd->subcommands; sub && sub->name; sub++)
+            fri_meta_mark_builtin(cmd->name);
+            for (const fri_command *sub = cmd->subcommands; sub && sub->name; sub++) {
                 fri_stats_register_row(sub);
+                fri_meta_mark_builtin(sub->name);
+            }
         }
     }
 }
@@ -459,6 +464,8 @@ static void server_clear(fr_server *s)
     fri_exec_args_release(s);
     free(s->exec_args);
     fri_stats_free(s);
+    fri_command_meta_free(s);
+    fri_acl_free(s);
 }
 
 fr_server *fr_server_new(const fr_config *cfg)
@@ -499,6 +506,7 @@ fr_client *fr_client_new(fr_server *s)
     c->db = &s->db[0];
     c->resp = 2;
     c->id = s->next_client_id++;
+    c->authenticated = !fr_server_auth_required(s); /* Redis's createClient */
     s->redis_errno = EAGAIN; /* where redis-server's accept loop leaves errno */
     c->next = s->clients;
     if (s->clients) s->clients->prev = c;
@@ -723,6 +731,12 @@ static void process_command(fr_client *c)
         reject_arity(c);
         return;
     }
+    /* ACLs (acl.c), once any ACL command or AUTH ran; a no-multi command inside MULTI is
+     * refused as such first, as processCommand orders them */
+    if (s->acl && (fri_acl_noauth(c, cmd) < 0 || (!(c->in_multi && (cmd->flags &
+                                                                       FRI_CMD_NO_MULTI)) &&
+                                                 fri_acl_check(c, cmd) < 0)))
+        return;
     if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) {
         fri_stats_rejected(s, cmd);
         return;
@@ -894,24 +908,11 @@ static void time_command(fr_client *c)
     fri_reply_bulk_ll(c, (now % 1000) * 1000);
 }
 
-static void command_count_command(fr_client *c)
-{
-    fri_reply_ll(c, (long long)cmd_table_count);
-}
-
-static const fri_command command_subcommands[] = {
-    {"command|count", command_count_command, 2, FRI_CMD_LOADING | FRI_CMD_STALE, "server", 0,
-     0, 0, NULL, NULL},
-    {0},
-};
-
 const fri_command fri_connection_commands[] = {
     {"ping", ping_command, -1, FRI_CMD_FAST, "connection", 0, 0, 0, NULL, NULL},
     {"echo", echo_command, 2, FRI_CMD_FAST, "connection", 0, 0, 0, NULL, NULL},
     {"time", time_command, 1, FRI_CMD_FAST | FRI_CMD_LOADING | FRI_CMD_STALE, "server", 0, 0,
      0, NULL, NULL},
-    {"command", NULL, -1, FRI_CMD_CONTAINER | FRI_CMD_LOADING | FRI_CMD_STALE, "server", 0, 0,
-     0, NULL, command_subcommands},
     {"quit", NULL, -1, FRI_CMD_MULTI_CTL | FRI_CMD_FAST, "connection", 0, 0, 0, NULL, NULL},
     {0},
 };

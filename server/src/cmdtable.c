@@ -3,7 +3,8 @@
  *
  * The server needs its own view of the fake's rows to check what Redis checks before
  * authentication (an unknown name or a wrong arity is answered as such even before AUTH,
- * NOAUTH only after), and to answer COMMAND COUNT/INFO/DOCS/LIST for every command. */
+ * NOAUTH only after).  COMMAND is the fake's (command.c): the server declares its own
+ * commands to it (frs_cmdtable_declare), so COMMAND describes them too. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,14 +51,6 @@ static const frs_cmd host_rows[] = {
     {"config|resetstat", 2, 0, frs_cmd_config_resetstat, "server", NULL, 0, 0, 0, 0, 0},
     {"config|rewrite", 2, 0, frs_cmd_config_rewrite, "server", NULL, 0, 0, 0, 0, 0},
     {"config|help", 2, 0, frs_cmd_config_help, "server", NULL, 0, 0, 0, 0, 0},
-    /* COMMAND is a container that also runs alone (the whole table). */
-    {"command", -1, 0, frs_cmd_command, "server", NULL, 1, 0, 0, 0, 0},
-    {"command|count", 2, 0, frs_cmd_command_count, "server", NULL, 0, 0, 0, 0, 0},
-    {"command|info", -2, 0, frs_cmd_command_info, "server", NULL, 0, 0, 0, 0, 0},
-    {"command|docs", -2, 0, frs_cmd_command_docs, "server", NULL, 0, 0, 0, 0, 0},
-    {"command|list", -2, 0, frs_cmd_command_list, "server", NULL, 0, 0, 0, 0, 0},
-    {"command|getkeys", -3, 0, frs_cmd_command_getkeys, "server", NULL, 0, 0, 0, 0, 0},
-    {"command|help", 2, 0, frs_cmd_command_help, "server", NULL, 0, 0, 0, 0, 0},
     /* Control of the fake: a namespace Redis does not use (docs/server.md). */
     {"fake.time", -2, 0, NULL, "fake", NULL, 1, 0, 0, 0, 0},
     {"fake.time|get", 2, 0, frs_cmd_fake_time_get, "fake", NULL, 0, 0, 0, 0, 0},
@@ -77,8 +70,38 @@ static const frs_cmd host_rows[] = {
 /* The fake's rows the server replaces (its own versions above) */
 static int host_replaces(const char *name)
 {
-    return strcmp(name, "quit") == 0 || strncmp(name, "command|", 8) == 0 ||
-           strcmp(name, "command") == 0;
+    return strcmp(name, "quit") == 0 || strcmp(name, "auth") == 0;
+}
+
+/* What COMMAND DOCS says of the FAKE.* commands (fr_server_declare_extension). */
+static const struct { const char *name, *summary; } fake_summaries[] = {
+    {"fake.time", "Reads and moves the fake's clock."},
+    {"fake.time|get", "The fake's clock, Unix milliseconds."},
+    {"fake.time|set", "Sets the clock (virtual clock only)."},
+    {"fake.time|advance", "Moves the clock forward; answers the new reading."},
+    {"fake.fail", "Injects faults: commands that answer an error instead of running."},
+    {"fake.fail|nth", "The n-th command the fake executes from now answers an error."},
+    {"fake.fail|command", "Every command of a name answers an error."},
+    {"fake.fail|clear", "Removes every fault."},
+    {"fake.fail|fired", "How many faults have fired."},
+    {"fake.dump", "The canonical dump of the keyspace."},
+    {"fake.seed", "The seed the fake was started with."},
+    {"fake.published", "Every message PUBLISH sent, or clears that log."},
+    {"fake.help", "Describes the FAKE.* commands."},
+};
+
+void frs_cmdtable_declare(fr_server *fake)
+{
+    size_t nhost = sizeof(host_rows) / sizeof(host_rows[0]);
+    for (size_t i = 0; i < nhost; i++) {
+        const char *summary = NULL;
+        for (size_t k = 0; k < sizeof(fake_summaries) / sizeof(fake_summaries[0]); k++)
+            if (strcmp(fake_summaries[k].name, host_rows[i].name) == 0)
+                summary = fake_summaries[k].summary;
+        if (summary) fr_server_declare_extension(fake, host_rows[i].name, host_rows[i].arity,
+                                                 summary);
+        else fr_server_declare_command(fake, host_rows[i].name);
+    }
 }
 
 /* Commands allowed in RESP2 subscribed mode besides the server's flagged ones */
@@ -134,7 +157,9 @@ static void build(void)
             if (!seen) {
                 char *cname = strndup(fi->name, plen);
                 if (!cname) abort();
-                frs_cmd cont = {cname, -2, 0, NULL, fi->group, "", 1, 0, 0, 0, 0}; /* fake's */
+                /* COMMAND alone runs too (the fake answers it): arity -1 says so */
+                int arity = strcmp(cname, "command") == 0 ? -1 : -2;
+                frs_cmd cont = {cname, arity, 0, NULL, fi->group, "", 1, 0, 0, 0, 0}; /* fake's */
                 add_row(&cont);
             }
         }
@@ -181,8 +206,9 @@ const frs_cmd *frs_cmd_lookup(int argc, const char *const *argv, const size_t *a
     const frs_cmd *top = find(argv[0], argvlen[0]);
     if (!top || !top->is_container) return top;
     if (argc < 2) {
-        /* COMMAND alone is a command; any other bare container is an arity error */
-        if (top->proc) return top;
+        /* COMMAND alone is a command (arity -1); any other bare container is an arity
+         * error */
+        if (top->proc || top->arity == -1) return top;
         *container = top;
         return NULL;
     }

@@ -36,15 +36,13 @@ static void reply_help(frs_conn *c, const char *name, const char *const *lines)
 
 /* ----- Authentication and the connection -------------------------------------------- */
 
-/* Redis's ACLAuthenticateUser for the one user there is, "default": 1 when the pair is
- * right (any password when no password is set). */
-static int check_credentials(frs_conn *c, const char *user, size_t ulen, const char *pass,
-                             size_t plen)
+/* Redis's ACLAuthenticateUser against the fake's ACL users (acl.c): 1 when the pair is
+ * right, and the connection's fake client is that user from now on; a failure is in
+ * the ACL log under verb (AUTH or HELLO as typed). */
+static int check_credentials(frs_conn *c, const char *verb, size_t vlen, const char *user,
+                             size_t ulen, const char *pass, size_t plen)
 {
-    if (!arg_is(user, ulen, "default")) return 0;
-    const char *want = c->srv->requirepass;
-    if (!want || !want[0]) return 1;
-    return strlen(want) == plen && memcmp(want, pass, plen) == 0;
+    return fr_client_auth(c->fc, verb, vlen, user, ulen, pass, plen) == 0;
 }
 
 /* AUTH [user] pass: +OK, WRONGPASS, or the no-password error of 7.0. */
@@ -57,7 +55,7 @@ void frs_cmd_auth(frs_conn *c, int argc, const char *const *argv, const size_t *
     const char *user = "default", *pass = argv[1];
     size_t ulen = 7, plen = argvlen[1];
     if (argc == 2) {
-        if (!c->srv->requirepass || !c->srv->requirepass[0]) {
+        if (fr_server_default_nopass(c->srv->fake)) {
             frs_reply_error(c, "ERR AUTH <password> called without any password configured "
                                "for the default user. Are you sure your configuration is "
                                "correct?");
@@ -69,7 +67,7 @@ void frs_cmd_auth(frs_conn *c, int argc, const char *const *argv, const size_t *
         pass = argv[2];
         plen = argvlen[2];
     }
-    if (check_credentials(c, user, ulen, pass, plen)) {
+    if (check_credentials(c, argv[0], argvlen[0], user, ulen, pass, plen)) {
         c->authed = 1;
         c->in.auth_required = 0;
         frs_reply_ok(c);
@@ -135,15 +133,15 @@ void frs_cmd_hello(frs_conn *c, int argc, const char *const *argv, const size_t 
         }
     }
     if (auth_at) {
-        if (!check_credentials(c, argv[auth_at], argvlen[auth_at], argv[auth_at + 1],
-                               argvlen[auth_at + 1])) {
+        if (!check_credentials(c, argv[0], argvlen[0], argv[auth_at], argvlen[auth_at],
+                               argv[auth_at + 1], argvlen[auth_at + 1])) {
             frs_reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
             return;
         }
         c->authed = 1;
         c->in.auth_required = 0;
     }
-    if (c->srv->requirepass && c->srv->requirepass[0] && !c->authed) {
+    if (!c->authed && fr_server_auth_required(c->srv->fake)) {
         frs_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
                            "otherwise the HELLO AUTH <user> <pass> option can be used "
                            "to authenticate the client and select the RESP protocol version "
@@ -206,7 +204,7 @@ void frs_cmd_reset(frs_conn *c, int argc, const char *const *argv, const size_t 
     c->resp = 2;
     set_name(c, NULL, 0);
     c->reply_mode = 0;
-    c->authed = !(srv->requirepass && srv->requirepass[0]);
+    c->authed = !fr_server_auth_required(srv->fake);
     c->in.auth_required = !c->authed;
     frs_reply_status(c, "RESET");
 }
@@ -453,7 +451,7 @@ void frs_cmd_client_kill(frs_conn *c, int argc, const char *const *argv, const s
             return;
         }
     }
-    if (user && !arg_is(user, userlen, "default")) {
+    if (user && !fr_server_has_user(srv->fake, user, userlen)) {
         frs_reply_errorf(c, "ERR No such user '%.*s'", (int)userlen, user);
         return;
     }
@@ -466,6 +464,11 @@ void frs_cmd_client_kill(frs_conn *c, int argc, const char *const *argv, const s
             continue;
         if (laddr && !(strlen(o->laddr) == laddrlen && memcmp(o->laddr, laddr, laddrlen) == 0))
             continue;
+        if (user) {
+            size_t ol;
+            const char *on = fr_client_user(o->fc, &ol);
+            if (ol != userlen || memcmp(on, user, ol) != 0) continue;
+        }
         if (o == c && skipme) continue;
         if (o->close_asap) continue;
         killed++;
@@ -598,230 +601,3 @@ void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const s
     reply_help(c, "CLIENT", lines);
 }
 
-/* ----- COMMAND ----------------------------------------------------------------------- */
-
-/* The flag words of a row, as COMMAND INFO lists them. */
-static void reply_flags(frs_conn *c, const frs_cmd *cmd)
-{
-    char words[16][24];
-    int n = 0;
-    if (cmd->fake_flags) {
-        const char *p = cmd->fake_flags;
-        while (*p && n < 15) {
-            while (*p == ' ') p++;
-            size_t k = strcspn(p, " ");
-            if (!k) break;
-            snprintf(words[n++], sizeof(words[0]), "%.*s", (int)k, p);
-            p += k;
-        }
-        if (cmd->movable_keys) snprintf(words[n++], sizeof(words[0]), "movablekeys");
-    } else {
-        if (cmd->flags & FRS_CMD_NOAUTH) snprintf(words[n++], sizeof(words[0]), "no_auth");
-        snprintf(words[n++], sizeof(words[0]), "loading");
-        snprintf(words[n++], sizeof(words[0]), "stale");
-    }
-    frs_reply_set(c, n);
-    for (int i = 0; i < n; i++) frs_reply_status(c, words[i]);
-}
-
-/* One COMMAND INFO entry (RESP2 arrays, RESP3 sets where 7.0 uses them). */
-static void reply_command_info(frs_conn *c, const frs_cmd *cmd)
-{
-    frs_reply_array(c, 10);
-    frs_reply_bulk_cstr(c, cmd->name);
-    frs_reply_ll(c, cmd->arity);
-    reply_flags(c, cmd);
-    frs_reply_ll(c, cmd->first_key);
-    frs_reply_ll(c, cmd->last_key);
-    frs_reply_ll(c, cmd->key_step);
-    char cat[48];
-    snprintf(cat, sizeof(cat), "@%s", strcmp(cmd->group, "sorted-set") == 0 ? "sortedset"
-                                      : strcmp(cmd->group, "generic") == 0   ? "keyspace"
-                                      : strcmp(cmd->group, "server") == 0    ? "admin"
-                                                                             : cmd->group);
-    int fast = cmd->fake_flags && strstr(cmd->fake_flags, "fast") != NULL;
-    frs_reply_set(c, fast ? 2 : 1);
-    frs_reply_status(c, cat);
-    if (fast) frs_reply_status(c, "@fast");
-    frs_reply_set(c, 0); /* tips */
-    frs_reply_array(c, 0); /* key specs */
-    /* subcommands */
-    if (!cmd->is_container) {
-        frs_reply_array(c, 0);
-        return;
-    }
-    size_t nl = strlen(cmd->name), nsub = 0;
-    for (size_t i = 0; i < frs_cmd_count(); i++) {
-        const frs_cmd *s = frs_cmd_at(i);
-        if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|') nsub++;
-    }
-    frs_reply_array(c, (long)nsub);
-    for (size_t i = 0; i < frs_cmd_count(); i++) {
-        const frs_cmd *s = frs_cmd_at(i);
-        if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|')
-            reply_command_info(c, s);
-    }
-}
-
-/* The top-level row named p[0..n), or NULL. */
-static const frs_cmd *find_top(const char *p, size_t n)
-{
-    const frs_cmd *container;
-    const char *argv[1] = {p};
-    size_t lens[1] = {n};
-    const frs_cmd *cmd = frs_cmd_lookup(1, argv, lens, &container);
-    return cmd ? cmd : container;
-}
-
-/* COMMAND: every top-level command's entry. */
-void frs_cmd_command(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
-{
-    frs_reply_array(c, (long)frs_cmd_toplevel_count());
-    for (size_t i = 0; i < frs_cmd_count(); i++) {
-        const frs_cmd *cmd = frs_cmd_at(i);
-        if (!strchr(cmd->name, '|')) reply_command_info(c, cmd);
-    }
-}
-
-/* COMMAND COUNT: top-level commands, the fake's and the server's. */
-void frs_cmd_command_count(frs_conn *c, int argc, const char *const *argv,
-                           const size_t *argvlen)
-{
-    frs_reply_ll(c, (long long)frs_cmd_toplevel_count());
-}
-
-/* COMMAND INFO [name ...]: an entry or a null per name. */
-void frs_cmd_command_info(frs_conn *c, int argc, const char *const *argv,
-                          const size_t *argvlen)
-{
-    if (argc == 2) {
-        frs_cmd_command(c, argc, argv, argvlen);
-        return;
-    }
-    frs_reply_array(c, argc - 2);
-    for (int i = 2; i < argc; i++) {
-        const frs_cmd *cmd = find_top(argv[i], argvlen[i]);
-        if (cmd) reply_command_info(c, cmd);
-        else frs_reply_null(c);
-    }
-}
-
-/* COMMAND GETKEYS command arg...: the keys the command would use, as Redis's
- * getKeysSubcommand answers (the fake's key specs; the server's own commands have none). */
-void frs_cmd_command_getkeys(frs_conn *c, int argc, const char *const *argv,
-                             const size_t *argvlen)
-{
-    const frs_cmd *container = NULL;
-    const frs_cmd *cmd = frs_cmd_lookup(argc - 2, argv + 2, argvlen + 2, &container);
-    if (!cmd) {
-        frs_reply_error(c, "ERR Invalid command specified");
-        return;
-    }
-    if (!cmd->first_key && !cmd->movable_keys) {
-        frs_reply_error(c, "ERR The command has no key arguments");
-        return;
-    }
-    int n = argc - 2;
-    if ((cmd->arity > 0 && cmd->arity != n) || n < -cmd->arity) {
-        frs_reply_error(c, "ERR Invalid number of arguments specified for command");
-        return;
-    }
-    int *keys = malloc(sizeof(int) * (size_t)n);
-    if (!keys) abort();
-    int k = fr_command_keys(c->srv->fake, n, argv + 2, argvlen + 2, keys, n);
-    if (k <= 0) {
-        /* EVAL, FCALL ... may name no key (Redis's no-mandatory-keys) */
-        if (cmd->movable_keys) frs_reply_array(c, 0);
-        else frs_reply_error(c, "ERR Invalid arguments specified for command");
-    } else {
-        frs_reply_array(c, k);
-        for (int i = 0; i < k; i++) frs_reply_bulk(c, argv[2 + keys[i]], argvlen[2 + keys[i]]);
-    }
-    free(keys);
-}
-
-/* One COMMAND DOCS name/value pair: summary, since, group, subcommands. */
-static void reply_command_docs(frs_conn *c, const frs_cmd *cmd)
-{
-    frs_reply_bulk_cstr(c, cmd->name);
-    size_t nl = strlen(cmd->name), nsub = 0;
-    if (cmd->is_container)
-        for (size_t i = 0; i < frs_cmd_count(); i++) {
-            const frs_cmd *s = frs_cmd_at(i);
-            if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|') nsub++;
-        }
-    frs_reply_map(c, nsub ? 4 : 3);
-    frs_reply_bulk_cstr(c, "summary");
-    frs_reply_bulk_cstr(c, cmd->fake_flags ? "Served by the fake (see docs/fake_redis.md)"
-                                           : "Answered by fakeredis-server (see docs/server.md)");
-    frs_reply_bulk_cstr(c, "since");
-    frs_reply_bulk_cstr(c, "1.0.0");
-    frs_reply_bulk_cstr(c, "group");
-    frs_reply_bulk_cstr(c, cmd->group);
-    if (nsub) {
-        frs_reply_bulk_cstr(c, "subcommands");
-        frs_reply_map(c, (long)nsub);
-        for (size_t i = 0; i < frs_cmd_count(); i++) {
-            const frs_cmd *s = frs_cmd_at(i);
-            if (strncmp(s->name, cmd->name, nl) == 0 && s->name[nl] == '|')
-                reply_command_docs(c, s);
-        }
-    }
-}
-
-/* COMMAND DOCS [name ...]: a map of the names known. */
-void frs_cmd_command_docs(frs_conn *c, int argc, const char *const *argv,
-                          const size_t *argvlen)
-{
-    if (argc == 2) {
-        frs_reply_map(c, (long)frs_cmd_toplevel_count());
-        for (size_t i = 0; i < frs_cmd_count(); i++) {
-            const frs_cmd *cmd = frs_cmd_at(i);
-            if (!strchr(cmd->name, '|')) reply_command_docs(c, cmd);
-        }
-        return;
-    }
-    long n = 0;
-    for (int i = 2; i < argc; i++) n += find_top(argv[i], argvlen[i]) != NULL;
-    frs_reply_map(c, n);
-    for (int i = 2; i < argc; i++) {
-        const frs_cmd *cmd = find_top(argv[i], argvlen[i]);
-        if (cmd) reply_command_docs(c, cmd);
-    }
-}
-
-/* COMMAND LIST: every name, subcommands included. */
-void frs_cmd_command_list(frs_conn *c, int argc, const char *const *argv,
-                          const size_t *argvlen)
-{
-    if (argc != 2) {
-        /* FILTERBY MODULE|ACLCAT|PATTERN: only PATTERN means anything here */
-        if (argc != 5 || !arg_is(argv[2], argvlen[2], "filterby")) {
-            frs_reply_error(c, "ERR syntax error");
-            return;
-        }
-    }
-    frs_reply_array(c, (long)frs_cmd_count());
-    for (size_t i = 0; i < frs_cmd_count(); i++) frs_reply_bulk_cstr(c, frs_cmd_at(i)->name);
-}
-
-/* COMMAND HELP. */
-void frs_cmd_command_help(frs_conn *c, int argc, const char *const *argv,
-                          const size_t *argvlen)
-{
-    static const char *const lines[] = {
-        "(no subcommand)", "    Return details about all Redis commands.",
-        "COUNT", "    Return the total number of commands in this Redis server.",
-        "LIST", "    Return a list of all commands in this Redis server.",
-        "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
-        "    If no command names are given, documentation details for all",
-        "    commands are returned.",
-        "DOCS [<command-name> ...]",
-        "    Return documentation details about multiple Redis commands.",
-        "    If no command names are given, documentation details for all",
-        "    commands are returned.",
-        "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-        NULL,
-    };
-    reply_help(c, "COMMAND", lines);
-}

@@ -357,6 +357,8 @@ static void apply(frs_server *srv, const char *name, const char *value, const ch
     } else if (!strcmp(name, "requirepass")) {
         free(srv->requirepass);
         srv->requirepass = value[0] ? strdup(value) : NULL;
+        if (srv->fake)
+            fr_server_set_requirepass(srv->fake, value, strlen(value)); /* binary: below */
         frs_apply_limits(srv);
     } else if (!strcmp(name, "maxmemory")) {
         srv->maxmemory = strtoull(value, NULL, 10);
@@ -607,6 +609,9 @@ void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const si
     for (int p = 0; p < npairs; p++) {
         set_value(&srv->params[idx[p]], norm[p]);
         apply(srv, defs[idx[p]].name, norm[p], raw[p]);
+        /* the default user's password is binary safe (a NUL byte included) */
+        if (!strcmp(defs[idx[p]].name, "requirepass"))
+            fr_server_set_requirepass(srv->fake, argv[3 + 2 * p], argvlen[3 + 2 * p]);
     }
     free(raw);
     free(idx);

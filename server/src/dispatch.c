@@ -13,10 +13,11 @@
 
 #include "frs.h"
 
-/* Redis's authRequired(): a password is set and this connection has not given it. */
+/* Redis's authRequired(): the default user has a password (or is off) and this
+ * connection has not authenticated (ACLs live in the fake: acl.c). */
 static int auth_required(const frs_conn *c)
 {
-    return c->srv->requirepass && c->srv->requirepass[0] && !c->authed;
+    return !c->authed && fr_server_auth_required(c->srv->fake);
 }
 
 /* Redis's arity rule: n exactly, -n at least n. */
@@ -234,6 +235,14 @@ static void run_fake(frs_conn *c, int argc, const char *const *argv, const size_
             c->reply_keep = c->out.len - c->out.sent;
     }
     if (!fr_client_in_multi(c->fc) && c->queue_len) queue_clear(c);
+    /* ACL DELUSER closes the connections of the users it deleted, this one after its
+     * reply (Redis's ACLFreeUserAndKillClients) */
+    if (argvlen[0] == 3 && strncasecmp(argv[0], "acl", 3) == 0)
+        for (frs_conn *o = c->srv->conns; o; o = o->next)
+            if (fr_client_closing(o->fc)) {
+                if (o == c) frs_conn_close_after_reply(o);
+                else frs_conn_kill(o);
+            }
     frs_drain_fake_events(c->srv, c);
 }
 
@@ -312,6 +321,14 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
         flag_transaction(c);
         reject(c, cmd->name);
         frs_reply_error(c, "ERR Command not allowed inside a transaction");
+        return;
+    }
+    /* the ACLs live in the fake (acl.c); it checks the server's commands too */
+    char acl_err[256];
+    if (fr_client_acl_check(c->fc, argc, argv, argvlen, acl_err, sizeof(acl_err)) < 0) {
+        if (in_multi) flag_transaction(c);
+        reject(c, cmd->name);
+        frs_reply_error(c, acl_err);
         return;
     }
     if (srv->maxmemory && refuse_oom(c, cmd)) return;

@@ -306,6 +306,8 @@ typedef struct frs_cmd {
 
 /* Builds the table (the fake's rows and the server's); idempotent. */
 void frs_cmdtable_init(void);
+/* Tells the fake which commands the server answers itself, so COMMAND shows them. */
+void frs_cmdtable_declare(fr_server *fake);
 /* The row for argv (a container's subcommand when argv[1] names one), or NULL when the
  * name is unknown; *container is set to the container row when argv[0] is one whose
  * subcommand argv[1] is unknown or missing. */
@@ -328,8 +330,7 @@ frs_cmd_proc frs_cmd_client_setname, frs_cmd_client_getname, frs_cmd_client_id,
     frs_cmd_client_getredir, frs_cmd_client_pause, frs_cmd_client_unpause;
 frs_cmd_proc frs_cmd_config_get, frs_cmd_config_set, frs_cmd_config_resetstat,
     frs_cmd_config_rewrite, frs_cmd_config_help;
-frs_cmd_proc frs_cmd_command, frs_cmd_command_count, frs_cmd_command_info,
-    frs_cmd_command_docs, frs_cmd_command_list, frs_cmd_command_help, frs_cmd_command_getkeys;
+
 frs_cmd_proc frs_cmd_fake_time_get, frs_cmd_fake_time_set, frs_cmd_fake_time_advance,
     frs_cmd_fake_fail_nth, frs_cmd_fake_fail_command, frs_cmd_fake_fail_clear,
     frs_cmd_fake_fail_fired, frs_cmd_fake_dump, frs_cmd_fake_seed,

@@ -523,15 +523,18 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
     int64_t now = frs_mono_ms();
     size_t qbuf = rr_pending(&c->in);
     size_t pend = frs_obuf_pending(&c->out);
+    size_t ulen;
+    const char *user = fr_client_user(c->fc, &ulen); /* its ACL user (the fake's acl.c) */
     snprintf(buf, cap,
              "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
              "sub=%d psub=0 ssub=0 multi=%ld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
              "rbs=%zu rbp=0 obl=%zu oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s "
-             "user=default redir=-1 resp=%d",
+             "user=%.*s redir=-1 resp=%d",
              (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
              (long long)(now - c->ctime_ms) / 1000, (long long)(now - c->last_ms) / 1000,
              flags, fr_client_db(c->fc), subs,
              fr_client_in_multi(c->fc) ? (long)c->queue_len : -1L, qbuf,
              c->in.cap > c->in.len ? c->in.cap - c->in.len : 0, c->in.cap, pend, pend,
-             c->in.cap + c->out.cap, c->want_write ? "w" : "", c->last_cmd, c->resp);
+             c->in.cap + c->out.cap, c->want_write ? "w" : "", c->last_cmd, (int)ulen, user,
+             c->resp);
 }

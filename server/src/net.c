@@ -148,7 +148,7 @@ int64_t frs_mono_ms(void)
 
 static int auth_needed(const frs_server *srv, const frs_conn *c)
 {
-    return srv->requirepass && srv->requirepass[0] && !c->authed;
+    return fr_server_auth_required(srv->fake) && !c->authed;
 }
 
 void frs_apply_limits(frs_server *srv)
@@ -431,7 +431,7 @@ static void accept_on(frs_server *srv, listener *l)
         c->id = srv->next_id++;
         c->resp = 2;
         c->is_unix = l->is_unix;
-        c->authed = !(srv->requirepass && srv->requirepass[0]);
+        c->authed = !fr_server_auth_required(srv->fake); /* the default user's ACL */
         c->ctime_ms = c->last_ms = frs_mono_ms();
         c->last_cmd = "NULL";
         rr_init(&c->in);
@@ -588,6 +588,9 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
         return -1;
     }
     if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
+    frs_cmdtable_declare(srv->fake);
+    if (srv->requirepass)
+        fr_server_set_requirepass(srv->fake, srv->requirepass, strlen(srv->requirepass));
     /* commandstats' usec and latencystats are measured, as redis-server measures them */
     fr_stats_set_clock(srv->fake, frs_mono_us, NULL);
 

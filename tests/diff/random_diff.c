@@ -1093,6 +1093,160 @@ static void g_command_count(gen *g) {
     else { word(g, "count"); a(g, "x"); a(g, "y"); }
     finish_ex(g, CMP_EXACT, 1);
 }
+/* COMMAND GETKEYS[ANDFLAGS] of a command another generator draws (its other steps, if
+ * any, run as they are): the key specs and getkeys functions on every shape of every
+ * command, errors included (a broken arity, an unknown subcommand). */
+static void g_command_getkeys_of(gen *g, const char *sub) {
+    const gen_entry *e;
+    do e = g->live[rnd(g, g->nlive)].e;
+    while (!strncmp(e->name, "command|", 8));
+    size_t before = g->qlen;
+    e->fn(g);
+    if (g->qlen == before) return;
+    step *last = &g->queue[g->qhead + g->qlen - 1];
+    step wrapped = *last;
+    memset(&g->cur, 0, sizeof g->cur);
+    g->cur.client = wrapped.client;
+    word(g, "command");
+    word(g, sub);
+    for (int i = 0; i < wrapped.argc; i++) add_arg(g, wrapped.argv[i], wrapped.lens[i]);
+    step_free(last);
+    g->qlen--;
+    finish_ex(g, CMP_EXACT, 1);
+}
+static void g_command_getkeys(gen *g) { g_command_getkeys_of(g, "getkeys"); }
+static void g_command_getkeysandflags(gen *g) { g_command_getkeys_of(g, "getkeysandflags"); }
+/* COMMAND INFO / DOCS of commands the fake has: a container's subcommands come in
+ * Redis's seeded order, so those replies are compared as multisets. */
+static void g_command_info_of(gen *g, const char *sub) {
+    begin(g, "command");
+    word(g, sub);
+    int n = 1 + (int)rnd(g, 3), sorted = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = g->live[rnd(g, g->nlive)].e->name;
+        const char *bar = strchr(name, '|');
+        if (bar && chance(g, 50)) {
+            af(g, "%.*s", (int)(bar - name), name); /* the container */
+            sorted = 1;
+        } else {
+            a(g, chance(g, 5) ? "nosuchcommand" : name);
+        }
+    }
+    finish_ex(g, sorted ? CMP_SORTED : CMP_EXACT, 1);
+}
+static void g_command_info(gen *g) { g_command_info_of(g, "info"); }
+static void g_command_docs(gen *g) { g_command_info_of(g, "docs"); }
+static void g_command_list(gen *g) {
+    /* patterns that match only commands the fake has (Redis's others would be missing) */
+    static const char *const pats[] = {"x*", "acl*", "s?t", "z*", "nosuch*", "l[ips]*"};
+    static const char *const cats[] = {"string", "list", "stream", "hash", "set", "sortedset",
+                                       "bitmap", "transaction", "scripting", "nosuch"};
+    begin(g, "command");
+    word(g, "list");
+    word(g, "filterby");
+    if (chance(g, 50)) {
+        word(g, "pattern");
+        a(g, pats[rnd(g, NELEM(pats))]);
+    } else {
+        word(g, "aclcat");
+        a(g, cats[rnd(g, NELEM(cats))]);
+    }
+    finish_ex(g, CMP_SORTED, 0);
+}
+static void g_command_help(gen *g) {
+    begin(g, "command");
+    word(g, "help");
+    if (chance(g, 5)) a(g, "extra");
+    finish_ex(g, CMP_EXACT, 1); /* not bare COMMAND: the whole table, which the fake lacks */
+}
+
+/* ACL: users u1..u3 made from category, key and channel rules (never more than one single
+ * command, whose order Redis's seeded dict would decide), DRYRUN of what other
+ * generators draw, the errors of every subcommand.  Nobody authenticates as them, so the
+ * other generators keep running as the default user. */
+static const char *const ACL_USERS[] = {"u1", "u2", "u3", "default", "nosuch"};
+static const char *const ACL_RULES[] = {
+    "on", "off", "nopass", "resetpass", ">pw", "<pw", "~k*", "%R~s*", "%W~l*", "%RW~h*",
+    "allkeys", "resetkeys", "&ch*", "allchannels", "resetchannels", "+@read", "-@write",
+    "+@string", "-@dangerous", "+@all", "-@all", "nocommands", "allcommands", "+@nosuch",
+    "+nosuch", "bad", "(~x* +@list)", "clearselectors", "reset", "~*", "&*"};
+static void g_acl_setuser(gen *g) {
+    begin(g, "acl");
+    word(g, "setuser");
+    a(g, ACL_USERS[rnd(g, 3)]);
+    int n = (int)rnd(g, 4);
+    for (int i = 0; i < n; i++) a(g, ACL_RULES[rnd(g, NELEM(ACL_RULES))]);
+    if (chance(g, 10)) a(g, "+get");
+    finish_ex(g, CMP_EXACT, 1);
+}
+static void g_acl_dryrun(gen *g) {
+    const gen_entry *e;
+    do e = g->live[rnd(g, g->nlive)].e;
+    while (!strncmp(e->name, "acl|", 4) || !strncmp(e->name, "command|", 8));
+    size_t before = g->qlen;
+    e->fn(g);
+    if (g->qlen == before) return;
+    step *last = &g->queue[g->qhead + g->qlen - 1];
+    step wrapped = *last;
+    memset(&g->cur, 0, sizeof g->cur);
+    g->cur.client = wrapped.client;
+    word(g, "acl");
+    word(g, "dryrun");
+    a(g, ACL_USERS[rnd(g, NELEM(ACL_USERS))]);
+    for (int i = 0; i < wrapped.argc; i++) add_arg(g, wrapped.argv[i], wrapped.lens[i]);
+    step_free(last);
+    g->qlen--;
+    finish_ex(g, CMP_EXACT, 1);
+}
+static void g_acl_simple(gen *g, const char *sub, cmp_mode mode) {
+    begin(g, "acl");
+    word(g, sub);
+    finish(g, mode);
+}
+static void g_acl_whoami(gen *g) { g_acl_simple(g, "whoami", CMP_EXACT); }
+static void g_acl_users(gen *g) { g_acl_simple(g, "users", CMP_EXACT); }
+static void g_acl_help(gen *g) { g_acl_simple(g, "help", CMP_EXACT); }
+static void g_acl_save(gen *g) { g_acl_simple(g, chance(g, 50) ? "save" : "load", CMP_EXACT); }
+static void g_acl_cat(gen *g) {
+    static const char *const cats[] = {"read", "write", "geo", "keyspace", "nosuch", "Admin"};
+    begin(g, "acl");
+    word(g, "cat");
+    if (chance(g, 70)) a(g, cats[rnd(g, NELEM(cats))]);
+    finish(g, CMP_SORTED);
+}
+static void g_acl_genpass(gen *g) {
+    static const char *const bits[] = {"1", "4", "5", "256", "4096", "0", "-3", "4097", "x"};
+    begin(g, "acl");
+    word(g, "genpass");
+    if (chance(g, 70)) a(g, bits[rnd(g, NELEM(bits))]);
+    finish(g, CMP_FIRSTLINE); /* the password itself is random on both sides */
+}
+static void g_acl_deluser(gen *g) {
+    begin(g, "acl");
+    word(g, "deluser");
+    int n = 1 + (int)rnd(g, 2);
+    for (int i = 0; i < n; i++) a(g, ACL_USERS[rnd(g, NELEM(ACL_USERS))]);
+    finish_ex(g, CMP_EXACT, 1);
+}
+static void g_acl_log(gen *g) {
+    begin(g, "acl");
+    word(g, "log");
+    int r = (int)rnd(g, 4);
+    if (r == 0) word(g, "reset");
+    else if (r == 1) a(g, "x");
+    finish_ex(g, r == 0 || r == 1 ? CMP_EXACT : CMP_ARRLEN, 1); /* ages and client lines */
+}
+/* AUTH that never changes the user: wrong pairs, or default (nopass) */
+static void g_auth(gen *g) {
+    begin(g, "auth");
+    int r = (int)rnd(g, 4);
+    if (r == 0) a(g, "pw");
+    else if (r == 1) { a(g, "default"); a(g, "any"); }
+    else if (r == 2) { a(g, ACL_USERS[rnd(g, 3)]); a(g, "nope"); }
+    else { a(g, "a"); a(g, "b"); a(g, "c"); }
+    finish_ex(g, CMP_EXACT, 1);
+}
+
 static void g_cluster_keyslot(gen *g) {
     begin(g, "cluster");
     int r = (int)rnd(g, 10);
@@ -2567,6 +2721,16 @@ static const gen_entry GENERATORS[] = {
     {"swapdb", g_swapdb, 3, 0}, {"select", g_select, 6, 0}, {"ping", g_ping, 5, 0},
     {"echo", g_echo, 5, 0}, {"time", g_time, 3, 0}, {"quit", g_quit, 1, 1},
     {"publish", g_publish, 5, 0}, {"command|count", g_command_count, 3, 0},
+    {"command|getkeys", g_command_getkeys, 8, 1},
+    {"command|getkeysandflags", g_command_getkeysandflags, 8, 1},
+    {"command|info", g_command_info, 4, 1}, {"command|docs", g_command_docs, 3, 1},
+    {"command|list", g_command_list, 2, 1}, {"command|help", g_command_help, 1, 0},
+    {"acl|setuser", g_acl_setuser, 5, 0}, {"acl|dryrun", g_acl_dryrun, 8, 1},
+    {"acl|whoami", g_acl_whoami, 1, 0}, {"acl|users", g_acl_users, 2, 0},
+    {"acl|help", g_acl_help, 1, 0}, {"acl|save", g_acl_save, 1, 0},
+    {"acl|load", g_acl_save, 1, 0}, {"acl|cat", g_acl_cat, 2, 0},
+    {"acl|genpass", g_acl_genpass, 2, 0}, {"acl|deluser", g_acl_deluser, 2, 0},
+    {"acl|log", g_acl_log, 2, 0}, {"auth", g_auth, 2, 0},
     {"cluster|keyslot", g_cluster_keyslot, 5, 0},
     /* scripting */
     {"eval", g_eval, 20, 0}, {"evalsha", g_evalsha, 10, 0}, {"eval_ro", g_eval_ro, 5, 0},
@@ -3878,6 +4042,11 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
     char *fflush[] = {"FUNCTION", "FLUSH"};
     if (rc == 0 && probe_call(r, 2, sflush, NULL) != 0) rc = -1;
     if (rc == 0 && probe_call(r, 2, fflush, NULL) != 0) rc = -1;
+    /* so do ACL users and the ACL log (g_acl_setuser's users, AUTH's failures) */
+    char *deluser[] = {"ACL", "DELUSER", "u1", "u2", "u3"};
+    char *logreset[] = {"ACL", "LOG", "RESET"};
+    if (rc == 0 && probe_call(r, 5, deluser, NULL) != 0) rc = -1;
+    if (rc == 0 && probe_call(r, 3, logreset, NULL) != 0) rc = -1;
     char *sel[] = {"SELECT", "0"};
     if (!o->cluster && rc == 0 && probe_call(r, 2, sel, NULL) != 0) rc = -1;
     r->probe_db = 0;

@@ -26,6 +26,9 @@
 #   --skiptest NAME           skip the test NAME on both servers (repeatable;
 #                             the suite's own --skiptest), e.g. a test that
 #                             needs ACL SETUSER
+#   --baseport N              the suite's own --baseport (its test server
+#                             listens at N-32): another port range when
+#                             several runs share the machine
 #
 # With no files, the fifteen files issue 13 names. Tests needing what an
 # external server cannot give (DEBUG, replication, SAVE, ...) are left out
@@ -68,6 +71,7 @@ while [[ $# -gt 0 ]]; do
     --unskip) unskip+=("$2"); shift 2 ;;
     --timeout) test_timeout="$2"; shift 2 ;;
     --skiptest) skips+=(--skiptest "$2"); shift 2 ;;
+    --baseport) skips+=(--baseport "$2"); shift 2 ;;
     unit/*) files+=("$1"); shift ;;
     *) die "unknown argument: $1" ;;
     esac

@@ -237,6 +237,27 @@ static const diff_case cases[] = {
     {"resp3 pubsub", "HELLO 3\nSUBSCRIBE c1\nPING\nPING x\nGET nope\nCONFIG GET hz\n"
                      "PUBLISH c1 hi\nUNSUBSCRIBE\nUNSUBSCRIBE\n"
                      "PSUBSCRIBE p*\nPUNSUBSCRIBE p*\nPUNSUBSCRIBE", 0, 0, 1, 0},
+    {"resp3 command and acl", "HELLO 3\nCOMMAND INFO get nosuch config|get\nCOMMAND DOCS get hello\n"
+                              "COMMAND GETKEYSANDFLAGS set k v get\nCOMMAND COUNT x\n"
+                              "ACL SETUSER r3 on >p ~a* (~b* +get)\nACL GETUSER r3\n"
+                              "ACL GETUSER nosuch\nACL DRYRUN r3 get a\nACL DELUSER r3\nACL LOG 0",
+     0, 0, 1, 0},
+    /* ----- COMMAND describes the server's own commands; ACL users per connection ----- */
+    {"command and the server's commands",
+     "COMMAND INFO hello auth info config|get client|list wait role\n"
+     "COMMAND DOCS hello lastsave config|set\nCOMMAND GETKEYS hello 3\n"
+     "COMMAND GETKEYS config get x\nCOMMAND GETKEYS client nosuch\nCOMMAND GETKEYS wait 1 0",
+     0, 0, 0, 0},
+    {"acl users on a connection",
+     "ACL SETUSER cu on >pw ~k* +get +set +acl|whoami +client|getname\nAUTH cu nope\n"
+     "AUTH cu pw\nACL WHOAMI\nGET k1\nSET k1 v\nGET other\nINCR k1\nCLIENT GETNAME\n"
+     "CLIENT ID\nCONFIG GET hz\nMULTI\nGET k1\nGET other\nEXEC\nHELLO 2 AUTH cu nope\n"
+     "HELLO 2 AUTH nosuch x\nAUTH default anything\nACL WHOAMI\nDEL k1\n"
+     "CLIENT KILL USER nosuch\nCLIENT KILL USER cu\nACL DELUSER cu",
+     0, 0, 0, 0},
+    {"acl deluser closes its connections",
+     "ACL SETUSER du on nopass +@all ~*\nAUTH du x\nACL WHOAMI\nACL DELUSER du\nPING", 0, 1, 0,
+     0},
 };
 
 /* Sends the case (and the sentinel) and collects the replies' bytes. */
@@ -339,6 +360,10 @@ static void test_same_bytes_requirepass(void **state)
         {"unauthenticated multibulk", "*11\r\n", 1, 1, 0, 0},
         {"unauthenticated bulk", "*1\r\n$16385\r\n", 1, 1, 0, 0},
         {"authenticated big multibulk", "AUTH pw\r\n*11\r\n$4\r\nECHO\r\n", 1, 0, 0, 0},
+        {"acl users with requirepass",
+         "AUTH pw\nACL SETUSER ru on >rp +@all ~*\nAUTH ru rp\nACL WHOAMI\nAUTH ru bad\n"
+         "ACL WHOAMI\nACL SETUSER default off\nAUTH pw\nACL SETUSER default on\nAUTH pw\n"
+         "ACL DELUSER ru\nQUIT", 0, 1, 0, 0},
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(pcases) / sizeof(pcases[0]); i++) {
