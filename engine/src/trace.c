@@ -327,6 +327,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             fc->reply = rs ? rs : wsi_xstrdup("(none)");
             rs = NULL;
             fc->from = sim->an_dl ? sim->an_dl[i] : NULL;
+            fc->fate = rt->fates[i];
             if (text) {
                 /* a new pipeline inside the round trip: the `..` of a flush expectation */
                 if (i > 0 && sim->an_pipe && sim->an_pipe[i] != sim->an_pipe[i - 1])
