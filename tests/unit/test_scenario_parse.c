@@ -1708,6 +1708,140 @@ static void errors_blocks(void **state)
     run_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* A line of a block written at column 1: said, with the block it belongs to, and read as
+ * one of its lines (so the block is not "empty" too). */
+static void errors_unindented_block_lines(void **state)
+{
+    (void)state;
+    static const err_case cases[] = {
+        E(ENTRIES "expect flush 1 of s\ne1> INCR x",
+          "7:1: error: unknown statement 'e1>': a line of the block above ('expect flush 1 of "
+          "s', line 6) must be indented"),
+        E(ENTRIES "expect flush 1 of s\n  INCR x\nXACK s g $e1",
+          "8:1: error: unknown statement 'XACK': a line of the block above ('expect flush 1 "
+          "of s', line 6) must be indented"),
+        E(ENTRIES "expect read 1 of s\n--",
+          "7:1: error: unknown statement '--': a line of the block above ('expect read 1 of "
+          "s', line 6) must be indented"),
+        E(ENTRIES "expect pending s\ne1",
+          "7:1: error: unknown statement 'e1': a line of the block above ('expect pending s', "
+          "line 6) must be indented"),
+        /* a statement's word ends the block as ever */
+        E(ENTRIES "expect flush 1 of s\nexpect invariants",
+          "6:1: error: 'expect flush' needs its commands on indented lines below it"),
+        /* every such line is said */
+        E(ENTRIES "expect flush 1 of s\nINCR x\nXACK s g $e1",
+          "7:1: error: unknown statement 'INCR': a line of the block above ('expect flush 1 "
+          "of s', line 6) must be indented\n" NAME ":8:1: error: unknown statement 'XACK': a "
+          "line of the block above ('expect flush 1 of s', line 6) must be indented"),
+    };
+    run_errors(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Every error of a file, in line order, one per line, up to WSC_MAX_ERRORS; names are
+ * checked only once every line reads (a line that failed would make them repeat it). */
+static void errors_every_one_up_to_a_limit(void **state)
+{
+    (void)state;
+    static const err_case cases[] = {
+        E(HEAD "seed x\nbogus\nexpect flush 0 of s\n  XACK",
+          "2:6: error: seed: a number expected, got 'x'\n"
+          NAME ":3:1: error: unknown statement 'bogus' " STATEMENTS "\n"
+          NAME ":4:14: error: flushes count from 1"),
+        /* the second error of a line is not said */
+        E(HEAD "subscribe s stream k mode fast count x",
+          "2:27: error: unknown mode 'fast' (direct, window or atomic)"),
+        /* a subscribe that fails: no "no subscription named" after it, its block unread */
+        E(HEAD "subscribe s stream\nread s\nexpect flush 1 of s\n  XACK",
+          "2:19: error: incomplete statement: subscribe NAME FORM KEY [OPTION...]"),
+        /* the names, once the lines read: every one */
+        E(HEAD "read a\nread b\nproduce c x",
+          "2:6: error: no subscription named 'a' above (subscribe a ...)\n"
+          NAME ":3:6: error: no subscription named 'b' above (subscribe b ...)\n"
+          NAME ":4:9: error: no subscription named 'c' above (subscribe c ...)"),
+    };
+    run_errors(cases, sizeof cases / sizeof cases[0]);
+    /* 25 bad lines: the first 20, then a note */
+    char text[2048] = HEAD;
+    for (int i = 0; i < 25; i++) strcat(text, "bogus\n");
+    char *err = bad(text, strlen(text));
+    size_t lines = 1;
+    for (const char *c = err; *c; c++) lines += *c == '\n';
+    assert_int_equal(lines, WSC_MAX_ERRORS + 1);
+    assert_non_null(strstr(err, NAME ":21:1: error: unknown statement 'bogus'"));
+    assert_null(strstr(err, NAME ":22:1:"));
+    const char *note = strrchr(err, '\n');
+    assert_string_equal(note, "\n" NAME ": note: stopped after 20 errors");
+    free(err);
+}
+
+/* A reclaim (or claiming) stream subscription that says no mode takes the mode of the
+ * subscription above it on the same stream and group; one that says it keeps it. */
+static void recovery_subscriptions_inherit_the_mode(void **state)
+{
+    (void)state;
+    wsc_scenario *sc = ok(HEAD "subscribe s stream s group g mode atomic\n"
+                               "subscribe r stream s group g consumer c2 reclaim 50\n"
+                               "subscribe w stream s group g consumer c3 mode window reclaim 50\n"
+                               "subscribe c stream s group g consumer c4 read claiming 50\n"
+                               "subscribe o stream o group g reclaim 50\n"
+                               "subscribe d stream o group g mode direct\n"
+                               "subscribe f stream s group g consumer c5\n"
+                               "expect nothing\n");
+    assert_int_equal(sc->st[0].cfg.mode, WS_MODE_ATOMIC);
+    assert_int_equal(sc->st[1].cfg.mode, WS_MODE_ATOMIC);  /* inherited */
+    assert_int_equal(sc->st[2].cfg.mode, WS_MODE_WINDOW);  /* said */
+    assert_int_equal(sc->st[3].cfg.mode, WS_MODE_WINDOW);  /* the nearest above: w */
+    assert_int_equal(sc->st[4].cfg.mode, WS_MODE_WINDOW);  /* nothing above on o */
+    assert_int_equal(sc->st[5].cfg.mode, WS_MODE_DIRECT);
+    assert_int_equal(sc->st[6].cfg.mode, WS_MODE_WINDOW);  /* no reclaim: the default */
+    wsc_free(sc);
+}
+
+/* The grammar comes from the statement table: one line per form, and every first word the
+ * unknown-statement message lists starts a line of it (and the other way round). */
+static void the_grammar_is_the_table(void **state)
+{
+    (void)state;
+    char *g = wsc_grammar();
+    assert_non_null(g);
+    assert_non_null(strstr(g, "\nsubscribe NAME FORM KEY [OPTION...]           FORM: stream"));
+    assert_non_null(strstr(g, "\nALIAS: ack | drop | retry | abandon"));
+    assert_non_null(strstr(g, "\nexpect nothing "));
+    assert_non_null(strstr(g, "\nfault reader|window|subscriber crash-after|"));
+    /* the unknown-statement list, word by word, against the grammar's first words */
+    char *err = bad(HEAD "bogus\n", strlen(HEAD "bogus\n"));
+    const char *open = strchr(err, '('), *close = strrchr(err, ')');
+    assert_non_null(open);
+    char list[512];
+    snprintf(list, sizeof list, "%.*s", (int)(close - open - 1), open + 1);
+    size_t words = 0;
+    for (char *w = strtok(list, ", "); w; w = strtok(NULL, ", "), words++) {
+        char at[64];
+        snprintf(at, sizeof at, "\n%s ", w);
+        char first[64];
+        snprintf(first, sizeof first, "%s ", w);
+        char alone[64];
+        snprintf(alone, sizeof alone, "\n%s\n", w);
+        if (!strstr(g, at) && strncmp(g, first, strlen(first)) != 0 && !strstr(g, alone))
+            fail_msg("'%s' starts no line of the grammar:\n%s", w, g);
+    }
+    /* the grammar's distinct first words: as many */
+    char seen[64][32];
+    size_t first_words = 0;
+    for (const char *l = g; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (*l == '\n' || *l == ' ') continue;
+        char w[32];
+        snprintf(w, sizeof w, "%.*s", (int)strcspn(l, " \n"), l);
+        size_t k = 0;
+        while (k < first_words && strcmp(seen[k], w) != 0) k++;
+        if (k == first_words && first_words < 64) strcpy(seen[first_words++], w);
+    }
+    assert_int_equal(first_words, words);
+    free(err);
+    free(g);
+}
+
 /* Every alias and subscription a statement names is defined above it; $names too. */
 static void errors_references(void **state)
 {
@@ -2094,6 +2228,10 @@ int main(void)
         cmocka_unit_test(errors_replies),
         cmocka_unit_test(errors_blocks),
         cmocka_unit_test(errors_references),
+        cmocka_unit_test(errors_unindented_block_lines),
+        cmocka_unit_test(errors_every_one_up_to_a_limit),
+        cmocka_unit_test(recovery_subscriptions_inherit_the_mode),
+        cmocka_unit_test(the_grammar_is_the_table),
         cmocka_unit_test(errors_stay_on_one_line),
         cmocka_unit_test(errors_files),
         cmocka_unit_test(the_full_file_parses),
