@@ -1,65 +1,19 @@
-/* parse.c -- the scenario parser.  Line oriented; the grammar (docs/scenarios.md):
+/* parse.c -- the scenario parser.  Line oriented (docs/scenarios.md):
  *
  *   file       := { line }
  *   line       := [ statement ] [ "#" comment ]      blank lines and comments are free
  *   token      := word | "double quoted" (\n \r \t \\ \" \xHH) | 'single quoted'
  *
- *   scenario <title...>                    first statement, once
- *   needs fake <reason...>                 skipped on a real server, with the reason
- *   needs real <reason...>                 skipped on the fake (what it lacks), likewise
- *   seed <n> | cluster | start <unix ms>   world settings, before any step
- *   forbid <lost|leaked|split|doubled|stranded>...  what `wsim explore` must not find
- *   setup <command...>                     a raw command on the admin connection
- *   subscribe <name> <form> <key> [option...]
- *       form: stream | reliable-list | list | channel
- *       option: group G [start $|0|ID] | consumer C | mode direct|window|atomic | count N
- *               | batch N | block MS | reclaim MIN_IDLE_MS | read claiming MIN_IDLE_MS
- *               | delay-queue ZSET [ttl MS] | processing LIST
- *               | recovery ZSET MIN_IDLE_MS [ttl MS] | pattern
- *               | reply stream|list|channel KEY [in-round] | warn-crossslot
- *               | max-attempts N | dead-letter KEY
- *   produce <sub> <payload> [header NAME VALUE]... [to KEY] [as ALIAS]
- *                                          (to: another key of the form, e.g. a channel
- *                                          a pattern subscription hears)
- *   read <sub> [expect ALIAS... | expect nothing | expect report]
- *   ALIAS: queue <command...>
- *   ALIAS: pool <command...> [=> REPLY]    (also without "ALIAS:", outside any handler)
- *   ALIAS: publish <form> <key> <payload> [header NAME VALUE]...
- *   ALIAS: reply <payload>
- *   ALIAS: bind <form> <key>
- *   ALIAS: ack | drop | retry | retry-after <ms> | abandon
- *   advance <ms> | crash | shutdown | restart | stop <sub>   (shutdown: the graceful
- *                                          stop of the whole process)
- *   fault <reader|window|subscriber> <crash-after|crash-before|lose-replies|error|refuse>
- *         (<n>th <COMMAND> | round-trip <i> [command <k>]) [error <text>]
- *   check <command...> => <reply>          the reply as the trace prints it; <*> = any one
- *                                          item (a string, number or array); a comment
- *                                          after the reply needs whitespace before '#';
- *                                          its syntax is checked here (check_reply)
- *   expect flush <n> of <sub>              then indented lines: [ALIAS>] <command...>,
- *                                          "--" between round trips, ".." between
- *                                          pipelines (checked once one is written);
- *                                          bare ? = any argument
- *   expect read <n> of <sub>               the same for a read's round trips (sweeps too)
- *   expect round-trips <n> [total|reads|flushes|pool]
- *   expect flushes <n> [of <sub>]
- *   expect reports <n>
- *   expect report <sub> [commands N] [settles N] [failed N] [error TEXT]
- *   expect pending <sub> (ITEM... | none)  ITEM: ALIAS, $ALIAS or an id
- *   expect pending <sub>                   then indented lines: ITEM [consumer NAME]
- *                                          [deliveries N] (a reliable list: ITEM alone)
- *   expect delayed <sub> (ITEM... | none)  the subscription needs a delay queue
- *   expect delayed <sub>                   then indented lines: ITEM [retries N] [due-in MS]
- *   expect invariants
- *   expect violation <lost|leaked|split|doubled|stranded> <ALIAS>
- *   expect warning <text>
- *   expect published <channel> (<payload>... | none)   every message that took effect on
- *                                          the channel, in order
- *   expect delivery <ALIAS> (count N | retries N)
+ * The statements are the rows of STMTS (below), Redis's command table the scenario way:
+ * each row is a keyword (one or two words; "ALIAS:" for a handler action), its kind (a
+ * line about the file, the world, a step, an action, an expectation), its arguments as
+ * the grammar writes them, and its parse function.  The grammar docs/scenarios.md shows
+ * (wsim grammar), the usage in messages and the list in "unknown statement" come from
+ * it.  `scenario` and `needs fake|real` take the rest of their line as written; the
+ * others are tokenized.  Indented lines belong to the block statement above them.
  *
- * Any step may end with "=> refused [TEXT]": it must be refused, with an error containing
- * TEXT.  $ALIAS inside a command or an expected text stands for that entry's id (its
- * latest delivery's, once delivered); $$ is a literal $.
+ * Every error of a file is said (one per line, WSC_MAX_ERRORS at most), in line order;
+ * names and references are checked once every line reads.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -681,6 +635,22 @@ static void second_words(const char *word, char *buf, size_t size)
     }
 }
 
+/* The statements that take indented lines, for messages: "'expect flush', ... or
+ * 'expect delayed'" (the SF_BLOCK rows, in table order). */
+static void block_words(char *buf, size_t size)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < NSTMTS; i++) n += STMTS[i].parse && (STMTS[i].flags & SF_BLOCK);
+    buf[0] = '\0';
+    for (size_t i = 0, j = 0; i < NSTMTS && k < size; i++) {
+        const stmt_def *d = &STMTS[i];
+        if (!d->parse || !(d->flags & SF_BLOCK)) continue;
+        j++;
+        k += (size_t)snprintf(buf + k, size - k, "%s'%s%s%s'", j == 1 ? "" : j == n ? " or " : ", ",
+                              d->word, d->word2 ? " " : "", d->word2 ? d->word2 : "");
+    }
+}
+
 /* The statements' first words, ", "-separated (each once, in table order). */
 static void first_words(char *buf, size_t size)
 {
@@ -1012,7 +982,7 @@ static int parse_number_setting(parser *p, wsc_scenario *sc, wsc_stmt *st, const
                                 size_t n)
 {
     (void)st;
-    long long v;
+    long long v = 0;
     if (n != 2) return usage_error(p, t[0].col);
     if (number(p, &t[1], t[0].s, &v)) return -1;
     if (is(&t[0], "seed")) sc->seed = (uint64_t)v;
@@ -1224,7 +1194,7 @@ static int parse_exp_block(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_
 {
     (void)sc;
     const wsc_tok *w = &t[1];
-    long long v;
+    long long v = 0;
     if (n != 5 || !is(&t[3], "of")) return usage_error(p, w->col);
     if (number(p, &t[2], w->s, &v)) return -1;
     if (v < 1) return perr(p, t[2].col, "%s count from 1", is(w, "flush") ? "flushes" : "reads");
@@ -2005,8 +1975,9 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
             }
             if (!block) {
                 toks_free(t, (size_t)n);
-                perr(&p, 1, "an indented line outside a block ('expect flush', 'expect read', "
-                     "'expect pending' or 'expect delayed')");
+                char words[256];
+                block_words(words, sizeof words);
+                perr(&p, 1, "an indented line outside a block (%s)", words);
                 continue;
             }
             block->block_lines++;

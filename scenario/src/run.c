@@ -7,6 +7,7 @@
  * "file:line: <the line>", what was expected, what happened, and the trace around it. */
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -541,11 +542,14 @@ static int do_fault(runner *r, const wsc_stmt *st)
     ws_fault f = st->fault;
     f.name = st->fault_name;
     f.error = st->fault_error;
-    size_t i = (size_t)(st - r->sc->st);
-    if (i < r->sc->nst) f.fired_flag = &r->fault_fired[i]; /* (a copy has no place) */
+    /* the statement's place in the file (a copy, which has none, is told nothing) */
+    uintptr_t at = (uintptr_t)st, first = (uintptr_t)r->sc->st;
+    size_t i = at >= first ? (at - first) / sizeof *st : (size_t)-1;
+    if (i < r->sc->nst && &r->sc->st[i] == st) f.fired_flag = &r->fault_fired[i];
+    else i = (size_t)-1;
     int rc = ws_fault_arm(c, &f);
     if (rc) return fail(r, st, WSC_ERROR, NULL, "cannot arm the fault: %s", ws_conn_errstr(c));
-    if (i < r->sc->nst) r->fault_armed[i] = 1;
+    if (i != (size_t)-1) r->fault_armed[i] = 1;
     return 0;
 }
 
