@@ -2,9 +2,10 @@
  *
  * A scenario file says, line by line, what is in Redis, how the consumer is set up, what
  * each read returns, what each handler does and how it ends, where it crashes, and what
- * must be true afterwards.  wsc_parse turns the text into a scenario or one error
- * "file:line:col: error: ..." (it never runs half a file); wsc_run runs it on a fresh
- * ws_sim and says precisely what held and what did not.
+ * must be true afterwards.  wsc_parse turns the text into a scenario or its errors
+ * "file:line:col: error: ...", one a line (it never runs half a file); wsc_run runs it on
+ * a fresh ws_sim and says precisely what held and what did not -- a run that checked
+ * nothing (without `expect nothing`) or whose fault never fired fails too.
  *
  * Prefix wsc_.  Errors: NULL / negative codes with a message, never a crash.
  */
@@ -80,7 +81,8 @@ typedef struct wsc_result {
     wsc_status status;
     size_t checks;       /* expectations evaluated */
     size_t failures;     /* 1 when an expectation did not hold, else 0 (the run stops at the first
-                            failing step, but keeps checking expectations at the end) */
+                            failing step; at the end, a fault that never fired or a run
+                            that checked nothing fails it) */
     char *report;        /* FAIL/ERROR: "file:line: expectation\n  expected: ...\n  got:
                             ...\n  trace around it:\n..."; SKIP: the reason; else NULL */
     char *trace;         /* the whole trace (ws_sim_trace_text) */
