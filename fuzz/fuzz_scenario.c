@@ -1,10 +1,11 @@
 /* fuzz_scenario.c -- the scenario parser and runner on arbitrary text (libFuzzer target).
  *
  * The input is a scenario file.  Checked:
- * - wsc_parse gives a scenario, or NULL with exactly one error line
- *   "fuzz.wsim:LINE:COL: error: MESSAGE" (no newline in it) whose LINE is a line of the
- *   input and whose COL is at most one past that line's end ("fuzz.wsim:0:0: error: out
- *   of memory" aside), never both and never neither;
+ * - wsc_parse gives a scenario, or NULL with its error lines, each
+ *   "fuzz.wsim:LINE:COL: error: MESSAGE" whose LINE is a line of the input and whose COL
+ *   is at most one past that line's end ("fuzz.wsim:0:0: error: out of memory" aside), in
+ *   line order, one per line, WSC_MAX_ERRORS at most (then the line "fuzz.wsim: note:
+ *   stopped after 20 errors"), never both and never neither;
  * - a scenario of at most MAX_RUN_STATEMENTS statements runs on the fake without a crash
  *   or a sanitizer report, twice with the same result (status, counts, trace hash,
  *   report and final state): the runner is deterministic;
@@ -50,14 +51,13 @@ static int contains_nocase(const char *text, size_t len, const char *word)
     return 0;
 }
 
-/* Checks that err is one well-formed error line pointing into the input. */
-static void check_error(const char *err, const char *text, size_t len)
+/* Checks that err is one well-formed error line pointing into the input; returns its
+ * line (0 for out of memory). */
+static long check_error_line(const char *err, const char *text, size_t len)
 {
     const char *prefix = FILE_NAME ":";
     if (strncmp(err, prefix, strlen(prefix)) != 0)
         fail("an error that does not start with the file name", err);
-    if (strchr(err, '\n') != NULL)
-        fail("an error of more than one line", err);
     const char *p = err + strlen(prefix);
     char *end;
     long line = strtol(p, &end, 10);
@@ -68,7 +68,7 @@ static void check_error(const char *err, const char *text, size_t len)
     if (end == p || strncmp(end, ": error: ", 9) != 0 || end[9] == '\0')
         fail("an error without a column or an 'error:' message", err);
     if (line == 0 && col == 0)
-        return; /* out of memory, or a file that cannot be read */
+        return 0; /* out of memory, or a file that cannot be read */
     /* Lines as the parser counts them: '\n'-separated, a final newline opens none. */
     size_t nlines = 0, at = 0, line_len = 0;
     while (at < len || nlines == 0) {
@@ -86,6 +86,37 @@ static void check_error(const char *err, const char *text, size_t len)
         fail("an error on a line the input does not have", err);
     if (col < 1 || (size_t)col > line_len + 1)
         fail("an error column past the end of its line", err);
+    return line;
+}
+
+/* Checks err: its lines are well-formed errors (check_error_line), in line order, one per
+ * line, WSC_MAX_ERRORS at most, and then maybe the note that says the parser stopped. */
+static void check_error(const char *err, const char *text, size_t len)
+{
+    long last = 0;
+    int count = 0;
+    for (const char *l = err; l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l);
+        char *one = malloc(n + 1);
+        if (!one)
+            fail("out of memory", NULL);
+        memcpy(one, l, n);
+        one[n] = '\0';
+        l = nl ? nl + 1 : NULL;
+        if (!l && count == WSC_MAX_ERRORS &&
+            strcmp(one, FILE_NAME ": note: stopped after 20 errors") == 0) {
+            free(one);
+            break;
+        }
+        long line = check_error_line(one, text, len);
+        free(one);
+        if (++count > WSC_MAX_ERRORS)
+            fail("more errors than WSC_MAX_ERRORS", err);
+        if (line <= last && !(line == 0 && count == 1 && !l))
+            fail("errors out of line order, or two on one line", err);
+        last = line;
+    }
 }
 
 /* Runs the scenario on the fake; returns the result (free with wsc_result_free). */

@@ -173,6 +173,8 @@ typedef struct ws_fault {
     uint64_t nth;        /* by name: which occurrence (1-based) */
     const char *error;   /* WS_FAULT_ERROR: the reply's text without '-' (copied);
                             NULL for "ERR injected by wsim" */
+    int *fired_flag;     /* NULL, or where the layer writes 1 when this fault fires (the
+                            caller's memory, which must outlive the connection) */
 } ws_fault;
 
 /* Arms a one-shot fault on c, a ws_conn_faulty connection.  Faults fire at most once;

@@ -35,6 +35,9 @@
 extern "C" {
 #endif
 
+/* The engine's version (wsim --version prints it). */
+#define WS_VERSION "0.1.0"
+
 typedef struct ws_sim ws_sim;
 typedef struct ws_sub ws_sub;
 typedef struct ws_delivery ws_delivery;
@@ -113,6 +116,9 @@ int ws_sim_advance(ws_sim *sim, int64_t ms);
  * error reply is not a failure. */
 int ws_sim_command(ws_sim *sim, int argc, const char *const *argv, const size_t *argvlen,
                    const fr_reply **reply);
+/* The same with the trace's cause given ("check": a scenario's check, not its setup). */
+int ws_sim_command_as(ws_sim *sim, const char *cause, int argc, const char *const *argv,
+                      const size_t *argvlen, const fr_reply **reply);
 /* The same with a redis-cli style line ("SET k \"a b\""). */
 int ws_sim_command_line(ws_sim *sim, const char *line, const fr_reply **reply);
 
@@ -412,6 +418,9 @@ typedef struct ws_flush_command {
     int argc;                  /* the command's arguments, as sent */
     const char *const *argv;
     const size_t *argvlen;
+    int fate_code;             /* its ws_fate as the connection recorded it:
+                                  WS_FATE_UNSENT when a crash stopped the consumer before it
+                                  left */
 } ws_flush_command;
 /* The number of flushes sub made so far, and command i (0-based) of its flush number
  * `flush` (1-based): 0, or -1 past the end. */

@@ -119,6 +119,14 @@ static int cmd_is(const fr_command *cmd, const char *name)
     return wsi_name_eq(cmd->argv[0], arg_len(cmd, 0), name);
 }
 
+/* Marks a fired (faults are one-shot) and tells its arming caller, if it asked. */
+static void fire(fault_conn *fc, armed *a)
+{
+    a->fired = 1;
+    fc->fired++;
+    if (a->f.fired_flag) *a->f.fired_flag = 1;
+}
+
 /* Does armed fault a hit command pos (1-based; 0 = the round trip itself) of round trip
  * rt, whose occurrence number for its name is occ? */
 static int hits(const armed *a, uint64_t rt, size_t pos, const fr_command *cmd, uint64_t occ)
@@ -275,8 +283,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         if (a->f.kind != WS_FAULT_REFUSE) continue;
         for (size_t pos = 0; pos <= n; pos++) {
             if (hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? fc->occ[pos - 1] : 0)) {
-                a->fired = 1;
-                fc->fired++;
+                fire(fc, a);
                 refused = 1;
                 break;
             }
@@ -316,20 +323,13 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
             if (!fc->inject[pos - 1] &&
                 hits(a, rt, pos, &commands[pos - 1], fc->occ[pos - 1])) {
                 fc->inject[pos - 1] = a->error;
-                a->fired = 1;
-                fc->fired++;
+                fire(fc, a);
                 break;
             }
         }
     }
-    if (crash) {
-        crash->fired = 1;
-        fc->fired++;
-    }
-    if (lose) {
-        lose->fired = 1;
-        fc->fired++;
-    }
+    if (crash) fire(fc, crash);
+    if (lose) fire(fc, lose);
 
     /* An error answered to EXEC or DISCARD ends the transaction (a server answering EXEC
      * an error has discarded it), so inside MULTI a DISCARD goes in its place: otherwise

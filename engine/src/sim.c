@@ -368,11 +368,17 @@ int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *cons
 int ws_sim_command(ws_sim *sim, int argc, const char *const *argv, const size_t *argvlen,
                    const fr_reply **reply)
 {
+    return ws_sim_command_as(sim, "setup", argc, argv, argvlen, reply);
+}
+
+int ws_sim_command_as(ws_sim *sim, const char *cause, int argc, const char *const *argv,
+                      const size_t *argvlen, const fr_reply **reply)
+{
     if (argc < 1 || !argv) return wsi_fail(sim, WS_EINVAL, "ws_sim_command: no command");
     wsi_cmd *c = wsi_cmd_copy(argc, argv, argvlen);
     int role = WSI_ROLE_SETUP;
     const fr_reply *r = NULL;
-    int rc = wsi_send(sim, sim->admin, "setup", 1, &c, &role, NULL, NULL, NULL, 0, &r);
+    int rc = wsi_send(sim, sim->admin, cause, 1, &c, &role, NULL, NULL, NULL, 0, &r);
     wsi_cmd_free(c);
     if (reply) *reply = r;
     return rc;

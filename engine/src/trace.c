@@ -363,6 +363,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
                 fc->settles = (const ws_delivery *const *)xs;
                 fc->nsettles = sim->an_nxack;
             }
+            fc->fate_code = rt->fates[i];
             if (text) {
                 /* a new pipeline inside the round trip: the `..` of a flush expectation */
                 if (i > 0 && sim->an_pipe && sim->an_pipe[i] != sim->an_pipe[i - 1])

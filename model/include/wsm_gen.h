@@ -119,6 +119,9 @@ typedef struct gen_step {
     ws_fault fault;       /* name points at fname */
     char fname[16];
     /* observations: what the engine did */
+    int *fired;           /* FAULT: heap, set to 1 by the fault layer when the fault fires
+                             (a fault that never fires is not written in the scenario: it
+                             changed nothing, and a scenario's fault must fire) */
     int rc;               /* the step's return code */
     int is_report;        /* READ: a failure report came instead of deliveries */
     ws_report report;     /* READ with is_report (first_error points at report_error) */
@@ -213,7 +216,8 @@ void gen_free(gen_run *run);
 /* The run as a scenario file (docs/scenarios.md): the title line, `needs fake`, the
  * comment lines of `comment` (each line prefixed "# "; may be NULL), the world, then one
  * line per step -- steps the engine refused end in "=> refused" -- and the text of
- * `expect` (NULL: none) at the end.  wsc_parse accepts it and wsc_run plays the same run
+ * `expect` (NULL: none; then `expect nothing` when no step is refused, as a scenario
+ * that checks nothing must say) at the end.  wsc_parse accepts it and wsc_run plays the same run
  * (same trace).  Heap text (free() it), *len its length (len may be NULL). */
 char *gen_scenario(const gen_run *run, const char *title, const char *comment,
                    const char *expect, size_t *len);

@@ -148,6 +148,7 @@ static gen_step *new_step(gen_run *r, gen_kind kind)
 
 static void step_free(gen_step *s)
 {
+    free(s->fired);
     cmd_release(&s->cmd);
     free(s->report_error);
     free(s->payload.p);
@@ -394,6 +395,8 @@ static void play_step(gen_run *r, size_t i)
         ws_conn *c = s->fconn ? ws_sim_window(sim) : ws_sim_reader(sim);
         ws_fault f = s->fault;
         f.name = s->fault.name ? s->fname : NULL;
+        if (!s->fired) s->fired = calloc(1, sizeof *s->fired);
+        f.fired_flag = s->fired; /* (NULL, out of memory: then it counts as fired) */
         rc = c ? ws_fault_arm(c, &f) : WS_EINVAL;
         break;
     }
@@ -924,6 +927,8 @@ static void cmd_tokens(tbuf *b, const gen_cmd *c)
 static void write_step(tbuf *b, const gen_run *r, const gen_step *s)
 {
     const char *subname = s->sub ? "rescue" : "main";
+    /* an armed fault that never fired changed nothing: a scenario says none such */
+    if (s->kind == GS_FAULT && s->rc == 0 && s->fired && !*s->fired) return;
     if (s->entry && s->kind != GS_PRODUCE) tb_printf(b, "e%zu:", s->entry);
     switch (s->kind) {
     case GS_PRODUCE: {
@@ -1064,8 +1069,13 @@ char *gen_scenario(const gen_run *r, const char *title, const char *comment, con
     char *head = gen_scenario_head(r, title, comment);
     tb_puts(&b, head);
     free(head);
-    for (size_t i = 0; i < r->nsteps; i++) write_step(&b, r, &r->steps[i]);
+    int refused = 0; /* a "=> refused" step is a check of the run */
+    for (size_t i = 0; i < r->nsteps; i++) {
+        write_step(&b, r, &r->steps[i]);
+        refused |= r->steps[i].rc != 0 && r->steps[i].rc != WS_ECRASHED;
+    }
     if (expect) tb_puts(&b, expect);
+    else if (!refused) tb_puts(&b, "expect nothing\n"); /* it replays the run, no more */
     if (len) *len = b.len;
     return tb_take(&b);
 }

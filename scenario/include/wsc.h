@@ -2,9 +2,10 @@
  *
  * A scenario file says, line by line, what is in Redis, how the consumer is set up, what
  * each read returns, what each handler does and how it ends, where it crashes, and what
- * must be true afterwards.  wsc_parse turns the text into a scenario or one error
- * "file:line:col: error: ..." (it never runs half a file); wsc_run runs it on a fresh
- * ws_sim and says precisely what held and what did not.
+ * must be true afterwards.  wsc_parse turns the text into a scenario or its errors
+ * "file:line:col: error: ...", one a line (it never runs half a file); wsc_run runs it on
+ * a fresh ws_sim and says precisely what held and what did not -- a run that checked
+ * nothing (without `expect nothing`) or whose fault never fired fails too.
  *
  * Prefix wsc_.  Errors: NULL / negative codes with a message, never a crash.
  */
@@ -20,12 +21,20 @@
 extern "C" {
 #endif
 
+/* The scenario library's version (wsim --version prints it). */
+#define WSC_VERSION "0.1.0"
+
 typedef struct wsc_scenario wsc_scenario;
 
+/* wsc_parse says at most this many errors of a file (one a line). */
+#define WSC_MAX_ERRORS 20
+
 /* Parses text[0..len) (need not be NUL-terminated) read from file `name` (used in
- * messages).  Returns the scenario, or NULL with *error (heap, free() it) set to one line
- * "name:line:col: error: what" -- for out of memory too ("name:0:0: error: out of
- * memory"). */
+ * messages).  Returns the scenario, or NULL with *error (heap, free() it) set to the
+ * errors, one line each "name:line:col: error: what" in file order, at most one per line
+ * and WSC_MAX_ERRORS in all (then a last line "name: note: stopped after 20 errors"); no
+ * newline after the last.  Names and references are checked once every line reads.  Out
+ * of memory: "name:0:0: error: out of memory". */
 wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error);
 /* Reads and parses a file; a file that cannot be read is an error "name:0:0: error: ...". */
 wsc_scenario *wsc_parse_file(const char *path, char **error);
@@ -41,6 +50,10 @@ const char *wsc_needs_fake(const wsc_scenario *sc);
 const char *wsc_needs_real(const wsc_scenario *sc);
 /* How many statements it has. */
 size_t wsc_statements(const wsc_scenario *sc);
+/* The grammar of the language, generated from the parser's statement table: one line per
+ * statement form with a note, as docs/scenarios.md shows it (`wsim grammar`).  Heap,
+ * free() it. */
+char *wsc_grammar(void);
 
 typedef struct wsc_options {
     const char *backend; /* NULL or "fake", or a redis:// / unix:// URL */
@@ -52,6 +65,11 @@ typedef struct wsc_options {
                             (what the fake lacks) is not there either, so those files skip */
     int picture;         /* also draw the flush diagrams as SVG (wsc_result.picture,
                             wsc_picture.h) */
+    int no_crash_faults; /* skip the file's crash faults (crash-after, crash-before,
+                            lose-replies; error and refuse stay): wsim explore crashes the
+                            consumer itself, and the file's own crash would mix with it */
+    int cluster;         /* the real server is a one-node Redis Cluster: run every file as
+                            if it said `cluster` (the fake's emulation on the fake) */
 } wsc_options;
 
 typedef enum wsc_status {
@@ -65,7 +83,8 @@ typedef struct wsc_result {
     wsc_status status;
     size_t checks;       /* expectations evaluated */
     size_t failures;     /* 1 when an expectation did not hold, else 0 (the run stops at the first
-                            failing step, but keeps checking expectations at the end) */
+                            failing step; at the end, a fault that never fired or a run
+                            that checked nothing fails it) */
     char *report;        /* FAIL/ERROR: "file:line: expectation\n  expected: ...\n  got:
                             ...\n  trace around it:\n..."; SKIP: the reason; else NULL */
     char *trace;         /* the whole trace (ws_sim_trace_text) */
@@ -77,6 +96,11 @@ typedef struct wsc_result {
     uint64_t trace_hash;
     ws_sim_counts counts;
 } wsc_result;
+
+/* Whether wsc_run skips sc with opt, and why: NULL when it runs; else the reason (its
+ * `needs` line's, or why a `cluster` file needs a cluster), and *needs (when not NULL)
+ * says what it needs: "the fake", "a real server" or "a one-node Redis Cluster". */
+const char *wsc_skips(const wsc_scenario *sc, const wsc_options *opt, const char **needs);
 
 /* Runs sc on a fresh simulation.  Returns 0 and fills *res (free with
  * wsc_result_free), or WS_ENOMEM. */

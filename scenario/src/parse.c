@@ -1,65 +1,19 @@
-/* parse.c -- the scenario parser.  Line oriented; the grammar (docs/scenarios.md):
+/* parse.c -- the scenario parser.  Line oriented (docs/scenarios.md):
  *
  *   file       := { line }
  *   line       := [ statement ] [ "#" comment ]      blank lines and comments are free
  *   token      := word | "double quoted" (\n \r \t \\ \" \xHH) | 'single quoted'
  *
- *   scenario <title...>                    first statement, once
- *   needs fake <reason...>                 skipped on a real server, with the reason
- *   needs real <reason...>                 skipped on the fake (what it lacks), likewise
- *   seed <n> | cluster | start <unix ms>   world settings, before any step
- *   forbid <lost|leaked|split|doubled|stranded>...  what `wsim explore` must not find
- *   setup <command...>                     a raw command on the admin connection
- *   subscribe <name> <form> <key> [option...]
- *       form: stream | reliable-list | list | channel
- *       option: group G [start $|0|ID] | consumer C | mode direct|window|atomic | count N
- *               | batch N | block MS | reclaim MIN_IDLE_MS | read claiming MIN_IDLE_MS
- *               | delay-queue ZSET [ttl MS] | processing LIST
- *               | recovery ZSET MIN_IDLE_MS [ttl MS] | pattern
- *               | reply stream|list|channel KEY [in-round] | warn-crossslot
- *               | max-attempts N | dead-letter KEY
- *   produce <sub> <payload> [header NAME VALUE]... [to KEY] [as ALIAS]
- *                                          (to: another key of the form, e.g. a channel
- *                                          a pattern subscription hears)
- *   read <sub> [expect ALIAS... | expect nothing | expect report]
- *   ALIAS: queue <command...>
- *   ALIAS: pool <command...> [=> REPLY]    (also without "ALIAS:", outside any handler)
- *   ALIAS: publish <form> <key> <payload> [header NAME VALUE]...
- *   ALIAS: reply <payload>
- *   ALIAS: bind <form> <key>
- *   ALIAS: ack | drop | retry | retry-after <ms> | abandon
- *   advance <ms> | crash | shutdown | restart | stop <sub>   (shutdown: the graceful
- *                                          stop of the whole process)
- *   fault <reader|window|subscriber> <crash-after|crash-before|lose-replies|error|refuse>
- *         (<n>th <COMMAND> | round-trip <i> [command <k>]) [error <text>]
- *   check <command...> => <reply>          the reply as the trace prints it; <*> = any one
- *                                          item (a string, number or array); a comment
- *                                          after the reply needs whitespace before '#';
- *                                          its syntax is checked here (check_reply)
- *   expect flush <n> of <sub>              then indented lines: [ALIAS>] <command...>,
- *                                          "--" between round trips, ".." between
- *                                          pipelines (checked once one is written);
- *                                          bare ? = any argument
- *   expect read <n> of <sub>               the same for a read's round trips (sweeps too)
- *   expect round-trips <n> [total|reads|flushes|pool]
- *   expect flushes <n> [of <sub>]
- *   expect reports <n>
- *   expect report <sub> [commands N] [settles N] [failed N] [error TEXT]
- *   expect pending <sub> (ITEM... | none)  ITEM: ALIAS, $ALIAS or an id
- *   expect pending <sub>                   then indented lines: ITEM [consumer NAME]
- *                                          [deliveries N] (a reliable list: ITEM alone)
- *   expect delayed <sub> (ITEM... | none)  the subscription needs a delay queue
- *   expect delayed <sub>                   then indented lines: ITEM [retries N] [due-in MS]
- *   expect invariants
- *   expect violation <lost|leaked|split|doubled|stranded> <ALIAS>
- *   expect warning <text>
- *   expect published <channel> (<payload>... | none)   every message that took effect on
- *                                          the channel, in order
- *   expect delivery <ALIAS> (count N | retries N)
+ * The statements are the rows of STMTS (below), Redis's command table the scenario way:
+ * each row is a keyword (one or two words; "ALIAS:" for a handler action), its kind (a
+ * line about the file, the world, a step, an action, an expectation), its arguments as
+ * the grammar writes them, and its parse function.  The grammar docs/scenarios.md shows
+ * (wsim grammar), the usage in messages and the list in "unknown statement" come from
+ * it.  `scenario` and `needs fake|real` take the rest of their line as written; the
+ * others are tokenized.  Indented lines belong to the block statement above them.
  *
- * Any step may end with "=> refused [TEXT]": it must be refused, with an error containing
- * TEXT.  $ALIAS inside a command or an expected text stands for that entry's id (its
- * latest delivery's, once delivered); $$ is a literal $.
+ * Every error of a file is said (one per line, WSC_MAX_ERRORS at most), in line order;
+ * names and references are checked once every line reads.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -71,12 +25,25 @@
 
 /* ----- Errors ------------------------------------------------------------------------------ */
 
+/* One error of the file, for the list wsc_parse gives back. */
+typedef struct perror_ent {
+    int line, col;
+    char *msg; /* "name:line:col: error: what" */
+} perror_ent;
+
+struct stmt_def;
+
 typedef struct parser {
     const char *name;
-    char *error;      /* the first error, formatted */
+    perror_ent *errs;  /* the errors so far, at most one per line, WSC_MAX_ERRORS at most */
+    size_t nerrs;
+    int full;          /* WSC_MAX_ERRORS were said: the rest of the file is not read */
     int line;
-    const char *raw;  /* the line being parsed, as written */
+    const char *raw;   /* the line being parsed, as written */
     size_t rawlen;
+    const struct stmt_def *def; /* the statement table's row being parsed */
+    char usage[256];   /* its usage line, for messages */
+    int steps_seen;    /* a step came already: seed, start and cluster are too late */
 } parser;
 
 /* Where a comment starts in p[0..len): a '#' after whitespace, outside double quotes
@@ -99,7 +66,13 @@ static size_t comment_start(const char *p, size_t len)
 static int perr(parser *p, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(parser *p, int col, const char *fmt, ...)
 {
-    if (p->error) return -1;
+    /* one error a line: the first is the one to fix (what follows on it may be noise) */
+    for (size_t i = 0; i < p->nerrs; i++)
+        if (p->errs[i].line == p->line) return -1;
+    if (p->nerrs == WSC_MAX_ERRORS) {
+        p->full = 1;
+        return -1;
+    }
     char raw[512], msg[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -116,8 +89,15 @@ static int perr(parser *p, int col, const char *fmt, ...)
     }
     msg[k] = '\0';
     size_t n = strlen(p->name) + strlen(msg) + 64;
-    p->error = malloc(n);
-    if (p->error) snprintf(p->error, n, "%s:%d:%d: error: %s", p->name, p->line, col, msg);
+    char *e = malloc(n);
+    perror_ent *v = realloc(p->errs, (p->nerrs + 1) * sizeof *v);
+    if (!e || !v) {
+        fputs("wsim: out of memory\n", stderr);
+        abort();
+    }
+    snprintf(e, n, "%s:%d:%d: error: %s", p->name, p->line, col, msg);
+    p->errs = v;
+    p->errs[p->nerrs++] = (perror_ent){p->line, col, e};
     return -1;
 }
 
@@ -299,21 +279,6 @@ static int form_of(parser *p, const wsc_tok *t, int *form)
         return perr(p, t->col, "unknown form '%s' (stream, reliable-list, list or channel)",
                     t->s);
     return 0;
-}
-
-/* Joins tokens [from, n) with spaces (for titles and free texts). */
-static char *join(const wsc_tok *t, size_t from, size_t n)
-{
-    size_t len = 0;
-    for (size_t i = from; i < n; i++) len += t[i].len + 1;
-    char *s = xcalloc(len + 1, 1);
-    size_t k = 0;
-    for (size_t i = from; i < n; i++) {
-        if (i > from) s[k++] = ' ';
-        memcpy(s + k, t[i].s, t[i].len);
-        k += t[i].len;
-    }
-    return s;
 }
 
 /* The free text that starts at token t and runs to the end of the line: the token's own
@@ -557,12 +522,201 @@ static size_t refusal(parser *p, wsc_stmt *st, const wsc_tok *t, size_t from, si
     return a;
 }
 
-static int need(parser *p, const wsc_tok *t, size_t n, size_t want, const char *usage)
+/* ----- The statement table ----------------------------------------------------------------- */
+
+/* What a statement is: where it may stand and what it does. */
+enum {
+    SK_HEADER = 1, /* about the file (title, needs, forbid): no step; anywhere after the title */
+    SK_WORLD,      /* the world's settings: before the first step */
+    SK_STEP,       /* a step of the run */
+    SK_ACTION,     /* ALIAS: VERB ...: a step of an entry's handler */
+    SK_EXPECT,     /* an expectation: checks something, changes nothing */
+};
+#define SF_TEXT 1  /* the rest of the line is free text, as written (not tokenized) */
+#define SF_BLOCK 2 /* takes indented lines below it */
+
+typedef int (*stmt_fn)(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n);
+
+/* One row: a statement form.  Redis's command table the scenario way: the parser finds
+ * the row by its words, the grammar of docs/scenarios.md (wsim grammar) and the list of
+ * statements in "unknown statement" come from here. */
+typedef struct stmt_def {
+    const char *word;  /* its first word; "ALIAS:" for a handler action */
+    const char *word2; /* its second word ("fake", "flush", "ack|drop|...": alternatives), or
+                          NULL */
+    int kind;          /* SK_* */
+    int flags;         /* SF_* */
+    stmt_fn parse;     /* fills the statement: 0, 1 (a line that makes no statement) or -1
+                          after perr; NULL: one more grammar line of the form above */
+    const char *args;  /* its arguments as the grammar writes them ("" for none) */
+    const char *note;  /* the grammar's note on the right, or NULL */
+} stmt_def;
+
+static const stmt_def STMTS[];
+static const size_t NSTMTS;
+
+/* The usage line of row d: its words and arguments ("expect flush N of SUB"). */
+static const char *usage_of(const stmt_def *d, char *buf, size_t size)
+{
+    size_t k = (size_t)snprintf(buf, size, "%s", d->word);
+    if (d->word2 && k < size) {
+        k += (size_t)snprintf(buf + k, size - k, " ");
+        for (const char *c = d->word2; *c && k + 4 < size; c++) {
+            if (*c == '|') k += (size_t)snprintf(buf + k, size - k, " | ");
+            else buf[k++] = *c;
+        }
+        buf[k < size ? k : size - 1] = '\0';
+    }
+    if (d->args[0] && k < size) snprintf(buf + k, size - k, " %s", d->args);
+    return buf;
+}
+
+/* The usage of the row being parsed (p->def), for messages. */
+static const char *usage(parser *p)
+{
+    /* on one line: the grammar's continuation lines ("\n      ") join with a space */
+    char *u = (char *)usage_of(p->def, p->usage, sizeof p->usage), *w = u;
+    for (const char *r = u; *r; r++) {
+        if (*r == '\n') {
+            *w++ = ' ';
+            while (r[1] == ' ') r++;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+    return u;
+}
+
+/* Is w one of the '|'-separated alternatives of alts? */
+static int one_of(const char *alts, const char *w, size_t wl)
+{
+    for (const char *a = alts; *a;) {
+        const char *e = strchr(a, '|');
+        size_t al = e ? (size_t)(e - a) : strlen(a);
+        if (al == wl && memcmp(a, w, wl) == 0) return 1;
+        if (!e) break;
+        a = e + 1;
+    }
+    return 0;
+}
+
+/* The row for a statement whose first word is w[0..wl) and second w2[0..w2l) (w2 NULL:
+ * none), or NULL.  *word_known: some row starts with w. */
+static const stmt_def *find_def(const char *w, size_t wl, const char *w2, size_t w2l,
+                                int *word_known)
+{
+    *word_known = 0;
+    for (size_t i = 0; i < NSTMTS; i++) {
+        const stmt_def *d = &STMTS[i];
+        if (!d->parse || strlen(d->word) != wl || memcmp(d->word, w, wl) != 0) continue;
+        *word_known = 1;
+        if (!d->word2) return d;
+        if (w2 && one_of(d->word2, w2, w2l)) return d;
+    }
+    return NULL;
+}
+
+/* The second words of the rows starting with `word`, ", "-separated, for messages. */
+static void second_words(const char *word, char *buf, size_t size)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NSTMTS; i++) {
+        const stmt_def *d = &STMTS[i];
+        if (!d->parse || !d->word2 || strcmp(d->word, word) != 0) continue;
+        for (const char *a = d->word2; k < size;) {
+            const char *e = strchr(a, '|');
+            int al = e ? (int)(e - a) : (int)strlen(a);
+            k += (size_t)snprintf(buf + k, size - k, "%s%.*s", k ? ", " : "", al, a);
+            if (!e) break;
+            a = e + 1;
+        }
+    }
+}
+
+/* The statements that take indented lines, for messages: "'expect flush', ... or
+ * 'expect delayed'" (the SF_BLOCK rows, in table order). */
+static void block_words(char *buf, size_t size)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < NSTMTS; i++) n += STMTS[i].parse && (STMTS[i].flags & SF_BLOCK);
+    buf[0] = '\0';
+    for (size_t i = 0, j = 0; i < NSTMTS && k < size; i++) {
+        const stmt_def *d = &STMTS[i];
+        if (!d->parse || !(d->flags & SF_BLOCK)) continue;
+        j++;
+        k += (size_t)snprintf(buf + k, size - k, "%s'%s%s%s'", j == 1 ? "" : j == n ? " or " : ", ",
+                              d->word, d->word2 ? " " : "", d->word2 ? d->word2 : "");
+    }
+}
+
+/* The statements' first words, ", "-separated (each once, in table order). */
+static void first_words(char *buf, size_t size)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NSTMTS; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) seen = strcmp(STMTS[j].word, STMTS[i].word) == 0;
+        if (!seen && k < size)
+            k += (size_t)snprintf(buf + k, size - k, "%s%s", k ? ", " : "", STMTS[i].word);
+    }
+}
+
+char *wsc_grammar(void)
+{
+    size_t cap = 8192, len = 0;
+    char *out = xcalloc(cap, 1);
+    int kind = 0;
+    for (size_t i = 0; i < NSTMTS; i++) {
+        const stmt_def *d = &STMTS[i];
+        char use[256], line[1024];
+        /* a blank line between the file's lines, the steps and the expectations */
+        int group = d->kind == SK_WORLD ? SK_HEADER : d->kind == SK_ACTION ? SK_STEP : d->kind;
+        int sep = kind && group != kind;
+        kind = group;
+        usage_of(d, use, sizeof use);
+        int k;
+        if (d->note) {
+            const char *nl = strchr(use, '\n');
+            size_t last = nl ? strlen(strrchr(use, '\n') + 1) : strlen(use);
+            k = snprintf(line, sizeof line, "%s%s%*s%s\n", sep ? "\n" : "", use,
+                         last < 45 ? (int)(46 - last) : 2, "", d->note);
+        } else {
+            k = snprintf(line, sizeof line, "%s%s\n", sep ? "\n" : "", use);
+        }
+        if (len + (size_t)k + 1 > cap) out = xrealloc(out, cap *= 2);
+        memcpy(out + len, line, (size_t)k + 1);
+        len += (size_t)k;
+    }
+    return out;
+}
+
+/* ----- Statements, one function per row ---------------------------------------------------- */
+
+static void set_sub(wsc_stmt *st, const wsc_tok *t)
+{
+    free(st->sub);
+    st->sub = xstrdup(t->s);
+    st->sub_col = t->col;
+}
+
+static void set_alias(wsc_stmt *st, const wsc_tok *t, size_t len)
+{
+    free(st->alias);
+    st->alias = xmemdup(t->s, len);
+    st->alias_col = t->col;
+}
+
+static int need(parser *p, const wsc_tok *t, size_t n, size_t want)
 {
     if (n >= want) return 0;
     int col = n ? t[n - 1].col + (int)t[n - 1].len : 1;
-    return perr(p, col, "incomplete statement: %s", usage);
+    return perr(p, col, "incomplete statement: %s", usage(p));
 }
+
+static int usage_error(parser *p, int col) { return perr(p, col, "usage: %s", usage(p)); }
 
 static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, size_t n)
 {
@@ -589,8 +743,8 @@ static int invariant_bit(parser *p, const wsc_tok *t)
 
 static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
-    if (need(p, t, n, 4, "subscribe <name> <form> <key> [options]")) return -1;
-    st->sub = xstrdup(t[1].s);
+    if (need(p, t, n, 4)) return -1;
+    set_sub(st, &t[1]);
     int form;
     if (form_of(p, &t[2], &form)) return -1;
     ws_sub_config *c = &st->cfg;
@@ -649,6 +803,7 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             else if (is(m, "window")) c->mode = WS_MODE_WINDOW;
             else if (is(m, "atomic")) c->mode = WS_MODE_ATOMIC;
             else return perr(p, m->col, "unknown mode '%s' (direct, window or atomic)", m->s);
+            st->mode_given = 1;
             i += 2;
         } else if (is(o, "count") || is(o, "batch") || is(o, "block") || is(o, "reclaim") ||
                    is(o, "ttl")) {
@@ -722,10 +877,7 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 
 static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
-    const char *usage = "fault <reader|window|subscriber> <crash-after|crash-before|"
-                        "lose-replies|error|refuse> (<n>th <COMMAND> | round-trip <i> "
-                        "[command <k>]) [error <text>]";
-    if (need(p, t, n, 4, usage)) return -1;
+    if (need(p, t, n, 4)) return -1;
     if (!is(&t[1], "reader") && !is(&t[1], "window") && !is(&t[1], "subscriber"))
         return perr(p, t[1].col, "unknown connection '%s' (reader, window or subscriber)", t[1].s);
     st->conn = xstrdup(t[1].s);
@@ -784,325 +936,623 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     return 0;
 }
 
-static int parse_expect(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+/* ----- The file's lines: title, needs, forbid, the world -------------------------------- */
+
+/* scenario TITLE (t[0]: the rest of the line as written, maybe empty). */
+static int parse_title(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
-    if (need(p, t, n, 2, "expect <what> ...")) return -1;
+    (void)st;
+    (void)n;
+    if (sc->title) return perr(p, 1, "a second 'scenario' line (one scenario per file)");
+    if (!t[0].len) return perr(p, t[0].col, "scenario needs a title");
+    sc->title = xmemdup(t[0].s, t[0].len);
+    sc->title_line = p->line;
+    return 1;
+}
+
+/* needs fake|real REASON (t[0]: the reason as written, maybe empty). */
+static int parse_needs(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)st;
+    (void)n;
+    int fake = strcmp(p->def->word2, "fake") == 0;
+    if (!t[0].len)
+        return perr(p, t[0].col, fake ? "say why it needs the fake: needs fake <reason>"
+                                      : "say why it needs a real server: needs real <reason>");
+    char **dst = fake ? &sc->needs_fake : &sc->needs_real;
+    free(*dst);
+    *dst = xmemdup(t[0].s, t[0].len);
+    return 1;
+}
+
+static int parse_forbid(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)st;
+    if (n < 2) return perr(p, t[0].col + 6, "usage: %s", usage(p));
+    for (size_t i = 1; i < n; i++) {
+        int k = invariant_bit(p, &t[i]);
+        if (k < 0) return -1;
+        sc->forbid |= 1u << k;
+    }
+    return 1;
+}
+
+/* seed N, start UNIX_MS */
+static int parse_number_setting(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                                size_t n)
+{
+    (void)st;
+    long long v = 0;
+    if (n != 2) return usage_error(p, t[0].col);
+    if (number(p, &t[1], t[0].s, &v)) return -1;
+    if (is(&t[0], "seed")) sc->seed = (uint64_t)v;
+    else sc->start_ms = v;
+    return 1;
+}
+
+static int parse_cluster(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)st;
+    if (n != 1) return perr(p, t[1].col, "cluster takes no argument");
+    sc->cluster = 1;
+    return 1;
+}
+
+/* ----- Steps ---------------------------------------------------------------------------- */
+
+/* setup, check and a bare pool: a command, maybe "=> reply" (not setup) or "=> refused". */
+static int parse_command(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)sc;
+    const wsc_tok *w = &t[0];
+    int check = is(w, "check");
+    st->kind = is(w, "setup") ? K_SETUP : check ? K_CHECK : K_POOL;
+    size_t end = refusal(p, st, t, 1, n, st->kind != K_SETUP);
+    if (end == (size_t)-1) return -1;
+    if (end <= 1) return perr(p, w->col + (int)w->len, "%s needs a command", w->s);
+    if (check && !st->has_expect)
+        return perr(p, t[n - 1].col + (int)t[n - 1].len, "check needs '=> <expected reply>'");
+    st->ncmd = copy_toks(t, 1, end, &st->cmd);
+    return 0;
+}
+
+static int parse_subscribe_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                               size_t n)
+{
+    (void)sc;
+    st->kind = K_SUBSCRIBE;
+    return parse_subscribe(p, st, t, n);
+}
+
+static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)sc;
+    if (need(p, t, n, 3)) return -1;
+    st->kind = K_PRODUCE;
+    set_sub(st, &t[1]);
+    st->payload = xmemdup(t[2].s, t[2].len);
+    st->payload_len = t[2].len;
+    size_t i = 3;
+    if (parse_headers(p, st, t, &i, n)) return -1;
+    if (i < n && is(&t[i], "to")) {
+        if (i + 1 >= n) return perr(p, t[i].col, "to needs a key (the channel a pattern hears)");
+        st->key = xstrdup(t[i + 1].s);
+        i += 2;
+    }
+    if (i < n && is(&t[i], "as")) {
+        if (i + 1 >= n) return perr(p, t[i].col, "as needs an alias");
+        const wsc_tok *a = &t[i + 1];
+        int ok = a->len > 0 && ((a->s[0] >= 'a' && a->s[0] <= 'z') ||
+                                (a->s[0] >= 'A' && a->s[0] <= 'Z') || a->s[0] == '_');
+        for (size_t k = 1; ok && k < a->len; k++) ok = name_char(a->s[k]);
+        if (!ok)
+            return perr(p, a->col, "an alias is a name: a letter or '_', then letters, "
+                        "digits, '_', '-' or '.' (got '%s')", a->s);
+        set_alias(st, a, a->len);
+        i += 2;
+    }
+    if (i < n)
+        return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE, to KEY or as ALIAS)", t[i].s);
+    return 0;
+}
+
+static int parse_read(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)sc;
+    st->kind = K_READ;
+    size_t end = refusal(p, st, t, 1, n, 0);
+    if (end == (size_t)-1) return -1;
+    if (end < 2) return perr(p, t[0].col + 4, "read needs a subscription");
+    set_sub(st, &t[1]);
+    if (end > 2) {
+        if (!is(&t[2], "expect"))
+            return perr(p, t[2].col, "expected 'expect' after read <sub>, got '%s'", t[2].s);
+        if (end == 3) return perr(p, t[2].col + 6, "expect what: aliases, 'nothing' or 'report'");
+        st->has_expect = 1;
+        if (end == 4 && is(&t[3], "nothing")) st->read_nothing = 1;
+        else if (end == 4 && is(&t[3], "report")) st->read_report = 1;
+        else st->nexpect = copy_toks(t, 3, end, &st->expect);
+    }
+    return 0;
+}
+
+static int parse_advance(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)sc;
+    if (n != 2) return usage_error(p, t[0].col);
+    st->kind = K_ADVANCE;
+    return number(p, &t[1], "advance", &st->n);
+}
+
+/* crash, shutdown, restart */
+static int parse_bare(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)sc;
+    if (n != 1) return perr(p, t[1].col, "%s takes no argument", t[0].s);
+    st->kind = is(&t[0], "crash") ? K_CRASH : is(&t[0], "shutdown") ? K_SHUTDOWN : K_RESTART;
+    return 0;
+}
+
+static int parse_stop(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    (void)sc;
+    size_t end = refusal(p, st, t, 1, n, 0);
+    if (end == (size_t)-1) return -1;
+    if (end != 2) return usage_error(p, t[0].col);
+    st->kind = K_STOP;
+    set_sub(st, &t[1]);
+    return 0;
+}
+
+static int parse_fault_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                           size_t n)
+{
+    (void)sc;
+    st->kind = K_FAULT;
+    return parse_fault(p, st, t, n);
+}
+
+/* ----- Handler actions: "ALIAS: VERB ..." (t[0] is "ALIAS:") ----------------------------- */
+
+/* ALIAS: queue|pool COMMAND... */
+static int parse_act_command(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    const wsc_tok *v = &t[1];
+    int pool = is(v, "pool");
+    st->kind = pool ? K_POOL : K_QUEUE;
+    size_t end = refusal(p, st, t, 2, n, pool);
+    if (end == (size_t)-1) return -1;
+    if (end <= 2) return perr(p, v->col + (int)v->len, "%s needs a command", v->s);
+    st->ncmd = copy_toks(t, 2, end, &st->cmd);
+    return 0;
+}
+
+static int parse_act_publish(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    if (need(p, t, n, 5)) return -1;
+    st->kind = K_PUBLISH;
+    if (form_of(p, &t[2], &st->form)) return -1;
+    st->key = xstrdup(t[3].s);
+    st->payload = xmemdup(t[4].s, t[4].len);
+    st->payload_len = t[4].len;
+    size_t i = 5;
+    if (parse_headers(p, st, t, &i, n)) return -1;
+    if (i < n)
+        return perr(p, t[i].col, "unexpected '%s' (only 'header NAME VALUE' may follow)", t[i].s);
+    return 0;
+}
+
+static int parse_act_reply(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                           size_t n)
+{
+    (void)sc;
+    if (n != 3) return usage_error(p, t[1].col);
+    st->kind = K_REPLY;
+    st->payload = xmemdup(t[2].s, t[2].len);
+    st->payload_len = t[2].len;
+    return 0;
+}
+
+static int parse_act_bind(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                          size_t n)
+{
+    (void)sc;
+    if (n != 4) return usage_error(p, t[1].col);
+    st->kind = K_BIND;
+    if (form_of(p, &t[2], &st->form)) return -1;
+    st->key = xstrdup(t[3].s);
+    return 0;
+}
+
+/* ALIAS: ack | drop | retry | abandon | retry-after MS */
+static int parse_act_settle(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                            size_t n)
+{
+    (void)sc;
+    const wsc_tok *v = &t[1];
+    st->kind = K_SETTLE;
+    if (is(v, "retry-after")) {
+        if (n != 3) return usage_error(p, v->col);
+        st->outcome = WS_RETRY_AFTER;
+        return number(p, &t[2], "retry-after", &st->n);
+    }
+    if (n != 2) return perr(p, t[2].col, "unexpected '%s' after %s", t[2].s, v->s);
+    st->outcome = is(v, "ack") ? WS_ACK : is(v, "drop") ? WS_DROP
+                  : is(v, "retry") ? WS_RETRY : WS_ABANDON;
+    return 0;
+}
+
+/* ----- Expectations ("expect WHAT ..."; check is parse_command's) ------------------------- */
+
+/* expect flush|read N of SUB (the block follows) */
+static int parse_exp_block(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                           size_t n)
+{
+    (void)sc;
     const wsc_tok *w = &t[1];
     long long v = 0;
-    if (is(w, "flush") || is(w, "read")) {
-        if (n != 5 || !is(&t[3], "of"))
-            return perr(p, w->col, "usage: expect %s <n> of <subscription>", w->s);
-        if (number(p, &t[2], w->s, &v)) return -1;
-        if (v < 1) return perr(p, t[2].col, "%s count from 1", is(w, "flush") ? "flushes" : "reads");
-        st->kind = is(w, "flush") ? K_EXPECT_FLUSH : K_EXPECT_READ;
-        st->n = v;
-        st->sub = xstrdup(t[4].s);
-    } else if (is(w, "round-trips")) {
-        if (n < 3 || n > 4) return perr(p, w->col, "usage: expect round-trips <n> [total|reads|flushes|pool]");
-        if (number(p, &t[2], "round-trips", &v)) return -1;
-        st->kind = K_EXPECT_RTS;
-        st->n = v;
-        if (n == 4) {
-            if (is(&t[3], "total")) st->which = 0;
-            else if (is(&t[3], "reads")) st->which = 1;
-            else if (is(&t[3], "flushes")) st->which = 2;
-            else if (is(&t[3], "pool")) st->which = 3;
-            else return perr(p, t[3].col, "unknown kind '%s' (total, reads, flushes or pool)", t[3].s);
-        }
-    } else if (is(w, "flushes")) {
-        if (n != 3 && !(n == 5 && is(&t[3], "of")))
-            return perr(p, w->col, "usage: expect flushes <n> [of <subscription>]");
-        if (number(p, &t[2], "flushes", &v)) return -1;
-        st->kind = K_EXPECT_FLUSHES;
-        st->n = v;
-        if (n == 5) st->sub = xstrdup(t[4].s);
-    } else if (is(w, "reports")) {
-        if (n != 3) return perr(p, w->col, "usage: expect reports <n>");
-        if (number(p, &t[2], "reports", &v)) return -1;
-        st->kind = K_EXPECT_REPORTS;
-        st->n = v;
-    } else if (is(w, "report")) {
-        if (n < 3) return perr(p, w->col, "usage: expect report <sub> [commands N] [settles N] [failed N] [error TEXT]");
-        st->kind = K_EXPECT_REPORT;
-        st->sub = xstrdup(t[2].s);
-        st->n2 = st->n3 = st->n4 = -1;
-        for (size_t i = 3; i < n;) {
-            if (is(&t[i], "error")) {
-                if (i + 1 >= n) return perr(p, t[i].col, "error needs a text");
-                st->text = rest_text(p, t, i + 1, n);
-                break;
-            }
-            long long *dst = is(&t[i], "commands") ? &st->n2
-                             : is(&t[i], "settles") ? &st->n3
-                             : is(&t[i], "failed")  ? &st->n4 : NULL;
-            if (!dst)
-                return perr(p, t[i].col, "unknown field '%s' (commands, settles, failed, error)", t[i].s);
-            if (i + 1 >= n) return perr(p, t[i].col, "%s needs a number", t[i].s);
-            if (number(p, &t[i + 1], t[i].s, dst)) return -1;
-            i += 2;
-        }
-    } else if (is(w, "pending") || is(w, "delayed")) {
-        if (n < 3)
-            return perr(p, w->col, "usage: expect %s <sub> (<alias>... | none), or the entries "
-                        "on indented lines below it", w->s);
-        st->kind = is(w, "pending") ? K_EXPECT_PENDING : K_EXPECT_DELAYED;
-        st->sub = xstrdup(t[2].s);
-        if (n == 3) {
-            st->entry_block = 1; /* the entries follow on indented lines */
-        } else if (n == 4 && is(&t[3], "none")) {
-            st->nexpect = 0;
-            st->expect = xcalloc(1, sizeof *st->expect);
-        } else {
-            st->nexpect = copy_toks(t, 3, n, &st->expect);
-        }
-    } else if (is(w, "invariants")) {
-        if (n != 2) return perr(p, t[2].col, "usage: expect invariants");
-        st->kind = K_EXPECT_INVARIANTS;
-    } else if (is(w, "violation")) {
-        if (n != 4)
-            return perr(p, w->col,
-                        "usage: expect violation <lost|leaked|split|doubled|stranded> <alias>");
-        if (invariant_bit(p, &t[2]) < 0) return -1;
-        st->kind = K_EXPECT_VIOLATION;
-        st->text = xstrdup(t[2].s);
-        st->alias = xstrdup(t[3].s);
-    } else if (is(w, "published")) {
-        if (n < 4) return perr(p, w->col, "usage: expect published <channel> (<payload>... | none)");
-        st->kind = K_EXPECT_PUBLISHED;
-        st->key = xstrdup(t[2].s);
-        if (n == 4 && is(&t[3], "none")) {
-            st->nexpect = 0;
-            st->expect = xcalloc(1, sizeof *st->expect);
-        } else {
-            st->nexpect = copy_toks(t, 3, n, &st->expect);
-        }
-    } else if (is(w, "warning")) {
-        if (n < 3) return perr(p, w->col, "usage: expect warning <text>");
-        st->kind = K_EXPECT_WARNING;
-        st->text = rest_text(p, t, 2, n);
-    } else if (is(w, "delivery")) {
-        if (n != 5 || (!is(&t[3], "count") && !is(&t[3], "retries")))
-            return perr(p, w->col, "usage: expect delivery <alias> (count N | retries N)");
-        st->kind = K_EXPECT_DELIVERY;
-        st->alias = xstrdup(t[2].s);
-        st->which = is(&t[3], "count") ? 0 : 1;
-        if (number(p, &t[4], t[3].s, &st->n)) return -1;
-    } else {
-        return perr(p, w->col,
-                    "unknown expectation '%s' (flush, read, round-trips, flushes, reports, report, "
-                    "pending, delayed, invariants, violation, warning, published, delivery)",
-                    w->s);
-    }
+    if (n != 5 || !is(&t[3], "of")) return usage_error(p, w->col);
+    if (number(p, &t[2], w->s, &v)) return -1;
+    if (v < 1) return perr(p, t[2].col, "%s count from 1", is(w, "flush") ? "flushes" : "reads");
+    st->kind = is(w, "flush") ? K_EXPECT_FLUSH : K_EXPECT_READ;
+    st->n = v;
+    set_sub(st, &t[4]);
     return 0;
 }
 
-/* A handler action: "<alias>: verb ...". */
-static int parse_action(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+static int parse_exp_rts(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
-    st->alias = xmemdup(t[0].s, t[0].len - 1);
-    if (st->alias[0] == '\0')
-        return perr(p, t[0].col, "an entry's name expected before ':' (ALIAS: ACTION, e.g. e1: ack)");
-    if (n < 2) return perr(p, t[0].col + (int)t[0].len, "an action expected after '%s'", t[0].s);
-    const wsc_tok *v = &t[1];
-    size_t end;
-    if (is(v, "queue") || is(v, "pool")) {
-        int pool = is(v, "pool");
-        st->kind = pool ? K_POOL : K_QUEUE;
-        end = refusal(p, st, t, 2, n, pool);
-        if (end == (size_t)-1) return -1;
-        if (end <= 2) return perr(p, v->col + (int)v->len, "%s needs a command", v->s);
-        st->ncmd = copy_toks(t, 2, end, &st->cmd);
-        return 0;
-    }
-    end = refusal(p, st, t, 1, n, 0);
-    if (end == (size_t)-1) return -1;
-    n = end;
-    if (is(v, "publish")) {
-        if (need(p, t, n, 5, "ALIAS: publish <form> <key> <payload> [header NAME VALUE]...")) return -1;
-        st->kind = K_PUBLISH;
-        if (form_of(p, &t[2], &st->form)) return -1;
-        st->key = xstrdup(t[3].s);
-        st->payload = xmemdup(t[4].s, t[4].len);
-        st->payload_len = t[4].len;
-        size_t i = 5;
-        if (parse_headers(p, st, t, &i, n)) return -1;
-        if (i < n) return perr(p, t[i].col, "unexpected '%s' (only 'header NAME VALUE' may follow)", t[i].s);
-    } else if (is(v, "reply")) {
-        if (n != 3) return perr(p, v->col, "usage: ALIAS: reply <payload>");
-        st->kind = K_REPLY;
-        st->payload = xmemdup(t[2].s, t[2].len);
-        st->payload_len = t[2].len;
-    } else if (is(v, "bind")) {
-        if (n != 4) return perr(p, v->col, "usage: ALIAS: bind <form> <key>");
-        st->kind = K_BIND;
-        if (form_of(p, &t[2], &st->form)) return -1;
-        st->key = xstrdup(t[3].s);
-    } else if (is(v, "ack") || is(v, "drop") || is(v, "retry") || is(v, "abandon")) {
-        if (n != 2) return perr(p, t[2].col, "unexpected '%s' after %s", t[2].s, v->s);
-        st->kind = K_SETTLE;
-        st->outcome = is(v, "ack") ? WS_ACK : is(v, "drop") ? WS_DROP
-                      : is(v, "retry") ? WS_RETRY : WS_ABANDON;
-    } else if (is(v, "retry-after")) {
-        if (n != 3) return perr(p, v->col, "usage: ALIAS: retry-after <ms>");
-        st->kind = K_SETTLE;
-        st->outcome = WS_RETRY_AFTER;
-        if (number(p, &t[2], "retry-after", &st->n)) return -1;
-    } else {
-        return perr(p, v->col,
-                    "unknown action '%s' (queue, pool, publish, reply, bind, ack, drop, retry, "
-                    "retry-after, abandon)",
-                    v->s);
+    (void)sc;
+    if (n < 3 || n > 4) return usage_error(p, t[1].col);
+    if (number(p, &t[2], "round-trips", &st->n)) return -1;
+    st->kind = K_EXPECT_RTS;
+    if (n == 4) {
+        if (is(&t[3], "total")) st->which = 0;
+        else if (is(&t[3], "reads")) st->which = 1;
+        else if (is(&t[3], "flushes")) st->which = 2;
+        else if (is(&t[3], "pool")) st->which = 3;
+        else return perr(p, t[3].col, "unknown kind '%s' (total, reads, flushes or pool)", t[3].s);
     }
     return 0;
 }
 
-/* Parses one statement line into st; 0 or -1. */
-static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n,
-                      int *steps_seen)
+static int parse_exp_flushes(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    if (n != 3 && !(n == 5 && is(&t[3], "of"))) return usage_error(p, t[1].col);
+    if (number(p, &t[2], "flushes", &st->n)) return -1;
+    st->kind = K_EXPECT_FLUSHES;
+    if (n == 5) set_sub(st, &t[4]);
+    return 0;
+}
+
+static int parse_exp_reports(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    if (n != 3) return usage_error(p, t[1].col);
+    st->kind = K_EXPECT_REPORTS;
+    return number(p, &t[2], "reports", &st->n);
+}
+
+static int parse_exp_report(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                            size_t n)
+{
+    (void)sc;
+    if (n < 3) return usage_error(p, t[1].col);
+    st->kind = K_EXPECT_REPORT;
+    set_sub(st, &t[2]);
+    st->n2 = st->n3 = st->n4 = -1;
+    for (size_t i = 3; i < n;) {
+        if (is(&t[i], "error")) {
+            if (i + 1 >= n) return perr(p, t[i].col, "error needs a text");
+            st->text = rest_text(p, t, i + 1, n);
+            break;
+        }
+        long long *dst = is(&t[i], "commands") ? &st->n2
+                         : is(&t[i], "settles") ? &st->n3
+                         : is(&t[i], "failed")  ? &st->n4 : NULL;
+        if (!dst)
+            return perr(p, t[i].col, "unknown field '%s' (commands, settles, failed, error)", t[i].s);
+        if (i + 1 >= n) return perr(p, t[i].col, "%s needs a number", t[i].s);
+        if (number(p, &t[i + 1], t[i].s, dst)) return -1;
+        i += 2;
+    }
+    return 0;
+}
+
+/* expect pending|delayed SUB (ITEM... | none), or the entries on indented lines below */
+static int parse_exp_entries(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    const wsc_tok *w = &t[1];
+    if (n < 3)
+        return perr(p, w->col, "usage: expect %s <sub> (<alias>... | none), or the entries "
+                    "on indented lines below it", w->s);
+    st->kind = is(w, "pending") ? K_EXPECT_PENDING : K_EXPECT_DELAYED;
+    set_sub(st, &t[2]);
+    if (n == 3) {
+        st->entry_block = 1; /* the entries follow on indented lines */
+    } else if (n == 4 && is(&t[3], "none")) {
+        st->nexpect = 0;
+        st->expect = xcalloc(1, sizeof *st->expect);
+    } else {
+        st->nexpect = copy_toks(t, 3, n, &st->expect);
+    }
+    return 0;
+}
+
+static int parse_exp_invariants(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                                size_t n)
+{
+    (void)sc;
+    if (n != 2) return perr(p, t[2].col, "usage: %s", usage(p));
+    st->kind = K_EXPECT_INVARIANTS;
+    return 0;
+}
+
+/* expect nothing: the scenario checks nothing, on purpose (it runs for its trace) */
+static int parse_exp_nothing(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    if (n != 2) return perr(p, t[2].col, "usage: %s", usage(p));
+    st->kind = K_EXPECT_NOTHING;
+    return 0;
+}
+
+static int parse_exp_violation(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                               size_t n)
+{
+    (void)sc;
+    if (n != 4) return usage_error(p, t[1].col);
+    if (invariant_bit(p, &t[2]) < 0) return -1;
+    st->kind = K_EXPECT_VIOLATION;
+    st->text = xstrdup(t[2].s);
+    set_alias(st, &t[3], t[3].len);
+    return 0;
+}
+
+static int parse_exp_published(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                               size_t n)
+{
+    (void)sc;
+    if (n < 4) return usage_error(p, t[1].col);
+    st->kind = K_EXPECT_PUBLISHED;
+    st->key = xstrdup(t[2].s);
+    if (n == 4 && is(&t[3], "none")) {
+        st->nexpect = 0;
+        st->expect = xcalloc(1, sizeof *st->expect);
+    } else {
+        st->nexpect = copy_toks(t, 3, n, &st->expect);
+    }
+    return 0;
+}
+
+static int parse_exp_warning(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    if (n < 3) return usage_error(p, t[1].col);
+    st->kind = K_EXPECT_WARNING;
+    st->text = rest_text(p, t, 2, n);
+    return 0;
+}
+
+static int parse_exp_delivery(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                              size_t n)
+{
+    (void)sc;
+    if (n != 5 || (!is(&t[3], "count") && !is(&t[3], "retries"))) return usage_error(p, t[1].col);
+    st->kind = K_EXPECT_DELIVERY;
+    set_alias(st, &t[2], t[2].len);
+    st->which = is(&t[3], "count") ? 0 : 1;
+    return number(p, &t[4], t[3].s, &st->n);
+}
+
+/* ----- The table -------------------------------------------------------------------------- */
+
+static const stmt_def STMTS[] = {
+    {"scenario", NULL, SK_HEADER, SF_TEXT, parse_title, "TITLE...", "first line, once"},
+    {"needs", "fake", SK_HEADER, SF_TEXT, parse_needs, "REASON...",
+     "skipped on a real server, with the reason"},
+    {"needs", "real", SK_HEADER, SF_TEXT, parse_needs, "REASON...",
+     "skipped on the fake (what it lacks), likewise"},
+    {"forbid", NULL, SK_HEADER, 0, parse_forbid, "lost|leaked|split|doubled|stranded...",
+     "what `wsim explore` must not find"},
+    {"seed", NULL, SK_WORLD, 0, parse_number_setting, "N",
+     "the consumer processes' ids, the fake's randomness"},
+    {"start", NULL, SK_WORLD, 0, parse_number_setting, "UNIX_MS",
+     "the fake's clock at the start"},
+    {"cluster", NULL, SK_WORLD, 0, parse_cluster, "",
+     "a one-node Redis Cluster (the fake's, or a server's)"},
+
+    {"setup", NULL, SK_STEP, 0, parse_command, "COMMAND...",
+     "a raw command on the admin connection"},
+    {"subscribe", NULL, SK_STEP, 0, parse_subscribe_row, "NAME FORM KEY [OPTION...]",
+     "FORM: stream | reliable-list | list | channel"},
+    {"produce", NULL, SK_STEP, 0, parse_produce,
+     "SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]", NULL},
+    {"read", NULL, SK_STEP, 0, parse_read,
+     "SUB [expect ALIAS... | expect nothing | expect report]", NULL},
+    {"ALIAS:", "queue", SK_ACTION, 0, parse_act_command, "COMMAND...",
+     "a command of the delivery's segment"},
+    {"ALIAS:", "pool", SK_ACTION, 0, parse_act_command, "COMMAND... [=> REPLY]",
+     "a command on the pool, at once"},
+    {"pool", NULL, SK_STEP, 0, parse_command, "COMMAND... [=> REPLY]",
+     "the same, outside any handler"},
+    {"ALIAS:", "publish", SK_ACTION, 0, parse_act_publish,
+     "FORM KEY PAYLOAD [header NAME VALUE]...", NULL},
+    {"ALIAS:", "reply", SK_ACTION, 0, parse_act_reply, "PAYLOAD", NULL},
+    {"ALIAS:", "bind", SK_ACTION, 0, parse_act_bind, "FORM KEY", NULL},
+    {"ALIAS:", "ack|drop|retry|abandon", SK_ACTION, 0, parse_act_settle, "",
+     "the delivery's outcome"},
+    {"ALIAS:", "retry-after", SK_ACTION, 0, parse_act_settle, "MS", NULL},
+    {"advance", NULL, SK_STEP, 0, parse_advance, "MS", "the clock"},
+    {"crash", NULL, SK_STEP, 0, parse_bare, "", "the consumer process dies"},
+    {"shutdown", NULL, SK_STEP, 0, parse_bare, "",
+     "the graceful stop of the whole process"},
+    {"restart", NULL, SK_STEP, 0, parse_bare, "", "a fresh consumer process"},
+    {"stop", NULL, SK_STEP, 0, parse_stop, "SUB", NULL},
+    {"fault", NULL, SK_STEP, 0, parse_fault_row,
+     "reader|window|subscriber crash-after|crash-before|lose-replies|error|refuse\n"
+     "      (Nth COMMAND | round-trip I [command K]) [error TEXT]",
+     NULL},
+
+    {"check", NULL, SK_EXPECT, 0, parse_command, "COMMAND... => REPLY", NULL},
+    {"expect", "flush", SK_EXPECT, SF_BLOCK, parse_exp_block, "N of SUB",
+     "+ indented lines: [ALIAS>] COMMAND... | -- | .."},
+    {"expect", "read", SK_EXPECT, SF_BLOCK, parse_exp_block, "N of SUB",
+     "+ indented lines: COMMAND... | --"},
+    {"expect", "round-trips", SK_EXPECT, 0, parse_exp_rts, "N [total|reads|flushes|pool]",
+     NULL},
+    {"expect", "flushes", SK_EXPECT, 0, parse_exp_flushes, "N [of SUB]", NULL},
+    {"expect", "reports", SK_EXPECT, 0, parse_exp_reports, "N", NULL},
+    {"expect", "report", SK_EXPECT, 0, parse_exp_report,
+     "SUB [commands N] [settles N] [failed N] [error TEXT]", NULL},
+    {"expect", "pending", SK_EXPECT, SF_BLOCK, parse_exp_entries, "SUB (ITEM... | none)",
+     "ITEM: ALIAS, $ALIAS or an id written out"},
+    {"expect", "pending", SK_EXPECT, SF_BLOCK, NULL, "SUB",
+     "+ indented lines: ITEM [consumer NAME] [deliveries N]"},
+    {"expect", "delayed", SK_EXPECT, SF_BLOCK, parse_exp_entries, "SUB (ITEM... | none)", NULL},
+    {"expect", "delayed", SK_EXPECT, SF_BLOCK, NULL, "SUB",
+     "+ indented lines: ITEM [retries N] [due-in MS]"},
+    {"expect", "invariants", SK_EXPECT, 0, parse_exp_invariants, "", NULL},
+    {"expect", "violation", SK_EXPECT, 0, parse_exp_violation,
+     "lost|leaked|split|doubled|stranded ALIAS", NULL},
+    {"expect", "warning", SK_EXPECT, 0, parse_exp_warning, "TEXT", NULL},
+    {"expect", "published", SK_EXPECT, 0, parse_exp_published, "CHANNEL (PAYLOAD... | none)",
+     NULL},
+    {"expect", "delivery", SK_EXPECT, 0, parse_exp_delivery, "ALIAS (count N | retries N)",
+     NULL},
+    {"expect", "nothing", SK_EXPECT, 0, parse_exp_nothing, "",
+     "checks nothing, on purpose (else a FAIL)"},
+};
+static const size_t NSTMTS = sizeof STMTS / sizeof *STMTS;
+
+/* ----- Dispatch ------------------------------------------------------------------------------ */
+
+/* The message for a first word no row has: the statements there are, and a hint when
+ * the line looks like a handler action written without its space ("e1:ack"). */
+static int unknown_statement(parser *p, const wsc_tok *w)
+{
+    const char *colon = w->quoted ? NULL : strchr(w->s, ':');
+    if (colon && colon[1]) {
+        int k;
+        if (find_def("ALIAS:", 6, colon + 1, strlen(colon + 1), &k))
+            return perr(p, w->col + (int)(colon - w->s) + 1,
+                        "unknown statement '%s': write a space after the colon ('%.*s: %s')",
+                        w->s, (int)(colon - w->s), w->s, colon + 1);
+    }
+    char words[512];
+    first_words(words, sizeof words);
+    return perr(p, w->col, "unknown statement '%s' (%s)", w->s, words);
+}
+
+/* Parses one tokenized statement line into st: 0 a statement, 1 a line that makes none
+ * (forbid, seed, ...), -1 after perr. */
+static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     const wsc_tok *w = &t[0];
     st->col = w->col;
-    long long v = 0;
-    if (!sc->title && !is(w, "scenario"))
-        return perr(p, w->col, "the file must start with 'scenario <title>' (got '%s')", w->s);
-    if (!w->quoted && w->len >= 1 && w->s[w->len - 1] == ':') {
-        *steps_seen = 1;
-        return parse_action(p, st, t, n);
-    }
-    if (is(w, "scenario")) {
-        if (sc->title) return perr(p, w->col, "a second 'scenario' line (one scenario per file)");
-        if (n < 2) return perr(p, w->col + 8, "scenario needs a title");
-        sc->title = join(t, 1, n);
-        return 1;
-    }
     if (!sc->title)
         return perr(p, w->col, "the file must start with 'scenario <title>' (got '%s')", w->s);
-    if (is(w, "needs")) {
-        if (n < 2 || (!is(&t[1], "fake") && !is(&t[1], "real")))
-            return perr(p, w->col, "usage: needs fake <reason> | needs real <reason>");
-        int fake = is(&t[1], "fake");
-        if (n < 3)
-            return perr(p, t[1].col + 4, fake ? "say why it needs the fake: needs fake <reason>"
-                                              : "say why it needs a real server: needs real "
-                                                "<reason>");
-        char **dst = fake ? &sc->needs_fake : &sc->needs_real;
-        free(*dst);
-        *dst = join(t, 2, n);
-        return 1;
-    }
-    if (is(w, "forbid")) {
+    int action = !w->quoted && w->len >= 1 && w->s[w->len - 1] == ':';
+    int known;
+    const stmt_def *d;
+    if (action) {
+        if (w->len == 1)
+            return perr(p, w->col, "an entry's name expected before ':' (ALIAS: ACTION, e.g. "
+                        "e1: ack)");
         if (n < 2)
-            return perr(p, w->col + 6, "usage: forbid <lost|leaked|split|doubled|stranded>...");
-        for (size_t i = 1; i < n; i++) {
-            int k = invariant_bit(p, &t[i]);
-            if (k < 0) return -1;
-            sc->forbid |= 1u << k;
+            return perr(p, w->col + (int)w->len, "an action expected after '%s'", w->s);
+        d = find_def("ALIAS:", 6, t[1].quoted ? "" : t[1].s, t[1].quoted ? 0 : t[1].len, &known);
+    } else {
+        d = w->quoted ? NULL
+                      : find_def(w->s, w->len, n > 1 && !t[1].quoted ? t[1].s : NULL,
+                                 n > 1 ? t[1].len : 0, &known);
+        if (w->quoted) known = 0;
+    }
+    if (!d) {
+        char words[512];
+        if (action) {
+            second_words("ALIAS:", words, sizeof words);
+            return perr(p, t[1].col, "unknown action '%s' (%s)", t[1].s, words);
         }
-        return 1;
+        if (!known) return unknown_statement(p, w);
+        if (n < 2 && !strcmp(w->s, "expect"))
+            return perr(p, w->col + (int)w->len, "incomplete statement: expect WHAT ...");
+        second_words(w->s, words, sizeof words);
+        if (!strcmp(w->s, "expect"))
+            return perr(p, t[1].col, "unknown expectation '%s' (%s)", t[1].s, words);
+        return perr(p, w->col, "usage: %s %s ...", w->s, words);
     }
-    if (is(w, "seed") || is(w, "start") || is(w, "cluster")) {
-        if (*steps_seen) return perr(p, w->col, "'%s' must come before the first step", w->s);
-        if (is(w, "cluster")) {
-            if (n != 1) return perr(p, t[1].col, "cluster takes no argument");
-            sc->cluster = 1;
-            return 1;
+    p->def = d;
+    if (d->kind == SK_WORLD && p->steps_seen)
+        return perr(p, w->col, "'%s' must come before the first step", w->s);
+    if (d->kind != SK_HEADER && d->kind != SK_WORLD) p->steps_seen = 1;
+    if (action) {
+        set_alias(st, w, w->len - 1);
+        if (d->parse != parse_act_command) { /* queue and pool take "=> reply" themselves */
+            size_t end = refusal(p, st, t, 1, n, 0);
+            if (end == (size_t)-1) return -1;
+            n = end;
         }
-        if (n != 2) return perr(p, w->col, "usage: %s <number>", w->s);
-        if (number(p, &t[1], w->s, &v)) return -1;
-        if (is(w, "seed")) sc->seed = (uint64_t)v;
-        else sc->start_ms = v;
-        return 1;
     }
-    *steps_seen = 1;
-    size_t end;
-    if (is(w, "setup") || is(w, "check") || is(w, "pool")) {
-        int check = is(w, "check");
-        st->kind = is(w, "setup") ? K_SETUP : check ? K_CHECK : K_POOL;
-        end = refusal(p, st, t, 1, n, st->kind != K_SETUP);
-        if (end == (size_t)-1) return -1;
-        if (end <= 1) return perr(p, w->col + (int)w->len, "%s needs a command", w->s);
-        if (check && !st->has_expect)
-            return perr(p, t[n - 1].col + (int)t[n - 1].len, "check needs '=> <expected reply>'");
-        st->ncmd = copy_toks(t, 1, end, &st->cmd);
-        return 0;
+    return d->parse(p, sc, st, t, n);
+}
+
+/* A free-text line (scenario, needs fake, needs real): when s[0..len) starts with one of
+ * their words (any blanks after them), parses it -- the text is the rest of the line as
+ * written, trimmed -- and returns 1 (done: ok or error said) or -1 after an error; 0
+ * when it is no such line. */
+static int text_line(parser *p, wsc_scenario *sc, const char *s, size_t len)
+{
+    size_t a = 0;
+    while (a < len && s[a] != ' ' && s[a] != '\t' && s[a] != '\r') a++;
+    size_t b = a;
+    while (b < len && (s[b] == ' ' || s[b] == '\t')) b++;
+    size_t c = b;
+    while (c < len && s[c] != ' ' && s[c] != '\t' && s[c] != '\r') c++;
+    const stmt_def *d = NULL;
+    int two = 0;
+    for (size_t i = 0; i < NSTMTS && !d; i++) {
+        const stmt_def *r = &STMTS[i];
+        if (!(r->flags & SF_TEXT) || strlen(r->word) != a || memcmp(r->word, s, a) != 0) continue;
+        if (!r->word2) d = r;
+        else if (one_of(r->word2, s + b, c - b)) d = r, two = 1;
     }
-    if (is(w, "subscribe")) {
-        st->kind = K_SUBSCRIBE;
-        return parse_subscribe(p, st, t, n);
+    if (!d) {
+        int known = 0;
+        for (size_t i = 0; i < NSTMTS; i++)
+            known |= (STMTS[i].flags & SF_TEXT) && strlen(STMTS[i].word) == a &&
+                     memcmp(STMTS[i].word, s, a) == 0;
+        if (!known) return 0;
+        /* needs, but neither fake nor real: the forms there are */
+        char use[512], one[128];
+        size_t k = 0;
+        use[0] = '\0';
+        for (size_t i = 0; i < NSTMTS && k < sizeof use; i++)
+            if (STMTS[i].parse && strlen(STMTS[i].word) == a && memcmp(STMTS[i].word, s, a) == 0)
+                k += (size_t)snprintf(use + k, sizeof use - k, "%s%s", k ? " | " : "",
+                                      usage_of(&STMTS[i], one, sizeof one));
+        perr(p, 1, "usage: %s", use);
+        return -1;
     }
-    if (is(w, "produce")) {
-        if (need(p, t, n, 3, "produce <subscription> <payload> [header NAME VALUE]... [to KEY] [as ALIAS]")) return -1;
-        st->kind = K_PRODUCE;
-        st->sub = xstrdup(t[1].s);
-        st->payload = xmemdup(t[2].s, t[2].len);
-        st->payload_len = t[2].len;
-        size_t i = 3;
-        if (parse_headers(p, st, t, &i, n)) return -1;
-        if (i < n && is(&t[i], "to")) {
-            if (i + 1 >= n) return perr(p, t[i].col, "to needs a key (the channel a pattern hears)");
-            st->key = xstrdup(t[i + 1].s);
-            i += 2;
-        }
-        if (i < n && is(&t[i], "as")) {
-            if (i + 1 >= n) return perr(p, t[i].col, "as needs an alias");
-            const wsc_tok *a = &t[i + 1];
-            int ok = a->len > 0 && ((a->s[0] >= 'a' && a->s[0] <= 'z') ||
-                                    (a->s[0] >= 'A' && a->s[0] <= 'Z') || a->s[0] == '_');
-            for (size_t k = 1; ok && k < a->len; k++) ok = name_char(a->s[k]);
-            if (!ok)
-                return perr(p, a->col, "an alias is a name: a letter or '_', then letters, "
-                            "digits, '_', '-' or '.' (got '%s')", a->s);
-            st->alias = xstrdup(a->s);
-            i += 2;
-        }
-        if (i < n)
-            return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE, to KEY or as ALIAS)", t[i].s);
-        return 0;
-    }
-    if (is(w, "read")) {
-        st->kind = K_READ;
-        end = refusal(p, st, t, 1, n, 0);
-        if (end == (size_t)-1) return -1;
-        if (end < 2) return perr(p, w->col + 4, "read needs a subscription");
-        st->sub = xstrdup(t[1].s);
-        if (end > 2) {
-            if (!is(&t[2], "expect")) return perr(p, t[2].col, "expected 'expect' after read <sub>, got '%s'", t[2].s);
-            if (end == 3) return perr(p, t[2].col + 6, "expect what: aliases, 'nothing' or 'report'");
-            st->has_expect = 1;
-            if (end == 4 && is(&t[3], "nothing")) st->read_nothing = 1;
-            else if (end == 4 && is(&t[3], "report")) st->read_report = 1;
-            else st->nexpect = copy_toks(t, 3, end, &st->expect);
-        }
-        return 0;
-    }
-    if (is(w, "advance")) {
-        if (n != 2) return perr(p, w->col, "usage: advance <ms>");
-        st->kind = K_ADVANCE;
-        return number(p, &t[1], "advance", &st->n);
-    }
-    if (is(w, "crash") || is(w, "restart") || is(w, "shutdown")) {
-        if (n != 1) return perr(p, t[1].col, "%s takes no argument", w->s);
-        st->kind = is(w, "crash") ? K_CRASH : is(w, "shutdown") ? K_SHUTDOWN : K_RESTART;
-        return 0;
-    }
-    if (is(w, "stop")) {
-        end = refusal(p, st, t, 1, n, 0);
-        if (end == (size_t)-1) return -1;
-        if (end != 2) return perr(p, w->col, "usage: stop <subscription>");
-        st->kind = K_STOP;
-        st->sub = xstrdup(t[1].s);
-        return 0;
-    }
-    if (is(w, "fault")) {
-        st->kind = K_FAULT;
-        return parse_fault(p, st, t, n);
-    }
-    if (is(w, "expect")) return parse_expect(p, st, t, n);
-    return perr(p, w->col,
-                "unknown statement '%s' (scenario, needs, seed, start, cluster, forbid, setup, "
-                "subscribe, produce, read, ALIAS:, pool, advance, crash, shutdown, restart, "
-                "stop, fault, check, expect)",
-                w->s);
+    if (d->parse != parse_title && !sc->title)
+        return perr(p, 1, "the file must start with 'scenario <title>' (got '%.*s')", (int)a, s);
+    size_t from = two ? c : a, e = len;
+    while (from < e && (s[from] == ' ' || s[from] == '\t')) from++;
+    while (e > from && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
+    wsc_tok text = {(char *)s + from, e - from, (int)from + 1, 0};
+    p->def = d;
+    return d->parse(p, sc, NULL, &text, 1) < 0 ? -1 : 1;
 }
 
 /* ----- The file ---------------------------------------------------------------------------------- */
@@ -1246,24 +1696,53 @@ static int check_entry_sub(parser *p, const wsc_scenario *sc, size_t i)
     return 0;
 }
 
-static int validate(parser *p, wsc_scenario *sc)
+/* Is statement st an expectation (something the run checks)? */
+static int checks_something(const wsc_stmt *st)
+{
+    return st->has_expect || st->refused || st->kind == K_CHECK ||
+           (st->kind >= K_EXPECT_FLUSH && st->kind != K_EXPECT_NOTHING);
+}
+
+/* The mode a reclaim subscription recovers in when it does not say: the mode of the
+ * subscription above it on the same stream and group (the one it recovers for), else
+ * window. */
+static void inherit_mode(wsc_scenario *sc, size_t i)
+{
+    wsc_stmt *st = &sc->st[i];
+    if (st->kind != K_SUBSCRIBE || st->mode_given || st->cfg.form != WS_FORM_STREAM ||
+        !(st->cfg.reclaim || st->cfg.claiming))
+        return;
+    for (size_t k = i; k-- > 0;) {
+        const wsc_stmt *o = &sc->st[k];
+        if (o->kind == K_SUBSCRIBE && o->cfg.form == WS_FORM_STREAM && o->s_group &&
+            strcmp(o->s_key, st->s_key) == 0 && strcmp(o->s_group, st->s_group) == 0) {
+            st->cfg.mode = o->cfg.mode;
+            return;
+        }
+    }
+}
+
+/* Every check that needs the whole file: names defined above their uses, once; the
+ * expectations; inherited modes.  Says every error (perr keeps one a line). */
+static void validate(parser *p, wsc_scenario *sc)
 {
     names aliases = {0}, subs = {0};
-    int rc = 0;
-    for (size_t i = 0; i < sc->nst && rc == 0; i++) {
+    const wsc_stmt *nothing = NULL, *checker = NULL;
+    for (size_t i = 0; i < sc->nst && !p->full; i++) {
         wsc_stmt *st = &sc->st[i];
         p->line = st->line;
+        int rc = 0;
         if (st->sub && st->kind != K_SUBSCRIBE && !has_name(&subs, st->sub, strlen(st->sub)))
-            rc = perr(p, st->col, "no subscription named '%s' above (subscribe %s ...)", st->sub,
-                      st->sub);
+            rc = perr(p, st->sub_col ? st->sub_col : st->col,
+                      "no subscription named '%s' above (subscribe %s ...)", st->sub, st->sub);
         else if (st->kind == K_SUBSCRIBE && has_name(&subs, st->sub, strlen(st->sub)))
-            rc = perr(p, st->col, "a second subscription named '%s'", st->sub);
+            rc = perr(p, st->sub_col, "a second subscription named '%s'", st->sub);
         else if (st->kind == K_PRODUCE && st->alias && has_name(&aliases, st->alias, strlen(st->alias)))
-            rc = perr(p, st->col, "a second entry named '%s'", st->alias);
+            rc = perr(p, st->alias_col, "a second entry named '%s'", st->alias);
         else if (st->kind != K_PRODUCE && st->alias &&
                  !has_name(&aliases, st->alias, strlen(st->alias)))
-            rc = perr(p, st->col, "no entry named '%s' above (produce ... as %s)", st->alias,
-                      st->alias);
+            rc = perr(p, st->alias_col ? st->alias_col : st->col,
+                      "no entry named '%s' above (produce ... as %s)", st->alias, st->alias);
         else if (check_toks(p, &aliases, st->cmd, st->ncmd) ||
                  check_toks(p, &aliases, st->expect, st->nexpect))
             rc = -1;
@@ -1276,26 +1755,33 @@ static int validate(parser *p, wsc_scenario *sc)
         }
         for (size_t k = 0; rc == 0 && k < st->nelines; k++) {
             p->line = st->elines[k].line;
-            rc = check_refs(p, &aliases, &st->elines[k].item);
+            check_refs(p, &aliases, &st->elines[k].item);
         }
         p->line = st->line;
         if (rc == 0 && (st->kind == K_EXPECT_PENDING || st->kind == K_EXPECT_DELAYED))
-            rc = check_entry_sub(p, sc, i);
+            check_entry_sub(p, sc, i);
         for (size_t k = 0; rc == 0 && k < st->nflines; k++) {
             p->line = st->flines[k].line;
             const char *from = st->flines[k].from;
             if (from && !has_name(&aliases, from, strlen(from)))
-                rc = perr(p, st->flines[k].from_col, "no entry named '%s' above", from);
-            else rc = check_toks(p, &aliases, st->flines[k].t, st->flines[k].nt);
+                perr(p, st->flines[k].from_col, "no entry named '%s' above", from);
+            else check_toks(p, &aliases, st->flines[k].t, st->flines[k].nt);
         }
         if (st->kind == K_SUBSCRIBE) add_name(&subs, st->sub);
         if (st->kind == K_PRODUCE && st->alias) add_name(&aliases, st->alias);
+        if (st->kind == K_EXPECT_NOTHING && !nothing) nothing = st;
+        if (checks_something(st) && !checker) checker = st;
+        inherit_mode(sc, i);
+    }
+    if (nothing && checker) {
+        p->line = nothing->line;
+        perr(p, nothing->col, "'expect nothing' says the scenario checks nothing, but line %d "
+             "checks something", checker->line);
     }
     for (size_t i = 0; i < aliases.n; i++) free(aliases.v[i]);
     for (size_t i = 0; i < subs.n; i++) free(subs.v[i]);
     free(aliases.v);
     free(subs.v);
-    return rc;
 }
 
 /* Adds an indented line to the `expect pending` / `expect delayed` block st:
@@ -1368,6 +1854,72 @@ static int block_line(parser *p, wsc_stmt *st, wsc_tok *t, size_t n)
     return 0;
 }
 
+/* The name of block statement st, for messages ("expect flush 1 of s"). */
+static const char *block_name(const wsc_stmt *st) { return st->src; }
+
+/* Checks of the blocks once the file is read: none is empty, boundaries sit between
+ * commands, a read's block names no delivery. */
+static void check_blocks(parser *p, wsc_scenario *sc)
+{
+    for (size_t i = 0; i < sc->nst && !p->full; i++) {
+        wsc_stmt *st = &sc->st[i];
+        p->line = st->line;
+        if ((st->kind == K_EXPECT_FLUSH || st->kind == K_EXPECT_READ) && st->block_lines == 0)
+            perr(p, st->col, "'expect %s' needs its commands on indented lines below it",
+                 st->kind == K_EXPECT_FLUSH ? "flush" : "read");
+        if (st->entry_block && st->block_lines == 0)
+            perr(p, st->col, "'expect %s %s' needs its entries on indented lines below it "
+                 "(or 'none')", st->kind == K_EXPECT_PENDING ? "pending" : "delayed", st->sub);
+        for (size_t k = 0; k < st->nflines; k++) {
+            const wsc_fline *f = &st->flines[k];
+            p->line = f->line;
+            /* (of two boundaries in a row, the first is the one said) */
+            if (f->separator && !(k > 0 && f[-1].separator) &&
+                (k == 0 || k + 1 == st->nflines || f[1].separator))
+                perr(p, f->from_col, f->separator == WSC_SEP_PIPELINE
+                                         ? "'..' (a pipeline boundary) must sit between two "
+                                           "commands"
+                                         : "'--' (a round-trip boundary) must sit between two "
+                                           "commands");
+            else if (st->kind == K_EXPECT_READ && f->from)
+                perr(p, f->from_col, "'%s>': a read's commands come from no delivery", f->from);
+        }
+    }
+}
+
+/* Orders errors by line (then column); equal ones keep their order. */
+static int err_cmp(const void *a, const void *b)
+{
+    const perror_ent *x = a, *y = b;
+    if (x->line != y->line) return x->line < y->line ? -1 : 1;
+    if (x->col != y->col) return x->col < y->col ? -1 : 1;
+    return x->msg < y->msg ? -1 : x->msg > y->msg;
+}
+
+/* The errors as one text, a line each in file order (and a last line when there were
+ * more than WSC_MAX_ERRORS); frees them. */
+static char *error_text(parser *p)
+{
+    /* stable: the same line keeps one error, so (line, col) ties cannot happen; the
+     * pointer tie-break only keeps qsort's comparison total */
+    qsort(p->errs, p->nerrs, sizeof *p->errs, err_cmp);
+    size_t len = 1;
+    for (size_t i = 0; i < p->nerrs; i++) len += strlen(p->errs[i].msg) + 1;
+    len += strlen(p->name) + 96;
+    char *out = xcalloc(len, 1);
+    size_t k = 0;
+    for (size_t i = 0; i < p->nerrs; i++) {
+        k += (size_t)snprintf(out + k, len - k, "%s%s", i ? "\n" : "", p->errs[i].msg);
+        free(p->errs[i].msg);
+    }
+    if (p->full)
+        snprintf(out + k, len - k, "\n%s: note: stopped after %d errors", p->name,
+                 WSC_MAX_ERRORS);
+    free(p->errs);
+    p->errs = NULL;
+    return out;
+}
+
 wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error)
 {
     *error = NULL;
@@ -1375,10 +1927,10 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
     wsc_scenario *sc = xcalloc(1, sizeof *sc);
     sc->name = xstrdup(p.name);
     sc->seed = 1;
-    int steps_seen = 0;
     wsc_stmt *block = NULL; /* the statement that takes indented lines */
+    int skip_block = 0;     /* the statement above failed: its indented lines are not read */
     size_t pos = 0;
-    while (pos < len && !p.error) {
+    while (pos < len && !p.full) {
         size_t eol = pos;
         while (eol < len && text[eol] != '\n') eol++;
         p.line++;
@@ -1387,54 +1939,48 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         pos = eol + 1;
         if (memchr(s, '\0', sl)) {
             perr(&p, (int)((const char *)memchr(s, '\0', sl) - s) + 1, "a NUL byte in the file");
-            break;
+            continue;
         }
-        /* Free text lines: the title and the reason are taken as written. */
-        size_t lead = 0;
-        while (lead < sl && (s[lead] == ' ' || s[lead] == '\t')) lead++;
-        const char *free_kw[] = {"scenario ", "needs fake ", "needs real "};
-        int free_line = -1;
-        for (int k = 0; k < 3 && lead == 0; k++)
-            if (sl >= strlen(free_kw[k]) && memcmp(s, free_kw[k], strlen(free_kw[k])) == 0)
-                free_line = k;
-        if (free_line >= 0) {
-            size_t b = strlen(free_kw[free_line]), e = sl;
-            while (b < e && (s[b] == ' ' || s[b] == '\t')) b++;
-            while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
-            if (free_line == 0 && sc->title) {
-                perr(&p, 1, "a second 'scenario' line (one scenario per file)");
-                break;
-            }
-            if (free_line == 1 && !sc->title) {
-                perr(&p, 1, "the file must start with 'scenario <title>' (got 'needs')");
-                break;
-            }
-            if (b == e) {
-                perr(&p, (int)b + 1, free_line == 0 ? "scenario needs a title"
-                                     : free_line == 1
-                                         ? "say why it needs the fake: needs fake <reason>"
-                                         : "say why it needs a real server: needs real <reason>");
-                break;
-            }
-            char **dst = free_line == 0 ? &sc->title
-                         : free_line == 1 ? &sc->needs_fake : &sc->needs_real;
-            free(*dst);
-            *dst = xmemdup(s + b, e - b);
+        int indented = sl && (s[0] == ' ' || s[0] == '\t');
+        /* Free text lines: the title and the reasons are taken as written. */
+        int tl = indented ? 0 : text_line(&p, sc, s, sl);
+        if (tl) {
             block = NULL;
+            skip_block = tl < 0;
             continue;
         }
         wsc_tok *t;
         long n = tokenize(&p, s, sl, &t);
-        if (n < 0) break;
+        if (n < 0) {
+            if (!indented) block = NULL, skip_block = 1;
+            continue;
+        }
         if (n == 0) continue;
-        int indented = s[0] == ' ' || s[0] == '\t';
+        if (!indented && block && !t[0].quoted) {
+            /* an unindented line right under a block: a block line written at column 1?
+             * When its first word starts no statement, say so, and read it as one. */
+            int known = t[0].len > 1 && t[0].s[t[0].len - 1] == ':';
+            for (size_t i = 0; i < NSTMTS && !known; i++)
+                known = strcmp(STMTS[i].word, t[0].s) == 0;
+            if (!known) {
+                perr(&p, 1, "unknown statement '%s': a line of the block above ('%s', line %d) "
+                     "must be indented", t[0].s, block_name(block), block->line);
+                indented = 1;
+            }
+        }
         if (indented) {
+            if (skip_block) {
+                toks_free(t, (size_t)n);
+                continue;
+            }
             if (!block) {
                 toks_free(t, (size_t)n);
-                perr(&p, 1, "an indented line outside a block ('expect flush', 'expect read', "
-                     "'expect pending' or 'expect delayed')");
-                break;
+                char words[256];
+                block_words(words, sizeof words);
+                perr(&p, 1, "an indented line outside a block (%s)", words);
+                continue;
             }
+            block->block_lines++;
             if (block->kind == K_EXPECT_PENDING || block->kind == K_EXPECT_DELAYED) {
                 entry_line(&p, block, t, (size_t)n);
                 toks_free(t, (size_t)n);
@@ -1444,6 +1990,7 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
             continue;
         }
         block = NULL;
+        skip_block = 0;
         sc->st = xrealloc(sc->st, (sc->nst + 1) * sizeof *sc->st);
         wsc_stmt *st = &sc->st[sc->nst];
         memset(st, 0, sizeof *st);
@@ -1456,11 +2003,12 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         }
         p.raw = s;
         p.rawlen = sl;
-        int rc = parse_line(&p, sc, st, t, (size_t)n, &steps_seen);
+        int rc = parse_line(&p, sc, st, t, (size_t)n);
         toks_free(t, (size_t)n);
         if (rc < 0) {
             stmt_free(st);
-            break;
+            skip_block = 1;
+            continue;
         }
         if (rc == 1) { /* a header line, no statement */
             stmt_free(st);
@@ -1470,44 +2018,16 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
         if (st->kind == K_EXPECT_FLUSH || st->kind == K_EXPECT_READ || st->entry_block)
             block = st;
     }
-    if (!p.error && !sc->title) {
+    if (!p.nerrs && !sc->title) {
         p.line = p.line ? p.line : 1;
         perr(&p, 1, "empty scenario: the file must start with 'scenario <title>'");
     }
-    for (size_t i = 0; !p.error && i < sc->nst; i++) {
-        wsc_stmt *st = &sc->st[i];
-        if ((st->kind == K_EXPECT_FLUSH || st->kind == K_EXPECT_READ) && st->nflines == 0) {
-            p.line = st->line;
-            perr(&p, st->col, "'expect %s' needs its commands on indented lines below it",
-                 st->kind == K_EXPECT_FLUSH ? "flush" : "read");
-        }
-        if (!p.error && st->entry_block && st->nelines == 0) {
-            p.line = st->line;
-            perr(&p, st->col, "'expect %s %s' needs its entries on indented lines below it "
-                 "(or 'none')", st->kind == K_EXPECT_PENDING ? "pending" : "delayed", st->sub);
-        }
-        for (size_t k = 0; !p.error && k < st->nflines; k++) {
-            const wsc_fline *f = &st->flines[k];
-            if (!f->separator) continue;
-            if (k == 0 || k + 1 == st->nflines || f[-1].separator || f[1].separator) {
-                p.line = f->line;
-                perr(&p, f->from_col, f->separator == WSC_SEP_PIPELINE
-                                          ? "'..' (a pipeline boundary) must sit between two "
-                                            "commands"
-                                          : "'--' (a round-trip boundary) must sit between two "
-                                            "commands");
-            }
-        }
-        for (size_t k = 0; !p.error && st->kind == K_EXPECT_READ && k < st->nflines; k++)
-            if (st->flines[k].from) {
-                p.line = st->flines[k].line;
-                perr(&p, st->flines[k].from_col, "'%s>': a read's commands come from no delivery",
-                     st->flines[k].from);
-            }
-    }
-    if (!p.error) validate(&p, sc);
-    if (p.error) {
-        *error = p.error;
+    check_blocks(&p, sc);
+    /* names and expectations are checked once every line reads: a line that did not
+     * would make them say what the error above says again */
+    if (!p.nerrs) validate(&p, sc);
+    if (p.nerrs) {
+        *error = error_text(&p);
         wsc_free(sc);
         return NULL;
     }

@@ -7,6 +7,7 @@
  * "file:line: <the line>", what was expected, what happened, and the trace around it. */
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,21 @@ typedef struct alias {
     char *sub;        /* the subscription it was produced for */
 } alias;
 
+/* One subscription of the run. */
+typedef struct subrec {
+    char *name;             /* the scenario's name for it */
+    ws_sub *sub;
+    const wsc_stmt *def;    /* its subscribe statement */
+    ws_report report;       /* the last failure report a read of it handed out */
+    char *report_error;     /* that report's first_error (owned) */
+    int has_report;         /* a read handed one out */
+} subrec;
+
 struct runner {
     const wsc_scenario *sc;
     const wsc_options *opt;
     ws_sim *sim;
-    char **subnames;
-    ws_sub **subs;
-    const wsc_stmt **defs;   /* per subscription: its subscribe statement */
+    subrec *subs;            /* in subscribe order */
     size_t nsubs;
     alias *aliases;
     size_t naliases;
@@ -44,10 +53,8 @@ struct runner {
     size_t nstmt_lists;
     ws_delivery **seen;   /* every delivery handed out, in order */
     size_t nseen;
-    /* the last report handed out, per subscription index */
-    ws_report *reports;
-    char **report_errors;
-    int *has_report;
+    int *fault_fired;     /* per statement: its fault fired (the fault layer writes it) */
+    unsigned char *fault_armed; /* per statement: its fault was armed */
     /* the outcome */
     int failed;
     wsc_status status;
@@ -100,7 +107,10 @@ static void trace_tail(runner *r, buf *b, int lines)
 {
     size_t len;
     char *t = ws_sim_trace_text(r->sim, &len);
-    if (!t) return;
+    if (!t || !len) {
+        free(t);
+        return;
+    }
     size_t start = len;
     int seen = 0;
     while (start > 0) {
@@ -149,7 +159,7 @@ static int fail(runner *r, const wsc_stmt *st, wsc_status status, const char *ex
 static int sub_index(runner *r, const char *name)
 {
     for (size_t i = 0; i < r->nsubs; i++)
-        if (strcmp(r->subnames[i], name) == 0) return (int)i;
+        if (strcmp(r->subs[i].name, name) == 0) return (int)i;
     return -1;
 }
 
@@ -160,7 +170,7 @@ static ws_sub *find_sub(runner *r, const wsc_stmt *st, const char *name)
         fail(r, st, WSC_ERROR, NULL, "no subscription named '%s' (subscribe it first)", name);
         return NULL;
     }
-    return r->subs[i];
+    return r->subs[i].sub;
 }
 
 static alias *find_alias_n(runner *r, const char *name, size_t len)
@@ -404,8 +414,9 @@ static int do_command(runner *r, const wsc_stmt *st)
     }
     switch (st->kind) {
     case K_SETUP:
-    case K_CHECK:
-        rc = ws_sim_command(r->sim, (int)st->ncmd, (const char *const *)argv, lens, &reply);
+    case K_CHECK: /* the trace tells a check from the setup */
+        rc = ws_sim_command_as(r->sim, st->kind == K_CHECK ? "check" : "setup", (int)st->ncmd,
+                               (const char *const *)argv, lens, &reply);
         break;
     case K_QUEUE:
         rc = ws_queue(d, (int)st->ncmd, (const char *const *)argv, lens);
@@ -431,12 +442,14 @@ static int do_command(runner *r, const wsc_stmt *st)
 static void keep_report(runner *r, ws_sub *s, const ws_report *rep)
 {
     for (size_t i = 0; i < r->nsubs; i++) {
-        if (r->subs[i] != s) continue;
-        r->reports[i] = *rep;
-        free(r->report_errors[i]);
-        r->report_errors[i] = strdup(rep->first_error ? rep->first_error : "");
-        r->reports[i].first_error = r->report_errors[i];
-        r->has_report[i] = 1;
+        subrec *sr = &r->subs[i];
+        if (sr->sub != s) continue;
+        sr->report = *rep;
+        free(sr->report_error);
+        sr->report_error = strdup(rep->first_error ? rep->first_error : "");
+        if (!sr->report_error) abort();
+        sr->report.first_error = sr->report_error;
+        sr->has_report = 1;
     }
 }
 
@@ -511,20 +524,33 @@ static int do_action(runner *r, const wsc_stmt *st)
     return step_result(r, st, rc);
 }
 
+/* Does fault statement st kill the consumer (the kinds wsim explore leaves out)? */
+static int crash_fault(const wsc_stmt *st)
+{
+    return st->fault.kind == WS_FAULT_CRASH_AFTER || st->fault.kind == WS_FAULT_CRASH_BEFORE ||
+           st->fault.kind == WS_FAULT_LOSE_REPLIES;
+}
+
 static int do_fault(runner *r, const wsc_stmt *st)
 {
     ws_conn *c = NULL;
     if (strcmp(st->conn, "reader") == 0) c = ws_sim_reader(r->sim);
     else if (strcmp(st->conn, "window") == 0) c = ws_sim_window(r->sim);
     else
-        for (size_t i = 0; i < r->nsubs && !c; i++) c = ws_sub_connection(r->subs[i]);
+        for (size_t i = 0; i < r->nsubs && !c; i++) c = ws_sub_connection(r->subs[i].sub);
     if (!c) return fail(r, st, WSC_ERROR, NULL, "no %s connection to arm (is the consumer "
                         "dead, or is there no channel subscription?)", st->conn);
     ws_fault f = st->fault;
     f.name = st->fault_name;
     f.error = st->fault_error;
+    /* the statement's place in the file (a copy, which has none, is told nothing) */
+    uintptr_t at = (uintptr_t)st, first = (uintptr_t)r->sc->st;
+    size_t i = at >= first ? (at - first) / sizeof *st : (size_t)-1;
+    if (i < r->sc->nst && &r->sc->st[i] == st) f.fired_flag = &r->fault_fired[i];
+    else i = (size_t)-1;
     int rc = ws_fault_arm(c, &f);
     if (rc) return fail(r, st, WSC_ERROR, NULL, "cannot arm the fault: %s", ws_conn_errstr(c));
+    if (i != (size_t)-1) r->fault_armed[i] = 1;
     return 0;
 }
 
@@ -654,10 +680,15 @@ static int expect_flush(runner *r, const wsc_stmt *st)
     actual *act = NULL;
     size_t n = 0;
     ws_flush_command fc;
-    while (ws_sub_flush_command(s, (uint64_t)st->n, n, &fc) == 0) {
+    size_t sent_rts = 0, last_rt = 0; /* round trips renumbered over what was sent */
+    for (size_t i = 0; ws_sub_flush_command(s, (uint64_t)st->n, i, &fc) == 0; i++) {
+        /* the block is what the flush sent: a command a crash stopped before it left is
+         * not in it (the trace shows it, "not sent") */
+        if (fc.fate_code == WS_FATE_UNSENT) continue;
+        if (fc.round_trip != last_rt) sent_rts++, last_rt = fc.round_trip;
         act = realloc(act, (n + 1) * sizeof *act);
         if (!act) abort();
-        act[n++] = (actual){fc.round_trip, fc.pipeline, fc.text, root_alias(r, fc.from)};
+        act[n++] = (actual){sent_rts, fc.pipeline, fc.text, root_alias(r, fc.from)};
     }
     char none[128];
     snprintf(none, sizeof none, "%s made %llu flush%s", ws_sub_name(s),
@@ -717,10 +748,10 @@ static int expect_report(runner *r, const wsc_stmt *st)
 {
     int i = sub_index(r, st->sub);
     if (i < 0) return fail(r, st, WSC_ERROR, NULL, "no subscription named '%s'", st->sub);
-    if (!r->has_report[i])
+    if (!r->subs[i].has_report)
         return fail(r, st, WSC_FAIL, "a failure report handed out by a read",
                     "no read of %s handed out a report", st->sub);
-    const ws_report *rep = &r->reports[i];
+    const ws_report *rep = &r->subs[i].report;
     buf got = {0};
     bprintf(&got, "report of %s: commands %zu settles %zu failed %zu error %s",
             rep->subscription, rep->commands, rep->settles, rep->failed, rep->first_error);
@@ -859,7 +890,7 @@ static int expect_pending(runner *r, const wsc_stmt *st)
 {
     ws_sub *s = find_sub(r, st, st->sub);
     if (!s) return -1;
-    const wsc_stmt *def = r->defs[sub_index(r, st->sub)];
+    const wsc_stmt *def = r->subs[sub_index(r, st->sub)].def;
     const char *argv[6];
     int argc;
     char *proc = NULL;
@@ -889,7 +920,7 @@ static int expect_pending(runner *r, const wsc_stmt *st)
                     st->sub);
     }
     const fr_reply *rep = NULL;
-    int rc = ws_sim_command(r->sim, argc, argv, NULL, &rep);
+    int rc = ws_sim_command_as(r->sim, "expect", argc, argv, NULL, &rep);
     free(proc);
     if (rc) return fail(r, st, WSC_ERROR, NULL, "reading the pending entries failed: %s",
                         ws_sim_errstr(r->sim));
@@ -920,10 +951,10 @@ static int expect_pending(runner *r, const wsc_stmt *st)
 static int expect_delayed(runner *r, const wsc_stmt *st)
 {
     if (!find_sub(r, st, st->sub)) return -1;
-    const wsc_stmt *def = r->defs[sub_index(r, st->sub)];
+    const wsc_stmt *def = r->subs[sub_index(r, st->sub)].def;
     const char *argv[] = {"ZRANGE", def->s_dq, "0", "-1", "WITHSCORES"};
     const fr_reply *rep = NULL;
-    if (ws_sim_command(r->sim, 5, argv, NULL, &rep))
+    if (ws_sim_command_as(r->sim, "expect", 5, argv, NULL, &rep))
         return fail(r, st, WSC_ERROR, NULL, "reading the delay queue failed: %s",
                     ws_sim_errstr(r->sim));
     if (rep->type != FR_REPLY_ARRAY) {
@@ -1088,27 +1119,17 @@ static int run_stmt(runner *r, const wsc_stmt *st)
             return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
         ws_sub *s = ws_subscribe(r->sim, &c);
         if (!s) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
-        size_t n = r->nsubs + 1;
-        r->subnames = realloc(r->subnames, n * sizeof *r->subnames);
-        r->subs = realloc(r->subs, n * sizeof *r->subs);
-        r->reports = realloc(r->reports, n * sizeof *r->reports);
-        r->report_errors = realloc(r->report_errors, n * sizeof *r->report_errors);
-        r->has_report = realloc(r->has_report, n * sizeof *r->has_report);
-        r->defs = realloc(r->defs, n * sizeof *r->defs);
-        if (!r->subnames || !r->subs || !r->reports || !r->report_errors || !r->has_report ||
-            !r->defs)
-            abort();
-        r->defs[r->nsubs] = st;
-        r->subnames[r->nsubs] = strdup(st->sub);
-        r->subs[r->nsubs] = s;
-        r->report_errors[r->nsubs] = NULL;
-        r->has_report[r->nsubs] = 0;
+        subrec *v = realloc(r->subs, (r->nsubs + 1) * sizeof *v);
+        if (!v) abort();
+        r->subs = v;
+        r->subs[r->nsubs] = (subrec){.name = strdup(st->sub), .sub = s, .def = st};
+        if (!r->subs[r->nsubs].name) abort();
         r->nsubs++;
         return 0;
     }
     case K_PRODUCE: {
         int i = sub_index(r, st->sub);
-        const wsc_stmt *def = i >= 0 ? r->defs[i] : NULL;
+        const wsc_stmt *def = i >= 0 ? r->subs[i].def : NULL;
         if (!def) return fail(r, st, WSC_ERROR, NULL, "no subscription named '%s'", st->sub);
         int rc = ws_sim_produce(r->sim, def->cfg.form, st->key ? st->key : def->s_key, st->payload,
                                 st->payload_len, st->headers, st->nheaders, NULL);
@@ -1146,7 +1167,8 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         ws_sub *s = find_sub(r, st, st->sub);
         return s ? step_result(r, st, ws_stop(s)) : -1;
     }
-    case K_FAULT: return do_fault(r, st);
+    case K_FAULT: return r->opt->no_crash_faults && crash_fault(st) ? 0 : do_fault(r, st);
+    case K_EXPECT_NOTHING: return 0;
     case K_EXPECT_FLUSH: return expect_flush(r, st);
     case K_EXPECT_READ: return expect_read(r, st);
     case K_EXPECT_RTS: {
@@ -1248,6 +1270,32 @@ static char *final_state(ws_sim *sim)
     return b.p;
 }
 
+/* What only the end of a whole run can say: a fault the file armed that never fired (its
+ * command was never sent, or was sent before the fault was armed), and a scenario that
+ * checked nothing without saying so (`expect nothing`). */
+static void end_of_run(runner *r)
+{
+    const wsc_scenario *sc = r->sc;
+    int nothing = 0;
+    for (size_t i = 0; i < sc->nst && !r->failed; i++) {
+        const wsc_stmt *st = &sc->st[i];
+        if (st->kind == K_EXPECT_NOTHING) nothing = 1;
+        if (st->kind != K_FAULT || !r->fault_armed[i] || r->fault_fired[i]) continue;
+        fail(r, st, WSC_FAIL, "the fault fires",
+             "fault at line %d never fired: the %s connection did not send %s after the "
+             "fault was armed (or a crash cut it off first)", st->line, st->conn,
+             st->fault_name ? "that occurrence of the command" : "that round trip's command");
+    }
+    if (!r->failed && r->checks == 0 && !nothing) {
+        char src[512];
+        snprintf(src, sizeof src, "scenario %s", sc->title);
+        const wsc_stmt first = {.line = sc->title_line, .src = src};
+        fail(r, &first, WSC_FAIL, "at least one expectation (or `expect nothing`)",
+             "the scenario checked nothing: add an expectation (expect ..., check, read ... "
+             "expect, => REPLY, => refused), or say `expect nothing` to run it for its trace");
+    }
+}
+
 /* ----- The runner, for wsc_run and the explorer ------------------------------------------------- */
 
 wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
@@ -1259,11 +1307,21 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     if (!r) return NULL;
     r->sc = sc;
     r->opt = opt;
+    r->fault_fired = calloc(sc->nst ? sc->nst : 1, sizeof *r->fault_fired);
+    r->fault_armed = calloc(sc->nst ? sc->nst : 1, 1);
+    if (!r->fault_fired || !r->fault_armed) {
+        free(r->fault_fired);
+        free(r->fault_armed);
+        free(r);
+        return NULL;
+    }
     ws_sim_config cfg = {0};
     cfg.backend = opt->backend;
     cfg.seed = opt->seed_set ? opt->seed : sc->seed;
     cfg.start_ms = sc->start_ms;
-    cfg.cluster = sc->cluster;
+    /* a real server declared a cluster is one whatever the file says; a file that says
+     * `cluster` runs there, or on the fake's emulation */
+    cfg.cluster = sc->cluster || (real && opt->cluster);
     cfg.no_trace_text = opt->no_trace_text;
     if (real && opt->flushall) {
         /* on a connection of its own, so that the trace holds the scenario alone */
@@ -1278,6 +1336,8 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     }
     r->sim = ws_sim_new(&cfg);
     if (!r->sim) {
+        free(r->fault_fired);
+        free(r->fault_armed);
         free(r);
         return NULL;
     }
@@ -1300,7 +1360,7 @@ int wsc_runner_exec(wsc_runner *r, size_t i)
 int wsc_runner_failed(const wsc_runner *r) { return r->failed; }
 ws_sim *wsc_runner_sim(wsc_runner *r) { return r->sim; }
 size_t wsc_runner_subs(const wsc_runner *r) { return r->nsubs; }
-ws_sub *wsc_runner_sub(wsc_runner *r, size_t i) { return i < r->nsubs ? r->subs[i] : NULL; }
+ws_sub *wsc_runner_sub(wsc_runner *r, size_t i) { return i < r->nsubs ? r->subs[i].sub : NULL; }
 
 int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res)
 {
@@ -1397,15 +1457,12 @@ void wsc_runner_free(wsc_runner *r)
     if (!r) return;
     ws_sim_free(r->sim);
     for (size_t i = 0; i < r->nsubs; i++) {
-        free(r->subnames[i]);
-        free(r->report_errors[i]);
+        free(r->subs[i].name);
+        free(r->subs[i].report_error);
     }
-    free(r->subnames);
     free(r->subs);
-    free(r->defs);
-    free(r->reports);
-    free(r->report_errors);
-    free(r->has_report);
+    free(r->fault_fired);
+    free(r->fault_armed);
     for (size_t i = 0; i < r->naliases; i++) {
         free(r->aliases[i].name);
         free(r->aliases[i].sub);
@@ -1422,23 +1479,40 @@ void wsc_runner_free(wsc_runner *r)
     free(r);
 }
 
+const char *wsc_skips(const wsc_scenario *sc, const wsc_options *opt, const char **needs)
+{
+    const char *dummy;
+    if (!needs) needs = &dummy;
+    int real = opt && opt->backend && strcmp(opt->backend, "fake") != 0;
+    if (real && sc->needs_fake) {
+        *needs = "the fake";
+        return sc->needs_fake;
+    }
+    if ((!real || (opt && opt->fake_server)) && sc->needs_real) {
+        *needs = "a real server";
+        return sc->needs_real;
+    }
+    /* `cluster` runs on the fake's emulation, or on a server said to be one */
+    if (real && sc->cluster && !(opt && opt->cluster)) {
+        *needs = "a one-node Redis Cluster";
+        return "the file says `cluster`: wsim run --cluster runs it on one";
+    }
+    return NULL;
+}
+
 int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
 {
     memset(res, 0, sizeof *res);
-    int real = opt && opt->backend && strcmp(opt->backend, "fake") != 0;
-    if (real && sc->needs_fake) {
+    const char *why = wsc_skips(sc, opt, NULL);
+    if (why) {
         res->status = WSC_SKIP;
-        res->report = strdup(sc->needs_fake);
-        return 0;
-    }
-    if ((!real || (opt && opt->fake_server)) && sc->needs_real) {
-        res->status = WSC_SKIP;
-        res->report = strdup(sc->needs_real);
-        return 0;
+        res->report = strdup(why);
+        return res->report ? 0 : WS_ENOMEM;
     }
     wsc_runner *r = wsc_runner_new(sc, opt);
     if (!r) return WS_ENOMEM;
     for (size_t i = 0; i < sc->nst && !r->failed; i++) run_stmt(r, &sc->st[i]);
+    end_of_run(r);
     wsc_runner_finish(r, res);
     wsc_runner_free(r);
     return 0;

@@ -49,6 +49,7 @@ typedef enum wsc_kind {
     K_EXPECT_WARNING,   /* expect warning <text> */
     K_EXPECT_PUBLISHED, /* expect published <channel> <payload>...|none */
     K_EXPECT_DELIVERY,  /* expect delivery <alias> count <n> | retries <n> */
+    K_EXPECT_NOTHING,   /* expect nothing: the scenario checks nothing, on purpose */
 } wsc_kind;
 
 /* Boundary lines of an `expect flush` / `expect read` block. */
@@ -85,7 +86,9 @@ typedef struct wsc_stmt {
     int line, col;
     char *src;          /* the statement's line as written (messages) */
     char *alias;        /* <alias>: prefix, or produce's `as`, or the subject alias */
+    int alias_col;      /* its column (messages) */
     char *sub;          /* the subscription name the statement names */
+    int sub_col;        /* its column (messages) */
     wsc_tok *cmd;       /* a command's tokens (setup, queue, pool, check) */
     size_t ncmd;
     wsc_tok *expect;    /* => tokens (pool, check), read's aliases, pending's aliases */
@@ -95,6 +98,7 @@ typedef struct wsc_stmt {
     char *refused_text; /* the text the refusal must contain, or NULL */
     /* K_SUBSCRIBE */
     ws_sub_config cfg;
+    int mode_given;     /* `mode` was written (else a reclaim subscription inherits it) */
     char *s_key, *s_group, *s_consumer, *s_dq, *s_processing, *s_recovery, *s_reply;
     char *s_dead_letter, *s_group_start;
     /* K_PRODUCE, K_PUBLISH, K_REPLY */
@@ -120,6 +124,7 @@ typedef struct wsc_stmt {
     int entry_block;    /* written as a block: the entries are elines, not expect */
     wsc_eline *elines;
     size_t nelines;
+    int block_lines;    /* indented lines read below it (a wrong one too: no "empty block" then) */
     /* K_EXPECT_FLUSH */
     wsc_fline *flines;
     size_t nflines;
@@ -128,6 +133,7 @@ typedef struct wsc_stmt {
 struct wsc_scenario {
     char *name;         /* the file name for messages */
     char *title;
+    int title_line;     /* the line of the `scenario` statement */
     char *needs_fake;   /* the reason, or NULL */
     char *needs_real;   /* the reason it needs a real server (the fake lacks it), or NULL */
     uint64_t seed;

@@ -28,13 +28,16 @@ static const char *USAGE =
     "  diagram   run one scenario and print its flush diagrams\n"
     "  explore   crash the consumer at every point of a scenario, recover, classify\n"
     "  repro     turn a failing fuzz input or seed into the smallest failing scenario\n"
+    "  grammar   print the scenario language's grammar (--update FILE, --check FILE)\n"
     "  help      this text, or `wsim help <command>`\n"
+    "  --version the versions of wsim, its scenario library, its engine and the fake\n"
     "\n"
     "See `wsim <command> --help`, docs/wsim.md (one page per command) and docs/scenarios.md.\n";
 
 static const char *RUN_HELP =
     "usage: wsim run [--backend fake|redis://HOST:PORT|unix:///PATH] [--seed N]\n"
-    "                [--format text|tap|junit] [--verbose] [--fake-server] FILES|DIRS\n"
+    "                [--format text|tap|junit] [--verbose] [--fake-server] [--cluster]\n"
+    "                FILES|DIRS\n"
     "\n"
     "Runs every scenario named (directories: every *.wsim file in them, recursively, in\n"
     "name order) on a fresh simulation each.  Prints one line per scenario (PASS, FAIL,\n"
@@ -49,9 +52,22 @@ static const char *RUN_HELP =
     "  --format F    text (default), tap (TAP version 13) or junit (JUnit XML)\n"
     "  --verbose     text format: print the flush diagrams of passing scenarios too\n"
     "  --fake-server the backend is fakeredis-server: skip the `needs real` files too\n"
+    "  --cluster     the backend is a one-node Redis Cluster: the files that say `cluster`\n"
+    "                run there (without it they are skipped on a real server)\n"
     "\n"
     "exit status: 0 all passed, 1 something failed, 2 bad usage or a malformed file\n"
     "the page: docs/wsim-run.md\n";
+
+static const char *GRAMMAR_HELP =
+    "usage: wsim grammar [--update FILE | --check FILE]\n"
+    "\n"
+    "Prints the scenario language's grammar, one line per statement form, generated from\n"
+    "the parser's statement table.  --update FILE rewrites the block between the lines\n"
+    "`<!-- grammar: BEGIN -->` and `<!-- grammar: END -->` of FILE (docs/scenarios.md);\n"
+    "--check FILE exits 1 when that block is not what --update would write.\n"
+    "\n"
+    "exit status: 0 done (or up to date), 1 stale or FILE unreadable, 2 bad usage\n"
+    "the page: docs/scenarios.md\n";
 
 static const char *DIFF_HELP =
     "usage: wsim diff --backend redis://HOST:PORT|unix:///PATH [--seed N] FILES|DIRS\n"
@@ -111,6 +127,7 @@ typedef struct opts {
     const char *format;
     int verbose;
     int fake_server;
+    int cluster;
     char **paths;
     size_t npaths;
 } opts;
@@ -146,6 +163,10 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
         }
         if (strcmp(a, "--fake-server") == 0 && help == RUN_HELP) {
             o->fake_server = 1;
+            continue;
+        }
+        if (strcmp(a, "--cluster") == 0 && help == RUN_HELP) {
+            o->cluster = 1;
             continue;
         }
         if (strcmp(a, "--backend") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0) {
@@ -340,7 +361,7 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1,
-                      .fake_server = o.fake_server};
+                      .fake_server = o.fake_server, .cluster = o.cluster};
     wsc_result *res = calloc(f.n, sizeof *res);
     size_t passed = 0, failed = 0, skipped = 0;
     int tap = strcmp(o.format, "tap") == 0, junit = strcmp(o.format, "junit") == 0;
@@ -351,13 +372,14 @@ static int cmd_run(int argc, char **argv)
             res[i].report = strdup("out of memory");
         }
         wsc_result *r = &res[i];
+        const char *needs = "";
+        wsc_skips(sc[i], &wo, &needs);
         if (r->status == WSC_PASS) passed++;
         else if (r->status == WSC_SKIP) skipped++;
         else failed++;
         if (tap) {
             if (r->status == WSC_SKIP)
-                printf("ok %zu - %s # SKIP needs %s: %s\n", i + 1, f.v[i],
-                       wsc_needs_real(sc[i]) ? "a real server" : "the fake", r->report);
+                printf("ok %zu - %s # SKIP needs %s: %s\n", i + 1, f.v[i], needs, r->report);
             else
                 printf("%s %zu - %s: %s\n", r->status == WSC_PASS ? "ok" : "not ok", i + 1,
                        f.v[i], wsc_title(sc[i]));
@@ -368,8 +390,8 @@ static int cmd_run(int argc, char **argv)
             }
         } else if (!junit) {
             if (r->status == WSC_SKIP)
-                printf("SKIP  %s: %s (needs %s: %s)\n", f.v[i], wsc_title(sc[i]),
-                       wsc_needs_real(sc[i]) ? "a real server" : "the fake", r->report);
+                printf("SKIP  %s: %s (needs %s: %s)\n", f.v[i], wsc_title(sc[i]), needs,
+                       r->report);
             else
                 printf("%-5s %s: %s (%zu checks)\n", status_word(r->status), f.v[i],
                        wsc_title(sc[i]), r->checks);
@@ -541,15 +563,15 @@ static int cmd_diff(int argc, char **argv)
     }
     size_t same = 0, differ = 0, skipped = 0, failing = 0;
     for (size_t i = 0; i < f.n; i++) {
-        if (wsc_needs_fake(sc[i]) || wsc_needs_real(sc[i])) {
-            printf("SKIP  %s (needs %s: %s)\n", f.v[i],
-                   wsc_needs_fake(sc[i]) ? "the fake" : "a real server",
-                   wsc_needs_fake(sc[i]) ? wsc_needs_fake(sc[i]) : wsc_needs_real(sc[i]));
+        wsc_options fo = {.backend = "fake", .seed = o.seed, .seed_set = o.seed_set};
+        wsc_options ro = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1};
+        const char *needs, *why = wsc_skips(sc[i], &fo, &needs);
+        if (!why) why = wsc_skips(sc[i], &ro, &needs);
+        if (why) { /* only the portable ones are compared */
+            printf("SKIP  %s (needs %s: %s)\n", f.v[i], needs, why);
             skipped++;
             continue;
         }
-        wsc_options fo = {.backend = "fake", .seed = o.seed, .seed_set = o.seed_set};
-        wsc_options ro = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1};
         wsc_result a, b;
         if (wsc_run(sc[i], &fo, &a) || wsc_run(sc[i], &ro, &b)) {
             fprintf(stderr, "wsim: out of memory\n");
@@ -629,8 +651,9 @@ static int cmd_show(int argc, char **argv, int diagram)
         return 1;
     }
     if (r.status == WSC_SKIP) {
-        printf("SKIP: needs %s: %s\n", wsc_needs_real(sc) ? "a real server" : "the fake",
-               r.report);
+        const char *needs = "";
+        wsc_skips(sc, &wo, &needs);
+        printf("SKIP: needs %s: %s\n", needs, r.report);
     } else {
         const char *out = svg ? r.picture : diagram ? r.diagram : r.trace;
         if (svg && !out) {
@@ -711,6 +734,102 @@ static int cmd_repro(int argc, char **argv)
     return rc;
 }
 
+/* ----- grammar ---------------------------------------------------------------------------- */
+
+#define GRAMMAR_BEGIN "<!-- grammar: BEGIN (wsim grammar --update docs/scenarios.md) -->"
+#define GRAMMAR_END "<!-- grammar: END -->"
+
+/* Reads a whole file (NULL with errno set). */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, r;
+    do {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *q = realloc(buf, cap);
+            if (!q) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = q;
+        }
+        r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+    } while (r > 0);
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* wsim grammar [--update FILE | --check FILE] */
+static int cmd_grammar(int argc, char **argv)
+{
+    if (argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        fputs(GRAMMAR_HELP, stdout);
+        return 0;
+    }
+    char *g = wsc_grammar();
+    if (argc == 0) {
+        fputs(g, stdout);
+        free(g);
+        return 0;
+    }
+    if (argc != 2 || (strcmp(argv[0], "--update") && strcmp(argv[0], "--check"))) {
+        free(g);
+        return usage_error(GRAMMAR_HELP, "grammar takes nothing, --update FILE or --check FILE");
+    }
+    const char *path = argv[1];
+    int check = !strcmp(argv[0], "--check");
+    size_t len;
+    char *doc = slurp(path, &len);
+    if (!doc) {
+        fprintf(stderr, "wsim: %s: %s\n", path, strerror(errno));
+        free(g);
+        return 1;
+    }
+    char *b = strstr(doc, GRAMMAR_BEGIN "\n"), *e = b ? strstr(b, GRAMMAR_END) : NULL;
+    if (!b || !e) {
+        fprintf(stderr, "wsim: %s: no lines \"%s\" and \"%s\" to put the grammar between\n",
+                path, GRAMMAR_BEGIN, GRAMMAR_END);
+        free(doc);
+        free(g);
+        return 1;
+    }
+    b += strlen(GRAMMAR_BEGIN) + 1;
+    size_t glen = strlen(g);
+    char *block = malloc(glen + 32);
+    if (!block) abort();
+    int blen = snprintf(block, glen + 32, "```text\n%s```\n", g);
+    int same = (size_t)(e - b) == (size_t)blen && memcmp(b, block, (size_t)blen) == 0;
+    int rc = 0;
+    if (check) {
+        if (!same) {
+            fprintf(stderr, "wsim: %s: the grammar is stale: run wsim grammar --update %s\n",
+                    path, path);
+            rc = 1;
+        }
+    } else if (!same) {
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(doc, 1, (size_t)(b - doc), f) != (size_t)(b - doc) ||
+            fwrite(block, 1, (size_t)blen, f) != (size_t)blen ||
+            fwrite(e, 1, len - (size_t)(e - doc), f) != len - (size_t)(e - doc)) {
+            fprintf(stderr, "wsim: %s: cannot write: %s\n", path, strerror(errno));
+            rc = 1;
+        }
+        if (f && fclose(f) != 0) rc = 1;
+        if (!rc) printf("%s: grammar updated\n", path);
+    }
+    free(block);
+    free(doc);
+    free(g);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -724,6 +843,13 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "diagram") == 0) return cmd_show(argc - 2, argv + 2, 1);
     if (strcmp(cmd, "explore") == 0) return wsim_cmd_explore(argc - 2, argv + 2);
     if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
+    if (strcmp(cmd, "grammar") == 0) return cmd_grammar(argc - 2, argv + 2);
+    if (strcmp(cmd, "--version") == 0) {
+        printf("wsim %s (scenarios %s, engine libwsim %s, fake libfakeredis %s answering as "
+               "redis-server %s)\n", WSIM_VERSION, WSC_VERSION, WS_VERSION, FR_VERSION,
+               FR_REDIS_VERSION);
+        return 0;
+    }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         const char *what = argc > 2 ? argv[2] : "";
         fputs(!strcmp(what, "run")       ? RUN_HELP
@@ -731,7 +857,8 @@ int main(int argc, char **argv)
               : !strcmp(what, "trace")   ? TRACE_HELP
               : !strcmp(what, "diagram") ? DIAGRAM_HELP
               : !strcmp(what, "explore") ? WSIM_EXPLORE_HELP
-              : !strcmp(what, "repro")   ? REPRO_HELP : USAGE,
+              : !strcmp(what, "repro")   ? REPRO_HELP
+              : !strcmp(what, "grammar") ? GRAMMAR_HELP : USAGE,
               stdout);
         return 0;
     }

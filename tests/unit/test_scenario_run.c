@@ -190,12 +190,195 @@ static void the_window_story_passes(void **state)
 static void empty_and_needs_fake_scenarios_run_on_the_fake(void **state)
 {
     (void)state;
-    passes("scenario Nothing at all\n", 0);
+    passes("scenario Nothing at all\nexpect nothing\n", 0);
     passes("scenario Clock\nneeds fake the clock\nadvance 5\ncheck PING => +PONG\n", 1);
     wsc_options fake = {.backend = "fake"};
     wsc_result r = run_opt("scenario Clock\nneeds fake the clock\ncheck PING => +PONG\n", &fake);
     assert_int_equal(r.status, WSC_PASS);
     wsc_result_free(&r);
+}
+
+/* ----- The traps of issue 16 ------------------------------------------------------------- */
+
+/* A scenario that checks nothing fails, at its `scenario` line, unless it says `expect
+ * nothing` (then it passes with 0 checks). */
+static void a_scenario_must_check_something(void **state)
+{
+    (void)state;
+    wsc_result r = run("# a comment first\nscenario Nothing at all\nsetup SET a b\n");
+    assert_int_equal(r.status, WSC_FAIL);
+    assert_int_equal(r.checks, 0);
+    assert_string_equal(r.report,
+                        NAME ":2: scenario Nothing at all\n"
+                        "  expected: at least one expectation (or `expect nothing`)\n"
+                        "  got:      the scenario checked nothing: add an expectation (expect "
+                        "..., check, read ... expect, => REPLY, => refused), or say `expect "
+                        "nothing` to run it for its trace\n"
+                        "  trace around it:\n"
+                        "    #1 admin (setup): ok\n"
+                        "      SET a b -> +OK\n");
+    wsc_result_free(&r);
+    r = run("scenario Empty\n");
+    assert_int_equal(r.status, WSC_FAIL);
+    assert_string_equal(r.report, NAME ":1: scenario Empty\n"
+                        "  expected: at least one expectation (or `expect nothing`)\n"
+                        "  got:      the scenario checked nothing: add an expectation (expect "
+                        "..., check, read ... expect, => REPLY, => refused), or say `expect "
+                        "nothing` to run it for its trace\n");
+    wsc_result_free(&r);
+    passes("scenario Trace only\nsetup SET a b\nexpect nothing\n", 0);
+    /* a refusal is a check too */
+    passes("scenario Refused\nsetup SET a b\nsetup INCR a => refused not an integer\n", 1);
+}
+
+/* A fault that never fires fails the run at its line, once everything else held: its
+ * command is never sent, or was sent before the fault was armed. */
+static void a_fault_that_never_fires_fails(void **state)
+{
+    (void)state;
+    /* one flush, one XACK: the 2nd never comes */
+    FAILS(READ2 "fault window crash-after 2nd XACK\ne1: ack\ne2: ack\nexpect flushes 1 of s\n",
+          NAME ":7: fault window crash-after 2nd XACK\n  expected: the fault fires\n"
+          "  got:      fault at line 7 never fired: the window connection did not send that "
+          "occurrence of the command after the fault was armed (or a crash cut it off "
+          "first)\n");
+    /* the window's round trip 2 (the flush) went before the fault was armed */
+    FAILS(READ2 "e1: ack\ne2: ack\nexpect flushes 1 of s\nfault window lose-replies round-trip 2\n",
+          NAME ":10: fault window lose-replies round-trip 2\n  expected: the fault fires\n"
+          "  got:      fault at line 10 never fired: the window connection did not send that "
+          "round trip's command after the fault was armed (or a crash cut it off first)\n");
+    /* the reader never sends a SET */
+    FAILS(READ2 "fault reader error 1st SET\ne1: ack\ne2: ack\nexpect flushes 1 of s\n",
+          NAME ":7: fault reader error 1st SET\n  expected: the fault fires\n"
+          "  got:      fault at line 7 never fired: the reader connection");
+    /* a fault that fires is no check, and fails nothing */
+    passes(READ2 "fault window crash-before 1st XACK\ne1: ack\ne2: ack\nexpect pending s e1 e2\n", 2);
+    passes(READ2 "fault window error 1st XACK\ne1: ack\ne2: ack\nexpect flushes 1 of s\n", 2);
+    /* an earlier failure is the one said */
+    FAILS(READ2 "fault window crash-after 2nd XACK\ncheck PING => +NO\n",
+          NAME ":8: check PING => +NO\n  expected: +NO\n  got:      +PONG\n");
+}
+
+/* A flush block is what the flush sent: a command the crash stopped before it left is not
+ * in it (the trace shows it "not sent"), and a round trip the crash stopped whole is no
+ * round trip of the block. */
+static void a_flush_block_is_what_was_sent(void **state)
+{
+    (void)state;
+    const char *crash = READ2 "fault window crash-after 1st INCR\n"
+                              "e1: queue INCR x\ne1: ack\ne2: ack\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%sexpect flush 1 of s\n  e1> INCR x\ncheck GET x => \"1\"\n",
+             crash);
+    passes(text, 3);
+    snprintf(text, sizeof text, "%sexpect flush 1 of s\n  e1> INCR x\n  XACK s g $e1 $e2\n",
+             crash);
+    FAILS(text, NAME ":11: expect flush 1 of s\n  expected:\n      e1> INCR x\n"
+                "      XACK s g 1700000000000-0 1700000000000-1\n  got:\n      e1> INCR x\n");
+    wsc_result r = run(text);
+    assert_non_null(strstr(r.trace, "XACK s g 1700000000000-0 1700000000000-1 -> (none) (not sent)"));
+    wsc_result_free(&r);
+    /* a retry's second round trip, stopped whole by a crash after the first */
+    passes(READ2 "fault window crash-after round-trip 2 command 1\n"
+                 "e1: retry\ne2: ack\nexpect flush 1 of s\n  e1> XADD s * _payload a\n", 2);
+}
+
+/* The trace says what each admin command is for: setup, check, and the reads of
+ * `expect pending` and `expect delayed`. */
+static void admin_commands_are_labelled(void **state)
+{
+    (void)state;
+    wsc_result r = run(READ2 "check PING => +PONG\nexpect pending s e1 e2\n");
+    assert_int_equal(r.status, WSC_PASS);
+    assert_non_null(strstr(r.trace, "#1 admin (setup): ok\n  XGROUP CREATE s g $ MKSTREAM"));
+    assert_non_null(strstr(r.trace, "admin (check): ok\n  PING -> +PONG"));
+    assert_non_null(strstr(r.trace, "admin (expect): ok\n  XPENDING s g - + 1000000"));
+    assert_null(strstr(r.trace, "admin (setup): ok\n  PING"));
+    wsc_result_free(&r);
+}
+
+/* A reclaim subscription that says no mode recovers in its stream's: the atomic one's
+ * redeliveries settle inside MULTI/EXEC. */
+static void a_recovery_subscription_inherits_the_mode(void **state)
+{
+    (void)state;
+    wsc_result r = run("scenario T\nsetup XGROUP CREATE s g $ MKSTREAM\n"
+                       "subscribe s stream s group g consumer c1 mode atomic\n"
+                       "subscribe r stream s group g consumer c2 reclaim 0\n"
+                       "expect nothing\n");
+    assert_int_equal(r.status, WSC_PASS);
+    assert_non_null(strstr(r.trace, "-- subscription r: stream s group g, atomic mode"));
+    wsc_result_free(&r);
+}
+
+/* A file that says `cluster` runs on the fake's emulation, and on a real server only when
+ * it is said to be a cluster (wsc_options.cluster): else it is skipped, before connecting. */
+static void cluster_files_need_a_cluster_on_a_server(void **state)
+{
+    (void)state;
+    const char *text = "scenario C\ncluster\ncheck SET a b => +OK\n";
+    wsc_result r = run(text);
+    assert_int_equal(r.status, WSC_PASS);
+    wsc_result_free(&r);
+    wsc_options nowhere = {.backend = "unix:///nonexistent/wsim-cluster.sock"};
+    r = run_opt(text, &nowhere);
+    assert_int_equal(r.status, WSC_SKIP);
+    assert_string_equal(r.report, "the file says `cluster`: wsim run --cluster runs it on one");
+    wsc_result_free(&r);
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse(NAME, text, strlen(text), &err);
+    assert_non_null(sc);
+    const char *needs = NULL;
+    assert_non_null(wsc_skips(sc, &nowhere, &needs));
+    assert_string_equal(needs, "a one-node Redis Cluster");
+    nowhere.cluster = 1; /* said to be one: it runs (and the server is not there) */
+    assert_null(wsc_skips(sc, &nowhere, NULL));
+    wsc_free(sc);
+    r = run_opt(text, &nowhere);
+    assert_int_equal(r.status, WSC_ERROR);
+    wsc_result_free(&r);
+}
+
+/* wsim explore leaves the file's crash faults out: the points and verdicts of a file with
+ * one are those of the same file without it; error faults stay. */
+static void explore_leaves_the_files_crash_faults_out(void **state)
+{
+    (void)state;
+    const char *with = READ2 "fault window crash-after 1st XACK\ne1: ack\ne2: ack\n"
+                             "expect invariants\n";
+    const char *without = READ2 "e1: ack\ne2: ack\nexpect invariants\n";
+    wsc_exploration a, b;
+    char *err = NULL;
+    wsc_scenario *sa = wsc_parse(NAME, with, strlen(with), &err);
+    wsc_scenario *sb = wsc_parse(NAME, without, strlen(without), &err);
+    assert_non_null(sa);
+    assert_non_null(sb);
+    assert_int_equal(wsc_explore(sa, NULL, &a), 0);
+    assert_int_equal(wsc_explore(sb, NULL, &b), 0);
+    assert_null(a.error);
+    assert_null(b.error);
+    assert_true(a.npoints > 2);
+    assert_int_equal(a.npoints, b.npoints);
+    for (size_t i = 0; i < a.npoints; i++) {
+        assert_string_equal(a.points[i].verdict, b.points[i].verdict);
+        assert_string_equal(a.points[i].command_text, b.points[i].command_text);
+    }
+    wsc_exploration_free(&a);
+    wsc_exploration_free(&b);
+    wsc_free(sa);
+    wsc_free(sb);
+    /* a file whose expectations need its own crash: said, with the fault's line */
+    const char *needs_it = READ2 "fault window crash-before 1st XACK\ne1: ack\ne2: ack\n"
+                                 "expect pending s e1 e2\n";
+    sa = wsc_parse(NAME, needs_it, strlen(needs_it), &err);
+    assert_non_null(sa);
+    assert_int_equal(wsc_explore(sa, NULL, &a), 0);
+    assert_non_null(a.error);
+    assert_non_null(strstr(a.error, "the scenario fails without a crash (explore leaves out "
+                                    "its crash faults, line 7: each crash point is the one "
+                                    "crash of its run):\n" NAME ":10: expect pending s e1 e2"));
+    wsc_exploration_free(&a);
+    wsc_free(sa);
 }
 
 /* ----- read ... expect ------------------------------------------------------------------------ */
@@ -851,7 +1034,7 @@ static void the_trace_around_a_failure(void **state)
     wsc_result r = run("scenario S\ncheck PING => +NO\n");
     assert_string_equal(r.report, NAME ":2: check PING => +NO\n  expected: +NO\n"
                                   "  got:      +PONG\n  trace around it:\n"
-                                  "    #1 admin (setup): ok\n      PING -> +PONG\n");
+                                  "    #1 admin (check): ok\n      PING -> +PONG\n");
     wsc_result_free(&r);
     char text[4096] = "scenario S\n";
     for (int i = 0; i < 30; i++) strcat(text, "setup PING\n");
@@ -863,7 +1046,7 @@ static void the_trace_around_a_failure(void **state)
     size_t lines = 0;
     for (t += 19; *t; t++) lines += *t == '\n';
     assert_int_equal(lines, 16);
-    assert_non_null(strstr(r.report, "    #31 admin (setup): ok\n      DBSIZE -> :0\n"));
+    assert_non_null(strstr(r.report, "    #31 admin (check): ok\n      DBSIZE -> :0\n"));
     wsc_result_free(&r);
 }
 
@@ -1055,6 +1238,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_window_story_passes),
         cmocka_unit_test(empty_and_needs_fake_scenarios_run_on_the_fake),
+        cmocka_unit_test(a_scenario_must_check_something),
+        cmocka_unit_test(a_fault_that_never_fires_fails),
+        cmocka_unit_test(a_flush_block_is_what_was_sent),
+        cmocka_unit_test(admin_commands_are_labelled),
+        cmocka_unit_test(a_recovery_subscription_inherits_the_mode),
+        cmocka_unit_test(cluster_files_need_a_cluster_on_a_server),
+        cmocka_unit_test(explore_leaves_the_files_crash_faults_out),
         cmocka_unit_test(read_expect),
         cmocka_unit_test(check_and_pool_replies),
         cmocka_unit_test(reply_wildcards),
