@@ -443,6 +443,13 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     s->flight[s->nflight++] = d;
     s->outstanding++;
     if (s->cfg.form != WS_FORM_STREAM) set_message_fields(d);
+    uint64_t ms, seq;
+    if (s->cfg.form == WS_FORM_STREAM && wsi_stream_id_parse(id, id_len, &ms, &seq) == 0 &&
+        (!s->top_set || ms > s->top_ms || (ms == s->top_ms && seq > s->top_seq))) {
+        s->top_ms = ms;
+        s->top_seq = seq;
+        s->top_set = 1;
+    }
     return d;
 }
 

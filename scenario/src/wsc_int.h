@@ -156,6 +156,9 @@ int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res);
 /* Handles d as the scenario handles its entry: the entry's actions in file order up to
  * its first outcome (ack when it has none).  Returns ws_settle's code. */
 int wsc_runner_handle(wsc_runner *r, ws_delivery *d);
+/* Builds what wsc_runner_handle looks up (each alias's handler statements) now, once: the
+ * crash explorer does it before forking, so that no child builds it again. */
+void wsc_runner_prepare_handlers(wsc_runner *r);
 /* Fills res from the runner (which keeps nothing it handed over). */
 void wsc_runner_finish(wsc_runner *r, wsc_result *res);
 void wsc_runner_free(wsc_runner *r);
