@@ -23,6 +23,9 @@
  * or a restore from its dump: docs/wsim-explore.md, with the measurements. */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -575,6 +578,7 @@ static void spawn(snap *s, ws_conn *c, size_t i)
         return;
     }
     if (pid == 0) {
+        wsc_child_alloc_start();
         close(fds[0]);
         for (size_t k = 0; k < s->nw; k++) close(s->w[k].fd);
         s->nw = 0;
@@ -714,6 +718,11 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         }
     }
     wsc_runner_free(r);
+#ifdef __GLIBC__
+    /* give the baseline's memory back: every page still mapped is a page-table entry each
+     * fork copies (at 10,000 deliveries that copy was the largest cost of a point) */
+    if (!xo->replay) malloc_trim(0);
+#endif
     o.no_trace_text = 1; /* the points' runs are classified, never printed */
     snap s = {0};
     if (!xo->replay && out->npoints) {
