@@ -14,7 +14,10 @@
  * definitions take precedence over the C library's); until wsc_child_alloc_start they
  * pass everything to glibc's own (__libc_malloc and friends, which glibc exports for
  * exactly such wrappers).  Built only with glibc and without a sanitizer, which brings its
- * own allocator; elsewhere wsc_child_alloc_start does nothing. */
+ * own allocator; elsewhere wsc_child_alloc_start does nothing.  glibc's
+ * malloc_usable_size is not replaced: in a child it answers 0 for an allocation made here
+ * (it reads a chunk header that is not there, writing nothing), which only the fake's
+ * MEMORY USAGE estimate of a stream reads -- never a child's recovery or its checks. */
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS */
 #include <stddef.h>
 #include <stdint.h>
