@@ -519,6 +519,27 @@ typedef struct ws_violation {
  * check or ws_sim_free) and *n.  Returns 0 (the check ran; *n may be > 0) or a failure to
  * read the server. */
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *n);
+/* Brings the checks' incremental state up to date with the deliveries made so far (each
+ * filed by its produced entry; an entry delivered once and settled cleanly is marked
+ * clean).  A ws_sim_check right after (nothing delivered in between) reads only the
+ * entries that are neither clean nor unread, where it can tell that this finds every
+ * violation the whole check finds (check.c: fast_source); without it, ws_sim_check reads
+ * every entry.  The cost is the deliveries made since the last call: the crash explorer
+ * calls it in the parent before each fork, so that a child files only what its own
+ * crash and recovery added. */
+void ws_sim_check_prepare(ws_sim *sim);
+
+/* Whether a fresh read of sub (a stream subscription reading `>`: not reclaiming, not
+ * claiming, no delay queue to sweep first) would now deliver only entries that
+ * ws_sim_produce put into its stream and that no delivery of its group ever carried:
+ * XINFO STREAM's entries-added equals the entries produced into the key and its last
+ * generated id is the last produced entry's (so every entry the stream ever held is a
+ * produced one, no retry copy among them), and no delivery of the group carried an id
+ * after the group's last-delivered id.  Such an entry was never handed to a handler: no
+ * effect of it can have applied, and it stays readable.  *only_fresh is 1 then, else 0
+ * (any other form, or any doubt).  Returns 0, or the admin round trip's error.  The crash
+ * explorer's bounded recovery leaves these entries unread (docs/wsim-explore.md). */
+int ws_sub_fresh_only(ws_sub *sub, int *only_fresh);
 
 /* ----- Encodings ------------------------------------------------------------------------- */
 

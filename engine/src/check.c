@@ -109,6 +109,135 @@ static const fr_reply *admin(ws_sim *sim, wsi_cmdb *b)
     return rc ? NULL : r;
 }
 
+int wsi_stream_id_parse(const char *p, size_t len, uint64_t *ms, uint64_t *seq)
+{
+    uint64_t v[2] = {0, 0};
+    size_t i = 0;
+    for (int part = 0; part < 2; part++) {
+        size_t start = i;
+        while (i < len && p[i] >= '0' && p[i] <= '9') {
+            if (v[part] > (UINT64_MAX - 9) / 10) return -1;
+            v[part] = v[part] * 10 + (uint64_t)(p[i++] - '0');
+        }
+        if (i == start) return -1;
+        if (part == 0 && (i >= len || p[i++] != '-')) return -1;
+    }
+    if (i != len) return -1;
+    *ms = v[0];
+    *seq = v[1];
+    return 0;
+}
+
+/* a < b for stream ids */
+static int sid_less(uint64_t ams, uint64_t aseq, uint64_t bms, uint64_t bseq)
+{
+    return ams < bms || (ams == bms && aseq < bseq);
+}
+
+/* A field of a flat field-value reply (XINFO's RESP2 shape), or NULL. */
+static const fr_reply *info_field(const fr_reply *r, const char *name)
+{
+    for (size_t k = 0; r && r->type == FR_REPLY_ARRAY && k + 1 < r->count; k += 2)
+        if (r->elements[k].type == FR_REPLY_BULK && strcmp(r->elements[k].str, name) == 0)
+            return &r->elements[k + 1];
+    return NULL;
+}
+
+/* What the bounded recovery and the checks' shortcut need to know of a stream source:
+ * whether every entry the stream ever held is one ws_sim_produce put there, and where the
+ * group's reading stands. */
+typedef struct fresh_state {
+    int only_produced;     /* entries-added equals the entries produced into the key, the
+                              last generated id is the last produced entry's, and no retry
+                              copy was made there: every entry is a produced one */
+    int group_found;       /* the group exists: last_* hold its last-delivered id */
+    uint64_t last_ms, last_seq;
+    int none_beyond;       /* no delivery of the group carried an id after last-delivered */
+    int intact_after;      /* no entry after last-delivered was deleted or trimmed:
+                              max-deleted-entry-id <= last-delivered and the first entry is
+                              at or before it */
+} fresh_state;
+
+static int same_source(const ws_sub *a, const ws_sub *b);
+
+/* Reads s's stream (XINFO STREAM, XINFO GROUPS through the admin connection) into *f. */
+static int read_fresh_state(ws_sim *sim, const ws_sub *s, fresh_state *f)
+{
+    memset(f, 0, sizeof *f);
+    if (s->cfg.form != WS_FORM_STREAM) return 0;
+    size_t klen = strlen(s->key), made = 0, lastp = 0;
+    if (!wsi_strmap_get(&sim->produced_per_key, s->key, klen, &made) ||
+        !wsi_strmap_get(&sim->produced_last, s->key, klen, &lastp))
+        return 0;
+    for (size_t i = 0; i < sim->nlineage; i++)
+        if (strcmp(sim->lineage[i].key, s->key) == 0) return 0;
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "XINFO");
+    wsi_cmdb_adds(&b, "STREAM");
+    wsi_cmdb_adds(&b, s->key);
+    const fr_reply *r = admin(sim, &b);
+    if (!r) return sim->err;
+    const fr_reply *added = info_field(r, "entries-added");
+    const fr_reply *lastgen = info_field(r, "last-generated-id");
+    const fr_reply *maxdel = info_field(r, "max-deleted-entry-id");
+    const fr_reply *first = info_field(r, "first-entry");
+    const wsi_produced *lp = &sim->produced[lastp - 1];
+    if (!added || added->type != FR_REPLY_INTEGER || added->integer < 0 ||
+        (size_t)added->integer != made || !lastgen || lastgen->type != FR_REPLY_BULK ||
+        lastgen->len != lp->id_len || memcmp(lastgen->str, lp->id, lp->id_len) != 0)
+        return 0;
+    f->only_produced = 1;
+    uint64_t del_ms = 0, del_seq = 0, first_ms = 0, first_seq = 0;
+    int have_del = maxdel && maxdel->type == FR_REPLY_BULK &&
+                   wsi_stream_id_parse(maxdel->str, maxdel->len, &del_ms, &del_seq) == 0;
+    int have_first = first && first->type == FR_REPLY_ARRAY && first->count >= 1 &&
+                     first->elements[0].type == FR_REPLY_BULK &&
+                     wsi_stream_id_parse(first->elements[0].str, first->elements[0].len,
+                                         &first_ms, &first_seq) == 0;
+    wsi_cmdb_adds(&b, "XINFO");
+    wsi_cmdb_adds(&b, "GROUPS");
+    wsi_cmdb_adds(&b, s->key);
+    r = admin(sim, &b);
+    if (!r) return sim->err;
+    for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
+        const fr_reply *name = info_field(&r->elements[i], "name");
+        const fr_reply *last = info_field(&r->elements[i], "last-delivered-id");
+        if (!name || name->type != FR_REPLY_BULK || strcmp(name->str, s->group) != 0 || !last ||
+            last->type != FR_REPLY_BULK)
+            continue;
+        if (wsi_stream_id_parse(last->str, last->len, &f->last_ms, &f->last_seq) == 0)
+            f->group_found = 1;
+    }
+    if (!f->group_found) return 0;
+    f->none_beyond = 1;
+    for (size_t i = 0; i < sim->nsubs; i++) {
+        const ws_sub *o = sim->subs[i];
+        if (same_source(o, s) && o->top_set &&
+            sid_less(f->last_ms, f->last_seq, o->top_ms, o->top_seq))
+            f->none_beyond = 0;
+    }
+    f->intact_after = have_del && have_first &&
+                      !sid_less(f->last_ms, f->last_seq, del_ms, del_seq) &&
+                      !sid_less(f->last_ms, f->last_seq, first_ms, first_seq);
+    return 0;
+}
+
+int ws_sub_fresh_only(ws_sub *s, int *only_fresh)
+{
+    *only_fresh = 0;
+    if (s->cfg.form != WS_FORM_STREAM || s->cfg.reclaim || s->cfg.claiming || s->delay_queue)
+        return 0;
+    ws_sim *sim = s->sim;
+    fresh_state f;
+    int quiet = sim->quiet;
+    sim->quiet = 1;
+    int rc = read_fresh_state(sim, s, &f);
+    sim->quiet = quiet;
+    if (rc) return rc;
+    *only_fresh = f.only_produced && f.group_found && f.none_beyond;
+    return 0;
+}
+
 /* ----- What the server still holds for a key --------------------------------------------- */
 
 typedef struct holding {
@@ -121,6 +250,11 @@ typedef struct holding {
     wsi_strmap on_processing; /* reliable list: value -> how many times it is on the
                                  processing list */
     wsi_strmap claimed;       /* reliable list: value -> recovery members naming it */
+    int unread_by_id;         /* stream: `unread` is not filled; an entry is unread when it
+                                 is a produced entry after last_* (read_stream_holding says
+                                 when that is exact) */
+    uint64_t last_ms, last_seq; /* ... the group's last-delivered id */
+    int none_beyond;          /* stream: no delivery carried an id after it */
 } holding;
 
 static void holding_free(holding *h)
@@ -165,24 +299,54 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
             if (r->elements[i].type == FR_REPLY_ARRAY && r->elements[i].count >= 1)
                 set_add(&h->pending, r->elements[i].elements[0].str,
                         r->elements[i].elements[0].len);
-    /* the pending entries' payloads */
+    /* the pending entries' payloads: each pending id's own XRANGE, not the whole stream
+     * (a check runs at every crash point; what is pending is a few reads' worth) */
     if (h->pending.n) {
-        wsi_cmdb_adds(&b, "XRANGE");
-        wsi_cmdb_adds(&b, s->key);
-        wsi_cmdb_adds(&b, "-");
-        wsi_cmdb_adds(&b, "+");
-        r = admin(sim, &b);
-        if (!r) return sim->err;
-        for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
-            const fr_reply *e = &r->elements[i];
-            if (e->type != FR_REPLY_ARRAY || e->count < 2 ||
-                !set_has(&h->pending, e->elements[0].str, e->elements[0].len))
-                continue;
-            const fr_reply *f = &e->elements[1];
-            for (size_t k = 0; f->type == FR_REPLY_ARRAY && k + 1 < f->count; k += 2)
-                if (strcmp(f->elements[k].str, "_payload") == 0)
-                    set_add(&h->pending_payloads, f->elements[k + 1].str, f->elements[k + 1].len);
+        size_t np = 0;
+        char **ids = wsi_xcalloc(h->pending.n, sizeof *ids);
+        size_t *lens = wsi_xcalloc(h->pending.n, sizeof *lens);
+        for (size_t i = 0; i < h->pending.cap; i++)
+            if (h->pending.slots[i].key) {
+                ids[np] = h->pending.slots[i].key;
+                lens[np++] = h->pending.slots[i].len;
+            }
+        for (size_t j = 0; j < np; j++) {
+            wsi_cmdb_adds(&b, "XRANGE");
+            wsi_cmdb_adds(&b, s->key);
+            wsi_cmdb_add(&b, ids[j], lens[j]);
+            wsi_cmdb_add(&b, ids[j], lens[j]);
+            r = admin(sim, &b);
+            if (!r) {
+                free(ids);
+                free(lens);
+                return sim->err;
+            }
+            for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
+                const fr_reply *e = &r->elements[i];
+                if (e->type != FR_REPLY_ARRAY || e->count < 2) continue;
+                const fr_reply *f = &e->elements[1];
+                for (size_t k = 0; f->type == FR_REPLY_ARRAY && k + 1 < f->count; k += 2)
+                    if (strcmp(f->elements[k].str, "_payload") == 0)
+                        set_add(&h->pending_payloads, f->elements[k + 1].str,
+                                f->elements[k + 1].len);
+            }
         }
+        free(ids);
+        free(lens);
+    }
+    /* Unread entries without reading them: when every entry the stream ever held is a
+     * produced one, none after the group's last-delivered id was deleted or trimmed, and
+     * no two produced entries share a payload, the entries after last-delivered are
+     * exactly the produced entries with a later id -- what the XRANGE below would list,
+     * by id and by payload -- so an entry is unread when its id is later. */
+    fresh_state fs;
+    int rc = read_fresh_state(sim, s, &fs);
+    if (rc) return rc;
+    if (fs.only_produced && fs.group_found && fs.intact_after && !sim->payload_twice) {
+        h->unread_by_id = 1;
+        h->last_ms = fs.last_ms;
+        h->last_seq = fs.last_seq;
+        h->none_beyond = fs.none_beyond;
     }
     /* unread entries: after the group's last-delivered id */
     wsi_cmdb_adds(&b, "XINFO");
@@ -204,7 +368,7 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
                     snprintf(last, sizeof last, "(%s", g->elements[k + 1].str);
             }
         }
-    if (*last) {
+    if (*last && !h->unread_by_id) {
         wsi_cmdb_adds(&b, "XRANGE");
         wsi_cmdb_adds(&b, s->key);
         wsi_cmdb_adds(&b, last);
@@ -279,6 +443,18 @@ static int read_list_holding(ws_sim *sim, const ws_sub *s, holding *h)
 
 /* ----- The invariants ------------------------------------------------------------------------ */
 
+/* Produced entry p is unread (after the group's last-delivered id), by its id or by its
+ * payload (an unread copy whose id was never learnt). */
+static int unread(const holding *h, const wsi_produced *p)
+{
+    if (!h->unread_by_id)
+        return set_has(&h->unread, p->id, p->id_len) ||
+               set_has(&h->unread, p->payload, p->payload_len);
+    uint64_t ms, seq;
+    return wsi_stream_id_parse(p->id, p->id_len, &ms, &seq) == 0 &&
+           sid_less(h->last_ms, h->last_seq, ms, seq);
+}
+
 static int same_source(const ws_sub *a, const ws_sub *b)
 {
     if (strcmp(a->key, b->key) != 0 || a->cfg.form != b->cfg.form) return 0;
@@ -342,12 +518,12 @@ static const char *crash_of(const ws_sim *sim, const ws_delivery *d)
     return "no crash";
 }
 
+/* The checks of produced entry root (1-based) read by s, whose deliveries through s's
+ * source are v[0..n), in delivery order. */
 static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
-                        const buckets *bk)
+                        ws_delivery *const *v, size_t n)
 {
     wsi_produced *p = &sim->produced[root - 1];
-    ws_delivery **v;
-    size_t n = lineage(bk, root, &v);
     int stream = s->cfg.form == WS_FORM_STREAM;
 
     /* doubled: two deliveries of one entry whose effects took effect */
@@ -441,8 +617,7 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
         if (stream) {
             held = held || set_has(&h->pending, p->id, p->id_len) ||
                    set_has(&h->pending_payloads, p->payload, p->payload_len) ||
-                   set_has(&h->unread, p->id, p->id_len) ||
-                   set_has(&h->unread, p->payload, p->payload_len) ||
+                   unread(h, p) ||
                    set_has(&h->scheduled, p->payload, p->payload_len);
         } else {
             held = held || set_has(&h->listed, p->id, p->id_len);
@@ -581,6 +756,224 @@ static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const hold
               p->shown, s->processing, how);
 }
 
+
+/* ----- The checks' incremental state ------------------------------------------------------
+ *
+ * A check reads every produced entry, and a crash explorer checks once per crash point:
+ * the cost grows with the run, and in a forked child every page it writes is copied.
+ * Most entries, though, are finished long before the crash: delivered once, acked with
+ * every queued command applied (or dropped with nothing applied), the settle applied.
+ * check_entry can find nothing wrong with such an entry -- one delivery doubles nothing,
+ * an acked delivery whose segment was kept leaks nothing, a settle that took effect with
+ * its effects splits nothing, and an entry so settled is not lost -- and none of that
+ * changes unless the entry is delivered again.  ws_sim_check_prepare files each delivery
+ * by its produced entry and marks the entries so finished CLEAN; the check then looks only
+ * at the others, when it can tell that the entries it skips are exactly the clean ones and
+ * the unread ones (fast_source).  The state only grows with the run: a forked child
+ * inherits it and files only what its crash and recovery added. */
+
+void wsi_ck_free(ws_sim *sim)
+{
+    struct wsi_ck *ck = &sim->ck;
+    free(ck->state);
+    free(ck->first);
+    free(ck->last);
+    free(ck->next);
+    free(ck->open);
+    free(ck->dirty);
+    for (size_t i = 0; i < ck->nkeys; i++) free(ck->keys[i].roots);
+    free(ck->keys);
+    wsi_strmap_free(&ck->key_index);
+    memset(ck, 0, sizeof *ck);
+}
+
+/* Grows a zeroed array to at least n elements of size bytes (cap in elements). */
+static void ck_grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap) return;
+    size_t c = *cap ? *cap : 256;
+    while (c < n) c *= 2;
+    *p = wsi_xrealloc(*p, c * size);
+    memset((char *)*p + *cap * size, 0, (c - *cap) * size);
+    *cap = c;
+}
+
+/* Whether d is decided: nothing a check reads of it changes any more. */
+static int ck_decided(const ws_delivery *d)
+{
+    return d->dead || (d->done && (d->settle_sent || d->settle_failed || d->outcome == WS_ABANDON));
+}
+
+/* Whether a decided d, its entry's only delivery, leaves nothing for check_entry to find
+ * (see above; each condition mirrors one of its tests). */
+static int ck_clean(const ws_delivery *d)
+{
+    if (d->dead || !d->done || !d->settle_sent || d->settle_failed || d->delay_ms ||
+        d->copy_planned || d->rejected)
+        return 0;
+    if (d->outcome == WS_ACK) {
+        if (d->seg_state == WSI_SEG_DROPPED) return 0;           /* leaked, lost */
+        for (size_t k = 0; k < d->neffects; k++)
+            if (!applied(d->effects[k].fate)) return 0;          /* lost, split */
+        return 1;
+    }
+    if (d->outcome == WS_DROP) {
+        for (size_t k = 0; k < d->neffects; k++)
+            if (d->effects[k].kind != WSI_EFFECT_DIRECT && applied(d->effects[k].fate))
+                return 0;                                        /* leaked */
+        return 1;
+    }
+    return 0;
+}
+
+static void ck_dirty(struct wsi_ck *ck, size_t root)
+{
+    if (ck->state[root - 1] == WSI_CK_DIRTY) return;
+    ck->state[root - 1] = WSI_CK_DIRTY;
+    if (ck->ndirty == ck->capdirty) {
+        ck->capdirty = ck->capdirty ? ck->capdirty * 2 : 64;
+        ck->dirty = wsi_xrealloc(ck->dirty, ck->capdirty * sizeof *ck->dirty);
+    }
+    ck->dirty[ck->ndirty++] = root;
+}
+
+static struct wsi_ck_key *ck_key(struct wsi_ck *ck, const char *key)
+{
+    size_t i;
+    if (wsi_strmap_get(&ck->key_index, key, strlen(key), &i)) return &ck->keys[i];
+    return NULL;
+}
+
+void ws_sim_check_prepare(ws_sim *sim)
+{
+    struct wsi_ck *ck = &sim->ck;
+    if (sim->nproduced > ck->cap_roots) {
+        size_t c1 = ck->cap_roots, c2 = ck->cap_roots, c3 = ck->cap_roots;
+        ck_grow((void **)&ck->state, &c1, sim->nproduced, sizeof *ck->state);
+        ck_grow((void **)&ck->first, &c2, sim->nproduced, sizeof *ck->first);
+        ck_grow((void **)&ck->last, &c3, sim->nproduced, sizeof *ck->last);
+        ck->cap_roots = c1;
+    }
+    ck_grow((void **)&ck->next, &ck->cap_dl, sim->ndl, sizeof *ck->next);
+    /* produced stream entries, filed by key in id order (produce order: XADD * ids grow) */
+    for (; ck->produced_seen < sim->nproduced; ck->produced_seen++) {
+        const wsi_produced *p = &sim->produced[ck->produced_seen];
+        if (p->form != WS_FORM_STREAM) continue;
+        struct wsi_ck_key *k = ck_key(ck, p->key);
+        if (!k) {
+            if (ck->nkeys == ck->capkeys) {
+                ck->capkeys = ck->capkeys ? ck->capkeys * 2 : 4;
+                ck->keys = wsi_xrealloc(ck->keys, ck->capkeys * sizeof *ck->keys);
+            }
+            wsi_strmap_put(&ck->key_index, p->key, strlen(p->key), ck->nkeys);
+            k = &ck->keys[ck->nkeys++];
+            memset(k, 0, sizeof *k);
+        }
+        if (k->n == k->cap) {
+            k->cap = k->cap ? k->cap * 2 : 64;
+            k->roots = wsi_xrealloc(k->roots, k->cap * sizeof *k->roots);
+        }
+        k->roots[k->n++] = ck->produced_seen + 1;
+    }
+    /* new deliveries: filed under their entry; a second delivery makes it dirty */
+    for (; ck->scanned < sim->ndl; ck->scanned++) {
+        ws_delivery *d = sim->dl[ck->scanned];
+        size_t root = wsi_root_of(sim, d);
+        if (!root) continue;
+        size_t at = ck->scanned + 1;
+        if (ck->last[root - 1]) ck->next[ck->last[root - 1] - 1] = at;
+        else ck->first[root - 1] = at;
+        ck->last[root - 1] = at;
+        unsigned char st = ck->state[root - 1];
+        if (st == WSI_CK_UNTOUCHED) {
+            const wsi_produced *p = &sim->produced[root - 1];
+            struct wsi_ck_key *k = p->form == WS_FORM_STREAM ? ck_key(ck, p->key) : NULL;
+            if (k) k->touched++;
+            ck->state[root - 1] = WSI_CK_OPEN;
+            if (ck->nopen == ck->capopen) {
+                ck->capopen = ck->capopen ? ck->capopen * 2 : 64;
+                ck->open = wsi_xrealloc(ck->open, ck->capopen * sizeof *ck->open);
+            }
+            ck->open[ck->nopen++] = ck->scanned;
+        } else {
+            ck_dirty(ck, root);
+        }
+    }
+    /* open deliveries that are decided now: their entry is clean or dirty for good */
+    size_t keep = 0;
+    for (size_t i = 0; i < ck->nopen; i++) {
+        ws_delivery *d = sim->dl[ck->open[i]];
+        size_t root = wsi_root_of(sim, d);
+        if (ck->state[root - 1] != WSI_CK_OPEN) continue; /* dirty meanwhile */
+        if (!ck_decided(d)) {
+            ck->open[keep++] = ck->open[i];
+            continue;
+        }
+        if (ck_clean(d)) ck->state[root - 1] = WSI_CK_CLEAN;
+        else ck_dirty(ck, root);
+    }
+    ck->nopen = keep;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The produced entries of s's stream that are neither clean nor unread -- the only ones
+ * check_entry can find anything wrong with -- into *out (ascending, heap), when that can
+ * be told without reading the others: s's key is read through s's group only, the
+ * holding's unread shortcut holds (every entry a produced one, none after last-delivered
+ * gone), and every produced entry up to last-delivered was delivered (so the ones no
+ * delivery carried are exactly the unread ones).  Returns the count, or -1 when it cannot
+ * tell (the caller checks every entry). */
+static long fast_source(ws_sim *sim, const ws_sub *s, const holding *h, size_t **out)
+{
+    struct wsi_ck *ck = &sim->ck;
+    *out = NULL;
+    if (s->cfg.form != WS_FORM_STREAM || !h->unread_by_id || !h->none_beyond ||
+        ck->produced_seen != sim->nproduced ||
+        ck->scanned != sim->ndl)
+        return -1;
+    for (size_t i = 0; i < sim->nsubs; i++) {
+        const ws_sub *o = sim->subs[i];
+        if (o->cfg.form == WS_FORM_STREAM && strcmp(o->key, s->key) == 0 &&
+            strcmp(o->group, s->group) != 0)
+            return -1;
+        if (o->cfg.form == WS_FORM_CHANNEL) return -1; /* a pattern may name the key */
+    }
+    const struct wsi_ck_key *k = ck_key(ck, s->key);
+    if (!k) return -1;
+    /* entries up to last-delivered: the first index whose id is later, by bisection */
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const wsi_produced *p = &sim->produced[k->roots[mid] - 1];
+        uint64_t ms, seq;
+        if (wsi_stream_id_parse(p->id, p->id_len, &ms, &seq) != 0) return -1;
+        if (sid_less(h->last_ms, h->last_seq, ms, seq)) hi = mid;
+        else lo = mid + 1;
+    }
+    /* every delivery carries an id up to last-delivered (ws_sub_fresh_only's test), so the
+     * touched entries are among the first lo: all of them touched, or look at all */
+    if (k->touched != lo) return -1;
+    size_t n = 0, cap = ck->ndirty + ck->nopen + 1;
+    size_t *v = wsi_xmalloc(cap * sizeof *v);
+    for (size_t i = 0; i < ck->ndirty; i++)
+        if (strcmp(sim->produced[ck->dirty[i] - 1].key, s->key) == 0) v[n++] = ck->dirty[i];
+    for (size_t i = 0; i < ck->nopen; i++) {
+        size_t root = wsi_root_of(sim, sim->dl[ck->open[i]]);
+        if (strcmp(sim->produced[root - 1].key, s->key) == 0) v[n++] = root;
+    }
+    qsort(v, n, sizeof *v, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || v[u - 1] != v[i]) v[u++] = v[i];
+    *out = v;
+    return (long)u;
+}
+
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
 {
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
@@ -601,9 +994,31 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
         if (seen) continue;
         holding h = {0};
         buckets bk;
-        buckets_make(sim, s, &bk);
         if (s->cfg.form == WS_FORM_STREAM) rc = read_stream_holding(sim, s, &h);
         else if (s->cfg.form == WS_FORM_RELIABLE_LIST) rc = read_list_holding(sim, s, &h);
+        size_t *roots = NULL;
+        long nroots = rc == 0 ? fast_source(sim, s, &h, &roots) : -1;
+        if (nroots >= 0) {
+            /* only the entries that are neither clean nor unread (fast_source) */
+            ws_delivery **v = NULL;
+            size_t capv = 0;
+            for (long k = 0; k < nroots; k++) {
+                size_t n = 0;
+                for (size_t at = sim->ck.first[roots[k] - 1]; at; at = sim->ck.next[at - 1]) {
+                    if (n == capv) {
+                        capv = capv ? capv * 2 : 8;
+                        v = wsi_xrealloc(v, capv * sizeof *v);
+                    }
+                    v[n++] = sim->dl[at - 1];
+                }
+                check_entry(sim, s, roots[k], &h, v, n);
+            }
+            free(v);
+            free(roots);
+            holding_free(&h);
+            continue;
+        }
+        buckets_make(sim, s, &bk);
         for (size_t r = 0; rc == 0 && r < sim->nproduced; r++) {
             const wsi_produced *p = &sim->produced[r];
             int form = p->form == WS_FORM_PLAIN_LIST ? WS_FORM_RELIABLE_LIST : p->form;
@@ -612,7 +1027,9 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
                             ? fnmatch(s->key, p->key, 0) == 0
                             : strcmp(p->key, s->key) == 0;
             if (!match || form != sform) continue;
-            check_entry(sim, s, r + 1, &h, &bk);
+            ws_delivery **v;
+            size_t n = lineage(&bk, r + 1, &v);
+            check_entry(sim, s, r + 1, &h, v, n);
             if (s->cfg.form == WS_FORM_RELIABLE_LIST && s->recovery)
                 check_stranded(sim, s, r + 1, &h, &bk);
         }

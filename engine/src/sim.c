@@ -237,6 +237,9 @@ void ws_sim_free(ws_sim *sim)
     wsi_strmap_free(&sim->produced_by_id);
     wsi_strmap_free(&sim->produced_by_payload);
     wsi_strmap_free(&sim->lineage_by_id);
+    wsi_ck_free(sim);
+    wsi_strmap_free(&sim->produced_per_key);
+    wsi_strmap_free(&sim->produced_last);
     for (size_t i = 0; i < sim->nrecs; i++) free(sim->recs[i].text);
     free(sim->recs);
     for (size_t i = 0; i < sim->nflushes; i++) {
@@ -491,7 +494,15 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     size_t first;
     if (form == WS_FORM_STREAM && !wsi_strmap_get(&sim->produced_by_payload, k.p, k.len, &first))
         wsi_strmap_put(&sim->produced_by_payload, k.p, k.len, sim->nproduced);
+    else if (form == WS_FORM_STREAM)
+        sim->payload_twice = 1;
     index_key_done(&k);
+    if (form == WS_FORM_STREAM) {
+        size_t made = 0;
+        wsi_strmap_get(&sim->produced_per_key, key, key_len, &made);
+        wsi_strmap_put(&sim->produced_per_key, key, key_len, made + 1);
+        wsi_strmap_put(&sim->produced_last, key, key_len, sim->nproduced);
+    }
     return 0;
 }
 

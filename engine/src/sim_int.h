@@ -247,6 +247,8 @@ struct ws_sub {
     uint64_t reads;         /* reads made (all incarnations) */
     uint64_t flushes;       /* flushes made */
     char cursor[48];        /* reclaim: XAUTOCLAIM's cursor */
+    uint64_t top_ms, top_seq; /* stream: the highest id any delivery of it carried */
+    int top_set;            /* ... once it has one (ws_sub_fresh_only) */
     /* the latest read */
     ws_delivery **last;
     size_t nlast, caplast;
@@ -344,6 +346,12 @@ struct ws_sim {
     wsi_strmap produced_by_payload; /* streams: "<key>\0<payload>" -> first such index */
     wsi_strmap lineage_by_id;       /* "<key>\0<copy id or value>" -> its root: ids of
                                        two streams may be equal */
+    wsi_strmap produced_per_key;    /* streams: "<key>" -> entries produced into it (the
+                                       bounded recovery compares it with entries-added) */
+    wsi_strmap produced_last;       /* streams: "<key>" -> the last entry produced into it
+                                       (1-based index in produced) */
+    int payload_twice;      /* two produced stream entries of one key share a payload: the
+                               checks' shortcut for unread entries is off (check.c) */
     wsi_timer *timers;
     size_t ntimers, captimers;
     uint64_t timer_order;
@@ -390,12 +398,53 @@ struct ws_sim {
     /* what the last consumer round trip did, per command (copied by the hook) */
     unsigned char *last_fates;
     size_t nlast_fates;
+    /* the checks' incremental state (check.c, ws_sim_check_prepare): which produced
+     * entries no check needs to look at again, kept up to date as the run goes so that a
+     * crash explorer's forked child checks only what its crash and recovery touched */
+    struct wsi_ck {
+        size_t scanned;         /* deliveries of dl seen so far */
+        size_t produced_seen;   /* produced entries filed by key so far */
+        unsigned char *state;   /* per produced entry: WSI_CK_* */
+        size_t *first, *last;   /* per produced entry: 1 + dl index of its first / last
+                                   delivery (0: none) */
+        size_t *next;           /* per delivery (dl index): 1 + dl index of the next
+                                   delivery of its produced entry (0: none) */
+        size_t cap_roots, cap_dl;
+        size_t *open;           /* dl indexes of deliveries not decided yet */
+        size_t nopen, capopen;
+        size_t *dirty;          /* produced entries (1-based) found dirty, in that order */
+        size_t ndirty, capdirty;
+        wsi_strmap key_index;   /* streams: "<key>" -> index in keys */
+        struct wsi_ck_key {
+            size_t *roots;      /* its produced entries (1-based), in id order */
+            size_t n, cap;
+            size_t touched;     /* of them, entries some delivery carried */
+        } *keys;
+        size_t nkeys, capkeys;
+    } ck;
     /* the checks' results */
     ws_violation *viol;
     size_t *viol_root;      /* per violation: its produced entry (1-based) */
     size_t nviol;
     char **viol_text;
 };
+
+/* ----- check.c ---------------------------------------------------------------------------- */
+
+enum {
+    WSI_CK_UNTOUCHED = 0, /* no delivery carried it yet */
+    WSI_CK_OPEN,          /* delivered once, that delivery not decided yet */
+    WSI_CK_CLEAN,         /* delivered once, acked with every effect applied or dropped
+                             with nothing applied, its settle applied: no check can find
+                             anything wrong with it until it is delivered again */
+    WSI_CK_DIRTY,         /* anything else: checked every time */
+};
+
+/* Frees the checks' incremental state. */
+void wsi_ck_free(ws_sim *sim);
+
+/* A stream id "<ms>-<seq>" (both decimal) into *ms and *seq: 0, or -1 when it is not one. */
+int wsi_stream_id_parse(const char *p, size_t len, uint64_t *ms, uint64_t *seq);
 
 /* ----- sim.c ---------------------------------------------------------------------------- */
 

@@ -299,8 +299,13 @@ void wsi_sub_reset(ws_sub *s)
      * member), unlink them all, then free them. */
     wsi_batch **batches = NULL;
     size_t nbatches = 0;
-    for (size_t i = 0; i < s->sim->ndl; i++) {
-        ws_delivery *d = s->sim->dl[i];
+    /* Without batches only an outstanding delivery holds a segment (settling commits or
+     * drops it), so the deliveries in flight are all there is to look at: a restart then
+     * costs what the process left, not the whole ledger (the crash explorer restarts
+     * once per crash point). */
+    size_t nscan = s->cfg.batch ? s->sim->ndl : s->nflight;
+    for (size_t i = 0; i < nscan; i++) {
+        ws_delivery *d = s->cfg.batch ? s->sim->dl[i] : s->flight[i];
         if (d->sub != s) continue;
         if (d->seg) {
             wsi_segment_free(d->seg);
@@ -313,7 +318,7 @@ void wsi_sub_reset(ws_sub *s)
     }
     /* written only where set: the crash explorer's children share these pages with
      * their parent, and a write copies the page */
-    for (size_t i = 0; i < s->sim->ndl; i++)
+    for (size_t i = 0; s->cfg.batch && i < s->sim->ndl; i++)
         if (s->sim->dl[i]->sub == s && s->sim->dl[i]->batch) s->sim->dl[i]->batch = NULL;
     for (size_t i = 0; i < nbatches; i++) {
         wsi_segment_free(batches[i]->seg);
@@ -443,6 +448,13 @@ static ws_delivery *new_delivery(ws_sub *s, uint64_t read, const char *id, size_
     s->flight[s->nflight++] = d;
     s->outstanding++;
     if (s->cfg.form != WS_FORM_STREAM) set_message_fields(d);
+    uint64_t ms, seq;
+    if (s->cfg.form == WS_FORM_STREAM && wsi_stream_id_parse(id, id_len, &ms, &seq) == 0 &&
+        (!s->top_set || ms > s->top_ms || (ms == s->top_ms && seq > s->top_seq))) {
+        s->top_ms = ms;
+        s->top_seq = seq;
+        s->top_set = 1;
+    }
     return d;
 }
 

@@ -132,6 +132,8 @@ typedef struct wsc_exploration {
     size_t forbidden;       /* points whose verdict the scenario forbids */
     char *error;            /* the baseline run failed: why (then npoints is 0) */
     size_t explored;        /* points explored (all of them, or one shard's) */
+    int bounded;            /* the recovery was bounded to what each crash left (the
+                               scenario is one where that provably changes no verdict) */
     size_t replayed;        /* of those, points the snapshot path could not reach from
                                its one run and replayed instead (0 on every known
                                scenario; docs/wsim-explore.md) */
@@ -147,6 +149,9 @@ typedef struct wsc_explore_options {
     int jobs;               /* worker processes at once (fork); 0: 1 */
     size_t shard, nshards;  /* only every nshards-th point from the shard-th (1-based,
                                shard <= nshards); nshards 0: every point */
+    int full_recovery;      /* recover by reading until nothing comes even where the
+                               bounded recovery gives the same verdicts (the reference the
+                               tests compare it with; docs/wsim-explore.md) */
 } wsc_explore_options;
 
 /* Runs sc once on the fake to learn its consumer round trips (the first process's only),

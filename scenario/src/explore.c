@@ -23,6 +23,9 @@
  * or a restore from its dump: docs/wsim-explore.md, with the measurements. */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +34,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <strings.h>
+
+#include "strmap.h"
 #include "wsc_int.h"
 
 /* How far the clock moves between recovery rounds: past every min-idle and delay the
@@ -48,18 +54,242 @@ static int64_t recovery_step(const wsc_scenario *sc)
     return step;
 }
 
+/* ----- The bounded recovery ---------------------------------------------------------------
+ *
+ * The full recovery reads every subscription until a whole round brings nothing, so every
+ * entry still unread at the crash -- half the stream on average when a scenario produces
+ * first -- is delivered and handled at every crash point.  The bounded recovery leaves a
+ * fresh subscription's stream alone while everything a fresh read would deliver is a
+ * produced entry no delivery of the group ever carried (ws_sub_fresh_only): it redelivers
+ * what the crash left (the reclaimed, pending entries) and nothing else.  An entry after
+ * the group's last-delivered id that was never delivered was never handed to a handler
+ * (SEMANTICS.md §2.1: a `>` read hands out only entries after last-delivered, and moves
+ * it), so none of its effects applied and it is still readable: §8's "unread" is "held",
+ * so it is neither lost nor doubled.  The full recovery would have delivered it once and
+ * handled it as the scenario does; the verdict is the same when that handling can neither
+ * break an invariant for that entry nor change what another entry's recovery does or how
+ * it is checked.  bounded_safe() says when the scenario guarantees that, from its text
+ * alone; elsewhere the recovery is the full one.  docs/wsim-explore.md has the argument. */
+
+typedef struct bset {
+    wsi_strmap keys;   /* canonical key -> owner (1 + alias index), or 0 for a source's */
+} bset;
+
+/* Commands whose effect is not described by the keys they name (scripts, the whole
+ * keyspace, the connection's state, blocking, transactions inside a segment), or that
+ * read keys they do not name (SORT ... BY): a handler using one is not analysed. */
+static int opaque_command(const char *name)
+{
+    static const char *const names[] = {
+        "EVAL",   "EVALSHA", "EVAL_RO",  "EVALSHA_RO", "FCALL",      "FCALL_RO", "FUNCTION",
+        "SCRIPT", "SORT",    "SORT_RO",  "MULTI",      "EXEC",       "DISCARD",  "WATCH",
+        "UNWATCH", "SELECT", "SWAPDB",   "FLUSHALL",   "FLUSHDB",    "MOVE",     "MIGRATE",
+        "DEBUG",  "CLIENT",  "CONFIG",   "RESET",      "SHUTDOWN",   "BLPOP",    "BRPOP",
+        "BLMOVE", "BRPOPLPUSH", "BLMPOP", "BZPOPMIN",  "BZPOPMAX",   "BZMPOP",   "XREAD",
+        "XREADGROUP", "WAIT", "OBJECT",  "RESTORE-ASKING"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcasecmp(name, names[i]) == 0) return 1;
+    return 0;
+}
+
+/* The alias (index into aliases) that the longest alias name at s starts with, or -1. */
+static long longest_alias(const wsi_strmap *aliases, const char *s, size_t run)
+{
+    for (size_t l = run; l > 0; l--) {
+        size_t v;
+        if (wsi_strmap_get(aliases, s, l, &v)) return (long)v;
+    }
+    return -1;
+}
+
+/* Token t of a handler statement of alias `own`, with each $own replaced by a mark that
+ * stands for the entry's id ("\001<alias>\001": two entries' marks expand to different
+ * ids when the entries share a stream), $$ by $.  NULL when it names another entry
+ * (whose id the handler may not know yet at a crash) or no entry. */
+static char *canonical(const wsi_strmap *aliases, size_t own, const char *own_name,
+                       const char *t, size_t len, int *marked)
+{
+    size_t cap = len * 2 + strlen(own_name) * 4 + 8, n = 0;
+    char *out = malloc(cap);
+    if (!out) abort();
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] != '$') {
+            out[n++] = t[i];
+            continue;
+        }
+        if (i + 1 < len && t[i + 1] == '$') {
+            out[n++] = '$';
+            i++;
+            continue;
+        }
+        char nx = i + 1 < len ? t[i + 1] : '\0';
+        if (!((nx >= 'a' && nx <= 'z') || (nx >= 'A' && nx <= 'Z') || nx == '_')) {
+            out[n++] = '$';
+            continue;
+        }
+        size_t run = 0;
+        while (i + 1 + run < len) {
+            char c = t[i + 1 + run];
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '-' || c == '.'))
+                break;
+            run++;
+        }
+        long a = longest_alias(aliases, t + i + 1, run);
+        if (a < 0 || (size_t)a != own) {
+            free(out);
+            return NULL;
+        }
+        size_t l = strlen(own_name);
+        if (n + l + 2 >= cap) abort();
+        out[n++] = '\001';
+        memcpy(out + n, own_name, l);
+        n += l;
+        out[n++] = '\001';
+        *marked = 1;
+        i += l;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* A key a literal "<digits>-<digits>" inside could be some entry's id written out. */
+static int id_like(const char *k)
+{
+    for (const char *p = k; *p; p++)
+        if (*p == '-' && p > k && p[-1] >= '0' && p[-1] <= '9' && p[1] >= '0' && p[1] <= '9')
+            return 1;
+    return 0;
+}
+
+/* Claims key for owner (1 + alias index; 0: the subscriptions' own keys and the outputs'):
+ * 0, or -1 when another owner has it. */
+static int claim_key(bset *b, const char *key, size_t owner)
+{
+    size_t have;
+    if (wsi_strmap_get(&b->keys, key, strlen(key), &have)) return have == owner ? 0 : -1;
+    wsi_strmap_put(&b->keys, key, strlen(key), owner);
+    return 0;
+}
+
+/* Whether handling a never-delivered entry in a recovery provably changes no verdict in
+ * sc (see above): every subscription a stream; every outcome ack or drop (no copies, no
+ * timers, nothing left pending); no fault statements and no cluster (nothing queued is
+ * refused at queue time: every handler command is one the fake knows with a valid
+ * arity, so an atomic segment never meets EXECABORT); each handler's commands name their
+ * keys (no scripts, no keyspace-wide or connection commands) and only its own entry's id
+ * ($alias); no key is named by the handlers of two entries, and none is a subscription's
+ * stream, delay queue, lists, recovery set, dead letter, reply key or a publish target.
+ * Then a fresh entry's handling touches only keys no other entry's handling touches and
+ * only its own id in the stream: it cannot change what another entry's redelivery does,
+ * nor what the checks read for it; and it ends acked or dropped, one delivery: fine. */
+static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
+{
+    if (sc->cluster || !table) return 0;
+    wsi_strmap aliases = {0};
+    bset b = {{0}};
+    int ok = 1, marked = 0, literal_id = 0;
+    const char *stream_key = NULL;
+    size_t naliases = 0;
+    const char **alias_names = NULL;
+    for (size_t i = 0; i < sc->nst && ok; i++) {
+        const wsc_stmt *st = &sc->st[i];
+        if (st->kind == K_FAULT) ok = 0;
+        if (st->kind == K_SUBSCRIBE) {
+            if (st->cfg.form != WS_FORM_STREAM) ok = 0;
+            const char *own[] = {st->s_key, st->s_dq, st->s_processing, st->s_recovery,
+                                 st->s_dead_letter, st->s_reply};
+            for (size_t k = 0; k < sizeof own / sizeof *own && ok; k++)
+                if (own[k] && claim_key(&b, own[k], 0)) ok = 0;
+        }
+        if (st->kind == K_PRODUCE) {
+            const char *key = st->key;
+            for (size_t k = 0; !key && k < i; k++)
+                if (sc->st[k].kind == K_SUBSCRIBE && strcmp(sc->st[k].sub, st->sub) == 0)
+                    key = sc->st[k].s_key;
+            if (!key || (stream_key && strcmp(stream_key, key) != 0)) stream_key = "\001";
+            else stream_key = key;
+            if (st->alias) {
+                wsi_strmap_put(&aliases, st->alias, strlen(st->alias), naliases);
+                alias_names = realloc(alias_names, (naliases + 1) * sizeof *alias_names);
+                if (!alias_names) abort();
+                alias_names[naliases++] = st->alias;
+            }
+        }
+        if ((st->kind == K_PUBLISH || st->kind == K_BIND) && st->key &&
+            claim_key(&b, st->key, 0))
+            ok = 0;
+    }
+    for (size_t i = 0; i < sc->nst && ok; i++) {
+        const wsc_stmt *st = &sc->st[i];
+        if (!st->alias || st->kind == K_PRODUCE || st->refused) continue;
+        size_t own;
+        int known = wsi_strmap_get(&aliases, st->alias, strlen(st->alias), &own);
+        if (st->kind == K_SETTLE) {
+            if (st->outcome != WS_ACK && st->outcome != WS_DROP) ok = 0;
+            continue;
+        }
+        if (st->kind != K_QUEUE && st->kind != K_POOL) continue;
+        if (!known || st->ncmd == 0 || opaque_command(st->cmd[0].s)) {
+            ok = 0;
+            break;
+        }
+        char **argv = calloc(st->ncmd, sizeof *argv);
+        if (!argv) abort();
+        for (size_t k = 0; k < st->ncmd && ok; k++) {
+            argv[k] = canonical(&aliases, own, st->alias, st->cmd[k].s, st->cmd[k].len, &marked);
+            if (!argv[k]) ok = 0;
+        }
+        int keys[64];
+        int nk = ok ? fr_command_keys(table, (int)st->ncmd, (const char *const *)argv, NULL,
+                                      keys, 64)
+                    : -1;
+        if (nk < 0 || nk >= 64) ok = 0;
+        if (ok && nk == 0 && strcasecmp(argv[0], "PUBLISH") != 0 &&
+            strcasecmp(argv[0], "PING") != 0 && strcasecmp(argv[0], "ECHO") != 0)
+            ok = 0;
+        for (int k = 0; ok && k < nk; k++) {
+            const char *key = argv[keys[k]];
+            if (!strchr(key, '\001') && id_like(key)) literal_id = 1;
+            if (claim_key(&b, key, own + 1)) ok = 0;
+        }
+        for (size_t k = 0; k < st->ncmd; k++) free(argv[k]);
+        free(argv);
+    }
+    /* marks stand for distinct ids only within one stream, and a key written out with an
+     * id in it could be one of them */
+    if (marked && (literal_id || !stream_key || strcmp(stream_key, "\001") == 0)) ok = 0;
+    wsi_strmap_free(&aliases);
+    wsi_strmap_free(&b.keys);
+    free(alias_names);
+    return ok;
+}
+
+/* How every point of a scenario recovers, worked out once (a child would otherwise read
+ * every statement's page again). */
+typedef struct recovery_plan {
+    int64_t step;   /* recovery_step */
+    int bounded;    /* bounded_safe */
+    int touched;    /* check only what the crash and the recovery touched
+                       (ws_sim_check_prepare) */
+} recovery_plan;
+
 /* Restarts the consumer and lets every subscription read and handle until a whole round
- * brings nothing (at most `rounds` rounds). */
-static void recover(wsc_runner *r, const wsc_scenario *sc, int rounds)
+ * brings nothing (at most `rounds` rounds).  Bounded: a fresh subscription whose stream
+ * holds nothing for it but never-delivered produced entries does not read that round. */
+static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
 {
     ws_sim *sim = wsc_runner_sim(r);
     ws_sim_restart(sim);
-    int64_t step = recovery_step(sc);
+    int64_t step = plan->step;
+    int bounded = plan->bounded;
     for (int round = 0; round < rounds; round++) {
         ws_sim_advance(sim, step);
         size_t got = 0;
         for (size_t i = 0; i < wsc_runner_subs(r) && !ws_sim_dead(sim); i++) {
             ws_sub *s = wsc_runner_sub(r, i);
+            int fresh_only = 0;
+            if (bounded && ws_sub_fresh_only(s, &fresh_only) == 0 && fresh_only) continue;
             for (int reads = 0; reads < 64 && !ws_sim_dead(sim); reads++) {
                 ws_read_result res;
                 if (wsc_runner_read(r, s, &res) != 0) break;
@@ -88,7 +318,8 @@ static char *xstrdup0(const char *s)
 
 /* After the crash (or the end of the scenario): recovers and classifies p.  The runner
  * stays the caller's. */
-static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p)
+static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p,
+                     const recovery_plan *plan)
 {
     ws_sim *sim = wsc_runner_sim(r);
     if (!ws_sim_dead(sim)) {
@@ -97,9 +328,10 @@ static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p)
                                                   : "the crash point was never reached");
         return;
     }
-    recover(r, sc, 16);
+    recover(r, plan, 16);
     const ws_violation *v;
     size_t n;
+    if (plan->touched) ws_sim_check_prepare(sim);
     if (ws_sim_check(sim, &v, &n) != 0) {
         p->verdict = "error";
         p->detail = xstrdup0(ws_sim_errstr(sim));
@@ -126,7 +358,8 @@ static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p)
 }
 
 /* The replay path: runs the scenario with p's fault armed, recovers, classifies. */
-static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_crash_point *p)
+static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_crash_point *p,
+                          const recovery_plan *plan)
 {
     wsc_runner *r = wsc_runner_new(sc, opt);
     if (!r) abort();
@@ -150,7 +383,7 @@ static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_cr
         }
         wsc_runner_exec(r, i);
     }
-    classify(r, sc, p);
+    classify(r, sc, p, plan);
     wsc_runner_free(r);
 }
 
@@ -192,6 +425,7 @@ typedef struct snap {
     size_t nw;
     size_t jobs;
     int oom;                 /* a fork or pipe failed: the rest is replayed */
+    recovery_plan plan;      /* how each point recovers */
     int kill_point;          /* test hook (WSIM_EXPLORE_TEST_KILL): 1-based point whose
                                 child kills itself, 0: none */
     /* in a child */
@@ -231,7 +465,7 @@ static void child_finish(snap *s)
 {
     wsc_crash_point p = s->out->points[s->child_point];
     p.detail = NULL;
-    classify(s->r, s->sc, &p);
+    classify(s->r, s->sc, &p, &s->plan);
     answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail)};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p.verdict, VERDICTS[k]) == 0) a.verdict = k;
@@ -344,6 +578,7 @@ static void spawn(snap *s, ws_conn *c, size_t i)
         return;
     }
     if (pid == 0) {
+        wsc_child_alloc_start();
         close(fds[0]);
         for (size_t k = 0; k < s->nw; k++) close(s->w[k].fd);
         s->nw = 0;
@@ -380,6 +615,10 @@ static void at_round_trip(void *arg, ws_conn *c, uint64_t rt, size_t n)
     while (s->cursor[ci] < s->norder[ci] &&
            s->out->points[s->order[ci][s->cursor[ci]]].round_trip < rt)
         s->cursor[ci]++;
+    /* the checks' incremental state, brought up to date here once for every child */
+    if (s->plan.touched && s->cursor[ci] < s->norder[ci] &&
+        s->out->points[s->order[ci][s->cursor[ci]]].round_trip == rt)
+        ws_sim_check_prepare(wsc_runner_sim(s->r));
     while (s->cursor[ci] < s->norder[ci] &&
            s->out->points[s->order[ci][s->cursor[ci]]].round_trip == rt) {
         size_t i = s->order[ci][s->cursor[ci]++];
@@ -404,6 +643,7 @@ static void explore_snapshots(const wsc_scenario *sc, const wsc_options *opt, sn
     }
     s->r = wsc_runner_new(sc, opt);
     if (!s->r) abort();
+    wsc_runner_prepare_handlers(s->r);
     ws_sim *sim = wsc_runner_sim(s->r);
     s->conn[0] = ws_sim_reader(sim);
     s->conn[1] = ws_sim_window(sim);
@@ -462,6 +702,10 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         return 0;
     }
     ws_sim *sim = wsc_runner_sim(r);
+    const char *recovery_env = getenv("WSIM_EXPLORE_RECOVERY");
+    int full = xo->full_recovery || (recovery_env && strcmp(recovery_env, "full") == 0);
+    out->bounded = !full && bounded_safe(sc, ws_sim_fake(sim));
+    recovery_plan plan = {recovery_step(sc), out->bounded, !full};
     size_t nrt = ws_sim_round_trip_count(sim);
     for (size_t i = 0; i < nrt; i++) {
         ws_rt_info rt;
@@ -485,11 +729,17 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         }
     }
     wsc_runner_free(r);
+#ifdef __GLIBC__
+    /* give the baseline's memory back: every page still mapped is a page-table entry each
+     * fork copies (at 10,000 deliveries that copy was the largest cost of a point) */
+    if (!xo->replay) malloc_trim(0);
+#endif
     o.no_trace_text = 1; /* the points' runs are classified, never printed */
     snap s = {0};
     if (!xo->replay && out->npoints) {
         s.sc = sc;
         s.out = out;
+        s.plan = plan;
         s.jobs = xo->jobs > 0 ? (size_t)xo->jobs : 1;
         s.started = calloc(out->npoints, 1);
         s.wanted = calloc(out->npoints, 1);
@@ -504,7 +754,7 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         wsc_crash_point *p = &out->points[i];
         if (!p->explored) continue;
         if (!s.started || !s.started[i]) {
-            explore_point(sc, &o, p);
+            explore_point(sc, &o, p, &plan);
             if (s.started) out->replayed++;
         }
         out->explored++;

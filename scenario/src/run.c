@@ -1401,6 +1401,8 @@ static const size_t *handler_of(runner *r, const char *name)
     return r->stmt_lists[li];
 }
 
+void wsc_runner_prepare_handlers(wsc_runner *r) { (void)handler_of(r, ""); }
+
 int wsc_runner_handle(wsc_runner *r, ws_delivery *d)
 {
     const char *name = root_alias(r, d);

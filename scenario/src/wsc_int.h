@@ -162,6 +162,14 @@ int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res);
 /* Handles d as the scenario handles its entry: the entry's actions in file order up to
  * its first outcome (ack when it has none).  Returns ws_settle's code. */
 int wsc_runner_handle(wsc_runner *r, ws_delivery *d);
+/* Builds what wsc_runner_handle looks up (each alias's handler statements) now, once: the
+ * crash explorer does it before forking, so that no child builds it again. */
+void wsc_runner_prepare_handlers(wsc_runner *r);
+
+/* From now on this process allocates on fresh pages and never frees (child_alloc.c): for
+ * a crash explorer's child right after fork, so that it copies no page of its parent's
+ * heap for the allocator's sake.  Does nothing with a sanitizer or without glibc. */
+void wsc_child_alloc_start(void);
 /* Fills res from the runner (which keeps nothing it handed over). */
 void wsc_runner_finish(wsc_runner *r, wsc_result *res);
 void wsc_runner_free(wsc_runner *r);

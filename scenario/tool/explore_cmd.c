@@ -681,6 +681,9 @@ int wsim_cmd_explore(int argc, char **argv)
         wsc_free(sc);
         return 1;
     }
+    if (verbose && ex.bounded)
+        fprintf(stderr, "wsim: %s: each recovery is bounded to what its crash left "
+                        "(docs/wsim-explore.md)\n", path);
     if (verbose && ex.replayed)
         fprintf(stderr, "wsim: %zu of the points were replayed: the snapshot run did "
                         "not reach them\n", ex.replayed);

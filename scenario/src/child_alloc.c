@@ -1,0 +1,160 @@
+/* child_alloc.c -- memory for the crash explorer's forked children, on fresh pages.
+ *
+ * A child shares every page with its parent until it writes one, and then the kernel
+ * copies the page.  glibc's allocator writes all over the heap the child inherited: a
+ * malloc takes a chunk freed long ago wherever it lies, and a free writes the freed chunk's
+ * header and its neighbour's -- on the 1,000- and 10,000-delivery bench_explore scenarios
+ * half of a child's page copies came from malloc and free themselves.  After
+ * wsc_child_alloc_start (called by the child right after fork) every allocation comes
+ * from pages of its own, one after the other, and free does nothing: the child lives for
+ * one crash point and then _exits, so nothing needs to be given back, and the pages it
+ * shares with its parent are written only where the simulation itself writes.
+ *
+ * The process's malloc, calloc, realloc and free are these functions (the executable's
+ * definitions take precedence over the C library's); until wsc_child_alloc_start they
+ * pass everything to glibc's own (__libc_malloc and friends, which glibc exports for
+ * exactly such wrappers).  Built only with glibc and without a sanitizer, which brings its
+ * own allocator; elsewhere wsc_child_alloc_start does nothing.  glibc's
+ * malloc_usable_size is not replaced: in a child it answers 0 for an allocation made here
+ * (it reads a chunk header that is not there, writing nothing), which only the fake's
+ * MEMORY USAGE estimate of a stream reads -- never a child's recovery or its checks. */
+#define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wsc_int.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || \
+    __has_feature(thread_sanitizer)
+#define WSC_CHILD_ALLOC_OFF 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define WSC_CHILD_ALLOC_OFF 1
+#endif
+
+#if defined(__GLIBC__) && defined(__linux__) && !defined(WSC_CHILD_ALLOC_OFF)
+
+#include <malloc.h>
+#include <sys/mman.h>
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+static int child;               /* this process is an explorer's child */
+static char *next, *end;        /* the current block: its free part */
+static char *blocks[4096];      /* the blocks this child made (realloc and free tell ours
+                                   by them) */
+static size_t block_size[4096];
+static size_t nblocks;
+static void *free_list[48];     /* per size class: freed allocations of that class */
+
+/* Every allocation is a 16-byte header holding its size class k (room for 16 << k
+ * bytes), then the bytes (16-aligned, as malloc's are).  A freed one goes on its class's
+ * list, and the next allocation of the class takes it: the child's own pages are reused,
+ * the parent's are never written for the allocator's sake. */
+#define HEADER 16u
+#define BLOCK ((size_t)1 << 20)
+
+static unsigned class_of(size_t n)
+{
+    unsigned k = 0;
+    while (((size_t)16 << k) < n) k++;
+    return k;
+}
+
+static void *take(size_t n)
+{
+    if (n > ((size_t)1 << 46)) return NULL;
+    unsigned k = class_of(n ? n : 1);
+    if (free_list[k]) {
+        void *p = free_list[k];
+        memcpy(&free_list[k], p, sizeof(void *));
+        return p;
+    }
+    size_t need = HEADER + ((size_t)16 << k);
+    if ((size_t)(end - next) < need) {
+        if (nblocks == sizeof blocks / sizeof *blocks) return NULL;
+        size_t size = need > BLOCK ? need : BLOCK;
+        void *b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (b == MAP_FAILED) return NULL;
+        next = b;
+        end = next + size;
+        blocks[nblocks] = b;
+        block_size[nblocks++] = size;
+    }
+    char *p = next;
+    next += need;
+    size_t kk = k;
+    memcpy(p, &kk, sizeof kk);
+    return p + HEADER;
+}
+
+static int ours(const void *p)
+{
+    for (size_t i = nblocks; i-- > 0;)
+        if ((const char *)p >= blocks[i] && (const char *)p < blocks[i] + block_size[i]) return 1;
+    return 0;
+}
+
+static size_t our_class(const void *p)
+{
+    size_t k;
+    memcpy(&k, (const char *)p - HEADER, sizeof k);
+    return k;
+}
+
+void wsc_child_alloc_start(void) { child = 1; }
+
+void *malloc(size_t n)
+{
+    return child ? take(n) : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+    if (!child) return __libc_calloc(n, size);
+    if (size && n > SIZE_MAX / size) return NULL;
+    void *p = take(n * size);
+    if (p) memset(p, 0, n * size); /* a reused allocation is not zero */
+    return p;
+}
+
+void free(void *p)
+{
+    if (!child) {
+        __libc_free(p);
+        return;
+    }
+    /* the parent's allocations stay where they are: freeing one would write its page */
+    if (!p || !ours(p)) return;
+    size_t k = our_class(p);
+    memcpy(p, &free_list[k], sizeof(void *));
+    free_list[k] = p;
+}
+
+void *realloc(void *p, size_t n)
+{
+    if (!child) return __libc_realloc(p, n);
+    if (!p) return take(n);
+    int mine = ours(p);
+    size_t old = mine ? ((size_t)16 << our_class(p)) : malloc_usable_size(p);
+    if (mine && n <= old) return p;
+    void *q = take(n);
+    if (q) {
+        memcpy(q, p, old < n ? old : n);
+        free(p);
+    }
+    return q;
+}
+
+#else
+
+void wsc_child_alloc_start(void) {}
+
+#endif
