@@ -36,7 +36,7 @@
 
 #include <strings.h>
 
-#include "strmap.h"
+#include "wsi_strmap.h"
 #include "wsc_int.h"
 
 /* How far the clock moves between recovery rounds: past every min-idle and delay the
