@@ -134,6 +134,7 @@ last_box="$(tail -n 1 "$tmp/boxes" | cut -d' ' -f1)"
         echo "e$i: queue INCR c:$i"
         if ((i % 3 == 0)); then echo "e$i: drop"; else echo "e$i: ack"; fi
     done
+    echo 'expect invariants'
 } >"$tmp/huge.wsim"
 "$wsim" diagram --format svg "$tmp/huge.wsim" >"$tmp/huge.svg" || bad "1500 deliveries: wsim failed"
 svgtag="$(grep -m1 '^<svg ' "$tmp/huge.svg")"
