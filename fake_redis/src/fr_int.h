@@ -369,7 +369,22 @@ struct fr_server {
     int pre_command_oom;       /* the hook's answer when the last command started
                                   (Redis's pre_command_oom_state) */
     int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
+    fr_call_hook *call_hook;   /* fr_server_set_call_hook: every call() (observer.c) */
+    void *call_hook_ctx;       /* its argument */
+    fr_key_hook *key_hook;     /* fr_server_set_key_hook: modified keys, flushes */
+    void *key_hook_ctx;        /* its argument */
 };
+
+/* ----- Observers (observer.c) --------------------------------------------------------- */
+
+/* fri_call's report to the call hook: before (EVAL, EVALSHA, FCALL and their _RO forms,
+ * which Redis feeds to MONITOR before their scripts run) or after the command ran for
+ * usec microseconds.  No-op without a hook. */
+void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t usec);
+/* A key written (Redis's signalModifiedKey: tracking's invalidation) and a database
+ * emptied (-1: all of them; Redis's signalFlushedDb), for the key hook. */
+void fri_key_report_modified(fr_server *s, int db, const char *key, size_t len);
+void fri_key_report_flushed(fr_server *s, int db);
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
 

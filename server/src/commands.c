@@ -20,7 +20,7 @@ static int arg_is(const char *p, size_t n, const char *word)
 static int arg_ll(const char *p, size_t n, long long *out) { return frs_string2ll(p, n, out); }
 
 /* Sends each line of help as a status reply, in an array (Redis's addReplyHelp). */
-static void reply_help(frs_conn *c, const char *name, const char *const *lines)
+void frs_reply_help(frs_conn *c, const char *name, const char *const *lines)
 {
     long n = 0;
     while (lines[n]) n++;
@@ -532,11 +532,11 @@ void frs_cmd_client_unblock(frs_conn *c, int argc, const char *const *argv,
     frs_drain_fake_events(c->srv, c);
 }
 
-/* CLIENT GETREDIR: -1, no tracking. */
+/* CLIENT GETREDIR: the tracking redirect (0 none), -1 when not tracking. */
 void frs_cmd_client_getredir(frs_conn *c, int argc, const char *const *argv,
                              const size_t *argvlen)
 {
-    frs_reply_ll(c, -1);
+    frs_reply_ll(c, (c->tracking & FRS_TRACK_ON) ? (long long)c->track_redir : -1);
 }
 
 /* CLIENT PAUSE timeout [WRITE|ALL]: checked and accepted, without effect. */
@@ -595,7 +595,7 @@ void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const s
         "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
         NULL,
     };
-    reply_help(c, "CLIENT", lines);
+    frs_reply_help(c, "CLIENT", lines);
 }
 
 /* ----- COMMAND ----------------------------------------------------------------------- */
@@ -823,5 +823,5 @@ void frs_cmd_command_help(frs_conn *c, int argc, const char *const *argv,
         "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
         NULL,
     };
-    reply_help(c, "COMMAND", lines);
+    frs_reply_help(c, "COMMAND", lines);
 }
