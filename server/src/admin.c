@@ -60,6 +60,8 @@ typedef struct frs_admin {
     lat_event events[LATENCY_MAX_EVENTS]; /* in the order they first happened */
     size_t nevents;
     frs_conn *current;            /* the connection whose request runs */
+    char *self_lines;             /* MONITOR lines for current itself: they follow its reply */
+    size_t self_len, self_cap;
     int script_argc;              /* the running EVAL/FCALL's arguments: a script's reads */
     char **script_argv;           /*   are tracked as its declared keys (Redis's call()) */
     size_t *script_argvlen;
@@ -199,6 +201,20 @@ static void feed_monitors(frs_server *srv, frs_conn *from, int lua, int db, int 
     for (size_t i = 0; i < a->nmon; i++) {
         frs_conn *m = a->mon[i];
         if (m->close_asap) continue;
+        if (m == a->current) {
+            /* Redis appends the line after the command's reply: hold it until then */
+            if (a->self_len + len > a->self_cap) {
+                size_t nc = a->self_cap ? a->self_cap : 256;
+                while (nc < a->self_len + len) nc *= 2;
+                char *nb = realloc(a->self_lines, nc);
+                if (!nb) abort();
+                a->self_lines = nb;
+                a->self_cap = nc;
+            }
+            memcpy(a->self_lines + a->self_len, buf, len);
+            a->self_len += len;
+            continue;
+        }
         frs_reply_raw(m, buf, len);
         frs_conn_want_flush(m);
     }
@@ -321,8 +337,9 @@ void frs_cmd_slowlog_get(frs_conn *c, int argc, const char *const *argv, const s
 {
     frs_admin *a = c->srv->admin;
     if (argc > 3) {
-        frs_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. "
-                            "Try SLOWLOG HELP.", argv[1]);
+        frs_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
+                            "Try SLOWLOG HELP.", (int)(argvlen[1] > 128 ? 128 : argvlen[1]),
+                         argv[1]);
         return;
     }
     long long count = 10;
@@ -552,7 +569,8 @@ void frs_cmd_latency_graph(frs_conn *c, int argc, const char *const *argv,
     (void)argc;
     lat_event *e = event_find(c->srv->admin, argv[2], argvlen[2]);
     if (!e) {
-        frs_reply_errorf(c, "ERR No samples available for event '%s'", argv[2]);
+        frs_reply_errorf(c, "ERR No samples available for event '%.*s'", (int)argvlen[2],
+                         argv[2]);
         return;
     }
     /* latencyCommandGenSparkeline's header and rule; the sparkline below it is drawn
@@ -853,6 +871,11 @@ void frs_admin_after_command(frs_conn *c, frs_conn *prev, int argc, const char *
     for (size_t i = 0; i < n; i++) name[i] = (char)tolower((unsigned char)argv[0][i]);
     name[n] = '\0';
     (void)argc;
+    if (a->self_len) {
+        frs_reply_raw(c, a->self_lines, a->self_len);
+        frs_conn_want_flush(c);
+        a->self_len = 0;
+    }
     frs_tracking_after_command(c, name);
     a->current = prev;
 }
@@ -897,6 +920,7 @@ void frs_admin_free(frs_server *srv)
     for (size_t i = 0; i < a->nslow; i++) slow_free(&a->slow[i]);
     free(a->slow);
     free(a->mon);
+    free(a->self_lines);
     for (int i = 0; i < a->script_argc; i++) free(a->script_argv[i]);
     free(a->script_argv);
     free(a->script_argvlen);
@@ -1106,7 +1130,7 @@ void frs_cmd_replconf(frs_conn *c, int argc, const char *const *argv, const size
             }
         } else if (OPT("rdb-filter-only")) {
         } else {
-            frs_reply_errorf(c, "ERR Unrecognized REPLCONF option: %s", o);
+            frs_reply_errorf(c, "ERR Unrecognized REPLCONF option: %.*s", (int)ol, o);
             return;
         }
 #undef OPT
@@ -1425,7 +1449,8 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
     } else if ((SUB("set-active-expire") || SUB("set-skip-checksum-validation") ||
                 SUB("aof-flush-sleep") || SUB("set-disable-deny-scripts") ||
                 SUB("pause-cron")) && argc == 3) {
-        if (SUB("set-active-expire")) c->srv->admin->active_expire_off = atoi(argv[2]) == 0;
+        if (SUB("set-active-expire"))
+            c->srv->admin->active_expire_off = argvlen[2] == 0 || argv[2][0] == '0';
         frs_reply_ok(c);
     } else if (SUB("quicklist-packed-threshold") && argc == 3) {
         long long sz = mem_value(argv[2], argvlen[2]);
@@ -1436,7 +1461,7 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
         }
         frs_reply_ok(c);
     } else if (SUB("error") && argc == 3) {
-        frs_reply_error(c, argv[2]);
+        frs_reply_errorf(c, "%.*s", (int)argvlen[2], argv[2]);
     } else if (SUB("change-repl-id") && argc == 2) {
         frs_reply_ok(c);
     } else if (SUB("stringmatch-test") && argc == 2) {

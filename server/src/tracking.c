@@ -124,7 +124,8 @@ static void send_message(frs_server *srv, frs_conn *c, const char *payload, size
     if (to->resp == 3) {
         frs_reply_raw(to, ">2\r\n$10\r\ninvalidate\r\n", 21);
     } else if (redirected && fr_client_subscriptions(to->fc)) {
-        frs_reply_raw(to, "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n", 43);
+        static const char msg[] = "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n";
+        frs_reply_raw(to, msg, sizeof(msg) - 1);
     } else {
         return;
     }
@@ -551,17 +552,18 @@ void frs_cmd_client_tracking(frs_conn *c, int argc, const char *const *argv,
                 size_t pl = argvlen[pfx[i]];
                 for (size_t k = 0; k < c->track_nprefixes; k++) {
                     if (overlap(c->track_prefixes[k], c->track_prefix_len[k], p, pl)) {
-                        frs_reply_errorf(c, "ERR Prefix '%s' overlaps with an existing prefix "
-                                            "'%s'. Prefixes for a single client must not "
-                                            "overlap.", p, c->track_prefixes[k]);
+                        frs_reply_errorf(c, "ERR Prefix '%.*s' overlaps with an existing "
+                                            "prefix '%s'. Prefixes for a single client must "
+                                            "not overlap.", (int)pl, p, c->track_prefixes[k]);
                         goto done;
                     }
                 }
                 for (int k = i + 1; k < npfx; k++) {
                     if (overlap(p, pl, argv[pfx[k]], argvlen[pfx[k]])) {
-                        frs_reply_errorf(c, "ERR Prefix '%s' overlaps with another provided "
-                                            "prefix '%s'. Prefixes for a single client must "
-                                            "not overlap.", p, argv[pfx[k]]);
+                        frs_reply_errorf(c, "ERR Prefix '%.*s' overlaps with another provided "
+                                            "prefix '%.*s'. Prefixes for a single client must "
+                                            "not overlap.", (int)pl, p, (int)argvlen[pfx[k]],
+                                         argv[pfx[k]]);
                         goto done;
                     }
                 }
