@@ -344,11 +344,8 @@ void frs_cmd_slowlog_get(frs_conn *c, int argc, const char *const *argv, const s
     }
     long long count = 10;
     if (argc == 3) {
-        if (!frs_string2ll(argv[2], argvlen[2], &count)) {
-            frs_reply_error(c, "ERR value is not an integer or out of range");
-            return;
-        }
-        if (count < -1) {
+        /* getRangeLongFromObjectOrReply with a message: a non-number gets it too */
+        if (!frs_string2ll(argv[2], argvlen[2], &count) || count < -1) {
             frs_reply_error(c, "ERR count should be greater than or equal to -1");
             return;
         }
@@ -890,7 +887,7 @@ void frs_admin_conn_closed(frs_conn *c)
         a->nmon--;
         break;
     }
-    if (a->current == c) a->current = NULL;
+    if (a->current == c && c->close_asap) a->current = NULL;
     frs_tracking_disable(c);
     for (int i = 0; i < c->blocked_argc; i++) free(c->blocked_argv[i]);
     free(c->blocked_argv);
@@ -1125,7 +1122,7 @@ void frs_cmd_replconf(frs_conn *c, int argc, const char *const *argv, const size
                 return;
             }
             if (v < 0 || v > 1) {
-                frs_reply_error(c, "ERR value is out of range, must be between 0 and 1");
+                frs_reply_error(c, "ERR value is out of range, value must between 0 and 1");
                 return;
             }
         } else if (OPT("rdb-filter-only")) {

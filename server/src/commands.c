@@ -204,6 +204,8 @@ void frs_cmd_reset(frs_conn *c, int argc, const char *const *argv, const size_t 
     c->queue_len = 0;
     c->queue_host = 0;
     c->resp = 2;
+    frs_admin_conn_closed(c); /* out of MONITOR, tracking off (clearClientConnectionState) */
+    c->monitor = 0;
     set_name(c, NULL, 0);
     c->reply_mode = 0;
     c->authed = !(srv->requirepass && srv->requirepass[0]);
