@@ -337,8 +337,10 @@ typedef struct fr_call_event {
 typedef void fr_call_hook(void *ctx, const fr_call_event *ev);
 void fr_server_set_call_hook(fr_server *server, fr_call_hook *hook, void *ctx);
 /* Keys: a key written or deleted (expiry included; Redis's signalModifiedKey), key set,
- * or a flush (key NULL; db -1 for FLUSHALL; Redis's signalFlushedDb). */
-typedef void fr_key_hook(void *ctx, int db, const char *key, size_t len);
+ * or a flush (key NULL; db -1 for FLUSHALL; Redis's signalFlushedDb).  client is the
+ * client whose command wrote it (a served blocked client for its own command), NULL when
+ * unknown (an expiry). */
+typedef void fr_key_hook(void *ctx, fr_client *client, int db, const char *key, size_t len);
 void fr_server_set_key_hook(fr_server *server, fr_key_hook *hook, void *ctx);
 /* Whether key lives in database db now (no lazy expiry, nothing counted; MIGRATE's NOKEY). */
 int fr_key_exists(fr_server *server, int db, const char *key, size_t len);

@@ -383,8 +383,8 @@ struct fr_server {
 void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t usec);
 /* A key written (Redis's signalModifiedKey: tracking's invalidation) and a database
  * emptied (-1: all of them; Redis's signalFlushedDb), for the key hook. */
-void fri_key_report_modified(fr_server *s, int db, const char *key, size_t len);
-void fri_key_report_flushed(fr_server *s, int db);
+void fri_key_report_modified(fr_server *s, fr_client *c, int db, const char *key, size_t len);
+void fri_key_report_flushed(fr_server *s, fr_client *c, int db);
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
 

@@ -80,14 +80,14 @@ void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t 
     }
 }
 
-void fri_key_report_modified(fr_server *s, int db, const char *key, size_t len)
+void fri_key_report_modified(fr_server *s, fr_client *c, int db, const char *key, size_t len)
 {
-    if (s->key_hook) s->key_hook(s->key_hook_ctx, db, key, len);
+    if (s->key_hook) s->key_hook(s->key_hook_ctx, c, db, key, len);
 }
 
-void fri_key_report_flushed(fr_server *s, int db)
+void fri_key_report_flushed(fr_server *s, fr_client *c, int db)
 {
-    if (s->key_hook) s->key_hook(s->key_hook_ctx, db, NULL, 0);
+    if (s->key_hook) s->key_hook(s->key_hook_ctx, c, db, NULL, 0);
 }
 
 int fr_key_exists(fr_server *s, int db, const char *key, size_t len)

@@ -843,12 +843,18 @@ void frs_admin_host_called(frs_conn *c, const frs_cmd *cmd, int argc, const char
 }
 
 /* The fake's key hook: tracking's invalidations. */
-static void on_key(void *ctx, int db, const char *key, size_t len)
+static void on_key(void *ctx, fr_client *client, int db, const char *key, size_t len)
 {
     frs_server *srv = ctx;
     (void)db;
+    /* a blocked client served by another's command is the current one while served */
+    frs_conn *by = client ? frs_conn_of(srv, client) : NULL;
+    frs_admin *a = srv->admin;
+    frs_conn *was = a->current;
+    if (by && by->blocked) a->current = by;
     if (key) frs_tracking_invalidate(srv, key, len);
     else frs_tracking_flush(srv);
+    a->current = was;
 }
 
 frs_conn *frs_admin_before_command(frs_conn *c)

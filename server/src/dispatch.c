@@ -365,6 +365,7 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current)
             frs_resp3_convert(w, 1, &name, &nlen, p, n);
         }
         else frs_reply_raw(w, p, n);
+        frs_tracking_flush_pending(w); /* its invalidations follow its reply */
         frs_conn_want_flush(w);
         frs_conn_resume(w);
     }

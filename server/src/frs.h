@@ -401,9 +401,13 @@ void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
 void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len);
 void frs_tracking_flush(frs_server *srv);
 void frs_tracking_after_command(frs_conn *c, const char *name);
+/* Sends the invalidations owed to c after its reply (a served blocked client). */
+void frs_tracking_flush_pending(frs_conn *c);
 void frs_tracking_broadcast(frs_server *srv);
 void frs_tracking_disable(frs_conn *c);
 void frs_tracking_free(frs_server *srv);
+/* Keys are tracked or BCAST prefixes exist: expiries must be found (active expiry). */
+int frs_tracking_active(frs_server *srv);
 /* The connection with that CLIENT ID, or NULL. */
 frs_conn *frs_conn_by_id(frs_server *srv, uint64_t id);
 

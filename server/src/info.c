@@ -187,6 +187,7 @@ static void section_memory(frs_server *srv, text *t)
             "maxmemory_human:%s\r\n"
             "maxmemory_policy:%s\r\n"
             "mem_fragmentation_ratio:1.00\r\n"
+            "mem_not_counted_for_evict:0\r\n" /* no AOF buffer, no replicas */
             "mem_allocator:jemalloc-5.3.0\r\n" /* MEMORY USAGE counts in its size classes */
             "lazyfree_pending_objects:0\r\n"
             "lazyfreed_objects:0\r\n",

@@ -683,7 +683,7 @@ static int sleep_ms(frs_server *srv)
         }
     }
     if (srv->nsoft && (t < 0 || t > 100)) t = 100; /* re-check soft output limits */
-    if ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) &&
+    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
         !frs_admin_active_expire_off(srv) && (t < 0 || t > 100))
         t = 100; /* the active expiry's next run */
     if (t > 1000000) t = 1000000;
@@ -703,8 +703,9 @@ static void timers(frs_server *srv)
         for (frs_conn *c = srv->conns; c; c = c->next)
             if (c->soft_since_ms) frs_conn_want_flush(c);
     /* Redis's active expiry, ten times a second (hz 10), all at once: only the "expired"
-     * notifications show that it ran, so it runs only while they are enabled */
-    if ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) &&
+     * notifications and tracking's invalidations show that it ran, so it runs only while
+     * they are wanted */
+    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
         !frs_admin_active_expire_off(srv) &&
         srv->turn_ms - srv->expired_ms >= 100) {
         srv->expired_ms = srv->turn_ms;

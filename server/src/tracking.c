@@ -57,6 +57,7 @@ typedef struct frs_tracking {
     size_t nprefixes;
     pending *pend;       /* invalidations for the client running its command */
     size_t npend, cappend;
+    size_t nkeys;        /* keys in the table */
 } frs_tracking;
 
 static frs_tracking *trk_of(frs_server *srv, int create);
@@ -204,6 +205,7 @@ void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
             memcpy(k->key, key, len);
             k->len = len;
             *pp = k;
+            t->nkeys++;
         }
         tkey *k = *pp;
         size_t j;
@@ -241,10 +243,12 @@ void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len)
     if (!pp || !*pp) return;
     tkey *k = *pp;
     *pp = k->next;
+    t->nkeys--;
     for (size_t i = 0; i < k->n; i++) {
         frs_conn *to = frs_conn_by_id(srv, k->ids[i]);
         if (!to || !(to->tracking & FRS_TRACK_ON) || (to->tracking & FRS_TRACK_BCAST)) continue;
         if ((to->tracking & FRS_TRACK_NOLOOP) && to == current) continue;
+        /* owed after its reply: the running client (or a blocked one being served) */
         if (to == current) add_pending(t, to->id, k->key, k->len);
         else send_key(srv, to, k->key, k->len);
     }
@@ -270,6 +274,13 @@ void frs_tracking_flush(frs_server *srv)
             free(k);
         }
     }
+    t->nkeys = 0;
+}
+
+int frs_tracking_active(frs_server *srv)
+{
+    frs_tracking *t = trk_of(srv, 0);
+    return t && (t->nkeys || t->nprefixes);
 }
 
 void frs_tracking_after_command(frs_conn *c, const char *name)
@@ -277,18 +288,25 @@ void frs_tracking_after_command(frs_conn *c, const char *name)
     /* CLIENT CACHING lasts for the next command (or transaction) only */
     if (!fr_client_in_multi(c->fc) && strcmp(name, "client") != 0)
         c->tracking &= ~FRS_TRACK_CACHING;
+    frs_tracking_flush_pending(c);
+}
+
+void frs_tracking_flush_pending(frs_conn *c)
+{
     frs_tracking *t = trk_of(c->srv, 0);
     if (!t || !t->npend) return;
+    size_t keep = 0;
     for (size_t i = 0; i < t->npend; i++) {
         pending *p = &t->pend[i];
-        frs_conn *to = frs_conn_by_id(c->srv, p->id);
-        if (to == c) {
-            if (p->key) send_key(c->srv, c, p->key, p->len);
-            else send_null(c->srv, c);
+        if (p->id != c->id) {
+            t->pend[keep++] = *p; /* another client's, still owed */
+            continue;
         }
+        if (p->key) send_key(c->srv, c, p->key, p->len);
+        else send_null(c->srv, c);
         free(p->key);
     }
-    t->npend = 0;
+    t->npend = keep;
 }
 
 static int bkey_cmp(const void *a, const void *b)
