@@ -342,6 +342,15 @@ void fr_server_set_call_hook(fr_server *server, fr_call_hook *hook, void *ctx);
  * unknown (an expiry). */
 typedef void fr_key_hook(void *ctx, fr_client *client, int db, const char *key, size_t len);
 void fr_server_set_key_hook(fr_server *server, fr_key_hook *hook, void *ctx);
+/* DEBUG RELOAD: the keyspace saved and loaded back through the RDB object format (expired
+ * keys dropped, encodings as loading decides, fresh LRU stamps; WATCHers touched, the key
+ * hook sees a flush).  0, or -1 when out of memory (nothing changed). */
+int fr_server_reload(fr_server *server);
+/* DEBUG OBJECT's text for a key of database db (Redis's "Value at:... refcount:...
+ * encoding:... serializedlength:... lru:... lru_seconds_idle:..."), without expiring it;
+ * -1 when there is no such key.  Lists lack Redis's ql_* fields. */
+int fr_debug_object(fr_server *server, int db, const char *key, size_t len, char *buf,
+                    size_t cap);
 /* Whether key lives in database db now (no lazy expiry, nothing counted; MIGRATE's NOKEY). */
 int fr_key_exists(fr_server *server, int db, const char *key, size_t len);
 

@@ -1465,6 +1465,30 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
         frs_reply_ok(c);
     } else if (SUB("error") && argc == 3) {
         frs_reply_errorf(c, "%.*s", (int)argvlen[2], argv[2]);
+    } else if (SUB("reload")) {
+        for (int j = 2; j < argc; j++) {
+            if (!((argvlen[j] == 5 && !strncasecmp(argv[j], "merge", 5)) ||
+                  (argvlen[j] == 7 && !strncasecmp(argv[j], "noflush", 7)) ||
+                  (argvlen[j] == 6 && !strncasecmp(argv[j], "nosave", 6)))) {
+                frs_reply_error(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and "
+                                   "NOSAVE options.");
+                return;
+            }
+        }
+        /* the options need an RDB file on disk; the fake reloads what it holds */
+        if (fr_server_reload(c->srv->fake) < 0) {
+            frs_reply_error(c, "ERR Error trying to load the RDB dump");
+            return;
+        }
+        frs_reply_ok(c);
+    } else if (SUB("object") && argc == 3) {
+        char text[512];
+        if (fr_debug_object(c->srv->fake, fr_client_db(c->fc), argv[2], argvlen[2], text,
+                            sizeof(text)) < 0) {
+            frs_reply_error(c, "ERR no such key");
+            return;
+        }
+        frs_reply_status(c, text);
     } else if (SUB("change-repl-id") && argc == 2) {
         frs_reply_ok(c);
     } else if (SUB("stringmatch-test") && argc == 2) {

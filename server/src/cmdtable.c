@@ -217,6 +217,8 @@ const frs_cmd *frs_cmd_lookup(int argc, const char *const *argv, const size_t *a
     frs_cmdtable_init();
     *container = NULL;
     const frs_cmd *top = find(argv[0], argvlen[0]);
+    /* "config|get" names a row, not a command a client may send (Redis: unknown) */
+    if (top && memchr(argv[0], '|', argvlen[0])) return NULL;
     if (!top || !top->is_container) return top;
     if (argc < 2) {
         /* COMMAND alone is a command; any other bare container is an arity error */

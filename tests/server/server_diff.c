@@ -262,6 +262,31 @@ static const diff_case cases[] = {
                        "CLIENT TRACKING on BCAST PREFIX p PREFIX q\nCLIENT TRACKINGINFO\n"
                        "CLIENT TRACKING on BCAST PREFIX pq\nCLIENT TRACKING off\n"
                        "DEBUG PROTOCOL string", 0, 0, 1, 0},
+    /* DEBUG (the harness's redis-server has enable-debug-command yes, the fake too) */
+    {"debug", "DEBUG\nDEBUG HELP\nDEBUG JMAP\nDEBUG FOO bar\nDEBUG SLEEP 0\n"
+              "DEBUG SET-ACTIVE-EXPIRE 1\nDEBUG QUICKLIST-PACKED-THRESHOLD 0\n"
+              "DEBUG QUICKLIST-PACKED-THRESHOLD x\nDEBUG QUICKLIST-PACKED-THRESHOLD 5gb\n"
+              "DEBUG QUICKLIST-PACKED-THRESHOLD 1mb\nDEBUG QUICKLIST-PACKED-THRESHOLD 0\n"
+              "DEBUG CHANGE-REPL-ID\nDEBUG ERROR \"MYERR some text\"\nDEBUG LOG hello\n"
+              "DEBUG OBJECT nokey\nDEBUG OBJECT\nDEBUG RELOAD FOO\n"
+              "DEBUG PROTOCOL string\nDEBUG PROTOCOL integer\nDEBUG PROTOCOL double\n"
+              "DEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\nDEBUG PROTOCOL array\n"
+              "DEBUG PROTOCOL set\nDEBUG PROTOCOL map\nDEBUG PROTOCOL attrib\n"
+              "DEBUG PROTOCOL push\nDEBUG PROTOCOL verbatim\nDEBUG PROTOCOL true\n"
+              "DEBUG PROTOCOL false\nDEBUG PROTOCOL nope\n"
+              "FLUSHALL\nSET s 123\nSET r abcdefghijklmnopqrstuvwxyz0123456789abcdefghij\n"
+              "RPUSH l a b c\nHSET h f v\nSADD st 1 2 3\nZADD z 1 a\nXADD x 1-1 f v\n"
+              "SET gone v PX 1\nSELECT 5\nSET other 1\nSELECT 0\n"
+              "DEBUG RELOAD\nDBSIZE\nGET s\nGET r\nLRANGE l 0 -1\nHGETALL h\n"
+              "SMEMBERS st\nZRANGE z 0 -1 WITHSCORES\nXRANGE x - +\nEXISTS gone\n"
+              "OBJECT ENCODING s\nOBJECT ENCODING r\nOBJECT ENCODING l\nOBJECT ENCODING h\n"
+              "OBJECT ENCODING st\nOBJECT ENCODING z\nSELECT 5\nGET other\nSELECT 0\n"
+              "DEBUG RELOAD NOSAVE\nDBSIZE\nFLUSHALL", 0, 0, 0, 0},
+    {"debug resp3", "HELLO 3\nDEBUG PROTOCOL string\nDEBUG PROTOCOL integer\n"
+                    "DEBUG PROTOCOL double\nDEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\n"
+                    "DEBUG PROTOCOL array\nDEBUG PROTOCOL set\nDEBUG PROTOCOL map\n"
+                    "DEBUG PROTOCOL attrib\nDEBUG PROTOCOL push\nDEBUG PROTOCOL verbatim\n"
+                    "DEBUG PROTOCOL true\nDEBUG PROTOCOL false", 0, 0, 1, 0},
     {"tracking resp2", "CLIENT TRACKING on\nGET tk\nSET tk v\nCLIENT TRACKINGINFO\n"
                        "CLIENT TRACKING off\nCLIENT TRACKINGINFO", 0, 0, 0, 0},
 };
