@@ -572,6 +572,9 @@ void frs_cmd_client_unpause(frs_conn *c, int argc, const char *const *argv,
 void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
     static const char *const lines[] = {
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME", "    Return the name of the current connection.",
         "ID", "    Return the ID of the current connection.",
         "INFO", "    Return information about the current client connection.",
@@ -594,6 +597,9 @@ void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const s
         "SETNAME <name>", "    Assign the name <name> to the current connection.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
+        "TRACKINGINFO", "    Report tracking status for the current connection.",
         "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
         NULL,
     };

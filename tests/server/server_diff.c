@@ -276,7 +276,7 @@ static const diff_case cases[] = {
               "DEBUG PROTOCOL false\nDEBUG PROTOCOL nope\n"
               "FLUSHALL\nSET s 123\nSET r abcdefghijklmnopqrstuvwxyz0123456789abcdefghij\n"
               "RPUSH l a b c\nHSET h f v\nSADD st 1 2 3\nZADD z 1 a\nXADD x 1-1 f v\n"
-              "SET gone v PX 1\nSELECT 5\nSET other 1\nSELECT 0\n"
+              "SET gone v PX 1\nDEBUG SLEEP 0.01\nSELECT 5\nSET other 1\nSELECT 0\n"
               "DEBUG RELOAD\nDBSIZE\nGET s\nGET r\nLRANGE l 0 -1\nHGETALL h\n"
               "SMEMBERS st\nZRANGE z 0 -1 WITHSCORES\nXRANGE x - +\nEXISTS gone\n"
               "OBJECT ENCODING s\nOBJECT ENCODING r\nOBJECT ENCODING l\nOBJECT ENCODING h\n"
@@ -287,7 +287,7 @@ static const diff_case cases[] = {
                     "DEBUG PROTOCOL array\nDEBUG PROTOCOL set\nDEBUG PROTOCOL map\n"
                     "DEBUG PROTOCOL attrib\nDEBUG PROTOCOL push\nDEBUG PROTOCOL verbatim\n"
                     "DEBUG PROTOCOL true\nDEBUG PROTOCOL false", 0, 0, 1, 0},
-    {"tracking resp2", "CLIENT TRACKING on\nGET tk\nSET tk v\nCLIENT TRACKINGINFO\n"
+    {"tracking resp2", "CLIENT HELP\nCLIENT TRACKING on\nGET tk\nSET tk v\nCLIENT TRACKINGINFO\n"
                        "CLIENT TRACKING off\nCLIENT TRACKINGINFO", 0, 0, 0, 0},
 };
 
