@@ -488,7 +488,8 @@ void fri_stats_failed(fr_server *s, const fri_command *cmd);
  * failed, a latency sample unless c blocked). */
 uint64_t fri_stats_call_begin(fr_server *s);
 int fri_stats_call_failed(fr_server *s);
-void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed);
+/* ... and returns the call's duration (microseconds) */
+uint64_t fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed);
 /* A blocked client served (or unblocked by CLIENT UNBLOCK): its serving time, failed when
  * had_errors, a latency sample.  start is fri_stats_now() before the serve. */
 void fri_stats_unblocked(fr_client *c, const fri_command *cmd, uint64_t start, int had_errors);

@@ -278,11 +278,11 @@ static void latency_sample(struct fri_stats *st, cmdstat *r, uint64_t usec)
     hist_record(r->hist, ns);
 }
 
-void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed)
+uint64_t fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed)
 {
     fr_server *s = c->srv;
     cmdstat *r = row_stat(s, cmd);
-    if (!r) return;
+    if (!r) return 0;
     uint64_t now = fri_stats_now(s);
     uint64_t usec = now > start ? now - start : 0;
     r->calls++;
@@ -291,6 +291,7 @@ void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, in
     /* a client that blocked gets its sample when it is served */
     if (!c->bpop) latency_sample(s->stats, r, usec);
     else c->bpop_stat_usec = usec;
+    return usec;
 }
 
 void fri_stats_unblocked(fr_client *c, const fri_command *cmd, uint64_t start, int had_errors)

@@ -747,6 +747,13 @@ static void on_call(void *ctx, const fr_call_event *ev)
 {
     frs_server *srv = ctx;
     frs_admin *a = srv->admin;
+    long long usec = charged(srv, ev->usec);
+    /* the common case first: nobody watches, nothing slow, nothing tracked */
+    if (!ev->before && !a->nmon && !(ev->flags & FR_CALL_BLOCKED) &&
+        (a->slower_than < 0 || usec < a->slower_than) &&
+        (!a->latency_threshold || usec / 1000 < a->latency_threshold) &&
+        (!(ev->flags & FR_CALL_READONLY) || !a->tracking))
+        return;
     frs_conn *from = frs_conn_of(srv, ev->client);
     int script_cmd = !strncmp(ev->name, "eval", 4) || !strncmp(ev->name, "fcall", 5);
     if (ev->before) {
@@ -766,7 +773,6 @@ static void on_call(void *ctx, const fr_call_event *ev)
     }
     if (a->nmon && !script_cmd && !(ev->flags & FR_CALL_ADMIN))
         feed_monitors(srv, from, ev->from_script, ev->db, ev->argc, ev->argv, ev->argvlen);
-    long long usec = charged(srv, ev->usec);
     if (ev->flags & FR_CALL_BLOCKED) {
         /* logged when it is served (updateStatsOnUnblock) */
         if (from && !ev->from_script) {
@@ -867,19 +873,20 @@ frs_conn *frs_admin_before_command(frs_conn *c)
 void frs_admin_after_command(frs_conn *c, frs_conn *prev, int argc, const char *const *argv,
                              const size_t *argvlen)
 {
-    (void)argvlen;
     frs_admin *a = c->srv->admin;
-    char name[64];
-    size_t n = argvlen[0] < 40 ? argvlen[0] : 40;
-    for (size_t i = 0; i < n; i++) name[i] = (char)tolower((unsigned char)argv[0][i]);
-    name[n] = '\0';
     (void)argc;
     if (a->self_len) {
         frs_reply_raw(c, a->self_lines, a->self_len);
         frs_conn_want_flush(c);
         a->self_len = 0;
     }
-    frs_tracking_after_command(c, name);
+    if (c->tracking || a->tracking) {
+        char name[64];
+        size_t n = argvlen[0] < 40 ? argvlen[0] : 40;
+        for (size_t i = 0; i < n; i++) name[i] = (char)tolower((unsigned char)argv[0][i]);
+        name[n] = '\0';
+        frs_tracking_after_command(c, name);
+    }
     a->current = prev;
 }
 
