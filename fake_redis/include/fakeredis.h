@@ -317,6 +317,52 @@ typedef char *fr_resp3_hook(fr_server *server, void *ctx, int argc, const char *
                             const size_t *argvlen, const char *resp2, size_t len,
                             size_t *out_len);
 void fr_server_set_resp3_hook(fr_server *server, fr_resp3_hook *hook, void *ctx);
+/* ----- Observers ---------------------------------------------------------------------
+ * What a server in front of the fake needs for MONITOR, SLOWLOG, LATENCY and client-side
+ * caching (fakeredis-server: docs/server.md).  Hooks run while the command runs; they must
+ * not call back into the fake. */
+
+/* One command as Redis's call() runs it: a client's command, one of EXEC's queue, or a
+ * script's redis.call. */
+typedef struct fr_call_event {
+    fr_client *client;        /* the client that sent it; for a script's command the
+                                 script's caller (EVAL's or FCALL's client) */
+    int from_script;          /* 1: a script's redis.call (Redis's lua client) */
+    int before;               /* 1: EVAL, EVALSHA, FCALL (and _RO forms) about to run
+                                 their script (Redis feeds MONITOR then); 0: it ran */
+    int db;                   /* the database it ran on */
+    int argc;                 /* its arguments, argv[0] the name as sent */
+    const char *const *argv;
+    const size_t *argvlen;
+    const char *name;         /* its row's full lower-case name ("config|get") */
+    unsigned flags;           /* FR_CALL_* */
+    uint64_t usec;            /* after: its duration by fr_stats_set_clock's clock */
+} fr_call_event;
+#define FR_CALL_READONLY (1u << 0) /* the row is readonly (tracking remembers its keys) */
+#define FR_CALL_ADMIN    (1u << 1) /* admin: kept from MONITOR */
+#define FR_CALL_FAST     (1u << 2) /* fast (LATENCY's fast-command event) */
+#define FR_CALL_BLOCKED  (1u << 3) /* the client blocked in it */
+#define FR_CALL_PUBSUB   (1u << 4) /* a pubsub row (no keys for tracking) */
+typedef void fr_call_hook(void *ctx, const fr_call_event *ev);
+void fr_server_set_call_hook(fr_server *server, fr_call_hook *hook, void *ctx);
+/* Keys: a key written or deleted (expiry included; Redis's signalModifiedKey), key set,
+ * or a flush (key NULL; db -1 for FLUSHALL; Redis's signalFlushedDb).  client is the
+ * client whose command wrote it (a served blocked client for its own command), NULL when
+ * unknown (an expiry). */
+typedef void fr_key_hook(void *ctx, fr_client *client, int db, const char *key, size_t len);
+void fr_server_set_key_hook(fr_server *server, fr_key_hook *hook, void *ctx);
+/* DEBUG RELOAD: the keyspace saved and loaded back through the RDB object format (expired
+ * keys dropped, encodings as loading decides, fresh LRU stamps; WATCHers touched, the key
+ * hook sees a flush).  0, or -1 when out of memory (nothing changed). */
+int fr_server_reload(fr_server *server);
+/* DEBUG OBJECT's text for a key of database db (Redis's "Value at:... refcount:...
+ * encoding:... serializedlength:... lru:... lru_seconds_idle:..."), without expiring it;
+ * -1 when there is no such key.  Lists lack Redis's ql_* fields. */
+int fr_debug_object(fr_server *server, int db, const char *key, size_t len, char *buf,
+                    size_t cap);
+/* Whether key lives in database db now (no lazy expiry, nothing counted; MIGRATE's NOKEY). */
+int fr_key_exists(fr_server *server, int db, const char *key, size_t len);
+
 /* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
 size_t fr_server_script_count(const fr_server *server);
 
@@ -514,6 +560,12 @@ int fr_stats_command(fr_server *server, const char *name, fr_command_stats *out)
  * it (the highest value of the sample's bucket, 2 significant digits); -1 when the row has
  * no sample. */
 int fr_stats_latency_at(const fr_server *server, size_t i, double percentile, double *usec);
+
+/* Row i's latency histogram as LATENCY HISTOGRAM reports it (Redis's fillCommandCDF: the
+ * hdr log iteration from 1024 ns, doubling): *calls samples, and *n pairs of a bucket's
+ * highest value in microseconds and the samples counted up to it.  -1 with no sample. */
+int fr_stats_latency_cdf(const fr_server *server, size_t i, uint64_t *calls, int64_t *usec,
+                         uint64_t *cum, size_t max, size_t *n);
 
 /* total_error_replies, and the distinct error prefixes in byte order (Redis's order):
  * 0 with the prefix (not NUL-terminated), its length and its count, -1 past the end. */

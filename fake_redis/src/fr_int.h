@@ -381,7 +381,22 @@ struct fr_server {
     struct fri_ext_cmd *ext;   /* fr_server_declare_extension: its commands Redis lacks */
     size_t n_ext;              /* entries in ext */
     struct fri_acl *acl;       /* users, the ACL log (acl.c); NULL until first needed */
+    fr_call_hook *call_hook;   /* fr_server_set_call_hook: every call() (observer.c) */
+    void *call_hook_ctx;       /* its argument */
+    fr_key_hook *key_hook;     /* fr_server_set_key_hook: modified keys, flushes */
+    void *key_hook_ctx;        /* its argument */
 };
+
+/* ----- Observers (observer.c) --------------------------------------------------------- */
+
+/* fri_call's report to the call hook: before (EVAL, EVALSHA, FCALL and their _RO forms,
+ * which Redis feeds to MONITOR before their scripts run) or after the command ran for
+ * usec microseconds.  No-op without a hook. */
+void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t usec);
+/* A key written (Redis's signalModifiedKey: tracking's invalidation) and a database
+ * emptied (-1: all of them; Redis's signalFlushedDb), for the key hook. */
+void fri_key_report_modified(fr_server *s, fr_client *c, int db, const char *key, size_t len);
+void fri_key_report_flushed(fr_server *s, fr_client *c, int db);
 
 /* ----- Redis's errno ------------------------------------------------------------------ */
 
@@ -489,7 +504,8 @@ void fri_stats_failed(fr_server *s, const fri_command *cmd);
  * failed, a latency sample unless c blocked). */
 uint64_t fri_stats_call_begin(fr_server *s);
 int fri_stats_call_failed(fr_server *s);
-void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed);
+/* ... and returns the call's duration (microseconds) */
+uint64_t fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed);
 /* A blocked client served (or unblocked by CLIENT UNBLOCK): its serving time, failed when
  * had_errors, a latency sample.  start is fri_stats_now() before the serve. */
 void fri_stats_unblocked(fr_client *c, const fri_command *cmd, uint64_t start, int had_errors);

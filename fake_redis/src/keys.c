@@ -653,6 +653,7 @@ static void flushdb_command(fr_client *c)
         return;
     fri_touch_all_watched(c->srv, c->db->id);
     fri_dict_clear(c->db->keys, free_db_value);
+    fri_key_report_flushed(c->srv, c, c->db->id);
     fri_reply_ok(c);
 }
 
@@ -664,6 +665,7 @@ static void flushall_command(fr_client *c)
     fri_touch_all_watched(c->srv, -1);
     for (int i = 0; i < FRI_DBNUM; i++)
         fri_dict_clear(c->srv->db[i].keys, free_db_value);
+    fri_key_report_flushed(c->srv, c, -1);
     fri_reply_ok(c);
 }
 

@@ -32,9 +32,11 @@
  * values.  docs/fake_redis.md says where it is exact and where it is an estimate.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fr_int.h"
+#include "rdb_int.h"
 #include "stream_int.h"
 
 #define LRU_CLOCK_MAX ((1u << 24) - 1) /* Redis's LRU_CLOCK_MAX */
@@ -821,3 +823,33 @@ const fri_command fri_object_commands[] = {
 
 #undef R
 #undef LS
+
+/* DEBUG OBJECT's status text (debug.c): the value's address, refcount, encoding, the
+ * length rdbSaveObject writes (DUMP's payload without its type byte and footer), the LRU
+ * field and the idle seconds.  The key is found without expiring it (dictFind).  -1 when
+ * there is no such key. */
+int fr_debug_object(fr_server *s, int db, const char *key, size_t len, char *buf, size_t cap)
+{
+    if (db < 0 || db >= FRI_DBNUM) return -1;
+    fri_dent *e = fri_dict_find(s->db[db].keys, key, len);
+    if (!e) return -1;
+    fri_obj *o = e->v.ptr;
+    fri_buf b = {0};
+    size_t slen = 0;
+    if (fri_rdb_dump(s, o, &b) == 0 && b.len >= 11) slen = b.len - 11;
+    fri_buf_free(&b);
+    int refcount = o->type != FRI_STRING ? 1 : o->shared ? (int)SHARED_REFCOUNT : o->argref ? 2 : 1;
+    int64_t now = fr_clock_now(s);
+    uint32_t lru = fri_obj_lru_get(s, o);
+    unsigned long long idle;
+    if (lfu_policy(s)) {
+        idle = 0; /* estimateObjectIdleTime reads the LFU bits as a clock: meaningless */
+    } else {
+        uint32_t nowc = fri_lru_clock(now);
+        idle = nowc >= lru ? nowc - lru : nowc + (LRU_CLOCK_MAX - lru);
+    }
+    snprintf(buf, cap, "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%d "
+                       "lru_seconds_idle:%llu",
+             (void *)o, refcount, encoding_name(o), slen, (int)lru, idle);
+    return 0;
+}

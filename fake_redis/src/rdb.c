@@ -1770,3 +1770,82 @@ const fri_command fri_rdb_commands[] = {
      NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
+
+/* DEBUG RELOAD: every live key saved with rdb.c's object format and loaded back, as
+ * redis-server's rdbSave, emptyData and rdbLoad do: expired keys are dropped (a master
+ * skips them when loading), values get the encodings loading gives them, a fresh LRU
+ * stamp (no LRU/LFU info is saved under the default policy), WATCHers are touched and the
+ * key hook sees a flush.  No keyspace notification, no command counted.  0, or -1 when
+ * out of memory (the keyspace is then as it was). */
+int fr_server_reload(fr_server *s)
+{
+    typedef struct saved {
+        int db;
+        fri_str *key;
+        fri_buf payload;
+        int64_t expire_ms;
+    } saved;
+    int64_t now = fr_clock_now(s);
+    saved *v = NULL;
+    size_t n = 0, cap = 0;
+    int oom = 0;
+    for (int d = 0; d < FRI_DBNUM && !oom; d++) {
+        fri_db *db = &s->db[d];
+        for (size_t i = 0; i < fri_dict_slots(db->keys); i++) {
+            fri_dent *e = fri_dict_slot(db->keys, i);
+            if (!e) continue;
+            fri_obj *o = e->v.ptr;
+            if (n == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                saved *nv = realloc(v, nc * sizeof(*nv));
+                if (!nv) { oom = 1; break; }
+                v = nv;
+                cap = nc;
+            }
+            saved *sv = &v[n];
+            memset(sv, 0, sizeof(*sv));
+            sv->db = d;
+            sv->key = fri_str_new(e->key->buf, e->key->len);
+            sv->expire_ms = fri_obj_is_expired(o, now) ? -2 : o->expire_ms;
+            if (!sv->key || (sv->expire_ms != -2 && fri_rdb_dump(s, o, &sv->payload) < 0)) {
+                fri_str_free(sv->key);
+                fri_buf_free(&sv->payload);
+                oom = 1;
+                break;
+            }
+            n++;
+        }
+    }
+    if (oom) {
+        for (size_t i = 0; i < n; i++) {
+            fri_str_free(v[i].key);
+            fri_buf_free(&v[i].payload);
+        }
+        free(v);
+        return -1;
+    }
+    /* emptyData: WATCHers of existing keys touched, tracking told, every key gone */
+    fri_touch_all_watched(s, -1);
+    fri_key_report_flushed(s, NULL, -1);
+    for (size_t i = 0; i < n; i++) fri_db_delete(&s->db[v[i].db], v[i].key->buf, v[i].key->len);
+    /* rdbLoad, stamping as the load's time */
+    s->cmd_ms = now;
+    s->cmd_lru = fri_lru_clock(now);
+    for (size_t i = 0; i < n; i++) {
+        saved *sv = &v[i];
+        if (sv->expire_ms != -2) {
+            fri_obj *o = fri_rdb_load(s, (const unsigned char *)sv->payload.p, sv->payload.len);
+            if (o) {
+                o->expire_ms = sv->expire_ms;
+                fri_dent *e = fri_dict_add(s->db[sv->db].keys, sv->key->buf, sv->key->len, NULL);
+                if (!e) abort(); /* the keys were just freed: room is there */
+                fri_obj_stamp(s, o);
+                e->v.ptr = o;
+            }
+        }
+        fri_str_free(sv->key);
+        fri_buf_free(&sv->payload);
+    }
+    free(v);
+    return 0;
+}

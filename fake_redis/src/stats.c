@@ -312,11 +312,11 @@ static void latency_sample(struct fri_stats *st, cmdstat *r, uint64_t usec)
 /* The row has latency samples (INFO latencystats shows it). */
 static int has_latency(const cmdstat *r) { return r->hist != NULL || r->one_n > 0; }
 
-void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed)
+uint64_t fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed)
 {
     fr_server *s = c->srv;
     cmdstat *r = row_stat(s, cmd);
-    if (!r) return;
+    if (!r) return 0;
     uint64_t now = fri_stats_now(s);
     uint64_t usec = now > start ? now - start : 0;
     r->calls++;
@@ -325,6 +325,7 @@ void fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, in
     /* a client that blocked gets its sample when it is served */
     if (!c->bpop) latency_sample(s->stats, r, usec);
     else c->bpop_stat_usec = usec;
+    return usec;
 }
 
 void fri_stats_unblocked(fr_client *c, const fri_command *cmd, uint64_t start, int had_errors)
@@ -471,6 +472,59 @@ int fr_stats_latency_at(const fr_server *s, size_t i, double percentile, double 
         int64_t low, size;
         hist_range(r->one_idx, &low, &size);
         *usec = (double)(percentile == 0.0 ? low : low + size - 1) / 1000.0;
+    }
+    return 0;
+}
+
+/* hdr_iter_log_init(h, 1024, 2) as Redis's fillCommandCDF walks it: the slots are visited
+ * in order and, once a slot's value reaches the next reporting level (1024 ns, doubled at
+ * each report), the highest value of that slot and the samples counted so far are
+ * reported; Redis keeps the reports whose count grew. */
+int fr_stats_latency_cdf(const fr_server *s, size_t i, uint64_t *calls, int64_t *usec,
+                         uint64_t *cum, size_t max, size_t *n)
+{
+    const char *name;
+    const cmdstat *r = row_at(s, i, &name);
+    *n = 0;
+    if (!r || !r->hist) return -1;
+    const fri_hist *h = r->hist;
+    *calls = h->total;
+    int64_t level = 1024, low, size;
+    hist_range(hist_index(level), &low, &size);
+    int64_t level_low = low;
+    int idx = -1;
+    int64_t value = 0;
+    uint64_t seen = 0, prev = 0;
+    for (;;) {
+        int more = seen < h->total;
+        if (!more && idx + 1 < HIST_LEN) {
+            hist_range(idx + 1, &low, &size);
+            more = low > level_low;
+        }
+        if (!more) break;
+        int moved_out = 0;
+        while (value < level_low) {
+            if (idx + 1 >= HIST_LEN) {
+                moved_out = 1;
+                break;
+            }
+            idx++;
+            seen += h->counts[idx];
+            hist_range(idx, &low, &size);
+            value = low;
+        }
+        if (idx >= 0) hist_range(idx, &low, &size);
+        if (seen > prev && *n < max) {
+            usec[*n] = (idx >= 0 ? low + size - 1 : 0) / 1000;
+            cum[*n] = seen;
+            (*n)++;
+        }
+        prev = seen;
+        if (moved_out) break;
+        level *= 2;
+        if (level > HIST_MAX_NS * 4) break;
+        hist_range(hist_index(level > HIST_MAX_NS ? HIST_MAX_NS : level), &low, &size);
+        level_low = level > HIST_MAX_NS ? low + size : low;
     }
     return 0;
 }

@@ -51,6 +51,44 @@ static const frs_cmd host_rows[] = {
     {"config|resetstat", 2, 0, frs_cmd_config_resetstat, "server", NULL, 0, 0, 0, 0, 0},
     {"config|rewrite", 2, 0, frs_cmd_config_rewrite, "server", NULL, 0, 0, 0, 0, 0},
     {"config|help", 2, 0, frs_cmd_config_help, "server", NULL, 0, 0, 0, 0, 0},
+    {"client|tracking", -3, 0, frs_cmd_client_tracking, "connection", NULL, 0, 0, 0, 0, 0},
+    {"client|caching", 3, 0, frs_cmd_client_caching, "connection", NULL, 0, 0, 0, 0, 0},
+    {"client|trackinginfo", 2, 0, frs_cmd_client_trackinginfo, "connection", NULL, 0, 0, 0, 0, 0},
+    /* Introspection and administration (admin.c). */
+    {"monitor", 1, 0, frs_cmd_monitor, "server", NULL, 0, 0, 0, 0, 0},
+    {"slowlog", -2, 0, NULL, "server", NULL, 1, 0, 0, 0, 0},
+    {"slowlog|get", -2, 0, frs_cmd_slowlog_get, "server", NULL, 0, 0, 0, 0, 0},
+    {"slowlog|len", 2, 0, frs_cmd_slowlog_len, "server", NULL, 0, 0, 0, 0, 0},
+    {"slowlog|reset", 2, 0, frs_cmd_slowlog_reset, "server", NULL, 0, 0, 0, 0, 0},
+    {"slowlog|help", 2, 0, frs_cmd_slowlog_help, "server", NULL, 0, 0, 0, 0, 0},
+    {"latency", -2, 0, NULL, "server", NULL, 1, 0, 0, 0, 0},
+    {"latency|doctor", 2, 0, frs_cmd_latency_doctor, "server", NULL, 0, 0, 0, 0, 0},
+    {"latency|graph", 3, 0, frs_cmd_latency_graph, "server", NULL, 0, 0, 0, 0, 0},
+    {"latency|histogram", -2, 0, frs_cmd_latency_histogram, "server", NULL, 0, 0, 0, 0, 0},
+    {"latency|history", 3, 0, frs_cmd_latency_history, "server", NULL, 0, 0, 0, 0, 0},
+    {"latency|latest", 2, 0, frs_cmd_latency_latest, "server", NULL, 0, 0, 0, 0, 0},
+    {"latency|reset", -2, 0, frs_cmd_latency_reset, "server", NULL, 0, 0, 0, 0, 0},
+    {"latency|help", 2, 0, frs_cmd_latency_help, "server", NULL, 0, 0, 0, 0, 0},
+    {"lolwut", -1, 0, frs_cmd_lolwut, "server", NULL, 0, 0, 0, 0, 0},
+    {"module", -2, 0, NULL, "server", NULL, 1, 0, 0, 0, 0},
+    {"module|list", 2, 0, frs_cmd_module_list, "server", NULL, 0, 0, 0, 0, 0},
+    {"module|load", -3, 0, frs_cmd_module_load, "server", NULL, 0, 0, 0, 0, 0},
+    {"module|loadex", -3, 0, frs_cmd_module_load, "server", NULL, 0, 0, 0, 0, 0},
+    {"module|unload", 3, 0, frs_cmd_module_unload, "server", NULL, 0, 0, 0, 0, 0},
+    {"module|help", 2, 0, frs_cmd_module_help, "server", NULL, 0, 0, 0, 0, 0},
+    {"asking", 1, 0, frs_cmd_asking, "cluster", NULL, 0, 0, 0, 0, 0},
+    {"readonly", 1, 0, frs_cmd_readonly, "cluster", NULL, 0, 0, 0, 0, 0},
+    {"readwrite", 1, 0, frs_cmd_readwrite, "cluster", NULL, 0, 0, 0, 0, 0},
+    {"restore-asking", -4, 0, frs_cmd_restore_asking, "server", NULL, 0, 1, 1, 1, 0},
+    {"bgrewriteaof", 1, 0, frs_cmd_bgrewriteaof, "server", NULL, 0, 0, 0, 0, 0},
+    {"replicaof", 3, 0, frs_cmd_replicaof, "server", NULL, 0, 0, 0, 0, 0},
+    {"slaveof", 3, 0, frs_cmd_replicaof, "server", NULL, 0, 0, 0, 0, 0},
+    {"sync", 1, FRS_CMD_NOMULTI, frs_cmd_sync, "server", NULL, 0, 0, 0, 0, 0},
+    {"psync", -3, FRS_CMD_NOMULTI, frs_cmd_sync, "server", NULL, 0, 0, 0, 0, 0},
+    {"replconf", -1, FRS_CMD_ALLOW_BUSY, frs_cmd_replconf, "server", NULL, 0, 0, 0, 0, 0},
+    {"failover", -1, 0, frs_cmd_failover, "server", NULL, 0, 0, 0, 0, 0},
+    {"migrate", -6, 0, frs_cmd_migrate, "generic", NULL, 0, 3, 3, 1, 1},
+    {"debug", -2, 0, frs_cmd_debug, "server", NULL, 0, 0, 0, 0, 0},
     /* Control of the fake: a namespace Redis does not use (docs/server.md). */
     {"fake.time", -2, 0, NULL, "fake", NULL, 1, 0, 0, 0, 0},
     {"fake.time|get", 2, 0, frs_cmd_fake_time_get, "fake", NULL, 0, 0, 0, 0, 0},
@@ -204,6 +242,8 @@ const frs_cmd *frs_cmd_lookup(int argc, const char *const *argv, const size_t *a
     frs_cmdtable_init();
     *container = NULL;
     const frs_cmd *top = find(argv[0], argvlen[0]);
+    /* "config|get" names a row, not a command a client may send (Redis: unknown) */
+    if (top && memchr(argv[0], '|', argvlen[0])) return NULL;
     if (!top || !top->is_container) return top;
     if (argc < 2) {
         /* COMMAND alone is a command (arity -1); any other bare container is an arity

@@ -20,7 +20,7 @@ static int arg_is(const char *p, size_t n, const char *word)
 static int arg_ll(const char *p, size_t n, long long *out) { return frs_string2ll(p, n, out); }
 
 /* Sends each line of help as a status reply, in an array (Redis's addReplyHelp). */
-static void reply_help(frs_conn *c, const char *name, const char *const *lines)
+void frs_reply_help(frs_conn *c, const char *name, const char *const *lines)
 {
     long n = 0;
     while (lines[n]) n++;
@@ -202,6 +202,8 @@ void frs_cmd_reset(frs_conn *c, int argc, const char *const *argv, const size_t 
     c->queue_len = 0;
     c->queue_host = 0;
     c->resp = 2;
+    frs_admin_conn_closed(c); /* out of MONITOR, tracking off (clearClientConnectionState) */
+    c->monitor = 0;
     set_name(c, NULL, 0);
     c->reply_mode = 0;
     c->authed = !fr_server_auth_required(srv->fake);
@@ -535,11 +537,11 @@ void frs_cmd_client_unblock(frs_conn *c, int argc, const char *const *argv,
     frs_drain_fake_events(c->srv, c);
 }
 
-/* CLIENT GETREDIR: -1, no tracking. */
+/* CLIENT GETREDIR: the tracking redirect (0 none), -1 when not tracking. */
 void frs_cmd_client_getredir(frs_conn *c, int argc, const char *const *argv,
                              const size_t *argvlen)
 {
-    frs_reply_ll(c, -1);
+    frs_reply_ll(c, (c->tracking & FRS_TRACK_ON) ? (long long)c->track_redir : -1);
 }
 
 /* CLIENT PAUSE timeout [WRITE|ALL]: checked and accepted, without effect. */
@@ -573,6 +575,9 @@ void frs_cmd_client_unpause(frs_conn *c, int argc, const char *const *argv,
 void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
     static const char *const lines[] = {
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME", "    Return the name of the current connection.",
         "ID", "    Return the ID of the current connection.",
         "INFO", "    Return information about the current client connection.",
@@ -595,9 +600,12 @@ void frs_cmd_client_help(frs_conn *c, int argc, const char *const *argv, const s
         "SETNAME <name>", "    Assign the name <name> to the current connection.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
+        "TRACKINGINFO", "    Report tracking status for the current connection.",
         "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
         NULL,
     };
-    reply_help(c, "CLIENT", lines);
+    frs_reply_help(c, "CLIENT", lines);
 }
 

@@ -616,6 +616,7 @@ void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const si
     free(raw);
     free(idx);
     free(norm);
+    frs_admin_config_changed(srv); /* slowlog-*, latency-monitor-threshold */
     frs_reply_ok(c);
 }
 

@@ -124,8 +124,14 @@ static void run_host(frs_conn *c, const frs_cmd *cmd, int argc, const char *cons
     }
     uint64_t errors = fr_stats_total_error_replies(fake);
     uint64_t start = frs_mono_us(NULL);
+    int64_t vstart = fr_clock_now(fake);
     cmd->proc(c, argc, argv, argvlen);
     uint64_t usec = frs_mono_us(NULL) - start;
+    /* MONITOR, the slow log, latency: on the virtual clock a command lasts what the clock
+     * moved while it ran (DEBUG SLEEP) */
+    frs_admin_host_called(c, cmd, argc, argv, argvlen,
+                          c->srv->opt.wall_clock ? usec
+                                                 : (uint64_t)(fr_clock_now(fake) - vstart) * 1000);
     /* CONFIG RESETSTAT zeroes the counter: only a rise is a failure, as in Redis */
     int failed = (int64_t)(fr_stats_total_error_replies(fake) - errors) > 0;
     fr_stats_record_call(fake, cmd->name, usec, failed);
@@ -152,6 +158,7 @@ static void put_exec_reply(frs_conn *c, const char *p, size_t n)
     } else {
         frs_reply_array(c, (long)qlen);
         size_t k = 0;
+        c->in_exec = 1; /* MULTI's CLIENT_DENY_BLOCKING holds while EXEC runs */
         for (size_t i = 0; i < qlen; i++) {
             frs_queued *q = &queue[i];
             if (q->host) {
@@ -170,6 +177,7 @@ static void put_exec_reply(frs_conn *c, const char *p, size_t n)
             else
                 frs_reply_raw(c, e->start, e->raw_len);
         }
+        c->in_exec = 0;
     }
     frs_arena_free(&arena);
     frs_conn tmp = *c;
@@ -255,7 +263,9 @@ void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *
     int was = c->reply_mode;
     size_t outer_keep = c->reply_keep; /* EXEC runs the server's queued commands here */
     c->reply_keep = c->out.len - c->out.sent;
+    frs_conn *outer = frs_admin_before_command(c);
     dispatch(c, argc, argv, argvlen);
+    frs_admin_after_command(c, outer, argc, argv, argvlen);
     /* the mode as the command left it: CLIENT REPLY ON under SKIP has its +OK sent */
     if (silenced(c)) {
         size_t keep = c->reply_keep;
@@ -285,6 +295,7 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
     }
 
     int host = cmd ? cmd->fake_flags == NULL : container && container->fake_flags == NULL;
+    if (c->monitor && !refused_early && frs_admin_refuse_replica(c, cmd)) return;
     if (!host) {
         if (!refused_early && srv->maxmemory && refuse_oom(c, cmd)) return;
         run_fake(c, argc, argv, argvlen);
@@ -363,6 +374,7 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current)
         size_t n;
         const char *p = fr_client_woken_resp(fc, &n);
         w->blocked = 0;
+        frs_admin_unblocked(w, 0); /* its slow log entry (updateStatsOnUnblock) */
         /* The reply of a blocking command: its RESP3 shape depends on its name only. */
         if (w->resp == 3) {
             const char *name = w->blocked_cmd;
@@ -370,6 +382,7 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current)
             frs_resp3_convert(w, 1, &name, &nlen, p, n);
         }
         else frs_reply_raw(w, p, n);
+        frs_tracking_flush_pending(w); /* its invalidations follow its reply */
         frs_conn_want_flush(w);
         frs_conn_resume(w);
     }

@@ -109,6 +109,16 @@ typedef struct frs_conn {
     int in_multi_shadow;      /* MULTI was answered OK (mirrors fr_client_in_multi) */
     int in_script;            /* the fake runs a script of this connection: while it is
                                  busy the loop neither reads nor frees it */
+    int monitor;              /* MONITOR: every command is streamed to it (admin.c) */
+    int in_exec;              /* EXEC is running its queued server commands */
+    unsigned tracking;        /* CLIENT TRACKING: FRS_TRACK_* bits, 0 off (tracking.c) */
+    uint64_t track_redir;     /* its REDIRECT client id, 0 none */
+    char **track_prefixes;    /* BCAST prefixes, byte order (track_nprefixes of them) */
+    size_t *track_prefix_len; /* their lengths */
+    size_t track_nprefixes;
+    char **blocked_argv;      /* the arguments of the command it is blocked in (slow log) */
+    size_t *blocked_argvlen;
+    int blocked_argc;
     struct frs_conn *prev, *next;      /* the server's list of connections */
     struct frs_conn *pend_next;        /* the list of connections with output to write */
     struct frs_conn *resume_next;      /* the list of connections whose input may go on */
@@ -184,6 +194,7 @@ struct frs_server {
                                      are refused while the process uses more (dispatch.c) */
     frs_param *params;        /* every CONFIG parameter's value (config.c) */
     size_t nparams;           /* entries in params */
+    struct frs_admin *admin;  /* MONITOR, SLOWLOG, LATENCY, tracking state (admin.c) */
 };
 
 /* ----- net.c: the event loop -------------------------------------------------------- */
@@ -335,6 +346,71 @@ frs_cmd_proc frs_cmd_fake_time_get, frs_cmd_fake_time_set, frs_cmd_fake_time_adv
     frs_cmd_fake_fail_nth, frs_cmd_fake_fail_command, frs_cmd_fake_fail_clear,
     frs_cmd_fake_fail_fired, frs_cmd_fake_dump, frs_cmd_fake_seed,
     frs_cmd_fake_published, frs_cmd_fake_help;
+
+/* ----- admin.c, tracking.c: MONITOR, SLOWLOG, LATENCY, DEBUG, client-side caching ---- */
+
+frs_cmd_proc frs_cmd_monitor, frs_cmd_slowlog_get, frs_cmd_slowlog_len, frs_cmd_slowlog_reset,
+    frs_cmd_slowlog_help, frs_cmd_latency_doctor, frs_cmd_latency_graph,
+    frs_cmd_latency_histogram, frs_cmd_latency_history, frs_cmd_latency_latest,
+    frs_cmd_latency_reset, frs_cmd_latency_help, frs_cmd_lolwut, frs_cmd_module_list,
+    frs_cmd_module_load, frs_cmd_module_unload, frs_cmd_module_help, frs_cmd_asking,
+    frs_cmd_readonly, frs_cmd_readwrite, frs_cmd_restore_asking, frs_cmd_bgrewriteaof,
+    frs_cmd_replicaof, frs_cmd_sync, frs_cmd_replconf, frs_cmd_failover, frs_cmd_migrate,
+    frs_cmd_debug;
+frs_cmd_proc frs_cmd_client_tracking, frs_cmd_client_caching, frs_cmd_client_trackinginfo;
+
+/* Installs the fake's call and key hooks and reads the parameters they use. */
+void frs_admin_init(frs_server *srv);
+void frs_admin_free(frs_server *srv);
+/* After CONFIG SET: re-reads slowlog-*, latency-monitor-threshold. */
+void frs_admin_config_changed(frs_server *srv);
+/* Around every request: c is the client being served (tracking's NOLOOP, the invalidations
+ * owed to it, CLIENT CACHING's one-command life). */
+frs_conn *frs_admin_before_command(frs_conn *c); /* returns the one it replaces */
+void frs_admin_after_command(frs_conn *c, frs_conn *prev, int argc, const char *const *argv,
+                             const size_t *argvlen);
+/* A server command ran for usec microseconds: MONITOR, slow log, latency. */
+void frs_admin_host_called(frs_conn *c, const frs_cmd *cmd, int argc, const char *const *argv,
+                           const size_t *argvlen, uint64_t usec);
+/* Whether c (a MONITOR client) may not run cmd: answers Redis's refusal.  1 if refused. */
+int frs_admin_refuse_replica(frs_conn *c, const frs_cmd *cmd);
+/* A blocked client was served: its slow log entry. */
+void frs_admin_unblocked(frs_conn *c, uint64_t usec);
+/* A connection goes: MONITOR and tracking forget it. */
+void frs_admin_conn_closed(frs_conn *c);
+/* Before the loop sleeps: BCAST invalidations (Redis's beforeSleep). */
+void frs_admin_before_sleep(frs_server *srv);
+/* The connection whose request runs, or NULL between requests. */
+frs_conn *frs_admin_current(frs_server *srv);
+/* Where tracking.c keeps its tables. */
+void **frs_admin_tracking_slot(frs_server *srv);
+/* DEBUG SET-ACTIVE-EXPIRE 0 is in force. */
+int frs_admin_active_expire_off(frs_server *srv);
+/* The help reply of a container (commands.c): "NAME <subcommand> ..." and lines. */
+void frs_reply_help(frs_conn *c, const char *name, const char *const *lines);
+
+/* tracking.c */
+#define FRS_TRACK_ON      (1u << 0)
+#define FRS_TRACK_BCAST   (1u << 1)
+#define FRS_TRACK_OPTIN   (1u << 2)
+#define FRS_TRACK_OPTOUT  (1u << 3)
+#define FRS_TRACK_NOLOOP  (1u << 4)
+#define FRS_TRACK_CACHING (1u << 5) /* CLIENT CACHING given for the next command */
+#define FRS_TRACK_BROKEN  (1u << 6) /* its redirect client is gone */
+void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
+                           const size_t *argvlen);
+void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len);
+void frs_tracking_flush(frs_server *srv);
+void frs_tracking_after_command(frs_conn *c, const char *name);
+/* Sends the invalidations owed to c after its reply (a served blocked client). */
+void frs_tracking_flush_pending(frs_conn *c);
+void frs_tracking_broadcast(frs_server *srv);
+void frs_tracking_disable(frs_conn *c);
+void frs_tracking_free(frs_server *srv);
+/* Keys are tracked or BCAST prefixes exist: expiries must be found (active expiry). */
+int frs_tracking_active(frs_server *srv);
+/* The connection with that CLIENT ID, or NULL. */
+frs_conn *frs_conn_by_id(frs_server *srv, uint64_t id);
 
 /* The INFO text of the given sections (NULL: the default ones), in Redis's format. */
 char *frs_info_text(frs_server *srv, int argc, const char *const *argv, size_t *len);

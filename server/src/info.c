@@ -187,6 +187,7 @@ static void section_memory(frs_server *srv, text *t)
             "maxmemory_human:%s\r\n"
             "maxmemory_policy:%s\r\n"
             "mem_fragmentation_ratio:1.00\r\n"
+            "mem_not_counted_for_evict:0\r\n" /* no AOF buffer, no replicas */
             "mem_allocator:jemalloc-5.3.0\r\n" /* MEMORY USAGE counts in its size classes */
             "lazyfree_pending_objects:0\r\n"
             "lazyfreed_objects:0\r\n",
@@ -512,9 +513,13 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
     int nf = 0;
     int subs = 0;
     subs = (int)fr_client_subscriptions(c->fc);
+    if (c->monitor) flags[nf++] = 'O';
     if (subs) flags[nf++] = 'P';
     if (fr_client_in_multi(c->fc)) flags[nf++] = 'x';
     if (c->blocked) flags[nf++] = 'b';
+    if (c->tracking & FRS_TRACK_ON) flags[nf++] = 't';
+    if (c->tracking & FRS_TRACK_BROKEN) flags[nf++] = 'R';
+    if (c->tracking & FRS_TRACK_BCAST) flags[nf++] = 'B';
     if (c->close_after_reply) flags[nf++] = 'c';
     if (c->close_asap) flags[nf++] = 'A';
     if (c->is_unix) flags[nf++] = 'U';
@@ -529,12 +534,12 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
              "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
              "sub=%d psub=0 ssub=0 multi=%ld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
              "rbs=%zu rbp=0 obl=%zu oll=0 omem=%zu tot-mem=%zu events=r%s cmd=%s "
-             "user=%.*s redir=-1 resp=%d",
+             "user=%.*s redir=%lld resp=%d",
              (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
              (long long)(now - c->ctime_ms) / 1000, (long long)(now - c->last_ms) / 1000,
              flags, fr_client_db(c->fc), subs,
              fr_client_in_multi(c->fc) ? (long)c->queue_len : -1L, qbuf,
              c->in.cap > c->in.len ? c->in.cap - c->in.len : 0, c->in.cap, pend, pend,
              c->in.cap + c->out.cap, c->want_write ? "w" : "", c->last_cmd, (int)ulen, user,
-             c->resp);
+             (c->tracking & FRS_TRACK_ON) ? (long long)c->track_redir : -1LL, c->resp);
 }

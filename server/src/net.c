@@ -204,6 +204,7 @@ static void free_conn(frs_conn *c)
     if (c->next) c->next->prev = c->prev;
     srv->nconns--;
     map_del(srv->bymap, c->fc);
+    frs_admin_conn_closed(c); /* MONITOR and tracking forget it */
     fr_client_free(c->fc); /* MULTI, WATCH, subscriptions and a blocked wait go with it */
     rr_free(&c->in);
     frs_obuf_free(&c->out);
@@ -632,6 +633,7 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     }
     if (frs_config_init(srv) < 0) return -1;
     frs_apply_limits(srv);
+    frs_admin_init(srv); /* MONITOR, SLOWLOG, LATENCY, tracking watch the fake */
 
     if (opt->port >= 0) {
         int nb = opt->nbind ? opt->nbind : 1;
@@ -658,6 +660,7 @@ static void before_sleep(frs_server *srv)
         c->in_resume = 0;
         process_input(c);
     }
+    frs_admin_before_sleep(srv); /* BCAST invalidations, as Redis's beforeSleep */
     while (srv->pending) {
         frs_conn *c = srv->pending;
         srv->pending = c->pend_next;
@@ -683,7 +686,8 @@ static int sleep_ms(frs_server *srv)
         }
     }
     if (srv->nsoft && (t < 0 || t > 100)) t = 100; /* re-check soft output limits */
-    if ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) && (t < 0 || t > 100))
+    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
+        !frs_admin_active_expire_off(srv) && (t < 0 || t > 100))
         t = 100; /* the active expiry's next run */
     if (t > 1000000) t = 1000000;
     return (int)t;
@@ -702,8 +706,10 @@ static void timers(frs_server *srv)
         for (frs_conn *c = srv->conns; c; c = c->next)
             if (c->soft_since_ms) frs_conn_want_flush(c);
     /* Redis's active expiry, ten times a second (hz 10), all at once: only the "expired"
-     * notifications show that it ran, so it runs only while they are enabled */
-    if ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) &&
+     * notifications and tracking's invalidations show that it ran, so it runs only while
+     * they are wanted */
+    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
+        !frs_admin_active_expire_off(srv) &&
         srv->turn_ms - srv->expired_ms >= 100) {
         srv->expired_ms = srv->turn_ms;
         if (fr_server_active_expire(srv->fake)) frs_drain_fake_events(srv, NULL);
@@ -880,6 +886,7 @@ void frs_server_free(frs_server *srv)
 {
     /* Flush what can be flushed without waiting (e.g. SHUTDOWN's peers get EOF). */
     while (srv->conns) free_conn(srv->conns);
+    frs_admin_free(srv);
     for (int i = 0; i < srv->nlisten; i++) close(srv->listen_fd[i]);
     if (srv->unixsocket) unlink(srv->unixsocket);
     free(srv->unixsocket);

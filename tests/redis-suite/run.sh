@@ -20,6 +20,8 @@
 #                             not pass, per file and server
 #   --unskip TAG              run the tests tagged TAG that are skipped by
 #                             default (needs:config-resetstat, ...);
+#                             needs:debug also starts both servers with
+#                             --enable-debug-command yes;
 #                             external:skip runs a file's servers that the
 #                             suite keeps from external servers (unit/info),
 #                             from a copy of the tests with that tag removed
@@ -97,8 +99,11 @@ logs="$(cd "$logs" && pwd)"
 # skipped by the suite itself.
 tags="-needs:debug -needs:repl -needs:config-maxmemory -needs:config-resetstat"
 tags+=" -needs:save -needs:reset -needs:pfdebug"
+debug_args=()
 for t in "${unskip[@]}"; do
     tags="${tags//-$t/}"
+    # DEBUG is refused unless the server starts with it enabled (both servers alike)
+    [[ $t == needs:debug ]] && debug_args=(--enable-debug-command yes)
     if [[ $t == external:skip ]]; then
         # a private copy of the tests without the tag (the checkout stays as it is)
         mkdir -p "$logs/.checkout"
@@ -133,7 +138,7 @@ start_server() {
         local fifo="$logs/.ready.$$"
         rm -f "$fifo"
         mkfifo "$fifo"
-        "$fake_bin" --port 0 >"$fifo" 2>>"$log" &
+        "$fake_bin" --port 0 ${debug_args[@]+"${debug_args[@]}"} >"$fifo" 2>>"$log" &
         server_pid=$!
         local fd line
         exec {fd}<"$fifo"
@@ -153,7 +158,7 @@ start_server() {
         local dir="$logs/.real.$port"
         mkdir -p "$dir"
         "$real_bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-            --dir "$dir" >>"$log" 2>&1 &
+            --dir "$dir" ${debug_args[@]+"${debug_args[@]}"} >>"$log" 2>&1 &
         server_pid=$!
         local i
         for i in $(seq 100); do

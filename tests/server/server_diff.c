@@ -244,7 +244,7 @@ static const diff_case cases[] = {
      0, 0, 1, 0},
     /* ----- COMMAND describes the server's own commands; ACL users per connection ----- */
     {"command and the server's commands",
-     "COMMAND INFO hello auth info config|get client|list wait role\n"
+     "COMMAND COUNT\nCOMMAND INFO hello auth info config|get client|list wait role\n"
      "COMMAND DOCS hello lastsave config|set\nCOMMAND GETKEYS hello 3\n"
      "COMMAND GETKEYS config get x\nCOMMAND GETKEYS client nosuch\nCOMMAND GETKEYS wait 1 0",
      0, 0, 0, 0},
@@ -258,6 +258,74 @@ static const diff_case cases[] = {
     {"acl deluser closes its connections",
      "ACL SETUSER du on nopass +@all ~*\nAUTH du x\nACL WHOAMI\nACL DELUSER du\nPING", 0, 1, 0,
      0},
+    /* admin.c: the standalone answers of the cluster, replication and module commands */
+    {"admin commands", "MODULE\nMODULE LIST\nMODULE HELP\nMODULE FOO\nMODULE LOAD /x.so\n"
+                       "MODULE LOADEX /x.so\nMODULE UNLOAD x\nASKING\nREADONLY\nREADWRITE\n"
+                       "ASKING x\nREPLICAOF NO ONE\nSLAVEOF no one\nREPLICAOF\nFAILOVER\n"
+                       "FAILOVER ABORT\nFAILOVER TIMEOUT 0\nFAILOVER TIMEOUT x\nFAILOVER FOO\n"
+                       "FAILOVER TO h x\nREPLCONF x\nREPLCONF listening-port 1\n"
+                       "REPLCONF listening-port x\nREPLCONF foo bar\nREPLCONF rdb-only 2\n"
+                       "REPLCONF capa eof capa psync2\nMIGRATE 127.0.0.1 1 nokey 0 100\n"
+                       "MIGRATE 127.0.0.1 1 nokey 0 100 FOO\nMIGRATE 127.0.0.1 1 k 0 100 KEYS a\n"
+                       "MIGRATE 127.0.0.1 1 \"\" 0 100 KEYS a b\nMIGRATE 127.0.0.1 1 k x 100\n"
+                       "MIGRATE 127.0.0.1 1 k 0 100 AUTH\nRESTORE-ASKING k\n"
+                       "LOLWUT\nLOLWUT VERSION x\nLOLWUT VERSION 7\nDEBUG HELP\nDEBUG SLEEP 0\n"
+                       "MULTI\nSYNC\nEXEC", 0, 0, 0, 0},
+    {"slowlog and latency", "SLOWLOG\nSLOWLOG HELP\nSLOWLOG FOO\nSLOWLOG GET -2\n"
+                            "SLOWLOG GET x\nSLOWLOG GET 1 2\nSLOWLOG LEN x\n"
+                            "CONFIG SET slowlog-log-slower-than 0\nSLOWLOG RESET\nSET a b\n"
+                            "SLOWLOG LEN\nSLOWLOG GET 0\nCONFIG SET slowlog-max-len 1\n"
+                            "SLOWLOG LEN\nCONFIG SET slowlog-log-slower-than -1\n"
+                            "SLOWLOG RESET\nPING\nSLOWLOG LEN\n"
+                            "CONFIG SET slowlog-log-slower-than 10000\n"
+                            "CONFIG SET slowlog-max-len 128\n"
+                            "LATENCY\nLATENCY HELP\nLATENCY HELP x\nLATENCY FOO\nLATENCY LATEST\n"
+                            "LATENCY DOCTOR\nLATENCY HISTORY command\nLATENCY GRAPH command\n"
+                            "LATENCY RESET\nLATENCY RESET a b\nLATENCY HISTOGRAM nosuch", 0, 0, 0, 0},
+    /* tracking.c: a RESP3 client's own invalidations come after its reply */
+    {"tracking resp3", "HELLO 3\nCLIENT TRACKINGINFO\nCLIENT GETREDIR\nCLIENT TRACKING on\n"
+                       "GET tk\nMGET tk2 tk3\nSET tk v\nGET tk\nDEL tk2 tk3\nFLUSHDB\n"
+                       "CLIENT TRACKINGINFO\nCLIENT GETREDIR\nCLIENT TRACKING on BCAST\n"
+                       "CLIENT TRACKING on OPTIN\nCLIENT CACHING yes\nGET tk\nSET tk 1\nGET tk\n"
+                       "SET tk 2\nCLIENT CACHING no\nCLIENT TRACKING on OPTOUT\n"
+                       "CLIENT TRACKING off\nCLIENT TRACKING on OPTOUT NOLOOP\nGET tk\nSET tk 3\n"
+                       "CLIENT CACHING no\nGET tk\nSET tk 4\nCLIENT TRACKINGINFO\n"
+                       "CLIENT TRACKING off\nCLIENT CACHING yes\nCLIENT TRACKING on OPTIN OPTOUT\n"
+                       "CLIENT TRACKING on BCAST OPTIN\nCLIENT TRACKING on PREFIX a\n"
+                       "CLIENT TRACKING on BCAST PREFIX a PREFIX ab\n"
+                       "CLIENT TRACKING on REDIRECT 99999\nCLIENT TRACKING on REDIRECT x\n"
+                       "CLIENT TRACKING maybe\nCLIENT TRACKING on FOO\nCLIENT TRACKING\n"
+                       "CLIENT CACHING maybe\nCLIENT TRACKINGINFO x\n"
+                       "CLIENT TRACKING on BCAST PREFIX p PREFIX q\nCLIENT TRACKINGINFO\n"
+                       "CLIENT TRACKING on BCAST PREFIX pq\nCLIENT TRACKING off\n"
+                       "DEBUG PROTOCOL string", 0, 0, 1, 0},
+    /* DEBUG (the harness's redis-server has enable-debug-command yes, the fake too) */
+    {"debug", "DEBUG\nDEBUG HELP\nDEBUG JMAP\nDEBUG FOO bar\nDEBUG SLEEP 0\n"
+              "DEBUG SET-ACTIVE-EXPIRE 1\nDEBUG QUICKLIST-PACKED-THRESHOLD 0\n"
+              "DEBUG QUICKLIST-PACKED-THRESHOLD x\nDEBUG QUICKLIST-PACKED-THRESHOLD 5gb\n"
+              "DEBUG QUICKLIST-PACKED-THRESHOLD 1mb\nDEBUG QUICKLIST-PACKED-THRESHOLD 0\n"
+              "DEBUG CHANGE-REPL-ID\nDEBUG ERROR \"MYERR some text\"\nDEBUG LOG hello\n"
+              "DEBUG OBJECT nokey\nDEBUG OBJECT\nDEBUG RELOAD FOO\n"
+              "DEBUG PROTOCOL string\nDEBUG PROTOCOL integer\nDEBUG PROTOCOL double\n"
+              "DEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\nDEBUG PROTOCOL array\n"
+              "DEBUG PROTOCOL set\nDEBUG PROTOCOL map\nDEBUG PROTOCOL attrib\n"
+              "DEBUG PROTOCOL push\nDEBUG PROTOCOL verbatim\nDEBUG PROTOCOL true\n"
+              "DEBUG PROTOCOL false\nDEBUG PROTOCOL nope\n"
+              "FLUSHALL\nSET s 123\nSET r abcdefghijklmnopqrstuvwxyz0123456789abcdefghij\n"
+              "RPUSH l a b c\nHSET h f v\nSADD st 1 2 3\nZADD z 1 a\nXADD x 1-1 f v\n"
+              "SET gone v PX 1\nDEBUG SLEEP 0.01\nSELECT 5\nSET other 1\nSELECT 0\n"
+              "DEBUG RELOAD\nDBSIZE\nGET s\nGET r\nLRANGE l 0 -1\nHGETALL h\n"
+              "SMEMBERS st\nZRANGE z 0 -1 WITHSCORES\nXRANGE x - +\nEXISTS gone\n"
+              "OBJECT ENCODING s\nOBJECT ENCODING r\nOBJECT ENCODING l\nOBJECT ENCODING h\n"
+              "OBJECT ENCODING st\nOBJECT ENCODING z\nSELECT 5\nGET other\nSELECT 0\n"
+              "DEBUG RELOAD NOSAVE\nDBSIZE\nFLUSHALL", 0, 0, 0, 0},
+    {"debug resp3", "HELLO 3\nDEBUG PROTOCOL string\nDEBUG PROTOCOL integer\n"
+                    "DEBUG PROTOCOL double\nDEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\n"
+                    "DEBUG PROTOCOL array\nDEBUG PROTOCOL set\nDEBUG PROTOCOL map\n"
+                    "DEBUG PROTOCOL attrib\nDEBUG PROTOCOL push\nDEBUG PROTOCOL verbatim\n"
+                    "DEBUG PROTOCOL true\nDEBUG PROTOCOL false", 0, 0, 1, 0},
+    {"tracking resp2", "CLIENT HELP\nCLIENT TRACKING on\nGET tk\nSET tk v\nCLIENT TRACKINGINFO\n"
+                       "CLIENT TRACKING off\nCLIENT TRACKINGINFO", 0, 0, 0, 0},
 };
 
 /* Sends the case (and the sentinel) and collects the replies' bytes. */
@@ -308,7 +376,8 @@ static void test_same_bytes(void **state)
     (void)state;
     rh_server *real = rh_start(&(rh_options){.quiet = 1});
     assert_non_null(real);
-    const char *const extra[] = {"--clock", "wall", NULL};
+    /* DEBUG as the harness's redis-server has it */
+    const char *const extra[] = {"--clock", "wall", "--enable-debug-command", "yes", NULL};
     frsh_server *fake = frsh_start(extra);
     assert_non_null(fake);
     rh_buf a = {0}, b = {0};
@@ -667,12 +736,153 @@ static void test_same_stats(void **state)
     rh_stop(real);
 }
 
+/* ----- Several connections: MONITOR and client-side caching --------------------------- */
+
+/* One step: connection conn sends line (inline); "$3" in it is replaced by connection 3's
+ * CLIENT ID on that server. */
+typedef struct multi_step {
+    int conn;
+    const char *line;
+} multi_step;
+
+static const multi_step multi_steps[] = {
+    {0, "MONITOR"},
+    {1, "SET foo bar"}, {1, "GET foo"}, {1, "MULTI"}, {1, "SET x 1"}, {1, "EXEC"},
+    {1, "EVAL \"redis.call('set',KEYS[1],ARGV[1]) return redis.call('get',KEYS[1])\" 1 k v"},
+    {1, "EVALSHA 0000000000000000000000000000000000000000 0"},
+    {1, "AUTH a b"}, {1, "HELLO 2 AUTH x y"}, {1, "CONFIG GET hz"}, {1, "SLOWLOG LEN"},
+    {1, "MULTI"}, {1, "FOO"}, {1, "EXEC"}, {1, "MIGRATE 127.0.0.1 1 nokey 9 5000 AUTH2 u p"},
+    {1, "SELECT 3"}, {1, "ECHO \"a\\x00b\\n\\\"\\\\\\xff\""}, {1, "SELECT 0"},
+    {1, "CLIENT SETNAME n"}, {1, "LPUSH l a"}, {1, "GET nope"},
+    {0, "GET foo"}, {0, "PING"}, {0, "MULTI"}, {0, "MONITOR"}, {0, "EXEC"},
+    {0, "MONITOR"}, {0, "SUBSCRIBE c"}, {0, "RESET"}, {1, "PING"},
+    /* tracking, RESP3, its own connection 2 */
+    {2, "CLIENT TRACKING on"}, {2, "GET t1"}, {2, "MGET t2 t3"},
+    {1, "SET t1 x"}, {1, "DEL t2"}, {1, "SET t3 z"}, {1, "SET t1 y"},
+    {2, "GET t1"}, {2, "SET t1 mine"}, {2, "GET t1"}, {1, "FLUSHALL"},
+    {2, "EVAL \"return redis.call('get',KEYS[1])\" 1 t4"}, {1, "SET t4 1"},
+    {2, "CLIENT TRACKING off"}, {2, "CLIENT TRACKING on BCAST PREFIX p: PREFIX q NOLOOP"},
+    {1, "SET p:1 a"}, {1, "SET q2 b"}, {1, "SET r 1"}, {1, "MSET p:0 a p:1 b"},
+    {2, "SET p:9 x"}, {2, "CLIENT TRACKINGINFO"},
+    /* RESP2 through a redirect to a subscribed connection 3 */
+    {3, "SUBSCRIBE __redis__:invalidate"},
+    {1, "CLIENT TRACKING on REDIRECT $3"}, {1, "GET zz"},
+    {2, "SET zz 1"}, {1, "FLUSHDB"},
+    {1, "CLIENT TRACKING on OPTIN"}, {1, "CLIENT CACHING yes"}, {1, "GET o1"}, {1, "GET o2"},
+    {2, "SET o1 1"}, {2, "SET o2 2"},
+    {1, "CLIENT TRACKING off"}, {1, "CLIENT TRACKING on OPTOUT"}, {1, "CLIENT CACHING no"},
+    {1, "GET o3"}, {1, "GET o4"}, {2, "MSET o3 1 o4 2"},
+    {3, "QUIT"}, {1, "GET zz"}, {2, "SET zz 2"}, {1, "CLIENT TRACKINGINFO"},
+};
+
+/* MONITOR lines carry a time and a peer: "+T [db A]" keeps what is compared. */
+static void mask_monitor(const rh_buf *in, rh_buf *out)
+{
+    size_t i = 0;
+    while (i < in->len) {
+        const char *p = in->data + i;
+        const char *nl = memchr(p, '\n', in->len - i);
+        size_t n = nl ? (size_t)(nl - p) + 1 : in->len - i;
+        size_t k = 1;
+        if (p[0] == '+' && n > 3 && p[1] >= '0' && p[1] <= '9') {
+            while (k < n && ((p[k] >= '0' && p[k] <= '9') || p[k] == '.')) k++;
+            const char *br = memchr(p, '[', n), *sp = br ? memchr(br, ' ', n - (size_t)(br - p)) : NULL;
+            const char *cl = sp ? memchr(sp, ']', n - (size_t)(sp - p)) : NULL;
+            if (br && sp && cl) {
+                rh_buf_append(out, "+T ", 3);
+                rh_buf_append(out, br, (size_t)(sp - br) + 1);
+                if (cl - sp == 4 && memcmp(sp + 1, "lua", 3) == 0) rh_buf_append(out, "lua", 3);
+                else rh_buf_append(out, "A", 1);
+                rh_buf_append(out, cl, n - (size_t)(cl - p));
+                i += n;
+                continue;
+            }
+        }
+        rh_buf_append(out, p, n);
+        i += n;
+    }
+}
+
+/* Runs the steps on one server; each connection's bytes go to out[conn] (masked). */
+static void run_multi(const char *path, frsh_server *fake, rh_buf out[4])
+{
+    frsh_conn *c[4];
+    rh_buf raw[4] = {{0}}, one = {0};
+    for (int i = 0; i < 4; i++) {
+        c[i] = fake ? frsh_connect(fake) : frsh_connect_path(path);
+        assert_non_null(c[i]);
+    }
+    frsh_send(c[2], "HELLO", "3", NULL);
+    frsh_expect_reply(c[2], &one); /* its id differs */
+    char id3[32] = "";
+    const char *r = frsh_call(c[3], &one, "CLIENT", "ID", NULL);
+    snprintf(id3, sizeof(id3), "%.*s", (int)strcspn(r + 1, "\r"), r + 1);
+    frsh_call(c[1], &one, "FLUSHALL", NULL);
+    for (size_t s = 0; s < sizeof(multi_steps) / sizeof(multi_steps[0]); s++) {
+        const multi_step *st = &multi_steps[s];
+        rh_buf line = {0};
+        const char *d = strstr(st->line, "$3");
+        if (d) {
+            rh_buf_append(&line, st->line, (size_t)(d - st->line));
+            rh_buf_append(&line, id3, strlen(id3));
+            rh_buf_append(&line, d + 2, strlen(d + 2));
+        } else {
+            rh_buf_append(&line, st->line, strlen(st->line));
+        }
+        rh_buf_append(&line, "\r\n", 2);
+        frsh_send_raw(c[st->conn], line.data, line.len);
+        rh_buf_free(&line);
+        for (int i = 0; i < 4; i++) {
+            rh_buf_printf(&raw[i], "<%zu>\n", s);
+            while (frsh_read(c[i], &one, 40) == 0) rh_buf_append(&raw[i], one.data, one.len);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        mask_monitor(&raw[i], &out[i]);
+        rh_buf_free(&raw[i]);
+        frsh_close(c[i]);
+    }
+    rh_buf_free(&one);
+}
+
+static void test_same_bytes_connections(void **state)
+{
+    (void)state;
+    rh_server *real = rh_start(&(rh_options){.quiet = 1});
+    assert_non_null(real);
+    const char *const extra[] = {"--clock", "wall", NULL};
+    frsh_server *fake = frsh_start(extra);
+    assert_non_null(fake);
+    rh_buf a[4] = {{0}}, b[4] = {{0}};
+    run_multi(real->socket, NULL, a);
+    run_multi(NULL, fake, b);
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        if (a[i].len == b[i].len && memcmp(a[i].data, b[i].data, a[i].len) == 0) continue;
+        failed++;
+        size_t at = 0;
+        while (at < a[i].len && at < b[i].len && a[i].data[at] == b[i].data[at]) at++;
+        size_t from = at > 160 ? at - 160 : 0;
+        print_error("connection %d differs at byte %zu\n", i, at);
+        print_error("  redis-server:     %s\n", frsh_show(a[i].data + from, (a[i].len - from) > 500 ? 500 : a[i].len - from));
+        print_error("  fakeredis-server: %s\n", frsh_show(b[i].data + from, (b[i].len - from) > 500 ? 500 : b[i].len - from));
+    }
+    for (int i = 0; i < 4; i++) {
+        rh_buf_free(&a[i]);
+        rh_buf_free(&b[i]);
+    }
+    frsh_stop(fake);
+    rh_stop(real);
+    assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes),
         cmocka_unit_test(test_same_bytes_requirepass),
         cmocka_unit_test(test_same_stats),
+        cmocka_unit_test(test_same_bytes_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
