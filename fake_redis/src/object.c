@@ -238,7 +238,7 @@ static uint32_t lfu_log_incr(fr_server *s, uint32_t counter)
     return r < p ? counter + 1 : counter;
 }
 
-void fri_obj_touch(fr_server *s, fri_obj *o, int64_t now)
+void fri_obj_touch_slow(fr_server *s, fri_obj *o, int64_t now)
 {
     if (!o->shared && !lfu_policy(s)) { /* the common case, on every lookup */
         o->lru = now == s->cmd_ms ? s->cmd_lru : fri_lru_clock(now);
