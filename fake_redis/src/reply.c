@@ -108,6 +108,17 @@ void fri_reply_errorf(fr_client *c, const char *fmt, ...)
 
 static void reply_prefixed_ll(fr_client *c, char prefix, long long v)
 {
+    if (v >= 0 && v < 10) { /* array headers and small integers: no call, no copy */
+        fri_buf *b = &c->out;
+        fri_buf_reserve(b, 4);
+        char *w = b->p + b->len;
+        w[0] = prefix;
+        w[1] = (char)('0' + v);
+        w[2] = '\r';
+        w[3] = '\n';
+        b->len += 4;
+        return;
+    }
     char tmp[40];
     tmp[0] = prefix;
     size_t n = 1 + fri_ll2string(tmp + 1, sizeof(tmp) - 3, v);
@@ -129,7 +140,14 @@ void fri_reply_bulk(fr_client *c, const char *p, size_t len)
     if (b->cap - b->len < len + 32) fri_buf_reserve(b, len + 32); /* the call is rarely needed */
     char *w = b->p + b->len;
     *w++ = '$';
-    w += fri_ll2string(w, 24, (long long)len);
+    if (len < 10) { /* most bulk strings are short: their length takes no call */
+        *w++ = (char)('0' + len);
+    } else if (len < 100) {
+        *w++ = (char)('0' + len / 10);
+        *w++ = (char)('0' + len % 10);
+    } else {
+        w += fri_ll2string(w, 24, (long long)len);
+    }
     *w++ = '\r';
     *w++ = '\n';
     if (len) memcpy(w, p, len);
