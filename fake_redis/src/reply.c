@@ -119,20 +119,18 @@ static void reply_prefixed_ll(fr_client *c, char prefix, long long v)
         b->len += 4;
         return;
     }
-    char tmp[40];
-    tmp[0] = prefix;
-    size_t n = 1 + fri_ll2string(tmp + 1, sizeof(tmp) - 3, v);
-    tmp[n++] = '\r';
-    tmp[n++] = '\n';
-    fri_buf_append(&c->out, tmp, n);
+    /* the digits straight into the buffer: 20 digits, a sign and the NUL fit in 24 */
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, 28);
+    char *w = b->p + b->len;
+    *w++ = prefix;
+    w += fri_ll2string(w, 24, v);
+    *w++ = '\r';
+    *w++ = '\n';
+    b->len = (size_t)(w - b->p);
 }
 
-void fri_reply_ll(fr_client *c, long long v)
-{
-    if (v == 0) fri_buf_append(&c->out, ":0\r\n", 4);
-    else if (v == 1) fri_buf_append(&c->out, ":1\r\n", 4);
-    else reply_prefixed_ll(c, ':', v);
-}
+void fri_reply_ll(fr_client *c, long long v) { reply_prefixed_ll(c, ':', v); }
 
 void fri_reply_bulk(fr_client *c, const char *p, size_t len)
 {
