@@ -570,6 +570,10 @@ void fri_reply_errorf(fr_client *c, const char *fmt, ...) __attribute__((format(
 void fri_reply_ll(fr_client *c, long long v);
 void fri_reply_bulk(fr_client *c, const char *p, size_t len);
 void fri_reply_bulk_str(fr_client *c, const fri_str *s);
+/* A bulk string of len < FRI_REPLY_SMALL bytes formatted by the caller into tmp, a buffer
+ * of FRI_REPLY_SMALL bytes that is copied whole (numbers, stream ids: no memcpy call). */
+#define FRI_REPLY_SMALL 48
+void fri_reply_bulk_small(fr_client *c, const char tmp[FRI_REPLY_SMALL], size_t len);
 void fri_reply_bulk_cstr(fr_client *c, const char *s);
 void fri_reply_bulk_ll(fr_client *c, long long v);
 /* A double as Redis 7.0's addReplyDouble writes it in RESP2 ("%.17g", "inf", "-inf"). */

@@ -158,10 +158,27 @@ void fri_reply_bulk(fr_client *c, const char *p, size_t len)
 void fri_reply_bulk_str(fr_client *c, const fri_str *s) { fri_reply_bulk(c, s->buf, s->len); }
 void fri_reply_bulk_cstr(fr_client *c, const char *s) { fri_reply_bulk(c, s, strlen(s)); }
 
+void fri_reply_bulk_small(fr_client *c, const char tmp[FRI_REPLY_SMALL], size_t len)
+{
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, FRI_REPLY_SMALL + 8);
+    char *w = b->p + b->len;
+    *w++ = '$';
+    if (len >= 10) *w++ = (char)('0' + len / 10);
+    *w++ = (char)('0' + len % 10);
+    *w++ = '\r';
+    *w++ = '\n';
+    memcpy(w, tmp, FRI_REPLY_SMALL); /* a fixed size: a few moves instead of a call */
+    w += len;
+    *w++ = '\r';
+    *w++ = '\n';
+    b->len = (size_t)(w - b->p);
+}
+
 void fri_reply_bulk_ll(fr_client *c, long long v)
 {
-    char tmp[32];
-    fri_reply_bulk(c, tmp, fri_ll2string(tmp, sizeof(tmp), v));
+    char tmp[FRI_REPLY_SMALL];
+    fri_reply_bulk_small(c, tmp, fri_ll2string(tmp, sizeof(tmp), v));
 }
 
 void fri_reply_double(fr_client *c, double d)

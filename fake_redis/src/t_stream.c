@@ -108,9 +108,10 @@ size_t fri_sid_format(char *dst, fri_sid id)
 
 void fri_reply_sid(fr_client *c, fri_sid id)
 {
-    char buf[FRI_SID_STRLEN];
+    _Static_assert(FRI_SID_STRLEN <= FRI_REPLY_SMALL, "an id fits a small bulk");
+    char buf[FRI_REPLY_SMALL];
     size_t n = fri_sid_format(buf, id);
-    fri_reply_bulk(c, buf, n);
+    fri_reply_bulk_small(c, buf, n);
 }
 
 /* Redis's string2ull: a strict integer first (negative refused), else strtoull, which
