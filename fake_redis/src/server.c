@@ -698,7 +698,9 @@ static void process_command(fr_client *c)
         reject_arity(c);
         return;
     }
-    /* the gates below are rarely shut: one test of what could shut any of them first */
+    /* the gates below are rarely shut: one test of what could shut any of them first.  A
+     * new gate (a check that may refuse the command) goes above this test, or adds what
+     * can shut it to the test: otherwise most commands skip it. */
     if (!(s->cluster_enabled | (s->oom_hook != NULL) | (s->tun.min_replicas_to_write > 0) |
           (c->subs != NULL) | (s->scripting != NULL) | c->in_multi)) {
         fri_call(c, cmd);

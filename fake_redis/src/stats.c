@@ -274,11 +274,6 @@ static void latency_sample(struct fri_stats *st, cmdstat *r, uint64_t usec)
         r->hist = calloc(1, sizeof(*r->hist));
         if (!r->hist) return;
     }
-    if (usec == 0) { /* every sample without a clock: the lowest bucket, known in advance */
-        r->hist->counts[hist_index(HIST_MIN_NS)]++;
-        r->hist->total++;
-        return;
-    }
     int64_t ns = usec > (uint64_t)HIST_MAX_NS ? HIST_MAX_NS : (int64_t)usec * 1000;
     hist_record(r->hist, ns);
 }
