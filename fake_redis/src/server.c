@@ -698,16 +698,16 @@ static void process_command(fr_client *c)
         reject_arity(c);
         return;
     }
+    if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) {
+        fri_stats_rejected(s, cmd);
+        return;
+    }
     /* the gates below are rarely shut: one test of what could shut any of them first.  A
      * new gate (a check that may refuse the command) goes above this test, or adds what
      * can shut it to the test: otherwise most commands skip it. */
-    if (!(s->cluster_enabled | (s->oom_hook != NULL) | (s->tun.min_replicas_to_write > 0) |
-          (c->subs != NULL) | (s->scripting != NULL) | c->in_multi)) {
+    if (!((s->oom_hook != NULL) | (s->tun.min_replicas_to_write > 0) | (c->subs != NULL) |
+          (s->scripting != NULL) | c->in_multi)) {
         fri_call(c, cmd);
-        return;
-    }
-    if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) {
-        fri_stats_rejected(s, cmd);
         return;
     }
     /* maxmemory, as the embedder's hook tells it (nothing to evict), not re-read while a
