@@ -15,7 +15,9 @@
  * compared (the fake's reply tree against hiredis' parse of the real one), so the numbers
  * are for a fake that answers what the server answers.  Each round's time covers only
  * executing the commands and reading their replies.  Prints commands per second per round,
- * the medians and the ratio fake/real (the target is at least 20x).
+ * the medians and the ratio fake/real (the target is at least 20x).  With --ping the
+ * workload is N PINGs instead: the floor, what a command that does nothing costs on each
+ * side.
  *
  * Exit status: 0; 1 if the replies differed (the numbers are still printed); 2 on bad
  * usage or when the server cannot be started.
@@ -37,25 +39,27 @@ typedef struct options {
     uint64_t seed;    /* the workload's generator seed */
     int real;         /* also run against a real redis-server */
     int verify;       /* compare every reply before timing */
+    int ping;         /* --ping: the workload is N PINGs (the floor) */
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_fake [-n OPS] [-r ROUNDS] [-b BATCH] [-k KEYS] [-s SEED]\n"
-            "                  [--fake-only] [--no-verify]\n"
+            "                  [--fake-only] [--no-verify] [--ping]\n"
             "  -n, --ops N      commands per round (default 200000)\n"
             "  -r, --rounds N   timed rounds per side, median reported (default 5)\n"
             "  -b, --batch N    pipeline batch for the real server (default 1000)\n"
             "  -k, --keys N     distinct keys per data type (default 1000)\n"
             "  -s, --seed N     workload seed (default 42)\n"
             "  --fake-only      do not start a redis-server\n"
-            "  --no-verify      skip the reply-by-reply comparison with the server\n");
+            "  --no-verify      skip the reply-by-reply comparison with the server\n"
+            "  --ping           N PINGs instead of the workload: the floor of each side\n");
 }
 
 static options parse_options(int argc, char **argv)
 {
-    options o = {200000, 5, 1000, 1000, 42, 1, 1};
+    options o = {200000, 5, 1000, 1000, 42, 1, 1, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-n") || !strcmp(a, "--ops"))
@@ -72,6 +76,8 @@ static options parse_options(int argc, char **argv)
             o.real = 0;
         else if (!strcmp(a, "--no-verify"))
             o.verify = 0;
+        else if (!strcmp(a, "--ping"))
+            o.ping = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -241,13 +247,23 @@ int main(int argc, char **argv)
 {
     bench_name = "bench_fake";
     options o = parse_options(argc, argv);
-    workload w = make_workload(o.ops, o.keys, o.seed);
+    workload w = {0};
+    if (o.ping) {
+        for (size_t i = 0; i < o.ops; i++) bench_cmd_line(&w.cmds, "PING");
+        bench_cmds_finish(&w.cmds);
+    } else {
+        w = make_workload(o.ops, o.keys, o.seed);
+    }
 
     printf("bench_fake: %zu commands per round, %d rounds (median reported), seed %llu, "
            "%u keys per type\n", w.cmds.n, o.rounds, (unsigned long long)o.seed, o.keys);
-    printf("workload draws:");
-    for (int k = 0; k < K_COUNT; k++)
-        printf(" %s %zu%s", kind_names[k], w.mix[k], k + 1 < K_COUNT ? "," : "\n");
+    if (o.ping) {
+        printf("workload: PING only (the floor)\n");
+    } else {
+        printf("workload draws:");
+        for (int k = 0; k < K_COUNT; k++)
+            printf(" %s %zu%s", kind_names[k], w.mix[k], k + 1 < K_COUNT ? "," : "\n");
+    }
 
     bench_real real = {0};
     if (o.real) {
@@ -293,6 +309,8 @@ int main(int argc, char **argv)
         printf(" %12.0f/s\n", mreal);
         printf("\nratio fake/real: %.1fx with fr_exec (target >= 20x), %.1fx with "
                "fr_exec_resp\n", mf / mreal, mr / mreal);
+        printf("per command: %.0f ns fr_exec, %.0f ns fr_exec_resp, %.0f ns real\n", 1e9 / mf,
+               1e9 / mr, 1e9 / mreal);
     } else {
         printf("\n");
     }

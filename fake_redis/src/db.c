@@ -79,12 +79,6 @@ const char *fri_type_name(fri_type t)
     return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "none";
 }
 
-int fri_obj_is_expired(const fri_obj *o, int64_t now)
-{
-    /* Redis's keyIsExpired: a key lives through its deadline millisecond */
-    return o->expire_ms >= 0 && now > o->expire_ms;
-}
-
 fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, int64_t now)
 {
     fri_dent *e = fri_dict_find(db->keys, key, len);

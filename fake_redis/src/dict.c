@@ -39,6 +39,37 @@ static uint64_t mix64(uint64_t a, uint64_t b)
     return (uint64_t)(r >> 64) ^ (uint64_t)r;
 }
 
+/* The n < 8 bytes at p as a little-endian word, zero-padded, reading no byte past them
+ * (what memcpy into a zeroed word gives, without the call): two overlapping loads cover
+ * 4..7 bytes, three single bytes cover 1..3. */
+static inline uint64_t load_tail(const char *p, size_t n)
+{
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return (uint64_t)lo | ((uint64_t)hi << (8 * (n - 4)));
+    }
+    if (n == 0) return 0;
+    return (uint64_t)(uint8_t)p[0] | ((uint64_t)(uint8_t)p[n / 2] << (8 * (n / 2))) |
+           ((uint64_t)(uint8_t)p[n - 1] << (8 * (n - 1)));
+}
+
+/* key[0..len) equal to the len bytes at s: inline for the short keys most lookups have. */
+static inline int same_bytes(const char *s, const char *key, size_t len)
+{
+    if (len <= 16) {
+        if (len < 8) return load_tail(s, len) == load_tail(key, len);
+        uint64_t a0, b0, a1, b1;
+        memcpy(&a0, s, 8);
+        memcpy(&b0, key, 8);
+        memcpy(&a1, s + len - 8, 8);
+        memcpy(&b1, key + len - 8, 8);
+        return a0 == b0 && a1 == b1;
+    }
+    return memcmp(s, key, len) == 0;
+}
+
 static uint64_t hash_bytes(const char *p, size_t len)
 {
     const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
@@ -49,9 +80,8 @@ static uint64_t hash_bytes(const char *p, size_t len)
         memcpy(&w, p + i, 8);
         h = mix64(h ^ w, k1);
     }
-    uint64_t tail = 0;
     size_t rest = len - i;
-    if (rest) memcpy(&tail, p + i, rest);
+    uint64_t tail = load_tail(p + i, rest);
     h = mix64(h ^ tail ^ ((uint64_t)rest << 56), k0);
     return mix64(h, k1 ^ 0x8ebc6af09c88c6e3ull);
 }
@@ -187,8 +217,7 @@ static fri_dent *lookup(const fri_dict *d, const char *key, size_t len, uint64_t
         if (v == IDX_EMPTY) return NULL;
         if ((v >> 32) == tag && IDX_POS(v) != IDX_TOMB) {
             fri_dent *e = &d->ents[IDX_POS(v) - 2];
-            if (e->hash == h && e->key->len == len &&
-                (len == 0 || memcmp(e->key->buf, key, len) == 0)) {
+            if (e->hash == h && e->key->len == len && same_bytes(e->key->buf, key, len)) {
                 if (slot) *slot = j;
                 return e;
             }

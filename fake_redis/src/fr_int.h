@@ -45,8 +45,22 @@ typedef struct fri_arg {
     size_t len;
 } fri_arg;
 
-/* Case-insensitive comparison of an argument with a lower- or upper-case word. */
-int fri_arg_is(const fri_arg *a, const char *word);
+/* Case-insensitive comparison of an argument with a lower- or upper-case word (ASCII
+ * case, as strcasecmp in the C locale Redis runs in).  Inline, so that the usual mismatch
+ * (an option parser trying its words on a score or a key) is a length test against a
+ * literal's length, known at compile time. */
+static inline int fri_arg_is(const fri_arg *a, const char *word)
+{
+    size_t n = __builtin_strlen(word);
+    if (a->len != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a->ptr[i], y = (unsigned char)word[i];
+        if (x >= 'A' && x <= 'Z') x = (unsigned char)(x + 32);
+        if (y >= 'A' && y <= 'Z') y = (unsigned char)(y + 32);
+        if (x != y) return 0;
+    }
+    return 1;
+}
 /* The same the way Redis compares with strcasecmp on the argument as a C string: only the
  * bytes before a NUL count ("count\0x" is the word "count"). */
 int fri_arg_is_cstr(const fri_arg *a, const char *word);
@@ -59,8 +73,19 @@ typedef struct fri_buf {
     size_t cap;
 } fri_buf;
 
-void fri_buf_reserve(fri_buf *b, size_t extra); /* aborts on out of memory */
-void fri_buf_append(fri_buf *b, const void *p, size_t len);
+/* Makes room for extra more bytes; aborts on out of memory.  Inline because every reply
+ * writer calls it: the common case (room left) is a comparison, growing is out of line. */
+void fri_buf_grow(fri_buf *b, size_t extra);
+static inline void fri_buf_reserve(fri_buf *b, size_t extra)
+{
+    if (b->cap - b->len < extra) fri_buf_grow(b, extra);
+}
+static inline void fri_buf_append(fri_buf *b, const void *p, size_t len)
+{
+    fri_buf_reserve(b, len);
+    if (len) __builtin_memcpy(b->p + b->len, p, len);
+    b->len += len;
+}
 void fri_buf_printf(fri_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fri_buf_free(fri_buf *b);
 /* Appends p[0..len) quoted the way redis-cli shows it ("a\"b\n\x01"), so any value prints
@@ -577,6 +602,10 @@ void fri_reply_errorf(fr_client *c, const char *fmt, ...) __attribute__((format(
 void fri_reply_ll(fr_client *c, long long v);
 void fri_reply_bulk(fr_client *c, const char *p, size_t len);
 void fri_reply_bulk_str(fr_client *c, const fri_str *s);
+/* A bulk string of len < FRI_REPLY_SMALL bytes formatted by the caller into tmp, a buffer
+ * of FRI_REPLY_SMALL bytes that is copied whole (numbers, stream ids: no memcpy call). */
+#define FRI_REPLY_SMALL 48
+void fri_reply_bulk_small(fr_client *c, const char tmp[FRI_REPLY_SMALL], size_t len);
 void fri_reply_bulk_cstr(fr_client *c, const char *s);
 void fri_reply_bulk_ll(fr_client *c, long long v);
 /* A double as Redis 7.0's addReplyDouble writes it in RESP2 ("%.17g", "inf", "-inf"). */
@@ -691,8 +720,12 @@ void fri_signal_modified(fr_client *c, fri_db *db, const char *key, size_t len);
 void fri_touch_all_watched(fr_server *s, int dbid);
 void fri_unwatch_all(fr_client *c);
 
-/* Is the key logically expired at now (it may still be in the table)? */
-int fri_obj_is_expired(const fri_obj *o, int64_t now);
+/* Is the key logically expired at now (it may still be in the table)?  Redis's
+ * keyIsExpired: a key lives through its deadline millisecond. */
+static inline int fri_obj_is_expired(const fri_obj *o, int64_t now)
+{
+    return o->expire_ms >= 0 && now > o->expire_ms;
+}
 /* Counts the live keys of a db. */
 size_t fri_db_size(fr_server *s, fri_db *db, int64_t now);
 
@@ -722,7 +755,14 @@ void fri_obj_lru_set(fr_server *s, fri_obj *o, uint32_t lru);
 void fri_obj_stamp(fr_server *s, fri_obj *o);
 /* A command accessed the value (Redis's lookupKey without LOOKUP_NOTOUCH): LRU clock set
  * to now, or the LFU counter decayed and maybe incremented. */
-void fri_obj_touch(fr_server *s, fri_obj *o, int64_t now);
+void fri_obj_touch_slow(fr_server *s, fri_obj *o, int64_t now);
+static inline void fri_obj_touch(fr_server *s, fri_obj *o, int64_t now)
+{
+    /* the common case, on every lookup: a key's own LRU field, at the command's clock */
+    if (!o->shared && !(s->tun.maxmemory_policy & FRI_MAXMEMORY_FLAG_LFU) && now == s->cmd_ms)
+        o->lru = s->cmd_lru;
+    else fri_obj_touch_slow(s, o, now);
+}
 /* The value o stands for a new object that replaced one whose field was old_lru (Redis's
  * dbOverwrite): the LFU data carries over, an LRU stamp is now. */
 void fri_obj_overwrite_stamp(fr_server *s, fri_obj *o, uint32_t old_lru);

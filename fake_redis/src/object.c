@@ -177,6 +177,15 @@ static long long shared_value(const fri_obj *o)
     long long v;
     const fri_str *s = o->ptr;
     if (o->type != FRI_STRING || !o->shared) return -1;
+    /* a shared integer's text is 1 to 4 digits without a leading zero: read it directly
+     * (every INCR of a counter asks); anything else goes through the strict parse */
+    if (s->len >= 1 && s->len <= 4 && (s->len == 1 || s->buf[0] != '0')) {
+        v = 0;
+        size_t i = 0;
+        for (; i < s->len && s->buf[i] >= '0' && s->buf[i] <= '9'; i++)
+            v = v * 10 + (s->buf[i] - '0');
+        if (i == s->len) return v < FRI_SHARED_INTEGERS ? v : -1;
+    }
     if (!fri_string2ll(s->buf, s->len, &v) || v < 0 || v >= FRI_SHARED_INTEGERS) return -1;
     return v;
 }
@@ -240,7 +249,7 @@ static uint32_t lfu_log_incr(fr_server *s, uint32_t counter)
     return r < p ? counter + 1 : counter;
 }
 
-void fri_obj_touch(fr_server *s, fri_obj *o, int64_t now)
+void fri_obj_touch_slow(fr_server *s, fri_obj *o, int64_t now)
 {
     if (!o->shared && !lfu_policy(s)) { /* the common case, on every lookup */
         o->lru = now == s->cmd_ms ? s->cmd_lru : fri_lru_clock(now);

@@ -21,9 +21,15 @@ void fri_reply_ok(fr_client *c) { fri_buf_append(&c->out, "+OK\r\n", 5); }
 
 void fri_reply_status(fr_client *c, const char *status)
 {
-    fri_buf_append(&c->out, "+", 1);
-    fri_buf_append(&c->out, status, strlen(status));
-    fri_buf_append(&c->out, "\r\n", 2);
+    size_t len = strlen(status);
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, len + 3);
+    char *w = b->p + b->len;
+    *w++ = '+';
+    memcpy(w, status, len);
+    w[len] = '\r';
+    w[len + 1] = '\n';
+    b->len += len + 3;
 }
 
 /* The error codes Redis puts first; any other text gets "ERR " in front, as Redis's
@@ -102,20 +108,29 @@ void fri_reply_errorf(fr_client *c, const char *fmt, ...)
 
 static void reply_prefixed_ll(fr_client *c, char prefix, long long v)
 {
-    char tmp[40];
-    tmp[0] = prefix;
-    size_t n = 1 + fri_ll2string(tmp + 1, sizeof(tmp) - 3, v);
-    tmp[n++] = '\r';
-    tmp[n++] = '\n';
-    fri_buf_append(&c->out, tmp, n);
+    if (v >= 0 && v < 10) { /* array headers and small integers: no call, no copy */
+        fri_buf *b = &c->out;
+        fri_buf_reserve(b, 4);
+        char *w = b->p + b->len;
+        w[0] = prefix;
+        w[1] = (char)('0' + v);
+        w[2] = '\r';
+        w[3] = '\n';
+        b->len += 4;
+        return;
+    }
+    /* the digits straight into the buffer: 20 digits, a sign and the NUL fit in 24 */
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, 28);
+    char *w = b->p + b->len;
+    *w++ = prefix;
+    w += fri_ll2string(w, 24, v);
+    *w++ = '\r';
+    *w++ = '\n';
+    b->len = (size_t)(w - b->p);
 }
 
-void fri_reply_ll(fr_client *c, long long v)
-{
-    if (v == 0) fri_buf_append(&c->out, ":0\r\n", 4);
-    else if (v == 1) fri_buf_append(&c->out, ":1\r\n", 4);
-    else reply_prefixed_ll(c, ':', v);
-}
+void fri_reply_ll(fr_client *c, long long v) { reply_prefixed_ll(c, ':', v); }
 
 void fri_reply_bulk(fr_client *c, const char *p, size_t len)
 {
@@ -123,7 +138,14 @@ void fri_reply_bulk(fr_client *c, const char *p, size_t len)
     if (b->cap - b->len < len + 32) fri_buf_reserve(b, len + 32); /* the call is rarely needed */
     char *w = b->p + b->len;
     *w++ = '$';
-    w += fri_ll2string(w, 24, (long long)len);
+    if (len < 10) { /* most bulk strings are short: their length takes no call */
+        *w++ = (char)('0' + len);
+    } else if (len < 100) {
+        *w++ = (char)('0' + len / 10);
+        *w++ = (char)('0' + len % 10);
+    } else {
+        w += fri_ll2string(w, 24, (long long)len);
+    }
     *w++ = '\r';
     *w++ = '\n';
     if (len) memcpy(w, p, len);
@@ -136,10 +158,27 @@ void fri_reply_bulk(fr_client *c, const char *p, size_t len)
 void fri_reply_bulk_str(fr_client *c, const fri_str *s) { fri_reply_bulk(c, s->buf, s->len); }
 void fri_reply_bulk_cstr(fr_client *c, const char *s) { fri_reply_bulk(c, s, strlen(s)); }
 
+void fri_reply_bulk_small(fr_client *c, const char tmp[FRI_REPLY_SMALL], size_t len)
+{
+    fri_buf *b = &c->out;
+    fri_buf_reserve(b, FRI_REPLY_SMALL + 8);
+    char *w = b->p + b->len;
+    *w++ = '$';
+    if (len >= 10) *w++ = (char)('0' + len / 10);
+    *w++ = (char)('0' + len % 10);
+    *w++ = '\r';
+    *w++ = '\n';
+    memcpy(w, tmp, FRI_REPLY_SMALL); /* a fixed size: a few moves instead of a call */
+    w += len;
+    *w++ = '\r';
+    *w++ = '\n';
+    b->len = (size_t)(w - b->p);
+}
+
 void fri_reply_bulk_ll(fr_client *c, long long v)
 {
-    char tmp[32];
-    fri_reply_bulk(c, tmp, fri_ll2string(tmp, sizeof(tmp), v));
+    char tmp[FRI_REPLY_SMALL];
+    fri_reply_bulk_small(c, tmp, fri_ll2string(tmp, sizeof(tmp), v));
 }
 
 void fri_reply_double(fr_client *c, double d)
@@ -296,70 +335,93 @@ static long long parse_line_ll(char **pp)
     return neg ? (long long)(0ULL - v) : (long long)v;
 }
 
-/* Parses one reply at *pp (bytes the fake itself wrote, so well formed) into r. */
-static int parse_one(fr_client *c, char **pp, fr_reply *r)
+/* A reply of a scalar kind, every field set (no memset: this runs once per node). */
+static inline void set_node(fr_reply *r, fr_reply_type type, long long integer, const char *str,
+                            size_t len)
+{
+    r->type = type;
+    r->integer = integer;
+    r->str = str;
+    r->len = len;
+    r->elements = NULL;
+    r->count = 0;
+}
+
+static int parse_one(fr_client *c, char **pp, fr_reply *r);
+
+/* Parses one reply at *pp (bytes the fake itself wrote, so well formed) into r when it is
+ * a bulk string, an integer or a status, the common nodes: 1 if it was, 0 if not (then
+ * nothing was read).  Inline in every loop, so that most nodes take no call. */
+static inline int parse_common(char **pp, fr_reply *r)
 {
     char *p = *pp;
     char kind = *p++;
-    memset(r, 0, sizeof(*r));
-    switch (kind) {
-    case '+':
-    case '-': {
-        r->type = kind == '+' ? FR_REPLY_STATUS : FR_REPLY_ERROR;
-        r->str = p;
+    if (kind == '$' && *p != '-') {
+        size_t n = 0;
+        while (*p != '\r') n = n * 10 + (size_t)(*p++ - '0');
+        p += 2;
+        set_node(r, FR_REPLY_BULK, 0, p, n);
+        p[n] = '\0';
+        *pp = p + n + 2;
+        return 1;
+    }
+    if (kind == ':') {
+        set_node(r, FR_REPLY_INTEGER, parse_line_ll(&p), NULL, 0);
+        *pp = p;
+        return 1;
+    }
+    if (kind == '+') {
         char *e = p;
-        while (*e != '\r') e++; /* status and error texts never hold a CR (see above) */
-        r->len = (size_t)(e - p);
+        while (*e != '\r') e++; /* status texts never hold a CR (see above) */
+        set_node(r, FR_REPLY_STATUS, 0, p, (size_t)(e - p));
+        *e = '\0';
+        *pp = e + 2;
+        return 1;
+    }
+    return 0;
+}
+
+/* Parses any one reply at *pp into r: -1 when the arena cannot grow. */
+static int parse_one(fr_client *c, char **pp, fr_reply *r)
+{
+    if (parse_common(pp, r)) return 0;
+    char *p = *pp;
+    char kind = *p++;
+    switch (kind) {
+    case '-': {
+        char *e = p;
+        while (*e != '\r') e++; /* error texts never hold a CR (see above) */
+        set_node(r, FR_REPLY_ERROR, 0, p, (size_t)(e - p));
         *e = '\0';
         *pp = e + 2;
         return 0;
     }
-    case ':':
-        r->type = FR_REPLY_INTEGER;
-        r->integer = parse_line_ll(&p);
-        *pp = p;
+    case '$': /* "$-1": a nil */
+        set_node(r, FR_REPLY_NIL, 0, NULL, 0);
+        *pp = p + 4;
         return 0;
-    case '$': {
-        long long n = parse_line_ll(&p);
-        if (n < 0) {
-            r->type = FR_REPLY_NIL;
-            *pp = p;
-            return 0;
-        }
-        r->type = FR_REPLY_BULK;
-        r->str = p;
-        r->len = (size_t)n;
-        p[n] = '\0';
-        *pp = p + n + 2;
-        return 0;
-    }
     /* RESP3, which only a script's reply to a RESP3 client holds: seen as its RESP2 form
      * (a null bulk, :1/:0, a bulk of the number or text, a flat array) */
     case '_':
-        r->type = FR_REPLY_NIL;
+        set_node(r, FR_REPLY_NIL, 0, NULL, 0);
         *pp = p + 2;
         return 0;
     case '#':
-        r->type = FR_REPLY_INTEGER;
-        r->integer = *p == 't';
+        set_node(r, FR_REPLY_INTEGER, *p == 't', NULL, 0);
         *pp = p + 3;
         return 0;
     case ',':
     case '(': {
-        r->type = FR_REPLY_BULK;
-        r->str = p;
         char *e = p;
         while (*e != '\r') e++;
-        r->len = (size_t)(e - p);
+        set_node(r, FR_REPLY_BULK, 0, p, (size_t)(e - p));
         *e = '\0';
         *pp = e + 2;
         return 0;
     }
     case '=': {
         long long n = parse_line_ll(&p);
-        r->type = FR_REPLY_BULK;
-        r->str = p + 4; /* past "txt:" */
-        r->len = (size_t)n - 4;
+        set_node(r, FR_REPLY_BULK, 0, p + 4, (size_t)n - 4); /* past "txt:" */
         p[n] = '\0';
         *pp = p + n + 2;
         return 0;
@@ -370,17 +432,17 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
         long long n = parse_line_ll(&p);
         *pp = p;
         if (n < 0) {
-            r->type = FR_REPLY_NIL_ARRAY;
+            set_node(r, FR_REPLY_NIL_ARRAY, 0, NULL, 0);
             return 0;
         }
         if (kind == '%') n *= 2;
-        r->type = FR_REPLY_ARRAY;
+        set_node(r, FR_REPLY_ARRAY, 0, NULL, 0);
         r->count = (size_t)n;
         if (n == 0) return 0;
         fr_reply *el = arena_alloc(c, sizeof(fr_reply) * (size_t)n);
         if (!el) return -1;
         for (long long i = 0; i < n; i++)
-            if (parse_one(c, pp, &el[i]) < 0) return -1;
+            if (!parse_common(pp, &el[i]) && parse_one(c, pp, &el[i]) < 0) return -1;
         r->elements = el;
         return 0;
     }
@@ -407,6 +469,15 @@ int fri_parse_replies(fr_client *c, size_t n, const fr_reply **out)
         out[i] = &r[i];
     }
     return 0;
+}
+
+const fr_reply *fri_parse_reply(fr_client *c)
+{
+    char *p = c->out.p;
+    fr_reply *r = arena_alloc(c, sizeof(fr_reply));
+    if (!r) return &oom_reply;
+    if (!parse_common(&p, r) && parse_one(c, &p, r) < 0) return &oom_reply;
+    return r;
 }
 
 /* ----- Encoding a tree ------------------------------------------------------------------ */

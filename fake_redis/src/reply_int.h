@@ -13,5 +13,7 @@ void fri_arena_free(fr_client *c);
 /* Parses the n replies in c->out (written by the fake) into trees; out[i] gets reply i.
  * Returns -1 (with OOM error replies filled in) when the arena cannot grow. */
 int fri_parse_replies(fr_client *c, size_t n, const fr_reply **out);
+/* The one reply in c->out (fr_exec's case); the OOM error reply when the arena cannot grow. */
+const fr_reply *fri_parse_reply(fr_client *c);
 
 #endif

@@ -281,17 +281,17 @@ static uint64_t load_bytes(const char *p, size_t n)
 static int load_name(const char *name, size_t len, uint64_t *w)
 {
     if (len > CMD_WORDS * 8) return -1;
-    for (size_t i = 0; i < CMD_WORDS; i++) {
-        size_t off = 8 * i, n = len > off ? len - off : 0;
-        w[i] = lower_word(load_bytes(name + off, n < 8 ? n : 8));
-    }
+    w[0] = lower_word(load_bytes(name, len < 8 ? len : 8));
+    w[1] = len > 8 ? lower_word(load_bytes(name + 8, len < 16 ? len - 8 : 8)) : 0;
+    w[2] = len > 16 ? lower_word(load_bytes(name + 16, len - 16)) : 0;
     return 0;
 }
 
+/* The slot to start probing at: from the first word and the length only, which tell the
+ * table's names apart well enough (the probe compares the other words). */
 static uint32_t name_hash(const uint64_t *w, size_t len)
 {
-    uint64_t h = (w[0] ^ len) * 0x9E3779B97F4A7C15ull;
-    for (int i = 1; i < CMD_WORDS; i++) h = (h ^ (h >> 29) ^ w[i]) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (w[0] + len) * 0x9E3779B97F4A7C15ull;
     return (uint32_t)(h >> 40);
 }
 
@@ -324,7 +324,7 @@ const fri_command *fri_lookup_command(const fr_server *s, const char *name, size
     for (uint32_t j = name_hash(w, len) & (CMD_TABLE_SIZE - 1); cmd_table[j].cmd;
          j = (j + 1) & (CMD_TABLE_SIZE - 1)) {
         const cmd_slot *e = &cmd_table[j];
-        if (e->len == len && memcmp(e->w, w, sizeof(w)) == 0)
+        if (e->w[0] == w[0] && e->len == len && e->w[1] == w[1] && e->w[2] == w[2])
             return e->cmd;
     }
     return NULL;
@@ -692,8 +692,12 @@ static void reject_unknown(fr_client *c)
 static void process_command(fr_client *c)
 {
     fr_server *s = c->srv;
-    c->now_ms = s->cmd_ms = fr_clock_now(s);
-    s->cmd_lru = fri_lru_clock(s->cmd_ms);
+    int64_t now = fr_clock_now(s);
+    if (now != s->cmd_ms) { /* the pair always changes together, so the LRU clock holds */
+        s->cmd_ms = now;
+        s->cmd_lru = fri_lru_clock(now);
+    }
+    c->now_ms = now;
 
     const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
     if (!cmd) {
@@ -743,6 +747,14 @@ static void process_command(fr_client *c)
         return;
     if (s->cluster_enabled && fri_cluster_check(c, cmd) < 0) {
         fri_stats_rejected(s, cmd);
+        return;
+    }
+    /* the gates below are rarely shut: one test of what could shut any of them first.  A
+     * new gate (a check that may refuse the command) goes above this test, or adds what
+     * can shut it to the test: otherwise most commands skip it. */
+    if (!((s->oom_hook != NULL) | (s->tun.min_replicas_to_write > 0) | (c->subs != NULL) |
+          (s->scripting != NULL) | c->in_multi)) {
+        fri_call(c, cmd);
         return;
     }
     /* maxmemory, as the embedder's hook tells it (nothing to evict), not re-read while a
@@ -850,12 +862,10 @@ const char *fr_exec_resp(fr_client *c, int argc, const char *const *argv,
 
 const fr_reply *fr_exec(fr_client *c, int argc, const char *const *argv, const size_t *argvlen)
 {
-    const fr_reply *r;
     begin_call(c);
     run_one(c, argc, argv, argvlen);
     if (c->bpop) return NULL;
-    fri_parse_replies(c, 1, &r);
-    return r;
+    return fri_parse_reply(c);
 }
 
 int fr_pipeline(fr_client *c, size_t n, const fr_command *cmds, const fr_reply **replies)

@@ -28,23 +28,36 @@ static uint32_t prio_of(fri_sid id)
 
 fri_sidmap *fri_sidmap_new(void) { return calloc(1, sizeof(fri_sidmap)); }
 
-static void free_nodes(sm_node *n, void (*free_val)(void *val))
+static void free_nodes(sm_node *n, void (*free_val)(void *val, void *arg), void *arg)
 {
     while (n) {
-        free_nodes(n->left, free_val);
+        free_nodes(n->left, free_val, arg);
         /* read the node before free_val: an embedded node goes with its value */
         sm_node *right = n->right;
         void *val = n->val;
         if (n->owned) free(n);
-        if (free_val) free_val(val);
+        if (free_val) free_val(val, arg);
         n = right; /* the right spine iteratively: no deep recursion on a degenerate side */
     }
+}
+
+static void call_plain(void *val, void *arg)
+{
+    void (*free_val)(void *) = *(void (**)(void *))arg;
+    free_val(val);
 }
 
 void fri_sidmap_free(fri_sidmap *m, void (*free_val)(void *val))
 {
     if (!m) return;
-    free_nodes(m->root, free_val);
+    free_nodes(m->root, free_val ? call_plain : NULL, &free_val);
+    free(m);
+}
+
+void fri_sidmap_free_with(fri_sidmap *m, void (*free_val)(void *val, void *arg), void *arg)
+{
+    if (!m) return;
+    free_nodes(m->root, free_val, arg);
     free(m);
 }
 

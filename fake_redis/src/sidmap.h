@@ -51,6 +51,8 @@ fri_sidmap *fri_sidmap_new(void);
 /* Frees the map; free_val (may be NULL) is called on every value, in id order.  NULL is
  * accepted. */
 void fri_sidmap_free(fri_sidmap *m, void (*free_val)(void *val));
+/* The same with a context: free_val(val, arg) on every value, in id order. */
+void fri_sidmap_free_with(fri_sidmap *m, void (*free_val)(void *val, void *arg), void *arg);
 /* Number of keys. */
 size_t fri_sidmap_len(const fri_sidmap *m);
 

@@ -103,6 +103,7 @@ typedef struct fri_stream_cg {
     fri_stream_consumer **by_name; /* owned: the consumers sorted by name for XPENDING's
                                       summary, NULL until needed and after a consumer is
                                       created or deleted */
+    struct fri_stream *stream; /* the stream it belongs to: its records' pool */
 } fri_stream_cg;
 
 #define FRI_CG_INVALID_ENTRIES_READ (-1LL)
@@ -110,6 +111,10 @@ typedef struct fri_stream_cg {
 /* Frees a group with its consumers and pending records (used by fri_stream_free, so a
  * deleted key takes its groups along).  NULL is accepted. */
 void fri_stream_cg_free(fri_stream_cg *cg);
+/* A pending record from s's pool (uninitialised), or NULL when out of memory. */
+fri_stream_nack *fri_stream_nack_alloc(struct fri_stream *s);
+/* Gives a record back to s's pool. */
+void fri_stream_nack_release(struct fri_stream *s, fri_stream_nack *nack);
 
 /* ----- The stream -------------------------------------------------------------------- */
 
@@ -139,6 +144,14 @@ typedef struct fri_stream {
     uint32_t *scan_offs;          /* their byte offsets */
     size_t scan_cap;              /* slots allocated in both */
     uint64_t scan_gen;            /* bumped at every decode into them */
+    /* Its groups' pending records come from chunks the stream keeps until it is freed
+     * (fri_stream_nack_alloc): a delivery takes no malloc, and a group destroyed and
+     * made again (or a PEL emptied and filled) reuses the same memory instead of giving
+     * pages back to the system and faulting them in again, as jemalloc keeps Redis's. */
+    struct fri_nack_chunk *nack_chunks; /* owned, newest first */
+    struct fri_stream_nack *nack_free;  /* released records, linked through their first
+                                           bytes */
+    size_t nack_chunk_next;             /* records in the next chunk */
 } fri_stream;
 
 /* An empty stream (no nodes, no groups), or NULL when out of memory.  Wrap it with

@@ -108,9 +108,10 @@ size_t fri_sid_format(char *dst, fri_sid id)
 
 void fri_reply_sid(fr_client *c, fri_sid id)
 {
-    char buf[FRI_SID_STRLEN];
+    _Static_assert(FRI_SID_STRLEN <= FRI_REPLY_SMALL, "an id fits a small bulk");
+    char buf[FRI_REPLY_SMALL];
     size_t n = fri_sid_format(buf, id);
-    fri_reply_bulk(c, buf, n);
+    fri_reply_bulk_small(c, buf, n);
 }
 
 /* Redis's string2ull: a strict integer first (negative refused), else strtoull, which
@@ -135,13 +136,30 @@ static int string2ull(fr_server *srv, const char *s, uint64_t *v)
 }
 
 /* Reads 1 to 19 decimal digits from *p up to end or a '-' (19 digits cannot overflow):
- * 1 with *v set and *p past them, else 0. */
-static int plain_u64(const char **p, const char *end, uint64_t *v)
+ * 1 with *v set and *p past them, else 0.  *ll is cleared when string2ll would refuse
+ * the digits (a leading zero, a value past LLONG_MAX). */
+static inline int plain_u64(const char **p, const char *end, uint64_t *v, int *ll)
 {
     const char *q = *p;
     uint64_t r = 0;
+    /* eight digits at a time while they are all digits (a millisecond time has 13):
+     * each byte checked to be '0'..'9', then the eight combined in three multiplications */
+    while (end - q >= 8 && q - *p <= 11) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        if (((w & 0xF0F0F0F0F0F0F0F0ull) |
+             (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
+            0x3333333333333333ull)
+            break;
+        w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+        w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+        w = (w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+        r = r * 100000000u + w;
+        q += 8;
+    }
     while (q < end && *q >= '0' && *q <= '9' && q - *p < 19) r = r * 10 + (uint64_t)(*q++ - '0');
     if (q == *p || (q < end && *q != '-')) return 0;
+    if ((q - *p > 1 && **p == '0') || r > (uint64_t)LLONG_MAX) *ll = 0;
     *p = q;
     *v = r;
     return 1;
@@ -149,28 +167,20 @@ static int plain_u64(const char **p, const char *end, uint64_t *v)
 
 /* The usual id, "<ms>-<seq>" or "<ms>" in plain digits, parsed without copying: 1 and *id
  * set, or 0 when it takes the general path (which gives the same numbers for these,
- * leading zeros included). */
-static int parse_plain_id(const fri_arg *a, fri_sid *id, uint64_t missing_seq)
+ * leading zeros included).  *ll: whether string2ll takes each part. */
+static inline int parse_plain_id(const fri_arg *a, fri_sid *id, uint64_t missing_seq, int *ll)
 {
     const char *p = a->ptr, *end = a->ptr + a->len;
     uint64_t ms, seq = missing_seq;
-    if (!plain_u64(&p, end, &ms)) return 0;
+    *ll = 1;
+    if (!plain_u64(&p, end, &ms, ll)) return 0;
     if (p < end) {
         p++; /* the '-' */
-        if (!plain_u64(&p, end, &seq) || p != end) return 0;
+        if (!plain_u64(&p, end, &seq, ll) || p != end) return 0;
     }
     id->ms = ms;
     id->seq = seq;
     return 1;
-}
-
-/* Whether each part of a plain id (digits, one '-') is an integer string2ll takes. */
-static int plain_id_is_ll(const fri_arg *a)
-{
-    const char *dash = memchr(a->ptr, '-', a->len);
-    size_t first = dash ? (size_t)(dash - a->ptr) : a->len;
-    return fri_string2ll(a->ptr, first, NULL) &&
-           (!dash || fri_string2ll(dash + 1, a->len - first - 1, NULL));
 }
 
 /* fri_sid_parse_or_reply's body: srv (may be NULL) gets what the parse does to Redis's
@@ -178,11 +188,12 @@ static int plain_id_is_ll(const fri_arg *a)
 static int sid_parse(fr_server *srv, fr_client *c, const fri_arg *a, fri_sid *id,
                      uint64_t missing_seq, int strict, int *seq_given)
 {
-    if (parse_plain_id(a, id, missing_seq)) {
+    int ll;
+    if (parse_plain_id(a, id, missing_seq, &ll)) {
         if (seq_given) *seq_given = 1;
         /* digits that string2ll refuses (a leading zero, past LLONG_MAX) go through
          * Redis's strtoull, which starts with errno = 0 and succeeds */
-        if (srv && !plain_id_is_ll(a)) srv->redis_errno = 0;
+        if (srv && !ll) srv->redis_errno = 0;
         return 0;
     }
     char buf[128];
@@ -455,7 +466,40 @@ static int nodes_reserve(fri_stream *s)
 
 fri_stream *fri_stream_new(void) { return calloc(1, sizeof(fri_stream)); }
 
-static void free_nack(void *p) { free(p); }
+/* A block of pending records (fri_stream_nack_alloc). */
+typedef struct fri_nack_chunk {
+    struct fri_nack_chunk *next;
+    fri_stream_nack recs[];
+} fri_nack_chunk;
+
+#define NACK_CHUNK_MIN 16    /* records in a stream's first chunk */
+#define NACK_CHUNK_MAX 4096  /* the most in one chunk (about 480 KB) */
+
+fri_stream_nack *fri_stream_nack_alloc(fri_stream *s)
+{
+    fri_stream_nack *n = s->nack_free;
+    if (n) {
+        memcpy(&s->nack_free, n, sizeof(s->nack_free));
+        return n;
+    }
+    /* a new chunk, each twice the last: a stream with few pending entries stays small */
+    size_t count = s->nack_chunk_next ? s->nack_chunk_next : NACK_CHUNK_MIN;
+    fri_nack_chunk *ch = malloc(sizeof(*ch) + count * sizeof(fri_stream_nack));
+    if (!ch) return NULL;
+    ch->next = s->nack_chunks;
+    s->nack_chunks = ch;
+    s->nack_chunk_next = count < NACK_CHUNK_MAX ? count * 2 : NACK_CHUNK_MAX;
+    for (size_t i = count - 1; i >= 1; i--) fri_stream_nack_release(s, &ch->recs[i]);
+    return &ch->recs[0];
+}
+
+void fri_stream_nack_release(fri_stream *s, fri_stream_nack *nack)
+{
+    memcpy(nack, &s->nack_free, sizeof(s->nack_free));
+    s->nack_free = nack;
+}
+
+static void free_nack(void *p, void *stream) { fri_stream_nack_release(stream, p); }
 
 static void free_consumer(fri_val *v)
 {
@@ -470,7 +514,7 @@ void fri_stream_cg_free(fri_stream_cg *cg)
 {
     if (!cg) return;
     fri_dict_free(cg->consumers, free_consumer);
-    fri_sidmap_free(cg->pel, free_nack);
+    fri_sidmap_free_with(cg->pel, free_nack, cg->stream);
     free(cg->by_name);
     free(cg);
 }
@@ -486,6 +530,11 @@ void fri_stream_free(void *stream)
     free(s->scan_ids);
     free(s->scan_offs);
     if (s->cgroups) fri_dict_free(s->cgroups, free_cg_val);
+    while (s->nack_chunks) {
+        fri_nack_chunk *next = s->nack_chunks->next;
+        free(s->nack_chunks);
+        s->nack_chunks = next;
+    }
     free(s);
 }
 

@@ -163,6 +163,7 @@ static fri_stream_cg *cg_create(fri_stream *s, const char *name, size_t len, fri
     }
     cg->last_id = id;
     cg->entries_read = entries_read;
+    cg->stream = s;
     e->v.ptr = cg;
     return cg;
 }
@@ -223,7 +224,7 @@ static void consumer_delete(fri_stream_cg *cg, fri_stream_consumer *consumer)
     while (fri_sidmap_first(consumer->pel, &id, &val)) {
         fri_sidmap_remove(consumer->pel, id);
         fri_sidmap_remove(cg->pel, id);
-        free(val);
+        fri_stream_nack_release(cg->stream, val);
     }
     fri_dict_delete(cg->consumers, consumer->name->buf, consumer->name->len, NULL);
     free(cg->by_name);
@@ -234,9 +235,9 @@ static void consumer_delete(fri_stream_cg *cg, fri_stream_consumer *consumer)
 }
 
 /* A pending record delivered now to consumer (Redis's streamCreateNACK). */
-static fri_stream_nack *nack_new(fri_stream_consumer *consumer, int64_t now)
+static fri_stream_nack *nack_new(fri_stream_cg *cg, fri_stream_consumer *consumer, int64_t now)
 {
-    fri_stream_nack *nack = malloc(sizeof(*nack));
+    fri_stream_nack *nack = fri_stream_nack_alloc(cg->stream);
     if (!nack) return NULL;
     nack->delivery_time = now;
     nack->delivery_count = 1;
@@ -249,7 +250,7 @@ static void nack_delete(fri_stream_cg *cg, fri_sid id, fri_stream_nack *nack)
 {
     fri_sidmap_remove(cg->pel, id);
     if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, id);
-    free(nack);
+    fri_stream_nack_release(cg->stream, nack);
 }
 
 /* Moves a record to consumer's PEL (a no-op when it is there already). */
@@ -629,12 +630,12 @@ static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
         if (!noack) {
             /* Usually new to the PEL: try the insertion first, which searches anyway;
              * only an entry redelivered after SETID finds its record there. */
-            fri_stream_nack *nack = nack_new(consumer, c->now_ms);
+            fri_stream_nack *nack = nack_new(cg, consumer, c->now_ms);
             if (!nack) abort();
             if (fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack)) {
                 fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
             } else {
-                free(nack);
+                fri_stream_nack_release(cg->stream, nack);
                 nack = fri_sidmap_get(cg->pel, id);
                 nack_assign(id, nack, consumer);
                 c->srv->redis_errno = 0; /* raxTryInsert found it there (fri_errno_load) */
@@ -1078,7 +1079,7 @@ static void xack_command(fr_client *c)
         fri_stream_nack *nack = fri_sidmap_remove(cg->pel, ids[i]);
         if (!nack) continue;
         if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, ids[i]);
-        free(nack);
+        fri_stream_nack_release(cg->stream, nack);
         acked++;
     }
     fri_reply_ll(c, acked);
@@ -1316,7 +1317,7 @@ static void xclaim_command(fr_client *c)
             continue;
         }
         if (force && !nack) {
-            if (!(nack = nack_new(NULL, now))) abort();
+            if (!(nack = nack_new(cg, NULL, now))) abort();
             fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
         }
         if (!nack) continue;
@@ -1582,7 +1583,7 @@ int fri_stream_cgroups_dup(fri_stream *dst, const fri_stream *src)
         fri_sidmap_iter_init(&it, cg->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
         while (fri_sidmap_iter_next(&it, &id, &val)) {
             const fri_stream_nack *nack = val;
-            fri_stream_nack *copy = nack_new(NULL, nack->delivery_time);
+            fri_stream_nack *copy = nack_new(ncg, NULL, nack->delivery_time);
             if (!copy) return -1;
             copy->delivery_count = nack->delivery_count;
             fri_sidmap_insert_node(ncg->pel, &copy->group_node, id, copy);
@@ -1954,7 +1955,7 @@ int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
                            uint64_t delivery_count)
 {
     if (fri_sidmap_get(cg->pel, id)) return 0;
-    fri_stream_nack *nack = nack_new(NULL, delivery_time);
+    fri_stream_nack *nack = nack_new(cg, NULL, delivery_time);
     if (!nack) return -1;
     nack->delivery_count = delivery_count;
     fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);

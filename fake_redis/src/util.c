@@ -49,17 +49,6 @@ int fri_bytes_cmp(const char *a, size_t alen, const char *b, size_t blen)
     return alen < blen ? -1 : (alen > blen ? 1 : 0);
 }
 
-int fri_arg_is(const fri_arg *a, const char *word)
-{
-    /* Walks word once, so that the usual mismatch (an option parser trying its words on
-     * a score or a key) stops at the first byte without measuring the word. */
-    size_t i = 0;
-    for (; word[i]; i++)
-        if (i == a->len || tolower((unsigned char)a->ptr[i]) != tolower((unsigned char)word[i]))
-            return 0;
-    return i == a->len;
-}
-
 int fri_arg_is_cstr(const fri_arg *a, const char *word)
 {
     size_t n = strnlen(a->ptr, a->len);
@@ -69,7 +58,7 @@ int fri_arg_is_cstr(const fri_arg *a, const char *word)
 
 /* ----- Growable buffer ------------------------------------------------------------------ */
 
-void fri_buf_reserve(fri_buf *b, size_t extra)
+void fri_buf_grow(fri_buf *b, size_t extra)
 {
     if (b->cap - b->len >= extra) return;
     size_t cap = b->cap ? b->cap : 256;
@@ -78,13 +67,6 @@ void fri_buf_reserve(fri_buf *b, size_t extra)
     if (!p) abort(); /* the reply buffer is the one allocation we cannot answer without */
     b->p = p;
     b->cap = cap;
-}
-
-void fri_buf_append(fri_buf *b, const void *p, size_t len)
-{
-    fri_buf_reserve(b, len);
-    if (len) memcpy(b->p + b->len, p, len);
-    b->len += len;
 }
 
 void fri_buf_printf(fri_buf *b, const char *fmt, ...)

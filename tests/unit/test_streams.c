@@ -846,6 +846,7 @@ static void test_dump(void **state)
     /* a group built by hand, as t_stream_group.c builds them */
     s->cgroups = fri_dict_new();
     fri_stream_cg *cg = calloc(1, sizeof(*cg));
+    cg->stream = s; /* its records come from the stream's pool */
     cg->last_id = (fri_sid){1, 2};
     cg->entries_read = 2;
     cg->pel = fri_sidmap_new();
@@ -855,7 +856,8 @@ static void test_dump(void **state)
     co->pel = fri_sidmap_new();
     co->seen_time = fr_clock_now(srv) - 30;
     fri_dict_add(cg->consumers, "alice", 5, NULL)->v.ptr = co;
-    fri_stream_nack *nack = calloc(1, sizeof(*nack));
+    fri_stream_nack *nack = fri_stream_nack_alloc(s);
+    memset(nack, 0, sizeof(*nack));
     nack->consumer = co;
     nack->delivery_count = 3;
     nack->delivery_time = fr_clock_now(srv) - 10;
@@ -863,6 +865,7 @@ static void test_dump(void **state)
     fri_sidmap_insert(co->pel, (fri_sid){1, 1}, nack);
     fri_dict_add(s->cgroups, "g2", 2, NULL)->v.ptr = cg;
     fri_stream_cg *cg1 = calloc(1, sizeof(*cg1));
+    cg1->stream = s;
     cg1->entries_read = -1;
     cg1->pel = fri_sidmap_new();
     cg1->consumers = fri_dict_new();
