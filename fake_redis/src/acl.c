@@ -403,14 +403,7 @@ static const fri_cmd_meta *acl_lookup_argv(int argc, const fri_arg *argv)
     const fri_cmd_meta *base = fri_meta_find(argv[0].ptr, argv[0].len);
     if (!base || base->parent >= 0) return NULL;
     if (argc == 1 || base->nsubs == 0) return base;
-    char full[128];
-    size_t bl = strlen(base->name);
-    if (argv[1].len > sizeof(full) - bl - 2) return NULL;
-    memcpy(full, base->name, bl);
-    full[bl] = '|';
-    memcpy(full + bl + 1, argv[1].ptr, argv[1].len);
-    const fri_cmd_meta *sub = fri_meta_find(full, bl + 1 + argv[1].len);
-    return sub && sub->parent == (int)(base - fri_cmd_meta_table) ? sub : NULL;
+    return fri_meta_find_sub(base, &argv[1]);
 }
 
 static int set_selector(selector *s, const char *op, size_t n)

@@ -76,6 +76,18 @@ int fri_meta_present(const fr_server *s, const fri_cmd_meta *m)
     return 0;
 }
 
+const fri_cmd_meta *fri_meta_find_sub(const fri_cmd_meta *base, const fri_arg *name)
+{
+    char full[128];
+    size_t bl = strlen(base->name);
+    if (name->len > sizeof(full) - bl - 2) return NULL;
+    memcpy(full, base->name, bl);
+    full[bl] = '|';
+    memcpy(full + bl + 1, name->ptr, name->len);
+    const fri_cmd_meta *sub = fri_meta_find(full, bl + 1 + name->len);
+    return sub && sub->parent == (int)row_of(base) ? sub : NULL;
+}
+
 /* Redis's lookupCommand over this server's commands: argv[0], or argv[0] argv[1] for a
  * container given a subcommand; NULL when absent.  strict (lookupCommandBySds): exactly
  * one or two words. */
@@ -86,15 +98,8 @@ static const fri_cmd_meta *lookup_argv(const fr_server *s, int argc, const fri_a
     if (!base || !fri_meta_present(s, base)) return NULL;
     if (argc == 1 || base->nsubs == 0) return strict && argc != 1 ? NULL : base;
     if (strict && argc != 2) return NULL;
-    char full[128];
-    size_t bl = strlen(base->name);
-    if (argv[1].len > sizeof(full) - bl - 2) return NULL;
-    memcpy(full, base->name, bl);
-    full[bl] = '|';
-    memcpy(full + bl + 1, argv[1].ptr, argv[1].len);
-    const fri_cmd_meta *sub = fri_meta_find(full, bl + 1 + argv[1].len);
-    if (!sub || sub->parent != (int)row_of(base) || !row_present(s, sub)) return NULL;
-    return sub;
+    const fri_cmd_meta *sub = fri_meta_find_sub(base, &argv[1]);
+    return sub && row_present(s, sub) ? sub : NULL;
 }
 
 const fri_cmd_meta *fri_meta_lookup(const fr_server *s, int argc, const fri_arg *argv)

@@ -14,6 +14,9 @@ typedef struct fri_keyref {
 
 /* The metadata row named p[0..n) ("get", "client|list"), case-insensitive, or NULL. */
 const fri_cmd_meta *fri_meta_find(const char *p, size_t n);
+/* The subcommand `base|name` (name case-insensitive, as fri_meta_find), NULL when base has
+ * no such subcommand. */
+const fri_cmd_meta *fri_meta_find_sub(const fri_cmd_meta *base, const fri_arg *name);
 /* Marks the row of one of the fake's own commands (server.c, once per process). */
 void fri_meta_mark_builtin(const char *name);
 /* Whether server s has the command (or, for a container, one of its subcommands). */
