@@ -12,32 +12,11 @@
 set -uo pipefail
 
 bin=${1:?usage: command_table.sh PATH/TO/fakeredis-server}
-dir=$(mktemp -d /tmp/frs-cmdtable.XXXXXX)
-fake_pid=
-real_pid=
-passed=0
-failed=0
-
-cleanup() {
-    [[ -n $fake_pid ]] && kill "$fake_pid" 2>/dev/null
-    [[ -n $real_pid ]] && kill "$real_pid" 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL $1"
-    diff "$2" "$3" | head -20 | sed 's/^/     /'
-}
+source "$(dirname "$0")/two_servers.sh" cmdtable
 
 "$bin" --port -1 --unixsocket "$dir/fake.sock" >"$dir/fake.out" 2>"$dir/fake.err" &
 fake_pid=$!
-redis-server --port 0 --unixsocket "$dir/real.sock" --save '' --appendonly no \
-    --dir "$dir" >"$dir/real.log" 2>&1 &
-real_pid=$!
+start_real_redis
 for _ in $(seq 100); do
     redis-cli -s "$dir/fake.sock" ping >/dev/null 2>&1 &&
         redis-cli -s "$dir/real.sock" ping >/dev/null 2>&1 && break
@@ -48,9 +27,15 @@ done
 # structure (--no-raw) and in RESP3 when $2 is -3.
 ask() { timeout 60 redis-cli -s "$dir/$1.sock" --no-raw ${2:-} >"$dir/$1.$3"; }
 
-# Compares the file $1 of both servers: the same bytes.
+# same_file NAME SUFFIX: $dir/fake.SUFFIX and $dir/real.SUFFIX hold the same bytes.
 same_file() {
-    if cmp -s "$dir/fake.$2" "$dir/real.$2"; then ok "$1"; else bad "$1" "$dir/real.$2" "$dir/fake.$2"; fi
+    if cmp -s "$dir/fake.$2" "$dir/real.$2"; then
+        ok "$1"
+    else
+        local why
+        mapfile -t why < <(diff "$dir/real.$2" "$dir/fake.$2" | head -20)
+        bad "$1" "${why[@]}"
+    fi
 }
 
 echo 'COMMAND COUNT' | ask fake '' count
@@ -93,5 +78,4 @@ for proto in 2 3; do
     done
 done
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish

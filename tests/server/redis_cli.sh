@@ -9,34 +9,12 @@
 set -uo pipefail
 
 bin=${1:?usage: redis_cli.sh PATH/TO/fakeredis-server}
-dir=$(mktemp -d /tmp/frs-cli.XXXXXX)
-fake_pid=
-real_pid=
-passed=0
-failed=0
-
-cleanup() {
-    [[ -n $fake_pid ]] && kill "$fake_pid" 2>/dev/null
-    [[ -n $real_pid ]] && kill "$real_pid" 2>/dev/null
-    wait 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-
-ok() { passed=$((passed + 1)); echo "ok   $1"; }
-bad() {
-    failed=$((failed + 1))
-    echo "FAIL $1"
-    shift
-    printf '     %s\n' "$@"
-}
+source "$(dirname "$0")/two_servers.sh" cli
 
 # ----- the two servers ------------------------------------------------------------------
 "$bin" --port 0 --unixsocket "$dir/fake.sock" --clock wall >"$dir/fake.out" 2>"$dir/fake.err" &
 fake_pid=$!
-redis-server --port 0 --unixsocket "$dir/real.sock" --save '' --appendonly no \
-    --dir "$dir" >"$dir/real.log" 2>&1 &
-real_pid=$!
+start_real_redis
 for _ in $(seq 100); do
     grep -q '^fakeredis-server ready pid=' "$dir/fake.out" 2>/dev/null &&
         redis-cli -s "$dir/real.sock" ping >/dev/null 2>&1 && break
@@ -154,5 +132,4 @@ fake shutdown nosave >/dev/null 2>&1
 for _ in $(seq 50); do kill -0 "$fake_pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$fake_pid" 2>/dev/null; then bad "shutdown" "still running"; else ok "shutdown"; fake_pid=; fi
 
-echo "$passed passed, $failed failed"
-[[ $failed == 0 ]]
+finish
