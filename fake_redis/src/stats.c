@@ -489,8 +489,15 @@ int fr_stats_latency_cdf(const fr_server *s, size_t i, uint64_t *calls, int64_t 
     const char *name;
     const cmdstat *r = row_at(s, i, &name);
     *n = 0;
-    if (!r || !r->hist) return -1;
-    const fri_hist *h = r->hist;
+    if (!r || !has_latency(r)) return -1;
+    fri_hist *one = NULL; /* the samples of a row that used one slot only, as a histogram */
+    if (!r->hist) {
+        one = calloc(1, sizeof(*one));
+        if (!one) return -1;
+        one->counts[r->one_idx] = r->one_n;
+        one->total = r->one_n;
+    }
+    const fri_hist *h = r->hist ? r->hist : one;
     *calls = h->total;
     int64_t level = 1024, low, size;
     hist_range(hist_index(level), &low, &size);
@@ -529,6 +536,7 @@ int fr_stats_latency_cdf(const fr_server *s, size_t i, uint64_t *calls, int64_t 
         hist_range(hist_index(level > HIST_MAX_NS ? HIST_MAX_NS : level), &low, &size);
         level_low = level > HIST_MAX_NS ? low + size : low;
     }
+    free(one);
     return 0;
 }
 

@@ -195,6 +195,20 @@ static void test_latency_cdf(void **state)
     }
     assert_int_equal(fr_stats_latency_cdf(f->srv, get, &calls, usec, cum, 64, &n), -1);
     assert_int_equal(n, 0);
+    /* samples all in one slot (no clock: every call lasts 0): kept without a histogram,
+     * reported as one (the 1024 ns level, its slot's highest value) */
+    RUN(f->c, "GET a");
+    RUN(f->c, "GET a");
+    for (size_t i = 0; i < fr_stats_command_rows(f->srv); i++) {
+        fr_command_stats st;
+        fr_stats_command_at(f->srv, i, &st);
+        if (!strcmp(st.name, "get")) get = i;
+    }
+    assert_int_equal(fr_stats_latency_cdf(f->srv, get, &calls, usec, cum, 64, &n), 0);
+    assert_int_equal(calls, 2);
+    assert_int_equal(n, 1);
+    assert_int_equal(usec[0], 1);
+    assert_int_equal(cum[0], 2);
 }
 
 int main(void)
