@@ -526,7 +526,10 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
     if (nf == 0) flags[nf++] = 'N';
     flags[nf] = '\0';
     int64_t now = frs_mono_ms();
-    size_t qbuf = rr_pending(&c->in);
+    /* Redis trims a query buffer after the commands of one read ran: the connection whose
+     * command runs still has that command's bytes (qbuf=26 for CLIENT LIST itself), the
+     * others only what they have not parsed yet */
+    size_t qbuf = c == frs_admin_current(c->srv) ? c->in.len : rr_pending(&c->in);
     size_t pend = frs_obuf_pending(&c->out);
     size_t ulen;
     const char *user = fr_client_user(c->fc, &ulen); /* its ACL user (the fake's acl.c) */

@@ -598,6 +598,9 @@ static void test_resp3(void **state)
     assert_non_null(strstr(r.data, "txt:id="));
     assert_non_null(strstr(r.data, " name=three "));
     assert_non_null(strstr(r.data, " resp=3\n"));
+    /* the running command's own bytes are still in its query buffer, as in Redis
+     * (*2 $6 client $4 info: 26 bytes) */
+    assert_non_null(strstr(r.data, " qbuf=26 "));
     /* back to RESP2 */
     frsh_call(c, &r, "HELLO", "2", NULL);
     assert_memory_equal(r.data, "*14\r\n", 5);
