@@ -1093,13 +1093,18 @@ static void g_command_count(gen *g) {
     else { word(g, "count"); a(g, "x"); a(g, "y"); }
     finish_ex(g, CMP_EXACT, 1);
 }
-/* COMMAND GETKEYS[ANDFLAGS] of a command another generator draws (its other steps, if
- * any, run as they are): the key specs and getkeys functions on every shape of every
- * command, errors included (a broken arity, an unknown subcommand). */
-static void g_command_getkeys_of(gen *g, const char *sub) {
+/* Draws a command from another generator (one whose name starts with none of skip) and
+ * makes it the tail of `head sub [one of extra]`, in place of the step it queued (its
+ * other steps, if any, run as they are); nothing when it queued nothing. */
+static void wrap_drawn(gen *g, const char *const *skip, const char *head, const char *sub,
+                       const char *const *extra, size_t nextra) {
     const gen_entry *e;
-    do e = g->live[rnd(g, g->nlive)].e;
-    while (!strncmp(e->name, "command|", 8));
+    int skipped;
+    do {
+        e = g->live[rnd(g, g->nlive)].e;
+        skipped = 0;
+        for (size_t i = 0; skip[i]; i++) skipped |= !strncmp(e->name, skip[i], strlen(skip[i]));
+    } while (skipped);
     size_t before = g->qlen;
     e->fn(g);
     if (g->qlen == before) return;
@@ -1107,12 +1112,20 @@ static void g_command_getkeys_of(gen *g, const char *sub) {
     step wrapped = *last;
     memset(&g->cur, 0, sizeof g->cur);
     g->cur.client = wrapped.client;
-    word(g, "command");
+    word(g, head);
     word(g, sub);
+    if (extra) a(g, extra[rnd(g, nextra)]);
     for (int i = 0; i < wrapped.argc; i++) add_arg(g, wrapped.argv[i], wrapped.lens[i]);
     step_free(last);
     g->qlen--;
     finish_ex(g, CMP_EXACT, 1);
+}
+/* COMMAND GETKEYS[ANDFLAGS] of a command another generator draws (its other steps, if
+ * any, run as they are): the key specs and getkeys functions on every shape of every
+ * command, errors included (a broken arity, an unknown subcommand). */
+static void g_command_getkeys_of(gen *g, const char *sub) {
+    static const char *const skip[] = {"command|", NULL};
+    wrap_drawn(g, skip, "command", sub, NULL, 0);
 }
 static void g_command_getkeys(gen *g) { g_command_getkeys_of(g, "getkeys"); }
 static void g_command_getkeysandflags(gen *g) { g_command_getkeys_of(g, "getkeysandflags"); }
@@ -1180,23 +1193,8 @@ static void g_acl_setuser(gen *g) {
     finish_ex(g, CMP_EXACT, 1);
 }
 static void g_acl_dryrun(gen *g) {
-    const gen_entry *e;
-    do e = g->live[rnd(g, g->nlive)].e;
-    while (!strncmp(e->name, "acl|", 4) || !strncmp(e->name, "command|", 8));
-    size_t before = g->qlen;
-    e->fn(g);
-    if (g->qlen == before) return;
-    step *last = &g->queue[g->qhead + g->qlen - 1];
-    step wrapped = *last;
-    memset(&g->cur, 0, sizeof g->cur);
-    g->cur.client = wrapped.client;
-    word(g, "acl");
-    word(g, "dryrun");
-    a(g, ACL_USERS[rnd(g, NELEM(ACL_USERS))]);
-    for (int i = 0; i < wrapped.argc; i++) add_arg(g, wrapped.argv[i], wrapped.lens[i]);
-    step_free(last);
-    g->qlen--;
-    finish_ex(g, CMP_EXACT, 1);
+    static const char *const skip[] = {"acl|", "command|", NULL};
+    wrap_drawn(g, skip, "acl", "dryrun", ACL_USERS, NELEM(ACL_USERS));
 }
 static void g_acl_simple(gen *g, const char *sub, cmp_mode mode) {
     begin(g, "acl");
