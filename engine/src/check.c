@@ -518,15 +518,10 @@ static const char *crash_of(const ws_sim *sim, const ws_delivery *d)
     return "no crash";
 }
 
-/* The checks of produced entry root (1-based) read by s, whose deliveries through s's
- * source are v[0..n), in delivery order. */
-static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
-                        ws_delivery *const *v, size_t n)
+/* doubled: two deliveries of entry p whose effects took effect (v[0..n), in delivery
+ * order); one sentence naming the first two. */
+static void check_doubled(ws_sim *sim, const wsi_produced *p, ws_delivery *const *v, size_t n)
 {
-    wsi_produced *p = &sim->produced[root - 1];
-    int stream = s->cfg.form == WS_FORM_STREAM;
-
-    /* doubled: two deliveries of one entry whose effects took effect */
     ws_delivery *firstd = NULL;
     for (size_t i = 0; i < n; i++) {
         const wsi_effect *e = first_applied(v[i]);
@@ -547,94 +542,112 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                   (unsigned long long)v[i]->read, v[i]->sub->name,
                   wsi_where_text(&e->where, w1, sizeof w1), crash_of(sim, firstd));
         free(c0);
-        break;
+        return;
     }
+}
 
+/* leaked: what delivery d of entry p queued took effect although d was dropped, retried
+ * or abandoned (or acked with its segment dropped); one sentence for the first such. */
+static void check_leaked(ws_sim *sim, const wsi_produced *p, const ws_delivery *d)
+{
+    int discarded = d->outcome != WS_ACK || d->seg_state == WSI_SEG_DROPPED;
+    if (!discarded) return;
+    for (size_t k = 0; k < d->neffects; k++) {
+        const wsi_effect *e = &d->effects[k];
+        if (e->kind == WSI_EFFECT_DIRECT || !applied(e->fate)) continue;
+        char *c = cmd_text(e->cmd);
+        char w[96];
+        violation(sim, "leaked", p,
+                  "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
+                  "(%s)",
+                  d->shown, p->shown,
+                  d->outcome == WS_DROP      ? "dropped"
+                  : d->outcome == WS_RETRY   ? "retried"
+                  : d->outcome == WS_RETRY_AFTER ? "retried later"
+                  : d->outcome == WS_ACK     ? "acked with its segment dropped"
+                                             : "without an outcome",
+                  c, wsi_where_text(&e->where, w, sizeof w));
+        free(c);
+        return;
+    }
+}
+
+/* split: delivery d's atomic segment, kept and flushed, had its effects and its XACK part
+ * (plain lists and channels owe no settle: nothing to split). */
+static void check_split(ws_sim *sim, const wsi_produced *p, const ws_delivery *d)
+{
+    if (d->sub->cfg.mode != WS_MODE_ATOMIC || d->seg_state != WSI_SEG_KEPT || !d->flush ||
+        d->in_batch ||
+        (d->sub->cfg.form != WS_FORM_STREAM && d->sub->cfg.form != WS_FORM_RELIABLE_LIST))
+        return;
+    const wsi_effect *e = first_applied(d);
+    if (e && !d->settle_sent && !d->settle_failed) {
+        char *c = cmd_text(e->cmd);
+        char w[96];
+        violation(sim, "split", p,
+                  "entry %s's atomic segment was split: `%s` took effect (%s) but "
+                  "its XACK did not",
+                  p->shown, c, wsi_where_text(&e->where, w, sizeof w));
+        free(c);
+    } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
+        char w[96];
+        violation(sim, "split", p,
+                  "entry %s's atomic segment was split: its XACK took effect (%s) "
+                  "but none of its commands did",
+                  p->shown, wsi_where_text(&d->settle_where, w, sizeof w));
+    }
+}
+
+/* Whether the server (or the live process) still holds produced entry root of s's source,
+ * whose deliveries are v[0..n): one of its ids is pending, scheduled or listed, it is
+ * unread, or a retry timer of the live process will publish its copy. */
+static int entry_held(const ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                      ws_delivery *const *v, size_t n)
+{
+    const wsi_produced *p = &sim->produced[root - 1];
+    int stream = s->cfg.form == WS_FORM_STREAM;
     for (size_t i = 0; i < n; i++) {
-        ws_delivery *d = v[i];
-        /* leaked: what a dropped, retried or abandoned delivery queued took effect */
-        int discarded = d->outcome != WS_ACK || d->seg_state == WSI_SEG_DROPPED;
-        if (discarded) {
-            for (size_t k = 0; k < d->neffects; k++) {
-                const wsi_effect *e = &d->effects[k];
-                if (e->kind == WSI_EFFECT_DIRECT || !applied(e->fate)) continue;
-                char *c = cmd_text(e->cmd);
-                char w[96];
-                violation(sim, "leaked", p,
-                          "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
-                          "(%s)",
-                          d->shown, p->shown,
-                          d->outcome == WS_DROP      ? "dropped"
-                          : d->outcome == WS_RETRY   ? "retried"
-                          : d->outcome == WS_RETRY_AFTER ? "retried later"
-                          : d->outcome == WS_ACK     ? "acked with its segment dropped"
-                                                     : "without an outcome",
-                          c, wsi_where_text(&e->where, w, sizeof w));
-                free(c);
-                break;
-            }
-        }
-        /* split: an atomic segment whose effects and XACK parted */
-        /* (plain lists and channels owe no settle: nothing to split) */
-        if (d->sub->cfg.mode == WS_MODE_ATOMIC && d->seg_state == WSI_SEG_KEPT && d->flush &&
-            !d->in_batch &&
-            (d->sub->cfg.form == WS_FORM_STREAM || d->sub->cfg.form == WS_FORM_RELIABLE_LIST)) {
-            const wsi_effect *e = first_applied(d);
-            if (e && !d->settle_sent && !d->settle_failed) {
-                char *c = cmd_text(e->cmd);
-                char w[96];
-                violation(sim, "split", p,
-                          "entry %s's atomic segment was split: `%s` took effect (%s) but "
-                          "its XACK did not",
-                          p->shown, c, wsi_where_text(&e->where, w, sizeof w));
-                free(c);
-            } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
-                char w[96];
-                violation(sim, "split", p,
-                          "entry %s's atomic segment was split: its XACK took effect (%s) "
-                          "but none of its commands did",
-                          p->shown, wsi_where_text(&d->settle_where, w, sizeof w));
-            }
-        }
+        const ws_delivery *d = v[i];
+        if (stream ? set_has(&h->pending, d->id, d->id_len) ||
+                         set_has(&h->scheduled, d->id, d->id_len)
+                   : set_has(&h->listed, d->id, d->id_len))
+            return 1;
     }
+    for (size_t i = 0; i < sim->nlineage; i++)
+        if (sim->lineage[i].root == root && strcmp(sim->lineage[i].key, s->key) == 0 &&
+            (stream ? set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len)
+                    : set_has(&h->listed, sim->lineage[i].id, sim->lineage[i].len)))
+            return 1;
+    if (stream) {
+        if (set_has(&h->pending, p->id, p->id_len) ||
+            set_has(&h->pending_payloads, p->payload, p->payload_len) || unread(h, p) ||
+            set_has(&h->scheduled, p->payload, p->payload_len))
+            return 1;
+    } else if (set_has(&h->listed, p->id, p->id_len)) {
+        return 1;
+    }
+    return !sim->dead && timer_pending(sim, v, n);
+}
 
-    /* lost: settled nowhere and held nowhere */
-    if (s->cfg.form == WS_FORM_STREAM || s->cfg.form == WS_FORM_RELIABLE_LIST) {
-        int held = 0, settled = 0;
-        for (size_t i = 0; i < n && !held; i++) {
-            ws_delivery *d = v[i];
-            if (stream) {
-                held = set_has(&h->pending, d->id, d->id_len) ||
-                       set_has(&h->scheduled, d->id, d->id_len);
-            } else {
-                held = set_has(&h->listed, d->id, d->id_len);
-            }
+/* Whether an entry the server no longer holds was settled by one of its deliveries
+ * v[0..n): acked with every queued command applied, dropped, rejected at the retry cap or
+ * moved to the dead letter. */
+static int entry_settled(const ws_sub *s, ws_delivery *const *v, size_t n)
+{
+    int stream = s->cfg.form == WS_FORM_STREAM;
+    for (size_t i = 0; i < n; i++) {
+        const ws_delivery *d = v[i];
+        int settled = 0;
+        /* An acked stream delivery whose queued commands all took effect, its entry
+         * no longer pending, was settled by those commands themselves: a script that
+         * XACKs its own entry atomically with its write (a crash before the
+         * runtime's own XACK leaves nothing owed). */
+        if (!d->settle_sent && stream && d->outcome == WS_ACK && d->neffects) {
+            settled = 1;
+            for (size_t k = 0; k < d->neffects; k++)
+                if (!applied(d->effects[k].fate)) settled = 0;
         }
-        for (size_t i = 0; !held && i < sim->nlineage; i++)
-            if (sim->lineage[i].root == root && strcmp(sim->lineage[i].key, s->key) == 0)
-                held = stream ? set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len)
-                              : set_has(&h->listed, sim->lineage[i].id, sim->lineage[i].len);
-        if (stream) {
-            held = held || set_has(&h->pending, p->id, p->id_len) ||
-                   set_has(&h->pending_payloads, p->payload, p->payload_len) ||
-                   unread(h, p) ||
-                   set_has(&h->scheduled, p->payload, p->payload_len);
-        } else {
-            held = held || set_has(&h->listed, p->id, p->id_len);
-        }
-        if (!sim->dead) held = held || timer_pending(sim, v, n);
-        for (size_t i = 0; i < n && !settled; i++) {
-            ws_delivery *d = v[i];
-            /* An acked stream delivery whose queued commands all took effect, its entry
-             * no longer pending, was settled by those commands themselves: a script that
-             * XACKs its own entry atomically with its write (a crash before the
-             * runtime's own XACK leaves nothing owed). */
-            if (!d->settle_sent && !held && stream && d->outcome == WS_ACK && d->neffects) {
-                settled = 1;
-                for (size_t k = 0; k < d->neffects; k++)
-                    if (!applied(d->effects[k].fate)) settled = 0;
-            }
-            if (!d->settle_sent) continue;
+        if (d->settle_sent) {
             if (d->outcome == WS_DROP && !d->delay_ms) settled = 1;
             /* retried at the cap: rejected, or moved to the dead letter */
             if (d->rejected || (d->copy_planned == WSI_COPY_DEAD_LETTER && d->copy_sent))
@@ -645,66 +658,100 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                     if (!applied(d->effects[k].fate)) settled = 0;
             }
         }
-        if (!held && !settled) {
-            ws_delivery *timer = NULL, *queued = NULL, *copied = NULL;
-            for (size_t i = 0; i < n; i++) {
-                if (v[i]->copy_planned && !v[i]->copy_sent && !v[i]->delay_ms)
-                    copied = v[i];
-                else if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
-                    if (v[i]->sub->delay_queue) queued = v[i];
-                    else timer = v[i];
-                }
-            }
-            if (copied)
-                violation(sim, "lost", p,
-                          "entry %s was lost: the runtime settled its delivery %s for a retry "
-                          "(%s declared: the settle first, then the copy), and the consumer "
-                          "crashed after the settle took effect and before the %s was "
-                          "published (%s)",
-                          p->shown, copied->shown,
-                          copied->sub->cfg.max_attempts && copied->sub->dead_letter
-                              ? "max-attempts and a dead letter"
-                          : copied->sub->dead_letter ? "a dead letter" : "max-attempts",
-                          copied->copy_planned == WSI_COPY_DEAD_LETTER ? "dead-letter copy"
-                                                                       : "copy",
-                          crash_of(sim, copied));
-            else if (queued)
-                violation(sim, "lost", p,
-                          "entry %s was lost: its delivery %s was scheduled in the delay queue "
-                          "%s for a retry after %lld ms, and the copy left the queue (the sweep's "
-                          "ZREM) but never reached the stream: the consumer crashed between the "
-                          "sweep's ZREM and its XADD (%s)",
-                          p->shown, queued->shown, queued->sub->delay_queue, (long long)queued->delay_ms,
-                          sim->last_crash[0] ? sim->last_crash : "no crash");
-            else if (timer)
-                violation(sim, "lost", p,
-                          "entry %s was lost: its delivery %s was settled as dropped for a "
-                          "retry after %lld ms, and the copy was never published because the "
-                          "consumer crashed first (%s)",
-                          p->shown, timer->shown, (long long)timer->delay_ms, crash_of(sim, timer));
-            else {
-                /* an acked member of a batch that another member did not ack (§6) */
-                ws_delivery *sibling = NULL;
-                for (size_t i = 0; i < n; i++)
-                    if (v[i]->outcome == WS_ACK && v[i]->seg_state == WSI_SEG_DROPPED &&
-                        v[i]->settle_sent)
-                        sibling = v[i];
-                if (sibling)
-                    violation(sim, "lost", p,
-                              "entry %s was lost: its delivery %s was acked and settled, but "
-                              "its batch's segment was discarded because another member of "
-                              "the batch did not ack (SEMANTICS.md §6), so its effects never "
-                              "applied",
-                              p->shown, sibling->shown);
-                else
-                    violation(sim, "lost", p,
-                              "entry %s was lost: it is neither acknowledged with its effects "
-                              "applied, nor pending, nor %s",
-                              p->shown, stream ? "unread or scheduled in a delay queue"
-                                            : "on the main or the processing list");
-            }
+        if (settled) return 1;
+    }
+    return 0;
+}
+
+/* The "lost" sentence for entry p, which is neither held nor settled: the story of the
+ * delivery that lost it (a retry copy never published, a delay-queue sweep cut short, a
+ * retry timer the crash killed, a batch sibling's discarded segment) or the bare fact. */
+static void report_lost(ws_sim *sim, const ws_sub *s, const wsi_produced *p,
+                        ws_delivery *const *v, size_t n)
+{
+    int stream = s->cfg.form == WS_FORM_STREAM;
+    ws_delivery *timer = NULL, *queued = NULL, *copied = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i]->copy_planned && !v[i]->copy_sent && !v[i]->delay_ms)
+            copied = v[i];
+        else if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
+            if (v[i]->sub->delay_queue) queued = v[i];
+            else timer = v[i];
         }
     }
+    if (copied)
+        violation(sim, "lost", p,
+                  "entry %s was lost: the runtime settled its delivery %s for a retry "
+                  "(%s declared: the settle first, then the copy), and the consumer "
+                  "crashed after the settle took effect and before the %s was "
+                  "published (%s)",
+                  p->shown, copied->shown,
+                  copied->sub->cfg.max_attempts && copied->sub->dead_letter
+                      ? "max-attempts and a dead letter"
+                  : copied->sub->dead_letter ? "a dead letter" : "max-attempts",
+                  copied->copy_planned == WSI_COPY_DEAD_LETTER ? "dead-letter copy"
+                                                               : "copy",
+                  crash_of(sim, copied));
+    else if (queued)
+        violation(sim, "lost", p,
+                  "entry %s was lost: its delivery %s was scheduled in the delay queue "
+                  "%s for a retry after %lld ms, and the copy left the queue (the sweep's "
+                  "ZREM) but never reached the stream: the consumer crashed between the "
+                  "sweep's ZREM and its XADD (%s)",
+                  p->shown, queued->shown, queued->sub->delay_queue, (long long)queued->delay_ms,
+                  sim->last_crash[0] ? sim->last_crash : "no crash");
+    else if (timer)
+        violation(sim, "lost", p,
+                  "entry %s was lost: its delivery %s was settled as dropped for a "
+                  "retry after %lld ms, and the copy was never published because the "
+                  "consumer crashed first (%s)",
+                  p->shown, timer->shown, (long long)timer->delay_ms, crash_of(sim, timer));
+    else {
+        /* an acked member of a batch that another member did not ack (§6) */
+        ws_delivery *sibling = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (v[i]->outcome == WS_ACK && v[i]->seg_state == WSI_SEG_DROPPED &&
+                v[i]->settle_sent)
+                sibling = v[i];
+        if (sibling)
+            violation(sim, "lost", p,
+                      "entry %s was lost: its delivery %s was acked and settled, but "
+                      "its batch's segment was discarded because another member of "
+                      "the batch did not ack (SEMANTICS.md §6), so its effects never "
+                      "applied",
+                      p->shown, sibling->shown);
+        else
+            violation(sim, "lost", p,
+                      "entry %s was lost: it is neither acknowledged with its effects "
+                      "applied, nor pending, nor %s",
+                      p->shown, stream ? "unread or scheduled in a delay queue"
+                                    : "on the main or the processing list");
+    }
+}
+
+/* lost: entry root of s's source is settled nowhere and held nowhere (streams and
+ * reliable lists only: plain lists and channels are at most once by design). */
+static void check_lost(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                       ws_delivery *const *v, size_t n)
+{
+    if (s->cfg.form != WS_FORM_STREAM && s->cfg.form != WS_FORM_RELIABLE_LIST) return;
+    if (entry_held(sim, s, root, h, v, n) || entry_settled(s, v, n)) return;
+    report_lost(sim, s, &sim->produced[root - 1], v, n);
+}
+
+/* The checks of produced entry root (1-based) read by s, whose deliveries through s's
+ * source are v[0..n), in delivery order: doubled, then leaked and split delivery by
+ * delivery, then lost. */
+static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                        ws_delivery *const *v, size_t n)
+{
+    const wsi_produced *p = &sim->produced[root - 1];
+    check_doubled(sim, p, v, n);
+    for (size_t i = 0; i < n; i++) {
+        check_leaked(sim, p, v[i]);
+        check_split(sim, p, v[i]);
+    }
+    check_lost(sim, s, root, h, v, n);
 }
 
 /* Outstanding deliveries of the live process holding value, without a recovery member
