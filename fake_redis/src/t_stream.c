@@ -1287,7 +1287,7 @@ static fri_stream *stream_lookup(fr_client *c, int write, int *wrongtype)
  * Options and the id are checked first, then the field/value count (an arity error),
  * then 0-0, then the key.  The stream is created only once the entry is in it, so
  * running out of memory leaves no empty key behind. */
-static void xaddCommand(fr_client *c)
+static void xadd_command(fr_client *c)
 {
     trim_args a;
     int idpos = parse_add_trim_args_or_reply(c, &a, 1);
@@ -1399,7 +1399,7 @@ static void xaddCommand(fr_client *c)
 }
 
 /* XLEN key */
-static void xlenCommand(fr_client *c)
+static void xlen_command(fr_client *c)
 {
     int wrongtype;
     fri_stream *s = stream_lookup(c, 0, &wrongtype);
@@ -1453,12 +1453,12 @@ static void xrange_generic(fr_client *c, int rev)
     fri_stream_reply_range(c, s, start, end, count < 0 ? 0 : (size_t)count, rev);
 }
 
-static void xrangeCommand(fr_client *c) { xrange_generic(c, 0); }
-static void xrevrangeCommand(fr_client *c) { xrange_generic(c, 1); }
+static void xrange_command(fr_client *c) { xrange_generic(c, 0); }
+static void xrevrange_command(fr_client *c) { xrange_generic(c, 1); }
 
 /* XDEL key id [id ...]: the key first (missing answers 0), then every id is parsed before
  * anything is deleted, so a bad id changes nothing. */
-static void xdelCommand(fr_client *c)
+static void xdel_command(fr_client *c)
 {
     int wrongtype;
     fri_stream *s = stream_lookup(c, 1, &wrongtype);
@@ -1503,7 +1503,7 @@ done:
 
 /* XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]: options first, then the key
  * (missing answers 0). */
-static void xtrimCommand(fr_client *c)
+static void xtrim_command(fr_client *c)
 {
     trim_args a;
     if (parse_add_trim_args_or_reply(c, &a, 0) < 0) return;
@@ -1526,7 +1526,7 @@ static void xtrimCommand(fr_client *c)
  * ("no such key" when missing), then the checks against the stream's live entries.  As in
  * 7.0.15, the id is not checked against the current max_deleted_entry_id, and on an empty
  * stream it may go backwards. */
-static void xsetidCommand(fr_client *c)
+static void xsetid_command(fr_client *c)
 {
     fri_sid id, max_xdel_id = FRI_SID_MIN;
     long long entries_added = -1;
@@ -1677,7 +1677,7 @@ int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *
  * null array, which is what a blocked read answers when its timeout fires: by default
  * BLOCK answers so at once (in process nobody else could add meanwhile); a client that
  * opted into blocking (fr_client_set_blocking) waits instead, served by blocked.c. */
-static void xreadCommand(fr_client *c)
+static void xread_command(fr_client *c)
 {
     fri_xread_opts o;
     if (fri_xread_parse_opts_or_reply(c, 0, &o) < 0) return;
@@ -1948,14 +1948,14 @@ int fr_stream_meta_get(fr_server *server, int db, const char *key, size_t key_le
 #define B FRI_CMD_BLOCKING
 
 const fri_command fri_stream_commands[] = {
-    {"xadd", xaddCommand, -5, W | M | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xlen", xlenCommand, 2, R | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xrange", xrangeCommand, -4, R, "stream", 1, 1, 1, NULL, NULL},
-    {"xrevrange", xrevrangeCommand, -4, R, "stream", 1, 1, 1, NULL, NULL},
-    {"xdel", xdelCommand, -3, W | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xtrim", xtrimCommand, -4, W, "stream", 1, 1, 1, NULL, NULL},
-    {"xsetid", xsetidCommand, -3, W | M | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xread", xreadCommand, -4, R | B, "stream", 0, 0, 0, xread_getkeys, NULL},
+    {"xadd", xadd_command, -5, W | M | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xlen", xlen_command, 2, R | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xrange", xrange_command, -4, R, "stream", 1, 1, 1, NULL, NULL},
+    {"xrevrange", xrevrange_command, -4, R, "stream", 1, 1, 1, NULL, NULL},
+    {"xdel", xdel_command, -3, W | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xtrim", xtrim_command, -4, W, "stream", 1, 1, 1, NULL, NULL},
+    {"xsetid", xsetid_command, -3, W | M | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xread", xread_command, -4, R | B, "stream", 0, 0, 0, xread_getkeys, NULL},
     {0},
 };
 
