@@ -96,13 +96,6 @@ void wsi_cmdb_addll(wsi_cmdb *b, long long v)
     wsi_cmdb_add(b, p, (size_t)(buf + sizeof buf - p));
 }
 
-void wsi_text_size(wsi_text *t, size_t v)
-{
-    char buf[24];
-    char *p = wsi_decimal(buf, (long long)v); /* lengths: far below 2^63 */
-    wsi_text_add(t, p, (size_t)(buf + sizeof buf - p));
-}
-
 /* A command of argc arguments and `bytes` bytes of argument text (NULs included) in one
  * block; its argv still to be pointed at the text, which starts at *text. */
 static wsi_cmd *cmd_block(int argc, size_t bytes, char **text)

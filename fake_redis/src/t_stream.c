@@ -540,11 +540,6 @@ void fri_stream_free(void *stream)
 
 size_t fri_stream_node_count(const fri_stream *s) { return s->nnodes; }
 
-size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i)
-{
-    return (size_t)node_lp_bytes(NODE(s, i));
-}
-
 size_t fri_stream_node_alloc_bytes(const fri_stream *s, size_t i)
 {
     size_t bytes = (size_t)node_lp_bytes(NODE(s, i));
@@ -1243,17 +1238,6 @@ void fri_stream_reply_current_meta(fr_client *c, fri_stream_iter *it, fri_sid id
         fri_reply_ll(c, idle);
         fri_reply_ll(c, count);
     }
-}
-
-int fri_stream_reply_entry(fr_client *c, fri_stream *s, fri_sid id)
-{
-    fri_stream_iter it;
-    fri_sid got;
-    long nf;
-    fri_stream_iter_start(&it, s, id, id, 0);
-    if (!fri_stream_iter_next(&it, &got, &nf)) return 0;
-    fri_stream_reply_current(c, &it, got, nf);
-    return 1;
 }
 
 size_t fri_stream_reply_range(fr_client *c, fri_stream *s, fri_sid start, fri_sid end,
