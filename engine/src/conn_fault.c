@@ -41,6 +41,22 @@ typedef struct pending_error {
     char *error;        /* owned copy of the text */
 } pending_error;
 
+/* What the layer decided for one command of a round trip, as the caller gave it. */
+typedef struct rt_plan {
+    uint64_t occ;           /* its occurrence number for its name */
+    const char *inject;     /* its injected error, or NULL */
+    unsigned char discard;  /* an injected EXEC/DISCARD sent as DISCARD */
+} rt_plan;
+
+/* Per-round-trip scratch, grown as needed: every array has room for cap commands. */
+typedef struct rt_scratch {
+    size_t cap;
+    rt_plan *plan;                  /* the caller's command j */
+    fr_command *send;               /* the commands actually sent (ws_pipeline's input) */
+    size_t *send_of;                /* send index -> caller index */
+    const fr_reply **inner_replies; /* the sent commands' replies (ws_pipeline's output) */
+} rt_scratch;
+
 typedef struct fault_conn {
     ws_conn base;           /* the common head */
     ws_conn *inner;         /* the wrapped connection; NULL once a fault killed it */
@@ -54,14 +70,7 @@ typedef struct fault_conn {
     pending_error *pending; /* injected errors of the open transaction */
     size_t npending, cappending;
     wsi_arena arena;        /* synthesised replies and copies, per round trip */
-    /* Per-round-trip scratch, grown as needed. */
-    size_t scratch_cap;
-    uint64_t *occ;          /* each command's occurrence number for its name */
-    const char **inject;    /* each command's injected error, or NULL */
-    unsigned char *discard; /* each command: an injected EXEC/DISCARD sent as DISCARD */
-    fr_command *send;       /* the commands actually sent */
-    size_t *send_of;        /* send index -> caller index */
-    const fr_reply **inner_replies;
+    rt_scratch rt;          /* per-round-trip scratch */
     ws_fault_hook hook;     /* called at the start of each round trip, or NULL */
     void *hook_arg;         /* its argument */
 } fault_conn;
@@ -78,6 +87,35 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     *p = q;
     *cap = cap2;
     return 0;
+}
+
+/* Room for n commands in every array of s: 0, or -1 when out of memory (s unchanged but
+ * possibly partly grown, still consistent with s->cap). */
+static int scratch_reserve(rt_scratch *s, size_t n)
+{
+    if (n <= s->cap) return 0;
+    size_t cap = s->cap ? s->cap * 2 : 8;
+    while (cap < n) cap *= 2;
+    rt_plan *plan = realloc(s->plan, cap * sizeof *plan);
+    if (plan) s->plan = plan;
+    fr_command *send = realloc(s->send, cap * sizeof *send);
+    if (send) s->send = send;
+    size_t *send_of = realloc(s->send_of, cap * sizeof *send_of);
+    if (send_of) s->send_of = send_of;
+    const fr_reply **inner = realloc(s->inner_replies, cap * sizeof *inner);
+    if (inner) s->inner_replies = inner;
+    if (!plan || !send || !send_of || !inner) return -1;
+    s->cap = cap;
+    return 0;
+}
+
+static void scratch_free(rt_scratch *s)
+{
+    free(s->plan);
+    free(s->send);
+    free(s->send_of);
+    free(s->inner_replies);
+    memset(s, 0, sizeof *s);
 }
 
 static char *dupstr(const char *s)
@@ -256,24 +294,15 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     uint64_t rt = c->stats.round_trips;
     if (fc->hook) fc->hook(fc->hook_arg, c, rt, n);
     wsi_arena_reset(&fc->arena);
-    if (n > fc->scratch_cap) {
-        size_t cap = fc->scratch_cap, cap2 = fc->scratch_cap, cap3 = fc->scratch_cap,
-               cap4 = fc->scratch_cap, cap5 = fc->scratch_cap, cap6 = fc->scratch_cap;
-        if (grow((void **)&fc->occ, &cap, n, sizeof *fc->occ) ||
-            grow((void **)&fc->inject, &cap2, n, sizeof *fc->inject) ||
-            grow((void **)&fc->discard, &cap6, n, sizeof *fc->discard) ||
-            grow((void **)&fc->send, &cap3, n, sizeof *fc->send) ||
-            grow((void **)&fc->send_of, &cap4, n, sizeof *fc->send_of) ||
-            grow((void **)&fc->inner_replies, &cap5, n, sizeof *fc->inner_replies))
-            return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
-        fc->scratch_cap = n;
-    }
+    if (scratch_reserve(&fc->rt, n)) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+    rt_plan *plan = fc->rt.plan;
     /* Name counters advance for every command given, whatever happens next, so "the 3rd
      * XACK" means the same thing however earlier round trips ended. */
     for (size_t j = 0; j < n; j++) {
-        fc->occ[j] = count_name(fc, commands[j].argv[0], arg_len(&commands[j], 0));
-        if (!fc->occ[j]) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
-        fc->inject[j] = NULL;
+        plan[j].occ = count_name(fc, commands[j].argv[0], arg_len(&commands[j], 0));
+        if (!plan[j].occ) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+        plan[j].inject = NULL;
+        plan[j].discard = 0;
     }
 
     /* A refusal anywhere in the round trip: nothing leaves. */
@@ -282,7 +311,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         armed *a = &fc->faults[i];
         if (a->f.kind != WS_FAULT_REFUSE) continue;
         for (size_t pos = 0; pos <= n; pos++) {
-            if (hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? fc->occ[pos - 1] : 0)) {
+            if (hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? plan[pos - 1].occ : 0)) {
                 fire(fc, a);
                 refused = 1;
                 break;
@@ -301,7 +330,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     for (size_t i = 0; i < fc->nfaults; i++) {
         armed *a = &fc->faults[i];
         for (size_t pos = 0; pos <= n; pos++) {
-            if (!hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? fc->occ[pos - 1] : 0))
+            if (!hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? plan[pos - 1].occ : 0))
                 continue;
             if (a->f.kind == WS_FAULT_CRASH_AFTER || a->f.kind == WS_FAULT_CRASH_BEFORE) {
                 size_t cut = a->f.kind == WS_FAULT_CRASH_AFTER ? pos : pos - 1;
@@ -320,9 +349,9 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         armed *a = &fc->faults[i];
         if (a->f.kind != WS_FAULT_ERROR) continue;
         for (size_t pos = 1; pos <= cutoff; pos++) {
-            if (!fc->inject[pos - 1] &&
-                hits(a, rt, pos, &commands[pos - 1], fc->occ[pos - 1])) {
-                fc->inject[pos - 1] = a->error;
+            if (!plan[pos - 1].inject &&
+                hits(a, rt, pos, &commands[pos - 1], plan[pos - 1].occ)) {
+                plan[pos - 1].inject = a->error;
                 fire(fc, a);
                 break;
             }
@@ -343,8 +372,8 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         const fr_command *cmd = &commands[j];
         int bare = cmd->argc == 1;
         int ends = bare && (cmd_is(cmd, "exec") || cmd_is(cmd, "discard"));
-        fc->discard[j] = fc->inject[j] && open && ends;
-        if (fc->inject[j] && !fc->discard[j]) continue; /* never reaches the server */
+        plan[j].discard = plan[j].inject && open && ends;
+        if (plan[j].inject && !plan[j].discard) continue; /* never reaches the server */
         if (ends) open = 0;
         else if (bare && cmd_is(cmd, "multi")) open = 1;
     }
@@ -352,16 +381,16 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     /* Send what is left. */
     size_t m = 0;
     for (size_t j = 0; j < cutoff; j++) {
-        if (fc->inject[j] && !fc->discard[j]) continue;
-        fc->send[m] = fc->discard[j] ? discard_cmd : commands[j];
-        fc->send_of[m++] = j;
+        if (plan[j].inject && !plan[j].discard) continue;
+        fc->rt.send[m] = plan[j].discard ? discard_cmd : commands[j];
+        fc->rt.send_of[m++] = j;
     }
     if (m > 0) {
-        int rc = ws_pipeline(fc->inner, NULL, m, fc->send, fc->inner_replies);
+        int rc = ws_pipeline(fc->inner, NULL, m, fc->rt.send, fc->rt.inner_replies);
         if (rc != 0) {
             /* A real failure underneath: report it as it is. */
             if (fc->inner->fbuf && fc->inner->bufcap >= m && rc != WS_EDEAD)
-                for (size_t s = 0; s < m; s++) fates[fc->send_of[s]] = fc->inner->fbuf[s];
+                for (size_t s = 0; s < m; s++) fates[fc->rt.send_of[s]] = fc->inner->fbuf[s];
             return wsi_conn_fail(c, rc, 1, "%s", fc->inner->errstr);
         }
         c->stats.commands_sent += m;
@@ -371,16 +400,16 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     size_t s = 0;
     for (size_t j = 0; j < cutoff; j++) {
         const fr_reply *r =
-            fc->inject[j] && !fc->discard[j] ? NULL : fc->inner_replies[s++];
+            plan[j].inject && !plan[j].discard ? NULL : fc->rt.inner_replies[s++];
         if ((crash || lose) && r) {
             fr_reply *copy = wsi_arena_alloc(&fc->arena, sizeof *copy);
             if (!copy || copy_reply(fc, copy, r)) r = NULL;
             else r = copy;
         }
-        replies[j] = r || fc->inject[j] ? track(fc, &commands[j], r, fc->inject[j]) : NULL;
+        replies[j] = r || plan[j].inject ? track(fc, &commands[j], r, plan[j].inject) : NULL;
         if (!replies[j] && !(crash || lose))
             return wsi_conn_fail(c, WS_ENOMEM, 1, "out of memory building replies");
-        fates[j] = fc->inject[j] ? WS_FATE_INJECTED
+        fates[j] = plan[j].inject ? WS_FATE_INJECTED
                    : (crash || lose) ? WS_FATE_LOST
                                      : WS_FATE_REPLIED;
     }
@@ -402,7 +431,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                              (unsigned long long)rt, n);
     }
     /* a DISCARD sent for an injected EXEC: its reply is not the caller's */
-    for (size_t j = 0; j < cutoff; j++) m -= fc->discard[j];
+    for (size_t j = 0; j < cutoff; j++) m -= plan[j].discard;
     c->stats.replies_received += m;
     return 0;
 }
@@ -421,12 +450,7 @@ static void fault_close(ws_conn *c)
     clear_pending(fc);
     free(fc->pending);
     wsi_arena_free(&fc->arena);
-    free(fc->occ);
-    free(fc->inject);
-    free(fc->discard);
-    free(fc->send);
-    free(fc->send_of);
-    free(fc->inner_replies);
+    scratch_free(&fc->rt);
     free(fc);
 }
 
