@@ -33,6 +33,7 @@ typedef wsi_strmap strset;
 
 static void set_add(strset *set, const char *p, size_t len) { wsi_strmap_put(set, p, len, 1); }
 
+/* Whether the set holds the len bytes at p. */
 static int set_has(const strset *set, const char *p, size_t len)
 {
     size_t v;
@@ -92,6 +93,7 @@ static int all_failed(const ws_delivery *d)
     return 1;
 }
 
+/* c as the trace writes it (heap). */
 static char *cmd_text(const wsi_cmd *c)
 {
     wsi_text t = {0};
@@ -109,6 +111,8 @@ static const fr_reply *admin(ws_sim *sim, wsi_cmdb *b)
     return rc ? NULL : r;
 }
 
+/* Parses a complete stream id "ms-seq" of len bytes; 0, or -1 for anything else (no
+ * overflow accepted). */
 int wsi_stream_id_parse(const char *p, size_t len, uint64_t *ms, uint64_t *seq)
 {
     uint64_t v[2] = {0, 0};
@@ -222,6 +226,8 @@ static int read_fresh_state(ws_sim *sim, const ws_sub *s, fresh_state *f)
     return 0;
 }
 
+/* Whether every entry s's fresh reads could still hand out is one produced and never
+ * delivered (ws_sim.h); the check's reads stay out of the trace. */
 int ws_sub_fresh_only(ws_sub *s, int *only_fresh)
 {
     *only_fresh = 0;
@@ -257,6 +263,7 @@ typedef struct holding {
     int none_beyond;          /* stream: no delivery carried an id after it */
 } holding;
 
+/* Frees what a holding read. */
 static void holding_free(holding *h)
 {
     set_free(&h->pending);
@@ -276,6 +283,7 @@ static void count_add(wsi_strmap *m, const char *p, size_t len)
     wsi_strmap_put(m, p, len, v + 1);
 }
 
+/* How many occurrences of p a counting map holds. */
 static size_t count_of(const wsi_strmap *m, const char *p, size_t len)
 {
     size_t v = 0;
@@ -283,6 +291,9 @@ static size_t count_of(const wsi_strmap *m, const char *p, size_t len)
     return v;
 }
 
+/* Reads what the server holds of s's stream into h: pending ids and their payloads, unread
+ * entries (or the shortcut that tells them by id), delay-queue members; 0 or the admin
+ * round trip's error. */
 static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
 {
     wsi_cmdb b = {0};
@@ -409,6 +420,8 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
     return 0;
 }
 
+/* Reads what the server holds of s's reliable list into h: the main and processing lists'
+ * values and the values recovery members name; 0 or the admin round trip's error. */
 static int read_list_holding(ws_sim *sim, const ws_sub *s, holding *h)
 {
     const char *keys[2] = {s->key, s->processing};
@@ -455,6 +468,7 @@ static int unread(const holding *h, const wsi_produced *p)
            sid_less(h->last_ms, h->last_seq, ms, seq);
 }
 
+/* Whether a and b read the same source: one key and form, and for streams one group. */
 static int same_source(const ws_sub *a, const ws_sub *b)
 {
     if (strcmp(a->key, b->key) != 0 || a->cfg.form != b->cfg.form) return 0;
@@ -469,6 +483,8 @@ typedef struct buckets {
     size_t *start;      /* bucket r is dl[start[r] .. start[r + 1]) */
 } buckets;
 
+/* Files every delivery through a source like s's under its produced entry (b->dl,
+ * b->start). */
 static void buckets_make(ws_sim *sim, const ws_sub *s, buckets *b)
 {
     size_t nr = sim->nproduced + 1;
@@ -491,18 +507,21 @@ static void buckets_make(ws_sim *sim, const ws_sub *s, buckets *b)
     free(fill);
 }
 
+/* Frees the buckets' arrays. */
 static void buckets_free(buckets *b)
 {
     free(b->dl);
     free(b->start);
 }
 
+/* Entry root's deliveries through the source, in delivery order: *out and the count. */
 static size_t lineage(const buckets *b, size_t root, ws_delivery ***out)
 {
     *out = &b->dl[b->start[root]];
     return b->start[root + 1] - b->start[root];
 }
 
+/* Whether a retry timer of the live process waits on one of v[0..n). */
 static int timer_pending(const ws_sim *sim, ws_delivery *const *v, size_t n)
 {
     for (size_t t = 0; t < sim->ntimers; t++)
@@ -511,6 +530,7 @@ static int timer_pending(const ws_sim *sim, ws_delivery *const *v, size_t n)
     return 0;
 }
 
+/* The crash that ended d's process, or "no crash". */
 static const char *crash_of(const ws_sim *sim, const ws_delivery *d)
 {
     unsigned inc = d->incarnation;
@@ -819,6 +839,7 @@ static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const hold
  * the unread ones (fast_source).  The state only grows with the run: a forked child
  * inherits it and files only what its crash and recovery added. */
 
+/* Frees the checks' incremental state; the next prepare starts over. */
 void wsi_ck_free(ws_sim *sim)
 {
     struct wsi_ck *ck = &sim->ck;
@@ -873,6 +894,7 @@ static int ck_clean(const ws_delivery *d)
     return 0;
 }
 
+/* Marks entry root dirty (checked at every check from now on), once. */
 static void ck_dirty(struct wsi_ck *ck, size_t root)
 {
     if (ck->state[root - 1] == WSI_CK_DIRTY) return;
@@ -884,6 +906,7 @@ static void ck_dirty(struct wsi_ck *ck, size_t root)
     ck->dirty[ck->ndirty++] = root;
 }
 
+/* The produced stream entries filed under key, or NULL. */
 static struct wsi_ck_key *ck_key(struct wsi_ck *ck, const char *key)
 {
     size_t i;
@@ -891,6 +914,8 @@ static struct wsi_ck_key *ck_key(struct wsi_ck *ck, const char *key)
     return NULL;
 }
 
+/* Brings the incremental state up to date with the deliveries made since the last call:
+ * files each under its entry and marks decided entries clean or dirty. */
 void ws_sim_check_prepare(ws_sim *sim)
 {
     struct wsi_ck *ck = &sim->ck;
@@ -962,6 +987,7 @@ void ws_sim_check_prepare(ws_sim *sim)
     ck->nopen = keep;
 }
 
+/* qsort's order of size_t values. */
 static int cmp_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -1021,6 +1047,8 @@ static long fast_source(ws_sim *sim, const ws_sub *s, const holding *h, size_t *
     return (long)u;
 }
 
+/* Evaluates every invariant on every source's entries; the violations (valid until the next
+ * check) in *out, 0 or the error of an admin round trip. */
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
 {
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);

@@ -77,6 +77,8 @@ typedef struct fault_conn {
 
 /* ----- Helpers ----------------------------------------------------------------------- */
 
+/* Room for need elements of size bytes in *p (capacity *cap, doubled); 0, or -1 when out of
+ * memory with *p unchanged. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap) return 0;
@@ -109,6 +111,7 @@ static int scratch_reserve(rt_scratch *s, size_t n)
     return 0;
 }
 
+/* Frees the scratch's arrays; it is empty and usable again afterwards. */
 static void scratch_free(rt_scratch *s)
 {
     free(s->plan);
@@ -118,6 +121,7 @@ static void scratch_free(rt_scratch *s)
     memset(s, 0, sizeof *s);
 }
 
+/* A heap copy of s, or NULL when out of memory. */
 static char *dupstr(const char *s)
 {
     size_t n = strlen(s);
@@ -147,11 +151,13 @@ static uint64_t count_name(fault_conn *fc, const char *arg, size_t len)
     return 1;
 }
 
+/* The length of argument k of cmd (strlen when the command has no lengths). */
 static size_t arg_len(const fr_command *cmd, int k)
 {
     return cmd->argvlen ? cmd->argvlen[k] : strlen(cmd->argv[k]);
 }
 
+/* Whether cmd's name is name, ignoring case. */
 static int cmd_is(const fr_command *cmd, const char *name)
 {
     return wsi_name_eq(cmd->argv[0], arg_len(cmd, 0), name);
@@ -177,6 +183,8 @@ static int hits(const armed *a, uint64_t rt, size_t pos, const fr_command *cmd, 
     return a->f.round_trip == rt && a->f.command == pos;
 }
 
+/* A reply of type type with text, made in the round trip's arena; NULL when out of
+ * memory. */
 static fr_reply *synth(fault_conn *fc, fr_reply_type type, const char *text)
 {
     fr_reply *r = wsi_arena_alloc(&fc->arena, sizeof *r);
@@ -206,6 +214,7 @@ static int copy_reply(fault_conn *fc, fr_reply *dst, const fr_reply *src)
     return 0;
 }
 
+/* Forgets the open transaction's injected errors. */
 static void clear_pending(fault_conn *fc)
 {
     for (size_t i = 0; i < fc->npending; i++) free(fc->pending[i].error);
@@ -287,6 +296,9 @@ static const fr_reply *track(fault_conn *fc, const fr_command *cmd, const fr_rep
 
 /* ----- The round trip ------------------------------------------------------------------ */
 
+/* One round trip through the armed faults: refused whole, or the prefix before a crash
+ * point sent with injected errors answered in place, replies lost or the consumer crashed
+ * as armed; fates say which. */
 static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                           const fr_reply **replies, unsigned char *fates)
 {
@@ -436,6 +448,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     return 0;
 }
 
+/* Closes the inner connection and frees the faults, the counters and the scratch. */
 static void fault_close(ws_conn *c)
 {
     fault_conn *fc = (fault_conn *)c;
@@ -467,6 +480,8 @@ static int fault_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply *
 
 static const wsi_conn_ops fault_ops = {fault_pipeline, fault_close, fault_pushes};
 
+/* A fault layer owning inner (dead from the start when inner is); NULL when inner is NULL
+ * or out of memory, inner closed then. */
 ws_conn *ws_conn_faulty(ws_conn *inner)
 {
     if (!inner) return NULL;
@@ -488,6 +503,8 @@ ws_conn *ws_conn_faulty(ws_conn *inner)
 
 /* ----- Arming ------------------------------------------------------------------------ */
 
+/* Arms a copy of f (one-shot): 0, WS_EINVAL for a fault that can name no point, or
+ * WS_ENOMEM. */
 int ws_fault_arm(ws_conn *c, const ws_fault *f)
 {
     if (!c || !c->faulty || !f) return WS_EINVAL;
@@ -517,12 +534,15 @@ int ws_fault_arm(ws_conn *c, const ws_fault *f)
     return 0;
 }
 
+/* Arms a crash after the server applied the first k commands of round trip round_trip
+ * (k == 0: nothing sent). */
 int ws_fault_crash_after(ws_conn *c, uint64_t round_trip, size_t k)
 {
     ws_fault f = {.kind = WS_FAULT_CRASH_AFTER, .round_trip = round_trip, .command = k};
     return ws_fault_arm(c, &f);
 }
 
+/* Arms error (NULL: the default text) as the reply of the nth command called name. */
 int ws_fault_error_nth(ws_conn *c, const char *name, uint64_t nth, const char *error)
 {
     if (!name) return WS_EINVAL;
@@ -530,6 +550,7 @@ int ws_fault_error_nth(ws_conn *c, const char *name, uint64_t nth, const char *e
     return ws_fault_arm(c, &f);
 }
 
+/* Disarms every fault not yet fired; the per-name counters go on. */
 void ws_fault_clear(ws_conn *c)
 {
     if (!c || !c->faulty) return;
@@ -541,12 +562,15 @@ void ws_fault_clear(ws_conn *c)
     fc->nfaults = 0;
 }
 
+/* How many faults fired on c so far (0 for a connection without the layer). */
 uint64_t ws_fault_fired(const ws_conn *c)
 {
     if (!c || !c->faulty) return 0;
     return ((const fault_conn *)c)->fired;
 }
 
+/* Calls fn at the start of each round trip of c (NULL stops it); WS_EINVAL without the
+ * fault layer. */
 int ws_fault_set_hook(ws_conn *c, ws_fault_hook fn, void *arg)
 {
     if (!c || !c->faulty) return WS_EINVAL;
