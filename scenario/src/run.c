@@ -1079,8 +1079,8 @@ static int expect_warning(runner *r, const wsc_stmt *st)
     return -1;
 }
 
-/* Checks `expect published CHANNEL ...`: the payloads the channel's subscriber received,
- * in order; 0, or -1 after failing the run. */
+/* Checks `expect published CHANNEL ...`: the payloads published on the channel, message
+ * by message, in order; 0, or -1 after failing the run. */
 static int expect_published(runner *r, const wsc_stmt *st)
 {
     buf want = {0}, got = {0};
