@@ -1668,7 +1668,7 @@ static int has_name(const names *ns, const char *s, size_t len)
     return 0;
 }
 
-/* Whether c may appear in an alias or a subscription name. */
+/* Whether c may follow the first character of an alias (letters, digits, _ - .). */
 static int name_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -239,7 +239,7 @@ static int alias_id(runner *r, const char *name, size_t len, buf *out)
     return 0;
 }
 
-/* Whether c may appear in an alias name. */
+/* Whether c may follow the first character of an alias (letters, digits, _ - .). */
 static int alias_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
