@@ -323,10 +323,8 @@ unsigned ws_delivery_slot(const ws_delivery *d);
 unsigned ws_delivery_generation(const ws_delivery *d);
 /* Non-zero once it settled or was abandoned (its handle is then stale). */
 int ws_delivery_done(const ws_delivery *d);
-/* Its subscription, the read that gave it (1-based) and its outcome (0 while
- * outstanding). */
+/* Its subscription and its outcome (0 while outstanding). */
 ws_sub *ws_delivery_sub(const ws_delivery *d);
-uint64_t ws_delivery_read(const ws_delivery *d);
 ws_outcome ws_delivery_outcome(const ws_delivery *d);
 /* The produced entry it descends from (1-based, in ws_sim_produce order; a retry copy
  * descends from its original), 0 when it was not produced through ws_sim_produce. */

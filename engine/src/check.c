@@ -33,6 +33,7 @@ typedef wsi_strmap strset;
 
 static void set_add(strset *set, const char *p, size_t len) { wsi_strmap_put(set, p, len, 1); }
 
+/* Whether the set holds the len bytes at p. */
 static int set_has(const strset *set, const char *p, size_t len)
 {
     size_t v;
@@ -92,6 +93,7 @@ static int all_failed(const ws_delivery *d)
     return 1;
 }
 
+/* c as the trace writes it (heap). */
 static char *cmd_text(const wsi_cmd *c)
 {
     wsi_text t = {0};
@@ -109,6 +111,8 @@ static const fr_reply *admin(ws_sim *sim, wsi_cmdb *b)
     return rc ? NULL : r;
 }
 
+/* Parses a complete stream id "ms-seq" of len bytes; 0, or -1 for anything else (no
+ * overflow accepted). */
 int wsi_stream_id_parse(const char *p, size_t len, uint64_t *ms, uint64_t *seq)
 {
     uint64_t v[2] = {0, 0};
@@ -222,6 +226,8 @@ static int read_fresh_state(ws_sim *sim, const ws_sub *s, fresh_state *f)
     return 0;
 }
 
+/* Whether every entry s's fresh reads could still hand out is one produced and never
+ * delivered (ws_sim.h); the check's reads stay out of the trace. */
 int ws_sub_fresh_only(ws_sub *s, int *only_fresh)
 {
     *only_fresh = 0;
@@ -257,6 +263,7 @@ typedef struct holding {
     int none_beyond;          /* stream: no delivery carried an id after it */
 } holding;
 
+/* Frees what a holding read. */
 static void holding_free(holding *h)
 {
     set_free(&h->pending);
@@ -276,6 +283,7 @@ static void count_add(wsi_strmap *m, const char *p, size_t len)
     wsi_strmap_put(m, p, len, v + 1);
 }
 
+/* How many occurrences of p a counting map holds. */
 static size_t count_of(const wsi_strmap *m, const char *p, size_t len)
 {
     size_t v = 0;
@@ -283,6 +291,9 @@ static size_t count_of(const wsi_strmap *m, const char *p, size_t len)
     return v;
 }
 
+/* Reads what the server holds of s's stream into h: pending ids and their payloads, unread
+ * entries (or the shortcut that tells them by id), delay-queue members; 0 or the admin
+ * round trip's error. */
 static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
 {
     wsi_cmdb b = {0};
@@ -409,6 +420,8 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
     return 0;
 }
 
+/* Reads what the server holds of s's reliable list into h: the main and processing lists'
+ * values and the values recovery members name; 0 or the admin round trip's error. */
 static int read_list_holding(ws_sim *sim, const ws_sub *s, holding *h)
 {
     const char *keys[2] = {s->key, s->processing};
@@ -455,6 +468,7 @@ static int unread(const holding *h, const wsi_produced *p)
            sid_less(h->last_ms, h->last_seq, ms, seq);
 }
 
+/* Whether a and b read the same source: one key and form, and for streams one group. */
 static int same_source(const ws_sub *a, const ws_sub *b)
 {
     if (strcmp(a->key, b->key) != 0 || a->cfg.form != b->cfg.form) return 0;
@@ -469,6 +483,8 @@ typedef struct buckets {
     size_t *start;      /* bucket r is dl[start[r] .. start[r + 1]) */
 } buckets;
 
+/* Files every delivery through a source like s's under its produced entry (b->dl,
+ * b->start). */
 static void buckets_make(ws_sim *sim, const ws_sub *s, buckets *b)
 {
     size_t nr = sim->nproduced + 1;
@@ -491,18 +507,21 @@ static void buckets_make(ws_sim *sim, const ws_sub *s, buckets *b)
     free(fill);
 }
 
+/* Frees the buckets' arrays. */
 static void buckets_free(buckets *b)
 {
     free(b->dl);
     free(b->start);
 }
 
+/* Entry root's deliveries through the source, in delivery order: *out and the count. */
 static size_t lineage(const buckets *b, size_t root, ws_delivery ***out)
 {
     *out = &b->dl[b->start[root]];
     return b->start[root + 1] - b->start[root];
 }
 
+/* Whether a retry timer of the live process waits on one of v[0..n). */
 static int timer_pending(const ws_sim *sim, ws_delivery *const *v, size_t n)
 {
     for (size_t t = 0; t < sim->ntimers; t++)
@@ -511,6 +530,7 @@ static int timer_pending(const ws_sim *sim, ws_delivery *const *v, size_t n)
     return 0;
 }
 
+/* The crash that ended d's process, or "no crash". */
 static const char *crash_of(const ws_sim *sim, const ws_delivery *d)
 {
     unsigned inc = d->incarnation;
@@ -518,15 +538,10 @@ static const char *crash_of(const ws_sim *sim, const ws_delivery *d)
     return "no crash";
 }
 
-/* The checks of produced entry root (1-based) read by s, whose deliveries through s's
- * source are v[0..n), in delivery order. */
-static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
-                        ws_delivery *const *v, size_t n)
+/* doubled: two deliveries of entry p whose effects took effect (v[0..n), in delivery
+ * order); one sentence naming the first two. */
+static void check_doubled(ws_sim *sim, const wsi_produced *p, ws_delivery *const *v, size_t n)
 {
-    wsi_produced *p = &sim->produced[root - 1];
-    int stream = s->cfg.form == WS_FORM_STREAM;
-
-    /* doubled: two deliveries of one entry whose effects took effect */
     ws_delivery *firstd = NULL;
     for (size_t i = 0; i < n; i++) {
         const wsi_effect *e = first_applied(v[i]);
@@ -547,94 +562,112 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                   (unsigned long long)v[i]->read, v[i]->sub->name,
                   wsi_where_text(&e->where, w1, sizeof w1), crash_of(sim, firstd));
         free(c0);
-        break;
+        return;
     }
+}
 
+/* leaked: what delivery d of entry p queued took effect although d was dropped, retried
+ * or abandoned (or acked with its segment dropped); one sentence for the first such. */
+static void check_leaked(ws_sim *sim, const wsi_produced *p, const ws_delivery *d)
+{
+    int discarded = d->outcome != WS_ACK || d->seg_state == WSI_SEG_DROPPED;
+    if (!discarded) return;
+    for (size_t k = 0; k < d->neffects; k++) {
+        const wsi_effect *e = &d->effects[k];
+        if (e->kind == WSI_EFFECT_DIRECT || !applied(e->fate)) continue;
+        char *c = cmd_text(e->cmd);
+        char w[96];
+        violation(sim, "leaked", p,
+                  "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
+                  "(%s)",
+                  d->shown, p->shown,
+                  d->outcome == WS_DROP      ? "dropped"
+                  : d->outcome == WS_RETRY   ? "retried"
+                  : d->outcome == WS_RETRY_AFTER ? "retried later"
+                  : d->outcome == WS_ACK     ? "acked with its segment dropped"
+                                             : "without an outcome",
+                  c, wsi_where_text(&e->where, w, sizeof w));
+        free(c);
+        return;
+    }
+}
+
+/* split: delivery d's atomic segment, kept and flushed, had its effects and its XACK part
+ * (plain lists and channels owe no settle: nothing to split). */
+static void check_split(ws_sim *sim, const wsi_produced *p, const ws_delivery *d)
+{
+    if (d->sub->cfg.mode != WS_MODE_ATOMIC || d->seg_state != WSI_SEG_KEPT || !d->flush ||
+        d->in_batch ||
+        (d->sub->cfg.form != WS_FORM_STREAM && d->sub->cfg.form != WS_FORM_RELIABLE_LIST))
+        return;
+    const wsi_effect *e = first_applied(d);
+    if (e && !d->settle_sent && !d->settle_failed) {
+        char *c = cmd_text(e->cmd);
+        char w[96];
+        violation(sim, "split", p,
+                  "entry %s's atomic segment was split: `%s` took effect (%s) but "
+                  "its XACK did not",
+                  p->shown, c, wsi_where_text(&e->where, w, sizeof w));
+        free(c);
+    } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
+        char w[96];
+        violation(sim, "split", p,
+                  "entry %s's atomic segment was split: its XACK took effect (%s) "
+                  "but none of its commands did",
+                  p->shown, wsi_where_text(&d->settle_where, w, sizeof w));
+    }
+}
+
+/* Whether the server (or the live process) still holds produced entry root of s's source,
+ * whose deliveries are v[0..n): one of its ids is pending, scheduled or listed, it is
+ * unread, or a retry timer of the live process will publish its copy. */
+static int entry_held(const ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                      ws_delivery *const *v, size_t n)
+{
+    const wsi_produced *p = &sim->produced[root - 1];
+    int stream = s->cfg.form == WS_FORM_STREAM;
     for (size_t i = 0; i < n; i++) {
-        ws_delivery *d = v[i];
-        /* leaked: what a dropped, retried or abandoned delivery queued took effect */
-        int discarded = d->outcome != WS_ACK || d->seg_state == WSI_SEG_DROPPED;
-        if (discarded) {
-            for (size_t k = 0; k < d->neffects; k++) {
-                const wsi_effect *e = &d->effects[k];
-                if (e->kind == WSI_EFFECT_DIRECT || !applied(e->fate)) continue;
-                char *c = cmd_text(e->cmd);
-                char w[96];
-                violation(sim, "leaked", p,
-                          "delivery %s of entry %s ended %s, yet its queued `%s` took effect "
-                          "(%s)",
-                          d->shown, p->shown,
-                          d->outcome == WS_DROP      ? "dropped"
-                          : d->outcome == WS_RETRY   ? "retried"
-                          : d->outcome == WS_RETRY_AFTER ? "retried later"
-                          : d->outcome == WS_ACK     ? "acked with its segment dropped"
-                                                     : "without an outcome",
-                          c, wsi_where_text(&e->where, w, sizeof w));
-                free(c);
-                break;
-            }
-        }
-        /* split: an atomic segment whose effects and XACK parted */
-        /* (plain lists and channels owe no settle: nothing to split) */
-        if (d->sub->cfg.mode == WS_MODE_ATOMIC && d->seg_state == WSI_SEG_KEPT && d->flush &&
-            !d->in_batch &&
-            (d->sub->cfg.form == WS_FORM_STREAM || d->sub->cfg.form == WS_FORM_RELIABLE_LIST)) {
-            const wsi_effect *e = first_applied(d);
-            if (e && !d->settle_sent && !d->settle_failed) {
-                char *c = cmd_text(e->cmd);
-                char w[96];
-                violation(sim, "split", p,
-                          "entry %s's atomic segment was split: `%s` took effect (%s) but "
-                          "its XACK did not",
-                          p->shown, c, wsi_where_text(&e->where, w, sizeof w));
-                free(c);
-            } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
-                char w[96];
-                violation(sim, "split", p,
-                          "entry %s's atomic segment was split: its XACK took effect (%s) "
-                          "but none of its commands did",
-                          p->shown, wsi_where_text(&d->settle_where, w, sizeof w));
-            }
-        }
+        const ws_delivery *d = v[i];
+        if (stream ? set_has(&h->pending, d->id, d->id_len) ||
+                         set_has(&h->scheduled, d->id, d->id_len)
+                   : set_has(&h->listed, d->id, d->id_len))
+            return 1;
     }
+    for (size_t i = 0; i < sim->nlineage; i++)
+        if (sim->lineage[i].root == root && strcmp(sim->lineage[i].key, s->key) == 0 &&
+            (stream ? set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len)
+                    : set_has(&h->listed, sim->lineage[i].id, sim->lineage[i].len)))
+            return 1;
+    if (stream) {
+        if (set_has(&h->pending, p->id, p->id_len) ||
+            set_has(&h->pending_payloads, p->payload, p->payload_len) || unread(h, p) ||
+            set_has(&h->scheduled, p->payload, p->payload_len))
+            return 1;
+    } else if (set_has(&h->listed, p->id, p->id_len)) {
+        return 1;
+    }
+    return !sim->dead && timer_pending(sim, v, n);
+}
 
-    /* lost: settled nowhere and held nowhere */
-    if (s->cfg.form == WS_FORM_STREAM || s->cfg.form == WS_FORM_RELIABLE_LIST) {
-        int held = 0, settled = 0;
-        for (size_t i = 0; i < n && !held; i++) {
-            ws_delivery *d = v[i];
-            if (stream) {
-                held = set_has(&h->pending, d->id, d->id_len) ||
-                       set_has(&h->scheduled, d->id, d->id_len);
-            } else {
-                held = set_has(&h->listed, d->id, d->id_len);
-            }
+/* Whether an entry the server no longer holds was settled by one of its deliveries
+ * v[0..n): acked with every queued command applied, dropped, rejected at the retry cap or
+ * moved to the dead letter. */
+static int entry_settled(const ws_sub *s, ws_delivery *const *v, size_t n)
+{
+    int stream = s->cfg.form == WS_FORM_STREAM;
+    for (size_t i = 0; i < n; i++) {
+        const ws_delivery *d = v[i];
+        int settled = 0;
+        /* An acked stream delivery whose queued commands all took effect, its entry
+         * no longer pending, was settled by those commands themselves: a script that
+         * XACKs its own entry atomically with its write (a crash before the
+         * runtime's own XACK leaves nothing owed). */
+        if (!d->settle_sent && stream && d->outcome == WS_ACK && d->neffects) {
+            settled = 1;
+            for (size_t k = 0; k < d->neffects; k++)
+                if (!applied(d->effects[k].fate)) settled = 0;
         }
-        for (size_t i = 0; !held && i < sim->nlineage; i++)
-            if (sim->lineage[i].root == root && strcmp(sim->lineage[i].key, s->key) == 0)
-                held = stream ? set_has(&h->pending, sim->lineage[i].id, sim->lineage[i].len)
-                              : set_has(&h->listed, sim->lineage[i].id, sim->lineage[i].len);
-        if (stream) {
-            held = held || set_has(&h->pending, p->id, p->id_len) ||
-                   set_has(&h->pending_payloads, p->payload, p->payload_len) ||
-                   unread(h, p) ||
-                   set_has(&h->scheduled, p->payload, p->payload_len);
-        } else {
-            held = held || set_has(&h->listed, p->id, p->id_len);
-        }
-        if (!sim->dead) held = held || timer_pending(sim, v, n);
-        for (size_t i = 0; i < n && !settled; i++) {
-            ws_delivery *d = v[i];
-            /* An acked stream delivery whose queued commands all took effect, its entry
-             * no longer pending, was settled by those commands themselves: a script that
-             * XACKs its own entry atomically with its write (a crash before the
-             * runtime's own XACK leaves nothing owed). */
-            if (!d->settle_sent && !held && stream && d->outcome == WS_ACK && d->neffects) {
-                settled = 1;
-                for (size_t k = 0; k < d->neffects; k++)
-                    if (!applied(d->effects[k].fate)) settled = 0;
-            }
-            if (!d->settle_sent) continue;
+        if (d->settle_sent) {
             if (d->outcome == WS_DROP && !d->delay_ms) settled = 1;
             /* retried at the cap: rejected, or moved to the dead letter */
             if (d->rejected || (d->copy_planned == WSI_COPY_DEAD_LETTER && d->copy_sent))
@@ -645,66 +678,100 @@ static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding
                     if (!applied(d->effects[k].fate)) settled = 0;
             }
         }
-        if (!held && !settled) {
-            ws_delivery *timer = NULL, *queued = NULL, *copied = NULL;
-            for (size_t i = 0; i < n; i++) {
-                if (v[i]->copy_planned && !v[i]->copy_sent && !v[i]->delay_ms)
-                    copied = v[i];
-                else if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
-                    if (v[i]->sub->delay_queue) queued = v[i];
-                    else timer = v[i];
-                }
-            }
-            if (copied)
-                violation(sim, "lost", p,
-                          "entry %s was lost: the runtime settled its delivery %s for a retry "
-                          "(%s declared: the settle first, then the copy), and the consumer "
-                          "crashed after the settle took effect and before the %s was "
-                          "published (%s)",
-                          p->shown, copied->shown,
-                          copied->sub->cfg.max_attempts && copied->sub->dead_letter
-                              ? "max-attempts and a dead letter"
-                          : copied->sub->dead_letter ? "a dead letter" : "max-attempts",
-                          copied->copy_planned == WSI_COPY_DEAD_LETTER ? "dead-letter copy"
-                                                                       : "copy",
-                          crash_of(sim, copied));
-            else if (queued)
-                violation(sim, "lost", p,
-                          "entry %s was lost: its delivery %s was scheduled in the delay queue "
-                          "%s for a retry after %lld ms, and the copy left the queue (the sweep's "
-                          "ZREM) but never reached the stream: the consumer crashed between the "
-                          "sweep's ZREM and its XADD (%s)",
-                          p->shown, queued->shown, queued->sub->delay_queue, (long long)queued->delay_ms,
-                          sim->last_crash[0] ? sim->last_crash : "no crash");
-            else if (timer)
-                violation(sim, "lost", p,
-                          "entry %s was lost: its delivery %s was settled as dropped for a "
-                          "retry after %lld ms, and the copy was never published because the "
-                          "consumer crashed first (%s)",
-                          p->shown, timer->shown, (long long)timer->delay_ms, crash_of(sim, timer));
-            else {
-                /* an acked member of a batch that another member did not ack (§6) */
-                ws_delivery *sibling = NULL;
-                for (size_t i = 0; i < n; i++)
-                    if (v[i]->outcome == WS_ACK && v[i]->seg_state == WSI_SEG_DROPPED &&
-                        v[i]->settle_sent)
-                        sibling = v[i];
-                if (sibling)
-                    violation(sim, "lost", p,
-                              "entry %s was lost: its delivery %s was acked and settled, but "
-                              "its batch's segment was discarded because another member of "
-                              "the batch did not ack (SEMANTICS.md §6), so its effects never "
-                              "applied",
-                              p->shown, sibling->shown);
-                else
-                    violation(sim, "lost", p,
-                              "entry %s was lost: it is neither acknowledged with its effects "
-                              "applied, nor pending, nor %s",
-                              p->shown, stream ? "unread or scheduled in a delay queue"
-                                            : "on the main or the processing list");
-            }
+        if (settled) return 1;
+    }
+    return 0;
+}
+
+/* The "lost" sentence for entry p, which is neither held nor settled: the story of the
+ * delivery that lost it (a retry copy never published, a delay-queue sweep cut short, a
+ * retry timer the crash killed, a batch sibling's discarded segment) or the bare fact. */
+static void report_lost(ws_sim *sim, const ws_sub *s, const wsi_produced *p,
+                        ws_delivery *const *v, size_t n)
+{
+    int stream = s->cfg.form == WS_FORM_STREAM;
+    ws_delivery *timer = NULL, *queued = NULL, *copied = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i]->copy_planned && !v[i]->copy_sent && !v[i]->delay_ms)
+            copied = v[i];
+        else if (v[i]->outcome == WS_RETRY_AFTER && v[i]->settle_sent) {
+            if (v[i]->sub->delay_queue) queued = v[i];
+            else timer = v[i];
         }
     }
+    if (copied)
+        violation(sim, "lost", p,
+                  "entry %s was lost: the runtime settled its delivery %s for a retry "
+                  "(%s declared: the settle first, then the copy), and the consumer "
+                  "crashed after the settle took effect and before the %s was "
+                  "published (%s)",
+                  p->shown, copied->shown,
+                  copied->sub->cfg.max_attempts && copied->sub->dead_letter
+                      ? "max-attempts and a dead letter"
+                  : copied->sub->dead_letter ? "a dead letter" : "max-attempts",
+                  copied->copy_planned == WSI_COPY_DEAD_LETTER ? "dead-letter copy"
+                                                               : "copy",
+                  crash_of(sim, copied));
+    else if (queued)
+        violation(sim, "lost", p,
+                  "entry %s was lost: its delivery %s was scheduled in the delay queue "
+                  "%s for a retry after %lld ms, and the copy left the queue (the sweep's "
+                  "ZREM) but never reached the stream: the consumer crashed between the "
+                  "sweep's ZREM and its XADD (%s)",
+                  p->shown, queued->shown, queued->sub->delay_queue, (long long)queued->delay_ms,
+                  sim->last_crash[0] ? sim->last_crash : "no crash");
+    else if (timer)
+        violation(sim, "lost", p,
+                  "entry %s was lost: its delivery %s was settled as dropped for a "
+                  "retry after %lld ms, and the copy was never published because the "
+                  "consumer crashed first (%s)",
+                  p->shown, timer->shown, (long long)timer->delay_ms, crash_of(sim, timer));
+    else {
+        /* an acked member of a batch that another member did not ack (§6) */
+        ws_delivery *sibling = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (v[i]->outcome == WS_ACK && v[i]->seg_state == WSI_SEG_DROPPED &&
+                v[i]->settle_sent)
+                sibling = v[i];
+        if (sibling)
+            violation(sim, "lost", p,
+                      "entry %s was lost: its delivery %s was acked and settled, but "
+                      "its batch's segment was discarded because another member of "
+                      "the batch did not ack (SEMANTICS.md §6), so its effects never "
+                      "applied",
+                      p->shown, sibling->shown);
+        else
+            violation(sim, "lost", p,
+                      "entry %s was lost: it is neither acknowledged with its effects "
+                      "applied, nor pending, nor %s",
+                      p->shown, stream ? "unread or scheduled in a delay queue"
+                                    : "on the main or the processing list");
+    }
+}
+
+/* lost: entry root of s's source is settled nowhere and held nowhere (streams and
+ * reliable lists only: plain lists and channels are at most once by design). */
+static void check_lost(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                       ws_delivery *const *v, size_t n)
+{
+    if (s->cfg.form != WS_FORM_STREAM && s->cfg.form != WS_FORM_RELIABLE_LIST) return;
+    if (entry_held(sim, s, root, h, v, n) || entry_settled(s, v, n)) return;
+    report_lost(sim, s, &sim->produced[root - 1], v, n);
+}
+
+/* The checks of produced entry root (1-based) read by s, whose deliveries through s's
+ * source are v[0..n), in delivery order: doubled, then leaked and split delivery by
+ * delivery, then lost. */
+static void check_entry(ws_sim *sim, const ws_sub *s, size_t root, const holding *h,
+                        ws_delivery *const *v, size_t n)
+{
+    const wsi_produced *p = &sim->produced[root - 1];
+    check_doubled(sim, p, v, n);
+    for (size_t i = 0; i < n; i++) {
+        check_leaked(sim, p, v[i]);
+        check_split(sim, p, v[i]);
+    }
+    check_lost(sim, s, root, h, v, n);
 }
 
 /* Outstanding deliveries of the live process holding value, without a recovery member
@@ -772,6 +839,7 @@ static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const hold
  * the unread ones (fast_source).  The state only grows with the run: a forked child
  * inherits it and files only what its crash and recovery added. */
 
+/* Frees the checks' incremental state; the next prepare starts over. */
 void wsi_ck_free(ws_sim *sim)
 {
     struct wsi_ck *ck = &sim->ck;
@@ -826,6 +894,7 @@ static int ck_clean(const ws_delivery *d)
     return 0;
 }
 
+/* Marks entry root dirty (checked at every check from now on), once. */
 static void ck_dirty(struct wsi_ck *ck, size_t root)
 {
     if (ck->state[root - 1] == WSI_CK_DIRTY) return;
@@ -837,6 +906,7 @@ static void ck_dirty(struct wsi_ck *ck, size_t root)
     ck->dirty[ck->ndirty++] = root;
 }
 
+/* The produced stream entries filed under key, or NULL. */
 static struct wsi_ck_key *ck_key(struct wsi_ck *ck, const char *key)
 {
     size_t i;
@@ -844,6 +914,8 @@ static struct wsi_ck_key *ck_key(struct wsi_ck *ck, const char *key)
     return NULL;
 }
 
+/* Brings the incremental state up to date with the deliveries made since the last call:
+ * files each under its entry and marks decided entries clean or dirty. */
 void ws_sim_check_prepare(ws_sim *sim)
 {
     struct wsi_ck *ck = &sim->ck;
@@ -915,6 +987,7 @@ void ws_sim_check_prepare(ws_sim *sim)
     ck->nopen = keep;
 }
 
+/* qsort's order of size_t values. */
 static int cmp_size(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -974,6 +1047,8 @@ static long fast_source(ws_sim *sim, const ws_sub *s, const holding *h, size_t *
     return (long)u;
 }
 
+/* Evaluates every invariant on every source's entries; the violations (valid until the next
+ * check) in *out, 0 or the error of an admin round trip. */
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
 {
     for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);

@@ -9,12 +9,14 @@
 
 #include "sim_int.h"
 
+/* Out of memory: abort, as a lost step must never pass silently. */
 static void oom(void)
 {
     fputs("libwsim: out of memory\n", stderr);
     abort();
 }
 
+/* malloc that aborts instead of failing. */
 void *wsi_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
@@ -22,6 +24,7 @@ void *wsi_xmalloc(size_t n)
     return p;
 }
 
+/* calloc that aborts instead of failing. */
 void *wsi_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
@@ -29,6 +32,7 @@ void *wsi_xcalloc(size_t n, size_t size)
     return p;
 }
 
+/* realloc that aborts instead of failing. */
 void *wsi_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
@@ -36,6 +40,7 @@ void *wsi_xrealloc(void *p, size_t n)
     return q;
 }
 
+/* A NUL-terminated heap copy of len bytes; aborts when out of memory. */
 char *wsi_xmemdup(const char *p, size_t len)
 {
     char *s = wsi_xmalloc(len + 1);
@@ -57,6 +62,7 @@ static void *grow_room(void *cur, const void *inline_room, size_t used, size_t c
     return p;
 }
 
+/* Appends the len bytes at p as the builder's next argument. */
 void wsi_cmdb_add(wsi_cmdb *b, const char *p, size_t len)
 {
     if (!b->data) {
@@ -89,18 +95,12 @@ void wsi_cmdb_add(wsi_cmdb *b, const char *p, size_t len)
 
 void wsi_cmdb_adds(wsi_cmdb *b, const char *s) { wsi_cmdb_add(b, s, strlen(s)); }
 
+/* Appends v in decimal as the next argument. */
 void wsi_cmdb_addll(wsi_cmdb *b, long long v)
 {
     char buf[24];
     char *p = wsi_decimal(buf, v);
     wsi_cmdb_add(b, p, (size_t)(buf + sizeof buf - p));
-}
-
-void wsi_text_size(wsi_text *t, size_t v)
-{
-    char buf[24];
-    char *p = wsi_decimal(buf, (long long)v); /* lengths: far below 2^63 */
-    wsi_text_add(t, p, (size_t)(buf + sizeof buf - p));
 }
 
 /* A command of argc arguments and `bytes` bytes of argument text (NULs included) in one
@@ -118,6 +118,8 @@ static wsi_cmd *cmd_block(int argc, size_t bytes, char **text)
     return c;
 }
 
+/* The built command as one owned block (wsi_cmd_free); the builder is empty and reusable
+ * afterwards. */
 wsi_cmd *wsi_cmdb_done(wsi_cmdb *b)
 {
     char *text;
@@ -137,6 +139,7 @@ wsi_cmd *wsi_cmdb_done(wsi_cmdb *b)
     return c;
 }
 
+/* An owned copy of a caller's command (argvlen NULL: NUL-terminated arguments). */
 wsi_cmd *wsi_cmd_copy(int argc, const char *const *argv, const size_t *argvlen)
 {
     size_t bytes = 0;
@@ -154,6 +157,7 @@ wsi_cmd *wsi_cmd_copy(int argc, const char *const *argv, const size_t *argvlen)
     return c;
 }
 
+/* The command a redis-cli line types, owned; NULL for a blank line or unbalanced quotes. */
 wsi_cmd *wsi_cmd_line(const char *line)
 {
     char **argv;
@@ -167,6 +171,7 @@ wsi_cmd *wsi_cmd_line(const char *line)
 
 void wsi_cmd_free(wsi_cmd *c) { free(c); }
 
+/* Whether c's name is name, ignoring case. */
 int wsi_cmd_is(const wsi_cmd *c, const char *name)
 {
     return c->argc > 0 && wsi_name_eq(c->argv[0], c->argvlen[0], name);
@@ -174,6 +179,7 @@ int wsi_cmd_is(const wsi_cmd *c, const char *name)
 
 /* ----- Text ------------------------------------------------------------------------------ */
 
+/* Appends len bytes; the text stays NUL-terminated. */
 void wsi_text_add(wsi_text *t, const char *p, size_t len)
 {
     if (t->len + len + 1 > t->cap) {
@@ -187,6 +193,7 @@ void wsi_text_add(wsi_text *t, const char *p, size_t len)
     t->p[t->len] = '\0';
 }
 
+/* Appends printf-formatted text of any length. */
 void wsi_text_printf(wsi_text *t, const char *fmt, ...)
 {
     char buf[512];
@@ -209,6 +216,8 @@ void wsi_text_printf(wsi_text *t, const char *fmt, ...)
 
 static void text_sink(void *ud, const char *bytes, size_t len) { wsi_text_add(ud, bytes, len); }
 
+/* Appends an argument as redis-cli takes it back: bare when it can be, else quoted with
+ * escapes. */
 void wsi_text_arg(wsi_text *t, const char *p, size_t len)
 {
     int plain = len > 0;
@@ -223,6 +232,8 @@ void wsi_text_arg(wsi_text *t, const char *p, size_t len)
     wsi_quote(p, len, 0, text_sink, t);
 }
 
+/* p itself when its len bytes are printable, else a heap copy quoted with escapes (the
+ * caller frees what is not p). */
 const char *wsi_shown(const char *p, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
@@ -236,6 +247,7 @@ const char *wsi_shown(const char *p, size_t len)
     return p;
 }
 
+/* Appends c as a redis-cli line (the trace's notation). */
 void wsi_text_cmd(wsi_text *t, const wsi_cmd *c)
 {
     for (int i = 0; i < c->argc; i++) {

@@ -19,12 +19,14 @@
 
 #include "sim_int.h"
 
+/* Appends v as four big-endian bytes. */
 static void put_u32(wsi_text *t, uint32_t v)
 {
     char b[4] = {(char)(v >> 24), (char)(v >> 16), (char)(v >> 8), (char)v};
     wsi_text_add(t, b, 4);
 }
 
+/* The big-endian u32 at p (four bytes there). */
 static uint32_t get_u32(const char *p)
 {
     const unsigned char *u = (const unsigned char *)p;
@@ -57,6 +59,7 @@ static void frame_of_fields(wsi_text *t, char *const *fields, const size_t *lens
     wsi_text_add(t, payload, plen);
 }
 
+/* The binary frame of a stream entry's fields (heap, *len bytes). */
 char *wsi_frame_fields(char *const *fields, const size_t *lens, size_t n, size_t *len)
 {
     wsi_text t = {0};
@@ -65,6 +68,8 @@ char *wsi_frame_fields(char *const *fields, const size_t *lens, size_t n, size_t
     return t.p;
 }
 
+/* The value a producer writes for payload with headers h (heap, *len bytes): the binary
+ * frame, or the bare payload without headers. */
 char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
                        size_t *len)
 {
@@ -96,6 +101,7 @@ typedef struct strs {
     size_t n, cap;
 } strs;
 
+/* Appends a NUL-terminated copy of len bytes. */
 static void strs_add(strs *v, const char *p, size_t len)
 {
     if (v->n == v->cap) {
@@ -107,6 +113,7 @@ static void strs_add(strs *v, const char *p, size_t len)
     v->l[v->n++] = len;
 }
 
+/* Appends prefix followed by the len bytes at p, as one string. */
 static void strs_add_prefixed(strs *v, const char *prefix, const char *p, size_t len)
 {
     size_t pl = strlen(prefix);
@@ -172,6 +179,9 @@ bad:
     return -1;
 }
 
+/* A list value as the framework reads it, as stream-like fields ("_payload" p "h:name" v
+ * ...): the frame's, or the whole value as the payload when it is no frame; returns the
+ * count. */
 long wsi_frame_decode(const char *p, size_t len, char ***out, size_t **lens)
 {
     strs v = {0};
@@ -184,6 +194,8 @@ long wsi_frame_decode(const char *p, size_t len, char ***out, size_t **lens)
     return (long)v.n;
 }
 
+/* The delay-queue member of the entry id with fields (heap, *len bytes): [u32 id
+ * length][id] then the fields' frame. */
 char *wsi_dq_encode(const char *id, size_t id_len, char *const *fields, const size_t *lens,
                     size_t n, size_t *len)
 {
@@ -195,6 +207,8 @@ char *wsi_dq_encode(const char *id, size_t id_len, char *const *fields, const si
     return t.p;
 }
 
+/* A delay-queue member back into its id then its fields (heap strings, freed by
+ * wsi_strings_free); the count, or -1 when it is not a member. */
 long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens)
 {
     *out = NULL;
@@ -213,6 +227,7 @@ long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens)
     return (long)v.n;
 }
 
+/* Frees n heap strings and both arrays. */
 void wsi_strings_free(char **s, size_t *lens, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(s[i]);
@@ -220,6 +235,7 @@ void wsi_strings_free(char **s, size_t *lens, size_t n)
     free(lens);
 }
 
+/* A delay-queue member into its original id and fields (ws_sim.h); -1 for anything else. */
 long ws_delay_member_decode(const char *member, size_t len, char ***strings, size_t **lens)
 {
     return wsi_dq_decode(member, len, strings, lens); /* -1 leaves both NULL */
@@ -231,6 +247,8 @@ void ws_strings_free(char **strings, size_t *lens, size_t n) { wsi_strings_free(
 
 #define SALT_LEN 12 /* u32 process id, u64 counter */
 
+/* A recovery-set member for value: the process's salt (pid, counter) then the value itself
+ * (heap, *mlen bytes). */
 char *wsi_recovery_member(uint32_t pid, uint64_t counter, const char *value, size_t len,
                           size_t *mlen)
 {
@@ -244,6 +262,8 @@ char *wsi_recovery_member(uint32_t pid, uint64_t counter, const char *value, siz
     return t.p;
 }
 
+/* The value a recovery member names (inside member, *vlen bytes), or NULL when it is too
+ * short to be one. */
 const char *wsi_recovery_value(const char *member, size_t len, size_t *vlen)
 {
     if (len < SALT_LEN) return NULL;

@@ -9,6 +9,8 @@
 
 /* ----- Error codes ---------------------------------------------------------------------- */
 
+/* The name of an error code ("WS_ECRASHED"), from WS_ERRNO_MAP; "WS_E?" for an unknown
+ * one. */
 const char *ws_err_name(int code)
 {
     switch (code) {
@@ -20,6 +22,7 @@ const char *ws_err_name(int code)
     }
 }
 
+/* The message of an error code, from WS_ERRNO_MAP; "ok" for 0. */
 const char *ws_strerror(int code)
 {
     switch (code) {
@@ -43,6 +46,7 @@ struct wsi_arena_block {
  * many short-lived connections of a fuzzing run from touching fresh pages each time. */
 #define WSI_ARENA_BLOCK 1024
 
+/* size bytes aligned for any type, valid until the next reset; NULL when out of memory. */
 void *wsi_arena_alloc(wsi_arena *a, size_t size)
 {
     size_t al = _Alignof(max_align_t);
@@ -65,6 +69,7 @@ void *wsi_arena_alloc(wsi_arena *a, size_t size)
     return p;
 }
 
+/* A NUL-terminated copy of len bytes in the arena, or NULL when out of memory. */
 char *wsi_arena_strdup(wsi_arena *a, const char *s, size_t len)
 {
     char *p = wsi_arena_alloc(a, len + 1);
@@ -74,6 +79,8 @@ char *wsi_arena_strdup(wsi_arena *a, const char *s, size_t len)
     return p;
 }
 
+/* Frees every allocation at once, keeping one block so a steady round trip allocates
+ * nothing. */
 void wsi_arena_reset(wsi_arena *a)
 {
     /* Keep the newest block (the largest), free the rest: the next round trip's replies
@@ -90,6 +97,7 @@ void wsi_arena_reset(wsi_arena *a)
     keep->used = 0;
 }
 
+/* Frees the arena's blocks; it may be used again afterwards. */
 void wsi_arena_free(wsi_arena *a)
 {
     wsi_arena_reset(a);
@@ -99,6 +107,7 @@ void wsi_arena_free(wsi_arena *a)
 
 /* ----- The common connection --------------------------------------------------------- */
 
+/* Copies src into dst, truncated to size - 1 bytes and always terminated. */
 void wsi_copy_str(char *dst, size_t size, const char *src)
 {
     size_t n = strlen(src);
@@ -107,6 +116,7 @@ void wsi_copy_str(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
+/* Sets up the common head of a backend connection: its operations and its label. */
 void wsi_conn_init(ws_conn *c, const wsi_conn_ops *ops, const char *label)
 {
     memset(c, 0, sizeof *c);
@@ -114,6 +124,8 @@ void wsi_conn_init(ws_conn *c, const wsi_conn_ops *ops, const char *label)
     wsi_copy_str(c->label, sizeof c->label, label);
 }
 
+/* Makes code the connection's sticky error, with fmt's text (or the code's message), dead
+ * when dead is set; returns code. */
 int wsi_conn_fail(ws_conn *c, int code, int dead, const char *fmt, ...)
 {
     c->err = code;
@@ -129,6 +141,7 @@ int wsi_conn_fail(ws_conn *c, int code, int dead, const char *fmt, ...)
     return code;
 }
 
+/* Whether the len bytes at arg equal the NUL-terminated name, ignoring ASCII case. */
 int wsi_name_eq(const char *arg, size_t len, const char *name)
 {
     size_t i = 0;
@@ -141,6 +154,7 @@ int wsi_name_eq(const char *arg, size_t len, const char *name)
     return i == len && name[i] == '\0';
 }
 
+/* Closes c (NULL allowed) and frees everything it owns, whatever its kind. */
 void ws_conn_close(ws_conn *c)
 {
     if (!c) return;
@@ -149,6 +163,8 @@ void ws_conn_close(ws_conn *c)
     c->ops->close(c);
 }
 
+/* Up to max out-of-band messages already received, after waiting at most timeout_ms
+ * (ws_conn.h). */
 int ws_conn_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **out, size_t *n)
 {
     *n = 0;
@@ -164,6 +180,7 @@ int ws_conn_dead(const ws_conn *c) { return c->dead; }
 ws_conn_stats ws_conn_get_stats(const ws_conn *c) { return c->stats; }
 const char *ws_conn_label(const ws_conn *c) { return c->label; }
 
+/* Renames the connection in the trace; 0, or WS_EINVAL for a NULL connection or label. */
 int ws_conn_set_label(ws_conn *c, const char *label)
 {
     if (!c || !label) return WS_EINVAL;
@@ -171,12 +188,15 @@ int ws_conn_set_label(ws_conn *c, const char *label)
     return 0;
 }
 
+/* Calls fn with ud after every round trip of c (NULL stops it). */
 void ws_conn_set_trace(ws_conn *c, ws_trace_fn fn, void *ud)
 {
     c->trace = fn;
     c->trace_ud = ud;
 }
 
+/* One round trip of n commands: n replies and fates, counted and traced, or an error code
+ * with the fates of what was sent (ws_conn.h). */
 int ws_pipeline(ws_conn *c, const char *cause, size_t n, const fr_command *commands,
                 const fr_reply **replies)
 {
@@ -236,6 +256,7 @@ typedef struct textbuf {
     int oom;
 } textbuf;
 
+/* Appends n bytes; after a failed allocation the buffer only remembers that it failed. */
 static void tb_put(textbuf *b, const char *s, size_t n)
 {
     if (b->oom) return;
@@ -258,6 +279,7 @@ static void tb_put(textbuf *b, const char *s, size_t n)
 static void tb_puts(textbuf *b, const char *s) { tb_put(b, s, strlen(s)); }
 
 static void tb_printf(textbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends printf-formatted text of at most 255 bytes. */
 static void tb_printf(textbuf *b, const char *fmt, ...)
 {
     char tmp[256];
@@ -269,6 +291,8 @@ static void tb_printf(textbuf *b, const char *fmt, ...)
     tb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
 }
 
+/* The escape of byte ch in a quoted argument (\n, \xHH, \a and \b when letters_ab) into
+ * out, and its length; 0 when ch stands for itself. */
 size_t wsi_escape(unsigned char ch, int letters_ab, char out[4])
 {
     static const char hex[] = "0123456789abcdef";
@@ -295,6 +319,7 @@ size_t wsi_escape(unsigned char ch, int letters_ab, char out[4])
     return 4;
 }
 
+/* Hands put the quoted form of n bytes ("..." with redis-cli's escapes), in pieces. */
 void wsi_quote(const char *p, size_t n, int letters_ab,
                void (*put)(void *ud, const char *bytes, size_t len), void *ud)
 {
@@ -327,6 +352,7 @@ static void tb_sink(void *ud, const char *bytes, size_t len) { tb_put(ud, bytes,
  * reads back. */
 static void tb_quoted(textbuf *b, const char *s, size_t n) { wsi_quote(s, n, 1, tb_sink, b); }
 
+/* v in decimal, written backwards from the end of buf; returns where it starts. */
 char *wsi_decimal(char buf[24], long long v)
 {
     char *p = buf + 24;
@@ -339,6 +365,7 @@ char *wsi_decimal(char buf[24], long long v)
     return p;
 }
 
+/* Appends v in decimal. */
 static void tb_ll(textbuf *b, long long v)
 {
     char tmp[24];
@@ -358,6 +385,7 @@ static void tb_arg(textbuf *b, const char *s, size_t n)
     else tb_quoted(b, s, n);
 }
 
+/* Appends a reply tree in the trace's notation (+status, -error, :n, "bulk", [a, b]). */
 static void tb_reply(textbuf *b, const fr_reply *r)
 {
     switch (r->type) {
@@ -382,6 +410,7 @@ static void tb_reply(textbuf *b, const fr_reply *r)
     }
 }
 
+/* The buffer's text, owned by the caller, and its length; NULL if an allocation failed. */
 static char *tb_finish(textbuf *b, size_t *len)
 {
     if (!b->p && !b->oom) tb_put(b, "", 0);
@@ -393,6 +422,8 @@ static char *tb_finish(textbuf *b, size_t *len)
     return b->p;
 }
 
+/* A reply as the trace shows it ("(none)" for NULL); the caller frees it; NULL when out of
+ * memory. */
 char *ws_reply_text(const fr_reply *r, size_t *len)
 {
     textbuf b = {0};
@@ -401,6 +432,8 @@ char *ws_reply_text(const fr_reply *r, size_t *len)
     return tb_finish(&b, len);
 }
 
+/* A round trip as the trace shows it: its header line, then one line per command with its
+ * reply and fate; the caller frees it. */
 char *ws_round_trip_text(const ws_round_trip *rt, size_t *len)
 {
     textbuf b = {0};

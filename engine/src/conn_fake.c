@@ -14,6 +14,8 @@ typedef struct fake_conn {
     size_t npushed, pushpos;
 } fake_conn;
 
+/* One round trip on the fake: every command answered, in order, by the connection's own
+ * client; never fails. */
 static int fake_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                          const fr_reply **replies, unsigned char *fates)
 {
@@ -26,6 +28,8 @@ static int fake_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     return 0;
 }
 
+/* Frees the connection and its client (the fake drops the client's MULTI and WATCHes, as on
+ * a disconnect). */
 static void fake_close(ws_conn *c)
 {
     fake_conn *fc = (fake_conn *)c;
@@ -52,6 +56,8 @@ static int fake_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply **
 
 static const wsi_conn_ops fake_ops = {fake_pipeline, fake_close, fake_pushes};
 
+/* A connection of its own to server, labelled "fake"; NULL when server is NULL or out of
+ * memory. */
 ws_conn *ws_conn_fake(fr_server *server)
 {
     if (!server) return NULL;

@@ -41,6 +41,22 @@ typedef struct pending_error {
     char *error;        /* owned copy of the text */
 } pending_error;
 
+/* What the layer decided for one command of a round trip, as the caller gave it. */
+typedef struct rt_plan {
+    uint64_t occ;           /* its occurrence number for its name */
+    const char *inject;     /* its injected error, or NULL */
+    unsigned char discard;  /* an injected EXEC/DISCARD sent as DISCARD */
+} rt_plan;
+
+/* Per-round-trip scratch, grown as needed: every array has room for cap commands. */
+typedef struct rt_scratch {
+    size_t cap;
+    rt_plan *plan;                  /* the caller's command j */
+    fr_command *send;               /* the commands actually sent (ws_pipeline's input) */
+    size_t *send_of;                /* send index -> caller index */
+    const fr_reply **inner_replies; /* the sent commands' replies (ws_pipeline's output) */
+} rt_scratch;
+
 typedef struct fault_conn {
     ws_conn base;           /* the common head */
     ws_conn *inner;         /* the wrapped connection; NULL once a fault killed it */
@@ -54,20 +70,15 @@ typedef struct fault_conn {
     pending_error *pending; /* injected errors of the open transaction */
     size_t npending, cappending;
     wsi_arena arena;        /* synthesised replies and copies, per round trip */
-    /* Per-round-trip scratch, grown as needed. */
-    size_t scratch_cap;
-    uint64_t *occ;          /* each command's occurrence number for its name */
-    const char **inject;    /* each command's injected error, or NULL */
-    unsigned char *discard; /* each command: an injected EXEC/DISCARD sent as DISCARD */
-    fr_command *send;       /* the commands actually sent */
-    size_t *send_of;        /* send index -> caller index */
-    const fr_reply **inner_replies;
+    rt_scratch rt;          /* per-round-trip scratch */
     ws_fault_hook hook;     /* called at the start of each round trip, or NULL */
     void *hook_arg;         /* its argument */
 } fault_conn;
 
 /* ----- Helpers ----------------------------------------------------------------------- */
 
+/* Room for need elements of size bytes in *p (capacity *cap, doubled); 0, or -1 when out of
+ * memory with *p unchanged. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap) return 0;
@@ -80,6 +91,37 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
+/* Room for n commands in every array of s: 0, or -1 when out of memory (s unchanged but
+ * possibly partly grown, still consistent with s->cap). */
+static int scratch_reserve(rt_scratch *s, size_t n)
+{
+    if (n <= s->cap) return 0;
+    size_t cap = s->cap ? s->cap * 2 : 8;
+    while (cap < n) cap *= 2;
+    rt_plan *plan = realloc(s->plan, cap * sizeof *plan);
+    if (plan) s->plan = plan;
+    fr_command *send = realloc(s->send, cap * sizeof *send);
+    if (send) s->send = send;
+    size_t *send_of = realloc(s->send_of, cap * sizeof *send_of);
+    if (send_of) s->send_of = send_of;
+    const fr_reply **inner = realloc(s->inner_replies, cap * sizeof *inner);
+    if (inner) s->inner_replies = inner;
+    if (!plan || !send || !send_of || !inner) return -1;
+    s->cap = cap;
+    return 0;
+}
+
+/* Frees the scratch's arrays; it is empty and usable again afterwards. */
+static void scratch_free(rt_scratch *s)
+{
+    free(s->plan);
+    free(s->send);
+    free(s->send_of);
+    free(s->inner_replies);
+    memset(s, 0, sizeof *s);
+}
+
+/* A heap copy of s, or NULL when out of memory. */
 static char *dupstr(const char *s)
 {
     size_t n = strlen(s);
@@ -109,11 +151,13 @@ static uint64_t count_name(fault_conn *fc, const char *arg, size_t len)
     return 1;
 }
 
+/* The length of argument k of cmd (strlen when the command has no lengths). */
 static size_t arg_len(const fr_command *cmd, int k)
 {
     return cmd->argvlen ? cmd->argvlen[k] : strlen(cmd->argv[k]);
 }
 
+/* Whether cmd's name is name, ignoring case. */
 static int cmd_is(const fr_command *cmd, const char *name)
 {
     return wsi_name_eq(cmd->argv[0], arg_len(cmd, 0), name);
@@ -139,6 +183,8 @@ static int hits(const armed *a, uint64_t rt, size_t pos, const fr_command *cmd, 
     return a->f.round_trip == rt && a->f.command == pos;
 }
 
+/* A reply of type type with text, made in the round trip's arena; NULL when out of
+ * memory. */
 static fr_reply *synth(fault_conn *fc, fr_reply_type type, const char *text)
 {
     fr_reply *r = wsi_arena_alloc(&fc->arena, sizeof *r);
@@ -168,6 +214,7 @@ static int copy_reply(fault_conn *fc, fr_reply *dst, const fr_reply *src)
     return 0;
 }
 
+/* Forgets the open transaction's injected errors. */
 static void clear_pending(fault_conn *fc)
 {
     for (size_t i = 0; i < fc->npending; i++) free(fc->pending[i].error);
@@ -249,6 +296,9 @@ static const fr_reply *track(fault_conn *fc, const fr_command *cmd, const fr_rep
 
 /* ----- The round trip ------------------------------------------------------------------ */
 
+/* One round trip through the armed faults: refused whole, or the prefix before a crash
+ * point sent with injected errors answered in place, replies lost or the consumer crashed
+ * as armed; fates say which. */
 static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                           const fr_reply **replies, unsigned char *fates)
 {
@@ -256,24 +306,15 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     uint64_t rt = c->stats.round_trips;
     if (fc->hook) fc->hook(fc->hook_arg, c, rt, n);
     wsi_arena_reset(&fc->arena);
-    if (n > fc->scratch_cap) {
-        size_t cap = fc->scratch_cap, cap2 = fc->scratch_cap, cap3 = fc->scratch_cap,
-               cap4 = fc->scratch_cap, cap5 = fc->scratch_cap, cap6 = fc->scratch_cap;
-        if (grow((void **)&fc->occ, &cap, n, sizeof *fc->occ) ||
-            grow((void **)&fc->inject, &cap2, n, sizeof *fc->inject) ||
-            grow((void **)&fc->discard, &cap6, n, sizeof *fc->discard) ||
-            grow((void **)&fc->send, &cap3, n, sizeof *fc->send) ||
-            grow((void **)&fc->send_of, &cap4, n, sizeof *fc->send_of) ||
-            grow((void **)&fc->inner_replies, &cap5, n, sizeof *fc->inner_replies))
-            return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
-        fc->scratch_cap = n;
-    }
+    if (scratch_reserve(&fc->rt, n)) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+    rt_plan *plan = fc->rt.plan;
     /* Name counters advance for every command given, whatever happens next, so "the 3rd
      * XACK" means the same thing however earlier round trips ended. */
     for (size_t j = 0; j < n; j++) {
-        fc->occ[j] = count_name(fc, commands[j].argv[0], arg_len(&commands[j], 0));
-        if (!fc->occ[j]) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
-        fc->inject[j] = NULL;
+        plan[j].occ = count_name(fc, commands[j].argv[0], arg_len(&commands[j], 0));
+        if (!plan[j].occ) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+        plan[j].inject = NULL;
+        plan[j].discard = 0;
     }
 
     /* A refusal anywhere in the round trip: nothing leaves. */
@@ -282,7 +323,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         armed *a = &fc->faults[i];
         if (a->f.kind != WS_FAULT_REFUSE) continue;
         for (size_t pos = 0; pos <= n; pos++) {
-            if (hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? fc->occ[pos - 1] : 0)) {
+            if (hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? plan[pos - 1].occ : 0)) {
                 fire(fc, a);
                 refused = 1;
                 break;
@@ -301,7 +342,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     for (size_t i = 0; i < fc->nfaults; i++) {
         armed *a = &fc->faults[i];
         for (size_t pos = 0; pos <= n; pos++) {
-            if (!hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? fc->occ[pos - 1] : 0))
+            if (!hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? plan[pos - 1].occ : 0))
                 continue;
             if (a->f.kind == WS_FAULT_CRASH_AFTER || a->f.kind == WS_FAULT_CRASH_BEFORE) {
                 size_t cut = a->f.kind == WS_FAULT_CRASH_AFTER ? pos : pos - 1;
@@ -320,9 +361,9 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         armed *a = &fc->faults[i];
         if (a->f.kind != WS_FAULT_ERROR) continue;
         for (size_t pos = 1; pos <= cutoff; pos++) {
-            if (!fc->inject[pos - 1] &&
-                hits(a, rt, pos, &commands[pos - 1], fc->occ[pos - 1])) {
-                fc->inject[pos - 1] = a->error;
+            if (!plan[pos - 1].inject &&
+                hits(a, rt, pos, &commands[pos - 1], plan[pos - 1].occ)) {
+                plan[pos - 1].inject = a->error;
                 fire(fc, a);
                 break;
             }
@@ -343,8 +384,8 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         const fr_command *cmd = &commands[j];
         int bare = cmd->argc == 1;
         int ends = bare && (cmd_is(cmd, "exec") || cmd_is(cmd, "discard"));
-        fc->discard[j] = fc->inject[j] && open && ends;
-        if (fc->inject[j] && !fc->discard[j]) continue; /* never reaches the server */
+        plan[j].discard = plan[j].inject && open && ends;
+        if (plan[j].inject && !plan[j].discard) continue; /* never reaches the server */
         if (ends) open = 0;
         else if (bare && cmd_is(cmd, "multi")) open = 1;
     }
@@ -352,16 +393,16 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     /* Send what is left. */
     size_t m = 0;
     for (size_t j = 0; j < cutoff; j++) {
-        if (fc->inject[j] && !fc->discard[j]) continue;
-        fc->send[m] = fc->discard[j] ? discard_cmd : commands[j];
-        fc->send_of[m++] = j;
+        if (plan[j].inject && !plan[j].discard) continue;
+        fc->rt.send[m] = plan[j].discard ? discard_cmd : commands[j];
+        fc->rt.send_of[m++] = j;
     }
     if (m > 0) {
-        int rc = ws_pipeline(fc->inner, NULL, m, fc->send, fc->inner_replies);
+        int rc = ws_pipeline(fc->inner, NULL, m, fc->rt.send, fc->rt.inner_replies);
         if (rc != 0) {
             /* A real failure underneath: report it as it is. */
             if (fc->inner->fbuf && fc->inner->bufcap >= m && rc != WS_EDEAD)
-                for (size_t s = 0; s < m; s++) fates[fc->send_of[s]] = fc->inner->fbuf[s];
+                for (size_t s = 0; s < m; s++) fates[fc->rt.send_of[s]] = fc->inner->fbuf[s];
             return wsi_conn_fail(c, rc, 1, "%s", fc->inner->errstr);
         }
         c->stats.commands_sent += m;
@@ -371,16 +412,16 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     size_t s = 0;
     for (size_t j = 0; j < cutoff; j++) {
         const fr_reply *r =
-            fc->inject[j] && !fc->discard[j] ? NULL : fc->inner_replies[s++];
+            plan[j].inject && !plan[j].discard ? NULL : fc->rt.inner_replies[s++];
         if ((crash || lose) && r) {
             fr_reply *copy = wsi_arena_alloc(&fc->arena, sizeof *copy);
             if (!copy || copy_reply(fc, copy, r)) r = NULL;
             else r = copy;
         }
-        replies[j] = r || fc->inject[j] ? track(fc, &commands[j], r, fc->inject[j]) : NULL;
+        replies[j] = r || plan[j].inject ? track(fc, &commands[j], r, plan[j].inject) : NULL;
         if (!replies[j] && !(crash || lose))
             return wsi_conn_fail(c, WS_ENOMEM, 1, "out of memory building replies");
-        fates[j] = fc->inject[j] ? WS_FATE_INJECTED
+        fates[j] = plan[j].inject ? WS_FATE_INJECTED
                    : (crash || lose) ? WS_FATE_LOST
                                      : WS_FATE_REPLIED;
     }
@@ -402,11 +443,12 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                              (unsigned long long)rt, n);
     }
     /* a DISCARD sent for an injected EXEC: its reply is not the caller's */
-    for (size_t j = 0; j < cutoff; j++) m -= fc->discard[j];
+    for (size_t j = 0; j < cutoff; j++) m -= plan[j].discard;
     c->stats.replies_received += m;
     return 0;
 }
 
+/* Closes the inner connection and frees the faults, the counters and the scratch. */
 static void fault_close(ws_conn *c)
 {
     fault_conn *fc = (fault_conn *)c;
@@ -421,12 +463,7 @@ static void fault_close(ws_conn *c)
     clear_pending(fc);
     free(fc->pending);
     wsi_arena_free(&fc->arena);
-    free(fc->occ);
-    free(fc->inject);
-    free(fc->discard);
-    free(fc->send);
-    free(fc->send_of);
-    free(fc->inner_replies);
+    scratch_free(&fc->rt);
     free(fc);
 }
 
@@ -443,6 +480,8 @@ static int fault_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply *
 
 static const wsi_conn_ops fault_ops = {fault_pipeline, fault_close, fault_pushes};
 
+/* A fault layer owning inner (dead from the start when inner is); NULL when inner is NULL
+ * or out of memory, inner closed then. */
 ws_conn *ws_conn_faulty(ws_conn *inner)
 {
     if (!inner) return NULL;
@@ -464,6 +503,8 @@ ws_conn *ws_conn_faulty(ws_conn *inner)
 
 /* ----- Arming ------------------------------------------------------------------------ */
 
+/* Arms a copy of f (one-shot): 0, WS_EINVAL for a fault that can name no point, or
+ * WS_ENOMEM. */
 int ws_fault_arm(ws_conn *c, const ws_fault *f)
 {
     if (!c || !c->faulty || !f) return WS_EINVAL;
@@ -493,12 +534,15 @@ int ws_fault_arm(ws_conn *c, const ws_fault *f)
     return 0;
 }
 
+/* Arms a crash after the server applied the first k commands of round trip round_trip
+ * (k == 0: nothing sent). */
 int ws_fault_crash_after(ws_conn *c, uint64_t round_trip, size_t k)
 {
     ws_fault f = {.kind = WS_FAULT_CRASH_AFTER, .round_trip = round_trip, .command = k};
     return ws_fault_arm(c, &f);
 }
 
+/* Arms error (NULL: the default text) as the reply of the nth command called name. */
 int ws_fault_error_nth(ws_conn *c, const char *name, uint64_t nth, const char *error)
 {
     if (!name) return WS_EINVAL;
@@ -506,6 +550,7 @@ int ws_fault_error_nth(ws_conn *c, const char *name, uint64_t nth, const char *e
     return ws_fault_arm(c, &f);
 }
 
+/* Disarms every fault not yet fired; the per-name counters go on. */
 void ws_fault_clear(ws_conn *c)
 {
     if (!c || !c->faulty) return;
@@ -517,12 +562,15 @@ void ws_fault_clear(ws_conn *c)
     fc->nfaults = 0;
 }
 
+/* How many faults fired on c so far (0 for a connection without the layer). */
 uint64_t ws_fault_fired(const ws_conn *c)
 {
     if (!c || !c->faulty) return 0;
     return ((const fault_conn *)c)->fired;
 }
 
+/* Calls fn at the start of each round trip of c (NULL stops it); WS_EINVAL without the
+ * fault layer. */
 int ws_fault_set_hook(ws_conn *c, ws_fault_hook fn, void *arg)
 {
     if (!c || !c->faulty) return WS_EINVAL;

@@ -41,6 +41,8 @@ static fr_reply *task_node(const redisReadTask *task)
     return r;
 }
 
+/* hiredis's string hook: a status, error or bulk node holding a copy of the text; NULL when
+ * out of memory. */
 static void *hook_string(const redisReadTask *task, char *str, size_t len)
 {
     fr_reply *r = task_node(task);
@@ -55,6 +57,8 @@ static void *hook_string(const redisReadTask *task, char *str, size_t len)
     return r;
 }
 
+/* hiredis's array hook: an array node with zeroed room for its elements; NULL when out of
+ * memory. */
 static void *hook_array(const redisReadTask *task, int elements)
 {
     fr_reply *r = task_node(task);
@@ -71,6 +75,7 @@ static void *hook_array(const redisReadTask *task, int elements)
     return r;
 }
 
+/* hiredis's integer hook: an integer node; NULL when out of memory. */
 static void *hook_integer(const redisReadTask *task, long long value)
 {
     fr_reply *r = task_node(task);
@@ -80,6 +85,7 @@ static void *hook_integer(const redisReadTask *task, long long value)
     return r;
 }
 
+/* hiredis's nil hook: a nil bulk or a nil array node, as the type byte read says. */
 static void *hook_nil(const redisReadTask *task)
 {
     fr_reply *r = task_node(task);
@@ -108,6 +114,8 @@ static int redis_fail(redis_conn *rc, const char *when)
     return wsi_conn_fail(&rc->base, code, 1, "%s: %s", when, rc->ctx->errstr);
 }
 
+/* One round trip on the socket: every command written at once, then one reply read per
+ * command (pushes met on the way are queued); a failure kills the connection. */
 static int redis_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                           const fr_reply **replies, unsigned char *fates)
 {
@@ -138,6 +146,7 @@ static int redis_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     return 0;
 }
 
+/* Frees the hiredis context, the replies and the queued pushes. */
 static void redis_close(ws_conn *c)
 {
     redis_conn *rc = (redis_conn *)c;
@@ -160,6 +169,7 @@ static void queue_push(redis_conn *rc, const fr_reply *r)
     rc->queue[rc->nqueue++] = r;
 }
 
+/* Whether r is a subscribed connection's answer to PING (["pong", ...]). */
 static int is_pong(const fr_reply *r)
 {
     return r->type == FR_REPLY_ARRAY && r->count == 2 && r->elements[0].type == FR_REPLY_BULK &&
@@ -243,6 +253,9 @@ static int parse_url(const char *url, char *buf, size_t cap, int *port, int *is_
     return 0;
 }
 
+/* A connection to the server at url (redis://host:port or unix:///path), every read and
+ * write bounded by timeout_ms; a failed one comes back dead with its error, NULL only when
+ * out of memory. */
 ws_conn *ws_conn_open(const char *url, int timeout_ms)
 {
     redis_conn *rc = calloc(1, sizeof *rc);

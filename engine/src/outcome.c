@@ -43,6 +43,9 @@ static int server_count(const ws_sub *s)
     return s->cfg.form == WS_FORM_STREAM && (s->cfg.reclaim || s->cfg.claiming);
 }
 
+/* What the runtime makes of outcome o on d: what the broker is told, and which copy (if
+ * any) is published with which delay, as max-attempts, the dead letter and the native delay
+ * say. */
 wsi_plan wsi_plan_outcome(const ws_delivery *d, ws_outcome o, int64_t delay_ms)
 {
     const ws_sub *s = d->sub;
@@ -77,6 +80,8 @@ wsi_plan wsi_plan_outcome(const ws_delivery *d, ws_outcome o, int64_t delay_ms)
 
 /* ----- Copies ---------------------------------------------------------------------------- */
 
+/* Appends the fields of a copy of d: its payload and headers, the retry header raised by
+ * one when raise is set. */
 void wsi_copy_fields(const ws_delivery *d, int raise, wsi_cmdb *b)
 {
     long long next = ws_delivery_retries(d) + 1;
@@ -141,6 +146,8 @@ static wsi_cmd *copy_to(const ws_delivery *d, const char *key, int form, int rai
     return wsi_cmdb_done(&b);
 }
 
+/* The broker's requeue of d: the entry re-added verbatim to a stream, the value pushed back
+ * on a reliable list. */
 wsi_cmd *wsi_requeue_copy(const ws_delivery *d)
 {
     const ws_sub *s = d->sub;
@@ -153,6 +160,8 @@ wsi_cmd *wsi_requeue_copy(const ws_delivery *d)
     return wsi_cmdb_done(&b);
 }
 
+/* The writes scheduling d's copy in the delay queue delay_ms from now (ZADD, then PEXPIRE
+ * with a delay TTL) into out; returns how many. */
 size_t wsi_delay_writes(const ws_delivery *d, int64_t delay_ms, wsi_cmd **out)
 {
     ws_sub *s = d->sub;
@@ -178,6 +187,8 @@ size_t wsi_delay_writes(const ws_delivery *d, int64_t delay_ms, wsi_cmd **out)
     return 2;
 }
 
+/* Publishes the copy plan p asks for (to the subscription's key or the dead letter, now or
+ * delayed); 0, or the error of the round trip that failed. */
 int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
 {
     ws_sub *s = d->sub;

@@ -739,7 +739,6 @@ size_t ws_sim_produced_id_size(const ws_sim *sim, size_t i)
     return i >= 1 && i <= sim->nproduced ? sim->produced[i - 1].id_len : 0;
 }
 ws_sub *ws_delivery_sub(const ws_delivery *d) { return d->sub; }
-uint64_t ws_delivery_read(const ws_delivery *d) { return d->read; }
 ws_outcome ws_delivery_outcome(const ws_delivery *d) { return d->outcome; }
 size_t ws_delivery_root(ws_delivery *d) { return wsi_root_of(d->sub->sim, d); }
 uint64_t ws_sub_flushes(const ws_sub *s) { return s->flushes; }

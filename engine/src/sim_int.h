@@ -74,8 +74,6 @@ typedef struct wsi_text {
     size_t len, cap;
 } wsi_text;
 void wsi_text_add(wsi_text *t, const char *p, size_t len);
-/* v in decimal, as "%zu" writes it. */
-void wsi_text_size(wsi_text *t, size_t v);
 void wsi_text_printf(wsi_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An argument as redis-cli shows it: bare when safe, else "quoted" with escapes. */
 void wsi_text_arg(wsi_text *t, const char *p, size_t len);

@@ -152,6 +152,16 @@ const char *fr_exec_resp(fr_client *client, int argc, const char *const *argv,
  * then).  Free with fr_split_free. */
 int fr_split_line(const char *line, char ***argv, size_t **argvlen);
 void fr_split_free(int argc, char **argv, size_t *argvlen);
+/* The splitting itself, allocating nothing (fr_split_line and the server's inline
+ * requests both use it): splits the len bytes at line (a NUL byte ends the line earlier;
+ * no byte at or past line + len is read) as redis-cli and Redis's sdssplitargs split --
+ * "double quotes" with \n \r \t \b \a \xHH and backslash-anything escapes, 'single
+ * quotes' with \' only, a closing quote followed by a blank or the end.  The unescaped
+ * arguments go to out (room for len bytes), their offsets in out and lengths to off and
+ * lens (room for max entries; max >= len/2+1 always suffices).  Returns the argument
+ * count (0 for a blank line), or -1 for unbalanced quotes or more than max arguments. */
+int fr_split_args(const char *line, size_t len, char *out, size_t *off, size_t *lens,
+                  size_t max);
 
 /* One command of a pipeline. */
 typedef struct fr_command {

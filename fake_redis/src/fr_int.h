@@ -610,8 +610,6 @@ void fri_reply_bulk_cstr(fr_client *c, const char *s);
 void fri_reply_bulk_ll(fr_client *c, long long v);
 /* A double as Redis 7.0's addReplyDouble writes it in RESP2 ("%.17g", "inf", "-inf"). */
 void fri_reply_double(fr_client *c, double d);
-/* A long double as INCRBYFLOAT/HINCRBYFLOAT answer it (human form). */
-void fri_reply_long_double(fr_client *c, long double ld);
 void fri_reply_nil(fr_client *c);        /* $-1 */
 void fri_reply_null_array(fr_client *c); /* *-1 */
 void fri_reply_array_len(fr_client *c, long n);

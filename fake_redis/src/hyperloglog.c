@@ -562,7 +562,7 @@ static int obj_to_dense(fri_obj *o)
 /* ----- Commands ----------------------------------------------------------------------------- */
 
 /* PFADD key [element ...]: 1 when a register changed or the key was created. */
-static void pfaddCommand(fr_client *c)
+static void pfadd_command(fr_client *c)
 {
     const fri_arg *key = &c->argv[1];
     fri_obj *o = fri_lookup_write(c, key);
@@ -599,7 +599,7 @@ static void pfaddCommand(fr_client *c)
 
 /* PFCOUNT key [key ...]: one key answers (and caches) its own estimate; several answer the
  * estimate of their union, computed on byte registers and cached nowhere. */
-static void pfcountCommand(fr_client *c)
+static void pfcount_command(fr_client *c)
 {
     if (c->argc > 2) {
         uint8_t *max = calloc(FRI_HLL_REGISTERS, 1);
@@ -652,7 +652,7 @@ static void pfcountCommand(fr_client *c)
 
 /* PFMERGE dest [source ...]: dest (a source too) becomes the union; dense as soon as one
  * input is dense, else built register by register in the sparse form. */
-static void pfmergeCommand(fr_client *c)
+static void pfmerge_command(fr_client *c)
 {
     uint8_t *max = calloc(FRI_HLL_REGISTERS, 1);
     if (!max) {
@@ -705,7 +705,7 @@ done:
 }
 
 /* PFDEBUG GETREG|DECODE|ENCODING|TODENSE key. */
-static void pfdebugCommand(fr_client *c)
+static void pfdebug_command(fr_client *c)
 {
     const fri_arg *sub = &c->argv[1];
     const fri_arg *key = &c->argv[2];
@@ -783,7 +783,7 @@ static uint64_t selftest_next(uint64_t *x)
  * distinct elements added to a dense and a sparse HLL side by side, which must stay
  * sparse while small, agree with each other and be within six standard errors at
  * 1, 10, 100 ... 100000 elements.  OK, or Redis's TESTFAILED texts. */
-static void pfselftestCommand(fr_client *c)
+static void pfselftest_command(fr_client *c)
 {
     uint8_t *dense = calloc(FRI_HLL_DENSE_SIZE + 1, 1);
     uint8_t *bytes = malloc(FRI_HLL_REGISTERS);
@@ -871,11 +871,11 @@ done:
 
 /* PFMERGE's keys are the destination and every source: one range from argument 1. */
 const fri_command fri_hll_commands[] = {
-    {"pfadd", pfaddCommand, -2, W | M | F, "hyperloglog", 1, 1, 1, NULL, NULL},
-    {"pfcount", pfcountCommand, -2, R, "hyperloglog", 1, -1, 1, NULL, NULL},
-    {"pfmerge", pfmergeCommand, -2, W | M, "hyperloglog", 1, -1, 1, NULL, NULL},
-    {"pfdebug", pfdebugCommand, 3, W | M | A, "hyperloglog", 2, 2, 1, NULL, NULL},
-    {"pfselftest", pfselftestCommand, 1, A, "hyperloglog", 0, 0, 0, NULL, NULL},
+    {"pfadd", pfadd_command, -2, W | M | F, "hyperloglog", 1, 1, 1, NULL, NULL},
+    {"pfcount", pfcount_command, -2, R, "hyperloglog", 1, -1, 1, NULL, NULL},
+    {"pfmerge", pfmerge_command, -2, W | M, "hyperloglog", 1, -1, 1, NULL, NULL},
+    {"pfdebug", pfdebug_command, 3, W | M | A, "hyperloglog", 2, 2, 1, NULL, NULL},
+    {"pfselftest", pfselftest_command, 1, A, "hyperloglog", 0, 0, 0, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
 

@@ -1659,7 +1659,7 @@ static fri_obj *load(fr_server *s, reader *r)
 /* ----- The commands -------------------------------------------------------------------------- */
 
 /* DUMP key: the payload, or nil for a missing key. */
-static void dumpCommand(fr_client *c)
+static void dump_command(fr_client *c)
 {
     fri_obj *o = fri_lookup_read(c, &c->argv[1]);
     if (!o) {
@@ -1682,7 +1682,7 @@ static void dumpCommand(fr_client *c)
  * restoreCommand: the options (IDLETIME and FREQ exclude each other: the second is a
  * syntax error), the key (BUSYKEY without REPLACE), the TTL, the footer, the value.  A
  * TTL already past creates nothing (and with REPLACE still deletes the old value). */
-static void restoreCommand(fr_client *c)
+static void restore_command(fr_client *c)
 {
     long long ttl, lfu_freq = -1, lru_idle = -1;
     int replace = 0, absttl = 0;
@@ -1765,8 +1765,8 @@ static void restoreCommand(fr_client *c)
 }
 
 const fri_command fri_rdb_commands[] = {
-    {"dump", dumpCommand, 2, FRI_CMD_READONLY, "generic", 1, 1, 1, NULL, NULL},
-    {"restore", restoreCommand, -4, FRI_CMD_WRITE | FRI_CMD_DENYOOM, "generic", 1, 1, 1, NULL,
+    {"dump", dump_command, 2, FRI_CMD_READONLY, "generic", 1, 1, 1, NULL, NULL},
+    {"restore", restore_command, -4, FRI_CMD_WRITE | FRI_CMD_DENYOOM, "generic", 1, 1, 1, NULL,
      NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };

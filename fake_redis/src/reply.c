@@ -187,12 +187,6 @@ void fri_reply_double(fr_client *c, double d)
     fri_reply_bulk(c, tmp, fri_d2string(tmp, sizeof(tmp), d));
 }
 
-void fri_reply_long_double(fr_client *c, long double ld)
-{
-    char tmp[5 * 1024];
-    fri_reply_bulk(c, tmp, fri_ld2string(tmp, sizeof(tmp), ld));
-}
-
 void fri_reply_nil(fr_client *c) { fri_buf_append(&c->out, "$-1\r\n", 5); }
 void fri_reply_null_array(fr_client *c) { fri_buf_append(&c->out, "*-1\r\n", 5); }
 void fri_reply_empty_array(fr_client *c) { fri_buf_append(&c->out, "*0\r\n", 4); }

@@ -111,8 +111,6 @@ int fri_scripting_reset(fr_server *s);
  * with chunk name "@user_script".  0; or -1 with the Lua message in err (cap bytes). */
 int fri_lua_compile(fri_scripting *sc, const char *name, const char *body, size_t len,
                     char *err, size_t cap);
-/* Whether a function is registered under name. */
-int fri_lua_has(fri_scripting *sc, const char *name);
 
 /* Runs the function registered under name as EVAL does: KEYS and ARGV set from
  * keys[0..nkeys) and args[0..nargs), the caller's reply written from its return value or

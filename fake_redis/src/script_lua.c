@@ -1406,14 +1406,6 @@ int fri_lua_compile(fri_scripting *sc, const char *name, const char *body, size_
     return 0;
 }
 
-int fri_lua_has(fri_scripting *sc, const char *name)
-{
-    lua_getfield(sc->lua, LUA_REGISTRYINDEX, name);
-    int has = !lua_isnil(sc->lua, -1);
-    lua_pop(sc->lua, 1);
-    return has;
-}
-
 /* ----- Running ---------------------------------------------------------------------- */
 
 static int64_t mono_ms(void)

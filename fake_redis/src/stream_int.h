@@ -166,8 +166,6 @@ size_t fri_stream_node_count(const fri_stream *s);
  * the listpack). */
 fri_sid fri_stream_node_key(const fri_stream *s, size_t i);
 
-/* The byte size node i's listpack has in Redis (0 <= i < fri_stream_node_count(s)). */
-size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i);
 /* The bytes Redis asked the allocator for that listpack: its size, or more while it keeps
  * what XADD preallocated (lpNew: 4096, or stream-node-max-bytes when smaller), until the
  * node was shrunk to fit when the next node started (or copied exactly). */
@@ -259,9 +257,6 @@ void fri_stream_reply_current(fr_client *c, fri_stream_iter *it, fri_sid id, lon
  * delivered for the first time). */
 void fri_stream_reply_current_meta(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields,
                                    int meta, long long idle, long long count);
-/* Replies [id, [f1, v1, ...]] for the live entry id and returns 1; returns 0 and replies
- * nothing when there is no such live entry. */
-int fri_stream_reply_entry(fr_client *c, fri_stream *s, fri_sid id);
 /* XRANGE's reply: an array of at most count (0 = no limit) live entries of [start, end],
  * descending when rev.  Returns how many were emitted. */
 size_t fri_stream_reply_range(fr_client *c, fri_stream *s, fri_sid start, fri_sid end,

@@ -230,7 +230,7 @@ static fri_obj *lookup_bitmap_for_write(fr_client *c, uint64_t maxbit, size_t *g
 /* SETBIT key offset 0|1: the bit's old value.  Checks in Redis's order: the offset, the
  * value (only 0 and 1), then the key's type.  The string grows with zero bytes to reach
  * the bit; the key counts as modified only when it grew or the bit changed. */
-static void setbitCommand(fr_client *c)
+static void setbit_command(fr_client *c)
 {
     uint64_t offset;
     long long on;
@@ -263,7 +263,7 @@ static void setbitCommand(fr_client *c)
 
 /* GETBIT key offset: the bit, 0 past the end or for a missing key.  The offset is checked
  * before the key. */
-static void getbitCommand(fr_client *c)
+static void getbit_command(fr_client *c)
 {
     uint64_t offset;
     int wrongtype;
@@ -305,7 +305,7 @@ static void clamp_range(long long *start, long long *end, long long total)
  * Redis 7.0's order: the key first (missing: 0, another type: WRONGTYPE, whatever the
  * arguments), then start and end, then the unit, and any other count of arguments is a
  * syntax error. */
-static void bitcountCommand(fr_client *c)
+static void bitcount_command(fr_client *c)
 {
     int wrongtype, isbit = 0;
     long long start, end;
@@ -379,7 +379,7 @@ static long long find_bit(const unsigned char *p, size_t len, int bit, uint64_t 
  * the unit, end, and any other count of arguments is a syntax error.  An empty range
  * answers -1.  Looking for a 0 in a string of ones answers the first bit past the range
  * when no end was given (the string is as if padded with zeros), -1 when one was. */
-static void bitposCommand(fr_client *c)
+static void bitpos_command(fr_client *c)
 {
     long long bit, start, end = 0;
     int wrongtype, isbit = 0, end_given = 0;
@@ -436,7 +436,7 @@ enum bitop_kind { BITOP_AND, BITOP_OR, BITOP_XOR, BITOP_NOT };
  * order: the operation, NOT's single source, then each source's type.  The result
  * replaces destkey whatever it held, TTL dropped (as SET does); an empty result deletes
  * destkey.  The sources are read before destkey is written, so destkey may be one. */
-static void bitopCommand(fr_client *c)
+static void bitop_command(fr_client *c)
 {
     enum bitop_kind op;
     const fri_arg *dest = &c->argv[2];
@@ -754,13 +754,13 @@ done:
 
 /* BITFIELD key [GET type offset] [SET type offset value] [INCRBY type offset increment]
  * [OVERFLOW WRAP|SAT|FAIL] ...: one reply per GET, SET and INCRBY, in order. */
-static void bitfieldCommand(fr_client *c)
+static void bitfield_command(fr_client *c)
 {
     bitfield_generic(c, 0);
 }
 
 /* BITFIELD_RO key [GET type offset] ...: BITFIELD that may only read. */
-static void bitfieldroCommand(fr_client *c)
+static void bitfieldro_command(fr_client *c)
 {
     bitfield_generic(c, 1);
 }
@@ -775,13 +775,13 @@ static void bitfieldroCommand(fr_client *c)
 /* Arity, flags and key positions as Redis 7.0.15's COMMAND INFO reports them; the group
  * is its ACL category, @bitmap. */
 const fri_command fri_bitops_commands[] = {
-    {"setbit", setbitCommand, 4, W | D, "bitmap", 1, 1, 1, NULL, NULL},
-    {"getbit", getbitCommand, 3, R | F, "bitmap", 1, 1, 1, NULL, NULL},
-    {"bitcount", bitcountCommand, -2, R, "bitmap", 1, 1, 1, NULL, NULL},
-    {"bitpos", bitposCommand, -3, R, "bitmap", 1, 1, 1, NULL, NULL},
-    {"bitop", bitopCommand, -4, W | D, "bitmap", 2, -1, 1, NULL, NULL},
-    {"bitfield", bitfieldCommand, -2, W | D, "bitmap", 1, 1, 1, NULL, NULL},
-    {"bitfield_ro", bitfieldroCommand, -2, R | F, "bitmap", 1, 1, 1, NULL, NULL},
+    {"setbit", setbit_command, 4, W | D, "bitmap", 1, 1, 1, NULL, NULL},
+    {"getbit", getbit_command, 3, R | F, "bitmap", 1, 1, 1, NULL, NULL},
+    {"bitcount", bitcount_command, -2, R, "bitmap", 1, 1, 1, NULL, NULL},
+    {"bitpos", bitpos_command, -3, R, "bitmap", 1, 1, 1, NULL, NULL},
+    {"bitop", bitop_command, -4, W | D, "bitmap", 2, -1, 1, NULL, NULL},
+    {"bitfield", bitfield_command, -2, W | D, "bitmap", 1, 1, 1, NULL, NULL},
+    {"bitfield_ro", bitfieldro_command, -2, R | F, "bitmap", 1, 1, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
 

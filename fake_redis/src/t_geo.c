@@ -130,7 +130,7 @@ static void reply_coord(fr_client *c, double d)
 /* GEOADD key [NX|XX] [CH] lon lat member ...: checked here (options, then every pair in
  * order), then run as ZADD key [options] score member ... on the same client, as Redis
  * replaces the command vector and calls zaddCommand. */
-static void geoaddCommand(fr_client *c)
+static void geoadd_command(fr_client *c)
 {
     int nx = 0, xx = 0, longidx = 2;
     while (longidx < c->argc) {
@@ -197,7 +197,7 @@ static fri_zset *read_geo(fr_client *c, int idx, int *answered)
 
 /* GEOHASH key member ...: the standard 11-character geohash of each member (decoded, then
  * encoded again over latitudes -90..90; the 11th character is always '0'), or nil. */
-static void geohashCommand(fr_client *c)
+static void geohash_command(fr_client *c)
 {
     static const char alphabet[] = "0123456789bcdefghjkmnpqrstuvwxyz";
     int answered;
@@ -221,7 +221,7 @@ static void geohashCommand(fr_client *c)
 }
 
 /* GEOPOS key member ...: [longitude, latitude] of each member, or a null array. */
-static void geoposCommand(fr_client *c)
+static void geopos_command(fr_client *c)
 {
     int answered;
     fri_zset *z = read_geo(c, 1, &answered);
@@ -241,7 +241,7 @@ static void geoposCommand(fr_client *c)
 
 /* GEODIST key m1 m2 [unit]: the unit is checked before the key is read; nil when the key
  * or either member is missing. */
-static void geodistCommand(fr_client *c)
+static void geodist_command(fr_client *c)
 {
     double to_meter = 1;
     if (c->argc == 5) {
@@ -677,18 +677,18 @@ static void georadius_generic(fr_client *c, int src_idx, int flags)
     fri_reply_ll(c, (long long)returned);
 }
 
-static void georadiusCommand(fr_client *c) { georadius_generic(c, 1, RADIUS_COORDS); }
-static void georadiusbymemberCommand(fr_client *c) { georadius_generic(c, 1, RADIUS_MEMBER); }
-static void georadiusroCommand(fr_client *c)
+static void georadius_command(fr_client *c) { georadius_generic(c, 1, RADIUS_COORDS); }
+static void georadiusbymember_command(fr_client *c) { georadius_generic(c, 1, RADIUS_MEMBER); }
+static void georadiusro_command(fr_client *c)
 {
     georadius_generic(c, 1, RADIUS_COORDS | RADIUS_NOSTORE);
 }
-static void georadiusbymemberroCommand(fr_client *c)
+static void georadiusbymemberro_command(fr_client *c)
 {
     georadius_generic(c, 1, RADIUS_MEMBER | RADIUS_NOSTORE);
 }
-static void geosearchCommand(fr_client *c) { georadius_generic(c, 1, GEOSEARCH); }
-static void geosearchstoreCommand(fr_client *c)
+static void geosearch_command(fr_client *c) { georadius_generic(c, 1, GEOSEARCH); }
+static void geosearchstore_command(fr_client *c)
 {
     georadius_generic(c, 2, GEOSEARCH | GEOSEARCHSTORE);
 }
@@ -718,17 +718,17 @@ static int georadiusKeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO gives them. */
 const fri_command fri_geo_commands[] = {
-    {"geoadd", geoaddCommand, -5, W | M, "geo", 1, 1, 1, NULL, NULL},
-    {"geodist", geodistCommand, -4, R, "geo", 1, 1, 1, NULL, NULL},
-    {"geohash", geohashCommand, -2, R, "geo", 1, 1, 1, NULL, NULL},
-    {"geopos", geoposCommand, -2, R, "geo", 1, 1, 1, NULL, NULL},
-    {"georadius", georadiusCommand, -6, W | M, "geo", 1, 1, 1, georadiusKeys, NULL},
-    {"georadius_ro", georadiusroCommand, -6, R, "geo", 1, 1, 1, NULL, NULL},
-    {"georadiusbymember", georadiusbymemberCommand, -5, W | M, "geo", 1, 1, 1, georadiusKeys,
+    {"geoadd", geoadd_command, -5, W | M, "geo", 1, 1, 1, NULL, NULL},
+    {"geodist", geodist_command, -4, R, "geo", 1, 1, 1, NULL, NULL},
+    {"geohash", geohash_command, -2, R, "geo", 1, 1, 1, NULL, NULL},
+    {"geopos", geopos_command, -2, R, "geo", 1, 1, 1, NULL, NULL},
+    {"georadius", georadius_command, -6, W | M, "geo", 1, 1, 1, georadiusKeys, NULL},
+    {"georadius_ro", georadiusro_command, -6, R, "geo", 1, 1, 1, NULL, NULL},
+    {"georadiusbymember", georadiusbymember_command, -5, W | M, "geo", 1, 1, 1, georadiusKeys,
      NULL},
-    {"georadiusbymember_ro", georadiusbymemberroCommand, -5, R, "geo", 1, 1, 1, NULL, NULL},
-    {"geosearch", geosearchCommand, -7, R, "geo", 1, 1, 1, NULL, NULL},
-    {"geosearchstore", geosearchstoreCommand, -8, W | M, "geo", 1, 2, 1, NULL, NULL},
+    {"georadiusbymember_ro", georadiusbymemberro_command, -5, R, "geo", 1, 1, 1, NULL, NULL},
+    {"geosearch", geosearch_command, -7, R, "geo", 1, 1, 1, NULL, NULL},
+    {"geosearchstore", geosearchstore_command, -8, W | M, "geo", 1, 2, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
 

@@ -216,7 +216,7 @@ static size_t ll_to_digits(char *dst, long long v)
  * an odd argument count is an arity error naming the command, checked before the key's
  * type.  HSET answers how many fields are new, HMSET answers OK.  Every value is copied
  * before the hash is touched, so running out of memory changes nothing. */
-static void hsetCommand(fr_client *c)
+static void hset_command(fr_client *c)
 {
     if (c->argc % 2 == 1) {
         fri_reply_arity_error(c);
@@ -273,7 +273,7 @@ static void hsetCommand(fr_client *c)
 }
 
 /* HSETNX key field value: 1 if the field was set, 0 if it existed (nothing changes). */
-static void hsetnxCommand(fr_client *c)
+static void hsetnx_command(fr_client *c)
 {
     fri_hash *h = hash_lookup_write_or_create(c);
     if (!h) return;
@@ -295,7 +295,7 @@ static void hsetnxCommand(fr_client *c)
 }
 
 /* HGET key field: the value, or nil for a missing key or field. */
-static void hgetCommand(fr_client *c)
+static void hget_command(fr_client *c)
 {
     int wrongtype;
     fri_hash *h = hash_lookup_read(c, &wrongtype);
@@ -307,7 +307,7 @@ static void hgetCommand(fr_client *c)
 
 /* HMGET key field [field ...]: one value or nil per field; a missing key answers nils and
  * a key of another type WRONGTYPE. */
-static void hmgetCommand(fr_client *c)
+static void hmget_command(fr_client *c)
 {
     int wrongtype;
     fri_hash *h = hash_lookup_read(c, &wrongtype);
@@ -322,7 +322,7 @@ static void hmgetCommand(fr_client *c)
 
 /* HDEL key field [field ...]: how many fields were removed.  The key goes when its last
  * field does; the remaining fields keep their order. */
-static void hdelCommand(fr_client *c)
+static void hdel_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_HASH, 1, &wrongtype);
@@ -350,7 +350,7 @@ static void hdelCommand(fr_client *c)
 }
 
 /* HLEN key: the number of fields, 0 for a missing key. */
-static void hlenCommand(fr_client *c)
+static void hlen_command(fr_client *c)
 {
     int wrongtype;
     fri_hash *h = hash_lookup_read(c, &wrongtype);
@@ -359,7 +359,7 @@ static void hlenCommand(fr_client *c)
 }
 
 /* HSTRLEN key field: the value's length in bytes, 0 for a missing key or field. */
-static void hstrlenCommand(fr_client *c)
+static void hstrlen_command(fr_client *c)
 {
     int wrongtype;
     fri_hash *h = hash_lookup_read(c, &wrongtype);
@@ -369,7 +369,7 @@ static void hstrlenCommand(fr_client *c)
 }
 
 /* HEXISTS key field: 1 or 0. */
-static void hexistsCommand(fr_client *c)
+static void hexists_command(fr_client *c)
 {
     int wrongtype;
     fri_hash *h = hash_lookup_read(c, &wrongtype);
@@ -403,14 +403,14 @@ static void hash_getall(fr_client *c, unsigned what)
     }
 }
 
-static void hgetallCommand(fr_client *c) { hash_getall(c, HASH_KEYS | HASH_VALS); }
-static void hkeysCommand(fr_client *c) { hash_getall(c, HASH_KEYS); }
-static void hvalsCommand(fr_client *c) { hash_getall(c, HASH_VALS); }
+static void hgetall_command(fr_client *c) { hash_getall(c, HASH_KEYS | HASH_VALS); }
+static void hkeys_command(fr_client *c) { hash_getall(c, HASH_KEYS); }
+static void hvals_command(fr_client *c) { hash_getall(c, HASH_VALS); }
 
 /* HINCRBY key field increment.  Order of checks as in Redis: the increment must be an
  * integer, then the key a hash (created if missing), then the old value an integer in
  * string2ll's strict form, then the sum must not overflow.  Answers the new value. */
-static void hincrbyCommand(fr_client *c)
+static void hincrby_command(fr_client *c)
 {
     long long incr, value = 0;
     if (fri_get_ll_or_reply(c, &c->argv[3], &incr, NULL) < 0) return;
@@ -465,7 +465,7 @@ static void hincrbyCommand(fr_client *c)
  * finite; the old value (0 if missing) must parse too; the sum must be finite.  The new
  * value is stored and answered in Redis's human long double form ("%.17Lf" without
  * trailing zeros), so 10.50 + 0 answers "10.5". */
-static void hincrbyfloatCommand(fr_client *c)
+static void hincrbyfloat_command(fr_client *c)
 {
     long double incr, value = 0;
     if (fri_get_long_double_or_reply(c, &c->argv[3], &incr, NULL) < 0) return;
@@ -603,7 +603,7 @@ static void hrandfield_with_count(fr_client *c, long long l, int withvalues)
  * then the syntax, then, with WITHVALUES, that the count stays within half a long either
  * way ("ERR value is out of range"); only then the key.  Without a count: one random
  * field, nil for a missing key. */
-static void hrandfieldCommand(fr_client *c)
+static void hrandfield_command(fr_client *c)
 {
     if (c->argc >= 3) {
         long long l;
@@ -647,7 +647,7 @@ static void hrandfieldCommand(fr_client *c)
  * in insertion order with the field's sequence number as the cursor (see keys.c's SCAN):
  * every field present for the whole walk comes exactly once, but pages and cursors differ
  * from Redis's.  MATCH filters the fields of the page; a value goes with its field. */
-static void hscanCommand(fr_client *c)
+static void hscan_command(fr_client *c)
 {
     uint64_t cursor;
     long long count;
@@ -683,22 +683,22 @@ static void hscanCommand(fr_client *c)
 
 /* Arity, flags and key positions as COMMAND INFO reports them on Redis 7.0.15. */
 const fri_command fri_hash_commands[] = {
-    {"hset", hsetCommand, -4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hsetnx", hsetnxCommand, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hmset", hsetCommand, -4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hget", hgetCommand, 3, R | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hmget", hmgetCommand, -3, R | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hgetall", hgetallCommand, 2, R, "hash", 1, 1, 1, NULL, NULL},
-    {"hdel", hdelCommand, -3, W | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hexists", hexistsCommand, 3, R | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hlen", hlenCommand, 2, R | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hkeys", hkeysCommand, 2, R, "hash", 1, 1, 1, NULL, NULL},
-    {"hvals", hvalsCommand, 2, R, "hash", 1, 1, 1, NULL, NULL},
-    {"hincrby", hincrbyCommand, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hincrbyfloat", hincrbyfloatCommand, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hstrlen", hstrlenCommand, 3, R | F, "hash", 1, 1, 1, NULL, NULL},
-    {"hrandfield", hrandfieldCommand, -2, R, "hash", 1, 1, 1, NULL, NULL},
-    {"hscan", hscanCommand, -3, R, "hash", 1, 1, 1, NULL, NULL},
+    {"hset", hset_command, -4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hsetnx", hsetnx_command, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hmset", hset_command, -4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hget", hget_command, 3, R | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hmget", hmget_command, -3, R | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hgetall", hgetall_command, 2, R, "hash", 1, 1, 1, NULL, NULL},
+    {"hdel", hdel_command, -3, W | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hexists", hexists_command, 3, R | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hlen", hlen_command, 2, R | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hkeys", hkeys_command, 2, R, "hash", 1, 1, 1, NULL, NULL},
+    {"hvals", hvals_command, 2, R, "hash", 1, 1, 1, NULL, NULL},
+    {"hincrby", hincrby_command, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hincrbyfloat", hincrbyfloat_command, 4, W | M | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hstrlen", hstrlen_command, 3, R | F, "hash", 1, 1, 1, NULL, NULL},
+    {"hrandfield", hrandfield_command, -2, R, "hash", 1, 1, 1, NULL, NULL},
+    {"hscan", hscan_command, -3, R, "hash", 1, 1, 1, NULL, NULL},
     {0},
 };
 

@@ -346,7 +346,7 @@ static fri_obj *list_lookup(fr_client *c, const fri_arg *key, int write, int *wr
 /* LPUSH/RPUSH key element [element ...], and with xx (LPUSHX/RPUSHX) only onto an existing
  * list (a missing key answers 0).  Answers the new length.  Every element is copied before
  * the list is changed for good, so running out of memory leaves the keyspace as it was. */
-static void pushGenericCommand(fr_client *c, int where, int xx)
+static void push_generic_command(fr_client *c, int where, int xx)
 {
     int wrongtype;
     fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
@@ -381,16 +381,16 @@ oom:
     fri_reply_error(c, FRI_ERR_OOM);
 }
 
-static void lpushCommand(fr_client *c) { pushGenericCommand(c, LIST_HEAD, 0); }
-static void rpushCommand(fr_client *c) { pushGenericCommand(c, LIST_TAIL, 0); }
-static void lpushxCommand(fr_client *c) { pushGenericCommand(c, LIST_HEAD, 1); }
-static void rpushxCommand(fr_client *c) { pushGenericCommand(c, LIST_TAIL, 1); }
+static void lpush_command(fr_client *c) { push_generic_command(c, LIST_HEAD, 0); }
+static void rpush_command(fr_client *c) { push_generic_command(c, LIST_TAIL, 0); }
+static void lpushx_command(fr_client *c) { push_generic_command(c, LIST_HEAD, 1); }
+static void rpushx_command(fr_client *c) { push_generic_command(c, LIST_TAIL, 1); }
 
 /* LPOP/RPOP key [count].  Without a count: one element as a bulk, nil for a missing key.
  * With one: an array of up to count elements in pop order, *-1 (a nil array) for a
  * missing key, an empty array for count 0 on an existing key.  More than one extra
  * argument is an arity error, checked here because the table's arity is -2. */
-static void popGenericCommand(fr_client *c, int where)
+static void pop_generic_command(fr_client *c, int where)
 {
     long long count = 0;
     int hascount = c->argc == 3, wrongtype;
@@ -423,13 +423,13 @@ static void popGenericCommand(fr_client *c, int where)
     list_elements_removed(c, &c->argv[1], o, pop_event(where));
 }
 
-static void lpopCommand(fr_client *c) { popGenericCommand(c, LIST_HEAD); }
-static void rpopCommand(fr_client *c) { popGenericCommand(c, LIST_TAIL); }
+static void lpop_command(fr_client *c) { pop_generic_command(c, LIST_HEAD); }
+static void rpop_command(fr_client *c) { pop_generic_command(c, LIST_TAIL); }
 
 /* ----- Reading ------------------------------------------------------------------------ */
 
 /* LLEN key: 0 for a missing key. */
-static void llenCommand(fr_client *c)
+static void llen_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = list_lookup(c, &c->argv[1], 0, &wrongtype);
@@ -448,7 +448,7 @@ static long long list_index(const fri_list *l, long long index)
 
 /* LINDEX key index: the key is looked up before the index is parsed, so a missing key
  * answers nil whatever the index says. */
-static void lindexCommand(fr_client *c)
+static void lindex_command(fr_client *c)
 {
     int wrongtype;
     long long index;
@@ -480,7 +480,7 @@ static int list_range(size_t len, long long start, long long end, size_t *first,
 }
 
 /* LRANGE key start stop: both numbers are parsed before the key is looked up. */
-static void lrangeCommand(fr_client *c)
+static void lrange_command(fr_client *c)
 {
     long long start, end;
     int wrongtype;
@@ -512,7 +512,7 @@ static void lrangeCommand(fr_client *c)
  * RANK -9223372036854775808 passes Redis 7.0's parser (RANK is only refused when zero)
  * and its negation overflows back to itself, so Redis then takes every match from the
  * tail and its COUNT test never fires: the fake answers the same, on purpose. */
-static void lposCommand(fr_client *c)
+static void lpos_command(fr_client *c)
 {
     long long rank = 1, count = -1, maxlen = 0;
     int wrongtype;
@@ -582,7 +582,7 @@ static void lposCommand(fr_client *c)
 
 /* LSET key index element: the key is looked up first ("no such key"), then the index is
  * parsed, then checked ("index out of range"). */
-static void lsetCommand(fr_client *c)
+static void lset_command(fr_client *c)
 {
     int wrongtype;
     long long index;
@@ -614,7 +614,7 @@ static void lsetCommand(fr_client *c)
 /* LINSERT key BEFORE|AFTER pivot element: the direction is checked before the key is
  * looked up.  Answers the new length, -1 when the pivot is not in the list (nothing is
  * written then), 0 for a missing key.  The pivot is the first match from the head. */
-static void linsertCommand(fr_client *c)
+static void linsert_command(fr_client *c)
 {
     int where, wrongtype;
     if (fri_arg_is(&c->argv[2], "after")) where = LIST_TAIL;
@@ -650,7 +650,7 @@ static void linsertCommand(fr_client *c)
 /* LREM key count element: count > 0 removes the first count matches from the head,
  * count < 0 the first -count from the tail, 0 every match.  The count is parsed before
  * the key is looked up.  Answers how many were removed; the key goes when it empties. */
-static void lremCommand(fr_client *c)
+static void lrem_command(fr_client *c)
 {
     long long count;
     int wrongtype;
@@ -673,7 +673,7 @@ static void lremCommand(fr_client *c)
 /* LTRIM key start stop: keeps only the range (Redis's range rule), deleting the key when
  * nothing is left.  The numbers are parsed before the key is looked up; a missing key
  * answers OK.  WATCH sees the key touched even when nothing was trimmed, as in Redis. */
-static void ltrimCommand(fr_client *c)
+static void ltrim_command(fr_client *c)
 {
     long long start, end;
     int wrongtype;
@@ -738,7 +738,7 @@ static void lmoveGeneric(fr_client *c, int wherefrom, int whereto, int blocking)
 }
 
 /* LMOVE source destination LEFT|RIGHT LEFT|RIGHT: both directions are checked first. */
-static void lmoveCommand(fr_client *c)
+static void lmove_command(fr_client *c)
 {
     int wherefrom, whereto;
     if (get_position_or_reply(c, &c->argv[3], &wherefrom) < 0 ||
@@ -748,11 +748,11 @@ static void lmoveCommand(fr_client *c)
 }
 
 /* RPOPLPUSH source destination: LMOVE source destination RIGHT LEFT. */
-static void rpoplpushCommand(fr_client *c) { lmoveGeneric(c, LIST_TAIL, LIST_HEAD, 0); }
+static void rpoplpush_command(fr_client *c) { lmoveGeneric(c, LIST_TAIL, LIST_HEAD, 0); }
 
 /* BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout: directions, then the timeout,
  * then LMOVE's work; a missing source gets the timeout reply (*-1), or $-1 inside EXEC. */
-static void blmoveCommand(fr_client *c)
+static void blmove_command(fr_client *c)
 {
     int wherefrom, whereto;
     if (get_position_or_reply(c, &c->argv[3], &wherefrom) < 0 ||
@@ -763,7 +763,7 @@ static void blmoveCommand(fr_client *c)
 }
 
 /* BRPOPLPUSH source destination timeout: BLMOVE source destination RIGHT LEFT timeout. */
-static void brpoplpushCommand(fr_client *c)
+static void brpoplpush_command(fr_client *c)
 {
     if (fri_get_timeout_or_reply(c, &c->argv[3], NULL) < 0) return;
     lmoveGeneric(c, LIST_TAIL, LIST_HEAD, 1);
@@ -775,7 +775,7 @@ static void brpoplpushCommand(fr_client *c)
  * tried in order; the first non-empty list gives one element, answered as [key, element].
  * A key of another type met before that answers WRONGTYPE.  No list: *-1, the timeout
  * reply. */
-static void blockingPopGenericCommand(fr_client *c, int where)
+static void blocking_pop_generic_command(fr_client *c, int where)
 {
     int wrongtype;
     if (fri_get_timeout_or_reply(c, &c->argv[c->argc - 1], NULL) < 0) return;
@@ -794,14 +794,14 @@ static void blockingPopGenericCommand(fr_client *c, int where)
     fri_reply_null_array(c);
 }
 
-static void blpopCommand(fr_client *c) { blockingPopGenericCommand(c, LIST_HEAD); }
-static void brpopCommand(fr_client *c) { blockingPopGenericCommand(c, LIST_TAIL); }
+static void blpop_command(fr_client *c) { blocking_pop_generic_command(c, LIST_HEAD); }
+static void brpop_command(fr_client *c) { blocking_pop_generic_command(c, LIST_TAIL); }
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count], and BLMPOP with a timeout before
  * numkeys (numkeys_idx 2).  Checked in Redis's order: numkeys, that the keys and the
  * direction fit, the direction, COUNT (once), then BLMPOP's timeout.  The first non-empty
  * list gives up to count elements, answered as [key, [elements...]]; none: *-1. */
-static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
+static void lmpop_generic_command(fr_client *c, int numkeys_idx, int blocking)
 {
     long long numkeys, count = -1;
     int where, wrongtype;
@@ -842,8 +842,8 @@ static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
     fri_reply_null_array(c);
 }
 
-static void lmpopCommand(fr_client *c) { lmpopGenericCommand(c, 1, 0); }
-static void blmpopCommand(fr_client *c) { lmpopGenericCommand(c, 2, 1); }
+static void lmpop_command(fr_client *c) { lmpop_generic_command(c, 1, 0); }
+static void blmpop_command(fr_client *c) { lmpop_generic_command(c, 2, 1); }
 
 static int lmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
 {
@@ -865,27 +865,27 @@ static int blmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* Arity, flags and key positions as COMMAND INFO of Redis 7.0.15 gives them. */
 const fri_command fri_list_commands[] = {
-    {"lpush", lpushCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
-    {"rpush", rpushCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
-    {"lpushx", lpushxCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
-    {"rpushx", rpushxCommand, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
-    {"lpop", lpopCommand, -2, W | F, "list", 1, 1, 1, NULL, NULL},
-    {"rpop", rpopCommand, -2, W | F, "list", 1, 1, 1, NULL, NULL},
-    {"llen", llenCommand, 2, R | F, "list", 1, 1, 1, NULL, NULL},
-    {"lrange", lrangeCommand, 4, R, "list", 1, 1, 1, NULL, NULL},
-    {"lindex", lindexCommand, 3, R, "list", 1, 1, 1, NULL, NULL},
-    {"lset", lsetCommand, 4, W | M, "list", 1, 1, 1, NULL, NULL},
-    {"linsert", linsertCommand, 5, W | M, "list", 1, 1, 1, NULL, NULL},
-    {"lrem", lremCommand, 4, W, "list", 1, 1, 1, NULL, NULL},
-    {"ltrim", ltrimCommand, 4, W, "list", 1, 1, 1, NULL, NULL},
-    {"lpos", lposCommand, -3, R, "list", 1, 1, 1, NULL, NULL},
-    {"lmove", lmoveCommand, 5, W | M, "list", 1, 2, 1, NULL, NULL},
-    {"rpoplpush", rpoplpushCommand, 3, W | M, "list", 1, 2, 1, NULL, NULL},
-    {"lmpop", lmpopCommand, -4, W, "list", 0, 0, 0, lmpopKeys, NULL},
-    {"blpop", blpopCommand, -3, W | B, "list", 1, -2, 1, NULL, NULL},
-    {"brpop", brpopCommand, -3, W | B, "list", 1, -2, 1, NULL, NULL},
-    {"blmove", blmoveCommand, 6, W | M | B, "list", 1, 2, 1, NULL, NULL},
-    {"brpoplpush", brpoplpushCommand, 4, W | M | B, "list", 1, 2, 1, NULL, NULL},
-    {"blmpop", blmpopCommand, -5, W | B, "list", 0, 0, 0, blmpopKeys, NULL},
+    {"lpush", lpush_command, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"rpush", rpush_command, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"lpushx", lpushx_command, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"rpushx", rpushx_command, -3, W | M | F, "list", 1, 1, 1, NULL, NULL},
+    {"lpop", lpop_command, -2, W | F, "list", 1, 1, 1, NULL, NULL},
+    {"rpop", rpop_command, -2, W | F, "list", 1, 1, 1, NULL, NULL},
+    {"llen", llen_command, 2, R | F, "list", 1, 1, 1, NULL, NULL},
+    {"lrange", lrange_command, 4, R, "list", 1, 1, 1, NULL, NULL},
+    {"lindex", lindex_command, 3, R, "list", 1, 1, 1, NULL, NULL},
+    {"lset", lset_command, 4, W | M, "list", 1, 1, 1, NULL, NULL},
+    {"linsert", linsert_command, 5, W | M, "list", 1, 1, 1, NULL, NULL},
+    {"lrem", lrem_command, 4, W, "list", 1, 1, 1, NULL, NULL},
+    {"ltrim", ltrim_command, 4, W, "list", 1, 1, 1, NULL, NULL},
+    {"lpos", lpos_command, -3, R, "list", 1, 1, 1, NULL, NULL},
+    {"lmove", lmove_command, 5, W | M, "list", 1, 2, 1, NULL, NULL},
+    {"rpoplpush", rpoplpush_command, 3, W | M, "list", 1, 2, 1, NULL, NULL},
+    {"lmpop", lmpop_command, -4, W, "list", 0, 0, 0, lmpopKeys, NULL},
+    {"blpop", blpop_command, -3, W | B, "list", 1, -2, 1, NULL, NULL},
+    {"brpop", brpop_command, -3, W | B, "list", 1, -2, 1, NULL, NULL},
+    {"blmove", blmove_command, 6, W | M | B, "list", 1, 2, 1, NULL, NULL},
+    {"brpoplpush", brpoplpush_command, 4, W | M | B, "list", 1, 2, 1, NULL, NULL},
+    {"blmpop", blmpop_command, -5, W | B, "list", 0, 0, 0, blmpopKeys, NULL},
     {0},
 };

@@ -382,7 +382,7 @@ static void signal_key(fr_client *c)
 
 /* SADD key member [member ...]: how many members were new.  A new key takes the encoding
  * its first member calls for; the key is touched only when something was added. */
-static void saddCommand(fr_client *c)
+static void sadd_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = set_lookup(c, 1, &wrongtype);
@@ -418,7 +418,7 @@ static void saddCommand(fr_client *c)
 }
 
 /* SREM key member [member ...]: how many were removed; the key goes with its last member. */
-static void sremCommand(fr_client *c)
+static void srem_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = set_lookup(c, 1, &wrongtype);
@@ -441,7 +441,7 @@ static void sremCommand(fr_client *c)
 }
 
 /* SMEMBERS key: every member, an intset in ascending order; *0 for a missing key. */
-static void smembersCommand(fr_client *c)
+static void smembers_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = set_lookup(c, 0, &wrongtype);
@@ -451,7 +451,7 @@ static void smembersCommand(fr_client *c)
 }
 
 /* SISMEMBER key member: 1 or 0. */
-static void sismemberCommand(fr_client *c)
+static void sismember_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = set_lookup(c, 0, &wrongtype);
@@ -460,7 +460,7 @@ static void sismemberCommand(fr_client *c)
 }
 
 /* SMISMEMBER key member [member ...]: 1 or 0 per member (all 0 for a missing key). */
-static void smismemberCommand(fr_client *c)
+static void smismember_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = set_lookup(c, 0, &wrongtype);
@@ -471,7 +471,7 @@ static void smismemberCommand(fr_client *c)
 }
 
 /* SCARD key: the number of members, 0 for a missing key. */
-static void scardCommand(fr_client *c)
+static void scard_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = set_lookup(c, 0, &wrongtype);
@@ -566,7 +566,7 @@ static int spop_some(fr_client *c, fri_obj *o, size_t count)
  * checked first ("must be positive"), then the key; a missing key or a count of 0 answers
  * an empty array, a count covering the set answers all of it (ordered as SUNION would
  * order it) and deletes the key. */
-static void spopCommand(fr_client *c)
+static void spop_command(fr_client *c)
 {
     if (c->argc > 3) {
         fri_reply_error(c, FRI_ERR_SYNTAX);
@@ -656,7 +656,7 @@ static int srandmember_distinct(fr_client *c, fri_set *s, size_t count)
  * count is checked first (any long but LONG_MIN); a negative count draws -count members
  * with repetition, a positive one distinct members, all of them (in the set's own order)
  * when count covers the set; a missing key or a count of 0 answers an empty array. */
-static void srandmemberCommand(fr_client *c)
+static void srandmember_command(fr_client *c)
 {
     if (c->argc > 3) {
         fri_reply_error(c, FRI_ERR_SYNTAX);
@@ -713,7 +713,7 @@ static void srandmemberCommand(fr_client *c)
  * for: 1.  The source is signalled, the destination only when the member was new there.
  * The destination takes the member before the source gives it up, so running out of
  * memory changes nothing. */
-static void smoveCommand(fr_client *c)
+static void smove_command(fr_client *c)
 {
     const fri_arg *srckey = &c->argv[1], *dstkey = &c->argv[2], *ele = &c->argv[3];
     fri_obj *src = fri_lookup_write(c, srckey);
@@ -995,10 +995,10 @@ out:
 }
 
 /* SINTER key [key ...] */
-static void sinterCommand(fr_client *c) { sinter_generic(c, 1, c->argc - 1, NULL, 0, 0); }
+static void sinter_command(fr_client *c) { sinter_generic(c, 1, c->argc - 1, NULL, 0, 0); }
 
 /* SINTERSTORE destination key [key ...] */
-static void sinterstoreCommand(fr_client *c)
+static void sinterstore_command(fr_client *c)
 {
     sinter_generic(c, 2, c->argc - 2, &c->argv[1], 0, 0);
 }
@@ -1008,7 +1008,7 @@ static void sinterstoreCommand(fr_client *c)
  * non-number), that many keys present, the options (LIMIT, an integer >= 0, the last one
  * winning; 0 means none), then the keys' types.  Answers the size of the intersection,
  * counting stopped at the limit. */
-static void sintercardCommand(fr_client *c)
+static void sintercard_command(fr_client *c)
 {
     long long numkeys, limit = 0;
     if (fri_get_range_ll_or_reply(c, &c->argv[1], 1, LONG_MAX, &numkeys,
@@ -1033,13 +1033,13 @@ static void sintercardCommand(fr_client *c)
 }
 
 /* SUNION key [key ...], SUNIONSTORE destination key [key ...], SDIFF and SDIFFSTORE. */
-static void sunionCommand(fr_client *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, SETOP_UNION); }
-static void sunionstoreCommand(fr_client *c)
+static void sunion_command(fr_client *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, SETOP_UNION); }
+static void sunionstore_command(fr_client *c)
 {
     sunion_diff_generic(c, 2, c->argc - 2, &c->argv[1], SETOP_UNION);
 }
-static void sdiffCommand(fr_client *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, SETOP_DIFF); }
-static void sdiffstoreCommand(fr_client *c)
+static void sdiff_command(fr_client *c) { sunion_diff_generic(c, 1, c->argc - 1, NULL, SETOP_DIFF); }
+static void sdiffstore_command(fr_client *c)
 {
     sunion_diff_generic(c, 2, c->argc - 2, &c->argv[1], SETOP_DIFF);
 }
@@ -1061,7 +1061,7 @@ static int sintercardKeys(int argc, const fri_arg *argv, int *keys, int max)
  * cursors differ from Redis's.  An SPOP that rebuilds the set (a count leaving few
  * members) starts new numbers, so a walk across it may miss or repeat members, where
  * Redis's bucket cursor would not. */
-static void sscanCommand(fr_client *c)
+static void sscan_command(fr_client *c)
 {
     uint64_t cursor;
     long long count;
@@ -1098,23 +1098,23 @@ static void sscanCommand(fr_client *c)
 
 /* Arity, flags and key positions as COMMAND INFO reports them on Redis 7.0.15. */
 const fri_command fri_set_commands[] = {
-    {"sadd", saddCommand, -3, W | M | F, "set", 1, 1, 1, NULL, NULL},
-    {"srem", sremCommand, -3, W | F, "set", 1, 1, 1, NULL, NULL},
-    {"smembers", smembersCommand, 2, R, "set", 1, 1, 1, NULL, NULL},
-    {"sismember", sismemberCommand, 3, R | F, "set", 1, 1, 1, NULL, NULL},
-    {"smismember", smismemberCommand, -3, R | F, "set", 1, 1, 1, NULL, NULL},
-    {"scard", scardCommand, 2, R | F, "set", 1, 1, 1, NULL, NULL},
-    {"spop", spopCommand, -2, W | F, "set", 1, 1, 1, NULL, NULL},
-    {"srandmember", srandmemberCommand, -2, R, "set", 1, 1, 1, NULL, NULL},
-    {"smove", smoveCommand, 4, W | F, "set", 1, 2, 1, NULL, NULL},
-    {"sinter", sinterCommand, -2, R, "set", 1, -1, 1, NULL, NULL},
-    {"sintercard", sintercardCommand, -3, R, "set", 0, 0, 0, sintercardKeys, NULL},
-    {"sinterstore", sinterstoreCommand, -3, W | M, "set", 1, -1, 1, NULL, NULL},
-    {"sunion", sunionCommand, -2, R, "set", 1, -1, 1, NULL, NULL},
-    {"sunionstore", sunionstoreCommand, -3, W | M, "set", 1, -1, 1, NULL, NULL},
-    {"sdiff", sdiffCommand, -2, R, "set", 1, -1, 1, NULL, NULL},
-    {"sdiffstore", sdiffstoreCommand, -3, W | M, "set", 1, -1, 1, NULL, NULL},
-    {"sscan", sscanCommand, -3, R, "set", 1, 1, 1, NULL, NULL},
+    {"sadd", sadd_command, -3, W | M | F, "set", 1, 1, 1, NULL, NULL},
+    {"srem", srem_command, -3, W | F, "set", 1, 1, 1, NULL, NULL},
+    {"smembers", smembers_command, 2, R, "set", 1, 1, 1, NULL, NULL},
+    {"sismember", sismember_command, 3, R | F, "set", 1, 1, 1, NULL, NULL},
+    {"smismember", smismember_command, -3, R | F, "set", 1, 1, 1, NULL, NULL},
+    {"scard", scard_command, 2, R | F, "set", 1, 1, 1, NULL, NULL},
+    {"spop", spop_command, -2, W | F, "set", 1, 1, 1, NULL, NULL},
+    {"srandmember", srandmember_command, -2, R, "set", 1, 1, 1, NULL, NULL},
+    {"smove", smove_command, 4, W | F, "set", 1, 2, 1, NULL, NULL},
+    {"sinter", sinter_command, -2, R, "set", 1, -1, 1, NULL, NULL},
+    {"sintercard", sintercard_command, -3, R, "set", 0, 0, 0, sintercardKeys, NULL},
+    {"sinterstore", sinterstore_command, -3, W | M, "set", 1, -1, 1, NULL, NULL},
+    {"sunion", sunion_command, -2, R, "set", 1, -1, 1, NULL, NULL},
+    {"sunionstore", sunionstore_command, -3, W | M, "set", 1, -1, 1, NULL, NULL},
+    {"sdiff", sdiff_command, -2, R, "set", 1, -1, 1, NULL, NULL},
+    {"sdiffstore", sdiffstore_command, -3, W | M, "set", 1, -1, 1, NULL, NULL},
+    {"sscan", sscan_command, -3, R, "set", 1, 1, 1, NULL, NULL},
     {0},
 };
 

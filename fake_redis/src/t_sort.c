@@ -593,7 +593,7 @@ oom:
  * [STORE destination], and SORT_RO (readonly) without STORE.  The order of the steps is
  * Redis's: options (first error wins), the key (WRONGTYPE), a sorted set made a skiplist,
  * the numbers read (their error comes after that), the sort, the reply. */
-static void sortGenericCommand(fr_client *c, int readonly)
+static void sort_generic_command(fr_client *c, int readonly)
 {
     sort_opts o;
     if (parse_options(c, readonly, &o) < 0) return;
@@ -627,8 +627,8 @@ static void sortGenericCommand(fr_client *c, int readonly)
     free(o.gets);
 }
 
-static void sortCommand(fr_client *c) { sortGenericCommand(c, 0); }
-static void sortroCommand(fr_client *c) { sortGenericCommand(c, 1); }
+static void sort_command(fr_client *c) { sort_generic_command(c, 0); }
+static void sortro_command(fr_client *c) { sort_generic_command(c, 1); }
 
 /* SORT's keys as Redis's sortGetKeys finds them: the sorted key, and the key after the
  * last STORE, skipping the arguments of LIMIT (two), GET and BY (one) without checking
@@ -651,8 +651,8 @@ static int sortKeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* Arity, flags and key positions as COMMAND INFO of Redis 7.0.15 gives them. */
 const fri_command fri_sort_commands[] = {
-    {"sort", sortCommand, -2, FRI_CMD_WRITE | FRI_CMD_DENYOOM, "generic", 1, 1, 1, sortKeys,
+    {"sort", sort_command, -2, FRI_CMD_WRITE | FRI_CMD_DENYOOM, "generic", 1, 1, 1, sortKeys,
      NULL},
-    {"sort_ro", sortroCommand, -2, FRI_CMD_READONLY, "generic", 1, 1, 1, NULL, NULL},
+    {"sort_ro", sortro_command, -2, FRI_CMD_READONLY, "generic", 1, 1, 1, NULL, NULL},
     {0},
 };

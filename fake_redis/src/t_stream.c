@@ -540,11 +540,6 @@ void fri_stream_free(void *stream)
 
 size_t fri_stream_node_count(const fri_stream *s) { return s->nnodes; }
 
-size_t fri_stream_node_lp_bytes(const fri_stream *s, size_t i)
-{
-    return (size_t)node_lp_bytes(NODE(s, i));
-}
-
 size_t fri_stream_node_alloc_bytes(const fri_stream *s, size_t i)
 {
     size_t bytes = (size_t)node_lp_bytes(NODE(s, i));
@@ -1245,17 +1240,6 @@ void fri_stream_reply_current_meta(fr_client *c, fri_stream_iter *it, fri_sid id
     }
 }
 
-int fri_stream_reply_entry(fr_client *c, fri_stream *s, fri_sid id)
-{
-    fri_stream_iter it;
-    fri_sid got;
-    long nf;
-    fri_stream_iter_start(&it, s, id, id, 0);
-    if (!fri_stream_iter_next(&it, &got, &nf)) return 0;
-    fri_stream_reply_current(c, &it, got, nf);
-    return 1;
-}
-
 size_t fri_stream_reply_range(fr_client *c, fri_stream *s, fri_sid start, fri_sid end,
                               size_t count, int rev)
 {
@@ -1287,7 +1271,7 @@ static fri_stream *stream_lookup(fr_client *c, int write, int *wrongtype)
  * Options and the id are checked first, then the field/value count (an arity error),
  * then 0-0, then the key.  The stream is created only once the entry is in it, so
  * running out of memory leaves no empty key behind. */
-static void xaddCommand(fr_client *c)
+static void xadd_command(fr_client *c)
 {
     trim_args a;
     int idpos = parse_add_trim_args_or_reply(c, &a, 1);
@@ -1399,7 +1383,7 @@ static void xaddCommand(fr_client *c)
 }
 
 /* XLEN key */
-static void xlenCommand(fr_client *c)
+static void xlen_command(fr_client *c)
 {
     int wrongtype;
     fri_stream *s = stream_lookup(c, 0, &wrongtype);
@@ -1453,12 +1437,12 @@ static void xrange_generic(fr_client *c, int rev)
     fri_stream_reply_range(c, s, start, end, count < 0 ? 0 : (size_t)count, rev);
 }
 
-static void xrangeCommand(fr_client *c) { xrange_generic(c, 0); }
-static void xrevrangeCommand(fr_client *c) { xrange_generic(c, 1); }
+static void xrange_command(fr_client *c) { xrange_generic(c, 0); }
+static void xrevrange_command(fr_client *c) { xrange_generic(c, 1); }
 
 /* XDEL key id [id ...]: the key first (missing answers 0), then every id is parsed before
  * anything is deleted, so a bad id changes nothing. */
-static void xdelCommand(fr_client *c)
+static void xdel_command(fr_client *c)
 {
     int wrongtype;
     fri_stream *s = stream_lookup(c, 1, &wrongtype);
@@ -1503,7 +1487,7 @@ done:
 
 /* XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]: options first, then the key
  * (missing answers 0). */
-static void xtrimCommand(fr_client *c)
+static void xtrim_command(fr_client *c)
 {
     trim_args a;
     if (parse_add_trim_args_or_reply(c, &a, 0) < 0) return;
@@ -1526,7 +1510,7 @@ static void xtrimCommand(fr_client *c)
  * ("no such key" when missing), then the checks against the stream's live entries.  As in
  * 7.0.15, the id is not checked against the current max_deleted_entry_id, and on an empty
  * stream it may go backwards. */
-static void xsetidCommand(fr_client *c)
+static void xsetid_command(fr_client *c)
 {
     fri_sid id, max_xdel_id = FRI_SID_MIN;
     long long entries_added = -1;
@@ -1677,7 +1661,7 @@ int fri_xread_parse_opts_or_reply(fr_client *c, int xreadgroup, fri_xread_opts *
  * null array, which is what a blocked read answers when its timeout fires: by default
  * BLOCK answers so at once (in process nobody else could add meanwhile); a client that
  * opted into blocking (fr_client_set_blocking) waits instead, served by blocked.c. */
-static void xreadCommand(fr_client *c)
+static void xread_command(fr_client *c)
 {
     fri_xread_opts o;
     if (fri_xread_parse_opts_or_reply(c, 0, &o) < 0) return;
@@ -1948,14 +1932,14 @@ int fr_stream_meta_get(fr_server *server, int db, const char *key, size_t key_le
 #define B FRI_CMD_BLOCKING
 
 const fri_command fri_stream_commands[] = {
-    {"xadd", xaddCommand, -5, W | M | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xlen", xlenCommand, 2, R | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xrange", xrangeCommand, -4, R, "stream", 1, 1, 1, NULL, NULL},
-    {"xrevrange", xrevrangeCommand, -4, R, "stream", 1, 1, 1, NULL, NULL},
-    {"xdel", xdelCommand, -3, W | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xtrim", xtrimCommand, -4, W, "stream", 1, 1, 1, NULL, NULL},
-    {"xsetid", xsetidCommand, -3, W | M | F, "stream", 1, 1, 1, NULL, NULL},
-    {"xread", xreadCommand, -4, R | B, "stream", 0, 0, 0, xread_getkeys, NULL},
+    {"xadd", xadd_command, -5, W | M | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xlen", xlen_command, 2, R | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xrange", xrange_command, -4, R, "stream", 1, 1, 1, NULL, NULL},
+    {"xrevrange", xrevrange_command, -4, R, "stream", 1, 1, 1, NULL, NULL},
+    {"xdel", xdel_command, -3, W | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xtrim", xtrim_command, -4, W, "stream", 1, 1, 1, NULL, NULL},
+    {"xsetid", xsetid_command, -3, W | M | F, "stream", 1, 1, 1, NULL, NULL},
+    {"xread", xread_command, -4, R | B, "stream", 0, 0, 0, xread_getkeys, NULL},
     {0},
 };
 

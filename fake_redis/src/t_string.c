@@ -308,7 +308,7 @@ static void set_generic(fr_client *c, unsigned flags, const fri_arg *key, const 
 }
 
 /* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] */
-static void setCommand(fr_client *c)
+static void set_command(fr_client *c)
 {
     unsigned flags = 0;
     const fri_arg *expire = NULL;
@@ -327,25 +327,25 @@ static void setCommand(fr_client *c)
 }
 
 /* SETNX key value: 1 if set, 0 if the key existed. */
-static void setnxCommand(fr_client *c)
+static void setnx_command(fr_client *c)
 {
     set_generic(c, OPT_NX, &c->argv[1], &c->argv[2], NULL, 1, 0, 1);
 }
 
 /* SETEX key seconds value */
-static void setexCommand(fr_client *c)
+static void setex_command(fr_client *c)
 {
     set_generic(c, OPT_EX, &c->argv[1], &c->argv[3], &c->argv[2], 0, 0, 0);
 }
 
 /* PSETEX key milliseconds value */
-static void psetexCommand(fr_client *c)
+static void psetex_command(fr_client *c)
 {
     set_generic(c, OPT_PX, &c->argv[1], &c->argv[3], &c->argv[2], 0, 0, 0);
 }
 
 /* GET key: the value, nil when missing, WRONGTYPE for other types. */
-static void getCommand(fr_client *c)
+static void get_command(fr_client *c)
 {
     int err;
     (void)get_generic(c, &err);
@@ -355,7 +355,7 @@ static void getCommand(fr_client *c)
  * Redis's order: options' syntax, then the key (nil / WRONGTYPE), then the expire value.
  * An EXAT/PXAT deadline at or before now deletes the key (Redis's checkAlreadyExpired
  * uses <=, unlike lazy expiry's >). */
-static void getexCommand(fr_client *c)
+static void getex_command(fr_client *c)
 {
     unsigned flags = 0;
     const fri_arg *expire = NULL;
@@ -394,7 +394,7 @@ static void getexCommand(fr_client *c)
 }
 
 /* GETDEL key: the value, then the key is gone. */
-static void getdelCommand(fr_client *c)
+static void getdel_command(fr_client *c)
 {
     int err;
     const fri_arg *key = &c->argv[1];
@@ -406,7 +406,7 @@ static void getdelCommand(fr_client *c)
 }
 
 /* GETSET key value: the old value (or nil), then SET without options (TTL dropped). */
-static void getsetCommand(fr_client *c)
+static void getset_command(fr_client *c)
 {
     int err;
     size_t mark = c->out.len;
@@ -423,7 +423,7 @@ static void getsetCommand(fr_client *c)
 /* SETRANGE key offset value: overwrites from offset, zero-padding, and answers the new
  * length.  An empty value writes nothing: 0 for a missing key (not created), the length
  * otherwise, and no size check is made then. */
-static void setrangeCommand(fr_client *c)
+static void setrange_command(fr_client *c)
 {
     long long offset;
     const fri_arg *key = &c->argv[1];
@@ -492,7 +492,7 @@ static void setrangeCommand(fr_client *c)
  * indexes from the end.  Redis 7.0's exact clamping: both negative and start > end is
  * empty; otherwise negatives are counted from the end and clamped to 0, and end is
  * clamped to the last byte -- so "GETRANGE k 0 -100" on "hello" answers "h". */
-static void getrangeCommand(fr_client *c)
+static void getrange_command(fr_client *c)
 {
     long long start, end, len;
     fri_obj *o;
@@ -528,7 +528,7 @@ static void getrangeCommand(fr_client *c)
 /* ----- Many keys ------------------------------------------------------------------------ */
 
 /* MGET key [key ...]: nil for a missing key and for a key of another type. */
-static void mgetCommand(fr_client *c)
+static void mget_command(fr_client *c)
 {
     int j;
 
@@ -598,12 +598,12 @@ static void mset_generic(fr_client *c, int nx)
         fri_reply_ok(c);
 }
 
-static void msetCommand(fr_client *c)
+static void mset_command(fr_client *c)
 {
     mset_generic(c, 0);
 }
 
-static void msetnxCommand(fr_client *c)
+static void msetnx_command(fr_client *c)
 {
     mset_generic(c, 1);
 }
@@ -663,17 +663,17 @@ static void incr_decr(fr_client *c, long long incr)
     fri_reply_raw(c, reply, n + 3);
 }
 
-static void incrCommand(fr_client *c)
+static void incr_command(fr_client *c)
 {
     incr_decr(c, 1);
 }
 
-static void decrCommand(fr_client *c)
+static void decr_command(fr_client *c)
 {
     incr_decr(c, -1);
 }
 
-static void incrbyCommand(fr_client *c)
+static void incrby_command(fr_client *c)
 {
     long long incr;
 
@@ -682,7 +682,7 @@ static void incrbyCommand(fr_client *c)
 }
 
 /* DECRBY key n: n = LLONG_MIN cannot be negated, refused before the key is read. */
-static void decrbyCommand(fr_client *c)
+static void decrby_command(fr_client *c)
 {
     long long incr;
 
@@ -697,7 +697,7 @@ static void decrbyCommand(fr_client *c)
 /* INCRBYFLOAT key incr: long double arithmetic, stored and answered in Redis's human
  * form ("%.17Lf", trailing zeros cut).  Checks in Redis's order: WRONGTYPE, the stored
  * value, the increment, then NaN/Infinity.  The TTL stays. */
-static void incrbyfloatCommand(fr_client *c)
+static void incrbyfloat_command(fr_client *c)
 {
     const fri_arg *key = &c->argv[1];
     int wrongtype;
@@ -757,7 +757,7 @@ static void incrbyfloatCommand(fr_client *c)
 /* ----- Appending and lengths ------------------------------------------------------------ */
 
 /* APPEND key value: the new length.  A missing key is created, even by an empty value. */
-static void appendCommand(fr_client *c)
+static void append_command(fr_client *c)
 {
     const fri_arg *key = &c->argv[1];
     const fri_arg *val = &c->argv[2];
@@ -803,7 +803,7 @@ static void appendCommand(fr_client *c)
 }
 
 /* STRLEN key: 0 when missing. */
-static void strlenCommand(fr_client *c)
+static void strlen_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_STRING, 0, &wrongtype);
@@ -821,7 +821,7 @@ static void strlenCommand(fr_client *c)
  * IDX matches come last-first, exactly as Redis lists them.  Checks in Redis's order:
  * key types (a missing key is ""), options, LEN with IDX, then the table's size against
  * proto-max-bulk-len (so two 12,000-byte strings are refused). */
-static void lcsCommand(fr_client *c)
+static void lcs_command(fr_client *c)
 {
     fri_obj *oa = fri_lookup_read(c, &c->argv[1]);
     fri_obj *ob = fri_lookup_read(c, &c->argv[2]);
@@ -985,28 +985,28 @@ static void lcsCommand(fr_client *c)
 
 /* Arity, flags and key positions as Redis 7.0.15's COMMAND INFO reports them. */
 const fri_command fri_string_commands[] = {
-    {"get", getCommand, 2, R | F, "string", 1, 1, 1, NULL, NULL},
-    {"set", setCommand, -3, W | D, "string", 1, 1, 1, NULL, NULL},
-    {"setnx", setnxCommand, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"setex", setexCommand, 4, W | D, "string", 1, 1, 1, NULL, NULL},
-    {"psetex", psetexCommand, 4, W | D, "string", 1, 1, 1, NULL, NULL},
-    {"getset", getsetCommand, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"getdel", getdelCommand, 2, W | F, "string", 1, 1, 1, NULL, NULL},
-    {"getex", getexCommand, -2, W | F, "string", 1, 1, 1, NULL, NULL},
-    {"mget", mgetCommand, -2, R | F, "string", 1, -1, 1, NULL, NULL},
-    {"mset", msetCommand, -3, W | D, "string", 1, -1, 2, NULL, NULL},
-    {"msetnx", msetnxCommand, -3, W | D, "string", 1, -1, 2, NULL, NULL},
-    {"incr", incrCommand, 2, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"decr", decrCommand, 2, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"incrby", incrbyCommand, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"decrby", decrbyCommand, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"incrbyfloat", incrbyfloatCommand, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"append", appendCommand, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
-    {"strlen", strlenCommand, 2, R | F, "string", 1, 1, 1, NULL, NULL},
-    {"getrange", getrangeCommand, 4, R, "string", 1, 1, 1, NULL, NULL},
-    {"substr", getrangeCommand, 4, R, "string", 1, 1, 1, NULL, NULL},
-    {"setrange", setrangeCommand, 4, W | D, "string", 1, 1, 1, NULL, NULL},
-    {"lcs", lcsCommand, -3, R, "string", 1, 2, 1, NULL, NULL},
+    {"get", get_command, 2, R | F, "string", 1, 1, 1, NULL, NULL},
+    {"set", set_command, -3, W | D, "string", 1, 1, 1, NULL, NULL},
+    {"setnx", setnx_command, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"setex", setex_command, 4, W | D, "string", 1, 1, 1, NULL, NULL},
+    {"psetex", psetex_command, 4, W | D, "string", 1, 1, 1, NULL, NULL},
+    {"getset", getset_command, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"getdel", getdel_command, 2, W | F, "string", 1, 1, 1, NULL, NULL},
+    {"getex", getex_command, -2, W | F, "string", 1, 1, 1, NULL, NULL},
+    {"mget", mget_command, -2, R | F, "string", 1, -1, 1, NULL, NULL},
+    {"mset", mset_command, -3, W | D, "string", 1, -1, 2, NULL, NULL},
+    {"msetnx", msetnx_command, -3, W | D, "string", 1, -1, 2, NULL, NULL},
+    {"incr", incr_command, 2, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"decr", decr_command, 2, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"incrby", incrby_command, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"decrby", decrby_command, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"incrbyfloat", incrbyfloat_command, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"append", append_command, 3, W | D | F, "string", 1, 1, 1, NULL, NULL},
+    {"strlen", strlen_command, 2, R | F, "string", 1, 1, 1, NULL, NULL},
+    {"getrange", getrange_command, 4, R, "string", 1, 1, 1, NULL, NULL},
+    {"substr", getrange_command, 4, R, "string", 1, 1, 1, NULL, NULL},
+    {"setrange", setrange_command, 4, W | D, "string", 1, 1, 1, NULL, NULL},
+    {"lcs", lcs_command, -3, R, "string", 1, 2, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
 

@@ -685,14 +685,14 @@ cleanup:
     if (scores != small) free(scores);
 }
 
-static void zaddCommand(fr_client *c) { zadd_generic(c, 0); }
+static void zadd_command(fr_client *c) { zadd_generic(c, 0); }
 void fri_zadd_command(fr_client *c) { zadd_generic(c, 0); }
-static void zincrbyCommand(fr_client *c) { zadd_generic(c, ZADD_IN_INCR); }
+static void zincrby_command(fr_client *c) { zadd_generic(c, ZADD_IN_INCR); }
 
 /* ----- ZREM, ZREMRANGEBY* ---------------------------------------------------------------- */
 
 /* ZREM key member [member ...]: how many were removed; an emptied key goes. */
-static void zremCommand(fr_client *c)
+static void zrem_command(fr_client *c)
 {
     const fri_arg *key = &c->argv[1];
     int wrongtype;
@@ -791,9 +791,9 @@ static void zremrange_generic(fr_client *c, zrange_type type)
     fri_reply_ll(c, (long long)deleted);
 }
 
-static void zremrangebyrankCommand(fr_client *c) { zremrange_generic(c, ZRANGE_RANK); }
-static void zremrangebyscoreCommand(fr_client *c) { zremrange_generic(c, ZRANGE_SCORE); }
-static void zremrangebylexCommand(fr_client *c) { zremrange_generic(c, ZRANGE_LEX); }
+static void zremrangebyrank_command(fr_client *c) { zremrange_generic(c, ZRANGE_RANK); }
+static void zremrangebyscore_command(fr_client *c) { zremrange_generic(c, ZRANGE_SCORE); }
+static void zremrangebylex_command(fr_client *c) { zremrange_generic(c, ZRANGE_LEX); }
 
 /* ----- ZRANGE and its older forms ------------------------------------------------------- */
 
@@ -902,13 +902,13 @@ static void zrange_generic(fr_client *c, int argc_start, int store, zrange_type 
     }
 }
 
-static void zrangeCommand(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_AUTO, -1); }
-static void zrangestoreCommand(fr_client *c) { zrange_generic(c, 2, 1, ZRANGE_AUTO, -1); }
-static void zrevrangeCommand(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_RANK, 1); }
-static void zrangebyscoreCommand(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_SCORE, 0); }
-static void zrevrangebyscoreCommand(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_SCORE, 1); }
-static void zrangebylexCommand(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_LEX, 0); }
-static void zrevrangebylexCommand(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_LEX, 1); }
+static void zrange_command(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_AUTO, -1); }
+static void zrangestore_command(fr_client *c) { zrange_generic(c, 2, 1, ZRANGE_AUTO, -1); }
+static void zrevrange_command(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_RANK, 1); }
+static void zrangebyscore_command(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_SCORE, 0); }
+static void zrevrangebyscore_command(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_SCORE, 1); }
+static void zrangebylex_command(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_LEX, 0); }
+static void zrevrangebylex_command(fr_client *c) { zrange_generic(c, 1, 0, ZRANGE_LEX, 1); }
 
 /* ----- Reading single members and counts ------------------------------------------------ */
 
@@ -928,13 +928,13 @@ static fri_zset *read_zset(fr_client *c, const fri_arg *key, void (*missing_repl
 
 static void reply_zero(fr_client *c) { fri_reply_ll(c, 0); }
 
-static void zcardCommand(fr_client *c)
+static void zcard_command(fr_client *c)
 {
     fri_zset *z = read_zset(c, &c->argv[1], reply_zero);
     if (z) fri_reply_ll(c, (long long)fri_zset_size(z));
 }
 
-static void zscoreCommand(fr_client *c)
+static void zscore_command(fr_client *c)
 {
     fri_zset *z = read_zset(c, &c->argv[1], fri_reply_nil);
     if (!z) return;
@@ -946,7 +946,7 @@ static void zscoreCommand(fr_client *c)
 }
 
 /* ZMSCORE key member [member ...]: a missing key answers a nil per member. */
-static void zmscoreCommand(fr_client *c)
+static void zmscore_command(fr_client *c)
 {
     int wrongtype;
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], FRI_ZSET, 0, &wrongtype);
@@ -976,11 +976,11 @@ static void zrank_generic(fr_client *c, int reverse)
     fri_reply_ll(c, reverse ? (long long)(fri_zset_size(z) - rank) : (long long)rank - 1);
 }
 
-static void zrankCommand(fr_client *c) { zrank_generic(c, 0); }
-static void zrevrankCommand(fr_client *c) { zrank_generic(c, 1); }
+static void zrank_command(fr_client *c) { zrank_generic(c, 0); }
+static void zrevrank_command(fr_client *c) { zrank_generic(c, 1); }
 
 /* ZCOUNT key min max: the range is parsed first, so a bad one beats WRONGTYPE. */
-static void zcountCommand(fr_client *c)
+static void zcount_command(fr_client *c)
 {
     fri_zrangespec range;
     if (parse_range(c->srv, &c->argv[2], &c->argv[3], &range) < 0) {
@@ -1000,7 +1000,7 @@ static void zcountCommand(fr_client *c)
 
 /* ZLEXCOUNT key min max: a listpack counts on from the first member while members stay
  * before max; a skiplist subtracts the ranks of the first and last in range. */
-static void zlexcountCommand(fr_client *c)
+static void zlexcount_command(fr_client *c)
 {
     fri_zlexspec lex;
     if (parse_lex_range(&c->argv[2], &c->argv[3], &lex) < 0) {
@@ -1066,8 +1066,8 @@ static void zpop_generic(fr_client *c, int max)
     zpop_done(c, key, o, max);
 }
 
-static void zpopminCommand(fr_client *c) { zpop_generic(c, 0); }
-static void zpopmaxCommand(fr_client *c) { zpop_generic(c, 1); }
+static void zpopmin_command(fr_client *c) { zpop_generic(c, 0); }
+static void zpopmax_command(fr_client *c) { zpop_generic(c, 1); }
 
 /* ----- ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD ---------------------------- */
 
@@ -1357,13 +1357,13 @@ cleanup:
     fri_dict_free(acc, NULL);
 }
 
-static void zunionstoreCommand(fr_client *c) { zsetop_generic(c, &c->argv[1], 2, ZSETOP_UNION, 0); }
-static void zinterstoreCommand(fr_client *c) { zsetop_generic(c, &c->argv[1], 2, ZSETOP_INTER, 0); }
-static void zdiffstoreCommand(fr_client *c) { zsetop_generic(c, &c->argv[1], 2, ZSETOP_DIFF, 0); }
-static void zunionCommand(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_UNION, 0); }
-static void zinterCommand(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_INTER, 0); }
-static void zdiffCommand(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_DIFF, 0); }
-static void zintercardCommand(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_INTER, 1); }
+static void zunionstore_command(fr_client *c) { zsetop_generic(c, &c->argv[1], 2, ZSETOP_UNION, 0); }
+static void zinterstore_command(fr_client *c) { zsetop_generic(c, &c->argv[1], 2, ZSETOP_INTER, 0); }
+static void zdiffstore_command(fr_client *c) { zsetop_generic(c, &c->argv[1], 2, ZSETOP_DIFF, 0); }
+static void zunion_command(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_UNION, 0); }
+static void zinter_command(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_INTER, 0); }
+static void zdiff_command(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_DIFF, 0); }
+static void zintercard_command(fr_client *c) { zsetop_generic(c, NULL, 1, ZSETOP_INTER, 1); }
 
 static int zstoreKeys(int argc, const fri_arg *argv, int *keys, int max)
 {
@@ -1423,8 +1423,8 @@ static void bzpop_generic(fr_client *c, int max)
     zpop_from_keys(c, &c->argv[1], c->argc - 2, max, 1, ZPOP_WITH_KEY);
 }
 
-static void bzpopminCommand(fr_client *c) { bzpop_generic(c, 0); }
-static void bzpopmaxCommand(fr_client *c) { bzpop_generic(c, 1); }
+static void bzpopmin_command(fr_client *c) { bzpop_generic(c, 0); }
+static void bzpopmax_command(fr_client *c) { bzpop_generic(c, 1); }
 
 /* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count], and BZMPOP with a timeout before
  * numkeys: numkeys, MIN/MAX, COUNT (once), then the timeout. */
@@ -1464,8 +1464,8 @@ static void zmpop_generic(fr_client *c, int numkeys_idx, int blocking)
     zpop_from_keys(c, &c->argv[numkeys_idx + 1], numkeys, max, count, ZPOP_NESTED);
 }
 
-static void zmpopCommand(fr_client *c) { zmpop_generic(c, 1, 0); }
-static void bzmpopCommand(fr_client *c) { zmpop_generic(c, 2, 1); }
+static void zmpop_command(fr_client *c) { zmpop_generic(c, 1, 0); }
+static void bzmpop_command(fr_client *c) { zmpop_generic(c, 2, 1); }
 
 /* ----- ZRANDMEMBER ------------------------------------------------------------------------ */
 
@@ -1480,7 +1480,7 @@ static size_t random_rank(fr_client *c, size_t size)
  * at least the size answers the whole set from the highest; a smaller one, count distinct
  * members (here in rank order).  The choices come from the server's seeded generator, so
  * they differ from a real server's but repeat from one run to the next. */
-static void zrandmemberCommand(fr_client *c)
+static void zrandmember_command(fr_client *c)
 {
     long long l = 0;
     int withscores = 0;
@@ -1585,7 +1585,7 @@ static void reply_scan_score(fr_client *c, const fri_zset *z, double score)
  * A bigger one is scanned COUNT members at a time in the dict's insertion order with the
  * member's sequence number as the cursor (see keys.c's SCAN): every member present for
  * the whole scan comes exactly once, but pages and cursors differ from Redis's. */
-static void zscanCommand(fr_client *c)
+static void zscan_command(fr_client *c)
 {
     uint64_t cursor;
     long long count;
@@ -1639,41 +1639,41 @@ static void zscanCommand(fr_client *c)
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO gives them. */
 const fri_command fri_zset_commands[] = {
-    {"zadd", zaddCommand, -4, W | M | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zincrby", zincrbyCommand, 4, W | M | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrem", zremCommand, -3, W | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zremrangebyscore", zremrangebyscoreCommand, 4, W, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zremrangebyrank", zremrangebyrankCommand, 4, W, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zremrangebylex", zremrangebylexCommand, 4, W, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrange", zrangeCommand, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrangestore", zrangestoreCommand, -5, W | M, "sorted-set", 1, 2, 1, NULL, NULL},
-    {"zrangebyscore", zrangebyscoreCommand, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrevrangebyscore", zrevrangebyscoreCommand, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrangebylex", zrangebylexCommand, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrevrangebylex", zrevrangebylexCommand, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zcount", zcountCommand, 4, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zlexcount", zlexcountCommand, 4, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrevrange", zrevrangeCommand, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zcard", zcardCommand, 2, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zscore", zscoreCommand, 3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zmscore", zmscoreCommand, -3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrank", zrankCommand, 3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zrevrank", zrevrankCommand, 3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zpopmin", zpopminCommand, -2, W | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zpopmax", zpopmaxCommand, -2, W | F, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"bzpopmin", bzpopminCommand, -3, W | B | F, "sorted-set", 1, -2, 1, NULL, NULL},
-    {"bzpopmax", bzpopmaxCommand, -3, W | B | F, "sorted-set", 1, -2, 1, NULL, NULL},
-    {"zmpop", zmpopCommand, -4, W, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
-    {"bzmpop", bzmpopCommand, -5, W | B, "sorted-set", 0, 0, 0, bzmpopKeys, NULL},
-    {"zunionstore", zunionstoreCommand, -4, W | M, "sorted-set", 1, 1, 1, zstoreKeys, NULL},
-    {"zinterstore", zinterstoreCommand, -4, W | M, "sorted-set", 1, 1, 1, zstoreKeys, NULL},
-    {"zdiffstore", zdiffstoreCommand, -4, W | M, "sorted-set", 1, 1, 1, zstoreKeys, NULL},
-    {"zunion", zunionCommand, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
-    {"zinter", zinterCommand, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
-    {"zdiff", zdiffCommand, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
-    {"zintercard", zintercardCommand, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
-    {"zrandmember", zrandmemberCommand, -2, R, "sorted-set", 1, 1, 1, NULL, NULL},
-    {"zscan", zscanCommand, -3, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zadd", zadd_command, -4, W | M | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zincrby", zincrby_command, 4, W | M | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrem", zrem_command, -3, W | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zremrangebyscore", zremrangebyscore_command, 4, W, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zremrangebyrank", zremrangebyrank_command, 4, W, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zremrangebylex", zremrangebylex_command, 4, W, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrange", zrange_command, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrangestore", zrangestore_command, -5, W | M, "sorted-set", 1, 2, 1, NULL, NULL},
+    {"zrangebyscore", zrangebyscore_command, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrevrangebyscore", zrevrangebyscore_command, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrangebylex", zrangebylex_command, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrevrangebylex", zrevrangebylex_command, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zcount", zcount_command, 4, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zlexcount", zlexcount_command, 4, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrevrange", zrevrange_command, -4, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zcard", zcard_command, 2, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zscore", zscore_command, 3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zmscore", zmscore_command, -3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrank", zrank_command, 3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zrevrank", zrevrank_command, 3, R | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zpopmin", zpopmin_command, -2, W | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zpopmax", zpopmax_command, -2, W | F, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"bzpopmin", bzpopmin_command, -3, W | B | F, "sorted-set", 1, -2, 1, NULL, NULL},
+    {"bzpopmax", bzpopmax_command, -3, W | B | F, "sorted-set", 1, -2, 1, NULL, NULL},
+    {"zmpop", zmpop_command, -4, W, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
+    {"bzmpop", bzmpop_command, -5, W | B, "sorted-set", 0, 0, 0, bzmpopKeys, NULL},
+    {"zunionstore", zunionstore_command, -4, W | M, "sorted-set", 1, 1, 1, zstoreKeys, NULL},
+    {"zinterstore", zinterstore_command, -4, W | M, "sorted-set", 1, 1, 1, zstoreKeys, NULL},
+    {"zdiffstore", zdiffstore_command, -4, W | M, "sorted-set", 1, 1, 1, zstoreKeys, NULL},
+    {"zunion", zunion_command, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
+    {"zinter", zinter_command, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
+    {"zdiff", zdiff_command, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
+    {"zintercard", zintercard_command, -3, R, "sorted-set", 0, 0, 0, znumkeysKeys, NULL},
+    {"zrandmember", zrandmember_command, -2, R, "sorted-set", 1, 1, 1, NULL, NULL},
+    {"zscan", zscan_command, -3, R, "sorted-set", 1, 1, 1, NULL, NULL},
     {0},
 };
 

@@ -399,12 +399,99 @@ int fri_glob_match(const char *pattern, size_t plen, const char *s, size_t slen,
 
 /* ----- Splitting a command line (redis-cli's rules) ----------------------------------- */
 
-static int hex_value(int c)
+/* isspace() in the C locale, for the blanks between arguments. */
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static int hex_value(char c)
 {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
+}
+
+int fr_split_args(const char *line, size_t len, char *out, size_t *off, size_t *lens,
+                  size_t max)
+{
+    /* The line is read as a C string: a NUL byte ends it, as it ends Redis's copy. */
+    const char *end = memchr(line, '\0', len);
+    if (!end) end = line + len;
+    const char *p = line;
+    size_t w = 0;
+    int argc = 0;
+    /* no byte at or past the end is read (the server's receive buffer ends there) */
+#define AT(q) ((q) < end ? *(q) : '\0')
+    for (;;) {
+        while (p < end && is_blank(*p)) p++;
+        if (p >= end) return argc;
+        if ((size_t)argc >= max) return -1; /* cannot happen with max >= len/2+1 */
+        int in_dq = 0, in_sq = 0, done = 0;
+        off[argc] = w;
+        while (!done) {
+            char c = AT(p);
+            if (in_dq) {
+                if (c == '\\' && AT(p + 1) == 'x' && hex_value(AT(p + 2)) >= 0 &&
+                    hex_value(AT(p + 3)) >= 0) {
+                    out[w++] = (char)(hex_value(AT(p + 2)) * 16 + hex_value(AT(p + 3)));
+                    p += 3;
+                } else if (c == '\\' && AT(p + 1)) {
+                    p++;
+                    switch (*p) {
+                    case 'n': out[w++] = '\n'; break;
+                    case 'r': out[w++] = '\r'; break;
+                    case 't': out[w++] = '\t'; break;
+                    case 'b': out[w++] = '\b'; break;
+                    case 'a': out[w++] = '\a'; break;
+                    default: out[w++] = *p; break;
+                    }
+                } else if (c == '"') {
+                    /* a closing quote must be followed by a blank or the end */
+                    if (AT(p + 1) && !is_blank(AT(p + 1))) return -1;
+                    done = 1;
+                } else if (!c) {
+                    return -1; /* no closing quote */
+                } else {
+                    out[w++] = c;
+                }
+            } else if (in_sq) {
+                if (c == '\\' && AT(p + 1) == '\'') {
+                    p++;
+                    out[w++] = '\'';
+                } else if (c == '\'') {
+                    if (AT(p + 1) && !is_blank(AT(p + 1))) return -1;
+                    done = 1;
+                } else if (!c) {
+                    return -1;
+                } else {
+                    out[w++] = c;
+                }
+            } else {
+                switch (c) {
+                case ' ': case '\n': case '\r': case '\t': case '\0': done = 1; break;
+                case '"': in_dq = 1; break;
+                case '\'': in_sq = 1; break;
+                default: {
+                    /* a run of ordinary bytes at once: lines are split at every check */
+                    const char *q = p + 1;
+                    while (q < end && *q != ' ' && *q != '\n' && *q != '\r' && *q != '\t' &&
+                           *q != '"' && *q != '\'')
+                        q++;
+                    memcpy(out + w, p, (size_t)(q - p));
+                    w += (size_t)(q - p);
+                    p = q - 1;
+                    break;
+                }
+                }
+            }
+            if (p < end) p++;
+        }
+        lens[argc] = w - off[argc];
+        argc++;
+    }
+#undef AT
 }
 
 void fr_split_free(int argc, char **argv, size_t *argvlen)
@@ -416,97 +503,33 @@ void fr_split_free(int argc, char **argv, size_t *argvlen)
 
 int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
 {
-    const char *p = line;
+    size_t len = strlen(line), max = len / 2 + 1;
+    char *out = malloc(len ? len : 1);
+    size_t *off = malloc(max * sizeof *off);
+    size_t *lens = malloc(max * sizeof *lens);
     char **argv = NULL;
-    size_t *lens = NULL;
-    int argc = 0, cap = 0;
-    fri_buf cur = {0};
-
+    int argc = out && off && lens ? fr_split_args(line, len, out, off, lens, max) : -1;
     *argv_out = NULL;
     *len_out = NULL;
-    for (;;) {
-        while (*p && isspace((unsigned char)*p)) p++;
-        if (!*p) break;
-        int inq = 0, insq = 0, done = 0;
-        cur.len = 0;
-        while (!done) {
-            char ch;
-            if (inq) {
-                if (p[0] == '\\' && p[1] == 'x' && hex_value((unsigned char)p[2]) >= 0 &&
-                    hex_value((unsigned char)p[3]) >= 0) {
-                    ch = (char)(hex_value((unsigned char)p[2]) * 16 + hex_value((unsigned char)p[3]));
-                    fri_buf_append(&cur, &ch, 1);
-                    p += 3;
-                } else if (p[0] == '\\' && p[1]) {
-                    p++;
-                    switch (*p) {
-                    case 'n': ch = '\n'; break;
-                    case 'r': ch = '\r'; break;
-                    case 't': ch = '\t'; break;
-                    case 'b': ch = '\b'; break;
-                    case 'a': ch = '\a'; break;
-                    default: ch = *p; break;
-                    }
-                    fri_buf_append(&cur, &ch, 1);
-                } else if (*p == '"') {
-                    /* a closing quote must be followed by a space or the end */
-                    if (p[1] && !isspace((unsigned char)p[1])) goto err;
-                    done = 1;
-                } else if (!*p) {
-                    goto err;
-                } else {
-                    fri_buf_append(&cur, p, 1);
-                }
-            } else if (insq) {
-                if (p[0] == '\\' && p[1] == '\'') {
-                    p++;
-                    fri_buf_append(&cur, "'", 1);
-                } else if (*p == '\'') {
-                    if (p[1] && !isspace((unsigned char)p[1])) goto err;
-                    done = 1;
-                } else if (!*p) {
-                    goto err;
-                } else {
-                    fri_buf_append(&cur, p, 1);
-                }
-            } else {
-                switch (*p) {
-                case ' ': case '\n': case '\r': case '\t': case '\0': done = 1; break;
-                case '"': inq = 1; break;
-                case '\'': insq = 1; break;
-                default: {
-                    /* a run of ordinary bytes at once: lines are split at every check */
-                    size_t run = strcspn(p, " \n\r\t\"'");
-                    fri_buf_append(&cur, p, run);
-                    p += run - 1;
-                    break;
-                }
-                }
-            }
-            if (*p) p++;
+    if (argc > 0 && !(argv = calloc((size_t)argc, sizeof *argv))) argc = -1;
+    for (int i = 0; i < argc; i++) {
+        argv[i] = malloc(lens[i] + 1);
+        if (!argv[i]) {
+            fr_split_free(i, argv, NULL);
+            argv = NULL;
+            argc = -1;
+            break;
         }
-        if (argc == cap) {
-            cap = cap ? cap * 2 : 8;
-            char **na = realloc(argv, sizeof(*na) * (size_t)cap);
-            if (!na) goto err;
-            argv = na;
-            size_t *nl = realloc(lens, sizeof(*nl) * (size_t)cap);
-            if (!nl) goto err;
-            lens = nl;
-        }
-        argv[argc] = malloc(cur.len + 1);
-        if (!argv[argc]) goto err;
-        if (cur.len) memcpy(argv[argc], cur.p, cur.len);
-        argv[argc][cur.len] = '\0';
-        lens[argc] = cur.len;
-        argc++;
+        if (lens[i]) memcpy(argv[i], out + off[i], lens[i]);
+        argv[i][lens[i]] = '\0';
     }
-    fri_buf_free(&cur);
+    free(out);
+    free(off);
+    if (argc <= 0) {
+        free(lens);
+        return argc;
+    }
     *argv_out = argv;
     *len_out = lens;
     return argc;
-err:
-    fri_buf_free(&cur);
-    fr_split_free(argc, argv, lens);
-    return -1;
 }

@@ -61,6 +61,7 @@ static void *free_list[48];     /* per size class: freed allocations of that cla
 #define HEADER 16u
 #define BLOCK ((size_t)1 << 20)
 
+/* The smallest size class k whose room (16 << k bytes) holds n bytes. */
 static unsigned class_of(size_t n)
 {
     unsigned k = 0;
@@ -68,6 +69,8 @@ static unsigned class_of(size_t n)
     return k;
 }
 
+/* n bytes from the child's own pages: a freed allocation of the class, or the next free
+ * bytes of a block (a new mmap'd one when needed); NULL when out of memory. */
 static void *take(size_t n)
 {
     if (n > ((size_t)1 << 46)) return NULL;
@@ -95,6 +98,7 @@ static void *take(size_t n)
     return p + HEADER;
 }
 
+/* Whether p lies in one of the child's own blocks (not the parent's heap). */
 static int ours(const void *p)
 {
     for (size_t i = nblocks; i-- > 0;)
@@ -102,6 +106,7 @@ static int ours(const void *p)
     return 0;
 }
 
+/* The size class of p, one of the child's allocations. */
 static size_t our_class(const void *p)
 {
     size_t k;
@@ -111,11 +116,13 @@ static size_t our_class(const void *p)
 
 void wsc_child_alloc_start(void) { child = 1; }
 
+/* malloc: glibc's in the parent, the child's own pages after wsc_child_alloc_start. */
 void *malloc(size_t n)
 {
     return child ? take(n) : __libc_malloc(n);
 }
 
+/* calloc: glibc's in the parent, zeroed room on the child's own pages in a child. */
 void *calloc(size_t n, size_t size)
 {
     if (!child) return __libc_calloc(n, size);
@@ -125,6 +132,8 @@ void *calloc(size_t n, size_t size)
     return p;
 }
 
+/* free: glibc's in the parent; in a child, its own allocations go back to their class,
+ * the parent's stay untouched. */
 void free(void *p)
 {
     if (!child) {
@@ -138,6 +147,8 @@ void free(void *p)
     free_list[k] = p;
 }
 
+/* realloc: glibc's in the parent; in a child, kept in place when its class holds n, else
+ * moved to the child's own pages. */
 void *realloc(void *p, size_t n)
 {
     if (!child) return __libc_realloc(p, n);

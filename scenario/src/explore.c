@@ -309,6 +309,7 @@ static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
 const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
                                                      "stranded"};
 
+/* A heap copy of s ("" for NULL); aborts when out of memory. */
 static char *xstrdup0(const char *s)
 {
     char *d = strdup(s ? s : "");
@@ -445,6 +446,7 @@ static void point_where(const wsc_crash_point *p, char *buf, size_t size)
                  (unsigned long long)p->round_trip);
 }
 
+/* Writes all len bytes to fd, across short writes and EINTR; 0, or -1 on an error. */
 static int write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
@@ -660,6 +662,8 @@ static void explore_snapshots(const wsc_scenario *sc, const wsc_options *opt, sn
     s->r = NULL;
 }
 
+/* Explores every crash point of sc from snapshots (forked children, xo->jobs at once),
+ * with the replay path's verdicts and order (wsc.h); 0, WS_ENOMEM or WS_EINVAL. */
 int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
                      const wsc_explore_options *xo, wsc_exploration *out)
 {
@@ -775,12 +779,15 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     return 0;
 }
 
+/* Explores every crash point of sc in this process, replaying the scenario from the
+ * start for each (wsc.h). */
 int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration *out)
 {
     static const wsc_explore_options replay = {.replay = 1};
     return wsc_explore_with(sc, opt, &replay, out);
 }
 
+/* Frees what an exploration holds; *ex is empty afterwards. */
 void wsc_exploration_free(wsc_exploration *ex)
 {
     for (size_t i = 0; i < ex->npoints; i++) {

@@ -101,6 +101,7 @@ static int perr(parser *p, int col, const char *fmt, ...)
     return -1;
 }
 
+/* calloc of at least one byte; aborts when out of memory. */
 static void *xcalloc(size_t n, size_t size)
 {
     void *q = calloc(n ? n : 1, size ? size : 1);
@@ -111,6 +112,7 @@ static void *xcalloc(size_t n, size_t size)
     return q;
 }
 
+/* realloc to at least one byte; aborts when out of memory. */
 static void *xrealloc(void *q, size_t n)
 {
     q = realloc(q, n ? n : 1);
@@ -121,6 +123,7 @@ static void *xrealloc(void *q, size_t n)
     return q;
 }
 
+/* A NUL-terminated heap copy of len bytes. */
 static char *xmemdup(const char *s, size_t len)
 {
     char *d = xcalloc(len + 1, 1);
@@ -134,6 +137,7 @@ static int name_char(char c);
 
 /* ----- Tokens ------------------------------------------------------------------------------- */
 
+/* The value of hex digit c, or -1. */
 static int hexval(char c)
 {
     if (c >= '0' && c <= '9') return c - '0';
@@ -142,6 +146,7 @@ static int hexval(char c)
     return -1;
 }
 
+/* Frees n tokens and their array. */
 static void toks_free(wsc_tok *t, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(t[i].s);
@@ -269,6 +274,8 @@ static int number(parser *p, const wsc_tok *t, const char *what, long long *out)
 
 /* ----- Statements ------------------------------------------------------------------------------ */
 
+/* The form token t names (stream, reliable-list, list, channel) into *form; 0, or -1
+ * after perr. */
 static int form_of(parser *p, const wsc_tok *t, int *form)
 {
     if (is(t, "stream")) *form = WS_FORM_STREAM;
@@ -664,6 +671,8 @@ static void first_words(char *buf, size_t size)
     }
 }
 
+/* The language's grammar, one line per row of the statement table, grouped as
+ * docs/scenarios.md shows it (heap). */
 char *wsc_grammar(void)
 {
     size_t cap = 8192, len = 0;
@@ -695,6 +704,7 @@ char *wsc_grammar(void)
 
 /* ----- Statements, one function per row ---------------------------------------------------- */
 
+/* Makes token t the statement's subscription name. */
 static void set_sub(wsc_stmt *st, const wsc_tok *t)
 {
     free(st->sub);
@@ -702,6 +712,7 @@ static void set_sub(wsc_stmt *st, const wsc_tok *t)
     st->sub_col = t->col;
 }
 
+/* Makes the first len bytes of token t the statement's alias. */
 static void set_alias(wsc_stmt *st, const wsc_tok *t, size_t len)
 {
     free(st->alias);
@@ -709,6 +720,8 @@ static void set_alias(wsc_stmt *st, const wsc_tok *t, size_t len)
     st->alias_col = t->col;
 }
 
+/* 0 when the statement has at least want tokens, else -1 after an "incomplete statement"
+ * error at its end. */
 static int need(parser *p, const wsc_tok *t, size_t n, size_t want)
 {
     if (n >= want) return 0;
@@ -718,6 +731,8 @@ static int need(parser *p, const wsc_tok *t, size_t n, size_t want)
 
 static int usage_error(parser *p, int col) { return perr(p, col, "usage: %s", usage(p)); }
 
+/* Reads `header NAME VALUE` groups from t[*i] on, moving *i past them; 0, or -1 after
+ * perr. */
 static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, size_t n)
 {
     while (*i < n && is(&t[*i], "header")) {
@@ -741,6 +756,8 @@ static int invariant_bit(parser *p, const wsc_tok *t)
     return -1;
 }
 
+/* `subscribe NAME FORM KEY [OPTION...]`: the subscription's configuration, each option
+ * checked; 0, or -1 after perr. */
 static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     if (need(p, t, n, 4)) return -1;
@@ -875,6 +892,8 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     return 0;
 }
 
+/* `fault CONN KIND (Nth COMMAND | round-trip I [command K]) [error TEXT]`: the fault to
+ * arm; 0, or -1 after perr. */
 static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     if (need(p, t, n, 4)) return -1;
@@ -965,6 +984,8 @@ static int parse_needs(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok 
     return 1;
 }
 
+/* `forbid INVARIANT...`: the invariants `wsim explore` must not find (a line that makes
+ * no statement: 1). */
 static int parse_forbid(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)st;
@@ -990,6 +1011,7 @@ static int parse_number_setting(parser *p, wsc_scenario *sc, wsc_stmt *st, const
     return 1;
 }
 
+/* `cluster`: the world is a one-node Redis Cluster (a line that makes no statement: 1). */
 static int parse_cluster(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)st;
@@ -1016,6 +1038,7 @@ static int parse_command(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_to
     return 0;
 }
 
+/* The statement row of `subscribe` (see parse_subscribe). */
 static int parse_subscribe_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                                size_t n)
 {
@@ -1024,6 +1047,7 @@ static int parse_subscribe_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
     return parse_subscribe(p, st, t, n);
 }
 
+/* `produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]`; 0, or -1 after perr. */
 static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)sc;
@@ -1056,6 +1080,8 @@ static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_to
     return 0;
 }
 
+/* `read SUB [expect ALIAS... | expect nothing | expect report]`, or a read the scenario
+ * says is refused; 0, or -1 after perr. */
 static int parse_read(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)sc;
@@ -1076,6 +1102,7 @@ static int parse_read(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     return 0;
 }
 
+/* `advance MS`: the clock moves; 0, or -1 after perr. */
 static int parse_advance(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)sc;
@@ -1093,6 +1120,7 @@ static int parse_bare(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     return 0;
 }
 
+/* `stop SUB`, or a stop the scenario says is refused; 0, or -1 after perr. */
 static int parse_stop(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)sc;
@@ -1104,6 +1132,7 @@ static int parse_stop(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     return 0;
 }
 
+/* The statement row of `fault` (see parse_fault). */
 static int parse_fault_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                            size_t n)
 {
@@ -1129,6 +1158,7 @@ static int parse_act_command(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return 0;
 }
 
+/* `ALIAS: publish FORM KEY PAYLOAD [header NAME VALUE]...`; 0, or -1 after perr. */
 static int parse_act_publish(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                              size_t n)
 {
@@ -1146,6 +1176,7 @@ static int parse_act_publish(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return 0;
 }
 
+/* `ALIAS: reply PAYLOAD`; 0, or -1 after perr. */
 static int parse_act_reply(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                            size_t n)
 {
@@ -1157,6 +1188,7 @@ static int parse_act_reply(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_
     return 0;
 }
 
+/* `ALIAS: bind FORM KEY`; 0, or -1 after perr. */
 static int parse_act_bind(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                           size_t n)
 {
@@ -1204,6 +1236,7 @@ static int parse_exp_block(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_
     return 0;
 }
 
+/* `expect round-trips N [total|reads|flushes|pool]`; 0, or -1 after perr. */
 static int parse_exp_rts(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)sc;
@@ -1220,6 +1253,7 @@ static int parse_exp_rts(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_to
     return 0;
 }
 
+/* `expect flushes N [of SUB]`; 0, or -1 after perr. */
 static int parse_exp_flushes(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                              size_t n)
 {
@@ -1231,6 +1265,7 @@ static int parse_exp_flushes(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return 0;
 }
 
+/* `expect reports N`; 0, or -1 after perr. */
 static int parse_exp_reports(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                              size_t n)
 {
@@ -1240,6 +1275,8 @@ static int parse_exp_reports(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return number(p, &t[2], "reports", &st->n);
 }
 
+/* `expect report SUB [commands N] [settles N] [failed N] [error TEXT]` (an option left
+ * out is not checked); 0, or -1 after perr. */
 static int parse_exp_report(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                             size_t n)
 {
@@ -1288,6 +1325,7 @@ static int parse_exp_entries(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return 0;
 }
 
+/* `expect invariants`: no invariant is violated; 0, or -1 after perr. */
 static int parse_exp_invariants(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                                 size_t n)
 {
@@ -1307,6 +1345,7 @@ static int parse_exp_nothing(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return 0;
 }
 
+/* `expect violation INVARIANT ALIAS`; 0, or -1 after perr. */
 static int parse_exp_violation(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                                size_t n)
 {
@@ -1319,6 +1358,7 @@ static int parse_exp_violation(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
     return 0;
 }
 
+/* `expect published CHANNEL (PAYLOAD... | none)`; 0, or -1 after perr. */
 static int parse_exp_published(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                                size_t n)
 {
@@ -1335,6 +1375,7 @@ static int parse_exp_published(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
     return 0;
 }
 
+/* `expect warning TEXT`; 0, or -1 after perr. */
 static int parse_exp_warning(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                              size_t n)
 {
@@ -1345,6 +1386,7 @@ static int parse_exp_warning(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return 0;
 }
 
+/* `expect delivery ALIAS (count N | retries N)`; 0, or -1 after perr. */
 static int parse_exp_delivery(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                               size_t n)
 {
@@ -1557,6 +1599,7 @@ static int text_line(parser *p, wsc_scenario *sc, const char *s, size_t len)
 
 /* ----- The file ---------------------------------------------------------------------------------- */
 
+/* Frees everything a statement owns (not the statement itself). */
 static void stmt_free(wsc_stmt *st)
 {
     free(st->src);
@@ -1597,6 +1640,7 @@ static void stmt_free(wsc_stmt *st)
     free(st->flines);
 }
 
+/* Frees a scenario and its statements (NULL allowed). */
 void wsc_free(wsc_scenario *sc)
 {
     if (!sc) return;
@@ -1616,6 +1660,7 @@ typedef struct names {
     size_t n;
 } names;
 
+/* Whether ns holds the name of len bytes at s. */
 static int has_name(const names *ns, const char *s, size_t len)
 {
     for (size_t i = 0; i < ns->n; i++)
@@ -1623,6 +1668,7 @@ static int has_name(const names *ns, const char *s, size_t len)
     return 0;
 }
 
+/* Whether c may follow the first character of an alias (letters, digits, _ - .). */
 static int name_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -1658,6 +1704,7 @@ static int check_refs(parser *p, const names *aliases, const wsc_tok *t)
     return 0;
 }
 
+/* Checks the $references of n tokens; 0, or -1 after perr. */
 static int check_toks(parser *p, const names *aliases, const wsc_tok *t, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -1665,6 +1712,7 @@ static int check_toks(parser *p, const names *aliases, const wsc_tok *t, size_t 
     return 0;
 }
 
+/* Adds a copy of s to ns. */
 static void add_name(names *ns, const char *s)
 {
     ns->v = xrealloc(ns->v, (ns->n + 1) * sizeof *ns->v);
@@ -1920,6 +1968,8 @@ static char *error_text(parser *p)
     return out;
 }
 
+/* The scenario len bytes of text say, or NULL with every error found, one line each, in
+ * *error (wsc.h). */
 wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error)
 {
     *error = NULL;
@@ -2034,6 +2084,8 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
     return sc;
 }
 
+/* The scenario in the file at path, or NULL with *error set, as wsc_parse (a file that
+ * cannot be read is an error too). */
 wsc_scenario *wsc_parse_file(const char *path, char **error)
 {
     *error = NULL;

@@ -97,6 +97,8 @@ static void esc(FILE *f, const char *s, size_t max)
 /* What a command row is, for its colour and its arrow. */
 typedef enum rowkind { R_OTHER, R_SEGMENT, R_MULTI, R_EXEC, R_OWN_SETTLE, R_RETRY, R_SETTLE } rowkind;
 
+/* The kind of row a flush command's role makes (segment, MULTI, EXEC, settle ...);
+ * R_OTHER for anything else. */
 static rowkind kind_of(const char *role)
 {
     static const struct { const char *role; rowkind kind; } roles[] = {
@@ -126,6 +128,7 @@ typedef struct dref {
     size_t k;                /* its index in the flush's deliveries */
 } dref;
 
+/* qsort's order of delivery references, by address (for bsearch in index_of). */
 static int dref_cmp(const void *a, const void *b)
 {
     uintptr_t x = (uintptr_t)((const dref *)a)->d, y = (uintptr_t)((const dref *)b)->d;
@@ -159,6 +162,7 @@ static void outcome_colours(const char *outcome, const char **fill, const char *
     else *fill = "#eeeeee", *stroke = "#616161";
 }
 
+/* The background colour of a row of kind k, or NULL for none. */
 static const char *row_fill(rowkind k)
 {
     switch (k) {
@@ -188,6 +192,7 @@ typedef struct sbuf {
     int oom;
 } sbuf;
 
+/* Appends s; after a failed allocation the buffer only remembers that it failed. */
 static void sb_add(sbuf *b, const char *s)
 {
     size_t l = strlen(s);
@@ -498,6 +503,8 @@ static int legend(FILE *f, int y)
     return y + 22;
 }
 
+/* Every flush of sim as one SVG document under title (heap, *len bytes), or NULL when
+ * out of memory (wsc_picture.h). */
 char *wsc_picture_svg(const ws_sim *sim, const char *title, size_t *len)
 {
     /* drawn into a body first: the height is known only at the end */

@@ -70,6 +70,7 @@ typedef struct buf {
     size_t len, cap;
 } buf;
 
+/* Appends n bytes; the buffer stays NUL-terminated; aborts when out of memory. */
 static void bput(buf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
@@ -156,6 +157,7 @@ static int fail(runner *r, const wsc_stmt *st, wsc_status status, const char *ex
 
 /* ----- Names ------------------------------------------------------------------------------------- */
 
+/* The index of the subscription called name, or -1. */
 static int sub_index(runner *r, const char *name)
 {
     for (size_t i = 0; i < r->nsubs; i++)
@@ -163,6 +165,7 @@ static int sub_index(runner *r, const char *name)
     return -1;
 }
 
+/* The subscription called name, or NULL after failing statement st. */
 static ws_sub *find_sub(runner *r, const wsc_stmt *st, const char *name)
 {
     int i = sub_index(r, name);
@@ -173,6 +176,7 @@ static ws_sub *find_sub(runner *r, const wsc_stmt *st, const char *name)
     return r->subs[i].sub;
 }
 
+/* The alias named by the len bytes at name, or NULL. */
 static alias *find_alias_n(runner *r, const char *name, size_t len)
 {
     size_t i;
@@ -210,6 +214,7 @@ static void seen(runner *r, ws_delivery *d)
     r->latest_of[root] = d;
 }
 
+/* The latest delivery of the entry called name, or NULL after failing statement st. */
 static ws_delivery *delivery_of(runner *r, const wsc_stmt *st, const char *name)
 {
     alias *a = find_alias(r, name);
@@ -234,6 +239,7 @@ static int alias_id(runner *r, const char *name, size_t len, buf *out)
     return 0;
 }
 
+/* Whether c may follow the first character of an alias (letters, digits, _ - .). */
 static int alias_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -298,6 +304,7 @@ static int make_argv(runner *r, const wsc_stmt *st, const wsc_tok *t, size_t n, 
     return 0;
 }
 
+/* Frees n arguments and both arrays. */
 static void free_argv(char **argv, size_t *lens, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(argv[i]);
@@ -387,6 +394,8 @@ static int reply_matches(const char *want, const char *got)
     return *got == '\0';
 }
 
+/* Checks a reply against the statement's `=> REPLY` (aliases substituted); 0, or -1
+ * after failing the run. */
 static int compare_reply(runner *r, const wsc_stmt *st, const fr_reply *reply)
 {
     char *got = reply ? ws_reply_text(reply, NULL) : strdup("(none)");
@@ -400,6 +409,9 @@ static int compare_reply(runner *r, const wsc_stmt *st, const fr_reply *reply)
     return rc;
 }
 
+/* Runs a setup, check, queue or pool command (on the admin connection, the delivery's
+ * segment or the pool) and checks its reply when one is expected; 0, or -1 after failing
+ * the run. */
 static int do_command(runner *r, const wsc_stmt *st)
 {
     char **argv;
@@ -439,6 +451,7 @@ static int do_command(runner *r, const wsc_stmt *st)
     return 0;
 }
 
+/* Keeps a copy of the failure report a read of s handed out, for `expect report`. */
 static void keep_report(runner *r, ws_sub *s, const ws_report *rep)
 {
     for (size_t i = 0; i < r->nsubs; i++) {
@@ -453,6 +466,8 @@ static void keep_report(runner *r, ws_sub *s, const ws_report *rep)
     }
 }
 
+/* Runs `read SUB` and checks what it handed out (aliases, nothing or a report) when the
+ * statement says; 0, or -1 after failing the run. */
 static int do_read(runner *r, const wsc_stmt *st)
 {
     ws_sub *s = find_sub(r, st, st->sub);
@@ -507,6 +522,8 @@ static int do_read(runner *r, const wsc_stmt *st)
     return out;
 }
 
+/* Runs a handler action (publish, reply, bind, an outcome) on the entry's latest
+ * delivery; 0, or -1 after failing the run. */
 static int do_action(runner *r, const wsc_stmt *st)
 {
     ws_delivery *d = delivery_of(r, st, st->alias);
@@ -531,6 +548,7 @@ static int crash_fault(const wsc_stmt *st)
            st->fault.kind == WS_FAULT_LOSE_REPLIES;
 }
 
+/* Arms the statement's fault on the connection it names; 0, or -1 after failing the run. */
 static int do_fault(runner *r, const wsc_stmt *st)
 {
     ws_conn *c = NULL;
@@ -556,6 +574,7 @@ static int do_fault(runner *r, const wsc_stmt *st)
 
 /* ----- Expectations ----------------------------------------------------------------------------------- */
 
+/* The alias of the produced entry d descends from, or NULL. */
 static const char *root_alias(runner *r, const ws_delivery *d)
 {
     if (!d) return NULL;
@@ -590,6 +609,7 @@ static int same_command(runner *r, const wsc_stmt *st, const char *actual, const
     return same;
 }
 
+/* Appends an expected flush line as the scenario writes it, aliases substituted. */
 static void fline_text(runner *r, const wsc_stmt *st, const wsc_fline *f, buf *b)
 {
     if (f->from) bprintf(b, "%s> ", f->from);
@@ -673,6 +693,8 @@ static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t
     return ok ? 0 : -1;
 }
 
+/* Checks `expect flush N of SUB` / `expect read`: the commands the flush sent, line by
+ * line; 0, or -1 after failing the run. */
 static int expect_flush(runner *r, const wsc_stmt *st)
 {
     ws_sub *s = find_sub(r, st, st->sub);
@@ -732,6 +754,8 @@ static int expect_read(runner *r, const wsc_stmt *st)
     return rc;
 }
 
+/* Checks that got, a count of what, is the statement's number; 0, or -1 after failing
+ * the run. */
 static int expect_number(runner *r, const wsc_stmt *st, unsigned long long got,
                          const char *what)
 {
@@ -744,6 +768,8 @@ static int expect_number(runner *r, const wsc_stmt *st, unsigned long long got,
     return fail(r, st, WSC_FAIL, want, "%llu %s", got, what);
 }
 
+/* Checks `expect report SUB ...` against the last report a read of SUB handed out; 0, or
+ * -1 after failing the run. */
 static int expect_report(runner *r, const wsc_stmt *st)
 {
     int i = sub_index(r, st->sub);
@@ -993,6 +1019,8 @@ static int expect_delayed(runner *r, const wsc_stmt *st)
     return out;
 }
 
+/* Checks `expect invariants` or `expect violation INVARIANT ALIAS` against ws_sim_check;
+ * 0, or -1 after failing the run. */
 static int expect_check(runner *r, const wsc_stmt *st)
 {
     const ws_violation *v;
@@ -1030,6 +1058,8 @@ static int expect_check(runner *r, const wsc_stmt *st)
     return -1;
 }
 
+/* Checks that some warning of the simulation contains the statement's text; 0, or -1
+ * after failing the run. */
 static int expect_warning(runner *r, const wsc_stmt *st)
 {
     char *want = subst(r, st, st->text, strlen(st->text), NULL);
@@ -1049,6 +1079,8 @@ static int expect_warning(runner *r, const wsc_stmt *st)
     return -1;
 }
 
+/* Checks `expect published CHANNEL ...`: the payloads published on the channel, message
+ * by message, in order; 0, or -1 after failing the run. */
 static int expect_published(runner *r, const wsc_stmt *st)
 {
     buf want = {0}, got = {0};
@@ -1096,6 +1128,7 @@ static int expect_published(runner *r, const wsc_stmt *st)
 
 /* ----- The run -------------------------------------------------------------------------------------- */
 
+/* Runs one statement of any kind; 0, or -1 once the run failed. */
 static int run_stmt(runner *r, const wsc_stmt *st)
 {
     switch (st->kind) {
@@ -1298,6 +1331,8 @@ static void end_of_run(runner *r)
 
 /* ----- The runner, for wsc_run and the explorer ------------------------------------------------- */
 
+/* A runner on a fresh simulation for sc, NULL when out of memory; an unreachable server
+ * makes one that failed already (wsc_int.h). */
 wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
 {
     static const wsc_options defaults = {0};
@@ -1351,6 +1386,7 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     return r;
 }
 
+/* Runs statement i; 0, or -1 once the run failed. */
 int wsc_runner_exec(wsc_runner *r, size_t i)
 {
     if (r->failed || i >= r->sc->nst) return -1;
@@ -1362,6 +1398,7 @@ ws_sim *wsc_runner_sim(wsc_runner *r) { return r->sim; }
 size_t wsc_runner_subs(const wsc_runner *r) { return r->nsubs; }
 ws_sub *wsc_runner_sub(wsc_runner *r, size_t i) { return i < r->nsubs ? r->subs[i].sub : NULL; }
 
+/* ws_read, remembering the deliveries it handed out so aliases reach them. */
 int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res)
 {
     int rc = ws_read(s, res);
@@ -1403,6 +1440,8 @@ static const size_t *handler_of(runner *r, const char *name)
 
 void wsc_runner_prepare_handlers(wsc_runner *r) { (void)handler_of(r, ""); }
 
+/* Handles d as the scenario handles its entry: its actions up to its first outcome (ack
+ * when it has none); returns ws_settle's code. */
 int wsc_runner_handle(wsc_runner *r, ws_delivery *d)
 {
     const char *name = root_alias(r, d);
@@ -1435,6 +1474,8 @@ int wsc_runner_handle(wsc_runner *r, ws_delivery *d)
     return rc;
 }
 
+/* Fills res with the run's verdict and report, and (unless the server was never reached)
+ * its trace, diagrams, final state and counts; the runner keeps nothing it handed over. */
 void wsc_runner_finish(wsc_runner *r, wsc_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -1454,6 +1495,7 @@ void wsc_runner_finish(wsc_runner *r, wsc_result *res)
     res->state = final_state(r->sim);
 }
 
+/* Frees the runner, its simulation and everything it recorded (NULL allowed). */
 void wsc_runner_free(wsc_runner *r)
 {
     if (!r) return;
@@ -1481,6 +1523,8 @@ void wsc_runner_free(wsc_runner *r)
     free(r);
 }
 
+/* Why wsc_run skips sc with opt (its needs line, or a cluster file without a cluster),
+ * or NULL when it runs (wsc.h). */
 const char *wsc_skips(const wsc_scenario *sc, const wsc_options *opt, const char **needs)
 {
     const char *dummy;
@@ -1502,6 +1546,7 @@ const char *wsc_skips(const wsc_scenario *sc, const wsc_options *opt, const char
     return NULL;
 }
 
+/* Runs sc on a fresh simulation: 0 with *res filled, or WS_ENOMEM (wsc.h). */
 int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -1520,6 +1565,7 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
     return 0;
 }
 
+/* Frees what a result holds; *res is empty afterwards. */
 void wsc_result_free(wsc_result *res)
 {
     free(res->report);

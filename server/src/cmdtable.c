@@ -265,21 +265,3 @@ const frs_cmd *frs_cmd_lookup(int argc, const char *const *argv, const size_t *a
     if (!sub) *container = top;
     return sub;
 }
-
-size_t frs_cmd_count(void)
-{
-    frs_cmdtable_init();
-    return nrows;
-}
-
-const frs_cmd *frs_cmd_at(size_t i)
-{
-    frs_cmdtable_init();
-    return i < nrows ? &rows[i] : NULL;
-}
-
-size_t frs_cmd_toplevel_count(void)
-{
-    frs_cmdtable_init();
-    return ntoplevel;
-}

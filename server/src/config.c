@@ -132,12 +132,6 @@ static const char *parse_outlimits(const char *text, frs_outlimit lim[3])
     return err;
 }
 
-void frs_outlimit_text(frs_server *srv, char *buf, size_t cap)
-{
-    const char *rep = frs_config_get(srv, "client-output-buffer-limit");
-    snprintf(buf, cap, "%s", rep ? rep : "");
-}
-
 /* The ranges redis-server 7.0.15 enforces on the numeric parameters the fake follows
  * (createSizeTConfig, createIntConfig ...: anything else of type INT or MEMORY is taken
  * as it parses). */
@@ -377,24 +371,6 @@ const char *frs_config_get(frs_server *srv, const char *name)
 {
     int i = find_param(name, strlen(name));
     return i < 0 || !srv->params ? NULL : srv->params[i].value;
-}
-
-int frs_config_set1(frs_server *srv, const char *name, const char *value, const char **err)
-{
-    int i = find_param(name, strlen(name));
-    if (i < 0) {
-        *err = "Unknown option";
-        return -1;
-    }
-    char norm[1024];
-    const char *e = check_value(srv, &defs[i], value, norm, sizeof(norm));
-    if (e) {
-        *err = e;
-        return -1;
-    }
-    set_value(&srv->params[i], norm);
-    apply(srv, defs[i].name, norm, value);
-    return 0;
 }
 
 int frs_config_init(frs_server *srv)

@@ -249,7 +249,6 @@ void frs_reply_ok(frs_conn *c);
 void frs_reply_ll(frs_conn *c, long long v);
 void frs_reply_bulk(frs_conn *c, const char *p, size_t n);
 void frs_reply_bulk_cstr(frs_conn *c, const char *s);
-void frs_reply_bulk_ll(frs_conn *c, long long v);
 void frs_reply_null(frs_conn *c);               /* $-1 or _ */
 void frs_reply_array(frs_conn *c, long n);       /* *n */
 void frs_reply_map(frs_conn *c, long n);         /* *2n or %n */
@@ -324,11 +323,6 @@ void frs_cmdtable_declare(fr_server *fake);
  * subcommand argv[1] is unknown or missing. */
 const frs_cmd *frs_cmd_lookup(int argc, const char *const *argv, const size_t *argvlen,
                               const frs_cmd **container);
-/* The rows in table order (top-level names and subcommands), for COMMAND. */
-size_t frs_cmd_count(void);
-const frs_cmd *frs_cmd_at(size_t i);
-/* How many top-level names there are (COMMAND COUNT). */
-size_t frs_cmd_toplevel_count(void);
 
 /* ----- commands.c, info.c, config.c, fakecmd.c: the server's commands --------------- */
 
@@ -426,17 +420,11 @@ int frs_config_init(frs_server *srv);
 void frs_config_free(frs_server *srv);
 /* A parameter's current value, or NULL for an unknown name. */
 const char *frs_config_get(frs_server *srv, const char *name);
-/* CONFIG SET for one parameter without the reply: 0, or -1 with *err set to the
- * reason (a static string, Redis's wording after "... - "). */
-int frs_config_set1(frs_server *srv, const char *name, const char *value, const char **err);
 
 /* latency-tracking-info-percentiles: the numbers of value (space separated, each in
  * [0, 100]) into out[0..max) and, when norm is given, the text CONFIG GET shows ("%f"
  * without trailing zeros).  How many there are, or -1 with *err (Redis's text). */
 int frs_parse_percentiles(const char *value, double *out, int max, char *norm, size_t cap,
                           const char **err);
-
-/* Text of an outlimit for CONFIG GET client-output-buffer-limit. */
-void frs_outlimit_text(frs_server *srv, char *buf, size_t cap);
 
 #endif /* FRS_H */

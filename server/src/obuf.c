@@ -124,13 +124,6 @@ void frs_reply_bulk_cstr(frs_conn *c, const char *s)
     else frs_reply_bulk(c, s, strlen(s));
 }
 
-void frs_reply_bulk_ll(frs_conn *c, long long v)
-{
-    char buf[32];
-    int n = snprintf(buf, sizeof(buf), "%lld", v);
-    frs_reply_bulk(c, buf, (size_t)n);
-}
-
 void frs_reply_null(frs_conn *c)
 {
     if (c->resp == 3) frs_reply_raw(c, "_\r\n", 3);

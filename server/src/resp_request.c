@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakeredis.h"
+
 void rr_init(rr_parser *p)
 {
     memset(p, 0, sizeof(*p));
@@ -280,86 +282,8 @@ rr_status rr_next(rr_parser *p)
     }
 }
 
-/* Redis's isspace() in the C locale, for the blanks between arguments. */
-static int is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-static int hex_val(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 int rr_split_inline(const char *line, size_t len, char *out, size_t *off, size_t *lens,
                     size_t max)
 {
-    /* The line is read as a C string: a NUL byte ends it, as it ends Redis's copy. */
-    const char *end = memchr(line, '\0', len);
-    if (!end) end = line + len;
-    const char *p = line;
-    size_t w = 0;
-    int argc = 0;
-#define AT(q) ((q) < end ? *(q) : '\0')
-    for (;;) {
-        while (p < end && is_blank(*p)) p++;
-        if (p >= end) return argc;
-        if ((size_t)argc >= max) return -1; /* cannot happen with max >= len/2+1 */
-        int in_dq = 0, in_sq = 0, done = 0;
-        off[argc] = w;
-        while (!done) {
-            char c = AT(p);
-            if (in_dq) {
-                if (c == '\\' && AT(p + 1) == 'x' && hex_val(AT(p + 2)) >= 0 &&
-                    hex_val(AT(p + 3)) >= 0) {
-                    out[w++] = (char)(hex_val(AT(p + 2)) * 16 + hex_val(AT(p + 3)));
-                    p += 3;
-                } else if (c == '\\' && AT(p + 1)) {
-                    p++;
-                    switch (*p) {
-                    case 'n': out[w++] = '\n'; break;
-                    case 'r': out[w++] = '\r'; break;
-                    case 't': out[w++] = '\t'; break;
-                    case 'b': out[w++] = '\b'; break;
-                    case 'a': out[w++] = '\a'; break;
-                    default: out[w++] = *p; break;
-                    }
-                } else if (c == '"') {
-                    /* a closing quote must be followed by a blank or the end */
-                    if (AT(p + 1) && !is_blank(AT(p + 1))) return -1;
-                    done = 1;
-                } else if (!c) {
-                    return -1; /* no closing quote */
-                } else {
-                    out[w++] = c;
-                }
-            } else if (in_sq) {
-                if (c == '\\' && AT(p + 1) == '\'') {
-                    p++;
-                    out[w++] = '\'';
-                } else if (c == '\'') {
-                    if (AT(p + 1) && !is_blank(AT(p + 1))) return -1;
-                    done = 1;
-                } else if (!c) {
-                    return -1;
-                } else {
-                    out[w++] = c;
-                }
-            } else {
-                switch (c) {
-                case ' ': case '\n': case '\r': case '\t': case '\0': done = 1; break;
-                case '"': in_dq = 1; break;
-                case '\'': in_sq = 1; break;
-                default: out[w++] = c; break;
-                }
-            }
-            if (p < end) p++;
-        }
-        lens[argc] = w - off[argc];
-        argc++;
-    }
-#undef AT
+    return fr_split_args(line, len, out, off, lens, max);
 }

@@ -126,7 +126,8 @@ const char *rr_error(const rr_parser *p);
 size_t rr_pending(const rr_parser *p);
 
 /* Splits an inline line of len bytes as Redis's sdssplitargs does (see the header
- * comment; the line stops at a NUL byte).  The unescaped arguments are written to out
+ * comment; the line stops at a NUL byte): libfakeredis's fr_split_args, the one splitter
+ * of the project.  The unescaped arguments are written to out
  * (at least len bytes), their offsets and lengths to off/lens (at most max entries, max
  * >= len/2+1 always suffices).  Returns the argument count, or -1 for unbalanced quotes. */
 int rr_split_inline(const char *line, size_t len, char *out, size_t *off, size_t *lens,

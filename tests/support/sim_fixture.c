@@ -320,17 +320,6 @@ ws_sub *sf_sub(ws_sim *sim, ws_form form, ws_mode mode, const char *key, size_t 
     return sf_subscribe(sim, &cfg);
 }
 
-const char *sf_form_name(ws_form form)
-{
-    switch (form) {
-    case WS_FORM_STREAM: return "stream";
-    case WS_FORM_RELIABLE_LIST: return "reliable list";
-    case WS_FORM_PLAIN_LIST: return "plain list";
-    case WS_FORM_CHANNEL: return "channel";
-    }
-    return "?";
-}
-
 long long sf_unsettled(ws_sim *sim, ws_form form, const char *key)
 {
     if (form == WS_FORM_STREAM) return sf_pending(sim, key, "g");
@@ -522,6 +511,9 @@ ws_sim *sf_sim_cfg(sf_world *w, const ws_sim_config *cfg)
     w->sims[w->nsims++] = sim;
     if (ws_sim_err(sim) != 0)
         fail_msg("ws_sim_new: %s (%s)", ws_err_name(ws_sim_err(sim)), ws_sim_errstr(sim));
+    /* the backend asked for is the one the simulation runs on */
+    if (ws_sim_is_real(sim) != w->real)
+        fail_msg("ws_sim_is_real says %d for backend %s", ws_sim_is_real(sim), c.backend);
     /* The previous test's (or simulation's) keys go; the fake starts empty, but the
      * record must be the same on both. */
     sf_do(sim, "FLUSHALL");

@@ -128,8 +128,6 @@ void sf_group(ws_sim *sim, const char *key, const char *group);
  * its frame, owned by the world. */
 const char *sf_produce(ws_sim *sim, ws_form form, const char *key, const char *payload);
 
-/* The form's name for logs ("stream", "reliable list", "plain list", "channel"). */
-const char *sf_form_name(ws_form form);
 /* What of the source is not settled: a stream's pending count (group "g"), a reliable
  * list's processing list length (<key>.processing); 0 for forms that settle nothing. */
 long long sf_unsettled(ws_sim *sim, ws_form form, const char *key);

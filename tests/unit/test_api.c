@@ -127,6 +127,30 @@ static void test_split_line(void **state)
     assert_int_equal(fr_split_line("GET 'open", &argv, &lens), -1);
 }
 
+/* fr_split_args reads len bytes at most, stops at a NUL, and allocates nothing. */
+static void test_split_args(void **state)
+{
+    (void)state;
+    char out[32];
+    size_t off[8], lens[8];
+    /* the bytes past len are not part of the line: "abc def" cut after 5 bytes */
+    assert_int_equal(fr_split_args("abc def", 5, out, off, lens, 8), 2);
+    assert_memory_equal(out + off[1], "d", 1);
+    assert_int_equal(lens[1], 1);
+    /* a quote cut by len is unbalanced */
+    assert_int_equal(fr_split_args("\"ab\"", 3, out, off, lens, 8), -1);
+    /* a NUL ends the line */
+    assert_int_equal(fr_split_args("a\0b c", 5, out, off, lens, 8), 1);
+    assert_int_equal(lens[0], 1);
+    /* more arguments than max */
+    assert_int_equal(fr_split_args("a b c", 5, out, off, lens, 2), -1);
+    /* escapes and single quotes, as fr_split_line */
+    assert_int_equal(fr_split_args("\"\\x41\\q\" 'it\\'s'", 16, out, off, lens, 8), 2);
+    assert_memory_equal(out + off[0], "Aq", 2);
+    assert_int_equal(lens[0], 2);
+    assert_memory_equal(out + off[1], "it's", 4);
+}
+
 static void test_unbalanced_quotes_reply(void **state)
 {
     fixture *f = *state;
@@ -535,6 +559,7 @@ int main(void)
         FAKE_TEST(test_encode_roundtrip_and_truncation),
         FAKE_TEST(test_pipeline),
         cmocka_unit_test(test_split_line),
+        cmocka_unit_test(test_split_args),
         FAKE_TEST(test_unbalanced_quotes_reply),
         cmocka_unit_test(test_server_reset),
         FAKE_TEST(test_clock),
