@@ -320,6 +320,26 @@ ws_sub *sf_sub(ws_sim *sim, ws_form form, ws_mode mode, const char *key, size_t 
     return sf_subscribe(sim, &cfg);
 }
 
+void sf_produce_n(ws_sim *sim, ws_form form, const char *key, int n)
+{
+    char payload[32];
+    for (int i = 1; i <= n; i++) {
+        snprintf(payload, sizeof payload, "order-%d", i);
+        sf_produce(sim, form, key, payload);
+    }
+}
+
+ws_sub *sf_orders_read(sf_world *w, ws_sim **simp, ws_form form, ws_mode mode, size_t count,
+                       int n)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, form, mode, "orders", count);
+    sf_produce_n(sim, form, "orders", n);
+    assert_int_equal(sf_read(sub), n);
+    *simp = sim;
+    return sub;
+}
+
 const char *sf_form_name(ws_form form)
 {
     switch (form) {

@@ -128,6 +128,15 @@ void sf_group(ws_sim *sim, const char *key, const char *group);
  * its frame, owned by the world. */
 const char *sf_produce(ws_sim *sim, ws_form form, const char *key, const char *payload);
 
+/* Produces order-1 .. order-n on key (sf_produce, in that order). */
+void sf_produce_n(ws_sim *sim, ws_form form, const char *key, int n);
+
+/* The opening most tests share: a simulation with seed 1 (*simp), a subscription
+ * sf_sub(sim, form, mode, "orders", count), order-1 .. order-n produced on "orders", and
+ * one sf_read that must hand out all n; returns the subscription. */
+ws_sub *sf_orders_read(sf_world *w, ws_sim **simp, ws_form form, ws_mode mode, size_t count,
+                       int n);
+
 /* The form's name for logs ("stream", "reliable list", "plain list", "channel"). */
 const char *sf_form_name(ws_form form);
 /* What of the source is not settled: a stream's pending count (group "g"), a reliable

@@ -47,20 +47,6 @@ static int setup(void **state)
  * The integer a command answers (fails the test for any other reply). */
 #define INT(c, ...) fake_int_reply(fake_run_logged((c), __VA_ARGS__))
 
-/* The reply as RESP bytes in a heap string (free() it). */
-static char *resp_of(const fr_reply *r)
-{
-    size_t len;
-    char *p = fr_reply_to_resp(r, &len);
-    assert_non_null(p);
-    char *s = malloc(len + 1);
-    assert_non_null(s);
-    memcpy(s, p, len);
-    s[len] = '\0';
-    free(p);
-    return s;
-}
-
 /* Asserts an array reply of bulk strings equal to the space-separated words. */
 static void assert_members(const fr_reply *r, const char *words)
 {
@@ -93,10 +79,6 @@ static void sadd_range(fr_client *c, const char *key, const char *prefix, int fr
 static char *random_transcript(uint64_t seed)
 {
     fixture *f = fixture_new(seed);
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    assert_non_null(out);
-    out[0] = '\0';
     sadd_range(f->c, "ints", "", 0, 100);
     sadd_range(f->c, "strs", "m", 0, 300);
     const char *cmds[] = {
@@ -105,20 +87,7 @@ static char *random_transcript(uint64_t seed)
         "SRANDMEMBER strs 200", "SPOP ints", "SPOP strs", "SPOP ints 3", "SPOP strs 3",
         "SPOP ints 90", "SPOP strs 250", "SMEMBERS ints", "SMEMBERS strs",
     };
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        char *s = resp_of(fake_run_logged(f->c, "%s", cmds[i]));
-        size_t n = strlen(s);
-        while (len + n + 2 > cap) {
-            cap *= 2;
-            out = realloc(out, cap);
-            assert_non_null(out);
-        }
-        memcpy(out + len, s, n);
-        len += n;
-        out[len++] = '\n';
-        out[len] = '\0';
-        free(s);
-    }
+    char *out = fake_transcript(f->c, cmds, sizeof(cmds) / sizeof(cmds[0]));
     fake_fixture_free(f);
     return out;
 }
@@ -468,10 +437,7 @@ static void test_sscan_walk_survives_srem(void **state)
     char cursor[32] = "0";
     int next_gone = 1, calls = 0;
     do {
-        const fr_reply *r = fake_run_logged(f->c, "SSCAN s %s COUNT 7", cursor);
-        assert_int_equal(r->count, 2);
-        snprintf(cursor, sizeof(cursor), "%s", r->elements[0].str);
-        const fr_reply *page = &r->elements[1];
+        const fr_reply *page = fake_scan_step(f->c, "SSCAN s %s COUNT 7", cursor, sizeof(cursor));
         assert_true(page->count <= 7);
         for (size_t i = 0; i < page->count; i++) {
             int k = atoi(page->elements[i].str + 1);

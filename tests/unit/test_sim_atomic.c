@@ -141,11 +141,8 @@ SF_TEST(an_atomic_declared_retry_settles_then_copies_outside_the_window)
  * entry stays pending.  The failure is reported. */
 SF_TEST(an_atomic_segment_redis_refuses_runs_nothing)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_ATOMIC, 0, 2);
     ws_delivery *d = sf_d(sub, 0);
     sf_queue(d, "LPUSH picks sku-1");
     sf_queue(d, "INCR");
@@ -194,11 +191,8 @@ SF_TEST(a_run_time_error_inside_exec_fails_alone)
 /* An atomic reliable list settles inside each segment: LREM in the MULTI block. */
 SF_TEST(an_atomic_reliable_list_settles_inside_each_segment)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_ATOMIC, "orders", 0);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-2");
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_RELIABLE_LIST, WS_MODE_ATOMIC, 0, 2);
     sf_queue(sf_d(sub, 0), "RPUSH picks a");
     sf_settle(sf_d(sub, 0), WS_ACK);
     sf_queue(sf_d(sub, 1), "RPUSH picks b");

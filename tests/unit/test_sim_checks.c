@@ -340,9 +340,7 @@ static char *three_entries_one_doubled(sf_world *w, int prepare)
                         .group = "g", .reclaim = 1, .min_idle_ms = 50, .count = 1,
                         .block_ms = 100, .name = "orders-reclaim"};
     ws_sub *reclaim = sf_subscribe(sim, &rc);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-3");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 1);
     sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
     sf_settle(sf_d(sub, 0), WS_ACK);

@@ -25,15 +25,6 @@ static ws_sub *orders(ws_sim *sim, ws_sub **reclaim, size_t reclaim_count)
     return sub;
 }
 
-static void produce_orders(ws_sim *sim, int n)
-{
-    for (int i = 1; i <= n; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
-}
-
 /* A crash kills the process: while dead every consumer call is refused (WS_EDEAD); after
  * the restart the old handles are stale (WS_ESTALE, a sentence saying the process
  * crashed), and the trace shows both.  Generated consumer names come from a per-process
@@ -44,7 +35,7 @@ SF_TEST(a_crash_makes_every_handle_of_the_process_stale)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     ws_delivery *d = sf_d(sub, 0);
     assert_string_equal(ws_sub_consumer(sub), "ruststream-0");
@@ -86,7 +77,7 @@ SF_TEST(a_reclaim_read_picks_up_what_a_crashed_consumer_left)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 2);
-    produce_orders(sim, 3);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     const char *third = ws_delivery_id(sf_d(sub, 2));
     assert_int_equal(ws_sim_crash(sim), 0);
@@ -122,7 +113,7 @@ SF_TEST(a_fresh_subscription_never_rereads_its_pending_list)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     assert_int_equal(ws_abandon(sf_d(sub, 0)), 0);
     assert_int_equal(sf_read(sub), 0);
@@ -141,7 +132,7 @@ SF_TEST(a_crash_inside_a_flush_keeps_exactly_the_first_k_commands)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 2);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     const char *first = ws_delivery_id(sf_d(sub, 0));
     ws_fault f = {.kind = WS_FAULT_CRASH_AFTER, .name = "RPUSH", .nth = 1};
@@ -180,7 +171,7 @@ SF_TEST(a_flush_whose_replies_are_lost_was_applied_whole)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     ws_fault f = {.kind = WS_FAULT_LOSE_REPLIES, .name = "XACK", .nth = 1};
     assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
@@ -202,7 +193,7 @@ SF_TEST(a_crash_during_a_read_leaves_the_entry_pending_for_recovery)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     ws_fault f = {.kind = WS_FAULT_CRASH_AFTER, .name = "XREADGROUP", .nth = 1};
     assert_int_equal(ws_fault_arm(ws_sim_reader(sim), &f), 0);
     ws_read_result res;
@@ -331,7 +322,7 @@ SF_TEST(a_restart_makes_new_connections)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 2);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     ws_conn *old = ws_sim_window(sim);
     assert_int_equal(ws_fault_error_nth(old, "XACK", 2, NULL), 0);
     assert_int_equal(sf_read(sub), 2);

@@ -109,8 +109,7 @@ SF_TEST(a_direct_reliable_list_reads_one_blmove_and_records_each_claim_on_its_ow
     cfg.min_idle_ms = 100;
     cfg.recovery_ttl_ms = 60000;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 2);
     assert_int_equal(sf_read(sub), 1); /* one delivery per read, though two wait */
     assert_int_equal(sf_int(sim, "LLEN orders"), 1);
     assert_int_equal(round_trips_of(sim, "read 1 of orders", 1), 1);

@@ -65,8 +65,7 @@ SF_TEST(a_reply_outside_the_round_leaves_at_the_ack_before_the_window)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
     char waits[160];
@@ -143,10 +142,8 @@ SF_TEST(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack)
 /* §9: a bound publish leaves with the ack, in call order with the queued commands. */
 SF_TEST(a_bound_publish_leaves_with_the_ack)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
     sf_queue(d, "LPUSH picks sku-1");
@@ -163,10 +160,8 @@ SF_TEST(a_bound_publish_leaves_with_the_ack)
 /* §9: a bound publish never leaves for a dropped delivery. */
 SF_TEST(a_bound_publish_never_leaves_for_a_dropped_delivery)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
     assert_int_equal(ws_bind(d, &audit), 0);
@@ -178,10 +173,8 @@ SF_TEST(a_bound_publish_never_leaves_for_a_dropped_delivery)
 /* §9: an unbound publish leaves at once, even when the delivery is dropped. */
 SF_TEST(an_unbound_publish_leaves_at_once_even_when_dropped)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
     assert_int_equal(ws_publish(d, &audit, "audit-1", 7, NULL, 0), 0);
@@ -198,10 +191,8 @@ SF_TEST(an_unbound_publish_leaves_at_once_even_when_dropped)
  * payload to the end); without headers the bare payload. */
 SF_TEST(a_publish_joining_a_round_has_its_forms_shape)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out outs[3] = {{WS_FORM_STREAM, "events"}, {WS_FORM_RELIABLE_LIST, "audit"},
                       {WS_FORM_CHANNEL, "alerts"}};
@@ -233,11 +224,8 @@ SF_TEST(a_publish_joining_a_round_has_its_forms_shape)
  * outcome. */
 SF_TEST_FORMS(a_pool_write_lands_at_once_whatever_the_outcome)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    sf_produce(sim, form, "orders", "order-2");
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 2);
     assert_string_equal(sf_pool(sim, sf_d(sub, 0), "INCR receipts:sequence"), ":1");
     assert_string_equal(sf_q(sim, "GET receipts:sequence"), "\"1\"");
     sf_settle(sf_d(sub, 0), WS_DROP);
@@ -251,10 +239,8 @@ SF_TEST_FORMS(a_pool_write_lands_at_once_whatever_the_outcome)
  * command was made after the segment's. */
 SF_TEST(pool_commands_reach_redis_before_the_flush)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_ATOMIC, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     sf_queue(d, "RPUSH log queued");
     assert_string_equal(sf_pool(sim, d, "RPUSH log pooled"), ":1");

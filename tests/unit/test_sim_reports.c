@@ -21,8 +21,7 @@ SF_TEST(a_failed_flush_is_reported_once_on_the_delivery_stream)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 1);
     sf_do(sim, "RPUSH events not-a-stream");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 1);
     sf_queue(sf_d(sub, 0), "XADD events * kind picked");
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), 0);
@@ -51,8 +50,7 @@ SF_TEST(a_second_failure_while_a_report_waits_is_not_reported_again)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 1);
     sf_do(sim, "SET counter not-a-number");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     /* Two reads of one before any settle: no report waits yet. */
     assert_int_equal(sf_read(sub), 1);
     ws_delivery *a = sf_d(sub, 0);
@@ -155,8 +153,7 @@ SF_TEST(a_failed_lrem_leaves_the_value_on_the_processing_list)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 2);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "LREM", 2, "ERR refused"), 0);
     assert_int_equal(sf_read(sub), 2);
     sf_settle(sf_d(sub, 0), WS_ACK);

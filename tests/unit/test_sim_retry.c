@@ -95,10 +95,8 @@ SF_TEST(a_delayed_retry_leaves_nothing_it_queued_channel)
  * header, x-ruststream-retry-count 1, then the payload. */
 static void framed_delayed_copy(sf_world *w, ws_form form)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
     int64_t d = sf_ms(w, 2000, 200);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, d), 0);
     assert_string_equal(sf_commands(sim, "timer"), "");
@@ -128,10 +126,8 @@ SF_TEST(a_delayed_retry_copy_is_framed_with_the_counter_channel)
  * copy, the counter raised, at once. */
 static void undeclared_retry_without_requeue(sf_world *w, ws_form form)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
     sf_queue(sf_d(sub, 0), "INCR handled");
     sf_settle(sf_d(sub, 0), WS_RETRY);
     assert_non_null(strstr(sf_trace(sim), "cannot requeue order-1 (nothing is published; "
@@ -339,8 +335,7 @@ SF_TEST(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = orders(sim, NULL, 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     int64_t d = sf_ms(w, 2000, 200);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, 2 * d), 0);
@@ -370,10 +365,8 @@ SF_TEST(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool)
  * (dispatch.rs publish_copy; envelope.rs frame). */
 SF_TEST(a_reliable_list_retry_after_is_lrem_now_and_a_timer_lpush)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, 0, 1);
     int64_t d = sf_ms(w, 2000, 200);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, d), 0);
     assert_string_equal(sf_commands(sim, "flush"), "LREM orders.processing 1 order-1\n");
@@ -507,8 +500,7 @@ SF_TEST(a_dead_letter_without_max_attempts_takes_every_retry)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = declared(sim, 0, "orders:dead");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
     sf_settle(a, WS_RETRY);
