@@ -72,6 +72,14 @@ const fr_reply *fake_run_ex(fr_client *c, int log_errors, const char *fmt, ...)
     return r;
 }
 
+void fake_setup(fr_client *c, const char *const *lines)
+{
+    for (; *lines; lines++) {
+        const fr_reply *r = fake_run_logged(c, "%s", *lines);
+        assert_int_not_equal(r->type, FR_REPLY_ERROR);
+    }
+}
+
 long long fake_int_reply(const fr_reply *r)
 {
     if (r->type == FR_REPLY_ERROR) print_message("unexpected error: %s\n", r->str);

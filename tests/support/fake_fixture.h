@@ -58,6 +58,11 @@ const fr_reply *fake_run_ex(fr_client *c, int log_errors, const char *fmt, ...)
 #define FAKE_INT(c, ...) fake_int_reply(fake_run_logged((c), __VA_ARGS__))
 #define FAKE_OK(c, ...) fake_ok_reply(fake_run_logged((c), __VA_ARGS__))
 
+/* Runs a test's setup: each line of the NULL-terminated list on c, in order, as it is (no
+ * printf); a line answered with an error fails the test (the line and the error printed
+ * first).  The replies are not kept: the assertions come after. */
+void fake_setup(fr_client *c, const char *const *lines);
+
 /* The integer r holds; any other reply fails the test (an error is printed first). */
 long long fake_int_reply(const fr_reply *r);
 /* Fails the test unless r is +OK (an error is printed first). */

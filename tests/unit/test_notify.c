@@ -111,9 +111,7 @@ static void test_messages(void **state)
     fake_fixture *f = *state;
     set_events(f->srv, "KEh");
     fake_run(f->c2, "PSUBSCRIBE __key*__:*");
-    fake_run(f->c, "SELECT 5");
-    fake_run(f->c, "HSET h f v");
-    fake_run(f->c, "HDEL h f");
+    fake_setup(f->c, (const char *const[]){"SELECT 5", "HSET h f v", "HDEL h f", NULL});
     const fr_reply *p;
     size_t n = fr_client_take_pushes(f->c2, &p);
     assert_int_equal(n, 4);

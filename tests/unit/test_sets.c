@@ -393,10 +393,8 @@ static void test_setop_result_encodings(void **state)
 static void test_sinter_order_and_limit(void **state)
 {
     fixture *f = *state;
-    fake_run_logged(f->c, "SADD ia 9 3 7 1 5");
-    fake_run_logged(f->c, "SADD ta x 9 3 7 1 5");
-    fake_run_logged(f->c, "SREM ta x");
-    fake_run_logged(f->c, "SADD big 1 3 5 7 9 11");
+    fake_setup(f->c, (const char *const[]){"SADD ia 9 3 7 1 5", "SADD ta x 9 3 7 1 5",
+                                          "SREM ta x", "SADD big 1 3 5 7 9 11", NULL});
     assert_members(fake_run_logged(f->c, "SINTER ia ta"), "1 3 5 7 9");
     assert_members(fake_run_logged(f->c, "SINTER ta ia"), "9 3 7 1 5");
     assert_members(fake_run_logged(f->c, "SINTER big ta"), "9 3 7 1 5");
