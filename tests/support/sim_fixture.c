@@ -761,23 +761,50 @@ void sf_run(const char *name, void (*body)(sf_world *w))
     free(tr_real);
 }
 
-int sf_main(int argc, char **argv, const char *group, const struct CMUnitTest *tests, size_t n)
+/* The tests SF_TEST registered, with their order keys (the file's __COUNTER__). */
+static struct CMUnitTest *g_tests;
+static int *g_order;
+static size_t g_ntests, g_captests;
+
+void sf_register(const char *name, void (*fn)(void **state), int order)
+{
+    if (g_ntests == g_captests) {
+        g_captests = g_captests ? g_captests * 2 : 64;
+        g_tests = realloc(g_tests, g_captests * sizeof *g_tests);
+        g_order = realloc(g_order, g_captests * sizeof *g_order);
+        if (!g_tests || !g_order) {
+            fprintf(stderr, "sim_fixture: out of memory registering %s\n", name);
+            exit(1);
+        }
+    }
+    /* Insertion by order: constructors need not run in the file's order. */
+    size_t i = g_ntests++;
+    for (; i > 0 && g_order[i - 1] > order; i--) {
+        g_tests[i] = g_tests[i - 1];
+        g_order[i] = g_order[i - 1];
+    }
+    g_tests[i] = (struct CMUnitTest){.name = name, .test_func = fn};
+    g_order[i] = order;
+}
+
+int sf_main(int argc, char **argv, const char *group)
 {
     g_real_mode = argc > 1 && strcmp(argv[1], "--real") == 0;
-    if (!g_real_mode) return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-    rh_options opt = {0};
-    opt.quiet = 1;
-    g_srv = rh_start(&opt);
-    if (!g_srv) {
-        fprintf(stderr, "%s --real: cannot start redis-server\n", argv[0]);
-        return 1;
-    }
+    int failed = 1;
     char name[256];
-    snprintf(name, sizeof name, "%s (fake, then redis-server)", group);
-    int failed = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
-    world_free(g_cur);
-    g_cur = NULL;
-    rh_stop(g_cluster);
-    rh_stop(g_srv);
+    if (!g_real_mode) {
+        failed = _cmocka_run_group_tests(group, g_tests, g_ntests, NULL, NULL);
+    } else if ((g_srv = rh_start(&(rh_options){.quiet = 1})) == NULL) {
+        fprintf(stderr, "%s --real: cannot start redis-server\n", argv[0]);
+    } else {
+        snprintf(name, sizeof name, "%s (fake, then redis-server)", group);
+        failed = _cmocka_run_group_tests(name, g_tests, g_ntests, NULL, NULL);
+        world_free(g_cur);
+        g_cur = NULL;
+        rh_stop(g_cluster);
+        rh_stop(g_srv);
+    }
+    free(g_tests);
+    free(g_order);
     return failed;
 }

@@ -279,20 +279,4 @@ SF_TEST(an_atomic_retry_after_goes_through_the_shared_steps)
     assert_int_equal(sf_int(sim, "ZCARD orders:delayed"), 1);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T_FORMS(an_atomic_segment_leaves_with_the_ack),
-        SF_T_FORMS(an_atomic_segment_of_a_dropped_delivery_never_leaves),
-        SF_T(an_atomic_ack_that_queued_nothing_joins_the_shared_xack),
-        SF_T(an_atomic_retry_goes_through_the_shared_steps),
-        SF_T(an_atomic_declared_retry_settles_then_copies_outside_the_window),
-        SF_T(an_atomic_retry_after_goes_through_the_shared_steps),
-        SF_T(an_atomic_segment_redis_refuses_runs_nothing),
-        SF_T(a_run_time_error_inside_exec_fails_alone),
-        SF_T(an_atomic_reliable_list_settles_inside_each_segment),
-        SF_T(an_atomic_batch_settles_every_member_inside_its_block),
-        SF_T(an_atomic_segment_outside_the_streams_slot_is_refused_with_crossslot),
-    };
-    return sf_main(argc, argv, "sim: atomic mode (§4)", tests, sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: atomic mode (§4)")

@@ -398,23 +398,4 @@ SF_TEST(the_touched_only_check_finds_what_the_whole_check_finds)
     free(touched);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_fresh_read_brings_only_produced_entries_until_another_client_adds_one),
-        SF_T(the_touched_only_check_finds_what_the_whole_check_finds),
-        SF_T(leaked_fires_when_a_dropped_segment_is_committed),
-        SF_T(leaked_fires_when_a_retried_segment_is_committed),
-        SF_T(a_dropped_segment_leaks_nothing_without_the_mutant),
-        SF_T(split_fires_when_the_settle_outside_exec_is_cut_off_by_a_crash),
-        SF_T(split_fires_when_the_settle_outside_exec_outlives_an_execabort),
-        SF_T(an_execabort_splits_nothing_without_the_mutant),
-        SF_T(stranded_fires_when_a_settle_drops_the_claim_but_not_the_value),
-        SF_T(stranded_fires_for_a_crash_between_the_lmove_and_its_zadd),
-        SF_T(nothing_is_stranded_without_the_mutant),
-        SF_T(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back),
-        SF_T(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash),
-    };
-    return sf_main(argc, argv, "sim: the invariants fire (§8)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: the invariants fire (§8)")

@@ -337,21 +337,4 @@ SF_TEST(a_restart_makes_new_connections)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_crash_makes_every_handle_of_the_process_stale),
-        SF_T(a_reclaim_read_picks_up_what_a_crashed_consumer_left),
-        SF_T(a_fresh_subscription_never_rereads_its_pending_list),
-        SF_T(a_crash_inside_a_flush_keeps_exactly_the_first_k_commands),
-        SF_T(a_flush_whose_replies_are_lost_was_applied_whole),
-        SF_T(a_crash_during_a_read_leaves_the_entry_pending_for_recovery),
-        SF_T(a_timer_copy_dies_with_the_process_and_the_entry_is_lost),
-        SF_T(a_delay_queue_copy_survives_a_crash),
-        SF_T(a_crash_between_the_settle_and_the_runtime_copy_loses_the_entry),
-        SF_T(a_declared_retry_without_a_crash_loses_nothing),
-        SF_T(a_restart_makes_new_connections),
-    };
-    return sf_main(argc, argv, "sim: crashes and recovery (§8)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: crashes and recovery (§8)")

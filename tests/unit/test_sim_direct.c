@@ -246,16 +246,4 @@ SF_TEST(the_atomic_window_removes_the_doubled_effect)
     assert_int_equal(n, 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(direct_mode_costs_one_plus_two_round_trips_per_delivery),
-        SF_T(direct_mode_settles_each_delivery_on_its_own),
-        SF_T(a_direct_reliable_list_reads_one_blmove_and_records_each_claim_on_its_own),
-        SF_T(a_crash_between_a_direct_write_and_its_xack_applies_the_write_twice),
-        SF_T(a_direct_settle_that_crashes_before_its_xack_leaves_the_entry_pending),
-        SF_T(a_plain_window_crash_between_segment_and_xack_applies_the_write_twice),
-        SF_T(the_atomic_window_removes_the_doubled_effect),
-    };
-    return sf_main(argc, argv, "sim: direct mode (§7)", tests, sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: direct mode (§7)")

@@ -270,23 +270,4 @@ SF_TEST(a_pattern_subscription_receives_matching_channels)
     sf_settle(sf_d(sub, 1), WS_ACK);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_reliable_read_is_one_pipeline_of_lmoves),
-        SF_T(an_empty_reliable_list_falls_back_to_blmove),
-        SF_T(a_reliable_list_uses_its_configured_processing_list),
-        SF_T(a_reliable_retry_pushes_the_value_back_then_removes_it),
-        SF_T(an_abandoned_value_stays_on_the_processing_list),
-        SF_T(a_reliable_list_recovers_its_orphans_after_a_crash),
-        SF_T(an_orphan_waits_for_the_sweeps_min_idle),
-        SF_T(a_reliable_retry_whose_lpush_fails_keeps_the_value_in_processing),
-        SF_T(an_atomic_reliable_list_with_recovery_settles_inside_the_block),
-        SF_T(a_plain_list_reads_with_rpop_and_settles_nothing),
-        SF_T(a_channel_buffers_messages_and_settles_nothing),
-        SF_T(a_channel_window_waits_while_messages_are_buffered),
-        SF_T(a_pattern_subscription_receives_matching_channels),
-    };
-    return sf_main(argc, argv, "sim: lists and channels (§2.2, §2.3)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: lists and channels (§2.2, §2.3)")

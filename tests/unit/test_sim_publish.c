@@ -335,24 +335,4 @@ SF_TEST(a_batch_windows_capacity_is_the_batch_size)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_reply_in_the_round_leaves_after_what_the_handler_queued),
-        SF_T(a_reply_in_the_round_of_a_dropped_delivery_never_leaves),
-        SF_T(a_reply_outside_the_round_leaves_at_the_ack_before_the_window),
-        SF_T(a_reply_outside_the_round_that_fails_turns_the_ack_into_a_retry),
-        SF_T(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack),
-        SF_T(a_bound_publish_leaves_with_the_ack),
-        SF_T(a_bound_publish_never_leaves_for_a_dropped_delivery),
-        SF_T(an_unbound_publish_leaves_at_once_even_when_dropped),
-        SF_T(a_publish_joining_a_round_has_its_forms_shape),
-        SF_T_FORMS(a_pool_write_lands_at_once_whatever_the_outcome),
-        SF_T(pool_commands_reach_redis_before_the_flush),
-        SF_T(an_acked_batch_of_3_sends_its_3_writes),
-        SF_T(a_dropped_batch_sends_none),
-        SF_T(a_batch_windows_capacity_is_the_batch_size),
-    };
-    return sf_main(argc, argv, "sim: publishes, the pool, batches (§6)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: publishes, the pool, batches (§6)")

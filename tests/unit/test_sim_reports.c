@@ -190,16 +190,4 @@ SF_TEST(a_retry_whose_write_fails_is_not_acknowledged)
     assert_string_equal(r.first_error, WRONGTYPE);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_failed_flush_is_reported_once_on_the_delivery_stream),
-        SF_T(a_second_failure_while_a_report_waits_is_not_reported_again),
-        SF_T(a_report_counts_commands_settles_and_failures),
-        SF_T(a_failed_xack_leaves_every_id_pending_until_recovery),
-        SF_T(a_failed_lrem_leaves_the_value_on_the_processing_list),
-        SF_T(a_retry_whose_write_fails_is_not_acknowledged),
-    };
-    return sf_main(argc, argv, "sim: failure reports (§5)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: failure reports (§5)")

@@ -532,28 +532,4 @@ SF_TEST(a_dead_letter_without_max_attempts_takes_every_retry)
     sf_settle(sf_d(dead, 0), WS_ACK);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_stream_with_a_delay_queue),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_stream_without_a_delay_queue),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_reliable_list),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_plain_list),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_channel),
-        SF_T(a_delayed_retry_copy_is_framed_with_the_counter_plain_list),
-        SF_T(a_delayed_retry_copy_is_framed_with_the_counter_channel),
-        SF_T(an_undeclared_retry_publishes_nothing_plain_list),
-        SF_T(an_undeclared_retry_publishes_nothing_channel),
-        SF_T(a_retry_after_with_a_delay_queue_is_zadd_pexpire_then_xack),
-        SF_T(a_delay_queue_member_round_trips_binary_payloads),
-        SF_T(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member),
-        SF_T(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool),
-        SF_T(a_reliable_list_retry_after_is_lrem_now_and_a_timer_lpush),
-        SF_T(a_stream_retry_copy_keeps_only_the_payload_and_headers),
-        SF_T(max_attempts_2_with_a_dead_letter_copies_once_then_dead_letters),
-        SF_T(max_attempts_without_a_dead_letter_rejects_at_the_cap),
-        SF_T(a_dead_letter_without_max_attempts_takes_every_retry),
-    };
-    return sf_main(argc, argv, "sim: retries and delays (§2.1, §2.2)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: retries and delays (§2.1, §2.2)")

@@ -735,41 +735,4 @@ SF_TEST(whole_window_atomic_with_bound_publishes_and_an_in_round_reply)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T_FORMS(a_queued_command_leaves_with_the_ack),
-        SF_T_FORMS(a_dropped_delivery_leaves_nothing_it_queued),
-        SF_T_SETTLING(a_retried_delivery_leaves_only_what_its_acknowledged_redelivery_queued),
-        SF_T_SETTLING(a_declared_retry_leaves_only_what_its_acknowledged_copy_queued),
-        SF_T_FORMS(every_acknowledged_delivery_of_a_window_leaves),
-        SF_T_FORMS(a_delivery_that_queues_nothing_settles_as_before),
-        SF_T_SETTLING(a_delivery_dropped_on_another_runtime_flushes_what_its_window_owes),
-        SF_T_SETTLING(a_subscription_dropped_off_any_runtime_flushes_what_its_window_owes),
-        SF_T_FORMS(a_round_kept_past_its_delivery_joins_no_later_one),
-        SF_T_SETTLING(the_last_delivery_abandoned_flushes_what_the_others_settled),
-        SF_T(commit_order_is_completion_order),
-        SF_T(a_window_flushes_when_the_settled_reach_capacity),
-        SF_T(a_window_flushes_when_nothing_is_outstanding),
-        SF_T(a_stop_with_nothing_owed_sends_nothing),
-        SF_T(a_shutdown_drains_the_window_and_drops_the_timers),
-        SF_T(an_abandon_flushes_only_what_is_owed),
-        SF_T(a_flush_without_retries_is_one_round_trip),
-        SF_T(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack),
-        SF_T(the_flush_records_say_what_the_diagram_says),
-        SF_T(a_retry_whose_copy_fails_is_not_acknowledged),
-        SF_T(ws_find_gives_an_outstanding_delivery_by_id),
-        SF_T(an_empty_read_never_blocks_for_ever),
-        SF_T(a_second_settle_is_refused),
-        SF_T(a_malformed_subscription_is_refused),
-        SF_T(whole_window_plain_stream),
-        SF_T(whole_window_atomic_stream),
-        SF_T(whole_window_channel),
-        SF_T(whole_window_reliable_list),
-        SF_T(whole_window_atomic_reliable_list),
-        SF_T(whole_window_plain_list),
-        SF_T(whole_window_batch_of_8),
-        SF_T(whole_window_atomic_with_bound_publishes_and_an_in_round_reply),
-    };
-    return sf_main(argc, argv, "sim: the window (§3, §9)", tests, sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: the window (§3, §9)")
