@@ -465,6 +465,16 @@ const ws_violation *sf_violation(ws_sim *sim, const char *invariant)
     return NULL;
 }
 
+const ws_violation *sf_only_violation(ws_sim *sim, const char *invariant, const char *entry)
+{
+    size_t n;
+    const ws_violation *v = sf_check(sim, &n);
+    if (n != 1) fail_msg("%zu violations, want 1 (%s)", n, n ? v[0].sentence : "none");
+    assert_string_equal(v[0].invariant, invariant);
+    assert_string_equal(v[0].entry, entry);
+    return v;
+}
+
 /* ----- The trace -------------------------------------------------------------------------- */
 
 const char *sf_trace(ws_sim *sim)

@@ -203,6 +203,10 @@ const ws_violation *sf_check(ws_sim *sim, size_t *n);
 /* The first violation of the named invariant, or NULL. */
 const ws_violation *sf_violation(ws_sim *sim, const char *invariant);
 
+/* Fails unless ws_sim_check finds exactly one violation, of invariant, for entry; returns
+ * it (its sentence is the caller's to check). */
+const ws_violation *sf_only_violation(ws_sim *sim, const char *invariant, const char *entry);
+
 /* ----- The trace ---------------------------------------------------------------------------- */
 
 /* The simulation's trace text (owned by the world). */

@@ -30,12 +30,7 @@ static ws_sim *mutant_sim(sf_world *w, int mutant)
 static void only_violation(ws_sim *sim, const char *kind, const char *entry,
                            const char *sentence)
 {
-    size_t n;
-    const ws_violation *v = sf_check(sim, &n);
-    if (n != 1) fail_msg("%zu violations, want 1 (%s)", n, n ? v[0].sentence : "none");
-    assert_string_equal(v[0].invariant, kind);
-    assert_string_equal(v[0].entry, entry);
-    assert_string_equal(v[0].sentence, sentence);
+    assert_string_equal(sf_only_violation(sim, kind, entry)->sentence, sentence);
 }
 
 /* One delivery of "orders" that queues INCR counter and ends with outcome.  The
@@ -221,13 +216,9 @@ SF_TEST(stranded_fires_for_a_crash_between_the_lmove_and_its_zadd)
     assert_int_equal(ws_sim_advance(sim, 60), 0);
     assert_int_equal(sf_read(sub), 0);
     sf_expect_violations(w);
-    size_t n;
-    const ws_violation *v = sf_check(sim, &n);
-    assert_int_equal(n, 1);
-    assert_string_equal(v[0].invariant, "stranded");
-    assert_string_equal(v[0].entry, "order-1");
-    assert_non_null(strstr(v[0].sentence, "the claim's ZADD that follows its LMOVE never "
-                                          "took effect"));
+    const ws_violation *v = sf_only_violation(sim, "stranded", "order-1");
+    assert_non_null(
+        strstr(v->sentence, "the claim's ZADD that follows its LMOVE never took effect"));
 }
 
 /* Without the mutant the settle removes both: nothing is stranded. */

@@ -157,11 +157,7 @@ SF_TEST(a_crash_inside_a_flush_keeps_exactly_the_first_k_commands)
     assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"),
                         "[\"order-1\", \"order-1\", \"order-2\"]");
     sf_expect_violations(w);
-    size_t n = 0;
-    const ws_violation *v = sf_check(sim, &n);
-    assert_int_equal(n, 1);
-    assert_string_equal(v[0].invariant, "doubled");
-    assert_string_equal(v[0].entry, first);
+    sf_only_violation(sim, "doubled", first);
 }
 
 /* Lost replies: the server applied the whole flush, the consumer died before reading the
@@ -288,14 +284,9 @@ SF_TEST(a_crash_between_the_settle_and_the_runtime_copy_loses_the_entry)
     assert_int_equal(sf_int(sim, "XLEN orders"), 1);
     assert_int_equal(sf_read(sub), 0);
     sf_expect_violations(w);
-    size_t n;
-    const ws_violation *v = sf_check(sim, &n);
-    assert_int_equal(n, 1);
-    assert_string_equal(v[0].invariant, "lost");
-    assert_string_equal(v[0].entry, id);
-    assert_non_null(strstr(v[0].sentence, "max-attempts declared: the settle first, then the "
-                                          "copy"));
-    assert_non_null(strstr(v[0].sentence, "before the copy was published"));
+    const ws_violation *v = sf_only_violation(sim, "lost", id);
+    assert_non_null(strstr(v->sentence, "max-attempts declared: the settle first, then the copy"));
+    assert_non_null(strstr(v->sentence, "before the copy was published"));
 }
 
 /* Without the crash the same retry keeps the entry: the copy is on the stream, unread. */
