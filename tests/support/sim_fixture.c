@@ -383,6 +383,13 @@ size_t sf_read(ws_sub *sub)
     return res.n;
 }
 
+void sf_ack_copy(ws_sub *sub, long long retries)
+{
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), retries);
+    sf_settle(sf_d(sub, 0), WS_ACK);
+}
+
 ws_report sf_read_report(ws_sub *sub)
 {
     ws_read_result res;

@@ -94,6 +94,13 @@ typedef struct sf_world sf_world;
     SF_TEST(name##_stream) { name(w, WS_FORM_STREAM); }                                    \
     SF_TEST(name##_reliable_list) { name(w, WS_FORM_RELIABLE_LIST); }                      \
     static void name(sf_world *w, ws_form form)
+/* The same for the forms that settle nothing (name_plain_list, name_channel). */
+#define SF_TEST_UNSETTLED(name)                                                            \
+    static void name(sf_world *w, ws_form form);                                           \
+    SF_TEST(name##_plain_list) { name(w, WS_FORM_PLAIN_LIST); }                            \
+    SF_TEST(name##_channel) { name(w, WS_FORM_CHANNEL); }                                  \
+    static void name(sf_world *w, ws_form form)
+
 /* Runs body on the fake, and with --real on redis-server too, and compares the runs. */
 void sf_run(const char *name, void (*body)(sf_world *w));
 
@@ -185,6 +192,9 @@ ws_delivery *sf_d(ws_sub *sub, size_t i);
 void sf_queue(ws_delivery *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* ws_settle that must return 0. */
 void sf_settle(ws_delivery *d, ws_outcome outcome);
+/* One sf_read that must hand out exactly one delivery, a copy carrying `retries` retries
+ * (ws_delivery_retries); acks it. */
+void sf_ack_copy(ws_sub *sub, long long retries);
 /* ws_pool_line that must succeed: the reply's text, logged. */
 const char *sf_pool(ws_sim *sim, ws_delivery *d, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -131,9 +131,7 @@ SF_TEST(an_atomic_declared_retry_settles_then_copies_outside_the_window)
     assert_int_equal(sf_count(sf_commands(sim, NULL), "MULTI"), 0);
     assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_settle(sf_d(sub, 0), WS_ACK);
+    sf_ack_copy(sub, 1);
 }
 
 /* §9: LPUSH plus an INCR without its key: Redis refuses INCR at queue time, EXEC answers

@@ -81,19 +81,14 @@ SF_TEST(a_delayed_retry_leaves_nothing_it_queued_reliable_list)
 /* A plain list and a channel settle nothing and have no delay of their own, yet a
  * retry_after is the runtime's (dispatch.rs settle_nack_after -> publish_copy): after the
  * delay a framed copy, the counter raised, is LPUSHed or PUBLISHed through the pool. */
-SF_TEST(a_delayed_retry_leaves_nothing_it_queued_plain_list)
+SF_TEST_UNSETTLED(a_delayed_retry_leaves_nothing_it_queued)
 {
-    delayed_retry(w, WS_FORM_PLAIN_LIST, NULL);
-}
-
-SF_TEST(a_delayed_retry_leaves_nothing_it_queued_channel)
-{
-    delayed_retry(w, WS_FORM_CHANNEL, NULL);
+    delayed_retry(w, form, NULL);
 }
 
 /* The copy a plain list's or a channel's retry_after publishes, as sent: the frame of one
  * header, x-ruststream-retry-count 1, then the payload. */
-static void framed_delayed_copy(sf_world *w, ws_form form)
+SF_TEST_UNSETTLED(a_delayed_retry_copy_is_framed_with_the_counter)
 {
     ws_sim *sim = NULL;
     ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
@@ -107,24 +102,14 @@ static void framed_delayed_copy(sf_world *w, ws_form form)
              "x-ruststream-retry-count\\x00\\x00\\x00\\x011order-1\"\n",
              form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
     assert_string_equal(sf_commands(sim, "retry timer of order-1"), want);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_settle(sf_d(sub, 0), WS_ACK);
-}
-SF_TEST(a_delayed_retry_copy_is_framed_with_the_counter_plain_list)
-{
-    framed_delayed_copy(w, WS_FORM_PLAIN_LIST);
-}
-SF_TEST(a_delayed_retry_copy_is_framed_with_the_counter_channel)
-{
-    framed_delayed_copy(w, WS_FORM_CHANNEL);
+    sf_ack_copy(sub, 1);
 }
 
 /* An undeclared retry on a plain list or a channel is the broker's requeue, which they do
  * not have (AckError::Unsupported): nothing is published, the message is gone (a trace
  * note says so).  With max-attempts declared the same retry is the runtime's: a framed
  * copy, the counter raised, at once. */
-static void undeclared_retry_without_requeue(sf_world *w, ws_form form)
+SF_TEST_UNSETTLED(an_undeclared_retry_publishes_nothing)
 {
     ws_sim *sim = NULL;
     ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
@@ -148,17 +133,7 @@ static void undeclared_retry_without_requeue(sf_world *w, ws_form form)
     assert_int_equal(sf_read(sub), 1);
     sf_settle(sf_d(sub, 0), WS_RETRY);
     assert_int_equal(sf_count(sf_commands(declared, "retry copy of job-1"), " jobs "), 1);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_settle(sf_d(sub, 0), WS_ACK);
-}
-SF_TEST(an_undeclared_retry_publishes_nothing_plain_list)
-{
-    undeclared_retry_without_requeue(w, WS_FORM_PLAIN_LIST);
-}
-SF_TEST(an_undeclared_retry_publishes_nothing_channel)
-{
-    undeclared_retry_without_requeue(w, WS_FORM_CHANNEL);
+    sf_ack_copy(sub, 1);
 }
 
 /* The settle of a retry_after with a delay queue: ZADD <now+d> <member>, PEXPIRE with a
@@ -281,9 +256,7 @@ SF_TEST(a_delay_queue_member_round_trips_binary_payloads)
     /* A second retry_after raises the counter again. */
     assert_int_equal(ws_settle(copy, WS_RETRY_AFTER, 1000), 0);
     assert_int_equal(ws_sim_advance(sim, 1000), 0);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 2);
-    sf_settle(sf_d(sub, 0), WS_ACK);
+    sf_ack_copy(sub, 2);
 }
 
 /* The sweep before a read, through the pool (the window connection): ZRANGEBYSCORE
