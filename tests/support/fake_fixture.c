@@ -80,6 +80,15 @@ void fake_setup(fr_client *c, const char *const *lines)
     }
 }
 
+void fake_expect(fr_client *c, const fake_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *got = fake_resp(fake_run_logged(c, "%s", cases[i].cmd));
+        if (strcmp(got, cases[i].resp) != 0) print_message("%s\n", cases[i].cmd);
+        assert_string_equal(got, cases[i].resp);
+    }
+}
+
 long long fake_int_reply(const fr_reply *r)
 {
     if (r->type == FR_REPLY_ERROR) print_message("unexpected error: %s\n", r->str);

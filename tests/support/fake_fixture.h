@@ -63,6 +63,16 @@ const fr_reply *fake_run_ex(fr_client *c, int log_errors, const char *fmt, ...)
  * first).  The replies are not kept: the assertions come after. */
 void fake_setup(fr_client *c, const char *const *lines);
 
+/* A command line and the RESP2 bytes it must be answered with. */
+typedef struct fake_case {
+    const char *cmd;  /* run as it is (no printf) */
+    const char *resp; /* the reply's RESP2 encoding */
+} fake_case;
+
+/* Runs cases[0..n) on c in order: each reply must be its case's bytes (the first that is
+ * not fails the test, its command printed first). */
+void fake_expect(fr_client *c, const fake_case *cases, size_t n);
+
 /* The integer r holds; any other reply fails the test (an error is printed first). */
 long long fake_int_reply(const fr_reply *r);
 /* Fails the test unless r is +OK (an error is printed first). */

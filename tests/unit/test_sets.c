@@ -222,12 +222,11 @@ static void test_intset_answers_sorted(void **state)
 {
     fixture *f = *state;
     assert_int_equal(INT(f->c, "SADD s 5 -3 10 0 9223372036854775807 -9223372036854775808"), 6);
-    assert_members(fake_run_logged(f->c, "SMEMBERS s"),
-                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
-    assert_members(fake_run_logged(f->c, "SRANDMEMBER s 100"),
-                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
-    assert_members(fake_run_logged(f->c, "SPOP s 6"),
-                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
+    /* every read of the whole set, the last one emptying it */
+    static const char *const reads[] = {"SMEMBERS s", "SRANDMEMBER s 100", "SPOP s 6"};
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+        assert_members(fake_run_logged(f->c, "%s", reads[i]),
+                       "-9223372036854775808 -3 0 5 10 9223372036854775807");
     assert_int_equal(INT(f->c, "EXISTS s"), 0);
 }
 
