@@ -164,6 +164,32 @@ static void redeliver(sf_world *w, ws_sim *sim, ws_sub *reclaim, size_t expect)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
+/* The end of the crash tests below that double the write: the redelivery writes the pick
+ * a second time, and the check says "doubled". */
+static void redeliver_doubled(sf_world *w, ws_sim *sim, ws_sub *reclaim)
+{
+    redeliver(w, sim, reclaim, 1);
+    assert_int_equal(sf_int(sim, "LLEN picks"), 2);
+    sf_expect_violations(w);
+    assert_non_null(sf_violation(sim, "doubled"));
+}
+
+/* The opening of the crash tests below: a subscription in mode and its reclaim
+ * subscription (*reclaim), order-1 read, a crash armed before the window connection sends
+ * `before`, the handler's RPUSH queued, and the ack that crashes (WS_ECRASHED). */
+static ws_sim *crash_before(sf_world *w, ws_mode mode, const char *before, ws_sub **reclaim)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = with_reclaim(w, sim, mode, reclaim);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = before, .nth = 1};
+    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
+    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
+    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
+    return sim;
+}
+
 /* §7: a crash between a handler's write and its XACK leaves the write applied and the
  * entry pending; the redelivery applies it twice, and the check names the entry. */
 SF_TEST(a_crash_between_a_direct_write_and_its_xack_applies_the_write_twice)
@@ -188,55 +214,28 @@ SF_TEST(a_crash_between_a_direct_write_and_its_xack_applies_the_write_twice)
 /* The same crash, by a fault: the consumer dies before its XACK is sent. */
 SF_TEST(a_direct_settle_that_crashes_before_its_xack_leaves_the_entry_pending)
 {
-    ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
-    ws_sub *sub = with_reclaim(w, sim, WS_MODE_DIRECT, &reclaim);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "XACK", .nth = 1};
-    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
-    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
-    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
+    ws_sim *sim = crash_before(w, WS_MODE_DIRECT, "XACK", &reclaim);
     assert_true(ws_sim_dead(sim));
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
-    redeliver(w, sim, reclaim, 1);
-    assert_int_equal(sf_int(sim, "LLEN picks"), 2);
-    sf_expect_violations(w);
-    assert_non_null(sf_violation(sim, "doubled"));
+    redeliver_doubled(w, sim, reclaim);
 }
 
 /* The plain window does not remove it: a crash inside the flush after the segment and
  * before the XACK doubles the write too. */
 SF_TEST(a_plain_window_crash_between_segment_and_xack_applies_the_write_twice)
 {
-    ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
-    ws_sub *sub = with_reclaim(w, sim, WS_MODE_WINDOW, &reclaim);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "XACK", .nth = 1};
-    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
-    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
-    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
-    redeliver(w, sim, reclaim, 1);
-    assert_int_equal(sf_int(sim, "LLEN picks"), 2);
-    sf_expect_violations(w);
-    assert_non_null(sf_violation(sim, "doubled"));
+    ws_sim *sim = crash_before(w, WS_MODE_WINDOW, "XACK", &reclaim);
+    redeliver_doubled(w, sim, reclaim);
 }
 
 /* The atomic window removes it: the same crash point is inside MULTI, so the server
  * discards the transaction with the dead connection; the redelivery applies it once. */
 SF_TEST(the_atomic_window_removes_the_doubled_effect)
 {
-    ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
-    ws_sub *sub = with_reclaim(w, sim, WS_MODE_ATOMIC, &reclaim);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "EXEC", .nth = 1};
-    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
-    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
-    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
+    ws_sim *sim = crash_before(w, WS_MODE_ATOMIC, "EXEC", &reclaim);
     assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
     redeliver(w, sim, reclaim, 1);
