@@ -22,18 +22,27 @@ static ws_sub *with_receipts(ws_sim *sim, ws_mode mode, int in_round)
     return sf_subscribe(sim, &cfg);
 }
 
+/* In a subscription with InRound receipts (mode): order-1 read (*id its id), its
+ * handler's LPUSH picks sku-1 queued and its receipt-1 replied; the delivery. */
+static ws_delivery *queued_and_replied(ws_sim *sim, ws_mode mode, const char **id)
+{
+    ws_sub *sub = with_receipts(sim, mode, 1);
+    *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_queue(d, "LPUSH picks sku-1");
+    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    return d;
+}
+
 /* ----- Replies ------------------------------------------------------------------------------ */
 
 /* §9: a reply in the round leaves after what the handler queued (order: queued, reply). */
 SF_TEST(a_reply_in_the_round_leaves_after_what_the_handler_queued)
 {
     ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 1);
-    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_delivery *d = sf_d(sub, 0);
-    sf_queue(d, "LPUSH picks sku-1");
-    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    const char *id;
+    ws_delivery *d = queued_and_replied(sim, WS_MODE_WINDOW, &id);
     assert_int_equal(sf_int(sim, "EXISTS receipts"), 0); /* in the round: not yet */
     sf_settle(d, WS_ACK);
     char want[256];
@@ -123,12 +132,8 @@ SF_TEST(a_reply_outside_the_round_that_fails_turns_the_ack_into_a_retry)
 SF_TEST(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack)
 {
     ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = with_receipts(sim, WS_MODE_ATOMIC, 1);
-    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_delivery *d = sf_d(sub, 0);
-    sf_queue(d, "LPUSH picks sku-1");
-    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    const char *id;
+    ws_delivery *d = queued_and_replied(sim, WS_MODE_ATOMIC, &id);
     sf_settle(d, WS_ACK);
     char want[256];
     snprintf(want, sizeof want,
