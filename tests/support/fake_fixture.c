@@ -165,3 +165,31 @@ const fr_command_info *fake_command_info(const char *name)
     fail();
     return NULL;
 }
+
+fake_pending_view fake_pending(fr_server *srv, const char *s, const char *g, uint64_t ms,
+                               uint64_t seq)
+{
+    fake_pending_view v = {0};
+    fr_pending *p;
+    size_t n;
+    assert_int_equal(fr_stream_pending(srv, 0, s, strlen(s), g, strlen(g), NULL, 0, &p, &n), 0);
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].id_ms != ms || p[i].id_seq != seq) continue;
+        v.found = 1;
+        snprintf(v.consumer, sizeof(v.consumer), "%s", p[i].consumer);
+        v.idle = p[i].idle_ms;
+        v.count = p[i].delivery_count;
+    }
+    free(p);
+    return v;
+}
+
+void fake_assert_pending(fr_server *srv, const char *s, const char *g, uint64_t ms,
+                         uint64_t seq, const char *consumer, int64_t idle, uint64_t count)
+{
+    fake_pending_view v = fake_pending(srv, s, g, ms, seq);
+    assert_true(v.found);
+    assert_string_equal(v.consumer, consumer);
+    assert_int_equal(v.idle, idle);
+    assert_int_equal(v.count, count);
+}

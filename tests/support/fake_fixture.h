@@ -10,6 +10,7 @@
 #define FAKE_FIXTURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fakeredis.h"
 
@@ -62,6 +63,22 @@ const fr_reply *fake_run_ex(fr_client *c, int log_errors, const char *fmt, ...)
  * printf); a line answered with an error fails the test (the line and the error printed
  * first).  The replies are not kept: the assertions come after. */
 void fake_setup(fr_client *c, const char *const *lines);
+
+/* One pending entry of a consumer group, through the inspection API (fr_stream_pending). */
+typedef struct fake_pending_view {
+    int found;         /* the id is pending */
+    char consumer[64]; /* its consumer */
+    int64_t idle;      /* ms since its last delivery */
+    uint64_t count;    /* deliveries */
+} fake_pending_view;
+
+/* Entry ms-seq in the PEL of group g of stream s (db 0); .found 0 when it is not there. */
+fake_pending_view fake_pending(fr_server *srv, const char *s, const char *g, uint64_t ms,
+                               uint64_t seq);
+/* Fails unless entry ms-seq is pending in group g of stream s for consumer, with this idle
+ * time and delivery count. */
+void fake_assert_pending(fr_server *srv, const char *s, const char *g, uint64_t ms,
+                         uint64_t seq, const char *consumer, int64_t idle, uint64_t count);
 
 /* A command line and the RESP2 bytes it must be answered with. */
 typedef struct fake_case {
