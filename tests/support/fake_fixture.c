@@ -193,3 +193,12 @@ void fake_assert_pending(fr_server *srv, const char *s, const char *g, uint64_t 
     assert_int_equal(v.idle, idle);
     assert_int_equal(v.count, count);
 }
+
+void fake_assert_expires_in_db(fake_fixture *f, int db, const char *key, long long ttl)
+{
+    fake_ok_reply(fake_run_logged(f->c, "SELECT %d", db));
+    assert_int_equal(fake_int_reply(fake_run_logged(f->c, "PTTL %s", key)), ttl);
+    fr_clock_advance(f->srv, ttl + 1);
+    assert_int_equal(fake_int_reply(fake_run_logged(f->c, "EXISTS %s", key)), 0);
+    fake_ok_reply(fake_run_logged(f->c, "SELECT 0"));
+}

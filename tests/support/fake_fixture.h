@@ -64,6 +64,10 @@ const fr_reply *fake_run_ex(fr_client *c, int log_errors, const char *fmt, ...)
  * first).  The replies are not kept: the assertions come after. */
 void fake_setup(fr_client *c, const char *const *lines);
 
+/* Fails unless key, in database db, has ttl ms left (PTTL) and is gone 1 ms past its
+ * deadline (EXISTS 0); f->c is back in database 0 after, the clock past the deadline. */
+void fake_assert_expires_in_db(fake_fixture *f, int db, const char *key, long long ttl);
+
 /* One pending entry of a consumer group, through the inspection API (fr_stream_pending). */
 typedef struct fake_pending_view {
     int found;         /* the id is pending */
