@@ -63,14 +63,8 @@ SF_TEST_FORMS(an_atomic_segment_of_a_dropped_delivery_never_leaves)
  * the dropped one's, after the acked segment's MULTI/EXEC, in one round trip. */
 SF_TEST(an_atomic_ack_that_queued_nothing_joins_the_shared_xack)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
-    for (int i = 1; i <= 3; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_ATOMIC, 0, 3);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1), *c = sf_d(sub, 2);
     sf_settle(b, WS_ACK);             /* nothing queued */
     sf_queue(a, "LPUSH picks sku-1");
@@ -209,11 +203,7 @@ SF_TEST(an_atomic_batch_settles_every_member_inside_its_block)
     ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
     cfg.batch = 3;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    for (int i = 1; i <= 3; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     for (size_t i = 0; i < 3; i++) sf_queue(sf_d(sub, i), "RPUSH picks %zu", i + 1);
     for (size_t i = 0; i < 3; i++) sf_settle(sf_d(sub, i), WS_ACK);

@@ -300,11 +300,7 @@ SF_TEST(a_fresh_read_brings_only_produced_entries_until_another_client_adds_one)
                         .group = "g", .reclaim = 1, .min_idle_ms = 50, .count = 1,
                         .block_ms = 100, .name = "orders-reclaim"};
     ws_sub *reclaim = sf_subscribe(sim, &rc);
-    for (int i = 1; i <= 3; i++) {
-        char payload[32];
-        snprintf(payload, sizeof payload, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", payload);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     int only = -1;
     assert_int_equal(ws_sub_fresh_only(sub, &only), 0);
     assert_int_equal(only, 1);

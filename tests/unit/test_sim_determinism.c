@@ -36,11 +36,7 @@ static ws_sim *scenario(sf_world *w, uint64_t seed, int variant)
     ws_sub *returns = sf_subscribe(sim, &lc);
     sf_produce(sim, WS_FORM_RELIABLE_LIST, "returns", "return-1");
     assert_int_equal(sf_read(returns), 1); /* claimed: a member naming this process */
-    for (int i = 1; i <= 3; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     ws_delivery *d[3];
     for (size_t i = 0; i < 3; i++) {
@@ -217,14 +213,8 @@ SF_TEST(the_hash_is_fnv1a_of_the_trace_text)
  * drops, 3 acks: one flush, one round trip, INCR of 1 and of 3, then one XACK of all. */
 SF_TEST(the_diagram_shows_each_flush_with_its_deliveries)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    for (int i = 1; i <= 3; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 3);
     for (size_t i = 0; i < 3; i++) {
         sf_queue(sf_d(sub, i), "INCR seen");
         sf_settle(sf_d(sub, i), i == 1 ? WS_DROP : WS_ACK);

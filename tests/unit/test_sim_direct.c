@@ -16,11 +16,7 @@
 static uint64_t cost_of_a_read(ws_sim *sim, ws_mode mode, const char *key)
 {
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, mode, key, 3);
-    for (int i = 1; i <= 3; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, key, p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, key, 3);
     uint64_t before = ws_sim_get_counts(sim).round_trips;
     assert_int_equal(sf_read(sub), 3);
     for (size_t i = 0; i < 3; i++) {

@@ -268,11 +268,7 @@ static ws_sub *batched(ws_sim *sim, ws_mode mode, size_t n, int entries)
     ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, mode, "orders", 0);
     cfg.batch = n;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    for (int i = 1; i <= entries; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", entries);
     return sub;
 }
 

@@ -81,11 +81,7 @@ SF_TEST(a_report_counts_commands_settles_and_failures)
     ws_sub *sub = sf_subscribe(sim, &cfg);
     assert_string_equal(ws_sub_name(sub), "accept");
     sf_do(sim, "SET str x");
-    for (int i = 1; i <= 3; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     sf_queue(sf_d(sub, 0), "LPUSH str a");  /* fails */
     sf_queue(sf_d(sub, 0), "LPUSH picks a");
@@ -110,11 +106,7 @@ SF_TEST(a_failed_xack_leaves_every_id_pending_until_recovery)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    for (int i = 1; i <= 4; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 4);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "XACK", 1, NULL), 0);
     ws_sub_config cfg = {.form = WS_FORM_STREAM, .mode = WS_MODE_WINDOW, .key = "orders",
                          .group = "g", .consumer = "rescuer", .reclaim = 1, .block_ms = 100,
