@@ -22,13 +22,7 @@ for tool in xmllint rsvg-convert; do
         exit 77
     fi
 done
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-    echo "FAIL: $*"
-    fail=1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh" # $tmp, bad, $fail
 
 # Every check of one picture: $1 the SVG, $2 the text diagram, $3 a name for messages.
 check_picture() {
@@ -85,19 +79,25 @@ done < <(find "$@" -name '*.wsim' | LC_ALL=C sort)
 ((n >= 100)) || bad "only $n scenario files drawn (expected the library's 100+)"
 echo "$n scenario files drawn"
 
-# A flush of 400 deliveries in one read, every third dropped: 267 segments and the XACK.
-{
-    echo 'scenario A long flush: 400 deliveries, every third dropped'
+# One read of $2 deliveries, every third dropped and the others acked, each queueing
+# INCR $4:<i>: $1 the title, $3 the payloads' prefix.
+every_third_dropped() {
+    local title="$1" n="$2" payload="$3" counter="$4"
+    echo "scenario $title"
     echo 'setup XGROUP CREATE s g $ MKSTREAM'
-    echo 'subscribe s stream s group g consumer c1 mode window count 400'
-    for i in $(seq 1 400); do echo "produce s \"order $i\" as e$i"; done
+    echo "subscribe s stream s group g consumer c1 mode window count $n"
+    for i in $(seq 1 "$n"); do echo "produce s \"$payload$i\" as e$i"; done
     echo 'read s'
-    for i in $(seq 1 400); do
-        echo "e$i: queue INCR counter:$i"
+    for i in $(seq 1 "$n"); do
+        echo "e$i: queue INCR $counter:$i"
         if ((i % 3 == 0)); then echo "e$i: drop"; else echo "e$i: ack"; fi
     done
     echo 'expect invariants'
-} >"$tmp/long.wsim"
+}
+
+# A flush of 400 deliveries in one read, every third dropped: 267 segments and the XACK.
+every_third_dropped 'A long flush: 400 deliveries, every third dropped' 400 'order ' counter \
+    >"$tmp/long.wsim"
 "$wsim" diagram --format svg "$tmp/long.wsim" >"$tmp/long.svg" || bad "the long flush: wsim failed"
 "$wsim" diagram "$tmp/long.wsim" >"$tmp/long.txt"
 check_picture "$tmp/long.svg" "$tmp/long.txt" "the long flush"
@@ -124,18 +124,7 @@ last_box="$(tail -n 1 "$tmp/boxes" | cut -d' ' -f1)"
 
 # Thousands: 1,500 deliveries are taller than librsvg draws (32,767 px a side); the picture
 # asks to be drawn 32,000 px high, narrower in proportion, and rsvg-convert draws it.
-{
-    echo 'scenario A flush of 1500 deliveries'
-    echo 'setup XGROUP CREATE s g $ MKSTREAM'
-    echo 'subscribe s stream s group g consumer c1 mode window count 1500'
-    for i in $(seq 1 1500); do echo "produce s \"o$i\" as e$i"; done
-    echo 'read s'
-    for i in $(seq 1 1500); do
-        echo "e$i: queue INCR c:$i"
-        if ((i % 3 == 0)); then echo "e$i: drop"; else echo "e$i: ack"; fi
-    done
-    echo 'expect invariants'
-} >"$tmp/huge.wsim"
+every_third_dropped 'A flush of 1500 deliveries' 1500 o c >"$tmp/huge.wsim"
 "$wsim" diagram --format svg "$tmp/huge.wsim" >"$tmp/huge.svg" || bad "1500 deliveries: wsim failed"
 svgtag="$(grep -m1 '^<svg ' "$tmp/huge.svg")"
 [[ "$svgtag" =~ width=\"([0-9]+)\"\ height=\"([0-9]+)\"\ viewBox=\"0\ 0\ ([0-9]+)\ ([0-9]+)\" ]] ||

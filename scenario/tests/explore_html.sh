@@ -18,13 +18,7 @@ if ! command -v xmllint >/dev/null 2>&1; then
     echo "SKIP: xmllint is not installed (Debian: libxml2-utils; ./run.sh installs it)"
     exit 77
 fi
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() {
-    echo "FAIL: $*"
-    fail=1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh" # $tmp, bad, $fail
 xcount() { xmllint --xpath "count($1)" "$2" 2>/dev/null; }
 
 verdicts_seen=""

@@ -65,15 +65,7 @@ static void sleep_ms(long ms) {
 }
 
 /* Prints "  label: <escaped reply>" (shortened past SHOW_MAX bytes). */
-static void show(const char *label, const char *p, size_t len) {
-    rh_buf e = {0};
-    size_t n = len > SHOW_MAX ? SHOW_MAX : len;
-    ds_escape(p, n, &e);
-    printf("  %s: %s", label, e.data ? e.data : "");
-    if (n < len) printf("... (%zu bytes in all)", len);
-    printf("\n");
-    rh_buf_free(&e);
-}
+#define show(label, p, len) ds_show((label), (p), (len), SHOW_MAX)
 
 /* Connects client i on both sides if it is not connected yet.  0, or -1. */
 static int ensure_client(run *r, int i) {
@@ -94,11 +86,7 @@ static int ensure_client(run *r, int i) {
 
 /* Drops client i on both sides, as a disconnect; the next use reconnects it. */
 static void drop_client(run *r, int i) {
-    side_client *sc = &r->clients[i];
-    rh_close(sc->real);
-    sc->real = NULL;
-    if (sc->fake) fr_client_free(sc->fake);
-    sc->fake = NULL;
+    ds_close_pair(&r->clients[i].real, &r->clients[i].fake);
 }
 
 /* Runs a command on the real side; 0, or -1 (message printed) on a connection failure. */

@@ -2992,15 +2992,7 @@ static void script_line(rh_buf *out, const step *s, cmp_mode mode) {
 }
 
 /* Prints "  label: <escaped reply>", shortened past SHOW_MAX bytes. */
-static void show(const char *label, const char *p, size_t len) {
-    rh_buf e = {0};
-    size_t n = len > SHOW_MAX ? SHOW_MAX : len;
-    ds_escape(p, n, &e);
-    printf("  %s: %s", label, e.data ? e.data : "");
-    if (n < len) printf("... (%zu bytes in all)", len);
-    printf("\n");
-    rh_buf_free(&e);
-}
+#define show(label, p, len) ds_show((label), (p), (len), SHOW_MAX)
 
 /* Whether the step's command name is name (case-insensitive). */
 static int is_cmd(const step *s, const char *name) {
@@ -3589,10 +3581,7 @@ static int connect_client(runner *r, int i) {
 /* Drops client i on both sides (its MULTI state and WATCHes go with it). */
 static void disconnect_client(runner *r, int i) {
     client_state *c = &r->cl[i];
-    rh_close(c->real);
-    c->real = NULL;
-    if (c->fake) fr_client_free(c->fake);
-    c->fake = NULL;
+    ds_close_pair(&c->real, &c->fake);
     c->in_multi = 0;
     c->qn = 0;
 }

@@ -40,15 +40,17 @@ static int check_quotes(const char *cmd, int base, ds_error *err) {
     for (;;) {
         while (*p && isspace((unsigned char)*p)) p++;
         if (!*p) return 0;
-        int inq = 0, insq = 0, done = 0;
-        const char *open = NULL; /* the quote that opened the current quoted part */
+        int done = 0;
+        char q = 0;              /* the quote the current quoted part opened with, or 0 */
+        const char *open = NULL; /* where it opened */
         while (!done) {
-            if (inq) {
-                if (p[0] == '\\' && p[1] == 'x' && is_hex(p[2]) && is_hex(p[3])) {
+            if (q) {
+                /* In "...": \xHH and any \c escape; in '...': only \' does. */
+                if (q == '"' && p[0] == '\\' && p[1] == 'x' && is_hex(p[2]) && is_hex(p[3])) {
                     p += 3;
-                } else if (p[0] == '\\' && p[1]) {
+                } else if (p[0] == '\\' && (q == '"' ? p[1] != '\0' : p[1] == '\'')) {
                     p++;
-                } else if (*p == '"') {
+                } else if (*p == q) {
                     if (p[1] && !isspace((unsigned char)p[1])) {
                         return set_error(err, base + (int)(p - cmd) + 1,
                                          "closing quote must be followed by a space");
@@ -56,20 +58,7 @@ static int check_quotes(const char *cmd, int base, ds_error *err) {
                     done = 1;
                 } else if (!*p) {
                     return set_error(err, base + (int)(open - cmd),
-                                     "unbalanced quotes: this \" is never closed");
-                }
-            } else if (insq) {
-                if (p[0] == '\\' && p[1] == '\'') {
-                    p++;
-                } else if (*p == '\'') {
-                    if (p[1] && !isspace((unsigned char)p[1])) {
-                        return set_error(err, base + (int)(p - cmd) + 1,
-                                         "closing quote must be followed by a space");
-                    }
-                    done = 1;
-                } else if (!*p) {
-                    return set_error(err, base + (int)(open - cmd),
-                                     "unbalanced quotes: this ' is never closed");
+                                     "unbalanced quotes: this %c is never closed", q);
                 }
             } else {
                 switch (*p) {
@@ -77,11 +66,8 @@ static int check_quotes(const char *cmd, int base, ds_error *err) {
                     done = 1;
                     break;
                 case '"':
-                    inq = 1;
-                    open = p;
-                    break;
                 case '\'':
-                    insq = 1;
+                    q = *p;
                     open = p;
                     break;
                 default:
@@ -692,4 +678,21 @@ int ds_unescape(const char *p, size_t len, rh_buf *out, size_t *bad) {
         }
     }
     return 0;
+}
+
+void ds_show(const char *label, const char *p, size_t len, size_t max) {
+    rh_buf e = {0};
+    size_t n = len > max ? max : len;
+    ds_escape(p, n, &e);
+    printf("  %s: %s", label, e.data ? e.data : "");
+    if (n < len) printf("... (%zu bytes in all)", len);
+    printf("\n");
+    rh_buf_free(&e);
+}
+
+void ds_close_pair(rh_conn **real, fr_client **fake) {
+    rh_close(*real);
+    *real = NULL;
+    if (*fake) fr_client_free(*fake);
+    *fake = NULL;
 }

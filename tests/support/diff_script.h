@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stddef.h>
 
+#include "fakeredis.h"
 #include "redis_harness.h"
 
 #ifdef __cplusplus
@@ -118,6 +119,12 @@ int ds_replies_equal(unsigned flags, const char *a, size_t alen, const char *b, 
 /* Appends a readable escape of p: printable ASCII as is, backslash as \\, CR, LF and TAB
  * as \r \n \t, every other byte as \xHH. */
 void ds_escape(const char *p, size_t len, rh_buf *out);
+/* Prints "  label: <p escaped as ds_escape writes it>" and a newline, shortened past max
+ * bytes with "... (N bytes in all)": a reply in the differential tools' reports. */
+void ds_show(const char *label, const char *p, size_t len, size_t max);
+/* Closes one client's two connections, to the real server and to the fake (either may be
+ * NULL), and sets both to NULL: a disconnect; the next use reconnects. */
+void ds_close_pair(rh_conn **real, fr_client **fake);
 /* The reverse of ds_escape (\\ \r \n \t \xHH, other bytes as they are): appends the
  * bytes to *out.  Returns 0, or -1 (the byte offset in *bad, may be NULL) for a backslash
  * followed by anything else. */

@@ -320,6 +320,26 @@ ws_sub *sf_sub(ws_sim *sim, ws_form form, ws_mode mode, const char *key, size_t 
     return sf_subscribe(sim, &cfg);
 }
 
+void sf_produce_n(ws_sim *sim, ws_form form, const char *key, int n)
+{
+    char payload[32];
+    for (int i = 1; i <= n; i++) {
+        snprintf(payload, sizeof payload, "order-%d", i);
+        sf_produce(sim, form, key, payload);
+    }
+}
+
+ws_sub *sf_orders_read(sf_world *w, ws_sim **simp, ws_form form, ws_mode mode, size_t count,
+                       int n)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, form, mode, "orders", count);
+    sf_produce_n(sim, form, "orders", n);
+    assert_int_equal(sf_read(sub), n);
+    *simp = sim;
+    return sub;
+}
+
 long long sf_unsettled(ws_sim *sim, ws_form form, const char *key)
 {
     if (form == WS_FORM_STREAM) return sf_pending(sim, key, "g");
@@ -350,6 +370,13 @@ size_t sf_read(ws_sub *sub)
            ws_sub_name(sub), res.n);
     for (size_t i = 0; i < res.n; i++) log_delivery(w, ws_read_delivery(sub, i));
     return res.n;
+}
+
+void sf_ack_copy(ws_sub *sub, long long retries)
+{
+    assert_int_equal(sf_read(sub), 1);
+    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), retries);
+    sf_settle(sf_d(sub, 0), WS_ACK);
 }
 
 ws_report sf_read_report(ws_sub *sub)
@@ -432,6 +459,16 @@ const ws_violation *sf_violation(ws_sim *sim, const char *invariant)
     for (size_t i = 0; i < n; i++)
         if (strcmp(v[i].invariant, invariant) == 0) return &v[i];
     return NULL;
+}
+
+const ws_violation *sf_only_violation(ws_sim *sim, const char *invariant, const char *entry)
+{
+    size_t n;
+    const ws_violation *v = sf_check(sim, &n);
+    if (n != 1) fail_msg("%zu violations, want 1 (%s)", n, n ? v[0].sentence : "none");
+    assert_string_equal(v[0].invariant, invariant);
+    assert_string_equal(v[0].entry, entry);
+    return v;
 }
 
 /* ----- The trace -------------------------------------------------------------------------- */
@@ -733,23 +770,50 @@ void sf_run(const char *name, void (*body)(sf_world *w))
     free(tr_real);
 }
 
-int sf_main(int argc, char **argv, const char *group, const struct CMUnitTest *tests, size_t n)
+/* The tests SF_TEST registered, with their order keys (the file's __COUNTER__). */
+static struct CMUnitTest *g_tests;
+static int *g_order;
+static size_t g_ntests, g_captests;
+
+void sf_register(const char *name, void (*fn)(void **state), int order)
+{
+    if (g_ntests == g_captests) {
+        g_captests = g_captests ? g_captests * 2 : 64;
+        g_tests = realloc(g_tests, g_captests * sizeof *g_tests);
+        g_order = realloc(g_order, g_captests * sizeof *g_order);
+        if (!g_tests || !g_order) {
+            fprintf(stderr, "sim_fixture: out of memory registering %s\n", name);
+            exit(1);
+        }
+    }
+    /* Insertion by order: constructors need not run in the file's order. */
+    size_t i = g_ntests++;
+    for (; i > 0 && g_order[i - 1] > order; i--) {
+        g_tests[i] = g_tests[i - 1];
+        g_order[i] = g_order[i - 1];
+    }
+    g_tests[i] = (struct CMUnitTest){.name = name, .test_func = fn};
+    g_order[i] = order;
+}
+
+int sf_main(int argc, char **argv, const char *group)
 {
     g_real_mode = argc > 1 && strcmp(argv[1], "--real") == 0;
-    if (!g_real_mode) return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-    rh_options opt = {0};
-    opt.quiet = 1;
-    g_srv = rh_start(&opt);
-    if (!g_srv) {
-        fprintf(stderr, "%s --real: cannot start redis-server\n", argv[0]);
-        return 1;
-    }
+    int failed = 1;
     char name[256];
-    snprintf(name, sizeof name, "%s (fake, then redis-server)", group);
-    int failed = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
-    world_free(g_cur);
-    g_cur = NULL;
-    rh_stop(g_cluster);
-    rh_stop(g_srv);
+    if (!g_real_mode) {
+        failed = _cmocka_run_group_tests(group, g_tests, g_ntests, NULL, NULL);
+    } else if ((g_srv = rh_start(&(rh_options){.quiet = 1})) == NULL) {
+        fprintf(stderr, "%s --real: cannot start redis-server\n", argv[0]);
+    } else {
+        snprintf(name, sizeof name, "%s (fake, then redis-server)", group);
+        failed = _cmocka_run_group_tests(name, g_tests, g_ntests, NULL, NULL);
+        world_free(g_cur);
+        g_cur = NULL;
+        rh_stop(g_cluster);
+        rh_stop(g_srv);
+    }
+    free(g_tests);
+    free(g_order);
     return failed;
 }

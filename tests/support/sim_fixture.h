@@ -11,7 +11,8 @@
  *         assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"sku-1\"]");
  *     }
  *
- * and listed in main with SF_T(name).  Without arguments (ctest test_sim_x, label unit)
+ * and registers itself: the file's main is SF_MAIN("group name"), which runs the file's
+ * tests in the order they are defined.  Without arguments (ctest test_sim_x, label unit)
  * the body runs on the fake.  With --real (test_sim_x_real, labels unit;real-redis) it runs
  * on the fake, then on a redis-server the harness started (FLUSHALL before each test), and
  * the fixture compares the two runs: the transcript (every reply the body read through
@@ -45,21 +46,41 @@ typedef struct sf_world sf_world;
 
 /* ----- Running tests -------------------------------------------------------------------- */
 
-/* Defines the cmocka test `name` running the body that follows on each backend. */
-#define SF_TEST(name)                                                                      \
+/* Defines the cmocka test `name` running the body that follows on each backend, and
+ * registers it (a constructor, before main) for SF_MAIN; __COUNTER__ keeps the tests in
+ * the order the file defines them. */
+#define SF_TEST(name) SF_TEST_AT(name, __COUNTER__)
+#define SF_TEST_AT(name, order)                                                            \
     static void name##_body(sf_world *w);                                                  \
     static void name(void **state)                                                         \
     {                                                                                      \
         (void)state;                                                                       \
         sf_run(#name, name##_body);                                                        \
     }                                                                                      \
+    SF_REGISTER(name, order)                                                               \
     static void name##_body(sf_world *w)
 
-/* A test entry for main's array. */
-#define SF_T(name) cmocka_unit_test(name)
+/* A plain cmocka test (no world, no second run on redis-server), registered the same way:
+ * SF_PLAIN_TEST(name) { ... state ... }. */
+#define SF_PLAIN_TEST(name) SF_PLAIN_TEST_AT(name, __COUNTER__)
+#define SF_PLAIN_TEST_AT(name, order)                                                      \
+    static void name(void **state);                                                        \
+    SF_REGISTER(name, order)                                                               \
+    static void name(void **state)
+
+/* The constructor registering the test function `name` with sf_register. */
+#define SF_REGISTER(name, order)                                                           \
+    __attribute__((constructor)) static void name##_register(void)                         \
+    {                                                                                      \
+        sf_register(#name, name, order);                                                   \
+    }
+
+/* A test file's main: runs the tests its SF_TESTs registered under the group's name. */
+#define SF_MAIN(group)                                                                     \
+    int main(int argc, char **argv) { return sf_main(argc, argv, (group)); }
 
 /* A test run once per form (name_stream, name_reliable_list, name_plain_list,
- * name_channel): the body gets `w` and `form`.  SF_T_FORMS lists the four. */
+ * name_channel): the body gets `w` and `form`. */
 #define SF_TEST_FORMS(name)                                                                \
     static void name(sf_world *w, ws_form form);                                           \
     SF_TEST(name##_stream) { name(w, WS_FORM_STREAM); }                                    \
@@ -67,24 +88,28 @@ typedef struct sf_world sf_world;
     SF_TEST(name##_plain_list) { name(w, WS_FORM_PLAIN_LIST); }                            \
     SF_TEST(name##_channel) { name(w, WS_FORM_CHANNEL); }                                  \
     static void name(sf_world *w, ws_form form)
-#define SF_T_FORMS(name)                                                                   \
-    SF_T(name##_stream), SF_T(name##_reliable_list), SF_T(name##_plain_list),              \
-        SF_T(name##_channel)
-
 /* The same for the forms that settle (name_stream, name_reliable_list). */
 #define SF_TEST_SETTLING(name)                                                             \
     static void name(sf_world *w, ws_form form);                                           \
     SF_TEST(name##_stream) { name(w, WS_FORM_STREAM); }                                    \
     SF_TEST(name##_reliable_list) { name(w, WS_FORM_RELIABLE_LIST); }                      \
     static void name(sf_world *w, ws_form form)
-#define SF_T_SETTLING(name) SF_T(name##_stream), SF_T(name##_reliable_list)
+/* The same for the forms that settle nothing (name_plain_list, name_channel). */
+#define SF_TEST_UNSETTLED(name)                                                            \
+    static void name(sf_world *w, ws_form form);                                           \
+    SF_TEST(name##_plain_list) { name(w, WS_FORM_PLAIN_LIST); }                            \
+    SF_TEST(name##_channel) { name(w, WS_FORM_CHANNEL); }                                  \
+    static void name(sf_world *w, ws_form form)
 
 /* Runs body on the fake, and with --real on redis-server too, and compares the runs. */
 void sf_run(const char *name, void (*body)(sf_world *w));
 
-/* A test file's main: parses --real, starts the server if asked, runs the group. */
-int sf_main(int argc, char **argv, const char *group, const struct CMUnitTest *tests,
-            size_t n);
+/* Registers a test for sf_main (SF_TEST does, before main); order sorts them. */
+void sf_register(const char *name, void (*fn)(void **state), int order);
+
+/* A test file's main (SF_MAIN): parses --real, starts the server if asked, runs the
+ * registered tests as a group. */
+int sf_main(int argc, char **argv, const char *group);
 
 /* Non-zero when this run is on redis-server. */
 int sf_real(const sf_world *w);
@@ -128,6 +153,15 @@ void sf_group(ws_sim *sim, const char *key, const char *group);
  * its frame, owned by the world. */
 const char *sf_produce(ws_sim *sim, ws_form form, const char *key, const char *payload);
 
+/* Produces order-1 .. order-n on key (sf_produce, in that order). */
+void sf_produce_n(ws_sim *sim, ws_form form, const char *key, int n);
+
+/* The opening most tests share: a simulation with seed 1 (*simp), a subscription
+ * sf_sub(sim, form, mode, "orders", count), order-1 .. order-n produced on "orders", and
+ * one sf_read that must hand out all n; returns the subscription. */
+ws_sub *sf_orders_read(sf_world *w, ws_sim **simp, ws_form form, ws_mode mode, size_t count,
+                       int n);
+
 /* What of the source is not settled: a stream's pending count (group "g"), a reliable
  * list's processing list length (<key>.processing); 0 for forms that settle nothing. */
 long long sf_unsettled(ws_sim *sim, ws_form form, const char *key);
@@ -156,6 +190,9 @@ ws_delivery *sf_d(ws_sub *sub, size_t i);
 void sf_queue(ws_delivery *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* ws_settle that must return 0. */
 void sf_settle(ws_delivery *d, ws_outcome outcome);
+/* One sf_read that must hand out exactly one delivery, a copy carrying `retries` retries
+ * (ws_delivery_retries); acks it. */
+void sf_ack_copy(ws_sub *sub, long long retries);
 /* ws_pool_line that must succeed: the reply's text, logged. */
 const char *sf_pool(ws_sim *sim, ws_delivery *d, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -173,6 +210,10 @@ void sf_expect_violations(sf_world *w);
 const ws_violation *sf_check(ws_sim *sim, size_t *n);
 /* The first violation of the named invariant, or NULL. */
 const ws_violation *sf_violation(ws_sim *sim, const char *invariant);
+
+/* Fails unless ws_sim_check finds exactly one violation, of invariant, for entry; returns
+ * it (its sentence is the caller's to check). */
+const ws_violation *sf_only_violation(ws_sim *sim, const char *invariant, const char *entry);
 
 /* ----- The trace ---------------------------------------------------------------------------- */
 

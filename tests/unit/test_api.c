@@ -494,14 +494,10 @@ static void test_command_table(void **state)
 static void test_dump_format(void **state)
 {
     fixture *f = *state;
-    resp(f->c, "SET b \"two\\nlines\"");
-    resp(f->c, "RPUSH a x y");
-    resp(f->c, "HSET h f2 v2 f1 v1");
-    resp(f->c, "SADD s m2 m1");
-    resp(f->c, "ZADD z 2 two 1 one");
-    resp(f->c, "PEXPIRE a 1500");
-    resp(f->c, "SELECT 2");
-    resp(f->c, "SET \"\\x00k\" v");
+    fake_setup(f->c, (const char *const[]){"SET b \"two\\nlines\"", "RPUSH a x y",
+                                          "HSET h f2 v2 f1 v1", "SADD s m2 m1",
+                                          "ZADD z 2 two 1 one", "PEXPIRE a 1500", "SELECT 2",
+                                          "SET \"\\x00k\" v", NULL});
     char *d = fr_dump(f->srv, NULL);
     assert_string_equal(d, "# fakeredis dump v1\n"
                            "db 0 keys 5\n"
@@ -517,15 +513,10 @@ static void test_dump_format(void **state)
     /* the same keyspace built in another order dumps the same */
     fr_server *s2 = fr_server_new(NULL);
     fr_client *c2 = fr_client_new(s2);
-    resp(c2, "SELECT 2");
-    resp(c2, "SET \"\\x00k\" v");
-    resp(c2, "SELECT 0");
-    resp(c2, "ZADD z 1 one 2 two");
-    resp(c2, "SADD s m1 m2");
-    resp(c2, "HSET h f1 v1 f2 v2");
-    resp(c2, "SET b \"two\\nlines\"");
-    resp(c2, "RPUSH a x y");
-    resp(c2, "PEXPIRE a 1500");
+    fake_setup(c2, (const char *const[]){"SELECT 2", "SET \"\\x00k\" v", "SELECT 0",
+                                        "ZADD z 1 one 2 two", "SADD s m1 m2",
+                                        "HSET h f1 v1 f2 v2", "SET b \"two\\nlines\"",
+                                        "RPUSH a x y", "PEXPIRE a 1500", NULL});
     char *d1 = fr_dump(f->srv, NULL), *d2 = fr_dump(s2, NULL);
     assert_string_equal(d1, d2);
     free(d1);

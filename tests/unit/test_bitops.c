@@ -329,37 +329,27 @@ static void test_ttls_on_the_virtual_clock(void **state)
     assert_int_equal(INT(f->c, "BITPOS src 0"), 0);
 }
 
-/* Runs WATCH k on c, cmd on c2, then an empty transaction on c: 1 if EXEC ran it. */
-static int exec_survives(fixture *f, const char *cmd)
-{
-    OK(f->c, "WATCH k");
-    fake_run(f->c2, "%s", cmd);
-    OK(f->c, "MULTI");
-    const fr_reply *r = fake_run(f->c, "EXEC");
-    return r->type == FR_REPLY_ARRAY;
-}
-
 /* Redis touches WATCHed keys only when a bitmap write changed a bit or grew the string. */
 static void test_watch_touches(void **state)
 {
     fixture *f = *state;
 
     OK(f->c, "SET k \"\\x80\"");
-    assert_true(exec_survives(f, "SETBIT k 0 1"));
-    assert_true(exec_survives(f, "SETBIT k 7 0"));
-    assert_false(exec_survives(f, "SETBIT k 0 0"));
-    assert_false(exec_survives(f, "SETBIT k 8 0"));          /* grows */
-    assert_true(exec_survives(f, "BITFIELD k SET u8 0 0 INCRBY u4 4 0"));
-    assert_true(exec_survives(f, "BITFIELD k GET u8 0"));
-    assert_true(exec_survives(f, "BITFIELD k OVERFLOW FAIL INCRBY u8 40 -1")); /* grows */
+    assert_true(fake_exec_survives(f, "SETBIT k 0 1"));
+    assert_true(fake_exec_survives(f, "SETBIT k 7 0"));
+    assert_false(fake_exec_survives(f, "SETBIT k 0 0"));
+    assert_false(fake_exec_survives(f, "SETBIT k 8 0"));          /* grows */
+    assert_true(fake_exec_survives(f, "BITFIELD k SET u8 0 0 INCRBY u4 4 0"));
+    assert_true(fake_exec_survives(f, "BITFIELD k GET u8 0"));
+    assert_true(fake_exec_survives(f, "BITFIELD k OVERFLOW FAIL INCRBY u8 40 -1")); /* grows */
     expect_bytes(f->c, "k", "\x00\x00\x00\x00\x00\x00", 6);
-    assert_false(exec_survives(f, "BITFIELD k INCRBY u8 0 1"));
-    assert_false(exec_survives(f, "BITOP OR k k"));
-    assert_false(exec_survives(f, "BITOP AND k nokey"));    /* deletes it */
-    assert_true(exec_survives(f, "BITFIELD k OVERFLOW FAIL SET u8 0 256")); /* creates it */
+    assert_false(fake_exec_survives(f, "BITFIELD k INCRBY u8 0 1"));
+    assert_false(fake_exec_survives(f, "BITOP OR k k"));
+    assert_false(fake_exec_survives(f, "BITOP AND k nokey"));    /* deletes it */
+    assert_true(fake_exec_survives(f, "BITFIELD k OVERFLOW FAIL SET u8 0 256")); /* creates it */
     expect_bytes(f->c, "k", "\x00", 1);
-    assert_true(exec_survives(f, "BITCOUNT k"));
-    assert_true(exec_survives(f, "SETBIT k x 1"));
+    assert_true(fake_exec_survives(f, "BITCOUNT k"));
+    assert_true(fake_exec_survives(f, "SETBIT k x 1"));
 }
 
 /* Offsets up to the last bit of a 512 MB string are read without allocating it; one past
@@ -405,20 +395,13 @@ static void test_command_table(void **state)
         {"bitfield_ro", "readonly fast", -2, 1, 1},
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-        int found = 0;
-        for (size_t j = 0; j < fr_command_count(); j++) {
-            const fr_command_info *ci = fr_command_at(j);
-            if (strcmp(ci->name, want[i].name) != 0) continue;
-            found = 1;
-            assert_string_equal(ci->group, "bitmap");
-            assert_string_equal(ci->flags, want[i].flags);
-            assert_int_equal(ci->arity, want[i].arity);
-            assert_int_equal(ci->first_key, want[i].first);
-            assert_int_equal(ci->last_key, want[i].last);
-            assert_int_equal(ci->key_step, 1);
-        }
-        if (!found) print_message("missing: %s\n", want[i].name);
-        assert_true(found);
+        const fr_command_info *ci = fake_command_info(want[i].name);
+        assert_string_equal(ci->group, "bitmap");
+        assert_string_equal(ci->flags, want[i].flags);
+        assert_int_equal(ci->arity, want[i].arity);
+        assert_int_equal(ci->first_key, want[i].first);
+        assert_int_equal(ci->last_key, want[i].last);
+        assert_int_equal(ci->key_step, 1);
     }
 }
 

@@ -22,26 +22,15 @@
 #include "fakeredis.h"
 #include "test_rng.h"
 
-#define START_MS 1700000000000LL /* fr_config_default's clock */
+#define START_MS FAKE_START_MS /* fr_config_default's clock */
 
-/* A fresh server on the default config and one client. */
+/* A test on a fresh server on the default config with one client. */
 typedef fake_fixture fixture;
+#define TEST(fn) FAKE_TEST(fn)
 
-static int setup(void **state)
-{
-    fr_config cfg = fr_config_default();
-    cfg.start_ms = START_MS;
-    *state = fake_fixture_new(&cfg, 1);
-    return 0;
-}
-
-/* A test on that fixture. */
-#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, fake_fixture_teardown)
-
-/* Commands run through fake_run_logged, so a failing test shows which command went wrong.
- * The integer a command answers, and +OK (fail the test for any other reply). */
-#define INT(c, ...) fake_int_reply(fake_run_logged((c), __VA_ARGS__))
-#define OK(c, ...) fake_ok_reply(fake_run_logged((c), __VA_ARGS__))
+/* Commands run through fake_run_logged, so a failing test shows which command went wrong. */
+#define INT FAKE_INT
+#define OK FAKE_OK
 
 /* Whether an array reply holds the bulk string s, and how many times. */
 static int count_in(const fr_reply *arr, const char *s)
@@ -235,11 +224,7 @@ static void test_rename_keeps_ttl(void **state)
     assert_int_equal(INT(f->c, "RENAMENX c e"), 1);
     assert_int_equal(INT(f->c, "PTTL e"), 777);
     assert_int_equal(INT(f->c, "MOVE e 3"), 1);
-    OK(f->c, "SELECT 3");
-    assert_int_equal(INT(f->c, "PTTL e"), 777);
-    fr_clock_advance(f->srv, 778);
-    assert_int_equal(INT(f->c, "EXISTS e"), 0);
-    OK(f->c, "SELECT 0");
+    fake_assert_expires_in_db(f, 3, "e", 777);
 
     /* an expired source is missing */
     OK(f->c, "SET x 1");

@@ -97,18 +97,18 @@ static void test_documented_example(void **state)
     assert_int_equal(fake_int_reply(fake_run(f->c, "GEOADD Sicily 13.361389 38.115556 Palermo "
                                                    "15.087269 37.502669 Catania")),
                      2);
-    assert_string_equal(fake_resp(fake_run(f->c, "ZSCORE Sicily Palermo")),
-                        "$16\r\n3479099956230698\r\n");
-    assert_string_equal(fake_resp(fake_run(f->c, "ZSCORE Sicily Catania")),
-                        "$16\r\n3479447370796909\r\n");
-    assert_string_equal(fake_resp(fake_run(f->c, "GEOHASH Sicily Palermo Catania")),
-                        "*2\r\n$11\r\nsqc8b49rny0\r\n$11\r\nsqdtr74hyu0\r\n");
-    assert_string_equal(fake_resp(fake_run(f->c, "GEODIST Sicily Palermo Catania")),
-                        "$11\r\n166274.1516\r\n");
-    assert_string_equal(fake_resp(fake_run(f->c, "GEODIST Sicily Palermo Catania km")),
-                        "$8\r\n166.2742\r\n");
-    assert_string_equal(fake_resp(fake_run(f->c, "GEOPOS Sicily Palermo")),
-                        "*1\r\n*2\r\n$20\r\n13.36138933897018433\r\n$20\r\n38.11555639549629859\r\n");
+    static const fake_case cases[] = {
+        {"ZSCORE Sicily Palermo", "$16\r\n3479099956230698\r\n"},
+        {"ZSCORE Sicily Catania", "$16\r\n3479447370796909\r\n"},
+        {"GEOHASH Sicily Palermo Catania",
+         "*2\r\n$11\r\nsqc8b49rny0\r\n$11\r\nsqdtr74hyu0\r\n"},
+        {"GEODIST Sicily Palermo Catania", "$11\r\n166274.1516\r\n"},
+        {"GEODIST Sicily Palermo Catania km", "$8\r\n166.2742\r\n"},
+        {"GEOPOS Sicily Palermo",
+         "*1\r\n*2\r\n$20\r\n13.36138933897018433\r\n"
+         "$20\r\n38.11555639549629859\r\n"},
+    };
+    fake_expect(f->c, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 static void test_neighbors(void **state)

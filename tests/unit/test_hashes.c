@@ -65,22 +65,7 @@ static char *hrandfield_transcript(uint64_t seed)
         "HRANDFIELD big 3",        "HRANDFIELD small -7",    "HRANDFIELD big -7 WITHVALUES",
         "HRANDFIELD small 8",      "HRANDFIELD big 500",     "HRANDFIELD small 9 WITHVALUES",
     };
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    assert_non_null(out);
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        const char *s = fake_resp(fake_run_logged(f->c, "%s", cmds[i]));
-        size_t n = strlen(s);
-        while (len + n + 2 > cap) {
-            cap *= 2;
-            out = realloc(out, cap);
-            assert_non_null(out);
-        }
-        memcpy(out + len, s, n);
-        len += n;
-        out[len++] = '\n';
-    }
-    out[len] = '\0';
+    char *out = fake_transcript(f->c, cmds, sizeof(cmds) / sizeof(cmds[0]));
     fake_fixture_free(f);
     return out;
 }
@@ -208,10 +193,7 @@ static void test_hscan_walk(void **state)
     char cursor[32] = "0";
     int gone = 1, calls = 0;
     do {
-        const fr_reply *r = fake_run_logged(f->c, "HSCAN h %s COUNT 9", cursor);
-        assert_int_equal(r->count, 2);
-        snprintf(cursor, sizeof(cursor), "%s", r->elements[0].str);
-        const fr_reply *page = &r->elements[1];
+        const fr_reply *page = fake_scan_step(f->c, "HSCAN h %s COUNT 9", cursor, sizeof(cursor));
         assert_true(page->count <= 18 && page->count % 2 == 0);
         for (size_t i = 0; i < page->count; i += 2) {
             if (page->elements[i].str[0] != 'f') continue; /* added during the walk */

@@ -47,6 +47,14 @@ static void set_events(fr_server *srv, const char *classes)
     assert_int_equal(fr_server_set_param(srv, "notify-keyspace-events", classes), 0);
 }
 
+/* Starts recording f's notifications into *s (emptied first) with the event classes on. */
+static void record(fake_fixture *f, seen *s, const char *classes)
+{
+    memset(s, 0, sizeof(*s));
+    fr_server_set_keyspace_hook(f->srv, hook, s);
+    set_events(f->srv, classes);
+}
+
 /* The flag text as CONFIG GET shows it, and what CONFIG SET refuses. */
 static void test_flags_text(void **state)
 {
@@ -111,9 +119,7 @@ static void test_messages(void **state)
     fake_fixture *f = *state;
     set_events(f->srv, "KEh");
     fake_run(f->c2, "PSUBSCRIBE __key*__:*");
-    fake_run(f->c, "SELECT 5");
-    fake_run(f->c, "HSET h f v");
-    fake_run(f->c, "HDEL h f");
+    fake_setup(f->c, (const char *const[]){"SELECT 5", "HSET h f v", "HDEL h f", NULL});
     const fr_reply *p;
     size_t n = fr_client_take_pushes(f->c2, &p);
     assert_int_equal(n, 4);
@@ -140,15 +146,10 @@ static void test_messages(void **state)
 static void test_expired(void **state)
 {
     fake_fixture *f = *state;
-    seen s = {{0}, 0};
-    fr_server_set_keyspace_hook(f->srv, hook, &s);
-    set_events(f->srv, "Exm");
-    fake_run(f->c, "SET a 1 PX 10");
-    fake_run(f->c, "SET b 1 PX 10");
-    fake_run(f->c, "SET keep 1 PX 1000");
-    fake_run(f->c, "SELECT 1");
-    fake_run(f->c, "SET c 1 PX 10");
-    fake_run(f->c, "SELECT 0");
+    seen s;
+    record(f, &s, "Exm");
+    fake_setup(f->c, (const char *const[]){"SET a 1 PX 10", "SET b 1 PX 10", "SET keep 1 PX 1000",
+                                          "SELECT 1", "SET c 1 PX 10", "SELECT 0", NULL});
     fr_clock_advance(f->srv, 11);
     fake_run(f->c, "GET a");
     assert_string_equal(s.text, "0:8:expired:a\n0:11:keymiss:a\n");
@@ -164,9 +165,8 @@ static void test_expired(void **state)
 static void test_blocked_served(void **state)
 {
     fake_fixture *f = *state;
-    seen s = {{0}, 0};
-    fr_server_set_keyspace_hook(f->srv, hook, &s);
-    set_events(f->srv, "lgn");
+    seen s;
+    record(f, &s, "lgn");
     fr_client_set_blocking(f->c2, 1);
     assert_null(fr_exec_line(f->c2, "BLMOVE q dst LEFT RIGHT 0"));
     fake_run(f->c, "RPUSH q x");
@@ -181,9 +181,8 @@ static void test_blocked_served(void **state)
 static void test_exec_and_self(void **state)
 {
     fake_fixture *f = *state;
-    seen s = {{0}, 0};
-    fr_server_set_keyspace_hook(f->srv, hook, &s);
-    set_events(f->srv, "K$g");
+    seen s;
+    record(f, &s, "K$g");
     fake_run(f->c, "MULTI");
     fake_run(f->c, "SET a 1");
     fake_run(f->c, "DEL a");

@@ -54,6 +54,22 @@ static const char *eval_resp(fr_client *c, const char *script)
     return buf;
 }
 
+/* A script and the RESP bytes EVAL <script> 0 must answer. */
+typedef struct eval_case {
+    const char *script, *resp;
+} eval_case;
+
+/* Runs cases[0..n) in order; the first reply that differs fails the test (its script is
+ * printed first). */
+static void expect_evals(fr_client *c, const eval_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *got = eval_resp(c, cases[i].script);
+        if (strcmp(got, cases[i].resp) != 0) print_message("script: %s\n", cases[i].script);
+        assert_string_equal(got, cases[i].resp);
+    }
+}
+
 /* ----- SHA-1 ------------------------------------------------------------------------- */
 
 static void test_sha1_vectors(void **state)
@@ -319,27 +335,31 @@ static void test_struct_roundtrip(void **state)
 static void test_conversions(void **state)
 {
     fixture *f = *state;
-    assert_string_equal(eval_resp(f->c, "return 3.99"), ":3\r\n");
-    assert_string_equal(eval_resp(f->c, "return -3.99"), ":-3\r\n");
-    assert_string_equal(eval_resp(f->c, "return 1e20"), ":-9223372036854775808\r\n");
-    assert_string_equal(eval_resp(f->c, "return 0/0"), ":-9223372036854775808\r\n");
-    assert_string_equal(eval_resp(f->c, "return {1, 2, nil, 4}"), "*2\r\n:1\r\n:2\r\n");
-    assert_string_equal(eval_resp(f->c, "return {1, {2, {3}}, false}"),
-                        "*3\r\n:1\r\n*2\r\n:2\r\n*1\r\n:3\r\n$-1\r\n");
-    assert_string_equal(eval_resp(f->c, "return {err = 'X y'}"), "-X y\r\n");
-    assert_string_equal(eval_resp(f->c, "return {ok = 'a\\r\\nb'}"), "+a  b\r\n");
+    static const eval_case numbers_and_tables[] = {
+        {"return 3.99", ":3\r\n"},
+        {"return -3.99", ":-3\r\n"},
+        {"return 1e20", ":-9223372036854775808\r\n"},
+        {"return 0/0", ":-9223372036854775808\r\n"},
+        {"return {1, 2, nil, 4}", "*2\r\n:1\r\n:2\r\n"},
+        {"return {1, {2, {3}}, false}", "*3\r\n:1\r\n*2\r\n:2\r\n*1\r\n:3\r\n$-1\r\n"},
+        {"return {err = 'X y'}", "-X y\r\n"},
+        {"return {ok = 'a\\r\\nb'}", "+a  b\r\n"},
+    };
+    expect_evals(f->c, numbers_and_tables,
+                 sizeof(numbers_and_tables) / sizeof(numbers_and_tables[0]));
     /* redis.call's replies to Lua and back */
     fake_run(f->c, "RPUSH l a b");
-    assert_string_equal(eval_resp(f->c, "return redis.call('lrange', 'l', 0, -1)"),
-                        "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
-    assert_string_equal(eval_resp(f->c, "return type(redis.call('get', 'nokey'))"),
-                        "$7\r\nboolean\r\n");
-    assert_string_equal(eval_resp(f->c, "return redis.pcall('incr', 'l')['err']"),
-                        "$65\r\nWRONGTYPE Operation against a key holding the wrong kind of value\r\n");
-    assert_string_equal(eval_resp(f->c, "return redis.call('ping')['ok']"), "$4\r\nPONG\r\n");
-    /* a number argument is sent as %.17g */
-    assert_string_equal(eval_resp(f->c, "redis.call('set', 'n', 0.1) return redis.call('get', 'n')"),
-                        "$19\r\n0.10000000000000001\r\n");
+    static const eval_case replies[] = {
+        {"return redis.call('lrange', 'l', 0, -1)", "*2\r\n$1\r\na\r\n$1\r\nb\r\n"},
+        {"return type(redis.call('get', 'nokey'))", "$7\r\nboolean\r\n"},
+        {"return redis.pcall('incr', 'l')['err']",
+         "$65\r\nWRONGTYPE Operation against a key holding the wrong kind of value\r\n"},
+        {"return redis.call('ping')['ok']", "$4\r\nPONG\r\n"},
+        /* a number argument is sent as %.17g */
+        {"redis.call('set', 'n', 0.1) return redis.call('get', 'n')",
+         "$19\r\n0.10000000000000001\r\n"},
+    };
+    expect_evals(f->c, replies, sizeof(replies) / sizeof(replies[0]));
 }
 
 /* ----- Busy scripts on the virtual clock -------------------------------------------------- */
@@ -470,12 +490,13 @@ static void test_resp3_reply(void **state)
 {
     fixture *f = *state;
     assert_int_equal(fr_client_set_protocol(f->c, 3), 0);
-    assert_string_equal(eval_resp(f->c, "return {map={a={double=1.5}}}"),
-                        "%1\r\n$1\r\na\r\n,1.5\r\n");
-    assert_string_equal(eval_resp(f->c, "redis.setresp(3) return {true, {set={x=true}}}"),
-                        "*2\r\n#t\r\n~1\r\n$1\r\nx\r\n");
-    assert_string_equal(eval_resp(f->c, "return {nil}"), "*0\r\n");
-    assert_string_equal(eval_resp(f->c, "return false"), "_\r\n");
+    static const eval_case resp3[] = {
+        {"return {map={a={double=1.5}}}", "%1\r\n$1\r\na\r\n,1.5\r\n"},
+        {"redis.setresp(3) return {true, {set={x=true}}}", "*2\r\n#t\r\n~1\r\n$1\r\nx\r\n"},
+        {"return {nil}", "*0\r\n"},
+        {"return false", "_\r\n"},
+    };
+    expect_evals(f->c, resp3, sizeof(resp3) / sizeof(resp3[0]));
     const fr_reply *r = fake_run(f->c, "EVAL %s 0",
                                  "\"return {map={k={verbatim_string={format='txt',string='hi'}}},"
                                  "big_number='12', double=2}\"");

@@ -17,40 +17,30 @@
 
 #include <cmocka.h>
 
+#include "redis_harness.h"
 #include "resp_request.h"
 
 /* What a parse produced: the commands as "arg|arg|..." lines (bytes < 0x20 as \xHH), then
- * "AGAIN" or "ERROR <text>". */
-typedef struct transcript {
-    char text[8192];
-    size_t len;
-} transcript;
+ * "AGAIN" or "ERROR <text>" (an rh_buf: data is the text). */
+typedef rh_buf transcript;
 
 static void put_raw(transcript *t, const char *s)
 {
-    size_t n = strlen(s);
-    if (t->len + n + 1 > sizeof(t->text)) return;
-    memcpy(t->text + t->len, s, n + 1);
-    t->len += n;
+    rh_buf_append(t, s, strlen(s));
 }
 
 /* Appends bytes, those outside printable ASCII as \xHH, at most 64 of them (a long
  * argument shows as its first 64 bytes and "..."). */
 static void put(transcript *t, const char *s, size_t n)
 {
-    if (n > 64) {
-        put(t, s, 64);
-        put_raw(t, "...");
-        return;
-    }
-    for (size_t i = 0; i < n && t->len + 5 < sizeof(t->text); i++) {
+    for (size_t i = 0; i < n && i < 64; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c >= 0x7f)
-            t->len += (size_t)snprintf(t->text + t->len, sizeof(t->text) - t->len, "\\x%02x", c);
+            rh_buf_printf(t, "\\x%02x", c);
         else
-            t->text[t->len++] = (char)c;
+            rh_buf_append(t, &s[i], 1);
     }
-    t->text[t->len] = '\0';
+    if (n > 64) put_raw(t, "...");
 }
 
 /* Drains every command rr_next has; returns the last status. */
@@ -70,7 +60,8 @@ static rr_status drain(rr_parser *p, transcript *t)
     }
 }
 
-/* Parses input fed in pieces of `step` bytes (0: whole) with the given limits. */
+/* Parses input fed in pieces of `step` bytes (0: whole) with the given limits into *t
+ * (emptied first; rh_buf_free it after). */
 static void parse_steps(const char *in, size_t n, size_t step, int auth, long long maxbulk,
                         transcript *t)
 {
@@ -78,7 +69,7 @@ static void parse_steps(const char *in, size_t n, size_t step, int auth, long lo
     rr_init(&p);
     p.auth_required = auth;
     if (maxbulk) p.max_bulk_len = maxbulk;
-    memset(t, 0, sizeof(*t));
+    rh_buf_reset(t);
     rr_status st = RR_AGAIN;
     size_t at = 0;
     if (step == 0) step = n ? n : 1;
@@ -103,12 +94,13 @@ static void parse_steps(const char *in, size_t n, size_t step, int auth, long lo
 static void check_n(const char *in, size_t n, int auth, const char *want)
 {
     static const size_t steps[] = {0, 1, 7};
+    transcript t = {0};
     for (size_t i = 0; i < 3; i++) {
-        transcript t;
         parse_steps(in, n, steps[i], auth, 0, &t);
-        if (strcmp(t.text, want) != 0)
-            fail_msg("step %zu: got\n%s\nwant\n%s", steps[i], t.text, want);
+        if (strcmp(t.data, want) != 0)
+            fail_msg("step %zu: got\n%s\nwant\n%s", steps[i], t.data, want);
     }
+    rh_buf_free(&t);
 }
 #define CHECK(in, want) check_n((in), sizeof(in) - 1, 0, (want))
 #define CHECK_AUTH(in, want) check_n((in), sizeof(in) - 1, 1, (want))
@@ -207,11 +199,12 @@ static void check_big(const char *prefix, size_t fill, char fill_byte, const cha
     memcpy(in, prefix, pl);
     memset(in + pl, fill_byte, fill);
     memcpy(in + pl + fill, suffix, sl);
-    transcript t;
+    transcript t = {0};
     parse_steps(in, n, RR_IOBUF_LEN, 0, 0, &t);
     free(in);
-    const char *got = strrchr(t.text, '\n') ? strrchr(t.text, '\n') + 1 : t.text;
+    const char *got = strrchr(t.data, '\n') ? strrchr(t.data, '\n') + 1 : t.data;
     if (strcmp(got, want) != 0) fail_msg("got %s, want %s", got, want);
+    rh_buf_free(&t);
 }
 
 static void test_limits(void **state)
@@ -229,12 +222,13 @@ static void test_limits(void **state)
     check_big("*1\r\n$", 64 * K - 3, '1', "", "AGAIN");
 
     /* proto-max-bulk-len is read when each bulk header arrives */
-    transcript t;
+    transcript t = {0};
     const char in[] = "*2\r\n$4\r\nECHO\r\n$11\r\nhello world\r\n";
     parse_steps(in, sizeof(in) - 1, 0, 0, 10, &t);
-    assert_string_equal(t.text, "ERROR ERR Protocol error: invalid bulk length");
+    assert_string_equal(t.data, "ERROR ERR Protocol error: invalid bulk length");
     parse_steps(in, sizeof(in) - 1, 0, 0, 11, &t);
-    assert_string_equal(t.text, "ECHO|hello world\nAGAIN");
+    assert_string_equal(t.data, "ECHO|hello world\nAGAIN");
+    rh_buf_free(&t);
 }
 
 /* A 1 MiB argument arrives in pieces while the buffer compacts and grows: the command

@@ -47,20 +47,6 @@ static int setup(void **state)
  * The integer a command answers (fails the test for any other reply). */
 #define INT(c, ...) fake_int_reply(fake_run_logged((c), __VA_ARGS__))
 
-/* The reply as RESP bytes in a heap string (free() it). */
-static char *resp_of(const fr_reply *r)
-{
-    size_t len;
-    char *p = fr_reply_to_resp(r, &len);
-    assert_non_null(p);
-    char *s = malloc(len + 1);
-    assert_non_null(s);
-    memcpy(s, p, len);
-    s[len] = '\0';
-    free(p);
-    return s;
-}
-
 /* Asserts an array reply of bulk strings equal to the space-separated words. */
 static void assert_members(const fr_reply *r, const char *words)
 {
@@ -93,10 +79,6 @@ static void sadd_range(fr_client *c, const char *key, const char *prefix, int fr
 static char *random_transcript(uint64_t seed)
 {
     fixture *f = fixture_new(seed);
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    assert_non_null(out);
-    out[0] = '\0';
     sadd_range(f->c, "ints", "", 0, 100);
     sadd_range(f->c, "strs", "m", 0, 300);
     const char *cmds[] = {
@@ -105,20 +87,7 @@ static char *random_transcript(uint64_t seed)
         "SRANDMEMBER strs 200", "SPOP ints", "SPOP strs", "SPOP ints 3", "SPOP strs 3",
         "SPOP ints 90", "SPOP strs 250", "SMEMBERS ints", "SMEMBERS strs",
     };
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        char *s = resp_of(fake_run_logged(f->c, "%s", cmds[i]));
-        size_t n = strlen(s);
-        while (len + n + 2 > cap) {
-            cap *= 2;
-            out = realloc(out, cap);
-            assert_non_null(out);
-        }
-        memcpy(out + len, s, n);
-        len += n;
-        out[len++] = '\n';
-        out[len] = '\0';
-        free(s);
-    }
+    char *out = fake_transcript(f->c, cmds, sizeof(cmds) / sizeof(cmds[0]));
     fake_fixture_free(f);
     return out;
 }
@@ -253,12 +222,11 @@ static void test_intset_answers_sorted(void **state)
 {
     fixture *f = *state;
     assert_int_equal(INT(f->c, "SADD s 5 -3 10 0 9223372036854775807 -9223372036854775808"), 6);
-    assert_members(fake_run_logged(f->c, "SMEMBERS s"),
-                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
-    assert_members(fake_run_logged(f->c, "SRANDMEMBER s 100"),
-                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
-    assert_members(fake_run_logged(f->c, "SPOP s 6"),
-                   "-9223372036854775808 -3 0 5 10 9223372036854775807");
+    /* every read of the whole set, the last one emptying it */
+    static const char *const reads[] = {"SMEMBERS s", "SRANDMEMBER s 100", "SPOP s 6"};
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
+        assert_members(fake_run_logged(f->c, "%s", reads[i]),
+                       "-9223372036854775808 -3 0 5 10 9223372036854775807");
     assert_int_equal(INT(f->c, "EXISTS s"), 0);
 }
 
@@ -424,17 +392,18 @@ static void test_setop_result_encodings(void **state)
 static void test_sinter_order_and_limit(void **state)
 {
     fixture *f = *state;
-    fake_run_logged(f->c, "SADD ia 9 3 7 1 5");
-    fake_run_logged(f->c, "SADD ta x 9 3 7 1 5");
-    fake_run_logged(f->c, "SREM ta x");
-    fake_run_logged(f->c, "SADD big 1 3 5 7 9 11");
+    fake_setup(f->c, (const char *const[]){"SADD ia 9 3 7 1 5", "SADD ta x 9 3 7 1 5",
+                                          "SREM ta x", "SADD big 1 3 5 7 9 11", NULL});
     assert_members(fake_run_logged(f->c, "SINTER ia ta"), "1 3 5 7 9");
     assert_members(fake_run_logged(f->c, "SINTER ta ia"), "9 3 7 1 5");
     assert_members(fake_run_logged(f->c, "SINTER big ta"), "9 3 7 1 5");
-    assert_int_equal(INT(f->c, "SINTERCARD 3 big ta ia"), 5);
-    assert_int_equal(INT(f->c, "SINTERCARD 3 big ta ia LIMIT 2"), 2);
-    assert_int_equal(INT(f->c, "SINTERCARD 3 big ta ia LIMIT 0"), 5);
-    assert_int_equal(INT(f->c, "SINTERCARD 2 big nokey LIMIT 1"), 0);
+    static const fake_case cards[] = {
+        {"SINTERCARD 3 big ta ia", ":5\r\n"},
+        {"SINTERCARD 3 big ta ia LIMIT 2", ":2\r\n"},
+        {"SINTERCARD 3 big ta ia LIMIT 0", ":5\r\n"}, /* 0: no limit */
+        {"SINTERCARD 2 big nokey LIMIT 1", ":0\r\n"},
+    };
+    fake_expect(f->c, cards, sizeof(cards) / sizeof(cards[0]));
 }
 
 /* SMOVE: the destination takes the encoding its first member calls for; a move within one
@@ -468,10 +437,7 @@ static void test_sscan_walk_survives_srem(void **state)
     char cursor[32] = "0";
     int next_gone = 1, calls = 0;
     do {
-        const fr_reply *r = fake_run_logged(f->c, "SSCAN s %s COUNT 7", cursor);
-        assert_int_equal(r->count, 2);
-        snprintf(cursor, sizeof(cursor), "%s", r->elements[0].str);
-        const fr_reply *page = &r->elements[1];
+        const fr_reply *page = fake_scan_step(f->c, "SSCAN s %s COUNT 7", cursor, sizeof(cursor));
         assert_true(page->count <= 7);
         for (size_t i = 0; i < page->count; i++) {
             int k = atoi(page->elements[i].str + 1);

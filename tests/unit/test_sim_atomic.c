@@ -63,14 +63,8 @@ SF_TEST_FORMS(an_atomic_segment_of_a_dropped_delivery_never_leaves)
  * the dropped one's, after the acked segment's MULTI/EXEC, in one round trip. */
 SF_TEST(an_atomic_ack_that_queued_nothing_joins_the_shared_xack)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
-    for (int i = 1; i <= 3; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_ATOMIC, 0, 3);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1), *c = sf_d(sub, 2);
     sf_settle(b, WS_ACK);             /* nothing queued */
     sf_queue(a, "LPUSH picks sku-1");
@@ -131,9 +125,7 @@ SF_TEST(an_atomic_declared_retry_settles_then_copies_outside_the_window)
     assert_int_equal(sf_count(sf_commands(sim, NULL), "MULTI"), 0);
     assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_settle(sf_d(sub, 0), WS_ACK);
+    sf_ack_copy(sub, 1);
 }
 
 /* §9: LPUSH plus an INCR without its key: Redis refuses INCR at queue time, EXEC answers
@@ -141,11 +133,8 @@ SF_TEST(an_atomic_declared_retry_settles_then_copies_outside_the_window)
  * entry stays pending.  The failure is reported. */
 SF_TEST(an_atomic_segment_redis_refuses_runs_nothing)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_ATOMIC, 0, 2);
     ws_delivery *d = sf_d(sub, 0);
     sf_queue(d, "LPUSH picks sku-1");
     sf_queue(d, "INCR");
@@ -194,11 +183,8 @@ SF_TEST(a_run_time_error_inside_exec_fails_alone)
 /* An atomic reliable list settles inside each segment: LREM in the MULTI block. */
 SF_TEST(an_atomic_reliable_list_settles_inside_each_segment)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_ATOMIC, "orders", 0);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-2");
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_RELIABLE_LIST, WS_MODE_ATOMIC, 0, 2);
     sf_queue(sf_d(sub, 0), "RPUSH picks a");
     sf_settle(sf_d(sub, 0), WS_ACK);
     sf_queue(sf_d(sub, 1), "RPUSH picks b");
@@ -217,11 +203,7 @@ SF_TEST(an_atomic_batch_settles_every_member_inside_its_block)
     ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
     cfg.batch = 3;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    for (int i = 1; i <= 3; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     for (size_t i = 0; i < 3; i++) sf_queue(sf_d(sub, i), "RPUSH picks %zu", i + 1);
     for (size_t i = 0; i < 3; i++) sf_settle(sf_d(sub, i), WS_ACK);
@@ -285,20 +267,4 @@ SF_TEST(an_atomic_retry_after_goes_through_the_shared_steps)
     assert_int_equal(sf_int(sim, "ZCARD orders:delayed"), 1);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T_FORMS(an_atomic_segment_leaves_with_the_ack),
-        SF_T_FORMS(an_atomic_segment_of_a_dropped_delivery_never_leaves),
-        SF_T(an_atomic_ack_that_queued_nothing_joins_the_shared_xack),
-        SF_T(an_atomic_retry_goes_through_the_shared_steps),
-        SF_T(an_atomic_declared_retry_settles_then_copies_outside_the_window),
-        SF_T(an_atomic_retry_after_goes_through_the_shared_steps),
-        SF_T(an_atomic_segment_redis_refuses_runs_nothing),
-        SF_T(a_run_time_error_inside_exec_fails_alone),
-        SF_T(an_atomic_reliable_list_settles_inside_each_segment),
-        SF_T(an_atomic_batch_settles_every_member_inside_its_block),
-        SF_T(an_atomic_segment_outside_the_streams_slot_is_refused_with_crossslot),
-    };
-    return sf_main(argc, argv, "sim: atomic mode (§4)", tests, sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: atomic mode (§4)")

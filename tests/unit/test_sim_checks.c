@@ -13,6 +13,7 @@
  *
  * Each test runs on the fake and, with --real, on redis-server too (sim_fixture.h); the
  * sentences hold stream ids, which the tests read back rather than write out. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,16 +27,20 @@ static ws_sim *mutant_sim(sf_world *w, int mutant)
     return sf_sim_cfg(w, &cfg);
 }
 
-/* The only violation the check finds: it must be exactly (kind, entry, sentence). */
-static void only_violation(ws_sim *sim, const char *kind, const char *entry,
-                           const char *sentence)
+/* The world's simulation breaks an invariant, and the only violation the check finds must
+ * be exactly (kind, entry, the printf-formatted sentence). */
+static void only_violation(sf_world *w, ws_sim *sim, const char *kind, const char *entry,
+                           const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void only_violation(sf_world *w, ws_sim *sim, const char *kind, const char *entry,
+                           const char *fmt, ...)
 {
-    size_t n;
-    const ws_violation *v = sf_check(sim, &n);
-    if (n != 1) fail_msg("%zu violations, want 1 (%s)", n, n ? v[0].sentence : "none");
-    assert_string_equal(v[0].invariant, kind);
-    assert_string_equal(v[0].entry, entry);
-    assert_string_equal(v[0].sentence, sentence);
+    char sentence[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sentence, sizeof sentence, fmt, ap);
+    va_end(ap);
+    sf_expect_violations(w);
+    assert_string_equal(sf_only_violation(sim, kind, entry)->sentence, sentence);
 }
 
 /* One delivery of "orders" that queues INCR counter and ends with outcome.  The
@@ -51,6 +56,18 @@ static const char *one_delivery(ws_sim *sim, ws_mode mode, ws_outcome outcome)
     return id;
 }
 
+/* A subscription on orders (mode, count 1) and, in *reclaim, its reclaim subscription
+ * orders-reclaim (min-idle 50 ms, count 1). */
+static ws_sub *sub_and_reclaim(ws_sim *sim, ws_mode mode, ws_sub **reclaim)
+{
+    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, mode, "orders", 1);
+    ws_sub_config rc = {.form = WS_FORM_STREAM, .mode = mode, .key = "orders",
+                        .group = "g", .reclaim = 1, .min_idle_ms = 50, .count = 1,
+                        .block_ms = 100, .name = "orders-reclaim"};
+    *reclaim = sf_subscribe(sim, &rc);
+    return sub;
+}
+
 /* ----- leaked ---------------------------------------------------------------------------- */
 
 /* A dropped delivery's segment committed anyway: its INCR leaves with the flush. */
@@ -59,13 +76,10 @@ SF_TEST(leaked_fires_when_a_dropped_segment_is_committed)
     ws_sim *sim = mutant_sim(w, WS_MUTANT_KEEP_DISCARDED);
     const char *id = one_delivery(sim, WS_MODE_WINDOW, WS_DROP);
     assert_string_equal(sf_q(sim, "GET counter"), "\"1\"");
-    sf_expect_violations(w);
-    char want[512];
-    snprintf(want, sizeof want,
-             "delivery %s of entry %s ended dropped, yet its queued `INCR counter` took "
-             "effect (window round trip 2, command 1)",
-             id, id);
-    only_violation(sim, "leaked", id, want);
+    only_violation(w, sim, "leaked", id,
+                   "delivery %s of entry %s ended dropped, yet its queued `INCR counter` took "
+                   "effect (window round trip 2, command 1)",
+                   id, id);
 }
 
 /* The same for a retry: the copy and the INCR both leave. */
@@ -75,13 +89,10 @@ SF_TEST(leaked_fires_when_a_retried_segment_is_committed)
     const char *id = one_delivery(sim, WS_MODE_WINDOW, WS_RETRY);
     assert_string_equal(sf_q(sim, "GET counter"), "\"1\"");
     assert_int_equal(sf_int(sim, "XLEN orders"), 2);
-    sf_expect_violations(w);
-    char want[512];
-    snprintf(want, sizeof want,
-             "delivery %s of entry %s ended retried, yet its queued `INCR counter` took "
-             "effect (window round trip 2, command 1)",
-             id, id);
-    only_violation(sim, "leaked", id, want);
+    only_violation(w, sim, "leaked", id,
+                   "delivery %s of entry %s ended retried, yet its queued `INCR counter` took "
+                   "effect (window round trip 2, command 1)",
+                   id, id);
 }
 
 /* Without the mutant the drop leaves nothing and nothing is found. */
@@ -114,13 +125,10 @@ SF_TEST(split_fires_when_the_settle_outside_exec_is_cut_off_by_a_crash)
     assert_string_equal(sf_commands(sim, "flush"), cmds);
     assert_string_equal(sf_q(sim, "GET counter"), "\"1\"");
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
-    sf_expect_violations(w);
-    char want[512];
-    snprintf(want, sizeof want,
-             "entry %s's atomic segment was split: `INCR counter` took effect (window round "
-             "trip 2, command 2) but its XACK did not",
-             id);
-    only_violation(sim, "split", id, want);
+    only_violation(w, sim, "split", id,
+                   "entry %s's atomic segment was split: `INCR counter` took effect (window round "
+                   "trip 2, command 2) but its XACK did not",
+                   id);
 }
 
 /* The own XACK after an EXEC that ran nothing (EXECABORT: a command refused at queue
@@ -197,8 +205,7 @@ SF_TEST(stranded_fires_when_a_settle_drops_the_claim_but_not_the_value)
     assert_int_equal(sf_read(sub), 0); /* the sweep finds no claim to follow */
     assert_string_equal(sf_q(sim, "LRANGE orders.processing 0 -1"), "[\"order-1\"]");
     assert_string_equal(sf_q(sim, "ZCARD orders:claims"), ":0");
-    sf_expect_violations(w);
-    only_violation(sim, "stranded", "order-1",
+    only_violation(w, sim, "stranded", "order-1",
                    "entry order-1 is stranded on the processing list orders.processing: no "
                    "live delivery holds it and its delivery in read 1 of orders ended ack, "
                    "but its LREM did not take effect while its recovery member went, so the "
@@ -221,13 +228,9 @@ SF_TEST(stranded_fires_for_a_crash_between_the_lmove_and_its_zadd)
     assert_int_equal(ws_sim_advance(sim, 60), 0);
     assert_int_equal(sf_read(sub), 0);
     sf_expect_violations(w);
-    size_t n;
-    const ws_violation *v = sf_check(sim, &n);
-    assert_int_equal(n, 1);
-    assert_string_equal(v[0].invariant, "stranded");
-    assert_string_equal(v[0].entry, "order-1");
-    assert_non_null(strstr(v[0].sentence, "the claim's ZADD that follows its LMOVE never "
-                                          "took effect"));
+    const ws_violation *v = sf_only_violation(sim, "stranded", "order-1");
+    assert_non_null(
+        strstr(v->sentence, "the claim's ZADD that follows its LMOVE never took effect"));
 }
 
 /* Without the mutant the settle removes both: nothing is stranded. */
@@ -254,13 +257,10 @@ SF_TEST(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back)
     const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
     assert_int_equal(sf_read(sub), 1);
     assert_int_equal(sf_int(sim, "XACK orders g %s", id), 1);
-    sf_expect_violations(w);
-    char want[512];
-    snprintf(want, sizeof want,
-             "entry %s was lost: it is neither acknowledged with its effects applied, nor "
-             "pending, nor unread or scheduled in a delay queue",
-             id);
-    only_violation(sim, "lost", id, want);
+    only_violation(w, sim, "lost", id,
+                   "entry %s was lost: it is neither acknowledged with its effects applied, nor "
+                   "pending, nor unread or scheduled in a delay queue",
+                   id);
 }
 
 /* §7: a crash between a direct write and its XACK; the reclaim redelivery writes again.
@@ -269,11 +269,8 @@ SF_TEST(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back)
 SF_TEST(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash)
 {
     ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_DIRECT, "orders", 1);
-    ws_sub_config rc = {.form = WS_FORM_STREAM, .mode = WS_MODE_DIRECT, .key = "orders",
-                        .group = "g", .reclaim = 1, .min_idle_ms = 50, .count = 1,
-                        .block_ms = 100, .name = "orders-reclaim"};
-    ws_sub *reclaim = sf_subscribe(sim, &rc);
+    ws_sub *reclaim;
+    ws_sub *sub = sub_and_reclaim(sim, WS_MODE_DIRECT, &reclaim);
     const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
     assert_int_equal(sf_read(sub), 1);
     sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
@@ -285,15 +282,12 @@ SF_TEST(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash)
     sf_queue(sf_d(reclaim, 0), "RPUSH picks order-1");
     sf_settle(sf_d(reclaim, 0), WS_ACK);
     assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"order-1\", \"order-1\"]");
-    sf_expect_violations(w);
-    char want[768];
-    snprintf(want, sizeof want,
-             "entry %s's effects were applied twice: `RPUSH picks order-1` by its delivery in "
-             "read 1 of orders (window round trip 3, command 1) and again by its redelivery "
-             "as %s in read 1 of orders-reclaim (window.2 round trip 3, command 1), after "
-             "the crash at crash between steps (ws_sim_crash) at %lld ms",
-             id, id, crashed_at);
-    only_violation(sim, "doubled", id, want);
+    only_violation(w, sim, "doubled", id,
+                   "entry %s's effects were applied twice: `RPUSH picks order-1` by its "
+                   "delivery in read 1 of orders (window round trip 3, command 1) and again by "
+                   "its redelivery as %s in read 1 of orders-reclaim (window.2 round trip 3, "
+                   "command 1), after the crash at crash between steps (ws_sim_crash) at %lld ms",
+                   id, id, crashed_at);
 }
 
 /* ----- What a crash explorer's checks read less of -------------------------------------- */
@@ -304,16 +298,9 @@ SF_TEST(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash)
 SF_TEST(a_fresh_read_brings_only_produced_entries_until_another_client_adds_one)
 {
     ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 1);
-    ws_sub_config rc = {.form = WS_FORM_STREAM, .mode = WS_MODE_WINDOW, .key = "orders",
-                        .group = "g", .reclaim = 1, .min_idle_ms = 50, .count = 1,
-                        .block_ms = 100, .name = "orders-reclaim"};
-    ws_sub *reclaim = sf_subscribe(sim, &rc);
-    for (int i = 1; i <= 3; i++) {
-        char payload[32];
-        snprintf(payload, sizeof payload, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", payload);
-    }
+    ws_sub *reclaim;
+    ws_sub *sub = sub_and_reclaim(sim, WS_MODE_WINDOW, &reclaim);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     int only = -1;
     assert_int_equal(ws_sub_fresh_only(sub, &only), 0);
     assert_int_equal(only, 1);
@@ -335,14 +322,9 @@ SF_TEST(a_fresh_read_brings_only_produced_entries_until_another_client_adds_one)
 static char *three_entries_one_doubled(sf_world *w, int prepare)
 {
     ws_sim *sim = mutant_sim(w, WS_MUTANT_NONE);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_DIRECT, "orders", 1);
-    ws_sub_config rc = {.form = WS_FORM_STREAM, .mode = WS_MODE_DIRECT, .key = "orders",
-                        .group = "g", .reclaim = 1, .min_idle_ms = 50, .count = 1,
-                        .block_ms = 100, .name = "orders-reclaim"};
-    ws_sub *reclaim = sf_subscribe(sim, &rc);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-3");
+    ws_sub *reclaim;
+    ws_sub *sub = sub_and_reclaim(sim, WS_MODE_DIRECT, &reclaim);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 1);
     sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
     sf_settle(sf_d(sub, 0), WS_ACK);
@@ -400,23 +382,4 @@ SF_TEST(the_touched_only_check_finds_what_the_whole_check_finds)
     free(touched);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_fresh_read_brings_only_produced_entries_until_another_client_adds_one),
-        SF_T(the_touched_only_check_finds_what_the_whole_check_finds),
-        SF_T(leaked_fires_when_a_dropped_segment_is_committed),
-        SF_T(leaked_fires_when_a_retried_segment_is_committed),
-        SF_T(a_dropped_segment_leaks_nothing_without_the_mutant),
-        SF_T(split_fires_when_the_settle_outside_exec_is_cut_off_by_a_crash),
-        SF_T(split_fires_when_the_settle_outside_exec_outlives_an_execabort),
-        SF_T(an_execabort_splits_nothing_without_the_mutant),
-        SF_T(stranded_fires_when_a_settle_drops_the_claim_but_not_the_value),
-        SF_T(stranded_fires_for_a_crash_between_the_lmove_and_its_zadd),
-        SF_T(nothing_is_stranded_without_the_mutant),
-        SF_T(lost_fires_for_an_entry_acknowledged_behind_the_consumers_back),
-        SF_T(doubled_fires_for_a_direct_write_applied_before_and_after_a_crash),
-    };
-    return sf_main(argc, argv, "sim: the invariants fire (§8)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: the invariants fire (§8)")

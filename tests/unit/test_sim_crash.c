@@ -25,15 +25,6 @@ static ws_sub *orders(ws_sim *sim, ws_sub **reclaim, size_t reclaim_count)
     return sub;
 }
 
-static void produce_orders(ws_sim *sim, int n)
-{
-    for (int i = 1; i <= n; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
-}
-
 /* A crash kills the process: while dead every consumer call is refused (WS_EDEAD); after
  * the restart the old handles are stale (WS_ESTALE, a sentence saying the process
  * crashed), and the trace shows both.  Generated consumer names come from a per-process
@@ -44,7 +35,7 @@ SF_TEST(a_crash_makes_every_handle_of_the_process_stale)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     ws_delivery *d = sf_d(sub, 0);
     assert_string_equal(ws_sub_consumer(sub), "ruststream-0");
@@ -86,7 +77,7 @@ SF_TEST(a_reclaim_read_picks_up_what_a_crashed_consumer_left)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 2);
-    produce_orders(sim, 3);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     const char *third = ws_delivery_id(sf_d(sub, 2));
     assert_int_equal(ws_sim_crash(sim), 0);
@@ -122,7 +113,7 @@ SF_TEST(a_fresh_subscription_never_rereads_its_pending_list)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     assert_int_equal(ws_abandon(sf_d(sub, 0)), 0);
     assert_int_equal(sf_read(sub), 0);
@@ -141,7 +132,7 @@ SF_TEST(a_crash_inside_a_flush_keeps_exactly_the_first_k_commands)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 2);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     const char *first = ws_delivery_id(sf_d(sub, 0));
     ws_fault f = {.kind = WS_FAULT_CRASH_AFTER, .name = "RPUSH", .nth = 1};
@@ -166,11 +157,7 @@ SF_TEST(a_crash_inside_a_flush_keeps_exactly_the_first_k_commands)
     assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"),
                         "[\"order-1\", \"order-1\", \"order-2\"]");
     sf_expect_violations(w);
-    size_t n = 0;
-    const ws_violation *v = sf_check(sim, &n);
-    assert_int_equal(n, 1);
-    assert_string_equal(v[0].invariant, "doubled");
-    assert_string_equal(v[0].entry, first);
+    sf_only_violation(sim, "doubled", first);
 }
 
 /* Lost replies: the server applied the whole flush, the consumer died before reading the
@@ -180,7 +167,7 @@ SF_TEST(a_flush_whose_replies_are_lost_was_applied_whole)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     ws_fault f = {.kind = WS_FAULT_LOSE_REPLIES, .name = "XACK", .nth = 1};
     assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
@@ -202,7 +189,7 @@ SF_TEST(a_crash_during_a_read_leaves_the_entry_pending_for_recovery)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 1);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 1);
     ws_fault f = {.kind = WS_FAULT_CRASH_AFTER, .name = "XREADGROUP", .nth = 1};
     assert_int_equal(ws_fault_arm(ws_sim_reader(sim), &f), 0);
     ws_read_result res;
@@ -264,9 +251,7 @@ SF_TEST(a_delay_queue_copy_survives_a_crash)
     sf_check(sim, &n);
     assert_int_equal(n, 0);
     assert_int_equal(ws_sim_advance(sim, d), 0);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_settle(sf_d(sub, 0), WS_ACK);
+    sf_ack_copy(sub, 1);
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
@@ -297,14 +282,9 @@ SF_TEST(a_crash_between_the_settle_and_the_runtime_copy_loses_the_entry)
     assert_int_equal(sf_int(sim, "XLEN orders"), 1);
     assert_int_equal(sf_read(sub), 0);
     sf_expect_violations(w);
-    size_t n;
-    const ws_violation *v = sf_check(sim, &n);
-    assert_int_equal(n, 1);
-    assert_string_equal(v[0].invariant, "lost");
-    assert_string_equal(v[0].entry, id);
-    assert_non_null(strstr(v[0].sentence, "max-attempts declared: the settle first, then the "
-                                          "copy"));
-    assert_non_null(strstr(v[0].sentence, "before the copy was published"));
+    const ws_violation *v = sf_only_violation(sim, "lost", id);
+    assert_non_null(strstr(v->sentence, "max-attempts declared: the settle first, then the copy"));
+    assert_non_null(strstr(v->sentence, "before the copy was published"));
 }
 
 /* Without the crash the same retry keeps the entry: the copy is on the stream, unread. */
@@ -331,7 +311,7 @@ SF_TEST(a_restart_makes_new_connections)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
     ws_sub *sub = orders(sim, &reclaim, 0);
-    produce_orders(sim, 2);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     ws_conn *old = ws_sim_window(sim);
     assert_int_equal(ws_fault_error_nth(old, "XACK", 2, NULL), 0);
     assert_int_equal(sf_read(sub), 2);
@@ -346,21 +326,4 @@ SF_TEST(a_restart_makes_new_connections)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_crash_makes_every_handle_of_the_process_stale),
-        SF_T(a_reclaim_read_picks_up_what_a_crashed_consumer_left),
-        SF_T(a_fresh_subscription_never_rereads_its_pending_list),
-        SF_T(a_crash_inside_a_flush_keeps_exactly_the_first_k_commands),
-        SF_T(a_flush_whose_replies_are_lost_was_applied_whole),
-        SF_T(a_crash_during_a_read_leaves_the_entry_pending_for_recovery),
-        SF_T(a_timer_copy_dies_with_the_process_and_the_entry_is_lost),
-        SF_T(a_delay_queue_copy_survives_a_crash),
-        SF_T(a_crash_between_the_settle_and_the_runtime_copy_loses_the_entry),
-        SF_T(a_declared_retry_without_a_crash_loses_nothing),
-        SF_T(a_restart_makes_new_connections),
-    };
-    return sf_main(argc, argv, "sim: crashes and recovery (§8)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: crashes and recovery (§8)")

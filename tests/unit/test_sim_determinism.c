@@ -36,11 +36,7 @@ static ws_sim *scenario(sf_world *w, uint64_t seed, int variant)
     ws_sub *returns = sf_subscribe(sim, &lc);
     sf_produce(sim, WS_FORM_RELIABLE_LIST, "returns", "return-1");
     assert_int_equal(sf_read(returns), 1); /* claimed: a member naming this process */
-    for (int i = 1; i <= 3; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     ws_delivery *d[3];
     for (size_t i = 0; i < 3; i++) {
@@ -217,14 +213,8 @@ SF_TEST(the_hash_is_fnv1a_of_the_trace_text)
  * drops, 3 acks: one flush, one round trip, INCR of 1 and of 3, then one XACK of all. */
 SF_TEST(the_diagram_shows_each_flush_with_its_deliveries)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    for (int i = 1; i <= 3; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 3);
     for (size_t i = 0; i < 3; i++) {
         sf_queue(sf_d(sub, i), "INCR seen");
         sf_settle(sf_d(sub, i), i == 1 ? WS_DROP : WS_ACK);
@@ -243,7 +233,7 @@ SF_TEST(the_diagram_shows_each_flush_with_its_deliveries)
  * inside a delay-queue member ([u32 BE id length][id][frame], written with \x escapes: a
  * length of 16, "\x10", must not run into the id's digits); clock values; XPENDING's idle
  * times; clock advances. */
-static void the_fixtures_mask_hides_what_the_clock_decides(void **state)
+SF_PLAIN_TEST(the_fixtures_mask_hides_what_the_clock_decides)
 {
     (void)state;
     char *m = sf_mask("  XADD s * _payload a -> \"1700000000000-0\"\n"
@@ -267,20 +257,4 @@ static void the_fixtures_mask_hides_what_the_clock_decides(void **state)
     assert_false(sf_same_masked("SET k 12", "SET k 13"));
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(the_same_seed_gives_the_same_trace),
-        SF_T(seeds_1_to_4_each_give_the_same_trace_twice),
-        SF_T(seeds_5_to_8_each_give_the_same_trace_twice),
-        SF_T(seeds_9_to_12_each_give_the_same_trace_twice),
-        SF_T(seeds_13_to_16_each_give_the_same_trace_twice),
-        SF_T(the_trace_hash_is_the_same_in_every_process),
-        SF_T(different_seeds_give_different_process_ids_and_traces),
-        SF_T(different_scenarios_give_different_traces),
-        SF_T(the_hash_is_fnv1a_of_the_trace_text),
-        SF_T(the_diagram_shows_each_flush_with_its_deliveries),
-        cmocka_unit_test(the_fixtures_mask_hides_what_the_clock_decides),
-    };
-    return sf_main(argc, argv, "sim: determinism", tests, sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: determinism")

@@ -16,11 +16,7 @@
 static uint64_t cost_of_a_read(ws_sim *sim, ws_mode mode, const char *key)
 {
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, mode, key, 3);
-    for (int i = 1; i <= 3; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, key, p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, key, 3);
     uint64_t before = ws_sim_get_counts(sim).round_trips;
     assert_int_equal(sf_read(sub), 3);
     for (size_t i = 0; i < 3; i++) {
@@ -109,8 +105,7 @@ SF_TEST(a_direct_reliable_list_reads_one_blmove_and_records_each_claim_on_its_ow
     cfg.min_idle_ms = 100;
     cfg.recovery_ttl_ms = 60000;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 2);
     assert_int_equal(sf_read(sub), 1); /* one delivery per read, though two wait */
     assert_int_equal(sf_int(sim, "LLEN orders"), 1);
     assert_int_equal(round_trips_of(sim, "read 1 of orders", 1), 1);
@@ -165,6 +160,32 @@ static void redeliver(sf_world *w, ws_sim *sim, ws_sub *reclaim, size_t expect)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
+/* The end of the crash tests below that double the write: the redelivery writes the pick
+ * a second time, and the check says "doubled". */
+static void redeliver_doubled(sf_world *w, ws_sim *sim, ws_sub *reclaim)
+{
+    redeliver(w, sim, reclaim, 1);
+    assert_int_equal(sf_int(sim, "LLEN picks"), 2);
+    sf_expect_violations(w);
+    assert_non_null(sf_violation(sim, "doubled"));
+}
+
+/* The opening of the crash tests below: a subscription in mode and its reclaim
+ * subscription (*reclaim), order-1 read, a crash armed before the window connection sends
+ * `before`, the handler's RPUSH queued, and the ack that crashes (WS_ECRASHED). */
+static ws_sim *crash_before(sf_world *w, ws_mode mode, const char *before, ws_sub **reclaim)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = with_reclaim(w, sim, mode, reclaim);
+    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = before, .nth = 1};
+    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
+    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
+    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
+    return sim;
+}
+
 /* §7: a crash between a handler's write and its XACK leaves the write applied and the
  * entry pending; the redelivery applies it twice, and the check names the entry. */
 SF_TEST(a_crash_between_a_direct_write_and_its_xack_applies_the_write_twice)
@@ -189,55 +210,28 @@ SF_TEST(a_crash_between_a_direct_write_and_its_xack_applies_the_write_twice)
 /* The same crash, by a fault: the consumer dies before its XACK is sent. */
 SF_TEST(a_direct_settle_that_crashes_before_its_xack_leaves_the_entry_pending)
 {
-    ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
-    ws_sub *sub = with_reclaim(w, sim, WS_MODE_DIRECT, &reclaim);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "XACK", .nth = 1};
-    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
-    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
-    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
+    ws_sim *sim = crash_before(w, WS_MODE_DIRECT, "XACK", &reclaim);
     assert_true(ws_sim_dead(sim));
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
-    redeliver(w, sim, reclaim, 1);
-    assert_int_equal(sf_int(sim, "LLEN picks"), 2);
-    sf_expect_violations(w);
-    assert_non_null(sf_violation(sim, "doubled"));
+    redeliver_doubled(w, sim, reclaim);
 }
 
 /* The plain window does not remove it: a crash inside the flush after the segment and
  * before the XACK doubles the write too. */
 SF_TEST(a_plain_window_crash_between_segment_and_xack_applies_the_write_twice)
 {
-    ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
-    ws_sub *sub = with_reclaim(w, sim, WS_MODE_WINDOW, &reclaim);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "XACK", .nth = 1};
-    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
-    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
-    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
-    redeliver(w, sim, reclaim, 1);
-    assert_int_equal(sf_int(sim, "LLEN picks"), 2);
-    sf_expect_violations(w);
-    assert_non_null(sf_violation(sim, "doubled"));
+    ws_sim *sim = crash_before(w, WS_MODE_WINDOW, "XACK", &reclaim);
+    redeliver_doubled(w, sim, reclaim);
 }
 
 /* The atomic window removes it: the same crash point is inside MULTI, so the server
  * discards the transaction with the dead connection; the redelivery applies it once. */
 SF_TEST(the_atomic_window_removes_the_doubled_effect)
 {
-    ws_sim *sim = sf_sim(w, 1);
     ws_sub *reclaim;
-    ws_sub *sub = with_reclaim(w, sim, WS_MODE_ATOMIC, &reclaim);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_fault f = {.kind = WS_FAULT_CRASH_BEFORE, .name = "EXEC", .nth = 1};
-    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
-    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
-    assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), WS_ECRASHED);
+    ws_sim *sim = crash_before(w, WS_MODE_ATOMIC, "EXEC", &reclaim);
     assert_int_equal(sf_int(sim, "EXISTS picks"), 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
     redeliver(w, sim, reclaim, 1);
@@ -247,16 +241,4 @@ SF_TEST(the_atomic_window_removes_the_doubled_effect)
     assert_int_equal(n, 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(direct_mode_costs_one_plus_two_round_trips_per_delivery),
-        SF_T(direct_mode_settles_each_delivery_on_its_own),
-        SF_T(a_direct_reliable_list_reads_one_blmove_and_records_each_claim_on_its_own),
-        SF_T(a_crash_between_a_direct_write_and_its_xack_applies_the_write_twice),
-        SF_T(a_direct_settle_that_crashes_before_its_xack_leaves_the_entry_pending),
-        SF_T(a_plain_window_crash_between_segment_and_xack_applies_the_write_twice),
-        SF_T(the_atomic_window_removes_the_doubled_effect),
-    };
-    return sf_main(argc, argv, "sim: direct mode (§7)", tests, sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: direct mode (§7)")

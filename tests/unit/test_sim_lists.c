@@ -12,15 +12,6 @@
 
 #include "sim_fixture.h"
 
-static void produce_values(ws_sim *sim, ws_form form, int n)
-{
-    for (int i = 1; i <= n; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, form, "orders", p);
-    }
-}
-
 /* ----- Reliable lists ---------------------------------------------------------------------- */
 
 /* A read is one pipeline of COUNT × LMOVE <k> <k>.processing RIGHT LEFT; every non-nil
@@ -29,7 +20,7 @@ SF_TEST(a_reliable_read_is_one_pipeline_of_lmoves)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 3);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 2);
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 2);
     uint64_t rt = ws_sim_get_counts(sim).read_round_trips;
     assert_int_equal(sf_read(sub), 2);
     assert_int_equal(ws_sim_get_counts(sim).read_round_trips - rt, 1);
@@ -68,7 +59,7 @@ SF_TEST(a_reliable_list_uses_its_configured_processing_list)
     ws_sub_config cfg = sf_sub_config(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 1);
     cfg.processing = "orders:inflight";
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 1);
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     assert_string_equal(sf_q(sim, "LRANGE orders:inflight 0 -1"), "[\"order-1\"]");
     sf_settle(sf_d(sub, 0), WS_ACK);
@@ -79,10 +70,8 @@ SF_TEST(a_reliable_list_uses_its_configured_processing_list)
 /* retry: LPUSH <k> <value> (in round trip 1), then LREM (round trip 2). */
 SF_TEST(a_reliable_retry_pushes_the_value_back_then_removes_it)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 0);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 1);
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, 0, 1);
     sf_queue(sf_d(sub, 0), "RPUSH picks never");
     sf_settle(sf_d(sub, 0), WS_RETRY);
     assert_string_equal(sf_commands(sim, "flush"),
@@ -96,10 +85,8 @@ SF_TEST(a_reliable_retry_pushes_the_value_back_then_removes_it)
 /* An abandoned value stays on the processing list. */
 SF_TEST(an_abandoned_value_stays_on_the_processing_list)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 0);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 1);
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, 0, 1);
     assert_int_equal(ws_abandon(sf_d(sub, 0)), 0);
     assert_string_equal(sf_q(sim, "LRANGE orders.processing 0 -1"), "[\"order-1\"]");
     assert_int_equal(sf_window_round_trips(sim), 0);
@@ -116,7 +103,7 @@ SF_TEST(a_reliable_list_recovers_its_orphans_after_a_crash)
     cfg.recovery = "orders:claims";
     cfg.min_idle_ms = 100;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 2);
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 2);
     int64_t t0 = ws_sim_now(sim);
     /* Two reads of one: order-1, then order-2. */
     assert_int_equal(sf_read(sub), 1);
@@ -160,7 +147,7 @@ SF_TEST(an_orphan_waits_for_the_sweeps_min_idle)
     cfg.recovery = "orders:claims";
     cfg.min_idle_ms = 300;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 1);
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     assert_int_equal(ws_sim_crash(sim), 0);
     assert_int_equal(ws_sim_restart(sim), 0);
@@ -176,10 +163,8 @@ SF_TEST(an_orphan_waits_for_the_sweeps_min_idle)
  * list (and comes back through recovery). */
 SF_TEST(a_reliable_retry_whose_lpush_fails_keeps_the_value_in_processing)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 0);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 1);
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, 0, 1);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "LPUSH", 1, NULL), 0);
     sf_settle(sf_d(sub, 0), WS_RETRY);
     assert_int_equal(sf_count(sf_commands(sim, "flush"), "LREM"), 0);
@@ -196,7 +181,7 @@ SF_TEST(an_atomic_reliable_list_with_recovery_settles_inside_the_block)
     cfg.recovery = "orders:claims";
     cfg.min_idle_ms = 100;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    produce_values(sim, WS_FORM_RELIABLE_LIST, 1);
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 1);
     assert_int_equal(sf_read(sub), 1);
     sf_queue(sf_d(sub, 0), "RPUSH picks a");
     sf_settle(sf_d(sub, 0), WS_ACK);
@@ -211,10 +196,8 @@ SF_TEST(an_atomic_reliable_list_with_recovery_settles_inside_the_block)
  * window still sends an acked segment and drops a dropped one. */
 SF_TEST(a_plain_list_reads_with_rpop_and_settles_nothing)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, "orders", 5);
-    produce_values(sim, WS_FORM_PLAIN_LIST, 2);
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, 5, 2);
     assert_string_equal(sf_commands(sim, "read 1"), "RPOP orders 5\n");
     assert_int_equal(sf_int(sim, "EXISTS orders"), 0);
     sf_queue(sf_d(sub, 0), "RPUSH picks a");
@@ -287,23 +270,4 @@ SF_TEST(a_pattern_subscription_receives_matching_channels)
     sf_settle(sf_d(sub, 1), WS_ACK);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_reliable_read_is_one_pipeline_of_lmoves),
-        SF_T(an_empty_reliable_list_falls_back_to_blmove),
-        SF_T(a_reliable_list_uses_its_configured_processing_list),
-        SF_T(a_reliable_retry_pushes_the_value_back_then_removes_it),
-        SF_T(an_abandoned_value_stays_on_the_processing_list),
-        SF_T(a_reliable_list_recovers_its_orphans_after_a_crash),
-        SF_T(an_orphan_waits_for_the_sweeps_min_idle),
-        SF_T(a_reliable_retry_whose_lpush_fails_keeps_the_value_in_processing),
-        SF_T(an_atomic_reliable_list_with_recovery_settles_inside_the_block),
-        SF_T(a_plain_list_reads_with_rpop_and_settles_nothing),
-        SF_T(a_channel_buffers_messages_and_settles_nothing),
-        SF_T(a_channel_window_waits_while_messages_are_buffered),
-        SF_T(a_pattern_subscription_receives_matching_channels),
-    };
-    return sf_main(argc, argv, "sim: lists and channels (§2.2, §2.3)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: lists and channels (§2.2, §2.3)")

@@ -22,18 +22,27 @@ static ws_sub *with_receipts(ws_sim *sim, ws_mode mode, int in_round)
     return sf_subscribe(sim, &cfg);
 }
 
+/* In a subscription with InRound receipts (mode): order-1 read (*id its id), its
+ * handler's LPUSH picks sku-1 queued and its receipt-1 replied; the delivery. */
+static ws_delivery *queued_and_replied(ws_sim *sim, ws_mode mode, const char **id)
+{
+    ws_sub *sub = with_receipts(sim, mode, 1);
+    *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    sf_queue(d, "LPUSH picks sku-1");
+    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    return d;
+}
+
 /* ----- Replies ------------------------------------------------------------------------------ */
 
 /* §9: a reply in the round leaves after what the handler queued (order: queued, reply). */
 SF_TEST(a_reply_in_the_round_leaves_after_what_the_handler_queued)
 {
     ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 1);
-    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_delivery *d = sf_d(sub, 0);
-    sf_queue(d, "LPUSH picks sku-1");
-    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    const char *id;
+    ws_delivery *d = queued_and_replied(sim, WS_MODE_WINDOW, &id);
     assert_int_equal(sf_int(sim, "EXISTS receipts"), 0); /* in the round: not yet */
     sf_settle(d, WS_ACK);
     char want[256];
@@ -65,8 +74,7 @@ SF_TEST(a_reply_outside_the_round_leaves_at_the_ack_before_the_window)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = with_receipts(sim, WS_MODE_WINDOW, 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
     char waits[160];
@@ -124,12 +132,8 @@ SF_TEST(a_reply_outside_the_round_that_fails_turns_the_ack_into_a_retry)
 SF_TEST(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack)
 {
     ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = with_receipts(sim, WS_MODE_ATOMIC, 1);
-    const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    ws_delivery *d = sf_d(sub, 0);
-    sf_queue(d, "LPUSH picks sku-1");
-    assert_int_equal(ws_reply(d, "receipt-1", 9), 0);
+    const char *id;
+    ws_delivery *d = queued_and_replied(sim, WS_MODE_ATOMIC, &id);
     sf_settle(d, WS_ACK);
     char want[256];
     snprintf(want, sizeof want,
@@ -143,10 +147,8 @@ SF_TEST(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack)
 /* §9: a bound publish leaves with the ack, in call order with the queued commands. */
 SF_TEST(a_bound_publish_leaves_with_the_ack)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
     sf_queue(d, "LPUSH picks sku-1");
@@ -163,10 +165,8 @@ SF_TEST(a_bound_publish_leaves_with_the_ack)
 /* §9: a bound publish never leaves for a dropped delivery. */
 SF_TEST(a_bound_publish_never_leaves_for_a_dropped_delivery)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
     assert_int_equal(ws_bind(d, &audit), 0);
@@ -178,10 +178,8 @@ SF_TEST(a_bound_publish_never_leaves_for_a_dropped_delivery)
 /* §9: an unbound publish leaves at once, even when the delivery is dropped. */
 SF_TEST(an_unbound_publish_leaves_at_once_even_when_dropped)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
     assert_int_equal(ws_publish(d, &audit, "audit-1", 7, NULL, 0), 0);
@@ -198,10 +196,8 @@ SF_TEST(an_unbound_publish_leaves_at_once_even_when_dropped)
  * payload to the end); without headers the bare payload. */
 SF_TEST(a_publish_joining_a_round_has_its_forms_shape)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     ws_out outs[3] = {{WS_FORM_STREAM, "events"}, {WS_FORM_RELIABLE_LIST, "audit"},
                       {WS_FORM_CHANNEL, "alerts"}};
@@ -233,11 +229,8 @@ SF_TEST(a_publish_joining_a_round_has_its_forms_shape)
  * outcome. */
 SF_TEST_FORMS(a_pool_write_lands_at_once_whatever_the_outcome)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    sf_produce(sim, form, "orders", "order-2");
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 2);
     assert_string_equal(sf_pool(sim, sf_d(sub, 0), "INCR receipts:sequence"), ":1");
     assert_string_equal(sf_q(sim, "GET receipts:sequence"), "\"1\"");
     sf_settle(sf_d(sub, 0), WS_DROP);
@@ -251,10 +244,8 @@ SF_TEST_FORMS(a_pool_write_lands_at_once_whatever_the_outcome)
  * command was made after the segment's. */
 SF_TEST(pool_commands_reach_redis_before_the_flush)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_ATOMIC, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_ATOMIC, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     sf_queue(d, "RPUSH log queued");
     assert_string_equal(sf_pool(sim, d, "RPUSH log pooled"), ":1");
@@ -277,11 +268,7 @@ static ws_sub *batched(ws_sim *sim, ws_mode mode, size_t n, int entries)
     ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, mode, "orders", 0);
     cfg.batch = n;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    for (int i = 1; i <= entries; i++) {
-        char p[32];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", entries);
     return sub;
 }
 
@@ -349,24 +336,4 @@ SF_TEST(a_batch_windows_capacity_is_the_batch_size)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_reply_in_the_round_leaves_after_what_the_handler_queued),
-        SF_T(a_reply_in_the_round_of_a_dropped_delivery_never_leaves),
-        SF_T(a_reply_outside_the_round_leaves_at_the_ack_before_the_window),
-        SF_T(a_reply_outside_the_round_that_fails_turns_the_ack_into_a_retry),
-        SF_T(an_in_round_reply_under_atomic_sits_inside_multi_before_the_xack),
-        SF_T(a_bound_publish_leaves_with_the_ack),
-        SF_T(a_bound_publish_never_leaves_for_a_dropped_delivery),
-        SF_T(an_unbound_publish_leaves_at_once_even_when_dropped),
-        SF_T(a_publish_joining_a_round_has_its_forms_shape),
-        SF_T_FORMS(a_pool_write_lands_at_once_whatever_the_outcome),
-        SF_T(pool_commands_reach_redis_before_the_flush),
-        SF_T(an_acked_batch_of_3_sends_its_3_writes),
-        SF_T(a_dropped_batch_sends_none),
-        SF_T(a_batch_windows_capacity_is_the_batch_size),
-    };
-    return sf_main(argc, argv, "sim: publishes, the pool, batches (§6)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: publishes, the pool, batches (§6)")

@@ -21,8 +21,7 @@ SF_TEST(a_failed_flush_is_reported_once_on_the_delivery_stream)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 1);
     sf_do(sim, "RPUSH events not-a-stream");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 1);
     sf_queue(sf_d(sub, 0), "XADD events * kind picked");
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_ACK, 0), 0);
@@ -51,8 +50,7 @@ SF_TEST(a_second_failure_while_a_report_waits_is_not_reported_again)
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 1);
     sf_do(sim, "SET counter not-a-number");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     /* Two reads of one before any settle: no report waits yet. */
     assert_int_equal(sf_read(sub), 1);
     ws_delivery *a = sf_d(sub, 0);
@@ -83,11 +81,7 @@ SF_TEST(a_report_counts_commands_settles_and_failures)
     ws_sub *sub = sf_subscribe(sim, &cfg);
     assert_string_equal(ws_sub_name(sub), "accept");
     sf_do(sim, "SET str x");
-    for (int i = 1; i <= 3; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 3);
     sf_queue(sf_d(sub, 0), "LPUSH str a");  /* fails */
     sf_queue(sf_d(sub, 0), "LPUSH picks a");
@@ -112,11 +106,7 @@ SF_TEST(a_failed_xack_leaves_every_id_pending_until_recovery)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    for (int i = 1; i <= 4; i++) {
-        char p[16];
-        snprintf(p, sizeof p, "order-%d", i);
-        sf_produce(sim, WS_FORM_STREAM, "orders", p);
-    }
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 4);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "XACK", 1, NULL), 0);
     ws_sub_config cfg = {.form = WS_FORM_STREAM, .mode = WS_MODE_WINDOW, .key = "orders",
                          .group = "g", .consumer = "rescuer", .reclaim = 1, .block_ms = 100,
@@ -155,8 +145,7 @@ SF_TEST(a_failed_lrem_leaves_the_value_on_the_processing_list)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_RELIABLE_LIST, "orders", 2);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "LREM", 2, "ERR refused"), 0);
     assert_int_equal(sf_read(sub), 2);
     sf_settle(sf_d(sub, 0), WS_ACK);
@@ -193,16 +182,4 @@ SF_TEST(a_retry_whose_write_fails_is_not_acknowledged)
     assert_string_equal(r.first_error, WRONGTYPE);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_failed_flush_is_reported_once_on_the_delivery_stream),
-        SF_T(a_second_failure_while_a_report_waits_is_not_reported_again),
-        SF_T(a_report_counts_commands_settles_and_failures),
-        SF_T(a_failed_xack_leaves_every_id_pending_until_recovery),
-        SF_T(a_failed_lrem_leaves_the_value_on_the_processing_list),
-        SF_T(a_retry_whose_write_fails_is_not_acknowledged),
-    };
-    return sf_main(argc, argv, "sim: failure reports (§5)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: failure reports (§5)")

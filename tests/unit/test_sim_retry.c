@@ -81,24 +81,17 @@ SF_TEST(a_delayed_retry_leaves_nothing_it_queued_reliable_list)
 /* A plain list and a channel settle nothing and have no delay of their own, yet a
  * retry_after is the runtime's (dispatch.rs settle_nack_after -> publish_copy): after the
  * delay a framed copy, the counter raised, is LPUSHed or PUBLISHed through the pool. */
-SF_TEST(a_delayed_retry_leaves_nothing_it_queued_plain_list)
+SF_TEST_UNSETTLED(a_delayed_retry_leaves_nothing_it_queued)
 {
-    delayed_retry(w, WS_FORM_PLAIN_LIST, NULL);
-}
-
-SF_TEST(a_delayed_retry_leaves_nothing_it_queued_channel)
-{
-    delayed_retry(w, WS_FORM_CHANNEL, NULL);
+    delayed_retry(w, form, NULL);
 }
 
 /* The copy a plain list's or a channel's retry_after publishes, as sent: the frame of one
  * header, x-ruststream-retry-count 1, then the payload. */
-static void framed_delayed_copy(sf_world *w, ws_form form)
+SF_TEST_UNSETTLED(a_delayed_retry_copy_is_framed_with_the_counter)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
     int64_t d = sf_ms(w, 2000, 200);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, d), 0);
     assert_string_equal(sf_commands(sim, "timer"), "");
@@ -109,29 +102,17 @@ static void framed_delayed_copy(sf_world *w, ws_form form)
              "x-ruststream-retry-count\\x00\\x00\\x00\\x011order-1\"\n",
              form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
     assert_string_equal(sf_commands(sim, "retry timer of order-1"), want);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_settle(sf_d(sub, 0), WS_ACK);
-}
-SF_TEST(a_delayed_retry_copy_is_framed_with_the_counter_plain_list)
-{
-    framed_delayed_copy(w, WS_FORM_PLAIN_LIST);
-}
-SF_TEST(a_delayed_retry_copy_is_framed_with_the_counter_channel)
-{
-    framed_delayed_copy(w, WS_FORM_CHANNEL);
+    sf_ack_copy(sub, 1);
 }
 
 /* An undeclared retry on a plain list or a channel is the broker's requeue, which they do
  * not have (AckError::Unsupported): nothing is published, the message is gone (a trace
  * note says so).  With max-attempts declared the same retry is the runtime's: a framed
  * copy, the counter raised, at once. */
-static void undeclared_retry_without_requeue(sf_world *w, ws_form form)
+SF_TEST_UNSETTLED(an_undeclared_retry_publishes_nothing)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
     sf_queue(sf_d(sub, 0), "INCR handled");
     sf_settle(sf_d(sub, 0), WS_RETRY);
     assert_non_null(strstr(sf_trace(sim), "cannot requeue order-1 (nothing is published; "
@@ -152,17 +133,7 @@ static void undeclared_retry_without_requeue(sf_world *w, ws_form form)
     assert_int_equal(sf_read(sub), 1);
     sf_settle(sf_d(sub, 0), WS_RETRY);
     assert_int_equal(sf_count(sf_commands(declared, "retry copy of job-1"), " jobs "), 1);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 1);
-    sf_settle(sf_d(sub, 0), WS_ACK);
-}
-SF_TEST(an_undeclared_retry_publishes_nothing_plain_list)
-{
-    undeclared_retry_without_requeue(w, WS_FORM_PLAIN_LIST);
-}
-SF_TEST(an_undeclared_retry_publishes_nothing_channel)
-{
-    undeclared_retry_without_requeue(w, WS_FORM_CHANNEL);
+    sf_ack_copy(sub, 1);
 }
 
 /* The settle of a retry_after with a delay queue: ZADD <now+d> <member>, PEXPIRE with a
@@ -285,9 +256,7 @@ SF_TEST(a_delay_queue_member_round_trips_binary_payloads)
     /* A second retry_after raises the counter again. */
     assert_int_equal(ws_settle(copy, WS_RETRY_AFTER, 1000), 0);
     assert_int_equal(ws_sim_advance(sim, 1000), 0);
-    assert_int_equal(sf_read(sub), 1);
-    assert_int_equal(ws_delivery_retries(sf_d(sub, 0)), 2);
-    sf_settle(sf_d(sub, 0), WS_ACK);
+    sf_ack_copy(sub, 2);
 }
 
 /* The sweep before a read, through the pool (the window connection): ZRANGEBYSCORE
@@ -339,8 +308,7 @@ SF_TEST(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = orders(sim, NULL, 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     int64_t d = sf_ms(w, 2000, 200);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, 2 * d), 0);
@@ -370,10 +338,8 @@ SF_TEST(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool)
  * (dispatch.rs publish_copy; envelope.rs frame). */
 SF_TEST(a_reliable_list_retry_after_is_lrem_now_and_a_timer_lpush)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, 0, 1);
     int64_t d = sf_ms(w, 2000, 200);
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, d), 0);
     assert_string_equal(sf_commands(sim, "flush"), "LREM orders.processing 1 order-1\n");
@@ -507,8 +473,7 @@ SF_TEST(a_dead_letter_without_max_attempts_takes_every_retry)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = declared(sim, 0, "orders:dead");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-2");
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
     assert_int_equal(sf_read(sub), 2);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
     sf_settle(a, WS_RETRY);
@@ -540,28 +505,4 @@ SF_TEST(a_dead_letter_without_max_attempts_takes_every_retry)
     sf_settle(sf_d(dead, 0), WS_ACK);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_stream_with_a_delay_queue),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_stream_without_a_delay_queue),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_reliable_list),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_plain_list),
-        SF_T(a_delayed_retry_leaves_nothing_it_queued_channel),
-        SF_T(a_delayed_retry_copy_is_framed_with_the_counter_plain_list),
-        SF_T(a_delayed_retry_copy_is_framed_with_the_counter_channel),
-        SF_T(an_undeclared_retry_publishes_nothing_plain_list),
-        SF_T(an_undeclared_retry_publishes_nothing_channel),
-        SF_T(a_retry_after_with_a_delay_queue_is_zadd_pexpire_then_xack),
-        SF_T(a_delay_queue_member_round_trips_binary_payloads),
-        SF_T(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member),
-        SF_T(a_retry_after_without_a_delay_queue_is_a_timer_copy_through_the_pool),
-        SF_T(a_reliable_list_retry_after_is_lrem_now_and_a_timer_lpush),
-        SF_T(a_stream_retry_copy_keeps_only_the_payload_and_headers),
-        SF_T(max_attempts_2_with_a_dead_letter_copies_once_then_dead_letters),
-        SF_T(max_attempts_without_a_dead_letter_rejects_at_the_cap),
-        SF_T(a_dead_letter_without_max_attempts_takes_every_retry),
-    };
-    return sf_main(argc, argv, "sim: retries and delays (§2.1, §2.2)", tests,
-                   sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: retries and delays (§2.1, §2.2)")

@@ -11,25 +11,13 @@
 
 #include "sim_fixture.h"
 
-/* Produces order-1 .. order-n on key. */
-static void produce_orders(ws_sim *sim, ws_form form, const char *key, int n)
-{
-    char payload[32];
-    for (int i = 1; i <= n; i++) {
-        snprintf(payload, sizeof payload, "order-%d", i);
-        sf_produce(sim, form, key, payload);
-    }
-}
-
 /* ----- §9, one test each ---------------------------------------------------------------- */
 
 /* An acked delivery's queued LPUSH is applied once, and the delivery is settled. */
 SF_TEST_FORMS(a_queued_command_leaves_with_the_ack)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     sf_queue(d, "LPUSH picks sku-1");
     /* Queued, not sent: nothing has reached the server yet. */
@@ -42,10 +30,8 @@ SF_TEST_FORMS(a_queued_command_leaves_with_the_ack)
 /* A dropped delivery's queued write never happens; the drop still settles it. */
 SF_TEST_FORMS(a_dropped_delivery_leaves_nothing_it_queued)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, form, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 1);
     ws_delivery *d = sf_d(sub, 0);
     sf_queue(d, "LPUSH picks sku-1");
     sf_settle(d, WS_DROP);
@@ -110,10 +96,8 @@ SF_TEST_SETTLING(a_declared_retry_leaves_only_what_its_acknowledged_copy_queued)
 /* Five deliveries, the third dropped: five handler runs, four writes. */
 SF_TEST_FORMS(every_acknowledged_delivery_of_a_window_leaves)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, form, "orders", 5);
-    assert_int_equal(sf_read(sub), 5);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 5);
     for (size_t i = 0; i < 5; i++) {
         ws_delivery *d = sf_d(sub, i);
         size_t len;
@@ -156,10 +140,8 @@ SF_TEST_FORMS(a_delivery_that_queues_nothing_settles_as_before)
  * outstanding, so the window flushes the ack; the abandoned entry stays pending. */
 SF_TEST_SETTLING(a_delivery_dropped_on_another_runtime_flushes_what_its_window_owes)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, form, "orders", 2);
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 2);
     ws_delivery *acked = sf_d(sub, 0), *lost = sf_d(sub, 1);
     sf_queue(acked, "LPUSH picks sku-1");
     sf_settle(acked, WS_ACK);
@@ -179,10 +161,8 @@ SF_TEST_SETTLING(a_delivery_dropped_on_another_runtime_flushes_what_its_window_o
  * stays pending and can no longer be settled. */
 SF_TEST_SETTLING(a_subscription_dropped_off_any_runtime_flushes_what_its_window_owes)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, form, "orders", 2);
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 2);
     ws_delivery *acked = sf_d(sub, 0), *held = sf_d(sub, 1);
     sf_queue(acked, "LPUSH picks sku-1");
     sf_settle(acked, WS_ACK);
@@ -204,7 +184,7 @@ SF_TEST_FORMS(a_round_kept_past_its_delivery_joins_no_later_one)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 1);
-    produce_orders(sim, form, "orders", 2);
+    sf_produce_n(sim, form, "orders", 2);
     assert_int_equal(sf_read(sub), 1);
     ws_delivery *old = sf_d(sub, 0);
     sf_queue(old, "RPUSH picks a");
@@ -229,10 +209,8 @@ SF_TEST_FORMS(a_round_kept_past_its_delivery_joins_no_later_one)
  * the flush goes out. */
 SF_TEST_SETTLING(the_last_delivery_abandoned_flushes_what_the_others_settled)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, form, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, form, "orders", 2);
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, form, WS_MODE_WINDOW, 0, 2);
     sf_queue(sf_d(sub, 0), "LPUSH picks sku-1");
     sf_settle(sf_d(sub, 0), WS_ACK);
     assert_int_equal(ws_sim_get_counts(sim).flushes, 0);
@@ -249,10 +227,8 @@ SF_TEST_SETTLING(the_last_delivery_abandoned_flushes_what_the_others_settled)
  * their segments in that order, and the XACK lists their ids in settle order. */
 SF_TEST(commit_order_is_completion_order)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 3);
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 3);
     for (size_t i = 0; i < 3; i++) sf_queue(sf_d(sub, i), "RPUSH done order-%zu", i + 1);
     for (size_t i = 3; i-- > 0;) sf_settle(sf_d(sub, i), WS_ACK);
     assert_string_equal(sf_q(sim, "LRANGE done 0 -1"),
@@ -274,7 +250,7 @@ SF_TEST(a_window_flushes_when_the_settled_reach_capacity)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 2);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 3);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
     assert_int_equal(sf_read(sub), 2);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1);
     assert_int_equal(sf_read(sub), 1);
@@ -294,10 +270,8 @@ SF_TEST(a_window_flushes_when_the_settled_reach_capacity)
  * outstanding delivery, then flushes once. */
 SF_TEST(a_window_flushes_when_nothing_is_outstanding)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 2);
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 2);
     uint64_t before = sf_window_round_trips(sim);
     sf_settle(sf_d(sub, 0), WS_ACK);
     assert_int_equal(sf_window_round_trips(sim), before);
@@ -311,10 +285,8 @@ SF_TEST(a_window_flushes_when_nothing_is_outstanding)
  * here a stop with nothing owed sends nothing. */
 SF_TEST(a_stop_with_nothing_owed_sends_nothing)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 1);
     uint64_t before = sf_window_round_trips(sim); /* 1: the subscription made its group */
     assert_int_equal(ws_stop(sub), 0);
     assert_int_equal(sf_window_round_trips(sim), before);
@@ -330,10 +302,8 @@ SF_TEST(a_stop_with_nothing_owed_sends_nothing)
  * is lost.  A second shutdown finds the process dead. */
 SF_TEST(a_shutdown_drains_the_window_and_drops_the_timers)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 3);
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 3);
     ws_delivery *acked = sf_d(sub, 0), *later = sf_d(sub, 1);
     sf_queue(acked, "INCR seen");
     sf_settle(acked, WS_ACK);
@@ -360,12 +330,8 @@ SF_TEST(a_shutdown_drains_the_window_and_drops_the_timers)
     assert_int_equal(ws_sim_restart(sim), 0);
     assert_int_equal(sf_read(sub), 0);
     sf_expect_violations(w);
-    size_t n;
-    const ws_violation *v = sf_check(sim, &n);
-    assert_int_equal(n, 1);
-    assert_string_equal(v[0].invariant, "lost");
-    assert_string_equal(v[0].entry, ws_delivery_id(later));
-    assert_non_null(strstr(v[0].sentence, "graceful shutdown"));
+    const ws_violation *v = sf_only_violation(sim, "lost", ws_delivery_id(later));
+    assert_non_null(strstr(v->sentence, "graceful shutdown"));
 }
 
 /* The abandon rule: an abandon does not count as settled and flushes only when something
@@ -374,7 +340,7 @@ SF_TEST(an_abandon_flushes_only_what_is_owed)
 {
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 2);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 4);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 4);
     uint64_t before = sf_window_round_trips(sim); /* 1: the subscription made its group */
     /* Read 1: both abandoned, nothing owed: no flush, no round trip. */
     assert_int_equal(sf_read(sub), 2);
@@ -404,10 +370,8 @@ SF_TEST(an_abandon_flushes_only_what_is_owed)
 /* Without retries a flush is one round trip: every segment and the XACK leave together. */
 SF_TEST(a_flush_without_retries_is_one_round_trip)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 3);
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 3);
     ws_sim_counts before = ws_sim_get_counts(sim);
     uint64_t rt = sf_window_round_trips(sim);
     for (size_t i = 0; i < 3; i++) {
@@ -428,10 +392,8 @@ SF_TEST(a_flush_without_retries_is_one_round_trip)
  * writes are the broker's requeue: each entry verbatim. */
 SF_TEST(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 5);
-    assert_int_equal(sf_read(sub), 5);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 5);
     ws_delivery *d[5];
     for (size_t i = 0; i < 5; i++) d[i] = sf_d(sub, i);
     uint64_t rt = sf_window_round_trips(sim);
@@ -484,7 +446,7 @@ SF_TEST(the_flush_records_say_what_the_diagram_says)
         ws_sim *sim = sf_sim(w, 1);
         ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, atomic ? WS_MODE_ATOMIC : WS_MODE_WINDOW,
                              "orders", 0);
-        produce_orders(sim, WS_FORM_STREAM, "orders", 3);
+        sf_produce_n(sim, WS_FORM_STREAM, "orders", 3);
         assert_int_equal(ws_sim_flush_count(sim), 0);
         assert_int_equal(sf_read(sub), 3);
         ws_delivery *d[3];
@@ -569,10 +531,8 @@ SF_TEST(the_flush_records_say_what_the_diagram_says)
  * acked: it stays pending; the other retried delivery's id is in the XACK. */
 SF_TEST(a_retry_whose_copy_fails_is_not_acknowledged)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 3);
-    assert_int_equal(sf_read(sub), 3);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 3);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "XADD", 1, NULL), 0);
     ws_delivery *a = sf_d(sub, 0), *b = sf_d(sub, 1), *c = sf_d(sub, 2);
     sf_settle(a, WS_RETRY);
@@ -636,10 +596,8 @@ SF_TEST(an_empty_read_never_blocks_for_ever)
  * changes nothing. */
 SF_TEST(a_second_settle_is_refused)
 {
-    ws_sim *sim = sf_sim(w, 1);
-    ws_sub *sub = sf_sub(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 2);
-    assert_int_equal(sf_read(sub), 2);
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 2);
     ws_delivery *d = sf_d(sub, 0);
     sf_settle(d, WS_DROP);
     assert_int_equal(ws_settle(d, WS_ACK, 0), WS_ESTALE);
@@ -677,7 +635,7 @@ SF_TEST(a_malformed_subscription_is_refused)
 static ws_sub *whole_window(sf_world *w, ws_sim *sim, ws_sub_config *cfg)
 {
     ws_sub *sub = sf_subscribe(sim, cfg);
-    produce_orders(sim, cfg->form, "orders", 20);
+    sf_produce_n(sim, cfg->form, "orders", 20);
     size_t handled = 0;
     while (handled < 20) {
         size_t n = sf_read(sub);
@@ -754,7 +712,7 @@ SF_TEST(whole_window_atomic_with_bound_publishes_and_an_in_round_reply)
     cfg.reply = (ws_out){WS_FORM_STREAM, "receipts"};
     cfg.reply_in_round = 1;
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    produce_orders(sim, WS_FORM_STREAM, "orders", 20);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 20);
     ws_out audit = {WS_FORM_PLAIN_LIST, "audit"};
     assert_int_equal(sf_read(sub), 20);
     for (size_t i = 0; i < 20; i++) {
@@ -773,41 +731,4 @@ SF_TEST(whole_window_atomic_with_bound_publishes_and_an_in_round_reply)
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
 }
 
-int main(int argc, char **argv)
-{
-    const struct CMUnitTest tests[] = {
-        SF_T_FORMS(a_queued_command_leaves_with_the_ack),
-        SF_T_FORMS(a_dropped_delivery_leaves_nothing_it_queued),
-        SF_T_SETTLING(a_retried_delivery_leaves_only_what_its_acknowledged_redelivery_queued),
-        SF_T_SETTLING(a_declared_retry_leaves_only_what_its_acknowledged_copy_queued),
-        SF_T_FORMS(every_acknowledged_delivery_of_a_window_leaves),
-        SF_T_FORMS(a_delivery_that_queues_nothing_settles_as_before),
-        SF_T_SETTLING(a_delivery_dropped_on_another_runtime_flushes_what_its_window_owes),
-        SF_T_SETTLING(a_subscription_dropped_off_any_runtime_flushes_what_its_window_owes),
-        SF_T_FORMS(a_round_kept_past_its_delivery_joins_no_later_one),
-        SF_T_SETTLING(the_last_delivery_abandoned_flushes_what_the_others_settled),
-        SF_T(commit_order_is_completion_order),
-        SF_T(a_window_flushes_when_the_settled_reach_capacity),
-        SF_T(a_window_flushes_when_nothing_is_outstanding),
-        SF_T(a_stop_with_nothing_owed_sends_nothing),
-        SF_T(a_shutdown_drains_the_window_and_drops_the_timers),
-        SF_T(an_abandon_flushes_only_what_is_owed),
-        SF_T(a_flush_without_retries_is_one_round_trip),
-        SF_T(a_flush_with_retries_sends_segments_then_retry_writes_then_one_xack),
-        SF_T(the_flush_records_say_what_the_diagram_says),
-        SF_T(a_retry_whose_copy_fails_is_not_acknowledged),
-        SF_T(ws_find_gives_an_outstanding_delivery_by_id),
-        SF_T(an_empty_read_never_blocks_for_ever),
-        SF_T(a_second_settle_is_refused),
-        SF_T(a_malformed_subscription_is_refused),
-        SF_T(whole_window_plain_stream),
-        SF_T(whole_window_atomic_stream),
-        SF_T(whole_window_channel),
-        SF_T(whole_window_reliable_list),
-        SF_T(whole_window_atomic_reliable_list),
-        SF_T(whole_window_plain_list),
-        SF_T(whole_window_batch_of_8),
-        SF_T(whole_window_atomic_with_bound_publishes_and_an_in_round_reply),
-    };
-    return sf_main(argc, argv, "sim: the window (§3, §9)", tests, sizeof tests / sizeof tests[0]);
-}
+SF_MAIN("sim: the window (§3, §9)")

@@ -390,16 +390,6 @@ static void test_xadd_errno_text(void **state)
 
 /* ----- STORE ---------------------------------------------------------------------------- */
 
-/* Runs WATCH k on c, cmd on c2, then an empty transaction on c: 1 if EXEC ran it. */
-static int exec_survives(fixture *f, const char *cmd)
-{
-    OK(f->c, "WATCH k");
-    fake_run(f->c2, "%s", cmd);
-    OK(f->c, "MULTI");
-    const fr_reply *r = fake_run(f->c, "EXEC");
-    return r->type == FR_REPLY_ARRAY;
-}
-
 static void test_store(void **state)
 {
     fixture *f = *state;
@@ -416,12 +406,12 @@ static void test_store(void **state)
     assert_string_equal(WORDS(f->c, "LRANGE l 0 -1"), "3 2 1");
 
     /* WATCH: a stored result or a deleted destination touch it; nothing to delete does not */
-    assert_false(exec_survives(f, "SORT l STORE k"));
-    assert_false(exec_survives(f, "SORT l LIMIT 5 5 STORE k"));
+    assert_false(fake_exec_survives(f, "SORT l STORE k"));
+    assert_false(fake_exec_survives(f, "SORT l LIMIT 5 5 STORE k"));
     assert_int_equal(INT(f->c, "EXISTS k"), 0);
-    assert_true(exec_survives(f, "SORT l LIMIT 5 5 STORE k"));
-    assert_true(exec_survives(f, "SORT l GET k"));
-    assert_true(exec_survives(f, "SORT_RO l BY k"));
+    assert_true(fake_exec_survives(f, "SORT l LIMIT 5 5 STORE k"));
+    assert_true(fake_exec_survives(f, "SORT l GET k"));
+    assert_true(fake_exec_survives(f, "SORT_RO l BY k"));
     /* an expired destination is deleted, unseen, by an empty result */
     OK(f->c, "SET k v PX 10");
     fr_clock_advance(f->srv, 11);

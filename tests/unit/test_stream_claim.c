@@ -32,39 +32,11 @@ typedef fake_fixture fixture;
 /* The fixture's clock starts here (fr_config_default). */
 #define T0 1700000000000LL
 
-/* One pending entry of group g of stream s, through the inspection API. */
-typedef struct pending_view {
-    int found;         /* the id is pending */
-    char consumer[64]; /* its consumer */
-    int64_t idle;      /* ms since its last delivery */
-    uint64_t count;    /* deliveries */
-} pending_view;
-
-static pending_view pending_of(fixture *f, const char *s, uint64_t ms)
-{
-    pending_view v = {0};
-    fr_pending *p;
-    size_t n;
-    assert_int_equal(fr_stream_pending(f->srv, 0, s, strlen(s), "g", 1, NULL, 0, &p, &n), 0);
-    for (size_t i = 0; i < n; i++) {
-        if (p[i].id_ms != ms || p[i].id_seq != 0) continue;
-        v.found = 1;
-        snprintf(v.consumer, sizeof(v.consumer), "%s", p[i].consumer);
-        v.idle = p[i].idle_ms;
-        v.count = p[i].delivery_count;
-    }
-    free(p);
-    return v;
-}
-
+/* Entry ms-0 of group g of stream s: pending for consumer, idle, delivered count times. */
 static void assert_pending(fixture *f, const char *s, uint64_t ms, const char *consumer,
                            int64_t idle, uint64_t count)
 {
-    pending_view v = pending_of(f, s, ms);
-    assert_true(v.found);
-    assert_string_equal(v.consumer, consumer);
-    assert_int_equal(v.idle, idle);
-    assert_int_equal(v.count, count);
+    fake_assert_pending(f->srv, s, "g", ms, 0, consumer, idle, count);
 }
 
 /* Checks the reply that woke c, byte for byte. */
@@ -268,7 +240,7 @@ static void test_claim_noack(void **state)
             "*4\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$2\r\nv2\r\n:0\r\n:0\r\n",
             "XREADGROUP GROUP g c2 NOACK CLAIM 10 STREAMS s >");
     assert_pending(f, "s", 1, "c2", 0, 2);
-    assert_false(pending_of(f, "s", 2).found);
+    assert_false(fake_pending(f->srv, "s", "g", 2, 0).found);
 }
 
 /* Several streams: each claims from its own group's PEL; a stream read by history (an id

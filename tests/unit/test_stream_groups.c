@@ -36,41 +36,11 @@ typedef fake_fixture fixture;
 #define RESP_EQ(c, expected, ...) \
     assert_string_equal(fake_resp(fake_run((c), __VA_ARGS__)), (expected))
 
-/* One pending entry of group g of stream s, looked up through the inspection API. */
-typedef struct pending_view {
-    int found;           /* the id is pending */
-    char consumer[64];   /* its consumer */
-    int64_t idle;        /* ms since its last delivery */
-    uint64_t count;      /* deliveries */
-} pending_view;
-
-static pending_view pending_of(fixture *f, const char *s, const char *g, uint64_t ms,
-                               uint64_t seq)
-{
-    pending_view v = {0};
-    fr_pending *p;
-    size_t n;
-    assert_int_equal(fr_stream_pending(f->srv, 0, s, strlen(s), g, strlen(g), NULL, 0, &p, &n),
-                     0);
-    for (size_t i = 0; i < n; i++) {
-        if (p[i].id_ms != ms || p[i].id_seq != seq) continue;
-        v.found = 1;
-        snprintf(v.consumer, sizeof(v.consumer), "%s", p[i].consumer);
-        v.idle = p[i].idle_ms;
-        v.count = p[i].delivery_count;
-    }
-    free(p);
-    return v;
-}
-
+/* Entry ms-0 of group g of stream s: pending for consumer, idle, delivered count times. */
 static void assert_pending(fixture *f, uint64_t ms, const char *consumer, int64_t idle,
                            uint64_t count)
 {
-    pending_view v = pending_of(f, "s", "g", ms, 0);
-    assert_true(v.found);
-    assert_string_equal(v.consumer, consumer);
-    assert_int_equal(v.idle, idle);
-    assert_int_equal(v.count, count);
+    fake_assert_pending(f->srv, "s", "g", ms, 0, consumer, idle, count);
 }
 
 static fr_consumer_state consumer_of(fixture *f, const char *name)
@@ -99,7 +69,7 @@ static void test_delivery_count_and_idle(void **state)
     fake_run(f->c, "XREADGROUP GROUP g alice COUNT 2 STREAMS s >");
     assert_pending(f, 1, "alice", 0, 1);
     assert_pending(f, 2, "alice", 0, 1);
-    assert_false(pending_of(f, "s", "g", 3, 0).found);
+    assert_false(fake_pending(f->srv, "s", "g", 3, 0).found);
 
     fr_clock_advance(f->srv, 1500);
     assert_pending(f, 1, "alice", 1500, 1);
@@ -120,7 +90,7 @@ static void test_delivery_count_and_idle(void **state)
 
     /* NOACK delivers without a pending entry */
     fake_run(f->c, "XREADGROUP GROUP g bob NOACK STREAMS s >");
-    assert_false(pending_of(f, "s", "g", 3, 0).found);
+    assert_false(fake_pending(f->srv, "s", "g", 3, 0).found);
     assert_int_equal(consumer_of(f, "bob").pending, 0);
 }
 
@@ -231,12 +201,12 @@ static void test_deleted_while_pending(void **state)
     assert_pending(f, 2, "alice", 50, 1);
     /* XCLAIM drops a deleted entry from the PEL without reporting it */
     RESP_EQ(f->c, "*1\r\n$3\r\n3-0\r\n", "XCLAIM s g bob 0 2-0 3-0 JUSTID");
-    assert_false(pending_of(f, "s", "g", 2, 0).found);
+    assert_false(fake_pending(f->srv, "s", "g", 2, 0).found);
     assert_int_equal(consumer_of(f, "alice").pending, 3);
     /* XAUTOCLAIM reports it in its third element, and it counts against COUNT */
     RESP_EQ(f->c, "*3\r\n$3\r\n5-0\r\n*0\r\n*1\r\n$3\r\n4-0\r\n",
             "XAUTOCLAIM s g bob 0 (3-0 COUNT 1 JUSTID");
-    assert_false(pending_of(f, "s", "g", 4, 0).found);
+    assert_false(fake_pending(f->srv, "s", "g", 4, 0).found);
     RESP_EQ(f->c, "*3\r\n$3\r\n0-0\r\n*1\r\n$3\r\n5-0\r\n*0\r\n",
             "XAUTOCLAIM s g bob 0 (3-0 COUNT 1 JUSTID");
     assert_int_equal(consumer_of(f, "alice").pending, 1);

@@ -23,21 +23,11 @@
 #include "fake_fixture.h"
 #include "fakeredis.h"
 
-#define START_MS 1700000000000LL /* a whole second, so EXAT maps to exact ms */
+#define START_MS FAKE_START_MS /* a whole second, so EXAT maps to exact ms */
 
-/* A fresh server on the default config and two clients (c2 for WATCH). */
+/* A test on a fresh server on the default config with two clients (c2 for WATCH). */
 typedef fake_fixture fixture;
-
-static int setup(void **state)
-{
-    fr_config cfg = fr_config_default();
-    cfg.start_ms = START_MS;
-    *state = fake_fixture_new(&cfg, 2);
-    return 0;
-}
-
-/* A test on that fixture. */
-#define TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, fake_fixture_teardown)
+#define TEST(fn) FAKE_TEST2(fn)
 
 /* The integer a command answers, and +OK (fail the test for any other reply). */
 #define INT(c, ...) fake_int_reply(fake_run((c), __VA_ARGS__))
@@ -336,43 +326,50 @@ static void check_touch(fixture *f, const char *setup_cmd, const char *cmd, int 
 static void test_watch_touches(void **state)
 {
     fixture *f = *state;
-    /* Writes touch the key. */
-    check_touch(f, NULL, "SET k v", 1);
-    check_touch(f, "SET k v", "SET k w", 1); /* in place */
-    check_touch(f, "SET k v", "SET k w KEEPTTL XX", 1);
-    check_touch(f, NULL, "SETNX k v", 1);
-    check_touch(f, NULL, "SETEX k 10 v", 1);
-    check_touch(f, NULL, "PSETEX k 10 v", 1);
-    check_touch(f, "SET k v", "GETSET k w", 1);
-    check_touch(f, "SET k v", "GETDEL k", 1);
-    check_touch(f, "SET k v", "GETEX k EX 10", 1);
-    check_touch(f, "SET k v EX 10", "GETEX k PERSIST", 1);
-    check_touch(f, "SET k v", "GETEX k PXAT 1", 1);
-    check_touch(f, NULL, "MSET a 1 k 2", 1);
-    check_touch(f, NULL, "MSETNX a 1 k 2", 1);
-    check_touch(f, "SET k 1", "INCR k", 1);
-    check_touch(f, NULL, "DECRBY k 5", 1);
-    check_touch(f, "SET k 1", "INCRBYFLOAT k 1.5", 1);
-    check_touch(f, NULL, "APPEND k x", 1);
-    check_touch(f, NULL, "APPEND k \"\"", 1);
-    check_touch(f, "SET k v", "SETRANGE k 0 x", 1);
-    /* Reads, refusals and no-ops do not. */
-    check_touch(f, "SET k v", "GET k", 0);
-    check_touch(f, "SET k v", "SET k w NX", 0);
-    check_touch(f, NULL, "SET k w XX", 0);
-    check_touch(f, "SET k v", "SETNX k w", 0);
-    check_touch(f, "SET k v", "MSETNX a 1 k 2", 0);
-    check_touch(f, "SET k v", "GETEX k", 0);
-    check_touch(f, "SET k v", "GETEX k PERSIST", 0);
-    check_touch(f, NULL, "GETDEL k", 0);
-    check_touch(f, "SET k v", "SETRANGE k 0 \"\"", 0);
-    check_touch(f, NULL, "SETRANGE k 3 \"\"", 0);
-    check_touch(f, "SET k 1", "INCRBY k x", 0);
-    check_touch(f, "SET k v", "INCR k", 0);
-    check_touch(f, "SET k v", "SET k v EX 0", 0);
-    check_touch(f, "HSET k a b", "SET k v GET", 0);
-    check_touch(f, "SET k v", "MGET k a", 0);
-    check_touch(f, "SET k v", "STRLEN k", 0);
+    static const struct {
+        const char *setup, *cmd; /* setup: NULL for none */
+        int touches;
+    } cases[] = {
+        /* Writes touch the key. */
+        {NULL, "SET k v", 1},
+        {"SET k v", "SET k w", 1}, /* in place */
+        {"SET k v", "SET k w KEEPTTL XX", 1},
+        {NULL, "SETNX k v", 1},
+        {NULL, "SETEX k 10 v", 1},
+        {NULL, "PSETEX k 10 v", 1},
+        {"SET k v", "GETSET k w", 1},
+        {"SET k v", "GETDEL k", 1},
+        {"SET k v", "GETEX k EX 10", 1},
+        {"SET k v EX 10", "GETEX k PERSIST", 1},
+        {"SET k v", "GETEX k PXAT 1", 1},
+        {NULL, "MSET a 1 k 2", 1},
+        {NULL, "MSETNX a 1 k 2", 1},
+        {"SET k 1", "INCR k", 1},
+        {NULL, "DECRBY k 5", 1},
+        {"SET k 1", "INCRBYFLOAT k 1.5", 1},
+        {NULL, "APPEND k x", 1},
+        {NULL, "APPEND k \"\"", 1},
+        {"SET k v", "SETRANGE k 0 x", 1},
+        /* Reads, refusals and no-ops do not. */
+        {"SET k v", "GET k", 0},
+        {"SET k v", "SET k w NX", 0},
+        {NULL, "SET k w XX", 0},
+        {"SET k v", "SETNX k w", 0},
+        {"SET k v", "MSETNX a 1 k 2", 0},
+        {"SET k v", "GETEX k", 0},
+        {"SET k v", "GETEX k PERSIST", 0},
+        {NULL, "GETDEL k", 0},
+        {"SET k v", "SETRANGE k 0 \"\"", 0},
+        {NULL, "SETRANGE k 3 \"\"", 0},
+        {"SET k 1", "INCRBY k x", 0},
+        {"SET k v", "INCR k", 0},
+        {"SET k v", "SET k v EX 0", 0},
+        {"HSET k a b", "SET k v GET", 0},
+        {"SET k v", "MGET k a", 0},
+        {"SET k v", "STRLEN k", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check_touch(f, cases[i].setup, cases[i].cmd, cases[i].touches);
 }
 
 /* ----- The command table ---------------------------------------------------------- */
@@ -393,16 +390,9 @@ static void test_command_table(void **state)
         {"setrange", 4}, {"lcs", -3},
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-        int found = 0;
-        for (size_t j = 0; j < fr_command_count(); j++) {
-            const fr_command_info *ci = fr_command_at(j);
-            if (strcmp(ci->name, want[i].name) != 0) continue;
-            found = 1;
-            assert_int_equal(ci->arity, want[i].arity);
-            assert_string_equal(ci->group, "string");
-        }
-        if (!found) print_message("missing: %s\n", want[i].name);
-        assert_true(found);
+        const fr_command_info *ci = fake_command_info(want[i].name);
+        assert_int_equal(ci->arity, want[i].arity);
+        assert_string_equal(ci->group, "string");
     }
 }
 
