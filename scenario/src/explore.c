@@ -413,6 +413,19 @@ typedef struct worker {
     size_t len, cap;
 } worker;
 
+/* A replica: a copy of the whole explorer, forked once after the baseline, that runs the
+ * scenario itself and explores every jobs-th wanted point (its share), forking a child per
+ * point as the parent does.  It streams its answers back (a record per point, then an
+ * end record), so that the parent is one explorer among equals instead of the one
+ * process that forks for everybody. */
+typedef struct replica {
+    pid_t pid;    /* the replica process */
+    int fd;       /* the read end of its pipe */
+    size_t share; /* it explores the wanted points of rank share, share + jobs, ... */
+    char *buf;    /* what it sent so far */
+    size_t len, cap;
+} replica;
+
 typedef struct snap {
     const wsc_scenario *sc;
     wsc_exploration *out;
@@ -422,6 +435,10 @@ typedef struct snap {
     size_t norder[2], cursor[2];
     unsigned char *started;  /* per point: a child took it */
     unsigned char *wanted;   /* per point: in the shard */
+    unsigned char *mine;     /* per point: this process explores it (its share of wanted;
+                                wanted itself when there are no replicas) */
+    size_t max_children;     /* children of this process at once: jobs without replicas,
+                                else 1 (each replica is one more explorer) */
     worker *w;               /* children at work */
     size_t nw;
     size_t jobs;
@@ -429,6 +446,13 @@ typedef struct snap {
     recovery_plan plan;      /* how each point recovers */
     int kill_point;          /* test hook (WSIM_EXPLORE_TEST_KILL): 1-based point whose
                                 child kills itself, 0: none */
+    int kill_replica_point;  /* test hook (WSIM_EXPLORE_TEST_KILL_REPLICA): the replica
+                                whose share holds this 1-based point kills itself before
+                                exploring it, 0: none */
+    replica *rep;            /* in the parent: the replicas still sending */
+    size_t nrep;
+    int replica_fd;          /* in a replica: the write end of its pipe to the parent, else -1 */
+    size_t replica_replayed; /* in the parent: points the replicas had to replay */
     /* in a child */
     int child;               /* this process is a child */
     size_t child_point;      /* the point it explores */
@@ -475,6 +499,135 @@ static void child_finish(snap *s)
     _exit(bad ? 3 : 0);
 }
 
+/* What a replica sends: a point record (REC_POINT, the point's index, then its answer
+ * and detail) for every point of its share as it is classified, then one end record
+ * (REC_END, the points it replayed, the length of its failure text, then the text). */
+#define REC_POINT 0x50u
+#define REC_END 0x45u
+
+/* In a replica: sends point i's classification to the parent.  A write that fails means
+ * the parent is gone: nothing is left to do. */
+static void send_point(snap *s, size_t i)
+{
+    const wsc_crash_point *p = &s->out->points[i];
+    uint32_t head[2] = {REC_POINT, (uint32_t)i};
+    answer a = {ANSWER_MAGIC, 0, (uint32_t)p->forbidden, (uint32_t)strlen(p->detail)};
+    for (uint32_t k = 0; k < NVERDICTS; k++)
+        if (strcmp(p->verdict, VERDICTS[k]) == 0) a.verdict = k;
+    if (write_all(s->replica_fd, head, sizeof head) || write_all(s->replica_fd, &a, sizeof a) ||
+        write_all(s->replica_fd, p->detail, a.detail_len))
+        _exit(5);
+}
+
+/* In the parent: the failure of replica rp, which died or ended without its end record:
+ * named by the first point of its share it had not answered. */
+static void replica_died(snap *s, const replica *rp, int status, const unsigned char *answered)
+{
+    if (s->out->failure) return;
+    size_t rank = 0, first = s->out->npoints;
+    for (size_t i = 0; i < s->out->npoints && first == s->out->npoints; i++) {
+        if (!s->wanted[i]) continue;
+        if (rank++ % s->jobs == rp->share && !answered[i]) first = i;
+    }
+    char where[160] = "", how[96];
+    if (first < s->out->npoints) point_where(&s->out->points[first], where, sizeof where);
+    if (WIFSIGNALED(status))
+        snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+        snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+    else
+        snprintf(how, sizeof how, "ended without a whole answer");
+    size_t len = strlen(where) + strlen(how) + 160;
+    s->out->failure = malloc(len);
+    if (!s->out->failure) abort();
+    if (first < s->out->npoints)
+        snprintf(s->out->failure, len,
+                 "the worker exploring crash point %zu (%s) %s; the exploration is incomplete",
+                 first + 1, where, how);
+    else
+        snprintf(s->out->failure, len, "a worker %s after its last crash point; the "
+                 "exploration is incomplete", how);
+}
+
+/* In the parent: replica k's stream is at its end: its records go into their points
+ * (which count as started), its end record's failure into out->failure; it is reaped. */
+static void replica_done(snap *s, size_t k)
+{
+    replica *rp = &s->rep[k];
+    close(rp->fd);
+    int status = 0;
+    while (waitpid(rp->pid, &status, 0) < 0 && errno == EINTR) {}
+    unsigned char *answered = calloc(s->out->npoints ? s->out->npoints : 1, 1);
+    if (!answered) abort();
+    int ended = 0;
+    size_t at = 0;
+    while (!ended && rp->len - at >= 2 * sizeof(uint32_t)) {
+        uint32_t head[2];
+        memcpy(head, rp->buf + at, sizeof head);
+        size_t body = at + sizeof head;
+        if (head[0] == REC_POINT && head[1] < s->out->npoints && rp->len - body >= sizeof(answer)) {
+            answer a;
+            memcpy(&a, rp->buf + body, sizeof a);
+            if (a.magic != ANSWER_MAGIC || a.verdict >= NVERDICTS ||
+                rp->len - body - sizeof a < a.detail_len)
+                break;
+            wsc_crash_point *p = &s->out->points[head[1]];
+            p->verdict = VERDICTS[a.verdict];
+            p->forbidden = (int)a.forbidden;
+            free(p->detail);
+            p->detail = malloc((size_t)a.detail_len + 1);
+            if (!p->detail) abort();
+            memcpy(p->detail, rp->buf + body + sizeof a, a.detail_len);
+            p->detail[a.detail_len] = '\0';
+            answered[head[1]] = 1;
+            s->started[head[1]] = 1;
+            at = body + sizeof a + a.detail_len;
+        } else if (head[0] == REC_END && rp->len - body >= sizeof(uint32_t)) {
+            uint32_t flen;
+            memcpy(&flen, rp->buf + body, sizeof flen);
+            if (rp->len - body - sizeof flen != flen) break;
+            s->replica_replayed += head[1];
+            if (flen && !s->out->failure) {
+                s->out->failure = malloc((size_t)flen + 1);
+                if (!s->out->failure) abort();
+                memcpy(s->out->failure, rp->buf + body + sizeof flen, flen);
+                s->out->failure[flen] = '\0';
+            }
+            ended = 1;
+        } else {
+            break;
+        }
+    }
+    if (!ended || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        replica_died(s, rp, status, answered);
+    free(answered);
+    free(rp->buf);
+    s->rep[k] = s->rep[--s->nrep];
+}
+
+/* In the parent: reads what replica k sent so far; at its end, replica_done. */
+static void drain_replica(snap *s, size_t k)
+{
+    replica *rp = &s->rep[k];
+    for (;;) {
+        if (rp->len + 4096 > rp->cap) {
+            rp->cap = rp->cap ? rp->cap * 2 : 16384;
+            rp->buf = realloc(rp->buf, rp->cap);
+            if (!rp->buf) abort();
+        }
+        ssize_t got = read(rp->fd, rp->buf + rp->len, rp->cap - rp->len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == EAGAIN) return;
+        if (got > 0) {
+            rp->len += (size_t)got;
+            continue;
+        }
+        break;
+    }
+    replica_done(s, k);
+}
+
 /* Reads what worker k sent, and once it is done (end of file), reaps it: its answer goes
  * into its point, or its death into out->failure.  Returns 1 when it was reaped. */
 static int drain(snap *s, size_t k)
@@ -511,6 +664,7 @@ static int drain(snap *s, size_t k)
         if (!p->detail) abort();
         memcpy(p->detail, w->buf + sizeof a, a.detail_len);
         p->detail[a.detail_len] = '\0';
+        if (s->replica_fd >= 0) send_point(s, w->point);
     } else if (!s->out->failure) {
         char where[160], how[96];
         point_where(p, where, sizeof where);
@@ -533,17 +687,22 @@ static int drain(snap *s, size_t k)
     return 1;
 }
 
-/* Waits until at least one worker is done, and reaps every one that is. */
+/* Waits until at least one worker is done or a replica has sent something, reaps every
+ * worker that is done and reads every replica that sent. */
 static void reap_some(snap *s)
 {
-    struct pollfd fds[64];
-    size_t n = s->nw < 64 ? s->nw : 64;
+    struct pollfd fds[128];
+    size_t n = s->nw < 64 ? s->nw : 64, m = s->nrep < 64 ? s->nrep : 64;
     for (size_t k = 0; k < n; k++) fds[k] = (struct pollfd){.fd = s->w[k].fd, .events = POLLIN};
-    int rc = poll(fds, (nfds_t)n, -1);
+    for (size_t k = 0; k < m; k++)
+        fds[n + k] = (struct pollfd){.fd = s->rep[k].fd, .events = POLLIN};
+    int rc = poll(fds, (nfds_t)(n + m), -1);
     if (rc < 0) return; /* EINTR: the caller loops */
-    int done[64] = {0};
-    for (size_t k = 0; k < n; k++) done[k] = fds[k].revents != 0;
+    int done[128] = {0};
+    for (size_t k = 0; k < n + m; k++) done[k] = fds[k].revents != 0;
     /* drain from the end so that the swap-remove keeps lower indexes valid */
+    for (size_t k = m; k-- > 0;)
+        if (done[n + k]) drain_replica(s, k);
     for (size_t k = n; k-- > 0;)
         if (done[k]) drain(s, k);
 }
@@ -559,14 +718,25 @@ static void stop_workers(snap *s)
         free(s->w[k].buf);
         s->nw--;
     }
+    /* a replica's own children finish their point and die writing to its closed pipe */
+    for (size_t k = 0; k < s->nrep; k++) kill(s->rep[k].pid, SIGKILL);
+    while (s->nrep) {
+        size_t k = s->nrep - 1;
+        close(s->rep[k].fd);
+        while (waitpid(s->rep[k].pid, NULL, 0) < 0 && errno == EINTR) {}
+        free(s->rep[k].buf);
+        s->nrep--;
+    }
 }
 
 /* Forks the child for point i at the start of its round trip on c.  Returns in both
  * processes; s->child says which one this is. */
 static void spawn(snap *s, ws_conn *c, size_t i)
 {
-    while (s->nw >= s->jobs && !s->out->failure) reap_some(s);
+    while (s->nw >= s->max_children && !s->out->failure) reap_some(s);
     if (s->out->failure) return;
+    if (s->replica_fd >= 0 && s->kill_replica_point && (size_t)s->kill_replica_point == i + 1)
+        raise(SIGKILL);
     int fds[2];
     if (pipe(fds) != 0) {
         s->oom = 1;
@@ -584,6 +754,10 @@ static void spawn(snap *s, ws_conn *c, size_t i)
         close(fds[0]);
         for (size_t k = 0; k < s->nw; k++) close(s->w[k].fd);
         s->nw = 0;
+        for (size_t k = 0; k < s->nrep; k++) close(s->rep[k].fd);
+        s->nrep = 0;
+        if (s->replica_fd >= 0) close(s->replica_fd); /* the replica's end is its own */
+        s->replica_fd = -1;
         s->child = 1;
         s->child_point = i;
         s->child_fd = fds[1];
@@ -624,10 +798,70 @@ static void at_round_trip(void *arg, ws_conn *c, uint64_t rt, size_t n)
     while (s->cursor[ci] < s->norder[ci] &&
            s->out->points[s->order[ci][s->cursor[ci]]].round_trip == rt) {
         size_t i = s->order[ci][s->cursor[ci]++];
-        if (!s->wanted[i]) continue;
+        if (!s->mine[i]) continue;
         spawn(s, c, i);
         if (s->child || s->out->failure || s->oom) return;
     }
+}
+
+/* Forks jobs - 1 replicas (share k = 1 .. jobs-1: the wanted points whose rank among the
+ * wanted is k modulo jobs); the parent keeps share 0 and every share whose replica could
+ * not be forked.  Returns in every process: in a replica, s->replica_fd is its pipe. */
+static void start_replicas(snap *s)
+{
+    size_t n = s->out->npoints;
+    unsigned char *held = calloc(s->jobs, 1); /* a live replica holds the share */
+    s->mine = calloc(n ? n : 1, 1);
+    if (!held || !s->mine) abort();
+    for (size_t k = 1; k < s->jobs; k++) {
+        int fds[2];
+        if (pipe(fds) != 0) continue;
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(fds[0]);
+            close(fds[1]);
+            continue;
+        }
+        if (pid == 0) {
+            close(fds[0]);
+            for (size_t j = 0; j < s->nrep; j++) close(s->rep[j].fd);
+            s->nrep = 0;
+            s->replica_fd = fds[1];
+            for (size_t i = 0, rank = 0; i < n; i++)
+                s->mine[i] = s->wanted[i] && rank++ % s->jobs == k;
+            s->max_children = 1;
+            free(held);
+            return;
+        }
+        close(fds[1]);
+        fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+        s->rep = realloc(s->rep, (s->nrep + 1) * sizeof *s->rep);
+        if (!s->rep) abort();
+        s->rep[s->nrep++] = (replica){pid, fds[0], k, NULL, 0, 0};
+        held[k] = 1;
+    }
+    for (size_t i = 0, rank = 0; i < n; i++)
+        s->mine[i] = s->wanted[i] && !held[rank++ % s->jobs];
+    s->max_children = s->nrep ? 1 : s->jobs;
+    free(held);
+}
+
+/* In a replica, after its run: replays the points of its share it could not fork, sends
+ * them, then the end record, and exits. */
+static void replica_finish(snap *s, const wsc_options *o) __attribute__((noreturn));
+static void replica_finish(snap *s, const wsc_options *o)
+{
+    uint32_t replayed = 0;
+    for (size_t i = 0; i < s->out->npoints && !s->out->failure; i++) {
+        if (!s->mine[i] || s->started[i]) continue;
+        explore_point(s->sc, o, &s->out->points[i], &s->plan);
+        replayed++;
+        send_point(s, i);
+    }
+    const char *f = s->out->failure ? s->out->failure : "";
+    uint32_t end[3] = {REC_END, replayed, (uint32_t)strlen(f)};
+    int bad = write_all(s->replica_fd, end, sizeof end) || write_all(s->replica_fd, f, end[2]);
+    _exit(bad ? 5 : 0);
 }
 
 /* Runs the scenario once, forking at every wanted point.  Points it could not fork (none
@@ -656,7 +890,7 @@ static void explore_snapshots(const wsc_scenario *sc, const wsc_options *opt, sn
         wsc_runner_exec(s->r, i);
     }
     if (s->child) child_finish(s);
-    while (s->nw && !out->failure) reap_some(s);
+    while ((s->nw || (s->nrep && s->replica_fd < 0)) && !out->failure) reap_some(s);
     if (out->failure) stop_workers(s);
     wsc_runner_free(s->r);
     s->r = NULL;
@@ -751,8 +985,16 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         for (size_t i = 0; i < out->npoints; i++) s.wanted[i] = (unsigned char)out->points[i].explored;
         const char *kill_env = getenv("WSIM_EXPLORE_TEST_KILL");
         s.kill_point = kill_env ? atoi(kill_env) : 0;
+        const char *kill_replica_env = getenv("WSIM_EXPLORE_TEST_KILL_REPLICA");
+        s.kill_replica_point = kill_replica_env ? atoi(kill_replica_env) : 0;
         fflush(NULL); /* a child never flushes, but stdio buffers are copied by fork */
+        s.replica_fd = -1;
+        s.mine = s.wanted;
+        s.max_children = s.jobs;
+        if (s.jobs > 1) start_replicas(&s);
         explore_snapshots(sc, &o, &s);
+        if (s.replica_fd >= 0) replica_finish(&s, &o);
+        out->replayed += s.replica_replayed;
     }
     for (size_t i = 0; i < out->npoints && !out->failure; i++) {
         wsc_crash_point *p = &out->points[i];
@@ -771,8 +1013,10 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         else out->other++;
         if (p->forbidden) out->forbidden++;
     }
+    if (s.mine != s.wanted) free(s.mine);
     free(s.started);
     free(s.wanted);
+    free(s.rep);
     free(s.order[0]);
     free(s.order[1]);
     free(s.w);

@@ -52,7 +52,8 @@ struct runner {
     size_t **stmt_lists;     /* per alias name: statement indexes, ended by (size_t)-1 */
     size_t nstmt_lists;
     ws_delivery **seen;   /* every delivery handed out, in order */
-    size_t nseen;
+    size_t nseen, capseen; /* grown by doubling: an explorer's child appends to the
+                              parent's array in place, never copying all of it */
     int *fault_fired;     /* per statement: its fault fired (the fault layer writes it) */
     unsigned char *fault_armed; /* per statement: its fault was armed */
     /* the outcome */
@@ -197,9 +198,13 @@ static ws_delivery *latest(runner *r, const alias *a)
 /* Remembers a delivery handed out by a read (aliases reach their latest one). */
 static void seen(runner *r, ws_delivery *d)
 {
-    ws_delivery **v = realloc(r->seen, (r->nseen + 1) * sizeof *v);
-    if (!v) abort();
-    r->seen = v;
+    if (r->nseen == r->capseen) {
+        size_t cap = r->capseen ? r->capseen * 2 : 64;
+        ws_delivery **v = realloc(r->seen, cap * sizeof *v);
+        if (!v) abort();
+        r->seen = v;
+        r->capseen = cap;
+    }
     r->seen[r->nseen++] = d;
     size_t root = ws_delivery_root(d);
     if (!root) return;

@@ -2,6 +2,7 @@
 # wsim explore's workers, shards and bad input (docs/wsim-explore.md):
 #   - a worker that dies is named with the crash point it was exploring, and the
 #     exploration fails (exit 1) without printing a table, with one worker or several;
+#     likewise a replica (--jobs 2's second explorer) that dies;
 #   - three shards' JSON merged (in any order) print the unsharded report byte for byte,
 #     with the same exit status, with and without --verbose;
 #   - bad input is one line on stderr and exit 2: --jobs 0, --shard 3/2 and friends, and
@@ -30,6 +31,17 @@ for jobs in 1 2; do
     [[ $(wc -l <"$tmp/err") == 1 ]] || fail "killed worker, --jobs $jobs: more than one line on stderr"
     [[ ! -s $tmp/out ]] || fail "killed worker, --jobs $jobs: a table was printed: $(head -3 "$tmp/out")"
     echo "  --jobs $jobs: exit $rc: $(cat "$tmp/err")"
+done
+# a replica (with --jobs 2, the second explorer, whose share is every second point) that
+# dies itself is named by the point of its share it was about to explore
+for point in 2 4; do
+    WSIM_EXPLORE_TEST_KILL_REPLICA=$point "$wsim" explore --jobs 2 \
+        "$tests/explore/direct_doubles.wsim" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [[ $rc == 1 && ! -s $tmp/out && $(wc -l <"$tmp/err") == 1 ]] &&
+        grep -q "the worker exploring crash point $point (window #[0-9], replies lost) was killed by signal 9" \
+            "$tmp/err" || fail "killed replica at point $point: exit $rc: $(cat "$tmp/err" "$tmp/out")"
+    echo "  a killed replica, point $point: exit $rc: $(cat "$tmp/err")"
 done
 WSIM_EXPLORE_TEST_KILL=5 "$wsim" explore --format json "$tests/explore/direct_doubles.wsim" \
     >"$tmp/out" 2>"$tmp/err"
