@@ -863,11 +863,7 @@ done:
 
 /* ----- The command table ------------------------------------------------------------------ */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define A FRI_CMD_ADMIN
+#include "cmd_flags.h"
 
 /* PFMERGE's keys are the destination and every source: one range from argument 1. */
 const fri_command fri_hll_commands[] = {
@@ -878,9 +874,3 @@ const fri_command fri_hll_commands[] = {
     {"pfselftest", pfselftestCommand, 1, A, "hyperloglog", 0, 0, 0, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef W
-#undef R
-#undef F
-#undef M
-#undef A

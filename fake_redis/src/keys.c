@@ -723,9 +723,7 @@ static void swapdb_command(fr_client *c)
 
 /* ----- The table ------------------------------------------------------------------------ */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO reports them. */
 const fri_command fri_keyspace_commands[] = {
@@ -758,7 +756,3 @@ const fri_command fri_keyspace_commands[] = {
      NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef W
-#undef R
-#undef F

@@ -712,9 +712,7 @@ static int georadiusKeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* ----- The command table ---------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define M FRI_CMD_DENYOOM
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO gives them. */
 const fri_command fri_geo_commands[] = {
@@ -731,7 +729,3 @@ const fri_command fri_geo_commands[] = {
     {"geosearchstore", geosearchstoreCommand, -8, W | M, "geo", 1, 2, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef W
-#undef R
-#undef M

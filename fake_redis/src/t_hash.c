@@ -676,10 +676,7 @@ static void hscanCommand(fr_client *c)
 
 /* ----- The command table --------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as COMMAND INFO reports them on Redis 7.0.15. */
 const fri_command fri_hash_commands[] = {

@@ -857,11 +857,7 @@ static int blmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* ----- The command table -------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define B FRI_CMD_BLOCKING
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as COMMAND INFO of Redis 7.0.15 gives them. */
 const fri_command fri_list_commands[] = {

@@ -1941,11 +1941,7 @@ int fr_stream_meta_get(fr_server *server, int db, const char *key, size_t key_le
 
 /* ----- The command table ------------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define B FRI_CMD_BLOCKING
+#include "cmd_flags.h"
 
 const fri_command fri_stream_commands[] = {
     {"xadd", xaddCommand, -5, W | M | F, "stream", 1, 1, 1, NULL, NULL},

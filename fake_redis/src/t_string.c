@@ -978,10 +978,9 @@ static void lcsCommand(fr_client *c)
 
 /* ----- The table ------------------------------------------------------------------------- */
 
-#define R FRI_CMD_READONLY
-#define W FRI_CMD_WRITE
-#define F FRI_CMD_FAST
-#define D FRI_CMD_DENYOOM
+#include "cmd_flags.h"
+/* This table's rows spell "denyoom" D (cmd_flags.h's M). */
+#define D M
 
 /* Arity, flags and key positions as Redis 7.0.15's COMMAND INFO reports them. */
 const fri_command fri_string_commands[] = {
@@ -1009,8 +1008,3 @@ const fri_command fri_string_commands[] = {
     {"lcs", lcsCommand, -3, R, "string", 1, 2, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef R
-#undef W
-#undef F
-#undef D

@@ -1631,11 +1631,7 @@ static void zscanCommand(fr_client *c)
 
 /* ----- The command table ------------------------------------------------------------------ */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define B FRI_CMD_BLOCKING
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO gives them. */
 const fri_command fri_zset_commands[] = {
