@@ -36,25 +36,28 @@ int fri_get_positive_ll_or_reply(fr_client *c, const fri_arg *a, long long *out,
     return fri_get_range_ll_or_reply(c, a, 0, LLONG_MAX, out, msg ? msg : FRI_ERR_POSITIVE);
 }
 
-int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg)
+/* The end of a float parse that ran with the server's errno loaded: keeps the errno the
+ * parse left (Redis's strtod/strtold leave it behind), then 0, or msg (or "ERR value is
+ * not a valid float") and -1. */
+static int float_parsed_or_reply(fr_client *c, int ok, const char *msg)
 {
-    fri_errno_load(c->srv);
-    int ok = fri_string2d(a->ptr, a->len, out);
     fri_errno_save(c->srv);
     if (ok) return 0;
     fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
     return -1;
 }
 
+int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg)
+{
+    fri_errno_load(c->srv);
+    return float_parsed_or_reply(c, fri_string2d(a->ptr, a->len, out), msg);
+}
+
 int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *out,
                                  const char *msg)
 {
     fri_errno_load(c->srv);
-    int ok = fri_string2ld(a->ptr, a->len, out);
-    fri_errno_save(c->srv);
-    if (ok) return 0;
-    fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
-    return -1;
+    return float_parsed_or_reply(c, fri_string2ld(a->ptr, a->len, out), msg);
 }
 
 int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
@@ -140,5 +143,34 @@ int fri_get_timeout_or_reply(fr_client *c, const fri_arg *a, long long *ms_out)
         return -1;
     }
     if (ms_out) *ms_out = t;
+    return 0;
+}
+
+int fri_random_count_or_reply(fr_client *c, long long l, unsigned long long *count, int *uniq)
+{
+    /* the callers have refused LLONG_MIN already, so -l is defined */
+    *uniq = l >= 0;
+    *count = l >= 0 ? (unsigned long long)l : (unsigned long long)-l;
+    if (*count == 0) {
+        fri_reply_empty_array(c);
+        return -1;
+    }
+    if (!*uniq && *count > FRI_MAX_REPLY_ELEMENTS) {
+        /* Redis would try to build the reply until memory runs out; the fake says so */
+        fri_reply_error(c, FRI_ERR_OOM);
+        return -1;
+    }
+    return 0;
+}
+
+int fri_add_ll_or_reply(fr_client *c, long long *value, long long incr)
+{
+    long long v = *value;
+    if ((incr < 0 && v < 0 && incr < LLONG_MIN - v) ||
+        (incr > 0 && v > 0 && incr > LLONG_MAX - v)) {
+        fri_reply_error(c, FRI_ERR_OVERFLOW);
+        return -1;
+    }
+    *value = v + incr;
     return 0;
 }

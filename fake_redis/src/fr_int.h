@@ -669,6 +669,14 @@ int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *ou
  * ignored; a leading space, trailing garbage or a value past 2^64-1 is "ERR invalid
  * cursor". */
 int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out);
+/* The count l of SRANDMEMBER, HRANDFIELD and ZRANDMEMBER once the key is found: *count its
+ * size, *uniq 1 when l >= 0 (distinct members).  A count of 0 answers an empty array; a
+ * negative one past FRI_MAX_REPLY_ELEMENTS answers FRI_ERR_OOM (Redis would run out of
+ * memory building it); -1 then. */
+/* *value += incr (INCRBY, HINCRBY), or FRI_ERR_OVERFLOW answered and -1 when the sum
+ * leaves the long long range (*value unchanged then). */
+int fri_add_ll_or_reply(fr_client *c, long long *value, long long incr);
+int fri_random_count_or_reply(fr_client *c, long long l, unsigned long long *count, int *uniq);
 /* The options of SSCAN, HSCAN and ZSCAN from argv[first] on, as Redis's scanGenericCommand
  * reads them: COUNT n (an integer >= 1, else "ERR syntax error") and MATCH pattern, in any
  * order, the last one of each winning; anything else (TYPE included) is a syntax error.

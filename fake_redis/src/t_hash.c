@@ -424,12 +424,7 @@ static void hincrbyCommand(fr_client *c)
             return;
         }
     }
-    if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
-        (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
-        fri_reply_error(c, FRI_ERR_OVERFLOW);
-        return;
-    }
-    value += incr;
+    if (fri_add_ll_or_reply(c, &value, incr) < 0) return;
     char digits[24];
     size_t len = ll_to_digits(digits, value);
     if (e) {
@@ -543,18 +538,10 @@ static void hrandfield_with_count(fr_client *c, long long l, int withvalues)
         if (!wrongtype) fri_reply_empty_array(c);
         return;
     }
-    int uniq = l >= 0;
-    unsigned long long count = uniq ? (unsigned long long)l : (unsigned long long)-l;
+    int uniq;
+    unsigned long long count;
+    if (fri_random_count_or_reply(c, l, &count, &uniq) < 0) return;
     size_t size = fri_hash_size(h);
-    if (count == 0) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
-        /* Redis would try to build the reply until memory runs out; the fake says so */
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
     if (uniq && count >= size) {
         fri_reply_array_len(c, (long)(withvalues ? size * 2 : size));
         size_t slots = fri_dict_slots(h->fields);

@@ -674,23 +674,15 @@ static void srandmemberCommand(fr_client *c)
     }
     long long l;
     if (fri_get_range_ll_or_reply(c, &c->argv[2], -LLONG_MAX, LLONG_MAX, &l, NULL) < 0) return;
-    int uniq = l >= 0;
-    unsigned long long count = (unsigned long long)(l >= 0 ? l : -l);
     fri_obj *o = set_lookup(c, 0, &wrongtype);
     if (!o) {
         if (!wrongtype) fri_reply_empty_array(c);
         return;
     }
     fri_set *s = o->ptr;
-    if (count == 0) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
-        /* Redis would try to build the reply until memory runs out; the fake says so */
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
+    int uniq;
+    unsigned long long count;
+    if (fri_random_count_or_reply(c, l, &count, &uniq) < 0) return;
     if (!uniq || count == 1) {
         fri_reply_array_len(c, (long)count);
         while (count--) reply_member_at(c, s, set_random_position(c->srv, s));

@@ -630,12 +630,7 @@ static void incr_decr(fr_client *c, long long incr)
             return;
         }
     }
-    if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
-        (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
-        fri_reply_error(c, FRI_ERR_OVERFLOW);
-        return;
-    }
-    value += incr;
+    if (fri_add_ll_or_reply(c, &value, incr) < 0) return;
 
     /* Format once: the same digits are stored and answered as ":<digits>\r\n". */
     reply[0] = ':';

@@ -1509,17 +1509,9 @@ static void zrandmemberCommand(fr_client *c)
     fri_zset *z = read_zset(c, &c->argv[1], fri_reply_empty_array);
     if (!z) return;
     size_t size = fri_zset_size(z);
-    int uniq = l >= 0;
-    unsigned long long count = l >= 0 ? (unsigned long long)l : (unsigned long long)-l;
-    if (count == 0) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
-        /* Redis would try to build the reply until memory runs out; the fake says so */
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
+    int uniq;
+    unsigned long long count;
+    if (fri_random_count_or_reply(c, l, &count, &uniq) < 0) return;
     if (!uniq || count == 1) {
         fri_reply_array_len(c, (long)(withscores ? count * 2 : count));
         while (count--) {
