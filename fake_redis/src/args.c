@@ -110,10 +110,9 @@ int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
     return 0;
 }
 
-fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long long *count,
-                               const fri_arg **pat)
+fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a)
 {
-    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], cursor) < 0) return NULL;
+    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &a->cursor) < 0) return NULL;
     int wrongtype;
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], t, 0, &wrongtype);
     if (wrongtype) return NULL;
@@ -121,8 +120,20 @@ fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long 
         fri_reply_empty_scan(c);
         return NULL;
     }
-    if (fri_get_scan_options_or_reply(c, 3, count, pat) < 0) return NULL;
+    if (fri_get_scan_options_or_reply(c, 3, &a->count, &a->pat) < 0) return NULL;
     return o;
+}
+
+int fri_scan_match(const fri_scan_args *a, const char *p, size_t len)
+{
+    return !a->pat || fri_glob_match(a->pat->ptr, a->pat->len, p, len, 0);
+}
+
+void fri_reply_scan_cursor(fr_client *c, uint64_t next)
+{
+    char buf[32];
+    fri_reply_array_len(c, 2);
+    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
 }
 
 /* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded

@@ -681,11 +681,21 @@ int fri_random_count_or_reply(fr_client *c, long long l, unsigned long long *cou
  * reads them: COUNT n (an integer >= 1, else "ERR syntax error") and MATCH pattern, in any
  * order, the last one of each winning; anything else (TYPE included) is a syntax error.
  * *count is 10 without COUNT; *pat NULL without MATCH or for "*", which matches all. */
+/* What SSCAN, HSCAN and ZSCAN were asked for. */
+typedef struct fri_scan_args {
+    uint64_t cursor;    /* where the page starts */
+    long long count;    /* COUNT, 10 without it */
+    const fri_arg *pat; /* MATCH, NULL without it or for "*" */
+} fri_scan_args;
 /* The start of SSCAN, HSCAN and ZSCAN key cursor [MATCH p] [COUNT n], in Redis's order:
  * the cursor, the key (of type t: WRONGTYPE otherwise; a missing key answers the empty
  * scan), then the options.  The key's value, or NULL when the command was answered. */
-fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long long *count,
-                               const fri_arg **pat);
+fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a);
+/* 1 when an element of the page is answered: there is no MATCH, or it matches. */
+int fri_scan_match(const fri_scan_args *a, const char *p, size_t len);
+/* The head of a SCAN-family reply: a 2-element array and the next cursor (0 at the end);
+ * the elements follow. */
+void fri_reply_scan_cursor(fr_client *c, uint64_t next);
 int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
                                   const fri_arg **pat);
 /* A blocking command's timeout in seconds, as Redis 7.0 checks it; *ms_out (may be NULL)

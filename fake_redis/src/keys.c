@@ -153,7 +153,6 @@ static void scan_command(fr_client *c)
     size_t batch_len = 0, batch_cap = 0;
     size_t slots, i, handle;
     long n = 0;
-    char buf[32];
 
     if (fri_get_scan_cursor_or_reply(c, &c->argv[1], &cursor) != 0)
         return;
@@ -209,8 +208,7 @@ static void scan_command(fr_client *c)
         }
     }
 
-    fri_reply_array_len(c, 2);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    fri_reply_scan_cursor(c, next);
     handle = fri_reply_deferred_len(c);
     for (i = 0; i < batch_len; i++) {
         fri_str *k = batch[i];

@@ -636,25 +636,20 @@ static void hrandfieldCommand(fr_client *c)
  * from Redis's.  MATCH filters the fields of the page; a value goes with its field. */
 static void hscanCommand(fr_client *c)
 {
-    uint64_t cursor;
-    long long count;
-    const fri_arg *pat;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_HASH, &cursor, &count, &pat);
+    fri_scan_args a;
+    fri_obj *o = fri_scan_key_or_reply(c, FRI_HASH, &a);
     if (!o) return;
     fri_hash *h = o->ptr;
     fri_dict *d = h->fields;
     size_t first = 0, end = fri_dict_slots(d);
     uint64_t next = 0;
-    if (!h->listpack) end = fri_dict_page(d, cursor, count, &first, &next);
-    char buf[32];
-    fri_reply_array_len(c, 2);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    if (!h->listpack) end = fri_dict_page(d, a.cursor, a.count, &first, &next);
+    fri_reply_scan_cursor(c, next);
     size_t handle = fri_reply_deferred_len(c);
     long n = 0;
     for (size_t i = first; i < end; i++) {
         fri_dent *e = fri_dict_slot(d, i);
-        if (!e) continue;
-        if (pat && !fri_glob_match(pat->ptr, pat->len, e->key->buf, e->key->len, 0)) continue;
+        if (!e || !fri_scan_match(&a, e->key->buf, e->key->len)) continue;
         reply_entry(c, e, 1);
         n += 2;
     }

@@ -1055,18 +1055,14 @@ static int sintercardKeys(int argc, const fri_arg *argv, int *keys, int max)
  * Redis's bucket cursor would not. */
 static void sscanCommand(fr_client *c)
 {
-    uint64_t cursor;
-    long long count;
-    const fri_arg *pat;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_SET, &cursor, &count, &pat);
+    fri_scan_args a;
+    fri_obj *o = fri_scan_key_or_reply(c, FRI_SET, &a);
     if (!o) return;
     fri_set *s = o->ptr;
     size_t first = 0, end = set_positions(s);
     uint64_t next = 0;
-    if (!s->intset) end = fri_dict_page(s->table, cursor, count, &first, &next);
-    char buf[32];
-    fri_reply_array_len(c, 2);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    if (!s->intset) end = fri_dict_page(s->table, a.cursor, a.count, &first, &next);
+    fri_reply_scan_cursor(c, next);
     size_t handle = fri_reply_deferred_len(c);
     long n = 0;
     for (size_t i = first; i < end; i++) {
@@ -1074,7 +1070,7 @@ static void sscanCommand(fr_client *c)
         char tmp[32];
         size_t len;
         const char *p = set_member_at(s, i, tmp, &len);
-        if (pat && !fri_glob_match(pat->ptr, pat->len, p, len, 0)) continue;
+        if (!fri_scan_match(&a, p, len)) continue;
         fri_reply_bulk(c, p, len);
         n++;
     }

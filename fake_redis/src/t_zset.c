@@ -1579,20 +1579,16 @@ static void reply_scan_score(fr_client *c, const fri_zset *z, double score)
  * the whole scan comes exactly once, but pages and cursors differ from Redis's. */
 static void zscanCommand(fr_client *c)
 {
-    uint64_t cursor;
-    long long count;
-    const fri_arg *pat;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_ZSET, &cursor, &count, &pat);
+    fri_scan_args a;
+    fri_obj *o = fri_scan_key_or_reply(c, FRI_ZSET, &a);
     if (!o) return;
     fri_zset *z = o->ptr;
-    char buf[32];
-    fri_reply_array_len(c, 2);
     if (z->listpack) {
-        fri_reply_bulk(c, "0", 1);
+        fri_reply_scan_cursor(c, 0);
         size_t handle = fri_reply_deferred_len(c);
         long n = 0;
         for (fri_zsl_node *node = fri_zsl_first(z->zsl); node; node = node->level[0].forward) {
-            if (pat && !fri_glob_match(pat->ptr, pat->len, node->ele, node->len, 0)) continue;
+            if (!fri_scan_match(&a, node->ele, node->len)) continue;
             fri_reply_bulk(c, node->ele, node->len);
             reply_scan_score(c, z, node->score);
             n += 2;
@@ -1605,14 +1601,13 @@ static void zscanCommand(fr_client *c)
     fri_dict *d = z->dict;
     size_t first;
     uint64_t next;
-    size_t end = fri_dict_page(d, cursor, count, &first, &next);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    size_t end = fri_dict_page(d, a.cursor, a.count, &first, &next);
+    fri_reply_scan_cursor(c, next);
     size_t handle = fri_reply_deferred_len(c);
     long n = 0;
     for (size_t i = first; i < end; i++) {
         fri_dent *e = fri_dict_slot(d, i);
-        if (!e) continue;
-        if (pat && !fri_glob_match(pat->ptr, pat->len, e->key->buf, e->key->len, 0)) continue;
+        if (!e || !fri_scan_match(&a, e->key->buf, e->key->len)) continue;
         fri_zsl_node *node = e->v.ptr;
         fri_reply_bulk(c, node->ele, node->len);
         reply_scan_score(c, z, node->score);
