@@ -185,3 +185,36 @@ int fri_add_ll_or_reply(fr_client *c, long long *value, long long incr)
     *value = v + incr;
     return 0;
 }
+
+int fri_mpop_numkeys_or_reply(fr_client *c, int idx, long long *numkeys)
+{
+    if (fri_get_range_ll_or_reply(c, &c->argv[idx], 1, LLONG_MAX, numkeys,
+                                  "ERR numkeys should be greater than 0") < 0)
+        return -1;
+    /* compared before adding: numkeys may be as large as LLONG_MAX */
+    if (*numkeys > c->argc - idx - 2) {
+        fri_reply_error(c, FRI_ERR_SYNTAX);
+        return -1;
+    }
+    return 0;
+}
+
+int fri_mpop_count_or_reply(fr_client *c, int from, int blocking, long long *count)
+{
+    *count = -1;
+    for (int j = from; j < c->argc; j++) {
+        int moreargs = c->argc - 1 - j;
+        if (*count == -1 && fri_arg_is(&c->argv[j], "count") && moreargs) {
+            j++;
+            if (fri_get_range_ll_or_reply(c, &c->argv[j], 1, LLONG_MAX, count,
+                                          "ERR count should be greater than 0") < 0)
+                return -1;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return -1;
+        }
+    }
+    if (*count == -1) *count = 1;
+    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return -1;
+    return 0;
+}

@@ -673,6 +673,14 @@ int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out);
  * size, *uniq 1 when l >= 0 (distinct members).  A count of 0 answers an empty array; a
  * negative one past FRI_MAX_REPLY_ELEMENTS answers FRI_ERR_OOM (Redis would run out of
  * memory building it); -1 then. */
+/* LMPOP and ZMPOP's numkeys at argv[idx] (BLMPOP, BZMPOP: idx 2): at least 1, else "ERR
+ * numkeys should be greater than 0", and the keys and the direction after it must fit in
+ * the arguments (a syntax error).  0, or -1 answered. */
+int fri_mpop_numkeys_or_reply(fr_client *c, int idx, long long *numkeys);
+/* What follows LMPOP and ZMPOP's direction, from argv[from]: COUNT count once (at least 1,
+ * else "ERR count should be greater than 0"; *count is 1 without it), anything else a
+ * syntax error; then, when blocking, the timeout at argv[1].  0, or -1 answered. */
+int fri_mpop_count_or_reply(fr_client *c, int from, int blocking, long long *count);
 /* *value += incr (INCRBY, HINCRBY), or FRI_ERR_OVERFLOW answered and -1 when the sum
  * leaves the long long range (*value unchanged then). */
 int fri_add_ll_or_reply(fr_client *c, long long *value, long long incr);

@@ -148,20 +148,11 @@ static fri_library *create_library(fri_scripting *sc, fr_server *s, const libctx
         return NULL;
     }
     size_t shebang_len = (size_t)(nl - p);
-    char *line = malloc(shebang_len + 1);
-    if (!line) {
-        fri_buf_printf(err, "not enough memory");
-        return NULL;
-    }
-    memcpy(line, p, shebang_len);
-    line[shebang_len] = '\0';
     char **parts;
     size_t *plen;
-    int n = fr_split_line(line, &parts, &plen);
-    free(line);
+    int n = fri_shebang_words(p, shebang_len, &parts, &plen);
     if (n <= 0) {
-        if (n == 0) fr_split_free(n, parts, plen);
-        fri_buf_printf(err, "Invalid library metadata");
+        fri_buf_printf(err, n < 0 ? "not enough memory" : "Invalid library metadata");
         return NULL;
     }
     const char *name = NULL;

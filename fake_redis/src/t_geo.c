@@ -39,14 +39,20 @@ static int lonlat_or_reply(fr_client *c, const fri_arg *argv, double *xy)
     return 0;
 }
 
-/* Metres per unit (m, km, ft, mi, compared as C strings like Redis's strcasecmp), or -1
- * answered. */
-static double unit_or_reply(fr_client *c, const fri_arg *a)
+/* *to_meter gets the metres per unit (m, km, ft, mi, compared as C strings like Redis's
+ * strcasecmp): 0, or -1 answered. */
+static int unit_or_reply(fr_client *c, const fri_arg *a, double *to_meter)
 {
-    if (fri_arg_is_cstr(a, "m")) return 1;
-    if (fri_arg_is_cstr(a, "km")) return 1000;
-    if (fri_arg_is_cstr(a, "ft")) return 0.3048;
-    if (fri_arg_is_cstr(a, "mi")) return 1609.34;
+    static const struct {
+        const char *name;
+        double metres;
+    } units[] = {{"m", 1}, {"km", 1000}, {"ft", 0.3048}, {"mi", 1609.34}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (fri_arg_is_cstr(a, units[i].name)) {
+            *to_meter = units[i].metres;
+            return 0;
+        }
+    }
     fri_reply_error(c, "ERR unsupported unit provided. please use M, KM, FT, MI");
     return -1;
 }
@@ -61,10 +67,7 @@ static int radius_or_reply(fr_client *c, const fri_arg *argv, fri_geoshape *s)
         return -1;
     }
     s->radius = r;
-    double conv = unit_or_reply(c, &argv[1]);
-    if (conv < 0) return -1;
-    s->conversion = conv;
-    return 0;
+    return unit_or_reply(c, &argv[1], &s->conversion);
 }
 
 /* <width> <height> <unit>: 0, or -1 answered. */
@@ -80,10 +83,7 @@ static int box_or_reply(fr_client *c, const fri_arg *argv, fri_geoshape *s)
     }
     s->width = w;
     s->height = h;
-    double conv = unit_or_reply(c, &argv[2]);
-    if (conv < 0) return -1;
-    s->conversion = conv;
-    return 0;
+    return unit_or_reply(c, &argv[2], &s->conversion);
 }
 
 /* A member's position: 1, or 0 when it is not in the set. */
@@ -245,8 +245,7 @@ static void geodistCommand(fr_client *c)
 {
     double to_meter = 1;
     if (c->argc == 5) {
-        to_meter = unit_or_reply(c, &c->argv[4]);
-        if (to_meter < 0) return;
+        if (unit_or_reply(c, &c->argv[4], &to_meter) < 0) return;
     } else if (c->argc > 5) {
         fri_reply_error(c, FRI_ERR_SYNTAX);
         return;

@@ -43,8 +43,6 @@
     "or use negative to start from the end of the list"
 #define LIST_ERR_COUNT_NEGATIVE "ERR COUNT can't be negative"
 #define LIST_ERR_MAXLEN_NEGATIVE "ERR MAXLEN can't be negative"
-#define LIST_ERR_NUMKEYS "ERR numkeys should be greater than 0"
-#define LIST_ERR_MPOP_COUNT "ERR count should be greater than 0"
 
 struct fri_list {
     fri_str **slot; /* ring of cap pointers: element i is slot[(head + i) & (cap - 1)] */
@@ -479,20 +477,28 @@ static int list_range(size_t len, long long start, long long end, size_t *first,
     return 1;
 }
 
+/* The start of LRANGE and LTRIM key start stop: both numbers, parsed before the key is
+ * looked up (for writing when write), then the list; a missing key is answered by
+ * missing(c).  The list's object, or NULL when the command was answered. */
+static fri_obj *range_args_or_reply(fr_client *c, int write, long long *start, long long *end,
+                                    void (*missing)(fr_client *c))
+{
+    int wrongtype;
+    if (fri_get_ll_or_reply(c, &c->argv[2], start, NULL) < 0 ||
+        fri_get_ll_or_reply(c, &c->argv[3], end, NULL) < 0)
+        return NULL;
+    fri_obj *o = list_lookup(c, &c->argv[1], write, &wrongtype);
+    if (!o && !wrongtype) missing(c);
+    return o;
+}
+
 /* LRANGE key start stop: both numbers are parsed before the key is looked up. */
 static void lrangeCommand(fr_client *c)
 {
     long long start, end;
-    int wrongtype;
     size_t first, last;
-    if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) < 0 ||
-        fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
-        return;
-    fri_obj *o = list_lookup(c, &c->argv[1], 0, &wrongtype);
-    if (!o) {
-        if (!wrongtype) fri_reply_empty_array(c);
-        return;
-    }
+    fri_obj *o = range_args_or_reply(c, 0, &start, &end, fri_reply_empty_array);
+    if (!o) return;
     fri_list *l = o->ptr;
     if (!list_range(l->len, start, end, &first, &last)) {
         fri_reply_empty_array(c);
@@ -676,16 +682,9 @@ static void lremCommand(fr_client *c)
 static void ltrimCommand(fr_client *c)
 {
     long long start, end;
-    int wrongtype;
     size_t first, last;
-    if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) < 0 ||
-        fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
-        return;
-    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
-    if (!o) {
-        if (!wrongtype) fri_reply_ok(c);
-        return;
-    }
+    fri_obj *o = range_args_or_reply(c, 1, &start, &end, fri_reply_ok);
+    if (!o) return;
     fri_list *l = o->ptr;
     size_t ltrim, rtrim;
     if (list_range(l->len, start, end, &first, &last)) {
@@ -803,31 +802,12 @@ static void brpopCommand(fr_client *c) { blockingPopGenericCommand(c, LIST_TAIL)
  * list gives up to count elements, answered as [key, [elements...]]; none: *-1. */
 static void lmpopGenericCommand(fr_client *c, int numkeys_idx, int blocking)
 {
-    long long numkeys, count = -1;
+    long long numkeys, count;
     int where, wrongtype;
-    if (fri_get_range_ll_or_reply(c, &c->argv[numkeys_idx], 1, LLONG_MAX, &numkeys,
-                                  LIST_ERR_NUMKEYS) < 0)
-        return;
-    if (numkeys >= c->argc - numkeys_idx - 1) {
-        fri_reply_error(c, FRI_ERR_SYNTAX);
-        return;
-    }
+    if (fri_mpop_numkeys_or_reply(c, numkeys_idx, &numkeys) < 0) return;
     int where_idx = numkeys_idx + (int)numkeys + 1;
     if (get_position_or_reply(c, &c->argv[where_idx], &where) < 0) return;
-    for (int j = where_idx + 1; j < c->argc; j++) {
-        int moreargs = c->argc - 1 - j;
-        if (count == -1 && fri_arg_is(&c->argv[j], "count") && moreargs) {
-            j++;
-            if (fri_get_range_ll_or_reply(c, &c->argv[j], 1, LLONG_MAX, &count,
-                                          LIST_ERR_MPOP_COUNT) < 0)
-                return;
-        } else {
-            fri_reply_error(c, FRI_ERR_SYNTAX);
-            return;
-        }
-    }
-    if (count == -1) count = 1;
-    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return;
+    if (fri_mpop_count_or_reply(c, where_idx + 1, blocking, &count) < 0) return;
 
     for (int j = numkeys_idx + 1; j < where_idx; j++) {
         fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);

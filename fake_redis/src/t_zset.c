@@ -691,17 +691,23 @@ static void zincrbyCommand(fr_client *c) { zadd_generic(c, ZADD_IN_INCR); }
 
 /* ----- ZREM, ZREMRANGEBY* ---------------------------------------------------------------- */
 
+/* The sorted set at key for a command that removes members and answers how many (ZREM,
+ * ZREMRANGEBY*): its object, or NULL when the command was answered (WRONGTYPE, or 0 for
+ * a missing key). */
+static fri_obj *zset_for_removal(fr_client *c, const fri_arg *key)
+{
+    int wrongtype;
+    fri_obj *o = fri_lookup_typed(c, key, FRI_ZSET, 1, &wrongtype);
+    if (!o && !wrongtype) fri_reply_ll(c, 0);
+    return o;
+}
+
 /* ZREM key member [member ...]: how many were removed; an emptied key goes. */
 static void zremCommand(fr_client *c)
 {
     const fri_arg *key = &c->argv[1];
-    int wrongtype;
-    fri_obj *o = fri_lookup_typed(c, key, FRI_ZSET, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!o) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_obj *o = zset_for_removal(c, key);
+    if (!o) return;
     fri_zset *z = o->ptr;
     long long deleted = 0;
     for (int j = 2; j < c->argc; j++) {
@@ -745,13 +751,8 @@ static void zremrange_generic(fr_client *c, zrange_type type)
         }
     }
 
-    int wrongtype;
-    fri_obj *o = fri_lookup_typed(c, key, FRI_ZSET, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!o) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_obj *o = zset_for_removal(c, key);
+    if (!o) return;
     fri_zset *z = o->ptr;
     size_t deleted = 0;
 
@@ -1430,16 +1431,9 @@ static void bzpopmaxCommand(fr_client *c) { bzpop_generic(c, 1); }
  * numkeys: numkeys, MIN/MAX, COUNT (once), then the timeout. */
 static void zmpop_generic(fr_client *c, int numkeys_idx, int blocking)
 {
-    long long numkeys, count = -1;
-    if (fri_get_range_ll_or_reply(c, &c->argv[numkeys_idx], 1, LLONG_MAX, &numkeys,
-                                  "ERR numkeys should be greater than 0") < 0)
-        return;
-    /* compared before adding: numkeys may be as large as LLONG_MAX */
-    if (numkeys > c->argc - numkeys_idx - 2) {
-        fri_reply_error(c, FRI_ERR_SYNTAX);
-        return;
-    }
-    long long where_idx = numkeys_idx + numkeys + 1;
+    long long numkeys, count;
+    if (fri_mpop_numkeys_or_reply(c, numkeys_idx, &numkeys) < 0) return;
+    int where_idx = numkeys_idx + (int)numkeys + 1;
     int max;
     if (fri_arg_is(&c->argv[where_idx], "min")) max = 0;
     else if (fri_arg_is(&c->argv[where_idx], "max")) max = 1;
@@ -1447,20 +1441,7 @@ static void zmpop_generic(fr_client *c, int numkeys_idx, int blocking)
         fri_reply_error(c, FRI_ERR_SYNTAX);
         return;
     }
-    for (long long j = where_idx + 1; j < c->argc; j++) {
-        int moreargs = c->argc - 1 - (int)j;
-        if (count == -1 && fri_arg_is(&c->argv[j], "count") && moreargs) {
-            j++;
-            if (fri_get_range_ll_or_reply(c, &c->argv[j], 1, LLONG_MAX, &count,
-                                          "ERR count should be greater than 0") < 0)
-                return;
-        } else {
-            fri_reply_error(c, FRI_ERR_SYNTAX);
-            return;
-        }
-    }
-    if (count == -1) count = 1;
-    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return;
+    if (fri_mpop_count_or_reply(c, where_idx + 1, blocking, &count) < 0) return;
     zpop_from_keys(c, &c->argv[numkeys_idx + 1], numkeys, max, count, ZPOP_NESTED);
 }
 
