@@ -136,6 +136,21 @@ void fri_reply_scan_cursor(fr_client *c, uint64_t next)
     fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
 }
 
+void fri_reply_scan_dict(fr_client *c, const fri_scan_args *a, fri_dict *d, size_t first,
+                         size_t end, uint64_t next,
+                         long (*emit)(fr_client *c, const fri_dent *e, const void *ctx),
+                         const void *ctx)
+{
+    fri_reply_scan_cursor(c, next);
+    size_t handle = fri_reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = first; i < end; i++) {
+        const fri_dent *e = fri_dict_slot(d, i);
+        if (e && fri_scan_match(a, e->key->buf, e->key->len)) n += emit(c, e, ctx);
+    }
+    fri_reply_set_deferred_len(c, handle, n);
+}
+
 /* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded
  * up to whole milliseconds, must not be negative.  The conversion to long long follows
  * what x86-64 does with an out-of-range value (the most negative integer), which is why

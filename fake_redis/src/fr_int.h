@@ -704,6 +704,13 @@ int fri_scan_match(const fri_scan_args *a, const char *p, size_t len);
 /* The head of a SCAN-family reply: a 2-element array and the next cursor (0 at the end);
  * the elements follow. */
 void fri_reply_scan_cursor(fr_client *c, uint64_t next);
+/* A whole HSCAN or ZSCAN reply over a table's slots [first, end): the cursor next, then
+ * for each entry there that MATCH lets through what emit answers (it returns how many
+ * elements that is). */
+void fri_reply_scan_dict(fr_client *c, const fri_scan_args *a, fri_dict *d, size_t first,
+                         size_t end, uint64_t next,
+                         long (*emit)(fr_client *c, const fri_dent *e, const void *ctx),
+                         const void *ctx);
 int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
                                   const fri_arg **pat);
 /* A blocking command's timeout in seconds, as Redis 7.0 checks it; *ms_out (may be NULL)

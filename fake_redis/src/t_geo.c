@@ -195,48 +195,54 @@ static fri_zset *read_geo(fr_client *c, int idx, int *answered)
     return o ? o->ptr : NULL;
 }
 
-/* GEOHASH key member ...: the standard 11-character geohash of each member (decoded, then
- * encoded again over latitudes -90..90; the 11th character is always '0'), or nil. */
-static void geohashCommand(fr_client *c)
+/* GEOHASH and GEOPOS key member ...: one element per member, by found(c, xy) for a member
+ * at xy, by missing(c) for one that is not there (or when the key is missing). */
+static void reply_member_positions(fr_client *c, void (*found)(fr_client *c, const double *xy),
+                                   void (*missing)(fr_client *c))
 {
-    static const char alphabet[] = "0123456789bcdefghjkmnpqrstuvwxyz";
     int answered;
     fri_zset *z = read_geo(c, 1, &answered);
     if (answered) return;
     fri_reply_array_len(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++) {
         double xy[2];
-        if (!z || !member_position(z, &c->argv[j], xy)) {
-            fri_reply_nil(c);
-            continue;
-        }
-        fri_georange lon = {-180, 180}, lat = {-90, 90};
-        fri_geohash h = {0, 0};
-        fri_geohash_encode(lon, lat, xy[0], xy[1], 26, &h);
-        char buf[11];
-        for (int i = 0; i < 11; i++)
-            buf[i] = i == 10 ? alphabet[0] : alphabet[(h.bits >> (52 - (i + 1) * 5)) & 0x1f];
-        fri_reply_bulk(c, buf, 11);
+        if (z && member_position(z, &c->argv[j], xy)) found(c, xy);
+        else missing(c);
     }
+}
+
+/* The standard 11-character geohash of xy (decoded, then encoded again over latitudes
+ * -90..90; the 11th character is always '0'). */
+static void reply_geohash(fr_client *c, const double *xy)
+{
+    static const char alphabet[] = "0123456789bcdefghjkmnpqrstuvwxyz";
+    fri_georange lon = {-180, 180}, lat = {-90, 90};
+    fri_geohash h = {0, 0};
+    fri_geohash_encode(lon, lat, xy[0], xy[1], 26, &h);
+    char buf[11];
+    for (int i = 0; i < 11; i++)
+        buf[i] = i == 10 ? alphabet[0] : alphabet[(h.bits >> (52 - (i + 1) * 5)) & 0x1f];
+    fri_reply_bulk(c, buf, 11);
+}
+
+/* [longitude, latitude]. */
+static void reply_lonlat(fr_client *c, const double *xy)
+{
+    fri_reply_array_len(c, 2);
+    reply_coord(c, xy[0]);
+    reply_coord(c, xy[1]);
+}
+
+/* GEOHASH key member ...: each member's geohash, or nil. */
+static void geohashCommand(fr_client *c)
+{
+    reply_member_positions(c, reply_geohash, fri_reply_nil);
 }
 
 /* GEOPOS key member ...: [longitude, latitude] of each member, or a null array. */
 static void geoposCommand(fr_client *c)
 {
-    int answered;
-    fri_zset *z = read_geo(c, 1, &answered);
-    if (answered) return;
-    fri_reply_array_len(c, c->argc - 2);
-    for (int j = 2; j < c->argc; j++) {
-        double xy[2];
-        if (!z || !member_position(z, &c->argv[j], xy)) {
-            fri_reply_null_array(c);
-            continue;
-        }
-        fri_reply_array_len(c, 2);
-        reply_coord(c, xy[0]);
-        reply_coord(c, xy[1]);
-    }
+    reply_member_positions(c, reply_lonlat, fri_reply_null_array);
 }
 
 /* GEODIST key m1 m2 [unit]: the unit is checked before the key is read; nil when the key

@@ -627,6 +627,13 @@ static void hrandfieldCommand(fr_client *c)
 
 /* ----- HSCAN ------------------------------------------------------------------------------- */
 
+/* An HSCAN page's field and its value. */
+static long hscan_entry(fr_client *c, const fri_dent *e, const void *ctx)
+{
+    reply_entry(c, e, 1);
+    return 2;
+}
+
 /* HSCAN key cursor [MATCH pattern] [COUNT count], checked in Redis's order: the cursor,
  * the key (a missing one answers ["0", []] whatever the options), its type, then the
  * options.  A hash Redis holds as a listpack answers whole, in order, with cursor 0,
@@ -644,16 +651,7 @@ static void hscanCommand(fr_client *c)
     size_t first = 0, end = fri_dict_slots(d);
     uint64_t next = 0;
     if (!h->listpack) end = fri_dict_page(d, a.cursor, a.count, &first, &next);
-    fri_reply_scan_cursor(c, next);
-    size_t handle = fri_reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = first; i < end; i++) {
-        fri_dent *e = fri_dict_slot(d, i);
-        if (!e || !fri_scan_match(&a, e->key->buf, e->key->len)) continue;
-        reply_entry(c, e, 1);
-        n += 2;
-    }
-    fri_reply_set_deferred_len(c, handle, n);
+    fri_reply_scan_dict(c, &a, d, first, end, next, hscan_entry, NULL);
 }
 
 /* ----- The command table --------------------------------------------------------------- */

@@ -478,35 +478,41 @@ static int list_range(size_t len, long long start, long long end, size_t *first,
 }
 
 /* The start of LRANGE and LTRIM key start stop: both numbers, parsed before the key is
- * looked up (for writing when write), then the list; a missing key is answered by
- * missing(c).  The list's object, or NULL when the command was answered. */
-static fri_obj *range_args_or_reply(fr_client *c, int write, long long *start, long long *end,
-                                    void (*missing)(fr_client *c))
+ * looked up (for writing when write), then the list, a missing key answered by missing(c);
+ * then the elements [*from, *to) in range by Redis's rule (*from == *to == the length when
+ * none is).  The list's object, or NULL when the command was answered. */
+static fri_obj *range_or_reply(fr_client *c, int write, void (*missing)(fr_client *c),
+                               size_t *from, size_t *to)
 {
+    long long start, end;
     int wrongtype;
-    if (fri_get_ll_or_reply(c, &c->argv[2], start, NULL) < 0 ||
-        fri_get_ll_or_reply(c, &c->argv[3], end, NULL) < 0)
+    if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) < 0 ||
+        fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
         return NULL;
     fri_obj *o = list_lookup(c, &c->argv[1], write, &wrongtype);
-    if (!o && !wrongtype) missing(c);
+    if (!o) {
+        if (!wrongtype) missing(c);
+        return NULL;
+    }
+    size_t len = ((fri_list *)o->ptr)->len, last;
+    if (list_range(len, start, end, from, &last)) {
+        *to = last + 1;
+    } else {
+        *from = *to = len;
+    }
     return o;
 }
 
 /* LRANGE key start stop: both numbers are parsed before the key is looked up. */
 static void lrangeCommand(fr_client *c)
 {
-    long long start, end;
-    size_t first, last;
-    fri_obj *o = range_args_or_reply(c, 0, &start, &end, fri_reply_empty_array);
+    size_t from, to;
+    fri_obj *o = range_or_reply(c, 0, fri_reply_empty_array, &from, &to);
     if (!o) return;
     fri_list *l = o->ptr;
-    if (!list_range(l->len, start, end, &first, &last)) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    fri_reply_array_len(c, (long)(last - first + 1));
+    fri_reply_array_len(c, (long)(to - from));
     size_t mask = l->cap - 1;
-    for (size_t i = first; i <= last; i++) fri_reply_bulk_str(c, l->slot[(l->head + i) & mask]);
+    for (size_t i = from; i < to; i++) fri_reply_bulk_str(c, l->slot[(l->head + i) & mask]);
 }
 
 /* LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len].  Options are parsed (and
@@ -681,19 +687,11 @@ static void lremCommand(fr_client *c)
  * answers OK.  WATCH sees the key touched even when nothing was trimmed, as in Redis. */
 static void ltrimCommand(fr_client *c)
 {
-    long long start, end;
-    size_t first, last;
-    fri_obj *o = range_args_or_reply(c, 1, &start, &end, fri_reply_ok);
+    size_t from, to;
+    fri_obj *o = range_or_reply(c, 1, fri_reply_ok, &from, &to);
     if (!o) return;
     fri_list *l = o->ptr;
-    size_t ltrim, rtrim;
-    if (list_range(l->len, start, end, &first, &last)) {
-        ltrim = first;
-        rtrim = l->len - last - 1;
-    } else {
-        ltrim = l->len;
-        rtrim = 0;
-    }
+    size_t ltrim = from, rtrim = l->len - to;
     while (ltrim--) fri_str_free(list_pop(l, LIST_HEAD));
     while (rtrim--) fri_str_free(list_pop(l, LIST_TAIL));
     list_elements_removed(c, &c->argv[1], o, "ltrim");

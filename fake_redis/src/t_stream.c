@@ -1304,6 +1304,19 @@ static fri_stream *stream_lookup(fr_client *c, int write, int *wrongtype)
     return o ? o->ptr : NULL;
 }
 
+/* The stream at argv[1] for a command that answers missing(c) when there is none: NULL
+ * when the command was answered (WRONGTYPE, or a missing key). */
+static fri_stream *stream_or_reply(fr_client *c, int write, void (*missing)(fr_client *c))
+{
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, write, &wrongtype);
+    if (!s && !wrongtype) missing(c);
+    return s;
+}
+
+static void reply_zero(fr_client *c) { fri_reply_ll(c, 0); }
+static void reply_nokey(fr_client *c) { fri_reply_error(c, FRI_ERR_NOKEY); }
+
 /* XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
  * Options and the id are checked first, then the field/value count (an arity error),
  * then 0-0, then the key.  The stream is created only once the entry is in it, so
@@ -1460,13 +1473,8 @@ static void xrange_generic(fr_client *c, int rev)
             return;
         }
     }
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 0, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_empty_array(c);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 0, fri_reply_empty_array);
+    if (!s) return;
     if (count == 0) {
         fri_reply_null_array(c);
         return;
@@ -1481,13 +1489,8 @@ static void xrevrangeCommand(fr_client *c) { xrange_generic(c, 1); }
  * anything is deleted, so a bad id changes nothing. */
 static void xdelCommand(fr_client *c)
 {
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 1, reply_zero);
+    if (!s) return;
     int n = c->argc - 2;
     fri_sid small[16];
     fri_sid *ids = n <= 16 ? small : malloc(sizeof(*ids) * (size_t)n);
@@ -1528,13 +1531,8 @@ static void xtrimCommand(fr_client *c)
 {
     trim_args a;
     if (parse_add_trim_args_or_reply(c, &a, 0) < 0) return;
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 1, reply_zero);
+    if (!s) return;
     long long deleted = stream_trim(s, &a, c->srv);
     if (deleted) {
         fri_notify_key(c, FR_NOTIFY_STREAM, "xtrim", &c->argv[1]);
@@ -1575,13 +1573,8 @@ static void xsetidCommand(fr_client *c)
             return;
         }
     }
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_error(c, FRI_ERR_NOKEY);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 1, reply_nokey);
+    if (!s) return;
     if (s->length > 0) {
         fri_sid maxid;
         fri_stream_last_valid_id(s, &maxid);

@@ -1553,6 +1553,15 @@ static void reply_scan_score(fr_client *c, const fri_zset *z, double score)
     fri_reply_double(c, score);
 }
 
+/* A ZSCAN page's member (ctx: its sorted set) and its score. */
+static long zscan_entry(fr_client *c, const fri_dent *e, const void *ctx)
+{
+    const fri_zsl_node *node = e->v.ptr;
+    fri_reply_bulk(c, node->ele, node->len);
+    reply_scan_score(c, ctx, node->score);
+    return 2;
+}
+
 /* ZSCAN key cursor [MATCH pattern] [COUNT count].  A set Redis would hold as a listpack
  * answers whole, in order, with cursor 0, whatever the cursor and COUNT, as Redis does.
  * A bigger one is scanned COUNT members at a time in the dict's insertion order with the
@@ -1583,18 +1592,7 @@ static void zscanCommand(fr_client *c)
     size_t first;
     uint64_t next;
     size_t end = fri_dict_page(d, a.cursor, a.count, &first, &next);
-    fri_reply_scan_cursor(c, next);
-    size_t handle = fri_reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = first; i < end; i++) {
-        fri_dent *e = fri_dict_slot(d, i);
-        if (!e || !fri_scan_match(&a, e->key->buf, e->key->len)) continue;
-        fri_zsl_node *node = e->v.ptr;
-        fri_reply_bulk(c, node->ele, node->len);
-        reply_scan_score(c, z, node->score);
-        n += 2;
-    }
-    fri_reply_set_deferred_len(c, handle, n);
+    fri_reply_scan_dict(c, &a, d, first, end, next, zscan_entry, z);
 }
 
 /* ----- The command table ------------------------------------------------------------------ */
