@@ -239,6 +239,8 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current);
 
 /* Redis's string2ll: an optional '-', digits without a leading zero, in range.  1 if so. */
 int frs_string2ll(const char *s, size_t n, long long *out);
+/* A NUL-terminated heap copy of the n bytes at p (free it); aborts when out of memory. */
+char *frs_memdup(const char *p, size_t n);
 
 void frs_reply_raw(frs_conn *c, const char *p, size_t n);
 void frs_reply_status(frs_conn *c, const char *s);
@@ -426,6 +428,9 @@ int frs_config_init(frs_server *srv);
 void frs_config_free(frs_server *srv);
 /* A parameter's current value, or NULL for an unknown name. */
 const char *frs_config_get(frs_server *srv, const char *name);
+/* The multiplier of a memory value's unit as Redis's memtoull reads it: "" and b 1, k
+ * 1000, kb 1024, m, mb, g, gb likewise (any case).  0 for anything else. */
+unsigned long long frs_memory_unit(const char *unit);
 /* CONFIG SET for one parameter without the reply: 0, or -1 with *err set to the
  * reason (a static string, Redis's wording after "... - "). */
 int frs_config_set1(frs_server *srv, const char *name, const char *value, const char **err);
