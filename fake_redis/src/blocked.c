@@ -36,6 +36,7 @@
  * Timeouts are explicit: fr_server_expire_blocked answers the nil array to every client
  * whose deadline has come on the server's clock. */
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,20 +153,12 @@ static void push_ptr(void ***arr, size_t *len, size_t *cap, void *p)
     (*arr)[(*len)++] = p;
 }
 
+/* The server's blocking state, made on first use; NULL when out of memory. */
 static struct fri_blocking *blocking_state(fr_server *s)
 {
-    if (s->blocking) return s->blocking;
-    struct fri_blocking *b = calloc(1, sizeof(*b));
-    if (!b) return NULL;
-    for (int i = 0; i < FRI_DBNUM; i++) {
-        if (!(b->keys[i] = fri_dict_new())) {
-            for (int j = 0; j < i; j++) fri_dict_free(b->keys[j], NULL);
-            free(b);
-            return NULL;
-        }
-    }
-    s->blocking = b;
-    return b;
+    _Static_assert(offsetof(struct fri_blocking, keys) == 0, "the tables come first");
+    if (!s->blocking) s->blocking = fri_calloc_with_dicts(sizeof(*s->blocking), FRI_DBNUM);
+    return s->blocking;
 }
 
 /* The key's state now, without deleting anything (an expired key counts as missing). */

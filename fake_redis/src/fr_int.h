@@ -142,6 +142,10 @@ fri_dict *fri_dict_nth(fri_dict *first, size_t i);
 void fri_dict_free_n(fri_dict *first, size_t n, void (*free_val)(fri_val *v));
 /* Frees the table and its keys; free_val (may be NULL) is called on each value. */
 void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v));
+/* A zeroed block of size bytes whose first member is an array of n tables, each made (the
+ * state the Pub/Sub and blocking modules make on first use); NULL when out of memory.
+ * The tables are freed one by one with fri_dict_free, the block with free. */
+void *fri_calloc_with_dicts(size_t size, size_t n);
 size_t fri_dict_size(const fri_dict *d);
 /* The entry for key, or NULL.  Entry pointers stay valid until the next add or delete. */
 fri_dent *fri_dict_find(fri_dict *d, const char *key, size_t len);

@@ -73,26 +73,23 @@ static void del_generic_command(fr_client *c)
     fri_reply_ll(c, deleted);
 }
 
-/* EXISTS counts every argument that names a live key, repeats included (EXISTS a a = 2),
- * without touching them. */
-static void exists_command(fr_client *c)
+/* Answers how many arguments from argv[1] on name a live key, repeats included, each
+ * looked up by lookup. */
+static void count_keys(fr_client *c, fri_obj *(*lookup)(fr_client *c, const fri_arg *key))
 {
     long long count = 0;
     for (int j = 1; j < c->argc; j++)
-        if (fri_lookup_notouch(c, &c->argv[j]) != NULL)
+        if (lookup(c, &c->argv[j]) != NULL)
             count++;
     fri_reply_ll(c, count);
 }
 
+/* EXISTS counts every argument that names a live key, repeats included (EXISTS a a = 2),
+ * without touching them. */
+static void exists_command(fr_client *c) { count_keys(c, fri_lookup_notouch); }
+
 /* TOUCH answers the same count as EXISTS, and counts as an access to each key. */
-static void touch_command(fr_client *c)
-{
-    long long count = 0;
-    for (int j = 1; j < c->argc; j++)
-        if (fri_lookup_read(c, &c->argv[j]) != NULL)
-            count++;
-    fri_reply_ll(c, count);
-}
+static void touch_command(fr_client *c) { count_keys(c, fri_lookup_read); }
 
 /* TYPE answers a status, "none" for a missing key. */
 static void type_command(fr_client *c)

@@ -14,6 +14,7 @@
  * and lists the client in the server's pushed queue, for a server to write out or an
  * in-process caller to take as reply trees.  Only a client publishing to itself inside
  * EXEC gets the message in its own reply, at the point where Redis writes it. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,35 +59,17 @@ struct fri_client_subs {
 /* The server's tables, made on first use; NULL when out of memory. */
 static struct fri_pubsub *server_state(fr_server *s)
 {
-    if (s->pubsub) return s->pubsub;
-    struct fri_pubsub *ps = calloc(1, sizeof(*ps));
-    if (!ps) return NULL;
-    for (int k = 0; k < SUB_KINDS; k++) {
-        if (!(ps->names[k] = fri_dict_new())) {
-            for (int j = 0; j < k; j++) fri_dict_free(ps->names[j], NULL);
-            free(ps);
-            return NULL;
-        }
-    }
-    s->pubsub = ps;
-    return ps;
+    _Static_assert(offsetof(struct fri_pubsub, names) == 0, "the tables come first");
+    if (!s->pubsub) s->pubsub = fri_calloc_with_dicts(sizeof(*s->pubsub), SUB_KINDS);
+    return s->pubsub;
 }
 
 /* The client's tables, made on first use; NULL when out of memory. */
 static struct fri_client_subs *client_state(fr_client *c)
 {
-    if (c->subs) return c->subs;
-    struct fri_client_subs *cs = calloc(1, sizeof(*cs));
-    if (!cs) return NULL;
-    for (int k = 0; k < SUB_KINDS; k++) {
-        if (!(cs->names[k] = fri_dict_new())) {
-            for (int j = 0; j < k; j++) fri_dict_free(cs->names[j], NULL);
-            free(cs);
-            return NULL;
-        }
-    }
-    c->subs = cs;
-    return cs;
+    _Static_assert(offsetof(struct fri_client_subs, names) == 0, "the tables come first");
+    if (!c->subs) c->subs = fri_calloc_with_dicts(sizeof(*c->subs), SUB_KINDS);
+    return c->subs;
 }
 
 static size_t client_count(const fr_client *c, int kind)
