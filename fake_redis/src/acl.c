@@ -764,32 +764,44 @@ static void describe_user(const fri_acl_user *u, fri_buf *out)
     }
 }
 
+/* ACL GETUSER's "keys" (channels: "channels") of s: "~*" ("&*") for all of them, else the
+ * patterns joined by spaces. */
+static void describe_patterns(const selector *s, int channels, fri_buf *b)
+{
+    if (s->flags & (channels ? SEL_ALLCHANNELS : SEL_ALLKEYS)) {
+        fri_buf_append(b, channels ? "&*" : "~*", 2);
+        return;
+    }
+    size_t n = channels ? s->nchans : s->nkeys;
+    for (size_t i = 0; i < n; i++) {
+        if (i) fri_buf_append(b, " ", 1);
+        if (!channels) {
+            describe_key_pattern(b, &s->keys[i]);
+        } else {
+            fri_buf_append(b, "&", 1);
+            fri_buf_append(b, s->chans[i].p, s->chans[i].len);
+        }
+    }
+}
+
+/* A field of a selector's description: its name, then what b holds (b is emptied). */
+static void reply_described(fr_client *c, const char *name, fri_buf *b)
+{
+    fri_reply_bulk_cstr(c, name);
+    fri_reply_bulk(c, b->p ? b->p : "", b->len);
+    b->len = 0;
+}
+
 /* aclAddReplySelectorDescription */
 static void reply_selector(fr_client *c, const selector *s)
 {
     fri_buf b = {0};
-    fri_reply_bulk_cstr(c, "commands");
     describe_commands(s, &b);
-    fri_reply_bulk(c, b.p ? b.p : "", b.len);
-    b.len = 0;
-    fri_reply_bulk_cstr(c, "keys");
-    if (s->flags & SEL_ALLKEYS) fri_buf_append(&b, "~*", 2);
-    else
-        for (size_t i = 0; i < s->nkeys; i++) {
-            if (i) fri_buf_append(&b, " ", 1);
-            describe_key_pattern(&b, &s->keys[i]);
-        }
-    fri_reply_bulk(c, b.p ? b.p : "", b.len);
-    b.len = 0;
-    fri_reply_bulk_cstr(c, "channels");
-    if (s->flags & SEL_ALLCHANNELS) fri_buf_append(&b, "&*", 2);
-    else
-        for (size_t i = 0; i < s->nchans; i++) {
-            if (i) fri_buf_append(&b, " ", 1);
-            fri_buf_append(&b, "&", 1);
-            fri_buf_append(&b, s->chans[i].p, s->chans[i].len);
-        }
-    fri_reply_bulk(c, b.p ? b.p : "", b.len);
+    reply_described(c, "commands", &b);
+    describe_patterns(s, 0, &b);
+    reply_described(c, "keys", &b);
+    describe_patterns(s, 1, &b);
+    reply_described(c, "channels", &b);
     fri_buf_free(&b);
 }
 

@@ -110,7 +110,7 @@ int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
     return 0;
 }
 
-fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a)
+void *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a)
 {
     if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &a->cursor) < 0) return NULL;
     int wrongtype;
@@ -121,7 +121,7 @@ fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a)
         return NULL;
     }
     if (fri_get_scan_options_or_reply(c, 3, &a->count, &a->pat) < 0) return NULL;
-    return o;
+    return o->ptr;
 }
 
 int fri_scan_match(const fri_scan_args *a, const char *p, size_t len)

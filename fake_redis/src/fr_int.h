@@ -701,8 +701,9 @@ typedef struct fri_scan_args {
 } fri_scan_args;
 /* The start of SSCAN, HSCAN and ZSCAN key cursor [MATCH p] [COUNT n], in Redis's order:
  * the cursor, the key (of type t: WRONGTYPE otherwise; a missing key answers the empty
- * scan), then the options.  The key's value, or NULL when the command was answered. */
-fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a);
+ * scan), then the options.  The key's value (its object's ptr: the fri_set, fri_hash or
+ * fri_zset), or NULL when the command was answered. */
+void *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a);
 /* 1 when an element of the page is answered: there is no MATCH, or it matches. */
 int fri_scan_match(const fri_scan_args *a, const char *p, size_t len);
 /* The head of a SCAN-family reply: a 2-element array and the next cursor (0 at the end);

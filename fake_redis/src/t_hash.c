@@ -644,9 +644,8 @@ static long hscan_entry(fr_client *c, const fri_dent *e, const void *ctx)
 static void hscanCommand(fr_client *c)
 {
     fri_scan_args a;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_HASH, &a);
-    if (!o) return;
-    fri_hash *h = o->ptr;
+    fri_hash *h = fri_scan_key_or_reply(c, FRI_HASH, &a);
+    if (!h) return;
     fri_dict *d = h->fields;
     size_t first = 0, end = fri_dict_slots(d);
     uint64_t next = 0;

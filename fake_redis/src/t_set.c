@@ -1056,9 +1056,8 @@ static int sintercardKeys(int argc, const fri_arg *argv, int *keys, int max)
 static void sscanCommand(fr_client *c)
 {
     fri_scan_args a;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_SET, &a);
-    if (!o) return;
-    fri_set *s = o->ptr;
+    fri_set *s = fri_scan_key_or_reply(c, FRI_SET, &a);
+    if (!s) return;
     size_t first = 0, end = set_positions(s);
     uint64_t next = 0;
     if (!s->intset) end = fri_dict_page(s->table, a.cursor, a.count, &first, &next);

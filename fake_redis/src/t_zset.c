@@ -1570,9 +1570,8 @@ static long zscan_entry(fr_client *c, const fri_dent *e, const void *ctx)
 static void zscanCommand(fr_client *c)
 {
     fri_scan_args a;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_ZSET, &a);
-    if (!o) return;
-    fri_zset *z = o->ptr;
+    fri_zset *z = fri_scan_key_or_reply(c, FRI_ZSET, &a);
+    if (!z) return;
     if (z->listpack) {
         fri_reply_scan_cursor(c, 0);
         size_t handle = fri_reply_deferred_len(c);

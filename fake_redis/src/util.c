@@ -431,9 +431,17 @@ int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
         cur.len = 0;
         while (!done) {
             char ch;
-            if (inq) {
-                if (p[0] == '\\' && p[1] == 'x' && hex_value((unsigned char)p[2]) >= 0 &&
-                    hex_value((unsigned char)p[3]) >= 0) {
+            if (inq || insq) {
+                if (!*p) goto err; /* the quote is not closed */
+                if (*p == (inq ? '"' : '\'')) {
+                    /* a closing quote must be followed by a space or the end */
+                    if (p[1] && !isspace((unsigned char)p[1])) goto err;
+                    done = 1;
+                } else if (insq) {
+                    if (p[0] == '\\' && p[1] == '\'') p++; /* \' is a quote, nothing else */
+                    fri_buf_append(&cur, p, 1);
+                } else if (p[0] == '\\' && p[1] == 'x' && hex_value((unsigned char)p[2]) >= 0 &&
+                           hex_value((unsigned char)p[3]) >= 0) {
                     ch = (char)(hex_value((unsigned char)p[2]) * 16 + hex_value((unsigned char)p[3]));
                     fri_buf_append(&cur, &ch, 1);
                     p += 3;
@@ -448,24 +456,6 @@ int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
                     default: ch = *p; break;
                     }
                     fri_buf_append(&cur, &ch, 1);
-                } else if (*p == '"') {
-                    /* a closing quote must be followed by a space or the end */
-                    if (p[1] && !isspace((unsigned char)p[1])) goto err;
-                    done = 1;
-                } else if (!*p) {
-                    goto err;
-                } else {
-                    fri_buf_append(&cur, p, 1);
-                }
-            } else if (insq) {
-                if (p[0] == '\\' && p[1] == '\'') {
-                    p++;
-                    fri_buf_append(&cur, "'", 1);
-                } else if (*p == '\'') {
-                    if (p[1] && !isspace((unsigned char)p[1])) goto err;
-                    done = 1;
-                } else if (!*p) {
-                    goto err;
                 } else {
                     fri_buf_append(&cur, p, 1);
                 }
