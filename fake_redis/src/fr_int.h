@@ -92,6 +92,29 @@ void fri_buf_free(fri_buf *b);
  * on one line: the quoting of fr_dump's text, shared by dump.c and t_stream.c. */
 void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len);
 
+/* ----- Growable arrays (clientq.c) ----------------------------------------------------- */
+
+/* arr (an array of *cap elements of size bytes, len of them used) with room for one more:
+ * arr itself, or a copy twice as large (first_cap elements when it had none; *cap is
+ * updated).  NULL when out of memory, arr left as it was. */
+void *fri_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t first_cap);
+
+/* A queue of clients to hand to the embedder (those woken by a blocking command, those
+ * given pushes).  A client is queued at most once (its own flag says so) and blanked when
+ * it is freed meanwhile. */
+typedef struct fri_client_queue {
+    fr_client **c;         /* slots [head, len) are queued; NULL for a freed client */
+    size_t head, len, cap;
+} fri_client_queue;
+/* Appends c; aborts when out of memory, like fri_buf (the caller's state already says c
+ * is queued). */
+void fri_cq_push(fri_client_queue *q, fr_client *c);
+/* The next queued client, NULL when none is left (freed ones are passed over). */
+fr_client *fri_cq_take(fri_client_queue *q);
+/* Blanks c's slot: c is being freed. */
+void fri_cq_forget(fri_client_queue *q, const fr_client *c);
+void fri_cq_free(fri_client_queue *q);
+
 /* ----- Number conversions, exactly as Redis's util.c behaves --------------------------- */
 
 /* Strict integer parse: no spaces, no leading '+', no leading zeros, fits in long long.
