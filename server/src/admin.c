@@ -278,13 +278,7 @@ static void slowlog_push(frs_server *srv, frs_conn *from, int argc, const char *
 {
     frs_admin *a = srv->admin;
     if (a->slower_than < 0 || usec < a->slower_than) return;
-    if (a->nslow == a->capslow) {
-        size_t cap = a->capslow ? 2 * a->capslow : 16;
-        slow_entry *n = realloc(a->slow, cap * sizeof(*n));
-        if (!n) abort();
-        a->slow = n;
-        a->capslow = cap;
-    }
+    a->slow = frs_array_grow(a->slow, &a->capslow, a->nslow, sizeof(*a->slow), 16);
     slow_entry *e = &a->slow[a->nslow++];
     int n = argc > SLOWLOG_MAX_ARGC ? SLOWLOG_MAX_ARGC : argc;
     e->argc = n;

@@ -241,6 +241,10 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current);
 int frs_string2ll(const char *s, size_t n, long long *out);
 /* A NUL-terminated heap copy of the n bytes at p (free it); aborts when out of memory. */
 char *frs_memdup(const char *p, size_t n);
+/* arr (an array of *cap elements of size bytes, len of them used) with room for one more:
+ * arr itself, or a copy twice as large (first_cap elements when it had none; *cap is
+ * updated); aborts when out of memory. */
+void *frs_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t first_cap);
 
 void frs_reply_raw(frs_conn *c, const char *p, size_t n);
 void frs_reply_status(frs_conn *c, const char *s);
