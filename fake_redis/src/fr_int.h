@@ -696,10 +696,6 @@ int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *ou
  * ignored; a leading space, trailing garbage or a value past 2^64-1 is "ERR invalid
  * cursor". */
 int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out);
-/* The count l of SRANDMEMBER, HRANDFIELD and ZRANDMEMBER once the key is found: *count its
- * size, *uniq 1 when l >= 0 (distinct members).  A count of 0 answers an empty array; a
- * negative one past FRI_MAX_REPLY_ELEMENTS answers FRI_ERR_OOM (Redis would run out of
- * memory building it); -1 then. */
 /* LMPOP and ZMPOP's numkeys at argv[idx] (BLMPOP, BZMPOP: idx 2): at least 1, else "ERR
  * numkeys should be greater than 0", and the keys and the direction after it must fit in
  * the arguments (a syntax error).  0, or -1 answered. */
@@ -711,11 +707,11 @@ int fri_mpop_count_or_reply(fr_client *c, int from, int blocking, long long *cou
 /* *value += incr (INCRBY, HINCRBY), or FRI_ERR_OVERFLOW answered and -1 when the sum
  * leaves the long long range (*value unchanged then). */
 int fri_add_ll_or_reply(fr_client *c, long long *value, long long incr);
+/* The count l of SRANDMEMBER, HRANDFIELD and ZRANDMEMBER once the key is found: *count its
+ * size, *uniq 1 when l >= 0 (distinct members).  A count of 0 answers an empty array; a
+ * negative one past FRI_MAX_REPLY_ELEMENTS answers FRI_ERR_OOM (Redis would run out of
+ * memory building it); -1 then.  l > LLONG_MIN (the callers' range check refuses it). */
 int fri_random_count_or_reply(fr_client *c, long long l, unsigned long long *count, int *uniq);
-/* The options of SSCAN, HSCAN and ZSCAN from argv[first] on, as Redis's scanGenericCommand
- * reads them: COUNT n (an integer >= 1, else "ERR syntax error") and MATCH pattern, in any
- * order, the last one of each winning; anything else (TYPE included) is a syntax error.
- * *count is 10 without COUNT; *pat NULL without MATCH or for "*", which matches all. */
 /* What SSCAN, HSCAN and ZSCAN were asked for. */
 typedef struct fri_scan_args {
     uint64_t cursor;    /* where the page starts */
@@ -739,6 +735,10 @@ void fri_reply_scan_dict(fr_client *c, const fri_scan_args *a, fri_dict *d, size
                          size_t end, uint64_t next,
                          long (*emit)(fr_client *c, const fri_dent *e, const void *ctx),
                          const void *ctx);
+/* The options of SSCAN, HSCAN and ZSCAN from argv[first] on, as Redis's scanGenericCommand
+ * reads them: COUNT n (an integer >= 1, else "ERR syntax error") and MATCH pattern, in any
+ * order, the last one of each winning; anything else (TYPE included) is a syntax error.
+ * *count is 10 without COUNT; *pat NULL without MATCH or for "*", which matches all. */
 int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
                                   const fri_arg **pat);
 /* A blocking command's timeout in seconds, as Redis 7.0 checks it; *ms_out (may be NULL)
