@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""record_command_table.py -- records redis-server's command metadata as C data.
+"""record_command_table.py -- records redis-server's command metadata as a data file.
 
 Starts the redis-server named by $WSIM_REDIS_SERVER (default /usr/bin/redis-server, which
 must be 7.0.15) on a unix socket in a temporary directory, asks it in RESP3 for
 COMMAND LIST, then COMMAND INFO and COMMAND DOCS of every top-level command, and writes
-fake_redis/src/cmd_meta_table.c: one row per command and subcommand (the structs are in
-fake_redis/src/cmd_meta.h), sorted by full name, holding
+fake_redis/data/cmd_meta.txt: one block per command and subcommand, sorted by full name,
+holding
 
   - the fields the fake computes with: arity, flags, ACL categories, first/last/step key,
     the key specs (begin_search / find_keys and their flags), Redis's getkeys function
@@ -15,11 +15,16 @@ fake_redis/src/cmd_meta.h), sorted by full name, holding
     subcommands, and of its COMMAND DOCS map without its subcommands, which the fake
     sends as they are (RESP3) or converted to RESP2 (maps and sets become arrays).
 
+The build turns that file into C (fake_redis/tools/gen_cmd_meta.c writes
+cmd_meta_table.c in the build directory; the structs are in fake_redis/src/cmd_meta.h),
+so recording needs python and a redis-server, building neither.  The file's format is
+described in its own header, which this script writes.
+
 Before writing, each RESP3 recording converted to RESP2 is checked against the same
 server's RESP2 reply, so the conversion the fake makes is the one Redis makes.
 
-Usage: tools/record_command_table.py [--json-dir DIR] [OUT.c]
-       (default OUT: fake_redis/src/cmd_meta_table.c next to this script's repository)
+Usage: tools/record_command_table.py [--json-dir DIR] [OUT]
+       (default OUT: fake_redis/data/cmd_meta.txt next to this script's repository)
 """
 import json
 import os
@@ -39,11 +44,14 @@ ACL = ["keyspace", "read", "write", "set", "sortedset", "list", "hash", "string"
        "dangerous", "connection", "transaction", "scripting"]
 KEYFLAGS = ["RO", "RW", "OW", "RM", "access", "update", "insert", "delete", "not_key",
             "incomplete", "variable_flags"]
-GETKEYS = ["", "bitfieldGetKeys", "blmpopGetKeys", "evalGetKeys", "functionGetKeys",
-           "georadiusGetKeys", "lmpopGetKeys", "migrateGetKeys", "setGetKeys",
-           "sintercardGetKeys", "sortGetKeys", "sortROGetKeys", "xreadGetKeys",
-           "zmpopGetKeys", "zunionInterDiffGetKeys", "zunionInterDiffStoreGetKeys",
-           "bzmpopGetKeys"]
+# Redis's getkeys functions, by the name of their FRI_GK_* constant in cmd_meta.h
+GETKEYS = {"": "none", "bitfieldGetKeys": "bitfield", "blmpopGetKeys": "blmpop",
+           "evalGetKeys": "eval", "functionGetKeys": "function",
+           "georadiusGetKeys": "georadius", "lmpopGetKeys": "lmpop",
+           "migrateGetKeys": "migrate", "setGetKeys": "set", "sintercardGetKeys": "sintercard",
+           "sortGetKeys": "sort", "sortROGetKeys": "sort_ro", "xreadGetKeys": "xread",
+           "zmpopGetKeys": "zmpop", "zunionInterDiffGetKeys": "zunioninterdiff",
+           "zunionInterDiffStoreGetKeys": "zunioninterdiffstore", "bzmpopGetKeys": "bzmpop"}
 
 
 class Node:
@@ -139,8 +147,10 @@ def mapget(node, key):
     return None
 
 
-def cstr(b):
-    """A C string literal for bytes b, split in lines of about 100 characters."""
+def quoted(b):
+    """Bytes b as quoted pieces in C string syntax (the escapes of a backslash, a quote, CR,
+    LF and three-digit octal ones only), a new piece after a newline once a piece is about
+    90 characters long."""
     out, line = [], '"'
     for byte in b:
         c = chr(byte)
@@ -160,40 +170,40 @@ def cstr(b):
         if len(line) > 90 and c == "\n":
             out.append(line + '"')
             line = '"'
-    out.append(line + '"')
-    return "\n    ".join(out)
+    if line != '"' or not out:
+        out.append(line + '"')
+    return out
 
 
-def bits(names, table, what):
-    v = 0
-    for n in names:
+def names(got, table, what):
+    """The names got, checked against table (cmd_meta.h has a constant for each)."""
+    for n in got:
         if n not in table:
-            raise SystemExit("unknown %s %r: add it to the generator and cmd_meta.h" % (what, n))
-        v |= 1 << table.index(n)
-    return v
+            raise SystemExit("unknown %s %r: add it to this script and cmd_meta.h" % (what, n))
+    return " ".join(got)
 
 
 def keyspec(node):
-    flags = bits([f.v for f in mapget(node, "flags").v], KEYFLAGS, "key spec flag")
+    """A key spec line: its flags | begin_search | find_keys."""
+    flags = names([f.v for f in mapget(node, "flags").v], KEYFLAGS, "key spec flag")
     bs, fk = mapget(node, "begin_search"), mapget(node, "find_keys")
     bst, bss = mapget(bs, "type").v.decode(), mapget(bs, "spec")
     fkt, fks = mapget(fk, "type").v.decode(), mapget(fk, "spec")
     if bst == "index":
-        b = ("FRI_BS_INDEX", int(mapget(bss, "index").v), "NULL")
+        b = "index %d" % int(mapget(bss, "index").v)
     elif bst == "keyword":
-        b = ("FRI_BS_KEYWORD", int(mapget(bss, "startfrom").v),
-             '"%s"' % mapget(bss, "keyword").v.decode())
+        b = "keyword %s %d" % (mapget(bss, "keyword").v.decode(), int(mapget(bss, "startfrom").v))
     else:
-        b = ("FRI_BS_UNKNOWN", 0, "NULL")
+        b = "unknown"
     if fkt == "range":
-        f = ("FRI_FK_RANGE", int(mapget(fks, "lastkey").v), int(mapget(fks, "keystep").v),
-             int(mapget(fks, "limit").v))
+        f = "range %d %d %d" % (int(mapget(fks, "lastkey").v), int(mapget(fks, "keystep").v),
+                                int(mapget(fks, "limit").v))
     elif fkt == "keynum":
-        f = ("FRI_FK_KEYNUM", int(mapget(fks, "keynumidx").v), int(mapget(fks, "firstkey").v),
-             int(mapget(fks, "keystep").v))
+        f = "keynum %d %d %d" % (int(mapget(fks, "keynumidx").v), int(mapget(fks, "firstkey").v),
+                                 int(mapget(fks, "keystep").v))
     else:
-        f = ("FRI_FK_UNKNOWN", 0, 0, 0)
-    return "{0x%x, %s, %d, %s, %s, %d, %d, %d}" % ((flags,) + b + f)
+        f = "unknown"
+    return "%s | %s | %s" % (flags, b, f)
 
 
 def main():
@@ -202,7 +212,7 @@ def main():
     json_dir = "/tmp/redis-7.0.15/src/commands"
     if args[:1] == ["--json-dir"]:
         json_dir, args = args[1], args[2:]
-    out = args[0] if args else os.path.join(root, "fake_redis/src/cmd_meta_table.c")
+    out = args[0] if args else os.path.join(root, "fake_redis/data/cmd_meta.txt")
     getkeys = {}
     for fn in os.listdir(json_dir):
         if not fn.endswith(".json"):
@@ -259,9 +269,9 @@ def collect_info(entry, raw, rows, parent):
     r = rows.setdefault(name, {})
     r["name"] = name
     r["arity"] = int(e[1].v)
-    r["flags"] = bits([x.v for x in e[2].v], FLAGS, "command flag")
+    r["flags"] = names([x.v for x in e[2].v], FLAGS, "command flag")
     r["first"], r["last"], r["step"] = int(e[3].v), int(e[4].v), int(e[5].v)
-    r["acl"] = bits([x.v[1:] for x in e[6].v], ACL, "ACL category")
+    r["acl"] = names([x.v[1:] for x in e[6].v], ACL, "ACL category")
     r["specs"] = [keyspec(s) for s in e[8].v]
     r["info"] = raw[e[1].start:e[8].end]
     r["subs"] = []
@@ -284,44 +294,60 @@ def collect_docs(namenode, docmap, raw, rows):
                 collect_docs(sn, sm, raw, rows)
 
 
+HEADER = """\
+# cmd_meta.txt -- Redis 7.0.15's description of its commands: recorded from redis-server
+# 7.0.15's COMMAND INFO and COMMAND DOCS replies (RESP3) and the get_keys_function of its
+# src/commands json files by tools/record_command_table.py (docs/fake_redis.md, "Command
+# metadata").  Do not edit: record it again.  The build turns it into the C table of
+# fake_redis/src/cmd_meta.h (fake_redis/tools/gen_cmd_meta.c).
+#
+# Format: lines; '#' starts a comment line.  "toplevel N" gives COMMAND COUNT; then one
+# block per command or subcommand ("container|sub"), sorted by name (strcmp), each opened
+# by "command NAME" and holding, in this order:
+#   arity N                      Redis's arity (negative: at least)
+#   flags NAME...                command flags (FRI_MF_*), as COMMAND INFO names them
+#   acl NAME...                  ACL categories (FRI_ACL_*), without the '@'
+#   keys FIRST LAST STEP         the legacy key range of COMMAND INFO
+#   getkeys NAME                 Redis's getkeys function (FRI_GK_*), none for none
+#   docs-fields N                pairs of the COMMAND DOCS map, subcommands left out
+#   keyspec FLAGS | BEGIN | FIND one line per key spec: flags (FRI_KS_*), then
+#                                "index POS", "keyword WORD STARTFROM" or "unknown", then
+#                                "range LASTKEY STEP LIMIT", "keynum IDX FIRST STEP" or
+#                                "unknown"
+#   info "..."                   the RESP3 bytes of COMMAND INFO's elements 2 to 9
+#   docs "..."                   the RESP3 bytes of the DOCS map's pairs
+# A string is one or more quoted pieces, each continuing line indented; inside them only
+# the escapes \\\\ \\" \\r \\n and three-digit octal ones.
+"""
+
+
 def write(out, rows, getkeys, count):
-    names = sorted(rows)
-    index = {n: i for i, n in enumerate(names)}
-    lines = []
+    lines = [HEADER + "toplevel %d" % count]
     w = lines.append
-    w("/* cmd_meta_table.c -- GENERATED by tools/record_command_table.py from redis-server")
-    w(" * 7.0.15's COMMAND INFO and COMMAND DOCS replies (RESP3) and the get_keys_function")
-    w(" * of its src/commands json files.  Do not edit: run the script again (docs/fake_redis.md,")
-    w(" * \"Command metadata\").  %d top-level commands, %d rows. */" % (count, len(names)))
-    w('#include "cmd_meta.h"')
-    w("")
-    for n in names:
+    for n in sorted(rows):
         r = rows[n]
-        if r["specs"]:
-            w("static const fri_keyspec ks_%d[] = {%s};" % (index[n], ", ".join(r["specs"])))
-    w("")
-    w("const fri_cmd_meta fri_cmd_meta_table[] = {")
-    for n in names:
-        r = rows[n]
-        parent = index[n.split("|")[0]] if "|" in n else -1
-        subs = sorted(r["subs"])
-        first_sub = index[subs[0]] if subs else -1
         gk = getkeys.get(n, "")
         if gk not in GETKEYS:
             raise SystemExit("unknown getkeys function %s" % gk)
-        w("    {\"%s\", %d, %d, %d, %d, 0x%x, 0x%x, %d, %d, %d, %d, %s, %d, %d," % (
-            n, parent, first_sub, len(subs), r["arity"], r["flags"], r["acl"], r["first"],
-            r["last"], r["step"], len(r["specs"]), "ks_%d" % index[n] if r["specs"] else "NULL",
-            GETKEYS.index(gk), r["docs_n"]))
-        w("     %d, %s," % (len(r["info"]), cstr(r["info"])))
-        w("     %d, %s}," % (len(r["docs"]), cstr(r["docs"])))
-    w("};")
-    w("")
-    w("const size_t fri_cmd_meta_count = %d;" % len(names))
-    w("const size_t fri_cmd_meta_toplevel = %d;" % count)
+        w("")
+        w("command %s" % n)
+        w("arity %d" % r["arity"])
+        w(("flags " + r["flags"]).rstrip())
+        w(("acl " + r["acl"]).rstrip())
+        w("keys %d %d %d" % (r["first"], r["last"], r["step"]))
+        w("getkeys %s" % GETKEYS[gk])
+        w("docs-fields %d" % r["docs_n"])
+        for spec in r["specs"]:
+            w("keyspec %s" % spec)
+        for field in ("info", "docs"):
+            pieces = quoted(r[field])
+            w("%s %s" % (field, pieces[0]))
+            for p in pieces[1:]:
+                w("     %s" % p)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("%s: %d rows, %d top-level" % (out, len(names), count))
+    print("%s: %d rows, %d top-level" % (out, len(rows), count))
 
 
 if __name__ == "__main__":

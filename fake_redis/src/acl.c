@@ -190,12 +190,18 @@ static void astr_list_free(astr *v, size_t n)
     free(v);
 }
 
+/* Frees a list of patterns or passwords and leaves it empty. */
+static void astr_list_clear(astr **v, size_t *n)
+{
+    astr_list_free(*v, *n);
+    *v = NULL;
+    *n = 0;
+}
+
 static void reset_firstargs_row(selector *s, size_t row)
 {
     if (!s->firstargs || !s->firstargs[row]) return;
-    astr_list_free(s->firstargs[row], s->nfirstargs[row]);
-    s->firstargs[row] = NULL;
-    s->nfirstargs[row] = 0;
+    astr_list_clear(&s->firstargs[row], &s->nfirstargs[row]);
 }
 
 static void reset_firstargs(selector *s)
@@ -250,11 +256,9 @@ static selector selector_copy(const selector *src)
 
 static void user_clear(fri_acl_user *u)
 {
-    astr_list_free(u->pw, u->npw);
+    astr_list_clear(&u->pw, &u->npw);
     for (size_t i = 0; i < u->nsel; i++) selector_free(&u->sel[i]);
     free(u->sel);
-    u->pw = NULL;
-    u->npw = 0;
     u->sel = NULL;
     u->nsel = 0;
 }
@@ -410,24 +414,16 @@ static int set_selector(selector *s, const char *op, size_t n)
 {
     if (word_is(op, n, "allkeys") || (n == 2 && memcmp(op, "~*", 2) == 0)) {
         s->flags |= SEL_ALLKEYS;
-        astr_list_free(s->keys, s->nkeys);
-        s->keys = NULL;
-        s->nkeys = 0;
+        astr_list_clear(&s->keys, &s->nkeys);
     } else if (word_is(op, n, "resetkeys")) {
         s->flags &= ~SEL_ALLKEYS;
-        astr_list_free(s->keys, s->nkeys);
-        s->keys = NULL;
-        s->nkeys = 0;
+        astr_list_clear(&s->keys, &s->nkeys);
     } else if (word_is(op, n, "allchannels") || (n == 2 && memcmp(op, "&*", 2) == 0)) {
         s->flags |= SEL_ALLCHANNELS;
-        astr_list_free(s->chans, s->nchans);
-        s->chans = NULL;
-        s->nchans = 0;
+        astr_list_clear(&s->chans, &s->nchans);
     } else if (word_is(op, n, "resetchannels")) {
         s->flags &= ~SEL_ALLCHANNELS;
-        astr_list_free(s->chans, s->nchans);
-        s->chans = NULL;
-        s->nchans = 0;
+        astr_list_clear(&s->chans, &s->nchans);
     } else if (word_is(op, n, "allcommands") || word_is(op, n, "+@all")) {
         memset(s->cmds, 0xff, sizeof(s->cmds));
         s->flags |= SEL_ALLCOMMANDS;
@@ -552,9 +548,7 @@ static int set_user(fri_acl_user *u, const char *op, size_t n)
     } else if (word_is(op, n, "nopass") || word_is(op, n, "resetpass")) {
         if (op[0] == 'n' || op[0] == 'N') u->flags |= USER_NOPASS;
         else u->flags &= ~USER_NOPASS;
-        astr_list_free(u->pw, u->npw);
-        u->pw = NULL;
-        u->npw = 0;
+        astr_list_clear(&u->pw, &u->npw);
     } else if (op[0] == '>' || op[0] == '#' || op[0] == '<' || op[0] == '!') {
         char h[64];
         if (op[0] == '>' || op[0] == '<') hash_password(op + 1, n - 1, h);
@@ -770,32 +764,44 @@ static void describe_user(const fri_acl_user *u, fri_buf *out)
     }
 }
 
+/* ACL GETUSER's "keys" (channels: "channels") of s: "~*" ("&*") for all of them, else the
+ * patterns joined by spaces. */
+static void describe_patterns(const selector *s, int channels, fri_buf *b)
+{
+    if (s->flags & (channels ? SEL_ALLCHANNELS : SEL_ALLKEYS)) {
+        fri_buf_append(b, channels ? "&*" : "~*", 2);
+        return;
+    }
+    size_t n = channels ? s->nchans : s->nkeys;
+    for (size_t i = 0; i < n; i++) {
+        if (i) fri_buf_append(b, " ", 1);
+        if (!channels) {
+            describe_key_pattern(b, &s->keys[i]);
+        } else {
+            fri_buf_append(b, "&", 1);
+            fri_buf_append(b, s->chans[i].p, s->chans[i].len);
+        }
+    }
+}
+
+/* A field of a selector's description: its name, then what b holds (b is emptied). */
+static void reply_described(fr_client *c, const char *name, fri_buf *b)
+{
+    fri_reply_bulk_cstr(c, name);
+    fri_reply_bulk(c, b->p ? b->p : "", b->len);
+    b->len = 0;
+}
+
 /* aclAddReplySelectorDescription */
 static void reply_selector(fr_client *c, const selector *s)
 {
     fri_buf b = {0};
-    fri_reply_bulk_cstr(c, "commands");
     describe_commands(s, &b);
-    fri_reply_bulk(c, b.p ? b.p : "", b.len);
-    b.len = 0;
-    fri_reply_bulk_cstr(c, "keys");
-    if (s->flags & SEL_ALLKEYS) fri_buf_append(&b, "~*", 2);
-    else
-        for (size_t i = 0; i < s->nkeys; i++) {
-            if (i) fri_buf_append(&b, " ", 1);
-            describe_key_pattern(&b, &s->keys[i]);
-        }
-    fri_reply_bulk(c, b.p ? b.p : "", b.len);
-    b.len = 0;
-    fri_reply_bulk_cstr(c, "channels");
-    if (s->flags & SEL_ALLCHANNELS) fri_buf_append(&b, "&*", 2);
-    else
-        for (size_t i = 0; i < s->nchans; i++) {
-            if (i) fri_buf_append(&b, " ", 1);
-            fri_buf_append(&b, "&", 1);
-            fri_buf_append(&b, s->chans[i].p, s->chans[i].len);
-        }
-    fri_reply_bulk(c, b.p ? b.p : "", b.len);
+    reply_described(c, "commands", &b);
+    describe_patterns(s, 0, &b);
+    reply_described(c, "keys", &b);
+    describe_patterns(s, 1, &b);
+    reply_described(c, "channels", &b);
     fri_buf_free(&b);
 }
 

@@ -36,25 +36,28 @@ int fri_get_positive_ll_or_reply(fr_client *c, const fri_arg *a, long long *out,
     return fri_get_range_ll_or_reply(c, a, 0, LLONG_MAX, out, msg ? msg : FRI_ERR_POSITIVE);
 }
 
-int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg)
+/* The end of a float parse that ran with the server's errno loaded: keeps the errno the
+ * parse left (Redis's strtod/strtold leave it behind), then 0, or msg (or "ERR value is
+ * not a valid float") and -1. */
+static int float_parsed_or_reply(fr_client *c, int ok, const char *msg)
 {
-    fri_errno_load(c->srv);
-    int ok = fri_string2d(a->ptr, a->len, out);
     fri_errno_save(c->srv);
     if (ok) return 0;
     fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
     return -1;
 }
 
+int fri_get_double_or_reply(fr_client *c, const fri_arg *a, double *out, const char *msg)
+{
+    fri_errno_load(c->srv);
+    return float_parsed_or_reply(c, fri_string2d(a->ptr, a->len, out), msg);
+}
+
 int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *out,
                                  const char *msg)
 {
     fri_errno_load(c->srv);
-    int ok = fri_string2ld(a->ptr, a->len, out);
-    fri_errno_save(c->srv);
-    if (ok) return 0;
-    fri_reply_error(c, msg ? msg : FRI_ERR_NOTFLOAT);
-    return -1;
+    return float_parsed_or_reply(c, fri_string2ld(a->ptr, a->len, out), msg);
 }
 
 int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
@@ -107,10 +110,9 @@ int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
     return 0;
 }
 
-fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long long *count,
-                               const fri_arg **pat)
+void *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a)
 {
-    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], cursor) < 0) return NULL;
+    if (fri_get_scan_cursor_or_reply(c, &c->argv[2], &a->cursor) < 0) return NULL;
     int wrongtype;
     fri_obj *o = fri_lookup_typed(c, &c->argv[1], t, 0, &wrongtype);
     if (wrongtype) return NULL;
@@ -118,8 +120,35 @@ fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long 
         fri_reply_empty_scan(c);
         return NULL;
     }
-    if (fri_get_scan_options_or_reply(c, 3, count, pat) < 0) return NULL;
-    return o;
+    if (fri_get_scan_options_or_reply(c, 3, &a->count, &a->pat) < 0) return NULL;
+    return o->ptr;
+}
+
+int fri_scan_match(const fri_scan_args *a, const char *p, size_t len)
+{
+    return !a->pat || fri_glob_match(a->pat->ptr, a->pat->len, p, len, 0);
+}
+
+void fri_reply_scan_cursor(fr_client *c, uint64_t next)
+{
+    char buf[32];
+    fri_reply_array_len(c, 2);
+    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+}
+
+void fri_reply_scan_dict(fr_client *c, const fri_scan_args *a, fri_dict *d, size_t first,
+                         size_t end, uint64_t next,
+                         long (*emit)(fr_client *c, const fri_dent *e, const void *ctx),
+                         const void *ctx)
+{
+    fri_reply_scan_cursor(c, next);
+    size_t handle = fri_reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = first; i < end; i++) {
+        const fri_dent *e = fri_dict_slot(d, i);
+        if (e && fri_scan_match(a, e->key->buf, e->key->len)) n += emit(c, e, ctx);
+    }
+    fri_reply_set_deferred_len(c, handle, n);
 }
 
 /* Redis 7.0's getTimeoutFromObjectOrReply in seconds: a long double times 1000, rounded
@@ -140,5 +169,67 @@ int fri_get_timeout_or_reply(fr_client *c, const fri_arg *a, long long *ms_out)
         return -1;
     }
     if (ms_out) *ms_out = t;
+    return 0;
+}
+
+int fri_random_count_or_reply(fr_client *c, long long l, unsigned long long *count, int *uniq)
+{
+    /* the callers have refused LLONG_MIN already, so -l is defined */
+    *uniq = l >= 0;
+    *count = l >= 0 ? (unsigned long long)l : (unsigned long long)-l;
+    if (*count == 0) {
+        fri_reply_empty_array(c);
+        return -1;
+    }
+    if (!*uniq && *count > FRI_MAX_REPLY_ELEMENTS) {
+        /* Redis would try to build the reply until memory runs out; the fake says so */
+        fri_reply_error(c, FRI_ERR_OOM);
+        return -1;
+    }
+    return 0;
+}
+
+int fri_add_ll_or_reply(fr_client *c, long long *value, long long incr)
+{
+    long long v = *value;
+    if ((incr < 0 && v < 0 && incr < LLONG_MIN - v) ||
+        (incr > 0 && v > 0 && incr > LLONG_MAX - v)) {
+        fri_reply_error(c, FRI_ERR_OVERFLOW);
+        return -1;
+    }
+    *value = v + incr;
+    return 0;
+}
+
+int fri_mpop_numkeys_or_reply(fr_client *c, int idx, long long *numkeys)
+{
+    if (fri_get_range_ll_or_reply(c, &c->argv[idx], 1, LLONG_MAX, numkeys,
+                                  "ERR numkeys should be greater than 0") < 0)
+        return -1;
+    /* compared before adding: numkeys may be as large as LLONG_MAX */
+    if (*numkeys > c->argc - idx - 2) {
+        fri_reply_error(c, FRI_ERR_SYNTAX);
+        return -1;
+    }
+    return 0;
+}
+
+int fri_mpop_count_or_reply(fr_client *c, int from, int blocking, long long *count)
+{
+    *count = -1;
+    for (int j = from; j < c->argc; j++) {
+        int moreargs = c->argc - 1 - j;
+        if (*count == -1 && fri_arg_is(&c->argv[j], "count") && moreargs) {
+            j++;
+            if (fri_get_range_ll_or_reply(c, &c->argv[j], 1, LLONG_MAX, count,
+                                          "ERR count should be greater than 0") < 0)
+                return -1;
+        } else {
+            fri_reply_error(c, FRI_ERR_SYNTAX);
+            return -1;
+        }
+    }
+    if (*count == -1) *count = 1;
+    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return -1;
     return 0;
 }

@@ -36,6 +36,7 @@
  * Timeouts are explicit: fr_server_expire_blocked answers the nil array to every client
  * whose deadline has come on the server's clock. */
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,8 +133,7 @@ struct fri_blocking {
     size_t ready_head, ready_len, ready_cap;
     fr_client **blocked;          /* every blocked client (unordered) */
     size_t nblocked, blocked_cap;
-    fr_client **woken;            /* woken clients not yet taken; NULL for a freed one */
-    size_t woken_head, woken_len, woken_cap;
+    fri_client_queue woken;       /* woken clients not yet taken */
     uint64_t seq;                 /* the next blocking order number */
     int serving;                  /* fri_blocked_serve_ready is running */
 };
@@ -152,20 +152,12 @@ static void push_ptr(void ***arr, size_t *len, size_t *cap, void *p)
     (*arr)[(*len)++] = p;
 }
 
+/* The server's blocking state, made on first use; NULL when out of memory. */
 static struct fri_blocking *blocking_state(fr_server *s)
 {
-    if (s->blocking) return s->blocking;
-    struct fri_blocking *b = calloc(1, sizeof(*b));
-    if (!b) return NULL;
-    for (int i = 0; i < FRI_DBNUM; i++) {
-        if (!(b->keys[i] = fri_dict_new())) {
-            for (int j = 0; j < i; j++) fri_dict_free(b->keys[j], NULL);
-            free(b);
-            return NULL;
-        }
-    }
-    s->blocking = b;
-    return b;
+    _Static_assert(offsetof(struct fri_blocking, keys) == 0, "the tables come first");
+    if (!s->blocking) s->blocking = fri_calloc_with_dicts(sizeof(*s->blocking), FRI_DBNUM);
+    return s->blocking;
 }
 
 /* The key's state now, without deleting anything (an expired key counts as missing). */
@@ -406,8 +398,7 @@ static void wake(fr_client *c)
 {
     struct fri_blocking *b = c->srv->blocking;
     unblock_client(c);
-    if (b->woken_head == b->woken_len) b->woken_head = b->woken_len = 0;
-    push_ptr((void ***)&b->woken, &b->woken_len, &b->woken_cap, c);
+    fri_cq_push(&b->woken, c);
     c->woken_listed = 1;
 }
 
@@ -724,14 +715,9 @@ int fr_client_unblock(fr_client *c, int error)
 
 fr_client *fr_server_take_woken(fr_server *s)
 {
-    struct fri_blocking *b = s->blocking;
-    while (b && b->woken_head < b->woken_len) {
-        fr_client *c = b->woken[b->woken_head++];
-        if (!c) continue; /* freed meanwhile */
-        c->woken_listed = 0;
-        return c;
-    }
-    return NULL;
+    fr_client *c = s->blocking ? fri_cq_take(&s->blocking->woken) : NULL;
+    if (c) c->woken_listed = 0;
+    return c;
 }
 
 const char *fr_client_woken_resp(const fr_client *c, size_t *len)
@@ -767,10 +753,7 @@ void fri_blocked_client_free(fr_client *c)
 {
     struct fri_blocking *b = c->srv->blocking;
     if (c->bpop) unblock_client(c);
-    if (b && c->woken_listed) {
-        for (size_t i = b->woken_head; i < b->woken_len; i++)
-            if (b->woken[i] == c) b->woken[i] = NULL;
-    }
+    if (b && c->woken_listed) fri_cq_forget(&b->woken, c);
     fri_buf_free(&c->woken_out);
     fri_buf_free(&c->woken_parsed);
 }
@@ -783,7 +766,7 @@ void fri_blocked_server_free(fr_server *s)
     for (int i = 0; i < FRI_DBNUM; i++) fri_dict_free(b->keys[i], NULL);
     free(b->ready);
     free(b->blocked);
-    free(b->woken);
+    fri_cq_free(&b->woken);
     free(b);
     s->blocking = NULL;
 }

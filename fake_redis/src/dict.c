@@ -115,6 +115,20 @@ void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v))
     free(d);
 }
 
+void *fri_calloc_with_dicts(size_t size, size_t n)
+{
+    fri_dict **d = calloc(1, size);
+    if (!d) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!(d[i] = fri_dict_new())) {
+            while (i--) fri_dict_free(d[i], NULL);
+            free(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
 void fri_dict_free_n(fri_dict *first, size_t n, void (*free_val)(fri_val *v))
 {
     if (!first) return;

@@ -24,6 +24,18 @@ static const struct {
     {FRI_SFLAG_ALLOW_CROSS_SLOT, "allow-cross-slot-keys"},
 };
 
+int fri_shebang_words(const char *p, size_t len, char ***parts, size_t **plen)
+{
+    char *line = malloc(len + 1);
+    if (!line) return -1;
+    memcpy(line, p, len);
+    line[len] = '\0';
+    int n = fr_split_line(line, parts, plen);
+    free(line);
+    if (n == 0) fr_split_free(n, *parts, *plen);
+    return n < 0 ? 0 : n;
+}
+
 /* Redis's evalExtractShebangFlags: the flags of a "#!lua flags=a,b" first line and its
  * length (the line feed stays, so line numbers hold).  0; or -1 with Redis's error text
  * (with its ERR) in err. */
@@ -39,20 +51,11 @@ static int shebang_flags_parse(const char *body, size_t len, unsigned *flags,
         return -1;
     }
     *shebang_len = (size_t)(end - body);
-    char *line = malloc(*shebang_len + 1);
-    if (!line) {
-        fri_buf_printf(err, "%s", FRI_ERR_OOM);
-        return -1;
-    }
-    memcpy(line, body, *shebang_len);
-    line[*shebang_len] = '\0';
     char **parts;
     size_t *plen;
-    int n = fr_split_line(line, &parts, &plen);
-    free(line);
+    int n = fri_shebang_words(body, *shebang_len, &parts, &plen);
     if (n <= 0) {
-        if (n == 0) fr_split_free(n, parts, plen);
-        fri_buf_printf(err, "%s", "ERR Invalid engine in script shebang");
+        fri_buf_printf(err, "%s", n < 0 ? FRI_ERR_OOM : "ERR Invalid engine in script shebang");
         return -1;
     }
     int rc = 0;

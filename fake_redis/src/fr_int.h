@@ -92,6 +92,29 @@ void fri_buf_free(fri_buf *b);
  * on one line: the quoting of fr_dump's text, shared by dump.c and t_stream.c. */
 void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len);
 
+/* ----- Growable arrays (clientq.c) ----------------------------------------------------- */
+
+/* arr (an array of *cap elements of size bytes, len of them used) with room for one more:
+ * arr itself, or a copy twice as large (first_cap elements when it had none; *cap is
+ * updated).  NULL when out of memory, arr left as it was. */
+void *fri_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t first_cap);
+
+/* A queue of clients to hand to the embedder (those woken by a blocking command, those
+ * given pushes).  A client is queued at most once (its own flag says so) and blanked when
+ * it is freed meanwhile. */
+typedef struct fri_client_queue {
+    fr_client **c;         /* slots [head, len) are queued; NULL for a freed client */
+    size_t head, len, cap;
+} fri_client_queue;
+/* Appends c; aborts when out of memory, like fri_buf (the caller's state already says c
+ * is queued). */
+void fri_cq_push(fri_client_queue *q, fr_client *c);
+/* The next queued client, NULL when none is left (freed ones are passed over). */
+fr_client *fri_cq_take(fri_client_queue *q);
+/* Blanks c's slot: c is being freed. */
+void fri_cq_forget(fri_client_queue *q, const fr_client *c);
+void fri_cq_free(fri_client_queue *q);
+
 /* ----- Number conversions, exactly as Redis's util.c behaves --------------------------- */
 
 /* Strict integer parse: no spaces, no leading '+', no leading zeros, fits in long long.
@@ -142,6 +165,10 @@ fri_dict *fri_dict_nth(fri_dict *first, size_t i);
 void fri_dict_free_n(fri_dict *first, size_t n, void (*free_val)(fri_val *v));
 /* Frees the table and its keys; free_val (may be NULL) is called on each value. */
 void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v));
+/* A zeroed block of size bytes whose first member is an array of n tables, each made (the
+ * state the Pub/Sub and blocking modules make on first use); NULL when out of memory.
+ * The tables are freed one by one with fri_dict_free, the block with free. */
+void *fri_calloc_with_dicts(size_t size, size_t n);
 size_t fri_dict_size(const fri_dict *d);
 /* The entry for key, or NULL.  Entry pointers stay valid until the next add or delete. */
 fri_dent *fri_dict_find(fri_dict *d, const char *key, size_t len);
@@ -667,15 +694,49 @@ int fri_get_long_double_or_reply(fr_client *c, const fri_arg *a, long double *ou
  * ignored; a leading space, trailing garbage or a value past 2^64-1 is "ERR invalid
  * cursor". */
 int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out);
+/* LMPOP and ZMPOP's numkeys at argv[idx] (BLMPOP, BZMPOP: idx 2): at least 1, else "ERR
+ * numkeys should be greater than 0", and the keys and the direction after it must fit in
+ * the arguments (a syntax error).  0, or -1 answered. */
+int fri_mpop_numkeys_or_reply(fr_client *c, int idx, long long *numkeys);
+/* What follows LMPOP and ZMPOP's direction, from argv[from]: COUNT count once (at least 1,
+ * else "ERR count should be greater than 0"; *count is 1 without it), anything else a
+ * syntax error; then, when blocking, the timeout at argv[1].  0, or -1 answered. */
+int fri_mpop_count_or_reply(fr_client *c, int from, int blocking, long long *count);
+/* *value += incr (INCRBY, HINCRBY), or FRI_ERR_OVERFLOW answered and -1 when the sum
+ * leaves the long long range (*value unchanged then). */
+int fri_add_ll_or_reply(fr_client *c, long long *value, long long incr);
+/* The count l of SRANDMEMBER, HRANDFIELD and ZRANDMEMBER once the key is found: *count its
+ * size, *uniq 1 when l >= 0 (distinct members).  A count of 0 answers an empty array; a
+ * negative one past FRI_MAX_REPLY_ELEMENTS answers FRI_ERR_OOM (Redis would run out of
+ * memory building it); -1 then.  l > LLONG_MIN (the callers' range check refuses it). */
+int fri_random_count_or_reply(fr_client *c, long long l, unsigned long long *count, int *uniq);
+/* What SSCAN, HSCAN and ZSCAN were asked for. */
+typedef struct fri_scan_args {
+    uint64_t cursor;    /* where the page starts */
+    long long count;    /* COUNT, 10 without it */
+    const fri_arg *pat; /* MATCH, NULL without it or for "*" */
+} fri_scan_args;
+/* The start of SSCAN, HSCAN and ZSCAN key cursor [MATCH p] [COUNT n], in Redis's order:
+ * the cursor, the key (of type t: WRONGTYPE otherwise; a missing key answers the empty
+ * scan), then the options.  The key's value (its object's ptr: the fri_set, fri_hash or
+ * fri_zset), or NULL when the command was answered. */
+void *fri_scan_key_or_reply(fr_client *c, fri_type t, fri_scan_args *a);
+/* 1 when an element of the page is answered: there is no MATCH, or it matches. */
+int fri_scan_match(const fri_scan_args *a, const char *p, size_t len);
+/* The head of a SCAN-family reply: a 2-element array and the next cursor (0 at the end);
+ * the elements follow. */
+void fri_reply_scan_cursor(fr_client *c, uint64_t next);
+/* A whole HSCAN or ZSCAN reply over a table's slots [first, end): the cursor next, then
+ * for each entry there that MATCH lets through what emit answers (it returns how many
+ * elements that is). */
+void fri_reply_scan_dict(fr_client *c, const fri_scan_args *a, fri_dict *d, size_t first,
+                         size_t end, uint64_t next,
+                         long (*emit)(fr_client *c, const fri_dent *e, const void *ctx),
+                         const void *ctx);
 /* The options of SSCAN, HSCAN and ZSCAN from argv[first] on, as Redis's scanGenericCommand
  * reads them: COUNT n (an integer >= 1, else "ERR syntax error") and MATCH pattern, in any
  * order, the last one of each winning; anything else (TYPE included) is a syntax error.
  * *count is 10 without COUNT; *pat NULL without MATCH or for "*", which matches all. */
-/* The start of SSCAN, HSCAN and ZSCAN key cursor [MATCH p] [COUNT n], in Redis's order:
- * the cursor, the key (of type t: WRONGTYPE otherwise; a missing key answers the empty
- * scan), then the options.  The key's value, or NULL when the command was answered. */
-fri_obj *fri_scan_key_or_reply(fr_client *c, fri_type t, uint64_t *cursor, long long *count,
-                               const fri_arg **pat);
 int fri_get_scan_options_or_reply(fr_client *c, int first, long long *count,
                                   const fri_arg **pat);
 /* A blocking command's timeout in seconds, as Redis 7.0 checks it; *ms_out (may be NULL)

@@ -41,6 +41,14 @@ static void library_free(fri_scripting *sc, fri_library *lib)
     free(lib);
 }
 
+/* The library in slot i of a name -> library table, NULL for an empty slot (or one whose
+ * library was taken). */
+static fri_library *library_at(fri_dict *libraries, size_t i)
+{
+    fri_dent *e = fri_dict_slot(libraries, i);
+    return e ? e->v.ptr : NULL;
+}
+
 static void lower40(char *dst, const char *p, size_t len)
 {
     for (size_t i = 0; i < len; i++) dst[i] = (p[i] >= 'A' && p[i] <= 'Z') ? (char)(p[i] + 32) : p[i];
@@ -148,20 +156,11 @@ static fri_library *create_library(fri_scripting *sc, fr_server *s, const libctx
         return NULL;
     }
     size_t shebang_len = (size_t)(nl - p);
-    char *line = malloc(shebang_len + 1);
-    if (!line) {
-        fri_buf_printf(err, "not enough memory");
-        return NULL;
-    }
-    memcpy(line, p, shebang_len);
-    line[shebang_len] = '\0';
     char **parts;
     size_t *plen;
-    int n = fr_split_line(line, &parts, &plen);
-    free(line);
+    int n = fri_shebang_words(p, shebang_len, &parts, &plen);
     if (n <= 0) {
-        if (n == 0) fr_split_free(n, parts, plen);
-        fri_buf_printf(err, "Invalid library metadata");
+        fri_buf_printf(err, n < 0 ? "not enough memory" : "Invalid library metadata");
         return NULL;
     }
     const char *name = NULL;
@@ -657,16 +656,14 @@ static void function_restore_command(fr_client *c)
         /* libraryJoin: same names abort (APPEND) or replace (REPLACE); then no function
          * may collide; only then is anything linked */
         for (size_t i = 0; i < fri_dict_slots(tmp.libraries) && !err.len; i++) {
-            fri_dent *e = fri_dict_slot(tmp.libraries, i);
-            if (!e) continue;
-            fri_library *lib = e->v.ptr;
+            fri_library *lib = library_at(tmp.libraries, i);
+            if (!lib) continue;
             if (fri_dict_find(cur.libraries, lib->name->buf, lib->name->len) && policy == 0)
                 fri_buf_printf(&err, "Library %s already exists", lib->name->buf);
         }
         for (size_t i = 0; i < fri_dict_slots(tmp.libraries) && !err.len; i++) {
-            fri_dent *e = fri_dict_slot(tmp.libraries, i);
-            if (!e) continue;
-            fri_library *lib = e->v.ptr;
+            fri_library *lib = library_at(tmp.libraries, i);
+            if (!lib) continue;
             fri_dent *old = fri_dict_find(cur.libraries, lib->name->buf, lib->name->len);
             for (size_t k = 0; k < fri_dict_slots(lib->functions) && !err.len; k++) {
                 fri_dent *fe = fri_dict_slot(lib->functions, k);
@@ -678,9 +675,8 @@ static void function_restore_command(fr_client *c)
             }
         }
         for (size_t i = 0; i < fri_dict_slots(tmp.libraries) && !err.len; i++) {
-            fri_dent *e = fri_dict_slot(tmp.libraries, i);
-            if (!e) continue;
-            fri_library *lib = e->v.ptr;
+            fri_library *lib = library_at(tmp.libraries, i);
+            if (!lib) continue;
             fri_dent *old = fri_dict_find(cur.libraries, lib->name->buf, lib->name->len);
             if (old) {
                 fri_library *ol = old->v.ptr;
@@ -693,14 +689,14 @@ static void function_restore_command(fr_client *c)
             if (ne) {
                 ne->v.ptr = lib;
                 index_library(&cur, lib, 1);
-                e->v.ptr = NULL;
+                fri_dict_slot(tmp.libraries, i)->v.ptr = NULL; /* now the server's */
             }
         }
     }
     if (tmp.libraries) {
         for (size_t i = 0; i < fri_dict_slots(tmp.libraries); i++) {
-            fri_dent *e = fri_dict_slot(tmp.libraries, i);
-            if (e && e->v.ptr) library_free(sc, e->v.ptr);
+            fri_library *lib = library_at(tmp.libraries, i);
+            if (lib) library_free(sc, lib);
         }
         fri_dict_free(tmp.libraries, NULL);
     }

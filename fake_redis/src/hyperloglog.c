@@ -51,6 +51,17 @@ static void sp_xzero(uint8_t *p, int len)
     p[0] = (uint8_t)(((len - 1) >> 8) | 0x40);
     p[1] = (uint8_t)((len - 1) & 0xff);
 }
+/* Writes a run of len zero registers at p as ZERO, or XZERO when longer than a ZERO
+ * holds: the bytes written (1 or 2). */
+static int sp_zeros(uint8_t *p, long len)
+{
+    if (len <= SP_ZERO_MAX_LEN) {
+        p[0] = sp_zero((int)len);
+        return 1;
+    }
+    sp_xzero(p, (int)len);
+    return 2;
+}
 
 /* ----- Hashing ------------------------------------------------------------------------ */
 
@@ -305,25 +316,9 @@ static int sparse_set(fri_str **sp, long index, uint8_t count, long long sparse_
     int n = 0;
     long last = first + span - 1;
     if (is_zero || is_xzero) {
-        if (index != first) {
-            long l = index - first;
-            if (l > SP_ZERO_MAX_LEN) {
-                sp_xzero(seq + n, (int)l);
-                n += 2;
-            } else {
-                seq[n++] = sp_zero((int)l);
-            }
-        }
+        if (index != first) n += sp_zeros(seq + n, index - first);
         seq[n++] = sp_val(count, 1);
-        if (index != last) {
-            long l = last - index;
-            if (l > SP_ZERO_MAX_LEN) {
-                sp_xzero(seq + n, (int)l);
-                n += 2;
-            } else {
-                seq[n++] = sp_zero((int)l);
-            }
-        }
+        if (index != last) n += sp_zeros(seq + n, last - index);
     } else {
         int cur = SP_VAL_VALUE(b[p]);
         if (index != first) seq[n++] = sp_val(cur, (int)(index - first));
@@ -863,11 +858,7 @@ done:
 
 /* ----- The command table ------------------------------------------------------------------ */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define A FRI_CMD_ADMIN
+#include "cmd_flags.h"
 
 /* PFMERGE's keys are the destination and every source: one range from argument 1. */
 const fri_command fri_hll_commands[] = {
@@ -878,9 +869,3 @@ const fri_command fri_hll_commands[] = {
     {"pfselftest", pfselftest_command, 1, A, "hyperloglog", 0, 0, 0, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef W
-#undef R
-#undef F
-#undef M
-#undef A

@@ -73,26 +73,23 @@ static void del_generic_command(fr_client *c)
     fri_reply_ll(c, deleted);
 }
 
-/* EXISTS counts every argument that names a live key, repeats included (EXISTS a a = 2),
- * without touching them. */
-static void exists_command(fr_client *c)
+/* Answers how many arguments from argv[1] on name a live key, repeats included, each
+ * looked up by lookup. */
+static void count_keys(fr_client *c, fri_obj *(*lookup)(fr_client *c, const fri_arg *key))
 {
     long long count = 0;
     for (int j = 1; j < c->argc; j++)
-        if (fri_lookup_notouch(c, &c->argv[j]) != NULL)
+        if (lookup(c, &c->argv[j]) != NULL)
             count++;
     fri_reply_ll(c, count);
 }
 
+/* EXISTS counts every argument that names a live key, repeats included (EXISTS a a = 2),
+ * without touching them. */
+static void exists_command(fr_client *c) { count_keys(c, fri_lookup_notouch); }
+
 /* TOUCH answers the same count as EXISTS, and counts as an access to each key. */
-static void touch_command(fr_client *c)
-{
-    long long count = 0;
-    for (int j = 1; j < c->argc; j++)
-        if (fri_lookup_read(c, &c->argv[j]) != NULL)
-            count++;
-    fri_reply_ll(c, count);
-}
+static void touch_command(fr_client *c) { count_keys(c, fri_lookup_read); }
 
 /* TYPE answers a status, "none" for a missing key. */
 static void type_command(fr_client *c)
@@ -153,7 +150,6 @@ static void scan_command(fr_client *c)
     size_t batch_len = 0, batch_cap = 0;
     size_t slots, i, handle;
     long n = 0;
-    char buf[32];
 
     if (fri_get_scan_cursor_or_reply(c, &c->argv[1], &cursor) != 0)
         return;
@@ -209,8 +205,7 @@ static void scan_command(fr_client *c)
         }
     }
 
-    fri_reply_array_len(c, 2);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    fri_reply_scan_cursor(c, next);
     handle = fri_reply_deferred_len(c);
     for (i = 0; i < batch_len; i++) {
         fri_str *k = batch[i];
@@ -723,9 +718,7 @@ static void swapdb_command(fr_client *c)
 
 /* ----- The table ------------------------------------------------------------------------ */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO reports them. */
 const fri_command fri_keyspace_commands[] = {
@@ -758,7 +751,3 @@ const fri_command fri_keyspace_commands[] = {
      NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef W
-#undef R
-#undef F

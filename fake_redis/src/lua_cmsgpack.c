@@ -371,10 +371,7 @@ int fri_luaopen_cmsgpack(lua_State *L)
         {NULL, NULL},
     };
     lua_newtable(L);
-    for (const luaL_Reg *f = fns; f->name; f++) {
-        lua_pushcfunction(L, f->func);
-        lua_setfield(L, -2, f->name);
-    }
+    luaL_register(L, NULL, fns); /* into the new table, in this order */
     lua_pushliteral(L, "cmsgpack");
     lua_setfield(L, -2, "_NAME");
     lua_pushliteral(L, "lua-cmsgpack 0.4.0");

@@ -211,32 +211,20 @@ static int b_unpack(lua_State *L)
         }
         case 'x':
             break;
-        case 'f': {
-            float f;
-            unsigned char tmp[4];
-            memcpy(tmp, data + pos, 4);
-            if (h.big)
-                for (int i = 0; i < 2; i++) {
-                    unsigned char t = tmp[i];
-                    tmp[i] = tmp[3 - i];
-                    tmp[3 - i] = t;
-                }
-            memcpy(&f, tmp, 4);
-            lua_pushnumber(L, f);
-            n++;
-            break;
-        }
+        case 'f':
         case 'd': {
+            /* the bytes in the machine's (little-endian) order, reversed for '>' */
+            unsigned char tmp[sizeof(double)];
+            for (size_t i = 0; i < size; i++)
+                tmp[i] = (unsigned char)data[pos + (h.big ? size - 1 - i : i)];
             double d;
-            unsigned char tmp[8];
-            memcpy(tmp, data + pos, 8);
-            if (h.big)
-                for (int i = 0; i < 4; i++) {
-                    unsigned char t = tmp[i];
-                    tmp[i] = tmp[7 - i];
-                    tmp[7 - i] = t;
-                }
-            memcpy(&d, tmp, 8);
+            if (opt == 'f') {
+                float f;
+                memcpy(&f, tmp, sizeof(f));
+                d = f;
+            } else {
+                memcpy(&d, tmp, sizeof(d));
+            }
             lua_pushnumber(L, d);
             n++;
             break;
@@ -297,9 +285,6 @@ int fri_luaopen_struct(lua_State *L)
         {NULL, NULL},
     };
     lua_newtable(L);
-    for (const luaL_Reg *f = fns; f->name; f++) {
-        lua_pushcfunction(L, f->func);
-        lua_setfield(L, -2, f->name);
-    }
+    luaL_register(L, NULL, fns); /* into the new table, in this order */
     return 1;
 }

@@ -101,13 +101,10 @@ static fri_watched_key *find_watched(fr_client *c, int db, const char *key, size
 static int watch_key(fr_client *c, const fri_arg *key)
 {
     if (find_watched(c, c->db->id, key->ptr, key->len)) return 0;
-    if (c->watched_len == c->watched_cap) {
-        size_t cap = c->watched_cap ? c->watched_cap * 2 : 4;
-        fri_watched_key *n = realloc(c->watched, cap * sizeof(*n));
-        if (!n) return -1;
-        c->watched = n;
-        c->watched_cap = cap;
-    }
+    fri_watched_key *n =
+        fri_array_grow(c->watched, &c->watched_cap, c->watched_len, sizeof(*n), 4);
+    if (!n) return -1;
+    c->watched = n;
     fri_dent *e = fri_dict_add(c->db->watched, key->ptr, key->len, NULL);
     if (!e) return -1;
     watchers *w = e->v.ptr;

@@ -14,6 +14,7 @@
  * and lists the client in the server's pushed queue, for a server to write out or an
  * in-process caller to take as reply trees.  Only a client publishing to itself inside
  * EXEC gets the message in its own reply, at the point where Redis writes it. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,10 +45,7 @@ typedef struct subscribers {
 
 struct fri_pubsub {
     fri_dict *names[SUB_KINDS]; /* name -> subscribers* (v.ptr), only names with one */
-    fr_client **pushed;         /* clients given pushes since a server last took them */
-    size_t pushed_head;         /* the first not yet taken */
-    size_t pushed_len;          /* end of the queue in pushed[] */
-    size_t pushed_cap;          /* allocated slots */
+    fri_client_queue pushed;    /* clients given pushes since a server last took them */
 };
 
 /* A client's subscriptions: names only (the values are unused), in subscription order. */
@@ -58,35 +56,17 @@ struct fri_client_subs {
 /* The server's tables, made on first use; NULL when out of memory. */
 static struct fri_pubsub *server_state(fr_server *s)
 {
-    if (s->pubsub) return s->pubsub;
-    struct fri_pubsub *ps = calloc(1, sizeof(*ps));
-    if (!ps) return NULL;
-    for (int k = 0; k < SUB_KINDS; k++) {
-        if (!(ps->names[k] = fri_dict_new())) {
-            for (int j = 0; j < k; j++) fri_dict_free(ps->names[j], NULL);
-            free(ps);
-            return NULL;
-        }
-    }
-    s->pubsub = ps;
-    return ps;
+    _Static_assert(offsetof(struct fri_pubsub, names) == 0, "the tables come first");
+    if (!s->pubsub) s->pubsub = fri_calloc_with_dicts(sizeof(*s->pubsub), SUB_KINDS);
+    return s->pubsub;
 }
 
 /* The client's tables, made on first use; NULL when out of memory. */
 static struct fri_client_subs *client_state(fr_client *c)
 {
-    if (c->subs) return c->subs;
-    struct fri_client_subs *cs = calloc(1, sizeof(*cs));
-    if (!cs) return NULL;
-    for (int k = 0; k < SUB_KINDS; k++) {
-        if (!(cs->names[k] = fri_dict_new())) {
-            for (int j = 0; j < k; j++) fri_dict_free(cs->names[j], NULL);
-            free(cs);
-            return NULL;
-        }
-    }
-    c->subs = cs;
-    return cs;
+    _Static_assert(offsetof(struct fri_client_subs, names) == 0, "the tables come first");
+    if (!c->subs) c->subs = fri_calloc_with_dicts(sizeof(*c->subs), SUB_KINDS);
+    return c->subs;
 }
 
 static size_t client_count(const fr_client *c, int kind)
@@ -270,10 +250,7 @@ void fri_pubsub_client_free(fr_client *c)
         c->subs = NULL;
     }
     struct fri_pubsub *ps = c->srv->pubsub;
-    if (ps && c->push_listed) {
-        for (size_t i = ps->pushed_head; i < ps->pushed_len; i++)
-            if (ps->pushed[i] == c) ps->pushed[i] = NULL;
-    }
+    if (ps && c->push_listed) fri_cq_forget(&ps->pushed, c);
     fri_buf_free(&c->push);
     fri_buf_free(&c->push_taken);
 }
@@ -290,7 +267,7 @@ void fri_pubsub_server_free(fr_server *s)
     struct fri_pubsub *ps = s->pubsub;
     if (!ps) return;
     for (int k = 0; k < SUB_KINDS; k++) fri_dict_free(ps->names[k], free_subscribers);
-    free(ps->pushed);
+    fri_cq_free(&ps->pushed);
     free(ps);
     s->pubsub = NULL;
 }
@@ -389,22 +366,7 @@ static void deliver(fr_server *s, fr_client *from, fr_client *to, int n,
     to->push_count++;
     struct fri_pubsub *ps = s->pubsub;
     if (to->push_listed) return;
-    if (ps->pushed_head == ps->pushed_len) ps->pushed_head = ps->pushed_len = 0;
-    if (ps->pushed_len == ps->pushed_cap) {
-        if (ps->pushed_head > 0) {
-            memmove(ps->pushed, ps->pushed + ps->pushed_head,
-                    (ps->pushed_len - ps->pushed_head) * sizeof(*ps->pushed));
-            ps->pushed_len -= ps->pushed_head;
-            ps->pushed_head = 0;
-        } else {
-            size_t cap = ps->pushed_cap ? ps->pushed_cap * 2 : 16;
-            fr_client **q = realloc(ps->pushed, cap * sizeof(*q));
-            if (!q) abort(); /* like fri_buf: the push bytes are already queued */
-            ps->pushed = q;
-            ps->pushed_cap = cap;
-        }
-    }
-    ps->pushed[ps->pushed_len++] = to;
+    fri_cq_push(&ps->pushed, to); /* aborts when out of memory: the bytes are queued */
     to->push_listed = 1;
 }
 
@@ -454,10 +416,8 @@ size_t fr_client_take_pushes(fr_client *c, const fr_reply **pushes)
 
 fr_client *fr_server_take_pushed(fr_server *s)
 {
-    struct fri_pubsub *ps = s->pubsub;
-    while (ps && ps->pushed_head < ps->pushed_len) {
-        fr_client *c = ps->pushed[ps->pushed_head++];
-        if (!c) continue; /* freed meanwhile */
+    fr_client *c;
+    while (s->pubsub && (c = fri_cq_take(&s->pubsub->pushed))) {
         c->push_listed = 0;
         if (c->push_count) return c;
     }
@@ -469,13 +429,10 @@ fr_client *fr_server_take_pushed(fr_server *s)
 /* Appends a message to the server's log (fr_published).  -1 when out of memory. */
 static int log_message(fr_server *s, int64_t at_ms, const fri_arg *ch, const fri_arg *msg)
 {
-    if (s->published_len == s->published_cap) {
-        size_t cap = s->published_cap ? s->published_cap * 2 : 16;
-        fr_message *n = realloc(s->published, cap * sizeof(*n));
-        if (!n) return -1;
-        s->published = n;
-        s->published_cap = cap;
-    }
+    fr_message *n =
+        fri_array_grow(s->published, &s->published_cap, s->published_len, sizeof(*n), 16);
+    if (!n) return -1;
+    s->published = n;
     /* channel and payload share one block, each NUL-terminated */
     char *mem = malloc(ch->len + msg->len + 2);
     if (!mem) return -1;

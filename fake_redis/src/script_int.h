@@ -127,6 +127,11 @@ int fri_script_flags_check(fr_client *c, unsigned flags, int ro);
 /* EVAL's and FCALL's numkeys against the arguments after it (argv[3..]).  0, or -1 with
  * the error replied to c. */
 int fri_script_numkeys_check(fr_client *c, long long numkeys);
+/* The words of a script's or library's "#!..." first line, the len bytes at p, split as
+ * fr_split_line splits a line: their count (> 0; free them with fr_split_free), 0 when
+ * there are none or the quotes do not balance (nothing to free then), -1 when out of
+ * memory. */
+int fri_shebang_words(const char *p, size_t len, char ***parts, size_t **plen);
 
 /* Begins and ends a run (Redis's scriptPrepareForRun / scriptResetRun, without the
  * flag checks the commands make first). */

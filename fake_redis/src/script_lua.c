@@ -97,6 +97,26 @@ static void push_error_buf(lua_State *L, const char *err, size_t len)
 
 static void push_error(lua_State *L, const char *err) { push_error_buf(L, err, strlen(err)); }
 
+/* Raises err as a Redis error table (push_error, then lua_error: does not return). */
+static int raise_error(lua_State *L, const char *err)
+{
+    push_error(L, err);
+    return lua_error(L);
+}
+
+/* The scripting state of a redis.* function that runs only inside a script: outside one,
+ * raises "<fn> can only be called inside a script invocation", as Redis does. */
+static fri_scripting *running_or_raise(lua_State *L, const char *fn)
+{
+    fri_scripting *sc = scripting_of(L);
+    if (!sc->run) {
+        char err[96];
+        snprintf(err, sizeof(err), "%s can only be called inside a script invocation", fn);
+        raise_error(L, err);
+    }
+    return sc;
+}
+
 /* Marks the error table on top as already counted (Redis's ignore_error_stats_update). */
 static void mark_error_counted(lua_State *L)
 {
@@ -894,12 +914,8 @@ static int args_from_lua(lua_State *L, fr_client *lc, fri_buf *mem)
 
 static int redis_generic_call(lua_State *L, int raise)
 {
-    fri_scripting *sc = scripting_of(L);
+    fri_scripting *sc = running_or_raise(L, "redis.call/pcall");
     fri_script_run *run = sc->run;
-    if (!run) {
-        push_error(L, "redis.call/pcall can only be called inside a script invocation");
-        return lua_error(L);
-    }
     fr_client *lc = sc->lua_client;
     fri_buf mem = {0};
     if (args_from_lua(L, lc, &mem) < 0) {
@@ -979,10 +995,7 @@ static int compat_pcall(lua_State *L)
 
 static int redis_sha1hex(lua_State *L)
 {
-    if (lua_gettop(L) != 1) {
-        push_error(L, "wrong number of arguments");
-        return lua_error(L);
-    }
+    if (lua_gettop(L) != 1) return raise_error(L, "wrong number of arguments");
     size_t len = 0;
     const char *s = lua_tolstring(L, 1, &len);
     char digest[41];
@@ -1030,41 +1043,25 @@ static int redis_status_reply(lua_State *L)
 
 static int redis_set_repl(lua_State *L)
 {
-    fri_scripting *sc = scripting_of(L);
-    if (!sc->run) {
-        push_error(L, "redis.set_repl can only be called inside a script invocation");
-        return lua_error(L);
-    }
-    if (lua_gettop(L) != 1) {
-        push_error(L, "redis.set_repl() requires two arguments.");
-        return lua_error(L);
-    }
+    running_or_raise(L, "redis.set_repl");
+    if (lua_gettop(L) != 1) return raise_error(L, "redis.set_repl() requires two arguments.");
     int flags = (int)lua_tonumber(L, -1);
-    if ((flags & ~3) != 0) {
-        push_error(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or "
-                      "REPL_NONE.");
-        return lua_error(L);
-    }
+    if ((flags & ~3) != 0)
+        return raise_error(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, "
+                              "REPL_ALL or REPL_NONE.");
     return 0;
 }
 
 static int redis_acl_check_cmd(lua_State *L)
 {
-    fri_scripting *sc = scripting_of(L);
-    if (!sc->run) {
-        push_error(L, "redis.acl_check_cmd can only be called inside a script invocation");
-        return lua_error(L);
-    }
+    fri_scripting *sc = running_or_raise(L, "redis.acl_check_cmd");
     int argc = lua_gettop(L);
-    if (argc == 0) {
-        push_error(L, "Please specify at least one argument for this redis lib call");
-        return lua_error(L);
-    }
+    if (argc == 0)
+        return raise_error(L, "Please specify at least one argument for this redis lib call");
     for (int j = 1; j <= argc; j++) {
         if (lua_type(L, j) != LUA_TNUMBER && !lua_isstring(L, j)) {
             lua_settop(L, 0);
-            push_error(L, "Lua redis lib command arguments must be strings or integers");
-            return lua_error(L);
+            return raise_error(L, "Lua redis lib command arguments must be strings or integers");
         }
     }
     /* the caller's ACL user, over every Redis command (acl.c) */
@@ -1074,10 +1071,7 @@ static int redis_acl_check_cmd(lua_State *L)
     int may = fri_acl_user_may(sc->run->caller, argc, av);
     if (av != small) free(av);
     lua_settop(L, 0);
-    if (may < 0) {
-        push_error(L, "Invalid command passed to redis.acl_check_cmd()");
-        return lua_error(L);
-    }
+    if (may < 0) return raise_error(L, "Invalid command passed to redis.acl_check_cmd()");
     lua_pushboolean(L, may);
     return 1;
 }
@@ -1085,38 +1079,20 @@ static int redis_acl_check_cmd(lua_State *L)
 static int redis_log(lua_State *L)
 {
     int argc = lua_gettop(L);
-    if (argc < 2) {
-        push_error(L, "redis.log() requires two arguments or more.");
-        return lua_error(L);
-    }
-    if (!lua_isnumber(L, -argc)) {
-        push_error(L, "First argument must be a number (log level).");
-        return lua_error(L);
-    }
+    if (argc < 2) return raise_error(L, "redis.log() requires two arguments or more.");
+    if (!lua_isnumber(L, -argc))
+        return raise_error(L, "First argument must be a number (log level).");
     int level = (int)lua_tonumber(L, -argc);
-    if (level < 0 || level > 3) {
-        push_error(L, "Invalid debug level.");
-        return lua_error(L);
-    }
+    if (level < 0 || level > 3) return raise_error(L, "Invalid debug level.");
     return 0; /* the fake keeps no log */
 }
 
 static int redis_setresp(lua_State *L)
 {
-    fri_scripting *sc = scripting_of(L);
-    if (!sc->run) {
-        push_error(L, "redis.setresp can only be called inside a script invocation");
-        return lua_error(L);
-    }
-    if (lua_gettop(L) != 1) {
-        push_error(L, "redis.setresp() requires one argument.");
-        return lua_error(L);
-    }
+    fri_scripting *sc = running_or_raise(L, "redis.setresp");
+    if (lua_gettop(L) != 1) return raise_error(L, "redis.setresp() requires one argument.");
     int resp = (int)lua_tonumber(L, -1);
-    if (resp != 2 && resp != 3) {
-        push_error(L, "RESP version must be 2 or 3.");
-        return lua_error(L);
-    }
+    if (resp != 2 && resp != 3) return raise_error(L, "RESP version must be 2 or 3.");
     sc->run->resp = resp;
     return 0;
 }
@@ -1455,16 +1431,14 @@ static void count_hook(lua_State *L, lua_Debug *ar)
     if (run->flags & FRI_RUN_KILLED) {
         /* every line from now on fails too, so a pcall cannot catch the kill for good */
         lua_sethook(L, kill_hook, LUA_MASKLINE, 0);
-        push_error(L, "Script killed by user with SCRIPT KILL...");
-        lua_error(L);
+        raise_error(L, "Script killed by user with SCRIPT KILL...");
     }
 }
 
 static void kill_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
-    push_error(L, "Script killed by user with SCRIPT KILL...");
-    lua_error(L);
+    raise_error(L, "Script killed by user with SCRIPT KILL...");
 }
 
 int fri_script_numkeys_check(fr_client *c, long long numkeys)
@@ -1664,10 +1638,9 @@ static int register_function(lua_State *L)
 {
     fri_scripting *sc = scripting_of(L);
     fri_library *lib = sc->loading;
-    if (!lib) {
-        push_error(L, "redis.register_function can only be called on FUNCTION LOAD command");
-        return lua_error(L);
-    }
+    if (!lib)
+        return raise_error(L,
+                           "redis.register_function can only be called on FUNCTION LOAD command");
     const char *err = NULL;
     fri_buf name = {0}, desc = {0};
     int have_name = 0, have_desc = 0, ref = LUA_NOREF;
@@ -1768,8 +1741,7 @@ static int register_function(lua_State *L)
     if (err) {
         if (ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, ref);
         lua_settop(L, 0);
-        push_error(L, err);
-        return lua_error(L);
+        return raise_error(L, err);
     }
     return 0;
 }
@@ -1787,8 +1759,7 @@ static void load_hook(lua_State *L, lua_Debug *ar)
                                                 FRI_LUA_STEPS_PER_MS);
     if (elapsed > LOAD_TIMEOUT_MS) {
         lua_sethook(L, load_hook, LUA_MASKLINE, 0);
-        push_error(L, "FUNCTION LOAD timeout");
-        lua_error(L);
+        raise_error(L, "FUNCTION LOAD timeout");
     }
 }
 

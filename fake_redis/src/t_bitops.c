@@ -767,10 +767,9 @@ static void bitfieldro_command(fr_client *c)
 
 /* ----- The table ------------------------------------------------------------------------- */
 
-#define R FRI_CMD_READONLY
-#define W FRI_CMD_WRITE
-#define F FRI_CMD_FAST
-#define D FRI_CMD_DENYOOM
+#include "cmd_flags.h"
+/* This table's rows spell "denyoom" D (cmd_flags.h's M). */
+#define D M
 
 /* Arity, flags and key positions as Redis 7.0.15's COMMAND INFO reports them; the group
  * is its ACL category, @bitmap. */
@@ -784,8 +783,3 @@ const fri_command fri_bitops_commands[] = {
     {"bitfield_ro", bitfieldro_command, -2, R | F, "bitmap", 1, 1, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef R
-#undef W
-#undef F
-#undef D

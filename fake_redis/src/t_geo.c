@@ -39,14 +39,20 @@ static int lonlat_or_reply(fr_client *c, const fri_arg *argv, double *xy)
     return 0;
 }
 
-/* Metres per unit (m, km, ft, mi, compared as C strings like Redis's strcasecmp), or -1
- * answered. */
-static double unit_or_reply(fr_client *c, const fri_arg *a)
+/* *to_meter gets the metres per unit (m, km, ft, mi, compared as C strings like Redis's
+ * strcasecmp): 0, or -1 answered. */
+static int unit_or_reply(fr_client *c, const fri_arg *a, double *to_meter)
 {
-    if (fri_arg_is_cstr(a, "m")) return 1;
-    if (fri_arg_is_cstr(a, "km")) return 1000;
-    if (fri_arg_is_cstr(a, "ft")) return 0.3048;
-    if (fri_arg_is_cstr(a, "mi")) return 1609.34;
+    static const struct {
+        const char *name;
+        double metres;
+    } units[] = {{"m", 1}, {"km", 1000}, {"ft", 0.3048}, {"mi", 1609.34}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (fri_arg_is_cstr(a, units[i].name)) {
+            *to_meter = units[i].metres;
+            return 0;
+        }
+    }
     fri_reply_error(c, "ERR unsupported unit provided. please use M, KM, FT, MI");
     return -1;
 }
@@ -61,10 +67,7 @@ static int radius_or_reply(fr_client *c, const fri_arg *argv, fri_geoshape *s)
         return -1;
     }
     s->radius = r;
-    double conv = unit_or_reply(c, &argv[1]);
-    if (conv < 0) return -1;
-    s->conversion = conv;
-    return 0;
+    return unit_or_reply(c, &argv[1], &s->conversion);
 }
 
 /* <width> <height> <unit>: 0, or -1 answered. */
@@ -80,10 +83,7 @@ static int box_or_reply(fr_client *c, const fri_arg *argv, fri_geoshape *s)
     }
     s->width = w;
     s->height = h;
-    double conv = unit_or_reply(c, &argv[2]);
-    if (conv < 0) return -1;
-    s->conversion = conv;
-    return 0;
+    return unit_or_reply(c, &argv[2], &s->conversion);
 }
 
 /* A member's position: 1, or 0 when it is not in the set. */
@@ -195,48 +195,54 @@ static fri_zset *read_geo(fr_client *c, int idx, int *answered)
     return o ? o->ptr : NULL;
 }
 
-/* GEOHASH key member ...: the standard 11-character geohash of each member (decoded, then
- * encoded again over latitudes -90..90; the 11th character is always '0'), or nil. */
-static void geohash_command(fr_client *c)
+/* GEOHASH and GEOPOS key member ...: one element per member, by found(c, xy) for a member
+ * at xy, by missing(c) for one that is not there (or when the key is missing). */
+static void reply_member_positions(fr_client *c, void (*found)(fr_client *c, const double *xy),
+                                   void (*missing)(fr_client *c))
 {
-    static const char alphabet[] = "0123456789bcdefghjkmnpqrstuvwxyz";
     int answered;
     fri_zset *z = read_geo(c, 1, &answered);
     if (answered) return;
     fri_reply_array_len(c, c->argc - 2);
     for (int j = 2; j < c->argc; j++) {
         double xy[2];
-        if (!z || !member_position(z, &c->argv[j], xy)) {
-            fri_reply_nil(c);
-            continue;
-        }
-        fri_georange lon = {-180, 180}, lat = {-90, 90};
-        fri_geohash h = {0, 0};
-        fri_geohash_encode(lon, lat, xy[0], xy[1], 26, &h);
-        char buf[11];
-        for (int i = 0; i < 11; i++)
-            buf[i] = i == 10 ? alphabet[0] : alphabet[(h.bits >> (52 - (i + 1) * 5)) & 0x1f];
-        fri_reply_bulk(c, buf, 11);
+        if (z && member_position(z, &c->argv[j], xy)) found(c, xy);
+        else missing(c);
     }
+}
+
+/* The standard 11-character geohash of xy (decoded, then encoded again over latitudes
+ * -90..90; the 11th character is always '0'). */
+static void reply_geohash(fr_client *c, const double *xy)
+{
+    static const char alphabet[] = "0123456789bcdefghjkmnpqrstuvwxyz";
+    fri_georange lon = {-180, 180}, lat = {-90, 90};
+    fri_geohash h = {0, 0};
+    fri_geohash_encode(lon, lat, xy[0], xy[1], 26, &h);
+    char buf[11];
+    for (int i = 0; i < 11; i++)
+        buf[i] = i == 10 ? alphabet[0] : alphabet[(h.bits >> (52 - (i + 1) * 5)) & 0x1f];
+    fri_reply_bulk(c, buf, 11);
+}
+
+/* [longitude, latitude]. */
+static void reply_lonlat(fr_client *c, const double *xy)
+{
+    fri_reply_array_len(c, 2);
+    reply_coord(c, xy[0]);
+    reply_coord(c, xy[1]);
+}
+
+/* GEOHASH key member ...: each member's geohash, or nil. */
+static void geohash_command(fr_client *c)
+{
+    reply_member_positions(c, reply_geohash, fri_reply_nil);
 }
 
 /* GEOPOS key member ...: [longitude, latitude] of each member, or a null array. */
 static void geopos_command(fr_client *c)
 {
-    int answered;
-    fri_zset *z = read_geo(c, 1, &answered);
-    if (answered) return;
-    fri_reply_array_len(c, c->argc - 2);
-    for (int j = 2; j < c->argc; j++) {
-        double xy[2];
-        if (!z || !member_position(z, &c->argv[j], xy)) {
-            fri_reply_null_array(c);
-            continue;
-        }
-        fri_reply_array_len(c, 2);
-        reply_coord(c, xy[0]);
-        reply_coord(c, xy[1]);
-    }
+    reply_member_positions(c, reply_lonlat, fri_reply_null_array);
 }
 
 /* GEODIST key m1 m2 [unit]: the unit is checked before the key is read; nil when the key
@@ -245,8 +251,7 @@ static void geodist_command(fr_client *c)
 {
     double to_meter = 1;
     if (c->argc == 5) {
-        to_meter = unit_or_reply(c, &c->argv[4]);
-        if (to_meter < 0) return;
+        if (unit_or_reply(c, &c->argv[4], &to_meter) < 0) return;
     } else if (c->argc > 5) {
         fri_reply_error(c, FRI_ERR_SYNTAX);
         return;
@@ -712,9 +717,7 @@ static int georadiusKeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* ----- The command table ---------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define M FRI_CMD_DENYOOM
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO gives them. */
 const fri_command fri_geo_commands[] = {
@@ -731,7 +734,3 @@ const fri_command fri_geo_commands[] = {
     {"geosearchstore", geosearchstore_command, -8, W | M, "geo", 1, 2, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef W
-#undef R
-#undef M

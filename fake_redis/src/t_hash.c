@@ -424,12 +424,7 @@ static void hincrby_command(fr_client *c)
             return;
         }
     }
-    if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
-        (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
-        fri_reply_error(c, FRI_ERR_OVERFLOW);
-        return;
-    }
-    value += incr;
+    if (fri_add_ll_or_reply(c, &value, incr) < 0) return;
     char digits[24];
     size_t len = ll_to_digits(digits, value);
     if (e) {
@@ -543,18 +538,10 @@ static void hrandfield_with_count(fr_client *c, long long l, int withvalues)
         if (!wrongtype) fri_reply_empty_array(c);
         return;
     }
-    int uniq = l >= 0;
-    unsigned long long count = uniq ? (unsigned long long)l : (unsigned long long)-l;
+    int uniq;
+    unsigned long long count;
+    if (fri_random_count_or_reply(c, l, &count, &uniq) < 0) return;
     size_t size = fri_hash_size(h);
-    if (count == 0) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
-        /* Redis would try to build the reply until memory runs out; the fake says so */
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
     if (uniq && count >= size) {
         fri_reply_array_len(c, (long)(withvalues ? size * 2 : size));
         size_t slots = fri_dict_slots(h->fields);
@@ -640,6 +627,13 @@ static void hrandfield_command(fr_client *c)
 
 /* ----- HSCAN ------------------------------------------------------------------------------- */
 
+/* An HSCAN page's field and its value. */
+static long hscan_entry(fr_client *c, const fri_dent *e, const void *ctx)
+{
+    reply_entry(c, e, 1);
+    return 2;
+}
+
 /* HSCAN key cursor [MATCH pattern] [COUNT count], checked in Redis's order: the cursor,
  * the key (a missing one answers ["0", []] whatever the options), its type, then the
  * options.  A hash Redis holds as a listpack answers whole, in order, with cursor 0,
@@ -649,37 +643,19 @@ static void hrandfield_command(fr_client *c)
  * from Redis's.  MATCH filters the fields of the page; a value goes with its field. */
 static void hscan_command(fr_client *c)
 {
-    uint64_t cursor;
-    long long count;
-    const fri_arg *pat;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_HASH, &cursor, &count, &pat);
-    if (!o) return;
-    fri_hash *h = o->ptr;
+    fri_scan_args a;
+    fri_hash *h = fri_scan_key_or_reply(c, FRI_HASH, &a);
+    if (!h) return;
     fri_dict *d = h->fields;
     size_t first = 0, end = fri_dict_slots(d);
     uint64_t next = 0;
-    if (!h->listpack) end = fri_dict_page(d, cursor, count, &first, &next);
-    char buf[32];
-    fri_reply_array_len(c, 2);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
-    size_t handle = fri_reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = first; i < end; i++) {
-        fri_dent *e = fri_dict_slot(d, i);
-        if (!e) continue;
-        if (pat && !fri_glob_match(pat->ptr, pat->len, e->key->buf, e->key->len, 0)) continue;
-        reply_entry(c, e, 1);
-        n += 2;
-    }
-    fri_reply_set_deferred_len(c, handle, n);
+    if (!h->listpack) end = fri_dict_page(d, a.cursor, a.count, &first, &next);
+    fri_reply_scan_dict(c, &a, d, first, end, next, hscan_entry, NULL);
 }
 
 /* ----- The command table --------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as COMMAND INFO reports them on Redis 7.0.15. */
 const fri_command fri_hash_commands[] = {

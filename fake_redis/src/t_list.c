@@ -43,8 +43,6 @@
     "or use negative to start from the end of the list"
 #define LIST_ERR_COUNT_NEGATIVE "ERR COUNT can't be negative"
 #define LIST_ERR_MAXLEN_NEGATIVE "ERR MAXLEN can't be negative"
-#define LIST_ERR_NUMKEYS "ERR numkeys should be greater than 0"
-#define LIST_ERR_MPOP_COUNT "ERR count should be greater than 0"
 
 struct fri_list {
     fri_str **slot; /* ring of cap pointers: element i is slot[(head + i) & (cap - 1)] */
@@ -479,28 +477,42 @@ static int list_range(size_t len, long long start, long long end, size_t *first,
     return 1;
 }
 
-/* LRANGE key start stop: both numbers are parsed before the key is looked up. */
-static void lrange_command(fr_client *c)
+/* The start of LRANGE and LTRIM key start stop: both numbers, parsed before the key is
+ * looked up (for writing when write), then the list, a missing key answered by missing(c);
+ * then the elements [*from, *to) in range by Redis's rule (*from == *to == the length when
+ * none is).  The list's object, or NULL when the command was answered. */
+static fri_obj *range_or_reply(fr_client *c, int write, void (*missing)(fr_client *c),
+                               size_t *from, size_t *to)
 {
     long long start, end;
     int wrongtype;
-    size_t first, last;
     if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) < 0 ||
         fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
-        return;
-    fri_obj *o = list_lookup(c, &c->argv[1], 0, &wrongtype);
+        return NULL;
+    fri_obj *o = list_lookup(c, &c->argv[1], write, &wrongtype);
     if (!o) {
-        if (!wrongtype) fri_reply_empty_array(c);
-        return;
+        if (!wrongtype) missing(c);
+        return NULL;
     }
+    size_t len = ((fri_list *)o->ptr)->len, last;
+    if (list_range(len, start, end, from, &last)) {
+        *to = last + 1;
+    } else {
+        *from = *to = len;
+    }
+    return o;
+}
+
+/* LRANGE key start stop: both numbers are parsed before the key is looked up. */
+static void lrange_command(fr_client *c)
+{
+    size_t from, to;
+    fri_obj *o = range_or_reply(c, 0, fri_reply_empty_array, &from, &to);
+    if (!o) return;
     fri_list *l = o->ptr;
-    if (!list_range(l->len, start, end, &first, &last)) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    fri_reply_array_len(c, (long)(last - first + 1));
+    fri_reply_array_len(c, (long)(to - from));
     size_t mask = l->cap - 1;
-    for (size_t i = first; i <= last; i++) fri_reply_bulk_str(c, l->slot[(l->head + i) & mask]);
+    for (size_t i = from; i < to; i++) fri_reply_bulk_str(c, l->slot[(l->head + i) & mask]);
 }
 
 /* LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len].  Options are parsed (and
@@ -675,26 +687,11 @@ static void lrem_command(fr_client *c)
  * answers OK.  WATCH sees the key touched even when nothing was trimmed, as in Redis. */
 static void ltrim_command(fr_client *c)
 {
-    long long start, end;
-    int wrongtype;
-    size_t first, last;
-    if (fri_get_ll_or_reply(c, &c->argv[2], &start, NULL) < 0 ||
-        fri_get_ll_or_reply(c, &c->argv[3], &end, NULL) < 0)
-        return;
-    fri_obj *o = list_lookup(c, &c->argv[1], 1, &wrongtype);
-    if (!o) {
-        if (!wrongtype) fri_reply_ok(c);
-        return;
-    }
+    size_t from, to;
+    fri_obj *o = range_or_reply(c, 1, fri_reply_ok, &from, &to);
+    if (!o) return;
     fri_list *l = o->ptr;
-    size_t ltrim, rtrim;
-    if (list_range(l->len, start, end, &first, &last)) {
-        ltrim = first;
-        rtrim = l->len - last - 1;
-    } else {
-        ltrim = l->len;
-        rtrim = 0;
-    }
+    size_t ltrim = from, rtrim = l->len - to;
     while (ltrim--) fri_str_free(list_pop(l, LIST_HEAD));
     while (rtrim--) fri_str_free(list_pop(l, LIST_TAIL));
     list_elements_removed(c, &c->argv[1], o, "ltrim");
@@ -803,31 +800,12 @@ static void brpop_command(fr_client *c) { blocking_pop_generic_command(c, LIST_T
  * list gives up to count elements, answered as [key, [elements...]]; none: *-1. */
 static void lmpop_generic_command(fr_client *c, int numkeys_idx, int blocking)
 {
-    long long numkeys, count = -1;
+    long long numkeys, count;
     int where, wrongtype;
-    if (fri_get_range_ll_or_reply(c, &c->argv[numkeys_idx], 1, LLONG_MAX, &numkeys,
-                                  LIST_ERR_NUMKEYS) < 0)
-        return;
-    if (numkeys >= c->argc - numkeys_idx - 1) {
-        fri_reply_error(c, FRI_ERR_SYNTAX);
-        return;
-    }
+    if (fri_mpop_numkeys_or_reply(c, numkeys_idx, &numkeys) < 0) return;
     int where_idx = numkeys_idx + (int)numkeys + 1;
     if (get_position_or_reply(c, &c->argv[where_idx], &where) < 0) return;
-    for (int j = where_idx + 1; j < c->argc; j++) {
-        int moreargs = c->argc - 1 - j;
-        if (count == -1 && fri_arg_is(&c->argv[j], "count") && moreargs) {
-            j++;
-            if (fri_get_range_ll_or_reply(c, &c->argv[j], 1, LLONG_MAX, &count,
-                                          LIST_ERR_MPOP_COUNT) < 0)
-                return;
-        } else {
-            fri_reply_error(c, FRI_ERR_SYNTAX);
-            return;
-        }
-    }
-    if (count == -1) count = 1;
-    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return;
+    if (fri_mpop_count_or_reply(c, where_idx + 1, blocking, &count) < 0) return;
 
     for (int j = numkeys_idx + 1; j < where_idx; j++) {
         fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);
@@ -857,11 +835,7 @@ static int blmpopKeys(int argc, const fri_arg *argv, int *keys, int max)
 
 /* ----- The command table -------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define B FRI_CMD_BLOCKING
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as COMMAND INFO of Redis 7.0.15 gives them. */
 const fri_command fri_list_commands[] = {

@@ -674,23 +674,15 @@ static void srandmember_command(fr_client *c)
     }
     long long l;
     if (fri_get_range_ll_or_reply(c, &c->argv[2], -LLONG_MAX, LLONG_MAX, &l, NULL) < 0) return;
-    int uniq = l >= 0;
-    unsigned long long count = (unsigned long long)(l >= 0 ? l : -l);
     fri_obj *o = set_lookup(c, 0, &wrongtype);
     if (!o) {
         if (!wrongtype) fri_reply_empty_array(c);
         return;
     }
     fri_set *s = o->ptr;
-    if (count == 0) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
-        /* Redis would try to build the reply until memory runs out; the fake says so */
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
+    int uniq;
+    unsigned long long count;
+    if (fri_random_count_or_reply(c, l, &count, &uniq) < 0) return;
     if (!uniq || count == 1) {
         fri_reply_array_len(c, (long)count);
         while (count--) reply_member_at(c, s, set_random_position(c->srv, s));
@@ -1063,18 +1055,13 @@ static int sintercardKeys(int argc, const fri_arg *argv, int *keys, int max)
  * Redis's bucket cursor would not. */
 static void sscan_command(fr_client *c)
 {
-    uint64_t cursor;
-    long long count;
-    const fri_arg *pat;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_SET, &cursor, &count, &pat);
-    if (!o) return;
-    fri_set *s = o->ptr;
+    fri_scan_args a;
+    fri_set *s = fri_scan_key_or_reply(c, FRI_SET, &a);
+    if (!s) return;
     size_t first = 0, end = set_positions(s);
     uint64_t next = 0;
-    if (!s->intset) end = fri_dict_page(s->table, cursor, count, &first, &next);
-    char buf[32];
-    fri_reply_array_len(c, 2);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
+    if (!s->intset) end = fri_dict_page(s->table, a.cursor, a.count, &first, &next);
+    fri_reply_scan_cursor(c, next);
     size_t handle = fri_reply_deferred_len(c);
     long n = 0;
     for (size_t i = first; i < end; i++) {
@@ -1082,7 +1069,7 @@ static void sscan_command(fr_client *c)
         char tmp[32];
         size_t len;
         const char *p = set_member_at(s, i, tmp, &len);
-        if (pat && !fri_glob_match(pat->ptr, pat->len, p, len, 0)) continue;
+        if (!fri_scan_match(&a, p, len)) continue;
         fri_reply_bulk(c, p, len);
         n++;
     }
@@ -1091,10 +1078,7 @@ static void sscan_command(fr_client *c)
 
 /* ----- The command table --------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as COMMAND INFO reports them on Redis 7.0.15. */
 const fri_command fri_set_commands[] = {

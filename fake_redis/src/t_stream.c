@@ -288,6 +288,57 @@ static size_t varint_put(unsigned char *p, uint64_t v)
     return n;
 }
 
+/* Writes a length-prefixed string at p (a field or value in the node's encoding): the
+ * position after it. */
+static unsigned char *blob_put(unsigned char *p, const fri_arg *a)
+{
+    p += varint_put(p, a->len);
+    memcpy(p, a->ptr, a->len);
+    return p + a->len;
+}
+
+/* Fills an empty node with its master field names, every stride-th argument of fields. */
+static void node_put_master(fri_stream_node *n, long nfields, const fri_arg *fields, long stride)
+{
+    unsigned char *p = n->data;
+    for (long i = 0; i < nfields; i++) p = blob_put(p, &fields[i * stride]);
+    n->used = (size_t)(p - n->data);
+    n->first_off = (uint32_t)n->used;
+}
+
+/* Appends an entry to node n, which has room for it: the flags byte, the id as deltas from
+ * the node's last one, the field count and names unless FLAG_SAMEFIELDS, the values. */
+static void node_put_entry(fri_stream_node *n, int flags, uint64_t dms, uint64_t dseq,
+                           long nfields, const fri_arg *fv)
+{
+    int same = (flags & FLAG_SAMEFIELDS) != 0;
+    unsigned char *p = n->data + n->used;
+    *p++ = (unsigned char)flags;
+    p += varint_put(p, dms);
+    p += varint_put(p, dseq);
+    if (!same) p += varint_put(p, (uint64_t)nfields);
+    for (long i = 0; i < nfields; i++) {
+        if (!same) p = blob_put(p, &fv[2 * i]);
+        p = blob_put(p, &fv[2 * i + 1]);
+    }
+    n->used = (size_t)(p - n->data);
+}
+
+/* Node i with room for need more bytes (grown by half, or to fit): NULL when out of memory
+ * (the node is unchanged then). */
+static fri_stream_node *node_grow(fri_stream *s, size_t i, size_t need)
+{
+    fri_stream_node *n = NODE(s, i);
+    if (n->cap - n->used >= need) return n;
+    size_t cap = n->cap + n->cap / 2;
+    if (cap < n->used + need) cap = n->used + need;
+    fri_stream_node *grown = realloc(n, sizeof(*n) + cap);
+    if (!grown) return NULL;
+    grown->cap = cap;
+    NODE(s, i) = grown;
+    return grown;
+}
+
 static const unsigned char *varint_get(const unsigned char *p, uint64_t *v)
 {
     uint64_t r = 0;
@@ -673,50 +724,20 @@ static int stream_append(fri_stream *s, const fri_tunables *tun, fri_sid id,
         n->master = id;
         n->last = (fri_sid){id.ms, id.seq - 1};
         n->cap = cap;
-        n->used = 0;
         n->lp_bytes = (uint32_t)mlp;
         n->master_fields = (uint32_t)nfields;
         n->live = n->deleted = 0;
-        for (long i = 0; i < nfields; i++) {
-            n->used += varint_put(n->data + n->used, fv[2 * i].len);
-            memcpy(n->data + n->used, fv[2 * i].ptr, fv[2 * i].len);
-            n->used += fv[2 * i].len;
-        }
-        n->first_off = (uint32_t)n->used;
+        node_put_master(n, nfields, fv, 2);
         /* lpNew(4096), or stream-node-max-bytes when smaller */
         n->prealloc = LISTPACK_PREALLOC;
         if (tun->stream_node_max_bytes > 0 && tun->stream_node_max_bytes < LISTPACK_PREALLOC)
             n->prealloc = (uint32_t)tun->stream_node_max_bytes;
         node_insert(s, n);
-    } else {
-        n = tail;
-        if (n->cap - n->used < need) {
-            size_t cap = n->cap + n->cap / 2;
-            if (cap < n->used + need) cap = n->used + need;
-            fri_stream_node *grown = realloc(n, sizeof(*n) + cap);
-            if (!grown) return -1;
-            n = grown;
-            n->cap = cap;
-            NODE(s, s->nnodes - 1) = n;
-        }
+    } else if (!(n = node_grow(s, s->nnodes - 1, need))) {
+        return -1;
     }
 
-    unsigned char *p = n->data + n->used;
-    *p++ = (unsigned char)(same ? FLAG_SAMEFIELDS : 0);
-    p += varint_put(p, dms);
-    p += varint_put(p, dseq);
-    if (!same) p += varint_put(p, (uint64_t)nfields);
-    for (long i = 0; i < nfields; i++) {
-        if (!same) {
-            p += varint_put(p, fv[2 * i].len);
-            memcpy(p, fv[2 * i].ptr, fv[2 * i].len);
-            p += fv[2 * i].len;
-        }
-        p += varint_put(p, fv[2 * i + 1].len);
-        memcpy(p, fv[2 * i + 1].ptr, fv[2 * i + 1].len);
-        p += fv[2 * i + 1].len;
-    }
-    n->used = (size_t)(p - n->data);
+    node_put_entry(n, same ? FLAG_SAMEFIELDS : 0, dms, dseq, nfields, fv);
     n->lp_bytes = (uint32_t)(n->lp_bytes + lp > UINT32_MAX ? UINT32_MAX : n->lp_bytes + lp);
     n->live++;
     n->last = id;
@@ -1267,6 +1288,19 @@ static fri_stream *stream_lookup(fr_client *c, int write, int *wrongtype)
     return o ? o->ptr : NULL;
 }
 
+/* The stream at argv[1] for a command that answers missing(c) when there is none: NULL
+ * when the command was answered (WRONGTYPE, or a missing key). */
+static fri_stream *stream_or_reply(fr_client *c, int write, void (*missing)(fr_client *c))
+{
+    int wrongtype;
+    fri_stream *s = stream_lookup(c, write, &wrongtype);
+    if (!s && !wrongtype) missing(c);
+    return s;
+}
+
+static void reply_zero(fr_client *c) { fri_reply_ll(c, 0); }
+static void reply_nokey(fr_client *c) { fri_reply_error(c, FRI_ERR_NOKEY); }
+
 /* XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value ...
  * Options and the id are checked first, then the field/value count (an arity error),
  * then 0-0, then the key.  The stream is created only once the entry is in it, so
@@ -1423,13 +1457,8 @@ static void xrange_generic(fr_client *c, int rev)
             return;
         }
     }
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 0, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_empty_array(c);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 0, fri_reply_empty_array);
+    if (!s) return;
     if (count == 0) {
         fri_reply_null_array(c);
         return;
@@ -1444,13 +1473,8 @@ static void xrevrange_command(fr_client *c) { xrange_generic(c, 1); }
  * anything is deleted, so a bad id changes nothing. */
 static void xdel_command(fr_client *c)
 {
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 1, reply_zero);
+    if (!s) return;
     int n = c->argc - 2;
     fri_sid small[16];
     fri_sid *ids = n <= 16 ? small : malloc(sizeof(*ids) * (size_t)n);
@@ -1491,13 +1515,8 @@ static void xtrim_command(fr_client *c)
 {
     trim_args a;
     if (parse_add_trim_args_or_reply(c, &a, 0) < 0) return;
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 1, reply_zero);
+    if (!s) return;
     long long deleted = stream_trim(s, &a, c->srv);
     if (deleted) {
         fri_notify_key(c, FR_NOTIFY_STREAM, "xtrim", &c->argv[1]);
@@ -1538,13 +1557,8 @@ static void xsetid_command(fr_client *c)
             return;
         }
     }
-    int wrongtype;
-    fri_stream *s = stream_lookup(c, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!s) {
-        fri_reply_error(c, FRI_ERR_NOKEY);
-        return;
-    }
+    fri_stream *s = stream_or_reply(c, 1, reply_nokey);
+    if (!s) return;
     if (s->length > 0) {
         fri_sid maxid;
         fri_stream_last_valid_id(s, &maxid);
@@ -1925,11 +1939,7 @@ int fr_stream_meta_get(fr_server *server, int db, const char *key, size_t key_le
 
 /* ----- The command table ------------------------------------------------------------------- */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define B FRI_CMD_BLOCKING
+#include "cmd_flags.h"
 
 const fri_command fri_stream_commands[] = {
     {"xadd", xadd_command, -5, W | M | F, "stream", 1, 1, 1, NULL, NULL},
@@ -2005,19 +2015,6 @@ int fri_stream_node_walk(const fri_stream *s, size_t i, const fri_stream_node_vi
 }
 
 /* Grows node i (the last) so that `need` more bytes fit; the node, or NULL. */
-static fri_stream_node *node_grow(fri_stream *s, size_t i, size_t need)
-{
-    fri_stream_node *n = NODE(s, i);
-    if (n->cap - n->used >= need) return n;
-    size_t cap = n->cap + n->cap / 2;
-    if (cap < n->used + need) cap = n->used + need;
-    fri_stream_node *grown = realloc(n, sizeof(*n) + cap);
-    if (!grown) return NULL;
-    grown->cap = cap;
-    NODE(s, i) = grown;
-    return grown;
-}
-
 int fri_stream_restore_node(fri_stream *s, fri_sid master, long nmaster, const fri_arg *fields,
                             uint32_t lp_bytes)
 {
@@ -2030,17 +2027,11 @@ int fri_stream_restore_node(fri_stream *s, fri_sid master, long nmaster, const f
     n->master = master;
     n->last = node_base(n);
     n->cap = cap;
-    n->used = 0;
     n->lp_bytes = lp_bytes;
     n->master_fields = (uint32_t)nmaster;
     n->live = n->deleted = 0;
     n->prealloc = 0; /* a restored listpack has its exact size */
-    for (long k = 0; k < nmaster; k++) {
-        n->used += varint_put(n->data + n->used, fields[k].len);
-        memcpy(n->data + n->used, fields[k].ptr, fields[k].len);
-        n->used += fields[k].len;
-    }
-    n->first_off = (uint32_t)n->used;
+    node_put_master(n, nmaster, fields, 1);
     s->nodes[s->node_off + s->nnodes++] = n;
     return 0;
 }
@@ -2051,29 +2042,13 @@ int fri_stream_restore_entry(fri_stream *s, int flags, fri_sid id, long nfields,
     size_t i = s->nnodes - 1;
     fri_stream_node *n = NODE(s, i);
     if (n->live + n->deleted >= UINT32_MAX) return -1;
-    int same = (flags & FLAG_SAMEFIELDS) != 0;
     fri_sid prev = n->last;
     uint64_t dms = id.ms - prev.ms;
     uint64_t dseq = dms ? id.seq : id.seq - prev.seq - 1;
     size_t need = 1 + varint_len(dms) + varint_len(dseq) + varint_len((uint64_t)nfields);
     for (long k = 0; k < 2 * nfields; k++) need += varint_len(fv[k].len) + fv[k].len;
     if (!(n = node_grow(s, i, need))) return -1;
-    unsigned char *p = n->data + n->used;
-    *p++ = (unsigned char)(flags & (FLAG_DELETED | FLAG_SAMEFIELDS));
-    p += varint_put(p, dms);
-    p += varint_put(p, dseq);
-    if (!same) p += varint_put(p, (uint64_t)nfields);
-    for (long k = 0; k < nfields; k++) {
-        if (!same) {
-            p += varint_put(p, fv[2 * k].len);
-            memcpy(p, fv[2 * k].ptr, fv[2 * k].len);
-            p += fv[2 * k].len;
-        }
-        p += varint_put(p, fv[2 * k + 1].len);
-        memcpy(p, fv[2 * k + 1].ptr, fv[2 * k + 1].len);
-        p += fv[2 * k + 1].len;
-    }
-    n->used = (size_t)(p - n->data);
+    node_put_entry(n, flags & (FLAG_DELETED | FLAG_SAMEFIELDS), dms, dseq, nfields, fv);
     n->last = id;
     if (flags & FLAG_DELETED) n->deleted++;
     else n->live++;

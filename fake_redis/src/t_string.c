@@ -630,12 +630,7 @@ static void incr_decr(fr_client *c, long long incr)
             return;
         }
     }
-    if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
-        (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
-        fri_reply_error(c, FRI_ERR_OVERFLOW);
-        return;
-    }
-    value += incr;
+    if (fri_add_ll_or_reply(c, &value, incr) < 0) return;
 
     /* Format once: the same digits are stored and answered as ":<digits>\r\n". */
     reply[0] = ':';
@@ -978,10 +973,9 @@ static void lcs_command(fr_client *c)
 
 /* ----- The table ------------------------------------------------------------------------- */
 
-#define R FRI_CMD_READONLY
-#define W FRI_CMD_WRITE
-#define F FRI_CMD_FAST
-#define D FRI_CMD_DENYOOM
+#include "cmd_flags.h"
+/* This table's rows spell "denyoom" D (cmd_flags.h's M). */
+#define D M
 
 /* Arity, flags and key positions as Redis 7.0.15's COMMAND INFO reports them. */
 const fri_command fri_string_commands[] = {
@@ -1009,8 +1003,3 @@ const fri_command fri_string_commands[] = {
     {"lcs", lcs_command, -3, R, "string", 1, 2, 1, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
-
-#undef R
-#undef W
-#undef F
-#undef D

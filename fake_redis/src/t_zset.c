@@ -691,17 +691,23 @@ static void zincrby_command(fr_client *c) { zadd_generic(c, ZADD_IN_INCR); }
 
 /* ----- ZREM, ZREMRANGEBY* ---------------------------------------------------------------- */
 
+/* The sorted set at key for a command that removes members and answers how many (ZREM,
+ * ZREMRANGEBY*): its object, or NULL when the command was answered (WRONGTYPE, or 0 for
+ * a missing key). */
+static fri_obj *zset_for_removal(fr_client *c, const fri_arg *key)
+{
+    int wrongtype;
+    fri_obj *o = fri_lookup_typed(c, key, FRI_ZSET, 1, &wrongtype);
+    if (!o && !wrongtype) fri_reply_ll(c, 0);
+    return o;
+}
+
 /* ZREM key member [member ...]: how many were removed; an emptied key goes. */
 static void zrem_command(fr_client *c)
 {
     const fri_arg *key = &c->argv[1];
-    int wrongtype;
-    fri_obj *o = fri_lookup_typed(c, key, FRI_ZSET, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!o) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_obj *o = zset_for_removal(c, key);
+    if (!o) return;
     fri_zset *z = o->ptr;
     long long deleted = 0;
     for (int j = 2; j < c->argc; j++) {
@@ -745,13 +751,8 @@ static void zremrange_generic(fr_client *c, zrange_type type)
         }
     }
 
-    int wrongtype;
-    fri_obj *o = fri_lookup_typed(c, key, FRI_ZSET, 1, &wrongtype);
-    if (wrongtype) return;
-    if (!o) {
-        fri_reply_ll(c, 0);
-        return;
-    }
+    fri_obj *o = zset_for_removal(c, key);
+    if (!o) return;
     fri_zset *z = o->ptr;
     size_t deleted = 0;
 
@@ -1430,16 +1431,9 @@ static void bzpopmax_command(fr_client *c) { bzpop_generic(c, 1); }
  * numkeys: numkeys, MIN/MAX, COUNT (once), then the timeout. */
 static void zmpop_generic(fr_client *c, int numkeys_idx, int blocking)
 {
-    long long numkeys, count = -1;
-    if (fri_get_range_ll_or_reply(c, &c->argv[numkeys_idx], 1, LLONG_MAX, &numkeys,
-                                  "ERR numkeys should be greater than 0") < 0)
-        return;
-    /* compared before adding: numkeys may be as large as LLONG_MAX */
-    if (numkeys > c->argc - numkeys_idx - 2) {
-        fri_reply_error(c, FRI_ERR_SYNTAX);
-        return;
-    }
-    long long where_idx = numkeys_idx + numkeys + 1;
+    long long numkeys, count;
+    if (fri_mpop_numkeys_or_reply(c, numkeys_idx, &numkeys) < 0) return;
+    int where_idx = numkeys_idx + (int)numkeys + 1;
     int max;
     if (fri_arg_is(&c->argv[where_idx], "min")) max = 0;
     else if (fri_arg_is(&c->argv[where_idx], "max")) max = 1;
@@ -1447,20 +1441,7 @@ static void zmpop_generic(fr_client *c, int numkeys_idx, int blocking)
         fri_reply_error(c, FRI_ERR_SYNTAX);
         return;
     }
-    for (long long j = where_idx + 1; j < c->argc; j++) {
-        int moreargs = c->argc - 1 - (int)j;
-        if (count == -1 && fri_arg_is(&c->argv[j], "count") && moreargs) {
-            j++;
-            if (fri_get_range_ll_or_reply(c, &c->argv[j], 1, LLONG_MAX, &count,
-                                          "ERR count should be greater than 0") < 0)
-                return;
-        } else {
-            fri_reply_error(c, FRI_ERR_SYNTAX);
-            return;
-        }
-    }
-    if (count == -1) count = 1;
-    if (blocking && fri_get_timeout_or_reply(c, &c->argv[1], NULL) < 0) return;
+    if (fri_mpop_count_or_reply(c, where_idx + 1, blocking, &count) < 0) return;
     zpop_from_keys(c, &c->argv[numkeys_idx + 1], numkeys, max, count, ZPOP_NESTED);
 }
 
@@ -1509,17 +1490,9 @@ static void zrandmember_command(fr_client *c)
     fri_zset *z = read_zset(c, &c->argv[1], fri_reply_empty_array);
     if (!z) return;
     size_t size = fri_zset_size(z);
-    int uniq = l >= 0;
-    unsigned long long count = l >= 0 ? (unsigned long long)l : (unsigned long long)-l;
-    if (count == 0) {
-        fri_reply_empty_array(c);
-        return;
-    }
-    if (!uniq && count > FRI_MAX_REPLY_ELEMENTS) {
-        /* Redis would try to build the reply until memory runs out; the fake says so */
-        fri_reply_error(c, FRI_ERR_OOM);
-        return;
-    }
+    int uniq;
+    unsigned long long count;
+    if (fri_random_count_or_reply(c, l, &count, &uniq) < 0) return;
     if (!uniq || count == 1) {
         fri_reply_array_len(c, (long)(withscores ? count * 2 : count));
         while (count--) {
@@ -1580,6 +1553,15 @@ static void reply_scan_score(fr_client *c, const fri_zset *z, double score)
     fri_reply_double(c, score);
 }
 
+/* A ZSCAN page's member (ctx: its sorted set) and its score. */
+static long zscan_entry(fr_client *c, const fri_dent *e, const void *ctx)
+{
+    const fri_zsl_node *node = e->v.ptr;
+    fri_reply_bulk(c, node->ele, node->len);
+    reply_scan_score(c, ctx, node->score);
+    return 2;
+}
+
 /* ZSCAN key cursor [MATCH pattern] [COUNT count].  A set Redis would hold as a listpack
  * answers whole, in order, with cursor 0, whatever the cursor and COUNT, as Redis does.
  * A bigger one is scanned COUNT members at a time in the dict's insertion order with the
@@ -1587,20 +1569,15 @@ static void reply_scan_score(fr_client *c, const fri_zset *z, double score)
  * the whole scan comes exactly once, but pages and cursors differ from Redis's. */
 static void zscan_command(fr_client *c)
 {
-    uint64_t cursor;
-    long long count;
-    const fri_arg *pat;
-    fri_obj *o = fri_scan_key_or_reply(c, FRI_ZSET, &cursor, &count, &pat);
-    if (!o) return;
-    fri_zset *z = o->ptr;
-    char buf[32];
-    fri_reply_array_len(c, 2);
+    fri_scan_args a;
+    fri_zset *z = fri_scan_key_or_reply(c, FRI_ZSET, &a);
+    if (!z) return;
     if (z->listpack) {
-        fri_reply_bulk(c, "0", 1);
+        fri_reply_scan_cursor(c, 0);
         size_t handle = fri_reply_deferred_len(c);
         long n = 0;
         for (fri_zsl_node *node = fri_zsl_first(z->zsl); node; node = node->level[0].forward) {
-            if (pat && !fri_glob_match(pat->ptr, pat->len, node->ele, node->len, 0)) continue;
+            if (!fri_scan_match(&a, node->ele, node->len)) continue;
             fri_reply_bulk(c, node->ele, node->len);
             reply_scan_score(c, z, node->score);
             n += 2;
@@ -1613,29 +1590,13 @@ static void zscan_command(fr_client *c)
     fri_dict *d = z->dict;
     size_t first;
     uint64_t next;
-    size_t end = fri_dict_page(d, cursor, count, &first, &next);
-    fri_reply_bulk(c, buf, fri_ll2string(buf, sizeof(buf), (long long)next));
-    size_t handle = fri_reply_deferred_len(c);
-    long n = 0;
-    for (size_t i = first; i < end; i++) {
-        fri_dent *e = fri_dict_slot(d, i);
-        if (!e) continue;
-        if (pat && !fri_glob_match(pat->ptr, pat->len, e->key->buf, e->key->len, 0)) continue;
-        fri_zsl_node *node = e->v.ptr;
-        fri_reply_bulk(c, node->ele, node->len);
-        reply_scan_score(c, z, node->score);
-        n += 2;
-    }
-    fri_reply_set_deferred_len(c, handle, n);
+    size_t end = fri_dict_page(d, a.cursor, a.count, &first, &next);
+    fri_reply_scan_dict(c, &a, d, first, end, next, zscan_entry, z);
 }
 
 /* ----- The command table ------------------------------------------------------------------ */
 
-#define W FRI_CMD_WRITE
-#define R FRI_CMD_READONLY
-#define F FRI_CMD_FAST
-#define M FRI_CMD_DENYOOM
-#define B FRI_CMD_BLOCKING
+#include "cmd_flags.h"
 
 /* Arity, flags and key positions as Redis 7.0's COMMAND INFO gives them. */
 const fri_command fri_zset_commands[] = {

@@ -271,15 +271,6 @@ static void slow_free(slow_entry *e)
     free(e->name);
 }
 
-static char *dupn(const char *p, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (!d) abort();
-    memcpy(d, p, n);
-    d[n] = '\0';
-    return d;
-}
-
 /* slowlogPushEntryIfNeeded with slowlogCreateEntry's trimming: at most 32 arguments (the
  * last says how many more there were) and 128 bytes of each ("... (N more bytes)"). */
 static void slowlog_push(frs_server *srv, frs_conn *from, int argc, const char *const *argv,
@@ -287,13 +278,7 @@ static void slowlog_push(frs_server *srv, frs_conn *from, int argc, const char *
 {
     frs_admin *a = srv->admin;
     if (a->slower_than < 0 || usec < a->slower_than) return;
-    if (a->nslow == a->capslow) {
-        size_t cap = a->capslow ? 2 * a->capslow : 16;
-        slow_entry *n = realloc(a->slow, cap * sizeof(*n));
-        if (!n) abort();
-        a->slow = n;
-        a->capslow = cap;
-    }
+    a->slow = frs_array_grow(a->slow, &a->capslow, a->nslow, sizeof(*a->slow), 16);
     slow_entry *e = &a->slow[a->nslow++];
     int n = argc > SLOWLOG_MAX_ARGC ? SLOWLOG_MAX_ARGC : argc;
     e->argc = n;
@@ -304,7 +289,7 @@ static void slowlog_push(frs_server *srv, frs_conn *from, int argc, const char *
         char tmp[64];
         if (n != argc && j == n - 1) {
             int k = snprintf(tmp, sizeof(tmp), "... (%d more arguments)", argc - n + 1);
-            e->argv[j] = dupn(tmp, (size_t)k);
+            e->argv[j] = frs_memdup(tmp, (size_t)k);
             e->argvlen[j] = (size_t)k;
         } else if (argvlen[j] > SLOWLOG_MAX_STRING) {
             int k = snprintf(tmp, sizeof(tmp), "... (%lu more bytes)",
@@ -316,16 +301,16 @@ static void slowlog_push(frs_server *srv, frs_conn *from, int argc, const char *
             e->argv[j] = d;
             e->argvlen[j] = SLOWLOG_MAX_STRING + (size_t)k;
         } else {
-            e->argv[j] = dupn(argv[j], argvlen[j]);
+            e->argv[j] = frs_memdup(argv[j], argvlen[j]);
             e->argvlen[j] = argvlen[j];
         }
     }
     e->time = now_sec(srv);
     e->usec = usec;
     e->id = a->slow_next_id++;
-    e->peer = dupn(from ? from->addr : "?:0", strlen(from ? from->addr : "?:0"));
+    e->peer = frs_memdup(from ? from->addr : "?:0", strlen(from ? from->addr : "?:0"));
     const char *nm = from && from->name ? from->name : "";
-    e->name = dupn(nm, strlen(nm));
+    e->name = frs_memdup(nm, strlen(nm));
     while ((long long)a->nslow > a->slow_max_len) {
         slow_free(&a->slow[0]);
         memmove(&a->slow[0], &a->slow[1], (a->nslow - 1) * sizeof(a->slow[0]));
@@ -742,6 +727,32 @@ static long long charged(frs_server *srv, uint64_t usec)
     return srv->opt.wall_clock ? (long long)usec : 0;
 }
 
+/* Frees a saved copy of a command's arguments (a blocked command's, a script's caller's)
+ * and leaves it empty. */
+static void saved_argv_clear(int *argc, char ***argv, size_t **argvlen)
+{
+    for (int i = 0; i < *argc; i++) free((*argv)[i]);
+    free(*argv);
+    free(*argvlen);
+    *argv = NULL;
+    *argvlen = NULL;
+    *argc = 0;
+}
+
+/* Replaces a saved copy of a command's arguments with a copy of ev's. */
+static void saved_argv_set(int *argc, char ***argv, size_t **argvlen, const fr_call_event *ev)
+{
+    saved_argv_clear(argc, argv, argvlen);
+    *argv = malloc(sizeof(char *) * (size_t)ev->argc);
+    *argvlen = malloc(sizeof(size_t) * (size_t)ev->argc);
+    if (!*argv || !*argvlen) abort();
+    for (int i = 0; i < ev->argc; i++) {
+        (*argv)[i] = frs_memdup(ev->argv[i], ev->argvlen[i]);
+        (*argvlen)[i] = ev->argvlen[i];
+    }
+    *argc = ev->argc;
+}
+
 /* The fake's call hook. */
 static void on_call(void *ctx, const fr_call_event *ev)
 {
@@ -758,36 +769,15 @@ static void on_call(void *ctx, const fr_call_event *ev)
     int script_cmd = !strncmp(ev->name, "eval", 4) || !strncmp(ev->name, "fcall", 5);
     if (ev->before) {
         feed_monitors(srv, from, 0, ev->db, ev->argc, ev->argv, ev->argvlen);
-        for (int i = 0; i < a->script_argc; i++) free(a->script_argv[i]);
-        free(a->script_argv);
-        free(a->script_argvlen);
-        a->script_argv = malloc(sizeof(char *) * (size_t)ev->argc);
-        a->script_argvlen = malloc(sizeof(size_t) * (size_t)ev->argc);
-        if (!a->script_argv || !a->script_argvlen) abort();
-        for (int i = 0; i < ev->argc; i++) {
-            a->script_argv[i] = dupn(ev->argv[i], ev->argvlen[i]);
-            a->script_argvlen[i] = ev->argvlen[i];
-        }
-        a->script_argc = ev->argc;
+        saved_argv_set(&a->script_argc, &a->script_argv, &a->script_argvlen, ev);
         return;
     }
     if (a->nmon && !script_cmd && !(ev->flags & FR_CALL_ADMIN))
         feed_monitors(srv, from, ev->from_script, ev->db, ev->argc, ev->argv, ev->argvlen);
     if (ev->flags & FR_CALL_BLOCKED) {
         /* logged when it is served (updateStatsOnUnblock) */
-        if (from && !ev->from_script) {
-            for (int i = 0; i < from->blocked_argc; i++) free(from->blocked_argv[i]);
-            free(from->blocked_argv);
-            free(from->blocked_argvlen);
-            from->blocked_argv = malloc(sizeof(char *) * (size_t)ev->argc);
-            from->blocked_argvlen = malloc(sizeof(size_t) * (size_t)ev->argc);
-            if (!from->blocked_argv || !from->blocked_argvlen) abort();
-            for (int i = 0; i < ev->argc; i++) {
-                from->blocked_argv[i] = dupn(ev->argv[i], ev->argvlen[i]);
-                from->blocked_argvlen[i] = ev->argvlen[i];
-            }
-            from->blocked_argc = ev->argc;
-        }
+        if (from && !ev->from_script)
+            saved_argv_set(&from->blocked_argc, &from->blocked_argv, &from->blocked_argvlen, ev);
     } else if (strcmp(ev->name, "exec") != 0) {
         if (ev->from_script) slowlog_push(srv, NULL, ev->argc, ev->argv, ev->argvlen, usec);
         else slowlog_push(srv, from, ev->argc, ev->argv, ev->argvlen, usec);
@@ -811,12 +801,7 @@ void frs_admin_unblocked(frs_conn *c, uint64_t usec)
     if (!c->blocked_argc) return;
     slowlog_push(c->srv, c, c->blocked_argc, (const char *const *)c->blocked_argv,
                  c->blocked_argvlen, charged(c->srv, usec));
-    for (int i = 0; i < c->blocked_argc; i++) free(c->blocked_argv[i]);
-    free(c->blocked_argv);
-    free(c->blocked_argvlen);
-    c->blocked_argv = NULL;
-    c->blocked_argvlen = NULL;
-    c->blocked_argc = 0;
+    saved_argv_clear(&c->blocked_argc, &c->blocked_argv, &c->blocked_argvlen);
 }
 
 void frs_admin_host_called(frs_conn *c, const frs_cmd *cmd, int argc, const char *const *argv,
@@ -902,10 +887,7 @@ void frs_admin_conn_closed(frs_conn *c)
     }
     if (a->current == c && c->close_asap) a->current = NULL;
     frs_tracking_disable(c);
-    for (int i = 0; i < c->blocked_argc; i++) free(c->blocked_argv[i]);
-    free(c->blocked_argv);
-    free(c->blocked_argvlen);
-    c->blocked_argc = 0;
+    saved_argv_clear(&c->blocked_argc, &c->blocked_argv, &c->blocked_argvlen);
 }
 
 void frs_admin_before_sleep(frs_server *srv)
@@ -931,9 +913,7 @@ void frs_admin_free(frs_server *srv)
     free(a->slow);
     free(a->mon);
     free(a->self_lines);
-    for (int i = 0; i < a->script_argc; i++) free(a->script_argv[i]);
-    free(a->script_argv);
-    free(a->script_argvlen);
+    saved_argv_clear(&a->script_argc, &a->script_argv, &a->script_argvlen);
     frs_tracking_free(srv);
     free(a);
     srv->admin = NULL;
@@ -1398,16 +1378,8 @@ static long long mem_value(const char *p, size_t n)
     errno = 0;
     unsigned long long v = strtoull(buf, &end, 10);
     if (errno || end == buf) return -1;
-    unsigned long long mul = 1;
-    if (!*end) mul = 1;
-    else if (!strcasecmp(end, "b")) mul = 1;
-    else if (!strcasecmp(end, "k")) mul = 1000;
-    else if (!strcasecmp(end, "kb")) mul = 1024;
-    else if (!strcasecmp(end, "m")) mul = 1000 * 1000;
-    else if (!strcasecmp(end, "mb")) mul = 1024 * 1024;
-    else if (!strcasecmp(end, "g")) mul = 1000ull * 1000 * 1000;
-    else if (!strcasecmp(end, "gb")) mul = 1024ull * 1024 * 1024;
-    else return -1;
+    unsigned long long mul = frs_memory_unit(end);
+    if (!mul) return -1;
     return (long long)(v * mul);
 }
 

@@ -71,6 +71,24 @@ static void set_value(frs_param *p, const char *v)
     p->value = copy;
 }
 
+unsigned long long frs_memory_unit(const char *unit)
+{
+    static const struct {
+        const char *name;
+        unsigned long long mul;
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"k", 1000},
+                 {"kb", 1024},
+                 {"m", 1000 * 1000},
+                 {"mb", 1024 * 1024},
+                 {"g", 1000ull * 1000 * 1000},
+                 {"gb", 1024ull * 1024 * 1024}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcasecmp(unit, units[i].name)) return units[i].mul;
+    return 0;
+}
+
 /* Redis's memtoull: digits, then an optional unit b k kb m mb g gb (any case).  1 if
  * it parses. */
 static int parse_memory(const char *s, unsigned long long *out)
@@ -78,15 +96,8 @@ static int parse_memory(const char *s, unsigned long long *out)
     const char *u = s;
     while (*u >= '0' && *u <= '9') u++;
     if (u == s) return 0;
-    unsigned long long mul;
-    if (!*u || !strcasecmp(u, "b")) mul = 1;
-    else if (!strcasecmp(u, "k")) mul = 1000;
-    else if (!strcasecmp(u, "kb")) mul = 1024;
-    else if (!strcasecmp(u, "m")) mul = 1000 * 1000;
-    else if (!strcasecmp(u, "mb")) mul = 1024 * 1024;
-    else if (!strcasecmp(u, "g")) mul = 1000ull * 1000 * 1000;
-    else if (!strcasecmp(u, "gb")) mul = 1024ull * 1024 * 1024;
-    else return 0;
+    unsigned long long mul = frs_memory_unit(u);
+    if (!mul) return 0;
     char digits[32];
     size_t n = (size_t)(u - s);
     if (n >= sizeof(digits)) return 0;

@@ -78,13 +78,7 @@ static void queue_clear(frs_conn *c)
 static void queue_add(frs_conn *c, int host, int argc, const char *const *argv,
                       const size_t *argvlen)
 {
-    if (c->queue_len == c->queue_cap) {
-        size_t cap = c->queue_cap ? 2 * c->queue_cap : 8;
-        frs_queued *nq = realloc(c->queue, cap * sizeof(*nq));
-        if (!nq) abort();
-        c->queue = nq;
-        c->queue_cap = cap;
-    }
+    c->queue = frs_array_grow(c->queue, &c->queue_cap, c->queue_len, sizeof(*c->queue), 8);
     frs_queued *q = &c->queue[c->queue_len++];
     memset(q, 0, sizeof(*q));
     q->host = host;

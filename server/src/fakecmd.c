@@ -18,16 +18,6 @@ static int int_arg(frs_conn *c, const char *p, size_t n, long long *out)
     return -1;
 }
 
-/* A copy of an argument as a C string (heap; free it). */
-static char *cstr(const char *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (!s) abort();
-    memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
-}
-
 /* After the clock moved: clients whose blocking timeout passed get their timeout reply. */
 static void clock_moved(frs_conn *c)
 {
@@ -88,7 +78,7 @@ void frs_cmd_fake_fail_nth(frs_conn *c, int argc, const char *const *argv, const
         frs_reply_error(c, "ERR value is out of range, must be positive");
         return;
     }
-    char *err = argc == 4 ? cstr(argv[3], argvlen[3]) : cstr(DEFAULT_FAULT, strlen(DEFAULT_FAULT));
+    char *err = argc == 4 ? frs_memdup(argv[3], argvlen[3]) : frs_memdup(DEFAULT_FAULT, strlen(DEFAULT_FAULT));
     int rc = fr_fault_nth(c->srv->fake, (uint64_t)n, err);
     free(err);
     if (rc < 0) frs_reply_error(c, "ERR could not add the fault");
@@ -111,8 +101,8 @@ void frs_cmd_fake_fail_command(frs_conn *c, int argc, const char *const *argv,
             return;
         }
     }
-    char *name = cstr(argv[2], argvlen[2]);
-    char *err = argc >= 4 ? cstr(argv[3], argvlen[3]) : cstr(DEFAULT_FAULT, strlen(DEFAULT_FAULT));
+    char *name = frs_memdup(argv[2], argvlen[2]);
+    char *err = argc >= 4 ? frs_memdup(argv[3], argvlen[3]) : frs_memdup(DEFAULT_FAULT, strlen(DEFAULT_FAULT));
     int rc = fr_fault_command(c->srv->fake, name, err, (int)times);
     free(name);
     free(err);

@@ -239,6 +239,12 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current);
 
 /* Redis's string2ll: an optional '-', digits without a leading zero, in range.  1 if so. */
 int frs_string2ll(const char *s, size_t n, long long *out);
+/* A NUL-terminated heap copy of the n bytes at p (free it); aborts when out of memory. */
+char *frs_memdup(const char *p, size_t n);
+/* arr (an array of *cap elements of size bytes, len of them used) with room for one more:
+ * arr itself, or a copy twice as large (first_cap elements when it had none; *cap is
+ * updated); aborts when out of memory. */
+void *frs_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t first_cap);
 
 void frs_reply_raw(frs_conn *c, const char *p, size_t n);
 void frs_reply_status(frs_conn *c, const char *s);
@@ -420,6 +426,9 @@ int frs_config_init(frs_server *srv);
 void frs_config_free(frs_server *srv);
 /* A parameter's current value, or NULL for an unknown name. */
 const char *frs_config_get(frs_server *srv, const char *name);
+/* The multiplier of a memory value's unit as Redis's memtoull reads it: "" and b 1, k
+ * 1000, kb 1024, m, mb, g, gb likewise (any case).  0 for anything else. */
+unsigned long long frs_memory_unit(const char *unit);
 
 /* latency-tracking-info-percentiles: the numbers of value (space separated, each in
  * [0, 100]) into out[0..max) and, when norm is given, the text CONFIG GET shows ("%f"

@@ -60,6 +60,25 @@ void frs_obuf_free(frs_obuf *b)
 
 int frs_string2ll(const char *s, size_t n, long long *out) { return rr_string2ll(s, n, out); }
 
+void *frs_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t first_cap)
+{
+    if (len < *cap) return arr;
+    size_t ncap = *cap ? 2 * *cap : first_cap;
+    void *n = realloc(arr, ncap * size);
+    if (!n) abort();
+    *cap = ncap;
+    return n;
+}
+
+char *frs_memdup(const char *p, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (!d) abort();
+    memcpy(d, p, n);
+    d[n] = '\0';
+    return d;
+}
+
 /* ----- Reply writers --------------------------------------------------------------- */
 
 void frs_reply_raw(frs_conn *c, const char *p, size_t n)

@@ -170,6 +170,20 @@ static void add_pending(frs_tracking *t, uint64_t id, const char *key, size_t le
     }
 }
 
+/* Forgets every tracked key (their buckets stay). */
+static void drop_keys(frs_tracking *t)
+{
+    for (size_t b = 0; b < t->nbuckets; b++) {
+        while (t->buckets[b]) {
+            tkey *k = t->buckets[b];
+            t->buckets[b] = k->next;
+            free(k->ids);
+            free(k);
+        }
+    }
+    t->nkeys = 0;
+}
+
 /* ----- The table ---------------------------------------------------------------------- */
 
 static tkey **find_slot(frs_tracking *t, const char *key, size_t len)
@@ -266,15 +280,7 @@ void frs_tracking_flush(frs_server *srv)
         if (c == current) add_pending(t, c->id, NULL, 0);
         else send_null(srv, c);
     }
-    for (size_t b = 0; b < t->nbuckets; b++) {
-        while (t->buckets[b]) {
-            tkey *k = t->buckets[b];
-            t->buckets[b] = k->next;
-            free(k->ids);
-            free(k);
-        }
-    }
-    t->nkeys = 0;
+    drop_keys(t);
 }
 
 int frs_tracking_active(frs_server *srv)
@@ -455,14 +461,7 @@ void frs_tracking_free(frs_server *srv)
 {
     frs_tracking *t = trk_of(srv, 0);
     if (!t) return;
-    for (size_t b = 0; b < t->nbuckets; b++) {
-        while (t->buckets[b]) {
-            tkey *k = t->buckets[b];
-            t->buckets[b] = k->next;
-            free(k->ids);
-            free(k);
-        }
-    }
+    drop_keys(t);
     free(t->buckets);
     for (size_t i = 0; i < t->nprefixes; i++) {
         for (size_t j = 0; j < t->prefixes[i].nkeys; j++) free(t->prefixes[i].keys[j].key);
