@@ -60,32 +60,17 @@ static void usage(FILE *f)
 static options parse_options(int argc, char **argv)
 {
     options o = {200000, 5, 1000, 1000, 42, 1, 1, 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-n") || !strcmp(a, "--ops"))
-            o.ops = bench_parse_num(a, v, 1, 100000000), i++;
-        else if (!strcmp(a, "-r") || !strcmp(a, "--rounds"))
-            o.rounds = (int)bench_parse_num(a, v, 1, 1000), i++;
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch"))
-            o.batch = bench_parse_num(a, v, 1, 1000000), i++;
-        else if (!strcmp(a, "-k") || !strcmp(a, "--keys"))
-            o.keys = (unsigned)bench_parse_num(a, v, 1, 10000000), i++;
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed"))
-            o.seed = bench_parse_num(a, v, 0, UINT64_MAX), i++;
-        else if (!strcmp(a, "--fake-only"))
-            o.real = 0;
-        else if (!strcmp(a, "--no-verify"))
-            o.verify = 0;
-        else if (!strcmp(a, "--ping"))
-            o.ping = 1;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else {
-            usage(stderr);
-            exit(2);
-        }
-    }
+    const bench_opt opts[] = {
+        {"-n", "--ops", BENCH_OPT_SIZE, &o.ops, 1, 100000000, NULL},
+        {"-r", "--rounds", BENCH_OPT_INT, &o.rounds, 1, 1000, NULL},
+        {"-b", "--batch", BENCH_OPT_SIZE, &o.batch, 1, 1000000, NULL},
+        {"-k", "--keys", BENCH_OPT_UINT, &o.keys, 1, 10000000, NULL},
+        {"-s", "--seed", BENCH_OPT_U64, &o.seed, 0, UINT64_MAX, NULL},
+        {NULL, "--fake-only", BENCH_OPT_OFF, &o.real, 0, 0, NULL},
+        {NULL, "--no-verify", BENCH_OPT_OFF, &o.verify, 0, 0, NULL},
+        {NULL, "--ping", BENCH_OPT_ON, &o.ping, 0, 0, NULL},
+    };
+    bench_parse_options(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     return o;
 }
 
@@ -266,15 +251,8 @@ int main(int argc, char **argv)
     }
 
     bench_real real = {0};
-    if (o.real) {
-        if (bench_real_start(&real) != 0) {
-            fprintf(stderr, "bench_fake: cannot start redis-server (use --fake-only to "
-                            "measure the fake alone)\n");
-            return 2;
-        }
-        printf("real: redis-server %s on a unix socket, pipelined in batches of %zu "
-               "(hiredis)\n", real.version, o.batch);
-    }
+    if (o.real && bench_real_announce(&real, 1, o.batch) != 0)
+        return 2;
 
     size_t mismatches = 0;
     if (o.real && o.verify) {
