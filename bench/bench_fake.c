@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "wsi_splitmix.h"
 
 /* ----- Options -------------------------------------------------------------------- */
 
@@ -76,17 +77,9 @@ static options parse_options(int argc, char **argv)
 
 /* ----- The workload ----------------------------------------------------------------- */
 
-/* The workload's own generator (splitmix64), so the command sequence is the same on every
- * machine and libc for a given seed. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static unsigned rng_below(uint64_t *s, unsigned n) { return (unsigned)(rng_next(s) % n); }
+/* The workload's own generator (splitmix64, wsi_splitmix.h), so the command sequence is
+ * the same on every machine and libc for a given seed. */
+static unsigned rng_below(uint64_t *s, unsigned n) { return (unsigned)(wsi_splitmix64(s) % n); }
 
 /* The commands, and how many of each kind were drawn. */
 typedef struct workload {
@@ -120,7 +113,7 @@ static workload make_workload(size_t ops, unsigned keys, uint64_t seed)
         case K_SET:
             bench_cmd_begin(b);
             bench_cmd_arg(b, "SET"), bench_cmd_arg(b, "str:%u", k);
-            bench_cmd_arg(b, "value-%016llx", (unsigned long long)rng_next(&s));
+            bench_cmd_arg(b, "value-%016llx", (unsigned long long)wsi_splitmix64(&s));
             break;
         case K_GET:
             bench_cmd_begin(b);

@@ -285,10 +285,10 @@ int main(int argc, char **argv)
         in = calloc(ninputs ? ninputs : 1, sizeof *in);
         if (!in) abort();
         for (size_t i = 0; i < ninputs; i++) {
-            size_t len = minlen + (size_t)(ch_splitmix64(&st) % (maxlen - minlen + 1));
+            size_t len = minlen + (size_t)(wsi_splitmix64(&st) % (maxlen - minlen + 1));
             in[i].p = malloc(len ? len : 1);
             if (!in[i].p) abort();
-            for (size_t k = 0; k < len; k++) in[i].p[k] = (uint8_t)ch_splitmix64(&st);
+            for (size_t k = 0; k < len; k++) in[i].p[k] = (uint8_t)wsi_splitmix64(&st);
             in[i].n = len;
         }
         n = ninputs;

@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wsi_splitmix.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -172,15 +174,6 @@ static inline void ch_note_(ch *c, uint64_t value, uint64_t range, unsigned how)
     c->nrec++;
 }
 
-/* splitmix64 (Steele, Lea, Flood 2014). */
-static inline uint64_t ch_splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* FuzzedDataProvider::ConsumeIntegralInRange with sizeof(T) == width bytes, as an offset
  * in 0..range. */
 static inline uint64_t ch_fdp_range_(ch *c, uint64_t range, unsigned width)
@@ -203,7 +196,7 @@ static inline uint64_t ch_draw_(ch *c, uint64_t range, unsigned how)
     uint64_t v = 0;
     switch (c->kind) {
     case CH_PRNG:
-        v = ch_splitmix64(&c->state);
+        v = wsi_splitmix64(&c->state);
         if (how == CH_HOW_BOOL) v &= 1;
         else if (range != UINT64_MAX) v %= range + 1;
         break;
