@@ -97,44 +97,45 @@ typedef struct ch {
 
 /* ----- Making a source ------------------------------------------------------------------ */
 
+/* What every ch_init_* does first: an empty source of the given kind (enum ch_kind),
+ * recording its choices when record is set. */
+static inline void ch_init_(ch *c, int kind, int record)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->record = record;
+}
+
 /* A seeded source; record: keep every choice (ch_recorded).  Free with ch_free. */
 static inline void ch_init_prng(ch *c, uint64_t seed, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_PRNG;
+    ch_init_(c, CH_PRNG, record);
     c->state = seed;
-    c->record = record;
 }
 
 /* Fuzz bytes (data must outlive the source). */
 static inline void ch_init_fdp(ch *c, const uint8_t *data, size_t size, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_FDP;
+    ch_init_(c, CH_FDP, record);
     c->data = data;
     c->remaining = size;
-    c->record = record;
 }
 
 /* A recorded vector of offsets (ch_rec.value), played back; vals must outlive c. */
 static inline void ch_init_replay(ch *c, const uint64_t *vals, size_t n, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_REPLAY;
+    ch_init_(c, CH_REPLAY, record);
     c->rep = vals;
     c->nrep = n;
-    c->record = record;
 }
 
 /* The odometer at its first vector (all lo); max_depth / max_value 0 take the defaults
  * (64 choices, offsets 0..3).  Run the generator, then ch_odo_next, until it says 0. */
 static inline void ch_init_odometer(ch *c, size_t max_depth, uint64_t max_value, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_ODOMETER;
+    ch_init_(c, CH_ODOMETER, record);
     c->max_depth = max_depth ? max_depth : 64;
     c->max_value = max_value ? max_value : 3;
-    c->record = record;
 }
 
 static inline void ch_free(ch *c)
