@@ -253,6 +253,15 @@ static void g_str(gcmd *c, const char *s)
     g_arg(c, s, strlen(s));
 }
 
+/* Adds a keyword and the argument after it ("COUNT", "5"; "XACK", a key).  The value is
+ * drawn before the call, as it was when the two were added one by one: only the value
+ * reads the input. */
+static void g_kw(gcmd *c, const char *word, const char *value)
+{
+    g_str(c, word);
+    g_str(c, value);
+}
+
 /* Adds an argument formatted into the command's scratch space. */
 static void g_fmt(gcmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void g_fmt(gcmd *c, const char *fmt, ...)
@@ -322,8 +331,7 @@ static void g_any(gcmd *c, run *r, reader *in)
 static void gen_xadd(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
-    g_str(c, "XADD");
-    g_str(c, a_skey(in));
+    g_kw(c, "XADD", a_skey(in));
     if (f & 1)
         g_str(c, "NOMKSTREAM");
     if (f & 2) {
@@ -334,10 +342,8 @@ static void gen_xadd(gcmd *c, run *r, reader *in)
             g_id(c, r, in);
         else
             g_str(c, PICK(in, COUNTS));
-        if (f & 16) {
-            g_str(c, "LIMIT");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 16)
+            g_kw(c, "LIMIT", PICK(in, COUNTS));
     }
     if (f & 32)
         g_id(c, r, in);
@@ -355,17 +361,12 @@ static void gen_xreadgroup(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
     g_str(c, "XREADGROUP");
-    g_str(c, "GROUP");
-    g_str(c, PICK(in, GROUPS));
+    g_kw(c, "GROUP", PICK(in, GROUPS));
     g_str(c, PICK(in, CONSUMERS));
-    if (f & 1) {
-        g_str(c, "COUNT");
-        g_str(c, PICK(in, COUNTS));
-    }
-    if (f & 2) {
-        g_str(c, "BLOCK");
-        g_str(c, PICK(in, BLOCK_MS));
-    }
+    if (f & 1)
+        g_kw(c, "COUNT", PICK(in, COUNTS));
+    if (f & 2)
+        g_kw(c, "BLOCK", PICK(in, BLOCK_MS));
     if (f & 4)
         g_str(c, "NOACK");
     g_str(c, "STREAMS");
@@ -385,8 +386,7 @@ static void gen_xreadgroup(gcmd *c, run *r, reader *in)
 static void gen_xack(gcmd *c, run *r, reader *in)
 {
     unsigned n = 1 + rd_below(in, 3);
-    g_str(c, "XACK");
-    g_str(c, a_skey(in));
+    g_kw(c, "XACK", a_skey(in));
     g_str(c, PICK(in, GROUPS));
     for (unsigned i = 0; i < n; i++)
         g_id(c, r, in);
@@ -398,25 +398,18 @@ static void gen_xclaim(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
     unsigned n = 1 + rd_below(in, 3);
-    g_str(c, "XCLAIM");
-    g_str(c, a_skey(in));
+    g_kw(c, "XCLAIM", a_skey(in));
     g_str(c, PICK(in, GROUPS));
     g_str(c, PICK(in, CONSUMERS));
     g_str(c, PICK(in, IDLES));
     for (unsigned i = 0; i < n; i++)
         g_id(c, r, in);
-    if (f & 1) {
-        g_str(c, "IDLE");
-        g_str(c, PICK(in, IDLES));
-    }
-    if (f & 2) {
-        g_str(c, "TIME");
-        g_str(c, PICK(in, TIMES_MS));
-    }
-    if (f & 4) {
-        g_str(c, "RETRYCOUNT");
-        g_str(c, PICK(in, COUNTS));
-    }
+    if (f & 1)
+        g_kw(c, "IDLE", PICK(in, IDLES));
+    if (f & 2)
+        g_kw(c, "TIME", PICK(in, TIMES_MS));
+    if (f & 4)
+        g_kw(c, "RETRYCOUNT", PICK(in, COUNTS));
     if (f & 8)
         g_str(c, "FORCE");
     if (f & 16)
@@ -431,8 +424,7 @@ static void gen_xclaim(gcmd *c, run *r, reader *in)
 static void gen_xautoclaim(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
-    g_str(c, "XAUTOCLAIM");
-    g_str(c, a_skey(in));
+    g_kw(c, "XAUTOCLAIM", a_skey(in));
     g_str(c, PICK(in, GROUPS));
     g_str(c, PICK(in, CONSUMERS));
     g_str(c, PICK(in, IDLES));
@@ -440,10 +432,8 @@ static void gen_xautoclaim(gcmd *c, run *r, reader *in)
         g_id(c, r, in);
     else
         g_str(c, "0-0");
-    if (f & 2) {
-        g_str(c, "COUNT");
-        g_str(c, PICK(in, COUNTS));
-    }
+    if (f & 2)
+        g_kw(c, "COUNT", PICK(in, COUNTS));
     if (f & 4)
         g_str(c, "JUSTID");
 }
@@ -465,14 +455,11 @@ static void gen_xgroup(gcmd *c, run *r, reader *in)
             g_str(c, f & 16 ? "0" : "$");
         if ((f & 32) && f % 5 == 0)
             g_str(c, "MKSTREAM");
-        if (f & 64) {
-            g_str(c, "ENTRIESREAD");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 64)
+            g_kw(c, "ENTRIESREAD", PICK(in, COUNTS));
         break;
     case 2:
-        g_str(c, "DESTROY");
-        g_str(c, a_skey(in));
+        g_kw(c, "DESTROY", a_skey(in));
         g_str(c, PICK(in, GROUPS));
         break;
     default:
@@ -491,15 +478,13 @@ static void gen_xremove(gcmd *c, run *r, reader *in)
     switch (f % 3) {
     case 0: {
         unsigned n = 1 + (f >> 2) % 3;
-        g_str(c, "XDEL");
-        g_str(c, a_skey(in));
+        g_kw(c, "XDEL", a_skey(in));
         for (unsigned i = 0; i < n; i++)
             g_id(c, r, in);
         break;
     }
     case 1:
-        g_str(c, "XTRIM");
-        g_str(c, a_skey(in));
+        g_kw(c, "XTRIM", a_skey(in));
         g_str(c, f & 4 ? "MINID" : "MAXLEN");
         if (f & 8)
             g_str(c, f & 16 ? "~" : "=");
@@ -507,19 +492,14 @@ static void gen_xremove(gcmd *c, run *r, reader *in)
             g_id(c, r, in);
         else
             g_str(c, PICK(in, COUNTS));
-        if (f & 32) {
-            g_str(c, "LIMIT");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 32)
+            g_kw(c, "LIMIT", PICK(in, COUNTS));
         break;
     default:
-        g_str(c, "XSETID");
-        g_str(c, a_skey(in));
+        g_kw(c, "XSETID", a_skey(in));
         g_id(c, r, in);
-        if (f & 4) {
-            g_str(c, "ENTRIESADDED");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 4)
+            g_kw(c, "ENTRIESADDED", PICK(in, COUNTS));
         if (f & 8) {
             g_str(c, "MAXDELETEDID");
             g_id(c, r, in);
@@ -534,14 +514,11 @@ static void gen_xread(gcmd *c, run *r, reader *in)
     unsigned f = rd_u8(in);
     switch (f % 6) {
     case 0:
-        g_str(c, "XPENDING");
-        g_str(c, a_skey(in));
+        g_kw(c, "XPENDING", a_skey(in));
         g_str(c, PICK(in, GROUPS));
         if (f & 8) {
-            if (f & 16) {
-                g_str(c, "IDLE");
-                g_str(c, PICK(in, IDLES));
-            }
+            if (f & 16)
+                g_kw(c, "IDLE", PICK(in, IDLES));
             g_id(c, r, in);
             g_id(c, r, in);
             g_str(c, PICK(in, COUNTS));
@@ -553,39 +530,29 @@ static void gen_xread(gcmd *c, run *r, reader *in)
         g_str(c, "XINFO");
         switch ((f >> 3) % 3) {
         case 0:
-            g_str(c, "STREAM");
-            g_str(c, a_skey(in));
+            g_kw(c, "STREAM", a_skey(in));
             if (f & 32) {
                 g_str(c, "FULL");
-                if (f & 64) {
-                    g_str(c, "COUNT");
-                    g_str(c, PICK(in, COUNTS));
-                }
+                if (f & 64)
+                    g_kw(c, "COUNT", PICK(in, COUNTS));
             }
             break;
         case 1:
-            g_str(c, "GROUPS");
-            g_str(c, a_skey(in));
+            g_kw(c, "GROUPS", a_skey(in));
             break;
         default:
-            g_str(c, "CONSUMERS");
-            g_str(c, a_skey(in));
+            g_kw(c, "CONSUMERS", a_skey(in));
             g_str(c, PICK(in, GROUPS));
             break;
         }
         break;
     case 2:
         g_str(c, "XREAD");
-        if (f & 8) {
-            g_str(c, "COUNT");
-            g_str(c, PICK(in, COUNTS));
-        }
-        if (f & 16) {
-            g_str(c, "BLOCK");
-            g_str(c, PICK(in, BLOCK_MS));
-        }
-        g_str(c, "STREAMS");
-        g_str(c, a_skey(in));
+        if (f & 8)
+            g_kw(c, "COUNT", PICK(in, COUNTS));
+        if (f & 16)
+            g_kw(c, "BLOCK", PICK(in, BLOCK_MS));
+        g_kw(c, "STREAMS", a_skey(in));
         if (f & 32)
             g_str(c, a_skey(in));
         g_id(c, r, in);
@@ -598,14 +565,11 @@ static void gen_xread(gcmd *c, run *r, reader *in)
         g_str(c, a_skey(in));
         g_id(c, r, in);
         g_id(c, r, in);
-        if (f & 8) {
-            g_str(c, "COUNT");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 8)
+            g_kw(c, "COUNT", PICK(in, COUNTS));
         break;
     default:
-        g_str(c, "XLEN");
-        g_str(c, a_skey(in));
+        g_kw(c, "XLEN", a_skey(in));
         break;
     }
 }
