@@ -327,6 +327,21 @@ static void g_any(gcmd *c, run *r, reader *in)
     }
 }
 
+/* The trimming clause of XADD and XTRIM: MAXLEN count or MINID id (minid), then approx
+ * ("~", "=", or NULL for none), the threshold drawn, and LIMIT n when limit is set. */
+static void g_trim(gcmd *c, run *r, reader *in, int minid, const char *approx, int limit)
+{
+    g_str(c, minid ? "MINID" : "MAXLEN");
+    if (approx)
+        g_str(c, approx);
+    if (minid)
+        g_id(c, r, in);
+    else
+        g_str(c, PICK(in, COUNTS));
+    if (limit)
+        g_kw(c, "LIMIT", PICK(in, COUNTS));
+}
+
 /* XADD key [NOMKSTREAM] [MAXLEN|MINID [~|=] threshold [LIMIT n]] id field value ... */
 static void gen_xadd(gcmd *c, run *r, reader *in)
 {
@@ -334,17 +349,8 @@ static void gen_xadd(gcmd *c, run *r, reader *in)
     g_kw(c, "XADD", a_skey(in));
     if (f & 1)
         g_str(c, "NOMKSTREAM");
-    if (f & 2) {
-        g_str(c, f & 4 ? "MINID" : "MAXLEN");
-        if (f & 8)
-            g_str(c, rd_u8(in) & 1 ? "~" : "=");
-        if (f & 4)
-            g_id(c, r, in);
-        else
-            g_str(c, PICK(in, COUNTS));
-        if (f & 16)
-            g_kw(c, "LIMIT", PICK(in, COUNTS));
-    }
+    if (f & 2) /* only the ~/= draw reads the input among the arguments */
+        g_trim(c, r, in, f & 4, f & 8 ? (rd_u8(in) & 1 ? "~" : "=") : NULL, f & 16);
     if (f & 32)
         g_id(c, r, in);
     else
@@ -485,15 +491,7 @@ static void gen_xremove(gcmd *c, run *r, reader *in)
     }
     case 1:
         g_kw(c, "XTRIM", a_skey(in));
-        g_str(c, f & 4 ? "MINID" : "MAXLEN");
-        if (f & 8)
-            g_str(c, f & 16 ? "~" : "=");
-        if (f & 4)
-            g_id(c, r, in);
-        else
-            g_str(c, PICK(in, COUNTS));
-        if (f & 32)
-            g_kw(c, "LIMIT", PICK(in, COUNTS));
+        g_trim(c, r, in, f & 4, f & 8 ? (f & 16 ? "~" : "=") : NULL, f & 32);
         break;
     default:
         g_kw(c, "XSETID", a_skey(in));
