@@ -203,6 +203,17 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
     return 0;
 }
 
+/* parse_opts at a command's start: -1 when the options are good (free o->paths), else
+ * the command's exit status, 0 after --help and 2 after a usage error, with nothing left
+ * to free. */
+static int command_opts(int argc, char **argv, const char *help, opts *o)
+{
+    int prc = parse_opts(argc, argv, help, o);
+    if (!prc) return -1;
+    free(o->paths);
+    return prc == 1 ? 0 : 2;
+}
+
 /* ----- Collecting files ---------------------------------------------------------------------- */
 
 typedef struct files {
@@ -347,11 +358,8 @@ static void indented(FILE *out, const char *text, const char *prefix)
 static int cmd_run(int argc, char **argv)
 {
     opts o;
-    int prc = parse_opts(argc, argv, RUN_HELP, &o);
-    if (prc) {
-        free(o.paths);
-        return prc == 1 ? 0 : 2;
-    }
+    int done = command_opts(argc, argv, RUN_HELP, &o);
+    if (done >= 0) return done;
     files f = {0};
     wsc_scenario **sc = NULL;
     if (collect(&o, &f) || parse_all(&f, &sc)) {
@@ -546,11 +554,8 @@ static void first_difference(const char *what, const char *a, const char *b)
 static int cmd_diff(int argc, char **argv)
 {
     opts o;
-    int prc = parse_opts(argc, argv, DIFF_HELP, &o);
-    if (prc) {
-        free(o.paths);
-        return prc == 1 ? 0 : 2;
-    }
+    int done = command_opts(argc, argv, DIFF_HELP, &o);
+    if (done >= 0) return done;
     if (!o.backend || strcmp(o.backend, "fake") == 0) {
         free(o.paths);
         return usage_error(DIFF_HELP, "diff needs --backend with a real server");
@@ -625,11 +630,8 @@ static int cmd_show(int argc, char **argv, int diagram)
 {
     const char *help = diagram ? DIAGRAM_HELP : TRACE_HELP;
     opts o;
-    int prc = parse_opts(argc, argv, help, &o);
-    if (prc) {
-        free(o.paths);
-        return prc == 1 ? 0 : 2;
-    }
+    int done = command_opts(argc, argv, help, &o);
+    if (done >= 0) return done;
     if (o.npaths != 1) {
         free(o.paths);
         return usage_error(help, "give exactly one scenario file");
