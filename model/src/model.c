@@ -221,6 +221,17 @@ static void sb_u64(sbuf *b, uint64_t v)
     sb_add(b, t, u64_text(t, v));
 }
 
+/* Starts b with a trace cause naming a numbered step of a subscription: "<what>N of
+ * <label>" ("flush 2 of orders", "claims of read 3 of jobs"). */
+static void sb_cause(sbuf *b, const char *what, uint64_t n, const char *label)
+{
+    sb_init(b);
+    sb_puts(b, what);
+    sb_u64(b, n);
+    sb_puts(b, " of ");
+    sb_puts(b, label);
+}
+
 static void sb_ll(sbuf *b, long long v)
 {
     char t[24];
@@ -1885,11 +1896,7 @@ static void read_list(model *m, int subi, uint64_t r, const char *cause)
     }
     if (reliable && m->cfg->recovery && m->ndl > first) {
         sbuf cc;
-        sb_init(&cc);
-        sb_puts(&cc, "claims of read ");
-        sb_u64(&cc, r);
-        sb_puts(&cc, " of ");
-        sb_puts(&cc, s->label);
+        sb_cause(&cc, "claims of read ", r, s->label);
         record_claims(m, first, cc.p);
         sb_drop(&cc);
     }
@@ -1914,11 +1921,7 @@ static void do_read(model *m, int subi)
     m->out->counts.reads++;
     /* the sweep's cause, whose end is the read's */
     sbuf cause;
-    sb_init(&cause);
-    sb_puts(&cause, "delay-queue sweep before read ");
-    sb_u64(&cause, r);
-    sb_puts(&cause, " of ");
-    sb_puts(&cause, s->label);
+    sb_cause(&cause, "delay-queue sweep before read ", r, s->label);
     const char *read_cause = cause.p + strlen("delay-queue sweep before ");
     size_t first = m->ndl;
     if (m->cfg->form == WS_FORM_STREAM) {
@@ -2237,11 +2240,7 @@ static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b
 {
     sub *s = &m->subs[subi];
     sbuf cause;
-    sb_init(&cause);
-    sb_puts(&cause, "flush ");
-    sb_u64(&cause, s->flushes);
-    sb_puts(&cause, " of ");
-    sb_puts(&cause, s->label);
+    sb_cause(&cause, "flush ", s->flushes, s->label);
     sb_puts(&cause, " after read ");
     sb_u64(&cause, s->reads);
     gen_cmd **ptr = ANEW(m->a, b->n, gen_cmd *);
@@ -2846,19 +2845,27 @@ static void add_state(model *m, char *command, char *reply_text)
     o->nstate++;
 }
 
+/* Appends the strings v[0..n) as an array of bulk strings: ["a", "b"]. */
+static void bulks_text(sbuf *b, const gen_str *v, size_t n)
+{
+    sb_puts(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) sb_puts(b, ", ");
+        bulk_text(b, v[i].p, v[i].len);
+    }
+    sb_puts(b, "]");
+}
+
+/* LRANGE 0 -1 of the list, as the state's reply text. */
 static char *list_text(model *m, const list *l)
 {
     sbuf b;
     sb_init(&b);
-    sb_puts(&b, "[");
-    for (size_t i = 0; i < l->n; i++) {
-        if (i) sb_puts(&b, ", ");
-        bulk_text(&b, l->v[i].p, l->v[i].len);
-    }
-    sb_puts(&b, "]");
+    bulks_text(&b, l->v, l->n);
     return sb_take(m->a, &b);
 }
 
+/* XRANGE - + of the stream, as the state's reply text: [[id, [field, value, ...]], ...]. */
 static char *stream_text(model *m, const stream *s)
 {
     sbuf b;
@@ -2868,12 +2875,9 @@ static char *stream_text(model *m, const stream *s)
         if (i) sb_puts(&b, ", ");
         sb_puts(&b, "[");
         bulk_text(&b, s->e[i].id, strlen(s->e[i].id));
-        sb_puts(&b, ", [");
-        for (size_t k = 0; k < s->e[i].nf; k++) {
-            if (k) sb_puts(&b, ", ");
-            bulk_text(&b, s->e[i].f[k].p, s->e[i].f[k].len);
-        }
-        sb_puts(&b, "]]");
+        sb_puts(&b, ", ");
+        bulks_text(&b, s->e[i].f, s->e[i].nf);
+        sb_puts(&b, "]");
     }
     sb_puts(&b, "]");
     return sb_take(m->a, &b);
