@@ -560,6 +560,16 @@ static void tag(genstate *g, size_t entry, char *buf, size_t n)
     buf[at] = '\0';
 }
 
+/* A fresh tag into t (as tag()), and "<prefix><tag>" as a new string: the payload of a
+ * publish or a reply, naming the action it came from. */
+static gen_str tagged(genstate *g, size_t entry, const char *prefix, char *t, size_t n)
+{
+    tag(g, entry, t, n);
+    char p[64];
+    snprintf(p, sizeof p, "%s%s", prefix, t);
+    return gstrz(p);
+}
+
 /* A payload: unique (its number), sometimes with bytes that need quoting. */
 static gen_str payload_of(ch *c, const char *prefix, size_t num)
 {
@@ -643,10 +653,7 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
         s->kind = GS_PUBLISH;
         s->out_form = OUT_FORMS[ch_pick(c, 3)];
         s->out_key = out_key_of(s->out_form);
-        tag(g, e, t, sizeof t);
-        char p[64];
-        snprintf(p, sizeof p, "pub:%s", t);
-        s->payload = gstrz(p);
+        s->payload = tagged(g, e, "pub:", t, sizeof t);
         if (ch_bool(c)) {
             s->hname = gstrz("via");
             s->hval = gstrz(t);
@@ -655,10 +662,7 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
     }
     case 3: { /* reply */
         s->kind = GS_REPLY;
-        tag(g, e, t, sizeof t);
-        char p[64];
-        snprintf(p, sizeof p, "re:%s", t);
-        s->payload = gstrz(p);
+        s->payload = tagged(g, e, "re:", t, sizeof t);
         break;
     }
     case 4: { /* bind */
@@ -681,6 +685,23 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
     }
 }
 
+/* The fault's target by name: the (1 + 0..extra)th command called one of a few names. */
+static void fault_named(gen_step *s, ch *c, uint64_t extra)
+{
+    static const char *names[] = {"XACK", "EXEC", "RPUSH", "LPUSH", "XADD", "ZADD", "LREM", "MULTI"};
+    snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
+    s->fault.name = s->fname;
+    s->fault.nth = 1 + ch_int(c, 0, extra);
+}
+
+/* The fault's target by position: one of the next three round trips, its command
+ * first_command..3 (0: the round trip as a whole). */
+static void fault_placed(gen_step *s, ch *c, uint64_t next, uint64_t first_command)
+{
+    s->fault.round_trip = next + ch_int(c, 0, 2);
+    s->fault.command = (size_t)ch_int(c, first_command, 3);
+}
+
 static void draw_fault(genstate *g, gen_step *s)
 {
     ch *c = g->c;
@@ -690,34 +711,25 @@ static void draw_fault(genstate *g, gen_step *s)
     ws_conn *conn = s->fconn ? ws_sim_window(r->sim) : ws_sim_reader(r->sim);
     uint64_t next = ws_conn_get_stats(conn).round_trips + 1;
     unsigned w[6] = {3, 1, 2, 1, 1, 1};
-    static const char *names[] = {"XACK", "EXEC", "RPUSH", "LPUSH", "XADD", "ZADD", "LREM", "MULTI"};
     switch (ch_weighted(c, w, 6)) {
     case 0: /* an error reply by name */
         s->fault.kind = WS_FAULT_ERROR;
-        snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
-        s->fault.name = s->fname;
-        s->fault.nth = 1 + ch_int(c, 0, 3);
+        fault_named(s, c, 3);
         break;
     case 1: /* an error reply by position */
         s->fault.kind = WS_FAULT_ERROR;
-        s->fault.round_trip = next + ch_int(c, 0, 2);
-        s->fault.command = (size_t)ch_int(c, 1, 3);
+        fault_placed(s, c, next, 1);
         break;
     case 2:
         s->fault.kind = WS_FAULT_CRASH_AFTER;
-        if (ch_bool(c)) {
-            snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
-            s->fault.name = s->fname;
-            s->fault.nth = 1 + ch_int(c, 0, 2);
-        } else {
-            s->fault.round_trip = next + ch_int(c, 0, 2);
-            s->fault.command = (size_t)ch_int(c, 0, 3);
-        }
+        if (ch_bool(c))
+            fault_named(s, c, 2);
+        else
+            fault_placed(s, c, next, 0);
         break;
     case 3:
         s->fault.kind = WS_FAULT_CRASH_BEFORE;
-        s->fault.round_trip = next + ch_int(c, 0, 2);
-        s->fault.command = (size_t)ch_int(c, 1, 3);
+        fault_placed(s, c, next, 1);
         break;
     case 4:
         s->fault.kind = WS_FAULT_LOSE_REPLIES;
