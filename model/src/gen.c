@@ -14,6 +14,7 @@
 #include "wsm_gen.h"
 #include "textbuf.h"
 #include "wsm_model.h"
+#include "wsm_int.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -41,15 +42,7 @@ static void *xcalloc(size_t n, size_t size)
     return q;
 }
 
-static gen_str gstr(const char *p, size_t n)
-{
-    gen_str s;
-    s.p = xrealloc(NULL, n + 1);
-    if (n) memcpy(s.p, p, n);
-    s.p[n] = '\0';
-    s.len = n;
-    return s;
-}
+static gen_str gstr(const char *p, size_t n) { return wsm_str_in(xrealloc(NULL, n + 1), p, n); }
 
 static gen_str gstrz(const char *s) { return gstr(s, strlen(s)); }
 
@@ -531,17 +524,7 @@ static size_t actionable(genstate *g, ws_delivery ***out)
 
 /* Appends v in decimal and a NUL to buf at *at (buf has room for 21 more bytes): the
  * generator writes names and payloads at every step, without printf. */
-static void put_size(char *buf, size_t *at, size_t v)
-{
-    char d[24];
-    size_t n = 0;
-    do {
-        d[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n) buf[(*at)++] = d[--n];
-    buf[*at] = '\0';
-}
+static void put_size(char *buf, size_t *at, size_t v) { *at += wsm_u64_text(buf + *at, v); }
 
 /* The forms a handler publishes to or binds (keys out.l, out.s, out.c). */
 static const ws_form OUT_FORMS[] = {WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};

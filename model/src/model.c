@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "wsm_model.h"
+#include "wsm_int.h"
 
 #define START_MS 1700000000000LL   /* the fake's clock when a simulation starts */
 #define RETRY_HEADER "h:x-ruststream-retry-count"
@@ -193,32 +194,18 @@ static void sb_add(sbuf *b, const char *p, size_t n)
 
 static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
-/* Decimal digits of v at out (NUL-terminated, at most 20 digits); returns their count. */
-static size_t u64_text(char *out, uint64_t v)
-{
-    char t[20];
-    size_t n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++) out[i] = t[n - 1 - i];
-    out[n] = '\0';
-    return n;
-}
-
 /* The same for a signed number (as %lld prints it: at most 21 bytes and the NUL). */
 static size_t ll_text(char *out, long long v)
 {
-    if (v >= 0) return u64_text(out, (uint64_t)v);
+    if (v >= 0) return wsm_u64_text(out, (uint64_t)v);
     out[0] = '-';
-    return 1 + u64_text(out + 1, 0 - (uint64_t)v);
+    return 1 + wsm_u64_text(out + 1, 0 - (uint64_t)v);
 }
 
 static void sb_u64(sbuf *b, uint64_t v)
 {
     char t[24];
-    sb_add(b, t, u64_text(t, v));
+    sb_add(b, t, wsm_u64_text(t, v));
 }
 
 /* Starts b with a trace cause naming a numbered step of a subscription: "<what>N of
@@ -264,15 +251,7 @@ static char *astrdup(arena *a, const char *s)
     return q;
 }
 
-static gen_str str_of(arena *a, const char *p, size_t n)
-{
-    gen_str s;
-    s.p = abytes(a, n + 1);
-    if (n) memcpy(s.p, p, n);
-    s.p[n] = '\0';
-    s.len = n;
-    return s;
-}
+static gen_str str_of(arena *a, const char *p, size_t n) { return wsm_str_in(abytes(a, n + 1), p, n); }
 
 static gen_str str_dup(arena *a, gen_str s) { return str_of(a, s.p ? s.p : "", s.len); }
 static int str_eq(gen_str a, gen_str b) { return a.len == b.len && memcmp(a.p, b.p, a.len) == 0; }
@@ -799,9 +778,9 @@ static sentry *stream_add(model *m, stream *s, const gen_str *f, size_t nf, size
     GROW(m->a, s->e, s->n, s->cap);
     sentry *e = &s->e[s->n++];
     memset(e, 0, sizeof *e);
-    size_t k = u64_text(e->id, ms);
+    size_t k = wsm_u64_text(e->id, ms);
     e->id[k++] = '-';
-    u64_text(e->id + k, seq);
+    wsm_u64_text(e->id + k, seq);
     e->ms = ms;
     e->seq = seq;
     e->root = root;
@@ -1403,7 +1382,7 @@ static void conn_label(model *m, int conn, char out[32])
     memcpy(out, base, n + 1);
     if (m->inc != 1) {
         out[n] = '.';
-        u64_text(out + n + 1, m->inc);
+        wsm_u64_text(out + n + 1, m->inc);
     }
 }
 
@@ -2958,7 +2937,7 @@ static void final_state(model *m)
             memcpy(key, first[i], kn + 1);
         } else {
             memcpy(key, (i - 2) % 2 == 0 ? "n:e" : "s:e", 3);
-            kn = 3 + u64_text(key + 3, (i - 2) / 2 + 1);
+            kn = 3 + wsm_u64_text(key + 3, (i - 2) / 2 + 1);
             sb_add(&cmd, " ", 1);
             sb_add(&cmd, key, kn);
         }
@@ -3120,7 +3099,7 @@ static int predict(const gen_run *run, unsigned quirks, int no_text, mdl_result 
     m.step = (size_t)-1;
     char num[24];
     m.count = run->cfg.batch ? run->cfg.batch : run->cfg.count; /* a batch reads its size */
-    m.count_text = str_of(m.a, num, u64_text(num, m.count)).p;
+    m.count_text = str_of(m.a, num, wsm_u64_text(num, m.count)).p;
     size_t nprod = 0;
     for (size_t i = 0; i < run->nsteps; i++) nprod += run->steps[i].kind == GS_PRODUCE;
     m.payloads = ANEW(m.a, nprod, gen_str);
