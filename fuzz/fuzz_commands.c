@@ -327,6 +327,29 @@ static void g_any(gcmd *c, run *r, reader *in)
     }
 }
 
+/* An option a command takes when bit is set in its flags byte: the word, and the alphabet
+ * its value is drawn from (n 0: a bare word such as NOACK or JUSTID). */
+typedef struct g_option {
+    unsigned bit;              /* the flag that adds it */
+    const char *word;          /* COUNT, BLOCK, JUSTID ... */
+    const char *const *values; /* the alphabet of its argument, or NULL */
+    unsigned n;                /* the alphabet's size, 0 for none */
+} g_option;
+
+/* Adds, in table order, the options of opts[0..n) whose bit is set in f, drawing each
+ * value as it is added (the order the input is read in). */
+static void g_options(gcmd *c, reader *in, unsigned f, const g_option *opts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!(f & opts[i].bit))
+            continue;
+        if (opts[i].n)
+            g_kw(c, opts[i].word, opts[i].values[rd_below(in, opts[i].n)]);
+        else
+            g_str(c, opts[i].word);
+    }
+}
+
 /* The trimming clause of XADD and XTRIM: MAXLEN count or MINID id (minid), then approx
  * ("~", "=", or NULL for none), the threshold drawn, and LIMIT n when limit is set. */
 static void g_trim(gcmd *c, run *r, reader *in, int minid, const char *approx, int limit)
@@ -369,12 +392,10 @@ static void gen_xreadgroup(gcmd *c, run *r, reader *in)
     g_str(c, "XREADGROUP");
     g_kw(c, "GROUP", PICK(in, GROUPS));
     g_str(c, PICK(in, CONSUMERS));
-    if (f & 1)
-        g_kw(c, "COUNT", PICK(in, COUNTS));
-    if (f & 2)
-        g_kw(c, "BLOCK", PICK(in, BLOCK_MS));
-    if (f & 4)
-        g_str(c, "NOACK");
+    static const g_option opts[] = {
+        {1, "COUNT", COUNTS, N_OF(COUNTS)}, {2, "BLOCK", BLOCK_MS, N_OF(BLOCK_MS)},
+        {4, "NOACK", NULL, 0}};
+    g_options(c, in, f, opts, N_OF(opts));
     g_str(c, "STREAMS");
     int two = (f & 8) != 0;
     g_str(c, a_skey(in));
@@ -410,16 +431,11 @@ static void gen_xclaim(gcmd *c, run *r, reader *in)
     g_str(c, PICK(in, IDLES));
     for (unsigned i = 0; i < n; i++)
         g_id(c, r, in);
-    if (f & 1)
-        g_kw(c, "IDLE", PICK(in, IDLES));
-    if (f & 2)
-        g_kw(c, "TIME", PICK(in, TIMES_MS));
-    if (f & 4)
-        g_kw(c, "RETRYCOUNT", PICK(in, COUNTS));
-    if (f & 8)
-        g_str(c, "FORCE");
-    if (f & 16)
-        g_str(c, "JUSTID");
+    static const g_option opts[] = {
+        {1, "IDLE", IDLES, N_OF(IDLES)}, {2, "TIME", TIMES_MS, N_OF(TIMES_MS)},
+        {4, "RETRYCOUNT", COUNTS, N_OF(COUNTS)}, {8, "FORCE", NULL, 0},
+        {16, "JUSTID", NULL, 0}};
+    g_options(c, in, f, opts, N_OF(opts));
     if (f & 32) {
         g_str(c, "LASTID");
         g_id(c, r, in);
@@ -438,10 +454,8 @@ static void gen_xautoclaim(gcmd *c, run *r, reader *in)
         g_id(c, r, in);
     else
         g_str(c, "0-0");
-    if (f & 2)
-        g_kw(c, "COUNT", PICK(in, COUNTS));
-    if (f & 4)
-        g_str(c, "JUSTID");
+    static const g_option opts[] = {{2, "COUNT", COUNTS, N_OF(COUNTS)}, {4, "JUSTID", NULL, 0}};
+    g_options(c, in, f, opts, N_OF(opts));
 }
 
 /* XGROUP CREATE | SETID | DESTROY | CREATECONSUMER | DELCONSUMER with their options. */
@@ -546,10 +560,9 @@ static void gen_xread(gcmd *c, run *r, reader *in)
         break;
     case 2:
         g_str(c, "XREAD");
-        if (f & 8)
-            g_kw(c, "COUNT", PICK(in, COUNTS));
-        if (f & 16)
-            g_kw(c, "BLOCK", PICK(in, BLOCK_MS));
+        static const g_option opts[] = {{8, "COUNT", COUNTS, N_OF(COUNTS)},
+                                        {16, "BLOCK", BLOCK_MS, N_OF(BLOCK_MS)}};
+        g_options(c, in, f, opts, N_OF(opts));
         g_kw(c, "STREAMS", a_skey(in));
         if (f & 32)
             g_str(c, a_skey(in));
