@@ -22,7 +22,7 @@
 
 #include "wsm_repro.h"
 #include "textbuf.h"
-#include "wsi_fdio.h"
+#include "wsi_io.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -317,25 +317,6 @@ static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, tbuf *hea
 
 /* ----- Input ----------------------------------------------------------------------------- */
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    tbuf b = {0};
-    char tmp[4096];
-    size_t r;
-    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) tb_add(&b, tmp, r);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(b.p);
-        return NULL;
-    }
-    if (!b.p) tb_add(&b, "", 0);
-    *size = b.len;
-    return (uint8_t *)b.p;
-}
-
 typedef struct source_job {
     ch *c;
     unsigned quirks;
@@ -364,7 +345,7 @@ static int input_run(const char *input, unsigned quirks, outcome *out, char *err
         }
         ch_init_prng(&c, seed, 0);
     } else {
-        data = read_file(input, &size);
+        data = (uint8_t *)wsi_read_file(input, 0, &size);
         if (!data) {
             snprintf(err, errn, "cannot read %s: %s", input, strerror(errno));
             return -1;

@@ -36,7 +36,7 @@
 
 #include <strings.h>
 
-#include "wsi_fdio.h"
+#include "wsi_io.h"
 #include "wsi_strmap.h"
 #include "wsc_int.h"
 

@@ -14,6 +14,7 @@
 
 #include "explore_cmd.h"
 #include "wsc.h"
+#include "wsi_io.h"
 #include "wsm.h" /* model/: the run generator, the model and the shrinker */
 
 static const char *USAGE =
@@ -742,32 +743,6 @@ static int cmd_repro(int argc, char **argv)
 #define GRAMMAR_END "<!-- grammar: END -->"
 
 /* Reads a whole file (NULL with errno set). */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, r;
-    do {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *q = realloc(buf, cap);
-            if (!q) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = q;
-        }
-        r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-    } while (r > 0);
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* wsim grammar [--update FILE | --check FILE] */
 static int cmd_grammar(int argc, char **argv)
 {
@@ -788,7 +763,7 @@ static int cmd_grammar(int argc, char **argv)
     const char *path = argv[1];
     int check = !strcmp(argv[0], "--check");
     size_t len;
-    char *doc = slurp(path, &len);
+    char *doc = wsi_read_file(path, 0, &len);
     if (!doc) {
         fprintf(stderr, "wsim: %s: %s\n", path, strerror(errno));
         free(g);
