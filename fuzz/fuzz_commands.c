@@ -119,35 +119,31 @@ typedef struct run {
     char ids[MAX_IDS][48];  /* ids the server generated (XADD, XAUTOCLAIM cursors) */
     unsigned nids;          /* ids remembered (the ring wraps) */
     int verbose;            /* FUZZ_VERBOSE is set: print every command and its reply */
-    char *log;              /* the commands run, one per line, for the failure report */
-    size_t loglen, logcap;  /* bytes used and allocated in log */
+    FILE *logf;             /* a memory stream onto log (NULL: out of memory, no log) */
+    char *log;              /* the commands run, one per line, for the failure report;
+                               current after fflush(logf) */
+    size_t loglen;          /* bytes in log, likewise */
 } run;
 
-/* Appends printf-style text to the run's log (dropped when out of memory). */
+/* Appends printf-style text to the run's log (dropped when out of memory: the memory
+ * stream grows it, and stays in error once a write failed). */
 static void log_add(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_add(run *r, const char *fmt, ...)
 {
-    va_list ap;
-    char tmp[512];
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0)
+    if (!r->logf)
         return;
-    size_t add = (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1;
-    if (r->loglen + add + 1 > r->logcap) {
-        size_t cap = r->logcap ? r->logcap * 2 : 4096;
-        while (cap < r->loglen + add + 1)
-            cap *= 2;
-        char *nl = realloc(r->log, cap);
-        if (!nl)
-            return;
-        r->log = nl;
-        r->logcap = cap;
-    }
-    memcpy(r->log + r->loglen, tmp, add);
-    r->loglen += add;
-    r->log[r->loglen] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(r->logf, fmt, ap);
+    va_end(ap);
+}
+
+/* The log so far, NUL-terminated (never NULL). */
+static const char *log_text(run *r)
+{
+    if (r->logf)
+        fflush(r->logf); /* makes log and loglen current */
+    return r->log ? r->log : "";
 }
 
 /* Logs a command as a redis-cli line ("c0> XADD "{s}a" * f v"), quoting every byte that
@@ -188,7 +184,7 @@ static void check_fail(run *r, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nafter these commands:\n%s", r->log ? r->log : "");
+    fprintf(stderr, "\nafter these commands:\n%s", log_text(r));
     abort();
 }
 
@@ -1430,8 +1426,9 @@ static void run_command(run *r, int argc, const char *const *argv, const size_t 
     r->dbmask |= 1u << fr_client_db(c);
     if (r->verbose) {
         /* The command's log line, then its reply as RESP (or that it blocked). */
-        const char *last = r->loglen ? r->log + r->loglen - 1 : NULL;
-        while (last && last > r->log && last[-1] != '\n')
+        const char *log = log_text(r);
+        const char *last = r->loglen ? log + r->loglen - 1 : NULL;
+        while (last && last > log && last[-1] != '\n')
             last--;
         fprintf(stderr, "%s", last ? last : "");
         if (rep) {
@@ -1600,6 +1597,8 @@ static void run_op(run *r, unsigned op, reader *in)
 static void run_free(run *r)
 {
     fr_server_free(r->srv); /* the clients go with it */
+    if (r->logf)
+        fclose(r->logf);
     free(r->log);
 }
 
@@ -1611,6 +1610,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.pel_bound = 1;
     r.dbmask = 1;
     r.verbose = getenv("FUZZ_VERBOSE") != NULL;
+    r.logf = open_memstream(&r.log, &r.loglen);
     static const char cluster_line[] = "@cluster\n";
     fr_config cfg = fr_config_default();
     if (size >= sizeof(cluster_line) - 1 && memcmp(data, cluster_line, sizeof(cluster_line) - 1) == 0) {
