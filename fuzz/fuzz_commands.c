@@ -323,6 +323,14 @@ static void g_any(gcmd *c, run *r, reader *in)
     }
 }
 
+/* The head of a consumer-group command: word, a stream key and a group ("XACK k g",
+ * "CREATE k g" after XGROUP), drawn in that order. */
+static void g_group_cmd(gcmd *c, reader *in, const char *word)
+{
+    g_kw(c, word, a_skey(in));
+    g_str(c, PICK(in, GROUPS));
+}
+
 /* An option a command takes when bit is set in its flags byte: the word, and the alphabet
  * its value is drawn from (n 0: a bare word such as NOACK or JUSTID). */
 typedef struct g_option {
@@ -409,8 +417,7 @@ static void gen_xreadgroup(gcmd *c, run *r, reader *in)
 static void gen_xack(gcmd *c, run *r, reader *in)
 {
     unsigned n = 1 + rd_below(in, 3);
-    g_kw(c, "XACK", a_skey(in));
-    g_str(c, PICK(in, GROUPS));
+    g_group_cmd(c, in, "XACK");
     for (unsigned i = 0; i < n; i++)
         g_id(c, r, in);
 }
@@ -421,8 +428,7 @@ static void gen_xclaim(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
     unsigned n = 1 + rd_below(in, 3);
-    g_kw(c, "XCLAIM", a_skey(in));
-    g_str(c, PICK(in, GROUPS));
+    g_group_cmd(c, in, "XCLAIM");
     g_str(c, PICK(in, CONSUMERS));
     g_str(c, PICK(in, IDLES));
     for (unsigned i = 0; i < n; i++)
@@ -442,8 +448,7 @@ static void gen_xclaim(gcmd *c, run *r, reader *in)
 static void gen_xautoclaim(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
-    g_kw(c, "XAUTOCLAIM", a_skey(in));
-    g_str(c, PICK(in, GROUPS));
+    g_group_cmd(c, in, "XAUTOCLAIM");
     g_str(c, PICK(in, CONSUMERS));
     g_str(c, PICK(in, IDLES));
     if (f & 1)
@@ -462,9 +467,7 @@ static void gen_xgroup(gcmd *c, run *r, reader *in)
     switch (f % 5) {
     case 0:
     case 1:
-        g_str(c, f % 5 ? "SETID" : "CREATE");
-        g_str(c, a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, f % 5 ? "SETID" : "CREATE");
         if (f & 8)
             g_id(c, r, in);
         else
@@ -475,13 +478,10 @@ static void gen_xgroup(gcmd *c, run *r, reader *in)
             g_kw(c, "ENTRIESREAD", PICK(in, COUNTS));
         break;
     case 2:
-        g_kw(c, "DESTROY", a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, "DESTROY");
         break;
     default:
-        g_str(c, f % 5 == 3 ? "CREATECONSUMER" : "DELCONSUMER");
-        g_str(c, a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, f % 5 == 3 ? "CREATECONSUMER" : "DELCONSUMER");
         g_str(c, PICK(in, CONSUMERS));
         break;
     }
@@ -522,8 +522,7 @@ static void gen_xread(gcmd *c, run *r, reader *in)
     unsigned f = rd_u8(in);
     switch (f % 6) {
     case 0:
-        g_kw(c, "XPENDING", a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, "XPENDING");
         if (f & 8) {
             if (f & 16)
                 g_kw(c, "IDLE", PICK(in, IDLES));
@@ -549,8 +548,7 @@ static void gen_xread(gcmd *c, run *r, reader *in)
             g_kw(c, "GROUPS", a_skey(in));
             break;
         default:
-            g_kw(c, "CONSUMERS", a_skey(in));
-            g_str(c, PICK(in, GROUPS));
+            g_group_cmd(c, in, "CONSUMERS");
             break;
         }
         break;
