@@ -119,16 +119,27 @@ static void add_arg(bench_cmds *l, const char *p, size_t len)
     l->argc[l->n - 1]++;
 }
 
+/* Formats into tmp (cap bytes) and returns the length; a text that does not fit, or an
+ * empty one when min_len is 1, is a bug in the calling benchmark (its arguments are all
+ * short), so it aborts. */
+static size_t format_checked(char *tmp, size_t cap, int min_len, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static size_t format_checked(char *tmp, size_t cap, int min_len, const char *fmt, va_list ap)
+{
+    int len = vsnprintf(tmp, cap, fmt, ap);
+    if (len < min_len || (size_t)len >= cap)
+        abort();
+    return (size_t)len;
+}
+
 void bench_cmd_arg(bench_cmds *l, const char *fmt, ...)
 {
     char tmp[128];
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    size_t len = format_checked(tmp, sizeof tmp, 0, fmt, ap);
     va_end(ap);
-    if (len < 0 || (size_t)len >= sizeof tmp)
-        abort(); /* a benchmark's arguments are all short: this is a bug in the caller */
-    add_arg(l, tmp, (size_t)len);
+    add_arg(l, tmp, len);
 }
 
 void bench_cmd_line(bench_cmds *l, const char *fmt, ...)
@@ -136,10 +147,8 @@ void bench_cmd_line(bench_cmds *l, const char *fmt, ...)
     char tmp[4096]; /* enough for XACK with 64 ids and the like */
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    size_t len = format_checked(tmp, sizeof tmp, 1, fmt, ap);
     va_end(ap);
-    if (len <= 0 || (size_t)len >= sizeof tmp)
-        abort();
     bench_cmd_begin(l);
     for (const char *p = tmp, *end = tmp + len; p < end;) {
         const char *sp = memchr(p, ' ', (size_t)(end - p));
