@@ -35,6 +35,53 @@ unsigned long long bench_parse_num(const char *opt, const char *s, unsigned long
     return v;
 }
 
+/* The row of opts named a, or NULL. */
+static const bench_opt *find_opt(const bench_opt *opts, size_t n, const char *a)
+{
+    for (size_t k = 0; k < n; k++)
+        if ((opts[k].short_name && !strcmp(a, opts[k].short_name)) ||
+            !strcmp(a, opts[k].long_name))
+            return &opts[k];
+    return NULL;
+}
+
+void bench_parse_options(int argc, char **argv, const bench_opt *opts, size_t n,
+                         void (*usage)(FILE *f))
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const bench_opt *o = find_opt(opts, n, a);
+        if (!o) {
+            int help = !strcmp(a, "-h") || !strcmp(a, "--help");
+            usage(help ? stdout : stderr);
+            exit(help ? 0 : 2);
+        }
+        switch (o->kind) {
+        case BENCH_OPT_OFF: *(int *)o->dst = 0; continue;
+        case BENCH_OPT_ON: *(int *)o->dst = 1; continue;
+        case BENCH_OPT_FN:
+            if (!v) {
+                usage(stderr);
+                exit(2);
+            }
+            o->fn(o->dst, v);
+            break;
+        default: {
+            unsigned long long x = bench_parse_num(a, v, o->min, o->max);
+            if (o->kind == BENCH_OPT_SIZE)
+                *(size_t *)o->dst = (size_t)x;
+            else if (o->kind == BENCH_OPT_INT)
+                *(int *)o->dst = (int)x;
+            else if (o->kind == BENCH_OPT_UINT)
+                *(unsigned *)o->dst = (unsigned)x;
+            else
+                *(uint64_t *)o->dst = x;
+        }
+        }
+        i++; /* the value */
+    }
+}
+
 /* ----- Command lists ------------------------------------------------------------------ */
 
 void bench_cmd_begin(bench_cmds *l)
@@ -72,16 +119,27 @@ static void add_arg(bench_cmds *l, const char *p, size_t len)
     l->argc[l->n - 1]++;
 }
 
+/* Formats into tmp (cap bytes) and returns the length; a text that does not fit, or an
+ * empty one when min_len is 1, is a bug in the calling benchmark (its arguments are all
+ * short), so it aborts. */
+static size_t format_checked(char *tmp, size_t cap, int min_len, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static size_t format_checked(char *tmp, size_t cap, int min_len, const char *fmt, va_list ap)
+{
+    int len = vsnprintf(tmp, cap, fmt, ap);
+    if (len < min_len || (size_t)len >= cap)
+        abort();
+    return (size_t)len;
+}
+
 void bench_cmd_arg(bench_cmds *l, const char *fmt, ...)
 {
     char tmp[128];
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    size_t len = format_checked(tmp, sizeof tmp, 0, fmt, ap);
     va_end(ap);
-    if (len < 0 || (size_t)len >= sizeof tmp)
-        abort(); /* a benchmark's arguments are all short: this is a bug in the caller */
-    add_arg(l, tmp, (size_t)len);
+    add_arg(l, tmp, len);
 }
 
 void bench_cmd_line(bench_cmds *l, const char *fmt, ...)
@@ -89,10 +147,8 @@ void bench_cmd_line(bench_cmds *l, const char *fmt, ...)
     char tmp[4096]; /* enough for XACK with 64 ids and the like */
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    size_t len = format_checked(tmp, sizeof tmp, 1, fmt, ap);
     va_end(ap);
-    if (len <= 0 || (size_t)len >= sizeof tmp)
-        abort();
     bench_cmd_begin(l);
     for (const char *p = tmp, *end = tmp + len; p < end;) {
         const char *sp = memchr(p, ' ', (size_t)(end - p));
@@ -210,6 +266,22 @@ int bench_real_start(bench_real *r)
         return -1;
     }
     real_version(r->ctx, r->version, sizeof r->version);
+    return 0;
+}
+
+int bench_real_announce(bench_real *r, int has_fake_only, size_t batch)
+{
+    if (bench_real_start(r) != 0) {
+        fprintf(stderr, "%s: cannot start redis-server%s\n", bench_name,
+                has_fake_only ? " (use --fake-only to measure the fake alone)" : "");
+        return -1;
+    }
+    if (batch)
+        printf("real: redis-server %s on a unix socket, pipelined in batches of %zu "
+               "(hiredis)\n", r->version, batch);
+    else
+        printf("real: redis-server %s on a unix socket in a temporary directory\n",
+               r->version);
     return 0;
 }
 

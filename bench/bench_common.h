@@ -32,6 +32,36 @@ void *bench_xrealloc(void *p, size_t n);
 unsigned long long bench_parse_num(const char *opt, const char *s, unsigned long long min,
                                    unsigned long long max);
 
+/* ----- Options ------------------------------------------------------------------------ */
+
+/* What an option sets. */
+typedef enum bench_opt_kind {
+    BENCH_OPT_SIZE,  /* a number in [min, max] into a size_t */
+    BENCH_OPT_INT,   /* a number in [min, max] into an int */
+    BENCH_OPT_UINT,  /* a number in [min, max] into an unsigned */
+    BENCH_OPT_U64,   /* a number in [min, max] into a uint64_t */
+    BENCH_OPT_OFF,   /* no value: sets an int to 0 (--fake-only, --no-verify ...) */
+    BENCH_OPT_ON,    /* no value: sets an int to 1 */
+    BENCH_OPT_FN,    /* a value the program reads itself: fn(dst, value) */
+} bench_opt_kind;
+
+/* One row of a program's option table. */
+typedef struct bench_opt {
+    const char *short_name;             /* "-n", or NULL when there is none */
+    const char *long_name;              /* "--ops" */
+    bench_opt_kind kind;                /* what it sets */
+    void *dst;                          /* where: a field of the program's options */
+    unsigned long long min, max;        /* numbers: the accepted range */
+    void (*fn)(void *dst, const char *value); /* BENCH_OPT_FN: reads the value */
+} bench_opt;
+
+/* Reads the command line argv[1..argc) against the table opts[0..n): a number option
+ * takes the next argument and exits through bench_parse_num when it is missing or out of
+ * range; -h or --help prints usage(stdout) and exits 0; an unknown option, or an
+ * BENCH_OPT_FN option with no value after it, prints usage(stderr) and exits 2. */
+void bench_parse_options(int argc, char **argv, const bench_opt *opts, size_t n,
+                         void (*usage)(FILE *f));
+
 /* ----- Command lists ------------------------------------------------------------------ */
 
 /* Commands stored flat: command i has argc[i] arguments starting at argv[first[i]].
@@ -91,6 +121,12 @@ typedef struct bench_real {
 /* Starts a quiet standalone server and connects; 0, or -1 after printing why (nothing is
  * left running then). */
 int bench_real_start(bench_real *r);
+/* bench_real_start for a program's main, saying what happened on stdout: "real:
+ * redis-server VERSION on a unix socket, pipelined in batches of BATCH (hiredis)", or
+ * "... in a temporary directory" when batch is 0 (the program does not pipeline).  On
+ * failure it prints "<bench_name>: cannot start redis-server" on stderr, with a pointer to
+ * --fake-only when the program has that option, and returns -1. */
+int bench_real_announce(bench_real *r, int has_fake_only, size_t batch);
 /* Closes the connection and stops the server; a zeroed bench_real is accepted. */
 void bench_real_stop(bench_real *r);
 /* Sends one fixed command synchronously and discards its reply; exits on a lost

@@ -69,26 +69,14 @@ static void usage(FILE *f)
 static options parse_options(int argc, char **argv)
 {
     options o = {64, 200, 20, 5, 1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-c") || !strcmp(a, "--count"))
-            o.count = bench_parse_num(a, v, 2, 10000), i++;
-        else if (!strcmp(a, "-n") || !strcmp(a, "--reads"))
-            o.reads = bench_parse_num(a, v, 1, 1000000), i++;
-        else if (!strcmp(a, "-R") || !strcmp(a, "--rt-reads"))
-            o.rt_reads = bench_parse_num(a, v, 1, 100000), i++;
-        else if (!strcmp(a, "-r") || !strcmp(a, "--rounds"))
-            o.rounds = (int)bench_parse_num(a, v, 1, 1000), i++;
-        else if (!strcmp(a, "--fake-only"))
-            o.real = 0;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else {
-            usage(stderr);
-            exit(2);
-        }
-    }
+    const bench_opt opts[] = {
+        {"-c", "--count", BENCH_OPT_SIZE, &o.count, 2, 10000, NULL},
+        {"-n", "--reads", BENCH_OPT_SIZE, &o.reads, 1, 1000000, NULL},
+        {"-R", "--rt-reads", BENCH_OPT_SIZE, &o.rt_reads, 1, 100000, NULL},
+        {"-r", "--rounds", BENCH_OPT_INT, &o.rounds, 1, 1000, NULL},
+        {NULL, "--fake-only", BENCH_OPT_OFF, &o.real, 0, 0, NULL},
+    };
+    bench_parse_options(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     return o;
 }
 
@@ -493,15 +481,10 @@ int main(int argc, char **argv)
     char url[400] = "";
     const char *urls[SIDE_COUNT] = {NULL, NULL};
     if (o.real) {
-        if (bench_real_start(&real) != 0) {
-            fprintf(stderr, "bench_engine: cannot start redis-server (use --fake-only to "
-                            "measure the fake alone)\n");
+        if (bench_real_announce(&real, 1, 0) != 0)
             return 2;
-        }
         snprintf(url, sizeof url, "unix://%s", real.rs->socket);
         urls[SIDE_REAL] = url;
-        printf("real: redis-server %s on a unix socket in a temporary directory\n",
-               real.version);
     }
     int bad = part_round_trips(&o, urls);
     bad += part_throughput(&o, urls);

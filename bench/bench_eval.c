@@ -42,22 +42,12 @@ static void usage(FILE *f)
 static options parse_options(int argc, char **argv)
 {
     options o = {200000, 5, 1000};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-n") || !strcmp(a, "--ops"))
-            o.ops = bench_parse_num(a, v, 1, 100000000), i++;
-        else if (!strcmp(a, "-r") || !strcmp(a, "--rounds"))
-            o.rounds = (int)bench_parse_num(a, v, 1, 1000), i++;
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch"))
-            o.batch = bench_parse_num(a, v, 1, 1000000), i++;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else {
-            usage(stderr);
-            exit(2);
-        }
-    }
+    const bench_opt opts[] = {
+        {"-n", "--ops", BENCH_OPT_SIZE, &o.ops, 1, 100000000, NULL},
+        {"-r", "--rounds", BENCH_OPT_INT, &o.rounds, 1, 1000, NULL},
+        {"-b", "--batch", BENCH_OPT_SIZE, &o.batch, 1, 1000000, NULL},
+    };
+    bench_parse_options(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     return o;
 }
 
@@ -134,12 +124,8 @@ int main(int argc, char **argv)
            "script: %s (sha1 %s)\n", o.ops, o.rounds, SCRIPT, sha);
 
     bench_real real = {0};
-    if (bench_real_start(&real) != 0) {
-        fprintf(stderr, "bench_eval: cannot start redis-server\n");
+    if (bench_real_announce(&real, 0, o.batch) != 0)
         return 2;
-    }
-    printf("real: redis-server %s on a unix socket, pipelined in batches of %zu (hiredis)\n",
-           real.version, o.batch);
 
     size_t mismatches = 0;
     uint64_t sink = 0;

@@ -122,21 +122,6 @@ static double explore(const wsc_scenario *sc, const wsc_explore_options *xo, wsc
     return now_s() - t0;
 }
 
-/* Non-zero when a and b give every point the same verdict, flag and detail. */
-static int same_verdicts(const wsc_exploration *a, const wsc_exploration *b)
-{
-    if (a->npoints != b->npoints) return 0;
-    for (size_t i = 0; i < a->npoints; i++) {
-        const wsc_crash_point *p = &a->points[i], *q = &b->points[i];
-        if (p->explored != q->explored) return 0;
-        if (!p->explored) continue;
-        if (strcmp(p->verdict, q->verdict) || p->forbidden != q->forbidden ||
-            strcmp(p->detail, q->detail))
-            return 0;
-    }
-    return 1;
-}
-
 /* A sentence with the recovery's round-trip positions ("window.2 round trip 5") written
  * as "window.2 round trip #": the full recovery's fresh reads and flushes come before the
  * redeliveries on that connection, so its numbers are higher; the rest must agree. */
@@ -169,20 +154,30 @@ static char *without_recovery_positions(const char *d)
     return out;
 }
 
-/* Non-zero when a and b give every point the same verdict and flag, and the same detail
- * but for the recovery's round-trip positions. */
-static int same_verdicts_but_positions(const wsc_exploration *a, const wsc_exploration *b)
+/* Non-zero when the details x and y agree: to the letter, or with but_positions, but for
+ * the recovery's round-trip positions. */
+static int same_detail(const char *x, const char *y, int but_positions)
+{
+    if (!but_positions) return !strcmp(x, y);
+    char *u = without_recovery_positions(x), *v = without_recovery_positions(y);
+    int same = !strcmp(u, v);
+    free(u);
+    free(v);
+    return same;
+}
+
+/* Non-zero when a and b give every point the same verdict, flag and detail (same_detail:
+ * with but_positions, but for the recovery's round-trip positions). */
+static int same_verdicts(const wsc_exploration *a, const wsc_exploration *b, int but_positions)
 {
     if (a->npoints != b->npoints) return 0;
     for (size_t i = 0; i < a->npoints; i++) {
         const wsc_crash_point *p = &a->points[i], *q = &b->points[i];
         if (p->explored != q->explored) return 0;
         if (!p->explored) continue;
-        char *x = without_recovery_positions(p->detail), *y = without_recovery_positions(q->detail);
-        int same = !strcmp(p->verdict, q->verdict) && p->forbidden == q->forbidden && !strcmp(x, y);
-        free(x);
-        free(y);
-        if (!same) return 0;
+        if (strcmp(p->verdict, q->verdict) || p->forbidden != q->forbidden ||
+            !same_detail(p->detail, q->detail, but_positions))
+            return 0;
     }
     return 1;
 }
@@ -246,7 +241,7 @@ int main(int argc, char **argv)
             t1[k] = explore(sc, &one, &a, &c1[k]);
             t2[k] = explore(sc, &two, &b, NULL);
             ratio[k] = t1[k] / t2[k];
-            if (!same_verdicts(&a, &b)) {
+            if (!same_verdicts(&a, &b, 0)) {
                 fprintf(stderr, "bench_explore: --jobs 1 and --jobs 2 disagree\n");
                 status = 1;
             }
@@ -277,8 +272,8 @@ int main(int argc, char **argv)
             wsc_explore_options old = {.replay = 1, .full_recovery = 1};
             double cr;
             double tr = explore(sc, &old, &r, &cr);
-            int same = same_verdicts(&first, &r);
-            int close = same || same_verdicts_but_positions(&first, &r);
+            int same = same_verdicts(&first, &r, 0);
+            int close = same || same_verdicts(&first, &r, 1);
             printf("%-7s the path of before (--replay, the full recovery, every entry checked): "
                    "%.2f s (%.2f s of CPU), %.0fx, %.3f runs per point; verdicts %s\n",
                    modes[m], tr, cr, tr / plain, tr / plain / pts,

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "wsi_splitmix.h"
 
 /* ----- Options -------------------------------------------------------------------- */
 
@@ -60,48 +61,25 @@ static void usage(FILE *f)
 static options parse_options(int argc, char **argv)
 {
     options o = {200000, 5, 1000, 1000, 42, 1, 1, 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-n") || !strcmp(a, "--ops"))
-            o.ops = bench_parse_num(a, v, 1, 100000000), i++;
-        else if (!strcmp(a, "-r") || !strcmp(a, "--rounds"))
-            o.rounds = (int)bench_parse_num(a, v, 1, 1000), i++;
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch"))
-            o.batch = bench_parse_num(a, v, 1, 1000000), i++;
-        else if (!strcmp(a, "-k") || !strcmp(a, "--keys"))
-            o.keys = (unsigned)bench_parse_num(a, v, 1, 10000000), i++;
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed"))
-            o.seed = bench_parse_num(a, v, 0, UINT64_MAX), i++;
-        else if (!strcmp(a, "--fake-only"))
-            o.real = 0;
-        else if (!strcmp(a, "--no-verify"))
-            o.verify = 0;
-        else if (!strcmp(a, "--ping"))
-            o.ping = 1;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else {
-            usage(stderr);
-            exit(2);
-        }
-    }
+    const bench_opt opts[] = {
+        {"-n", "--ops", BENCH_OPT_SIZE, &o.ops, 1, 100000000, NULL},
+        {"-r", "--rounds", BENCH_OPT_INT, &o.rounds, 1, 1000, NULL},
+        {"-b", "--batch", BENCH_OPT_SIZE, &o.batch, 1, 1000000, NULL},
+        {"-k", "--keys", BENCH_OPT_UINT, &o.keys, 1, 10000000, NULL},
+        {"-s", "--seed", BENCH_OPT_U64, &o.seed, 0, UINT64_MAX, NULL},
+        {NULL, "--fake-only", BENCH_OPT_OFF, &o.real, 0, 0, NULL},
+        {NULL, "--no-verify", BENCH_OPT_OFF, &o.verify, 0, 0, NULL},
+        {NULL, "--ping", BENCH_OPT_ON, &o.ping, 0, 0, NULL},
+    };
+    bench_parse_options(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     return o;
 }
 
 /* ----- The workload ----------------------------------------------------------------- */
 
-/* The workload's own generator (splitmix64), so the command sequence is the same on every
- * machine and libc for a given seed. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static unsigned rng_below(uint64_t *s, unsigned n) { return (unsigned)(rng_next(s) % n); }
+/* The workload's own generator (splitmix64, wsi_splitmix.h), so the command sequence is
+ * the same on every machine and libc for a given seed. */
+static unsigned rng_below(uint64_t *s, unsigned n) { return (unsigned)(wsi_splitmix64(s) % n); }
 
 /* The commands, and how many of each kind were drawn. */
 typedef struct workload {
@@ -135,7 +113,7 @@ static workload make_workload(size_t ops, unsigned keys, uint64_t seed)
         case K_SET:
             bench_cmd_begin(b);
             bench_cmd_arg(b, "SET"), bench_cmd_arg(b, "str:%u", k);
-            bench_cmd_arg(b, "value-%016llx", (unsigned long long)rng_next(&s));
+            bench_cmd_arg(b, "value-%016llx", (unsigned long long)wsi_splitmix64(&s));
             break;
         case K_GET:
             bench_cmd_begin(b);
@@ -266,15 +244,8 @@ int main(int argc, char **argv)
     }
 
     bench_real real = {0};
-    if (o.real) {
-        if (bench_real_start(&real) != 0) {
-            fprintf(stderr, "bench_fake: cannot start redis-server (use --fake-only to "
-                            "measure the fake alone)\n");
-            return 2;
-        }
-        printf("real: redis-server %s on a unix socket, pipelined in batches of %zu "
-               "(hiredis)\n", real.version, o.batch);
-    }
+    if (o.real && bench_real_announce(&real, 1, o.batch) != 0)
+        return 2;
 
     size_t mismatches = 0;
     if (o.real && o.verify) {

@@ -31,12 +31,14 @@
  * slower.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "wsi_io.h"
 #include "wsm.h"
 
 /* The benchmark measures wall time on purpose: it is not a simulation path. */
@@ -73,21 +75,10 @@ static size_t load_corpus(const char *dir, input **out)
         if (e->d_name[0] == '.') continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "rb");
-        if (!f) continue;
-        uint8_t *buf = NULL;
-        size_t len = 0, cap = 0;
-        for (;;) {
-            if (len == cap) {
-                cap = cap ? cap * 2 : 4096;
-                buf = realloc(buf, cap);
-                if (!buf) abort();
-            }
-            size_t r = fread(buf + len, 1, cap - len, f);
-            if (!r) break;
-            len += r;
-        }
-        fclose(f);
+        size_t len;
+        uint8_t *buf = (uint8_t *)wsi_read_file(path, 0, &len);
+        if (!buf && errno == ENOMEM) abort();
+        if (!buf) continue; /* unreadable: not part of the corpus */
         v = realloc(v, (n + 1) * sizeof *v);
         if (!v) abort();
         v[n++] = (input){buf, len};
@@ -285,10 +276,10 @@ int main(int argc, char **argv)
         in = calloc(ninputs ? ninputs : 1, sizeof *in);
         if (!in) abort();
         for (size_t i = 0; i < ninputs; i++) {
-            size_t len = minlen + (size_t)(ch_splitmix64(&st) % (maxlen - minlen + 1));
+            size_t len = minlen + (size_t)(wsi_splitmix64(&st) % (maxlen - minlen + 1));
             in[i].p = malloc(len ? len : 1);
             if (!in[i].p) abort();
-            for (size_t k = 0; k < len; k++) in[i].p[k] = (uint8_t)ch_splitmix64(&st);
+            for (size_t k = 0; k < len; k++) in[i].p[k] = (uint8_t)wsi_splitmix64(&st);
             in[i].n = len;
         }
         n = ninputs;

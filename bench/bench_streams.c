@@ -95,8 +95,9 @@ static void usage(FILE *f)
 }
 
 /* Marks the operations named in the comma-separated list s; exits on an unknown name. */
-static void parse_only(options *o, const char *s)
+static void parse_only(void *dst, const char *s)
 {
+    options *o = dst;
     memset(o->run, 0, sizeof o->run);
     while (s && *s) {
         size_t n = strcspn(s, ",");
@@ -120,36 +121,19 @@ static options parse_options(int argc, char **argv)
                  .batch = 1000, .real = 1, .raw = 1, .verify = 1};
     for (int k = 0; k < OP_COUNT; k++)
         o.run[k] = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-n") || !strcmp(a, "--ops"))
-            o.ops = bench_parse_num(a, v, 1, 100000000), i++;
-        else if (!strcmp(a, "-m") || !strcmp(a, "--ops64"))
-            o.ops64 = bench_parse_num(a, v, 1, 1000000), i++;
-        else if (!strcmp(a, "--pel"))
-            o.pel = bench_parse_num(a, v, PER_CALL + 1, 100000000), i++;
-        else if (!strcmp(a, "--consumers"))
-            o.consumers = (unsigned)bench_parse_num(a, v, 1, 100000), i++;
-        else if (!strcmp(a, "-r") || !strcmp(a, "--rounds"))
-            o.rounds = (int)bench_parse_num(a, v, 1, 1000), i++;
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch"))
-            o.batch = bench_parse_num(a, v, 1, 1000000), i++;
-        else if (!strcmp(a, "--only") && v)
-            parse_only(&o, v), i++;
-        else if (!strcmp(a, "--fake-only"))
-            o.real = 0;
-        else if (!strcmp(a, "--no-raw"))
-            o.raw = 0;
-        else if (!strcmp(a, "--no-verify"))
-            o.verify = 0;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else {
-            usage(stderr);
-            exit(2);
-        }
-    }
+    const bench_opt opts[] = {
+        {"-n", "--ops", BENCH_OPT_SIZE, &o.ops, 1, 100000000, NULL},
+        {"-m", "--ops64", BENCH_OPT_SIZE, &o.ops64, 1, 1000000, NULL},
+        {NULL, "--pel", BENCH_OPT_SIZE, &o.pel, PER_CALL + 1, 100000000, NULL},
+        {NULL, "--consumers", BENCH_OPT_UINT, &o.consumers, 1, 100000, NULL},
+        {"-r", "--rounds", BENCH_OPT_INT, &o.rounds, 1, 1000, NULL},
+        {"-b", "--batch", BENCH_OPT_SIZE, &o.batch, 1, 1000000, NULL},
+        {NULL, "--only", BENCH_OPT_FN, &o, 0, 0, parse_only},
+        {NULL, "--fake-only", BENCH_OPT_OFF, &o.real, 0, 0, NULL},
+        {NULL, "--no-raw", BENCH_OPT_OFF, &o.raw, 0, 0, NULL},
+        {NULL, "--no-verify", BENCH_OPT_OFF, &o.verify, 0, 0, NULL},
+    };
+    bench_parse_options(argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     return o;
 }
 
@@ -461,15 +445,8 @@ int main(int argc, char **argv)
                "consumers\n", o.pel, o.consumers);
 
     bench_real real = {0};
-    if (o.real) {
-        if (bench_real_start(&real) != 0) {
-            fprintf(stderr, "bench_streams: cannot start redis-server (use --fake-only to "
-                            "measure the fake alone)\n");
-            return 2;
-        }
-        printf("real: redis-server %s on a unix socket, pipelined in batches of %zu "
-               "(hiredis)\n", real.version, o.batch);
-    }
+    if (o.real && bench_real_announce(&real, 1, o.batch) != 0)
+        return 2;
 
     /* One fake server for the whole run, as the real one is: both keep their streams
      * between rounds and receive exactly the same commands. */

@@ -19,51 +19,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "wsi_io.h"
+
 /* The target's entry point, as libFuzzer calls it. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Optional, as in libFuzzer: a target that defines it is initialised once before the
  * first input (weak, so targets without it link). */
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
-/* Reads a whole file into fresh heap memory (free() it); *size gets its length.  A
- * zero-length file gives a non-NULL 1-byte block, so callers never pass NULL data.  NULL
- * with errno set when it cannot be read. */
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) {
-            if (ferror(f)) {
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-        uint8_t *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    fclose(f);
-    *size = len;
-    return buf;
-}
-
 /* Runs one file through the target.  0, or -1 when it cannot be read. */
 static int replay_file(const char *path)
 {
     size_t size;
-    uint8_t *data = read_file(path, &size);
+    uint8_t *data = (uint8_t *)wsi_read_file(path, 0, &size); /* never NULL when read */
     if (!data) {
         fprintf(stderr, "replay: cannot read %s: %s\n", path, strerror(errno));
         return -1;

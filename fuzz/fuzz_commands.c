@@ -119,35 +119,31 @@ typedef struct run {
     char ids[MAX_IDS][48];  /* ids the server generated (XADD, XAUTOCLAIM cursors) */
     unsigned nids;          /* ids remembered (the ring wraps) */
     int verbose;            /* FUZZ_VERBOSE is set: print every command and its reply */
-    char *log;              /* the commands run, one per line, for the failure report */
-    size_t loglen, logcap;  /* bytes used and allocated in log */
+    FILE *logf;             /* a memory stream onto log (NULL: out of memory, no log) */
+    char *log;              /* the commands run, one per line, for the failure report;
+                               current after fflush(logf) */
+    size_t loglen;          /* bytes in log, likewise */
 } run;
 
-/* Appends printf-style text to the run's log (dropped when out of memory). */
+/* Appends printf-style text to the run's log (dropped when out of memory: the memory
+ * stream grows it, and stays in error once a write failed). */
 static void log_add(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_add(run *r, const char *fmt, ...)
 {
-    va_list ap;
-    char tmp[512];
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0)
+    if (!r->logf)
         return;
-    size_t add = (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1;
-    if (r->loglen + add + 1 > r->logcap) {
-        size_t cap = r->logcap ? r->logcap * 2 : 4096;
-        while (cap < r->loglen + add + 1)
-            cap *= 2;
-        char *nl = realloc(r->log, cap);
-        if (!nl)
-            return;
-        r->log = nl;
-        r->logcap = cap;
-    }
-    memcpy(r->log + r->loglen, tmp, add);
-    r->loglen += add;
-    r->log[r->loglen] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(r->logf, fmt, ap);
+    va_end(ap);
+}
+
+/* The log so far, NUL-terminated (never NULL). */
+static const char *log_text(run *r)
+{
+    if (r->logf)
+        fflush(r->logf); /* makes log and loglen current */
+    return r->log ? r->log : "";
 }
 
 /* Logs a command as a redis-cli line ("c0> XADD "{s}a" * f v"), quoting every byte that
@@ -188,7 +184,7 @@ static void check_fail(run *r, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nafter these commands:\n%s", r->log ? r->log : "");
+    fprintf(stderr, "\nafter these commands:\n%s", log_text(r));
     abort();
 }
 
@@ -251,6 +247,15 @@ static void g_arg(gcmd *c, const char *s, size_t len)
 static void g_str(gcmd *c, const char *s)
 {
     g_arg(c, s, strlen(s));
+}
+
+/* Adds a keyword and the argument after it ("COUNT", "5"; "XACK", a key).  The value is
+ * drawn before the call, as it was when the two were added one by one: only the value
+ * reads the input. */
+static void g_kw(gcmd *c, const char *word, const char *value)
+{
+    g_str(c, word);
+    g_str(c, value);
 }
 
 /* Adds an argument formatted into the command's scratch space. */
@@ -318,27 +323,61 @@ static void g_any(gcmd *c, run *r, reader *in)
     }
 }
 
+/* The head of a consumer-group command: word, a stream key and a group ("XACK k g",
+ * "CREATE k g" after XGROUP), drawn in that order. */
+static void g_group_cmd(gcmd *c, reader *in, const char *word)
+{
+    g_kw(c, word, a_skey(in));
+    g_str(c, PICK(in, GROUPS));
+}
+
+/* An option a command takes when bit is set in its flags byte: the word, and the alphabet
+ * its value is drawn from (n 0: a bare word such as NOACK or JUSTID). */
+typedef struct g_option {
+    unsigned bit;              /* the flag that adds it */
+    const char *word;          /* COUNT, BLOCK, JUSTID ... */
+    const char *const *values; /* the alphabet of its argument, or NULL */
+    unsigned n;                /* the alphabet's size, 0 for none */
+} g_option;
+
+/* Adds, in table order, the options of opts[0..n) whose bit is set in f, drawing each
+ * value as it is added (the order the input is read in). */
+static void g_options(gcmd *c, reader *in, unsigned f, const g_option *opts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!(f & opts[i].bit))
+            continue;
+        if (opts[i].n)
+            g_kw(c, opts[i].word, opts[i].values[rd_below(in, opts[i].n)]);
+        else
+            g_str(c, opts[i].word);
+    }
+}
+
+/* The trimming clause of XADD and XTRIM: MAXLEN count or MINID id (minid), then approx
+ * ("~", "=", or NULL for none), the threshold drawn, and LIMIT n when limit is set. */
+static void g_trim(gcmd *c, run *r, reader *in, int minid, const char *approx, int limit)
+{
+    g_str(c, minid ? "MINID" : "MAXLEN");
+    if (approx)
+        g_str(c, approx);
+    if (minid)
+        g_id(c, r, in);
+    else
+        g_str(c, PICK(in, COUNTS));
+    if (limit)
+        g_kw(c, "LIMIT", PICK(in, COUNTS));
+}
+
 /* XADD key [NOMKSTREAM] [MAXLEN|MINID [~|=] threshold [LIMIT n]] id field value ... */
 static void gen_xadd(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
-    g_str(c, "XADD");
-    g_str(c, a_skey(in));
+    g_kw(c, "XADD", a_skey(in));
     if (f & 1)
         g_str(c, "NOMKSTREAM");
-    if (f & 2) {
-        g_str(c, f & 4 ? "MINID" : "MAXLEN");
-        if (f & 8)
-            g_str(c, rd_u8(in) & 1 ? "~" : "=");
-        if (f & 4)
-            g_id(c, r, in);
-        else
-            g_str(c, PICK(in, COUNTS));
-        if (f & 16) {
-            g_str(c, "LIMIT");
-            g_str(c, PICK(in, COUNTS));
-        }
-    }
+    if (f & 2) /* only the ~/= draw reads the input among the arguments */
+        g_trim(c, r, in, f & 4, f & 8 ? (rd_u8(in) & 1 ? "~" : "=") : NULL, f & 16);
     if (f & 32)
         g_id(c, r, in);
     else
@@ -355,19 +394,12 @@ static void gen_xreadgroup(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
     g_str(c, "XREADGROUP");
-    g_str(c, "GROUP");
-    g_str(c, PICK(in, GROUPS));
+    g_kw(c, "GROUP", PICK(in, GROUPS));
     g_str(c, PICK(in, CONSUMERS));
-    if (f & 1) {
-        g_str(c, "COUNT");
-        g_str(c, PICK(in, COUNTS));
-    }
-    if (f & 2) {
-        g_str(c, "BLOCK");
-        g_str(c, PICK(in, BLOCK_MS));
-    }
-    if (f & 4)
-        g_str(c, "NOACK");
+    static const g_option opts[] = {
+        {1, "COUNT", COUNTS, N_OF(COUNTS)}, {2, "BLOCK", BLOCK_MS, N_OF(BLOCK_MS)},
+        {4, "NOACK", NULL, 0}};
+    g_options(c, in, f, opts, N_OF(opts));
     g_str(c, "STREAMS");
     int two = (f & 8) != 0;
     g_str(c, a_skey(in));
@@ -385,9 +417,7 @@ static void gen_xreadgroup(gcmd *c, run *r, reader *in)
 static void gen_xack(gcmd *c, run *r, reader *in)
 {
     unsigned n = 1 + rd_below(in, 3);
-    g_str(c, "XACK");
-    g_str(c, a_skey(in));
-    g_str(c, PICK(in, GROUPS));
+    g_group_cmd(c, in, "XACK");
     for (unsigned i = 0; i < n; i++)
         g_id(c, r, in);
 }
@@ -398,29 +428,16 @@ static void gen_xclaim(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
     unsigned n = 1 + rd_below(in, 3);
-    g_str(c, "XCLAIM");
-    g_str(c, a_skey(in));
-    g_str(c, PICK(in, GROUPS));
+    g_group_cmd(c, in, "XCLAIM");
     g_str(c, PICK(in, CONSUMERS));
     g_str(c, PICK(in, IDLES));
     for (unsigned i = 0; i < n; i++)
         g_id(c, r, in);
-    if (f & 1) {
-        g_str(c, "IDLE");
-        g_str(c, PICK(in, IDLES));
-    }
-    if (f & 2) {
-        g_str(c, "TIME");
-        g_str(c, PICK(in, TIMES_MS));
-    }
-    if (f & 4) {
-        g_str(c, "RETRYCOUNT");
-        g_str(c, PICK(in, COUNTS));
-    }
-    if (f & 8)
-        g_str(c, "FORCE");
-    if (f & 16)
-        g_str(c, "JUSTID");
+    static const g_option opts[] = {
+        {1, "IDLE", IDLES, N_OF(IDLES)}, {2, "TIME", TIMES_MS, N_OF(TIMES_MS)},
+        {4, "RETRYCOUNT", COUNTS, N_OF(COUNTS)}, {8, "FORCE", NULL, 0},
+        {16, "JUSTID", NULL, 0}};
+    g_options(c, in, f, opts, N_OF(opts));
     if (f & 32) {
         g_str(c, "LASTID");
         g_id(c, r, in);
@@ -431,21 +448,15 @@ static void gen_xclaim(gcmd *c, run *r, reader *in)
 static void gen_xautoclaim(gcmd *c, run *r, reader *in)
 {
     unsigned f = rd_u8(in);
-    g_str(c, "XAUTOCLAIM");
-    g_str(c, a_skey(in));
-    g_str(c, PICK(in, GROUPS));
+    g_group_cmd(c, in, "XAUTOCLAIM");
     g_str(c, PICK(in, CONSUMERS));
     g_str(c, PICK(in, IDLES));
     if (f & 1)
         g_id(c, r, in);
     else
         g_str(c, "0-0");
-    if (f & 2) {
-        g_str(c, "COUNT");
-        g_str(c, PICK(in, COUNTS));
-    }
-    if (f & 4)
-        g_str(c, "JUSTID");
+    static const g_option opts[] = {{2, "COUNT", COUNTS, N_OF(COUNTS)}, {4, "JUSTID", NULL, 0}};
+    g_options(c, in, f, opts, N_OF(opts));
 }
 
 /* XGROUP CREATE | SETID | DESTROY | CREATECONSUMER | DELCONSUMER with their options. */
@@ -456,29 +467,21 @@ static void gen_xgroup(gcmd *c, run *r, reader *in)
     switch (f % 5) {
     case 0:
     case 1:
-        g_str(c, f % 5 ? "SETID" : "CREATE");
-        g_str(c, a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, f % 5 ? "SETID" : "CREATE");
         if (f & 8)
             g_id(c, r, in);
         else
             g_str(c, f & 16 ? "0" : "$");
         if ((f & 32) && f % 5 == 0)
             g_str(c, "MKSTREAM");
-        if (f & 64) {
-            g_str(c, "ENTRIESREAD");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 64)
+            g_kw(c, "ENTRIESREAD", PICK(in, COUNTS));
         break;
     case 2:
-        g_str(c, "DESTROY");
-        g_str(c, a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, "DESTROY");
         break;
     default:
-        g_str(c, f % 5 == 3 ? "CREATECONSUMER" : "DELCONSUMER");
-        g_str(c, a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, f % 5 == 3 ? "CREATECONSUMER" : "DELCONSUMER");
         g_str(c, PICK(in, CONSUMERS));
         break;
     }
@@ -491,35 +494,20 @@ static void gen_xremove(gcmd *c, run *r, reader *in)
     switch (f % 3) {
     case 0: {
         unsigned n = 1 + (f >> 2) % 3;
-        g_str(c, "XDEL");
-        g_str(c, a_skey(in));
+        g_kw(c, "XDEL", a_skey(in));
         for (unsigned i = 0; i < n; i++)
             g_id(c, r, in);
         break;
     }
     case 1:
-        g_str(c, "XTRIM");
-        g_str(c, a_skey(in));
-        g_str(c, f & 4 ? "MINID" : "MAXLEN");
-        if (f & 8)
-            g_str(c, f & 16 ? "~" : "=");
-        if (f & 4)
-            g_id(c, r, in);
-        else
-            g_str(c, PICK(in, COUNTS));
-        if (f & 32) {
-            g_str(c, "LIMIT");
-            g_str(c, PICK(in, COUNTS));
-        }
+        g_kw(c, "XTRIM", a_skey(in));
+        g_trim(c, r, in, f & 4, f & 8 ? (f & 16 ? "~" : "=") : NULL, f & 32);
         break;
     default:
-        g_str(c, "XSETID");
-        g_str(c, a_skey(in));
+        g_kw(c, "XSETID", a_skey(in));
         g_id(c, r, in);
-        if (f & 4) {
-            g_str(c, "ENTRIESADDED");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 4)
+            g_kw(c, "ENTRIESADDED", PICK(in, COUNTS));
         if (f & 8) {
             g_str(c, "MAXDELETEDID");
             g_id(c, r, in);
@@ -534,14 +522,10 @@ static void gen_xread(gcmd *c, run *r, reader *in)
     unsigned f = rd_u8(in);
     switch (f % 6) {
     case 0:
-        g_str(c, "XPENDING");
-        g_str(c, a_skey(in));
-        g_str(c, PICK(in, GROUPS));
+        g_group_cmd(c, in, "XPENDING");
         if (f & 8) {
-            if (f & 16) {
-                g_str(c, "IDLE");
-                g_str(c, PICK(in, IDLES));
-            }
+            if (f & 16)
+                g_kw(c, "IDLE", PICK(in, IDLES));
             g_id(c, r, in);
             g_id(c, r, in);
             g_str(c, PICK(in, COUNTS));
@@ -553,39 +537,27 @@ static void gen_xread(gcmd *c, run *r, reader *in)
         g_str(c, "XINFO");
         switch ((f >> 3) % 3) {
         case 0:
-            g_str(c, "STREAM");
-            g_str(c, a_skey(in));
+            g_kw(c, "STREAM", a_skey(in));
             if (f & 32) {
                 g_str(c, "FULL");
-                if (f & 64) {
-                    g_str(c, "COUNT");
-                    g_str(c, PICK(in, COUNTS));
-                }
+                if (f & 64)
+                    g_kw(c, "COUNT", PICK(in, COUNTS));
             }
             break;
         case 1:
-            g_str(c, "GROUPS");
-            g_str(c, a_skey(in));
+            g_kw(c, "GROUPS", a_skey(in));
             break;
         default:
-            g_str(c, "CONSUMERS");
-            g_str(c, a_skey(in));
-            g_str(c, PICK(in, GROUPS));
+            g_group_cmd(c, in, "CONSUMERS");
             break;
         }
         break;
     case 2:
         g_str(c, "XREAD");
-        if (f & 8) {
-            g_str(c, "COUNT");
-            g_str(c, PICK(in, COUNTS));
-        }
-        if (f & 16) {
-            g_str(c, "BLOCK");
-            g_str(c, PICK(in, BLOCK_MS));
-        }
-        g_str(c, "STREAMS");
-        g_str(c, a_skey(in));
+        static const g_option opts[] = {{8, "COUNT", COUNTS, N_OF(COUNTS)},
+                                        {16, "BLOCK", BLOCK_MS, N_OF(BLOCK_MS)}};
+        g_options(c, in, f, opts, N_OF(opts));
+        g_kw(c, "STREAMS", a_skey(in));
         if (f & 32)
             g_str(c, a_skey(in));
         g_id(c, r, in);
@@ -598,14 +570,11 @@ static void gen_xread(gcmd *c, run *r, reader *in)
         g_str(c, a_skey(in));
         g_id(c, r, in);
         g_id(c, r, in);
-        if (f & 8) {
-            g_str(c, "COUNT");
-            g_str(c, PICK(in, COUNTS));
-        }
+        if (f & 8)
+            g_kw(c, "COUNT", PICK(in, COUNTS));
         break;
     default:
-        g_str(c, "XLEN");
-        g_str(c, a_skey(in));
+        g_kw(c, "XLEN", a_skey(in));
         break;
     }
 }
@@ -1455,8 +1424,9 @@ static void run_command(run *r, int argc, const char *const *argv, const size_t 
     r->dbmask |= 1u << fr_client_db(c);
     if (r->verbose) {
         /* The command's log line, then its reply as RESP (or that it blocked). */
-        const char *last = r->loglen ? r->log + r->loglen - 1 : NULL;
-        while (last && last > r->log && last[-1] != '\n')
+        const char *log = log_text(r);
+        const char *last = r->loglen ? log + r->loglen - 1 : NULL;
+        while (last && last > log && last[-1] != '\n')
             last--;
         fprintf(stderr, "%s", last ? last : "");
         if (rep) {
@@ -1625,6 +1595,8 @@ static void run_op(run *r, unsigned op, reader *in)
 static void run_free(run *r)
 {
     fr_server_free(r->srv); /* the clients go with it */
+    if (r->logf)
+        fclose(r->logf);
     free(r->log);
 }
 
@@ -1636,6 +1608,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.pel_bound = 1;
     r.dbmask = 1;
     r.verbose = getenv("FUZZ_VERBOSE") != NULL;
+    r.logf = open_memstream(&r.log, &r.loglen);
     static const char cluster_line[] = "@cluster\n";
     fr_config cfg = fr_config_default();
     if (size >= sizeof(cluster_line) - 1 && memcmp(data, cluster_line, sizeof(cluster_line) - 1) == 0) {

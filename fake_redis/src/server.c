@@ -14,6 +14,7 @@
 #include "command_int.h"
 #include "fr_int.h"
 #include "reply_int.h"
+#include "wsi_splitmix.h"
 
 /* All command tables, in the order the coverage table lists them. */
 static const fri_command *const all_tables[] = {
@@ -33,14 +34,6 @@ fr_config fr_config_default(void)
 {
     fr_config cfg = {.seed = 1, .start_ms = 1700000000000LL, .cluster_enabled = 0};
     return cfg;
-}
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 uint64_t fri_random(fr_server *s)
@@ -436,8 +429,8 @@ static int server_init(fr_server *s, const fr_config *cfg)
     s->tun = default_tunables();
     s->cluster_enabled = cfg->cluster_enabled;
     uint64_t x = cfg->seed;
-    s->rng_state[0] = splitmix64(&x);
-    s->rng_state[1] = splitmix64(&x);
+    s->rng_state[0] = wsi_splitmix64(&x);
+    s->rng_state[1] = wsi_splitmix64(&x);
     s->next_client_id = 1;
     return fri_stats_init(s);
 }

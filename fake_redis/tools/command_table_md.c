@@ -10,39 +10,21 @@
 
 #include "fakeredis.h"
 
-/* A growable string; on out of memory it drops everything and stays failed, so callers
- * check once at the end. */
-typedef struct mdbuf {
-    char *p;    /* NUL-terminated contents, NULL once failed */
-    size_t len; /* bytes used, NUL excluded */
-    size_t cap; /* bytes allocated */
-    int failed; /* an allocation failed: p is NULL */
-} mdbuf;
+/* The text is written to a memory stream (open_memstream: the C library grows it); a write
+ * that ran out of memory leaves the stream in error, so callers check once at the end. */
 
-static void md_append(mdbuf *b, const char *s, size_t n)
+/* Closes the memory stream m whose buffer is *text (*len bytes): returns *text, or NULL
+ * (and frees it) when a write or the close failed -- out of memory. */
+static char *md_finish(FILE *m, char **text, size_t *len)
 {
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            free(b->p);
-            b->p = NULL;
-            b->failed = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+    int bad = ferror(m);
+    if (fclose(m) != 0 || bad) {
+        free(*text);
+        *text = NULL;
+        *len = 0;
     }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    return *text;
 }
-
-static void md_puts(mdbuf *b, const char *s) { md_append(b, s, strlen(s)); }
 
 /* One row, copied: fr_command_at() may hand back the same buffer on every call, with
  * strings that a later call overwrites, so nothing it returns is kept. */
@@ -82,12 +64,10 @@ static int row_cmp(const void *pa, const void *pb)
 
 /* Appends a command name as Redis's docs write it: upper case, and a '|' between a
  * container and its subcommand shown as a space (a bare '|' would split the table cell). */
-static void md_command_name(mdbuf *b, const char *name)
+static void md_command_name(FILE *m, const char *name)
 {
-    for (const char *p = name; *p; p++) {
-        char ch = *p == '|' ? ' ' : (char)toupper((unsigned char)*p);
-        md_append(b, &ch, 1);
-    }
+    for (const char *p = name; *p; p++)
+        fputc(*p == '|' ? ' ' : toupper((unsigned char)*p), m);
 }
 
 char *cmdtable_markdown(size_t *len)
@@ -109,31 +89,27 @@ char *cmdtable_markdown(size_t *len)
     }
     qsort(rows, n, sizeof *rows, row_cmp);
 
-    mdbuf b = {0};
-    md_puts(&b, "| Command | Group | Arity | Flags |\n");
-    md_puts(&b, "|---|---|--:|---|\n");
-    for (size_t i = 0; i < n; i++) {
-        char arity[32];
-        snprintf(arity, sizeof arity, "%d", rows[i].arity);
-        md_puts(&b, "| `");
-        md_command_name(&b, rows[i].name);
-        md_puts(&b, "` | ");
-        md_puts(&b, rows[i].group);
-        md_puts(&b, " | ");
-        md_puts(&b, arity);
-        md_puts(&b, " | ");
-        md_puts(&b, rows[i].flags);
-        md_puts(&b, " |\n");
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *m = open_memstream(&text, &tlen);
+    if (!m) {
+        free_rows(rows, n);
+        return NULL;
     }
-    char count[64];
-    snprintf(count, sizeof count, "\n%zu commands.\n", n);
-    md_puts(&b, count);
+    fputs("| Command | Group | Arity | Flags |\n", m);
+    fputs("|---|---|--:|---|\n", m);
+    for (size_t i = 0; i < n; i++) {
+        fputs("| `", m);
+        md_command_name(m, rows[i].name);
+        fprintf(m, "` | %s | %d | %s |\n", rows[i].group, rows[i].arity, rows[i].flags);
+    }
+    fprintf(m, "\n%zu commands.\n", n);
     free_rows(rows, n);
-    if (b.failed)
+    if (!md_finish(m, &text, &tlen))
         return NULL;
     if (len)
-        *len = b.len;
-    return b.p;
+        *len = tlen;
+    return text;
 }
 
 /* Finds the line that is exactly marker (no other text; a trailing '\r' is tolerated)
@@ -201,22 +177,25 @@ char *cmdtable_read_file(const char *path, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    mdbuf b = {0};
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *m = open_memstream(&text, &tlen);
+    if (!m) {
+        fclose(f);
+        errno = ENOMEM;
+        return NULL;
+    }
     char chunk[8192];
     size_t got;
     while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        md_append(&b, chunk, got);
+        fwrite(chunk, 1, got, m);
     int err = ferror(f);
     fclose(f);
-    if (err || b.failed) {
-        free(b.p);
+    if (!md_finish(m, &text, &tlen) || err) {
+        free(text);
         errno = err ? EIO : ENOMEM;
         return NULL;
     }
-    if (!b.p)
-        md_append(&b, "", 0); /* an empty file: still hand back a NUL-terminated buffer */
-    if (b.failed)
-        return NULL;
-    *len = b.len;
-    return b.p;
+    *len = tlen; /* the stream keeps a NUL after the bytes, an empty file included */
+    return text;
 }

@@ -88,21 +88,122 @@ static const fr_reply *run_ex(fr_client *c, const char *prompt, const char *line
     return r;
 }
 
-static fr_client *client_a; /* the demo's main connection */
-
-static void run(const char *line) { run_ex(client_a, "fake", line, 0); }
-
 static void section(const char *title)
 {
     printf("\n# ---- %s\n", title);
+}
+
+/* One line of the tour. */
+typedef enum step_kind {
+    SECTION, /* a heading */
+    RUN,     /* a command on the main connection, shown after "fake>" */
+    ERR,     /* the same, answering an error on purpose */
+    ON_A,    /* a command on the main connection, shown after "A>" (WATCH) */
+    ON_B,    /* a command on the second connection, shown after "B>" */
+    ADVANCE, /* the virtual clock advances ms, and text says so */
+} step_kind;
+
+typedef struct step {
+    step_kind kind;
+    const char *text; /* the heading, the command line, or the clock's sentence */
+    long long ms;     /* ADVANCE: by how much */
+} step;
+
+/* The tour, in order. */
+static const step TOUR[] = {
+    {SECTION, "strings", 0},
+    {RUN, "SET greeting \"hello world\"", 0},
+    {RUN, "GET greeting", 0},
+    {RUN, "APPEND greeting !", 0},
+    {RUN, "INCR visits", 0},
+    {RUN, "INCRBY visits 41", 0},
+    {ERR, "INCR greeting", 0},
+    {RUN, "MSET colour blue size 7", 0},
+    {RUN, "MGET colour size missing", 0},
+    {RUN, "SET colour red NX", 0},
+
+    {SECTION, "lists", 0},
+    {RUN, "RPUSH jobs job:1 job:2 job:3", 0},
+    {RUN, "LPUSH jobs job:0", 0},
+    {RUN, "LRANGE jobs 0 -1", 0},
+    {RUN, "LPOP jobs", 0},
+    {RUN, "LLEN jobs", 0},
+    {ERR, "LPUSH greeting x", 0},
+
+    {SECTION, "hashes", 0},
+    {RUN, "HSET user:1 name alice visits 1", 0},
+    {RUN, "HINCRBY user:1 visits 10", 0},
+    {RUN, "HGET user:1 name", 0},
+    {RUN, "HGETALL user:1", 0},
+
+    {SECTION, "sets", 0},
+    {RUN, "SADD primes 2 3 5 7 11", 0},
+    {RUN, "SISMEMBER primes 4", 0},
+    {RUN, "SCARD primes", 0},
+    {RUN, "SMEMBERS primes", 0},
+
+    {SECTION, "sorted sets", 0},
+    {RUN, "ZADD leaderboard 100 alice 250 bob 175 carol", 0},
+    {RUN, "ZINCRBY leaderboard 100 alice", 0},
+    {RUN, "ZRANGE leaderboard 0 -1 WITHSCORES", 0},
+    {RUN, "ZRANGEBYSCORE leaderboard 180 +inf", 0},
+
+    {SECTION, "a MULTI/EXEC block: queued, then run as one", 0},
+    {RUN, "MULTI", 0},
+    {RUN, "INCR visits", 0},
+    {RUN, "RPUSH jobs job:4", 0},
+    {RUN, "HINCRBY user:1 visits 1", 0},
+    {RUN, "EXEC", 0},
+
+    {SECTION, "WATCH: client B changes the key, so client A's EXEC answers nil", 0},
+    {ON_A, "WATCH balance", 0},
+    {ON_A, "GET balance", 0},
+    {ON_B, "SET balance 50", 0},
+    {ON_A, "MULTI", 0},
+    {ON_A, "SET balance 100", 0},
+    {ON_A, "EXEC", 0},
+    {ON_A, "GET balance", 0},
+
+    {SECTION, "expiry on the virtual clock", 0},
+    {RUN, "SET session:42 token EX 30", 0},
+    {RUN, "TTL session:42", 0},
+    {ADVANCE, "(the virtual clock advances 29 s)", 29 * 1000},
+    {RUN, "TTL session:42", 0},
+    {ADVANCE, "(the virtual clock advances 1.5 s more: the key's 30 s are up)", 1500},
+    {RUN, "GET session:42", 0},
+    {RUN, "EXISTS session:42", 0},
+
+    {SECTION, "a stream with a consumer group: read, then settle with XACK", 0},
+    {RUN, "XGROUP CREATE orders fulfilment $ MKSTREAM", 0},
+    {RUN, "XADD orders * sku A-1 qty 2", 0},
+    {RUN, "XADD orders * sku B-7 qty 1", 0},
+    {RUN, "XREADGROUP GROUP fulfilment worker-1 COUNT 10 STREAMS orders >", 0},
+    {RUN, "XACK orders fulfilment 1700000030500-0", 0},
+    {RUN, "XPENDING orders fulfilment", 0},
+};
+
+/* Plays one line of the tour: a and b are the two connections. */
+static void play(fr_server *srv, fr_client *a, fr_client *b, const step *s)
+{
+    switch (s->kind) {
+    case SECTION: section(s->text); break;
+    case RUN: run_ex(a, "fake", s->text, 0); break;
+    case ERR: run_ex(a, "fake", s->text, 1); break;
+    case ON_A: run_ex(a, "A", s->text, 0); break;
+    case ON_B: run_ex(b, "B", s->text, 0); break;
+    case ADVANCE:
+        fr_clock_advance(srv, s->ms);
+        printf("%s\n", s->text);
+        break;
+    }
 }
 
 int main(void)
 {
     fr_config cfg = fr_config_default();
     fr_server *srv = fr_server_new(&cfg);
-    fr_client *b = NULL;
-    if (!srv || !(client_a = fr_client_new(srv)) || !(b = fr_client_new(srv))) {
+    fr_client *a = NULL, *b = NULL;
+    if (!srv || !(a = fr_client_new(srv)) || !(b = fr_client_new(srv))) {
         fprintf(stderr, "fakeredis-demo: out of memory\n");
         return 1;
     }
@@ -110,78 +211,8 @@ int main(void)
     printf("fakeredis %s, answering as redis-server %s; virtual clock at %lld ms, seed %llu\n",
            FR_VERSION, FR_REDIS_VERSION, (long long)fr_clock_now(srv),
            (unsigned long long)cfg.seed);
-
-    section("strings");
-    run("SET greeting \"hello world\"");
-    run("GET greeting");
-    run("APPEND greeting !");
-    run("INCR visits");
-    run("INCRBY visits 41");
-    run_ex(client_a, "fake", "INCR greeting", 1);
-    run("MSET colour blue size 7");
-    run("MGET colour size missing");
-    run("SET colour red NX");
-
-    section("lists");
-    run("RPUSH jobs job:1 job:2 job:3");
-    run("LPUSH jobs job:0");
-    run("LRANGE jobs 0 -1");
-    run("LPOP jobs");
-    run("LLEN jobs");
-    run_ex(client_a, "fake", "LPUSH greeting x", 1);
-
-    section("hashes");
-    run("HSET user:1 name alice visits 1");
-    run("HINCRBY user:1 visits 10");
-    run("HGET user:1 name");
-    run("HGETALL user:1");
-
-    section("sets");
-    run("SADD primes 2 3 5 7 11");
-    run("SISMEMBER primes 4");
-    run("SCARD primes");
-    run("SMEMBERS primes");
-
-    section("sorted sets");
-    run("ZADD leaderboard 100 alice 250 bob 175 carol");
-    run("ZINCRBY leaderboard 100 alice");
-    run("ZRANGE leaderboard 0 -1 WITHSCORES");
-    run("ZRANGEBYSCORE leaderboard 180 +inf");
-
-    section("a MULTI/EXEC block: queued, then run as one");
-    run("MULTI");
-    run("INCR visits");
-    run("RPUSH jobs job:4");
-    run("HINCRBY user:1 visits 1");
-    run("EXEC");
-
-    section("WATCH: client B changes the key, so client A's EXEC answers nil");
-    run_ex(client_a, "A", "WATCH balance", 0);
-    run_ex(client_a, "A", "GET balance", 0);
-    run_ex(b, "B", "SET balance 50", 0);
-    run_ex(client_a, "A", "MULTI", 0);
-    run_ex(client_a, "A", "SET balance 100", 0);
-    run_ex(client_a, "A", "EXEC", 0);
-    run_ex(client_a, "A", "GET balance", 0);
-
-    section("expiry on the virtual clock");
-    run("SET session:42 token EX 30");
-    run("TTL session:42");
-    fr_clock_advance(srv, 29 * 1000);
-    printf("(the virtual clock advances 29 s)\n");
-    run("TTL session:42");
-    fr_clock_advance(srv, 1500);
-    printf("(the virtual clock advances 1.5 s more: the key's 30 s are up)\n");
-    run("GET session:42");
-    run("EXISTS session:42");
-
-    section("a stream with a consumer group: read, then settle with XACK");
-    run("XGROUP CREATE orders fulfilment $ MKSTREAM");
-    run("XADD orders * sku A-1 qty 2");
-    run("XADD orders * sku B-7 qty 1");
-    run("XREADGROUP GROUP fulfilment worker-1 COUNT 10 STREAMS orders >");
-    run("XACK orders fulfilment 1700000030500-0");
-    run("XPENDING orders fulfilment");
+    for (size_t i = 0; i < sizeof TOUR / sizeof TOUR[0]; i++)
+        play(srv, a, b, &TOUR[i]);
 
     section("fr_dump: the canonical text of the keyspace");
     size_t len = 0;
@@ -196,7 +227,7 @@ int main(void)
     printf("\n%llu commands executed.\n",
            (unsigned long long)fr_server_commands_executed(srv));
     fr_client_free(b);
-    fr_client_free(client_a);
+    fr_client_free(a);
     fr_server_free(srv);
     if (unexpected_errors) {
         fprintf(stderr, "fakeredis-demo: %d command(s) answered an unexpected error\n",

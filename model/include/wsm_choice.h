@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wsi_splitmix.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -95,44 +97,45 @@ typedef struct ch {
 
 /* ----- Making a source ------------------------------------------------------------------ */
 
+/* What every ch_init_* does first: an empty source of the given kind (enum ch_kind),
+ * recording its choices when record is set. */
+static inline void ch_init_(ch *c, int kind, int record)
+{
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    c->record = record;
+}
+
 /* A seeded source; record: keep every choice (ch_recorded).  Free with ch_free. */
 static inline void ch_init_prng(ch *c, uint64_t seed, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_PRNG;
+    ch_init_(c, CH_PRNG, record);
     c->state = seed;
-    c->record = record;
 }
 
 /* Fuzz bytes (data must outlive the source). */
 static inline void ch_init_fdp(ch *c, const uint8_t *data, size_t size, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_FDP;
+    ch_init_(c, CH_FDP, record);
     c->data = data;
     c->remaining = size;
-    c->record = record;
 }
 
 /* A recorded vector of offsets (ch_rec.value), played back; vals must outlive c. */
 static inline void ch_init_replay(ch *c, const uint64_t *vals, size_t n, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_REPLAY;
+    ch_init_(c, CH_REPLAY, record);
     c->rep = vals;
     c->nrep = n;
-    c->record = record;
 }
 
 /* The odometer at its first vector (all lo); max_depth / max_value 0 take the defaults
  * (64 choices, offsets 0..3).  Run the generator, then ch_odo_next, until it says 0. */
 static inline void ch_init_odometer(ch *c, size_t max_depth, uint64_t max_value, int record)
 {
-    memset(c, 0, sizeof *c);
-    c->kind = CH_ODOMETER;
+    ch_init_(c, CH_ODOMETER, record);
     c->max_depth = max_depth ? max_depth : 64;
     c->max_value = max_value ? max_value : 3;
-    c->record = record;
 }
 
 static inline void ch_free(ch *c)
@@ -172,15 +175,6 @@ static inline void ch_note_(ch *c, uint64_t value, uint64_t range, unsigned how)
     c->nrec++;
 }
 
-/* splitmix64 (Steele, Lea, Flood 2014). */
-static inline uint64_t ch_splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* FuzzedDataProvider::ConsumeIntegralInRange with sizeof(T) == width bytes, as an offset
  * in 0..range. */
 static inline uint64_t ch_fdp_range_(ch *c, uint64_t range, unsigned width)
@@ -203,7 +197,7 @@ static inline uint64_t ch_draw_(ch *c, uint64_t range, unsigned how)
     uint64_t v = 0;
     switch (c->kind) {
     case CH_PRNG:
-        v = ch_splitmix64(&c->state);
+        v = wsi_splitmix64(&c->state);
         if (how == CH_HOW_BOOL) v &= 1;
         else if (range != UINT64_MAX) v %= range + 1;
         break;

@@ -14,6 +14,7 @@
 #include "wsm_gen.h"
 #include "textbuf.h"
 #include "wsm_model.h"
+#include "wsm_int.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -41,15 +42,7 @@ static void *xcalloc(size_t n, size_t size)
     return q;
 }
 
-static gen_str gstr(const char *p, size_t n)
-{
-    gen_str s;
-    s.p = xrealloc(NULL, n + 1);
-    if (n) memcpy(s.p, p, n);
-    s.p[n] = '\0';
-    s.len = n;
-    return s;
-}
+static gen_str gstr(const char *p, size_t n) { return wsm_str_in(xrealloc(NULL, n + 1), p, n); }
 
 static gen_str gstrz(const char *s) { return gstr(s, strlen(s)); }
 
@@ -531,17 +524,7 @@ static size_t actionable(genstate *g, ws_delivery ***out)
 
 /* Appends v in decimal and a NUL to buf at *at (buf has room for 21 more bytes): the
  * generator writes names and payloads at every step, without printf. */
-static void put_size(char *buf, size_t *at, size_t v)
-{
-    char d[24];
-    size_t n = 0;
-    do {
-        d[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n) buf[(*at)++] = d[--n];
-    buf[*at] = '\0';
-}
+static void put_size(char *buf, size_t *at, size_t v) { *at += wsm_u64_text(buf + *at, v); }
 
 /* The forms a handler publishes to or binds (keys out.l, out.s, out.c). */
 static const ws_form OUT_FORMS[] = {WS_FORM_PLAIN_LIST, WS_FORM_STREAM, WS_FORM_CHANNEL};
@@ -558,6 +541,16 @@ static void tag(genstate *g, size_t entry, char *buf, size_t n)
     if (at >= n) at = n - 1;
     memcpy(buf, t, at);
     buf[at] = '\0';
+}
+
+/* A fresh tag into t (as tag()), and "<prefix><tag>" as a new string: the payload of a
+ * publish or a reply, naming the action it came from. */
+static gen_str tagged(genstate *g, size_t entry, const char *prefix, char *t, size_t n)
+{
+    tag(g, entry, t, n);
+    char p[64];
+    snprintf(p, sizeof p, "%s%s", prefix, t);
+    return gstrz(p);
 }
 
 /* A payload: unique (its number), sometimes with bytes that need quoting. */
@@ -643,10 +636,7 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
         s->kind = GS_PUBLISH;
         s->out_form = OUT_FORMS[ch_pick(c, 3)];
         s->out_key = out_key_of(s->out_form);
-        tag(g, e, t, sizeof t);
-        char p[64];
-        snprintf(p, sizeof p, "pub:%s", t);
-        s->payload = gstrz(p);
+        s->payload = tagged(g, e, "pub:", t, sizeof t);
         if (ch_bool(c)) {
             s->hname = gstrz("via");
             s->hval = gstrz(t);
@@ -655,10 +645,7 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
     }
     case 3: { /* reply */
         s->kind = GS_REPLY;
-        tag(g, e, t, sizeof t);
-        char p[64];
-        snprintf(p, sizeof p, "re:%s", t);
-        s->payload = gstrz(p);
+        s->payload = tagged(g, e, "re:", t, sizeof t);
         break;
     }
     case 4: { /* bind */
@@ -681,6 +668,23 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
     }
 }
 
+/* The fault's target by name: the (1 + 0..extra)th command called one of a few names. */
+static void fault_named(gen_step *s, ch *c, uint64_t extra)
+{
+    static const char *names[] = {"XACK", "EXEC", "RPUSH", "LPUSH", "XADD", "ZADD", "LREM", "MULTI"};
+    snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
+    s->fault.name = s->fname;
+    s->fault.nth = 1 + ch_int(c, 0, extra);
+}
+
+/* The fault's target by position: one of the next three round trips, its command
+ * first_command..3 (0: the round trip as a whole). */
+static void fault_placed(gen_step *s, ch *c, uint64_t next, uint64_t first_command)
+{
+    s->fault.round_trip = next + ch_int(c, 0, 2);
+    s->fault.command = (size_t)ch_int(c, first_command, 3);
+}
+
 static void draw_fault(genstate *g, gen_step *s)
 {
     ch *c = g->c;
@@ -690,34 +694,25 @@ static void draw_fault(genstate *g, gen_step *s)
     ws_conn *conn = s->fconn ? ws_sim_window(r->sim) : ws_sim_reader(r->sim);
     uint64_t next = ws_conn_get_stats(conn).round_trips + 1;
     unsigned w[6] = {3, 1, 2, 1, 1, 1};
-    static const char *names[] = {"XACK", "EXEC", "RPUSH", "LPUSH", "XADD", "ZADD", "LREM", "MULTI"};
     switch (ch_weighted(c, w, 6)) {
     case 0: /* an error reply by name */
         s->fault.kind = WS_FAULT_ERROR;
-        snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
-        s->fault.name = s->fname;
-        s->fault.nth = 1 + ch_int(c, 0, 3);
+        fault_named(s, c, 3);
         break;
     case 1: /* an error reply by position */
         s->fault.kind = WS_FAULT_ERROR;
-        s->fault.round_trip = next + ch_int(c, 0, 2);
-        s->fault.command = (size_t)ch_int(c, 1, 3);
+        fault_placed(s, c, next, 1);
         break;
     case 2:
         s->fault.kind = WS_FAULT_CRASH_AFTER;
-        if (ch_bool(c)) {
-            snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
-            s->fault.name = s->fname;
-            s->fault.nth = 1 + ch_int(c, 0, 2);
-        } else {
-            s->fault.round_trip = next + ch_int(c, 0, 2);
-            s->fault.command = (size_t)ch_int(c, 0, 3);
-        }
+        if (ch_bool(c))
+            fault_named(s, c, 2);
+        else
+            fault_placed(s, c, next, 0);
         break;
     case 3:
         s->fault.kind = WS_FAULT_CRASH_BEFORE;
-        s->fault.round_trip = next + ch_int(c, 0, 2);
-        s->fault.command = (size_t)ch_int(c, 1, 3);
+        fault_placed(s, c, next, 1);
         break;
     case 4:
         s->fault.kind = WS_FAULT_LOSE_REPLIES;

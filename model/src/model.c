@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "wsm_model.h"
+#include "wsm_int.h"
 
 #define START_MS 1700000000000LL   /* the fake's clock when a simulation starts */
 #define RETRY_HEADER "h:x-ruststream-retry-count"
@@ -193,32 +194,29 @@ static void sb_add(sbuf *b, const char *p, size_t n)
 
 static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
-/* Decimal digits of v at out (NUL-terminated, at most 20 digits); returns their count. */
-static size_t u64_text(char *out, uint64_t v)
-{
-    char t[20];
-    size_t n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++) out[i] = t[n - 1 - i];
-    out[n] = '\0';
-    return n;
-}
-
 /* The same for a signed number (as %lld prints it: at most 21 bytes and the NUL). */
 static size_t ll_text(char *out, long long v)
 {
-    if (v >= 0) return u64_text(out, (uint64_t)v);
+    if (v >= 0) return wsm_u64_text(out, (uint64_t)v);
     out[0] = '-';
-    return 1 + u64_text(out + 1, 0 - (uint64_t)v);
+    return 1 + wsm_u64_text(out + 1, 0 - (uint64_t)v);
 }
 
 static void sb_u64(sbuf *b, uint64_t v)
 {
     char t[24];
-    sb_add(b, t, u64_text(t, v));
+    sb_add(b, t, wsm_u64_text(t, v));
+}
+
+/* Starts b with a trace cause naming a numbered step of a subscription: "<what>N of
+ * <label>" ("flush 2 of orders", "claims of read 3 of jobs"). */
+static void sb_cause(sbuf *b, const char *what, uint64_t n, const char *label)
+{
+    sb_init(b);
+    sb_puts(b, what);
+    sb_u64(b, n);
+    sb_puts(b, " of ");
+    sb_puts(b, label);
 }
 
 static void sb_ll(sbuf *b, long long v)
@@ -253,15 +251,7 @@ static char *astrdup(arena *a, const char *s)
     return q;
 }
 
-static gen_str str_of(arena *a, const char *p, size_t n)
-{
-    gen_str s;
-    s.p = abytes(a, n + 1);
-    if (n) memcpy(s.p, p, n);
-    s.p[n] = '\0';
-    s.len = n;
-    return s;
-}
+static gen_str str_of(arena *a, const char *p, size_t n) { return wsm_str_in(abytes(a, n + 1), p, n); }
 
 static gen_str str_dup(arena *a, gen_str s) { return str_of(a, s.p ? s.p : "", s.len); }
 static int str_eq(gen_str a, gen_str b) { return a.len == b.len && memcmp(a.p, b.p, a.len) == 0; }
@@ -788,9 +778,9 @@ static sentry *stream_add(model *m, stream *s, const gen_str *f, size_t nf, size
     GROW(m->a, s->e, s->n, s->cap);
     sentry *e = &s->e[s->n++];
     memset(e, 0, sizeof *e);
-    size_t k = u64_text(e->id, ms);
+    size_t k = wsm_u64_text(e->id, ms);
     e->id[k++] = '-';
-    u64_text(e->id + k, seq);
+    wsm_u64_text(e->id + k, seq);
     e->ms = ms;
     e->seq = seq;
     e->root = root;
@@ -1392,7 +1382,7 @@ static void conn_label(model *m, int conn, char out[32])
     memcpy(out, base, n + 1);
     if (m->inc != 1) {
         out[n] = '.';
-        u64_text(out + n + 1, m->inc);
+        wsm_u64_text(out + n + 1, m->inc);
     }
 }
 
@@ -1885,11 +1875,7 @@ static void read_list(model *m, int subi, uint64_t r, const char *cause)
     }
     if (reliable && m->cfg->recovery && m->ndl > first) {
         sbuf cc;
-        sb_init(&cc);
-        sb_puts(&cc, "claims of read ");
-        sb_u64(&cc, r);
-        sb_puts(&cc, " of ");
-        sb_puts(&cc, s->label);
+        sb_cause(&cc, "claims of read ", r, s->label);
         record_claims(m, first, cc.p);
         sb_drop(&cc);
     }
@@ -1914,11 +1900,7 @@ static void do_read(model *m, int subi)
     m->out->counts.reads++;
     /* the sweep's cause, whose end is the read's */
     sbuf cause;
-    sb_init(&cause);
-    sb_puts(&cause, "delay-queue sweep before read ");
-    sb_u64(&cause, r);
-    sb_puts(&cause, " of ");
-    sb_puts(&cause, s->label);
+    sb_cause(&cause, "delay-queue sweep before read ", r, s->label);
     const char *read_cause = cause.p + strlen("delay-queue sweep before ");
     size_t first = m->ndl;
     if (m->cfg->form == WS_FORM_STREAM) {
@@ -2237,11 +2219,7 @@ static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b
 {
     sub *s = &m->subs[subi];
     sbuf cause;
-    sb_init(&cause);
-    sb_puts(&cause, "flush ");
-    sb_u64(&cause, s->flushes);
-    sb_puts(&cause, " of ");
-    sb_puts(&cause, s->label);
+    sb_cause(&cause, "flush ", s->flushes, s->label);
     sb_puts(&cause, " after read ");
     sb_u64(&cause, s->reads);
     gen_cmd **ptr = ANEW(m->a, b->n, gen_cmd *);
@@ -2846,19 +2824,27 @@ static void add_state(model *m, char *command, char *reply_text)
     o->nstate++;
 }
 
+/* Appends the strings v[0..n) as an array of bulk strings: ["a", "b"]. */
+static void bulks_text(sbuf *b, const gen_str *v, size_t n)
+{
+    sb_puts(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) sb_puts(b, ", ");
+        bulk_text(b, v[i].p, v[i].len);
+    }
+    sb_puts(b, "]");
+}
+
+/* LRANGE 0 -1 of the list, as the state's reply text. */
 static char *list_text(model *m, const list *l)
 {
     sbuf b;
     sb_init(&b);
-    sb_puts(&b, "[");
-    for (size_t i = 0; i < l->n; i++) {
-        if (i) sb_puts(&b, ", ");
-        bulk_text(&b, l->v[i].p, l->v[i].len);
-    }
-    sb_puts(&b, "]");
+    bulks_text(&b, l->v, l->n);
     return sb_take(m->a, &b);
 }
 
+/* XRANGE - + of the stream, as the state's reply text: [[id, [field, value, ...]], ...]. */
 static char *stream_text(model *m, const stream *s)
 {
     sbuf b;
@@ -2868,12 +2854,9 @@ static char *stream_text(model *m, const stream *s)
         if (i) sb_puts(&b, ", ");
         sb_puts(&b, "[");
         bulk_text(&b, s->e[i].id, strlen(s->e[i].id));
-        sb_puts(&b, ", [");
-        for (size_t k = 0; k < s->e[i].nf; k++) {
-            if (k) sb_puts(&b, ", ");
-            bulk_text(&b, s->e[i].f[k].p, s->e[i].f[k].len);
-        }
-        sb_puts(&b, "]]");
+        sb_puts(&b, ", ");
+        bulks_text(&b, s->e[i].f, s->e[i].nf);
+        sb_puts(&b, "]");
     }
     sb_puts(&b, "]");
     return sb_take(m->a, &b);
@@ -2954,7 +2937,7 @@ static void final_state(model *m)
             memcpy(key, first[i], kn + 1);
         } else {
             memcpy(key, (i - 2) % 2 == 0 ? "n:e" : "s:e", 3);
-            kn = 3 + u64_text(key + 3, (i - 2) / 2 + 1);
+            kn = 3 + wsm_u64_text(key + 3, (i - 2) / 2 + 1);
             sb_add(&cmd, " ", 1);
             sb_add(&cmd, key, kn);
         }
@@ -3116,7 +3099,7 @@ static int predict(const gen_run *run, unsigned quirks, int no_text, mdl_result 
     m.step = (size_t)-1;
     char num[24];
     m.count = run->cfg.batch ? run->cfg.batch : run->cfg.count; /* a batch reads its size */
-    m.count_text = str_of(m.a, num, u64_text(num, m.count)).p;
+    m.count_text = str_of(m.a, num, wsm_u64_text(num, m.count)).p;
     size_t nprod = 0;
     for (size_t i = 0; i < run->nsteps; i++) nprod += run->steps[i].kind == GS_PRODUCE;
     m.payloads = ANEW(m.a, nprod, gen_str);

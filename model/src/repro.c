@@ -22,6 +22,7 @@
 
 #include "wsm_repro.h"
 #include "textbuf.h"
+#include "wsi_io.h"
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -88,19 +89,6 @@ static void run_here(const uint64_t *v, size_t n, unsigned quirks, outcome *out)
     ch_free(&c);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *q = p;
-    while (n) {
-        ssize_t w = write(fd, q, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        q += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static size_t read_all(int fd, tbuf *b)
 {
     char tmp[4096];
@@ -126,7 +114,7 @@ static void put_rec(int fd, char tag, uint64_t v)
     char rec[1 + sizeof v];
     rec[0] = tag;
     memcpy(rec + 1, &v, sizeof v);
-    write_all(fd, rec, sizeof rec);
+    wsi_write_all(fd, rec, sizeof rec);
 }
 
 static void on_choice_rec(void *ud, uint64_t value, uint64_t range)
@@ -154,7 +142,7 @@ static void child_check(ch *c, unsigned quirks, int fd)
     if (gen_check_choices(c, &lim, quirks, &f, NULL)) snprintf(kind, sizeof kind, "%s", f.kind);
     gen_failure_free(&f);
     put_rec(fd, 'k', strlen(kind));
-    write_all(fd, kind, strlen(kind));
+    wsi_write_all(fd, kind, strlen(kind));
 }
 
 /* Reads a child's stream into out; a stream without its end record means it crashed. */
@@ -283,9 +271,9 @@ static void stream_step(void *ud, const gen_run *run, size_t i)
     /* each piece framed by its length: the parent keeps whole pieces only */
     uint64_t n = strlen(text);
     char tag = i == (size_t)-1 ? 'H' : 'L';
-    write_all(s->fd, &tag, 1);
-    write_all(s->fd, &n, sizeof n);
-    write_all(s->fd, text, n);
+    wsi_write_all(s->fd, &tag, 1);
+    wsi_write_all(s->fd, &n, sizeof n);
+    wsi_write_all(s->fd, text, n);
     free(text);
 }
 
@@ -329,25 +317,6 @@ static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, tbuf *hea
 
 /* ----- Input ----------------------------------------------------------------------------- */
 
-static uint8_t *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    tbuf b = {0};
-    char tmp[4096];
-    size_t r;
-    while ((r = fread(tmp, 1, sizeof tmp, f)) > 0) tb_add(&b, tmp, r);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(b.p);
-        return NULL;
-    }
-    if (!b.p) tb_add(&b, "", 0);
-    *size = b.len;
-    return (uint8_t *)b.p;
-}
-
 typedef struct source_job {
     ch *c;
     unsigned quirks;
@@ -376,7 +345,7 @@ static int input_run(const char *input, unsigned quirks, outcome *out, char *err
         }
         ch_init_prng(&c, seed, 0);
     } else {
-        data = read_file(input, &size);
+        data = (uint8_t *)wsi_read_file(input, 0, &size);
         if (!data) {
             snprintf(err, errn, "cannot read %s: %s", input, strerror(errno));
             return -1;

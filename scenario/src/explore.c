@@ -36,6 +36,7 @@
 
 #include <strings.h>
 
+#include "wsi_io.h"
 #include "wsi_strmap.h"
 #include "wsc_int.h"
 
@@ -470,20 +471,6 @@ static void point_where(const wsc_crash_point *p, char *buf, size_t size)
                  (unsigned long long)p->round_trip);
 }
 
-/* Writes all len bytes to fd, across short writes and EINTR; 0, or -1 on an error. */
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t k = write(fd, p, len);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k;
-        len -= (size_t)k;
-    }
-    return 0;
-}
-
 /* The child's end: classify its point, send the answer, exit without returning (nor
  * running the parent's atexit handlers or flushing its stdio buffers). */
 static void child_finish(snap *s) __attribute__((noreturn));
@@ -495,7 +482,8 @@ static void child_finish(snap *s)
     answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail)};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p.verdict, VERDICTS[k]) == 0) a.verdict = k;
-    int bad = write_all(s->child_fd, &a, sizeof a) || write_all(s->child_fd, p.detail, a.detail_len);
+    int bad = wsi_write_all(s->child_fd, &a, sizeof a) ||
+              wsi_write_all(s->child_fd, p.detail, a.detail_len);
     _exit(bad ? 3 : 0);
 }
 
@@ -514,8 +502,9 @@ static void send_point(snap *s, size_t i)
     answer a = {ANSWER_MAGIC, 0, (uint32_t)p->forbidden, (uint32_t)strlen(p->detail)};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p->verdict, VERDICTS[k]) == 0) a.verdict = k;
-    if (write_all(s->replica_fd, head, sizeof head) || write_all(s->replica_fd, &a, sizeof a) ||
-        write_all(s->replica_fd, p->detail, a.detail_len))
+    if (wsi_write_all(s->replica_fd, head, sizeof head) ||
+        wsi_write_all(s->replica_fd, &a, sizeof a) ||
+        wsi_write_all(s->replica_fd, p->detail, a.detail_len))
         _exit(5);
 }
 
@@ -860,7 +849,7 @@ static void replica_finish(snap *s, const wsc_options *o)
     }
     const char *f = s->out->failure ? s->out->failure : "";
     uint32_t end[3] = {REC_END, replayed, (uint32_t)strlen(f)};
-    int bad = write_all(s->replica_fd, end, sizeof end) || write_all(s->replica_fd, f, end[2]);
+    int bad = wsi_write_all(s->replica_fd, end, sizeof end) || wsi_write_all(s->replica_fd, f, end[2]);
     _exit(bad ? 5 : 0);
 }
 

@@ -23,6 +23,7 @@
 
 #include "wsc_int.h"
 #include "wsi_strmap.h"
+#include "wsi_io.h"
 
 /* ----- Errors ------------------------------------------------------------------------------ */
 
@@ -2087,39 +2088,19 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
 wsc_scenario *wsc_parse_file(const char *path, char **error)
 {
     *error = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        size_t n = strlen(path) + 128;
+    size_t len;
+    /* a file of 64 MB or more is refused: no scenario is that long */
+    char *buf = wsi_read_file(path, ((size_t)64 << 20) - 1, &len);
+    if (!buf) {
+        int e = errno;
+        char why[160];
+        snprintf(why, sizeof why, "%s%s", e == EFBIG ? "file over 64 MB"
+                                          : e == EIO ? "read error"
+                                          : e == ENOMEM ? "out of memory" : "cannot open: ",
+                 e == EFBIG || e == EIO || e == ENOMEM ? "" : strerror(e));
+        size_t n = strlen(path) + sizeof why + 16;
         *error = malloc(n);
-        if (*error) snprintf(*error, n, "%s:0:0: error: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 4096;
-            if (cap > ((size_t)64 << 20)) {
-                free(buf);
-                fclose(f);
-                size_t n = strlen(path) + 64;
-                *error = malloc(n);
-                if (*error) snprintf(*error, n, "%s:0:0: error: file over 64 MB", path);
-                return NULL;
-            }
-            buf = xrealloc(buf, cap);
-        }
-        size_t r = fread(buf + len, 1, cap - len, f);
-        len += r;
-        if (r == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        size_t n = strlen(path) + 64;
-        *error = malloc(n);
-        if (*error) snprintf(*error, n, "%s:0:0: error: read error", path);
+        if (*error) snprintf(*error, n, "%s:0:0: error: %s", path, why);
         return NULL;
     }
     wsc_scenario *sc = wsc_parse(path, buf, len, error);

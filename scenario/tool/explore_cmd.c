@@ -23,6 +23,7 @@
 #include "explore_cmd.h"
 #include "explore_html.h"
 #include "wsc.h"
+#include "wsi_io.h"
 
 #ifndef WSIM_VERSION
 #define WSIM_VERSION "unknown"
@@ -378,21 +379,9 @@ static int read_shard(const char *path, shardfile *sf)
 {
     memset(sf, 0, sizeof *sf);
     sf->path = path;
-    FILE *f = fopen(path, "rb");
-    if (!f) return bad("%s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    if (!text) abort();
-    size_t got;
-    while ((got = fread(text + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            cap *= 2;
-            text = realloc(text, cap);
-            if (!text) abort();
-        }
-    }
-    fclose(f);
+    size_t len;
+    char *text = wsi_read_file(path, 0, &len);
+    if (!text) return bad("%s: %s", path, strerror(errno));
     jreader r = {text, text + len, NULL};
     int rc = jparse(&r, &sf->root, 0);
     free(text);

@@ -14,6 +14,7 @@
 
 #include "explore_cmd.h"
 #include "wsc.h"
+#include "wsi_io.h"
 #include "wsm.h" /* model/: the run generator, the model and the shrinker */
 
 static const char *USAGE =
@@ -203,6 +204,17 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
     return 0;
 }
 
+/* parse_opts at a command's start: -1 when the options are good (free o->paths), else
+ * the command's exit status, 0 after --help and 2 after a usage error, with nothing left
+ * to free. */
+static int command_opts(int argc, char **argv, const char *help, opts *o)
+{
+    int prc = parse_opts(argc, argv, help, o);
+    if (!prc) return -1;
+    free(o->paths);
+    return prc == 1 ? 0 : 2;
+}
+
 /* ----- Collecting files ---------------------------------------------------------------------- */
 
 typedef struct files {
@@ -347,11 +359,8 @@ static void indented(FILE *out, const char *text, const char *prefix)
 static int cmd_run(int argc, char **argv)
 {
     opts o;
-    int prc = parse_opts(argc, argv, RUN_HELP, &o);
-    if (prc) {
-        free(o.paths);
-        return prc == 1 ? 0 : 2;
-    }
+    int done = command_opts(argc, argv, RUN_HELP, &o);
+    if (done >= 0) return done;
     files f = {0};
     wsc_scenario **sc = NULL;
     if (collect(&o, &f) || parse_all(&f, &sc)) {
@@ -546,11 +555,8 @@ static void first_difference(const char *what, const char *a, const char *b)
 static int cmd_diff(int argc, char **argv)
 {
     opts o;
-    int prc = parse_opts(argc, argv, DIFF_HELP, &o);
-    if (prc) {
-        free(o.paths);
-        return prc == 1 ? 0 : 2;
-    }
+    int done = command_opts(argc, argv, DIFF_HELP, &o);
+    if (done >= 0) return done;
     if (!o.backend || strcmp(o.backend, "fake") == 0) {
         free(o.paths);
         return usage_error(DIFF_HELP, "diff needs --backend with a real server");
@@ -625,11 +631,8 @@ static int cmd_show(int argc, char **argv, int diagram)
 {
     const char *help = diagram ? DIAGRAM_HELP : TRACE_HELP;
     opts o;
-    int prc = parse_opts(argc, argv, help, &o);
-    if (prc) {
-        free(o.paths);
-        return prc == 1 ? 0 : 2;
-    }
+    int done = command_opts(argc, argv, help, &o);
+    if (done >= 0) return done;
     if (o.npaths != 1) {
         free(o.paths);
         return usage_error(help, "give exactly one scenario file");
@@ -740,32 +743,6 @@ static int cmd_repro(int argc, char **argv)
 #define GRAMMAR_END "<!-- grammar: END -->"
 
 /* Reads a whole file (NULL with errno set). */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, r;
-    do {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *q = realloc(buf, cap);
-            if (!q) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = q;
-        }
-        r = fread(buf + n, 1, cap - n - 1, f);
-        n += r;
-    } while (r > 0);
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* wsim grammar [--update FILE | --check FILE] */
 static int cmd_grammar(int argc, char **argv)
 {
@@ -786,7 +763,7 @@ static int cmd_grammar(int argc, char **argv)
     const char *path = argv[1];
     int check = !strcmp(argv[0], "--check");
     size_t len;
-    char *doc = slurp(path, &len);
+    char *doc = wsi_read_file(path, 0, &len);
     if (!doc) {
         fprintf(stderr, "wsim: %s: %s\n", path, strerror(errno));
         free(g);
