@@ -5,14 +5,10 @@
 
 #include <stdint.h>
 
+#include "wsi_splitmix.h"
+
 /* splitmix64: the next value of the sequence seeded by *s (any seed, 0 included). */
-static inline uint64_t splitmix64_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t splitmix64_next(uint64_t *s) { return wsi_splitmix64(s); }
 
 /* A splitmix64 draw in [0, n) (n > 0; the modulo bias does not matter here). */
 static inline unsigned splitmix64_below(uint64_t *s, unsigned n)
