@@ -39,7 +39,7 @@ static int shebang_flags_parse(const char *body, size_t len, unsigned *flags,
         return -1;
     }
     *shebang_len = (size_t)(end - body);
-    char *line = malloc(*shebang_len + 1);
+    char *line = fri_malloc(*shebang_len + 1);
     if (!line) {
         fri_buf_printf(err, "%s", FRI_ERR_OOM);
         return -1;
@@ -49,7 +49,7 @@ static int shebang_flags_parse(const char *body, size_t len, unsigned *flags,
     char **parts;
     size_t *plen;
     int n = fr_split_line(line, &parts, &plen);
-    free(line);
+    fri_free(line);
     if (n <= 0) {
         if (n == 0) fr_split_free(n, parts, plen);
         fri_buf_printf(err, "%s", "ERR Invalid engine in script shebang");
@@ -122,12 +122,12 @@ static fri_lua_script *create_script(fr_client *c, fri_scripting *sc, const char
         fri_reply_errorf(c, "ERR Error compiling script (new function): %s", err);
         return NULL;
     }
-    fri_lua_script *ls = calloc(1, sizeof(*ls));
+    fri_lua_script *ls = fri_calloc(1, sizeof(*ls));
     fri_str *b = fri_str_new(body, len);
     int created;
     e = ls && b ? fri_dict_add(sc->scripts, sha, 40, &created) : NULL;
     if (!e) {
-        free(ls);
+        fri_free(ls);
         fri_str_free(b);
         fri_reply_error(c, FRI_ERR_OOM);
         return NULL;

@@ -14,7 +14,7 @@
 
 fri_str *fri_str_new(const char *p, size_t len)
 {
-    fri_str *s = malloc(sizeof(*s) + len + 1);
+    fri_str *s = fri_malloc(sizeof(*s) + len + 1);
     if (!s) return NULL;
     s->len = len;
     if (len) memcpy(s->buf, p, len);
@@ -29,11 +29,11 @@ fri_str *fri_str_from_ll(long long v)
     return fri_str_new(tmp, n);
 }
 
-void fri_str_free(fri_str *s) { free(s); }
+void fri_str_free(fri_str *s) { fri_free(s); }
 
 fri_str *fri_str_resize(fri_str *s, size_t newlen)
 {
-    fri_str *n = realloc(s, sizeof(*n) + newlen + 1);
+    fri_str *n = fri_realloc(s, sizeof(*n) + newlen + 1);
     if (!n) return NULL;
     if (newlen > n->len) memset(n->buf + n->len, 0, newlen - n->len);
     n->len = newlen;
@@ -63,8 +63,8 @@ void fri_buf_grow(fri_buf *b, size_t extra)
     if (b->cap - b->len >= extra) return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < extra) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) abort(); /* the reply buffer is the one allocation we cannot answer without */
+    char *p = fri_realloc(b->p, cap);
+    if (!p) fri_mem_unguarded("a growing buffer");
     b->p = p;
     b->cap = cap;
 }
@@ -90,7 +90,7 @@ void fri_buf_printf(fri_buf *b, const char *fmt, ...)
 
 void fri_buf_free(fri_buf *b)
 {
-    free(b->p);
+    fri_free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
 }
@@ -187,7 +187,7 @@ int fri_string2d(const char *s, size_t len, double *out)
     char *heap = NULL, *buf = small, *end;
     if (len == 0) return 0;
     if (len >= sizeof(small)) {
-        heap = malloc(len + 1);
+        heap = fri_malloc(len + 1);
         if (!heap) return 0;
         buf = heap;
     }
@@ -197,7 +197,7 @@ int fri_string2d(const char *s, size_t len, double *out)
     double v = strtod(buf, &end);
     int ok = !(isspace((unsigned char)buf[0]) || (size_t)(end - buf) != len ||
                (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) || isnan(v));
-    free(heap);
+    fri_free(heap);
     if (ok && out) *out = v;
     return ok;
 }
@@ -409,9 +409,9 @@ static int hex_value(int c)
 
 void fr_split_free(int argc, char **argv, size_t *argvlen)
 {
-    for (int i = 0; i < argc; i++) free(argv[i]);
-    free(argv);
-    free(argvlen);
+    for (int i = 0; i < argc; i++) fri_free(argv[i]);
+    fri_free(argv);
+    fri_free(argvlen);
 }
 
 int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
@@ -420,10 +420,14 @@ int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
     char **argv = NULL;
     size_t *lens = NULL;
     int argc = 0, cap = 0;
-    fri_buf cur = {0};
+    /* no word is longer than the line: cur never grows, so running out of memory here
+     * (outside any guarded call) is the -1 of an allocation below, never fri_buf's */
+    size_t line_len = strlen(line);
+    fri_buf cur = {fri_malloc(line_len + 1), 0, line_len + 1};
 
     *argv_out = NULL;
     *len_out = NULL;
+    if (!cur.p) return -1;
     for (;;) {
         while (*p && isspace((unsigned char)*p)) p++;
         if (!*p) break;
@@ -487,14 +491,14 @@ int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
         }
         if (argc == cap) {
             cap = cap ? cap * 2 : 8;
-            char **na = realloc(argv, sizeof(*na) * (size_t)cap);
+            char **na = fri_realloc(argv, sizeof(*na) * (size_t)cap);
             if (!na) goto err;
             argv = na;
-            size_t *nl = realloc(lens, sizeof(*nl) * (size_t)cap);
+            size_t *nl = fri_realloc(lens, sizeof(*nl) * (size_t)cap);
             if (!nl) goto err;
             lens = nl;
         }
-        argv[argc] = malloc(cur.len + 1);
+        argv[argc] = fri_malloc(cur.len + 1);
         if (!argv[argc]) goto err;
         if (cur.len) memcpy(argv[argc], cur.p, cur.len);
         argv[argc][cur.len] = '\0';
