@@ -22,7 +22,7 @@ static int int_arg(frs_conn *c, const char *p, size_t n, long long *out)
 static char *cstr(const char *p, size_t n)
 {
     char *s = malloc(n + 1);
-    if (!s) abort();
+    if (!s) frs_oom_abort(__func__);
     memcpy(s, p, n);
     s[n] = '\0';
     return s;

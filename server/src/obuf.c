@@ -17,10 +17,10 @@ void frs_obuf_append(frs_obuf *b, const void *p, size_t n)
         if (b->cap - b->len < n) {
             size_t cap = b->cap ? b->cap : 16 * 1024;
             while (cap - b->len < n) cap *= 2;
-            char *np = realloc(b->p, cap);
-            if (!np) {
-                fprintf(stderr, "fakeredis-server: out of memory\n");
-                abort();
+            char *np = b->failed ? NULL : realloc(b->p, cap);
+            if (!np) { /* this connection closes (frs_conn_want_flush); the others go on */
+                b->failed = 1;
+                return;
             }
             b->p = np;
             b->cap = cap;
@@ -50,6 +50,12 @@ void frs_obuf_compact(frs_obuf *b)
         b->len -= b->sent;
         b->sent = 0;
     }
+}
+
+void frs_oom_abort(const char *what)
+{
+    fprintf(stderr, "fakeredis-server: out of memory in %s; aborting\n", what);
+    abort();
 }
 
 void frs_obuf_free(frs_obuf *b)
@@ -89,7 +95,10 @@ void frs_reply_error(frs_conn *c, const char *err)
 {
     size_t n = strlen(err);
     char *copy = malloc(n + 3);
-    if (!copy) abort();
+    if (!copy) {
+        c->out.failed = 1; /* the connection closes, as when its buffer cannot grow */
+        return;
+    }
     copy[0] = '-';
     for (size_t i = 0; i < n; i++) copy[i + 1] = (err[i] == '\r' || err[i] == '\n') ? ' ' : err[i];
     memcpy(copy + n + 1, "\r\n", 2);
