@@ -986,8 +986,8 @@ static void noperm_text(int r, const fri_cmd_meta *m, char *err, size_t cap)
                            "used as arguments");
 }
 
-static int client_acl_check_guarded(fr_client *c, int argc, const char *const *argv, const size_t *argvlen,
-                        char *err, size_t cap)
+static int client_acl_check_guarded(fr_client *c, int argc, const char *const *argv,
+                                    const size_t *argvlen, char *err, size_t cap)
 {
     if (!c->srv->acl || argc < 1) return 0;
     const fri_acl_user *u = client_user(c);
@@ -1107,8 +1107,8 @@ static fri_acl_user *credentials(fr_server *s, const char *user, size_t ulen, co
     return NULL;
 }
 
-static int client_auth_guarded(fr_client *c, const char *verb, size_t vlen, const char *user, size_t ulen,
-                   const char *pass, size_t plen)
+static int client_auth_guarded(fr_client *c, const char *verb, size_t vlen, const char *user,
+                               size_t ulen, const char *pass, size_t plen)
 {
     if (!user) {
         user = "default";

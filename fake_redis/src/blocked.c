@@ -770,7 +770,7 @@ static const fr_reply *client_woken_reply_guarded(fr_client *c)
 const fr_reply *fr_client_woken_reply(fr_client *c)
 {
     fr_server *guard = fri_mem_enter(c->srv, "fr_client_woken_reply");
-    const fr_reply * r = client_woken_reply_guarded(c);
+    const fr_reply *r = client_woken_reply_guarded(c);
     fri_mem_leave(guard);
     return r;
 }

@@ -147,7 +147,8 @@ int fr_server_declare_command(fr_server *s, const char *name)
     return r;
 }
 
-static int server_declare_extension_guarded(fr_server *s, const char *name, int arity, const char *summary)
+static int server_declare_extension_guarded(fr_server *s, const char *name, int arity,
+                                            const char *summary)
 {
     if (!s || !name || !*name || fri_meta_find(name, strlen(name)) ||
         ext_find(s, name, strlen(name)))

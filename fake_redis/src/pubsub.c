@@ -697,7 +697,7 @@ const fr_reply *fr_exec_all(fr_client *c, int argc, const char *const *argv,
                             const size_t *argvlen, size_t *n)
 {
     fr_server *guard = fri_mem_enter(c->srv, "fr_exec_all");
-    const fr_reply * r = exec_all_guarded(c, argc, argv, argvlen, n);
+    const fr_reply *r = exec_all_guarded(c, argc, argv, argvlen, n);
     fri_mem_leave(guard);
     return r;
 }
