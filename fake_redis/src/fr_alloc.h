@@ -91,6 +91,9 @@ static inline void fri_mem_leave(fr_server *prev) { fri_mem_guard = prev; }
  * its last block is freed). */
 fri_reserve *fri_reserve_new(void);
 void fri_reserve_release(fri_reserve *r);
+/* After a server is freed: none of its reserves' blocks may be left (a leak the leak
+ * checkers cannot see, as the list of areas still points at them): says so and asserts. */
+void fri_reserve_check_gone(const fr_server *s);
 size_t fri_reserve_used(const fri_reserve *r);
 /* At the gate of a command of a server short of memory: makes the reserve whole again
  * (every block came back) or takes a fresh one.  0 and the server is no longer short, or

@@ -494,6 +494,7 @@ void fr_server_free(fr_server *s)
     if (!s) return;
     server_clear(s);
     fri_reserve_release(s->reserve);
+    fri_reserve_check_gone(s);
     fri_free(s);
 }
 
