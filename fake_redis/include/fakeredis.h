@@ -319,7 +319,9 @@ int fr_server_script_busy(const fr_server *server);
  * that says so, the fake refuses as Redis's processCommand does (-OOM for a deny-oom
  * command, a script whose shebang lacks no-writes and allow-oom, or anything queued in
  * MULTI) and a script started then gets the OOM error from redis.call of a deny-oom
- * command until it has written (Redis's scriptVerifyOOM). */
+ * command until it has written (Redis's scriptVerifyOOM).  A server short of memory (its
+ * emergency reserve in use: "Running out of memory" at the top) refuses on this same
+ * path, with a hook or without. */
 typedef int fr_oom_hook(fr_server *server, void *ctx);
 void fr_server_set_oom_hook(fr_server *server, fr_oom_hook *hook, void *ctx);
 /* RESP3 inside scripts: the fake's commands write RESP2; after redis.setresp(3) a
