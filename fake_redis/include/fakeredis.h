@@ -13,6 +13,21 @@
  * Memory: replies live in an arena owned by the client and stay valid until the next
  * fr_exec*, fr_pipeline* or fr_client_free call on that client.  Functions that return
  * heap memory say so; free it with free().
+ *
+ * Running out of memory (docs/architecture.md, "Running out of memory"): a function that
+ * makes something (fr_server_new, fr_client_new, fr_server_reset, fr_split_line,
+ * fr_reply_to_resp, fr_dump's copy, fr_stream_entries ...) returns NULL or its error code,
+ * as each says, and leaves nothing behind.  A command never stops half-way: each server
+ * holds an emergency reserve (1 MiB, taken by fr_server_new), an allocation the C library
+ * refuses while a command runs is served from it, and the command completes with its
+ * normal reply.  The server is then short of memory: until the reserve is whole again
+ * (its blocks freed, or a fresh one allocated, tried before each command) every command
+ * the OOM hook path refuses (deny-oom commands, scripts that may write, anything queued
+ * in MULTI: see fr_server_set_oom_hook) answers
+ * "-OOM command not allowed when used memory > 'maxmemory'." before it runs and changes
+ * nothing, while reads and deletions go on.  A single request larger than what is left
+ * of the reserve aborts the process with a message naming the command: the one case
+ * where the fake does not answer.
  */
 #ifndef FAKEREDIS_H
 #define FAKEREDIS_H
@@ -314,7 +329,9 @@ int fr_server_script_busy(const fr_server *server);
  * that says so, the fake refuses as Redis's processCommand does (-OOM for a deny-oom
  * command, a script whose shebang lacks no-writes and allow-oom, or anything queued in
  * MULTI) and a script started then gets the OOM error from redis.call of a deny-oom
- * command until it has written (Redis's scriptVerifyOOM). */
+ * command until it has written (Redis's scriptVerifyOOM).  A server short of memory (its
+ * emergency reserve in use: "Running out of memory" at the top) refuses on this same
+ * path, with a hook or without. */
 typedef int fr_oom_hook(fr_server *server, void *ctx);
 void fr_server_set_oom_hook(fr_server *server, fr_oom_hook *hook, void *ctx);
 /* RESP3 inside scripts: the fake's commands write RESP2; after redis.setresp(3) a
@@ -375,6 +392,20 @@ int fr_key_exists(fr_server *server, int db, const char *key, size_t len);
 
 /* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
 size_t fr_server_script_count(const fr_server *server);
+
+/* ----- Testing the out-of-memory paths -----------------------------------------------
+ * For tests only (SQLite's fault loops): make the fake's allocations fail, in the calling
+ * thread.  From this call on the first-th allocation (1 = the next one) fails, and with
+ * persistent != 0 every one after it too, until the next call; first <= 0 stops failing.
+ * Every allocation of the fake counts (Lua's included, not those of the C library or of
+ * lua-cjson).  Returns the setting it replaces: how many allocations it still had to go
+ * before its first failure (>= 1), 0 when it was failing already, -1 when it was off;
+ * passing that back as first (1 for 0, persistent as before) resumes it after a pause. */
+long fr_debug_fail_allocations(long first, int persistent);
+/* How many allocations the hook has failed in this thread, ever. */
+unsigned long fr_debug_allocation_failures(void);
+/* Bytes of server's emergency reserve in use (0 when it is whole: not short of memory). */
+size_t fr_debug_reserve_used(const fr_server *server);
 
 /* ----- Inspection ---------------------------------------------------------------- */
 

@@ -164,8 +164,7 @@ static void hash_password(const char *p, size_t n, char *out)
 
 static astr astr_new(const char *p, size_t n, int flags)
 {
-    astr a = {malloc(n + 1), n, flags};
-    if (!a.p) abort();
+    astr a = {fri_malloc(n + 1), n, flags};
     memcpy(a.p, p, n);
     a.p[n] = '\0';
     return a;
@@ -178,16 +177,15 @@ static int astr_eq(const astr *a, const char *p, size_t n)
 
 static void push(astr **v, size_t *n, astr a)
 {
-    astr *nv = realloc(*v, (*n + 1) * sizeof(**v));
-    if (!nv) abort();
+    astr *nv = fri_realloc(*v, (*n + 1) * sizeof(**v));
     nv[(*n)++] = a;
     *v = nv;
 }
 
 static void astr_list_free(astr *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(v[i].p);
-    free(v);
+    for (size_t i = 0; i < n; i++) fri_free(v[i].p);
+    fri_free(v);
 }
 
 /* Frees a list of patterns or passwords and leaves it empty. */
@@ -208,8 +206,8 @@ static void reset_firstargs(selector *s)
 {
     if (!s->firstargs) return;
     for (size_t r = 0; r < FRI_CMD_META_MAX; r++) reset_firstargs_row(s, r);
-    free(s->firstargs);
-    free(s->nfirstargs);
+    fri_free(s->firstargs);
+    fri_free(s->nfirstargs);
     s->firstargs = NULL;
     s->nfirstargs = NULL;
 }
@@ -225,9 +223,8 @@ static void selector_free(selector *s)
 static void add_firstarg(selector *s, size_t row, const char *p, size_t n)
 {
     if (!s->firstargs) {
-        s->firstargs = calloc(FRI_CMD_META_MAX, sizeof(*s->firstargs));
-        s->nfirstargs = calloc(FRI_CMD_META_MAX, sizeof(*s->nfirstargs));
-        if (!s->firstargs || !s->nfirstargs) abort();
+        s->firstargs = fri_calloc(FRI_CMD_META_MAX, sizeof(*s->firstargs));
+        s->nfirstargs = fri_calloc(FRI_CMD_META_MAX, sizeof(*s->nfirstargs));
     }
     for (size_t i = 0; i < s->nfirstargs[row]; i++)
         if (s->firstargs[row][i].len == n && strncasecmp(s->firstargs[row][i].p, p, n) == 0)
@@ -258,7 +255,7 @@ static void user_clear(fri_acl_user *u)
 {
     astr_list_clear(&u->pw, &u->npw);
     for (size_t i = 0; i < u->nsel; i++) selector_free(&u->sel[i]);
-    free(u->sel);
+    fri_free(u->sel);
     u->sel = NULL;
     u->nsel = 0;
 }
@@ -267,14 +264,13 @@ static void user_free(fri_acl_user *u)
 {
     if (!u) return;
     user_clear(u);
-    free(u->name);
-    free(u);
+    fri_free(u->name);
+    fri_free(u);
 }
 
 static void add_selector(fri_acl_user *u, selector s)
 {
-    selector *n = realloc(u->sel, (u->nsel + 1) * sizeof(*n));
-    if (!n) abort();
+    selector *n = fri_realloc(u->sel, (u->nsel + 1) * sizeof(*n));
     n[u->nsel++] = s;
     u->sel = n;
 }
@@ -282,10 +278,8 @@ static void add_selector(fri_acl_user *u, selector s)
 /* A user as ACLCreateUser makes it: off, no password, a root selector with nothing. */
 static fri_acl_user *user_new(const char *name, size_t n)
 {
-    fri_acl_user *u = calloc(1, sizeof(*u));
-    if (!u) abort();
-    u->name = malloc(n + 1);
-    if (!u->name) abort();
+    fri_acl_user *u = fri_calloc(1, sizeof(*u));
+    u->name = fri_malloc(n + 1);
     memcpy(u->name, name, n);
     u->name[n] = '\0';
     u->namelen = n;
@@ -338,8 +332,7 @@ static void user_insert(struct fri_acl *acl, fri_acl_user *u)
 {
     int found;
     size_t i = user_pos(acl, u->name, u->namelen, &found);
-    fri_acl_user **n = realloc(acl->users, (acl->nusers + 1) * sizeof(*n));
-    if (!n) abort();
+    fri_acl_user **n = fri_realloc(acl->users, (acl->nusers + 1) * sizeof(*n));
     memmove(n + i + 1, n + i, (acl->nusers - i) * sizeof(*n));
     n[i] = u;
     acl->users = n;
@@ -562,7 +555,7 @@ static int set_user(fri_acl_user *u, const char *op, size_t n)
             u->flags &= ~USER_NOPASS;
         } else {
             if (i == u->npw) return E_NODEV;
-            free(u->pw[i].p);
+            fri_free(u->pw[i].p);
             memmove(u->pw + i, u->pw + i + 1, (u->npw - i - 1) * sizeof(*u->pw));
             u->npw--;
         }
@@ -615,8 +608,7 @@ static const char *set_user_error(int e)
 static struct fri_acl *acl_get(fr_server *s)
 {
     if (s->acl) return s->acl;
-    struct fri_acl *a = calloc(1, sizeof(*a));
-    if (!a) abort();
+    struct fri_acl *a = fri_calloc(1, sizeof(*a));
     fri_acl_user *d = user_new("default", 7);
     set_user(d, "+@all", 5);
     set_user(d, "~*", 2);
@@ -631,9 +623,9 @@ static struct fri_acl *acl_get(fr_server *s)
 
 static void log_entry_free(log_entry *e)
 {
-    free(e->object.p);
-    free(e->username.p);
-    free(e->cinfo.p);
+    fri_free(e->object.p);
+    fri_free(e->username.p);
+    fri_free(e->cinfo.p);
 }
 
 void fri_acl_free(fr_server *s)
@@ -641,10 +633,10 @@ void fri_acl_free(fr_server *s)
     struct fri_acl *a = s->acl;
     if (!a) return;
     for (size_t i = 0; i < a->nusers; i++) user_free(a->users[i]);
-    free(a->users);
+    fri_free(a->users);
     for (size_t i = 0; i < a->nlog; i++) log_entry_free(&a->log[i]);
-    free(a->log);
-    free(a);
+    fri_free(a->log);
+    fri_free(a);
     s->acl = NULL;
 }
 
@@ -892,8 +884,7 @@ static int user_check(const fri_acl_user *u, const fri_cmd_meta *m, int argc,
     int relevant = DENIED_CMD, last_idx = 0, nkeys = -1;
     fri_keyref small[64];
     int cap = 2 * argc + 4;
-    fri_keyref *keys = cap <= 64 ? small : malloc(sizeof(*keys) * (size_t)cap);
-    if (!keys) abort();
+    fri_keyref *keys = cap <= 64 ? small : fri_malloc(sizeof(*keys) * (size_t)cap);
     int ret = -1;
     for (size_t i = 0; i < u->nsel; i++) {
         int idx = 0;
@@ -907,7 +898,7 @@ static int user_check(const fri_acl_user *u, const fri_cmd_meta *m, int argc,
             last_idx = idx;
         }
     }
-    if (keys != small) free(keys);
+    if (keys != small) fri_free(keys);
     if (ret == ACL_OK) return ACL_OK;
     *idxptr = last_idx;
     return relevant;
@@ -945,18 +936,17 @@ static void log_add(fr_client *c, int reason, int context, const char *obj, size
             !astr_eq(&cur->username, e.username.p, e.username.len))
             continue;
         log_entry m = *cur;
-        free(m.cinfo.p);
+        fri_free(m.cinfo.p);
         m.cinfo = e.cinfo;
         m.ctime = e.ctime;
         m.count++;
         memmove(a->log + 1, a->log, i * sizeof(*a->log));
         a->log[0] = m;
-        free(e.object.p);
-        free(e.username.p);
+        fri_free(e.object.p);
+        fri_free(e.username.p);
         return;
     }
-    log_entry *n = realloc(a->log, (a->nlog + 1) * sizeof(*n));
-    if (!n) abort();
+    log_entry *n = fri_realloc(a->log, (a->nlog + 1) * sizeof(*n));
     memmove(n + 1, n, a->nlog * sizeof(*n));
     n[0] = e;
     a->log = n;
@@ -1002,13 +992,12 @@ static void noperm_text(int r, const fri_cmd_meta *m, char *err, size_t cap)
                            "used as arguments");
 }
 
-int fr_client_acl_check(fr_client *c, int argc, const char *const *argv, const size_t *argvlen,
-                        char *err, size_t cap)
+static int client_acl_check_guarded(fr_client *c, int argc, const char *const *argv,
+                                    const size_t *argvlen, char *err, size_t cap)
 {
     if (!c->srv->acl || argc < 1) return 0;
     const fri_acl_user *u = client_user(c);
-    fri_arg small[16], *av = argc <= 16 ? small : malloc(sizeof(*av) * (size_t)argc);
-    if (!av) abort();
+    fri_arg small[16], *av = argc <= 16 ? small : fri_malloc(sizeof(*av) * (size_t)argc);
     for (int i = 0; i < argc; i++) av[i] = (fri_arg){argv[i], argvlen ? argvlen[i] : strlen(argv[i])};
     const fri_cmd_meta *m = acl_lookup_argv(argc, av);
     int idx = 0, r = m ? user_check(u, m, argc, av, &idx) : ACL_OK;
@@ -1018,8 +1007,17 @@ int fr_client_acl_check(fr_client *c, int argc, const char *const *argv, const s
         else log_add(c, r, ctx, av[idx].ptr, av[idx].len, u->name, u->namelen);
         noperm_text(r, m, err, cap);
     }
-    if (av != small) free(av);
+    if (av != small) fri_free(av);
     return r == ACL_OK ? 0 : -1;
+}
+
+int fr_client_acl_check(fr_client *c, int argc, const char *const *argv, const size_t *argvlen,
+                        char *err, size_t cap)
+{
+    fr_server *guard = fri_mem_enter(c->srv, "fr_client_acl_check");
+    int r = client_acl_check_guarded(c, argc, argv, argvlen, err, cap);
+    fri_mem_leave(guard);
+    return r;
 }
 
 int fri_acl_check(fr_client *c, const fri_command *cmd)
@@ -1115,8 +1113,8 @@ static fri_acl_user *credentials(fr_server *s, const char *user, size_t ulen, co
     return NULL;
 }
 
-int fr_client_auth(fr_client *c, const char *verb, size_t vlen, const char *user, size_t ulen,
-                   const char *pass, size_t plen)
+static int client_auth_guarded(fr_client *c, const char *verb, size_t vlen, const char *user,
+                               size_t ulen, const char *pass, size_t plen)
 {
     if (!user) {
         user = "default";
@@ -1134,6 +1132,15 @@ int fr_client_auth(fr_client *c, const char *verb, size_t vlen, const char *user
     }
     log_add(c, DENIED_AUTH, c->in_multi ? CTX_MULTI : CTX_TOPLEVEL, verb, vlen, user, ulen);
     return -1;
+}
+
+int fr_client_auth(fr_client *c, const char *verb, size_t vlen, const char *user, size_t ulen,
+                   const char *pass, size_t plen)
+{
+    fr_server *guard = fri_mem_enter(c->srv, "fr_client_auth");
+    int r = client_auth_guarded(c, verb, vlen, user, ulen, pass, plen);
+    fri_mem_leave(guard);
+    return r;
 }
 
 int fr_server_auth_required(fr_server *s)
@@ -1157,21 +1164,29 @@ int fr_server_default_nopass(fr_server *s)
     return !s->acl || (s->acl->def->flags & USER_NOPASS) != 0;
 }
 
-int fr_server_set_requirepass(fr_server *s, const char *pass, size_t n)
+static int server_set_requirepass_guarded(fr_server *s, const char *pass, size_t n)
 {
     fri_acl_user *d = acl_get(s)->def;
     set_user(d, "resetpass", 9);
     if (pass && n) {
-        char *op = malloc(n + 2);
+        char *op = fri_malloc(n + 2);
         if (!op) return -1;
         op[0] = '>';
         memcpy(op + 1, pass, n);
         set_user(d, op, n + 1);
-        free(op);
+        fri_free(op);
     } else {
         set_user(d, "nopass", 6);
     }
     return 0;
+}
+
+int fr_server_set_requirepass(fr_server *s, const char *pass, size_t n)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_set_requirepass");
+    int r = server_set_requirepass_guarded(s, pass, n);
+    fri_mem_leave(guard);
+    return r;
 }
 
 const char *fr_client_user(fr_client *c, size_t *len)
@@ -1257,8 +1272,7 @@ static void kill_revoked_subscribers(fr_server *s, const fri_acl_user *nu,
         if (nu->sel[i].flags & SEL_ALLCHANNELS) return;
     chan_list up = {0};
     for (size_t i = 0; i < nu->nsel; i++) up.n += nu->sel[i].nchans;
-    up.v = calloc(up.n ? up.n : 1, sizeof(*up.v));
-    if (!up.v) abort();
+    up.v = fri_calloc(up.n ? up.n : 1, sizeof(*up.v));
     up.n = 0;
     for (size_t i = 0; i < nu->nsel; i++)
         for (size_t k = 0; k < nu->sel[i].nchans; k++) up.v[up.n++] = &nu->sel[i].chans[k];
@@ -1280,7 +1294,7 @@ static void kill_revoked_subscribers(fr_server *s, const fri_acl_user *nu,
             if (client_user(k) == original && fri_pubsub_subscribed(k) &&
                 fri_pubsub_each(k, sub_revoked, &up))
                 k->closing = 1;
-    free(up.v);
+    fri_free(up.v);
 }
 
 /* ACLMergeSelectorArguments + ACLStringSetUser */
@@ -1295,8 +1309,7 @@ static void acl_setuser_command(fr_client *c)
     fri_acl_user *u = user_get(a, name->ptr, name->len);
     /* merge "(a" "b)" into one rule */
     int n = c->argc - 3;
-    astr *rules = calloc((size_t)(n ? n : 1), sizeof(*rules));
-    if (!rules) abort();
+    astr *rules = fri_calloc((size_t)(n ? n : 1), sizeof(*rules));
     int nr = 0, open = -1;
     fri_buf sel = {0};
     for (int j = 0; j < n; j++) {

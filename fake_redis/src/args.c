@@ -64,7 +64,7 @@ int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
 {
     size_t n = strnlen(a->ptr, a->len);
     char small[64];
-    char *s = n < sizeof(small) ? small : malloc(n + 1); /* leading zeros have no limit */
+    char *s = n < sizeof(small) ? small : fri_malloc(n + 1); /* leading zeros have no limit */
     if (!s) {
         fri_reply_error(c, FRI_ERR_OOM);
         return -1;
@@ -76,7 +76,7 @@ int fri_get_scan_cursor_or_reply(fr_client *c, const fri_arg *a, uint64_t *out)
     unsigned long long v = strtoull(s, &end, 10);
     int ok = !isspace((unsigned char)s[0]) && *end == '\0' && errno != ERANGE;
     fri_errno_save(c->srv);
-    if (s != small) free(s);
+    if (s != small) fri_free(s);
     if (!ok) {
         fri_reply_error(c, "ERR invalid cursor");
         return -1;

@@ -144,8 +144,7 @@ static void push_ptr(void ***arr, size_t *len, size_t *cap, void *p)
 {
     if (*len == *cap) {
         size_t ncap = *cap ? *cap * 2 : 8;
-        void **n = realloc(*arr, ncap * sizeof(*n));
-        if (!n) abort();
+        void **n = fri_realloc(*arr, ncap * sizeof(*n));
         *arr = n;
         *cap = ncap;
     }
@@ -217,8 +216,8 @@ static void free_bkey(fr_server *s, bkey *bk)
     if (bk->next) bk->next->prev = bk->prev;
     else b->last = bk->prev;
     fri_str_free(bk->key);
-    free(bk->clients);
-    free(bk);
+    fri_free(bk->clients);
+    fri_free(bk);
 }
 
 /* The bkey for key in db, made (with the key's current state) if missing. */
@@ -227,10 +226,9 @@ static bkey *get_bkey(fr_server *s, int db, const fri_arg *key, int64_t now)
     struct fri_blocking *b = s->blocking;
     int created;
     fri_dent *e = fri_dict_add(b->keys[db], key->ptr, key->len, &created);
-    if (!e) abort();
     if (!created) return e->v.ptr;
-    bkey *bk = calloc(1, sizeof(*bk));
-    if (!bk || !(bk->key = fri_str_new(key->ptr, key->len))) abort();
+    bkey *bk = fri_calloc(1, sizeof(*bk));
+    bk->key = fri_str_new(key->ptr, key->len);
     bk->db = db;
     bk->seen = read_state(s, bk, now);
     bk->prev = b->last;
@@ -279,8 +277,8 @@ static int copy_command(const fr_client *c, struct fri_blocked *bp)
 {
     size_t total = 0;
     for (int i = 0; i < c->argc; i++) total += c->argv[i].len + 1;
-    bp->argv = malloc(sizeof(fri_arg) * (size_t)c->argc);
-    bp->mem = malloc(total);
+    bp->argv = fri_malloc(sizeof(fri_arg) * (size_t)c->argc);
+    bp->mem = fri_malloc(total);
     if (!bp->argv || !bp->mem) return -1;
     char *w = bp->mem;
     for (int i = 0; i < c->argc; i++) {
@@ -296,10 +294,10 @@ static int copy_command(const fr_client *c, struct fri_blocked *bp)
 static void free_blocked(struct fri_blocked *bp)
 {
     if (!bp) return;
-    free(bp->argv);
-    free(bp->mem);
-    free(bp->keys);
-    free(bp);
+    fri_free(bp->argv);
+    fri_free(bp->mem);
+    fri_free(bp->keys);
+    fri_free(bp);
 }
 
 /* Blocks c on its current command, which wrote the timeout reply at out[mark..]; leaves
@@ -309,7 +307,7 @@ static void block_client(fr_client *c, const fri_command *cmd, size_t mark)
 {
     fr_server *s = c->srv;
     const blocking_cmd *how = find_blocking_cmd(cmd);
-    struct fri_blocked *bp = how ? calloc(1, sizeof(*bp)) : NULL;
+    struct fri_blocked *bp = how ? fri_calloc(1, sizeof(*bp)) : NULL;
     if (!bp) return;
     bp->how = how;
     bp->cmd = cmd;
@@ -318,22 +316,22 @@ static void block_client(fr_client *c, const fri_command *cmd, size_t mark)
         /* the handler parsed the same options without error, so this writes nothing */
         if (fri_xread_parse_opts_or_reply(c, strcmp(cmd->name, "xreadgroup") == 0,
                                           &bp->xo) < 0 || bp->xo.timeout < 0) {
-            free(bp);
+            fri_free(bp);
             return;
         }
         timeout_ms = bp->xo.timeout;
     } else {
         const fri_arg *t = &c->argv[how->timeout_arg ? how->timeout_arg : c->argc - 1];
         if (fri_get_timeout_or_reply(c, t, &timeout_ms) < 0) {
-            free(bp);
+            fri_free(bp);
             return;
         }
     }
-    int *idx = malloc(sizeof(int) * (size_t)c->argc);
-    bp->keys = malloc(sizeof(wait_key) * (size_t)c->argc);
+    int *idx = fri_malloc(sizeof(int) * (size_t)c->argc);
+    bp->keys = fri_malloc(sizeof(wait_key) * (size_t)c->argc);
     struct fri_blocking *b = blocking_state(s);
     if (!idx || !bp->keys || !b || copy_command(c, bp) < 0) {
-        free(idx);
+        fri_free(idx);
         free_blocked(bp);
         return;
     }
@@ -356,7 +354,7 @@ static void block_client(fr_client *c, const fri_command *cmd, size_t mark)
         push_ptr((void ***)&bk->clients, &bk->n, &bk->cap, c);
         bp->keys[bp->nkeys++] = wk;
     }
-    free(idx);
+    fri_free(idx);
     bp->deadline = timeout_ms > 0 ? c->now_ms + timeout_ms : 0;
     bp->claim_at = how->layout == LAYOUT_STREAMS
                        ? fri_xreadgroup_claim_at(c, c->argc, c->argv, &bp->xo)
@@ -464,8 +462,7 @@ static int rerun_on_key(fr_client *c, void *arg)
         long long numkeys = 0;
         fri_string2ll(bp->argv[2].ptr, bp->argv[2].len, &numkeys);
         int rest = bp->argc - 3 - (int)numkeys; /* direction and options */
-        argv = rest + 4 <= 16 ? small : malloc(sizeof(fri_arg) * (size_t)(rest + 4));
-        if (!argv) abort();
+        argv = rest + 4 <= 16 ? small : fri_malloc(sizeof(fri_arg) * (size_t)(rest + 4));
         argv[0] = bp->argv[0];
         argv[1] = bp->argv[1];
         argv[2] = (fri_arg){"1", 1};
@@ -477,7 +474,7 @@ static int rerun_on_key(fr_client *c, void *arg)
     c->argv = argv;
     c->cmd = bp->cmd;
     bp->cmd->proc(c);
-    if (argv != small && argv != bp->argv) free(argv);
+    if (argv != small && argv != bp->argv) fri_free(argv);
     c->argc = 0;
     c->argv = NULL;
     return 1;
@@ -567,8 +564,7 @@ static void serve_key(fr_server *s, bkey *bk)
     int type = o ? (int)o->type : -1;
     /* the queue changes as clients are served: walk a copy, skipping those gone */
     size_t n = bk->n;
-    fr_client **order = malloc((n ? n : 1) * sizeof(*order));
-    if (!order) abort();
+    fr_client **order = fri_malloc((n ? n : 1) * sizeof(*order));
     memcpy(order, bk->clients, n * sizeof(*order));
     int want = type == FRI_LIST ? WAIT_LIST : type == FRI_ZSET ? WAIT_ZSET
              : type == FRI_STREAM ? WAIT_STREAM : 0;
@@ -604,7 +600,7 @@ static void serve_key(fr_server *s, bkey *bk)
             wake(c);
         }
     }
-    free(order);
+    fri_free(order);
 }
 
 void fri_blocked_serve_ready(fr_server *s)
@@ -670,12 +666,12 @@ static int by_deadline(const void *pa, const void *pb)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-size_t fr_server_expire_blocked(fr_server *s)
+static size_t server_expire_blocked_guarded(fr_server *s)
 {
     struct fri_blocking *b = s->blocking;
     if (!b || !b->nblocked) return 0;
     int64_t now = fr_clock_now(s);
-    fr_client **due = malloc(b->nblocked * sizeof(*due));
+    fr_client **due = fri_malloc(b->nblocked * sizeof(*due));
     if (!due) return 0;
     size_t n = 0;
     for (size_t i = 0; i < b->nblocked; i++) {
@@ -701,16 +697,32 @@ size_t fr_server_expire_blocked(fr_server *s)
         woken++;
     }
     if (n) scan_keys(s, now);
-    free(due);
+    fri_free(due);
     return woken;
 }
 
-int fr_client_unblock(fr_client *c, int error)
+size_t fr_server_expire_blocked(fr_server *s)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_expire_blocked");
+    size_t r = server_expire_blocked_guarded(s);
+    fri_mem_leave(guard);
+    return r;
+}
+
+static int client_unblock_guarded(fr_client *c, int error)
 {
     if (!c->bpop) return 0;
     serve_counted(c, error ? reply_unblocked : reply_timeout, NULL, 1);
     wake(c);
     return 1;
+}
+
+int fr_client_unblock(fr_client *c, int error)
+{
+    fr_server *guard = fri_mem_enter(c->srv, "fr_client_unblock");
+    int r = client_unblock_guarded(c, error);
+    fri_mem_leave(guard);
+    return r;
 }
 
 fr_client *fr_server_take_woken(fr_server *s)
@@ -726,7 +738,7 @@ const char *fr_client_woken_resp(const fr_client *c, size_t *len)
     return c->woken_out.p ? c->woken_out.p : "";
 }
 
-const fr_reply *fr_client_woken_reply(fr_client *c)
+static const fr_reply *client_woken_reply_guarded(fr_client *c)
 {
     if (!c->woken_out.len) return NULL;
     /* parse a copy in place, so that the raw bytes stay as they are */
@@ -738,6 +750,14 @@ const fr_reply *fr_client_woken_reply(fr_client *c)
     fri_parse_replies(c, 1, &r);
     c->woken_parsed = c->out;
     c->out = saved;
+    return r;
+}
+
+const fr_reply *fr_client_woken_reply(fr_client *c)
+{
+    fr_server *guard = fri_mem_enter(c->srv, "fr_client_woken_reply");
+    const fr_reply *r = client_woken_reply_guarded(c);
+    fri_mem_leave(guard);
     return r;
 }
 
@@ -764,9 +784,9 @@ void fri_blocked_server_free(fr_server *s)
     if (!b) return;
     while (b->first) free_bkey(s, b->first);
     for (int i = 0; i < FRI_DBNUM; i++) fri_dict_free(b->keys[i], NULL);
-    free(b->ready);
-    free(b->blocked);
+    fri_free(b->ready);
+    fri_free(b->blocked);
     fri_cq_free(&b->woken);
-    free(b);
+    fri_free(b);
     s->blocking = NULL;
 }

@@ -9,7 +9,7 @@ void *fri_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t fir
 {
     if (len < *cap) return arr;
     size_t ncap = *cap ? *cap * 2 : first_cap;
-    void *n = realloc(arr, ncap * size);
+    void *n = fri_realloc(arr, ncap * size);
     if (!n) return NULL;
     *cap = ncap;
     return n;
@@ -47,6 +47,6 @@ void fri_cq_forget(fri_client_queue *q, const fr_client *c)
 
 void fri_cq_free(fri_client_queue *q)
 {
-    free(q->c);
+    fri_free(q->c);
     *q = (fri_client_queue){0};
 }

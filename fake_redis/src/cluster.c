@@ -65,7 +65,7 @@ int fri_numkeys_keys(int argc, const fri_arg *argv, int numkeys_idx, int with_ds
 static int fold_slots(const fri_command *cmd, int argc, const fri_arg *argv, int *slot)
 {
     int small[64];
-    int *keys = argc <= 64 ? small : malloc(sizeof(int) * (size_t)argc);
+    int *keys = argc <= 64 ? small : fri_malloc(sizeof(int) * (size_t)argc);
     if (!keys) return 0; /* out of memory: let the command itself answer */
     int n = fri_command_keys(cmd, argc, argv, keys, argc);
     int rc = 0;
@@ -74,7 +74,7 @@ static int fold_slots(const fri_command *cmd, int argc, const fri_arg *argv, int
         if (*slot == -1) *slot = ks;
         else if (*slot != ks) rc = -1;
     }
-    if (keys != small) free(keys);
+    if (keys != small) fri_free(keys);
     return rc;
 }
 
@@ -173,7 +173,7 @@ int fr_command_keys(const fr_server *s, int argc, const char *const *argv,
 {
     if (argc < 1 || !argv) return -1;
     fri_arg stackv[32];
-    fri_arg *av = argc <= 32 ? stackv : malloc((size_t)argc * sizeof *av);
+    fri_arg *av = argc <= 32 ? stackv : fri_malloc((size_t)argc * sizeof *av);
     if (!av) return -1;
     for (int i = 0; i < argc; i++)
         av[i] = (fri_arg){argv[i], argvlen ? argvlen[i] : strlen(argv[i])};
@@ -187,6 +187,6 @@ int fr_command_keys(const fr_server *s, int argc, const char *const *argv,
         cmd = found;
     }
     if (cmd && arity_ok(cmd, argc)) n = fri_command_keys(cmd, argc, av, keys, max);
-    if (av != stackv) free(av);
+    if (av != stackv) fri_free(av);
     return n;
 }

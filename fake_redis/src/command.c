@@ -130,7 +130,7 @@ static const fri_ext_cmd *ext_find(const fr_server *s, const char *p, size_t n)
 
 /* ----- Declarations by the embedder ------------------------------------------------------ */
 
-int fr_server_declare_command(fr_server *s, const char *name)
+static int server_declare_command_guarded(fr_server *s, const char *name)
 {
     if (!s || !name) return -1;
     const fri_cmd_meta *m = fri_meta_find(name, strlen(name));
@@ -139,20 +139,29 @@ int fr_server_declare_command(fr_server *s, const char *name)
     return 0;
 }
 
-int fr_server_declare_extension(fr_server *s, const char *name, int arity, const char *summary)
+int fr_server_declare_command(fr_server *s, const char *name)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_declare_command");
+    int r = server_declare_command_guarded(s, name);
+    fri_mem_leave(guard);
+    return r;
+}
+
+static int server_declare_extension_guarded(fr_server *s, const char *name, int arity,
+                                            const char *summary)
 {
     if (!s || !name || !*name || fri_meta_find(name, strlen(name)) ||
         ext_find(s, name, strlen(name)))
         return -1;
-    fri_ext_cmd *n = realloc(s->ext, (s->n_ext + 1) * sizeof(*n));
+    fri_ext_cmd *n = fri_realloc(s->ext, (s->n_ext + 1) * sizeof(*n));
     if (!n) return -1;
     s->ext = n;
     fri_ext_cmd *e = &s->ext[s->n_ext];
-    e->name = strdup(name);
-    e->summary = strdup(summary ? summary : "");
+    e->name = fri_strdup(name);
+    e->summary = fri_strdup(summary ? summary : "");
     if (!e->name || !e->summary) {
-        free(e->name);
-        free(e->summary);
+        fri_free(e->name);
+        fri_free(e->summary);
         return -1;
     }
     for (char *p = e->name; *p; p++)
@@ -162,13 +171,21 @@ int fr_server_declare_extension(fr_server *s, const char *name, int arity, const
     return 0;
 }
 
+int fr_server_declare_extension(fr_server *s, const char *name, int arity, const char *summary)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_declare_extension");
+    int r = server_declare_extension_guarded(s, name, arity, summary);
+    fri_mem_leave(guard);
+    return r;
+}
+
 void fri_command_meta_free(fr_server *s)
 {
     for (size_t i = 0; i < s->n_ext; i++) {
-        free(s->ext[i].name);
-        free(s->ext[i].summary);
+        fri_free(s->ext[i].name);
+        fri_free(s->ext[i].summary);
     }
-    free(s->ext);
+    fri_free(s->ext);
     s->ext = NULL;
     s->n_ext = 0;
 }
@@ -680,7 +697,7 @@ static void getkeys(fr_client *c, int with_flags)
         return;
     }
     int cap = 2 * argc + 4;
-    fri_keyref small[64], *keys = cap <= 64 ? small : malloc(sizeof(*keys) * (size_t)cap);
+    fri_keyref small[64], *keys = cap <= 64 ? small : fri_malloc(sizeof(*keys) * (size_t)cap);
     if (!keys) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -697,7 +714,7 @@ static void getkeys(fr_client *c, int with_flags)
             if (with_flags) fri_reply_key_flags(c, keys[i].flags);
         }
     }
-    if (keys != small) free(keys);
+    if (keys != small) fri_free(keys);
 }
 
 static void command_getkeys_command(fr_client *c) { getkeys(c, 0); }

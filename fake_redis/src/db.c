@@ -9,7 +9,7 @@
 
 fri_obj *fri_obj_new(fri_type type, void *ptr)
 {
-    fri_obj *o = malloc(sizeof(*o));
+    fri_obj *o = fri_malloc(sizeof(*o));
     if (!o) return NULL;
     o->type = (uint8_t)type;
     o->strenc = 0;
@@ -53,7 +53,7 @@ fri_obj *fri_obj_dup(const fri_obj *o)
     case FRI_STREAM: d->ptr = fri_stream_dup(o->ptr); break;
     }
     if (!d->ptr) {
-        free(d);
+        fri_free(d);
         return NULL;
     }
     return d;
@@ -70,7 +70,7 @@ void fri_obj_free(fri_obj *o)
     case FRI_ZSET: fri_zset_free(o->ptr); break;
     case FRI_STREAM: fri_stream_free(o->ptr); break;
     }
-    free(o);
+    fri_free(o);
 }
 
 const char *fri_type_name(fri_type t)
@@ -131,7 +131,6 @@ fri_obj *fri_lookup_typed(fr_client *c, const fri_arg *key, fri_type t, int writ
 void fri_db_add(fri_db *db, const char *key, size_t len, fri_obj *obj)
 {
     fri_dent *e = fri_dict_add(db->keys, key, len, NULL);
-    if (!e) abort(); /* out of memory while the command already changed state */
     fri_obj_stamp(db->srv, obj);
     e->v.ptr = obj;
     fri_notify(db->srv, FR_NOTIFY_NEW, "new", key, len, db->id);
@@ -141,7 +140,6 @@ void fri_db_set(fri_db *db, const char *key, size_t len, fri_obj *obj, int keept
 {
     int created;
     fri_dent *e = fri_dict_add(db->keys, key, len, &created);
-    if (!e) abort();
     if (!created) {
         fri_obj *old = e->v.ptr;
         if (keepttl) obj->expire_ms = old->expire_ms;

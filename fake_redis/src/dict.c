@@ -88,10 +88,10 @@ static uint64_t hash_bytes(const char *p, size_t len)
 
 fri_dict *fri_dict_new(void)
 {
-    return calloc(1, sizeof(fri_dict));
+    return fri_calloc(1, sizeof(fri_dict));
 }
 
-fri_dict *fri_dict_new_n(size_t n) { return calloc(n ? n : 1, sizeof(fri_dict)); }
+fri_dict *fri_dict_new_n(size_t n) { return fri_calloc(n ? n : 1, sizeof(fri_dict)); }
 
 fri_dict *fri_dict_nth(fri_dict *first, size_t i) { return first + i; }
 
@@ -110,19 +110,19 @@ void fri_dict_free(fri_dict *d, void (*free_val)(fri_val *v))
 {
     if (!d) return;
     free_entries(d, free_val);
-    free(d->ents);
-    free(d->index);
-    free(d);
+    fri_free(d->ents);
+    fri_free(d->index);
+    fri_free(d);
 }
 
 void *fri_calloc_with_dicts(size_t size, size_t n)
 {
-    fri_dict **d = calloc(1, size);
+    fri_dict **d = fri_calloc(1, size);
     if (!d) return NULL;
     for (size_t i = 0; i < n; i++) {
         if (!(d[i] = fri_dict_new())) {
             while (i--) fri_dict_free(d[i], NULL);
-            free(d);
+            fri_free(d);
             return NULL;
         }
     }
@@ -134,17 +134,17 @@ void fri_dict_free_n(fri_dict *first, size_t n, void (*free_val)(fri_val *v))
     if (!first) return;
     for (size_t i = 0; i < n; i++) {
         free_entries(&first[i], free_val);
-        free(first[i].ents);
-        free(first[i].index);
+        fri_free(first[i].ents);
+        fri_free(first[i].index);
     }
-    free(first);
+    fri_free(first);
 }
 
 void fri_dict_clear(fri_dict *d, void (*free_val)(fri_val *v))
 {
     free_entries(d, free_val);
-    free(d->ents);
-    free(d->index);
+    fri_free(d->ents);
+    fri_free(d->index);
     uint64_t seq = d->next_seq; /* keep sequence numbers increasing across a clear */
     memset(d, 0, sizeof(*d));
     d->next_seq = seq;
@@ -161,7 +161,7 @@ static size_t index_size(const fri_dict *d)
 /* Makes idx (size entries, zeroed) the index of the current entries. */
 static void install_index(fri_dict *d, uint64_t *idx, size_t size)
 {
-    free(d->index);
+    fri_free(d->index);
     d->index = idx;
     d->mask = size - 1;
     d->tombs = 0;
@@ -177,7 +177,7 @@ static void install_index(fri_dict *d, uint64_t *idx, size_t size)
 static int rebuild_index(fri_dict *d)
 {
     size_t size = index_size(d);
-    uint64_t *idx = calloc(size, sizeof(*idx));
+    uint64_t *idx = fri_calloc(size, sizeof(*idx));
     if (!idx) return -1;
     install_index(d, idx, size);
     return 0;
@@ -206,13 +206,13 @@ static int make_room(fri_dict *d)
     if (newcap > UINT32_MAX / 4) return -1;
     if (newcap != d->cap) {
         /* growing keeps every position, so the old index stays right if what follows fails */
-        fri_dent *n = realloc(d->ents, newcap * sizeof(*n));
+        fri_dent *n = fri_realloc(d->ents, newcap * sizeof(*n));
         if (!n) return -1;
         d->ents = n;
         d->cap = newcap;
     }
     size_t size = index_size(d);
-    uint64_t *idx = calloc(size, sizeof(*idx)); /* before anything moves */
+    uint64_t *idx = fri_calloc(size, sizeof(*idx)); /* before anything moves */
     if (!idx) return -1;
     if (holes) squeeze(d);
     install_index(d, idx, size);
@@ -337,7 +337,7 @@ int fri_dict_compact(fri_dict *d)
 {
     if (d->nents == d->live) return 0;
     size_t size = index_size(d);
-    uint64_t *idx = calloc(size, sizeof(*idx)); /* before anything moves */
+    uint64_t *idx = fri_calloc(size, sizeof(*idx)); /* before anything moves */
     if (!idx) return -1;
     squeeze(d);
     install_index(d, idx, size);

@@ -54,9 +54,7 @@ static void ref_push(ref_list *l, const char *p, size_t len, const void *extra)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 16;
-        bytes_ref *nv = realloc(l->v, l->cap * sizeof(*nv));
-        if (!nv) abort();
-        l->v = nv;
+        l->v = fri_realloc(l->v, l->cap * sizeof(*l->v)); /* guarded: never NULL */
     }
     l->v[l->n++] = (bytes_ref){p, len, extra};
 }
@@ -65,8 +63,7 @@ static void ref_push(ref_list *l, const char *p, size_t len, const void *extra)
  * fly), so they are copied; the copy rides in extra and is freed after printing. */
 static void collect_member(const char *p, size_t len, void *ctx)
 {
-    fri_str *copy = fri_str_new(p, len);
-    if (!copy) abort();
+    fri_str *copy = fri_str_new(p, len); /* guarded: never NULL */
     ref_push(ctx, copy->buf, copy->len, copy);
 }
 
@@ -116,7 +113,7 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
             fri_buf_put_quoted(b, v->buf, v->len);
             fri_buf_append(b, "\n", 1);
         }
-        free(fields.v);
+        fri_free(fields.v);
         break;
     }
     case FRI_SET: {
@@ -129,7 +126,7 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
             fri_buf_append(b, "\n", 1);
             fri_str_free((fri_str *)members.v[i].extra);
         }
-        free(members.v);
+        fri_free(members.v);
         break;
     }
     case FRI_ZSET: fri_zset_foreach(o->ptr, dump_zmember, b); break;
@@ -137,7 +134,8 @@ static void dump_value(fri_buf *b, fri_obj *o, int64_t now)
     }
 }
 
-char *fr_dump(fr_server *s, size_t *len)
+/* The dump in a buffer that may hold reserve blocks (fr_dump runs guarded). */
+static char *dump_text(fr_server *s, size_t *len)
 {
     fri_buf b = {0};
     int64_t now = fr_clock_now(s);
@@ -161,11 +159,27 @@ char *fr_dump(fr_server *s, size_t *len)
             fri_buf_append(&b, "\n", 1);
             dump_value(&b, o, now);
         }
-        free(live.v);
+        fri_free(live.v);
     }
     fri_buf_append(&b, "", 0);
     fri_buf_reserve(&b, 1);
     b.p[b.len] = '\0';
-    if (len) *len = b.len;
+    *len = b.len;
     return b.p;
+}
+
+char *fr_dump(fr_server *s, size_t *len)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_dump");
+    size_t n;
+    char *text = dump_text(s, &n);
+    if (fri_mem_is_reserve(text)) { /* the caller free()s it: a copy of the C library's */
+        char *copy = fri_malloc_plain(n + 1);
+        if (copy) memcpy(copy, text, n + 1);
+        fri_free(text);
+        text = copy;
+    }
+    fri_mem_leave(guard);
+    if (len && text) *len = n;
+    return text;
 }

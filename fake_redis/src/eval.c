@@ -26,12 +26,12 @@ static const struct {
 
 int fri_shebang_words(const char *p, size_t len, char ***parts, size_t **plen)
 {
-    char *line = malloc(len + 1);
+    char *line = fri_malloc(len + 1);
     if (!line) return -1;
     memcpy(line, p, len);
     line[len] = '\0';
     int n = fr_split_line(line, parts, plen);
-    free(line);
+    fri_free(line);
     if (n == 0) fr_split_free(n, *parts, *plen);
     return n < 0 ? 0 : n;
 }
@@ -125,12 +125,12 @@ static fri_lua_script *create_script(fr_client *c, fri_scripting *sc, const char
         fri_reply_errorf(c, "ERR Error compiling script (new function): %s", err);
         return NULL;
     }
-    fri_lua_script *ls = calloc(1, sizeof(*ls));
+    fri_lua_script *ls = fri_calloc(1, sizeof(*ls));
     fri_str *b = fri_str_new(body, len);
     int created;
     e = ls && b ? fri_dict_add(sc->scripts, sha, 40, &created) : NULL;
     if (!e) {
-        free(ls);
+        fri_free(ls);
         fri_str_free(b);
         fri_reply_error(c, FRI_ERR_OOM);
         return NULL;

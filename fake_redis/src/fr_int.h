@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "fakeredis.h"
+#include "fr_alloc.h"
 
 #define FRI_DBNUM 16
 #define FRI_SLOTS 16384
@@ -73,8 +74,11 @@ typedef struct fri_buf {
     size_t cap;
 } fri_buf;
 
-/* Makes room for extra more bytes; aborts on out of memory.  Inline because every reply
- * writer calls it: the common case (room left) is a comparison, growing is out of line. */
+/* Makes room for extra more bytes.  Inline because every reply writer calls it: the
+ * common case (room left) is a comparison, growing is out of line.  It cannot fail inside
+ * a guarded call (the reserve); outside one a buffer must not grow (fr_split_line sizes
+ * its own first), and one that does and cannot is a bug of the fake: it aborts saying so
+ * (fri_mem_unguarded). */
 void fri_buf_grow(fri_buf *b, size_t extra);
 static inline void fri_buf_reserve(fri_buf *b, size_t extra)
 {
@@ -437,6 +441,9 @@ struct fr_server {
     void *call_hook_ctx;       /* its argument */
     fr_key_hook *key_hook;     /* fr_server_set_key_hook: modified keys, flushes */
     void *key_hook_ctx;        /* its argument */
+    fri_reserve *reserve;      /* the emergency reserve (alloc.c), taken by fr_server_new */
+    int mem_short;             /* the reserve served a request and is not whole again:
+                                  deny-oom commands are refused (server.c's gate) */
 };
 
 /* ----- Observers (observer.c) --------------------------------------------------------- */

@@ -22,7 +22,7 @@ static void free_function_val(fri_val *v)
     if (!fn) return;
     fri_str_free(fn->name);
     fri_str_free(fn->desc);
-    free(fn);
+    fri_free(fn);
 }
 
 /* Frees a library; its callbacks are released when sc is given (not at teardown). */
@@ -38,7 +38,7 @@ static void library_free(fri_scripting *sc, fri_library *lib)
     fri_dict_free(lib->functions, free_function_val);
     fri_str_free(lib->name);
     fri_str_free(lib->code);
-    free(lib);
+    fri_free(lib);
 }
 
 /* The library in slot i of a name -> library table, NULL for an empty slot (or one whose
@@ -66,11 +66,11 @@ static fri_function *find_in(const libctx *ctx, const char *p, size_t len)
 {
     if (!ctx->functions) return NULL;
     char small[128] = {0};
-    char *low = len <= sizeof(small) ? small : malloc(len);
+    char *low = len <= sizeof(small) ? small : fri_malloc(len);
     if (!low) return NULL;
     lower40(low, p, len);
     fri_dent *e = fri_dict_find(ctx->functions, low, len);
-    if (low != small) free(low);
+    if (low != small) fri_free(low);
     return e ? e->v.ptr : NULL;
 }
 
@@ -93,7 +93,7 @@ static int index_library(const libctx *ctx, fri_library *lib, int add)
         fri_dent *e = fri_dict_slot(lib->functions, i);
         if (!e) continue;
         fri_function *fn = e->v.ptr;
-        char *low = malloc(fn->name->len ? fn->name->len : 1);
+        char *low = fri_malloc(fn->name->len ? fn->name->len : 1);
         if (!low) return -1;
         lower40(low, fn->name->buf, fn->name->len);
         if (add) {
@@ -103,7 +103,7 @@ static int index_library(const libctx *ctx, fri_library *lib, int add)
         } else {
             fri_dict_delete(ctx->functions, low, fn->name->len, NULL);
         }
-        free(low);
+        fri_free(low);
     }
     return 0;
 }
@@ -199,7 +199,7 @@ static fri_library *create_library(fri_scripting *sc, fr_server *s, const libctx
         fri_buf_printf(err, "Library '%.*s' already exists", (int)name_len, name);
         bad = "";
     }
-    fri_library *lib = bad ? NULL : calloc(1, sizeof(*lib));
+    fri_library *lib = bad ? NULL : fri_calloc(1, sizeof(*lib));
     if (lib) {
         lib->name = fri_str_new(name, name_len);
         lib->code = fri_str_new(p, len);
@@ -551,7 +551,7 @@ static int rdb_get_string(rdb_in *in, char **out, size_t *outlen)
     *out = malloc(ulen + 1);
     if (!*out) return -1;
     if (fri_lzf_decompress(in->p, clen, *out, ulen) != ulen) {
-        free(*out);
+        fri_free(*out);
         return -1;
     }
     (*out)[ulen] = '\0';
@@ -637,13 +637,13 @@ static void function_restore_command(fr_client *c)
                 code = f.p;
                 clen = f.len;
             }
-            free(name), free(engine), free(desc), free(blob);
+            fri_free(name), fri_free(engine), fri_free(desc), fri_free(blob);
         } else if (rdb_get_string(&in, &code, &clen) < 0) {
             fri_buf_printf(&err, "Failed loading library payload");
         }
         if (!err.len && !create_library(sc, c->srv, &tmp, code, clen, 0, &err) && !err.len)
             fri_buf_printf(&err, "failed loading the given functions payload");
-        free(code);
+        fri_free(code);
     }
     libctx cur = server_ctx(sc);
     if (!err.len && policy == 2) {

@@ -597,7 +597,7 @@ static void pfadd_command(fr_client *c)
 static void pfcount_command(fr_client *c)
 {
     if (c->argc > 2) {
-        uint8_t *max = calloc(FRI_HLL_REGISTERS, 1);
+        uint8_t *max = fri_calloc(FRI_HLL_REGISTERS, 1);
         if (!max) {
             fri_reply_error(c, FRI_ERR_OOM);
             return;
@@ -606,17 +606,17 @@ static void pfcount_command(fr_client *c)
             fri_obj *o = fri_lookup_read(c, &c->argv[j]);
             if (!o) continue; /* a missing key is an empty HLL */
             if (hll_or_reply(c, o) < 0) {
-                free(max);
+                fri_free(max);
                 return;
             }
             if (fri_hll_merge(max, o->ptr) < 0) {
                 fri_reply_error(c, HLL_ERR_INVALID);
-                free(max);
+                fri_free(max);
                 return;
             }
         }
         fri_reply_ll(c, (long long)fri_hll_count_registers(max));
-        free(max);
+        fri_free(max);
         return;
     }
     const fri_arg *key = &c->argv[1];
@@ -649,7 +649,7 @@ static void pfcount_command(fr_client *c)
  * input is dense, else built register by register in the sparse form. */
 static void pfmerge_command(fr_client *c)
 {
-    uint8_t *max = calloc(FRI_HLL_REGISTERS, 1);
+    uint8_t *max = fri_calloc(FRI_HLL_REGISTERS, 1);
     if (!max) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -696,7 +696,7 @@ static void pfmerge_command(fr_client *c)
     fri_notify_key(c, FR_NOTIFY_STRING, "pfadd", key); /* Redis's event for a merge too */
     fri_reply_ok(c);
 done:
-    free(max);
+    fri_free(max);
 }
 
 /* PFDEBUG GETREG|DECODE|ENCODING|TODENSE key. */
@@ -780,8 +780,8 @@ static uint64_t selftest_next(uint64_t *x)
  * 1, 10, 100 ... 100000 elements.  OK, or Redis's TESTFAILED texts. */
 static void pfselftest_command(fr_client *c)
 {
-    uint8_t *dense = calloc(FRI_HLL_DENSE_SIZE + 1, 1);
-    uint8_t *bytes = malloc(FRI_HLL_REGISTERS);
+    uint8_t *dense = fri_calloc(FRI_HLL_DENSE_SIZE + 1, 1);
+    uint8_t *bytes = fri_malloc(FRI_HLL_REGISTERS);
     fri_str *sparse = fri_hll_new();
     uint64_t rng = 0x2545f4914f6cdd1dULL;
     if (!dense || !bytes || !sparse) {
@@ -851,8 +851,8 @@ static void pfselftest_command(fr_client *c)
     fri_str_free(dstr);
     fri_reply_ok(c);
 done:
-    free(dense);
-    free(bytes);
+    fri_free(dense);
+    fri_free(bytes);
     fri_str_free(sparse);
 }
 

@@ -186,7 +186,7 @@ static void scan_command(fr_client *c)
             break;
         if (batch_len == batch_cap) {
             size_t cap = batch_cap ? batch_cap * 2 : 16;
-            fri_str **nb = realloc(batch, cap * sizeof(*nb));
+            fri_str **nb = fri_realloc(batch, cap * sizeof(*nb));
             if (nb == NULL)
                 goto oom;
             batch = nb;
@@ -224,13 +224,13 @@ static void scan_command(fr_client *c)
     fri_reply_set_deferred_len(c, handle, n);
     for (i = 0; i < batch_len; i++)
         fri_str_free(batch[i]);
-    free(batch);
+    fri_free(batch);
     return;
 
 oom:
     for (i = 0; i < batch_len; i++)
         fri_str_free(batch[i]);
-    free(batch);
+    fri_free(batch);
     fri_reply_error(c, "ERR out of memory");
 }
 

@@ -23,7 +23,7 @@ static int grow_queue(fr_client *c)
 {
     if (c->queue_len < c->queue_cap) return 0;
     size_t cap = c->queue_cap ? c->queue_cap * 2 : 8;
-    fri_queued *n = realloc(c->queue, cap * sizeof(*n));
+    fri_queued *n = fri_realloc(c->queue, cap * sizeof(*n));
     if (!n) return -1;
     c->queue = n;
     c->queue_cap = cap;
@@ -41,11 +41,11 @@ void fri_multi_queue(fr_client *c, const fri_command *cmd)
     size_t total = 0;
     for (int i = 0; i < c->argc; i++) total += c->argv[i].len + 1;
     fri_queued q = {.cmd = cmd, .argc = c->argc};
-    q.argv = malloc(sizeof(fri_arg) * (size_t)c->argc);
-    q.mem = malloc(total ? total : 1);
+    q.argv = fri_malloc(sizeof(fri_arg) * (size_t)c->argc);
+    q.mem = fri_malloc(total ? total : 1);
     if (!q.argv || !q.mem || grow_queue(c) < 0) {
-        free(q.argv);
-        free(q.mem);
+        fri_free(q.argv);
+        fri_free(q.mem);
         c->dirty_exec = 1;
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -71,8 +71,8 @@ void fr_client_flag_transaction(fr_client *c)
 void fri_multi_reset(fr_client *c)
 {
     for (size_t i = 0; i < c->queue_len; i++) {
-        free(c->queue[i].argv);
-        free(c->queue[i].mem);
+        fri_free(c->queue[i].argv);
+        fri_free(c->queue[i].mem);
     }
     c->queue_len = 0;
     c->in_multi = 0;
@@ -110,7 +110,7 @@ static int watch_key(fr_client *c, const fri_arg *key)
     watchers *w = e->v.ptr;
     if (!w || w->n == w->cap) {
         size_t cap = w ? w->cap * 2 : 2;
-        watchers *nw = realloc(w, sizeof(*nw) + cap * sizeof(fr_client *));
+        watchers *nw = fri_realloc(w, sizeof(*nw) + cap * sizeof(fr_client *));
         if (!nw) return -1;
         if (!w) nw->n = 0;
         nw->cap = cap;
@@ -142,7 +142,7 @@ void fri_unwatch_all(fr_client *c)
                 break;
             }
             if (w->n == 0) {
-                free(w);
+                fri_free(w);
                 fri_dict_delete(db->watched, wk->key->buf, wk->key->len, NULL);
             }
         }
@@ -267,10 +267,10 @@ static void exec_command(fr_client *c)
     c->cmd = exec_cmd;
 
     for (size_t i = 0; i < n; i++) {
-        free(queue[i].argv);
-        free(queue[i].mem);
+        fri_free(queue[i].argv);
+        fri_free(queue[i].mem);
     }
-    free(queue);
+    fri_free(queue);
     fri_multi_reset(c);
 }
 

@@ -93,7 +93,7 @@ void fri_notify_publish(fr_server *s, unsigned type, const char *event, const ch
         publish_on(s, "__keyevent", dbid, event, elen, key, len);
 }
 
-size_t fr_server_active_expire(fr_server *s)
+static size_t server_active_expire_guarded(fr_server *s)
 {
     int64_t now = fr_clock_now(s);
     size_t deleted = 0;
@@ -112,4 +112,12 @@ size_t fr_server_active_expire(fr_server *s)
         }
     }
     return deleted;
+}
+
+size_t fr_server_active_expire(fr_server *s)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_active_expire");
+    size_t r = server_active_expire_guarded(s);
+    fri_mem_leave(guard);
+    return r;
 }

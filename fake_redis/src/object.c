@@ -195,7 +195,7 @@ static long long shared_value(const fri_obj *o)
 static uint32_t *shared_lru_slot(fr_server *s, long long v)
 {
     if (!s->shared_lru) {
-        s->shared_lru = malloc(FRI_SHARED_INTEGERS * sizeof(*s->shared_lru));
+        s->shared_lru = fri_malloc(FRI_SHARED_INTEGERS * sizeof(*s->shared_lru));
         if (!s->shared_lru) return NULL;
         for (size_t i = 0; i < FRI_SHARED_INTEGERS; i++) s->shared_lru[i] = s->start_lru;
     }
@@ -510,7 +510,7 @@ static void exec_arg_note(fr_client *c, const fri_arg *key)
     fr_server *s = c->srv;
     if (s->exec_args_len == s->exec_args_cap) {
         size_t cap = s->exec_args_cap ? s->exec_args_cap * 2 : 8;
-        struct fri_exec_arg *n = realloc(s->exec_args, cap * sizeof(*n));
+        struct fri_exec_arg *n = fri_realloc(s->exec_args, cap * sizeof(*n));
         if (!n) return; /* out of memory: the count reads 1, nothing worse */
         s->exec_args = n;
         s->exec_args_cap = cap;

@@ -58,11 +58,11 @@ void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t 
     const char **argv = argv_small;
     size_t *lens = len_small;
     if (c->argc > 16) {
-        argv = malloc(sizeof(*argv) * (size_t)c->argc);
-        lens = malloc(sizeof(*lens) * (size_t)c->argc);
+        argv = fri_malloc(sizeof(*argv) * (size_t)c->argc);
+        lens = fri_malloc(sizeof(*lens) * (size_t)c->argc);
         if (!argv || !lens) {
-            free(argv);
-            free(lens);
+            fri_free(argv);
+            fri_free(lens);
             return; /* an observer misses a command rather than the command failing */
         }
     }
@@ -75,8 +75,8 @@ void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t 
     ev.argvlen = lens;
     s->call_hook(s->call_hook_ctx, &ev);
     if (argv != argv_small) {
-        free(argv);
-        free(lens);
+        fri_free(argv);
+        fri_free(lens);
     }
 }
 

@@ -122,13 +122,13 @@ static void subscribe_one(fr_client *c, int kind, const char *name, size_t len)
         fri_dent *e = fri_dict_add(ps->names[kind], name, len, &fresh);
         subscribers *sl = e ? e->v.ptr : NULL;
         if (e && fresh) {
-            sl = calloc(1, sizeof(*sl));
+            sl = fri_calloc(1, sizeof(*sl));
             if (!sl) fri_dict_delete(ps->names[kind], name, len, NULL);
             else e->v.ptr = sl;
         }
         if (sl && sl->n == sl->cap) {
             size_t cap = sl->cap ? sl->cap * 2 : 4;
-            fr_client **n = realloc(sl->c, cap * sizeof(*n));
+            fr_client **n = fri_realloc(sl->c, cap * sizeof(*n));
             if (n) {
                 sl->c = n;
                 sl->cap = cap;
@@ -137,8 +137,8 @@ static void subscribe_one(fr_client *c, int kind, const char *name, size_t len)
         if (!sl || sl->n == sl->cap) {
             if (sl && sl->n == 0) { /* made for this client: nobody else listens */
                 fri_dict_delete(ps->names[kind], name, len, NULL);
-                free(sl->c);
-                free(sl);
+                fri_free(sl->c);
+                fri_free(sl);
             }
             fri_dict_delete(cs->names[kind], name, len, NULL);
             goto oom;
@@ -166,8 +166,8 @@ static void remove_subscriber(fr_server *s, int kind, const char *name, size_t l
     }
     if (sl->n == 0) {
         fri_dict_delete(s->pubsub->names[kind], name, len, NULL);
-        free(sl->c);
-        free(sl);
+        fri_free(sl->c);
+        fri_free(sl);
     }
 }
 
@@ -192,7 +192,7 @@ static void unsubscribe_all(fr_client *c, int kind, int notify)
     /* Deleting leaves the table's order alone, but the names die with their entries:
      * take copies first. */
     fri_dict *d = c->subs->names[kind];
-    fri_str **names = malloc(n * sizeof(*names));
+    fri_str **names = fri_malloc(n * sizeof(*names));
     size_t got = 0;
     for (size_t i = 0; names && i < fri_dict_slots(d) && got < n; i++) {
         fri_dent *e = fri_dict_slot(d, i);
@@ -201,7 +201,7 @@ static void unsubscribe_all(fr_client *c, int kind, int notify)
     }
     if (!names || got < n) {
         for (size_t i = 0; names && i < got; i++) fri_str_free(names[i]);
-        free(names);
+        fri_free(names);
         if (notify) fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
@@ -209,7 +209,7 @@ static void unsubscribe_all(fr_client *c, int kind, int notify)
         unsubscribe_one(c, kind, names[i]->buf, names[i]->len, notify);
         fri_str_free(names[i]);
     }
-    free(names);
+    fri_free(names);
 }
 
 int fri_pubsub_each(fr_client *c, int (*fn)(void *ctx, int kind, const char *p, size_t n),
@@ -235,10 +235,17 @@ int fr_client_set_protocol(fr_client *c, int proto)
     return 0;
 }
 
-void fr_client_pubsub_reset(fr_client *c)
+static void client_pubsub_reset_guarded(fr_client *c)
 {
     if (!c->subs) return;
     for (int k = 0; k < SUB_KINDS; k++) unsubscribe_all(c, k, 0);
+}
+
+void fr_client_pubsub_reset(fr_client *c)
+{
+    fr_server *guard = fri_mem_enter(c->srv, "fr_client_pubsub_reset");
+    client_pubsub_reset_guarded(c);
+    fri_mem_leave(guard);
 }
 
 void fri_pubsub_client_free(fr_client *c)
@@ -246,7 +253,7 @@ void fri_pubsub_client_free(fr_client *c)
     fr_client_pubsub_reset(c);
     if (c->subs) {
         for (int k = 0; k < SUB_KINDS; k++) fri_dict_free(c->subs->names[k], NULL);
-        free(c->subs);
+        fri_free(c->subs);
         c->subs = NULL;
     }
     struct fri_pubsub *ps = c->srv->pubsub;
@@ -258,8 +265,8 @@ void fri_pubsub_client_free(fr_client *c)
 static void free_subscribers(fri_val *v)
 {
     subscribers *sl = v->ptr;
-    free(sl->c);
-    free(sl);
+    fri_free(sl->c);
+    fri_free(sl);
 }
 
 void fri_pubsub_server_free(fr_server *s)
@@ -268,7 +275,7 @@ void fri_pubsub_server_free(fr_server *s)
     if (!ps) return;
     for (int k = 0; k < SUB_KINDS; k++) fri_dict_free(ps->names[k], free_subscribers);
     fri_cq_free(&ps->pushed);
-    free(ps);
+    fri_free(ps);
     s->pubsub = NULL;
 }
 
@@ -401,7 +408,7 @@ static const fr_reply *parse_buffer(fr_client *c, fri_buf *b, size_t n)
     return arr;
 }
 
-size_t fr_client_take_pushes(fr_client *c, const fr_reply **pushes)
+static size_t client_take_pushes_guarded(fr_client *c, const fr_reply **pushes)
 {
     size_t n = c->push_count;
     *pushes = NULL;
@@ -412,6 +419,14 @@ size_t fr_client_take_pushes(fr_client *c, const fr_reply **pushes)
     fr_client_push_clear(c);
     *pushes = parse_buffer(c, &c->push_taken, n);
     return *pushes ? n : 0;
+}
+
+size_t fr_client_take_pushes(fr_client *c, const fr_reply **pushes)
+{
+    fr_server *guard = fri_mem_enter(c->srv, "fr_client_take_pushes");
+    size_t r = client_take_pushes_guarded(c, pushes);
+    fri_mem_leave(guard);
+    return r;
 }
 
 fr_client *fr_server_take_pushed(fr_server *s)
@@ -434,7 +449,7 @@ static int log_message(fr_server *s, int64_t at_ms, const fri_arg *ch, const fri
     if (!n) return -1;
     s->published = n;
     /* channel and payload share one block, each NUL-terminated */
-    char *mem = malloc(ch->len + msg->len + 2);
+    char *mem = fri_malloc(ch->len + msg->len + 2);
     if (!mem) return -1;
     memcpy(mem, ch->ptr, ch->len);
     mem[ch->len] = '\0';
@@ -459,7 +474,7 @@ const fr_message *fr_published(const fr_server *s, size_t index)
 
 void fr_published_clear(fr_server *s)
 {
-    for (size_t i = 0; i < s->published_len; i++) free((void *)s->published[i].channel);
+    for (size_t i = 0; i < s->published_len; i++) fri_free((void *)s->published[i].channel);
     s->published_len = 0;
 }
 
@@ -617,7 +632,7 @@ static const char *skip_reply(const char *p, const char *end)
     return p;
 }
 
-const fr_reply *fr_exec_all(fr_client *c, int argc, const char *const *argv,
+static const fr_reply *exec_all_guarded(fr_client *c, int argc, const char *const *argv,
                             const size_t *argvlen, size_t *n)
 {
     size_t len, count = 0;
@@ -633,6 +648,15 @@ const fr_reply *fr_exec_all(fr_client *c, int argc, const char *const *argv,
         *n = 1;
         return &oom;
     }
+    return r;
+}
+
+const fr_reply *fr_exec_all(fr_client *c, int argc, const char *const *argv,
+                            const size_t *argvlen, size_t *n)
+{
+    fr_server *guard = fri_mem_enter(c->srv, "fr_exec_all");
+    const fr_reply *r = exec_all_guarded(c, argc, argv, argvlen, n);
+    fri_mem_leave(guard);
     return r;
 }
 

@@ -64,7 +64,7 @@ size_t fri_lzf_compress(const void *in_data, size_t in_len, void *out_data, size
     unsigned char *out = out_data;
     if (in_len < 3 || !out_len) return 0;
     /* positions + 1 of the last occurrence of each hash; 0 = none */
-    uint32_t *htab = calloc(LZF_HSIZE, sizeof(*htab));
+    uint32_t *htab = fri_calloc(LZF_HSIZE, sizeof(*htab));
     if (!htab) return 0;
     size_t ip = 0, op = 1; /* op - lit - 1 is the current literal run's header */
     int lit = 0;
@@ -146,7 +146,7 @@ size_t fri_lzf_compress(const void *in_data, size_t in_len, void *out_data, size
     op -= !lit;
     result = op;
 done:
-    free(htab);
+    fri_free(htab);
     return result;
 }
 
@@ -269,7 +269,7 @@ int fri_rdb_save_string(fri_buf *b, const void *p, size_t len)
     }
     if (len > 20) {
         size_t outlen = len - 4;
-        unsigned char *out = malloc(outlen + 1);
+        unsigned char *out = fri_malloc(outlen + 1);
         if (!out) return -1;
         size_t clen = fri_lzf_compress(p, len, out, outlen);
         if (clen) {
@@ -277,10 +277,10 @@ int fri_rdb_save_string(fri_buf *b, const void *p, size_t len)
             save_len(b, clen);
             save_len(b, len);
             fri_buf_append(b, out, clen);
-            free(out);
+            fri_free(out);
             return 0;
         }
-        free(out);
+        fri_free(out);
     }
     save_len(b, len);
     fri_buf_append(b, p, len);
@@ -418,7 +418,7 @@ static int dump_list(fri_buf *b, const fri_list *l, long long fill)
 {
     static const size_t levels[] = {4096, 8192, 16384, 32768, 65536};
     size_t n = fri_list_len(l), nodes = 0;
-    size_t *cuts = malloc((n + 1) * sizeof(*cuts)); /* first element of each node */
+    size_t *cuts = fri_malloc((n + 1) * sizeof(*cuts)); /* first element of each node */
     if (!cuts) return -1;
     size_t node_sz = 0, count = 0;
     for (size_t i = 0; i < n; i++) {
@@ -453,11 +453,11 @@ static int dump_list(fri_buf *b, const fri_list *l, long long fill)
         int rc = fri_rdb_save_string(b, w.b.p, w.b.len);
         fri_buf_free(&w.b);
         if (rc < 0) {
-            free(cuts);
+            fri_free(cuts);
             return -1;
         }
     }
-    free(cuts);
+    fri_free(cuts);
     return 0;
 }
 
@@ -651,7 +651,7 @@ static int cmp_dent_name(const void *a, const void *b)
 static fri_dent **sorted_entries(fri_dict *d, size_t *n)
 {
     size_t slots = fri_dict_slots(d), k = 0;
-    fri_dent **v = malloc((fri_dict_size(d) + 1) * sizeof(*v));
+    fri_dent **v = fri_malloc((fri_dict_size(d) + 1) * sizeof(*v));
     if (!v) return NULL;
     for (size_t i = 0; i < slots; i++) {
         fri_dent *e = fri_dict_slot(d, i);
@@ -717,7 +717,7 @@ static int dump_stream(fri_buf *b, fri_stream *s)
         size_t ncons = 0;
         fri_dent **cons = sorted_entries(cg->consumers, &ncons);
         if (!cons) {
-            free(groups);
+            fri_free(groups);
             return -1;
         }
         save_len(b, ncons);
@@ -729,9 +729,9 @@ static int dump_stream(fri_buf *b, fri_stream *s)
             fri_sidmap_iter_init(&it, consumer->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
             while (fri_sidmap_iter_next(&it, &id, NULL)) put_sid_raw(b, id);
         }
-        free(cons);
+        fri_free(cons);
     }
-    free(groups);
+    fri_free(groups);
     return 0;
 }
 
@@ -883,13 +883,13 @@ static fri_str *rd_string(reader *r)
                 r->err = 1;
                 return NULL;
             }
-            char *tmp = malloc((size_t)olen + 1);
+            char *tmp = fri_malloc((size_t)olen + 1);
             fri_str *s = NULL;
             errno = 0;
             size_t got = tmp ? fri_lzf_decompress(r->p + r->pos, (size_t)clen, tmp, (size_t)olen) : 0;
             if (tmp && got == 0 && olen > 0 && errno) r->lzf_errno = errno;
             if (tmp && got == olen) s = fri_str_new(tmp, (size_t)olen);
-            free(tmp);
+            fri_free(tmp);
             if (!s) {
                 r->err = 1;
                 return NULL;
@@ -1438,8 +1438,8 @@ static int load_stream_node(fri_stream *st, fri_sid master, const fri_str *data,
         (uint64_t)nmaster > data->len)
         return -1;
     /* the master field names are copied: the elements' digits live in lp_elem */
-    fri_str **names = calloc((size_t)nmaster + 1, sizeof(*names));
-    fri_arg *margs = calloc((size_t)nmaster + 1, sizeof(*margs));
+    fri_str **names = fri_calloc((size_t)nmaster + 1, sizeof(*names));
+    fri_arg *margs = fri_calloc((size_t)nmaster + 1, sizeof(*margs));
     fri_arg *fv = NULL;
     fri_str **vals = NULL;
     int rc = -1;
@@ -1465,10 +1465,10 @@ static int load_stream_node(fri_stream *st, fri_sid master, const fri_str *data,
         nf = nmaster;
         if (!same && (lp_must_int(&lr, &nf) < 0 || nf < 0 || (uint64_t)nf > data->len))
             goto out;
-        free(fv);
-        free(vals);
-        fv = calloc(2 * (size_t)nf + 1, sizeof(*fv));
-        vals = calloc(2 * (size_t)nf + 1, sizeof(*vals));
+        fri_free(fv);
+        fri_free(vals);
+        fv = fri_calloc(2 * (size_t)nf + 1, sizeof(*fv));
+        vals = fri_calloc(2 * (size_t)nf + 1, sizeof(*vals));
         if (!fv || !vals) goto out;
         int ok = 1;
         for (long long k = 0; k < nf && ok; k++) {
@@ -1504,10 +1504,10 @@ static int load_stream_node(fri_stream *st, fri_sid master, const fri_str *data,
 out:
     if (names)
         for (long long k = 0; k < nmaster; k++) fri_str_free(names[k]);
-    free(names);
-    free(margs);
-    free(fv);
-    free(vals);
+    fri_free(names);
+    fri_free(margs);
+    fri_free(fv);
+    fri_free(vals);
     (void)deleted;
     return rc;
 }
@@ -1777,7 +1777,7 @@ const fri_command fri_rdb_commands[] = {
  * stamp (no LRU/LFU info is saved under the default policy), WATCHers are touched and the
  * key hook sees a flush.  No keyspace notification, no command counted.  0, or -1 when
  * out of memory (the keyspace is then as it was). */
-int fr_server_reload(fr_server *s)
+static int server_reload_guarded(fr_server *s)
 {
     typedef struct saved {
         int db;
@@ -1797,7 +1797,7 @@ int fr_server_reload(fr_server *s)
             fri_obj *o = e->v.ptr;
             if (n == cap) {
                 size_t nc = cap ? 2 * cap : 64;
-                saved *nv = realloc(v, nc * sizeof(*nv));
+                saved *nv = fri_realloc(v, nc * sizeof(*nv));
                 if (!nv) { oom = 1; break; }
                 v = nv;
                 cap = nc;
@@ -1821,7 +1821,7 @@ int fr_server_reload(fr_server *s)
             fri_str_free(v[i].key);
             fri_buf_free(&v[i].payload);
         }
-        free(v);
+        fri_free(v);
         return -1;
     }
     /* emptyData: WATCHers of existing keys touched, tracking told, every key gone */
@@ -1838,7 +1838,6 @@ int fr_server_reload(fr_server *s)
             if (o) {
                 o->expire_ms = sv->expire_ms;
                 fri_dent *e = fri_dict_add(s->db[sv->db].keys, sv->key->buf, sv->key->len, NULL);
-                if (!e) abort(); /* the keys were just freed: room is there */
                 fri_obj_stamp(s, o);
                 e->v.ptr = o;
             }
@@ -1846,6 +1845,14 @@ int fr_server_reload(fr_server *s)
         fri_str_free(sv->key);
         fri_buf_free(&sv->payload);
     }
-    free(v);
+    fri_free(v);
     return 0;
+}
+
+int fr_server_reload(fr_server *s)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_reload");
+    int r = server_reload_guarded(s);
+    fri_mem_leave(guard);
+    return r;
 }

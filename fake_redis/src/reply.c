@@ -94,7 +94,7 @@ void fri_reply_errorf(fr_client *c, const char *fmt, ...)
         reply_error_len(c, small, (size_t)n);
         return;
     }
-    char *big = malloc((size_t)n + 1);
+    char *big = fri_malloc((size_t)n + 1);
     if (!big) {
         reply_error_len(c, small, sizeof(small) - 1);
         return;
@@ -103,7 +103,7 @@ void fri_reply_errorf(fr_client *c, const char *fmt, ...)
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     reply_error_len(c, big, (size_t)n);
-    free(big);
+    fri_free(big);
 }
 
 static void reply_prefixed_ll(fr_client *c, char prefix, long long v)
@@ -282,7 +282,7 @@ static void *arena_grow(fr_client *c, size_t size)
     size_t cap = size > 1024 ? size : 1024;
     if (ch && ch->cap * 2 > cap && ch->cap < (1u << 24)) cap = ch->cap * 2;
     if (cap < size) cap = size;
-    arena_chunk *n = malloc(sizeof(*n) + cap);
+    arena_chunk *n = fri_malloc(sizeof(*n) + cap);
     if (!n) return NULL;
     n->next = ch;
     n->used = size;
@@ -301,7 +301,7 @@ void fri_arena_reset(fr_client *c)
     ch->used = 0;
     while (rest) {
         arena_chunk *n = rest->next;
-        free(rest);
+        fri_free(rest);
         rest = n;
     }
 }
@@ -309,7 +309,7 @@ void fri_arena_reset(fr_client *c)
 void fri_arena_free(fr_client *c)
 {
     fri_arena_reset(c);
-    free(c->arena);
+    fri_free(c->arena);
     c->arena = NULL;
 }
 
@@ -526,7 +526,7 @@ size_t fr_reply_encode(const fr_reply *reply, char *buf, size_t cap)
 char *fr_reply_to_resp(const fr_reply *reply, size_t *len)
 {
     size_t n = fr_reply_encode(reply, NULL, 0);
-    char *buf = malloc(n + 1);
+    char *buf = fri_malloc_plain(n + 1); /* the caller free()s it */
     if (!buf) return NULL;
     fr_reply_encode(reply, buf, n);
     buf[n] = '\0';

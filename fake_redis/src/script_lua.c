@@ -44,12 +44,12 @@ static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     fri_scripting *sc = ud;
     if (nsize == 0) {
-        free(ptr);
+        fri_free(ptr);
         sc->mem_used -= osize;
         return NULL;
     }
     if (nsize > osize && sc->mem_used + (nsize - osize) > sc->mem_limit) return NULL;
-    void *n = realloc(ptr, nsize);
+    void *n = fri_realloc(ptr, nsize);
     if (n) sc->mem_used = sc->mem_used - osize + nsize;
     return n;
 }
@@ -648,7 +648,7 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
         if (raw_field(L, "big_number", LUA_TSTRING)) {
             size_t len;
             const char *s = lua_tolstring(L, -1, &len);
-            char *copy = malloc(len ? len : 1);
+            char *copy = fri_malloc(len ? len : 1);
             if (copy) {
                 memcpy(copy, s, len);
                 for (size_t i = 0; i < len; i++)
@@ -660,7 +660,7 @@ static void reply_from_lua(fr_client *c, lua_State *L, int script_resp)
                 } else {
                     fri_reply_bulk(c, copy, len);
                 }
-                free(copy);
+                fri_free(copy);
             } else {
                 fri_reply_error(c, FRI_ERR_OOM);
             }
@@ -863,7 +863,7 @@ static int args_from_lua(lua_State *L, fr_client *lc, fri_buf *mem)
         push_error(L, "Please specify at least one argument for this redis lib call");
         return -1;
     }
-    size_t *offs = malloc(sizeof(size_t) * 2 * (size_t)argc);
+    size_t *offs = fri_malloc(sizeof(size_t) * 2 * (size_t)argc);
     if (!offs) {
         push_error(L, "not enough memory");
         return -1;
@@ -888,14 +888,14 @@ static int args_from_lua(lua_State *L, fr_client *lc, fri_buf *mem)
     }
     lua_pop(L, argc);
     if (j != argc) {
-        free(offs);
+        fri_free(offs);
         push_error(L, "Lua redis lib command arguments must be strings or integers");
         return -1;
     }
     if (argc > lc->argv_cap) {
-        fri_arg *n = realloc(lc->argv_buf, sizeof(*n) * (size_t)argc);
+        fri_arg *n = fri_realloc(lc->argv_buf, sizeof(*n) * (size_t)argc);
         if (!n) {
-            free(offs);
+            fri_free(offs);
             push_error(L, "not enough memory");
             return -1;
         }
@@ -908,7 +908,7 @@ static int args_from_lua(lua_State *L, fr_client *lc, fri_buf *mem)
     }
     lc->argv = lc->argv_buf;
     lc->argc = argc;
-    free(offs);
+    fri_free(offs);
     return 0;
 }
 
@@ -939,8 +939,8 @@ static int redis_generic_call(lua_State *L, int raise)
     if (run->resp == 3 && s->resp3_hook && lc->out.len > 0) {
         const char *av[64];
         size_t al[64];
-        const char **argv = lc->argc <= 64 ? av : malloc(sizeof(*argv) * (size_t)lc->argc);
-        size_t *argvlen = lc->argc <= 64 ? al : malloc(sizeof(*argvlen) * (size_t)lc->argc);
+        const char **argv = lc->argc <= 64 ? av : fri_malloc(sizeof(*argv) * (size_t)lc->argc);
+        size_t *argvlen = lc->argc <= 64 ? al : fri_malloc(sizeof(*argvlen) * (size_t)lc->argc);
         if (argv && argvlen) {
             for (int j = 0; j < lc->argc; j++) {
                 argv[j] = lc->argv[j].ptr;
@@ -949,15 +949,15 @@ static int redis_generic_call(lua_State *L, int raise)
             r3 = s->resp3_hook(s, s->resp3_hook_ctx, lc->argc, argv, argvlen, lc->out.p,
                                lc->out.len, &r3len);
         }
-        if (argv != av) free((void *)argv);
-        if (argvlen != al) free(argvlen);
+        if (argv != av) fri_free((void *)argv);
+        if (argvlen != al) fri_free(argvlen);
     }
     fri_buf_free(&mem);
     lc->argc = 0;
     if (r3) { /* the RESP3 bytes in place of the RESP2 ones */
         lc->out.len = 0;
         fri_buf_append(&lc->out, r3, r3len);
-        free(r3);
+        fri_free(r3);
     }
     fri_buf_append(&lc->out, "", 1); /* a NUL after the bytes for the parser's strstr */
     const char *p = lc->out.p;
@@ -1065,11 +1065,10 @@ static int redis_acl_check_cmd(lua_State *L)
         }
     }
     /* the caller's ACL user, over every Redis command (acl.c) */
-    fri_arg small[8], *av = argc <= 8 ? small : malloc(sizeof(*av) * (size_t)argc);
-    if (!av) abort();
+    fri_arg small[8], *av = argc <= 8 ? small : fri_malloc(sizeof(*av) * (size_t)argc);
     for (int j = 1; j <= argc; j++) av[j - 1].ptr = lua_tolstring(L, j, &av[j - 1].len);
     int may = fri_acl_user_may(sc->run->caller, argc, av);
-    if (av != small) free(av);
+    if (av != small) fri_free(av);
     lua_settop(L, 0);
     if (may < 0) return raise_error(L, "Invalid command passed to redis.acl_check_cmd()");
     lua_pushboolean(L, may);
@@ -1288,7 +1287,7 @@ static lua_State *lua_setup(fri_scripting *sc, int functions)
 fri_scripting *fri_scripting_get(fr_server *s)
 {
     if (s->scripting) return s->scripting;
-    fri_scripting *sc = calloc(1, sizeof(*sc));
+    fri_scripting *sc = fri_calloc(1, sizeof(*sc));
     if (!sc) return NULL;
     sc->mem_limit = (size_t)1 << 30;
     sc->rand48 = RAND48_INIT;
@@ -1304,7 +1303,7 @@ fri_scripting *fri_scripting_get(fr_server *s)
         if (sc->flua) lua_close(sc->flua);
         if (sc->lua_client) fr_client_free(sc->lua_client);
         if (sc->scripts) fri_dict_free(sc->scripts, NULL);
-        free(sc);
+        fri_free(sc);
         return NULL;
     }
     s->scripting = sc;
@@ -1316,7 +1315,7 @@ static void free_script_val(fri_val *v)
     fri_lua_script *ls = v->ptr;
     if (!ls) return;
     fri_str_free(ls->body);
-    free(ls);
+    fri_free(ls);
 }
 
 void fri_scripting_free(fr_server *s)
@@ -1328,7 +1327,7 @@ void fri_scripting_free(fr_server *s)
     lua_close(sc->flua);
     fri_dict_free(sc->scripts, free_script_val);
     /* the scripting client is freed with the server's other clients */
-    free(sc);
+    fri_free(sc);
     s->scripting = NULL;
 }
 
@@ -1346,7 +1345,7 @@ int fri_scripting_reset(fr_server *s)
         lua_close(sc->flua);
         fri_dict_free(sc->scripts, NULL);
         fr_client_free(sc->lua_client);
-        free(sc);
+        fri_free(sc);
         s->scripting = NULL;
         return -1;
     }
@@ -1361,7 +1360,7 @@ int fri_lua_compile(fri_scripting *sc, const char *name, const char *body, size_
      * byte is parsed as source (a leading space changes no line number) */
     char *copy = NULL;
     if (len > 0 && body[0] == LUA_SIGNATURE[0]) {
-        copy = malloc(len + 1);
+        copy = fri_malloc(len + 1);
         if (!copy) {
             snprintf(err, cap, "not enough memory");
             return -1;
@@ -1372,7 +1371,7 @@ int fri_lua_compile(fri_scripting *sc, const char *name, const char *body, size_
         len++;
     }
     int failed = luaL_loadbuffer(L, body, len, "@user_script");
-    free(copy);
+    fri_free(copy);
     if (failed) {
         snprintf(err, cap, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
         lua_pop(L, 1);
@@ -1721,11 +1720,11 @@ static int register_function(lua_State *L)
         err = "Function already exists in the library";
     fri_function *fn = NULL;
     if (!err) {
-        fn = calloc(1, sizeof(*fn));
+        fn = fri_calloc(1, sizeof(*fn));
         int created;
         fri_dent *e = fn ? fri_dict_add(lib->functions, name.p, name.len, &created) : NULL;
         if (!e) {
-            free(fn);
+            fri_free(fn);
             err = "not enough memory";
         } else {
             fn->name = fri_str_new(name.p, name.len);

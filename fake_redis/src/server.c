@@ -139,7 +139,7 @@ static int parse_size_param(const char *v, int memory, long long *out)
     return parse_int_param(v, 0, LLONG_MAX, out);
 }
 
-int fr_server_set_param(fr_server *s, const char *name, const char *value)
+static int server_set_param_guarded(fr_server *s, const char *name, const char *value)
 {
     /* the *-ziplist-* names are 7.0's aliases of the *-listpack-* ones */
     static const struct {
@@ -221,6 +221,14 @@ int fr_server_set_param(fr_server *s, const char *name, const char *value)
         return 0;
     }
     return 1;
+}
+
+int fr_server_set_param(fr_server *s, const char *name, const char *value)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_set_param");
+    int r = server_set_param_guarded(s, name, value);
+    fri_mem_leave(guard);
+    return r;
 }
 
 /* ----- The command table ------------------------------------------------------------ */
@@ -365,7 +373,7 @@ static void add_info_row(const fri_command *cmd, size_t *n)
     if (info_rows) {
         char flags[160];
         flags_text(cmd->flags, flags, sizeof(flags));
-        char *copy = strdup(flags);
+        char *copy = fri_strdup(flags);
         info_rows[*n] = (fr_command_info){cmd->name, cmd->arity, cmd->group, copy ? copy : "",
                                           cmd->first_key, cmd->last_key, cmd->key_step,
                                           cmd->getkeys != NULL};
@@ -385,7 +393,7 @@ static void build_info_rows(void)
             }
         }
         if (pass == 0) {
-            info_rows = calloc(n ? n : 1, sizeof(*info_rows));
+            info_rows = fri_calloc(n ? n : 1, sizeof(*info_rows));
             if (!info_rows) return;
         }
         info_count = n;
@@ -436,7 +444,7 @@ static int server_init(fr_server *s, const fr_config *cfg)
 }
 
 static void free_obj_val(fri_val *v) { fri_obj_free(v->ptr); }
-static void free_watchers_val(fri_val *v) { free(v->ptr); }
+static void free_watchers_val(fri_val *v) { fri_free(v->ptr); }
 
 static void server_clear(fr_server *s)
 {
@@ -444,28 +452,30 @@ static void server_clear(fr_server *s)
     fri_dict_free_n(s->keyspaces, FRI_DBNUM, free_obj_val);
     fri_dict_free_n(s->watch_tables, FRI_DBNUM, free_watchers_val);
     for (size_t i = 0; i < s->faults_len; i++) {
-        free(s->faults[i].name);
-        free(s->faults[i].error);
+        fri_free(s->faults[i].name);
+        fri_free(s->faults[i].error);
     }
-    free(s->faults);
+    fri_free(s->faults);
     fr_published_clear(s);
-    free(s->published);
+    fri_free(s->published);
     fri_pubsub_server_free(s);
     fri_blocked_server_free(s);
     fri_scripting_free(s);
-    free(s->shared_lru);
+    fri_free(s->shared_lru);
     fri_exec_args_release(s);
-    free(s->exec_args);
+    fri_free(s->exec_args);
     fri_stats_free(s);
     fri_command_meta_free(s);
     fri_acl_free(s);
 }
 
+/* The emergency reserve is taken first and let go of last (alloc.c): outside a command
+ * nothing draws from it, so these return NULL / -1 when out of memory. */
 fr_server *fr_server_new(const fr_config *cfg)
 {
-    fr_server *s = calloc(1, sizeof(*s));
+    fr_server *s = fri_calloc(1, sizeof(*s));
     if (!s) return NULL;
-    if (server_init(s, cfg) < 0) {
+    if (!(s->reserve = fri_reserve_new()) || server_init(s, cfg) < 0) {
         fr_server_free(s);
         return NULL;
     }
@@ -476,16 +486,22 @@ void fr_server_free(fr_server *s)
 {
     if (!s) return;
     server_clear(s);
-    free(s);
+    fri_reserve_release(s->reserve);
+    fri_reserve_check_gone(s);
+    fri_free(s);
 }
 
 int fr_server_reset(fr_server *s, const fr_config *cfg)
 {
     server_clear(s);
+    fri_reserve *r = s->reserve; /* kept: whole again when the world freed its blocks */
     memset(s, 0, sizeof(*s));
-    if (server_init(s, cfg) < 0) {
+    s->reserve = r;
+    if (fri_mem_reacquire(s) < 0 || server_init(s, cfg) < 0) {
+        r = s->reserve; /* the one fr_server_free will let go of */
         server_clear(s);
         memset(s, 0, sizeof(*s));
+        s->reserve = r;
         return -1;
     }
     return 0;
@@ -493,7 +509,7 @@ int fr_server_reset(fr_server *s, const fr_config *cfg)
 
 fr_client *fr_client_new(fr_server *s)
 {
-    fr_client *c = calloc(1, sizeof(*c));
+    fr_client *c = fri_calloc(1, sizeof(*c));
     if (!c) return NULL;
     c->srv = s;
     c->db = &s->db[0];
@@ -507,22 +523,30 @@ fr_client *fr_client_new(fr_server *s)
     return c;
 }
 
-void fr_client_free(fr_client *c)
+static void client_free_guarded(fr_client *c)
 {
     if (!c) return;
     fri_blocked_client_free(c);
     fri_pubsub_client_free(c);
     fri_multi_reset(c);
     fri_unwatch_all(c);
-    free(c->watched);
-    free(c->queue);
+    fri_free(c->watched);
+    fri_free(c->queue);
     if (c->prev) c->prev->next = c->next;
     else c->srv->clients = c->next;
     if (c->next) c->next->prev = c->prev;
     fri_arena_free(c);
     fri_buf_free(&c->out);
-    free(c->argv_buf);
-    free(c);
+    fri_free(c->argv_buf);
+    fri_free(c);
+}
+
+void fr_client_free(fr_client *c)
+{
+    if (!c) return;
+    fr_server *guard = fri_mem_enter(c->srv, "fr_client_free");
+    client_free_guarded(c);
+    fri_mem_leave(guard);
 }
 
 int fr_client_db(const fr_client *c) { return c->db->id; }
@@ -535,22 +559,22 @@ static int add_fault(fr_server *s, uint64_t at, const char *name, const char *er
     if (!error) return -1;
     if (s->faults_len == s->faults_cap) {
         size_t cap = s->faults_cap ? s->faults_cap * 2 : 4;
-        fri_fault *n = realloc(s->faults, cap * sizeof(*n));
+        fri_fault *n = fri_realloc(s->faults, cap * sizeof(*n));
         if (!n) return -1;
         s->faults = n;
         s->faults_cap = cap;
     }
     fri_fault f = {.at = at, .remaining = times};
-    f.error = strdup(error);
+    f.error = fri_strdup(error);
     if (name) {
-        f.name = strdup(name);
+        f.name = fri_strdup(name);
         if (f.name)
             for (char *p = f.name; *p; p++)
                 if (*p >= 'A' && *p <= 'Z') *p = (char)(*p + 32);
     }
     if (!f.error || (name && !f.name)) {
-        free(f.error);
-        free(f.name);
+        fri_free(f.error);
+        fri_free(f.name);
         return -1;
     }
     s->faults[s->faults_len++] = f;
@@ -572,8 +596,8 @@ int fr_fault_command(fr_server *s, const char *name, const char *error, int time
 void fr_fault_clear(fr_server *s)
 {
     for (size_t i = 0; i < s->faults_len; i++) {
-        free(s->faults[i].name);
-        free(s->faults[i].error);
+        fri_free(s->faults[i].name);
+        fri_free(s->faults[i].error);
     }
     s->faults_len = 0;
 }
@@ -599,8 +623,8 @@ static int apply_fault(fr_client *c, const fri_command *cmd)
         fri_reply_error_raw(c, f->error, strlen(f->error));
         s->faults_fired++;
         if (!f->name || (f->remaining > 0 && --f->remaining == 0)) {
-            free(f->name);
-            free(f->error);
+            fri_free(f->name);
+            fri_free(f->error);
             s->faults[i] = s->faults[--s->faults_len];
         }
         return 1;
@@ -745,15 +769,18 @@ static void process_command(fr_client *c)
     /* the gates below are rarely shut: one test of what could shut any of them first.  A
      * new gate (a check that may refuse the command) goes above this test, or adds what
      * can shut it to the test: otherwise most commands skip it. */
-    if (!((s->oom_hook != NULL) | (s->tun.min_replicas_to_write > 0) | (c->subs != NULL) |
-          (s->scripting != NULL) | c->in_multi)) {
+    if (!((s->oom_hook != NULL) | s->mem_short | (s->tun.min_replicas_to_write > 0) |
+          (c->subs != NULL) | (s->scripting != NULL) | c->in_multi)) {
         fri_call(c, cmd);
         return;
     }
     /* maxmemory, as the embedder's hook tells it (nothing to evict), not re-read while a
-     * script runs (Redis's isInsideYieldingLongCommand) */
-    if (s->oom_hook && !fr_server_script_busy(s)) {
-        s->pre_command_oom = s->oom_hook(s, s->oom_hook_ctx) != 0;
+     * script runs (Redis's isInsideYieldingLongCommand); and the fake's own shortage: the
+     * emergency reserve served an allocation and cannot be made whole again yet (alloc.c,
+     * docs/architecture.md "Running out of memory"), refused on the same path */
+    if ((s->oom_hook || s->mem_short) && !fr_server_script_busy(s)) {
+        int over = s->mem_short && fri_mem_reacquire(s) < 0;
+        s->pre_command_oom = over || (s->oom_hook && s->oom_hook(s, s->oom_hook_ctx) != 0);
         if (s->pre_command_oom &&
             (fri_cmd_is_denyoom(c, cmd) ||
              (c->in_multi && strcmp(cmd->name, "exec") && strcmp(cmd->name, "discard") &&
@@ -808,7 +835,7 @@ static int load_args(fr_client *c, int argc, const char *const *argv, const size
     if (argc > c->argv_cap) {
         int cap = c->argv_cap ? c->argv_cap : 16;
         while (cap < argc) cap *= 2;
-        fri_arg *n = realloc(c->argv_buf, sizeof(*n) * (size_t)cap);
+        fri_arg *n = fri_realloc(c->argv_buf, sizeof(*n) * (size_t)cap);
         if (!n) return -1;
         c->argv_buf = n;
         c->argv_cap = cap;
@@ -844,25 +871,32 @@ static void begin_call(fr_client *c)
     fri_arena_reset(c);
 }
 
+/* Each entry point runs guarded (fri_mem_enter): an allocation that fails is served by
+ * the server's reserve, so a command never stops half-way (alloc.c). */
 const char *fr_exec_resp(fr_client *c, int argc, const char *const *argv,
                          const size_t *argvlen, size_t *len)
 {
+    fr_server *guard = fri_mem_enter(c->srv, "fr_exec_resp");
     begin_call(c);
     run_one(c, argc, argv, argvlen);
+    fri_mem_leave(guard);
     if (len) *len = c->out.len;
     return c->out.p;
 }
 
 const fr_reply *fr_exec(fr_client *c, int argc, const char *const *argv, const size_t *argvlen)
 {
+    fr_server *guard = fri_mem_enter(c->srv, "fr_exec");
     begin_call(c);
     run_one(c, argc, argv, argvlen);
-    if (c->bpop) return NULL;
-    return fri_parse_reply(c);
+    const fr_reply *r = c->bpop ? NULL : fri_parse_reply(c);
+    fri_mem_leave(guard);
+    return r;
 }
 
 int fr_pipeline(fr_client *c, size_t n, const fr_command *cmds, const fr_reply **replies)
 {
+    fr_server *guard = fri_mem_enter(c->srv, "fr_pipeline");
     begin_call(c);
     size_t ran = 0;
     while (ran < n && !c->bpop) {
@@ -872,6 +906,7 @@ int fr_pipeline(fr_client *c, size_t n, const fr_command *cmds, const fr_reply *
     if (c->bpop) ran--; /* the last one blocked: it answered nothing */
     fri_parse_replies(c, ran, replies);
     for (size_t i = ran; i < n; i++) replies[i] = NULL;
+    fri_mem_leave(guard);
     return 0;
 }
 
@@ -880,11 +915,13 @@ const fr_reply *fr_exec_line(fr_client *c, const char *line)
     char **argv;
     size_t *lens;
     int argc = fr_split_line(line, &argv, &lens);
-    if (argc < 0) {
+    if (argc < 0) { /* unbalanced quotes, or out of memory before anything ran */
         const fr_reply *r;
+        fr_server *guard = fri_mem_enter(c->srv, "fr_exec_line");
         begin_call(c);
         fri_reply_error(c, "ERR Protocol error: unbalanced quotes in request");
         fri_parse_replies(c, 1, &r);
+        fri_mem_leave(guard);
         return r;
     }
     const fr_reply *r = fr_exec(c, argc, (const char *const *)argv, lens);

@@ -6,6 +6,7 @@
  * the ever-growing ids that pending-entry lists receive, and it needs no random state. */
 #include <stdlib.h>
 
+#include "fr_alloc.h"
 #include "sidmap.h"
 
 typedef fri_sidmap_node sm_node;
@@ -26,7 +27,7 @@ static uint32_t prio_of(fri_sid id)
     return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
-fri_sidmap *fri_sidmap_new(void) { return calloc(1, sizeof(fri_sidmap)); }
+fri_sidmap *fri_sidmap_new(void) { return fri_calloc(1, sizeof(fri_sidmap)); }
 
 static void free_nodes(sm_node *n, void (*free_val)(void *val, void *arg), void *arg)
 {
@@ -35,7 +36,7 @@ static void free_nodes(sm_node *n, void (*free_val)(void *val, void *arg), void 
         /* read the node before free_val: an embedded node goes with its value */
         sm_node *right = n->right;
         void *val = n->val;
-        if (n->owned) free(n);
+        if (n->owned) fri_free(n);
         if (free_val) free_val(val, arg);
         n = right; /* the right spine iteratively: no deep recursion on a degenerate side */
     }
@@ -51,14 +52,14 @@ void fri_sidmap_free(fri_sidmap *m, void (*free_val)(void *val))
 {
     if (!m) return;
     free_nodes(m->root, free_val ? call_plain : NULL, &free_val);
-    free(m);
+    fri_free(m);
 }
 
 void fri_sidmap_free_with(fri_sidmap *m, void (*free_val)(void *val, void *arg), void *arg)
 {
     if (!m) return;
     free_nodes(m->root, free_val, arg);
-    free(m);
+    fri_free(m);
 }
 
 size_t fri_sidmap_len(const fri_sidmap *m) { return m ? m->len : 0; }
@@ -140,11 +141,11 @@ static int link_node(fri_sidmap *m, sm_node *n, fri_sid id, void *val)
 
 int fri_sidmap_insert(fri_sidmap *m, fri_sid id, void *val)
 {
-    sm_node *n = malloc(sizeof(*n));
+    sm_node *n = fri_malloc(sizeof(*n));
     if (!n) return -1;
     n->owned = 1;
     if (!link_node(m, n, id, val)) {
-        free(n);
+        fri_free(n);
         return 0;
     }
     return 1;
@@ -166,7 +167,7 @@ void *fri_sidmap_remove(fri_sidmap *m, fri_sid id)
             sm_node *n = *link;
             void *val = n->val;
             *link = merge(n->left, n->right);
-            if (n->owned) free(n);
+            if (n->owned) fri_free(n);
             m->len--;
             m->mods++;
             return val;

@@ -165,7 +165,7 @@ struct fri_stats {
 
 int fri_stats_init(fr_server *s)
 {
-    s->stats = calloc(1, sizeof(*s->stats));
+    s->stats = fri_calloc(1, sizeof(*s->stats));
     if (!s->stats) return -1;
     s->stats->latency_tracking = 1;
     return 0;
@@ -174,7 +174,7 @@ int fri_stats_init(fr_server *s)
 static void reset_rows(cmdstat *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        free(r[i].hist);
+        fri_free(r[i].hist);
         memset(&r[i], 0, sizeof(r[i]));
     }
 }
@@ -184,14 +184,14 @@ void fri_stats_free(fr_server *s)
     struct fri_stats *st = s->stats;
     if (!st) return;
     reset_rows(st->used, st->nused);
-    free(st->used);
+    fri_free(st->used);
     reset_rows(st->ext, st->next);
-    for (size_t i = 0; i < st->next; i++) free(st->ext_names[i]);
-    for (size_t i = 0; i < st->nerrs; i++) free(st->errs[i].prefix);
-    free(st->ext);
-    free(st->ext_names);
-    free(st->errs);
-    free(st);
+    for (size_t i = 0; i < st->next; i++) fri_free(st->ext_names[i]);
+    for (size_t i = 0; i < st->nerrs; i++) fri_free(st->errs[i].prefix);
+    fri_free(st->ext);
+    fri_free(st->ext_names);
+    fri_free(st->errs);
+    fri_free(st);
     s->stats = NULL;
 }
 
@@ -203,7 +203,7 @@ static cmdstat *row_stat(fr_server *s, const fri_command *cmd)
     if (!st->at[id]) {
         if (st->nused == st->capused) {
             size_t cap = st->capused ? 2 * st->capused : 16;
-            cmdstat *n = realloc(st->used, cap * sizeof(*n));
+            cmdstat *n = fri_realloc(st->used, cap * sizeof(*n));
             if (!n) return NULL;
             st->used = n;
             st->capused = cap;
@@ -238,12 +238,12 @@ static void count_prefix(struct fri_stats *st, const char *p, size_t len)
     }
     if (st->nerrs == st->errs_cap) {
         size_t cap = st->errs_cap ? 2 * st->errs_cap : 8;
-        errstat *n = realloc(st->errs, cap * sizeof(*n));
+        errstat *n = fri_realloc(st->errs, cap * sizeof(*n));
         if (!n) return; /* the total still counts */
         st->errs = n;
         st->errs_cap = cap;
     }
-    char *copy = malloc(len ? len : 1);
+    char *copy = fri_malloc(len ? len : 1);
     if (!copy) return;
     memcpy(copy, p, len);
     memmove(&st->errs[lo + 1], &st->errs[lo], (st->nerrs - lo) * sizeof(errstat));
@@ -300,7 +300,7 @@ static void latency_sample(struct fri_stats *st, cmdstat *r, uint64_t usec)
             r->one_n++;
             return;
         }
-        r->hist = calloc(1, sizeof(*r->hist));
+        r->hist = fri_calloc(1, sizeof(*r->hist));
         if (!r->hist) return;
         r->hist->counts[r->one_idx] = r->one_n;
         r->hist->total = r->one_n;
@@ -371,15 +371,15 @@ static cmdstat *named_stat(fr_server *s, const char *name, int create)
     if (!create) return NULL;
     if (st->next == st->ext_cap) {
         size_t cap = st->ext_cap ? 2 * st->ext_cap : 16;
-        cmdstat *n = realloc(st->ext, cap * sizeof(*n));
+        cmdstat *n = fri_realloc(st->ext, cap * sizeof(*n));
         if (!n) return NULL;
         st->ext = n;
-        char **nn = realloc(st->ext_names, cap * sizeof(*nn));
+        char **nn = fri_realloc(st->ext_names, cap * sizeof(*nn));
         if (!nn) return NULL;
         st->ext_names = nn;
         st->ext_cap = cap;
     }
-    char *copy = strdup(name);
+    char *copy = fri_strdup(name);
     if (!copy) return NULL;
     for (char *p = copy; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p + 32);
@@ -388,18 +388,32 @@ static cmdstat *named_stat(fr_server *s, const char *name, int create)
     return &st->ext[st->next++];
 }
 
-void fr_stats_record_error(fr_server *s, const char *err, size_t len)
+static void stats_record_error_guarded(fr_server *s, const char *err, size_t len)
 {
     if (s && err) fri_stats_error(s, err, len);
 }
 
-void fr_stats_record_rejected(fr_server *s, const char *name)
+void fr_stats_record_error(fr_server *s, const char *err, size_t len)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_stats_record_error");
+    stats_record_error_guarded(s, err, len);
+    fri_mem_leave(guard);
+}
+
+static void stats_record_rejected_guarded(fr_server *s, const char *name)
 {
     cmdstat *r = s && name ? named_stat(s, name, 1) : NULL;
     if (r) r->rejected++;
 }
 
-void fr_stats_record_call(fr_server *s, const char *name, uint64_t usec, int failed)
+void fr_stats_record_rejected(fr_server *s, const char *name)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_stats_record_rejected");
+    stats_record_rejected_guarded(s, name);
+    fri_mem_leave(guard);
+}
+
+static void stats_record_call_guarded(fr_server *s, const char *name, uint64_t usec, int failed)
 {
     cmdstat *r = s && name ? named_stat(s, name, 1) : NULL;
     if (!r) return;
@@ -407,6 +421,13 @@ void fr_stats_record_call(fr_server *s, const char *name, uint64_t usec, int fai
     r->usec += usec;
     if (failed) r->failed++;
     latency_sample(s->stats, r, usec);
+}
+
+void fr_stats_record_call(fr_server *s, const char *name, uint64_t usec, int failed)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_stats_record_call");
+    stats_record_call_guarded(s, name, usec, failed);
+    fri_mem_leave(guard);
 }
 
 uint64_t fr_stats_total_error_replies(const fr_server *s) { return s->stats->total_errors; }
@@ -492,7 +513,7 @@ int fr_stats_latency_cdf(const fr_server *s, size_t i, uint64_t *calls, int64_t 
     if (!r || !has_latency(r)) return -1;
     fri_hist *one = NULL; /* the samples of a row that used one slot only, as a histogram */
     if (!r->hist) {
-        one = calloc(1, sizeof(*one));
+        one = fri_calloc(1, sizeof(*one));
         if (!one) return -1;
         one->counts[r->one_idx] = r->one_n;
         one->total = r->one_n;
@@ -536,7 +557,7 @@ int fr_stats_latency_cdf(const fr_server *s, size_t i, uint64_t *calls, int64_t 
         hist_range(hist_index(level > HIST_MAX_NS ? HIST_MAX_NS : level), &low, &size);
         level_low = level > HIST_MAX_NS ? low + size : low;
     }
-    free(one);
+    fri_free(one);
     return 0;
 }
 
@@ -545,7 +566,7 @@ void fr_stats_reset(fr_server *s)
     struct fri_stats *st = s->stats;
     reset_rows(st->used, st->nused);
     reset_rows(st->ext, st->next);
-    for (size_t i = 0; i < st->nerrs; i++) free(st->errs[i].prefix);
+    for (size_t i = 0; i < st->nerrs; i++) fri_free(st->errs[i].prefix);
     st->nerrs = 0;
     st->total_errors = 0;
 }

@@ -709,7 +709,7 @@ static void bitfield_generic(fr_client *c, int readonly)
     uint64_t maxbit;
     size_t grown = 0, len;
     fri_obj *o;
-    bf_op *ops = malloc(sizeof(*ops) * (size_t)((c->argc - 2) / 3 + 1));
+    bf_op *ops = fri_malloc(sizeof(*ops) * (size_t)((c->argc - 2) / 3 + 1));
 
     if (ops == NULL) {
         fri_reply_error(c, FRI_ERR_OOM);
@@ -749,7 +749,7 @@ static void bitfield_generic(fr_client *c, int readonly)
     }
 
 done:
-    free(ops);
+    fri_free(ops);
 }
 
 /* BITFIELD key [GET type offset] [SET type offset value] [INCRBY type offset increment]

@@ -146,11 +146,11 @@ static void geoadd_command(fr_client *c)
     }
     int elements = (c->argc - longidx) / 3;
     int argc = longidx + elements * 2;
-    fri_arg *argv = malloc(sizeof(fri_arg) * (size_t)argc);
-    char(*scores)[24] = malloc(sizeof(*scores) * (size_t)(elements ? elements : 1));
+    fri_arg *argv = fri_malloc(sizeof(fri_arg) * (size_t)argc);
+    char(*scores)[24] = fri_malloc(sizeof(*scores) * (size_t)(elements ? elements : 1));
     if (!argv || !scores) {
-        free(argv);
-        free(scores);
+        fri_free(argv);
+        fri_free(scores);
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
@@ -182,8 +182,8 @@ static void geoadd_command(fr_client *c)
         c->argv = saved_argv;
     }
 done:
-    free(argv);
-    free(scores);
+    fri_free(argv);
+    fri_free(scores);
 }
 
 /* ----- GEOHASH, GEOPOS, GEODIST ----------------------------------------------------------- */
@@ -287,7 +287,7 @@ static void points_add(geo_points *ga, const double *xy, double dist, const fri_
 {
     if (ga->used == ga->cap) {
         size_t cap = ga->cap ? ga->cap * 2 : 8;
-        geo_point *p = realloc(ga->p, cap * sizeof(*p));
+        geo_point *p = fri_realloc(ga->p, cap * sizeof(*p));
         if (!p) {
             ga->oom = 1;
             return;
@@ -597,7 +597,7 @@ static void georadius_generic(fr_client *c, int src_idx, int flags)
     geo_points ga = {NULL, 0, 0, 0};
     points_in_cells(fri_zset_zsl(z), cells, &shape, &ga, any ? (unsigned long)count : 0);
     if (ga.oom) {
-        free(ga.p);
+        fri_free(ga.p);
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
@@ -612,14 +612,14 @@ static void georadius_generic(fr_client *c, int src_idx, int flags)
     if (sort != SORT_NONE) {
         geo_cmp *cmp = sort == SORT_ASC ? cmp_asc : cmp_desc;
         if (returned == result_length) {
-            geo_point *tmp = malloc(result_length * sizeof(*tmp));
+            geo_point *tmp = fri_malloc(result_length * sizeof(*tmp));
             if (!tmp) {
-                free(ga.p);
+                fri_free(ga.p);
                 fri_reply_error(c, FRI_ERR_OOM);
                 return;
             }
             merge_sort(ga.p, tmp, result_length, cmp);
-            free(tmp);
+            fri_free(tmp);
         } else {
             partial_sort(ga.p, 0, result_length, cmp, 0, returned - 1);
         }
@@ -641,7 +641,7 @@ static void georadius_generic(fr_client *c, int src_idx, int flags)
                 reply_coord(c, gp->lat);
             }
         }
-        free(ga.p);
+        fri_free(ga.p);
         return;
     }
 
@@ -665,7 +665,7 @@ static void georadius_generic(fr_client *c, int src_idx, int flags)
                 o = NULL;
             }
         }
-        free(ga.p);
+        fri_free(ga.p);
         if (!o) {
             fri_reply_error(c, FRI_ERR_OOM);
             return;
@@ -676,7 +676,7 @@ static void georadius_generic(fr_client *c, int src_idx, int flags)
         fri_notify_key(c, FR_NOTIFY_ZSET,
                        (flags & GEOSEARCH) ? "geosearchstore" : "georadiusstore", storekey);
     } else {
-        free(ga.p);
+        fri_free(ga.p);
         delete_store_key(c, storekey);
     }
     fri_reply_ll(c, (long long)returned);

@@ -48,10 +48,10 @@ static void free_value(fri_val *v) { fri_str_free(v->ptr); }
 /* A new empty hash, a listpack as Redis creates it; NULL when out of memory. */
 static fri_hash *hash_new(void)
 {
-    fri_hash *h = malloc(sizeof(*h));
+    fri_hash *h = fri_malloc(sizeof(*h));
     if (!h) return NULL;
     if (!(h->fields = fri_dict_new())) {
-        free(h);
+        fri_free(h);
         return NULL;
     }
     h->listpack = 1;
@@ -63,7 +63,7 @@ void fri_hash_free(fri_hash *h)
 {
     if (!h) return;
     fri_dict_free(h->fields, free_value);
-    free(h);
+    fri_free(h);
 }
 
 size_t fri_hash_size(const fri_hash *h) { return fri_dict_size(h->fields); }
@@ -224,7 +224,7 @@ static void hset_command(fr_client *c)
     }
     int pairs = (c->argc - 2) / 2;
     fri_str *small[8];
-    fri_str **values = pairs <= 8 ? small : malloc(sizeof(*values) * (size_t)pairs);
+    fri_str **values = pairs <= 8 ? small : fri_malloc(sizeof(*values) * (size_t)pairs);
     int made = 0;
     if (values) {
         for (; made < pairs; made++) {
@@ -234,14 +234,14 @@ static void hset_command(fr_client *c)
     }
     if (made < pairs) {
         for (int i = 0; i < made; i++) fri_str_free(values[i]);
-        if (values != small) free(values);
+        if (values != small) fri_free(values);
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
     fri_hash *h = hash_lookup_write_or_create(c);
     if (!h) {
         for (int i = 0; i < pairs; i++) fri_str_free(values[i]);
-        if (values != small) free(values);
+        if (values != small) fri_free(values);
         return;
     }
     hash_try_conversion(h, c, 2, c->argc - 1);
@@ -257,7 +257,7 @@ static void hset_command(fr_client *c)
         if (r < 0) oom = 1;
         else created += r;
     }
-    if (values != small) free(values);
+    if (values != small) fri_free(values);
     if (oom) {
         /* Only a brand new hash can be empty here; drop it rather than leave it behind. */
         fri_obj *o = fri_lookup_write(c, &c->argv[1]);
@@ -432,7 +432,7 @@ static void hincrby_command(fr_client *c)
          * The hash owns its values, so a counter is rewritten in place when it fits. */
         fri_str *old = e->v.ptr;
         if (len > old->len) {
-            fri_str *nv = realloc(old, sizeof(*old) + len + 1);
+            fri_str *nv = fri_realloc(old, sizeof(*old) + len + 1);
             if (!nv) {
                 fri_reply_error(c, FRI_ERR_OOM);
                 return;
@@ -509,7 +509,7 @@ static void hincrbyfloat_command(fr_client *c)
 static fri_dent **hash_entries(fri_hash *h)
 {
     size_t n = fri_hash_size(h), k = 0, slots = fri_dict_slots(h->fields);
-    fri_dent **v = malloc((n ? n : 1) * sizeof(*v));
+    fri_dent **v = fri_malloc((n ? n : 1) * sizeof(*v));
     if (!v) return NULL;
     for (size_t i = 0; i < slots; i++) {
         fri_dent *e = fri_dict_slot(h->fields, i);
@@ -559,14 +559,14 @@ static void hrandfield_with_count(fr_client *c, long long l, int withvalues)
     if (!uniq || count == 1) {
         fri_reply_array_len(c, (long)(withvalues ? count * 2 : count));
         while (count--) reply_entry(c, ents[fri_random(c->srv) % size], withvalues);
-        free(ents);
+        fri_free(ents);
         return;
     }
     /* count distinct fields, 1 < count < size: mark them (or, past half the hash, the
      * ones left out) by drawing until there are enough. */
-    unsigned char *chosen = calloc(size, 1);
+    unsigned char *chosen = fri_calloc(size, 1);
     if (!chosen) {
-        free(ents);
+        fri_free(ents);
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
@@ -582,8 +582,8 @@ static void hrandfield_with_count(fr_client *c, long long l, int withvalues)
     fri_reply_array_len(c, (long)(withvalues ? count * 2 : count));
     for (size_t i = 0; i < size; i++)
         if (chosen[i] != invert) reply_entry(c, ents[i], withvalues);
-    free(chosen);
-    free(ents);
+    fri_free(chosen);
+    fri_free(ents);
 }
 
 /* HRANDFIELD key [count [WITHVALUES]].  The count is checked first (any long but LONG_MIN),

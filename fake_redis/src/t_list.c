@@ -54,7 +54,7 @@ struct fri_list {
 /* ----- The deque ---------------------------------------------------------------------- */
 
 /* A new empty list, or NULL when out of memory. */
-static fri_list *list_new(void) { return calloc(1, sizeof(fri_list)); }
+static fri_list *list_new(void) { return fri_calloc(1, sizeof(fri_list)); }
 
 /* The slot of element i (i may be len, the slot one past the tail, when cap > len). */
 static inline size_t list_pos(const fri_list *l, size_t i)
@@ -66,8 +66,8 @@ void fri_list_free(fri_list *l)
 {
     if (!l) return;
     for (size_t i = 0; i < l->len; i++) fri_str_free(l->slot[list_pos(l, i)]);
-    free(l->slot);
-    free(l);
+    fri_free(l->slot);
+    fri_free(l);
 }
 
 size_t fri_list_len(const fri_list *l) { return l->len; }
@@ -82,7 +82,7 @@ const fri_str *fri_list_at(const fri_list *l, size_t i)
  * slot 0.  -1 when out of memory, and the list is left as it was. */
 static int list_resize(fri_list *l, size_t cap)
 {
-    fri_str **n = malloc(cap * sizeof(*n));
+    fri_str **n = fri_malloc(cap * sizeof(*n));
     if (!n) return -1;
     if (l->len) {
         /* At most two runs: from head to the end of the ring, then from slot 0. */
@@ -90,7 +90,7 @@ static int list_resize(fri_list *l, size_t cap)
         memcpy(n, l->slot + l->head, first * sizeof(*n));
         memcpy(n + first, l->slot, (l->len - first) * sizeof(*n));
     }
-    free(l->slot);
+    fri_free(l->slot);
     l->slot = n;
     l->cap = cap;
     l->head = 0;
@@ -151,8 +151,8 @@ fri_list *fri_list_from_array(fri_str **items, size_t n)
 {
     fri_list *l = list_new();
     if (!l || list_reserve(l, n) < 0) {
-        if (l) free(l->slot);
-        free(l);
+        if (l) fri_free(l->slot);
+        fri_free(l);
         return NULL;
     }
     for (size_t i = 0; i < n; i++) list_push(l, items[i], LIST_TAIL);
@@ -227,7 +227,7 @@ fri_list *fri_list_dup(const fri_list *l)
     fri_list *d = list_new();
     if (!d) return NULL;
     if (l->len && list_reserve(d, l->len) < 0) {
-        free(d);
+        fri_free(d);
         return NULL;
     }
     for (size_t i = 0; i < l->len; i++) {

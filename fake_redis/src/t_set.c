@@ -46,11 +46,11 @@ struct fri_set {
  * intset if that member is an integer.  NULL when out of memory. */
 static fri_set *set_new(const char *first, size_t len)
 {
-    fri_set *s = calloc(1, sizeof(*s));
+    fri_set *s = fri_calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->intset = fri_string2ll(first, len, NULL);
     if (!s->intset && !(s->table = fri_dict_new())) {
-        free(s);
+        fri_free(s);
         return NULL;
     }
     return s;
@@ -59,9 +59,9 @@ static fri_set *set_new(const char *first, size_t len)
 void fri_set_free(fri_set *s)
 {
     if (!s) return;
-    free(s->ints);
+    fri_free(s->ints);
     fri_dict_free(s->table, NULL);
-    free(s);
+    fri_free(s);
 }
 
 size_t fri_set_size(const fri_set *s)
@@ -74,12 +74,12 @@ int fri_set_is_intset(const fri_set *s) { return s->intset; }
 /* setTypeDup: the same members in the same encoding (a table's in the same order). */
 fri_set *fri_set_dup(const fri_set *s)
 {
-    fri_set *d = calloc(1, sizeof(*d));
+    fri_set *d = fri_calloc(1, sizeof(*d));
     if (!d) return NULL;
     d->intset = s->intset;
     if (s->intset) {
-        if (s->nints && !(d->ints = malloc(s->nints * sizeof(*d->ints)))) {
-            free(d);
+        if (s->nints && !(d->ints = fri_malloc(s->nints * sizeof(*d->ints)))) {
+            fri_free(d);
             return NULL;
         }
         if (s->nints) memcpy(d->ints, s->ints, s->nints * sizeof(*d->ints));
@@ -88,7 +88,7 @@ fri_set *fri_set_dup(const fri_set *s)
         return d;
     }
     if (!(d->table = fri_dict_new())) {
-        free(d);
+        fri_free(d);
         return NULL;
     }
     size_t slots = fri_dict_slots(s->table);
@@ -155,7 +155,7 @@ static int set_convert(fri_set *s)
             return -1;
         }
     }
-    free(s->ints);
+    fri_free(s->ints);
     s->ints = NULL;
     s->nints = s->cap = 0;
     s->table = t;
@@ -177,7 +177,7 @@ static int set_add(fri_set *s, const char *p, size_t len, long long max_intset)
             if (found) return 0;
             if (s->nints == s->cap) {
                 size_t cap = s->cap ? s->cap * 2 : 8;
-                long long *n = realloc(s->ints, cap * sizeof(*n));
+                long long *n = fri_realloc(s->ints, cap * sizeof(*n));
                 if (!n) return -1;
                 s->ints = n;
                 s->cap = cap;
@@ -349,7 +349,7 @@ static void reply_all_as_union(fr_client *c, fri_set *s)
     size_t size = fri_set_size(s);
     long long *sorted = NULL;
     if (s->intset || s->nonint > 0 || (long long)size > c->srv->tun.set_max_intset_entries ||
-        !(sorted = malloc(size * sizeof(*sorted)))) {
+        !(sorted = fri_malloc(size * sizeof(*sorted)))) {
         reply_all(c, s); /* out of memory: the members, in another order */
         return;
     }
@@ -361,7 +361,7 @@ static void reply_all_as_union(fr_client *c, fri_set *s)
     qsort(sorted, k, sizeof(*sorted), cmp_ll);
     fri_reply_set_len(c, (long)k);
     for (size_t i = 0; i < k; i++) fri_reply_bulk_ll(c, sorted[i]);
-    free(sorted);
+    fri_free(sorted);
 }
 
 /* ----- Lookups ------------------------------------------------------------------------- */
@@ -490,7 +490,7 @@ static pos_set pos_set_new(size_t n)
 {
     size_t cap = 16;
     while (cap < n * 2) cap *= 2;
-    pos_set p = {calloc(cap, sizeof(size_t)), cap - 1};
+    pos_set p = {fri_calloc(cap, sizeof(size_t)), cap - 1};
     return p;
 }
 
@@ -548,7 +548,7 @@ static int spop_some(fr_client *c, fri_obj *o, size_t count)
         if ((!keep && !(keep = set_new(p, len))) ||
             set_add(keep, p, len, c->srv->tun.set_max_intset_entries) < 0) {
             fri_set_free(keep);
-            free(stay.slots);
+            fri_free(stay.slots);
             return -1;
         }
     }
@@ -556,7 +556,7 @@ static int spop_some(fr_client *c, fri_obj *o, size_t count)
     size_t n = set_positions(s);
     for (size_t i = 0; i < n; i++)
         if (set_live(s, i) && !pos_set_has(&stay, i)) reply_member_at(c, s, i);
-    free(stay.slots);
+    fri_free(stay.slots);
     fri_set_free(s);
     o->ptr = keep;
     return 0;
@@ -622,7 +622,7 @@ static int srandmember_distinct(fr_client *c, fri_set *s, size_t count)
 {
     size_t size = fri_set_size(s), n = set_positions(s);
     if (count * 3 > size) {
-        size_t *pos = malloc(size * sizeof(*pos));
+        size_t *pos = fri_malloc(size * sizeof(*pos));
         if (!pos) return -1;
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
@@ -635,7 +635,7 @@ static int srandmember_distinct(fr_client *c, fri_set *s, size_t count)
             pos[j] = t;
             reply_member_at(c, s, pos[i]);
         }
-        free(pos);
+        fri_free(pos);
         return 0;
     }
     pos_set seen = pos_set_new(count);
@@ -648,7 +648,7 @@ static int srandmember_distinct(fr_client *c, fri_set *s, size_t count)
             k++;
         }
     }
-    free(seen.slots);
+    fri_free(seen.slots);
     return 0;
 }
 
@@ -764,7 +764,7 @@ static void smove_command(fr_client *c)
  * when out of memory. */
 static fri_set *set_new_result(void)
 {
-    fri_set *s = calloc(1, sizeof(*s));
+    fri_set *s = fri_calloc(1, sizeof(*s));
     if (s) s->intset = 1;
     return s;
 }
@@ -836,7 +836,7 @@ static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
                            int cardinality_only, long long limit)
 {
     fri_set *small[8] = {0}; /* zeroed: GCC -O2 cannot see lookup_sets fill it */
-    fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
+    fri_set **sets = n <= 8 ? small : fri_malloc((size_t)n * sizeof(*sets));
     if (!sets) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -883,7 +883,7 @@ static void sinter_generic(fr_client *c, int first, int n, const fri_arg *dst,
     else if (cardinality_only) fri_reply_ll(c, card);
     else fri_reply_set_deferred_len(c, handle, (long)card);
 out:
-    if (sets != small) free(sets);
+    if (sets != small) fri_free(sets);
 }
 
 /* Adds every member of s to result: 0, or -1 when out of memory. */
@@ -917,7 +917,7 @@ typedef enum setop { SETOP_UNION, SETOP_DIFF } setop;
 static void sunion_diff_generic(fr_client *c, int first, int n, const fri_arg *dst, setop op)
 {
     fri_set *small[8] = {0}; /* zeroed: GCC -O2 cannot see lookup_sets fill it */
-    fri_set **sets = n <= 8 ? small : malloc((size_t)n * sizeof(*sets));
+    fri_set **sets = n <= 8 ? small : fri_malloc((size_t)n * sizeof(*sets));
     fri_set *result = NULL;
     if (!sets) {
         fri_reply_error(c, FRI_ERR_OOM);
@@ -983,7 +983,7 @@ oom:
     fri_set_free(result);
     fri_reply_error(c, FRI_ERR_OOM);
 out:
-    if (sets != small) free(sets);
+    if (sets != small) fri_free(sets);
 }
 
 /* SINTER key [key ...] */
@@ -1108,12 +1108,12 @@ unsigned fri_set_intset_width(const fri_set *s) { return s->width ? s->width : 2
 
 fri_set *fri_set_restore_new(int intset, unsigned width)
 {
-    fri_set *s = calloc(1, sizeof(*s));
+    fri_set *s = fri_calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->intset = intset;
     s->width = width;
     if (!intset && !(s->table = fri_dict_new())) {
-        free(s);
+        fri_free(s);
         return NULL;
     }
     return s;

@@ -299,7 +299,7 @@ static int parse_options(fr_client *c, int readonly, sort_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->limit_count = -1;
-    o->gets = malloc(sizeof(*o->gets) * (size_t)c->argc);
+    o->gets = fri_malloc(sizeof(*o->gets) * (size_t)c->argc);
     if (!o->gets) {
         fri_reply_error(c, FRI_ERR_OOM);
         return -1;
@@ -341,7 +341,7 @@ static int parse_options(fr_client *c, int readonly, sort_opts *o)
     }
     return 0;
 fail:
-    free(o->gets);
+    fri_free(o->gets);
     o->gets = NULL;
     return -1;
 }
@@ -354,7 +354,7 @@ static void vec_push(sort_vec *v, const char *p, size_t len)
     if (v->oom) return;
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 16;
-        sort_item *nv = realloc(v->v, cap * sizeof(*nv));
+        sort_item *nv = fri_realloc(v->v, cap * sizeof(*nv));
         if (!nv) {
             v->oom = 1;
             return;
@@ -373,7 +373,7 @@ static void vec_push(sort_vec *v, const char *p, size_t len)
 static void vec_free(sort_vec *v)
 {
     for (size_t i = 0; i < v->n; i++) fri_str_free(v->v[i].ele);
-    free(v->v);
+    fri_free(v->v);
 }
 
 static void load_set_member(const char *p, size_t len, void *ctx) { vec_push(ctx, p, len); }
@@ -505,10 +505,10 @@ static int sort_items(fr_client *c, const sort_opts *o, sort_vec *v, int list,
         pqsort_range(v->v, 0, v->n, (size_t)start, (size_t)end, &ord);
         return 0;
     }
-    sort_item *tmp = malloc(sizeof(*tmp) * (v->n ? v->n : 1));
+    sort_item *tmp = fri_malloc(sizeof(*tmp) * (v->n ? v->n : 1));
     if (!tmp) return -1;
     merge_sort(v->v, v->n, tmp, &ord);
-    free(tmp);
+    fri_free(tmp);
     return 0;
 }
 
@@ -549,7 +549,7 @@ static void store_items(fr_client *c, const sort_opts *o, sort_vec *v, long long
         fri_reply_ll(c, 0);
         return;
     }
-    fri_str **items = malloc(sizeof(*items) * n);
+    fri_str **items = fri_malloc(sizeof(*items) * n);
     if (!items) goto oom;
     for (long long j = start; j <= end; j++) {
         if (!o->ngets) {
@@ -570,10 +570,10 @@ static void store_items(fr_client *c, const sort_opts *o, sort_vec *v, long long
     if (!obj) {
         if (l) fri_list_free(l); /* it owns the items now */
         else goto oom_items;
-        free(items);
+        fri_free(items);
         goto oom;
     }
-    free(items);
+    fri_free(items);
     fri_lookup_write(c, dst); /* setKey's lookup: an expired destination goes first */
     fri_db_set(c->db, dst->ptr, dst->len, obj, 0);
     fri_signal_modified(c, c->db, dst->ptr, dst->len);
@@ -582,7 +582,7 @@ static void store_items(fr_client *c, const sort_opts *o, sort_vec *v, long long
     return;
 oom_items:
     while (k--) fri_str_free(items[k]);
-    free(items);
+    fri_free(items);
 oom:
     fri_reply_error(c, FRI_ERR_OOM);
 }
@@ -599,7 +599,7 @@ static void sort_generic_command(fr_client *c, int readonly)
     if (parse_options(c, readonly, &o) < 0) return;
     fri_obj *src = fri_lookup_read(c, &c->argv[1]);
     if (src && src->type != FRI_LIST && src->type != FRI_SET && src->type != FRI_ZSET) {
-        free(o.gets);
+        fri_free(o.gets);
         fri_reply_error(c, FRI_ERR_WRONGTYPE);
         return;
     }
@@ -624,7 +624,7 @@ static void sort_generic_command(fr_client *c, int readonly)
     else reply_items(c, &o, &v, start, end, &key);
     fri_buf_free(&key);
     vec_free(&v);
-    free(o.gets);
+    fri_free(o.gets);
 }
 
 static void sort_command(fr_client *c) { sort_generic_command(c, 0); }

@@ -26,7 +26,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 /* What an allocation really holds, for fri_stream_memory; elsewhere the requested size. */
-#define USABLE_SIZE(p, requested) malloc_usable_size(p)
+#define USABLE_SIZE(p, requested) fri_usable_size(p)
 #else
 #define USABLE_SIZE(p, requested) (requested)
 #endif
@@ -332,7 +332,7 @@ static fri_stream_node *node_grow(fri_stream *s, size_t i, size_t need)
     if (n->cap - n->used >= need) return n;
     size_t cap = n->cap + n->cap / 2;
     if (cap < n->used + need) cap = n->used + need;
-    fri_stream_node *grown = realloc(n, sizeof(*n) + cap);
+    fri_stream_node *grown = fri_realloc(n, sizeof(*n) + cap);
     if (!grown) return NULL;
     grown->cap = cap;
     NODE(s, i) = grown;
@@ -461,7 +461,7 @@ static void node_insert(fri_stream *s, fri_stream_node *n)
 {
     long at = node_lookup(s, n->master) + 1;
     if (at > 0 && fri_sid_cmp(NODE(s, at - 1)->master, n->master) == 0) {
-        free(NODE(s, at - 1));
+        fri_free(NODE(s, at - 1));
         NODE(s, at - 1) = n;
         return;
     }
@@ -474,7 +474,7 @@ static void node_insert(fri_stream *s, fri_stream_node *n)
 /* Removes node i (from node_off) from the index and frees it. */
 static void node_remove(fri_stream *s, size_t i)
 {
-    free(NODE(s, i));
+    fri_free(NODE(s, i));
     if (i == 0) {
         s->node_off++;
     } else {
@@ -487,7 +487,7 @@ static void node_remove(fri_stream *s, size_t i)
         /* a long stream trimmed short: give the index back */
         memmove(s->nodes, s->nodes + s->node_off, s->nnodes * sizeof(*s->nodes));
         s->node_off = 0;
-        fri_stream_node **nn = realloc(s->nodes, s->nodes_cap / 4 * sizeof(*nn));
+        fri_stream_node **nn = fri_realloc(s->nodes, s->nodes_cap / 4 * sizeof(*nn));
         if (nn) {
             s->nodes = nn;
             s->nodes_cap /= 4;
@@ -506,7 +506,7 @@ static int nodes_reserve(fri_stream *s)
         return 0;
     }
     size_t ncap = s->nodes_cap ? s->nodes_cap * 2 : 4;
-    fri_stream_node **nn = realloc(s->nodes, ncap * sizeof(*nn));
+    fri_stream_node **nn = fri_realloc(s->nodes, ncap * sizeof(*nn));
     if (!nn) return -1;
     s->nodes = nn;
     s->nodes_cap = ncap;
@@ -515,7 +515,7 @@ static int nodes_reserve(fri_stream *s)
 
 /* ----- The stream ---------------------------------------------------------------------------- */
 
-fri_stream *fri_stream_new(void) { return calloc(1, sizeof(fri_stream)); }
+fri_stream *fri_stream_new(void) { return fri_calloc(1, sizeof(fri_stream)); }
 
 /* A block of pending records (fri_stream_nack_alloc). */
 typedef struct fri_nack_chunk {
@@ -535,7 +535,7 @@ fri_stream_nack *fri_stream_nack_alloc(fri_stream *s)
     }
     /* a new chunk, each twice the last: a stream with few pending entries stays small */
     size_t count = s->nack_chunk_next ? s->nack_chunk_next : NACK_CHUNK_MIN;
-    fri_nack_chunk *ch = malloc(sizeof(*ch) + count * sizeof(fri_stream_nack));
+    fri_nack_chunk *ch = fri_malloc(sizeof(*ch) + count * sizeof(fri_stream_nack));
     if (!ch) return NULL;
     ch->next = s->nack_chunks;
     s->nack_chunks = ch;
@@ -558,7 +558,7 @@ static void free_consumer(fri_val *v)
     if (!cons) return;
     fri_sidmap_free(cons->pel, NULL);
     fri_str_free(cons->name);
-    free(cons);
+    fri_free(cons);
 }
 
 void fri_stream_cg_free(fri_stream_cg *cg)
@@ -566,8 +566,8 @@ void fri_stream_cg_free(fri_stream_cg *cg)
     if (!cg) return;
     fri_dict_free(cg->consumers, free_consumer);
     fri_sidmap_free_with(cg->pel, free_nack, cg->stream);
-    free(cg->by_name);
-    free(cg);
+    fri_free(cg->by_name);
+    fri_free(cg);
 }
 
 static void free_cg_val(fri_val *v) { fri_stream_cg_free(v->ptr); }
@@ -576,17 +576,17 @@ void fri_stream_free(void *stream)
 {
     fri_stream *s = stream;
     if (!s) return;
-    for (size_t i = 0; i < s->nnodes; i++) free(NODE(s, i));
-    free(s->nodes);
-    free(s->scan_ids);
-    free(s->scan_offs);
+    for (size_t i = 0; i < s->nnodes; i++) fri_free(NODE(s, i));
+    fri_free(s->nodes);
+    fri_free(s->scan_ids);
+    fri_free(s->scan_offs);
     if (s->cgroups) fri_dict_free(s->cgroups, free_cg_val);
     while (s->nack_chunks) {
         fri_nack_chunk *next = s->nack_chunks->next;
-        free(s->nack_chunks);
+        fri_free(s->nack_chunks);
         s->nack_chunks = next;
     }
-    free(s);
+    fri_free(s);
 }
 
 size_t fri_stream_node_count(const fri_stream *s) { return s->nnodes; }
@@ -603,11 +603,11 @@ void *fri_stream_dup(const void *stream)
     fri_stream *d = fri_stream_new();
     if (!d) return NULL;
     if (s->nnodes) {
-        if (!(d->nodes = malloc(s->nnodes * sizeof(*d->nodes)))) goto oom;
+        if (!(d->nodes = fri_malloc(s->nnodes * sizeof(*d->nodes)))) goto oom;
         d->nodes_cap = s->nnodes;
         for (size_t i = 0; i < s->nnodes; i++) {
             const fri_stream_node *n = NODE(s, i);
-            fri_stream_node *copy = malloc(sizeof(*copy) + n->used);
+            fri_stream_node *copy = fri_malloc(sizeof(*copy) + n->used);
             if (!copy) goto oom;
             memcpy(copy, n, sizeof(*copy) + n->used);
             copy->cap = n->used;
@@ -706,7 +706,7 @@ static int stream_append(fri_stream *s, const fri_tunables *tun, fri_sid id,
         if (nodes_reserve(s) < 0) return -1;
         size_t cap = mbytes + need;
         if (cap < 256) cap = 256;
-        n = malloc(sizeof(*n) + cap);
+        n = fri_malloc(sizeof(*n) + cap);
         if (!n) return -1;
         /* The previous tail is complete: give back its spare bytes (Redis shrinks its
          * listpack to fit at the same moment). */
@@ -714,7 +714,7 @@ static int stream_append(fri_stream *s, const fri_tunables *tun, fri_sid id,
             fri_stream_node *old = NODE(s, s->nnodes - 1);
             old->prealloc = 0;
             if (old->cap > old->used) {
-                fri_stream_node *shrunk = realloc(old, sizeof(*old) + old->used);
+                fri_stream_node *shrunk = fri_realloc(old, sizeof(*old) + old->used);
                 if (shrunk) {
                     shrunk->cap = shrunk->used;
                     NODE(s, s->nnodes - 1) = shrunk;
@@ -813,10 +813,10 @@ int fri_stream_check(fri_stream *s)
         fri_stream_node *n = NODE(s, i);
         size_t want = (size_t)n->live + n->deleted + 1;
         if (want > cap) {
-            free(ids);
-            free(offs);
-            ids = malloc(want * sizeof(*ids));
-            offs = malloc(want * sizeof(*offs));
+            fri_free(ids);
+            fri_free(offs);
+            ids = fri_malloc(want * sizeof(*ids));
+            offs = fri_malloc(want * sizeof(*offs));
             cap = want;
             if (!ids || !offs) CHECK_FAIL(-2); /* out of memory: not sound as far as known */
         }
@@ -847,8 +847,8 @@ int fri_stream_check(fri_stream *s)
     if (!s->length && !fri_sid_is_zero(s->first_id)) CHECK_FAIL(-11);
     if (have_prev && fri_sid_cmp(prev, s->last_id) > 0) CHECK_FAIL(-12);
 done:
-    free(ids);
-    free(offs);
+    fri_free(ids);
+    fri_free(offs);
     return rc;
 }
 #undef CHECK_FAIL
@@ -1068,9 +1068,9 @@ static int iter_load(fri_stream_iter *it, long i)
         return 0;
     }
     if (s->scan_cap < n->live) {
-        fri_sid *ids = realloc(s->scan_ids, n->live * sizeof(*ids));
+        fri_sid *ids = fri_realloc(s->scan_ids, n->live * sizeof(*ids));
         if (ids) s->scan_ids = ids;
-        uint32_t *offs = realloc(s->scan_offs, n->live * sizeof(*offs));
+        uint32_t *offs = fri_realloc(s->scan_offs, n->live * sizeof(*offs));
         if (offs) s->scan_offs = offs;
         if (!ids || !offs) {
             it->node_loaded = 0;
@@ -1477,7 +1477,7 @@ static void xdel_command(fr_client *c)
     if (!s) return;
     int n = c->argc - 2;
     fri_sid small[16];
-    fri_sid *ids = n <= 16 ? small : malloc(sizeof(*ids) * (size_t)n);
+    fri_sid *ids = n <= 16 ? small : fri_malloc(sizeof(*ids) * (size_t)n);
     if (!ids) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -1506,7 +1506,7 @@ static void xdel_command(fr_client *c)
     }
     fri_reply_ll(c, deleted);
 done:
-    if (ids != small) free(ids);
+    if (ids != small) fri_free(ids);
 }
 
 /* XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]: options first, then the key
@@ -1680,7 +1680,7 @@ static void xread_command(fr_client *c)
     fri_xread_opts o;
     if (fri_xread_parse_opts_or_reply(c, 0, &o) < 0) return;
     fri_sid small[8];
-    fri_sid *ids = o.nstreams <= 8 ? small : malloc(sizeof(*ids) * (size_t)o.nstreams);
+    fri_sid *ids = o.nstreams <= 8 ? small : fri_malloc(sizeof(*ids) * (size_t)o.nstreams);
     if (!ids) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -1727,7 +1727,7 @@ static void xread_command(fr_client *c)
     else if (c->resp == 2) fri_reply_set_deferred_len(c, h, served);
     else fri_reply_set_deferred_map_len(c, h, served);
 done:
-    if (ids != small) free(ids);
+    if (ids != small) fri_free(ids);
 }
 
 /* XREAD's keys, found as Redis's xreadGetKeys finds them for the cluster check: skip the
@@ -1774,8 +1774,7 @@ static fri_dent **sorted_dents(fri_dict *d, size_t *n)
 {
     *n = 0;
     if (!d || fri_dict_size(d) == 0) return NULL;
-    fri_dent **v = malloc(sizeof(*v) * fri_dict_size(d));
-    if (!v) abort();
+    fri_dent **v = fri_malloc(sizeof(*v) * fri_dict_size(d));
     for (size_t i = 0; i < fri_dict_slots(d); i++) {
         fri_dent *e = fri_dict_slot(d, i);
         if (e) v[(*n)++] = e;
@@ -1823,7 +1822,7 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
             fri_buf_printf(b, " seen-ms-ago=%lld pending=%zu\n", (long long)(now - co->seen_time),
                            fri_sidmap_len(co->pel));
         }
-        free(cons);
+        fri_free(cons);
         fri_sidmap_iter pi;
         void *val;
         fri_sidmap_iter_init(&pi, cg->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
@@ -1840,7 +1839,7 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
                            (unsigned long long)nack->delivery_count);
         }
     }
-    free(groups);
+    fri_free(groups);
 }
 
 /* ----- Public inspection ------------------------------------------------------------ */
@@ -1883,7 +1882,7 @@ int fr_stream_entries(fr_server *server, int db, const char *key, size_t key_len
     }
     size_t total = nent * sizeof(fr_stream_entry) + nstr * (sizeof(char *) + sizeof(size_t)) +
                    nbytes;
-    char *mem = malloc(total ? total : 1);
+    char *mem = fri_malloc_plain(total ? total : 1); /* the caller free()s it */
     if (!mem) return -2;
     fr_stream_entry *ents = (fr_stream_entry *)mem;
     const char **ptrs = (const char **)(mem + nent * sizeof(fr_stream_entry));
@@ -1960,11 +1959,11 @@ int fri_stream_node_walk(const fri_stream *s, size_t i, const fri_stream_node_vi
 {
     const fri_stream_node *n = NODE(s, i);
     size_t cap = n->master_fields > 8 ? n->master_fields : 8;
-    fri_arg *master = malloc(n->master_fields * sizeof(*master) + 1);
-    fri_arg *fv = malloc(2 * cap * sizeof(*fv));
+    fri_arg *master = fri_malloc(n->master_fields * sizeof(*master) + 1);
+    fri_arg *fv = fri_malloc(2 * cap * sizeof(*fv));
     if (!master || !fv) {
-        free(master);
-        free(fv);
+        fri_free(master);
+        fri_free(fv);
         return -1;
     }
     const unsigned char *p = n->data;
@@ -1986,7 +1985,7 @@ int fri_stream_node_walk(const fri_stream *s, size_t i, const fri_stream_node_vi
         uint64_t nf = n->master_fields;
         if (!(flags & FLAG_SAMEFIELDS)) p = varint_get(p, &nf);
         if (nf > cap) {
-            fri_arg *grown = realloc(fv, 2 * nf * sizeof(*fv));
+            fri_arg *grown = fri_realloc(fv, 2 * nf * sizeof(*fv));
             if (!grown) {
                 rc = -1;
                 break;
@@ -2009,8 +2008,8 @@ int fri_stream_node_walk(const fri_stream *s, size_t i, const fri_stream_node_vi
         }
         v->entry(ctx, flags, id, (long)nf, fv);
     }
-    free(master);
-    free(fv);
+    fri_free(master);
+    fri_free(fv);
     return rc;
 }
 
@@ -2022,7 +2021,7 @@ int fri_stream_restore_node(fri_stream *s, fri_sid master, long nmaster, const f
     for (long k = 0; k < nmaster; k++) bytes += varint_len(fields[k].len) + fields[k].len;
     if (nodes_reserve(s) < 0) return -1;
     size_t cap = bytes < 256 ? 256 : bytes;
-    fri_stream_node *n = malloc(sizeof(*n) + cap);
+    fri_stream_node *n = fri_malloc(sizeof(*n) + cap);
     if (!n) return -1;
     n->master = master;
     n->last = node_base(n);

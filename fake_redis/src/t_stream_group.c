@@ -142,7 +142,7 @@ static fri_stream_cg *cg_create(fri_stream *s, const char *name, size_t len, fri
         if (!(s->cgroups = fri_dict_new())) return NULL;
         made_dict = 1;
     }
-    fri_stream_cg *cg = calloc(1, sizeof(*cg));
+    fri_stream_cg *cg = fri_calloc(1, sizeof(*cg));
     if (cg) {
         cg->pel = fri_sidmap_new();
         cg->consumers = fri_dict_new();
@@ -153,7 +153,7 @@ static fri_stream_cg *cg_create(fri_stream *s, const char *name, size_t len, fri
         if (cg) {
             fri_sidmap_free(cg->pel, NULL);
             fri_dict_free(cg->consumers, NULL);
-            free(cg);
+            fri_free(cg);
         }
         if (made_dict) {
             fri_dict_free(s->cgroups, NULL);
@@ -179,7 +179,7 @@ static fri_stream_consumer *consumer_find(fri_stream_cg *cg, const char *name, s
 static fri_stream_consumer *consumer_create(fri_stream_cg *cg, const char *name, size_t len,
                                             int64_t now)
 {
-    fri_stream_consumer *consumer = calloc(1, sizeof(*consumer));
+    fri_stream_consumer *consumer = fri_calloc(1, sizeof(*consumer));
     if (!consumer) return NULL;
     consumer->name = fri_str_new(name, len);
     consumer->pel = fri_sidmap_new();
@@ -188,12 +188,12 @@ static fri_stream_consumer *consumer_create(fri_stream_cg *cg, const char *name,
     if (!e) {
         fri_str_free(consumer->name);
         fri_sidmap_free(consumer->pel, NULL);
-        free(consumer);
+        fri_free(consumer);
         return NULL;
     }
     consumer->seen_time = now;
     e->v.ptr = consumer;
-    free(cg->by_name);
+    fri_free(cg->by_name);
     cg->by_name = NULL;
     return consumer;
 }
@@ -211,7 +211,6 @@ static fri_stream_consumer *consumer_get(fr_client *c, const fri_arg *key, fri_s
         return consumer;
     }
     consumer = consumer_create(cg, name->ptr, name->len, now);
-    if (!consumer) abort();
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-createconsumer", key);
     return consumer;
 }
@@ -227,11 +226,11 @@ static void consumer_delete(fri_stream_cg *cg, fri_stream_consumer *consumer)
         fri_stream_nack_release(cg->stream, val);
     }
     fri_dict_delete(cg->consumers, consumer->name->buf, consumer->name->len, NULL);
-    free(cg->by_name);
+    fri_free(cg->by_name);
     cg->by_name = NULL;
     fri_sidmap_free(consumer->pel, NULL);
     fri_str_free(consumer->name);
-    free(consumer);
+    fri_free(consumer);
 }
 
 /* A pending record delivered now to consumer (Redis's streamCreateNACK). */
@@ -283,7 +282,7 @@ static long sorted_entries(fri_dict *d, named_ref **out)
     *out = NULL;
     size_t n = d ? fri_dict_size(d) : 0;
     if (n == 0) return 0;
-    named_ref *v = malloc(n * sizeof(*v));
+    named_ref *v = fri_malloc(n * sizeof(*v));
     if (!v) return -1;
     size_t k = 0;
     for (size_t i = 0; i < fri_dict_slots(d); i++) {
@@ -312,9 +311,9 @@ static fri_stream_consumer **consumers_by_name(fri_stream_cg *cg)
     named_ref *sorted;
     long n = sorted_entries(cg->consumers, &sorted);
     if (n <= 0) return NULL;
-    cg->by_name = malloc((size_t)n * sizeof(*cg->by_name));
+    cg->by_name = fri_malloc((size_t)n * sizeof(*cg->by_name));
     for (long i = 0; cg->by_name && i < n; i++) cg->by_name[i] = sorted[i].val;
-    free(sorted);
+    fri_free(sorted);
     return cg->by_name;
 }
 
@@ -631,7 +630,6 @@ static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
             /* Usually new to the PEL: try the insertion first, which searches anyway;
              * only an entry redelivered after SETID finds its record there. */
             fri_stream_nack *nack = nack_new(cg, consumer, c->now_ms);
-            if (!nack) abort();
             if (fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack)) {
                 fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
             } else {
@@ -723,7 +721,7 @@ static long pel_sorted_by_time(fri_stream_cg *cg, pel_by_time **out)
     *out = NULL;
     size_t n = fri_sidmap_len(cg->pel);
     if (n == 0) return 0;
-    pel_by_time *v = malloc(n * sizeof(*v));
+    pel_by_time *v = fri_malloc(n * sizeof(*v));
     if (!v) return -1;
     fri_sidmap_iter it;
     fri_sid id;
@@ -814,12 +812,7 @@ static void xreadgroup_claim(fr_client *c, const fri_xread_opts *o, fri_stream *
         long npel = 0;
         int serve_claimed = 0;
         if (min_idle >= 0) {
-            npel = pel_sorted_by_time(cg, &pel);
-            if (npel < 0) {
-                if (i > 0) abort(); /* consumers were made or seen: no way back */
-                fri_reply_error(c, FRI_ERR_OOM);
-                return;
-            }
+            npel = pel_sorted_by_time(cg, &pel); /* a command: never out of memory */
             int64_t t;
             if (oldest_live_pending(s, pel, npel, &t))
                 serve_claimed = claim_idle(c->now_ms, t) >= (uint64_t)min_idle;
@@ -861,7 +854,7 @@ static void xreadgroup_claim(fr_client *c, const fri_xread_opts *o, fri_stream *
                 fri_reply_set_deferred_len(c, h, emitted);
             }
         }
-        free(pel);
+        fri_free(pel);
     }
     if (served) fri_reply_set_deferred_len(c, handle, served);
     else fri_reply_null_array(c);
@@ -889,7 +882,7 @@ int64_t fri_xreadgroup_claim_at(fr_client *c, int argc, const fri_arg *argv,
             oldest = t;
             found = 1;
         }
-        free(pel);
+        fri_free(pel);
     }
     uint64_t base = found ? (uint64_t)oldest : (uint64_t)c->now_ms;
     uint64_t at = base + (uint64_t)o->claim;
@@ -916,9 +909,9 @@ static void xreadgroup_command(fr_client *c)
     fri_sid small_ids[8];
     fri_stream_cg *small_groups[8];
     fri_stream *small_streams[8];
-    fri_sid *ids = n <= 8 ? small_ids : malloc(sizeof(*ids) * (size_t)n);
-    fri_stream_cg **groups = n <= 8 ? small_groups : malloc(sizeof(*groups) * (size_t)n);
-    fri_stream **streams = n <= 8 ? small_streams : malloc(sizeof(*streams) * (size_t)n);
+    fri_sid *ids = n <= 8 ? small_ids : fri_malloc(sizeof(*ids) * (size_t)n);
+    fri_stream_cg **groups = n <= 8 ? small_groups : fri_malloc(sizeof(*groups) * (size_t)n);
+    fri_stream **streams = n <= 8 ? small_streams : fri_malloc(sizeof(*streams) * (size_t)n);
     if (!ids || !groups || !streams) {
         fri_reply_error(c, FRI_ERR_OOM);
         goto cleanup;
@@ -985,9 +978,9 @@ static void xreadgroup_command(fr_client *c)
     else fri_reply_null_array(c);
 
 cleanup:
-    if (ids != small_ids) free(ids);
-    if (groups != small_groups) free(groups);
-    if (streams != small_streams) free(streams);
+    if (ids != small_ids) fri_free(ids);
+    if (groups != small_groups) fri_free(groups);
+    if (streams != small_streams) fri_free(streams);
 }
 
 int fri_xreadgroup_serve_blocked(fr_client *c, const fri_arg *key, const fri_arg *group,
@@ -1065,7 +1058,7 @@ static void xack_command(fr_client *c)
     }
     int n = c->argc - 3;
     fri_sid small[8];
-    fri_sid *ids = n <= 8 ? small : malloc(sizeof(*ids) * (size_t)n);
+    fri_sid *ids = n <= 8 ? small : fri_malloc(sizeof(*ids) * (size_t)n);
     if (!ids) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -1084,7 +1077,7 @@ static void xack_command(fr_client *c)
     }
     fri_reply_ll(c, acked);
 cleanup:
-    if (ids != small) free(ids);
+    if (ids != small) fri_free(ids);
 }
 
 /* ----- XPENDING ----------------------------------------------------------------------------- */
@@ -1317,7 +1310,7 @@ static void xclaim_command(fr_client *c)
             continue;
         }
         if (force && !nack) {
-            if (!(nack = nack_new(cg, NULL, now))) abort();
+            nack = nack_new(cg, NULL, now);
             fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
         }
         if (!nack) continue;
@@ -1416,8 +1409,7 @@ static void xautoclaim_command(fr_client *c)
             nack_delete(cg, id, nack);
             if (ndeleted == deleted_cap) {
                 deleted_cap = deleted_cap ? deleted_cap * 2 : 8;
-                fri_sid *grown = realloc(deleted, deleted_cap * sizeof(*grown));
-                if (!grown) abort();
+                fri_sid *grown = fri_realloc(deleted, deleted_cap * sizeof(*grown));
                 deleted = grown;
             }
             deleted[ndeleted++] = id;
@@ -1444,7 +1436,7 @@ static void xautoclaim_command(fr_client *c)
     fri_buf_free(&entries);
     fri_reply_array_len(c, (long)ndeleted);
     for (size_t i = 0; i < ndeleted; i++) fri_reply_sid(c, deleted[i]);
-    free(deleted);
+    fri_free(deleted);
 }
 
 /* ----- XINFO -------------------------------------------------------------------------------- */
@@ -1485,7 +1477,7 @@ static void xinfo_consumers_command(fr_client *c)
         fri_reply_bulk_cstr(c, "idle");
         fri_reply_ll(c, idle < 0 ? 0 : idle);
     }
-    free(consumers);
+    fri_free(consumers);
 }
 
 /* XINFO GROUPS key: per group in name order, its name, consumers, pending count,
@@ -1518,7 +1510,7 @@ static void xinfo_groups_command(fr_client *c)
         fri_reply_bulk_cstr(c, "lag");
         reply_cg_lag(c, s, cg);
     }
-    free(groups);
+    fri_free(groups);
 }
 
 /* Byte d (0..15) of id as Redis's radix tree keys it: ms then seq, big-endian. */
@@ -1555,11 +1547,11 @@ static size_t rax_node_count(const fri_stream *s)
 {
     size_t n = fri_stream_node_count(s);
     if (n == 0) return 1; /* the empty root */
-    fri_sid *keys = malloc(n * sizeof(*keys));
+    fri_sid *keys = fri_malloc(n * sizeof(*keys));
     if (!keys) return (size_t)-1;
     for (size_t i = 0; i < n; i++) keys[i] = fri_stream_node_key(s, i);
     size_t nodes = rax_subtree_nodes(keys, 0, n, 0);
-    free(keys);
+    fri_free(keys);
     return nodes;
 }
 
@@ -1616,13 +1608,13 @@ static size_t pel_rax_nodes(const fri_sidmap *pel)
 {
     size_t n = fri_sidmap_len(pel), k = 0;
     if (n == 0) return 1;
-    fri_sid *keys = malloc(n * sizeof(*keys));
+    fri_sid *keys = fri_malloc(n * sizeof(*keys));
     if (!keys) return n; /* out of memory: an estimate, one node per key */
     fri_sidmap_iter it;
     fri_sidmap_iter_init(&it, pel, FRI_SID_MIN, FRI_SID_MAX, 0);
     while (k < n && fri_sidmap_iter_next(&it, &keys[k], NULL)) k++;
     size_t nodes = rax_subtree_nodes(keys, 0, k, 0);
-    free(keys);
+    fri_free(keys);
     return nodes;
 }
 
@@ -1677,8 +1669,7 @@ static void reply_full_groups(fr_client *c, fri_stream *s, named_ref *groups, lo
     for (long i = 0; i < ngroups; i++) {
         fri_stream_cg *cg = groups[i].val;
         named_ref *consumers;
-        long nc = sorted_entries(cg->consumers, &consumers);
-        if (nc < 0) abort(); /* the reply is half written */
+        long nc = sorted_entries(cg->consumers, &consumers); /* a command: no failure */
         fri_reply_map_len(c, 7);
         fri_reply_bulk_cstr(c, "name");
         fri_reply_bulk_str(c, groups[i].name);
@@ -1733,7 +1724,7 @@ static void reply_full_groups(fr_client *c, fri_stream *s, named_ref *groups, lo
             }
             fri_reply_set_deferred_len(c, handle, listed);
         }
-        free(consumers);
+        fri_free(consumers);
     }
 }
 
@@ -1808,7 +1799,7 @@ static void xinfo_stream_command(fr_client *c)
     fri_stream_reply_range(c, s, FRI_SID_MIN, FRI_SID_MAX, (size_t)count, 0);
     fri_reply_bulk_cstr(c, "groups");
     reply_full_groups(c, s, groups, ngroups, count);
-    free(groups);
+    fri_free(groups);
     if (s->cgroups) c->srv->redis_errno = 0; /* the groups' tree walked to its end */
 }
 
@@ -1864,7 +1855,7 @@ int fr_stream_pending(fr_server *server, int db, const char *key, size_t key_len
     fri_sidmap_iter_init(&it, pel, FRI_SID_MIN, FRI_SID_MAX, 0);
     while (fri_sidmap_iter_next(&it, &id, &val))
         bytes += ((fri_stream_nack *)val)->consumer->name->len + 1;
-    fr_pending *v = malloc(bytes);
+    fr_pending *v = fri_malloc_plain(bytes); /* the caller free()s it */
     if (!v) return -2;
     char *names = (char *)(v + count);
     int64_t now = fr_clock_now(server);

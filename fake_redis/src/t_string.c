@@ -564,7 +564,7 @@ static void mset_generic(fr_client *c, int nx)
         }
     }
 
-    vals = malloc(sizeof(*vals) * (size_t)pairs);
+    vals = fri_malloc(sizeof(*vals) * (size_t)pairs);
     if (vals == NULL) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -575,7 +575,7 @@ static void mset_generic(fr_client *c, int nx)
         if (vals[j] != NULL) fri_str_encode_arg(c, vals[j], v);
         if (vals[j] == NULL) {
             while (j-- > 0) fri_obj_free(vals[j]);
-            free(vals);
+            fri_free(vals);
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
@@ -590,7 +590,7 @@ static void mset_generic(fr_client *c, int nx)
         fri_signal_modified(c, c->db, key->ptr, key->len);
         fri_notify_key(c, FR_NOTIFY_STRING, "set", key);
     }
-    free(vals);
+    fri_free(vals);
 
     if (nx)
         fri_reply_ll(c, 1);
@@ -873,7 +873,7 @@ static void lcs_command(fr_client *c)
                            "proto-max-bulk-len");
         return;
     }
-    uint32_t *t = malloc((size_t)cells * sizeof(uint32_t));
+    uint32_t *t = fri_malloc((size_t)cells * sizeof(uint32_t));
     if (t == NULL) {
         fri_reply_error(c, "ERR Insufficient memory, failed allocating transient memory "
                            "for LCS");
@@ -902,9 +902,9 @@ static void lcs_command(fr_client *c)
     size_t as_ = alen, ae = 0, bs = 0, be = 0;
 
     if (compute) {
-        result = malloc((size_t)total + 1);
+        result = fri_malloc((size_t)total + 1);
         if (result == NULL) {
-            free(t);
+            fri_free(t);
             fri_reply_error(c, FRI_ERR_OOM);
             return;
         }
@@ -967,8 +967,8 @@ static void lcs_command(fr_client *c)
     } else {
         fri_reply_bulk(c, result, total);
     }
-    free(result);
-    free(t);
+    fri_free(result);
+    fri_free(t);
 }
 
 /* ----- The table ------------------------------------------------------------------------- */

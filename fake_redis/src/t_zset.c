@@ -47,7 +47,7 @@ struct fri_zset {
  * out of memory. */
 static fri_zset *zset_new(int listpack, const fri_tunables *tun)
 {
-    fri_zset *z = malloc(sizeof(*z));
+    fri_zset *z = fri_malloc(sizeof(*z));
     if (!z) return NULL;
     z->dict = fri_dict_new();
     z->zsl = fri_zsl_new();
@@ -56,7 +56,7 @@ static fri_zset *zset_new(int listpack, const fri_tunables *tun)
     if (!z->dict || !z->zsl) {
         fri_dict_free(z->dict, NULL);
         fri_zsl_free(z->zsl);
-        free(z);
+        fri_free(z);
         return NULL;
     }
     return z;
@@ -67,7 +67,7 @@ void fri_zset_free(fri_zset *z)
     if (!z) return;
     fri_dict_free(z->dict, NULL); /* the values are nodes, which the skiplist owns */
     fri_zsl_free(z->zsl);
-    free(z);
+    fri_free(z);
 }
 
 size_t fri_zset_size(const fri_zset *z) { return z->zsl->length; }
@@ -314,7 +314,7 @@ static int arg_strtod(fr_server *srv, const char *p, size_t len, double *out)
         return 1;
     }
     if (len >= sizeof(small)) {
-        buf = malloc(len + 1);
+        buf = fri_malloc(len + 1);
         if (!buf) return 0;
     }
     memcpy(buf, p, len);
@@ -323,7 +323,7 @@ static int arg_strtod(fr_server *srv, const char *p, size_t len, double *out)
     double v = strtod(buf, &end);
     fri_errno_save(srv);
     int ok = end[0] == '\0' && !isnan(v);
-    if (buf != small) free(buf);
+    if (buf != small) fri_free(buf);
     if (ok) *out = v;
     return ok;
 }
@@ -617,7 +617,7 @@ static void zadd_generic(fr_client *c, int in)
     double small[16];
     double *scores = small;
     if ((size_t)elements > sizeof(small) / sizeof(small[0])) {
-        scores = malloc(sizeof(double) * (size_t)elements);
+        scores = fri_malloc(sizeof(double) * (size_t)elements);
         if (!scores) {
             fri_reply_error(c, FRI_ERR_OOM);
             return;
@@ -682,7 +682,7 @@ modified:
         fri_notify_key(c, FR_NOTIFY_ZSET, incr ? "zincr" : "zadd", key);
     }
 cleanup:
-    if (scores != small) free(scores);
+    if (scores != small) fri_free(scores);
 }
 
 static void zadd_command(fr_client *c) { zadd_generic(c, 0); }
@@ -1166,7 +1166,7 @@ static void zsetop_generic(fr_client *c, const fri_arg *dst, int numkeys_idx, zs
         return;
     }
 
-    zsetop_src *src = calloc((size_t)setnum, sizeof(*src));
+    zsetop_src *src = fri_calloc((size_t)setnum, sizeof(*src));
     if (!src) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -1353,7 +1353,7 @@ static void zsetop_generic(fr_client *c, const fri_arg *dst, int numkeys_idx, zs
 cleanup:
     for (i = 0; i < setnum; i++)
         if (src[i].owned) fri_zset_free(src[i].z);
-    free(src);
+    fri_free(src);
     fri_zset_free(result);
     fri_dict_free(acc, NULL);
 }
@@ -1514,7 +1514,7 @@ static void zrandmember_command(fr_client *c)
     /* count distinct ranks: mark them in a bitmap, drawing until there are enough
      * (count < size, and when count is over half the size the unchosen are drawn
      * instead). */
-    unsigned char *chosen = calloc(size, 1);
+    unsigned char *chosen = fri_calloc(size, 1);
     if (!chosen) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -1535,7 +1535,7 @@ static void zrandmember_command(fr_client *c)
         fri_reply_bulk(c, n->ele, n->len);
         if (withscores) fri_reply_double(c, n->score);
     }
-    free(chosen);
+    fri_free(chosen);
 }
 
 /* ----- ZSCAN ------------------------------------------------------------------------------- */

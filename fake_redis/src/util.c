@@ -14,7 +14,7 @@
 
 fri_str *fri_str_new(const char *p, size_t len)
 {
-    fri_str *s = malloc(sizeof(*s) + len + 1);
+    fri_str *s = fri_malloc(sizeof(*s) + len + 1);
     if (!s) return NULL;
     s->len = len;
     if (len) memcpy(s->buf, p, len);
@@ -29,11 +29,11 @@ fri_str *fri_str_from_ll(long long v)
     return fri_str_new(tmp, n);
 }
 
-void fri_str_free(fri_str *s) { free(s); }
+void fri_str_free(fri_str *s) { fri_free(s); }
 
 fri_str *fri_str_resize(fri_str *s, size_t newlen)
 {
-    fri_str *n = realloc(s, sizeof(*n) + newlen + 1);
+    fri_str *n = fri_realloc(s, sizeof(*n) + newlen + 1);
     if (!n) return NULL;
     if (newlen > n->len) memset(n->buf + n->len, 0, newlen - n->len);
     n->len = newlen;
@@ -63,8 +63,8 @@ void fri_buf_grow(fri_buf *b, size_t extra)
     if (b->cap - b->len >= extra) return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < extra) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) abort(); /* the reply buffer is the one allocation we cannot answer without */
+    char *p = fri_realloc(b->p, cap);
+    if (!p) fri_mem_unguarded("a growing buffer");
     b->p = p;
     b->cap = cap;
 }
@@ -90,7 +90,7 @@ void fri_buf_printf(fri_buf *b, const char *fmt, ...)
 
 void fri_buf_free(fri_buf *b)
 {
-    free(b->p);
+    fri_free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
 }
@@ -187,7 +187,7 @@ int fri_string2d(const char *s, size_t len, double *out)
     char *heap = NULL, *buf = small, *end;
     if (len == 0) return 0;
     if (len >= sizeof(small)) {
-        heap = malloc(len + 1);
+        heap = fri_malloc(len + 1);
         if (!heap) return 0;
         buf = heap;
     }
@@ -197,7 +197,7 @@ int fri_string2d(const char *s, size_t len, double *out)
     double v = strtod(buf, &end);
     int ok = !(isspace((unsigned char)buf[0]) || (size_t)(end - buf) != len ||
                (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) || isnan(v));
-    free(heap);
+    fri_free(heap);
     if (ok && out) *out = v;
     return ok;
 }
@@ -496,24 +496,24 @@ int fr_split_args(const char *line, size_t len, char *out, size_t *off, size_t *
 
 void fr_split_free(int argc, char **argv, size_t *argvlen)
 {
-    for (int i = 0; i < argc; i++) free(argv[i]);
-    free(argv);
-    free(argvlen);
+    for (int i = 0; i < argc; i++) fri_free(argv[i]);
+    fri_free(argv);
+    fri_free(argvlen);
 }
 
 int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
 {
     size_t len = strlen(line), max = len / 2 + 1;
-    char *out = malloc(len ? len : 1);
-    size_t *off = malloc(max * sizeof *off);
-    size_t *lens = malloc(max * sizeof *lens);
+    char *out = fri_malloc(len ? len : 1);
+    size_t *off = fri_malloc(max * sizeof *off);
+    size_t *lens = fri_malloc(max * sizeof *lens);
     char **argv = NULL;
     int argc = out && off && lens ? fr_split_args(line, len, out, off, lens, max) : -1;
     *argv_out = NULL;
     *len_out = NULL;
-    if (argc > 0 && !(argv = calloc((size_t)argc, sizeof *argv))) argc = -1;
+    if (argc > 0 && !(argv = fri_calloc((size_t)argc, sizeof *argv))) argc = -1;
     for (int i = 0; i < argc; i++) {
-        argv[i] = malloc(lens[i] + 1);
+        argv[i] = fri_malloc(lens[i] + 1);
         if (!argv[i]) {
             fr_split_free(i, argv, NULL);
             argv = NULL;
@@ -523,10 +523,10 @@ int fr_split_line(const char *line, char ***argv_out, size_t **len_out)
         if (lens[i]) memcpy(argv[i], out + off[i], lens[i]);
         argv[i][lens[i]] = '\0';
     }
-    free(out);
-    free(off);
+    fri_free(out);
+    fri_free(off);
     if (argc <= 0) {
-        free(lens);
+        fri_free(lens);
         return argc;
     }
     *argv_out = argv;

@@ -6,6 +6,7 @@
  * a delete needs to fix the links and their spans.  This file depends on nothing else in
  * the fake so the unit tests can drive it alone.
  */
+#include "fr_alloc.h"
 #include "zskiplist.h"
 
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static inline int node_before(const fri_zsl_node *n, double score, const char *e
 static fri_zsl_node *node_new(int height, double score, const char *ele, size_t len)
 {
     size_t head = sizeof(fri_zsl_node) + (size_t)height * sizeof(struct fri_zsl_level);
-    fri_zsl_node *n = malloc(head + len + 1);
+    fri_zsl_node *n = fri_malloc(head + len + 1);
     if (n == NULL) return NULL;
     char *p = (char *)n + head;
     if (len) memcpy(p, ele, len);
@@ -51,11 +52,11 @@ static fri_zsl_node *node_new(int height, double score, const char *ele, size_t 
 
 fri_zsl *fri_zsl_new(void)
 {
-    fri_zsl *zsl = malloc(sizeof(*zsl));
+    fri_zsl *zsl = fri_malloc(sizeof(*zsl));
     if (zsl == NULL) return NULL;
     zsl->header = node_new(FRI_ZSL_MAXLEVEL, 0, NULL, 0);
     if (zsl->header == NULL) {
-        free(zsl);
+        fri_free(zsl);
         return NULL;
     }
     zsl->tail = NULL;
@@ -71,11 +72,11 @@ void fri_zsl_free(fri_zsl *zsl)
     fri_zsl_node *n = zsl->header->level[0].forward;
     while (n) {
         fri_zsl_node *next = n->level[0].forward;
-        free(n);
+        fri_free(n);
         n = next;
     }
-    free(zsl->header);
-    free(zsl);
+    fri_free(zsl->header);
+    fri_free(zsl);
 }
 
 /* A height with P(h >= k) = 4^-(k-1), as Redis's ZSKIPLIST_P = 0.25 gives. */
@@ -185,7 +186,7 @@ int fri_zsl_delete(fri_zsl *zsl, double score, const char *ele, size_t len)
     if (x == NULL || x->score != score || fri_zsl_member_cmp(x->ele, x->len, ele, len) != 0)
         return 0;
     zsl_unlink(zsl, x, update);
-    free(x);
+    fri_free(x);
     return 1;
 }
 
@@ -268,7 +269,7 @@ size_t fri_zsl_delete_range_by_rank(fri_zsl *zsl, size_t start, size_t end,
         fri_zsl_node *next = n->level[0].forward;
         zsl_unlink(zsl, n, update);
         if (on_delete) on_delete(n, ctx);
-        free(n);
+        fri_free(n);
         removed++;
         traversed++;
         n = next;

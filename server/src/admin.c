@@ -129,7 +129,7 @@ static void cat_repr(char **buf, size_t *len, size_t *cap, const char *p, size_t
         size_t nc = *cap ? *cap : 256;
         while (nc < need) nc *= 2;
         char *nb = realloc(*buf, nc);
-        if (!nb) abort();
+        if (!nb) frs_oom_abort(__func__);
         *buf = nb;
         *cap = nc;
     }
@@ -185,7 +185,7 @@ static void feed_monitors(frs_server *srv, frs_conn *from, int lua, int db, int 
     }
     size_t len = strlen(head), cap = len + 64;
     char *buf = malloc(cap);
-    if (!buf) abort();
+    if (!buf) frs_oom_abort(__func__);
     memcpy(buf, head, len);
     for (int i = 0; i < argc; i++) {
         cat_repr(&buf, &len, &cap, argv[i], argvlen[i]);
@@ -193,7 +193,7 @@ static void feed_monitors(frs_server *srv, frs_conn *from, int lua, int db, int 
     }
     if (len + 2 > cap) {
         char *nb = realloc(buf, len + 2);
-        if (!nb) abort();
+        if (!nb) frs_oom_abort(__func__);
         buf = nb;
     }
     buf[len++] = '\r';
@@ -207,7 +207,7 @@ static void feed_monitors(frs_server *srv, frs_conn *from, int lua, int db, int 
                 size_t nc = a->self_cap ? a->self_cap : 256;
                 while (nc < a->self_len + len) nc *= 2;
                 char *nb = realloc(a->self_lines, nc);
-                if (!nb) abort();
+                if (!nb) frs_oom_abort(__func__);
                 a->self_lines = nb;
                 a->self_cap = nc;
             }
@@ -234,7 +234,7 @@ void frs_cmd_monitor(frs_conn *c, int argc, const char *const *argv, const size_
     if (a->nmon == a->capmon) {
         size_t cap = a->capmon ? 2 * a->capmon : 4;
         frs_conn **n = realloc(a->mon, cap * sizeof(*n));
-        if (!n) abort();
+        if (!n) frs_oom_abort(__func__);
         a->mon = n;
         a->capmon = cap;
     }
@@ -284,7 +284,7 @@ static void slowlog_push(frs_server *srv, frs_conn *from, int argc, const char *
     e->argc = n;
     e->argv = malloc(sizeof(char *) * (size_t)(n ? n : 1));
     e->argvlen = malloc(sizeof(size_t) * (size_t)(n ? n : 1));
-    if (!e->argv || !e->argvlen) abort();
+    if (!e->argv || !e->argvlen) frs_oom_abort(__func__);
     for (int j = 0; j < n; j++) {
         char tmp[64];
         if (n != argc && j == n - 1) {
@@ -295,7 +295,7 @@ static void slowlog_push(frs_server *srv, frs_conn *from, int argc, const char *
             int k = snprintf(tmp, sizeof(tmp), "... (%lu more bytes)",
                              (unsigned long)(argvlen[j] - SLOWLOG_MAX_STRING));
             char *d = malloc(SLOWLOG_MAX_STRING + (size_t)k + 1);
-            if (!d) abort();
+            if (!d) frs_oom_abort(__func__);
             memcpy(d, argv[j], SLOWLOG_MAX_STRING);
             memcpy(d + SLOWLOG_MAX_STRING, tmp, (size_t)k + 1);
             e->argv[j] = d;
@@ -509,7 +509,7 @@ void frs_cmd_latency_doctor(frs_conn *c, int argc, const char *const *argv,
     char *txt = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&txt, &len);
-    if (!f) abort();
+    if (!f) frs_oom_abort(__func__);
     if (a->nevents == 0 && a->latency_threshold == 0) {
         fputs("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis "
               "instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" "
@@ -567,7 +567,7 @@ void frs_cmd_latency_graph(frs_conn *c, int argc, const char *const *argv,
     char *txt = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&txt, &len);
-    if (!f) abort();
+    if (!f) frs_oom_abort(__func__);
     fprintf(f, "%s - high %lu ms, low %lu ms (all time high %lu ms)\n", e->name,
             (unsigned long)hi, (unsigned long)(lo < 0 ? 0 : lo), (unsigned long)e->max);
     for (int j = 0; j < 80; j++) fputc('-', f);
@@ -609,7 +609,7 @@ void frs_cmd_latency_histogram(frs_conn *c, int argc, const char *const *argv,
     /* which rows: all with samples, or those the arguments name (a container brings its
      * subcommands; an unknown name is skipped) */
     char *want = calloc(rows ? rows : 1, 1);
-    if (!want) abort();
+    if (!want) frs_oom_abort(__func__);
     long n = 0;
     for (size_t i = 0; i < rows; i++) {
         fr_command_stats st;
@@ -745,7 +745,7 @@ static void saved_argv_set(int *argc, char ***argv, size_t **argvlen, const fr_c
     saved_argv_clear(argc, argv, argvlen);
     *argv = malloc(sizeof(char *) * (size_t)ev->argc);
     *argvlen = malloc(sizeof(size_t) * (size_t)ev->argc);
-    if (!*argv || !*argvlen) abort();
+    if (!*argv || !*argvlen) frs_oom_abort(__func__);
     for (int i = 0; i < ev->argc; i++) {
         (*argv)[i] = frs_memdup(ev->argv[i], ev->argvlen[i]);
         (*argvlen)[i] = ev->argvlen[i];
@@ -812,14 +812,14 @@ void frs_admin_host_called(frs_conn *c, const frs_cmd *cmd, int argc, const char
     if (!strcmp(cmd->group, "fake")) return; /* FAKE.* are not Redis's commands */
     char small[16];
     char *redact = argc <= 16 ? small : calloc((size_t)argc, 1);
-    if (!redact) abort();
+    if (!redact) frs_oom_abort(__func__);
     memset(redact, 0, (size_t)(argc <= 16 ? 16 : argc));
     redactions(argc, argv, argvlen, redact);
     const char *av_small[16];
     size_t al_small[16];
     const char **av = argc <= 16 ? av_small : malloc(sizeof(*av) * (size_t)argc);
     size_t *al = argc <= 16 ? al_small : malloc(sizeof(*al) * (size_t)argc);
-    if (!av || !al) abort();
+    if (!av || !al) frs_oom_abort(__func__);
     for (int i = 0; i < argc; i++) {
         av[i] = redact[i] ? "(redacted)" : argv[i];
         al[i] = redact[i] ? 10 : argvlen[i];
@@ -898,7 +898,7 @@ void frs_admin_before_sleep(frs_server *srv)
 void frs_admin_init(frs_server *srv)
 {
     frs_admin *a = calloc(1, sizeof(*a));
-    if (!a) abort();
+    if (!a) frs_oom_abort(__func__);
     srv->admin = a;
     frs_admin_config_changed(srv);
     fr_server_set_call_hook(srv->fake, on_call, srv);
@@ -1026,7 +1026,7 @@ void frs_cmd_restore_asking(frs_conn *c, int argc, const char *const *argv,
 {
     const char **av = malloc(sizeof(*av) * (size_t)argc);
     size_t *al = malloc(sizeof(*al) * (size_t)argc);
-    if (!av || !al) abort();
+    if (!av || !al) frs_oom_abort(__func__);
     memcpy(av, argv, sizeof(*av) * (size_t)argc);
     memcpy(al, argvlen, sizeof(*al) * (size_t)argc);
     av[0] = "RESTORE";

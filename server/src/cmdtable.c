@@ -179,7 +179,7 @@ static void build(void)
     size_t nhost = sizeof(host_rows) / sizeof(host_rows[0]);
     /* room for the containers implied by "x|y" names too */
     rows = calloc(2 * nfake + nhost + 1, sizeof(*rows));
-    if (!rows) abort();
+    if (!rows) frs_oom_abort(__func__);
     for (size_t i = 0; i < nfake; i++) {
         const fr_command_info *fi = fr_command_at(i);
         if (host_replaces(fi->name)) continue;
@@ -194,7 +194,7 @@ static void build(void)
                     seen = 1;
             if (!seen) {
                 char *cname = strndup(fi->name, plen);
-                if (!cname) abort();
+                if (!cname) frs_oom_abort(__func__);
                 /* COMMAND alone runs too (the fake answers it): arity -1 says so */
                 int arity = strcmp(cname, "command") == 0 ? -1 : -2;
                 frs_cmd cont = {cname, arity, 0, NULL, fi->group, "", 1, 0, 0, 0, 0}; /* fake's */
@@ -215,7 +215,7 @@ static void build(void)
     nslots = 64;
     while (nslots < 4 * nrows) nslots *= 2;
     slots = calloc(nslots, sizeof(*slots));
-    if (!slots) abort();
+    if (!slots) frs_oom_abort(__func__);
     for (size_t i = 0; i < nrows; i++) {
         size_t j = hash_name(rows[i].name, strlen(rows[i].name)) & (nslots - 1);
         while (slots[j]) j = (j + 1) & (nslots - 1);

@@ -91,7 +91,7 @@ static void set_name(frs_conn *c, const char *p, size_t n)
     c->name = NULL;
     if (n == 0) return;
     c->name = malloc(n + 1);
-    if (!c->name) abort();
+    if (!c->name) frs_oom_abort(__func__);
     memcpy(c->name, p, n);
     c->name[n] = '\0';
 }
@@ -350,7 +350,7 @@ void frs_cmd_client_list(frs_conn *c, int argc, const char *const *argv, const s
         }
     } else if (argc > 3 && arg_is(argv[2], argvlen[2], "id")) {
         ids = malloc(sizeof(*ids) * (size_t)argc);
-        if (!ids) abort();
+        if (!ids) frs_oom_abort(__func__);
         for (int j = 3; j < argc; j++) {
             long long id;
             if (!arg_ll(argv[j], argvlen[j], &id) || id < 1) {
@@ -366,7 +366,7 @@ void frs_cmd_client_list(frs_conn *c, int argc, const char *const *argv, const s
     }
     size_t cap = 4096, len = 0;
     char *text = malloc(cap);
-    if (!text) abort();
+    if (!text) frs_oom_abort(__func__);
     text[0] = '\0';
     for (frs_conn *o = c->srv->conns; o; o = o->next) {
         if (type >= 0 && conn_type(o) != type) continue;
@@ -381,7 +381,7 @@ void frs_cmd_client_list(frs_conn *c, int argc, const char *const *argv, const s
         if (len + ll + 2 > cap) {
             while (len + ll + 2 > cap) cap *= 2;
             char *nt = realloc(text, cap);
-            if (!nt) abort();
+            if (!nt) frs_oom_abort(__func__);
             text = nt;
         }
         memcpy(text + len, line, ll);

@@ -66,7 +66,7 @@ static int find_param(const char *name, size_t n)
 static void set_value(frs_param *p, const char *v)
 {
     char *copy = strdup(v);
-    if (!copy) abort();
+    if (!copy) frs_oom_abort(__func__);
     free(p->value);
     p->value = copy;
 }
@@ -114,7 +114,7 @@ static int parse_memory(const char *s, unsigned long long *out)
 static const char *parse_outlimits(const char *text, frs_outlimit lim[3])
 {
     char *copy = strdup(text);
-    if (!copy) abort();
+    if (!copy) frs_oom_abort(__func__);
     char *words[64];
     int n = 0;
     for (char *tok = strtok(copy, " "); tok && n < 64; tok = strtok(NULL, " "))
@@ -528,7 +528,7 @@ void frs_cmd_config_get(frs_conn *c, int argc, const char *const *argv, const si
 {
     frs_server *srv = c->srv;
     char *hit = calloc(NDEFS, 1);
-    if (!hit) abort();
+    if (!hit) frs_oom_abort(__func__);
     long n = 0;
     for (int a = 2; a < argc; a++) {
         for (size_t i = 0; i < NDEFS; i++) {
@@ -556,7 +556,7 @@ void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const si
      * applied unless everything passes. */
     int npairs = (argc - 2) / 2;
     int *idx = malloc(sizeof(int) * (size_t)(npairs + 1));
-    if (!idx) abort();
+    if (!idx) frs_oom_abort(__func__);
     for (int a = 2; a < argc; a += 2) {
         int k = find_param(argv[a], argvlen[a]);
         if (k < 0 || a + 1 >= argc) {
@@ -577,7 +577,7 @@ void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const si
     }
     char (*norm)[1024] = malloc(sizeof(*norm) * (size_t)(npairs + 1));
     char (*raw)[1024] = malloc(sizeof(*raw) * (size_t)(npairs + 1));
-    if (!norm || !raw) abort();
+    if (!norm || !raw) frs_oom_abort(__func__);
     for (int p = 0; p < npairs; p++) {
         char *value = raw[p];
         size_t vl = argvlen[2 + 2 * p + 1];

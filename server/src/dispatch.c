@@ -78,19 +78,34 @@ static void queue_clear(frs_conn *c)
 static void queue_add(frs_conn *c, int host, int argc, const char *const *argv,
                       const size_t *argvlen)
 {
-    c->queue = frs_array_grow(c->queue, &c->queue_cap, c->queue_len, sizeof(*c->queue), 8);
+    if (c->queue_len == c->queue_cap) {
+        size_t cap = c->queue_cap ? 2 * c->queue_cap : 8;
+        frs_queued *nq = realloc(c->queue, cap * sizeof(*nq));
+        if (!nq) {
+            c->out.failed = 1; /* the connection closes (frs_conn_want_flush) */
+            return;
+        }
+        c->queue = nq;
+        c->queue_cap = cap;
+    }
     frs_queued *q = &c->queue[c->queue_len++];
     memset(q, 0, sizeof(*q));
     q->host = host;
     if (host) c->queue_host++;
     if (!host && c->resp != 3) return;
-    q->argc = argc;
     q->argv = malloc(sizeof(char *) * (size_t)argc);
     q->argvlen = malloc(sizeof(size_t) * (size_t)argc);
-    if (!q->argv || !q->argvlen) abort();
+    if (!q->argv || !q->argvlen) {
+        c->out.failed = 1; /* the connection closes; what was copied is freed with it */
+        return;
+    }
     for (int i = 0; i < argc; i++) {
         q->argv[i] = malloc(argvlen[i] + 1);
-        if (!q->argv[i]) abort();
+        if (!q->argv[i]) {
+            c->out.failed = 1;
+            return;
+        }
+        q->argc = i + 1;
         memcpy(q->argv[i], argv[i], argvlen[i]);
         q->argv[i][argvlen[i]] = '\0';
         q->argvlen[i] = argvlen[i];

@@ -39,11 +39,17 @@ typedef struct frs_obuf {
     size_t len;   /* bytes appended */
     size_t sent;  /* bytes already written */
     size_t cap;   /* bytes allocated */
+    int failed;   /* it could not grow (out of memory): its connection is closed, logged
+                     (frs_conn_want_flush), and nothing more is appended */
 } frs_obuf;
 
-/* Appends n bytes; aborts the process when out of memory (a server with no memory left
- * cannot answer anyone: Redis's zmalloc does the same). */
+/* Appends n bytes.  Out of memory, the bytes are dropped and the buffer marked failed:
+ * the connection is closed and logged, the others go on (docs/server.md). */
 void frs_obuf_append(frs_obuf *b, const void *p, size_t n);
+/* An allocation of the server's own bookkeeping (MONITOR and SLOWLOG copies, tracking
+ * tables, INFO and CLIENT LIST texts, CONFIG) failed: logs what and aborts, the server's
+ * one residual (docs/server.md, "Running out of memory"). */
+_Noreturn void frs_oom_abort(const char *what);
 /* Bytes not yet written. */
 size_t frs_obuf_pending(const frs_obuf *b);
 /* Drops the written prefix when it is worth the copy. */

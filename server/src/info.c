@@ -41,7 +41,7 @@ static void tprintf(text *t, const char *fmt, ...)
         size_t cap = t->cap ? t->cap : 1024;
         while (cap - t->len <= (size_t)n) cap *= 2;
         char *np = realloc(t->p, cap);
-        if (!np) abort();
+        if (!np) frs_oom_abort(__func__);
         t->p = np;
         t->cap = cap;
     }

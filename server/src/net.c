@@ -76,7 +76,7 @@ static void map_grow(struct frs_connmap *m)
     m->n = 0;
     m->keys = calloc(m->cap, sizeof(*m->keys));
     m->vals = calloc(m->cap, sizeof(*m->vals));
-    if (!m->keys || !m->vals) abort();
+    if (!m->keys || !m->vals) frs_oom_abort(__func__);
     for (size_t i = 0; i < old.cap; i++)
         if (old.keys[i]) map_put(m, old.keys[i], old.vals[i]);
     free(old.keys);
@@ -221,6 +221,14 @@ static void free_conn(frs_conn *c)
 void frs_conn_want_flush(frs_conn *c)
 {
     frs_server *srv = c->srv;
+    if (c->out.failed) { /* a reply it was owed is lost: close it, the others go on */
+        if (!c->close_asap) {
+            fprintf(stderr, "fakeredis-server: client id=%llu addr=%s closed: out of memory "
+                            "for its output buffer\n", (unsigned long long)c->id, c->addr);
+            frs_conn_kill(c);
+        }
+        return;
+    }
     if (!c->in_pending && frs_obuf_pending(&c->out)) {
         c->in_pending = 1;
         c->pend_next = srv->pending;
@@ -297,7 +305,7 @@ static void process_input(frs_conn *c)
         rr_status st = rr_next(&c->in);
         if (st == RR_COMMAND) {
             frs_dispatch(c, rr_argc(&c->in), rr_argv(&c->in), rr_argvlen(&c->in));
-            if (frs_obuf_pending(&c->out)) frs_conn_want_flush(c);
+            if (frs_obuf_pending(&c->out) || c->out.failed) frs_conn_want_flush(c);
         } else if (st == RR_ERROR) {
             /* Redis answers the protocol error, then closes once it is written. */
             frs_reply_error(c, rr_error(&c->in));
@@ -317,7 +325,9 @@ static int conn_read(frs_conn *c)
     if (c->close_after_reply) return 0;
     size_t want = rr_read_size(&c->in);
     char *w = rr_write_ptr(&c->in, want);
-    if (!w) {
+    if (!w) { /* its query buffer cannot grow: this connection goes, the others stay */
+        fprintf(stderr, "fakeredis-server: client id=%llu addr=%s closed: out of memory for "
+                        "its query buffer\n", (unsigned long long)c->id, c->addr);
         free_conn(c);
         return -1;
     }

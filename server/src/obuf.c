@@ -17,10 +17,10 @@ void frs_obuf_append(frs_obuf *b, const void *p, size_t n)
         if (b->cap - b->len < n) {
             size_t cap = b->cap ? b->cap : 16 * 1024;
             while (cap - b->len < n) cap *= 2;
-            char *np = realloc(b->p, cap);
-            if (!np) {
-                fprintf(stderr, "fakeredis-server: out of memory\n");
-                abort();
+            char *np = b->failed ? NULL : realloc(b->p, cap);
+            if (!np) { /* this connection closes (frs_conn_want_flush); the others go on */
+                b->failed = 1;
+                return;
             }
             b->p = np;
             b->cap = cap;
@@ -52,6 +52,12 @@ void frs_obuf_compact(frs_obuf *b)
     }
 }
 
+void frs_oom_abort(const char *what)
+{
+    fprintf(stderr, "fakeredis-server: out of memory in %s; aborting\n", what);
+    abort();
+}
+
 void frs_obuf_free(frs_obuf *b)
 {
     free(b->p);
@@ -65,7 +71,7 @@ void *frs_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t fir
     if (len < *cap) return arr;
     size_t ncap = *cap ? 2 * *cap : first_cap;
     void *n = realloc(arr, ncap * size);
-    if (!n) abort();
+    if (!n) frs_oom_abort(__func__);
     *cap = ncap;
     return n;
 }
@@ -73,7 +79,7 @@ void *frs_array_grow(void *arr, size_t *cap, size_t len, size_t size, size_t fir
 char *frs_memdup(const char *p, size_t n)
 {
     char *d = malloc(n + 1);
-    if (!d) abort();
+    if (!d) frs_oom_abort(__func__);
     memcpy(d, p, n);
     d[n] = '\0';
     return d;
@@ -108,7 +114,10 @@ void frs_reply_error(frs_conn *c, const char *err)
 {
     size_t n = strlen(err);
     char *copy = malloc(n + 3);
-    if (!copy) abort();
+    if (!copy) {
+        c->out.failed = 1; /* the connection closes, as when its buffer cannot grow */
+        return;
+    }
     copy[0] = '-';
     for (size_t i = 0; i < n; i++) copy[i + 1] = (err[i] == '\r' || err[i] == '\n') ? ' ' : err[i];
     memcpy(copy + n + 1, "\r\n", 2);

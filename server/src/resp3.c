@@ -41,7 +41,7 @@ static frs_rnode *arena_alloc(frs_arena **a, size_t n)
     if (!*a || (*a)->cap - (*a)->used < n) {
         size_t cap = n > 256 ? n : 256;
         frs_arena *na = malloc(sizeof(*na) + cap * sizeof(frs_rnode));
-        if (!na) abort();
+        if (!na) frs_oom_abort(__func__);
         na->next = *a;
         na->used = 0;
         na->cap = cap;

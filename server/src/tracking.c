@@ -67,7 +67,7 @@ static frs_tracking *trk_of(frs_server *srv, int create);
 static void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    if (!q) abort();
+    if (!q) frs_oom_abort(__func__);
     return q;
 }
 
@@ -137,7 +137,7 @@ static void send_message(frs_server *srv, frs_conn *c, const char *payload, size
 static void send_key(frs_server *srv, frs_conn *c, const char *key, size_t len)
 {
     char *buf = malloc(len + 40);
-    if (!buf) abort();
+    if (!buf) frs_oom_abort(__func__);
     int k = snprintf(buf, 40, "*1\r\n$%zu\r\n", len);
     memcpy(buf + k, key, len);
     memcpy(buf + k + len, "\r\n", 2);
@@ -165,7 +165,7 @@ static void add_pending(frs_tracking *t, uint64_t id, const char *key, size_t le
     p->key = NULL;
     if (key) {
         p->key = malloc(len + 1);
-        if (!p->key) abort();
+        if (!p->key) frs_oom_abort(__func__);
         memcpy(p->key, key, len);
     }
 }
@@ -207,7 +207,7 @@ void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
     if (!t->nbuckets) {
         t->nbuckets = 1024;
         t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-        if (!t->buckets) abort();
+        if (!t->buckets) frs_oom_abort(__func__);
     }
     for (int i = 0; i < n; i++) {
         const char *key = argv[keys[i]];
@@ -215,7 +215,7 @@ void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
         tkey **pp = find_slot(t, key, len);
         if (!*pp) {
             tkey *k = calloc(1, sizeof(*k) + len);
-            if (!k) abort();
+            if (!k) frs_oom_abort(__func__);
             memcpy(k->key, key, len);
             k->len = len;
             *pp = k;
@@ -248,7 +248,7 @@ void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len)
         }
         bkey *k = &b->keys[b->nkeys++];
         k->key = malloc(len + 1);
-        if (!k->key) abort();
+        if (!k->key) frs_oom_abort(__func__);
         memcpy(k->key, key, len);
         k->len = len;
         k->by = current;
@@ -352,7 +352,7 @@ void frs_tracking_broadcast(frs_server *srv)
             size_t cap = 32;
             for (size_t j = 0; j < m; j++) cap += b->keys[j].len + 32;
             char *buf = malloc(cap);
-            if (!buf) abort();
+            if (!buf) frs_oom_abort(__func__);
             size_t len = (size_t)snprintf(buf, 32, "*%zu\r\n", count);
             for (size_t j = 0; j < m; j++) {
                 if ((c->tracking & FRS_TRACK_NOLOOP) && b->keys[j].by == c) continue;
@@ -387,7 +387,7 @@ static bprefix *prefix_get(frs_tracking *t, const char *p, size_t len, int creat
     bprefix *b = &t->prefixes[i];
     memset(b, 0, sizeof(*b));
     b->p = malloc(len + 1);
-    if (!b->p) abort();
+    if (!b->p) frs_oom_abort(__func__);
     memcpy(b->p, p, len);
     b->len = len;
     return b;
@@ -415,7 +415,7 @@ static void add_client_prefix(frs_conn *c, const char *p, size_t len)
     memmove(&c->track_prefix_len[i + 1], &c->track_prefix_len[i],
             (c->track_nprefixes - i) * sizeof(size_t));
     c->track_prefixes[i] = malloc(len + 1);
-    if (!c->track_prefixes[i]) abort();
+    if (!c->track_prefixes[i]) frs_oom_abort(__func__);
     memcpy(c->track_prefixes[i], p, len);
     c->track_prefixes[i][len] = '\0';
     c->track_prefix_len[i] = len;
@@ -482,7 +482,7 @@ static frs_tracking *trk_of(frs_server *srv, int create)
     if (!slot) return NULL;
     if (!*slot && create) {
         *slot = calloc(1, sizeof(frs_tracking));
-        if (!*slot) abort();
+        if (!*slot) frs_oom_abort(__func__);
     }
     return *slot;
 }
@@ -503,7 +503,7 @@ void frs_cmd_client_tracking(frs_conn *c, int argc, const char *const *argv,
     long long redir = 0;
     unsigned opts = 0;
     int *pfx = calloc((size_t)argc, sizeof(int));
-    if (!pfx) abort();
+    if (!pfx) frs_oom_abort(__func__);
     int npfx = 0;
     for (int j = 3; j < argc; j++) {
         int more = argc - 1 - j;
