@@ -34,7 +34,8 @@ typedef struct wsc_scenario wsc_scenario;
  * errors, one line each "name:line:col: error: what" in file order, at most one per line
  * and WSC_MAX_ERRORS in all (then a last line "name: note: stopped after 20 errors"); no
  * newline after the last.  Names and references are checked once every line reads.  Out
- * of memory: "name:0:0: error: out of memory". */
+ * of memory: NULL and "name:0:0: error: out of memory" (*error NULL when even that text
+ * cannot be allocated); nothing is left allocated. */
 wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error);
 /* Reads and parses a file; a file that cannot be read is an error "name:0:0: error: ...". */
 wsc_scenario *wsc_parse_file(const char *path, char **error);
