@@ -2116,10 +2116,10 @@ static char *oom_error(const char *name)
 wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error)
 {
     *error = NULL;
-    if (!name) name = "<scenario>";
-    wsc_scenario *sc = wsi_calloc(1, sizeof *sc);
+    const char *const nm = name ? name : "<scenario>";
+    wsc_scenario *const sc = wsi_calloc(1, sizeof *sc);
     if (!sc) {
-        *error = oom_error(name);
+        *error = oom_error(nm);
         return NULL;
     }
     sc->mem.prev = sc->mem.next = &sc->mem;
@@ -2132,10 +2132,10 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
          * since setjmp, so they are what they were */
         cur = outer;
         wsc_free(sc);
-        *error = oom_error(name);
+        *error = oom_error(nm);
         return NULL;
     }
-    wsc_scenario *out = parse_text(sc, name, text, len, error);
+    wsc_scenario *out = parse_text(sc, nm, text, len, error);
     cur = outer;
     return out;
 }
