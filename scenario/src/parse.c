@@ -2116,8 +2116,10 @@ static char *oom_error(const char *name)
 wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error)
 {
     *error = NULL;
-    const char *const nm = name ? name : "<scenario>";
-    wsc_scenario *const sc = wsi_calloc(1, sizeof *sc);
+    /* volatile: what the jump's landing reads must not live in a register setjmp saved */
+    const char *volatile nm = name ? name : "<scenario>";
+    wsc_scenario *volatile sc = wsi_calloc(1, sizeof *sc);
+    char **volatile errp = error;
     if (!sc) {
         *error = oom_error(nm);
         return NULL;
@@ -2128,11 +2130,10 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
     cur.ledger = &sc->mem;
     cur.oom = &oom;
     if (setjmp(oom)) {
-        /* out of memory somewhere below: sc, the ledger's ring and oom did not change
-         * since setjmp, so they are what they were */
+        /* out of memory somewhere below: free all the scenario's ledger holds */
         cur = outer;
         wsc_free(sc);
-        *error = oom_error(nm);
+        *errp = oom_error(nm);
         return NULL;
     }
     wsc_scenario *out = parse_text(sc, nm, text, len, error);
