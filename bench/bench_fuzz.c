@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "wsi_alloc.h"
 #include "wsm.h"
 
 /* The benchmark measures wall time on purpose: it is not a simulation path. */
@@ -80,16 +81,14 @@ static size_t load_corpus(const char *dir, input **out)
         for (;;) {
             if (len == cap) {
                 cap = cap ? cap * 2 : 4096;
-                buf = realloc(buf, cap);
-                if (!buf) abort();
+                buf = wsi_xrealloc(buf, cap);
             }
             size_t r = fread(buf + len, 1, cap - len, f);
             if (!r) break;
             len += r;
         }
         fclose(f);
-        v = realloc(v, (n + 1) * sizeof *v);
-        if (!v) abort();
+        v = wsi_xrealloc(v, (n + 1) * sizeof *v);
         v[n++] = (input){buf, len};
     }
     closedir(d);
@@ -282,12 +281,10 @@ int main(int argc, char **argv)
         }
     } else {
         uint64_t st = seed;
-        in = calloc(ninputs ? ninputs : 1, sizeof *in);
-        if (!in) abort();
+        in = wsi_xcalloc(ninputs, sizeof *in);
         for (size_t i = 0; i < ninputs; i++) {
             size_t len = minlen + (size_t)(ch_splitmix64(&st) % (maxlen - minlen + 1));
-            in[i].p = malloc(len ? len : 1);
-            if (!in[i].p) abort();
+            in[i].p = wsi_xmalloc(len);
             for (size_t k = 0; k < len; k++) in[i].p[k] = (uint8_t)ch_splitmix64(&st);
             in[i].n = len;
         }

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "wsi_alloc.h"
+
 /* The target's entry point, as libFuzzer calls it. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Optional, as in libFuzzer: a target that defines it is initialised once before the
@@ -34,7 +36,7 @@ static uint8_t *read_file(const char *path, size_t *size)
     if (!f)
         return NULL;
     size_t cap = 4096, len = 0;
-    uint8_t *buf = malloc(cap);
+    uint8_t *buf = wsi_malloc(cap);
     while (buf) {
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
@@ -45,7 +47,7 @@ static uint8_t *read_file(const char *path, size_t *size)
             }
             break;
         }
-        uint8_t *nb = realloc(buf, cap * 2);
+        uint8_t *nb = wsi_realloc(buf, cap * 2);
         if (!nb) {
             free(buf);
             buf = NULL;
@@ -98,15 +100,10 @@ static long replay_dir(const char *dir)
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, cap * sizeof(*names));
-            if (!nn)
-                abort();
-            names = nn;
+            names = wsi_xrealloc(names, cap * sizeof(*names));
         }
         size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        names[n] = malloc(len);
-        if (!names[n])
-            abort();
+        names[n] = wsi_xmalloc(len);
         snprintf(names[n], len, "%s/%s", dir, e->d_name);
         n++;
     }
