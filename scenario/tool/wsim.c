@@ -825,6 +825,10 @@ int main(int argc, char **argv)
         fputs(USAGE, stderr);
         return 2;
     }
+    /* test only (scenario/tests/oom_tool.sh): every allocation of common/'s family from
+     * the N-th on fails, so that each out-of-memory path of the tool can be watched */
+    const char *fail_at = getenv("WSIM_TEST_ALLOC_FAIL");
+    if (fail_at) wsi_alloc_fail_at(strtoul(fail_at, NULL, 10), 0);
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);

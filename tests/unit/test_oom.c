@@ -3,14 +3,14 @@
  *
  * SQLite's fault loops fail the n-th allocation for n = 1, 2, ... until a run completes
  * without reaching it (STYLE.md, "Determinism and tests").  Here the run is a small
- * scenario -- two subscriptions, a window flush, a crash of the consumer and a recovery
- * through the reclaim subscription -- parsed (wsc_parse) and run (wsc_run) on the
- * in-process fake, and the allocation failed is the n-th of common/'s family
+ * scenario, tests/unit/oom.wsim -- two subscriptions, a window flush, a crash of the
+ * consumer and a recovery through the reclaim subscription -- read and parsed
+ * (wsc_parse_file) and run (wsc_run) on the in-process fake, and the allocation failed is the n-th of common/'s family
  * (wsi_alloc_fail_at), once or from then on.  Each n runs in a forked child, so that an
  * abort the rules allow can be watched from outside.  The promise checked for every n:
  *
- *   - the scenario library answers with the error wsc.h promises: wsc_parse returns NULL
- *     and "t.wsim:0:0: error: out of memory" (or no text, when every allocation fails
+ *   - the scenario library answers with the error wsc.h promises: wsc_parse_file returns
+ *     NULL and "<path>:0:0: error: out of memory" (or no text, when every allocation fails
  *     from then on and even that one cannot be had); wsc_run returns WS_ENOMEM; or
  *   - the engine aborts (SIGABRT) having written exactly one line on stderr,
  *     "wsim: out of memory in libwsim" (ws_sim.h, ws_conn.h);
@@ -40,48 +40,9 @@
 #include "wsc.h"
 #include "wsi_alloc.h"
 
-#define NAME "t.wsim"
-
-/* Two stream subscriptions in window mode, one group; the first flush settles o1 and o2
- * with their writes; o3's handler queues a write and the consumer crashes before the
- * flush; after the restart the reclaim subscription redelivers o3 and its flush applies
- * the write once (SEMANTICS.md §3, §4; scenarios/stories/atomic_crash_no_double.wsim is
- * the atomic twin). */
-static const char SCENARIO[] =
-    "scenario Out of memory at every allocation: two subscriptions, a flush, a crash, a "
-    "recovery\n"
-    "setup XGROUP CREATE orders billing $ MKSTREAM\n"
-    "subscribe orders stream orders group billing consumer c1 mode window\n"
-    "subscribe recovery stream orders group billing consumer c2 mode window reclaim 100\n"
-    "produce orders \"order 1: 100\" as o1\n"
-    "produce orders \"order 2: 250\" as o2\n"
-    "read orders expect o1 o2\n"
-    "o1: queue INCRBY total 100\n"
-    "o1: ack\n"
-    "o2: queue INCRBY total 250\n"
-    "o2: ack\n"
-    "expect flush 1 of orders\n"
-    "  o1> INCRBY total 100\n"
-    "  o2> INCRBY total 250\n"
-    "  XACK orders billing $o1 $o2\n"
-    "produce orders \"order 3: 50\" as o3\n"
-    "read orders expect o3\n"
-    "o3: queue INCRBY total 50\n"
-    "crash\n"
-    "check GET total => \"350\"\n"
-    "expect pending orders o3\n"
-    "restart\n"
-    "advance 200\n"
-    "read recovery expect o3\n"
-    "expect delivery o3 count 2\n"
-    "o3: queue INCRBY total 50\n"
-    "o3: ack\n"
-    "expect flush 1 of recovery\n"
-    "  o3> INCRBY total 50\n"
-    "  XACK orders billing $o3\n"
-    "check GET total => \"400\"\n"
-    "expect pending orders none\n"
-    "expect invariants\n";
+/* The scenario (tests/unit/oom.wsim: two subscriptions in window mode, a flush, a crash
+ * before o3's flush, the reclaim subscription's recovery), by its path. */
+#define NAME WSIM_OOM_SCENARIO
 
 /* What the child says through its exit status. */
 enum {
@@ -94,18 +55,18 @@ enum {
 /* The run without the hook: what every completed run must give again. */
 static wsc_result baseline;
 
-/* In the child: parses and runs SCENARIO with allocation n failing (once or from then
+/* In the child: parses and runs the scenario with allocation n failing (once or from then
  * on), and exits with one of OUT_*; it does not return. */
 static void child(unsigned long n, int once)
 {
     wsi_alloc_fail_at(n, once);
     char *err = NULL;
-    wsc_scenario *sc = wsc_parse(NAME, SCENARIO, sizeof SCENARIO - 1, &err);
+    wsc_scenario *sc = wsc_parse_file(NAME, &err);
     if (!sc) {
         /* (from then on, even the message cannot be had: wsc.h says *error is NULL then) */
         int ok = wsi_alloc_failed() > 0 &&
                  (err ? strcmp(err, NAME ":0:0: error: out of memory") == 0 : !once);
-        if (!ok) fprintf(stderr, "wsc_parse failed otherwise: %s\n", err ? err : "(no text)");
+        if (!ok) fprintf(stderr, "wsc_parse_file failed otherwise: %s\n", err ? err : "(no text)");
         free(err);
         exit(ok ? OUT_PARSE_OOM : OUT_WRONG);
     }
@@ -234,7 +195,7 @@ static int setup(void **state)
 {
     (void)state;
     char *err = NULL;
-    wsc_scenario *sc = wsc_parse(NAME, SCENARIO, sizeof SCENARIO - 1, &err);
+    wsc_scenario *sc = wsc_parse_file(NAME, &err);
     if (!sc) {
         fprintf(stderr, "%s\n", err);
         free(err);
