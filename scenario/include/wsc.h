@@ -7,7 +7,11 @@
  * a fresh ws_sim and says precisely what held and what did not -- a run that checked
  * nothing (without `expect nothing`) or whose fault never fired fails too.
  *
- * Prefix wsc_.  Errors: NULL / negative codes with a message, never a crash.
+ * Prefix wsc_.  Errors: NULL / negative codes with a message, never a crash.  Out of
+ * memory is one of those errors, never an abort of the library's own: WS_ENOMEM from
+ * wsc_run and the explorer, "name:0:0: error: out of memory" from the parser, NULL from
+ * the text makers; nothing is left allocated.  The engine under it aborts instead
+ * (ws_sim.h; docs/architecture.md, "Running out of memory").
  */
 #ifndef WSC_H
 #define WSC_H
@@ -53,7 +57,7 @@ const char *wsc_needs_real(const wsc_scenario *sc);
 size_t wsc_statements(const wsc_scenario *sc);
 /* The grammar of the language, generated from the parser's statement table: one line per
  * statement form with a note, as docs/scenarios.md shows it (`wsim grammar`).  Heap,
- * free() it. */
+ * free() it; NULL when out of memory. */
 char *wsc_grammar(void);
 
 typedef struct wsc_options {
