@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "wsi_alloc.h"
 
@@ -29,8 +30,19 @@ typedef struct wsi_buf {
 /* Starts b empty on room[0..size) (size >= 1); it moves to the heap when the text
  * outgrows it.  Such a buffer is never copied by value (p may point into the caller). */
 void wsi_buf_room(wsi_buf *b, char *room, size_t size);
-/* Appends p[0..len).  0, or -1 when out of memory. */
-int wsi_buf_add(wsi_buf *b, const void *p, size_t len);
+/* wsi_buf_add's path when the text does not fit (or out of memory came already). */
+int wsi_buf_add_grow(wsi_buf *b, const void *p, size_t len);
+
+/* Appends p[0..len).  0, or -1 when out of memory.  Inline while it fits: the engine and
+ * the model append to texts at every step. */
+static inline int wsi_buf_add(wsi_buf *b, const void *p, size_t len)
+{
+    if (b->oom || len >= b->cap - b->len) return wsi_buf_add_grow(b, p, len);
+    if (len) memcpy(b->p + b->len, p, len);
+    b->len += len;
+    b->p[b->len] = '\0';
+    return 0;
+}
 /* Appends s. */
 int wsi_buf_puts(wsi_buf *b, const char *s);
 /* Appends what printf would write. */

@@ -48,7 +48,7 @@ void wsi_buf_grew(wsi_buf *b, size_t n)
     b->p[b->len] = '\0';
 }
 
-int wsi_buf_add(wsi_buf *b, const void *p, size_t len)
+int wsi_buf_add_grow(wsi_buf *b, const void *p, size_t len)
 {
     char *q = wsi_buf_reserve(b, len);
     if (!q) return -1;
