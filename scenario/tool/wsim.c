@@ -372,6 +372,15 @@ static int cmd_run(int argc, char **argv)
         if (wsc_run(sc[i], &wo, &res[i]) != 0) {
             /* the scenario library ran out of memory (wsc.h): one line, and stop */
             fprintf(stderr, "wsim: %s: out of memory\n", f.v[i]);
+            for (size_t k = 0; k < f.n; k++) {
+                wsc_result_free(&res[k]); /* (res[i] is empty) */
+                wsc_free(sc[k]);
+                free(f.v[k]);
+            }
+            free(res);
+            free(sc);
+            free(f.v);
+            free(o.paths);
             return 1;
         }
         wsc_result *r = &res[i];
@@ -556,8 +565,18 @@ static int cmd_diff(int argc, char **argv)
             continue;
         }
         wsc_result a, b;
-        if (wsc_run(sc[i], &fo, &a) || wsc_run(sc[i], &ro, &b)) {
+        int rca = wsc_run(sc[i], &fo, &a), rcb = rca ? 0 : wsc_run(sc[i], &ro, &b);
+        if (rca || rcb) {
+            /* the scenario library ran out of memory (wsc.h): one line, and stop */
             fprintf(stderr, "wsim: %s: out of memory\n", f.v[i]);
+            if (!rca) wsc_result_free(&a);
+            for (size_t k = 0; k < f.n; k++) {
+                wsc_free(sc[k]);
+                free(f.v[k]);
+            }
+            free(sc);
+            free(f.v);
+            free(o.paths);
             return 1;
         }
         char *ta = mask(a.trace ? a.trace : ""), *tb = mask(b.trace ? b.trace : "");
