@@ -10,16 +10,6 @@
 
 const char *bench_name = "bench";
 
-void *bench_xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "%s: out of memory\n", bench_name);
-        exit(2);
-    }
-    return p;
-}
-
 unsigned long long bench_parse_num(const char *opt, const char *s, unsigned long long min,
                                    unsigned long long max)
 {
@@ -88,8 +78,8 @@ void bench_cmd_begin(bench_cmds *l)
 {
     if (l->n == l->cap_cmds) {
         l->cap_cmds = l->cap_cmds ? l->cap_cmds * 2 : 1024;
-        l->argc = bench_xrealloc(l->argc, l->cap_cmds * sizeof *l->argc);
-        l->first = bench_xrealloc(l->first, l->cap_cmds * sizeof *l->first);
+        l->argc = wsi_xrealloc(l->argc, l->cap_cmds * sizeof *l->argc);
+        l->first = wsi_xrealloc(l->first, l->cap_cmds * sizeof *l->first);
     }
     l->argc[l->n] = 0;
     l->first[l->n] = l->nargs;
@@ -101,14 +91,14 @@ static void add_arg(bench_cmds *l, const char *p, size_t len)
 {
     if (l->nargs == l->cap_args) {
         l->cap_args = l->cap_args ? l->cap_args * 2 : 4096;
-        l->offs = bench_xrealloc(l->offs, l->cap_args * sizeof *l->offs);
-        l->argvlen = bench_xrealloc(l->argvlen, l->cap_args * sizeof *l->argvlen);
+        l->offs = wsi_xrealloc(l->offs, l->cap_args * sizeof *l->offs);
+        l->argvlen = wsi_xrealloc(l->argvlen, l->cap_args * sizeof *l->argvlen);
     }
     if (l->text_len + len + 1 > l->text_cap) {
         l->text_cap = l->text_cap ? l->text_cap * 2 : 65536;
         while (l->text_len + len + 1 > l->text_cap)
             l->text_cap *= 2;
-        l->text = bench_xrealloc(l->text, l->text_cap);
+        l->text = wsi_xrealloc(l->text, l->text_cap);
     }
     memcpy(l->text + l->text_len, p, len);
     l->text[l->text_len + len] = '\0';
@@ -160,7 +150,7 @@ void bench_cmd_line(bench_cmds *l, const char *fmt, ...)
 
 void bench_cmds_finish(bench_cmds *l)
 {
-    l->argv = bench_xrealloc(l->argv, l->nargs * sizeof *l->argv);
+    l->argv = wsi_xrealloc(l->argv, l->nargs * sizeof *l->argv);
     for (size_t i = 0; i < l->nargs; i++)
         l->argv[i] = l->text + l->offs[i];
 }

@@ -6,8 +6,9 @@
  * both in lockstep and compare every reply.  The server is started for the run with the
  * test harness (tests/support/redis_harness.h) and spoken to on its unix socket.
  *
- * Everything here is for benchmark programs: failures that leave nothing to measure (out
- * of memory, a lost connection) print "<bench_name>: ..." and exit with status 2.
+ * Everything here is for benchmark programs: failures that leave nothing to measure (a lost
+ * connection) print "<bench_name>: ..." and exit with status 2; out of memory aborts
+ * (wsi_alloc.h).
  */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
@@ -19,13 +20,14 @@
 #include <hiredis/hiredis.h>
 
 #include "fakeredis.h"
+#include "wsi_alloc.h"
 #include "redis_harness.h"
 
 /* The program's name, prefixed to every message; main sets it first. */
 extern const char *bench_name;
 
-/* realloc that exits (status 2) when out of memory; n == 0 still returns a block. */
-void *bench_xrealloc(void *p, size_t n);
+/* Memory comes from common/'s family (wsi_alloc.h): out of memory aborts with "wsim: out
+ * of memory in bench". */
 
 /* Parses option opt's value s as an unsigned decimal in [min, max]; prints why and exits
  * with status 2 when it is missing, malformed or out of range. */

@@ -392,9 +392,9 @@ static int part_throughput(const options *o, const char *urls[SIDE_COUNT])
     int bad = 0;
     for (size_t k = 0; k < N_TP; k++)
         for (int s = 0; s < SIDE_COUNT; s++)
-            rate[k][s] = bench_xrealloc(NULL, (size_t)o->rounds * sizeof(double));
+            rate[k][s] = wsi_xrealloc(NULL, (size_t)o->rounds * sizeof(double));
     for (size_t k = 0; k < N_TP; k++)
-        cpu_rate[k] = bench_xrealloc(NULL, (size_t)o->rounds * sizeof(double));
+        cpu_rate[k] = wsi_xrealloc(NULL, (size_t)o->rounds * sizeof(double));
     printf("%-6s %-8s %16s %16s\n", "round", "mode", "fake", sides > 1 ? "real" : "");
     for (int round = -1; round < o->rounds; round++) {
         for (size_t k = 0; k < N_TP; k++) {

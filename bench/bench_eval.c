@@ -129,8 +129,8 @@ int main(int argc, char **argv)
 
     size_t mismatches = 0;
     uint64_t sink = 0;
-    double *fake = bench_xrealloc(NULL, (size_t)o.rounds * sizeof *fake);
-    double *rr = bench_xrealloc(NULL, (size_t)o.rounds * sizeof *rr);
+    double *fake = wsi_xrealloc(NULL, (size_t)o.rounds * sizeof *fake);
+    double *rr = wsi_xrealloc(NULL, (size_t)o.rounds * sizeof *rr);
     double mf[W_COUNT], mreal[W_COUNT];
     for (int w = 0; w < W_COUNT; w++) {
         bench_cmds l = make_workload(w, o.ops, sha);

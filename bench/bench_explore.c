@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "wsc.h"
+#include "wsi_alloc.h"
 
 static double now_s(void)
 {
@@ -45,8 +46,7 @@ static double cpu_s(void)
 static char *scenario_text(int n, const char *mode)
 {
     size_t cap = (size_t)n * 96 + 1024, len = 0;
-    char *s = malloc(cap);
-    if (!s) abort();
+    char *s = wsi_xmalloc(cap);
 #define PUT(...) (len += (size_t)snprintf(s + len, cap - len, __VA_ARGS__))
     PUT("scenario %d deliveries, %s window, COUNT 64\n", n, mode);
     PUT("setup XGROUP CREATE orders g $ MKSTREAM\n");
@@ -128,8 +128,7 @@ static double explore(const wsc_scenario *sc, const wsc_explore_options *xo, wsc
 static char *without_recovery_positions(const char *d)
 {
     size_t len = strlen(d);
-    char *out = malloc(len + 1);
-    if (!out) abort();
+    char *out = wsi_xmalloc(len + 1);
     size_t n = 0;
     for (size_t i = 0; i < len;) {
         static const char rt[] = " round trip ";

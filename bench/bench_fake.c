@@ -258,9 +258,9 @@ int main(int argc, char **argv)
             printf("replies: the fake and the server agree on all %zu replies\n", w.cmds.n);
     }
 
-    double *fake = bench_xrealloc(NULL, (size_t)o.rounds * sizeof *fake);
-    double *fake_raw = bench_xrealloc(NULL, (size_t)o.rounds * sizeof *fake_raw);
-    double *real_rate = bench_xrealloc(NULL, (size_t)o.rounds * sizeof *real_rate);
+    double *fake = wsi_xrealloc(NULL, (size_t)o.rounds * sizeof *fake);
+    double *fake_raw = wsi_xrealloc(NULL, (size_t)o.rounds * sizeof *fake_raw);
+    double *real_rate = wsi_xrealloc(NULL, (size_t)o.rounds * sizeof *real_rate);
     uint64_t sink = 0;
     printf("\n%-7s %16s %20s %16s\n", "round", "fake fr_exec", "fake fr_exec_resp",
            o.real ? "real pipelined" : "");

@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "wsi_io.h"
+#include "wsi_alloc.h"
 #include "wsm.h"
 
 /* The benchmark measures wall time on purpose: it is not a simulation path. */
@@ -77,10 +78,9 @@ static size_t load_corpus(const char *dir, input **out)
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         size_t len;
         uint8_t *buf = (uint8_t *)wsi_read_file(path, 0, &len);
-        if (!buf && errno == ENOMEM) abort();
+        if (!buf && errno == ENOMEM) wsi_oom("bench");
         if (!buf) continue; /* unreadable: not part of the corpus */
-        v = realloc(v, (n + 1) * sizeof *v);
-        if (!v) abort();
+        v = wsi_xrealloc(v, (n + 1) * sizeof *v);
         v[n++] = (input){buf, len};
     }
     closedir(d);
@@ -273,12 +273,10 @@ int main(int argc, char **argv)
         }
     } else {
         uint64_t st = seed;
-        in = calloc(ninputs ? ninputs : 1, sizeof *in);
-        if (!in) abort();
+        in = wsi_xcalloc(ninputs, sizeof *in);
         for (size_t i = 0; i < ninputs; i++) {
             size_t len = minlen + (size_t)(wsi_splitmix64(&st) % (maxlen - minlen + 1));
-            in[i].p = malloc(len ? len : 1);
-            if (!in[i].p) abort();
+            in[i].p = wsi_xmalloc(len ? len : 1);
             for (size_t k = 0; k < len; k++) in[i].p[k] = (uint8_t)wsi_splitmix64(&st);
             in[i].n = len;
         }

@@ -479,7 +479,7 @@ int main(int argc, char **argv)
     double *rate[SIDE_COUNT][OP_COUNT];
     for (int s = 0; s < SIDE_COUNT; s++)
         for (int k = 0; k < OP_COUNT; k++)
-            rate[s][k] = bench_xrealloc(NULL, (size_t)o.rounds * sizeof(double));
+            rate[s][k] = wsi_xrealloc(NULL, (size_t)o.rounds * sizeof(double));
     const int active[SIDE_COUNT] = {1, o.raw, o.real};
     uint64_t sink = 0;
 

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "wsi_io.h"
+#include "wsi_alloc.h"
 
 /* The target's entry point, as libFuzzer calls it. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -66,15 +67,10 @@ static long replay_dir(const char *dir)
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, cap * sizeof(*names));
-            if (!nn)
-                abort();
-            names = nn;
+            names = wsi_xrealloc(names, cap * sizeof(*names));
         }
         size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        names[n] = malloc(len);
-        if (!names[n])
-            abort();
+        names[n] = wsi_xmalloc(len);
         snprintf(names[n], len, "%s/%s", dir, e->d_name);
         n++;
     }

@@ -54,6 +54,8 @@
 #include <strings.h>
 
 #include "fakeredis.h"
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -119,31 +121,21 @@ typedef struct run {
     char ids[MAX_IDS][48];  /* ids the server generated (XADD, XAUTOCLAIM cursors) */
     unsigned nids;          /* ids remembered (the ring wraps) */
     int verbose;            /* FUZZ_VERBOSE is set: print every command and its reply */
-    FILE *logf;             /* a memory stream onto log (NULL: out of memory, no log) */
-    char *log;              /* the commands run, one per line, for the failure report;
-                               current after fflush(logf) */
-    size_t loglen;          /* bytes in log, likewise */
+    wsi_buf log;            /* the commands run, one per line, for the failure report */
 } run;
 
-/* Appends printf-style text to the run's log (dropped when out of memory: the memory
- * stream grows it, and stays in error once a write failed). */
+/* Appends printf-style text (at most 511 bytes) to the run's log. */
 static void log_add(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void log_add(run *r, const char *fmt, ...)
 {
-    if (!r->logf)
-        return;
     va_list ap;
+    char tmp[512];
     va_start(ap, fmt);
-    vfprintf(r->logf, fmt, ap);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
-}
-
-/* The log so far, NUL-terminated (never NULL). */
-static const char *log_text(run *r)
-{
-    if (r->logf)
-        fflush(r->logf); /* makes log and loglen current */
-    return r->log ? r->log : "";
+    if (n < 0)
+        return;
+    wsi_buf_xadd(&r->log, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
 /* Logs a command as a redis-cli line ("c0> XADD "{s}a" * f v"), quoting every byte that
@@ -184,7 +176,7 @@ static void check_fail(run *r, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nafter these commands:\n%s", log_text(r));
+    fprintf(stderr, "\nafter these commands:\n%s", r->log.p ? r->log.p : "");
     abort();
 }
 
@@ -999,9 +991,7 @@ static void check_group(run *r, int db, const char *key, size_t klen, const fr_r
              (int)name->len, name->str);
     /* The reply tree dies with the next inspection command: keep what is needed. */
     size_t glen = name->len;
-    char *gname = malloc(glen + 1);
-    if (!gname)
-        abort();
+    char *gname = wsi_xmalloc(glen + 1);
     memcpy(gname, name->str, glen);
     long long npending = int_field(r, gi, "pending", ctx);
     long long nconsumers = int_field(r, gi, "consumers", ctx);
@@ -1041,20 +1031,16 @@ static void check_group(run *r, int db, const char *key, size_t klen, const fr_r
                    cons->type == FR_REPLY_ARRAY ? cons->count : 0, nconsumers);
     /* Copy the names and counts out: the next command reuses the reply's memory. */
     size_t ncons = cons->count;
-    char **cname = calloc(ncons ? ncons : 1, sizeof(*cname));
-    size_t *cnlen = calloc(ncons ? ncons : 1, sizeof(*cnlen));
-    long long *cpend = calloc(ncons ? ncons : 1, sizeof(*cpend));
-    if (!cname || !cnlen || !cpend)
-        abort();
+    char **cname = wsi_xcalloc(ncons, sizeof(*cname));
+    size_t *cnlen = wsi_xcalloc(ncons, sizeof(*cnlen));
+    long long *cpend = wsi_xcalloc(ncons, sizeof(*cpend));
     size_t sum = 0;
     for (size_t i = 0; i < ncons; i++) {
         const fr_reply *ce = &cons->elements[i];
         const fr_reply *cn = field(ce, "name");
         if (cn == NULL || cn->type != FR_REPLY_BULK)
             check_fail(r, "%s: XINFO CONSUMERS entry %zu has no name", ctx, i);
-        cname[i] = malloc(cn->len + 1);
-        if (!cname[i])
-            abort();
+        cname[i] = wsi_xmalloc(cn->len + 1);
         memcpy(cname[i], cn->str, cn->len);
         cnlen[i] = cn->len;
         cpend[i] = int_field(r, ce, "pending", ctx);
@@ -1424,9 +1410,8 @@ static void run_command(run *r, int argc, const char *const *argv, const size_t 
     r->dbmask |= 1u << fr_client_db(c);
     if (r->verbose) {
         /* The command's log line, then its reply as RESP (or that it blocked). */
-        const char *log = log_text(r);
-        const char *last = r->loglen ? log + r->loglen - 1 : NULL;
-        while (last && last > log && last[-1] != '\n')
+        const char *last = r->log.len ? r->log.p + r->log.len - 1 : NULL;
+        while (last && last > r->log.p && last[-1] != '\n')
             last--;
         fprintf(stderr, "%s", last ? last : "");
         if (rep) {
@@ -1595,9 +1580,7 @@ static void run_op(run *r, unsigned op, reader *in)
 static void run_free(run *r)
 {
     fr_server_free(r->srv); /* the clients go with it */
-    if (r->logf)
-        fclose(r->logf);
-    free(r->log);
+    wsi_buf_free(&r->log);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1608,7 +1591,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.pel_bound = 1;
     r.dbmask = 1;
     r.verbose = getenv("FUZZ_VERBOSE") != NULL;
-    r.logf = open_memstream(&r.log, &r.loglen);
     static const char cluster_line[] = "@cluster\n";
     fr_config cfg = fr_config_default();
     if (size >= sizeof(cluster_line) - 1 && memcmp(data, cluster_line, sizeof(cluster_line) - 1) == 0) {

@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "resp_request.h"
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -51,30 +53,16 @@ static void fail(const char *what, const char *detail)
 /* What one parse produced: the commands serialised ("argc\0" then "len:bytes" per
  * argument) and how it ended. */
 typedef struct outcome {
-    char *buf;        /* the serialised commands */
-    size_t len, cap;  /* bytes used and allocated */
+    wsi_buf b;        /* the serialised commands (b.p, b.len) */
     size_t commands;  /* commands returned */
     int error;        /* the parse ended in RR_ERROR */
     char err[96];     /* its text */
     size_t pending;   /* bytes held at the end when it did not end in an error */
 } outcome;
 
-/* Appends n bytes to the outcome's serialised commands (aborts when out of memory). */
-static void out_add(outcome *o, const void *p, size_t n)
-{
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? o->cap : 256;
-        while (cap < o->len + n)
-            cap *= 2;
-        char *nb = realloc(o->buf, cap);
-        if (!nb)
-            abort();
-        o->buf = nb;
-        o->cap = cap;
-    }
-    memcpy(o->buf + o->len, p, n);
-    o->len += n;
-}
+/* Appends n bytes to the outcome's serialised commands (aborts when out of memory:
+ * "wsim: out of memory in fuzz"). */
+static void out_add(outcome *o, const void *p, size_t n) { wsi_buf_xadd(&o->b, p, n); }
 
 /* The settings every parse of one input uses. */
 typedef struct settings {
@@ -195,8 +183,8 @@ static void parse(const settings *s, const uint8_t *stream, size_t n, const size
 /* Fails when two parses of the same stream disagree. */
 static void same(const outcome *a, const outcome *b, const char *how)
 {
-    if (a->commands != b->commands || a->len != b->len ||
-        (a->len > 0 && memcmp(a->buf, b->buf, a->len) != 0))
+    if (a->commands != b->commands || a->b.len != b->b.len ||
+        (a->b.len > 0 && memcmp(a->b.p, b->b.p, a->b.len) != 0))
         fail("different commands for a different split", how);
     if (a->error != b->error || strcmp(a->err, b->err) != 0)
         fail("a different ending for a different split", how);
@@ -237,9 +225,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static const size_t one = 1;
         parse(&s, stream, n, &one, 1, &bytes);
         same(&whole, &bytes, "byte by byte");
-        free(bytes.buf);
+        wsi_buf_free(&bytes.b);
     }
-    free(whole.buf);
-    free(chunks.buf);
+    wsi_buf_free(&whole.b);
+    wsi_buf_free(&chunks.b);
     return 0;
 }

@@ -27,6 +27,8 @@
 #include <strings.h>
 
 #include "wsc.h"
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -98,9 +100,7 @@ static void check_error(const char *err, const char *text, size_t len)
     for (const char *l = err; l;) {
         const char *nl = strchr(l, '\n');
         size_t n = nl ? (size_t)(nl - l) : strlen(l);
-        char *one = malloc(n + 1);
-        if (!one)
-            fail("out of memory", NULL);
+        char *one = wsi_xmalloc(n + 1);
         memcpy(one, l, n);
         one[n] = '\0';
         l = nl ? nl + 1 : NULL;

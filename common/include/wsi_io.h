@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "wsi_alloc.h"
 
 /* Reads the whole file at path into fresh heap memory with a NUL after its bytes (free()
  * it; an empty file gives an empty text, not NULL); *len gets its length.  A file longer
@@ -26,7 +27,7 @@ static inline char *wsi_read_file(const char *path, size_t max, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 4096, n = 0;
-    char *buf = (char *)malloc(cap);
+    char *buf = (char *)wsi_malloc(cap);
     int err = buf ? 0 : ENOMEM;
     while (!err) {
         n += fread(buf + n, 1, cap - 1 - n, f); /* one byte kept for the NUL */
@@ -36,7 +37,7 @@ static inline char *wsi_read_file(const char *path, size_t max, size_t *len)
             if (ferror(f)) err = EIO;
             break;
         } else {
-            char *grown = (char *)realloc(buf, cap * 2);
+            char *grown = (char *)wsi_realloc(buf, cap * 2);
             if (!grown) err = ENOMEM;
             else buf = grown, cap *= 2;
         }

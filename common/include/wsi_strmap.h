@@ -4,7 +4,9 @@
  * (an entry by its id, a scenario's alias by its name) must stay O(1) for 1,000-delivery
  * scenarios explored once per crash point.  Keys are copied (into blocks the map owns:
  * there is no removal); values are size_t.
- * Out of memory aborts, as the rest of the engine does. */
+ * Memory comes from wsi_alloc.h's family: out of memory makes wsi_strmap_put return -1
+ * with the map unchanged (the scenario library reports it); wsi_strmap_xput, for targets
+ * that define WSI_MODULE (the engine), aborts instead. */
 #ifndef WSI_STRMAP_H
 #define WSI_STRMAP_H
 
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "wsi_alloc.h"
 
 typedef struct wsi_strmap_slot {
     char *key;      /* NULL: empty */
@@ -45,28 +49,15 @@ static inline uint64_t wsi_strmap_hash(const char *k, size_t len)
     return h;
 }
 
-static inline void *wsi_strmap_calloc(size_t n, size_t size)
-{
-    void *p = calloc(n, size);
-    if (!p) {
-        fputs("libwsim: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-/* A copy of k (len bytes and a NUL) in the map's key blocks. */
+/* A copy of k (len bytes and a NUL) in the map's key blocks, or NULL when out of memory. */
 static inline char *wsi_strmap_key_copy(wsi_strmap *m, const char *k, size_t len)
 {
     wsi_strmap_keys *b = m->keys;
     if (!b || b->cap - b->used < len + 1) {
         size_t cap = b ? b->cap * 2 : 512;
         if (cap < len + 1) cap = len + 1;
-        wsi_strmap_keys *nb = (wsi_strmap_keys *)malloc(sizeof *nb + cap);
-        if (!nb) {
-            fputs("libwsim: out of memory\n", stderr);
-            abort();
-        }
+        wsi_strmap_keys *nb = (wsi_strmap_keys *)wsi_malloc(sizeof *nb + cap);
+        if (!nb) return NULL;
         nb->next = b;
         nb->used = 0;
         nb->cap = cap;
@@ -90,13 +81,17 @@ static inline wsi_strmap_slot *wsi_strmap_find(const wsi_strmap *m, const char *
     }
 }
 
-/* Sets key -> value (replacing an older value). */
-static inline void wsi_strmap_put(wsi_strmap *m, const char *k, size_t len, size_t value)
+/* Sets key -> value (replacing an older value).  0, or -1 when out of memory (the map is
+ * then as it was). */
+static inline int wsi_strmap_put(wsi_strmap *m, const char *k, size_t len, size_t value)
 {
     if ((m->n + 1) * 2 > m->cap) {
         wsi_strmap old = *m;
-        m->cap = old.cap ? old.cap * 2 : 16;
-        m->slots = (wsi_strmap_slot *)wsi_strmap_calloc(m->cap, sizeof *m->slots);
+        size_t cap = old.cap ? old.cap * 2 : 16;
+        wsi_strmap_slot *slots = (wsi_strmap_slot *)wsi_calloc(cap, sizeof *slots);
+        if (!slots) return -1;
+        m->slots = slots;
+        m->cap = cap;
         m->n = 0;
         for (size_t i = 0; i < old.cap; i++)
             if (old.slots[i].key) {
@@ -109,13 +104,24 @@ static inline void wsi_strmap_put(wsi_strmap *m, const char *k, size_t len, size
     uint64_t h = wsi_strmap_hash(k, len);
     wsi_strmap_slot *s = wsi_strmap_find(m, k, len, h);
     if (!s->key) {
-        s->key = wsi_strmap_key_copy(m, k, len);
+        char *copy = wsi_strmap_key_copy(m, k, len);
+        if (!copy) return -1;
+        s->key = copy;
         s->len = len;
         s->hash = h;
         m->n++;
     }
     s->value = value;
+    return 0;
 }
+
+#ifdef WSI_MODULE
+/* wsi_strmap_put that aborts when out of memory ("wsim: out of memory in WSI_MODULE"). */
+static inline void wsi_strmap_xput(wsi_strmap *m, const char *k, size_t len, size_t value)
+{
+    if (wsi_strmap_put(m, k, len, value)) wsi_oom(WSI_MODULE);
+}
+#endif
 
 /* 1 and *value when key is there, else 0. */
 static inline int wsi_strmap_get(const wsi_strmap *m, const char *k, size_t len, size_t *value)

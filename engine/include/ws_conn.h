@@ -17,6 +17,12 @@
  * it).  Some failures kill the connection (ws_conn_dead); every later call then returns
  * WS_EDEAD without sending anything, as a dead consumer sends nothing.
  *
+ * Out of memory aborts the process with one line on stderr, "wsim: out of memory in
+ * libwsim": a connection that lost a reply to it would look like a consumer that
+ * crashed, and a simulator of crashes must never report one that did not happen
+ * (docs/architecture.md, "Running out of memory").  So no function here returns NULL or
+ * WS_ENOMEM for its own memory; WS_ENOMEM stays for hiredis, which runs out of its own.
+ *
  * Replies are valid until the next ws_pipeline or ws_conn_close on the same connection.
  * Nothing here is thread safe: one connection, one thread.
  */
@@ -76,20 +82,20 @@ typedef struct ws_conn_stats {
 } ws_conn_stats;
 
 /* The in-process fake: a new fr_client of server (server must outlive the connection).
- * Labelled "fake".  NULL when out of memory. */
+ * Labelled "fake".  NULL when server is NULL or the fake cannot make a client (its own
+ * out of memory, fakeredis.h). */
 ws_conn *ws_conn_fake(fr_server *server);
 
 /* A real server: url is "redis://host[:port]" (port 6379 by default) or "unix:///path".
  * timeout_ms bounds the connect and every later read or write (<= 0: 10 s).  Returns a
  * connection even when connecting failed -- it is then dead, with err WS_EINVAL (bad url)
- * or WS_ECONNECT and errstr saying why, as hiredis does -- or NULL when out of memory.
- * Labelled "redis". */
+ * or WS_ECONNECT and errstr saying why, as hiredis does.  Labelled "redis". */
 ws_conn *ws_conn_open(const char *url, int timeout_ms);
 
 /* The fault layer around inner, which it owns from now on (closed with it, or as soon as
  * a fault kills the connection, since the consumer's socket dies with it).  With no
  * fault armed it behaves exactly as inner, with its own counters.  Labelled as inner.
- * NULL when out of memory (inner is closed then too).  inner may be dead already. */
+ * NULL only when inner is NULL.  inner may be dead already. */
 ws_conn *ws_conn_faulty(ws_conn *inner);
 
 /* Closes the connection and frees it; NULL is accepted.  A real server sees a
@@ -269,10 +275,10 @@ void ws_conn_set_trace(ws_conn *c, ws_trace_fn fn, void *ud);
  * redis-cli's escapes when they need it), then the reply on one line: +status,
  * -error, :integer, "bulk" (escaped), $-1 (nil), *-1 (nil array), [a, b] for arrays,
  * and the fate when it is not "replied".  Heap memory (free() it), *len its length
- * (len may be NULL); NULL when out of memory. */
+ * (len may be NULL). */
 char *ws_round_trip_text(const ws_round_trip *rt, size_t *len);
 
-/* One reply on one line, as ws_round_trip_text writes it.  Heap memory; NULL on OOM. */
+/* One reply on one line, as ws_round_trip_text writes it.  Heap memory. */
 char *ws_reply_text(const fr_reply *r, size_t *len);
 
 #ifdef __cplusplus

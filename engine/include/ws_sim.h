@@ -20,7 +20,10 @@
  *
  * Errors: functions return 0 or a negative WS_E* code (ws_conn.h's table); the
  * simulation keeps the last refusal's message (ws_sim_errstr), one sentence naming the
- * delivery.  Nothing here is thread safe, nothing reads the wall clock on the fake.
+ * delivery.  Out of memory aborts the process with one line on stderr, "wsim: out of
+ * memory in libwsim" (as ws_conn.h says why: a step lost to it would be a wrong verdict);
+ * the in-process fake's own memory follows fakeredis.h.  Nothing here is thread safe,
+ * nothing reads the wall clock on the fake.
  */
 #ifndef WS_SIM_H
 #define WS_SIM_H
@@ -89,7 +92,7 @@ enum {
 };
 
 /* Makes a simulation and starts its consumer process (no subscriptions yet).  Returns
- * NULL only when out of memory; a real server that cannot be reached gives a simulation
+ * NULL only when the fake cannot be made (its own out of memory); a real server that cannot be reached gives a simulation
  * whose ws_sim_err() is WS_ECONNECT, and whose calls all fail. */
 ws_sim *ws_sim_new(const ws_sim_config *cfg);
 void ws_sim_free(ws_sim *sim);
@@ -250,7 +253,7 @@ typedef struct ws_sub_config {
 /* Adds a subscription to the process (strings are copied).  Stream, list and channel
  * forms with every mode.  A channel subscription gets a connection of its own ("subscriber":
  * a subscribed connection can do nothing else) and SUBSCRIBEs on it at once.  NULL on
- * a malformed config (ws_sim_errstr says why) or out of memory. */
+ * a malformed config (ws_sim_errstr says why). */
 ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg);
 /* The subscription's label (the trace: "read 2 of <label>", "flush 1 of <label>"); reports
  * carry its report name (ws_sub_config.name, the key by default). */
@@ -372,7 +375,7 @@ size_t ws_sim_produced_id_size(const ws_sim *sim, size_t i);
 /* The whole trace so far as text (heap, free() it): one block per round trip of every
  * connection, in order, with the cause and, per command, its reply, its fate and the
  * delivery it came from; crashes and restarts as lines of their own.  Deterministic: the
- * same inputs give the same bytes on the fake.  NULL when out of memory. */
+ * same inputs give the same bytes on the fake. */
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len);
 /* The flush diagrams (every flush of every subscription), in the spirit of the seed page
  * "Window": per flush its round trips, each command with the delivery it came from and

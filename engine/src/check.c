@@ -31,7 +31,7 @@
 /* A set of strings (hashed: checks run once per crash point of large scenarios). */
 typedef wsi_strmap strset;
 
-static void set_add(strset *set, const char *p, size_t len) { wsi_strmap_put(set, p, len, 1); }
+static void set_add(strset *set, const char *p, size_t len) { wsi_strmap_xput(set, p, len, 1); }
 
 /* Whether the set holds the len bytes at p. */
 static int set_has(const strset *set, const char *p, size_t len)
@@ -280,7 +280,7 @@ static void count_add(wsi_strmap *m, const char *p, size_t len)
 {
     size_t v = 0;
     wsi_strmap_get(m, p, len, &v);
-    wsi_strmap_put(m, p, len, v + 1);
+    wsi_strmap_xput(m, p, len, v + 1);
 }
 
 /* How many occurrences of p a counting map holds. */
@@ -937,7 +937,7 @@ void ws_sim_check_prepare(ws_sim *sim)
                 ck->capkeys = ck->capkeys ? ck->capkeys * 2 : 4;
                 ck->keys = wsi_xrealloc(ck->keys, ck->capkeys * sizeof *ck->keys);
             }
-            wsi_strmap_put(&ck->key_index, p->key, strlen(p->key), ck->nkeys);
+            wsi_strmap_xput(&ck->key_index, p->key, strlen(p->key), ck->nkeys);
             k = &ck->keys[ck->nkeys++];
             memset(k, 0, sizeof *k);
         }

@@ -1,55 +1,14 @@
 /* cmd.c -- owned commands and text for the consumer model: building commands argument by
  * argument, copying a caller's, splitting a redis-cli line, and printing them the way
- * redis-cli shows them (the trace's notation).  Out of memory aborts: the engine would
- * otherwise lose a step silently, which a simulator of lost steps must never do. */
+ * redis-cli shows them (the trace's notation).  Out of memory aborts (wsi_xmalloc: the
+ * engine would otherwise lose a step silently, which a simulator of lost steps must never
+ * do). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_int.h"
-
-/* Out of memory: abort, as a lost step must never pass silently. */
-static void oom(void)
-{
-    fputs("libwsim: out of memory\n", stderr);
-    abort();
-}
-
-/* malloc that aborts instead of failing. */
-void *wsi_xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) oom();
-    return p;
-}
-
-/* calloc that aborts instead of failing. */
-void *wsi_xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) oom();
-    return p;
-}
-
-/* realloc that aborts instead of failing. */
-void *wsi_xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) oom();
-    return q;
-}
-
-/* A NUL-terminated heap copy of len bytes; aborts when out of memory. */
-char *wsi_xmemdup(const char *p, size_t len)
-{
-    char *s = wsi_xmalloc(len + 1);
-    if (len) memcpy(s, p, len);
-    s[len] = '\0';
-    return s;
-}
-
-char *wsi_xstrdup(const char *s) { return s ? wsi_xmemdup(s, strlen(s)) : NULL; }
 
 /* ----- Commands ------------------------------------------------------------------------ */
 
@@ -178,41 +137,6 @@ int wsi_cmd_is(const wsi_cmd *c, const char *name)
 }
 
 /* ----- Text ------------------------------------------------------------------------------ */
-
-/* Appends len bytes; the text stays NUL-terminated. */
-void wsi_text_add(wsi_text *t, const char *p, size_t len)
-{
-    if (t->len + len + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->len + len + 1) cap *= 2;
-        t->p = wsi_xrealloc(t->p, cap);
-        t->cap = cap;
-    }
-    if (len) memcpy(t->p + t->len, p, len);
-    t->len += len;
-    t->p[t->len] = '\0';
-}
-
-/* Appends printf-formatted text of any length. */
-void wsi_text_printf(wsi_text *t, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof buf) {
-        wsi_text_add(t, buf, (size_t)n);
-        return;
-    }
-    char *big = wsi_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    wsi_text_add(t, big, (size_t)n);
-    free(big);
-}
 
 static void text_sink(void *ud, const char *bytes, size_t len) { wsi_text_add(ud, bytes, len); }
 

@@ -57,8 +57,7 @@ void *wsi_arena_alloc(wsi_arena *a, size_t size)
         /* each block twice the last: the arena settles on what a round trip needs */
         size_t cap = b && b->cap < ((size_t)1 << 24) ? b->cap * 2 : WSI_ARENA_BLOCK;
         if (cap < size) cap = size;
-        b = malloc(sizeof *b + cap);
-        if (!b) return NULL;
+        b = wsi_xmalloc(sizeof *b + cap);
         b->used = 0;
         b->cap = cap;
         b->next = a->head;
@@ -214,12 +213,8 @@ int ws_pipeline(ws_conn *c, const char *cause, size_t n, const fr_command *comma
                                  i + 1);
     }
     if (n > c->bufcap) {
-        const fr_reply **rb = realloc(c->rbuf, n * sizeof *rb);
-        if (!rb) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
-        c->rbuf = rb;
-        unsigned char *fb = realloc(c->fbuf, n);
-        if (!fb) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
-        c->fbuf = fb;
+        c->rbuf = wsi_xrealloc(c->rbuf, n * sizeof *c->rbuf);
+        c->fbuf = wsi_xrealloc(c->fbuf, n);
         c->bufcap = n;
     }
     for (size_t i = 0; i < n; i++) {
@@ -248,48 +243,6 @@ int ws_pipeline(ws_conn *c, const char *cause, size_t n, const fr_command *comma
 }
 
 /* ----- Text ---------------------------------------------------------------------------- */
-
-/* A growable string; oom sticks so callers check once at the end. */
-typedef struct textbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} textbuf;
-
-/* Appends n bytes; after a failed allocation the buffer only remembers that it failed. */
-static void tb_put(textbuf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void tb_puts(textbuf *b, const char *s) { tb_put(b, s, strlen(s)); }
-
-static void tb_printf(textbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends printf-formatted text of at most 255 bytes. */
-static void tb_printf(textbuf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    tb_put(b, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
-}
 
 /* The escape of byte ch in a quoted argument (\n, \xHH, \a and \b when letters_ab) into
  * out, and its length; 0 when ch stands for itself. */
@@ -346,11 +299,11 @@ void wsi_quote(const char *p, size_t n, int letters_ab,
     put(ud, buf, at);
 }
 
-static void tb_sink(void *ud, const char *bytes, size_t len) { tb_put(ud, bytes, len); }
+static void tb_sink(void *ud, const char *bytes, size_t len) { wsi_buf_xadd(ud, bytes, len); }
 
 /* "..." with redis-cli's escapes (\n \r \t \a \b \" \\ \xHH), the form fr_split_line
  * reads back. */
-static void tb_quoted(textbuf *b, const char *s, size_t n) { wsi_quote(s, n, 1, tb_sink, b); }
+static void tb_quoted(wsi_buf *b, const char *s, size_t n) { wsi_quote(s, n, 1, tb_sink, b); }
 
 /* v in decimal, written backwards from the end of buf; returns where it starts. */
 char *wsi_decimal(char buf[24], long long v)
@@ -366,69 +319,64 @@ char *wsi_decimal(char buf[24], long long v)
 }
 
 /* Appends v in decimal. */
-static void tb_ll(textbuf *b, long long v)
+static void tb_ll(wsi_buf *b, long long v)
 {
     char tmp[24];
     char *p = wsi_decimal(tmp, v);
-    tb_put(b, p, (size_t)(tmp + sizeof tmp - p));
+    wsi_buf_xadd(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 /* An argument as typed into redis-cli: bare when that splits back to the same bytes. */
-static void tb_arg(textbuf *b, const char *s, size_t n)
+static void tb_arg(wsi_buf *b, const char *s, size_t n)
 {
     int bare = n > 0;
     for (size_t i = 0; i < n && bare; i++) {
         unsigned char ch = (unsigned char)s[i];
         if (ch <= 32 || ch >= 127 || ch == '"' || ch == '\'' || ch == '\\') bare = 0;
     }
-    if (bare) tb_put(b, s, n);
+    if (bare) wsi_buf_xadd(b, s, n);
     else tb_quoted(b, s, n);
 }
 
 /* Appends a reply tree in the trace's notation (+status, -error, :n, "bulk", [a, b]). */
-static void tb_reply(textbuf *b, const fr_reply *r)
+static void tb_reply(wsi_buf *b, const fr_reply *r)
 {
     switch (r->type) {
-    case FR_REPLY_STATUS: tb_puts(b, "+"); tb_put(b, r->str, r->len); break;
-    case FR_REPLY_ERROR: tb_puts(b, "-"); tb_put(b, r->str, r->len); break;
+    case FR_REPLY_STATUS: wsi_buf_xputs(b, "+"); wsi_buf_xadd(b, r->str, r->len); break;
+    case FR_REPLY_ERROR: wsi_buf_xputs(b, "-"); wsi_buf_xadd(b, r->str, r->len); break;
     case FR_REPLY_INTEGER:
-        tb_put(b, ":", 1);
+        wsi_buf_xadd(b, ":", 1);
         tb_ll(b, r->integer);
         break;
     case FR_REPLY_BULK: tb_quoted(b, r->str, r->len); break;
-    case FR_REPLY_NIL: tb_puts(b, "$-1"); break;
-    case FR_REPLY_NIL_ARRAY: tb_puts(b, "*-1"); break;
+    case FR_REPLY_NIL: wsi_buf_xputs(b, "$-1"); break;
+    case FR_REPLY_NIL_ARRAY: wsi_buf_xputs(b, "*-1"); break;
     case FR_REPLY_ARRAY:
-        tb_puts(b, "[");
+        wsi_buf_xputs(b, "[");
         for (size_t i = 0; i < r->count; i++) {
-            if (i) tb_puts(b, ", ");
+            if (i) wsi_buf_xputs(b, ", ");
             tb_reply(b, &r->elements[i]);
         }
-        tb_puts(b, "]");
+        wsi_buf_xputs(b, "]");
         break;
-    default: tb_printf(b, "(reply type %d)", (int)r->type); break;
+    default: wsi_buf_xprintf(b, "(reply type %d)", (int)r->type); break;
     }
 }
 
-/* The buffer's text, owned by the caller, and its length; NULL if an allocation failed. */
-static char *tb_finish(textbuf *b, size_t *len)
+/* The text, handed over ("" when nothing was added); *len its length when len is set. */
+static char *tb_finish(wsi_buf *b, size_t *len)
 {
-    if (!b->p && !b->oom) tb_put(b, "", 0);
-    if (b->oom) {
-        free(b->p);
-        return NULL;
-    }
     if (len) *len = b->len;
-    return b->p;
+    return wsi_buf_xtake(b);
 }
 
 /* A reply as the trace shows it ("(none)" for NULL); the caller frees it; NULL when out of
  * memory. */
 char *ws_reply_text(const fr_reply *r, size_t *len)
 {
-    textbuf b = {0};
+    wsi_buf b = {0};
     if (r) tb_reply(&b, r);
-    else tb_puts(&b, "(none)");
+    else wsi_buf_xputs(&b, "(none)");
     return tb_finish(&b, len);
 }
 
@@ -436,40 +384,40 @@ char *ws_reply_text(const fr_reply *r, size_t *len)
  * reply and fate; the caller frees it. */
 char *ws_round_trip_text(const ws_round_trip *rt, size_t *len)
 {
-    textbuf b = {0};
-    tb_printf(&b, "#%llu %s", (unsigned long long)rt->index, rt->conn);
+    wsi_buf b = {0};
+    wsi_buf_xprintf(&b, "#%llu %s", (unsigned long long)rt->index, rt->conn);
     if (rt->cause && rt->cause[0]) {
-        tb_puts(&b, " (");
-        tb_puts(&b, rt->cause);
-        tb_puts(&b, ")");
+        wsi_buf_xputs(&b, " (");
+        wsi_buf_xputs(&b, rt->cause);
+        wsi_buf_xputs(&b, ")");
     }
-    tb_puts(&b, ": ");
-    tb_puts(&b, rt->status == 0 ? "ok" : ws_err_name(rt->status));
+    wsi_buf_xputs(&b, ": ");
+    wsi_buf_xputs(&b, rt->status == 0 ? "ok" : ws_err_name(rt->status));
     if (rt->note && rt->note[0]) {
-        tb_puts(&b, ", ");
-        tb_puts(&b, rt->note);
+        wsi_buf_xputs(&b, ", ");
+        wsi_buf_xputs(&b, rt->note);
     }
-    tb_puts(&b, "\n");
+    wsi_buf_xputs(&b, "\n");
     for (size_t i = 0; i < rt->n; i++) {
         const fr_command *cmd = &rt->commands[i];
-        tb_puts(&b, "  ");
+        wsi_buf_xputs(&b, "  ");
         for (int k = 0; k < cmd->argc; k++) {
-            if (k) tb_puts(&b, " ");
+            if (k) wsi_buf_xputs(&b, " ");
             const char *a = cmd->argv[k];
             tb_arg(&b, a, cmd->argvlen ? cmd->argvlen[k] : strlen(a));
         }
-        tb_puts(&b, " -> ");
+        wsi_buf_xputs(&b, " -> ");
         const fr_reply *r = rt->replies ? rt->replies[i] : NULL;
         if (r) tb_reply(&b, r);
         switch (rt->fates ? rt->fates[i] : WS_FATE_REPLIED) {
         case WS_FATE_REPLIED: break;
-        case WS_FATE_INJECTED: tb_puts(&b, " (injected)"); break;
-        case WS_FATE_LOST: tb_puts(&b, r ? " (lost)" : "(applied, reply lost)"); break;
-        case WS_FATE_UNSENT: tb_puts(&b, "(not sent)"); break;
-        case WS_FATE_UNKNOWN: tb_puts(&b, "(sent, outcome unknown)"); break;
+        case WS_FATE_INJECTED: wsi_buf_xputs(&b, " (injected)"); break;
+        case WS_FATE_LOST: wsi_buf_xputs(&b, r ? " (lost)" : "(applied, reply lost)"); break;
+        case WS_FATE_UNSENT: wsi_buf_xputs(&b, "(not sent)"); break;
+        case WS_FATE_UNKNOWN: wsi_buf_xputs(&b, "(sent, outcome unknown)"); break;
         default: break;
         }
-        tb_puts(&b, "\n");
+        wsi_buf_xputs(&b, "\n");
     }
     return tb_finish(&b, len);
 }

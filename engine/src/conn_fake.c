@@ -61,8 +61,7 @@ static const wsi_conn_ops fake_ops = {fake_pipeline, fake_close, fake_pushes};
 ws_conn *ws_conn_fake(fr_server *server)
 {
     if (!server) return NULL;
-    fake_conn *fc = malloc(sizeof *fc);
-    if (!fc) return NULL;
+    fake_conn *fc = wsi_xmalloc(sizeof *fc);
     wsi_conn_init(&fc->base, &fake_ops, "fake");
     fc->client = fr_client_new(server);
     if (!fc->client) {

@@ -84,9 +84,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     if (need <= *cap) return 0;
     size_t cap2 = *cap ? *cap * 2 : 8;
     while (cap2 < need) cap2 *= 2;
-    void *q = realloc(*p, cap2 * size);
-    if (!q) return -1;
-    *p = q;
+    *p = wsi_xrealloc(*p, cap2 * size);
     *cap = cap2;
     return 0;
 }
@@ -125,13 +123,10 @@ static void scratch_free(rt_scratch *s)
 static char *dupstr(const char *s)
 {
     size_t n = strlen(s);
-    char *p = malloc(n + 1);
-    if (p) memcpy(p, s, n + 1);
-    return p;
+    return wsi_xmemdup(s, n);
 }
 
-/* Counts one more command named (arg, len) and returns its occurrence number (1-based),
- * or 0 when out of memory. */
+/* Counts one more command named (arg, len) and returns its occurrence number (1-based). */
 static uint64_t count_name(fault_conn *fc, const char *arg, size_t len)
 {
     for (size_t i = 0; i < fc->nnames; i++) {
@@ -140,8 +135,7 @@ static uint64_t count_name(fault_conn *fc, const char *arg, size_t len)
     }
     if (grow((void **)&fc->names, &fc->capnames, fc->nnames + 1, sizeof *fc->names))
         return 0;
-    char *lc = malloc(len + 1);
-    if (!lc) return 0;
+    char *lc = wsi_xmalloc(len + 1);
     for (size_t i = 0; i < len; i++) {
         char ch = arg[i];
         lc[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch - 'A' + 'a') : ch;
@@ -485,11 +479,7 @@ static const wsi_conn_ops fault_ops = {fault_pipeline, fault_close, fault_pushes
 ws_conn *ws_conn_faulty(ws_conn *inner)
 {
     if (!inner) return NULL;
-    fault_conn *fc = calloc(1, sizeof *fc);
-    if (!fc) {
-        ws_conn_close(inner);
-        return NULL;
-    }
+    fault_conn *fc = wsi_xcalloc(1, sizeof *fc);
     wsi_conn_init(&fc->base, &fault_ops, inner->label);
     fc->base.faulty = 1;
     fc->inner = inner;

@@ -161,9 +161,7 @@ static void queue_push(redis_conn *rc, const fr_reply *r)
 {
     if (rc->nqueue == rc->capqueue) {
         size_t cap = rc->capqueue ? rc->capqueue * 2 : 16;
-        const fr_reply **q = realloc(rc->queue, cap * sizeof *q);
-        if (!q) abort();
-        rc->queue = q;
+        rc->queue = wsi_xrealloc(rc->queue, cap * sizeof *rc->queue);
         rc->capqueue = cap;
     }
     rc->queue[rc->nqueue++] = r;
@@ -258,8 +256,7 @@ static int parse_url(const char *url, char *buf, size_t cap, int *port, int *is_
  * out of memory. */
 ws_conn *ws_conn_open(const char *url, int timeout_ms)
 {
-    redis_conn *rc = calloc(1, sizeof *rc);
-    if (!rc) return NULL;
+    redis_conn *rc = wsi_xcalloc(1, sizeof *rc);
     wsi_conn_init(&rc->base, &redis_ops, "redis");
     rc->ctx = NULL;
     rc->arena.head = NULL;

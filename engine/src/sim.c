@@ -104,8 +104,7 @@ static int process_start(ws_sim *sim)
 
 ws_sim *ws_sim_new(const ws_sim_config *cfg)
 {
-    ws_sim *sim = calloc(1, sizeof *sim);
-    if (!sim) return NULL;
+    ws_sim *sim = wsi_xcalloc(1, sizeof *sim);
     ws_sim_config d = {0};
     sim->cfg = cfg ? *cfg : d;
     sim->rng = sim->cfg.seed;
@@ -274,11 +273,7 @@ void ws_sim_free(ws_sim *sim)
 
 void *wsi_rec_alloc(ws_sim *sim, size_t n)
 {
-    void *p = wsi_arena_alloc(&sim->records, n);
-    if (!p) {
-        fputs("wsim: out of memory\n", stderr);
-        abort();
-    }
+    void *p = wsi_arena_alloc(&sim->records, n); /* aborts when out of memory */
     memset(p, 0, n);
     return p;
 }
@@ -489,19 +484,19 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     index_key k;
     index_key_start(&k, key);
     index_key_part(&k, p->id, p->id_len);
-    wsi_strmap_put(&sim->produced_by_id, k.p, k.len, sim->nproduced);
+    wsi_strmap_xput(&sim->produced_by_id, k.p, k.len, sim->nproduced);
     index_key_part(&k, p->payload, p->payload_len);
     size_t first;
     if (form == WS_FORM_STREAM && !wsi_strmap_get(&sim->produced_by_payload, k.p, k.len, &first))
-        wsi_strmap_put(&sim->produced_by_payload, k.p, k.len, sim->nproduced);
+        wsi_strmap_xput(&sim->produced_by_payload, k.p, k.len, sim->nproduced);
     else if (form == WS_FORM_STREAM)
         sim->payload_twice = 1;
     index_key_done(&k);
     if (form == WS_FORM_STREAM) {
         size_t made = 0;
         wsi_strmap_get(&sim->produced_per_key, key, key_len, &made);
-        wsi_strmap_put(&sim->produced_per_key, key, key_len, made + 1);
-        wsi_strmap_put(&sim->produced_last, key, key_len, sim->nproduced);
+        wsi_strmap_xput(&sim->produced_per_key, key, key_len, made + 1);
+        wsi_strmap_xput(&sim->produced_last, key, key_len, sim->nproduced);
     }
     return 0;
 }
@@ -571,7 +566,7 @@ void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len)
     index_key k;
     index_key_start(&k, d->sub->key);
     index_key_part(&k, copy, len);
-    wsi_strmap_put(&sim->lineage_by_id, k.p, k.len, root);
+    wsi_strmap_xput(&sim->lineage_by_id, k.p, k.len, root);
     index_key_done(&k);
 }
 

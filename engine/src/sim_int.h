@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "wsi_strmap.h"
 #include "ws_int.h"
 #include "ws_sim.h"
@@ -62,19 +64,14 @@ void wsi_cmd_free(wsi_cmd *c);
 /* Case-insensitive test of the command's name. */
 int wsi_cmd_is(const wsi_cmd *c, const char *name);
 
-void *wsi_xmalloc(size_t n);
-void *wsi_xcalloc(size_t n, size_t size);
-void *wsi_xrealloc(void *p, size_t n);
-char *wsi_xstrdup(const char *s);
-char *wsi_xmemdup(const char *p, size_t len); /* NUL-terminated copy */
+/* Memory: common/'s family (wsi_alloc.h).  Out of memory aborts with "wsim: out of memory
+ * in libwsim" (wsi_xmalloc ...): the engine would otherwise lose a step silently, which a
+ * simulator of lost steps must never do (docs/architecture.md, "Running out of memory"). */
 
-/* A growable text buffer (aborts on out of memory). */
-typedef struct wsi_text {
-    char *p;
-    size_t len, cap;
-} wsi_text;
-void wsi_text_add(wsi_text *t, const char *p, size_t len);
-void wsi_text_printf(wsi_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text: common/'s buffer (wsi_buf.h), with the appends that abort on out of memory. */
+typedef wsi_buf wsi_text;
+#define wsi_text_add wsi_buf_xadd
+#define wsi_text_printf wsi_buf_xprintf
 /* An argument as redis-cli shows it: bare when safe, else "quoted" with escapes. */
 void wsi_text_arg(wsi_text *t, const char *p, size_t len);
 void wsi_text_cmd(wsi_text *t, const wsi_cmd *c);

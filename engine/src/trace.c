@@ -316,8 +316,8 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         off[i + 1] = all.len;
     }
     for (size_t i = 0; want_lines && i < rt->n; i++) {
-        wsi_text line = {NULL, 0, 0};
-        if (text) line = (wsi_text){all.p + off[i], off[i + 1] - off[i] - 1, 0};
+        wsi_text line = {0};
+        if (text) line = (wsi_text){.p = all.p + off[i], .len = off[i + 1] - off[i] - 1};
         size_t rl = 6;
         char *rs = want_replies && rt->replies[i] ? ws_reply_text(rt->replies[i], &rl) : NULL;
         const char *reply = rs ? rs : "(none)";

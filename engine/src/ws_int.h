@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "ws_conn.h"
 
 /* ----- Arena: reply trees that live until the next round trip ------------------------ */
@@ -18,9 +20,9 @@ typedef struct wsi_arena {
     wsi_arena_block *head; /* the block being filled; older blocks follow it */
 } wsi_arena;
 
-/* size bytes aligned for any object, or NULL when out of memory. */
+/* size bytes aligned for any object (out of memory aborts, as everywhere in libwsim). */
 void *wsi_arena_alloc(wsi_arena *a, size_t size);
-/* A NUL-terminated copy of len bytes, or NULL when out of memory. */
+/* A NUL-terminated copy of len bytes. */
 char *wsi_arena_strdup(wsi_arena *a, const char *s, size_t len);
 /* Forgets every allocation; keeps the first block for reuse. */
 void wsi_arena_reset(wsi_arena *a);

@@ -14,6 +14,13 @@
  * The library needs no fuzzing engine: it builds with any C11 compiler, and only the
  * libFuzzer binary of fuzz/ links libFuzzer.  Prefixes: ch_ (choices), gen_ (runs),
  * mdl_ (model), wsf_ (repro).
+ *
+ * Out of memory aborts the process with one line on stderr, "wsim: out of memory in
+ * libwsm" (common/'s family, wsi_alloc.h): the model and the generator are test
+ * machinery whose every user is a test, a fuzzer or `wsim repro`, where a lost allocation
+ * reported as an error would only hide as a mismatch against the engine.  The engine
+ * they drive aborts the same way (ws_sim.h); docs/architecture.md, "Running out of
+ * memory".
  */
 #ifndef WSM_H
 #define WSM_H

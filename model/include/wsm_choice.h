@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "wsi_splitmix.h"
+#include "wsi_alloc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,11 +152,8 @@ static inline void ch_free(ch *c)
 /* Forgets the choices recorded so far (the source itself goes on). */
 static inline void ch_forget(ch *c) { c->nrec = 0; }
 
-static inline void ch_oom_(void)
-{
-    fputs("choice.h: out of memory\n", stderr);
-    abort();
-}
+/* Out of memory: libwsm's rule (wsm.h), through common/'s family. */
+static inline void ch_oom_(void) { wsi_oom("libwsm"); }
 
 static inline void ch_note_(ch *c, uint64_t value, uint64_t range, unsigned how)
 {
@@ -164,7 +162,7 @@ static inline void ch_note_(ch *c, uint64_t value, uint64_t range, unsigned how)
     if (!c->record) return;
     if (c->nrec == c->caprec) {
         size_t cap = c->caprec ? c->caprec * 2 : 64;
-        ch_rec *r = (ch_rec *)realloc(c->rec, cap * sizeof *r);
+        ch_rec *r = (ch_rec *)wsi_realloc(c->rec, cap * sizeof *r);
         if (!r) ch_oom_();
         c->rec = r;
         c->caprec = cap;
@@ -227,10 +225,10 @@ static inline uint64_t ch_draw_(ch *c, uint64_t range, unsigned how)
         if (i >= c->odo_n) {
             if (c->odo_n == c->odo_cap) {
                 size_t cap2 = c->odo_cap ? c->odo_cap * 2 : 32;
-                uint64_t *a = (uint64_t *)realloc(c->odo_val, cap2 * sizeof *a);
+                uint64_t *a = (uint64_t *)wsi_realloc(c->odo_val, cap2 * sizeof *a);
                 if (!a) ch_oom_();
                 c->odo_val = a;
-                a = (uint64_t *)realloc(c->odo_max, cap2 * sizeof *a);
+                a = (uint64_t *)wsi_realloc(c->odo_max, cap2 * sizeof *a);
                 if (!a) ch_oom_();
                 c->odo_max = a;
                 c->odo_cap = cap2;
@@ -360,7 +358,7 @@ static inline size_t ch_to_fdp(const ch_rec *rec, size_t n, uint8_t **out)
         if (rec[i].how == CH_HOW_BYTE) nfront++;
         else nend += ch_fdp_width(rec[i].range, rec[i].how);
     }
-    uint8_t *buf = (uint8_t *)malloc(nfront + nend + 1);
+    uint8_t *buf = (uint8_t *)wsi_malloc(nfront + nend + 1);
     if (!buf) ch_oom_();
     size_t f = 0, e = nfront + nend; /* the end part is filled from its last byte down */
     for (size_t i = 0; i < n; i++) {

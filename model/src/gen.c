@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "wsm_gen.h"
-#include "textbuf.h"
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "wsm_model.h"
 #include "wsm_int.h"
 
@@ -22,27 +23,9 @@
 
 /* ----- Memory and text ----------------------------------------------------------------- */
 
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("gen: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
+/* common/'s family and buffer: out of memory aborts with "wsim: out of memory in libwsm". */
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *q = calloc(n ? n : 1, size ? size : 1);
-    if (!q) {
-        fputs("gen: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-static gen_str gstr(const char *p, size_t n) { return wsm_str_in(xrealloc(NULL, n + 1), p, n); }
+static gen_str gstr(const char *p, size_t n) { return wsm_str_in(wsi_xrealloc(NULL, n + 1), p, n); }
 
 static gen_str gstrz(const char *s) { return gstr(s, strlen(s)); }
 
@@ -54,7 +37,7 @@ static gen_cmd cmd_of(const char *first, ...)
     va_start(ap, first);
     for (const char *a = first; a; a = va_arg(ap, const char *)) n++;
     va_end(ap);
-    gen_cmd c = {0, n ? xcalloc((size_t)n, sizeof *c.argv) : NULL};
+    gen_cmd c = {0, n ? wsi_xcalloc((size_t)n, sizeof *c.argv) : NULL};
     va_start(ap, first);
     for (const char *a = first; a; a = va_arg(ap, const char *)) c.argv[c.argc++] = gstrz(a);
     va_end(ap);
@@ -71,7 +54,7 @@ static void cmd_release(gen_cmd *c)
 
 static gen_cmd cmd_copy(const gen_cmd *c)
 {
-    gen_cmd d = {c->argc, xcalloc((size_t)c->argc, sizeof *d.argv)};
+    gen_cmd d = {c->argc, wsi_xcalloc((size_t)c->argc, sizeof *d.argv)};
     for (int i = 0; i < c->argc; i++) d.argv[i] = gstr(c->argv[i].p, c->argv[i].len);
     return d;
 }
@@ -131,7 +114,7 @@ static gen_step *new_step(gen_run *r, gen_kind kind)
 {
     if (r->nsteps == r->capsteps) {
         r->capsteps = r->capsteps ? r->capsteps * 2 : 32;
-        r->steps = xrealloc(r->steps, r->capsteps * sizeof *r->steps);
+        r->steps = wsi_xrealloc(r->steps, r->capsteps * sizeof *r->steps);
     }
     gen_step *s = &r->steps[r->nsteps++];
     memset(s, 0, sizeof *s);
@@ -265,9 +248,9 @@ static void refuse(gen_run *r, size_t i, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    tbuf b = {0};
-    tb_printf(&b, "step %zu: %s", i + 1, buf);
-    r->refusal = tb_take(&b);
+    wsi_buf b = {0};
+    wsi_buf_xprintf(&b, "step %zu: %s", i + 1, buf);
+    r->refusal = wsi_buf_xtake(&b);
 }
 
 /* The recovery members a reliable-list read made (their first 12 bytes: the process id
@@ -328,19 +311,18 @@ static void play_step(gen_run *r, size_t i)
             s->is_report = 1;
             s->report = rr.report;
             free(s->report_error);
-            s->report_error = strdup(rr.report.first_error ? rr.report.first_error : "");
-            if (!s->report_error) abort();
+            s->report_error = wsi_xstrdup(rr.report.first_error ? rr.report.first_error : "");
             s->report.first_error = s->report_error;
             s->report.subscription = NULL;
             break;
         }
         s->ndl = rr.n;
-        s->dl = xcalloc(rr.n, sizeof *s->dl);
+        s->dl = wsi_xcalloc(rr.n, sizeof *s->dl);
         for (size_t k = 0; k < rr.n; k++) {
             ws_delivery *x = ws_read_delivery(sub, k);
             if (r->nseen == r->capseen) {
                 r->capseen = r->capseen ? r->capseen * 2 : 64;
-                r->seen = xrealloc(r->seen, r->capseen * sizeof *r->seen);
+                r->seen = wsi_xrealloc(r->seen, r->capseen * sizeof *r->seen);
             }
             r->seen[r->nseen++] = x;
             s->dl[k].entry = ws_delivery_root(x);
@@ -359,8 +341,8 @@ static void play_step(gen_run *r, size_t i)
         const char *argv_small[16];
         size_t lens_small[16];
         int big = s->cmd.argc > 16;
-        const char **argv = big ? xcalloc((size_t)s->cmd.argc, sizeof *argv) : argv_small;
-        size_t *lens = big ? xcalloc((size_t)s->cmd.argc, sizeof *lens) : lens_small;
+        const char **argv = big ? wsi_xcalloc((size_t)s->cmd.argc, sizeof *argv) : argv_small;
+        size_t *lens = big ? wsi_xcalloc((size_t)s->cmd.argc, sizeof *lens) : lens_small;
         for (int k = 0; k < s->cmd.argc; k++) {
             argv[k] = s->cmd.argv[k].p;
             lens[k] = s->cmd.argv[k].len;
@@ -388,8 +370,8 @@ static void play_step(gen_run *r, size_t i)
         ws_conn *c = s->fconn ? ws_sim_window(sim) : ws_sim_reader(sim);
         ws_fault f = s->fault;
         f.name = s->fault.name ? s->fname : NULL;
-        if (!s->fired) s->fired = calloc(1, sizeof *s->fired);
-        f.fired_flag = s->fired; /* (NULL, out of memory: then it counts as fired) */
+        if (!s->fired) s->fired = wsi_xcalloc(1, sizeof *s->fired);
+        f.fired_flag = s->fired;
         rc = c ? ws_fault_arm(c, &f) : WS_EINVAL;
         break;
     }
@@ -485,14 +467,14 @@ static void note_action(genstate *g, const gen_step *s, ws_delivery *d)
     if (s->kind == GS_REPLY && reply_waits(g, d)) {
         if (g->nwaiting == g->capwaiting) {
             g->capwaiting = g->capwaiting ? 2 * g->capwaiting : 16;
-            g->waiting = xrealloc(g->waiting, g->capwaiting * sizeof *g->waiting);
+            g->waiting = wsi_xrealloc(g->waiting, g->capwaiting * sizeof *g->waiting);
         }
         g->waiting[g->nwaiting++] = d;
     } else if (s->kind == GS_BIND) {
         if (g->nbound == g->capbound) {
             g->capbound = g->capbound ? 2 * g->capbound : 16;
-            g->bound_dl = xrealloc(g->bound_dl, g->capbound * sizeof *g->bound_dl);
-            g->bound_form = xrealloc(g->bound_form, g->capbound * sizeof *g->bound_form);
+            g->bound_dl = wsi_xrealloc(g->bound_dl, g->capbound * sizeof *g->bound_dl);
+            g->bound_form = wsi_xrealloc(g->bound_form, g->capbound * sizeof *g->bound_form);
         }
         g->bound_dl[g->nbound] = d;
         g->bound_form[g->nbound++] = s->out_form;
@@ -506,7 +488,7 @@ static size_t actionable(genstate *g, ws_delivery ***out)
     gen_run *r = g->r;
     if (g->capact < r->nseen) {
         g->capact = r->nseen * 2;
-        g->act = xrealloc(g->act, g->capact * sizeof *g->act);
+        g->act = wsi_xrealloc(g->act, g->capact * sizeof *g->act);
     }
     size_t n = 0;
     for (size_t i = 0; i < r->nseen; i++) {
@@ -871,7 +853,7 @@ int gen_play(const gen_run *src, gen_run *out)
 
 void gen_token(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
 {
-    tbuf b = {*buf, *len, *cap};
+    wsi_buf b = {.p = *buf, .len = *len, .cap = *cap};
     int bare = n > 0 && !(n == 1 && p[0] == '?') && !(n == 2 && p[0] == '-' && p[1] == '-') &&
                !(n == 2 && p[0] == '=' && p[1] == '>') && p[0] != '#' && p[n - 1] != ':';
     for (size_t i = 0; i < n && bare; i++) {
@@ -879,200 +861,200 @@ void gen_token(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
         if (uc <= ' ' || uc >= 127 || uc == '"' || uc == '\'' || uc == '\\' || uc == '#') bare = 0;
     }
     if (bare) {
-        tb_add(&b, p, n);
+        wsi_buf_xadd(&b, p, n);
     } else {
-        tb_add(&b, "\"", 1);
+        wsi_buf_xadd(&b, "\"", 1);
         for (size_t i = 0; i < n; i++) {
             unsigned char uc = (unsigned char)p[i];
-            if (uc == '\\') tb_add(&b, "\\\\", 2);
-            else if (uc == '"') tb_add(&b, "\\\"", 2);
-            else if (uc == '\n') tb_add(&b, "\\n", 2);
-            else if (uc == '\r') tb_add(&b, "\\r", 2);
-            else if (uc == '\t') tb_add(&b, "\\t", 2);
-            else if (uc < ' ' || uc >= 127) tb_printf(&b, "\\x%02x", uc);
-            else tb_add(&b, (const char *)&p[i], 1);
+            if (uc == '\\') wsi_buf_xadd(&b, "\\\\", 2);
+            else if (uc == '"') wsi_buf_xadd(&b, "\\\"", 2);
+            else if (uc == '\n') wsi_buf_xadd(&b, "\\n", 2);
+            else if (uc == '\r') wsi_buf_xadd(&b, "\\r", 2);
+            else if (uc == '\t') wsi_buf_xadd(&b, "\\t", 2);
+            else if (uc < ' ' || uc >= 127) wsi_buf_xprintf(&b, "\\x%02x", uc);
+            else wsi_buf_xadd(&b, (const char *)&p[i], 1);
         }
-        tb_add(&b, "\"", 1);
+        wsi_buf_xadd(&b, "\"", 1);
     }
     *buf = b.p;
     *len = b.len;
     *cap = b.cap;
 }
 
-static void tok(tbuf *b, const char *p, size_t n)
+static void tok(wsi_buf *b, const char *p, size_t n)
 {
-    tb_add(b, " ", 1);
+    wsi_buf_xadd(b, " ", 1);
     gen_token(&b->p, &b->len, &b->cap, p, n);
 }
 
 /* A command's tokens: '$' is the format's alias sign, written $$. */
-static void cmd_tokens(tbuf *b, const gen_cmd *c)
+static void cmd_tokens(wsi_buf *b, const gen_cmd *c)
 {
     for (int i = 0; i < c->argc; i++) {
-        tbuf t = {0};
+        wsi_buf t = {0};
         for (size_t k = 0; k < c->argv[i].len; k++) {
-            if (c->argv[i].p[k] == '$') tb_add(&t, "$$", 2);
-            else tb_add(&t, &c->argv[i].p[k], 1);
+            if (c->argv[i].p[k] == '$') wsi_buf_xadd(&t, "$$", 2);
+            else wsi_buf_xadd(&t, &c->argv[i].p[k], 1);
         }
         tok(b, t.p ? t.p : "", t.len);
         free(t.p);
     }
 }
 
-static void write_step(tbuf *b, const gen_run *r, const gen_step *s)
+static void write_step(wsi_buf *b, const gen_run *r, const gen_step *s)
 {
     const char *subname = s->sub ? "rescue" : "main";
     /* an armed fault that never fired changed nothing: a scenario says none such */
     if (s->kind == GS_FAULT && s->rc == 0 && s->fired && !*s->fired) return;
-    if (s->entry && s->kind != GS_PRODUCE) tb_printf(b, "e%zu:", s->entry);
+    if (s->entry && s->kind != GS_PRODUCE) wsi_buf_xprintf(b, "e%zu:", s->entry);
     switch (s->kind) {
     case GS_PRODUCE: {
         size_t num = 0;
         for (const gen_step *p = r->steps; p <= s; p++) num += p->kind == GS_PRODUCE;
-        tb_puts(b, "produce main");
+        wsi_buf_xputs(b, "produce main");
         tok(b, s->payload.p, s->payload.len);
         if (s->hname.p) {
-            tb_puts(b, " header");
+            wsi_buf_xputs(b, " header");
             tok(b, s->hname.p, s->hname.len);
             tok(b, s->hval.p, s->hval.len);
         }
-        tb_printf(b, " as e%zu", num);
+        wsi_buf_xprintf(b, " as e%zu", num);
         break;
     }
-    case GS_READ: tb_printf(b, "read %s", subname); break;
+    case GS_READ: wsi_buf_xprintf(b, "read %s", subname); break;
     case GS_QUEUE:
-        tb_puts(b, " queue");
+        wsi_buf_xputs(b, " queue");
         cmd_tokens(b, &s->cmd);
         break;
     case GS_POOL:
-        tb_puts(b, " pool");
+        wsi_buf_xputs(b, " pool");
         cmd_tokens(b, &s->cmd);
         break;
     case GS_PUBLISH:
-        tb_printf(b, " publish %s %s", form_word(s->out_form), s->out_key);
+        wsi_buf_xprintf(b, " publish %s %s", form_word(s->out_form), s->out_key);
         tok(b, s->payload.p, s->payload.len);
         if (s->hname.p) {
-            tb_puts(b, " header");
+            wsi_buf_xputs(b, " header");
             tok(b, s->hname.p, s->hname.len);
             tok(b, s->hval.p, s->hval.len);
         }
         break;
     case GS_REPLY:
-        tb_puts(b, " reply");
+        wsi_buf_xputs(b, " reply");
         tok(b, s->payload.p, s->payload.len);
         break;
-    case GS_BIND: tb_printf(b, " bind %s %s", form_word(s->out_form), s->out_key); break;
+    case GS_BIND: wsi_buf_xprintf(b, " bind %s %s", form_word(s->out_form), s->out_key); break;
     case GS_SETTLE:
         switch (s->outcome) {
-        case WS_ACK: tb_puts(b, " ack"); break;
-        case WS_DROP: tb_puts(b, " drop"); break;
-        case WS_RETRY: tb_puts(b, " retry"); break;
-        case WS_RETRY_AFTER: tb_printf(b, " retry-after %lld", (long long)s->ms); break;
-        default: tb_puts(b, " abandon"); break;
+        case WS_ACK: wsi_buf_xputs(b, " ack"); break;
+        case WS_DROP: wsi_buf_xputs(b, " drop"); break;
+        case WS_RETRY: wsi_buf_xputs(b, " retry"); break;
+        case WS_RETRY_AFTER: wsi_buf_xprintf(b, " retry-after %lld", (long long)s->ms); break;
+        default: wsi_buf_xputs(b, " abandon"); break;
         }
         break;
-    case GS_ADVANCE: tb_printf(b, "advance %lld", (long long)s->ms); break;
-    case GS_CRASH: tb_puts(b, "crash"); break;
-    case GS_SHUTDOWN: tb_puts(b, "shutdown"); break;
-    case GS_RESTART: tb_puts(b, "restart"); break;
-    case GS_STOP: tb_printf(b, "stop %s", subname); break;
+    case GS_ADVANCE: wsi_buf_xprintf(b, "advance %lld", (long long)s->ms); break;
+    case GS_CRASH: wsi_buf_xputs(b, "crash"); break;
+    case GS_SHUTDOWN: wsi_buf_xputs(b, "shutdown"); break;
+    case GS_RESTART: wsi_buf_xputs(b, "restart"); break;
+    case GS_STOP: wsi_buf_xprintf(b, "stop %s", subname); break;
     case GS_FAULT:
-        tb_printf(b, "fault %s %s", s->fconn ? "window" : "reader", fault_word(s->fault.kind));
+        wsi_buf_xprintf(b, "fault %s %s", s->fconn ? "window" : "reader", fault_word(s->fault.kind));
         if (s->fault.name)
-            tb_printf(b, " %llu%s %s", (unsigned long long)s->fault.nth, ordinal(s->fault.nth),
+            wsi_buf_xprintf(b, " %llu%s %s", (unsigned long long)s->fault.nth, ordinal(s->fault.nth),
                       s->fname);
         else if (s->fault.command)
-            tb_printf(b, " round-trip %llu command %zu", (unsigned long long)s->fault.round_trip,
+            wsi_buf_xprintf(b, " round-trip %llu command %zu", (unsigned long long)s->fault.round_trip,
                       s->fault.command);
         else
-            tb_printf(b, " round-trip %llu", (unsigned long long)s->fault.round_trip);
+            wsi_buf_xprintf(b, " round-trip %llu", (unsigned long long)s->fault.round_trip);
         break;
     }
     /* a step the engine refused must be refused again when the scenario runs */
     int expected_rc = s->rc == 0 || s->rc == WS_ECRASHED;
-    if (!expected_rc) tb_puts(b, " => refused");
-    tb_puts(b, "\n");
+    if (!expected_rc) wsi_buf_xputs(b, " => refused");
+    wsi_buf_xputs(b, "\n");
 }
 
 char *gen_scenario_head(const gen_run *r, const char *title, const char *comment)
 {
     const gen_config *c = &r->cfg;
-    tbuf b = {0};
-    tb_printf(&b, "scenario %s\n", title && *title ? title : "a generated run");
-    tb_puts(&b, "needs fake its ids and expectations come from a run on the fake's virtual clock\n");
+    wsi_buf b = {0};
+    wsi_buf_xprintf(&b, "scenario %s\n", title && *title ? title : "a generated run");
+    wsi_buf_xputs(&b, "needs fake its ids and expectations come from a run on the fake's virtual clock\n");
     if (comment) {
         const char *p = comment;
         while (*p) {
             const char *e = strchr(p, '\n');
             size_t n = e ? (size_t)(e - p) : strlen(p);
-            tb_puts(&b, "# ");
-            tb_add(&b, p, n);
-            tb_puts(&b, "\n");
+            wsi_buf_xputs(&b, "# ");
+            wsi_buf_xadd(&b, p, n);
+            wsi_buf_xputs(&b, "\n");
             p += n;
             if (*p == '\n') p++;
         }
     }
-    tb_printf(&b, "seed %llu\n", (unsigned long long)c->seed);
-    if (c->form == WS_FORM_STREAM) tb_puts(&b, "setup XGROUP CREATE k g $ MKSTREAM\n");
-    tb_puts(&b, "setup SET str x\n");
-    tbuf tail = {0};
+    wsi_buf_xprintf(&b, "seed %llu\n", (unsigned long long)c->seed);
+    if (c->form == WS_FORM_STREAM) wsi_buf_xputs(&b, "setup XGROUP CREATE k g $ MKSTREAM\n");
+    wsi_buf_xputs(&b, "setup SET str x\n");
+    wsi_buf tail = {0};
     if (c->reply_form) {
-        tb_printf(&tail, " reply %s %s", form_word(c->reply_form), out_key_of(c->reply_form));
-        if (c->reply_in_round) tb_puts(&tail, " in-round");
+        wsi_buf_xprintf(&tail, " reply %s %s", form_word(c->reply_form), out_key_of(c->reply_form));
+        if (c->reply_in_round) wsi_buf_xputs(&tail, " in-round");
     }
-    tbuf decl = {0};
-    if (c->max_attempts) tb_printf(&decl, " max-attempts %u", c->max_attempts);
-    if (c->dead_letter) tb_printf(&decl, " dead-letter %s", GEN_DEAD_LETTER);
-    tb_printf(&b, "subscribe main %s k", form_word(c->form));
-    if (c->form == WS_FORM_STREAM) tb_puts(&b, c->auto_consumer ? " group g" : " group g consumer c1");
-    tb_printf(&b, " mode %s count %zu", mode_word(c->mode), c->count);
-    if (c->batch) tb_printf(&b, " batch %zu", c->batch);
+    wsi_buf decl = {0};
+    if (c->max_attempts) wsi_buf_xprintf(&decl, " max-attempts %u", c->max_attempts);
+    if (c->dead_letter) wsi_buf_xprintf(&decl, " dead-letter %s", GEN_DEAD_LETTER);
+    wsi_buf_xprintf(&b, "subscribe main %s k", form_word(c->form));
+    if (c->form == WS_FORM_STREAM) wsi_buf_xputs(&b, c->auto_consumer ? " group g" : " group g consumer c1");
+    wsi_buf_xprintf(&b, " mode %s count %zu", mode_word(c->mode), c->count);
+    if (c->batch) wsi_buf_xprintf(&b, " batch %zu", c->batch);
     if (c->form == WS_FORM_STREAM && c->delay_queue) {
-        tb_puts(&b, " delay-queue k:delayed");
-        if (c->ttl_ms) tb_printf(&b, " ttl %lld", (long long)c->ttl_ms);
+        wsi_buf_xputs(&b, " delay-queue k:delayed");
+        if (c->ttl_ms) wsi_buf_xprintf(&b, " ttl %lld", (long long)c->ttl_ms);
     }
     if (c->form == WS_FORM_RELIABLE_LIST && c->recovery)
-        tb_printf(&b, " recovery k:claims %d", GEN_MIN_IDLE_MS);
-    if (decl.p) tb_add(&b, decl.p, decl.len);
-    if (tail.p) tb_add(&b, tail.p, tail.len);
-    tb_puts(&b, "\n");
+        wsi_buf_xprintf(&b, " recovery k:claims %d", GEN_MIN_IDLE_MS);
+    if (decl.p) wsi_buf_xadd(&b, decl.p, decl.len);
+    if (tail.p) wsi_buf_xadd(&b, tail.p, tail.len);
+    wsi_buf_xputs(&b, "\n");
     if (c->form == WS_FORM_STREAM && c->rescue) {
-        tb_printf(&b, "subscribe rescue stream k group g%s mode %s count %zu",
+        wsi_buf_xprintf(&b, "subscribe rescue stream k group g%s mode %s count %zu",
                   c->auto_consumer ? "" : " consumer c2", mode_word(c->mode), c->count);
-        if (c->batch) tb_printf(&b, " batch %zu", c->batch);
-        tb_printf(&b, " reclaim %d", GEN_MIN_IDLE_MS);
-        if (c->rescue_declared && decl.p) tb_add(&b, decl.p, decl.len);
-        if (tail.p) tb_add(&b, tail.p, tail.len);
-        tb_puts(&b, "\n");
+        if (c->batch) wsi_buf_xprintf(&b, " batch %zu", c->batch);
+        wsi_buf_xprintf(&b, " reclaim %d", GEN_MIN_IDLE_MS);
+        if (c->rescue_declared && decl.p) wsi_buf_xadd(&b, decl.p, decl.len);
+        if (tail.p) wsi_buf_xadd(&b, tail.p, tail.len);
+        wsi_buf_xputs(&b, "\n");
     }
     free(tail.p);
     free(decl.p);
-    return tb_take(&b);
+    return wsi_buf_xtake(&b);
 }
 
 char *gen_scenario_step(const gen_run *r, size_t i)
 {
-    tbuf b = {0};
+    wsi_buf b = {0};
     if (i < r->nsteps) write_step(&b, r, &r->steps[i]);
-    return tb_take(&b);
+    return wsi_buf_xtake(&b);
 }
 
 char *gen_scenario(const gen_run *r, const char *title, const char *comment, const char *expect,
                    size_t *len)
 {
-    tbuf b = {0};
+    wsi_buf b = {0};
     char *head = gen_scenario_head(r, title, comment);
-    tb_puts(&b, head);
+    wsi_buf_xputs(&b, head);
     free(head);
     int refused = 0; /* a "=> refused" step is a check of the run */
     for (size_t i = 0; i < r->nsteps; i++) {
         write_step(&b, r, &r->steps[i]);
         refused |= r->steps[i].rc != 0 && r->steps[i].rc != WS_ECRASHED;
     }
-    if (expect) tb_puts(&b, expect);
-    else if (!refused) tb_puts(&b, "expect nothing\n"); /* it replays the run, no more */
+    if (expect) wsi_buf_xputs(&b, expect);
+    else if (!refused) wsi_buf_xputs(&b, "expect nothing\n"); /* it replays the run, no more */
     if (len) *len = b.len;
-    return tb_take(&b);
+    return wsi_buf_xtake(&b);
 }
 
 /* ----- Checking --------------------------------------------------------------------------- */
@@ -1092,11 +1074,11 @@ static int failv(gen_failure *f, const char *kind, char *expect, const char *fmt
         return 1;
     }
     snprintf(f->kind, sizeof f->kind, "%s", kind);
-    tbuf b = {0};
+    wsi_buf b = {0};
     char tmp[4096];
     vsnprintf(tmp, sizeof tmp, fmt, ap);
-    tb_puts(&b, tmp);
-    f->message = tb_take(&b);
+    wsi_buf_xputs(&b, tmp);
+    f->message = wsi_buf_xtake(&b);
     f->expect = expect;
     return 1;
 }
@@ -1117,33 +1099,33 @@ static const char *sub_label(int i) { return i ? "rescue" : "main"; }
 /* `expect flush N of SUB` with the model's commands: what a fixed engine must send. */
 static char *expect_flush(const mdl_flush *fl)
 {
-    tbuf b = {0};
-    tb_printf(&b, "expect flush %llu of %s\n", (unsigned long long)fl->number, sub_label(fl->sub));
+    wsi_buf b = {0};
+    wsi_buf_xprintf(&b, "expect flush %llu of %s\n", (unsigned long long)fl->number, sub_label(fl->sub));
     size_t rt = 1;
     for (size_t i = 0; i < fl->n; i++) {
         if (fl->cmds[i].rt != rt) {
-            tb_puts(&b, "  --\n");
+            wsi_buf_xputs(&b, "  --\n");
             rt = fl->cmds[i].rt;
         }
-        tb_puts(&b, " ");
+        wsi_buf_xputs(&b, " ");
         cmd_tokens(&b, fl->cmds[i].args);
-        tb_puts(&b, "\n");
+        wsi_buf_xputs(&b, "\n");
     }
-    return tb_take(&b);
+    return wsi_buf_xtake(&b);
 }
 
 static char *rt_text(const char *conn, const char *cause, size_t n, const char *const *cmds)
 {
-    tbuf b = {0};
-    tb_printf(&b, "%s (%s):", conn, cause);
-    for (size_t i = 0; i < n; i++) tb_printf(&b, "\n      %s", cmds[i]);
-    return tb_take(&b);
+    wsi_buf b = {0};
+    wsi_buf_xprintf(&b, "%s (%s):", conn, cause);
+    for (size_t i = 0; i < n; i++) wsi_buf_xprintf(&b, "\n      %s", cmds[i]);
+    return wsi_buf_xtake(&b);
 }
 
 /* The model's round trip as rt_text writes it (its commands' texts made for it). */
 static char *model_rt_text(const mdl_rt *x)
 {
-    char **t = xrealloc(NULL, (x->n ? x->n : 1) * sizeof *t);
+    char **t = wsi_xrealloc(NULL, (x->n ? x->n : 1) * sizeof *t);
     for (size_t k = 0; k < x->n; k++) t[k] = mdl_cmd_text(&x->args[k]);
     char *s = rt_text(x->conn, x->cause, x->n, (const char *const *)t);
     for (size_t k = 0; k < x->n; k++) free(t[k]);
@@ -1172,8 +1154,8 @@ static char *expect_read_block(const mdl_result *m, const char *cause)
     if (!at || sscanf(at, "read %llu of %31s", &no, sub) != 2) return NULL;
     char tail[64];
     snprintf(tail, sizeof tail, "read %llu of %s", no, sub);
-    tbuf b = {0};
-    tb_printf(&b, "expect read %llu of %s\n", no, sub);
+    wsi_buf b = {0};
+    wsi_buf_xprintf(&b, "expect read %llu of %s\n", no, sub);
     size_t rts = 0;
     for (size_t i = 0; i < m->nrts; i++) {
         const char *c = m->rts[i].cause;
@@ -1182,18 +1164,18 @@ static char *expect_read_block(const mdl_result *m, const char *cause)
         if (cl > tl && (cl < tl + 7 || strncmp(c + cl - tl - 7, "before ", 7) != 0) &&
             (cl != tl + 10 || strncmp(c, "claims of ", 10) != 0))
             continue;
-        if (rts++) tb_puts(&b, "  --\n");
+        if (rts++) wsi_buf_xputs(&b, "  --\n");
         for (size_t k = 0; k < m->rts[i].n; k++) {
-            tb_puts(&b, " ");
+            wsi_buf_xputs(&b, " ");
             cmd_tokens(&b, &m->rts[i].args[k]);
-            tb_puts(&b, "\n");
+            wsi_buf_xputs(&b, "\n");
         }
     }
     if (!rts) {
         free(b.p);
         return NULL;
     }
-    return tb_take(&b);
+    return wsi_buf_xtake(&b);
 }
 
 /* Engine and model, round trip by round trip. */
@@ -1219,8 +1201,8 @@ static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
         if (same) continue;
         /* the texts, for the message only */
         has_e = i < ne && ws_sim_round_trip(r->sim, i, &e) == 0;
-        char *et = has_e ? rt_text(e.conn, e.cause, e.n, e.commands) : strdup("(none)");
-        char *mt = has_m ? model_rt_text(x) : strdup("(none)");
+        char *et = has_e ? rt_text(e.conn, e.cause, e.n, e.commands) : wsi_xstrdup("(none)");
+        char *mt = has_m ? model_rt_text(x) : wsi_xstrdup("(none)");
         size_t st = has_m ? x->step : (size_t)-1;
         char where[64] = "";
         if (st != (size_t)-1) snprintf(where, sizeof where, ", step %zu", st + 1);
@@ -1236,9 +1218,9 @@ static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
             ex = expect_read_block(m, x->cause);
         }
         if (!ex && ne != m->nrts) {
-            tbuf t = {0};
-            tb_printf(&t, "expect round-trips %zu\n", m->nrts);
-            ex = tb_take(&t);
+            wsi_buf t = {0};
+            wsi_buf_xprintf(&t, "expect round-trips %zu\n", m->nrts);
+            ex = wsi_buf_xtake(&t);
         }
         int rc = fail(f, "round trip", ex,
                       "the consumer's round trip %zu differs (engine and model agree on the %zu "
@@ -1252,9 +1234,9 @@ static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
 }
 
 /* "e<N> (<id> payload <payload>)" with the trace's quoting, for a failure message. */
-static void delivery_text(tbuf *b, size_t k, size_t entry, gen_str id, gen_str payload)
+static void delivery_text(wsi_buf *b, size_t k, size_t entry, gen_str id, gen_str payload)
 {
-    tb_printf(b, "%se%zu (", k ? ", " : "", entry);
+    wsi_buf_xprintf(b, "%se%zu (", k ? ", " : "", entry);
     char *t = NULL;
     size_t len = 0, cap = 0;
     mdl_arg_text(&t, &len, &cap, id.p, id.len);
@@ -1262,8 +1244,8 @@ static void delivery_text(tbuf *b, size_t k, size_t entry, gen_str id, gen_str p
         mdl_arg_text(&t, &len, &cap, " payload ", 9);
         mdl_arg_text(&t, &len, &cap, payload.p, payload.len);
     }
-    tb_add(b, t ? t : "", len);
-    tb_puts(b, ")");
+    wsi_buf_xadd(b, t ? t : "", len);
+    wsi_buf_xputs(b, ")");
     free(t);
 }
 
@@ -1308,15 +1290,15 @@ static int compare_reads(gen_run *r, const mdl_result *m, gen_failure *f)
                         memcmp(s->dl[k].payload.p, x->payloads[k].p, x->payloads[k].len) == 0);
         }
         if (same) continue;
-        tbuf e = {0}, mm = {0};
+        wsi_buf e = {0}, mm = {0};
         if (s->is_report)
-            tb_printf(&e, "a report: %zu commands, %zu settles, %zu failed, first error %s",
+            wsi_buf_xprintf(&e, "a report: %zu commands, %zu settles, %zu failed, first error %s",
                       s->report.commands, s->report.settles, s->report.failed, s->report_error);
         else
             for (size_t k = 0; k < s->ndl; k++)
                 delivery_text(&e, k, s->dl[k].entry, s->dl[k].id, s->dl[k].payload);
         if (x->is_report)
-            tb_printf(&mm, "a report: %zu commands, %zu settles, %zu failed, first error %s",
+            wsi_buf_xprintf(&mm, "a report: %zu commands, %zu settles, %zu failed, first error %s",
                       x->commands, x->settles, x->failed, x->first_error);
         else
             for (size_t k = 0; k < x->n; k++)
@@ -1360,9 +1342,9 @@ static int compare_flushes(gen_run *r, const mdl_result *m, gen_failure *f)
             /* the texts, for the message only */
             if (has_e) ws_sub_flush_command(s, fl->number, k, &fc);
             char *mtext = has_m ? mdl_cmd_text(x->args) : NULL;
-            tbuf e = {0}, mm = {0};
-            if (has_e) tb_printf(&e, "[rt %zu] %s -> %s (from e%zu)", fc.round_trip, fc.text, fc.reply, efrom);
-            if (has_m) tb_printf(&mm, "[rt %zu] %s -> %s (from e%zu)", x->rt, mtext, x->reply, x->from);
+            wsi_buf e = {0}, mm = {0};
+            if (has_e) wsi_buf_xprintf(&e, "[rt %zu] %s -> %s (from e%zu)", fc.round_trip, fc.text, fc.reply, efrom);
+            if (has_m) wsi_buf_xprintf(&mm, "[rt %zu] %s -> %s (from e%zu)", x->rt, mtext, x->reply, x->from);
             free(mtext);
             int rc = fail(f, "flush", expect_flush(fl),
                           "flush %llu of %s, command %zu differs\n  engine: %s\n  model:  %s",
@@ -1418,9 +1400,9 @@ static int compare_state(gen_run *r, const mdl_result *m, gen_failure *f)
         char *got = ws_reply_text(rep, NULL);
         int same = got && strcmp(got, m->state[i].reply) == 0;
         if (!same) {
-            tbuf ex = {0};
-            tb_printf(&ex, "check %s => %s\n", m->state[i].command, m->state[i].reply);
-            rc = fail(f, "state", tb_take(&ex),
+            wsi_buf ex = {0};
+            wsi_buf_xprintf(&ex, "check %s => %s\n", m->state[i].command, m->state[i].reply);
+            rc = fail(f, "state", wsi_buf_xtake(&ex),
                       "the final state differs: %s\n  engine: %s\n  model:  %s",
                       m->state[i].command, got ? got : "?", m->state[i].reply);
         }
@@ -1493,7 +1475,7 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
     size_t nv = 0;
     if (ws_sim_check(r->sim, &v, &nv) != 0)
         return fail(f, "invariant", NULL, "ws_sim_check failed: %s", ws_sim_errstr(r->sim));
-    vio *ev = xcalloc(nv, sizeof *ev);
+    vio *ev = wsi_xcalloc(nv, sizeof *ev);
     for (size_t i = 0; i < nv; i++) {
         snprintf(ev[i].kind, sizeof ev[i].kind, "%s", v[i].invariant);
         ev[i].entry = v[i].root;
@@ -1505,13 +1487,13 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
         for (size_t i = 0; i < nv && !rc; i++) {
             const char *why = unexplained(r, &ev[i], quirks);
             if (why)
-                rc = fail(f, "invariant", strdup("expect invariants\n"), "%s: %s [e%zu]\n  %s",
+                rc = fail(f, "invariant", wsi_xstrdup("expect invariants\n"), "%s: %s [e%zu]\n  %s",
                           why, ev[i].kind, ev[i].entry, ev[i].sentence);
         }
         free(ev);
         return rc;
     }
-    vio *mv = xcalloc(m->nviol, sizeof *mv);
+    vio *mv = wsi_xcalloc(m->nviol, sizeof *mv);
     for (size_t i = 0; i < m->nviol; i++) {
         memcpy(mv[i].kind, m->viol[i].kind, sizeof mv[i].kind);
         mv[i].entry = m->viol[i].entry;
@@ -1522,14 +1504,14 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
     for (size_t i = 0; i < n && at == n; i++)
         if (vio_cmp(&ev[i], &mv[i]) != 0) at = i;
     if (at < n || nv != m->nviol) {
-        tbuf e = {0}, mm = {0}, ex = {0};
+        wsi_buf e = {0}, mm = {0}, ex = {0};
         for (size_t i = 0; i < nv; i++)
-            tb_printf(&e, "\n    %s [e%zu]: %s", ev[i].kind, ev[i].entry, ev[i].sentence);
-        for (size_t i = 0; i < m->nviol; i++) tb_printf(&mm, "\n    %s [e%zu]", mv[i].kind, mv[i].entry);
-        if (m->nviol == 0) tb_puts(&ex, "expect invariants\n");
+            wsi_buf_xprintf(&e, "\n    %s [e%zu]: %s", ev[i].kind, ev[i].entry, ev[i].sentence);
+        for (size_t i = 0; i < m->nviol; i++) wsi_buf_xprintf(&mm, "\n    %s [e%zu]", mv[i].kind, mv[i].entry);
+        if (m->nviol == 0) wsi_buf_xputs(&ex, "expect invariants\n");
         for (size_t i = 0; i < m->nviol; i++)
-            tb_printf(&ex, "expect violation %s e%zu\n", mv[i].kind, mv[i].entry);
-        rc = fail(f, "violation", tb_take(&ex),
+            wsi_buf_xprintf(&ex, "expect violation %s e%zu\n", mv[i].kind, mv[i].entry);
+        rc = fail(f, "violation", wsi_buf_xtake(&ex),
                   "ws_sim_check's violations differ from the model's\n  engine:%s\n  model:%s",
                   e.p ? e.p : " none", mm.p ? mm.p : " none");
         free(e.p);

@@ -18,14 +18,17 @@
  * alike -- comes from one arena that the result owns and mdl_result_free releases at
  * once.  Nothing is freed one by one, so a string or command, never changed once made,
  * may be shared instead of copied; an array that fills up moves to a block twice as large
- * and leaves the old one behind.  Texts are built in a buffer on the stack, numbers are
- * written by hand (no printf).
+ * and leaves the old one behind.  Texts are built in a buffer on the stack (common/'s
+ * wsi_buf on its own room: shared plumbing, not engine code), numbers are written by hand
+ * (no printf).  Out of memory aborts with "wsim: out of memory in libwsm" (wsm.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "wsm_model.h"
 #include "wsm_int.h"
 
@@ -37,18 +40,8 @@
 
 /* ----- Memory ------------------------------------------------------------------------------ */
 
-static void oom(void)
-{
-    fputs("model: out of memory\n", stderr);
-    abort();
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) oom();
-    return q;
-}
+/* common/'s family (wsi_alloc.h): out of memory aborts with "wsim: out of memory in
+ * libwsm" (wsm.h). */
 
 #define ARENA_ALIGN 16             /* enough for every type the model stores */
 #define ARENA_BLOCK 4096           /* a block (or the request, when larger): small, so that
@@ -73,8 +66,7 @@ typedef struct mdl_arena {
 static void arena_block(arena *a, size_t need)
 {
     size_t size = need > ARENA_BLOCK ? need : ARENA_BLOCK;
-    ablock *b = malloc(ABLOCK_HDR + size);
-    if (!b) oom();
+    ablock *b = wsi_xmalloc(ABLOCK_HDR + size);
     b->prev = a->last;
     b->size = size;
     a->last = b;
@@ -150,49 +142,21 @@ static void arena_free(arena *a)
 
 /* ----- Text --------------------------------------------------------------------------------- */
 
-/* A text being built: on the stack while it fits, on the heap after. */
+/* A text being built: common/'s wsi_buf started on its own room, so that it stays on the
+ * stack while it fits (out of memory aborts: libwsm's rule). */
 typedef struct sbuf {
-    char *p;               /* the text, NUL-terminated: small, or a heap block */
-    size_t len, cap;
-    char small[256];       /* most texts fit here (never copy an sbuf: p may point here) */
+    wsi_buf b;             /* the text (b.p, b.len) */
+    char small[256];       /* most texts fit here (never copy an sbuf: b.p may point here) */
 } sbuf;
 
-static void sb_init(sbuf *b)
-{
-    b->p = b->small;
-    b->len = 0;
-    b->cap = sizeof b->small;
-    b->small[0] = '\0';
-}
+static void sb_init(sbuf *b) { wsi_buf_room(&b->b, b->small, sizeof b->small); }
 
-/* Room for n more bytes and the NUL; returns where they go. */
-static char *sb_room(sbuf *b, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap * 2;
-        while (cap < b->len + n + 1) cap *= 2;
-        if (b->p == b->small) {
-            char *q = malloc(cap);
-            if (!q) oom();
-            memcpy(q, b->small, b->len + 1);
-            b->p = q;
-        } else {
-            b->p = xrealloc(b->p, cap);
-        }
-        b->cap = cap;
-    }
-    return b->p + b->len;
-}
+/* Room for n more bytes and the NUL; returns where they go (then wsi_buf_grew). */
+static char *sb_room(sbuf *b, size_t n) { return wsi_buf_xreserve(&b->b, n); }
 
-static void sb_add(sbuf *b, const char *p, size_t n)
-{
-    char *q = sb_room(b, n);
-    if (n) memcpy(q, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
+static void sb_add(sbuf *b, const char *p, size_t n) { wsi_buf_xadd(&b->b, p, n); }
 
-static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+static void sb_puts(sbuf *b, const char *s) { wsi_buf_xputs(&b->b, s); }
 
 /* The same for a signed number (as %lld prints it: at most 21 bytes and the NUL). */
 static size_t ll_text(char *out, long long v)
@@ -202,11 +166,7 @@ static size_t ll_text(char *out, long long v)
     return 1 + wsm_u64_text(out + 1, 0 - (uint64_t)v);
 }
 
-static void sb_u64(sbuf *b, uint64_t v)
-{
-    char t[24];
-    sb_add(b, t, wsm_u64_text(t, v));
-}
+static void sb_u64(sbuf *b, uint64_t v) { wsi_buf_xu64(&b->b, v); }
 
 /* Starts b with a trace cause naming a numbered step of a subscription: "<what>N of
  * <label>" ("flush 2 of orders", "claims of read 3 of jobs"). */
@@ -219,18 +179,14 @@ static void sb_cause(sbuf *b, const char *what, uint64_t n, const char *label)
     sb_puts(b, label);
 }
 
-static void sb_ll(sbuf *b, long long v)
-{
-    char t[24];
-    sb_add(b, t, ll_text(t, v));
-}
+static void sb_ll(sbuf *b, long long v) { wsi_buf_xll(&b->b, v); }
 
 /* The text as a C string in the arena; b is released. */
 static char *sb_take(arena *a, sbuf *b)
 {
-    char *s = abytes(a, b->len + 1);
-    memcpy(s, b->p, b->len + 1);
-    if (b->p != b->small) free(b->p);
+    char *s = abytes(a, b->b.len + 1);
+    memcpy(s, b->b.p, b->b.len + 1);
+    wsi_buf_free(&b->b);
     sb_init(b);
     return s;
 }
@@ -238,7 +194,7 @@ static char *sb_take(arena *a, sbuf *b)
 /* Releases b without keeping its text. */
 static void sb_drop(sbuf *b)
 {
-    if (b->p != b->small) free(b->p);
+    wsi_buf_free(&b->b);
     sb_init(b);
 }
 
@@ -391,7 +347,7 @@ void mdl_arg_text(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
     if (*len + k + 1 > *cap) {
         size_t c = *cap ? *cap : 64;
         while (c < *len + k + 1) c *= 2;
-        *buf = xrealloc(*buf, c);
+        *buf = wsi_xrealloc(*buf, c);
         *cap = c;
     }
     char *q = *buf + *len;
@@ -458,8 +414,7 @@ static void bulk_text(sbuf *b, const char *p, size_t n)
         }
     }
     *q++ = '"';
-    b->len += len;
-    b->p[b->len] = '\0';
+    wsi_buf_grew(&b->b, len);
 }
 
 /* ----- The small Redis ------------------------------------------------------------------ */
@@ -930,7 +885,7 @@ static gen_str frame_of(model *m, const gen_str *f, size_t nf)
     sbuf b;
     sb_init(&b);
     frame_into(&b, f, nf);
-    gen_str s = {NULL, b.len};
+    gen_str s = {NULL, b.b.len};
     s.p = sb_take(m->a, &b);
     return s;
 }
@@ -1024,7 +979,7 @@ static gen_str dq_member(model *m, gen_str id, const gen_str *f, size_t nf)
     sb_u32(&b, (uint32_t)id.len);
     sb_add(&b, id.p, id.len);
     frame_into(&b, f, nf);
-    gen_str s = {NULL, b.len};
+    gen_str s = {NULL, b.b.len};
     s.p = sb_take(m->a, &b);
     return s;
 }
@@ -1051,7 +1006,7 @@ static gen_str recovery_member(model *m, uint32_t pid, uint64_t counter, gen_str
     sb_u32(&b, (uint32_t)(counter >> 32));
     sb_u32(&b, (uint32_t)counter);
     sb_add(&b, value.p, value.len);
-    gen_str s = {NULL, b.len};
+    gen_str s = {NULL, b.b.len};
     s.p = sb_take(m->a, &b);
     return s;
 }
@@ -1310,7 +1265,7 @@ static reply exec_cmd(model *m, const gen_cmd *c)
     sb_init(&b);
     sb_puts(&b, "ERR model: no such command ");
     sb_add(&b, a[0].p, a[0].len);
-    reply r = r_err(m, b.p);
+    reply r = r_err(m, b.b.p);
     sb_drop(&b);
     return r;
 }
@@ -1840,7 +1795,7 @@ static void read_list(model *m, int subi, uint64_t r, const char *cause)
         sb_init(&sweep);
         sb_puts(&sweep, "recovery sweep before ");
         sb_puts(&sweep, cause);
-        orphan_sweep(m, sweep.p);
+        orphan_sweep(m, sweep.b.p);
         sb_drop(&sweep);
     }
     if (!direct && !reliable) {
@@ -1876,7 +1831,7 @@ static void read_list(model *m, int subi, uint64_t r, const char *cause)
     if (reliable && m->cfg->recovery && m->ndl > first) {
         sbuf cc;
         sb_cause(&cc, "claims of read ", r, s->label);
-        record_claims(m, first, cc.p);
+        record_claims(m, first, cc.b.p);
         sb_drop(&cc);
     }
 }
@@ -1901,10 +1856,10 @@ static void do_read(model *m, int subi)
     /* the sweep's cause, whose end is the read's */
     sbuf cause;
     sb_cause(&cause, "delay-queue sweep before read ", r, s->label);
-    const char *read_cause = cause.p + strlen("delay-queue sweep before ");
+    const char *read_cause = cause.b.p + strlen("delay-queue sweep before ");
     size_t first = m->ndl;
     if (m->cfg->form == WS_FORM_STREAM) {
-        if (m->cfg->delay_queue && !s->reclaim) delay_sweep(m, cause.p);
+        if (m->cfg->delay_queue && !s->reclaim) delay_sweep(m, cause.b.p);
         read_stream(m, subi, read_cause);
     } else if (m->cfg->form == WS_FORM_CHANNEL) {
         size_t take = s->nbuf < m->count ? s->nbuf : m->count;
@@ -2225,7 +2180,7 @@ static size_t flush_send(model *m, int subi, mdl_flush *fl, size_t rt_no, rtb *b
     gen_cmd **ptr = ANEW(m->a, b->n, gen_cmd *);
     for (size_t i = 0; i < b->n; i++) ptr[i] = &b->c[i];
     reply *rep = ANEW(m->a, b->n, reply);
-    window_rt(m, cause.p, b->n, ptr, rep);
+    window_rt(m, cause.b.p, b->n, ptr, rep);
     sb_drop(&cause);
     const mdl_rt *sent = &m->out->rts[m->out->nrts - 1]; /* the round trip, just recorded */
     size_t failed = 0;
@@ -3077,9 +3032,8 @@ int mdl_predict_args(const gen_run *run, unsigned quirks, mdl_result *out)
 char *mdl_cmd_text(const gen_cmd *c)
 {
     arena *a = arena_new();
-    char *t = strdup(cmd_text(a, c));
+    char *t = wsi_xstrdup(cmd_text(a, c));
     arena_free(a);
-    if (!t) abort();
     return t;
 }
 

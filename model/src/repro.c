@@ -21,26 +21,10 @@
 #include <unistd.h>
 
 #include "wsm_repro.h"
-#include "textbuf.h"
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "wsi_io.h"
 
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("repro: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s);
-    char *d = xrealloc(NULL, n + 1);
-    memcpy(d, s, n + 1);
-    return d;
-}
 
 
 
@@ -79,24 +63,24 @@ static void run_here(const uint64_t *v, size_t n, unsigned quirks, outcome *out)
     size_t nrec;
     const ch_rec *rec = ch_recorded(&c, &nrec);
     while (nrec > 0 && rec[nrec - 1].value == 0) nrec--;
-    out->used = xrealloc(NULL, (nrec ? nrec : 1) * sizeof *out->used);
+    out->used = wsi_xrealloc(NULL, (nrec ? nrec : 1) * sizeof *out->used);
     for (size_t i = 0; i < nrec; i++) out->used[i] = rec[i].value;
     out->nused = nrec;
-    out->bounds = xrealloc(NULL, (run.nsteps ? run.nsteps : 1) * sizeof *out->bounds);
+    out->bounds = wsi_xrealloc(NULL, (run.nsteps ? run.nsteps : 1) * sizeof *out->bounds);
     for (size_t i = 0; i < run.nsteps; i++)
         if (run.steps[i].choice_at <= nrec) out->bounds[out->nbounds++] = run.steps[i].choice_at;
     gen_free(&run);
     ch_free(&c);
 }
 
-static size_t read_all(int fd, tbuf *b)
+static size_t read_all(int fd, wsi_buf *b)
 {
     char tmp[4096];
     for (;;) {
         ssize_t r = read(fd, tmp, sizeof tmp);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
-        tb_add(b, tmp, (size_t)r);
+        wsi_buf_xadd(b, tmp, (size_t)r);
     }
     return b->len;
 }
@@ -146,7 +130,7 @@ static void child_check(ch *c, unsigned quirks, int fd)
 }
 
 /* Reads a child's stream into out; a stream without its end record means it crashed. */
-static void parse_stream(const tbuf *b, outcome *out)
+static void parse_stream(const wsi_buf *b, outcome *out)
 {
     memset(out, 0, sizeof *out);
     size_t at = 0, capu = 0, capb = 0;
@@ -159,13 +143,13 @@ static void parse_stream(const tbuf *b, outcome *out)
         if (tag == 'c') {
             if (out->nused == capu) {
                 capu = capu ? capu * 2 : 64;
-                out->used = xrealloc(out->used, capu * sizeof *out->used);
+                out->used = wsi_xrealloc(out->used, capu * sizeof *out->used);
             }
             out->used[out->nused++] = v;
         } else if (tag == 'b') {
             if (out->nbounds == capb) {
                 capb = capb ? capb * 2 : 32;
-                out->bounds = xrealloc(out->bounds, capb * sizeof *out->bounds);
+                out->bounds = wsi_xrealloc(out->bounds, capb * sizeof *out->bounds);
             }
             out->bounds[out->nbounds++] = (size_t)v;
         } else if (tag == 'k') {
@@ -182,13 +166,13 @@ static void parse_stream(const tbuf *b, outcome *out)
     for (size_t i = 0; i < out->nbounds; i++)
         if (out->bounds[i] <= out->nused) out->bounds[keep++] = out->bounds[i];
     out->nbounds = keep;
-    if (!out->used) out->used = xrealloc(NULL, sizeof *out->used);
+    if (!out->used) out->used = wsi_xrealloc(NULL, sizeof *out->used);
 }
 
 /* Forks; the child runs fn(arg, fd) with stderr to a temporary file (kept in err when
  * asked) and exits; the parent gets the child's stream.  Returns the child's wait status
  * (-1 when it could not be run). */
-static int in_child(void (*fn)(void *arg, int fd), void *arg, tbuf *stream, tbuf *err)
+static int in_child(void (*fn)(void *arg, int fd), void *arg, wsi_buf *stream, wsi_buf *err)
 {
     int fds[2];
     if (pipe(fds) != 0) return -1;
@@ -225,7 +209,7 @@ static int in_child(void (*fn)(void *arg, int fd), void *arg, tbuf *stream, tbuf
             char tmp[4096];
             ssize_t k;
             while (err->len < 16384 && (k = read(efd, tmp, sizeof tmp)) > 0)
-                tb_add(err, tmp, (size_t)k);
+                wsi_buf_xadd(err, tmp, (size_t)k);
         }
         close(efd);
     }
@@ -252,7 +236,7 @@ static void replay_child(void *arg, int fd)
 static void run_forked(const uint64_t *v, size_t n, unsigned quirks, outcome *out)
 {
     replay_job j = {v, n, quirks};
-    tbuf b = {0};
+    wsi_buf b = {0};
     in_child(replay_child, &j, &b, NULL);
     parse_stream(&b, out);
     free(b.p);
@@ -296,11 +280,11 @@ static void stream_child(void *arg, int fd)
 /* Plays the choices in a child streaming the scenario (head, then each step's line before
  * the step runs) and its stderr: the lines of a run that crashed the process, and what it
  * said when it died. */
-static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, tbuf *head, tbuf *lines,
-                         tbuf *err)
+static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, wsi_buf *head, wsi_buf *lines,
+                         wsi_buf *err)
 {
     replay_job j = {v, n, quirks};
-    tbuf b = {0};
+    wsi_buf b = {0};
     int status = in_child(stream_child, &j, &b, err);
     size_t at = 0;
     while (at + 1 + sizeof(uint64_t) <= b.len) {
@@ -308,7 +292,7 @@ static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, tbuf *hea
         uint64_t len;
         memcpy(&len, b.p + at + 1, sizeof len);
         if (at + 1 + sizeof len + len > b.len) break;
-        tb_add(tag == 'H' ? head : lines, b.p + at + 1 + sizeof len, (size_t)len);
+        wsi_buf_xadd(tag == 'H' ? head : lines, b.p + at + 1 + sizeof len, (size_t)len);
         at += 1 + sizeof len + (size_t)len;
     }
     free(b.p);
@@ -353,7 +337,7 @@ static int input_run(const char *input, unsigned quirks, outcome *out, char *err
         ch_init_fdp(&c, data, size, 0);
     }
     source_job j = {&c, quirks};
-    tbuf b = {0};
+    wsi_buf b = {0};
     in_child(source_child, &j, &b, NULL);
     parse_stream(&b, out);
     free(b.p);
@@ -415,7 +399,7 @@ static int try_candidate(shrinker *s, const uint64_t *c, size_t n)
 static int try_without(shrinker *s, size_t from, size_t to)
 {
     if (from >= to || to > s->n) return 0;
-    uint64_t *c = xrealloc(NULL, (s->n ? s->n : 1) * sizeof *c);
+    uint64_t *c = wsi_xrealloc(NULL, (s->n ? s->n : 1) * sizeof *c);
     memcpy(c, s->v, from * sizeof *c);
     memcpy(c + from, s->v + to, (s->n - to) * sizeof *c);
     int kept = try_candidate(s, c, s->n - (to - from));
@@ -485,7 +469,7 @@ static int pass_lower(shrinker *s)
         for (int t = 0; t < 3 && i < s->n && s->attempts < s->max; t++) {
             if (t > 0 && tries[t] == tries[t - 1]) continue;
             if (tries[t] >= s->v[i]) continue;
-            uint64_t *c = xrealloc(NULL, s->n * sizeof *c);
+            uint64_t *c = wsi_xrealloc(NULL, s->n * sizeof *c);
             memcpy(c, s->v, s->n * sizeof *c);
             c[i] = tries[t];
             int kept = try_candidate(s, c, s->n);
@@ -532,13 +516,13 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
     target_limits = gen_target_limits();
     outcome first;
     if (input_run(input, opt->quirks, &first, err, sizeof err) != 0) {
-        out->what = xstrdup(err);
+        out->what = wsi_xstrdup(err);
         return -1;
     }
     if (!first.kind[0]) {
         outcome_free(&first);
         out->failed = 0;
-        out->what = xstrdup("the input passes: nothing to reproduce");
+        out->what = wsi_xstrdup("the input passes: nothing to reproduce");
         return 0;
     }
     /* candidates run here unless the failure is a crash of the process */
@@ -559,7 +543,7 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
     out->choices_after = s.n;
     snprintf(out->kind, sizeof out->kind, "%s", s.kind);
 
-    tbuf what = {0}, text = {0};
+    wsi_buf what = {0}, text = {0};
     char origin[256];
     snprintf(origin, sizeof origin,
              "found by fuzz_outcomes, shrunk by wsim repro %s (%zu choices to %zu, %zu runs)",
@@ -568,17 +552,17 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
         /* it does not crash: play it here once more for its message and expectations */
     }
     if (strcmp(s.kind, "crash") == 0) {
-        tbuf head = {0}, lines = {0}, serr = {0};
+        wsi_buf head = {0}, lines = {0}, serr = {0};
         int status = stream_forked(s.v, s.n, opt->quirks, &head, &lines, &serr);
-        tb_puts(&what, "the run crashed the process");
+        wsi_buf_xputs(&what, "the run crashed the process");
         if (status != -1 && WIFSIGNALED(status)) {
             char sig[96];
             snprintf(sig, sizeof sig, " (signal %d, %s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-            tb_puts(&what, sig);
+            wsi_buf_xputs(&what, sig);
         } else if (status != -1 && WIFEXITED(status)) {
             char ex[64];
             snprintf(ex, sizeof ex, " (exit status %d)", WEXITSTATUS(status));
-            tb_puts(&what, ex);
+            wsi_buf_xputs(&what, ex);
         }
         if (serr.len) {
             /* the first lines the process said when it died */
@@ -587,30 +571,30 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
                 if (serr.p[at] == '\n') k++;
                 at++;
             }
-            tb_puts(&what, ":\n");
-            tb_add(&what, serr.p, at);
+            wsi_buf_xputs(&what, ":\n");
+            wsi_buf_xadd(&what, serr.p, at);
         }
         /* the head again, now with the comment (the streamed one has none) */
-        tb_puts(&text, "scenario a run that crashed fuzz_outcomes\n");
+        wsi_buf_xputs(&text, "scenario a run that crashed fuzz_outcomes\n");
         const char *h = head.p ? strchr(head.p, '\n') : NULL;
         const char *needs = h ? h + 1 : NULL;
         const char *needs_end = needs ? strchr(needs, '\n') : NULL;
-        if (needs && needs_end) tb_add(&text, needs, (size_t)(needs_end + 1 - needs));
-        tb_puts(&text, "# ");
-        tb_puts(&text, origin);
-        tb_puts(&text, "\n");
+        if (needs && needs_end) wsi_buf_xadd(&text, needs, (size_t)(needs_end + 1 - needs));
+        wsi_buf_xputs(&text, "# ");
+        wsi_buf_xputs(&text, origin);
+        wsi_buf_xputs(&text, "\n");
         for (const char *p = what.p; p && *p;) {
             const char *e = strchr(p, '\n');
             size_t len = e ? (size_t)(e - p) : strlen(p);
-            tb_puts(&text, "# ");
-            tb_add(&text, p, len);
-            tb_puts(&text, "\n");
+            wsi_buf_xputs(&text, "# ");
+            wsi_buf_xadd(&text, p, len);
+            wsi_buf_xputs(&text, "\n");
             p += len;
             if (*p == '\n') p++;
         }
-        tb_puts(&text, "# the last step is the one that crashed\n");
-        if (needs_end) tb_puts(&text, needs_end + 1);
-        if (lines.p) tb_puts(&text, lines.p);
+        wsi_buf_xputs(&text, "# the last step is the one that crashed\n");
+        if (needs_end) wsi_buf_xputs(&text, needs_end + 1);
+        if (lines.p) wsi_buf_xputs(&text, lines.p);
         out->steps_after = count_lines(lines.p);
         free(head.p);
         free(lines.p);
@@ -623,25 +607,25 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
         int failed = gen_check_choices(&c, &target_limits, opt->quirks, &f, &run);
         ch_free(&c);
         if (!failed) {
-            tb_puts(&what, "the shrunk run passed when replayed in this process (a failure "
+            wsi_buf_xputs(&what, "the shrunk run passed when replayed in this process (a failure "
                            "that depends on the process?)");
         } else {
-            tb_puts(&what, f.message);
+            wsi_buf_xputs(&what, f.message);
         }
-        tbuf comment = {0};
-        tb_puts(&comment, origin);
-        tb_puts(&comment, "\n");
-        tb_puts(&comment, what.p);
+        wsi_buf comment = {0};
+        wsi_buf_xputs(&comment, origin);
+        wsi_buf_xputs(&comment, "\n");
+        wsi_buf_xputs(&comment, what.p);
         char *sc = gen_scenario(&run, "a run fuzz_outcomes found failing", comment.p, f.expect, NULL);
-        tb_puts(&text, sc);
+        wsi_buf_xputs(&text, sc);
         free(sc);
         free(comment.p);
         out->steps_after = run.nsteps;
         gen_failure_free(&f);
         gen_free(&run);
     }
-    out->what = what.p ? what.p : xstrdup("");
-    out->scenario = text.p ? text.p : xstrdup("");
+    out->what = what.p ? what.p : wsi_xstrdup("");
+    out->scenario = text.p ? text.p : wsi_xstrdup("");
     free(s.v);
     free(s.bounds);
     return 0;

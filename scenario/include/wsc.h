@@ -7,7 +7,11 @@
  * a fresh ws_sim and says precisely what held and what did not -- a run that checked
  * nothing (without `expect nothing`) or whose fault never fired fails too.
  *
- * Prefix wsc_.  Errors: NULL / negative codes with a message, never a crash.
+ * Prefix wsc_.  Errors: NULL / negative codes with a message, never a crash.  Out of
+ * memory is one of those errors, never an abort of the library's own: WS_ENOMEM from
+ * wsc_run and the explorer, "name:0:0: error: out of memory" from the parser, NULL from
+ * the text makers; nothing is left allocated.  The engine under it aborts instead
+ * (ws_sim.h; docs/architecture.md, "Running out of memory").
  */
 #ifndef WSC_H
 #define WSC_H
@@ -34,7 +38,8 @@ typedef struct wsc_scenario wsc_scenario;
  * errors, one line each "name:line:col: error: what" in file order, at most one per line
  * and WSC_MAX_ERRORS in all (then a last line "name: note: stopped after 20 errors"); no
  * newline after the last.  Names and references are checked once every line reads.  Out
- * of memory: "name:0:0: error: out of memory". */
+ * of memory: NULL and "name:0:0: error: out of memory" (*error NULL when even that text
+ * cannot be allocated); nothing is left allocated. */
 wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error);
 /* Reads and parses a file; a file that cannot be read is an error "name:0:0: error: ...". */
 wsc_scenario *wsc_parse_file(const char *path, char **error);
@@ -52,7 +57,7 @@ const char *wsc_needs_real(const wsc_scenario *sc);
 size_t wsc_statements(const wsc_scenario *sc);
 /* The grammar of the language, generated from the parser's statement table: one line per
  * statement form with a note, as docs/scenarios.md shows it (`wsim grammar`).  Heap,
- * free() it. */
+ * free() it; NULL when out of memory. */
 char *wsc_grammar(void);
 
 typedef struct wsc_options {

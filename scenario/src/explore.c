@@ -20,7 +20,12 @@
  * the engine, the runner's position and the trace -- because it is the same run; the
  * fault is armed later than the replay arms it, but a positional fault cannot fire
  * before its round trip, so nothing differs.  Why fork rather than a clone of the fake
- * or a restore from its dump: docs/wsim-explore.md, with the measurements. */
+ * or a restore from its dump: docs/wsim-explore.md, with the measurements.
+ *
+ * Out of memory in this process is WS_ENOMEM (wsc.h): each function that allocates says
+ * so through its result or a `nomem` flag, and wsc_explore_with frees what it made.  A
+ * child that runs out of memory dies (the engine aborts, or it exits non-zero), which
+ * the parent reports as any dead worker: out->failure names its point. */
 #include <errno.h>
 #include <fcntl.h>
 #ifdef __GLIBC__
@@ -37,6 +42,7 @@
 #include <strings.h>
 
 #include "wsi_io.h"
+#include "wsi_alloc.h"
 #include "wsi_strmap.h"
 #include "wsc_int.h"
 
@@ -106,13 +112,17 @@ static long longest_alias(const wsi_strmap *aliases, const char *s, size_t run)
 /* Token t of a handler statement of alias `own`, with each $own replaced by a mark that
  * stands for the entry's id ("\001<alias>\001": two entries' marks expand to different
  * ids when the entries share a stream), $$ by $.  NULL when it names another entry
- * (whose id the handler may not know yet at a crash) or no entry. */
+ * (whose id the handler may not know yet at a crash) or no entry, or (*nomem set) when
+ * out of memory. */
 static char *canonical(const wsi_strmap *aliases, size_t own, const char *own_name,
-                       const char *t, size_t len, int *marked)
+                       const char *t, size_t len, int *marked, int *nomem)
 {
     size_t cap = len * 2 + strlen(own_name) * 4 + 8, n = 0;
-    char *out = malloc(cap);
-    if (!out) abort();
+    char *out = wsi_malloc(cap);
+    if (!out) {
+        *nomem = 1;
+        return NULL;
+    }
     for (size_t i = 0; i < len; i++) {
         if (t[i] != '$') {
             out[n++] = t[i];
@@ -164,12 +174,12 @@ static int id_like(const char *k)
 }
 
 /* Claims key for owner (1 + alias index; 0: the subscriptions' own keys and the outputs'):
- * 0, or -1 when another owner has it. */
-static int claim_key(bset *b, const char *key, size_t owner)
+ * 0, or -1 when another owner has it, or when out of memory (*nomem set). */
+static int claim_key(bset *b, const char *key, size_t owner, int *nomem)
 {
     size_t have;
     if (wsi_strmap_get(&b->keys, key, strlen(key), &have)) return have == owner ? 0 : -1;
-    wsi_strmap_put(&b->keys, key, strlen(key), owner);
+    if (wsi_strmap_put(&b->keys, key, strlen(key), owner)) return *nomem = 1, -1;
     return 0;
 }
 
@@ -183,13 +193,14 @@ static int claim_key(bset *b, const char *key, size_t owner)
  * stream, delay queue, lists, recovery set, dead letter, reply key or a publish target.
  * Then a fresh entry's handling touches only keys no other entry's handling touches and
  * only its own id in the stream: it cannot change what another entry's redelivery does,
- * nor what the checks read for it; and it ends acked or dropped, one delivery: fine. */
+ * nor what the checks read for it; and it ends acked or dropped, one delivery: fine.
+ * 1 or 0; -1 when out of memory. */
 static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
 {
     if (sc->cluster || !table) return 0;
     wsi_strmap aliases = {0};
     bset b = {{0}};
-    int ok = 1, marked = 0, literal_id = 0;
+    int ok = 1, marked = 0, literal_id = 0, nomem = 0;
     const char *stream_key = NULL;
     size_t naliases = 0;
     const char **alias_names = NULL;
@@ -201,7 +212,7 @@ static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
             const char *own[] = {st->s_key, st->s_dq, st->s_processing, st->s_recovery,
                                  st->s_dead_letter, st->s_reply};
             for (size_t k = 0; k < sizeof own / sizeof *own && ok; k++)
-                if (own[k] && claim_key(&b, own[k], 0)) ok = 0;
+                if (own[k] && claim_key(&b, own[k], 0, &nomem)) ok = 0;
         }
         if (st->kind == K_PRODUCE) {
             const char *key = st->key;
@@ -211,14 +222,19 @@ static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
             if (!key || (stream_key && strcmp(stream_key, key) != 0)) stream_key = "\001";
             else stream_key = key;
             if (st->alias) {
-                wsi_strmap_put(&aliases, st->alias, strlen(st->alias), naliases);
-                alias_names = realloc(alias_names, (naliases + 1) * sizeof *alias_names);
-                if (!alias_names) abort();
+                const char **v = wsi_realloc(alias_names, (naliases + 1) * sizeof *v);
+                if (!v || wsi_strmap_put(&aliases, st->alias, strlen(st->alias), naliases)) {
+                    if (v) alias_names = v;
+                    nomem = 1;
+                    ok = 0;
+                    break;
+                }
+                alias_names = v;
                 alias_names[naliases++] = st->alias;
             }
         }
         if ((st->kind == K_PUBLISH || st->kind == K_BIND) && st->key &&
-            claim_key(&b, st->key, 0))
+            claim_key(&b, st->key, 0, &nomem))
             ok = 0;
     }
     for (size_t i = 0; i < sc->nst && ok; i++) {
@@ -235,10 +251,15 @@ static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
             ok = 0;
             break;
         }
-        char **argv = calloc(st->ncmd, sizeof *argv);
-        if (!argv) abort();
+        char **argv = wsi_calloc(st->ncmd, sizeof *argv);
+        if (!argv) {
+            nomem = 1;
+            ok = 0;
+            break;
+        }
         for (size_t k = 0; k < st->ncmd && ok; k++) {
-            argv[k] = canonical(&aliases, own, st->alias, st->cmd[k].s, st->cmd[k].len, &marked);
+            argv[k] = canonical(&aliases, own, st->alias, st->cmd[k].s, st->cmd[k].len, &marked,
+                                &nomem);
             if (!argv[k]) ok = 0;
         }
         int keys[64];
@@ -252,7 +273,7 @@ static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
         for (int k = 0; ok && k < nk; k++) {
             const char *key = argv[keys[k]];
             if (!strchr(key, '\001') && id_like(key)) literal_id = 1;
-            if (claim_key(&b, key, own + 1)) ok = 0;
+            if (claim_key(&b, key, own + 1, &nomem)) ok = 0;
         }
         for (size_t k = 0; k < st->ncmd; k++) free(argv[k]);
         free(argv);
@@ -263,7 +284,7 @@ static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
     wsi_strmap_free(&aliases);
     wsi_strmap_free(&b.keys);
     free(alias_names);
-    return ok;
+    return nomem ? -1 : ok;
 }
 
 /* How every point of a scenario recovers, worked out once (a child would otherwise read
@@ -310,36 +331,33 @@ static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
 const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
                                                      "stranded"};
 
-/* A heap copy of s ("" for NULL); aborts when out of memory. */
-static char *xstrdup0(const char *s)
-{
-    char *d = strdup(s ? s : "");
-    if (!d) abort();
-    return d;
-}
+/* A copy of s ("" for NULL); NULL when out of memory. */
+static char *strdup0(const char *s) { return wsi_strdup(s ? s : ""); }
 
 /* After the crash (or the end of the scenario): recovers and classifies p.  The runner
- * stays the caller's. */
-static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p,
-                     const recovery_plan *plan)
+ * stays the caller's.  0, or -1 when out of memory (in the runner or for p->detail). */
+static int classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p,
+                    const recovery_plan *plan)
 {
     ws_sim *sim = wsc_runner_sim(r);
     if (!ws_sim_dead(sim)) {
         p->verdict = wsc_runner_failed(r) ? "error" : "not reached";
-        p->detail = xstrdup0(wsc_runner_failed(r) ? "the scenario failed before the crash point"
-                                                  : "the crash point was never reached");
-        return;
+        p->detail = strdup0(wsc_runner_oom(r)          ? ""
+                            : wsc_runner_failed(r) ? "the scenario failed before the crash point"
+                                                   : "the crash point was never reached");
+        return p->detail && !wsc_runner_oom(r) ? 0 : -1;
     }
     recover(r, plan, 16);
+    if (wsc_runner_oom(r)) return -1;
     const ws_violation *v;
     size_t n;
     if (plan->touched) ws_sim_check_prepare(sim);
     if (ws_sim_check(sim, &v, &n) != 0) {
         p->verdict = "error";
-        p->detail = xstrdup0(ws_sim_errstr(sim));
+        p->detail = strdup0(ws_sim_errstr(sim));
     } else if (n == 0) {
         p->verdict = "fine";
-        p->detail = xstrdup0("");
+        p->detail = strdup0("");
     } else {
         /* the first violation names the point; every sentence goes into the detail */
         p->verdict = "error";
@@ -347,9 +365,8 @@ static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p,
             if (strcmp(v[0].invariant, WSC_INVARIANTS[k]) == 0) p->verdict = WSC_INVARIANTS[k];
         size_t len = 1;
         for (size_t i = 0; i < n; i++) len += strlen(v[i].sentence) + 2;
-        p->detail = calloc(len, 1);
-        if (!p->detail) abort();
-        for (size_t i = 0; i < n; i++) {
+        p->detail = wsi_calloc(len, 1);
+        for (size_t i = 0; i < n && p->detail; i++) {
             if (i) strcat(p->detail, "; ");
             strcat(p->detail, v[i].sentence);
             for (int k = 0; k < WSC_NINVARIANTS; k++)
@@ -357,14 +374,16 @@ static void classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p,
                     p->forbidden = 1;
         }
     }
+    return p->detail && !wsc_runner_oom(r) ? 0 : -1;
 }
 
-/* The replay path: runs the scenario with p's fault armed, recovers, classifies. */
-static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_crash_point *p,
-                          const recovery_plan *plan)
+/* The replay path: runs the scenario with p's fault armed, recovers, classifies.  0, or
+ * -1 when out of memory. */
+static int explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_crash_point *p,
+                         const recovery_plan *plan)
 {
     wsc_runner *r = wsc_runner_new(sc, opt);
-    if (!r) abort();
+    if (!r) return -1;
     ws_sim *sim = wsc_runner_sim(r);
     ws_fault f = {0};
     f.kind = p->command ? WS_FAULT_CRASH_BEFORE : WS_FAULT_LOSE_REPLIES;
@@ -385,8 +404,9 @@ static void explore_point(const wsc_scenario *sc, const wsc_options *opt, wsc_cr
         }
         wsc_runner_exec(r, i);
     }
-    classify(r, sc, p, plan);
+    int rc = classify(r, sc, p, plan);
     wsc_runner_free(r);
+    return rc;
 }
 
 /* ----- The snapshot path ------------------------------------------------------------------ */
@@ -444,6 +464,8 @@ typedef struct snap {
     size_t nw;
     size_t jobs;
     int oom;                 /* a fork or pipe failed: the rest is replayed */
+    int nomem;               /* this process ran out of memory: wsc_explore_with answers
+                                WS_ENOMEM */
     recovery_plan plan;      /* how each point recovers */
     int kill_point;          /* test hook (WSIM_EXPLORE_TEST_KILL): 1-based point whose
                                 child kills itself, 0: none */
@@ -478,7 +500,7 @@ static void child_finish(snap *s)
 {
     wsc_crash_point p = s->out->points[s->child_point];
     p.detail = NULL;
-    classify(s->r, s->sc, &p, &s->plan);
+    if (classify(s->r, s->sc, &p, &s->plan)) _exit(5); /* out of memory: a dead worker */
     answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail)};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p.verdict, VERDICTS[k]) == 0) a.verdict = k;
@@ -528,8 +550,11 @@ static void replica_died(snap *s, const replica *rp, int status, const unsigned 
     else
         snprintf(how, sizeof how, "ended without a whole answer");
     size_t len = strlen(where) + strlen(how) + 160;
-    s->out->failure = malloc(len);
-    if (!s->out->failure) abort();
+    s->out->failure = wsi_malloc(len);
+    if (!s->out->failure) {
+        s->nomem = 1;
+        return;
+    }
     if (first < s->out->npoints)
         snprintf(s->out->failure, len,
                  "the worker exploring crash point %zu (%s) %s; the exploration is incomplete",
@@ -547,8 +572,13 @@ static void replica_done(snap *s, size_t k)
     close(rp->fd);
     int status = 0;
     while (waitpid(rp->pid, &status, 0) < 0 && errno == EINTR) {}
-    unsigned char *answered = calloc(s->out->npoints ? s->out->npoints : 1, 1);
-    if (!answered) abort();
+    unsigned char *answered = wsi_calloc(s->out->npoints ? s->out->npoints : 1, 1);
+    if (!answered) {
+        s->nomem = 1; /* the replica's answers are lost; so is the exploration */
+        free(rp->buf);
+        s->rep[k] = s->rep[--s->nrep];
+        return;
+    }
     int ended = 0;
     size_t at = 0;
     while (!ended && rp->len - at >= 2 * sizeof(uint32_t)) {
@@ -565,10 +595,8 @@ static void replica_done(snap *s, size_t k)
             p->verdict = VERDICTS[a.verdict];
             p->forbidden = (int)a.forbidden;
             free(p->detail);
-            p->detail = malloc((size_t)a.detail_len + 1);
-            if (!p->detail) abort();
-            memcpy(p->detail, rp->buf + body + sizeof a, a.detail_len);
-            p->detail[a.detail_len] = '\0';
+            p->detail = wsi_memdup(rp->buf + body + sizeof a, a.detail_len);
+            if (!p->detail) s->nomem = 1;
             answered[head[1]] = 1;
             s->started[head[1]] = 1;
             at = body + sizeof a + a.detail_len;
@@ -578,10 +606,8 @@ static void replica_done(snap *s, size_t k)
             if (rp->len - body - sizeof flen != flen) break;
             s->replica_replayed += head[1];
             if (flen && !s->out->failure) {
-                s->out->failure = malloc((size_t)flen + 1);
-                if (!s->out->failure) abort();
-                memcpy(s->out->failure, rp->buf + body + sizeof flen, flen);
-                s->out->failure[flen] = '\0';
+                s->out->failure = wsi_memdup(rp->buf + body + sizeof flen, flen);
+                if (!s->out->failure) s->nomem = 1;
             }
             ended = 1;
         } else {
@@ -601,9 +627,14 @@ static void drain_replica(snap *s, size_t k)
     replica *rp = &s->rep[k];
     for (;;) {
         if (rp->len + 4096 > rp->cap) {
-            rp->cap = rp->cap ? rp->cap * 2 : 16384;
-            rp->buf = realloc(rp->buf, rp->cap);
-            if (!rp->buf) abort();
+            size_t cap = rp->cap ? rp->cap * 2 : 16384;
+            char *b = wsi_realloc(rp->buf, cap);
+            if (!b) {
+                s->nomem = 1; /* stop_workers ends the replica */
+                return;
+            }
+            rp->buf = b;
+            rp->cap = cap;
         }
         ssize_t got = read(rp->fd, rp->buf + rp->len, rp->cap - rp->len);
         if (got < 0 && errno == EINTR) continue;
@@ -624,9 +655,14 @@ static int drain(snap *s, size_t k)
     worker *w = &s->w[k];
     for (;;) {
         if (w->len + 4096 > w->cap) {
-            w->cap = w->cap ? w->cap * 2 : 8192;
-            w->buf = realloc(w->buf, w->cap);
-            if (!w->buf) abort();
+            size_t cap = w->cap ? w->cap * 2 : 8192;
+            char *q = wsi_realloc(w->buf, cap);
+            if (!q) {
+                s->nomem = 1; /* the answer is lost; so is the exploration (WS_ENOMEM) */
+                break;
+            }
+            w->buf = q;
+            w->cap = cap;
         }
         ssize_t got = read(w->fd, w->buf + w->len, w->cap - w->len);
         if (got < 0 && errno == EINTR) continue;
@@ -649,12 +685,10 @@ static int drain(snap *s, size_t k)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && whole) {
         p->verdict = VERDICTS[a.verdict];
         p->forbidden = (int)a.forbidden;
-        p->detail = malloc((size_t)a.detail_len + 1);
-        if (!p->detail) abort();
-        memcpy(p->detail, w->buf + sizeof a, a.detail_len);
-        p->detail[a.detail_len] = '\0';
-        if (s->replica_fd >= 0) send_point(s, w->point);
-    } else if (!s->out->failure) {
+        p->detail = wsi_memdup(w->buf + sizeof a, a.detail_len);
+        if (!p->detail) s->nomem = 1;
+        else if (s->replica_fd >= 0) send_point(s, w->point);
+    } else if (!s->out->failure && !s->nomem) {
         char where[160], how[96];
         point_where(p, where, sizeof where);
         if (WIFSIGNALED(status))
@@ -665,11 +699,13 @@ static int drain(snap *s, size_t k)
         else
             snprintf(how, sizeof how, "ended without a whole answer");
         size_t len = strlen(where) + strlen(how) + 128;
-        s->out->failure = malloc(len);
-        if (!s->out->failure) abort();
-        snprintf(s->out->failure, len,
-                 "the worker exploring crash point %zu (%s) %s; the exploration is incomplete",
-                 w->point + 1, where, how);
+        s->out->failure = wsi_malloc(len);
+        if (s->out->failure)
+            snprintf(s->out->failure, len,
+                     "the worker exploring crash point %zu (%s) %s; the exploration is "
+                     "incomplete", w->point + 1, where, how);
+        else
+            s->nomem = 1;
     }
     free(w->buf);
     s->w[k] = s->w[--s->nw];
@@ -722,10 +758,17 @@ static void stop_workers(snap *s)
  * processes; s->child says which one this is. */
 static void spawn(snap *s, ws_conn *c, size_t i)
 {
-    while (s->nw >= s->max_children && !s->out->failure) reap_some(s);
-    if (s->out->failure) return;
+    while (s->nw >= s->max_children && !s->out->failure && !s->nomem) reap_some(s);
+    if (s->out->failure || s->nomem) return;
     if (s->replica_fd >= 0 && s->kill_replica_point && (size_t)s->kill_replica_point == i + 1)
         raise(SIGKILL);
+    /* room for the worker first: after the fork, a parent without it could not reap it */
+    worker *v = wsi_realloc(s->w, (s->nw + 1) * sizeof *v);
+    if (!v) {
+        s->nomem = 1;
+        return;
+    }
+    s->w = v;
     int fds[2];
     if (pipe(fds) != 0) {
         s->oom = 1;
@@ -761,8 +804,6 @@ static void spawn(snap *s, ws_conn *c, size_t i)
     }
     close(fds[1]);
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    s->w = realloc(s->w, (s->nw + 1) * sizeof *s->w);
-    if (!s->w) abort();
     s->w[s->nw++] = (worker){pid, fds[0], i, NULL, 0, 0};
     s->started[i] = 1;
 }
@@ -773,7 +814,7 @@ static void at_round_trip(void *arg, ws_conn *c, uint64_t rt, size_t n)
 {
     (void)n;
     snap *s = arg;
-    if (s->child || s->out->failure || s->oom) return;
+    if (s->child || s->out->failure || s->oom || s->nomem) return;
     int ci = c == s->conn[0] ? 0 : c == s->conn[1] ? 1 : -1;
     if (ci < 0) return;
     /* points of earlier round trips not taken by now are left to the replay */
@@ -789,7 +830,7 @@ static void at_round_trip(void *arg, ws_conn *c, uint64_t rt, size_t n)
         size_t i = s->order[ci][s->cursor[ci]++];
         if (!s->mine[i]) continue;
         spawn(s, c, i);
-        if (s->child || s->out->failure || s->oom) return;
+        if (s->child || s->out->failure || s->oom || s->nomem) return;
     }
 }
 
@@ -799,9 +840,18 @@ static void at_round_trip(void *arg, ws_conn *c, uint64_t rt, size_t n)
 static void start_replicas(snap *s)
 {
     size_t n = s->out->npoints;
-    unsigned char *held = calloc(s->jobs, 1); /* a live replica holds the share */
-    s->mine = calloc(n ? n : 1, 1);
-    if (!held || !s->mine) abort();
+    unsigned char *held = wsi_calloc(s->jobs, 1); /* a live replica holds the share */
+    unsigned char *mine = wsi_calloc(n ? n : 1, 1);
+    replica *rep = wsi_calloc(s->jobs, sizeof *rep); /* room for all, before any fork */
+    if (!held || !mine || !rep) {
+        free(held);
+        free(mine);
+        free(rep);
+        s->nomem = 1;
+        return;
+    }
+    s->mine = mine;
+    s->rep = rep;
     for (size_t k = 1; k < s->jobs; k++) {
         int fds[2];
         if (pipe(fds) != 0) continue;
@@ -824,8 +874,6 @@ static void start_replicas(snap *s)
         }
         close(fds[1]);
         fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-        s->rep = realloc(s->rep, (s->nrep + 1) * sizeof *s->rep);
-        if (!s->rep) abort();
         s->rep[s->nrep++] = (replica){pid, fds[0], k, NULL, 0, 0};
         held[k] = 1;
     }
@@ -840,6 +888,7 @@ static void start_replicas(snap *s)
 static void replica_finish(snap *s, const wsc_options *o) __attribute__((noreturn));
 static void replica_finish(snap *s, const wsc_options *o)
 {
+    if (s->nomem) _exit(5); /* out of memory: the parent reports a dead worker */
     uint32_t replayed = 0;
     for (size_t i = 0; i < s->out->npoints && !s->out->failure; i++) {
         if (!s->mine[i] || s->started[i]) continue;
@@ -862,25 +911,34 @@ static void explore_snapshots(const wsc_scenario *sc, const wsc_options *opt, sn
         const char *conn = out->points[i].conn;
         int ci = strcmp(conn, "reader") == 0 ? 0 : strcmp(conn, "window") == 0 ? 1 : -1;
         if (ci < 0) continue;
-        s->order[ci] = realloc(s->order[ci], (s->norder[ci] + 1) * sizeof **s->order);
-        if (!s->order[ci]) abort();
+        size_t *v = wsi_realloc(s->order[ci], (s->norder[ci] + 1) * sizeof *v);
+        if (!v) {
+            s->nomem = 1;
+            return;
+        }
+        s->order[ci] = v;
         s->order[ci][s->norder[ci]++] = i;
     }
     s->r = wsc_runner_new(sc, opt);
-    if (!s->r) abort();
+    if (!s->r) {
+        s->nomem = 1;
+        return;
+    }
     wsc_runner_prepare_handlers(s->r);
     ws_sim *sim = wsc_runner_sim(s->r);
     s->conn[0] = ws_sim_reader(sim);
     s->conn[1] = ws_sim_window(sim);
     for (int k = 0; k < 2; k++) ws_fault_set_hook(s->conn[k], at_round_trip, s);
     /* the replay path's loop: a child leaves it once its process is dead */
-    for (size_t i = 0; i < sc->nst && !wsc_runner_failed(s->r); i++) {
+    for (size_t i = 0; i < sc->nst && !wsc_runner_failed(s->r) && !s->nomem; i++) {
         if (s->child && ws_sim_dead(sim)) break;
         wsc_runner_exec(s->r, i);
     }
+    if (s->child && wsc_runner_oom(s->r)) _exit(5); /* out of memory: a dead worker */
     if (s->child) child_finish(s);
-    while ((s->nw || (s->nrep && s->replica_fd < 0)) && !out->failure) reap_some(s);
-    if (out->failure) stop_workers(s);
+    if (wsc_runner_oom(s->r)) s->nomem = 1;
+    while ((s->nw || (s->nrep && s->replica_fd < 0)) && !out->failure && !s->nomem) reap_some(s);
+    if (out->failure || s->nomem) stop_workers(s);
     wsc_runner_free(s->r);
     s->r = NULL;
 }
@@ -896,9 +954,9 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     if (xo->nshards && (xo->shard < 1 || xo->shard > xo->nshards)) return WS_EINVAL;
     wsc_options o = opt ? *opt : (wsc_options){0};
     if (o.backend && strcmp(o.backend, "fake") != 0) {
-        out->error = xstrdup0("the explorer runs on the in-process fake only (it replays the "
-                              "scenario once per crash point)");
-        return 0;
+        out->error = strdup0("the explorer runs on the in-process fake only (it replays the "
+                             "scenario once per crash point)");
+        return out->error ? 0 : WS_ENOMEM;
     }
     o.backend = NULL;
     /* each point is the one crash of its run: the file's own crash faults are left out
@@ -914,12 +972,20 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     wsc_runner *r = wsc_runner_new(sc, &o);
     if (!r) return WS_ENOMEM;
     for (size_t i = 0; i < sc->nst && !wsc_runner_failed(r); i++) wsc_runner_exec(r, i);
+    if (wsc_runner_oom(r)) {
+        wsc_runner_free(r);
+        return WS_ENOMEM;
+    }
     if (wsc_runner_failed(r)) {
         wsc_result res;
         wsc_runner_finish(r, &res);
         size_t len = strlen(res.report ? res.report : "") + 160;
-        out->error = malloc(len);
-        if (!out->error) abort();
+        out->error = wsc_runner_oom(r) ? NULL : wsi_malloc(len);
+        if (!out->error) {
+            wsc_result_free(&res);
+            wsc_runner_free(r);
+            return WS_ENOMEM;
+        }
         snprintf(out->error, len, "the scenario fails without a crash%s%s%s:\n%s",
                  faults[0] ? " (explore leaves out its crash faults, line " : "", faults,
                  faults[0] ? ": each crash point is the one crash of its run)" : "",
@@ -931,7 +997,12 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     ws_sim *sim = wsc_runner_sim(r);
     const char *recovery_env = getenv("WSIM_EXPLORE_RECOVERY");
     int full = xo->full_recovery || (recovery_env && strcmp(recovery_env, "full") == 0);
-    out->bounded = !full && bounded_safe(sc, ws_sim_fake(sim));
+    int bounded = full ? 0 : bounded_safe(sc, ws_sim_fake(sim));
+    if (bounded < 0) {
+        wsc_runner_free(r);
+        return WS_ENOMEM;
+    }
+    out->bounded = bounded;
     recovery_plan plan = {recovery_step(sc), out->bounded, !full};
     size_t nrt = ws_sim_round_trip_count(sim);
     for (size_t i = 0; i < nrt; i++) {
@@ -941,8 +1012,13 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
          * inside the subscribe step, before any fault could be armed on it */
         if (rt.incarnation != 1 || strncmp(rt.conn, "subscriber", 10) == 0) continue;
         for (size_t k = 0; k <= rt.n; k++) {
-            out->points = realloc(out->points, (out->npoints + 1) * sizeof *out->points);
-            if (!out->points) abort();
+            wsc_crash_point *v = wsi_realloc(out->points, (out->npoints + 1) * sizeof *v);
+            if (!v) {
+                wsc_runner_free(r);
+                wsc_exploration_free(out);
+                return WS_ENOMEM;
+            }
+            out->points = v;
             wsc_crash_point *p = &out->points[out->npoints++];
             memset(p, 0, sizeof *p);
             snprintf(p->conn, sizeof p->conn, "%s", rt.conn);
@@ -950,7 +1026,12 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
             /* k = 0 .. n-1: before command k+1; k = n: all applied, replies lost */
             p->command = k < rt.n ? k + 1 : 0;
             p->commands = rt.n;
-            p->command_text = xstrdup0(rt.commands[k < rt.n ? k : rt.n - 1]);
+            p->command_text = strdup0(rt.commands[k < rt.n ? k : rt.n - 1]);
+            if (!p->command_text) {
+                wsc_runner_free(r);
+                wsc_exploration_free(out);
+                return WS_ENOMEM;
+            }
             size_t no = out->npoints;
             p->explored = !xo->nshards || (no + xo->nshards - xo->shard) % xo->nshards == 0;
         }
@@ -968,28 +1049,37 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         s.out = out;
         s.plan = plan;
         s.jobs = xo->jobs > 0 ? (size_t)xo->jobs : 1;
-        s.started = calloc(out->npoints, 1);
-        s.wanted = calloc(out->npoints, 1);
-        if (!s.started || !s.wanted) abort();
-        for (size_t i = 0; i < out->npoints; i++) s.wanted[i] = (unsigned char)out->points[i].explored;
-        const char *kill_env = getenv("WSIM_EXPLORE_TEST_KILL");
-        s.kill_point = kill_env ? atoi(kill_env) : 0;
-        const char *kill_replica_env = getenv("WSIM_EXPLORE_TEST_KILL_REPLICA");
-        s.kill_replica_point = kill_replica_env ? atoi(kill_replica_env) : 0;
-        fflush(NULL); /* a child never flushes, but stdio buffers are copied by fork */
+        s.started = wsi_calloc(out->npoints, 1);
+        s.wanted = wsi_calloc(out->npoints, 1);
         s.replica_fd = -1;
         s.mine = s.wanted;
-        s.max_children = s.jobs;
-        if (s.jobs > 1) start_replicas(&s);
-        explore_snapshots(sc, &o, &s);
-        if (s.replica_fd >= 0) replica_finish(&s, &o);
-        out->replayed += s.replica_replayed;
+        if (!s.started || !s.wanted) {
+            s.nomem = 1;
+        } else {
+            for (size_t i = 0; i < out->npoints; i++)
+                s.wanted[i] = (unsigned char)out->points[i].explored;
+            const char *kill_env = getenv("WSIM_EXPLORE_TEST_KILL");
+            s.kill_point = kill_env ? atoi(kill_env) : 0;
+            const char *kill_replica_env = getenv("WSIM_EXPLORE_TEST_KILL_REPLICA");
+            s.kill_replica_point = kill_replica_env ? atoi(kill_replica_env) : 0;
+            fflush(NULL); /* a child never flushes, but stdio buffers are copied by fork */
+            s.max_children = s.jobs;
+            if (s.jobs > 1) start_replicas(&s);
+            explore_snapshots(sc, &o, &s);
+            if (s.replica_fd >= 0) replica_finish(&s, &o);
+            out->replayed += s.replica_replayed;
+        }
+        if (s.r) wsc_runner_free(s.r); /* (left by a run that ran out of memory) */
+        s.r = NULL;
     }
-    for (size_t i = 0; i < out->npoints && !out->failure; i++) {
+    for (size_t i = 0; i < out->npoints && !out->failure && !s.nomem; i++) {
         wsc_crash_point *p = &out->points[i];
         if (!p->explored) continue;
         if (!s.started || !s.started[i]) {
-            explore_point(sc, &o, p, &plan);
+            if (explore_point(sc, &o, p, &plan)) {
+                s.nomem = 1;
+                break;
+            }
             if (s.started) out->replayed++;
         }
         out->explored++;
@@ -1009,6 +1099,10 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     free(s.order[0]);
     free(s.order[1]);
     free(s.w);
+    if (s.nomem) {
+        wsc_exploration_free(out);
+        return WS_ENOMEM;
+    }
     return 0;
 }
 

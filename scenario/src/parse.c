@@ -16,14 +16,108 @@
  * names and references are checked once every line reads.
  */
 #include <errno.h>
+#include <setjmp.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "wsi_alloc.h"
 #include "wsc_int.h"
 #include "wsi_strmap.h"
 #include "wsi_io.h"
+
+/* ----- Memory: a ledger, and out of memory as one jump ------------------------------------ */
+
+/* Every block the parser allocates -- the scenario's and its own scratch (tokens, the
+ * error list, the name lists) -- starts with this header, linking it into the scenario's
+ * ledger (wsc_scenario.mem, a ring).  wsc_free frees the ledger.  Out of memory anywhere
+ * in a parse jumps back to wsc_parse, which frees the ledger and answers "name:0:0:
+ * error: out of memory": nothing half-built leaks, and no call site has a failure path
+ * to get wrong.  The parse under way is per thread. */
+typedef union phdr {
+    wsc_mem l;
+    max_align_t align;
+} phdr;
+
+static _Thread_local struct parse_cur {
+    wsc_mem *ledger;      /* the scenario being parsed: its ring */
+    jmp_buf *oom;         /* where out of memory jumps */
+    wsi_strmap *names[2]; /* validate's name sets (outside the ledger): the jump's landing
+                             frees them */
+} cur;
+
+static _Noreturn void out_of_memory(void) { longjmp(*cur.oom, 1); }
+
+static void ledger_link(phdr *h)
+{
+    h->l.prev = cur.ledger;
+    h->l.next = cur.ledger->next;
+    cur.ledger->next->prev = &h->l;
+    cur.ledger->next = &h->l;
+}
+
+static void ledger_unlink(phdr *h)
+{
+    h->l.prev->next = h->l.next;
+    h->l.next->prev = h->l.prev;
+}
+
+/* n bytes in the ledger. */
+static void *pmalloc(size_t n)
+{
+    if (n > SIZE_MAX - sizeof(phdr)) out_of_memory();
+    phdr *h = wsi_malloc(sizeof *h + n);
+    if (!h) out_of_memory();
+    ledger_link(h);
+    return h + 1;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    if (!n) n = 1;
+    if (!size) size = 1;
+    if (n > SIZE_MAX / size) out_of_memory();
+    void *q = pmalloc(n * size);
+    memset(q, 0, n * size);
+    return q;
+}
+
+static void *xrealloc(void *q, size_t n)
+{
+    if (!q) return pmalloc(n ? n : 1);
+    if (n > SIZE_MAX - sizeof(phdr)) out_of_memory();
+    phdr *h = (phdr *)q - 1;
+    ledger_unlink(h);
+    phdr *g = wsi_realloc(h, sizeof *h + (n ? n : 1));
+    if (!g) {
+        ledger_link(h);
+        out_of_memory();
+    }
+    ledger_link(g);
+    return g + 1;
+}
+
+/* Frees a block of the ledger (NULL is accepted). */
+static void pfree(void *q)
+{
+    if (!q) return;
+    phdr *h = (phdr *)q - 1;
+    ledger_unlink(h);
+    free(h);
+}
+
+static char *xmemdup(const char *s, size_t len)
+{
+    char *d = pmalloc(len + 1);
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+static char *xstrdup(const char *s) { return s ? xmemdup(s, strlen(s)) : NULL; }
 
 /* ----- Errors ------------------------------------------------------------------------------ */
 
@@ -91,49 +185,12 @@ static int perr(parser *p, int col, const char *fmt, ...)
     }
     msg[k] = '\0';
     size_t n = strlen(p->name) + strlen(msg) + 64;
-    char *e = malloc(n);
-    perror_ent *v = realloc(p->errs, (p->nerrs + 1) * sizeof *v);
-    if (!e || !v) {
-        fputs("wsim: out of memory\n", stderr);
-        abort();
-    }
+    char *e = pmalloc(n);
     snprintf(e, n, "%s:%d:%d: error: %s", p->name, p->line, col, msg);
-    p->errs = v;
+    p->errs = xrealloc(p->errs, (p->nerrs + 1) * sizeof *p->errs);
     p->errs[p->nerrs++] = (perror_ent){p->line, col, e};
     return -1;
 }
-
-/* calloc of at least one byte; aborts when out of memory. */
-static void *xcalloc(size_t n, size_t size)
-{
-    void *q = calloc(n ? n : 1, size ? size : 1);
-    if (!q) {
-        fputs("wsim: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-/* realloc to at least one byte; aborts when out of memory. */
-static void *xrealloc(void *q, size_t n)
-{
-    q = realloc(q, n ? n : 1);
-    if (!q) {
-        fputs("wsim: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-/* A NUL-terminated heap copy of len bytes. */
-static char *xmemdup(const char *s, size_t len)
-{
-    char *d = xcalloc(len + 1, 1);
-    memcpy(d, s, len);
-    return d;
-}
-
-static char *xstrdup(const char *s) { return s ? xmemdup(s, strlen(s)) : NULL; }
 
 static int name_char(char c);
 
@@ -151,8 +208,8 @@ static int hexval(char c)
 /* Frees n tokens and their array. */
 static void toks_free(wsc_tok *t, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(t[i].s);
-    free(t);
+    for (size_t i = 0; i < n; i++) pfree(t[i].s);
+    pfree(t);
 }
 
 /* Splits one line (without its newline) into tokens; a '#' that starts a token starts a
@@ -196,11 +253,11 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
                             i += 2;
                             break;
                         }
-                        free(buf);
+                        pfree(buf);
                         toks_free(t, n);
                         return perr(p, (int)i - 1, "bad \\x escape: two hex digits expected");
                     default:
-                        free(buf);
+                        pfree(buf);
                         toks_free(t, n);
                         return perr(p, (int)i - 1, "unknown escape \\%c in a quoted string", e);
                     }
@@ -210,7 +267,7 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
                 i++;
             }
             if (!closed) {
-                free(buf);
+                pfree(buf);
                 toks_free(t, n);
                 return perr(p, col, "unbalanced quotes: the string opened here never closes");
             }
@@ -227,7 +284,7 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
                 buf[bl++] = s[i++];
             }
             if (!closed) {
-                free(buf);
+                pfree(buf);
                 toks_free(t, n);
                 return perr(p, col, "unbalanced quotes: the string opened here never closes");
             }
@@ -235,7 +292,7 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
             while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') buf[bl++] = s[i++];
         }
         if (quoted && i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') {
-            free(buf);
+            pfree(buf);
             toks_free(t, n);
             return perr(p, (int)i + 1, "a quoted string must be followed by a space");
         }
@@ -498,7 +555,7 @@ static int check_reply(parser *p, const char *s, size_t len, int col)
         }
         i += 2;
     }
-    free(open);
+    pfree(open);
     return rc;
 }
 
@@ -678,7 +735,9 @@ static void first_words(char *buf, size_t size)
 char *wsc_grammar(void)
 {
     size_t cap = 8192, len = 0;
-    char *out = xcalloc(cap, 1);
+    char *out = wsi_malloc(cap);
+    if (!out) return NULL;
+    out[0] = '\0';
     int kind = 0;
     for (size_t i = 0; i < NSTMTS; i++) {
         const stmt_def *d = &STMTS[i];
@@ -697,7 +756,14 @@ char *wsc_grammar(void)
         } else {
             k = snprintf(line, sizeof line, "%s%s\n", sep ? "\n" : "", use);
         }
-        if (len + (size_t)k + 1 > cap) out = xrealloc(out, cap *= 2);
+        if (len + (size_t)k + 1 > cap) {
+            char *q = wsi_realloc(out, cap *= 2);
+            if (!q) {
+                free(out);
+                return NULL;
+            }
+            out = q;
+        }
         memcpy(out + len, line, (size_t)k + 1);
         len += (size_t)k;
     }
@@ -709,7 +775,7 @@ char *wsc_grammar(void)
 /* Makes token t the statement's subscription name. */
 static void set_sub(wsc_stmt *st, const wsc_tok *t)
 {
-    free(st->sub);
+    pfree(st->sub);
     st->sub = xstrdup(t->s);
     st->sub_col = t->col;
 }
@@ -717,7 +783,7 @@ static void set_sub(wsc_stmt *st, const wsc_tok *t)
 /* Makes the first len bytes of token t the statement's alias. */
 static void set_alias(wsc_stmt *st, const wsc_tok *t, size_t len)
 {
-    free(st->alias);
+    pfree(st->alias);
     st->alias = xmemdup(t->s, len);
     st->alias_col = t->col;
 }
@@ -787,14 +853,14 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             char **dst = is(o, "group")      ? &st->s_group
                          : is(o, "consumer") ? &st->s_consumer
                          : is(o, "dead-letter") ? &st->s_dead_letter : &st->s_processing;
-            free(*dst);
+            pfree(*dst);
             *dst = xstrdup(t[i + 1].s);
             i += 2;
             if (dst == &st->s_group && i < n && is(&t[i], "start")) {
                 if (i + 1 >= n)
                     return perr(p, t[i].col, "start needs where the group starts: $, 0 or "
                                 "an id");
-                free(st->s_group_start);
+                pfree(st->s_group_start);
                 st->s_group_start = xstrdup(t[i + 1].s);
                 i += 2;
             }
@@ -841,12 +907,12 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             i += 2;
         } else if (is(o, "delay-queue")) {
             if (i + 1 >= n) return perr(p, o->col, "delay-queue needs a sorted set key");
-            free(st->s_dq);
+            pfree(st->s_dq);
             st->s_dq = xstrdup(t[i + 1].s);
             i += 2;
         } else if (is(o, "recovery")) {
             if (i + 2 >= n) return perr(p, o->col, "recovery needs a sorted set and a min-idle in ms");
-            free(st->s_recovery);
+            pfree(st->s_recovery);
             st->s_recovery = xstrdup(t[i + 1].s);
             if (number(p, &t[i + 2], "recovery min-idle", &v)) return -1;
             c->min_idle_ms = v;
@@ -862,7 +928,7 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             int rf;
             if (form_of(p, &t[i + 1], &rf)) return -1;
             c->reply.form = (ws_form)rf;
-            free(st->s_reply);
+            pfree(st->s_reply);
             st->s_reply = xstrdup(t[i + 2].s);
             i += 3;
             if (i < n && is(&t[i], "in-round")) {
@@ -981,7 +1047,7 @@ static int parse_needs(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok 
         return perr(p, t[0].col, fake ? "say why it needs the fake: needs fake <reason>"
                                       : "say why it needs a real server: needs real <reason>");
     char **dst = fake ? &sc->needs_fake : &sc->needs_real;
-    free(*dst);
+    pfree(*dst);
     *dst = xmemdup(t[0].s, t[0].len);
     return 1;
 }
@@ -1604,54 +1670,54 @@ static int text_line(parser *p, wsc_scenario *sc, const char *s, size_t len)
 /* Frees everything a statement owns (not the statement itself). */
 static void stmt_free(wsc_stmt *st)
 {
-    free(st->src);
-    free(st->alias);
-    free(st->sub);
+    pfree(st->src);
+    pfree(st->alias);
+    pfree(st->sub);
     toks_free(st->cmd, st->ncmd);
     toks_free(st->expect, st->nexpect);
-    free(st->refused_text);
-    free(st->s_key);
-    free(st->s_group);
-    free(st->s_consumer);
-    free(st->s_dq);
-    free(st->s_processing);
-    free(st->s_recovery);
-    free(st->s_reply);
-    free(st->s_dead_letter);
-    free(st->s_group_start);
-    free(st->payload);
+    pfree(st->refused_text);
+    pfree(st->s_key);
+    pfree(st->s_group);
+    pfree(st->s_consumer);
+    pfree(st->s_dq);
+    pfree(st->s_processing);
+    pfree(st->s_recovery);
+    pfree(st->s_reply);
+    pfree(st->s_dead_letter);
+    pfree(st->s_group_start);
+    pfree(st->payload);
     for (size_t i = 0; i < st->nheaders; i++) {
-        free((char *)st->headers[i].name);
-        free((char *)st->headers[i].value);
+        pfree((char *)st->headers[i].name);
+        pfree((char *)st->headers[i].value);
     }
-    free(st->headers);
-    free(st->key);
-    free(st->text);
-    free(st->conn);
-    free(st->fault_name);
-    free(st->fault_error);
+    pfree(st->headers);
+    pfree(st->key);
+    pfree(st->text);
+    pfree(st->conn);
+    pfree(st->fault_name);
+    pfree(st->fault_error);
     for (size_t i = 0; i < st->nelines; i++) {
-        free(st->elines[i].item.s);
-        free(st->elines[i].consumer);
+        pfree(st->elines[i].item.s);
+        pfree(st->elines[i].consumer);
     }
-    free(st->elines);
+    pfree(st->elines);
     for (size_t i = 0; i < st->nflines; i++) {
-        free(st->flines[i].from);
+        pfree(st->flines[i].from);
         toks_free(st->flines[i].t, st->flines[i].nt);
     }
-    free(st->flines);
+    pfree(st->flines);
 }
 
 /* Frees a scenario and its statements (NULL allowed). */
 void wsc_free(wsc_scenario *sc)
 {
     if (!sc) return;
-    for (size_t i = 0; i < sc->nst; i++) stmt_free(&sc->st[i]);
-    free(sc->st);
-    free(sc->name);
-    free(sc->title);
-    free(sc->needs_fake);
-    free(sc->needs_real);
+    /* every block of the scenario is in its ledger (the statements' strings, the arrays,
+     * and whatever a parse that failed left) */
+    for (wsc_mem *m = sc->mem.next, *next; m != &sc->mem; m = next) {
+        next = m->next;
+        free(m);
+    }
     free(sc);
 }
 
@@ -1717,7 +1783,14 @@ static int check_toks(parser *p, const names *aliases, const wsc_tok *t, size_t 
 /* Adds a copy of s to ns. */
 static void add_name(names *ns, const char *s)
 {
-    wsi_strmap_put(&ns->set, s, strlen(s), 0);
+    if (wsi_strmap_put(&ns->set, s, strlen(s), 0) != 0) out_of_memory();
+}
+
+static void names_free(names *ns)
+{
+    for (int k = 0; k < 2; k++)
+        if (cur.names[k] == &ns->set) cur.names[k] = NULL;
+    wsi_strmap_free(&ns->set);
 }
 
 /* The subscription an `expect pending` / `expect delayed` (statement i) names must keep
@@ -1776,6 +1849,8 @@ static void inherit_mode(wsc_scenario *sc, size_t i)
 static void validate(parser *p, wsc_scenario *sc)
 {
     names aliases = {0}, subs = {0};
+    cur.names[0] = &aliases.set;
+    cur.names[1] = &subs.set;
     const wsc_stmt *nothing = NULL, *checker = NULL;
     for (size_t i = 0; i < sc->nst && !p->full; i++) {
         wsc_stmt *st = &sc->st[i];
@@ -1827,8 +1902,8 @@ static void validate(parser *p, wsc_scenario *sc)
         perr(p, nothing->col, "'expect nothing' says the scenario checks nothing, but line %d "
              "checks something", checker->line);
     }
-    wsi_strmap_free(&aliases.set);
-    wsi_strmap_free(&subs.set);
+    names_free(&aliases);
+    names_free(&subs);
 }
 
 /* Adds an indented line to the `expect pending` / `expect delayed` block st:
@@ -1862,7 +1937,7 @@ static int entry_line(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         if (num) {
             if (number(p, &t[i + 1], o->s, num)) return -1;
         } else {
-            free(e->consumer);
+            pfree(e->consumer);
             e->consumer = xstrdup(t[i + 1].s);
         }
     }
@@ -1953,27 +2028,28 @@ static char *error_text(parser *p)
     size_t len = 1;
     for (size_t i = 0; i < p->nerrs; i++) len += strlen(p->errs[i].msg) + 1;
     len += strlen(p->name) + 96;
-    char *out = xcalloc(len, 1);
+    char *out = wsi_malloc(len); /* the caller's: not in the ledger */
+    if (!out) out_of_memory();
+    out[0] = '\0';
     size_t k = 0;
     for (size_t i = 0; i < p->nerrs; i++) {
         k += (size_t)snprintf(out + k, len - k, "%s%s", i ? "\n" : "", p->errs[i].msg);
-        free(p->errs[i].msg);
+        pfree(p->errs[i].msg);
     }
     if (p->full)
         snprintf(out + k, len - k, "\n%s: note: stopped after %d errors", p->name,
                  WSC_MAX_ERRORS);
-    free(p->errs);
+    pfree(p->errs);
     p->errs = NULL;
     return out;
 }
 
-/* The scenario len bytes of text say, or NULL with every error found, one line each, in
- * *error (wsc.h). */
-wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error)
+/* wsc_parse's work, on sc (empty, its ledger current): the scenario, or NULL with
+ * *error set (sc freed). */
+static wsc_scenario *parse_text(wsc_scenario *sc, const char *name, const char *text,
+                                size_t len, char **error)
 {
-    *error = NULL;
-    parser p = {.name = name ? name : "<scenario>"};
-    wsc_scenario *sc = xcalloc(1, sizeof *sc);
+    parser p = {.name = name};
     sc->name = xstrdup(p.name);
     sc->seed = 1;
     wsc_stmt *block = NULL; /* the statement that takes indented lines */
@@ -2083,6 +2159,45 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
     return sc;
 }
 
+/* "name:0:0: error: out of memory" on the heap, or NULL when even that cannot be had. */
+static char *oom_error(const char *name)
+{
+    size_t n = strlen(name) + 32;
+    char *e = wsi_malloc(n);
+    if (e) snprintf(e, n, "%s:0:0: error: out of memory", name);
+    return e;
+}
+
+wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **error)
+{
+    *error = NULL;
+    /* volatile: what the jump's landing reads must not live in a register setjmp saved */
+    const char *volatile nm = name ? name : "<scenario>";
+    wsc_scenario *volatile sc = wsi_calloc(1, sizeof *sc);
+    char **volatile errp = error;
+    if (!sc) {
+        *error = oom_error(nm);
+        return NULL;
+    }
+    sc->mem.prev = sc->mem.next = &sc->mem;
+    jmp_buf oom;
+    struct parse_cur outer = cur; /* (a parse inside a parse never happens; kept anyway) */
+    cur.ledger = &sc->mem;
+    cur.oom = &oom;
+    if (setjmp(oom)) {
+        /* out of memory somewhere below: free all the scenario's ledger holds */
+        for (int k = 0; k < 2; k++)
+            if (cur.names[k]) wsi_strmap_free(cur.names[k]);
+        cur = outer;
+        wsc_free(sc);
+        *errp = oom_error(nm);
+        return NULL;
+    }
+    wsc_scenario *out = parse_text(sc, nm, text, len, error);
+    cur = outer;
+    return out;
+}
+
 /* The scenario in the file at path, or NULL with *error set, as wsc_parse (a file that
  * cannot be read is an error too). */
 wsc_scenario *wsc_parse_file(const char *path, char **error)
@@ -2093,13 +2208,16 @@ wsc_scenario *wsc_parse_file(const char *path, char **error)
     char *buf = wsi_read_file(path, ((size_t)64 << 20) - 1, &len);
     if (!buf) {
         int e = errno;
+        if (e == ENOMEM) {
+            *error = oom_error(path);
+            return NULL;
+        }
         char why[160];
         snprintf(why, sizeof why, "%s%s", e == EFBIG ? "file over 64 MB"
-                                          : e == EIO ? "read error"
-                                          : e == ENOMEM ? "out of memory" : "cannot open: ",
-                 e == EFBIG || e == EIO || e == ENOMEM ? "" : strerror(e));
+                                          : e == EIO ? "read error" : "cannot open: ",
+                 e == EFBIG || e == EIO ? "" : strerror(e));
         size_t n = strlen(path) + sizeof why + 16;
-        *error = malloc(n);
+        *error = wsi_malloc(n);
         if (*error) snprintf(*error, n, "%s:0:0: error: %s", path, why);
         return NULL;
     }

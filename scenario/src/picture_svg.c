@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "wsc_picture.h"
 
 /* The grid, in pixels.  A monospace glyph of FONT px is at most 0.6 em wide: CHARW10 is
@@ -185,61 +187,30 @@ static void arrow(FILE *f, int y1, int y2, int settle, const char *stroke, int f
             settle ? " stroke-dasharray=\"5 3\"" : "", faint ? " stroke-opacity=\"0.4\"" : "");
 }
 
-/* A growing string; oom is set once an allocation failed. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-/* Appends s; after a failed allocation the buffer only remembers that it failed. */
-static void sb_add(sbuf *b, const char *s)
-{
-    size_t l = strlen(s);
-    if (b->oom) return;
-    if (b->len + l + 1 > b->cap) {
-        size_t cap = (b->len + l + 1) * 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, l + 1);
-    b->len += l;
-}
-
 /* A row's tag: what the command is and whose ("segment of 1-0", "settles 1-0 2-0"), with
  * its fate when it was not applied as sent; heap, or NULL when out of memory. */
 static char *row_tag(const row *r, const dref *refs, const ws_flush_delivery *dl, size_t ndl)
 {
-    sbuf b = {0};
-    sb_add(&b, "");
+    wsi_buf b = {0}; /* out of memory sticks: wsi_buf_take gives NULL */
     if (r->kind == R_SETTLE && !r->c.from && r->c.nsettles) {
-        sb_add(&b, "settles");
+        wsi_buf_puts(&b, "settles");
         for (size_t q = 0; q < r->c.nsettles; q++) {
-            sb_add(&b, " ");
-            sb_add(&b, shown_id(refs, dl, ndl, r->c.settles[q]));
+            wsi_buf_puts(&b, " ");
+            wsi_buf_puts(&b, shown_id(refs, dl, ndl, r->c.settles[q]));
         }
     } else if (r->c.role) {
-        sb_add(&b, r->c.role);
+        wsi_buf_puts(&b, r->c.role);
         if (r->c.from) {
-            sb_add(&b, " of ");
-            sb_add(&b, shown_id(refs, dl, ndl, r->c.from));
+            wsi_buf_puts(&b, " of ");
+            wsi_buf_puts(&b, shown_id(refs, dl, ndl, r->c.from));
         }
     }
     if (r->c.fate) {
-        sb_add(&b, " (");
-        sb_add(&b, r->c.fate);
-        sb_add(&b, ")");
+        wsi_buf_puts(&b, " (");
+        wsi_buf_puts(&b, r->c.fate);
+        wsi_buf_puts(&b, ")");
     }
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    return wsi_buf_take(&b);
 }
 
 /* Lays flush i out and draws it with its top at y; returns the y below it, or -1 when out
@@ -256,12 +227,12 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
     ws_flush_info fi;
     ws_sim_flush(sim, i, &fi);
     size_t nd = fi.deliveries, nc = fi.commands;
-    ws_flush_delivery *dl = calloc(nd ? nd : 1, sizeof *dl);
-    row *rows = calloc(nc ? nc : 1, sizeof *rows);
-    int *box_y = calloc(nd ? nd : 1, sizeof *box_y);
-    size_t *anchor_of = malloc((nc ? nc : 1) * sizeof *anchor_of); /* row -> its delivery */
-    unsigned char *anchored = calloc(nd ? nd : 1, 1);
-    dref *refs = malloc((nd ? nd : 1) * sizeof *refs);
+    ws_flush_delivery *dl = wsi_calloc(nd ? nd : 1, sizeof *dl);
+    row *rows = wsi_calloc(nc ? nc : 1, sizeof *rows);
+    int *box_y = wsi_calloc(nd ? nd : 1, sizeof *box_y);
+    size_t *anchor_of = wsi_malloc((nc ? nc : 1) * sizeof *anchor_of); /* row -> its delivery */
+    unsigned char *anchored = wsi_calloc(nd ? nd : 1, 1);
+    dref *refs = wsi_malloc((nd ? nd : 1) * sizeof *refs);
     if (!dl || !rows || !box_y || !anchor_of || !anchored || !refs) {
         free(dl), free(rows), free(box_y), free(anchor_of), free(anchored), free(refs);
         return -1;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "wsi_strmap.h"
 #include "wsc_int.h"
 #include "wsc_picture.h"
@@ -57,6 +59,7 @@ struct runner {
     int *fault_fired;     /* per statement: its fault fired (the fault layer writes it) */
     unsigned char *fault_armed; /* per statement: its fault was armed */
     /* the outcome */
+    int oom;              /* out of memory: the run stopped, wsc_run answers WS_ENOMEM */
     int failed;
     wsc_status status;
     char *report;
@@ -66,46 +69,28 @@ typedef struct runner runner;
 
 /* ----- Text helpers ------------------------------------------------------------------------------ */
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf;
+/* Text is built in wsi_buf (wsi_buf.h): out of memory sticks in the buffer, and the
+ * runner looks once, where the text is used (runner_buf_ok). */
 
-/* Appends n bytes; the buffer stays NUL-terminated; aborts when out of memory. */
-static void bput(buf *b, const char *s, size_t n)
+/* Out of memory: the run stops here, and wsc_run answers WS_ENOMEM.  Returns -1. */
+static int oom(runner *r)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) abort();
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    r->oom = 1;
+    r->failed = 1;
+    if (!r->status) r->status = WSC_ERROR;
+    return -1;
 }
 
-static void bprintf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(buf *b, const char *fmt, ...)
+/* Whether text b is whole; when an append ran out of memory, the run stops (oom). */
+static int runner_buf_ok(runner *r, const wsi_buf *b)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    char *tmp = malloc((size_t)n + 1);
-    if (!tmp) abort();
-    va_start(ap, fmt);
-    vsnprintf(tmp, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    bput(b, tmp, (size_t)n);
-    free(tmp);
+    if (!b->oom) return 1;
+    oom(r);
+    return 0;
 }
 
 /* The last `lines` lines of the simulation's trace, indented. */
-static void trace_tail(runner *r, buf *b, int lines)
+static void trace_tail(runner *r, wsi_buf *b, int lines)
 {
     size_t len;
     char *t = ws_sim_trace_text(r->sim, &len);
@@ -119,13 +104,13 @@ static void trace_tail(runner *r, buf *b, int lines)
         if (t[start - 1] == '\n' && start != len && ++seen >= lines) break;
         start--;
     }
-    bput(b, "  trace around it:\n", 19);
+    wsi_buf_add(b, "  trace around it:\n", 19);
     for (size_t i = start; i < len;) {
         size_t e = i;
         while (e < len && t[e] != '\n') e++;
-        bput(b, "    ", 4);
-        bput(b, t + i, e - i);
-        bput(b, "\n", 1);
+        wsi_buf_add(b, "    ", 4);
+        wsi_buf_add(b, t + i, e - i);
+        wsi_buf_add(b, "\n", 1);
         i = e + 1;
     }
     free(t);
@@ -145,13 +130,17 @@ static int fail(runner *r, const wsc_stmt *st, wsc_status status, const char *ex
     va_start(ap, fmt);
     vsnprintf(got, sizeof got, fmt, ap);
     va_end(ap);
-    buf b = {0};
-    bprintf(&b, "%s:%d: %s\n", r->sc->name, st->line, st->src ? st->src : "");
+    wsi_buf b = {0};
+    wsi_buf_printf(&b, "%s:%d: %s\n", r->sc->name, st->line, st->src ? st->src : "");
     /* a block (flush, read) starts on the next line: no space before it */
-    if (expected) bprintf(&b, "  expected:%s%s\n", expected[0] == '\n' ? "" : " ", expected);
+    if (expected) wsi_buf_printf(&b, "  expected:%s%s\n", expected[0] == '\n' ? "" : " ", expected);
     const char *pad = got[0] == '\n' ? "" : expected ? "      " : " ";
-    bprintf(&b, "  %s%s%s\n", expected ? "got:" : "error:", pad, got);
+    wsi_buf_printf(&b, "  %s%s%s\n", expected ? "got:" : "error:", pad, got);
     trace_tail(r, &b, 16);
+    if (!runner_buf_ok(r, &b)) {
+        wsi_buf_free(&b);
+        return -1;
+    }
     r->report = b.p;
     return -1;
 }
@@ -195,28 +184,30 @@ static ws_delivery *latest(runner *r, const alias *a)
     return a->root < r->nlatest ? r->latest_of[a->root] : NULL;
 }
 
-/* Remembers a delivery handed out by a read (aliases reach their latest one). */
-static void seen(runner *r, ws_delivery *d)
+/* Remembers a delivery handed out by a read (aliases reach their latest one).  0, or -1
+ * when out of memory (oom). */
+static int seen(runner *r, ws_delivery *d)
 {
     if (r->nseen == r->capseen) {
         size_t cap = r->capseen ? r->capseen * 2 : 64;
-        ws_delivery **v = realloc(r->seen, cap * sizeof *v);
-        if (!v) abort();
+        ws_delivery **v = wsi_realloc(r->seen, cap * sizeof *v);
+        if (!v) return oom(r);
         r->seen = v;
         r->capseen = cap;
     }
     r->seen[r->nseen++] = d;
     size_t root = ws_delivery_root(d);
-    if (!root) return;
+    if (!root) return 0;
     if (root >= r->nlatest) {
         size_t n = root + 64;
-        ws_delivery **l = realloc(r->latest_of, n * sizeof *l);
-        if (!l) abort();
+        ws_delivery **l = wsi_realloc(r->latest_of, n * sizeof *l);
+        if (!l) return oom(r);
         memset(l + r->nlatest, 0, (n - r->nlatest) * sizeof *l);
         r->latest_of = l;
         r->nlatest = n;
     }
     r->latest_of[root] = d;
+    return 0;
 }
 
 /* The latest delivery of the entry called name, or NULL after failing statement st. */
@@ -233,14 +224,14 @@ static ws_delivery *delivery_of(runner *r, const wsc_stmt *st, const char *name)
 }
 
 /* The id $name stands for: the latest delivery's id, or the produced one. */
-static int alias_id(runner *r, const char *name, size_t len, buf *out)
+static int alias_id(runner *r, const char *name, size_t len, wsi_buf *out)
 {
     alias *a = find_alias_n(r, name, len);
     if (!a) return -1;
     ws_delivery *d = latest(r, a);
     const char *id = d ? ws_delivery_id(d) : ws_sim_produced_id(r->sim, a->root);
     size_t idlen = d ? ws_delivery_id_size(d) : ws_sim_produced_id_size(r->sim, a->root);
-    if (id) bput(out, id, idlen);
+    if (id) wsi_buf_add(out, id, idlen);
     return 0;
 }
 
@@ -251,25 +242,26 @@ static int alias_char(char c)
            c == '_' || c == '-' || c == '.';
 }
 
-/* Replaces $alias (the longest alias name that matches) and $$ in s. */
+/* Replaces $alias (the longest alias name that matches) and $$ in s.  NULL after fail(),
+ * or when out of memory (oom). */
 static char *subst(runner *r, const wsc_stmt *st, const char *s, size_t len, size_t *outlen)
 {
-    buf b = {0};
-    bput(&b, "", 0);
+    wsi_buf b = {0};
+    wsi_buf_add(&b, "", 0);
     for (size_t i = 0; i < len; i++) {
         if (s[i] != '$') {
-            bput(&b, s + i, 1);
+            wsi_buf_add(&b, s + i, 1);
             continue;
         }
         if (i + 1 < len && s[i + 1] == '$') {
-            bput(&b, "$", 1);
+            wsi_buf_add(&b, "$", 1);
             i++;
             continue;
         }
         /* a $ not followed by a name is a literal (XGROUP CREATE s g $) */
         char nx = i + 1 < len ? s[i + 1] : '\0';
         if (!((nx >= 'a' && nx <= 'z') || (nx >= 'A' && nx <= 'Z') || nx == '_')) {
-            bput(&b, "$", 1);
+            wsi_buf_add(&b, "$", 1);
             continue;
         }
         /* the longest alias that the name after '$' starts with */
@@ -286,6 +278,10 @@ static char *subst(runner *r, const wsc_stmt *st, const char *s, size_t len, siz
         alias_id(r, s + i + 1, best, &b);
         i += best;
     }
+    if (!runner_buf_ok(r, &b)) {
+        wsi_buf_free(&b);
+        return NULL;
+    }
     if (outlen) *outlen = b.len;
     return b.p;
 }
@@ -294,9 +290,13 @@ static char *subst(runner *r, const wsc_stmt *st, const char *s, size_t len, siz
 static int make_argv(runner *r, const wsc_stmt *st, const wsc_tok *t, size_t n, char ***argv,
                      size_t **lens)
 {
-    *argv = calloc(n ? n : 1, sizeof **argv);
-    *lens = calloc(n ? n : 1, sizeof **lens);
-    if (!*argv || !*lens) abort();
+    *argv = wsi_calloc(n, sizeof **argv);
+    *lens = wsi_calloc(n, sizeof **lens);
+    if (!*argv || !*lens) {
+        free(*argv);
+        free(*lens);
+        return oom(r);
+    }
     for (size_t i = 0; i < n; i++) {
         (*argv)[i] = subst(r, st, t[i].s, t[i].len, &(*lens)[i]);
         if (!(*argv)[i]) {
@@ -403,7 +403,7 @@ static int reply_matches(const char *want, const char *got)
  * after failing the run. */
 static int compare_reply(runner *r, const wsc_stmt *st, const fr_reply *reply)
 {
-    char *got = reply ? ws_reply_text(reply, NULL) : strdup("(none)");
+    char *got = ws_reply_text(reply, NULL); /* "(none)" for NULL */
     char *want = subst(r, st, st->expect[0].s, st->expect[0].len, NULL);
     int rc = 0;
     if (!want) rc = -1;
@@ -462,10 +462,14 @@ static void keep_report(runner *r, ws_sub *s, const ws_report *rep)
     for (size_t i = 0; i < r->nsubs; i++) {
         subrec *sr = &r->subs[i];
         if (sr->sub != s) continue;
+        char *e = wsi_strdup(rep->first_error ? rep->first_error : "");
+        if (!e) {
+            oom(r);
+            return;
+        }
         sr->report = *rep;
         free(sr->report_error);
-        sr->report_error = strdup(rep->first_error ? rep->first_error : "");
-        if (!sr->report_error) abort();
+        sr->report_error = e;
         sr->report.first_error = sr->report_error;
         sr->has_report = 1;
     }
@@ -483,13 +487,13 @@ static int do_read(runner *r, const wsc_stmt *st)
     if (rc) return 0;
     if (!st->has_expect) return 0;
     /* what the read gave, in alias names */
-    buf got = {0};
-    bput(&got, "", 0);
+    wsi_buf got = {0};
+    wsi_buf_add(&got, "", 0);
     if (res.is_report) {
-        bprintf(&got, "the failure report of flush %llu (%zu failed: %s)",
+        wsi_buf_printf(&got, "the failure report of flush %llu (%zu failed: %s)",
                 (unsigned long long)res.report.flush, res.report.failed, res.report.first_error);
     } else if (res.n == 0) {
-        bput(&got, "nothing", 7);
+        wsi_buf_add(&got, "nothing", 7);
     } else {
         for (size_t i = 0; i < res.n; i++) {
             ws_delivery *d = ws_read_delivery(s, i);
@@ -498,7 +502,7 @@ static int do_read(runner *r, const wsc_stmt *st)
             if (root && root < r->nalias_of_root && r->alias_of_root[root])
                 name = r->aliases[r->alias_of_root[root] - 1].name;
             if (name) {
-                bprintf(&got, "%s%s", i ? " " : "", name);
+                wsi_buf_printf(&got, "%s%s", i ? " " : "", name);
                 continue;
             }
             /* an id with bytes that do not print (a framed list value): as a reply shows it */
@@ -507,19 +511,24 @@ static int do_read(runner *r, const wsc_stmt *st)
             while (k < idlen && (unsigned char)id[k] >= ' ' && (unsigned char)id[k] < 127) k++;
             fr_reply shown = {.type = FR_REPLY_BULK, .str = id, .len = idlen};
             char *text = k < idlen ? ws_reply_text(&shown, NULL) : NULL;
-            bprintf(&got, "%s%s", i ? " " : "", text ? text : id);
+            wsi_buf_printf(&got, "%s%s", i ? " " : "", text ? text : id);
             free(text);
         }
     }
-    buf want = {0};
-    bput(&want, "", 0);
-    if (st->read_report) bput(&want, "report", 6);
-    else if (st->read_nothing) bput(&want, "nothing", 7);
+    wsi_buf want = {0};
+    wsi_buf_add(&want, "", 0);
+    if (st->read_report) wsi_buf_add(&want, "report", 6);
+    else if (st->read_nothing) wsi_buf_add(&want, "nothing", 7);
     else
         for (size_t i = 0; i < st->nexpect; i++)
-            bprintf(&want, "%s%s", i ? " " : "", st->expect[i].s);
-    int ok = st->read_report ? res.is_report : strcmp(got.p, want.p) == 0;
+            wsi_buf_printf(&want, "%s%s", i ? " " : "", st->expect[i].s);
     int out = 0;
+    if (!runner_buf_ok(r, &got) || !runner_buf_ok(r, &want)) {
+        wsi_buf_free(&got);
+        wsi_buf_free(&want);
+        return -1;
+    }
+    int ok = st->read_report ? res.is_report : strcmp(got.p, want.p) == 0;
     if (!ok) out = fail(r, st, WSC_FAIL, want.p, "%s", got.p);
     else r->checks++;
     free(got.p);
@@ -615,12 +624,12 @@ static int same_command(runner *r, const wsc_stmt *st, const char *actual, const
 }
 
 /* Appends an expected flush line as the scenario writes it, aliases substituted. */
-static void fline_text(runner *r, const wsc_stmt *st, const wsc_fline *f, buf *b)
+static void fline_text(runner *r, const wsc_stmt *st, const wsc_fline *f, wsi_buf *b)
 {
-    if (f->from) bprintf(b, "%s> ", f->from);
+    if (f->from) wsi_buf_printf(b, "%s> ", f->from);
     for (size_t i = 0; i < f->nt; i++) {
         char *w = subst(r, st, f->t[i].s, f->t[i].len, NULL);
-        bprintf(b, "%s%s", i ? " " : "", w ? w : f->t[i].s);
+        wsi_buf_printf(b, "%s%s", i ? " " : "", w ? w : f->t[i].s);
         free(w);
     }
 }
@@ -641,9 +650,9 @@ typedef struct actual {
 static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t n,
                         const char *none)
 {
-    buf want = {0}, got = {0};
-    bput(&want, "", 0);
-    bput(&got, "", 0);
+    wsi_buf want = {0}, got = {0};
+    wsi_buf_add(&want, "", 0);
+    wsi_buf_add(&got, "", 0);
     int pipes = 0; /* the block marks pipeline boundaries: check them */
     for (size_t i = 0; i < st->nflines; i++)
         if (st->flines[i].separator == WSC_SEP_PIPELINE) pipes = 1;
@@ -654,12 +663,12 @@ static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t
     for (size_t i = 0; i < st->nflines; i++) {
         const wsc_fline *f = &st->flines[i];
         if (f->separator) {
-            bput(&want, f->separator == WSC_SEP_PIPELINE ? "\n      .." : "\n      --", 9);
+            wsi_buf_add(&want, f->separator == WSC_SEP_PIPELINE ? "\n      .." : "\n      --", 9);
             if (f->separator == WSC_SEP_ROUND_TRIP) rt++;
             marked_line = f->line;
             continue;
         }
-        bput(&want, "\n      ", 7);
+        wsi_buf_add(&want, "\n      ", 7);
         fline_text(r, st, f, &want);
         if (k >= n || act[k].rt != rt || !same_command(r, st, act[k].text, f, &bad) ||
             (f->from && (!act[k].from || strcmp(act[k].from, f->from) != 0)))
@@ -680,17 +689,18 @@ static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t
     }
     if (k != n) ok = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i && act[i].rt != act[i - 1].rt) bput(&got, "\n      --", 9);
-        else if (i && pipes && act[i].pipe != act[i - 1].pipe) bput(&got, "\n      ..", 9);
-        bput(&got, "\n      ", 7);
-        if (act[i].from) bprintf(&got, "%s> ", act[i].from);
-        bprintf(&got, "%s", act[i].text);
+        if (i && act[i].rt != act[i - 1].rt) wsi_buf_add(&got, "\n      --", 9);
+        else if (i && pipes && act[i].pipe != act[i - 1].pipe) wsi_buf_add(&got, "\n      ..", 9);
+        wsi_buf_add(&got, "\n      ", 7);
+        if (act[i].from) wsi_buf_printf(&got, "%s> ", act[i].from);
+        wsi_buf_printf(&got, "%s", act[i].text);
     }
     if (ok && pipe_note[0]) {
         ok = 0;
-        bprintf(&got, "\n    %s", pipe_note);
+        wsi_buf_printf(&got, "\n    %s", pipe_note);
     }
-    if (bad) ok = 0; /* subst() has said why */
+    if (!runner_buf_ok(r, &want) || !runner_buf_ok(r, &got)) bad = 1, ok = 0;
+    if (bad) ok = 0; /* subst() has said why (or memory ran out) */
     else if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", n ? got.p : none);
     else r->checks++;
     free(want.p);
@@ -713,8 +723,12 @@ static int expect_flush(runner *r, const wsc_stmt *st)
          * not in it (the trace shows it, "not sent") */
         if (fc.fate_code == WS_FATE_UNSENT) continue;
         if (fc.round_trip != last_rt) sent_rts++, last_rt = fc.round_trip;
-        act = realloc(act, (n + 1) * sizeof *act);
-        if (!act) abort();
+        actual *v = wsi_realloc(act, (n + 1) * sizeof *act);
+        if (!v) {
+            free(act);
+            return oom(r);
+        }
+        act = v;
         act[n++] = (actual){sent_rts, fc.pipeline, fc.text, root_alias(r, fc.from)};
     }
     char none[128];
@@ -749,8 +763,12 @@ static int expect_read(runner *r, const wsc_stmt *st)
             continue;
         rtn++;
         for (size_t k = 0; k < rt.n; k++) {
-            act = realloc(act, (n + 1) * sizeof *act);
-            if (!act) abort();
+            actual *v = wsi_realloc(act, (n + 1) * sizeof *act);
+            if (!v) {
+                free(act);
+                return oom(r);
+            }
+            act = v;
             act[n++] = (actual){rtn, rtn, rt.commands[k], NULL};
         }
     }
@@ -783,15 +801,16 @@ static int expect_report(runner *r, const wsc_stmt *st)
         return fail(r, st, WSC_FAIL, "a failure report handed out by a read",
                     "no read of %s handed out a report", st->sub);
     const ws_report *rep = &r->subs[i].report;
-    buf got = {0};
-    bprintf(&got, "report of %s: commands %zu settles %zu failed %zu error %s",
+    wsi_buf got = {0};
+    wsi_buf_printf(&got, "report of %s: commands %zu settles %zu failed %zu error %s",
             rep->subscription, rep->commands, rep->settles, rep->failed, rep->first_error);
     int ok = (st->n2 < 0 || (size_t)st->n2 == rep->commands) &&
              (st->n3 < 0 || (size_t)st->n3 == rep->settles) &&
              (st->n4 < 0 || (size_t)st->n4 == rep->failed) &&
              (!st->text || strstr(rep->first_error, st->text));
     int out = 0;
-    if (!ok) out = fail(r, st, WSC_FAIL, st->src, "%s", got.p);
+    if (!runner_buf_ok(r, &got)) out = -1;
+    else if (!ok) out = fail(r, st, WSC_FAIL, st->src, "%s", got.p);
     else r->checks++;
     free(got.p);
     return out;
@@ -830,38 +849,42 @@ static void entries_free(entry *v, size_t n)
 }
 
 /* One entry as a block line: its id and the fields known (-1 / NULL are left out). */
-static void entry_text(buf *b, const entry *e)
+static void entry_text(wsi_buf *b, const entry *e)
 {
-    bprintf(b, "%s", e->id);
-    if (e->consumer) bprintf(b, " consumer %s", e->consumer);
-    if (e->deliveries >= 0) bprintf(b, " deliveries %lld", e->deliveries);
-    if (e->retries >= 0) bprintf(b, " retries %lld", e->retries);
-    if (e->due_in != LLONG_MIN) bprintf(b, " due-in %lld", e->due_in);
+    wsi_buf_printf(b, "%s", e->id);
+    if (e->consumer) wsi_buf_printf(b, " consumer %s", e->consumer);
+    if (e->deliveries >= 0) wsi_buf_printf(b, " deliveries %lld", e->deliveries);
+    if (e->retries >= 0) wsi_buf_printf(b, " retries %lld", e->retries);
+    if (e->due_in != LLONG_MIN) wsi_buf_printf(b, " due-in %lld", e->due_in);
 }
 
 /* Entries for a report: "none", the ids on one line, or (block) one entry a line with
  * its fields. */
-static void entries_text(buf *b, const entry *v, size_t n, int block)
+static void entries_text(wsi_buf *b, const entry *v, size_t n, int block)
 {
-    if (!n) bput(b, "none", 4);
+    if (!n) wsi_buf_add(b, "none", 4);
     for (size_t i = 0; i < n; i++) {
         if (block) {
-            bput(b, "\n      ", 7);
+            wsi_buf_add(b, "\n      ", 7);
             entry_text(b, &v[i]);
         } else {
-            bprintf(b, "%s%s", i ? " " : "", v[i].id);
+            wsi_buf_printf(b, "%s%s", i ? " " : "", v[i].id);
         }
     }
 }
 
 /* The id an expected item names: an alias or $alias (its latest delivery's id, the
- * produced one before), else the item as written. */
+ * produced one before), else the item as written.  NULL when out of memory (oom). */
 static char *item_id(runner *r, const wsc_tok *t)
 {
-    buf b = {0};
-    bput(&b, "", 0);
+    wsi_buf b = {0};
+    wsi_buf_add(&b, "", 0);
     const char *nm = t->s[0] == '$' ? t->s + 1 : t->s;
-    if (alias_id(r, nm, strlen(nm), &b) != 0) bput(&b, t->s, t->len);
+    if (alias_id(r, nm, strlen(nm), &b) != 0) wsi_buf_add(&b, t->s, t->len);
+    if (!runner_buf_ok(r, &b)) {
+        wsi_buf_free(&b);
+        return NULL;
+    }
     return b.p;
 }
 
@@ -871,8 +894,8 @@ static char *item_id(runner *r, const wsc_tok *t)
 static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
 {
     size_t nw = st->entry_block ? st->nelines : st->nexpect;
-    entry *want = calloc(nw ? nw : 1, sizeof *want);
-    if (!want) abort();
+    entry *want = wsi_calloc(nw, sizeof *want);
+    if (!want) return oom(r);
     for (size_t i = 0; i < nw; i++) {
         want[i].deliveries = want[i].retries = -1;
         want[i].due_in = LLONG_MIN;
@@ -882,10 +905,18 @@ static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
         }
         const wsc_eline *e = &st->elines[i];
         want[i].id = item_id(r, &e->item);
-        want[i].consumer = e->consumer ? strdup(e->consumer) : NULL;
+        want[i].consumer = e->consumer ? wsi_strdup(e->consumer) : NULL;
+        if (e->consumer && !want[i].consumer) oom(r);
         want[i].deliveries = e->deliveries;
         want[i].retries = e->retries;
         want[i].due_in = e->due_in < 0 ? LLONG_MIN : e->due_in;
+    }
+    int whole = !r->oom;
+    for (size_t i = 0; i < n && whole; i++) whole = got[i].id != NULL;
+    for (size_t i = 0; i < nw && whole; i++) whole = want[i].id != NULL;
+    if (!whole) {
+        entries_free(want, nw);
+        return oom(r);
     }
     qsort(got, n, sizeof *got, entry_cmp);
     qsort(want, nw, sizeof *want, entry_cmp);
@@ -900,12 +931,13 @@ static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
     }
     int out = 0;
     if (!ok) {
-        buf gt = {0}, wt = {0};
-        bput(&gt, "", 0);
-        bput(&wt, "", 0);
+        wsi_buf gt = {0}, wt = {0};
+        wsi_buf_add(&gt, "", 0);
+        wsi_buf_add(&wt, "", 0);
         entries_text(&wt, want, nw, st->entry_block);
         entries_text(&gt, got, n, st->entry_block);
-        out = fail(r, st, WSC_FAIL, wt.p, "%s", gt.p);
+        if (!runner_buf_ok(r, &wt) || !runner_buf_ok(r, &gt)) out = -1;
+        else out = fail(r, st, WSC_FAIL, wt.p, "%s", gt.p);
         free(gt.p);
         free(wt.p);
     } else {
@@ -936,11 +968,12 @@ static int expect_pending(runner *r, const wsc_stmt *st)
         argc = 6;
     } else if (def->cfg.form == WS_FORM_RELIABLE_LIST) {
         if (def->s_processing) {
-            proc = strdup(def->s_processing);
+            proc = wsi_strdup(def->s_processing);
         } else {
-            proc = malloc(strlen(def->s_key) + 12);
+            proc = wsi_malloc(strlen(def->s_key) + 12);
             if (proc) sprintf(proc, "%s.processing", def->s_key);
         }
+        if (!proc) return oom(r);
         argv[0] = "LRANGE";
         argv[1] = proc;
         argv[2] = "0";
@@ -956,18 +989,19 @@ static int expect_pending(runner *r, const wsc_stmt *st)
     if (rc) return fail(r, st, WSC_ERROR, NULL, "reading the pending entries failed: %s",
                         ws_sim_errstr(r->sim));
     size_t n = rep->type == FR_REPLY_ARRAY ? rep->count : 0;
-    entry *got = calloc(n ? n : 1, sizeof *got);
-    if (!got) abort();
+    entry *got = wsi_calloc(n, sizeof *got);
+    if (!got) return oom(r);
     for (size_t i = 0; i < n; i++) {
         const fr_reply *e = &rep->elements[i];
         got[i].deliveries = got[i].retries = -1;
         got[i].due_in = LLONG_MIN;
         if (stream && e->type == FR_REPLY_ARRAY && e->count == 4) {
-            got[i].id = strdup(e->elements[0].str ? e->elements[0].str : "");
-            got[i].consumer = strdup(e->elements[1].str ? e->elements[1].str : "");
+            got[i].id = wsi_strdup(e->elements[0].str ? e->elements[0].str : "");
+            got[i].consumer = wsi_strdup(e->elements[1].str ? e->elements[1].str : "");
             got[i].deliveries = e->elements[3].integer;
+            if (!got[i].consumer) oom(r);
         } else {
-            got[i].id = strdup(e->str ? e->str : "");
+            got[i].id = wsi_strdup(e->str ? e->str : "");
         }
     }
     int out = expect_entries(r, st, got, n);
@@ -996,8 +1030,8 @@ static int expect_delayed(runner *r, const wsc_stmt *st)
         return -1;
     }
     size_t n = rep->count / 2;
-    entry *got = calloc(n ? n : 1, sizeof *got);
-    if (!got) abort();
+    entry *got = wsi_calloc(n, sizeof *got);
+    if (!got) return oom(r);
     int64_t now = ws_sim_now(r->sim);
     for (size_t i = 0; i < n; i++) {
         const fr_reply *m = &rep->elements[2 * i], *score = &rep->elements[2 * i + 1];
@@ -1011,7 +1045,7 @@ static int expect_delayed(runner *r, const wsc_stmt *st)
             got[i].id = ws_reply_text(m, NULL);
             continue;
         }
-        got[i].id = strndup(parts[0], lens[0]);
+        got[i].id = wsi_memdup(parts[0], lens[0]);
         got[i].retries = 0; /* a missing counter is 0 */
         for (long k = 1; k + 1 < np; k += 2)
             if (lens[k] == sizeof RETRY_FIELD - 1 &&
@@ -1038,11 +1072,11 @@ static int expect_check(runner *r, const wsc_stmt *st)
             r->checks++;
             return 0;
         }
-        buf b = {0};
-        for (size_t i = 0; i < n; i++) bprintf(&b, "%s%s: %s", i ? "; " : "", v[i].invariant,
+        wsi_buf b = {0};
+        for (size_t i = 0; i < n; i++) wsi_buf_printf(&b, "%s%s: %s", i ? "; " : "", v[i].invariant,
                                                v[i].sentence);
-        fail(r, st, WSC_FAIL, "no invariant broken", "%s", b.p);
-        free(b.p);
+        if (runner_buf_ok(r, &b)) fail(r, st, WSC_FAIL, "no invariant broken", "%s", b.p);
+        wsi_buf_free(&b);
         return -1;
     }
     alias *a = find_alias(r, st->alias);
@@ -1052,14 +1086,14 @@ static int expect_check(runner *r, const wsc_stmt *st)
             r->checks++;
             return 0;
         }
-    buf b = {0};
-    bput(&b, n ? "" : "no violation", n ? 0 : 12);
-    for (size_t i = 0; i < n; i++) bprintf(&b, "%s%s: %s", i ? "; " : "", v[i].invariant,
+    wsi_buf b = {0};
+    wsi_buf_add(&b, n ? "" : "no violation", n ? 0 : 12);
+    for (size_t i = 0; i < n; i++) wsi_buf_printf(&b, "%s%s: %s", i ? "; " : "", v[i].invariant,
                                            v[i].sentence);
     char want[256];
     snprintf(want, sizeof want, "a '%s' violation for entry %s", st->text, st->alias);
-    fail(r, st, WSC_FAIL, want, "%s", b.p);
-    free(b.p);
+    if (runner_buf_ok(r, &b)) fail(r, st, WSC_FAIL, want, "%s", b.p);
+    wsi_buf_free(&b);
     return -1;
 }
 
@@ -1088,8 +1122,8 @@ static int expect_warning(runner *r, const wsc_stmt *st)
  * by message, in order; 0, or -1 after failing the run. */
 static int expect_published(runner *r, const wsc_stmt *st)
 {
-    buf want = {0}, got = {0};
-    bput(&want, st->nexpect ? "" : "none", st->nexpect ? 0 : 4);
+    wsi_buf want = {0}, got = {0};
+    wsi_buf_add(&want, st->nexpect ? "" : "none", st->nexpect ? 0 : 4);
     for (size_t i = 0; i < st->nexpect; i++) {
         size_t wl;
         char *w = subst(r, st, st->expect[i].s, st->expect[i].len, &wl);
@@ -1097,8 +1131,8 @@ static int expect_published(runner *r, const wsc_stmt *st)
             free(want.p);
             return -1;
         }
-        bput(&want, i ? " " : "", i ? 1 : 0);
-        bprintf(&want, "%s", w);
+        wsi_buf_add(&want, i ? " " : "", i ? 1 : 0);
+        wsi_buf_printf(&want, "%s", w);
         free(w);
     }
     size_t n = 0;
@@ -1107,10 +1141,10 @@ static int expect_published(runner *r, const wsc_stmt *st)
         size_t len;
         ws_sim_published(r->sim, i, &ch, &payload, &len);
         if (strcmp(ch, st->key) != 0) continue;
-        if (n++) bput(&got, " ", 1);
-        bput(&got, payload, len);
+        if (n++) wsi_buf_add(&got, " ", 1);
+        wsi_buf_add(&got, payload, len);
     }
-    if (!n) bput(&got, "none", 4);
+    if (!n) wsi_buf_add(&got, "none", 4);
     /* compared message by message, not as joined text ("a b" is not a and b) */
     int ok = n == st->nexpect;
     for (size_t i = 0, k = 0; ok && i < ws_sim_published_count(r->sim); i++) {
@@ -1124,7 +1158,8 @@ static int expect_published(runner *r, const wsc_stmt *st)
         free(w);
         k++;
     }
-    if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", got.p);
+    if (!runner_buf_ok(r, &want) || !runner_buf_ok(r, &got)) ok = 0;
+    else if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", got.p);
     else r->checks++;
     free(want.p);
     free(got.p);
@@ -1157,11 +1192,12 @@ static int run_stmt(runner *r, const wsc_stmt *st)
             return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
         ws_sub *s = ws_subscribe(r->sim, &c);
         if (!s) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
-        subrec *v = realloc(r->subs, (r->nsubs + 1) * sizeof *v);
-        if (!v) abort();
+        /* (the engine owns s: ws_sim_free frees it whatever happens here) */
+        subrec *v = wsi_realloc(r->subs, (r->nsubs + 1) * sizeof *v);
+        if (!v) return oom(r);
         r->subs = v;
-        r->subs[r->nsubs] = (subrec){.name = strdup(st->sub), .sub = s, .def = st};
-        if (!r->subs[r->nsubs].name) abort();
+        r->subs[r->nsubs] = (subrec){.name = wsi_strdup(st->sub), .sub = s, .def = st};
+        if (!r->subs[r->nsubs].name) return oom(r);
         r->nsubs++;
         return 0;
     }
@@ -1175,20 +1211,35 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         if (st->alias) {
             if (find_alias(r, st->alias))
                 return fail(r, st, WSC_ERROR, NULL, "a second entry named '%s'", st->alias);
-            r->aliases = realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
-            if (!r->aliases) abort();
+            alias *va = wsi_realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
+            if (!va) return oom(r);
+            r->aliases = va;
             size_t root = ws_sim_produced_count(r->sim);
-            wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases);
+            alias a = {wsi_strdup(st->alias), root, wsi_strdup(st->sub)};
+            if (!a.name || !a.sub) {
+                free(a.name);
+                free(a.sub);
+                return oom(r);
+            }
             if (root >= r->nalias_of_root) {
                 size_t n = root + 64;
-                size_t *v = realloc(r->alias_of_root, n * sizeof *v);
-                if (!v) abort();
+                size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
+                if (!v) {
+                    free(a.name);
+                    free(a.sub);
+                    return oom(r);
+                }
                 memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
                 r->alias_of_root = v;
                 r->nalias_of_root = n;
             }
+            if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) {
+                free(a.name);
+                free(a.sub);
+                return oom(r);
+            }
             r->alias_of_root[root] = r->naliases + 1;
-            r->aliases[r->naliases++] = (alias){strdup(st->alias), root, strdup(st->sub)};
+            r->aliases[r->naliases++] = a;
         }
         return 0;
     }
@@ -1241,19 +1292,27 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     return 0;
 }
 
-/* The final keyspace, for wsim diff: every key, sorted, with its type and value. */
+/* The final keyspace, for wsim diff: every key, sorted, with its type and value.  NULL
+ * when out of memory. */
 static char *final_state(ws_sim *sim)
 {
     const fr_reply *rep;
     const char *keys_argv[] = {"KEYS", "*"};
     if (ws_sim_command(sim, 2, keys_argv, NULL, &rep) || rep->type != FR_REPLY_ARRAY)
-        return strdup("(cannot read the keyspace)\n");
+        return wsi_strdup("(cannot read the keyspace)\n");
     size_t n = rep->count;
-    char **keys = calloc(n ? n : 1, sizeof *keys);
-    for (size_t i = 0; i < n; i++) keys[i] = strdup(rep->elements[i].str);
+    char **keys = wsi_calloc(n, sizeof *keys);
+    if (!keys) return NULL;
+    int whole = 1;
+    for (size_t i = 0; i < n; i++) whole &= (keys[i] = wsi_strdup(rep->elements[i].str)) != NULL;
+    if (!whole) {
+        for (size_t i = 0; i < n; i++) free(keys[i]);
+        free(keys);
+        return NULL;
+    }
     qsort(keys, n, sizeof *keys, cmp_str);
-    buf b = {0};
-    bput(&b, "", 0);
+    wsi_buf b = {0};
+    wsi_buf_add(&b, "", 0);
     for (size_t i = 0; i < n; i++) {
         const char *targv[] = {"TYPE", keys[i]};
         char type[32] = "none";
@@ -1268,44 +1327,48 @@ static char *final_state(ws_sim *sim)
         else if (!strcmp(type, "zset")) { argv[0] = "ZRANGE"; argv[2] = "0"; argv[3] = "-1"; argv[4] = "WITHSCORES"; argc = 5; }
         else if (!strcmp(type, "stream")) { argv[0] = "XRANGE"; argv[2] = "-"; argv[3] = "+"; argc = 4; }
         argv[1] = keys[i];
-        bprintf(&b, "%s (%s): ", keys[i], type);
+        wsi_buf_printf(&b, "%s (%s): ", keys[i], type);
         if (argc && ws_sim_command(sim, argc, argv, NULL, &rep) == 0) {
             /* sets and hashes answer in the server's hash order, which differs between the
              * fake and redis-server: compare them sorted */
             int set = !strcmp(type, "set"), hash = !strcmp(type, "hash");
             if ((set || hash) && rep->type == FR_REPLY_ARRAY) {
                 size_t step = hash ? 2 : 1, nitems = rep->count / step;
-                char **items = calloc(nitems ? nitems : 1, sizeof *items);
-                if (!items) abort();
-                for (size_t k = 0; k < nitems; k++) {
-                    buf it = {0};
-                    bput(&it, "", 0);
+                char **items = wsi_calloc(nitems, sizeof *items);
+                size_t made = 0;
+                for (; items && made < nitems; made++) {
+                    wsi_buf it = {0};
                     for (size_t j = 0; j < step; j++) {
-                        char *t = ws_reply_text(&rep->elements[k * step + j], NULL);
-                        bprintf(&it, "%s%s", j ? ": " : "", t ? t : "?");
+                        char *t = ws_reply_text(&rep->elements[made * step + j], NULL);
+                        wsi_buf_printf(&it, "%s%s", j ? ": " : "", t);
                         free(t);
                     }
-                    items[k] = it.p;
+                    if (!(items[made] = wsi_buf_take(&it))) break;
                 }
-                qsort(items, nitems, sizeof *items, cmp_str);
-                bput(&b, "{", 1);
+                if (made < nitems) {
+                    /* out of memory: the text is dropped (b.oom), so is what was made */
+                    b.oom = 1;
+                    nitems = made;
+                }
+                if (nitems) qsort(items, nitems, sizeof *items, cmp_str);
+                wsi_buf_add(&b, "{", 1);
                 for (size_t k = 0; k < nitems; k++) {
-                    bprintf(&b, "%s%s", k ? ", " : "", items[k]);
+                    wsi_buf_printf(&b, "%s%s", k ? ", " : "", items[k]);
                     free(items[k]);
                 }
-                bput(&b, "}", 1);
+                wsi_buf_add(&b, "}", 1);
                 free(items);
             } else {
                 char *t = ws_reply_text(rep, NULL);
-                bprintf(&b, "%s", t ? t : "?");
+                wsi_buf_printf(&b, "%s", t ? t : "?");
                 free(t);
             }
         }
-        bput(&b, "\n", 1);
+        wsi_buf_add(&b, "\n", 1);
         free(keys[i]);
     }
     free(keys);
-    return b.p;
+    return wsi_buf_take(&b);
 }
 
 /* What only the end of a whole run can say: a fault the file armed that never fired (its
@@ -1343,12 +1406,12 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     static const wsc_options defaults = {0};
     if (!opt) opt = &defaults;
     int real = opt->backend && strcmp(opt->backend, "fake") != 0;
-    runner *r = calloc(1, sizeof *r);
+    runner *r = wsi_calloc(1, sizeof *r);
     if (!r) return NULL;
     r->sc = sc;
     r->opt = opt;
-    r->fault_fired = calloc(sc->nst ? sc->nst : 1, sizeof *r->fault_fired);
-    r->fault_armed = calloc(sc->nst ? sc->nst : 1, 1);
+    r->fault_fired = wsi_calloc(sc->nst, sizeof *r->fault_fired);
+    r->fault_armed = wsi_calloc(sc->nst, 1);
     if (!r->fault_fired || !r->fault_armed) {
         free(r->fault_fired);
         free(r->fault_armed);
@@ -1384,8 +1447,13 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     if (ws_sim_err(r->sim) == WS_ECONNECT) {
         r->failed = 1;
         r->status = WSC_ERROR;
-        buf b = {0};
-        bprintf(&b, "%s: %s\n", sc->name, ws_sim_errstr(r->sim));
+        wsi_buf b = {0};
+        wsi_buf_printf(&b, "%s: %s\n", sc->name, ws_sim_errstr(r->sim));
+        if (!runner_buf_ok(r, &b)) {
+            wsi_buf_free(&b);
+            wsc_runner_free(r);
+            return NULL;
+        }
         r->report = b.p;
     }
     return r;
@@ -1409,35 +1477,40 @@ int wsc_runner_read(wsc_runner *r, ws_sub *s, ws_read_result *res)
     int rc = ws_read(s, res);
     if (rc) return rc;
     if (res->is_report) keep_report(r, s, &res->report);
-    for (size_t i = 0; i < res->n; i++) seen(r, ws_read_delivery(s, i));
-    return 0;
+    for (size_t i = 0; i < res->n && !r->oom; i++) seen(r, ws_read_delivery(s, i));
+    return r->oom ? WS_ENOMEM : 0;
 }
 
-/* The handler statements of each alias (file order), built once. */
+/* The handler statements of each alias (file order), built once.  NULL for none, and
+ * when out of memory (oom). */
 static const size_t *handler_of(runner *r, const char *name)
 {
-    if (!r->stmts_of.cap) {
+    if (!r->stmts_of.cap && !r->oom) {
         for (size_t i = 0; i < r->sc->nst; i++) {
             const wsc_stmt *st = &r->sc->st[i];
             if (!st->alias || st->kind == K_PRODUCE) continue;
             size_t li;
             if (!wsi_strmap_get(&r->stmts_of, st->alias, strlen(st->alias), &li)) {
+                size_t **v = wsi_realloc(r->stmt_lists, (r->nstmt_lists + 1) * sizeof *v);
+                if (!v) return oom(r), NULL;
+                r->stmt_lists = v;
                 li = r->nstmt_lists++;
-                r->stmt_lists = realloc(r->stmt_lists, r->nstmt_lists * sizeof *r->stmt_lists);
-                if (!r->stmt_lists) abort();
                 r->stmt_lists[li] = NULL;
-                wsi_strmap_put(&r->stmts_of, st->alias, strlen(st->alias), li);
+                if (wsi_strmap_put(&r->stmts_of, st->alias, strlen(st->alias), li))
+                    return oom(r), NULL;
             }
             size_t n = 0;
             while (r->stmt_lists[li] && r->stmt_lists[li][n] != (size_t)-1) n++;
-            size_t *v = realloc(r->stmt_lists[li], (n + 2) * sizeof *v);
-            if (!v) abort();
+            size_t *v = wsi_realloc(r->stmt_lists[li], (n + 2) * sizeof *v);
+            if (!v) return oom(r), NULL;
             v[n] = i;
             v[n + 1] = (size_t)-1;
             r->stmt_lists[li] = v;
         }
-        if (!r->stmts_of.cap) wsi_strmap_put(&r->stmts_of, "", 0, (size_t)-1);
+        if (!r->stmts_of.cap && wsi_strmap_put(&r->stmts_of, "", 0, (size_t)-1))
+            return oom(r), NULL;
     }
+    if (r->oom) return NULL;
     size_t li;
     if (!wsi_strmap_get(&r->stmts_of, name, strlen(name), &li) || li == (size_t)-1) return NULL;
     return r->stmt_lists[li];
@@ -1452,6 +1525,7 @@ int wsc_runner_handle(wsc_runner *r, ws_delivery *d)
     const char *name = root_alias(r, d);
     int settled = 0, rc = 0;
     const size_t *list = name ? handler_of(r, name) : NULL;
+    if (r->oom) return WS_ENOMEM;
     for (size_t j = 0; list && list[j] != (size_t)-1 && !settled && !ws_sim_dead(r->sim); j++) {
         const wsc_stmt *st = &r->sc->st[list[j]];
         if (st->refused) continue;
@@ -1494,11 +1568,14 @@ void wsc_runner_finish(wsc_runner *r, wsc_result *res)
         return;
     res->trace = ws_sim_trace_text(r->sim, NULL);
     res->diagram = ws_sim_diagram(r->sim, NULL);
-    if (r->opt->picture) res->picture = wsc_picture_svg(r->sim, r->sc->title, NULL);
+    if (r->opt->picture && !(res->picture = wsc_picture_svg(r->sim, r->sc->title, NULL)))
+        oom(r);
     res->trace_hash = ws_sim_trace_hash(r->sim);
     res->counts = ws_sim_get_counts(r->sim);
-    res->state = final_state(r->sim);
+    if (!(res->state = final_state(r->sim))) oom(r);
 }
+
+int wsc_runner_oom(const wsc_runner *r) { return r->oom; }
 
 /* Frees the runner, its simulation and everything it recorded (NULL allowed). */
 void wsc_runner_free(wsc_runner *r)
@@ -1558,16 +1635,18 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
     const char *why = wsc_skips(sc, opt, NULL);
     if (why) {
         res->status = WSC_SKIP;
-        res->report = strdup(why);
+        res->report = wsi_strdup(why);
         return res->report ? 0 : WS_ENOMEM;
     }
     wsc_runner *r = wsc_runner_new(sc, opt);
     if (!r) return WS_ENOMEM;
     for (size_t i = 0; i < sc->nst && !r->failed; i++) run_stmt(r, &sc->st[i]);
-    end_of_run(r);
-    wsc_runner_finish(r, res);
+    if (!r->oom) end_of_run(r);
+    if (!r->oom) wsc_runner_finish(r, res);
+    int rc = r->oom ? WS_ENOMEM : 0;
     wsc_runner_free(r);
-    return 0;
+    if (rc) wsc_result_free(res); /* (what finish made before memory ran out) */
+    return rc;
 }
 
 /* Frees what a result holds; *res is empty afterwards. */

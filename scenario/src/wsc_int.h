@@ -130,7 +130,13 @@ typedef struct wsc_stmt {
     size_t nflines;
 } wsc_stmt;
 
+/* A link of the ring of blocks a scenario owns (parse.c's ledger). */
+typedef struct wsc_mem {
+    struct wsc_mem *prev, *next;
+} wsc_mem;
+
 struct wsc_scenario {
+    wsc_mem mem;        /* every block the parser allocated for it: wsc_free frees them */
     char *name;         /* the file name for messages */
     char *title;
     int title_line;     /* the line of the `scenario` statement */
@@ -154,6 +160,9 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt);
 /* Runs statement i; 0, or -1 once the run failed (wsc_runner_failed). */
 int wsc_runner_exec(wsc_runner *r, size_t i);
 int wsc_runner_failed(const wsc_runner *r);
+/* Whether the run stopped because memory ran out (it has failed too): the caller answers
+ * WS_ENOMEM. */
+int wsc_runner_oom(const wsc_runner *r);
 ws_sim *wsc_runner_sim(wsc_runner *r);
 size_t wsc_runner_subs(const wsc_runner *r);
 ws_sub *wsc_runner_sub(wsc_runner *r, size_t i);

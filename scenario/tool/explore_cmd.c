@@ -22,6 +22,7 @@
 
 #include "explore_cmd.h"
 #include "explore_html.h"
+#include "wsi_alloc.h"
 #include "wsc.h"
 #include "wsi_io.h"
 
@@ -232,8 +233,7 @@ static char *jstring(jreader *r)
     }
     r->p++;
     size_t cap = 64, len = 0;
-    char *s = malloc(cap);
-    if (!s) abort();
+    char *s = wsi_xmalloc(cap);
     while (r->p < r->end && *r->p != '"') {
         char c = *r->p++;
         if (c == '\\') {
@@ -262,8 +262,7 @@ static char *jstring(jreader *r)
         }
         if (len + 2 > cap) {
             cap *= 2;
-            s = realloc(s, cap);
-            if (!s) abort();
+            s = wsi_xrealloc(s, cap);
         }
         s[len++] = c;
     }
@@ -301,11 +300,9 @@ static int jparse(jreader *r, jval *v, int depth)
             return 0;
         }
         for (;;) {
-            v->items = realloc(v->items, (v->n + 1) * sizeof *v->items);
-            if (!v->items) abort();
+            v->items = wsi_xrealloc(v->items, (v->n + 1) * sizeof *v->items);
             if (v->type == J_OBJ) {
-                v->keys = realloc(v->keys, (v->n + 1) * sizeof *v->keys);
-                if (!v->keys) abort();
+                v->keys = wsi_xrealloc(v->keys, (v->n + 1) * sizeof *v->keys);
                 jskip(r);
                 v->keys[v->n] = jstring(r);
                 if (!v->keys[v->n]) return -1;
@@ -422,8 +419,7 @@ static int read_shard(const char *path, shardfile *sf)
 static int merge(char **paths, size_t n, int verbose)
 {
     if (n == 0) return bad("--merge needs the shards' JSON files");
-    shardfile *sf = calloc(n, sizeof *sf);
-    if (!sf) abort();
+    shardfile *sf = wsi_xcalloc(n, sizeof *sf);
     int rc = 0;
     wsc_exploration ex = {0};
     for (size_t i = 0; i < n && !rc; i++) rc = read_shard(paths[i], &sf[i]);
@@ -448,8 +444,7 @@ static int merge(char **paths, size_t n, int verbose)
     }
     if (!rc) {
         size_t ns = sf[0].nshards;
-        unsigned char *have = calloc(ns + 1, 1);
-        if (!have) abort();
+        unsigned char *have = wsi_xcalloc(ns + 1, 1);
         for (size_t i = 0; i < n && !rc; i++) {
             if (have[sf[i].shard]) rc = bad("shard %zu/%zu is given twice", sf[i].shard, ns);
             have[sf[i].shard] = 1;
@@ -459,11 +454,10 @@ static int merge(char **paths, size_t n, int verbose)
         free(have);
     }
     if (!rc && sf[0].error) {
-        ex.error = strdup(sf[0].error);
+        ex.error = wsi_xstrdup(sf[0].error);
     } else if (!rc) {
         ex.npoints = sf[0].points;
-        ex.points = calloc(ex.npoints ? ex.npoints : 1, sizeof *ex.points);
-        if (!ex.points) abort();
+        ex.points = wsi_xcalloc(ex.npoints ? ex.npoints : 1, sizeof *ex.points);
         for (size_t i = 0; i < n && !rc; i++) {
             const jval *res = sf[i].results;
             for (size_t k = 0; k < res->n && !rc; k++) {
@@ -493,8 +487,8 @@ static int merge(char **paths, size_t n, int verbose)
                 p->round_trip = rt->num;
                 p->command = (size_t)cmd->num;
                 p->commands = (size_t)cmds->num;
-                p->command_text = strdup(text->str);
-                p->detail = strdup(det->str);
+                p->command_text = wsi_xstrdup(text->str);
+                p->detail = wsi_xstrdup(det->str);
                 p->forbidden = (int)forb->num;
                 /* the verdict as one of the library's own strings */
                 static const char *const known[] = {"fine", "doubled", "lost", "split",
@@ -568,9 +562,8 @@ int wsim_cmd_explore(int argc, char **argv)
     uint64_t seed = 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t jobs = cores > 0 ? (size_t)cores : 1, shard = 0, nshards = 0;
-    char **files = calloc((size_t)argc + 1, sizeof *files);
+    char **files = wsi_xcalloc((size_t)argc + 1, sizeof *files);
     size_t nfiles = 0;
-    if (!files) abort();
     int rc = -1;
     for (int i = 0; i < argc && rc < 0; i++) {
         const char *a = argv[i];
@@ -652,7 +645,8 @@ int wsim_cmd_explore(int argc, char **argv)
     char *err = NULL;
     wsc_scenario *sc = wsc_parse_file(path, &err);
     if (!sc) {
-        fprintf(stderr, "%s\n", err ? err : "out of memory");
+        if (err) fprintf(stderr, "%s\n", err);
+        else fprintf(stderr, "%s:0:0: error: out of memory\n", path);
         free(err);
         return 2;
     }
@@ -666,7 +660,7 @@ int wsim_cmd_explore(int argc, char **argv)
                               .shard = shard, .nshards = nshards};
     wsc_exploration ex;
     if (wsc_explore_with(sc, &wo, &xo, &ex)) {
-        fprintf(stderr, "wsim: out of memory\n");
+        fprintf(stderr, "wsim: %s: out of memory\n", path);
         wsc_free(sc);
         return 1;
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "explore_html.h"
+#include "wsi_alloc.h"
 
 /* The verdicts a point can have, in the summary's order, with their row colours. */
 static const struct {
@@ -111,7 +112,7 @@ static int idset_add(idset *s, const char *id)
 {
     if ((s->n + 1) * 2 > s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
-        char **slot = calloc(cap, sizeof *slot);
+        char **slot = wsi_calloc(cap, sizeof *slot);
         if (!slot) return -1;
         for (size_t i = 0; i < s->cap; i++) {
             if (!s->slot[i]) continue;
@@ -126,7 +127,7 @@ static int idset_add(idset *s, const char *id)
     size_t k = fnv(id) & (s->cap - 1);
     for (; s->slot[k]; k = (k + 1) & (s->cap - 1))
         if (strcmp(s->slot[k], id) == 0) return 0;
-    if (!(s->slot[k] = strdup(id))) return -1;
+    if (!(s->slot[k] = wsi_strdup(id))) return -1;
     s->n++;
     return 1;
 }

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 
 #include "explore_cmd.h"
+#include "wsi_alloc.h"
+#include "wsi_buf.h"
 #include "wsc.h"
 #include "wsi_io.h"
 #include "wsm.h" /* model/: the run generator, the model and the shrinker */
@@ -151,7 +153,7 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
 {
     memset(o, 0, sizeof *o);
     o->format = "text";
-    o->paths = calloc((size_t)argc + 1, sizeof *o->paths);
+    o->paths = wsi_xcalloc((size_t)argc + 1, sizeof *o->paths);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -224,9 +226,8 @@ typedef struct files {
 
 static void add_file(files *f, const char *path)
 {
-    f->v = realloc(f->v, (f->n + 1) * sizeof *f->v);
-    if (!f->v) abort();
-    f->v[f->n++] = strdup(path);
+    f->v = wsi_xrealloc(f->v, (f->n + 1) * sizeof *f->v);
+    f->v[f->n++] = wsi_xstrdup(path);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -247,7 +248,7 @@ static int walk(const char *dir, files *f)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
         size_t n = strlen(dir) + strlen(e->d_name) + 2;
-        char *p = malloc(n);
+        char *p = wsi_xmalloc(n);
         snprintf(p, n, "%s/%s", dir, e->d_name);
         add_file(&here, p);
         free(p);
@@ -278,7 +279,7 @@ static int collect(const opts *o, files *f)
             fprintf(stderr, "wsim: %s: %s\n", o->paths[i], strerror(errno));
             rc = -1;
         } else if (S_ISDIR(st.st_mode)) {
-            char *dir = strdup(o->paths[i]);
+            char *dir = wsi_xstrdup(o->paths[i]);
             size_t l = strlen(dir);
             while (l > 1 && dir[l - 1] == '/') dir[--l] = '\0';
             if (walk(dir, f)) rc = -1;
@@ -297,13 +298,14 @@ static int collect(const opts *o, files *f)
 /* Parses every file first: a malformed one means nothing runs. */
 static int parse_all(const files *f, wsc_scenario ***out)
 {
-    wsc_scenario **sc = calloc(f->n ? f->n : 1, sizeof *sc);
+    wsc_scenario **sc = wsi_xcalloc(f->n ? f->n : 1, sizeof *sc);
     int bad = 0;
     for (size_t i = 0; i < f->n; i++) {
         char *err = NULL;
         sc[i] = wsc_parse_file(f->v[i], &err);
         if (!sc[i]) {
-            fprintf(stderr, "%s\n", err ? err : "out of memory");
+            if (err) fprintf(stderr, "%s\n", err);
+            else fprintf(stderr, "%s:0:0: error: out of memory\n", f->v[i]);
             free(err);
             bad = 1;
         }
@@ -371,14 +373,24 @@ static int cmd_run(int argc, char **argv)
     }
     wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1,
                       .fake_server = o.fake_server, .cluster = o.cluster};
-    wsc_result *res = calloc(f.n, sizeof *res);
+    wsc_result *res = wsi_xcalloc(f.n, sizeof *res);
     size_t passed = 0, failed = 0, skipped = 0;
     int tap = strcmp(o.format, "tap") == 0, junit = strcmp(o.format, "junit") == 0;
     if (tap) printf("TAP version 13\n1..%zu\n", f.n);
     for (size_t i = 0; i < f.n; i++) {
         if (wsc_run(sc[i], &wo, &res[i]) != 0) {
-            res[i].status = WSC_ERROR;
-            res[i].report = strdup("out of memory");
+            /* the scenario library ran out of memory (wsc.h): one line, and stop */
+            fprintf(stderr, "wsim: %s: out of memory\n", f.v[i]);
+            for (size_t k = 0; k < f.n; k++) {
+                wsc_result_free(&res[k]); /* (res[i] is empty) */
+                wsc_free(sc[k]);
+                free(f.v[k]);
+            }
+            free(res);
+            free(sc);
+            free(f.v);
+            free(o.paths);
+            return 1;
         }
         wsc_result *r = &res[i];
         const char *needs = "";
@@ -464,9 +476,8 @@ static int cmd_run(int argc, char **argv)
 static char *mask(const char *s)
 {
     size_t n = strlen(s);
-    char *out = malloc(n * 2 + 64);
-    char **ids = NULL;
-    size_t nids = 0, o = 0, cap = n * 2 + 64;
+    wsi_buf out = {0};
+    wsi_buf_xadd(&out, "", 0);
     for (size_t i = 0; i < n;) {
         size_t d = 0;
         while (i + d < n && s[i + d] >= '0' && s[i + d] <= '9') d++;
@@ -476,40 +487,21 @@ static char *mask(const char *s)
             if (e < n && s[e] == '-' && e + 1 < n && s[e + 1] >= '0' && s[e + 1] <= '9') {
                 e++;
                 while (e < n && s[e] >= '0' && s[e] <= '9') e++;
-                size_t k;
-                for (k = 0; k < nids; k++)
-                    if (strlen(ids[k]) == e - i && memcmp(ids[k], s + i, e - i) == 0) break;
-                if (k == nids) {
-                    ids = realloc(ids, (nids + 1) * sizeof *ids);
-                    ids[nids] = calloc(e - i + 1, 1);
-                    memcpy(ids[nids++], s + i, e - i);
-                }
                 /* not numbered: the fake gives two streams the same ids where a real
                  * server's clock moves between them */
-                char tag[32];
-                int tl = snprintf(tag, sizeof tag, "<id>");
-                if (o + (size_t)tl + 1 > cap) out = realloc(out, cap = cap * 2 + (size_t)tl);
-                memcpy(out + o, tag, (size_t)tl);
-                o += (size_t)tl;
+                wsi_buf_xputs(&out, "<id>");
                 i = e;
                 continue;
             }
-            if (o + 5 > cap) out = realloc(out, cap = cap * 2 + 8);
-            memcpy(out + o, "<ms>", 4);
-            o += 4;
+            wsi_buf_xputs(&out, "<ms>");
             i += d;
             continue;
         }
         if (d == 0) d = 1;
-        if (o + d + 1 > cap) out = realloc(out, cap = cap * 2 + d);
-        memcpy(out + o, s + i, d);
-        o += d;
+        wsi_buf_xadd(&out, s + i, d);
         i += d;
     }
-    out[o] = '\0';
-    for (size_t k = 0; k < nids; k++) free(ids[k]);
-    free(ids);
-    return out;
+    return wsi_buf_xtake(&out);
 }
 
 /* Idle times and lag-like figures depend on the real clock: XPENDING's and XINFO's
@@ -579,8 +571,18 @@ static int cmd_diff(int argc, char **argv)
             continue;
         }
         wsc_result a, b;
-        if (wsc_run(sc[i], &fo, &a) || wsc_run(sc[i], &ro, &b)) {
-            fprintf(stderr, "wsim: out of memory\n");
+        int rca = wsc_run(sc[i], &fo, &a), rcb = rca ? 0 : wsc_run(sc[i], &ro, &b);
+        if (rca || rcb) {
+            /* the scenario library ran out of memory (wsc.h): one line, and stop */
+            fprintf(stderr, "wsim: %s: out of memory\n", f.v[i]);
+            if (!rca) wsc_result_free(&a);
+            for (size_t k = 0; k < f.n; k++) {
+                wsc_free(sc[k]);
+                free(f.v[k]);
+            }
+            free(sc);
+            free(f.v);
+            free(o.paths);
             return 1;
         }
         char *ta = mask(a.trace ? a.trace : ""), *tb = mask(b.trace ? b.trace : "");
@@ -639,17 +641,20 @@ static int cmd_show(int argc, char **argv, int diagram)
     }
     char *err = NULL;
     wsc_scenario *sc = wsc_parse_file(o.paths[0], &err);
-    free(o.paths);
     if (!sc) {
-        fprintf(stderr, "%s\n", err ? err : "out of memory");
+        if (err) fprintf(stderr, "%s\n", err);
+        else fprintf(stderr, "%s:0:0: error: out of memory\n", o.paths[0]);
         free(err);
+        free(o.paths);
         return 2;
     }
+    free(o.paths);
     int svg = diagram && strcmp(o.format, "svg") == 0;
     wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1,
                       .picture = svg};
     wsc_result r;
     if (wsc_run(sc, &wo, &r)) {
+        fprintf(stderr, "wsim: %s: out of memory\n", wsc_name(sc));
         wsc_free(sc);
         return 1;
     }
@@ -751,6 +756,10 @@ static int cmd_grammar(int argc, char **argv)
         return 0;
     }
     char *g = wsc_grammar();
+    if (!g) {
+        fputs("wsim: out of memory\n", stderr);
+        return 1;
+    }
     if (argc == 0) {
         fputs(g, stdout);
         free(g);
@@ -779,8 +788,7 @@ static int cmd_grammar(int argc, char **argv)
     }
     b += strlen(GRAMMAR_BEGIN) + 1;
     size_t glen = strlen(g);
-    char *block = malloc(glen + 32);
-    if (!block) abort();
+    char *block = wsi_xmalloc(glen + 32);
     int blen = snprintf(block, glen + 32, "```text\n%s```\n", g);
     int same = (size_t)(e - b) == (size_t)blen && memcmp(b, block, (size_t)blen) == 0;
     int rc = 0;
@@ -813,6 +821,10 @@ int main(int argc, char **argv)
         fputs(USAGE, stderr);
         return 2;
     }
+    /* test only (scenario/tests/oom_tool.sh): every allocation of common/'s family from
+     * the N-th on fails, so that each out-of-memory path of the tool can be watched */
+    const char *fail_at = getenv("WSIM_TEST_ALLOC_FAIL");
+    if (fail_at) wsi_alloc_fail_at(strtoul(fail_at, NULL, 10), 0);
     const char *cmd = argv[1];
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);

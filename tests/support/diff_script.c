@@ -6,6 +6,7 @@
  * fr_split_line only says that the line does not split.
  */
 #include "diff_script.h"
+#include "wsi_alloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -134,12 +135,12 @@ static int parse_directive(const char *p, int col, const char *line, ds_line *ou
             while (*q && isspace((unsigned char)*q)) q++;
         }
         if (*q) return set_error(err, (int)(q - line) + 1, "!config takes two arguments");
-        out->argv = calloc(2, sizeof(*out->argv));
-        out->argvlen = calloc(2, sizeof(*out->argvlen));
+        out->argv = wsi_calloc(2, sizeof(*out->argv));
+        out->argvlen = wsi_calloc(2, sizeof(*out->argvlen));
         if (!out->argv || !out->argvlen) return set_error(err, col, "out of memory");
         out->argc = 2;
         for (int i = 0; i < 2; i++) {
-            if (!(out->argv[i] = strndup(w[i], wl[i])))
+            if (!(out->argv[i] = wsi_memdup(w[i], wl[i])))
                 return set_error(err, col, "out of memory");
             out->argvlen[i] = wl[i];
         }
@@ -159,12 +160,12 @@ static int parse_directive(const char *p, int col, const char *line, ds_line *ou
             while (*q && isspace((unsigned char)*q)) q++;
         }
         if (nw < 3) return set_error(err, argcol, "!dumprestore needs SRC DST TTL [OPTION...]");
-        out->argv = calloc((size_t)nw, sizeof(*out->argv));
-        out->argvlen = calloc((size_t)nw, sizeof(*out->argvlen));
+        out->argv = wsi_calloc((size_t)nw, sizeof(*out->argv));
+        out->argvlen = wsi_calloc((size_t)nw, sizeof(*out->argvlen));
         if (!out->argv || !out->argvlen) return set_error(err, col, "out of memory");
         out->argc = nw;
         for (int i = 0; i < nw; i++) {
-            if (!(out->argv[i] = strndup(w[i], wl[i])))
+            if (!(out->argv[i] = wsi_memdup(w[i], wl[i])))
                 return set_error(err, col, "out of memory");
             out->argvlen[i] = wl[i];
         }
@@ -185,8 +186,7 @@ int ds_parse_line(const char *line_in, int lineno, ds_line *out, ds_error *err) 
     /* Work on a copy without the trailing white space (and \r of a CRLF file). */
     size_t len = strlen(line_in);
     while (len > 0 && isspace((unsigned char)line_in[len - 1])) len--;
-    char *line = malloc(len + 1);
-    if (!line) abort();
+    char *line = wsi_xmalloc(len + 1);
     memcpy(line, line_in, len);
     line[len] = '\0';
 
@@ -198,8 +198,7 @@ int ds_parse_line(const char *line_in, int lineno, ds_line *out, ds_error *err) 
     }
     out->lineno = lineno;
     out->client = 1;
-    out->text = strdup(p);
-    if (!out->text) abort();
+    out->text = wsi_xstrdup(p);
 
     int rc;
     if (*p == '!') {
@@ -297,10 +296,8 @@ void ds_line_free(ds_line *l) {
 }
 
 ds_script *ds_parse_text(const char *name, const char *text, size_t len, FILE *errout) {
-    ds_script *s = calloc(1, sizeof *s);
-    if (!s) abort();
-    s->name = strdup(name);
-    if (!s->name) abort();
+    ds_script *s = wsi_xcalloc(1, sizeof *s);
+    s->name = wsi_xstrdup(name);
     s->nclients = 1;
     size_t cap = 0;
     int errors = 0;
@@ -344,8 +341,7 @@ ds_script *ds_parse_text(const char *name, const char *text, size_t len, FILE *e
                 errors++;
             } else {
                 prev->has_expected = 1;
-                prev->expected = raw.data ? raw.data : strdup("");
-                if (!prev->expected) abort();
+                prev->expected = raw.data ? raw.data : wsi_xstrdup("");
                 prev->expected_len = raw.len;
                 raw.data = NULL;
             }
@@ -383,8 +379,7 @@ ds_script *ds_parse_text(const char *name, const char *text, size_t len, FILE *e
         if (l.kind == DS_COMMAND && l.client > s->nclients) s->nclients = l.client;
         if (s->count == cap) {
             cap = cap ? cap * 2 : 64;
-            ds_line *nl2 = realloc(s->lines, cap * sizeof *nl2);
-            if (!nl2) abort();
+            ds_line *nl2 = wsi_xrealloc(s->lines, cap * sizeof *nl2);
             s->lines = nl2;
         }
         s->lines[s->count++] = l;
@@ -479,8 +474,7 @@ static int sort_one(const char *raw, size_t len, size_t *used, rh_buf *out, int 
         return 0;
     }
     if ((unsigned long long)n > len) return -1; /* every element takes at least 3 bytes */
-    rh_buf *elems = calloc((size_t)n, sizeof *elems);
-    if (!elems) abort();
+    rh_buf *elems = wsi_xcalloc((size_t)n, sizeof *elems);
     size_t off = hdr;
     int rc = 0;
     for (long long i = 0; i < n && rc == 0; i++) {

@@ -10,10 +10,11 @@
 #include <cmocka.h>
 
 #include "fake_fixture.h"
+#include "wsi_alloc.h"
 
 fake_fixture *fake_fixture_new(const fr_config *cfg, int clients)
 {
-    fake_fixture *f = calloc(1, sizeof(*f));
+    fake_fixture *f = wsi_xcalloc(1, sizeof(*f));
     assert_non_null(f);
     f->srv = fr_server_new(cfg);
     assert_non_null(f->srv);

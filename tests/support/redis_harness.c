@@ -5,6 +5,7 @@
  * hanging it.
  */
 #include "redis_harness.h"
+#include "wsi_alloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -40,12 +41,7 @@ static void buf_reserve(rh_buf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + extra + 1) cap *= 2;
-    char *p = realloc(b->data, cap);
-    if (!p) {
-        fprintf(stderr, "redis_harness: out of memory\n");
-        abort();
-    }
-    b->data = p;
+    b->data = wsi_xrealloc(b->data, cap);
     b->cap = cap;
 }
 
@@ -381,8 +377,7 @@ struct rh_conn {
 };
 
 static rh_conn *conn_from_fd(int fd) {
-    rh_conn *c = calloc(1, sizeof *c);
-    if (!c) abort();
+    rh_conn *c = wsi_xcalloc(1, sizeof *c);
     c->fd = fd;
     c->timeout_ms = RH_TIMEOUT_MS;
     return c;
@@ -486,8 +481,7 @@ rh_server *rh_start(const rh_options *opt) {
 
     int attempts = opt->cluster ? RH_CLUSTER_ATTEMPTS : 1;
     for (int attempt = 1; attempt <= attempts; attempt++) {
-        rh_server *srv = calloc(1, sizeof *srv);
-        if (!srv) abort();
+        rh_server *srv = wsi_xcalloc(1, sizeof *srv);
         srv->cluster = opt->cluster;
 
         const char *tmp = getenv("TMPDIR");
@@ -683,8 +677,7 @@ static int conn_fill(rh_conn *c, int64_t deadline) {
         }
         if (c->rcap - c->rlen < 16384) {
             size_t cap = c->rcap ? c->rcap * 2 : 65536;
-            char *p = realloc(c->rbuf, cap);
-            if (!p) abort();
+            char *p = wsi_xrealloc(c->rbuf, cap);
             c->rbuf = p;
             c->rcap = cap;
         }

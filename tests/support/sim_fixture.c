@@ -1,6 +1,7 @@
 /* sim_fixture.c -- the consumer model's test fixture (sim_fixture.h): runs each test body
  * on the fake and on redis-server, and compares the runs' transcripts and traces. */
 #include "sim_fixture.h"
+#include "wsi_alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,8 +37,7 @@ static char *own(sf_world *w, char *s)
     if (!s) fail_msg("out of memory");
     if (w->nowned == w->capowned) {
         w->capowned = w->capowned ? w->capowned * 2 : 64;
-        w->owned = realloc(w->owned, w->capowned * sizeof *w->owned);
-        if (!w->owned) fail_msg("out of memory");
+        w->owned = wsi_xrealloc(w->owned, w->capowned * sizeof *w->owned);
     }
     w->owned[w->nowned++] = s;
     return s;
@@ -49,8 +49,7 @@ static char *vfmt(const char *fmt, va_list ap)
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap2);
     va_end(ap2);
-    char *s = malloc((size_t)n + 1);
-    if (!s) fail_msg("out of memory");
+    char *s = wsi_xmalloc((size_t)n + 1);
     vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
 }
@@ -163,8 +162,8 @@ char *sf_mask(const char *text)
                                        memcmp(ids[idx], text + i, k - i) == 0))
                     idx++;
                 if (idx == nids) {
-                    ids = realloc(ids, (nids + 1) * sizeof *ids);
-                    ids[nids] = strndup(text + i, k - i);
+                    ids = wsi_xrealloc(ids, (nids + 1) * sizeof *ids);
+                    ids[nids] = wsi_xmemdup(text + i, k - i);
                     nids++;
                 }
                 rh_buf_printf(&a, "<id%zu>", idx + 1);
@@ -216,9 +215,7 @@ static const fr_reply *admin(ws_sim *sim, const char *line)
 
 static char *reply_text(const fr_reply *r)
 {
-    char *t = ws_reply_text(r, NULL);
-    if (!t) fail_msg("out of memory");
-    return t;
+    return ws_reply_text(r, NULL); /* (libwsim aborts when out of memory) */
 }
 
 static const char *vq(ws_sim *sim, const char *fmt, va_list ap)
@@ -566,8 +563,7 @@ ws_sim *sf_sim(sf_world *w, uint64_t seed)
 
 static sf_world *world_new(int real)
 {
-    sf_world *w = calloc(1, sizeof *w);
-    if (!w) fail_msg("out of memory");
+    sf_world *w = wsi_xcalloc(1, sizeof *w);
     w->real = real;
     return w;
 }
@@ -588,8 +584,8 @@ static void dump_keyspace(sf_world *w, ws_sim *sim)
 {
     const fr_reply *r = admin(sim, "KEYS *");
     size_t n = r->count;
-    char **keys = calloc(n ? n : 1, sizeof *keys);
-    for (size_t i = 0; i < n; i++) keys[i] = strndup(r->elements[i].str, r->elements[i].len);
+    char **keys = wsi_xcalloc(n ? n : 1, sizeof *keys);
+    for (size_t i = 0; i < n; i++) keys[i] = wsi_xmemdup(r->elements[i].str, r->elements[i].len);
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
             char *t = keys[j];
@@ -618,11 +614,11 @@ static void dump_keyspace(sf_world *w, ws_sim *sim)
             snprintf(line, sizeof line, "XINFO GROUPS \"%s\"", k);
             const fr_reply *g = admin(sim, line);
             size_t ng = g->count;
-            char **groups = calloc(ng ? ng : 1, sizeof *groups);
+            char **groups = wsi_xcalloc(ng ? ng : 1, sizeof *groups);
             for (size_t gi = 0; gi < ng; gi++) {
                 const fr_reply *gr = &g->elements[gi];
                 /* name, consumers, pending, last-delivered-id */
-                groups[gi] = strndup(gr->elements[1].str, gr->elements[1].len);
+                groups[gi] = wsi_xmemdup(gr->elements[1].str, gr->elements[1].len);
                 char *info = reply_text(gr);
                 rh_buf_printf(&w->log, "    group %s\n", info ? info : "?");
                 free(info);
@@ -655,7 +651,7 @@ static void world_finish(sf_world *w, char **transcript, char **trace)
     *trace = NULL;
     if (w->nsims == 0) {
         *transcript = sf_mask(w->log.data ? w->log.data : "");
-        *trace = strdup("");
+        *trace = wsi_xstrdup("");
         return;
     }
     ws_sim *sim = w->sims[w->nsims - 1];
@@ -756,7 +752,7 @@ void sf_run(const char *name, void (*body)(sf_world *w))
     int same = same_up_to_ids(tx_fake, tx_real) && same_up_to_ids(tr_fake, tr_real);
     if (!same) {
         /* Copies on the stack of this frame would leak on fail_msg: keep them in a world. */
-        g_cur = calloc(1, sizeof *g_cur);
+        g_cur = wsi_xcalloc(1, sizeof *g_cur);
         own(g_cur, tx_fake);
         own(g_cur, tx_real);
         own(g_cur, tr_fake);

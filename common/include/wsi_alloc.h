@@ -1,0 +1,90 @@
+/* wsi_alloc.h -- the one allocation family of wsim's own code: the engine (libwsim), the
+ * scenario library and the wsim tool, the model (libwsm), the benchmarks, the fuzz
+ * targets and the tests' support code.  (libfakeredis and fakeredis-server keep their
+ * fri_ family.)  docs/architecture.md, "Running out of memory", says which module does
+ * what when memory runs out; this header gives the means:
+ *
+ *   - wsi_malloc, wsi_calloc, wsi_realloc, wsi_memdup, wsi_strdup return NULL when out of
+ *     memory (wsi_realloc leaves p as it was).  For code that reports it as an error
+ *     (the scenario library: WS_ENOMEM, "name:0:0: error: out of memory").
+ *   - wsi_xmalloc, wsi_xcalloc, wsi_xrealloc, wsi_xmemdup, wsi_xstrdup never return NULL:
+ *     out of memory prints one line "wsim: out of memory in MODULE" on stderr and aborts.
+ *     MODULE is WSI_MODULE, a string each target defines (libwsim, libwsm, wsim, bench,
+ *     fuzz, tests); a target that does not define it (libwscenario, which must report
+ *     instead) has no x forms, so it cannot abort by mistake.
+ *
+ * A size of 0 still gives a block (never NULL on success).  Free with free().
+ *
+ * Every allocation of the family passes one test-only hook, wsi_alloc_fail_at: it makes
+ * the n-th allocation from now fail, once or from then on -- SQLite's fault loops fail
+ * allocation n = 1, 2, ... until a run completes (tests/unit/test_oom.c does that to a
+ * scenario).  The hook is process-wide state, as the family is: no threads allocate on
+ * a simulation path. */
+#ifndef WSI_ALLOC_H
+#define WSI_ALLOC_H
+
+#include <stddef.h>
+
+/* n bytes, or NULL when out of memory. */
+void *wsi_malloc(size_t n);
+/* n * size zeroed bytes, or NULL when out of memory (or when n * size overflows). */
+void *wsi_calloc(size_t n, size_t size);
+/* p resized to n bytes, or NULL when out of memory (p is then untouched). */
+void *wsi_realloc(void *p, size_t n);
+/* A NUL-terminated copy of p[0..len), or NULL when out of memory. */
+char *wsi_memdup(const void *p, size_t len);
+/* A copy of s; NULL when s is NULL or out of memory. */
+char *wsi_strdup(const char *s);
+
+/* Prints "wsim: out of memory in <module>" and a newline on stderr, and aborts. */
+_Noreturn void wsi_oom(const char *module);
+
+/* ----- The test hook ---------------------------------------------------------------------- */
+
+/* The n-th allocation of the family from now fails (n >= 1); unless once, every
+ * allocation after it fails too.  n == 0 turns the hook off.  Test code only. */
+void wsi_alloc_fail_at(unsigned long n, int once);
+/* How many allocations the hook has failed since the last wsi_alloc_fail_at. */
+unsigned long wsi_alloc_failed(void);
+
+/* ----- The aborting forms (targets that define WSI_MODULE) -------------------------------- */
+
+#ifdef WSI_MODULE
+static inline void *wsi_xmalloc(size_t n)
+{
+    void *p = wsi_malloc(n);
+    if (!p) wsi_oom(WSI_MODULE);
+    return p;
+}
+
+static inline void *wsi_xcalloc(size_t n, size_t size)
+{
+    void *p = wsi_calloc(n, size);
+    if (!p) wsi_oom(WSI_MODULE);
+    return p;
+}
+
+static inline void *wsi_xrealloc(void *p, size_t n)
+{
+    void *q = wsi_realloc(p, n);
+    if (!q) wsi_oom(WSI_MODULE);
+    return q;
+}
+
+static inline char *wsi_xmemdup(const void *p, size_t len)
+{
+    char *s = wsi_memdup(p, len);
+    if (!s) wsi_oom(WSI_MODULE);
+    return s;
+}
+
+/* NULL only for a NULL s. */
+static inline char *wsi_xstrdup(const char *s)
+{
+    char *d = wsi_strdup(s);
+    if (s && !d) wsi_oom(WSI_MODULE);
+    return d;
+}
+#endif
+
+#endif /* WSI_ALLOC_H */
