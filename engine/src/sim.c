@@ -66,7 +66,6 @@ static ws_conn *connect_one(ws_sim *sim, const char *label, int faulty)
     if (faulty && !sim->cfg.no_faults) c = ws_conn_faulty(c);
     if (!c) return NULL;
     ws_conn_set_label(c, label);
-    ws_conn_set_trace(c, wsi_trace_hook, sim);
     return c;
 }
 
@@ -261,7 +260,6 @@ void ws_sim_free(ws_sim *sim)
     free(sim->viol_text);
     free(sim->viol);
     free(sim->viol_root);
-    free(sim->last_fates);
     ws_conn_close(sim->reader);
     ws_conn_close(sim->window);
     ws_conn_close(sim->admin);
@@ -313,11 +311,22 @@ wsi_cmd *wsi_rec_cmd(ws_sim *sim, const wsi_cmd *c)
 
 /* ----- Sending ------------------------------------------------------------------------------ */
 
-int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *const *cmds,
-             const int *roles, ws_delivery *const *dls, const size_t *effects, ws_sub *sub,
-             uint64_t flush, const fr_reply **replies)
+/* What the connection's round trip was, as its trace hook would have seen it: read back
+ * from the connection once ws_pipeline returned (its replies and fates live until c's next
+ * round trip). */
+static ws_round_trip round_trip_of(const ws_conn *c, const char *cause, size_t n,
+                                   const fr_command *fc, int status)
+{
+    return (ws_round_trip){.conn = c->label, .cause = cause ? cause : "",
+                           .index = c->stats.round_trips, .status = status, .note = c->note,
+                           .n = n, .commands = fc, .replies = c->rbuf, .fates = c->fbuf};
+}
+
+int wsi_send(ws_sim *sim, ws_conn *c, size_t n, wsi_cmd *const *cmds, const wsi_annot *an,
+             const fr_reply **replies)
 {
     if (n == 0) return 0;
+    const char *cause = an->cause;
     /* the admin connection is not the consumer's: it outlives the consumer's crashes */
     if (!c || (sim->dead && c != sim->admin))
         return wsi_fail(sim, WS_EDEAD, "the consumer process is dead");
@@ -326,26 +335,25 @@ int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *cons
     for (size_t i = 0; i < n; i++)
         fc[i] = (fr_command){cmds[i]->argc, (const char *const *)cmds[i]->argv,
                              cmds[i]->argvlen};
-    sim->an_role = roles;
-    sim->an_dl = dls;
-    sim->an_effect = effects;
-    sim->an_sub = sub;
-    sim->an_flush = flush;
-    sim->an_cmds = cmds;
+    uint64_t before = c->stats.round_trips;
     int rc = ws_pipeline(c, cause, n, fc, replies);
-    sim->an_role = NULL;
-    sim->an_dl = NULL;
-    sim->an_effect = NULL;
-    sim->an_sub = NULL;
-    sim->an_flush = 0;
-    sim->an_cmds = NULL;
+    if (c->stats.round_trips != before) { /* it left (a refused or failed one too) */
+        ws_round_trip rt = round_trip_of(c, cause, n, fc, rc);
+        wsi_eff small[16];
+        wsi_eff *eff = n <= 16 ? small : wsi_xmalloc(n * sizeof *eff);
+        wsi_effective(&rt, an, eff);
+        wsi_ledger(sim, &rt, cmds, an, eff);
+        if (!sim->quiet && !sim->cfg.no_trace) wsi_trace_round_trip(sim, &rt, cmds, an, eff);
+        if (eff != small) free(eff);
+    }
     if (fc != stackc) free(fc);
+    int role0 = wsi_annot_role(an, 0);
     if (c != sim->admin) {
         sim->counts.round_trips++;
-        if (flush) sim->counts.flush_round_trips++;
-        else if (roles && (roles[0] == WSI_ROLE_READ || roles[0] == WSI_ROLE_SWEEP))
+        if (an->flush) sim->counts.flush_round_trips++;
+        else if (role0 == WSI_ROLE_READ || role0 == WSI_ROLE_SWEEP)
             sim->counts.read_round_trips++;
-        else if (!roles || roles[0] != WSI_ROLE_SUBSCRIBE)
+        else if (role0 != WSI_ROLE_SUBSCRIBE)
             sim->counts.pool_round_trips++;
     }
     if (rc == 0) return 0;
@@ -379,9 +387,9 @@ int ws_sim_command_as(ws_sim *sim, const char *cause, int argc, const char *cons
 {
     if (argc < 1 || !argv) return wsi_fail(sim, WS_EINVAL, "ws_sim_command: no command");
     wsi_cmd *c = wsi_cmd_copy(argc, argv, argvlen);
-    int role = WSI_ROLE_SETUP;
     const fr_reply *r = NULL;
-    int rc = wsi_send(sim, sim->admin, cause, 1, &c, &role, NULL, NULL, NULL, 0, &r);
+    int rc = wsi_send(sim, sim->admin, 1, &c, &(wsi_annot){.cause = cause, .role = WSI_ROLE_SETUP},
+                      &r);
     wsi_cmd_free(c);
     if (reply) *reply = r;
     return rc;
@@ -450,9 +458,9 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
         return wsi_fail(sim, WS_EINVAL, "ws_sim_produce: unknown form %d", form);
     /* the producer publishes as a handler's publish does: the same command */
     wsi_cmd *c = wsi_publish_cmd(form, key, payload, payload_len, headers, nheaders);
-    int role = WSI_ROLE_SETUP;
     const fr_reply *r = NULL;
-    int rc = wsi_send(sim, sim->admin, "produce", 1, &c, &role, NULL, NULL, NULL, 0, &r);
+    int rc = wsi_send(sim, sim->admin, 1, &c,
+                      &(wsi_annot){.cause = "produce", .role = WSI_ROLE_SETUP}, &r);
     if (rc == 0 && r->type == FR_REPLY_ERROR)
         rc = wsi_fail(sim, WS_EINVAL, "producing into %s failed: %s", key, r->str);
     if (rc) {
@@ -637,9 +645,9 @@ static int fire_one_timer(ws_sim *sim)
     sim->timers[best] = sim->timers[--sim->ntimers];
     char cause[128];
     snprintf(cause, sizeof cause, "retry timer of %s", t.d->shown);
-    int role = WSI_ROLE_TIMER;
     const fr_reply *r = NULL;
-    int rc = wsi_send(sim, sim->window, cause, 1, &t.cmd, &role, &t.d, NULL, t.sub, 0, &r);
+    wsi_annot an = {.cause = cause, .sub = t.sub, .role = WSI_ROLE_TIMER, .dl = t.d};
+    int rc = wsi_send(sim, sim->window, 1, &t.cmd, &an, &r);
     if (rc == 0 && r->type == FR_REPLY_BULK && wsi_cmd_is(t.cmd, "XADD"))
         wsi_lineage_add(sim, t.d, r->str, r->len);
     wsi_cmd_free(t.cmd);

@@ -105,6 +105,55 @@ typedef enum wsi_role {
     WSI_ROLE_SUBSCRIBE, /* a subscription's start: its group made, its channel subscribed */
 } wsi_role;
 
+/* What a round trip is for, given to wsi_send by whoever builds it: the one description
+ * the ledger and the trace both read.  A per-command array, when set, wins over the
+ * single value for every command. */
+typedef struct wsi_annot {
+    const char *cause;        /* why it is sent (the trace's heading), e.g. "read 3 of s" */
+    ws_sub *sub;              /* on behalf of this subscription, or NULL */
+    uint64_t flush;           /* the subscription's flush it carries; 0: not a flush */
+    int role;                 /* every command's WSI_ROLE_* (when roles is NULL) */
+    struct ws_delivery *dl;   /* every command's delivery, or NULL (when dls is NULL) */
+    const int *roles;         /* per command: its WSI_ROLE_*, or NULL */
+    struct ws_delivery *const *dls; /* per command: the delivery it came from, or NULL */
+    const size_t *effects;    /* per command: the index of its effect in its delivery's
+                                 list, or (size_t)-1; NULL: no command is an effect */
+    const size_t *pipes;      /* a flush's commands' pipelines (1-based), or NULL */
+    struct ws_delivery *const *xack; /* the deliveries a shared XACK of it names */
+    size_t nxack;
+} wsi_annot;
+
+static inline int wsi_annot_role(const wsi_annot *an, size_t i)
+{
+    return an->roles ? an->roles[i] : an->role;
+}
+static inline struct ws_delivery *wsi_annot_dl(const wsi_annot *an, size_t i)
+{
+    return an->dls ? an->dls[i] : an->dl;
+}
+static inline size_t wsi_annot_effect(const wsi_annot *an, size_t i)
+{
+    return an->effects ? an->effects[i] : (size_t)-1;
+}
+
+/* What one command of a round trip did, as it counts: worked out once per round trip
+ * (wsi_effective) and read by the ledger and the trace alike.  A command queued between
+ * a MULTI that opened a transaction and its EXEC is decided by that EXEC; any other
+ * command (one after a MULTI the server refused too) by its own reply. */
+typedef struct wsi_eff {
+    int fate;                 /* alone: its own ws_fate; in a transaction: the EXEC's when
+                                 the EXEC ran, else WS_FATE_UNSENT */
+    const fr_reply *reply;    /* alone: its own reply (NULL: none); in a transaction: its
+                                 element of the EXEC's array (NULL when the EXEC did not
+                                 run) */
+    unsigned char tx;         /* queued in a transaction (an EXEC: its MULTI opened one) */
+    unsigned char ran;        /* alone: it reached the server; in a transaction (and an
+                                 EXEC): the EXEC reached it and answered an array */
+    unsigned char discarded;  /* in a transaction whose EXEC never reached the server: it
+                                 was discarded with the connection */
+    unsigned char took;       /* it ran and its reply is no error: it took effect */
+} wsi_eff;
+
 /* ----- Deliveries ------------------------------------------------------------------------ */
 
 /* Where a command was applied: kept as data at every round trip and written out
@@ -313,7 +362,7 @@ typedef struct wsi_flushrec {
 struct ws_sim {
     ws_sim_config cfg;
     wsi_arena records;      /* the long-lived records (see the top of this file) */
-    wsi_text scratch;       /* the trace hook's text of a round trip, reused */
+    wsi_text scratch;       /* the trace's text of a round trip, reused */
     char *backend;
     fr_server *fake;        /* owned (unless cfg.reuse), or NULL on a real server */
     ws_conn *admin;         /* setup and checks (not the consumer's) */
@@ -385,19 +434,6 @@ struct ws_sim {
     fr_server *table;       /* a fake used only for its command table (real servers) */
     char **crashes;         /* per incarnation (index incarnation-1): where it crashed */
     size_t ncrashes;
-    /* annotations of the round trip being sent (read by the trace hook) */
-    const int *an_role;
-    ws_delivery *const *an_dl;
-    const size_t *an_effect; /* index into an_dl's effects, or (size_t)-1 */
-    wsi_cmd *const *an_cmds;
-    ws_delivery **an_xack;  /* the deliveries a shared XACK of this round trip names */
-    size_t an_nxack;
-    const size_t *an_pipe;  /* a flush round trip's commands' pipelines (1-based), or NULL */
-    ws_sub *an_sub;
-    uint64_t an_flush;
-    /* what the last consumer round trip did, per command (copied by the hook) */
-    unsigned char *last_fates;
-    size_t nlast_fates;
     /* the checks' incremental state (check.c, ws_sim_check_prepare): which produced
      * entries no check needs to look at again, kept up to date as the run goes so that a
      * crash explorer's forked child checks only what its crash and recovery touched */
@@ -463,13 +499,14 @@ uint64_t wsi_rand(ws_sim *sim);
 /* The clock now (ms). */
 int64_t wsi_now(const ws_sim *sim);
 
-/* Sends a round trip on the consumer's connection c (reader or window) with per-command
- * roles, deliveries (may be NULL entries) and effect indexes, on behalf of sub (may be
- * NULL) and flush number (0: not a flush).  A fault that kills the process makes this
- * crash it (wsi_process_crash) and return WS_ECRASHED.  replies as ws_pipeline. */
-int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *const *cmds,
-             const int *roles, ws_delivery *const *dls, const size_t *effects,
-             ws_sub *sub, uint64_t flush, const fr_reply **replies);
+/* Sends a round trip of n commands on c (the admin connection, the consumer's reader or
+ * window, a channel subscription's), described by an (what each command is for).  Once the
+ * round trip happened, each command's effective outcome is worked out (wsi_effective), the
+ * delivery ledger updated from it (wsi_ledger), and the trace -- unless it is off -- told
+ * (wsi_trace_round_trip).  A fault that kills the process makes this crash it
+ * (wsi_process_crash) and return WS_ECRASHED.  replies as ws_pipeline. */
+int wsi_send(ws_sim *sim, ws_conn *c, size_t n, wsi_cmd *const *cmds, const wsi_annot *an,
+             const fr_reply **replies);
 /* Kills the process: frees every window, segment and timer, marks outstanding
  * deliveries dead, closes the connections.  why goes into the trace. */
 void wsi_process_crash(ws_sim *sim, const char *why);
@@ -581,9 +618,21 @@ char *wsi_recovery_member(uint32_t pid, uint64_t counter, const char *value, siz
                           size_t *mlen);
 const char *wsi_recovery_value(const char *member, size_t len, size_t *vlen);
 
+/* ----- ledger.c: what each delivery's commands did ----------------------------------- */
+
+/* Each command's effective outcome in round trip rt (eff[0..rt->n)). */
+void wsi_effective(const ws_round_trip *rt, const wsi_annot *an, wsi_eff *eff);
+/* Updates the deliveries' ledger (their effects' fates, settles, EXEC results, copies) and
+ * the published messages from one round trip whose outcomes are eff. */
+void wsi_ledger(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
+                const wsi_annot *an, const wsi_eff *eff);
+
 /* ----- trace.c ---------------------------------------------------------------------------- */
 
-/* The trace hook of the consumer's and admin connections. */
-void wsi_trace_hook(void *ud, const ws_round_trip *rt);
+/* Records one round trip in the trace: its text, its flush record's commands and
+ * diagram lines, the round-trip map.  Reads the round trip, its annotation and the
+ * effective outcomes; writes nothing the ledger or the checks read. */
+void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
+                          const wsi_annot *an, const wsi_eff *eff);
 
 #endif /* SIM_INT_H */

@@ -180,9 +180,9 @@ static int ensure_group(ws_sub *s)
     wsi_cmd *c = wsi_cmdb_done(&b);
     char cause[160];
     snprintf(cause, sizeof cause, "subscribe %s", s->name);
-    int role = WSI_ROLE_SUBSCRIBE;
     const fr_reply *r = NULL;
-    int rc = wsi_send(s->sim, s->sim->window, cause, 1, &c, &role, NULL, NULL, s, 0, &r);
+    wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SUBSCRIBE};
+    int rc = wsi_send(s->sim, s->sim->window, 1, &c, &an, &r);
     wsi_cmd_free(c);
     if (rc == 0 && r->type == FR_REPLY_ERROR && strncmp(r->str, "BUSYGROUP", 9) != 0)
         rc = wsi_fail(s->sim, WS_EINVAL, "%s: the group %s cannot be made: %s", s->name,
@@ -218,16 +218,15 @@ int wsi_sub_start(ws_sub *s)
     if (s->conn && !sim->cfg.no_faults) s->conn = ws_conn_faulty(s->conn);
     if (!s->conn) return wsi_fail(sim, WS_ENOMEM, "out of memory");
     ws_conn_set_label(s->conn, label);
-    ws_conn_set_trace(s->conn, wsi_trace_hook, sim);
     wsi_cmdb b = {0};
     wsi_cmdb_adds(&b, s->cfg.pattern ? "PSUBSCRIBE" : "SUBSCRIBE");
     wsi_cmdb_adds(&b, s->key);
     wsi_cmd *c = wsi_cmdb_done(&b);
     char cause[160];
     snprintf(cause, sizeof cause, "subscribe %s", s->name);
-    int role = WSI_ROLE_SUBSCRIBE;
     const fr_reply *r = NULL;
-    int rc = wsi_send(sim, s->conn, cause, 1, &c, &role, NULL, NULL, s, 0, &r);
+    wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SUBSCRIBE};
+    int rc = wsi_send(sim, s->conn, 1, &c, &an, &r);
     wsi_cmd_free(c);
     return rc;
 }
@@ -543,12 +542,8 @@ static void set_message_fields(ws_delivery *d)
 static int reader_send(ws_sub *s, const char *cause, size_t n, wsi_cmd **cmds, int role,
                        const fr_reply **replies)
 {
-    int roles_stack[64] = {0};
-    int *roles = n <= 64 ? roles_stack : wsi_xmalloc(n * sizeof *roles);
-    for (size_t i = 0; i < n; i++) roles[i] = role;
-    int rc = wsi_send(s->sim, s->sim->reader, cause, n, cmds, roles, NULL, NULL, s, 0, replies);
-    if (roles != roles_stack) free(roles);
-    return rc;
+    wsi_annot an = {.cause = cause, .sub = s, .role = role};
+    return wsi_send(s->sim, s->sim->reader, n, cmds, &an, replies);
 }
 
 static void free_cmds(wsi_cmd **cmds, size_t n)
@@ -576,8 +571,8 @@ static void lineage_from_id(ws_sub *s, const char *orig, size_t orig_len, const 
  * the claims' bookkeeping go through the framework's pool, not the reader. */
 static int pool_one(ws_sub *s, const char *cause, wsi_cmd *c, const fr_reply **r)
 {
-    int role = WSI_ROLE_SWEEP;
-    return wsi_send(s->sim, s->sim->window, cause, 1, &c, &role, NULL, NULL, s, 0, r);
+    wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SWEEP};
+    return wsi_send(s->sim, s->sim->window, 1, &c, &an, r);
 }
 
 /* The same for the command b holds (b is empty again after). */
@@ -890,10 +885,8 @@ static int record_claims(ws_sub *s, size_t first, const char *cause)
         }
     } else {
         const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
-        int *roles = wsi_xcalloc(n, sizeof *roles);
-        for (size_t i = 0; i < n; i++) roles[i] = WSI_ROLE_SWEEP;
-        rc = wsi_send(sim, sim->window, cause, n, cmds, roles, NULL, NULL, s, 0, rr);
-        free(roles);
+        wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SWEEP};
+        rc = wsi_send(sim, sim->window, n, cmds, &an, rr);
         free(rr);
     }
     free_cmds(cmds, n);
@@ -1186,11 +1179,10 @@ static int queue_cmd(ws_delivery *d, wsi_cmd *cmd, const char *what, int kind)
         cause_put(cause, sizeof cause, &at, what);
         cause_put(cause, sizeof cause, &at, " of ");
         cause_put(cause, sizeof cause, &at, d->shown);
-        int role = WSI_ROLE_DIRECT;
         const fr_reply *r = NULL;
-        int rc = wsi_send(sim, sim->window, cause, 1, &d->effects[e].cmd, &role, &d, &e, s, 0,
-                          &r);
-        return rc;
+        wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_DIRECT, .dl = d,
+                        .effects = &e};
+        return wsi_send(sim, sim->window, 1, &d->effects[e].cmd, &an, &r);
     }
     wsi_segment **slot = d->batch ? &d->batch->seg : &d->seg;
     if (!*slot) {
@@ -1251,11 +1243,9 @@ int ws_pool(ws_sim *sim, ws_delivery *d, int argc, const char *const *argv,
     char cause[160];
     if (d) snprintf(cause, sizeof cause, "pool of %s", d->shown);
     else snprintf(cause, sizeof cause, "pool");
-    int role = WSI_ROLE_POOL;
     const fr_reply *r = NULL;
-    ws_delivery *dl = d;
-    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &dl, NULL, d ? d->sub : NULL, 0,
-                      &r);
+    wsi_annot an = {.cause = cause, .sub = d ? d->sub : NULL, .role = WSI_ROLE_POOL, .dl = d};
+    int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);
     wsi_cmd_free(c);
     if (reply) *reply = r;
     return rc;
@@ -1291,9 +1281,9 @@ static int do_publish(ws_delivery *d, const ws_out *out, int in_round, int is_re
                                                                 : WSI_EFFECT_QUEUED);
     char cause[160];
     snprintf(cause, sizeof cause, "publish of %s", d->shown);
-    int role = WSI_ROLE_PUBLISH;
     const fr_reply *r = NULL;
-    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &d, NULL, d->sub, 0, &r);
+    wsi_annot an = {.cause = cause, .sub = d->sub, .role = WSI_ROLE_PUBLISH, .dl = d};
+    int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);
     wsi_cmd_free(c);
     if (error_reply) *error_reply = rc == 0 && r && r->type == FR_REPLY_ERROR;
     return rc;

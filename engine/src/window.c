@@ -242,15 +242,10 @@ static int flush_send(ws_sub *s, uint64_t flush, rt_build *b, const fr_reply **r
     char cause[192];
     snprintf(cause, sizeof cause, "flush %llu of %s after read %llu", (unsigned long long)flush,
              s->name, (unsigned long long)s->reads);
-    sim->an_xack = xack;
-    sim->an_nxack = nxack;
-    sim->an_pipe = b->pipes;
-    int rc = wsi_send(sim, sim->window, cause, b->n, b->cmds, b->roles, b->dls, b->effs, s,
-                      flush, replies);
-    sim->an_xack = NULL;
-    sim->an_nxack = 0;
-    sim->an_pipe = NULL;
-    return rc;
+    wsi_annot an = {.cause = cause, .sub = s, .flush = flush, .roles = b->roles,
+                    .dls = b->dls, .effects = b->effs, .pipes = b->pipes, .xack = xack,
+                    .nxack = nxack};
+    return wsi_send(sim, sim->window, b->n, b->cmds, &an, replies);
 }
 
 /* Appends the settles of the deliveries in list[0..n) (settle order) to b; for a stream
@@ -573,14 +568,14 @@ static int direct_one(ws_delivery *d, wsi_cmd *c, int role, first_error *first, 
     char cause[160];
     snprintf(cause, sizeof cause, "settle of %s", d->shown);
     const fr_reply *r = NULL;
+    wsi_annot an = {.cause = cause, .sub = d->sub, .role = role, .dl = d};
     if (d->sub->cfg.form == WS_FORM_STREAM && wsi_cmd_is(c, "XACK")) {
-        sim->an_xack = &d;
-        sim->an_nxack = 1;
+        /* a stream's settle is an XACK naming the delivery, as a shared one does */
+        an.xack = &d;
+        an.nxack = 1;
+        if (role == WSI_ROLE_SETTLE) an.dl = NULL;
     }
-    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, role == WSI_ROLE_SETTLE &&
-                      sim->an_xack ? NULL : &d, NULL, d->sub, 0, &r);
-    sim->an_xack = NULL;
-    sim->an_nxack = 0;
+    int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);
     *ok = rc == 0 && r && r->type != FR_REPLY_ERROR;
     if (rc == 0) *failed += count_errors(r, first);
     if (rc == 0 && *ok && role == WSI_ROLE_RETRY && wsi_cmd_is(c, "XADD") &&
