@@ -71,6 +71,7 @@ static void set_where(wsi_where *where, const ws_round_trip *rt, size_t i)
     where->cmd = i + 1;
 }
 
+/* "conn round trip N, command K", or "?" when nowhere. */
 const char *wsi_where_text(const wsi_where *w, char *buf, size_t size)
 {
     if (!w->conn[0]) return "?";
@@ -104,6 +105,7 @@ static void published(ws_sim *sim, wsi_cmd *const *cmds, size_t n, const wsi_eff
     }
 }
 
+/* See sim_int.h: the deliveries' ledger and the published messages from one round trip. */
 void wsi_ledger(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
                 const wsi_annot *an, const wsi_eff *eff)
 {
@@ -142,4 +144,17 @@ void wsi_ledger(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
         }
     }
     published(sim, cmds, rt->n, eff);
+}
+
+size_t ws_sim_published_count(const ws_sim *sim) { return sim->npubs; }
+
+/* The i-th message published that took effect; -1 past the end. */
+int ws_sim_published(const ws_sim *sim, size_t i, const char **channel, const char **payload,
+                     size_t *payload_len)
+{
+    if (i >= sim->npubs) return -1;
+    if (channel) *channel = sim->pubs[i].channel;
+    if (payload) *payload = sim->pubs[i].payload;
+    if (payload_len) *payload_len = sim->pubs[i].len;
+    return 0;
 }

@@ -1,5 +1,6 @@
-/* sim_int.h -- what the consumer model's files share (sim.c, sub.c, window.c, trace.c,
- * check.c, codec.c).  Internal names start with wsi_.
+/* sim_int.h -- what the consumer model's files share (sim.c, sub.c, read.c, action.c,
+ * window.c, outcome.c, check.c, runtime.c, trace.c, ledger.c, delivery.c, records.c,
+ * codec.c; "The layers" below).  Internal names start with wsi_.
  *
  * Memory: a simulation keeps every delivery record it ever made (the invariants and the
  * diagrams read them after crashes); the process's working state (windows, segments,
@@ -368,6 +369,8 @@ struct ws_sim {
     ws_conn *admin;         /* setup and checks (not the consumer's) */
     ws_conn *reader, *window;
     int dead;               /* the process crashed and was not restarted */
+    int gone_pending;       /* it died in a round trip: what it held is freed at the end
+                               of the public call (wsi_api_end) */
     int quiet;              /* admin round trips of the checks stay out of the trace */
     unsigned incarnation;
     uint32_t pid;           /* this process's id (drawn from the seed at its start): the
@@ -482,7 +485,24 @@ void wsi_ck_free(ws_sim *sim);
 /* A stream id "<ms>-<seq>" (both decimal) into *ms and *seq: 0, or -1 when it is not one. */
 int wsi_stream_id_parse(const char *p, size_t len, uint64_t *ms, uint64_t *seq);
 
-/* ----- sim.c ---------------------------------------------------------------------------- */
+/* ----- The layers ----------------------------------------------------------------------
+ *
+ * The consumer model's files call down only, never back up into a file that calls them
+ * (tests/callgraph.sh checks it on the objects):
+ *
+ *   sim.c          the world: the process's start, crashes, shutdown, restarts; the end
+ *   sub.c read.c action.c    subscriptions; reads, form by form; a handler's actions
+ *   window.c       settling, flushing, slots, segments, what a dead process leaves
+ *   outcome.c check.c        what the runtime makes of an outcome; the invariants
+ *   runtime.c      sending, the clock and timers, the generator, errors, the admin
+ *                  connection and the producer, the lineage, warnings
+ *   trace.c ledger.c delivery.c   the trace (an observer); the ledger; delivery records
+ *   records.c codec.c cmd.c  the records arena; the framework's encodings; commands, text
+ *
+ * A crash met deep down (wsi_send) is recorded there and freed at the public call's end
+ * (wsi_api_end), so that no call runs back up. */
+
+/* ----- records.c -------------------------------------------------------------------------- */
 
 /* A long-lived record of n bytes, zeroed, from the simulation's arena (freed with the
  * simulation, never alone); aborts on out of memory. */
@@ -492,59 +512,70 @@ char *wsi_rec_memdup(ws_sim *sim, const char *p, size_t len);
 /* A copy of c (one block, arguments NUL-terminated) in the simulation's arena. */
 wsi_cmd *wsi_rec_cmd(ws_sim *sim, const wsi_cmd *c);
 
+/* ----- delivery.c ------------------------------------------------------------------------- */
+
+/* Adds a delivery record of sub to the simulation (outstanding, count 1). */
+ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
+/* Appends cmd (ownership taken) to d's effects as a WSI_EFFECT_* kind; returns its index. */
+size_t wsi_effect_add(ws_delivery *d, wsi_cmd *cmd, int kind);
+/* A stream entry's field-value list as delivered (arr: the reply's array). */
+void wsi_delivery_set_fields(ws_delivery *d, const fr_reply *arr);
+/* Sets (adds or replaces) one field, as the framework inserts its headers into the fields
+ * it read (subscriber.rs insert_meta_header). */
+void wsi_delivery_set_field(ws_delivery *d, const char *name, long long value);
+/* A list value's or channel message's fields as the framework decodes its id (a binary
+ * frame's payload and headers, or the whole value as the payload). */
+void wsi_delivery_message_fields(ws_delivery *d);
+
+/* ----- runtime.c -------------------------------------------------------------------------- */
+
 /* Records a refusal on sim (errstr = the sentence) and returns code. */
 int wsi_fail(ws_sim *sim, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The seeded generator. */
 uint64_t wsi_rand(ws_sim *sim);
 /* The clock now (ms). */
 int64_t wsi_now(const ws_sim *sim);
+/* Moves the clock on by ms and fires the timers that fell due (ws_sim_advance without the
+ * end of a public call). */
+int wsi_advance(ws_sim *sim, int64_t ms);
+/* Sets a retry timer: cmd goes through the pool when the clock reaches due. */
+void wsi_timer_add(ws_sim *sim, ws_sub *sub, ws_delivery *d, int64_t due, wsi_cmd *cmd);
+/* Frees every timer (a process that is gone). */
+void wsi_timers_free(ws_sim *sim);
 
 /* Sends a round trip of n commands on c (the admin connection, the consumer's reader or
  * window, a channel subscription's), described by an (what each command is for).  Once the
  * round trip happened, each command's effective outcome is worked out (wsi_effective), the
  * delivery ledger updated from it (wsi_ledger), and the trace -- unless it is off -- told
- * (wsi_trace_round_trip).  A fault that kills the process makes this crash it
- * (wsi_process_crash) and return WS_ECRASHED.  replies as ws_pipeline. */
+ * (wsi_trace_round_trip).  A fault that kills the process ends it (wsi_process_end) and
+ * this returns WS_ECRASHED: the caller returns it up to the public call, whose end
+ * (wsi_api_end) frees what the process held.  replies as ws_pipeline. */
 int wsi_send(ws_sim *sim, ws_conn *c, size_t n, wsi_cmd *const *cmds, const wsi_annot *an,
              const fr_reply **replies);
-/* Kills the process: frees every window, segment and timer, marks outstanding
- * deliveries dead, closes the connections.  why goes into the trace. */
-void wsi_process_crash(ws_sim *sim, const char *why);
+/* The consumer process ends: its crash point and the trace's note ("crashed", "stopped"
+ * and why), its connections closed, dead from now on; what it held waits for
+ * wsi_process_gone (sim->gone_pending). */
+void wsi_process_end(ws_sim *sim, const char *how, const char *why);
+/* Channel subscriptions: buffers what arrived (waiting at most wait_ms for the first). */
+int wsi_channel_poll(ws_sub *sub, int wait_ms);
+/* Appends text to buf (size bytes, NUL-terminated, cut when full) from *at: the causes of
+ * reads and writes are written at every step, without the printf machinery. */
+void wsi_cause_put(char *buf, size_t size, size_t *at, const char *text);
+/* "<a><n><b><name>", e.g. "read 3 of main". */
+void wsi_cause_numbered(char *buf, size_t size, const char *a, uint64_t n, const char *b,
+                        const char *name);
 /* The command that publishes payload (with headers) to key in form (§6, and how the
  * producer produces): stream `XADD <key> * _payload <p> h:<name> <value>...`, list
  * `LPUSH <key> <frame>`, channel `PUBLISH <key> <frame>`. */
 wsi_cmd *wsi_publish_cmd(int form, const char *key, const char *payload, size_t len,
                          const ws_header *h, size_t nh);
-/* Adds a delivery record to the simulation. */
-ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
-/* Appends a free-form record to the trace. */
-void wsi_trace_note(ws_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Sets a retry timer: cmd goes through the pool when the clock reaches due. */
-void wsi_timer_add(ws_sim *sim, ws_sub *sub, ws_delivery *d, int64_t due, wsi_cmd *cmd);
 /* The lineage root of a delivered entry (by copy id or by payload), 0 if unknown. */
 size_t wsi_root_of(ws_sim *sim, ws_delivery *d);
 /* Remembers that the copy with id `copy` descends from delivery d. */
 /* (A copy to d's own key: the runtime's dead-letter copies are not followed.) */
 void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len);
-
-/* ----- sub.c ------------------------------------------------------------------------------ */
-
-/* Frees a subscription's window state (a crash, or ws_sim_free). */
-void wsi_sub_reset(ws_sub *sub);
-void wsi_sub_free(ws_sub *sub);
-/* Starts a subscription in a (new) incarnation: consumer name, channel subscription. */
-int wsi_sub_start(ws_sub *sub);
-void wsi_segment_free(wsi_segment *seg);
-/* Channel subscriptions: buffers what arrived (waiting at most wait_ms for the first). */
-int wsi_channel_poll(ws_sub *sub, int wait_ms);
-/* Frees a slot for reuse (its generation is bumped when it is taken again). */
-void wsi_slot_release(ws_sub *sub, unsigned slot);
-/* 0 when d may still act; else records why not (stale, crashed, stopped) and returns the
- * code.  what names the action ("queue", "settle"). */
-int wsi_check_live(ws_delivery *d, const char *what);
-
-/* Warns when seg's keys leave the slot of s's key (atomic segments on a cluster). */
-void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg);
+/* Keeps a warning (ws_sim_warning) and notes it in the trace. */
+void wsi_warn(ws_sim *sim, const char *text);
 
 /* ----- outcome.c --------------------------------------------------------------------------- */
 
@@ -586,6 +617,26 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
 /* Records a failure report for sub unless one waits already. */
 void wsi_report(ws_sub *sub, size_t commands, size_t settles, size_t failed,
                 const char *first_error, size_t first_len);
+/* Gives the deliveries of the latest read from index first their slots: one each, or one
+ * per batch of cfg.batch. */
+void wsi_assign_slots(ws_sub *sub, size_t first);
+/* Queues cmd (ownership taken) into d's segment (its batch's), as an effect of kind. */
+void wsi_segment_queue(ws_delivery *d, wsi_cmd *cmd, int kind);
+/* Frees what sub held in a process that is gone: window, segments, batches, slots,
+ * buffered messages, its channel connection; outstanding deliveries are marked dead. */
+void wsi_window_reset(ws_sub *sub);
+/* Frees what the dead process held: every subscription's window, the timers. */
+void wsi_process_gone(ws_sim *sim);
+/* The end of every public call that may send: when one of its round trips crashed the
+ * process (wsi_process_end), frees what the process held (wsi_process_gone).  Returns rc. */
+int wsi_api_end(ws_sim *sim, int rc);
+
+/* ----- sub.c ------------------------------------------------------------------------------ */
+
+/* Frees a subscription (its window state first). */
+void wsi_sub_free(ws_sub *sub);
+/* Starts a subscription in a (new) incarnation: consumer name, group, channel subscription. */
+int wsi_sub_start(ws_sub *sub);
 
 /* ----- codec.c: the framework's encodings -------------------------------------------- */
 
@@ -629,6 +680,8 @@ void wsi_ledger(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
 
 /* ----- trace.c ---------------------------------------------------------------------------- */
 
+/* Appends a free-form record to the trace (nothing without trace text). */
+void wsi_trace_note(ws_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Records one round trip in the trace: its text, its flush record's commands and
  * diagram lines, the round-trip map.  Reads the round trip, its annotation and the
  * effective outcomes; writes nothing the ledger or the checks read. */

@@ -13,6 +13,7 @@
 
 #include "sim_int.h"
 
+/* Appends a record (text owned) to the trace. */
 static void add_rec(ws_sim *sim, char *text, ws_sub *sub, uint64_t flush)
 {
     if (sim->nrecs == sim->caprecs) {
@@ -22,6 +23,7 @@ static void add_rec(ws_sim *sim, char *text, ws_sub *sub, uint64_t flush)
     sim->recs[sim->nrecs++] = (wsi_rec){text, flush, sub};
 }
 
+/* A free-form note in the trace (none without trace text). */
 void wsi_trace_note(ws_sim *sim, const char *fmt, ...)
 {
     if (sim->cfg.no_trace_text || sim->cfg.no_trace) return;
@@ -35,6 +37,7 @@ void wsi_trace_note(ws_sim *sim, const char *fmt, ...)
 
 static int applied(int fate) { return fate == WS_FATE_REPLIED || fate == WS_FATE_LOST; }
 
+/* A role as the trace names it; NULL for none. */
 static const char *role_word(int role)
 {
     switch (role) {
@@ -55,6 +58,7 @@ static const char *role_word(int role)
     }
 }
 
+/* A fate as the trace names it; NULL for replied. */
 static const char *fate_word(int fate)
 {
     switch (fate) {
@@ -66,6 +70,7 @@ static const char *fate_word(int fate)
     }
 }
 
+/* The "[role of id]" tag of a trace line. */
 static void tag(wsi_text *t, int role, const ws_delivery *d)
 {
     const char *w = role_word(role);
@@ -84,6 +89,7 @@ static wsi_flushrec *current_flush(ws_sim *sim, const wsi_annot *an)
     return NULL;
 }
 
+/* See sim_int.h: the round trip's text, flush record lines and round-trip map entry. */
 void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
                           const wsi_annot *an, const wsi_eff *eff)
 {
@@ -232,6 +238,7 @@ void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *
     if (!small) free(off);
 }
 
+/* The whole trace as one text (heap). */
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
 {
     wsi_text t = {0};
@@ -242,6 +249,7 @@ char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
     return t.p;
 }
 
+/* FNV-1a 64 of the trace text. */
 uint64_t ws_sim_trace_hash(const ws_sim *sim)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -253,6 +261,7 @@ uint64_t ws_sim_trace_hash(const ws_sim *sim)
     return h;
 }
 
+/* A delivery's outcome as the diagrams name it. */
 static const char *outcome_text(const ws_delivery *d)
 {
     if (d->dead && !d->done) return "lost in a crash";
@@ -266,6 +275,7 @@ static const char *outcome_text(const ws_delivery *d)
     }
 }
 
+/* What became of a delivery's segment, as the diagrams name it. */
 static const char *segment_text(const ws_delivery *d)
 {
     switch (d->seg_state) {
@@ -276,6 +286,7 @@ static const char *segment_text(const ws_delivery *d)
     }
 }
 
+/* Every flush drawn as text: header, entries, round trips. */
 char *ws_sim_diagram(const ws_sim *sim, size_t *len)
 {
     wsi_text t = {0};
@@ -302,6 +313,7 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
 
 size_t ws_sim_flush_count(const ws_sim *sim) { return sim->nflushes; }
 
+/* Flush i's summary; -1 past the end. */
 int ws_sim_flush(const ws_sim *sim, size_t i, ws_flush_info *out)
 {
     if (i >= sim->nflushes) return -1;
@@ -310,6 +322,7 @@ int ws_sim_flush(const ws_sim *sim, size_t i, ws_flush_info *out)
     return 0;
 }
 
+/* Delivery k of flush i; -1 past the end. */
 int ws_sim_flush_delivery(const ws_sim *sim, size_t i, size_t k, ws_flush_delivery *out)
 {
     if (i >= sim->nflushes || k >= sim->flushes[i].ndl) return -1;
@@ -320,6 +333,7 @@ int ws_sim_flush_delivery(const ws_sim *sim, size_t i, size_t k, ws_flush_delive
     return 0;
 }
 
+/* Command k of flush i; -1 past the end. */
 int ws_sim_flush_command(const ws_sim *sim, size_t i, size_t k, ws_flush_command *out)
 {
     if (i >= sim->nflushes || k >= sim->flushes[i].ncmds) return -1;
@@ -340,6 +354,7 @@ static char *rec_cmd_text(ws_sim *sim, const wsi_cmd *c)
     return s;
 }
 
+/* Round trip i of the map, its command texts rendered at the first request. */
 int ws_sim_round_trip(const ws_sim *csim, size_t i, ws_rt_info *out)
 {
     if (i >= csim->nrts) return -1;
@@ -358,6 +373,7 @@ int ws_sim_round_trip(const ws_sim *csim, size_t i, ws_rt_info *out)
     return 0;
 }
 
+/* Round trip i of the map without rendering its texts. */
 int ws_sim_round_trip_args(const ws_sim *sim, size_t i, ws_rt_info *out)
 {
     if (i >= sim->nrts) return -1;
@@ -367,6 +383,7 @@ int ws_sim_round_trip_args(const ws_sim *sim, size_t i, ws_rt_info *out)
     return 0;
 }
 
+/* Command k of round trip i as arguments; -1 past the end. */
 int ws_sim_round_trip_command(const ws_sim *sim, size_t i, size_t k, int *argc,
                               const char *const **argv, const size_t **argvlen)
 {
@@ -402,6 +419,7 @@ int ws_sub_flush_command(const ws_sub *s, uint64_t flush, size_t i, ws_flush_com
     return flush_command(s, flush, i, out, 1);
 }
 
+/* Command i of the subscription's flush, its text not rendered. */
 int ws_sub_flush_command_args(const ws_sub *s, uint64_t flush, size_t i,
                               ws_flush_command *out)
 {
