@@ -62,6 +62,11 @@ typedef struct ws_sim_config {
                             the flush diagrams' round trips (ws_sim_diagram shows their
                             headers and entries only): what the crash explorer's and the
                             fuzzer's many runs need, at less cost */
+    int no_trace;        /* no trace at all: no text, no flush diagrams' round trips and
+                            commands, no round-trip map (ws_sim_round_trip_count is 0).
+                            The delivery ledger does not depend on the trace: the checks,
+                            the published messages and the counts are what they are with
+                            it (tests/unit/test_sim_ledger.c) */
     int no_faults;       /* the consumer's connections are plain, not ws_conn_faulty:
                             ws_fault_arm on them answers WS_EINVAL, and every round trip
                             costs a little less (the fuzzer's runs that arm nothing) */

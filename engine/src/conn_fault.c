@@ -96,13 +96,13 @@ static int scratch_reserve(rt_scratch *s, size_t n)
     if (n <= s->cap) return 0;
     size_t cap = s->cap ? s->cap * 2 : 8;
     while (cap < n) cap *= 2;
-    rt_plan *plan = realloc(s->plan, cap * sizeof *plan);
+    rt_plan *plan = wsi_xrealloc(s->plan, cap * sizeof *plan);
     if (plan) s->plan = plan;
-    fr_command *send = realloc(s->send, cap * sizeof *send);
+    fr_command *send = wsi_xrealloc(s->send, cap * sizeof *send);
     if (send) s->send = send;
-    size_t *send_of = realloc(s->send_of, cap * sizeof *send_of);
+    size_t *send_of = wsi_xrealloc(s->send_of, cap * sizeof *send_of);
     if (send_of) s->send_of = send_of;
-    const fr_reply **inner = realloc(s->inner_replies, cap * sizeof *inner);
+    const fr_reply **inner = wsi_xrealloc(s->inner_replies, cap * sizeof *inner);
     if (inner) s->inner_replies = inner;
     if (!plan || !send || !send_of || !inner) return -1;
     s->cap = cap;

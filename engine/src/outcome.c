@@ -218,9 +218,9 @@ int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
     }
     char cause[192];
     snprintf(cause, sizeof cause, "%s of %s", dlq ? "dead letter" : "retry copy", d->shown);
-    int role = WSI_ROLE_COPY;
     const fr_reply *r = NULL;
-    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, &d, NULL, s, 0, &r);
+    wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_COPY, .dl = d};
+    int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);
     if (rc == 0 && r->type != FR_REPLY_ERROR) {
         d->copy_sent = 1;
         if (!dlq && r->type == FR_REPLY_BULK && form == WS_FORM_STREAM)

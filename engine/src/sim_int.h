@@ -1,5 +1,6 @@
-/* sim_int.h -- what the consumer model's files share (sim.c, sub.c, window.c, trace.c,
- * check.c, codec.c).  Internal names start with wsi_.
+/* sim_int.h -- what the consumer model's files share (sim.c, sub.c, read.c, action.c,
+ * window.c, outcome.c, check.c, runtime.c, trace.c, ledger.c, delivery.c, records.c,
+ * codec.c; "The layers" below).  Internal names start with wsi_.
  *
  * Memory: a simulation keeps every delivery record it ever made (the invariants and the
  * diagrams read them after crashes); the process's working state (windows, segments,
@@ -99,6 +100,55 @@ typedef enum wsi_role {
     WSI_ROLE_COPY,      /* the runtime's copy of a retried delivery, at once (pool) */
     WSI_ROLE_SUBSCRIBE, /* a subscription's start: its group made, its channel subscribed */
 } wsi_role;
+
+/* What a round trip is for, given to wsi_send by whoever builds it: the one description
+ * the ledger and the trace both read.  A per-command array, when set, wins over the
+ * single value for every command. */
+typedef struct wsi_annot {
+    const char *cause;        /* why it is sent (the trace's heading), e.g. "read 3 of s" */
+    ws_sub *sub;              /* on behalf of this subscription, or NULL */
+    uint64_t flush;           /* the subscription's flush it carries; 0: not a flush */
+    int role;                 /* every command's WSI_ROLE_* (when roles is NULL) */
+    struct ws_delivery *dl;   /* every command's delivery, or NULL (when dls is NULL) */
+    const int *roles;         /* per command: its WSI_ROLE_*, or NULL */
+    struct ws_delivery *const *dls; /* per command: the delivery it came from, or NULL */
+    const size_t *effects;    /* per command: the index of its effect in its delivery's
+                                 list, or (size_t)-1; NULL: no command is an effect */
+    const size_t *pipes;      /* a flush's commands' pipelines (1-based), or NULL */
+    struct ws_delivery *const *xack; /* the deliveries a shared XACK of it names */
+    size_t nxack;
+} wsi_annot;
+
+static inline int wsi_annot_role(const wsi_annot *an, size_t i)
+{
+    return an->roles ? an->roles[i] : an->role;
+}
+static inline struct ws_delivery *wsi_annot_dl(const wsi_annot *an, size_t i)
+{
+    return an->dls ? an->dls[i] : an->dl;
+}
+static inline size_t wsi_annot_effect(const wsi_annot *an, size_t i)
+{
+    return an->effects ? an->effects[i] : (size_t)-1;
+}
+
+/* What one command of a round trip did, as it counts: worked out once per round trip
+ * (wsi_effective) and read by the ledger and the trace alike.  A command queued between
+ * a MULTI that opened a transaction and its EXEC is decided by that EXEC; any other
+ * command (one after a MULTI the server refused too) by its own reply. */
+typedef struct wsi_eff {
+    int fate;                 /* alone: its own ws_fate; in a transaction: the EXEC's when
+                                 the EXEC ran, else WS_FATE_UNSENT */
+    const fr_reply *reply;    /* alone: its own reply (NULL: none); in a transaction: its
+                                 element of the EXEC's array (NULL when the EXEC did not
+                                 run) */
+    unsigned char tx;         /* queued in a transaction (an EXEC: its MULTI opened one) */
+    unsigned char ran;        /* alone: it reached the server; in a transaction (and an
+                                 EXEC): the EXEC reached it and answered an array */
+    unsigned char discarded;  /* in a transaction whose EXEC never reached the server: it
+                                 was discarded with the connection */
+    unsigned char took;       /* it ran and its reply is no error: it took effect */
+} wsi_eff;
 
 /* ----- Deliveries ------------------------------------------------------------------------ */
 
@@ -308,12 +358,14 @@ typedef struct wsi_flushrec {
 struct ws_sim {
     ws_sim_config cfg;
     wsi_arena records;      /* the long-lived records (see the top of this file) */
-    wsi_text scratch;       /* the trace hook's text of a round trip, reused */
+    wsi_text scratch;       /* the trace's text of a round trip, reused */
     char *backend;
     fr_server *fake;        /* owned (unless cfg.reuse), or NULL on a real server */
     ws_conn *admin;         /* setup and checks (not the consumer's) */
     ws_conn *reader, *window;
     int dead;               /* the process crashed and was not restarted */
+    int gone_pending;       /* it died in a round trip: what it held is freed at the end
+                               of the public call (wsi_api_end) */
     int quiet;              /* admin round trips of the checks stay out of the trace */
     unsigned incarnation;
     uint32_t pid;           /* this process's id (drawn from the seed at its start): the
@@ -380,19 +432,6 @@ struct ws_sim {
     fr_server *table;       /* a fake used only for its command table (real servers) */
     char **crashes;         /* per incarnation (index incarnation-1): where it crashed */
     size_t ncrashes;
-    /* annotations of the round trip being sent (read by the trace hook) */
-    const int *an_role;
-    ws_delivery *const *an_dl;
-    const size_t *an_effect; /* index into an_dl's effects, or (size_t)-1 */
-    wsi_cmd *const *an_cmds;
-    ws_delivery **an_xack;  /* the deliveries a shared XACK of this round trip names */
-    size_t an_nxack;
-    const size_t *an_pipe;  /* a flush round trip's commands' pipelines (1-based), or NULL */
-    ws_sub *an_sub;
-    uint64_t an_flush;
-    /* what the last consumer round trip did, per command (copied by the hook) */
-    unsigned char *last_fates;
-    size_t nlast_fates;
     /* the checks' incremental state (check.c, ws_sim_check_prepare): which produced
      * entries no check needs to look at again, kept up to date as the run goes so that a
      * crash explorer's forked child checks only what its crash and recovery touched */
@@ -441,7 +480,24 @@ void wsi_ck_free(ws_sim *sim);
 /* A stream id "<ms>-<seq>" (both decimal) into *ms and *seq: 0, or -1 when it is not one. */
 int wsi_stream_id_parse(const char *p, size_t len, uint64_t *ms, uint64_t *seq);
 
-/* ----- sim.c ---------------------------------------------------------------------------- */
+/* ----- The layers ----------------------------------------------------------------------
+ *
+ * The consumer model's files call down only, never back up into a file that calls them
+ * (tests/callgraph.sh checks it on the objects):
+ *
+ *   sim.c          the world: the process's start, crashes, shutdown, restarts; the end
+ *   sub.c read.c action.c    subscriptions; reads, form by form; a handler's actions
+ *   window.c       settling, flushing, slots, segments, what a dead process leaves
+ *   outcome.c check.c        what the runtime makes of an outcome; the invariants
+ *   runtime.c      sending, the clock and timers, the generator, errors, the admin
+ *                  connection and the producer, the lineage, warnings
+ *   trace.c ledger.c delivery.c   the trace (an observer); the ledger; delivery records
+ *   records.c codec.c cmd.c  the records arena; the framework's encodings; commands, text
+ *
+ * A crash met deep down (wsi_send) is recorded there and freed at the public call's end
+ * (wsi_api_end), so that no call runs back up. */
+
+/* ----- records.c -------------------------------------------------------------------------- */
 
 /* A long-lived record of n bytes, zeroed, from the simulation's arena (freed with the
  * simulation, never alone); aborts on out of memory. */
@@ -451,58 +507,70 @@ char *wsi_rec_memdup(ws_sim *sim, const char *p, size_t len);
 /* A copy of c (one block, arguments NUL-terminated) in the simulation's arena. */
 wsi_cmd *wsi_rec_cmd(ws_sim *sim, const wsi_cmd *c);
 
+/* ----- delivery.c ------------------------------------------------------------------------- */
+
+/* Adds a delivery record of sub to the simulation (outstanding, count 1). */
+ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
+/* Appends cmd (ownership taken) to d's effects as a WSI_EFFECT_* kind; returns its index. */
+size_t wsi_effect_add(ws_delivery *d, wsi_cmd *cmd, int kind);
+/* A stream entry's field-value list as delivered (arr: the reply's array). */
+void wsi_delivery_set_fields(ws_delivery *d, const fr_reply *arr);
+/* Sets (adds or replaces) one field, as the framework inserts its headers into the fields
+ * it read (subscriber.rs insert_meta_header). */
+void wsi_delivery_set_field(ws_delivery *d, const char *name, long long value);
+/* A list value's or channel message's fields as the framework decodes its id (a binary
+ * frame's payload and headers, or the whole value as the payload). */
+void wsi_delivery_message_fields(ws_delivery *d);
+
+/* ----- runtime.c -------------------------------------------------------------------------- */
+
 /* Records a refusal on sim (errstr = the sentence) and returns code. */
 int wsi_fail(ws_sim *sim, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The seeded generator. */
 uint64_t wsi_rand(ws_sim *sim);
 /* The clock now (ms). */
 int64_t wsi_now(const ws_sim *sim);
+/* Moves the clock on by ms and fires the timers that fell due (ws_sim_advance without the
+ * end of a public call). */
+int wsi_advance(ws_sim *sim, int64_t ms);
+/* Sets a retry timer: cmd goes through the pool when the clock reaches due. */
+void wsi_timer_add(ws_sim *sim, ws_sub *sub, ws_delivery *d, int64_t due, wsi_cmd *cmd);
+/* Frees every timer (a process that is gone). */
+void wsi_timers_free(ws_sim *sim);
 
-/* Sends a round trip on the consumer's connection c (reader or window) with per-command
- * roles, deliveries (may be NULL entries) and effect indexes, on behalf of sub (may be
- * NULL) and flush number (0: not a flush).  A fault that kills the process makes this
- * crash it (wsi_process_crash) and return WS_ECRASHED.  replies as ws_pipeline. */
-int wsi_send(ws_sim *sim, ws_conn *c, const char *cause, size_t n, wsi_cmd *const *cmds,
-             const int *roles, ws_delivery *const *dls, const size_t *effects,
-             ws_sub *sub, uint64_t flush, const fr_reply **replies);
-/* Kills the process: frees every window, segment and timer, marks outstanding
- * deliveries dead, closes the connections.  why goes into the trace. */
-void wsi_process_crash(ws_sim *sim, const char *why);
+/* Sends a round trip of n commands on c (the admin connection, the consumer's reader or
+ * window, a channel subscription's), described by an (what each command is for).  Once the
+ * round trip happened, each command's effective outcome is worked out (wsi_effective), the
+ * delivery ledger updated from it (wsi_ledger), and the trace -- unless it is off -- told
+ * (wsi_trace_round_trip).  A fault that kills the process ends it (wsi_process_end) and
+ * this returns WS_ECRASHED: the caller returns it up to the public call, whose end
+ * (wsi_api_end) frees what the process held.  replies as ws_pipeline. */
+int wsi_send(ws_sim *sim, ws_conn *c, size_t n, wsi_cmd *const *cmds, const wsi_annot *an,
+             const fr_reply **replies);
+/* The consumer process ends: its crash point and the trace's note ("crashed", "stopped"
+ * and why), its connections closed, dead from now on; what it held waits for
+ * wsi_process_gone (sim->gone_pending). */
+void wsi_process_end(ws_sim *sim, const char *how, const char *why);
+/* Channel subscriptions: buffers what arrived (waiting at most wait_ms for the first). */
+int wsi_channel_poll(ws_sub *sub, int wait_ms);
+/* Appends text to buf (size bytes, NUL-terminated, cut when full) from *at: the causes of
+ * reads and writes are written at every step, without the printf machinery. */
+void wsi_cause_put(char *buf, size_t size, size_t *at, const char *text);
+/* "<a><n><b><name>", e.g. "read 3 of main". */
+void wsi_cause_numbered(char *buf, size_t size, const char *a, uint64_t n, const char *b,
+                        const char *name);
 /* The command that publishes payload (with headers) to key in form (§6, and how the
  * producer produces): stream `XADD <key> * _payload <p> h:<name> <value>...`, list
  * `LPUSH <key> <frame>`, channel `PUBLISH <key> <frame>`. */
 wsi_cmd *wsi_publish_cmd(int form, const char *key, const char *payload, size_t len,
                          const ws_header *h, size_t nh);
-/* Adds a delivery record to the simulation. */
-ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
-/* Appends a free-form record to the trace. */
-void wsi_trace_note(ws_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Sets a retry timer: cmd goes through the pool when the clock reaches due. */
-void wsi_timer_add(ws_sim *sim, ws_sub *sub, ws_delivery *d, int64_t due, wsi_cmd *cmd);
 /* The lineage root of a delivered entry (by copy id or by payload), 0 if unknown. */
 size_t wsi_root_of(ws_sim *sim, ws_delivery *d);
 /* Remembers that the copy with id `copy` descends from delivery d. */
 /* (A copy to d's own key: the runtime's dead-letter copies are not followed.) */
 void wsi_lineage_add(ws_sim *sim, ws_delivery *d, const char *copy, size_t len);
-
-/* ----- sub.c ------------------------------------------------------------------------------ */
-
-/* Frees a subscription's window state (a crash, or ws_sim_free). */
-void wsi_sub_reset(ws_sub *sub);
-void wsi_sub_free(ws_sub *sub);
-/* Starts a subscription in a (new) incarnation: consumer name, channel subscription. */
-int wsi_sub_start(ws_sub *sub);
-void wsi_segment_free(wsi_segment *seg);
-/* Channel subscriptions: buffers what arrived (waiting at most wait_ms for the first). */
-int wsi_channel_poll(ws_sub *sub, int wait_ms);
-/* Frees a slot for reuse (its generation is bumped when it is taken again). */
-void wsi_slot_release(ws_sub *sub, unsigned slot);
-/* 0 when d may still act; else records why not (stale, crashed, stopped) and returns the
- * code.  what names the action ("queue", "settle"). */
-int wsi_check_live(ws_delivery *d, const char *what);
-
-/* Warns when seg's keys leave the slot of s's key (atomic segments on a cluster). */
-void wsi_warn_crossslot(ws_sub *s, const wsi_segment *seg);
+/* Keeps a warning (ws_sim_warning) and notes it in the trace. */
+void wsi_warn(ws_sim *sim, const char *text);
 
 /* ----- outcome.c --------------------------------------------------------------------------- */
 
@@ -544,6 +612,26 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome outcome, int64_t delay_ms);
 /* Records a failure report for sub unless one waits already. */
 void wsi_report(ws_sub *sub, size_t commands, size_t settles, size_t failed,
                 const char *first_error, size_t first_len);
+/* Gives the deliveries of the latest read from index first their slots: one each, or one
+ * per batch of cfg.batch. */
+void wsi_assign_slots(ws_sub *sub, size_t first);
+/* Queues cmd (ownership taken) into d's segment (its batch's), as an effect of kind. */
+void wsi_segment_queue(ws_delivery *d, wsi_cmd *cmd, int kind);
+/* Frees what sub held in a process that is gone: window, segments, batches, slots,
+ * buffered messages, its channel connection; outstanding deliveries are marked dead. */
+void wsi_window_reset(ws_sub *sub);
+/* Frees what the dead process held: every subscription's window, the timers. */
+void wsi_process_gone(ws_sim *sim);
+/* The end of every public call that may send: when one of its round trips crashed the
+ * process (wsi_process_end), frees what the process held (wsi_process_gone).  Returns rc. */
+int wsi_api_end(ws_sim *sim, int rc);
+
+/* ----- sub.c ------------------------------------------------------------------------------ */
+
+/* Frees a subscription (its window state first). */
+void wsi_sub_free(ws_sub *sub);
+/* Starts a subscription in a (new) incarnation: consumer name, group, channel subscription. */
+int wsi_sub_start(ws_sub *sub);
 
 /* ----- codec.c: the framework's encodings -------------------------------------------- */
 
@@ -576,9 +664,23 @@ char *wsi_recovery_member(uint32_t pid, uint64_t counter, const char *value, siz
                           size_t *mlen);
 const char *wsi_recovery_value(const char *member, size_t len, size_t *vlen);
 
+/* ----- ledger.c: what each delivery's commands did ----------------------------------- */
+
+/* Each command's effective outcome in round trip rt (eff[0..rt->n)). */
+void wsi_effective(const ws_round_trip *rt, const wsi_annot *an, wsi_eff *eff);
+/* Updates the deliveries' ledger (their effects' fates, settles, EXEC results, copies) and
+ * the published messages from one round trip whose outcomes are eff. */
+void wsi_ledger(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
+                const wsi_annot *an, const wsi_eff *eff);
+
 /* ----- trace.c ---------------------------------------------------------------------------- */
 
-/* The trace hook of the consumer's and admin connections. */
-void wsi_trace_hook(void *ud, const ws_round_trip *rt);
+/* Appends a free-form record to the trace (nothing without trace text). */
+void wsi_trace_note(ws_sim *sim, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records one round trip in the trace: its text, its flush record's commands and
+ * diagram lines, the round-trip map.  Reads the round trip, its annotation and the
+ * effective outcomes; writes nothing the ledger or the checks read. */
+void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
+                          const wsi_annot *an, const wsi_eff *eff);
 
 #endif /* SIM_INT_H */

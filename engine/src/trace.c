@@ -1,8 +1,11 @@
-/* trace.c -- the simulation's trace: every round trip of every connection with its
- * cause, each command's reply and fate and the delivery it came from, plus notes
- * (settles, flush decisions, crashes, restarts); the flush diagrams; the ledger of what
- * each delivery's commands did, which the checks read.  Everything here is a function of
- * the inputs: no times, no addresses, so the text and its hash are deterministic. */
+/* trace.c -- the simulation's trace, an observer: every round trip of every connection
+ * with its cause, each command's reply and fate and the delivery it came from, plus notes
+ * (settles, flush decisions, crashes, restarts); the flush diagrams; the round-trip map.
+ * It reads what wsi_send hands it (the round trip, its annotation, the effective outcomes
+ * of ledger.c) and writes only its own records: the ledger the checks read is ledger.c's,
+ * so a simulation without a trace (ws_sim_config.no_trace) checks the same.  Everything
+ * here is a function of the inputs: no times, no addresses, so the text and its hash are
+ * deterministic. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +13,7 @@
 
 #include "sim_int.h"
 
+/* Appends a record (text owned) to the trace. */
 static void add_rec(ws_sim *sim, char *text, ws_sub *sub, uint64_t flush)
 {
     if (sim->nrecs == sim->caprecs) {
@@ -19,9 +23,10 @@ static void add_rec(ws_sim *sim, char *text, ws_sub *sub, uint64_t flush)
     sim->recs[sim->nrecs++] = (wsi_rec){text, flush, sub};
 }
 
+/* A free-form note in the trace (none without trace text). */
 void wsi_trace_note(ws_sim *sim, const char *fmt, ...)
 {
-    if (sim->cfg.no_trace_text) return;
+    if (sim->cfg.no_trace_text || sim->cfg.no_trace) return;
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -32,6 +37,7 @@ void wsi_trace_note(ws_sim *sim, const char *fmt, ...)
 
 static int applied(int fate) { return fate == WS_FATE_REPLIED || fate == WS_FATE_LOST; }
 
+/* A role as the trace names it; NULL for none. */
 static const char *role_word(int role)
 {
     switch (role) {
@@ -52,6 +58,7 @@ static const char *role_word(int role)
     }
 }
 
+/* A fate as the trace names it; NULL for replied. */
 static const char *fate_word(int fate)
 {
     switch (fate) {
@@ -63,158 +70,7 @@ static const char *fate_word(int fate)
     }
 }
 
-static void set_where(wsi_where *where, const ws_round_trip *rt, size_t i)
-{
-    wsi_copy_str(where->conn, sizeof where->conn, rt->conn);
-    where->rt = rt->index;
-    where->cmd = i + 1;
-}
-
-const char *wsi_where_text(const wsi_where *w, char *buf, size_t size)
-{
-    if (!w->conn[0]) return "?";
-    snprintf(buf, size, "%s round trip %llu, command %zu", w->conn, (unsigned long long)w->rt,
-             w->cmd);
-    return buf;
-}
-
-/* Whether the MULTI at index multi opened a transaction: it reached the server and did
- * not answer an error (a reply lost to a crash counts as opened: the server applied it).
- * One that never left (an injected error) or was refused did not, and the commands after
- * it ran one by one, each with its own reply. */
-static int multi_opened(const ws_round_trip *rt, size_t multi)
-{
-    if (rt->fates[multi] == WS_FATE_LOST) return 1;
-    const fr_reply *r = rt->replies[multi];
-    return rt->fates[multi] == WS_FATE_REPLIED && r && r->type != FR_REPLY_ERROR;
-}
-
-/* The MULTI before command i of the round trip when i sits between a MULTI and its EXEC,
- * else (size_t)-1. */
-static size_t enclosing_multi(const ws_sim *sim, size_t i)
-{
-    for (size_t j = i; j-- > 0;) {
-        if (sim->an_role[j] == WSI_ROLE_EXEC) break;
-        if (sim->an_role[j] == WSI_ROLE_MULTI) return j;
-    }
-    return (size_t)-1;
-}
-
-/* A delivery's own settle read by its own reply, as a shared settle is: an error fails
- * it; an XACK or an LREM that took effect settles it (a ZREM is bookkeeping). */
-static void ledger_own_settle(ws_sim *sim, ws_delivery *d, const ws_round_trip *rt, size_t i)
-{
-    const fr_reply *r = rt->replies[i];
-    if (!applied(rt->fates[i])) return;
-    if (r && r->type == FR_REPLY_ERROR) {
-        d->settle_failed = 1;
-    } else if (wsi_cmd_is(sim->an_cmds[i], "XACK") || wsi_cmd_is(sim->an_cmds[i], "LREM")) {
-        d->settle_sent = 1;
-        set_where(&d->settle_where, rt, i);
-    }
-}
-
-/* What an atomic segment's EXEC says about the commands between its MULTI and it.  When
- * the MULTI opened no transaction, the commands were read by their own replies (ledger)
- * and the own settles are read here the same way. */
-static void ledger_exec(ws_sim *sim, const ws_round_trip *rt, size_t exec)
-{
-    size_t multi = exec;
-    while (multi > 0 && sim->an_role[multi] != WSI_ROLE_MULTI) multi--;
-    if (!multi_opened(rt, multi)) {
-        ws_delivery *owner = sim->an_dl[exec];
-        if (owner) owner->exec_ok = 0;
-        for (size_t i = multi + 1; i < exec; i++) {
-            ws_delivery *d = sim->an_dl[i];
-            if (d && sim->an_role[i] == WSI_ROLE_INSETTLE) {
-                d->exec_ok = 0;
-                ledger_own_settle(sim, d, rt, i);
-            }
-        }
-        return;
-    }
-    const fr_reply *er = rt->replies[exec];
-    int ran = applied(rt->fates[exec]) && er && er->type == FR_REPLY_ARRAY;
-    ws_delivery *owner = sim->an_dl[exec];
-    if (owner) owner->exec_ok = ran;
-    for (size_t i = multi + 1, k = 0; i < exec; i++, k++) {
-        ws_delivery *d = sim->an_dl[i];
-        if (!d) continue;
-        const fr_reply *el = ran && k < er->count ? &er->elements[k] : NULL;
-        int err = el && el->type == FR_REPLY_ERROR;
-        if (sim->an_role[i] == WSI_ROLE_SEGMENT && sim->an_effect[i] != (size_t)-1) {
-            wsi_effect *e = &d->effects[sim->an_effect[i]];
-            e->fate = ran ? rt->fates[exec] : WS_FATE_UNSENT;
-            e->error = err;
-            set_where(&e->where, rt, i);
-        } else if (sim->an_role[i] == WSI_ROLE_INSETTLE) {
-            d->exec_ok = ran;
-            if (ran && !err) {
-                d->settle_sent = 1;
-                set_where(&d->settle_where, rt, i);
-            } else if (ran) {
-                d->settle_failed = 1;
-            }
-        }
-    }
-}
-
-/* Updates the deliveries' ledger from one consumer round trip. */
-static void ledger(ws_sim *sim, const ws_round_trip *rt)
-{
-    if (!sim->an_role) return;
-    for (size_t i = 0; i < rt->n; i++) {
-        int role = sim->an_role[i];
-        ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;
-        const fr_reply *r = rt->replies[i];
-        int ok = applied(rt->fates[i]) && r && r->type != FR_REPLY_ERROR;
-        if (role == WSI_ROLE_EXEC) {
-            ledger_exec(sim, rt, i);
-        } else if ((role == WSI_ROLE_SEGMENT || role == WSI_ROLE_DIRECT) && d &&
-                   sim->an_effect && sim->an_effect[i] != (size_t)-1) {
-            /* inside a transaction the EXEC decides; outside (no MULTI, or one that
-             * opened none), the command's own fate does */
-            size_t multi = enclosing_multi(sim, i);
-            int in_multi = multi != (size_t)-1 && multi_opened(rt, multi);
-            if (in_multi && role == WSI_ROLE_SEGMENT) {
-                /* An EXEC never sent means nothing ran: say so now; EXEC overrides. */
-                wsi_effect *e = &d->effects[sim->an_effect[i]];
-                e->fate = WS_FATE_UNSENT;
-                set_where(&e->where, rt, i);
-                continue;
-            }
-            wsi_effect *e = &d->effects[sim->an_effect[i]];
-            e->fate = rt->fates[i];
-            e->error = r && r->type == FR_REPLY_ERROR;
-            set_where(&e->where, rt, i);
-        } else if ((role == WSI_ROLE_COPY || role == WSI_ROLE_TIMER) && d) {
-            /* the runtime's copy of a retried delivery (outcome.c) */
-            if (ok) d->copy_sent = 1;
-        } else if (role == WSI_ROLE_SETTLE) {
-            if (!ok) {
-                if (applied(rt->fates[i])) {
-                    if (d) d->settle_failed = 1;
-                    for (size_t k = 0; !d && k < sim->an_nxack; k++)
-                        sim->an_xack[k]->settle_failed = 1;
-                }
-                continue;
-            }
-            if (d) {
-                /* LREM answered how many it removed; ZREM is bookkeeping */
-                if (wsi_cmd_is(sim->an_cmds[i], "LREM")) {
-                    d->settle_sent = 1;
-                    set_where(&d->settle_where, rt, i);
-                }
-            } else {
-                for (size_t k = 0; k < sim->an_nxack; k++) {
-                    sim->an_xack[k]->settle_sent = 1;
-                    set_where(&sim->an_xack[k]->settle_where, rt, i);
-                }
-            }
-        }
-    }
-}
-
+/* The "[role of id]" tag of a trace line. */
 static void tag(wsi_text *t, int role, const ws_delivery *d)
 {
     const char *w = role_word(role);
@@ -224,25 +80,19 @@ static void tag(wsi_text *t, int role, const ws_delivery *d)
     wsi_text_add(t, "]", 1);
 }
 
-static wsi_flushrec *current_flush(ws_sim *sim)
+/* The flush record the round trip belongs to, NULL if none. */
+static wsi_flushrec *current_flush(ws_sim *sim, const wsi_annot *an)
 {
     for (size_t i = sim->nflushes; i-- > 0;)
-        if (sim->flushes[i].sub == sim->an_sub && sim->flushes[i].number == sim->an_flush)
+        if (sim->flushes[i].sub == an->sub && sim->flushes[i].number == an->flush)
             return &sim->flushes[i];
     return NULL;
 }
 
-void wsi_trace_hook(void *ud, const ws_round_trip *rt)
+/* See sim_int.h: the round trip's text, flush record lines and round-trip map entry. */
+void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *cmds,
+                          const wsi_annot *an, const wsi_eff *eff)
 {
-    ws_sim *sim = ud;
-    if (sim->quiet) return;
-    if (sim->nlast_fates < rt->n) {
-        sim->last_fates = wsi_xrealloc(sim->last_fates, rt->n);
-        sim->nlast_fates = rt->n;
-    }
-    memcpy(sim->last_fates, rt->fates, rt->n);
-    ledger(sim, rt);
-
     /* Without trace text there is no diagram either: only the flush commands and the
      * round-trip map, which the checks, the explorer and the fuzzer read, are kept. */
     int text = !sim->cfg.no_trace_text;
@@ -253,7 +103,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         if (rt->note && *rt->note) wsi_text_printf(&t, ", %s", rt->note);
         wsi_text_add(&t, "\n", 1);
     }
-    wsi_flushrec *f = sim->an_flush ? current_flush(sim) : NULL;
+    wsi_flushrec *f = an->flush ? current_flush(sim, an) : NULL;
     wsi_text body = {0};
     if (f) {
         f->rts++;
@@ -267,38 +117,18 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
                             rt->status ? ws_err_name(rt->status) : "");
         }
     }
-    /* commands queued in a MULTI whose EXEC never ran were discarded with the connection,
-     * whatever the connection layer says of their (QUEUED) replies */
-    /* per-command scratch on the stack for the usual short round trip */
-    unsigned char discarded_small[32];
     int small = rt->n <= 32;
-    unsigned char *discarded = small ? discarded_small : wsi_xmalloc(rt->n);
-    memset(discarded, 0, small ? sizeof discarded_small : rt->n);
-    for (size_t m = 0; sim->an_role && m < rt->n; m++) {
-        if (sim->an_role[m] != WSI_ROLE_MULTI || !multi_opened(rt, m)) continue;
-        size_t e = m + 1;
-        while (e < rt->n && sim->an_role[e] != WSI_ROLE_EXEC) e++;
-        if (e < rt->n && applied(rt->fates[e])) continue;
-        for (size_t k = m + 1; k < e && k < rt->n; k++) discarded[k] = 1;
-        if (e < rt->n) discarded[e] = 1;
-    }
     /* The round-trip map and the flush records keep each command's arguments (copies in
      * the records arena): the fuzzer compares them with the model's as they are.  Their
      * text is rendered here only for the trace; without it, at the first request
      * (ws_sim_round_trip, ws_sub_flush_command). */
     int mapped = strcmp(rt->conn, "admin") != 0;
     wsi_cmd **args = NULL;
-    if ((mapped && sim->an_cmds) || f) {
+    if (mapped || f) {
         args = wsi_rec_alloc(sim, (rt->n ? rt->n : 1) * sizeof *args);
-        for (size_t i = 0; i < rt->n; i++) {
-            const wsi_cmd *c = sim->an_cmds ? sim->an_cmds[i]
-                                            : &(wsi_cmd){rt->commands[i].argc,
-                                                         (char **)rt->commands[i].argv,
-                                                         (size_t *)rt->commands[i].argvlen};
+        for (size_t i = 0; i < rt->n; i++)
             /* a read's COUNT LMOVEs are one command n times: one copy */
-            args[i] = i && sim->an_cmds && c == sim->an_cmds[i - 1] ? args[i - 1]
-                                                                    : wsi_rec_cmd(sim, c);
-        }
+            args[i] = i && cmds[i] == cmds[i - 1] ? args[i - 1] : wsi_rec_cmd(sim, cmds[i]);
     }
     size_t offs_small[33];
     size_t *off = small ? offs_small : wsi_xmalloc((rt->n + 1) * sizeof *off);
@@ -308,10 +138,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
     all.len = 0;
     off[0] = 0;
     for (size_t i = 0; text && i < rt->n; i++) {
-        wsi_text_cmd(&all, args ? args[i]
-                                : &(wsi_cmd){rt->commands[i].argc,
-                                             (char **)rt->commands[i].argv,
-                                             (size_t *)rt->commands[i].argvlen});
+        wsi_text_cmd(&all, cmds[i]);
         wsi_text_add(&all, "", 1); /* each line NUL-terminated in the block */
         off[i + 1] = all.len;
     }
@@ -322,7 +149,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         char *rs = want_replies && rt->replies[i] ? ws_reply_text(rt->replies[i], &rl) : NULL;
         const char *reply = rs ? rs : "(none)";
         const char *fw = fate_word(rt->fates[i]);
-        if (discarded[i] && applied(rt->fates[i]))
+        if (eff[i].discarded && applied(rt->fates[i]))
             fw = "queued, then discarded: EXEC never ran";
         if (text) {
             wsi_text_add(&t, "  ", 2);
@@ -330,7 +157,7 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             wsi_text_add(&t, " -> ", 4);
             wsi_text_add(&t, reply, rl);
             if (fw) wsi_text_printf(&t, " (%s)", fw);
-            if (sim->an_role) tag(&t, sim->an_role[i], sim->an_dl ? sim->an_dl[i] : NULL);
+            tag(&t, wsi_annot_role(an, i), wsi_annot_dl(an, i));
             wsi_text_add(&t, "\n", 1);
         }
         if (f) {
@@ -338,15 +165,15 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
                 f->cmds = wsi_xrealloc(f->cmds, (f->ncmds ? f->ncmds * 2 : 1) * sizeof *f->cmds);
             ws_flush_command *fc = &f->cmds[f->ncmds++];
             fc->round_trip = f->rts;
-            fc->pipeline = sim->an_pipe ? sim->an_pipe[i] : 0;
+            fc->pipeline = an->pipes ? an->pipes[i] : 0;
             fc->text = text ? wsi_rec_memdup(sim, line.p, line.len) : NULL;
             fc->argc = args[i]->argc;
             fc->argv = (const char *const *)args[i]->argv;
             fc->argvlen = args[i]->argvlen;
             fc->reply = rs ? rs : wsi_xstrdup("(none)");
             rs = NULL;
-            fc->from = sim->an_dl ? sim->an_dl[i] : NULL;
-            int frole = sim->an_role ? sim->an_role[i] : 0;
+            fc->from = wsi_annot_dl(an, i);
+            int frole = wsi_annot_role(an, i);
             fc->role = frole == WSI_ROLE_SEGMENT || frole == WSI_ROLE_MULTI ||
                                frole == WSI_ROLE_EXEC || frole == WSI_ROLE_INSETTLE ||
                                frole == WSI_ROLE_RETRY || frole == WSI_ROLE_SETTLE
@@ -357,24 +184,24 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
             fc->rt_status = rt->status;
             fc->settles = NULL;
             fc->nsettles = 0;
-            if (frole == WSI_ROLE_SETTLE && !fc->from && sim->an_nxack) {
-                ws_delivery **xs = wsi_rec_alloc(sim, sim->an_nxack * sizeof *xs);
-                memcpy(xs, sim->an_xack, sim->an_nxack * sizeof *xs);
+            if (frole == WSI_ROLE_SETTLE && !fc->from && an->nxack) {
+                ws_delivery **xs = wsi_rec_alloc(sim, an->nxack * sizeof *xs);
+                memcpy(xs, an->xack, an->nxack * sizeof *xs);
                 fc->settles = (const ws_delivery *const *)xs;
-                fc->nsettles = sim->an_nxack;
+                fc->nsettles = an->nxack;
             }
             fc->fate_code = rt->fates[i];
             if (text) {
                 /* a new pipeline inside the round trip: the `..` of a flush expectation */
-                if (i > 0 && sim->an_pipe && sim->an_pipe[i] != sim->an_pipe[i - 1])
+                if (i > 0 && an->pipes && an->pipes[i] != an->pipes[i - 1])
                     wsi_text_add(&body, "    ..\n", 7);
                 wsi_text_printf(&body, "    %-40s", line.p);
-                int role = sim->an_role ? sim->an_role[i] : 0;
-                ws_delivery *d = sim->an_dl ? sim->an_dl[i] : NULL;
+                int role = frole;
+                const ws_delivery *d = fc->from;
                 if (role == WSI_ROLE_SETTLE && !d) {
                     wsi_text_add(&body, "  settles", 9);
-                    for (size_t k = 0; k < sim->an_nxack; k++)
-                        wsi_text_printf(&body, " %s", sim->an_xack[k]->shown);
+                    for (size_t k = 0; k < an->nxack; k++)
+                        wsi_text_printf(&body, " %s", an->xack[k]->shown);
                 } else if (d && role_word(role)) {
                     wsi_text_printf(&body, "  %s of %s", role_word(role), d->shown);
                 }
@@ -384,32 +211,8 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         }
         free(rs);
     }
-    /* the messages that took effect: outside MULTI by their own reply, inside by EXEC's */
-    for (size_t i = 0; sim->an_cmds && i < rt->n; i++) {
-        const wsi_cmd *c = sim->an_cmds[i];
-        if (c->argc != 3 || !wsi_cmd_is(c, "PUBLISH")) continue;
-        const fr_reply *eff = NULL;
-        size_t m = i;
-        while (m > 0 && sim->an_role[m] != WSI_ROLE_MULTI && sim->an_role[m] != WSI_ROLE_EXEC) m--;
-        if (sim->an_role && sim->an_role[m] == WSI_ROLE_MULTI && m != i) {
-            size_t e = i;
-            while (e < rt->n && sim->an_role[e] != WSI_ROLE_EXEC) e++;
-            const fr_reply *er = e < rt->n && applied(rt->fates[e]) ? rt->replies[e] : NULL;
-            if (er && er->type == FR_REPLY_ARRAY && i - m - 1 < er->count)
-                eff = &er->elements[i - m - 1];
-        } else if (applied(rt->fates[i])) {
-            eff = rt->replies[i];
-        }
-        if (!eff || eff->type == FR_REPLY_ERROR) continue;
-        sim->pubs = wsi_xrealloc(sim->pubs, (sim->npubs + 1) * sizeof *sim->pubs);
-        sim->pubs[sim->npubs].channel = wsi_rec_memdup(sim, c->argv[1], c->argvlen[1]);
-        sim->pubs[sim->npubs].payload = wsi_rec_memdup(sim, c->argv[2], c->argvlen[2]);
-        sim->pubs[sim->npubs].len = c->argvlen[2];
-        sim->npubs++;
-    }
-    if (!small) free(discarded);
     if (f && text) f->body = body.p;
-    if (text) add_rec(sim, t.p, sim->an_sub, sim->an_flush);
+    if (text) add_rec(sim, t.p, an->sub, an->flush);
     if (mapped) {
         if (sim->nrts == sim->caprts) {
             sim->caprts = sim->caprts ? sim->caprts * 2 : 64;
@@ -421,24 +224,21 @@ void wsi_trace_hook(void *ud, const ws_round_trip *rt)
         rr->index = rt->index;
         rr->n = rt->n;
         rr->status = rt->status;
-        /* The map shows the engine's own commands; what it did not build is blank. */
-        int own = sim->an_cmds != NULL;
         const char *cause = rt->cause ? rt->cause : "";
         rr->cause = wsi_rec_memdup(sim, cause, strlen(cause));
-        rr->args = own ? args : NULL;
+        rr->args = args;
         rr->commands = NULL;
-        if (text || !own) { /* the texts are at hand (or blank): keep them now */
+        if (text) { /* the texts are at hand: keep them now */
             rr->commands = wsi_rec_alloc(sim, (rt->n ? rt->n : 1) * sizeof *rr->commands);
             for (size_t i = 0; i < rt->n; i++)
-                rr->commands[i] = own ? wsi_rec_memdup(sim, all.p + off[i],
-                                                       off[i + 1] - off[i] - 1)
-                                      : rr->cause + strlen(rr->cause);
+                rr->commands[i] = wsi_rec_memdup(sim, all.p + off[i], off[i + 1] - off[i] - 1);
         }
     }
     sim->scratch = all;
     if (!small) free(off);
 }
 
+/* The whole trace as one text (heap). */
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
 {
     wsi_text t = {0};
@@ -449,6 +249,7 @@ char *ws_sim_trace_text(const ws_sim *sim, size_t *len)
     return t.p;
 }
 
+/* FNV-1a 64 of the trace text. */
 uint64_t ws_sim_trace_hash(const ws_sim *sim)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -460,6 +261,7 @@ uint64_t ws_sim_trace_hash(const ws_sim *sim)
     return h;
 }
 
+/* A delivery's outcome as the diagrams name it. */
 static const char *outcome_text(const ws_delivery *d)
 {
     if (d->dead && !d->done) return "lost in a crash";
@@ -473,6 +275,7 @@ static const char *outcome_text(const ws_delivery *d)
     }
 }
 
+/* What became of a delivery's segment, as the diagrams name it. */
 static const char *segment_text(const ws_delivery *d)
 {
     switch (d->seg_state) {
@@ -483,6 +286,7 @@ static const char *segment_text(const ws_delivery *d)
     }
 }
 
+/* Every flush drawn as text: header, entries, round trips. */
 char *ws_sim_diagram(const ws_sim *sim, size_t *len)
 {
     wsi_text t = {0};
@@ -509,6 +313,7 @@ char *ws_sim_diagram(const ws_sim *sim, size_t *len)
 
 size_t ws_sim_flush_count(const ws_sim *sim) { return sim->nflushes; }
 
+/* Flush i's summary; -1 past the end. */
 int ws_sim_flush(const ws_sim *sim, size_t i, ws_flush_info *out)
 {
     if (i >= sim->nflushes) return -1;
@@ -517,6 +322,7 @@ int ws_sim_flush(const ws_sim *sim, size_t i, ws_flush_info *out)
     return 0;
 }
 
+/* Delivery k of flush i; -1 past the end. */
 int ws_sim_flush_delivery(const ws_sim *sim, size_t i, size_t k, ws_flush_delivery *out)
 {
     if (i >= sim->nflushes || k >= sim->flushes[i].ndl) return -1;
@@ -527,6 +333,7 @@ int ws_sim_flush_delivery(const ws_sim *sim, size_t i, size_t k, ws_flush_delive
     return 0;
 }
 
+/* Command k of flush i; -1 past the end. */
 int ws_sim_flush_command(const ws_sim *sim, size_t i, size_t k, ws_flush_command *out)
 {
     if (i >= sim->nflushes || k >= sim->flushes[i].ncmds) return -1;
@@ -547,6 +354,7 @@ static char *rec_cmd_text(ws_sim *sim, const wsi_cmd *c)
     return s;
 }
 
+/* Round trip i of the map, its command texts rendered at the first request. */
 int ws_sim_round_trip(const ws_sim *csim, size_t i, ws_rt_info *out)
 {
     if (i >= csim->nrts) return -1;
@@ -565,6 +373,7 @@ int ws_sim_round_trip(const ws_sim *csim, size_t i, ws_rt_info *out)
     return 0;
 }
 
+/* Round trip i of the map without rendering its texts. */
 int ws_sim_round_trip_args(const ws_sim *sim, size_t i, ws_rt_info *out)
 {
     if (i >= sim->nrts) return -1;
@@ -574,6 +383,7 @@ int ws_sim_round_trip_args(const ws_sim *sim, size_t i, ws_rt_info *out)
     return 0;
 }
 
+/* Command k of round trip i as arguments; -1 past the end. */
 int ws_sim_round_trip_command(const ws_sim *sim, size_t i, size_t k, int *argc,
                               const char *const **argv, const size_t **argvlen)
 {
@@ -609,6 +419,7 @@ int ws_sub_flush_command(const ws_sub *s, uint64_t flush, size_t i, ws_flush_com
     return flush_command(s, flush, i, out, 1);
 }
 
+/* Command i of the subscription's flush, its text not rendered. */
 int ws_sub_flush_command_args(const ws_sub *s, uint64_t flush, size_t i,
                               ws_flush_command *out)
 {

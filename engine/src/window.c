@@ -8,12 +8,201 @@
  * their replies otherwise -- the settles (one XACK for a stream; LREM [+ZREM] per
  * delivery for a reliable list).  Error replies become one failure report.  What the
  * broker owes for an outcome, and the runtime's copies that follow it, are outcome.c's
- * decision (the framework's dispatch.rs); this file carries it out. */
+ * decision (the framework's dispatch.rs); this file carries it out.
+ *
+ * The window's state is this file's: its slots (one per outstanding delivery or batch,
+ * with generations), the segments queued into, what is committed and owed.  When the
+ * process dies in a round trip, wsi_send only records it; the public call's end
+ * (wsi_api_end) frees that state here (wsi_process_gone), so no call runs back up. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_int.h"
+
+/* ----- Slots and segments -------------------------------------------------------------------- */
+
+/* The lowest free slot of s's window, with its next generation. */
+static void take_slot(ws_sub *s, unsigned *slot, unsigned *gen)
+{
+    size_t i = 0;
+    while (i < s->nslots && s->slot_busy[i]) i++;
+    if (i == s->nslots) {
+        s->slot_gen = wsi_xrealloc(s->slot_gen, (s->nslots + 1) * sizeof *s->slot_gen);
+        s->slot_busy = wsi_xrealloc(s->slot_busy, s->nslots + 1);
+        s->slot_gen[i] = 0;
+        s->nslots++;
+    }
+    s->slot_busy[i] = 1;
+    *slot = (unsigned)i;
+    *gen = ++s->slot_gen[i];
+}
+
+/* Frees a slot for reuse (its generation is bumped when it is taken again). */
+static void slot_release(ws_sub *s, unsigned slot)
+{
+    if (slot < s->nslots) s->slot_busy[slot] = 0;
+}
+
+/* Groups the read's deliveries into batches of cfg.batch, each with one slot. */
+void wsi_assign_slots(ws_sub *s, size_t first)
+{
+    if (!s->cfg.batch) {
+        for (size_t i = first; i < s->nlast; i++)
+            take_slot(s, &s->last[i]->slot, &s->last[i]->gen);
+        return;
+    }
+    for (size_t i = first; i < s->nlast; i += s->cfg.batch) {
+        size_t n = s->nlast - i < s->cfg.batch ? s->nlast - i : s->cfg.batch;
+        wsi_batch *bt = wsi_xcalloc(1, sizeof *bt);
+        bt->members = wsi_xcalloc(n, sizeof *bt->members);
+        bt->n = n;
+        bt->all_acked = 1;
+        take_slot(s, &bt->slot, &bt->gen);
+        for (size_t k = 0; k < n; k++) {
+            ws_delivery *d = s->last[i + k];
+            bt->members[k] = d;
+            d->batch = bt;
+            d->in_batch = 1;
+            d->slot = bt->slot;
+            d->gen = bt->gen;
+        }
+    }
+}
+
+/* Frees a segment (its commands belong to their deliveries' effects). */
+static void segment_free(wsi_segment *seg)
+{
+    if (!seg) return;
+    free(seg->effect);
+    free(seg->from);
+    free(seg);
+}
+
+/* Queues cmd (ownership taken) into the segment of d (or of its batch), made at the first
+ * command; the segment is open until d's settle decides it. */
+void wsi_segment_queue(ws_delivery *d, wsi_cmd *cmd, int kind)
+{
+    wsi_segment **slot = d->batch ? &d->batch->seg : &d->seg;
+    if (!*slot) {
+        *slot = wsi_xcalloc(1, sizeof **slot);
+        (*slot)->owner = d->batch ? d->batch->members[0] : d;
+        (*slot)->batch = d->batch;
+    }
+    wsi_segment *seg = *slot;
+    size_t e = wsi_effect_add(d, cmd, kind);
+    if (seg->n == seg->cap) {
+        seg->cap = seg->cap ? seg->cap * 2 : 4;
+        seg->effect = wsi_xrealloc(seg->effect, seg->cap * sizeof *seg->effect);
+        seg->from = wsi_xrealloc(seg->from, seg->cap * sizeof *seg->from);
+    }
+    seg->effect[seg->n] = e;
+    seg->from[seg->n] = d;
+    seg->n++;
+    if (d->batch) {
+        for (size_t i = 0; i < d->batch->n; i++)
+            if (d->batch->members[i]->seg_state == WSI_SEG_NONE)
+                d->batch->members[i]->seg_state = WSI_SEG_OPEN;
+    } else {
+        d->seg_state = WSI_SEG_OPEN;
+    }
+}
+
+/* ----- A process gone ------------------------------------------------------------------------ */
+
+/* Frees what s held in a process that is gone: its window, segments, batches, slots,
+ * buffered messages and channel connection; outstanding deliveries are marked dead and
+ * their open segments dropped. */
+void wsi_window_reset(ws_sub *s)
+{
+    /* Outstanding deliveries die with the process; their segments go unsent. */
+    for (size_t i = 0; i < s->nflight; i++) {
+        ws_delivery *d = s->flight[i];
+        d->dead = 1;
+        if (d->seg_state == WSI_SEG_OPEN) d->seg_state = WSI_SEG_DROPPED;
+        if (d->batch && d->batch->seg) {
+            for (size_t j = 0; j < d->batch->n; j++)
+                if (d->batch->members[j]->seg_state == WSI_SEG_OPEN)
+                    d->batch->members[j]->seg_state = WSI_SEG_DROPPED;
+        }
+    }
+    /* Batches are reachable from every member: collect each once (from its first
+     * member), unlink them all, then free them. */
+    wsi_batch **batches = NULL;
+    size_t nbatches = 0;
+    /* Without batches only an outstanding delivery holds a segment (settling commits or
+     * drops it), so the deliveries in flight are all there is to look at: a restart then
+     * costs what the process left, not the whole ledger (the crash explorer restarts
+     * once per crash point). */
+    size_t nscan = s->cfg.batch ? s->sim->ndl : s->nflight;
+    for (size_t i = 0; i < nscan; i++) {
+        ws_delivery *d = s->cfg.batch ? s->sim->dl[i] : s->flight[i];
+        if (d->sub != s) continue;
+        if (d->seg) {
+            segment_free(d->seg);
+            d->seg = NULL;
+        }
+        if (d->batch && d->batch->members[0] == d) {
+            batches = wsi_xrealloc(batches, (nbatches + 1) * sizeof *batches);
+            batches[nbatches++] = d->batch;
+        }
+    }
+    /* written only where set: the crash explorer's children share these pages with
+     * their parent, and a write copies the page */
+    for (size_t i = 0; s->cfg.batch && i < s->sim->ndl; i++)
+        if (s->sim->dl[i]->sub == s && s->sim->dl[i]->batch) s->sim->dl[i]->batch = NULL;
+    for (size_t i = 0; i < nbatches; i++) {
+        segment_free(batches[i]->seg);
+        free(batches[i]->members);
+        free(batches[i]);
+    }
+    free(batches);
+    /* committed segments belong to the window once their delivery settled */
+    for (size_t i = 0; i < s->ncommitted; i++) segment_free(s->committed[i].seg);
+    for (size_t i = 0; i < s->nowed; i++)
+        for (size_t j = 0; j < s->owed[i].nwrites; j++) wsi_cmd_free(s->owed[i].writes[j]);
+    free(s->committed);
+    free(s->owed);
+    free(s->slot_gen);
+    free(s->slot_busy);
+    free(s->flight);
+    free(s->since);
+    free(s->last);
+    for (size_t i = 0; i < s->nbuffered; i++) free(s->buffered[i]);
+    free(s->buffered);
+    free(s->buffered_len);
+    s->buffered = NULL;
+    s->buffered_len = NULL;
+    s->nbuffered = s->capbuffered = 0;
+    ws_conn_close(s->conn);
+    s->conn = NULL;
+    s->committed = NULL;
+    s->owed = NULL;
+    s->slot_gen = NULL;
+    s->slot_busy = NULL;
+    s->flight = NULL;
+    s->since = NULL;
+    s->last = NULL;
+    s->ncommitted = s->capcommitted = s->nowed = s->capowed = s->nslots = 0;
+    s->nflight = s->capflight = s->nsince = s->capsince = s->nlast = s->caplast = 0;
+    s->outstanding = s->settled = s->waiting = 0;
+    s->report_waiting = 0;
+}
+
+/* Frees what the dead process held: every subscription's window, and the timers. */
+void wsi_process_gone(ws_sim *sim)
+{
+    sim->gone_pending = 0;
+    for (size_t i = 0; i < sim->nsubs; i++) wsi_window_reset(sim->subs[i]);
+    wsi_timers_free(sim);
+}
+
+/* See sim_int.h: frees a process that died in this public call; returns rc. */
+int wsi_api_end(ws_sim *sim, int rc)
+{
+    if (sim->gone_pending) wsi_process_gone(sim);
+    return rc;
+}
 
 /* ----- What an outcome owes --------------------------------------------------------------- */
 
@@ -52,6 +241,54 @@ static void owe(ws_sub *s, ws_delivery *d, ws_outcome o, int64_t delay_ms)
     s->owed[s->nowed++] = w;
 }
 
+/* Warns once about the first key outside the slot of s's key, naming it. */
+static int warn_key(ws_sub *s, const wsi_segment *seg, unsigned want, const char *key,
+                    size_t len, const char *how)
+{
+    unsigned slot = fr_key_slot(key, len);
+    if (slot == want) return 0;
+    wsi_text t = {0};
+    wsi_text_printf(&t, "the atomic segment of %s %s ", seg->owner->shown, how);
+    wsi_text_arg(&t, key, len);
+    wsi_text_printf(&t, " (slot %u) outside the slot of %s (%u): Redis Cluster refuses the "
+                    "transaction with CROSSSLOT", slot, s->key, want);
+    wsi_warn(s->sim, t.p);
+    free(t.p);
+    return 1;
+}
+
+/* Warns when seg's keys leave the slot of s's key (atomic segments on a cluster). */
+static void warn_crossslot(ws_sub *s, const wsi_segment *seg)
+{
+    ws_sim *sim = s->sim;
+    if (!sim->fake && !sim->table) {
+        fr_config fc = fr_config_default();
+        sim->table = fr_server_new(&fc);
+        if (!sim->table) return;
+    }
+    fr_server *table = sim->fake ? sim->fake : sim->table;
+    unsigned want = fr_key_slot(s->key, strlen(s->key));
+    for (size_t k = 0; k < seg->n; k++) {
+        const wsi_cmd *c = seg->from[k]->effects[seg->effect[k]].cmd;
+        int keys[64];
+        int n = fr_command_keys(table, c->argc, (const char *const *)c->argv, c->argvlen, keys,
+                                64);
+        for (int i = 0; i < n; i++)
+            if (warn_key(s, seg, want, c->argv[keys[i]], c->argvlen[keys[i]], "touches"))
+                return;
+    }
+    /* The delivery's own settle goes inside the transaction too (SEMANTICS.md §4): a
+     * reliable list's LREM of the processing list and ZREM of the recovery set (a
+     * stream's XACK names the subscription's key itself). */
+    if (s->cfg.form != WS_FORM_RELIABLE_LIST) return;
+    if (warn_key(s, seg, want, s->processing, strlen(s->processing),
+                 "settles through the processing list"))
+        return;
+    if (s->recovery)
+        warn_key(s, seg, want, s->recovery, strlen(s->recovery),
+                 "settles through the recovery set");
+}
+
 /* The InRound reply is the handler's return value: it leaves after everything the
  * handler queued, whenever ws_reply was called (a stable move to the end). */
 static void reply_last(wsi_segment *seg)
@@ -73,11 +310,12 @@ static void reply_last(wsi_segment *seg)
     free(from);
 }
 
+/* Commits seg to the window: the reply last, a cluster warning, sent at the next flush. */
 static void commit(ws_sub *s, wsi_segment *seg)
 {
     reply_last(seg);
     if (s->cfg.mode == WS_MODE_ATOMIC && (s->cfg.warn_crossslot || s->sim->cfg.cluster))
-        wsi_warn_crossslot(s, seg);
+        warn_crossslot(s, seg);
     if (s->ncommitted == s->capcommitted) {
         s->capcommitted = s->capcommitted ? s->capcommitted * 2 : 16;
         s->committed = wsi_xrealloc(s->committed, s->capcommitted * sizeof *s->committed);
@@ -88,6 +326,7 @@ static void commit(ws_sub *s, wsi_segment *seg)
 
 /* ----- Reports ------------------------------------------------------------------------------ */
 
+/* Keeps one failure report for the subscription's next read, unless one waits already. */
 void wsi_report(ws_sub *s, size_t commands, size_t settles, size_t failed,
                 const char *first_error, size_t first_len)
 {
@@ -136,6 +375,7 @@ static size_t count_errors(const fr_reply *r, first_error *first)
     return 0;
 }
 
+/* Error replies of an EXEC: its own and its array's elements; the first one's text. */
 static size_t count_exec_errors(const fr_reply *r, first_error *first)
 {
     size_t n = count_errors(r, first);
@@ -158,6 +398,7 @@ typedef struct rt_build {
     size_t n, cap;
 } rt_build;
 
+/* Appends a command with its role, delivery and effect to b, in b's current pipeline. */
 static void rt_add(rt_build *b, wsi_cmd *c, int role, ws_delivery *d, size_t eff, int owned)
 {
     if (b->n == b->cap) {
@@ -178,6 +419,7 @@ static void rt_add(rt_build *b, wsi_cmd *c, int role, ws_delivery *d, size_t eff
     b->n++;
 }
 
+/* Frees b and the commands it owns. */
 static void rt_free(rt_build *b)
 {
     for (size_t i = 0; i < b->n; i++)
@@ -191,6 +433,7 @@ static void rt_free(rt_build *b)
     memset(b, 0, sizeof *b);
 }
 
+/* A one-word command (MULTI, EXEC). */
 static wsi_cmd *word(const char *w)
 {
     wsi_cmdb b = {0};
@@ -242,15 +485,10 @@ static int flush_send(ws_sub *s, uint64_t flush, rt_build *b, const fr_reply **r
     char cause[192];
     snprintf(cause, sizeof cause, "flush %llu of %s after read %llu", (unsigned long long)flush,
              s->name, (unsigned long long)s->reads);
-    sim->an_xack = xack;
-    sim->an_nxack = nxack;
-    sim->an_pipe = b->pipes;
-    int rc = wsi_send(sim, sim->window, cause, b->n, b->cmds, b->roles, b->dls, b->effs, s,
-                      flush, replies);
-    sim->an_xack = NULL;
-    sim->an_nxack = 0;
-    sim->an_pipe = NULL;
-    return rc;
+    wsi_annot an = {.cause = cause, .sub = s, .flush = flush, .roles = b->roles,
+                    .dls = b->dls, .effects = b->effs, .pipes = b->pipes, .xack = xack,
+                    .nxack = nxack};
+    return wsi_send(sim, sim->window, b->n, b->cmds, &an, replies);
 }
 
 /* Appends the settles of the deliveries in list[0..n) (settle order) to b; for a stream
@@ -270,6 +508,7 @@ static void add_settles(ws_sub *s, rt_build *b, ws_delivery **list, size_t n)
     }
 }
 
+/* Opens the flush record the diagrams draw: the deliveries it settles, its trigger. */
 static void record_flush(ws_sub *s, uint64_t number, const char *why, ws_delivery **since,
                          size_t nsince)
 {
@@ -289,6 +528,8 @@ static void record_flush(ws_sub *s, uint64_t number, const char *why, ws_deliver
     f->ndl = nsince;
 }
 
+/* Sends what the window owes (segments, retry writes, settles; §3) and reports
+ * failures. */
 int wsi_flush(ws_sub *s, const char *why)
 {
     ws_sim *sim = s->sim;
@@ -427,7 +668,7 @@ int wsi_flush(ws_sub *s, const char *why)
     free(list);
     rt_free(&b1);
     rt_free(&b2);
-    for (size_t i = 0; i < ncom; i++) wsi_segment_free(com[i].seg);
+    for (size_t i = 0; i < ncom; i++) segment_free(com[i].seg);
     free(com);
     for (size_t i = 0; i < nowed; i++)
         for (size_t w = 0; w < owed[i].nwrites; w++) wsi_cmd_free(owed[i].writes[w]);
@@ -437,6 +678,7 @@ int wsi_flush(ws_sub *s, const char *why)
 
 /* ----- Settling ------------------------------------------------------------------------------------ */
 
+/* d is no longer outstanding: it waits in `since` for the flush that carries it. */
 static void leave_flight(ws_sub *s, ws_delivery *d)
 {
     for (size_t i = 0; i < s->nflight; i++)
@@ -452,6 +694,7 @@ static void leave_flight(ws_sub *s, ws_delivery *d)
     s->since[s->nsince++] = d;
 }
 
+/* An outcome as the trace names it. */
 static const char *outcome_word(ws_outcome o)
 {
     switch (o) {
@@ -463,9 +706,10 @@ static const char *outcome_word(ws_outcome o)
     }
 }
 
+/* Discards a segment: none of its commands is ever sent. */
 static void drop_segment(wsi_segment **seg)
 {
-    wsi_segment_free(*seg);
+    segment_free(*seg);
     *seg = NULL;
 }
 
@@ -503,9 +747,10 @@ static void settle_member(ws_sub *s, ws_delivery *d, ws_outcome o, const wsi_pla
         s->owed[keep++] = *w;
     }
     s->nowed = keep;
-    wsi_slot_release(s, bt->slot);
+    slot_release(s, bt->slot);
 }
 
+/* Settles or abandons d in its window (§3-§5), flushing when the window says so. */
 int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
 {
     ws_sub *s = d->sub;
@@ -537,7 +782,7 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
             }
             owe(s, d, plan.broker, delay_ms);
         }
-        wsi_slot_release(s, d->slot);
+        slot_release(s, d->slot);
     }
     wsi_trace_note(sim, "-- %s: %s %s (slot %u, generation %u)%s\n", s->name, d->shown,
                    outcome_word(o), d->slot, d->gen,
@@ -573,14 +818,14 @@ static int direct_one(ws_delivery *d, wsi_cmd *c, int role, first_error *first, 
     char cause[160];
     snprintf(cause, sizeof cause, "settle of %s", d->shown);
     const fr_reply *r = NULL;
+    wsi_annot an = {.cause = cause, .sub = d->sub, .role = role, .dl = d};
     if (d->sub->cfg.form == WS_FORM_STREAM && wsi_cmd_is(c, "XACK")) {
-        sim->an_xack = &d;
-        sim->an_nxack = 1;
+        /* a stream's settle is an XACK naming the delivery, as a shared one does */
+        an.xack = &d;
+        an.nxack = 1;
+        if (role == WSI_ROLE_SETTLE) an.dl = NULL;
     }
-    int rc = wsi_send(sim, sim->window, cause, 1, &c, &role, role == WSI_ROLE_SETTLE &&
-                      sim->an_xack ? NULL : &d, NULL, d->sub, 0, &r);
-    sim->an_xack = NULL;
-    sim->an_nxack = 0;
+    int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);
     *ok = rc == 0 && r && r->type != FR_REPLY_ERROR;
     if (rc == 0) *failed += count_errors(r, first);
     if (rc == 0 && *ok && role == WSI_ROLE_RETRY && wsi_cmd_is(c, "XADD") &&
@@ -601,7 +846,7 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     d->delay_ms = delay_ms;
     leave_flight(s, d);
     s->nsince = 0; /* no window: nothing to flush */
-    wsi_slot_release(s, d->slot);
+    slot_release(s, d->slot);
     s->outstanding--;
     wsi_trace_note(sim, "-- %s: %s %s (direct)\n", s->name, d->shown, outcome_word(o));
     wsi_plan plan = wsi_plan_outcome(d, o, delay_ms);
