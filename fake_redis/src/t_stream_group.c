@@ -1071,7 +1071,9 @@ static void xack_command(fr_client *c)
         return;
     }
     for (int i = 0; i < n; i++) {
-        if (parse_strict_id(c, &c->argv[3 + i], &ids[i]) < 0) goto cleanup;
+        if (!fri_sid_parse_plain(&c->argv[3 + i], &ids[i], 0) &&
+            parse_strict_id(c, &c->argv[3 + i], &ids[i]) < 0)
+            goto cleanup;
     }
     long long acked = 0;
     for (int i = 0; i < n; i++) {
