@@ -56,15 +56,12 @@ static inline uint64_t fri_sid_digits8(uint64_t w)
     return (w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
 }
 
-/* Up to 18 decimal digits from q (so the value cannot pass LLONG_MAX), in an argument
- * that starts at start: the end of the digits, and their value in *v.  Eight at a time
- * while there are eight (each byte checked to be '0'..'9'); the last few in one go too,
- * from the eight bytes that end where the digits must end, when the argument has them
- * (a millisecond time has 13 digits: 8 + 5). */
-static inline const char *fri_sid_digits(const char *start, const char *q, const char *end,
-                                         uint64_t *v)
+/* Up to 18 decimal digits from q (so the value cannot pass LLONG_MAX): the end of the
+ * digits, and their value in *v.  Eight at a time while there are eight (each byte
+ * checked to be '0'..'9'), then one by one (a word for the last few of a 13-digit time,
+ * shifted into place, cost more instructions than this loop). */
+static inline const char *fri_sid_digits(const char *q, const char *end, uint64_t *v)
 {
-    static const uint64_t pow10[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
     const char *lim = end - q > 18 ? q + 18 : end;
     uint64_t r = 0;
     while (lim - q >= 8) {
@@ -76,27 +73,6 @@ static inline const char *fri_sid_digits(const char *start, const char *q, const
             break;
         r = r * 100000000u + fri_sid_digits8(w);
         q += 8;
-    }
-    size_t rem = (size_t)(lim - q);
-    if (rem > 0 && rem < 8 && lim - start >= 8) {
-        uint64_t w;
-        memcpy(&w, lim - 8, 8);
-        w >>= 8 * (8 - rem); /* q[0 .. rem) in the low bytes, zeros above */
-        /* a byte is a digit when both its high nibble and that of itself + 6 are 3; the
-         * zeros above count as non-digits; a carry out of a non-digit only reaches bytes
-         * above the first non-digit, which are not read */
-        uint64_t nd = ((w & 0xF0F0F0F0F0F0F0F0ull) ^ 0x3030303030303030ull) |
-                      (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) ^
-                       0x3030303030303030ull);
-        size_t k = (size_t)__builtin_ctzll(nd) / 8; /* leading digits, at most rem */
-        if (k) {
-            uint64_t y = w & ((1ull << (8 * k)) - 1);
-            y = (y << (8 * (8 - k))) | (0x3030303030303030ull >> (8 * k));
-            r = r * pow10[k] + fri_sid_digits8(y);
-            q += k;
-        }
-        *v = r;
-        return q;
     }
     for (; q < lim; q++) {
         unsigned d = (unsigned)(unsigned char)*q - '0';
@@ -115,12 +91,12 @@ static inline int fri_sid_parse_plain(const fri_arg *a, fri_sid *id, uint64_t mi
 {
     const char *p = a->ptr, *end = p + a->len;
     uint64_t ms, seq = missing_seq;
-    const char *q = fri_sid_digits(a->ptr, p, end, &ms);
+    const char *q = fri_sid_digits(p, end, &ms);
     if (q == p || (*p == '0' && q - p > 1)) return 0;
     if (q != end) {
         if (*q != '-') return 0;
         p = q + 1;
-        q = fri_sid_digits(a->ptr, p, end, &seq);
+        q = fri_sid_digits(p, end, &seq);
         if (q == p || q != end || (*p == '0' && q - p > 1)) return 0;
     }
     id->ms = ms;
