@@ -177,6 +177,24 @@ void fri_reply_bulk_small(fr_client *c, const char tmp[FRI_REPLY_SMALL], size_t 
 
 void fri_reply_bulk_ll(fr_client *c, long long v)
 {
+    if (v >= 0 && v < 10000) { /* counts mostly: "$<n>\r\n<digits>\r\n" without a call */
+        fri_buf *b = &c->out;
+        fri_buf_reserve(b, 10);
+        char *w = b->p + b->len;
+        int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : 4;
+        w[0] = '$';
+        w[1] = (char)('0' + n);
+        w[2] = '\r';
+        w[3] = '\n';
+        for (int i = n - 1; i >= 0; i--) {
+            w[4 + i] = (char)('0' + v % 10);
+            v /= 10;
+        }
+        w[4 + n] = '\r';
+        w[5 + n] = '\n';
+        b->len += (size_t)n + 6;
+        return;
+    }
     char tmp[FRI_REPLY_SMALL];
     fri_reply_bulk_small(c, tmp, fri_ll2string(tmp, sizeof(tmp), v));
 }
@@ -381,6 +399,40 @@ static inline int parse_common(char **pp, fr_reply *r)
     return 0;
 }
 
+/* An array of one to nine common nodes at *pp (a pair in a reply that lists pairs:
+ * XPENDING's consumers, HGETALL-like maps in scripts, ZRANGE WITHSCORES in RESP3), parsed
+ * here without a recursive call: 1 if it was one, 0 if not (nothing read). */
+static inline int parse_small_array(fr_client *c, char **pp, fr_reply *r)
+{
+    char *p = *pp;
+    if (p[0] != '*' || p[1] < '1' || p[1] > '9' || p[2] != '\r') return 0;
+    size_t n = (size_t)(p[1] - '0');
+    char *q = p + 4;
+    for (size_t i = 0; i < n; i++) { /* all common? (a look at each kind only) */
+        char k = *q;
+        if (!((k == '$' && q[1] != '-') || k == ':' || k == '+')) return 0;
+        if (i + 1 == n) break;
+        /* skip it: a bulk by its length, the others to their line's end */
+        if (k == '$') {
+            size_t len = 0;
+            q++;
+            while (*q != '\r') len = len * 10 + (size_t)(*q++ - '0');
+            q += 2 + len + 2;
+        } else {
+            while (*q != '\r') q++;
+            q += 2;
+        }
+    }
+    fr_reply *el = arena_alloc(c, sizeof(fr_reply) * n);
+    if (!el) return 0; /* parse_one reports it */
+    set_node(r, FR_REPLY_ARRAY, 0, NULL, 0);
+    r->count = n;
+    r->elements = el;
+    *pp = p + 4;
+    for (size_t i = 0; i < n; i++) parse_common(pp, &el[i]);
+    return 1;
+}
+
 /* Parses any one reply at *pp into r: -1 when the arena cannot grow. */
 static int parse_one(fr_client *c, char **pp, fr_reply *r)
 {
@@ -442,7 +494,9 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
         fr_reply *el = arena_alloc(c, sizeof(fr_reply) * (size_t)n);
         if (!el) return -1;
         for (long long i = 0; i < n; i++)
-            if (!parse_common(pp, &el[i]) && parse_one(c, pp, &el[i]) < 0) return -1;
+            if (!parse_common(pp, &el[i]) && !parse_small_array(c, pp, &el[i]) &&
+                parse_one(c, pp, &el[i]) < 0)
+                return -1;
         r->elements = el;
         return 0;
     }

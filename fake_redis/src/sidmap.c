@@ -168,8 +168,13 @@ int fri_sidmap_insert_node(fri_sidmap *m, fri_sidmap_node *node, fri_sid id, voi
     return link_node(m, node, id, val);
 }
 
-/* Frees a node the map allocated; out of line, as PEL records embed theirs. */
-__attribute__((noinline, cold)) static void free_owned(sm_node *n) { free(n); }
+/* Frees a node the map allocated and returns val; out of line (and called last, so the
+ * removal that calls it saves no registers), as PEL records embed their nodes. */
+__attribute__((noinline)) static void *free_owned(sm_node *n, void *val)
+{
+    free(n);
+    return val;
+}
 
 /* Removes the minimum (the last node of the valid spine, which has no left child) and
  * keeps the spine valid: its right subtree takes its place, and that subtree's left
@@ -181,7 +186,6 @@ static void *remove_min(fri_sidmap *m)
     sm_node *n = *link;
     void *val = n->val;
     *link = n->right;
-    if (__builtin_expect(n->owned, 0)) free_owned(n);
     if (!*link) d--;
     else
         for (sm_node **l = &(*link)->left; *l; l = &(*l)->left) {
@@ -197,6 +201,7 @@ static void *remove_min(fri_sidmap *m)
         m->spine_len = d;
         m->spine_mods = m->mods + 1;
     }
+    if (n->owned) return free_owned(n, val);
     return val;
 }
 

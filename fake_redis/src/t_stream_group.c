@@ -1161,8 +1161,9 @@ static void xpending_command(fr_client *c)
         fri_reply_ll(c, (long long)total);
         fri_reply_sid(c, first);
         fri_reply_sid(c, last);
-        size_t handle = fri_reply_deferred_len(c);
-        long listed = 0;
+        long listed = 0; /* counted first: a header written in place costs no move */
+        for (long i = 0; i < nc; i++) listed += fri_sidmap_len(consumers[i]->pel) != 0;
+        fri_reply_array_len(c, listed);
         for (long i = 0; i < nc; i++) {
             fri_stream_consumer *consumer = consumers[i];
             size_t pending = fri_sidmap_len(consumer->pel);
@@ -1170,9 +1171,7 @@ static void xpending_command(fr_client *c)
             fri_reply_array_len(c, 2);
             fri_reply_bulk_str(c, consumer->name);
             fri_reply_bulk_ll(c, (long long)pending);
-            listed++;
         }
-        fri_reply_set_deferred_len(c, handle, listed);
         return;
     }
 
