@@ -399,37 +399,23 @@ static inline int parse_common(char **pp, fr_reply *r)
     return 0;
 }
 
-/* An array of one to nine common nodes at *pp (a pair in a reply that lists pairs:
- * XPENDING's consumers, HGETALL-like maps in scripts, ZRANGE WITHSCORES in RESP3), parsed
- * here without a recursive call: 1 if it was one, 0 if not (nothing read). */
+/* An array at *pp whose count is one digit (a pair in a reply that lists pairs:
+ * XPENDING's consumers, an entry and its fields in XREADGROUP's), parsed here without a
+ * call for itself: 1 if it was one, 0 if not (nothing read), -1 when the arena cannot
+ * grow. */
 static inline int parse_small_array(fr_client *c, char **pp, fr_reply *r)
 {
     char *p = *pp;
     if (p[0] != '*' || p[1] < '1' || p[1] > '9' || p[2] != '\r') return 0;
     size_t n = (size_t)(p[1] - '0');
-    char *q = p + 4;
-    for (size_t i = 0; i < n; i++) { /* all common? (a look at each kind only) */
-        char k = *q;
-        if (!((k == '$' && q[1] != '-') || k == ':' || k == '+')) return 0;
-        if (i + 1 == n) break;
-        /* skip it: a bulk by its length, the others to their line's end */
-        if (k == '$') {
-            size_t len = 0;
-            q++;
-            while (*q != '\r') len = len * 10 + (size_t)(*q++ - '0');
-            q += 2 + len + 2;
-        } else {
-            while (*q != '\r') q++;
-            q += 2;
-        }
-    }
     fr_reply *el = arena_alloc(c, sizeof(fr_reply) * n);
-    if (!el) return 0; /* parse_one reports it */
+    if (!el) return -1;
     set_node(r, FR_REPLY_ARRAY, 0, NULL, 0);
     r->count = n;
     r->elements = el;
     *pp = p + 4;
-    for (size_t i = 0; i < n; i++) parse_common(pp, &el[i]);
+    for (size_t i = 0; i < n; i++)
+        if (!parse_common(pp, &el[i]) && parse_one(c, pp, &el[i]) < 0) return -1;
     return 1;
 }
 
@@ -493,10 +479,11 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
         if (n == 0) return 0;
         fr_reply *el = arena_alloc(c, sizeof(fr_reply) * (size_t)n);
         if (!el) return -1;
-        for (long long i = 0; i < n; i++)
-            if (!parse_common(pp, &el[i]) && !parse_small_array(c, pp, &el[i]) &&
-                parse_one(c, pp, &el[i]) < 0)
-                return -1;
+        for (long long i = 0; i < n; i++) {
+            if (parse_common(pp, &el[i])) continue;
+            int small = parse_small_array(c, pp, &el[i]);
+            if (small < 0 || (!small && parse_one(c, pp, &el[i]) < 0)) return -1;
+        }
         r->elements = el;
         return 0;
     }
