@@ -177,6 +177,24 @@ void fri_reply_bulk_small(fr_client *c, const char tmp[FRI_REPLY_SMALL], size_t 
 
 void fri_reply_bulk_ll(fr_client *c, long long v)
 {
+    if (v >= 0 && v < 10000) { /* counts mostly: "$<n>\r\n<digits>\r\n" without a call */
+        fri_buf *b = &c->out;
+        fri_buf_reserve(b, 10);
+        char *w = b->p + b->len;
+        int n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : 4;
+        w[0] = '$';
+        w[1] = (char)('0' + n);
+        w[2] = '\r';
+        w[3] = '\n';
+        for (int i = n - 1; i >= 0; i--) {
+            w[4 + i] = (char)('0' + v % 10);
+            v /= 10;
+        }
+        w[4 + n] = '\r';
+        w[5 + n] = '\n';
+        b->len += (size_t)n + 6;
+        return;
+    }
     char tmp[FRI_REPLY_SMALL];
     fri_reply_bulk_small(c, tmp, fri_ll2string(tmp, sizeof(tmp), v));
 }
@@ -375,6 +393,26 @@ static inline int parse_common(char **pp, fr_reply *r)
     return 0;
 }
 
+/* An array at *pp whose count is one digit (a pair in a reply that lists pairs:
+ * XPENDING's consumers, an entry and its fields in XREADGROUP's), parsed here without a
+ * call for itself: 1 if it was one, 0 if not (nothing read), -1 when the arena cannot
+ * grow. */
+static inline int parse_small_array(fr_client *c, char **pp, fr_reply *r)
+{
+    char *p = *pp;
+    if (p[0] != '*' || p[1] < '1' || p[1] > '9' || p[2] != '\r') return 0;
+    size_t n = (size_t)(p[1] - '0');
+    fr_reply *el = arena_alloc(c, sizeof(fr_reply) * n);
+    if (!el) return -1;
+    set_node(r, FR_REPLY_ARRAY, 0, NULL, 0);
+    r->count = n;
+    r->elements = el;
+    *pp = p + 4;
+    for (size_t i = 0; i < n; i++)
+        if (!parse_common(pp, &el[i]) && parse_one(c, pp, &el[i]) < 0) return -1;
+    return 1;
+}
+
 /* Parses any one reply at *pp into r: -1 when the arena cannot grow. */
 static int parse_one(fr_client *c, char **pp, fr_reply *r)
 {
@@ -435,8 +473,11 @@ static int parse_one(fr_client *c, char **pp, fr_reply *r)
         if (n == 0) return 0;
         fr_reply *el = arena_alloc(c, sizeof(fr_reply) * (size_t)n);
         if (!el) return -1;
-        for (long long i = 0; i < n; i++)
-            if (!parse_common(pp, &el[i]) && parse_one(c, pp, &el[i]) < 0) return -1;
+        for (long long i = 0; i < n; i++) {
+            if (parse_common(pp, &el[i])) continue;
+            int small = parse_small_array(c, pp, &el[i]);
+            if (small < 0 || (!small && parse_one(c, pp, &el[i]) < 0)) return -1;
+        }
         r->elements = el;
         return 0;
     }

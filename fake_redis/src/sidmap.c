@@ -11,10 +11,22 @@
 
 typedef fri_sidmap_node sm_node;
 
+/* Links remembered down the left spine (root, root->left, ...): the expected length is
+ * about ln n (13 for a million keys), so a deeper spine simply goes without. */
+#define SPINE_MAX 40
+
 struct fri_sidmap {
     sm_node *root;
     size_t len;
     uint64_t mods; /* bumped by every insert and removal: tells iterators their path is stale */
+    /* The left spine, to remove the smallest key without a search: consumers acknowledge
+     * their oldest deliveries first, so XACK mostly removes the minimum of both PELs.
+     * spine[i] is the link holding the i-th node of the spine (spine[0] = &root); the
+     * last is the minimum.  Valid while spine_mods == mods (+ 1 so that a new map's
+     * zeroed fields mean "not built"). */
+    uint64_t spine_mods;       /* mods + 1 when the spine was last made valid, 0 never */
+    int spine_len;             /* links in spine */
+    sm_node **spine[SPINE_MAX];
 };
 
 /* A mix of both halves of the id (splitmix64's finaliser), cut to 32 bits: ties are rare
@@ -157,12 +169,75 @@ int fri_sidmap_insert_node(fri_sidmap *m, fri_sidmap_node *node, fri_sid id, voi
     return link_node(m, node, id, val);
 }
 
+/* Frees a node the map allocated and returns val; out of line (and called last, so the
+ * removal that calls it saves no registers), as PEL records embed their nodes. */
+__attribute__((noinline)) static void *free_owned(sm_node *n, void *val)
+{
+    fri_free(n);
+    return val;
+}
+
+/* Removes the minimum (the last node of the valid spine, which has no left child) and
+ * keeps the spine valid: its right subtree takes its place, and that subtree's left
+ * spine extends the map's.  Returns the minimum's value. */
+static void *remove_min(fri_sidmap *m)
+{
+    int d = m->spine_len;
+    sm_node **link = m->spine[d - 1];
+    sm_node *n = *link;
+    void *val = n->val;
+    *link = n->right;
+    if (!*link) d--;
+    else
+        for (sm_node **l = &(*link)->left; *l; l = &(*l)->left) {
+            if (d == SPINE_MAX) {
+                d = -1; /* too deep to remember: the next removal searches */
+                break;
+            }
+            m->spine[d++] = l;
+        }
+    m->len--;
+    m->mods++;
+    if (d >= 0) {
+        m->spine_len = d;
+        m->spine_mods = m->mods + 1;
+    }
+    if (n->owned) return free_owned(n, val);
+    return val;
+}
+
+static void *remove_search(fri_sidmap *m, fri_sid id, int record);
+
 void *fri_sidmap_remove(fri_sidmap *m, fri_sid id)
 {
     if (!m) return NULL;
+    int record = m->spine_mods != m->mods + 1; /* the spine is to be (re)built */
+    if (!record) {
+        if (m->spine_len == 0) return NULL; /* empty */
+        int c = fri_sid_cmp(id, (*m->spine[m->spine_len - 1])->key);
+        if (c < 0) return NULL; /* below the smallest key */
+        if (c == 0) return remove_min(m);
+    }
+    return remove_search(m, id, record);
+}
+
+/* A search; while it only turns left it walks the left spine, and when it ends there on
+ * the minimum (record set: the spine was not valid), that spine is remembered for the
+ * next removals.  Out of line: the common removal above needs none of its registers. */
+__attribute__((noinline)) static void *remove_search(fri_sidmap *m, fri_sid id, int record)
+{
+    int d = 0;
     sm_node **link = &m->root;
     while (*link) {
         int c = fri_sid_cmp(id, (*link)->key);
+        if (record) {
+            if (d < SPINE_MAX) m->spine[d++] = link;
+            else record = 0;
+        }
+        if (c == 0 && record && !(*link)->left) {
+            m->spine_len = d;
+            return remove_min(m);
+        }
         if (c == 0) {
             sm_node *n = *link;
             void *val = n->val;
@@ -172,6 +247,7 @@ void *fri_sidmap_remove(fri_sidmap *m, fri_sid id)
             m->mods++;
             return val;
         }
+        if (c > 0) record = 0;
         link = c < 0 ? &(*link)->left : &(*link)->right;
     }
     return NULL;

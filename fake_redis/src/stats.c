@@ -20,6 +20,7 @@
  * duration is 0, so the library's figures stay deterministic.  Latency samples go into a
  * histogram with the buckets of Redis's hdr_histogram (1 ns to 1 s, 2 significant
  * digits), so percentiles are computed as Redis computes them. */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,7 @@ void fri_stats_register_row(const fri_command *cmd)
     rows[nrows++] = cmd;
 }
 
-static int row_id(const fri_command *cmd)
+static inline int row_id(const fri_command *cmd)
 {
     for (size_t j = ptr_slot(cmd); id_slots[j].cmd; j = (j + 1) & (ID_SLOTS - 1))
         if (id_slots[j].cmd == cmd) return id_slots[j].id;
@@ -82,6 +83,9 @@ static int hist_index(int64_t v)
     int sub = (int)(v >> bucket);
     return ((bucket + 1) << HIST_SUB_HALF_MAG) + (sub - HIST_SUB_HALF);
 }
+
+/* The slot of a 0 µs sample (recorded as HIST_MIN_NS): bucket 0, sub-bucket 1. */
+#define HIST_ZERO_IDX 1
 
 /* The lowest value of counts index i, and the width of its range. */
 static void hist_range(int i, int64_t *low, int64_t *size)
@@ -168,6 +172,7 @@ int fri_stats_init(fr_server *s)
     s->stats = fri_calloc(1, sizeof(*s->stats));
     if (!s->stats) return -1;
     s->stats->latency_tracking = 1;
+    assert(hist_index(HIST_MIN_NS) == HIST_ZERO_IDX);
     return 0;
 }
 
@@ -195,22 +200,31 @@ void fri_stats_free(fr_server *s)
     s->stats = NULL;
 }
 
-static cmdstat *row_stat(fr_server *s, const fri_command *cmd)
+static cmdstat *row_stat_first(struct fri_stats *st, int id);
+
+/* The counters of a row; inline, since every command's end needs them and a row is
+ * counted already but for its first call. */
+static inline cmdstat *row_stat(fr_server *s, const fri_command *cmd)
 {
     int id = row_id(cmd);
     if (id < 0) return NULL;
     struct fri_stats *st = s->stats;
-    if (!st->at[id]) {
-        if (st->nused == st->capused) {
-            size_t cap = st->capused ? 2 * st->capused : 16;
-            cmdstat *n = fri_realloc(st->used, cap * sizeof(*n));
-            if (!n) return NULL;
-            st->used = n;
-            st->capused = cap;
-        }
-        memset(&st->used[st->nused], 0, sizeof(cmdstat));
-        st->at[id] = (uint16_t)++st->nused;
+    if (__builtin_expect(!st->at[id], 0)) return row_stat_first(st, id);
+    return &st->used[st->at[id] - 1];
+}
+
+/* A row's first count: its counters made. */
+static cmdstat *row_stat_first(struct fri_stats *st, int id)
+{
+    if (st->nused == st->capused) {
+        size_t cap = st->capused ? 2 * st->capused : 16;
+        cmdstat *n = fri_realloc(st->used, cap * sizeof(*n));
+        if (!n) return NULL;
+        st->used = n;
+        st->capused = cap;
     }
+    memset(&st->used[st->nused], 0, sizeof(cmdstat));
+    st->at[id] = (uint16_t)++st->nused;
     return &st->used[st->at[id] - 1];
 }
 
@@ -276,8 +290,9 @@ void fri_stats_failed(fr_server *s, const fri_command *cmd)
 
 uint64_t fri_stats_call_begin(fr_server *s)
 {
-    s->stats->err_prev = s->stats->total_errors;
-    return fri_stats_now(s);
+    struct fri_stats *st = s->stats;
+    st->err_prev = st->total_errors;
+    return st->clock ? st->clock(st->clock_arg) : 0;
 }
 
 int fri_stats_call_failed(fr_server *s)
@@ -315,9 +330,21 @@ static int has_latency(const cmdstat *r) { return r->hist != NULL || r->one_n > 
 uint64_t fri_stats_call_end(fr_client *c, const fri_command *cmd, uint64_t start, int failed)
 {
     fr_server *s = c->srv;
+    struct fri_stats *st = s->stats;
     cmdstat *r = row_stat(s, cmd);
     if (!r) return 0;
-    uint64_t usec = 0; /* without a clock every duration is 0: no call to read one */
+    /* without a clock every duration is 0 (no call to read one), and while every sample
+     * of the row fell into the 0 slot the sample is one increment */
+    if (!st->clock && !c->bpop && !r->hist && (r->one_idx == HIST_ZERO_IDX || !r->one_n)) {
+        r->calls++;
+        if (failed) r->failed++;
+        if (st->latency_tracking) {
+            r->one_idx = HIST_ZERO_IDX;
+            r->one_n++;
+        }
+        return 0;
+    }
+    uint64_t usec = 0;
     if (s->stats->clock) {
         uint64_t now = s->stats->clock(s->stats->clock_arg);
         usec = now > start ? now - start : 0;

@@ -22,6 +22,7 @@
 #define STREAM_INT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "fr_int.h"
 #include "sidmap.h"
@@ -46,6 +47,62 @@ int fri_sid_decr(fri_sid *id);
 size_t fri_sid_format(char *dst, fri_sid id);
 /* The id as a bulk string reply. */
 void fri_reply_sid(fr_client *c, fri_sid id);
+
+/* The value of the eight digits in w (its first byte the most significant digit). */
+static inline uint64_t fri_sid_digits8(uint64_t w)
+{
+    w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+    w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+    return (w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
+}
+
+/* Up to 18 decimal digits from q (so the value cannot pass LLONG_MAX): the end of the
+ * digits, and their value in *v.  Eight at a time while there are eight (each byte
+ * checked to be '0'..'9'), then one by one (a word for the last few of a 13-digit time,
+ * shifted into place, cost more instructions than this loop). */
+static inline const char *fri_sid_digits(const char *q, const char *end, uint64_t *v)
+{
+    const char *lim = end - q > 18 ? q + 18 : end;
+    uint64_t r = 0;
+    while (lim - q >= 8) {
+        uint64_t w;
+        memcpy(&w, q, 8);
+        if (((w & 0xF0F0F0F0F0F0F0F0ull) |
+             (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
+            0x3333333333333333ull)
+            break;
+        r = r * 100000000u + fri_sid_digits8(w);
+        q += 8;
+    }
+    for (; q < lim; q++) {
+        unsigned d = (unsigned)(unsigned char)*q - '0';
+        if (d > 9) break;
+        r = r * 10 + d;
+    }
+    *v = r;
+    return q;
+}
+
+/* The usual id, "<ms>-<seq>" or "<ms>" (seq = missing_seq), each part 1 to 18 digits
+ * without a leading zero: 1 and *id set.  0 for anything else, which the parsers below
+ * take (they give the same id for these: this is their fast path, inline where ids come
+ * in bulk, and such digits leave Redis's errno alone, as string2ll does). */
+static inline int fri_sid_parse_plain(const fri_arg *a, fri_sid *id, uint64_t missing_seq)
+{
+    const char *p = a->ptr, *end = p + a->len;
+    uint64_t ms, seq = missing_seq;
+    const char *q = fri_sid_digits(p, end, &ms);
+    if (q == p || (*p == '0' && q - p > 1)) return 0;
+    if (q != end) {
+        if (*q != '-') return 0;
+        p = q + 1;
+        q = fri_sid_digits(p, end, &seq);
+        if (q == p || q != end || (*p == '0' && q - p > 1)) return 0;
+    }
+    id->ms = ms;
+    id->seq = seq;
+    return 1;
+}
 
 /* Redis's streamGenericParseIDOrReply.  Accepts "-" (0-0), "+" (max-max), "<ms>" (seq =
  * missing_seq), "<ms>-<seq>", and, when seq_given is not NULL, "<ms>-*" (seq 0 and

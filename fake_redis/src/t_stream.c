@@ -189,6 +189,10 @@ static int sid_parse(fr_server *srv, fr_client *c, const fri_arg *a, fri_sid *id
                      uint64_t missing_seq, int strict, int *seq_given)
 {
     int ll;
+    if (fri_sid_parse_plain(a, id, missing_seq)) {
+        if (seq_given) *seq_given = 1;
+        return 0;
+    }
     if (parse_plain_id(a, id, missing_seq, &ll)) {
         if (seq_given) *seq_given = 1;
         /* digits that string2ll refuses (a leading zero, past LLONG_MAX) go through

@@ -1064,7 +1064,9 @@ static void xack_command(fr_client *c)
         return;
     }
     for (int i = 0; i < n; i++) {
-        if (parse_strict_id(c, &c->argv[3 + i], &ids[i]) < 0) goto cleanup;
+        if (!fri_sid_parse_plain(&c->argv[3 + i], &ids[i], 0) &&
+            parse_strict_id(c, &c->argv[3 + i], &ids[i]) < 0)
+            goto cleanup;
     }
     long long acked = 0;
     for (int i = 0; i < n; i++) {
@@ -1152,8 +1154,9 @@ static void xpending_command(fr_client *c)
         fri_reply_ll(c, (long long)total);
         fri_reply_sid(c, first);
         fri_reply_sid(c, last);
-        size_t handle = fri_reply_deferred_len(c);
-        long listed = 0;
+        long listed = 0; /* counted first: a header written in place costs no move */
+        for (long i = 0; i < nc; i++) listed += fri_sidmap_len(consumers[i]->pel) != 0;
+        fri_reply_array_len(c, listed);
         for (long i = 0; i < nc; i++) {
             fri_stream_consumer *consumer = consumers[i];
             size_t pending = fri_sidmap_len(consumer->pel);
@@ -1161,9 +1164,7 @@ static void xpending_command(fr_client *c)
             fri_reply_array_len(c, 2);
             fri_reply_bulk_str(c, consumer->name);
             fri_reply_bulk_ll(c, (long long)pending);
-            listed++;
         }
-        fri_reply_set_deferred_len(c, handle, listed);
         return;
     }
 

@@ -164,6 +164,57 @@ static void test_sid_parse(void **state)
     assert_true(ex == 1 && id.ms == 9 && id.seq == UINT64_MAX);
 }
 
+/* The inline fast path (fri_sid_parse_plain) against a plain reading of its contract, on
+ * random strings near the ids it takes (13-digit times, 18- and 19-digit parts, leading
+ * zeros, signs, blanks, a '-' anywhere): when it takes one, the full parse agrees. */
+static int plain_part(const char *p, size_t n, uint64_t *v)
+{
+    if (n == 0 || n > 18 || (p[0] == '0' && n > 1)) return 0;
+    uint64_t r = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        r = r * 10 + (uint64_t)(p[i] - '0');
+    }
+    *v = r;
+    return 1;
+}
+
+static void test_sid_parse_plain(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "0123456789012345678901234567890123456789-- +a";
+    uint64_t rs = 42;
+    char buf[48];
+    long taken = 0;
+    for (int iter = 0; iter < 200000; iter++) {
+        size_t len = splitmix64_below(&rs, 3) == 0 ? splitmix64_below(&rs, 41)
+                                                   : 11 + splitmix64_below(&rs, 12);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = alphabet[splitmix64_below(&rs, sizeof(alphabet) - 1)];
+        if (len > 13 && splitmix64_below(&rs, 2)) buf[13] = '-'; /* a 13-digit time */
+        fri_sid want = {0, 0}, got = {99, 99};
+        const char *dash = memchr(buf, '-', len);
+        int ok = dash ? plain_part(buf, (size_t)(dash - buf), &want.ms) &&
+                            plain_part(dash + 1, len - (size_t)(dash - buf) - 1, &want.seq)
+                      : plain_part(buf, len, &want.ms);
+        if (!dash) want.seq = 7;
+        fri_arg a = {buf, len};
+        int rc = fri_sid_parse_plain(&a, &got, 7);
+        if (rc != ok || (ok && fri_sid_cmp(got, want) != 0)) {
+            fprintf(stderr, "'%.*s': fast path %d (%llu-%llu), expected %d\n", (int)len, buf,
+                    rc, (unsigned long long)got.ms, (unsigned long long)got.seq, ok);
+            fail();
+        }
+        if (ok) {
+            fri_sid full;
+            assert_int_equal(parse(buf, len, 7, 1, NULL, &full), 0);
+            assert_int_equal(fri_sid_cmp(full, want), 0);
+            taken++;
+        }
+    }
+    assert_true(taken > 10000); /* the generator does reach the fast path */
+}
+
 static void test_sid_incr_decr_format(void **state)
 {
     (void)state;
@@ -983,10 +1034,70 @@ static void test_sidmap_model(void **state)
     }
 }
 
+/* Removing the smallest key, as XACK of the oldest deliveries does (the spine kept for
+ * it), mixed with new keys above (deliveries), removals elsewhere and of absent keys,
+ * checked against a model after every step. */
+static void test_sidmap_remove_oldest(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        uint64_t rs = seed * 104729;
+        fri_sidmap *m = fri_sidmap_new();
+        fri_sid *model = malloc(40000 * sizeof(*model));
+        size_t lo = 0, hi = 0; /* the model's keys: model[lo .. hi), ascending */
+        uint64_t next = 1;
+        for (int i = 0; i < 6000; i++, next++) {
+            model[hi] = (fri_sid){next / 10, next % 10};
+            assert_int_equal(fri_sidmap_insert(m, model[hi], (void *)(uintptr_t)next), 1);
+            hi++;
+        }
+        for (int step = 0; step < 20000 && lo < hi; step++) {
+            unsigned what = splitmix64_below(&rs, 20);
+            if (what < 13) { /* the oldest */
+                void *v = fri_sidmap_remove(m, model[lo]);
+                assert_non_null(v);
+                assert_int_equal(fri_sid_cmp(model[lo], (fri_sid){(uintptr_t)v / 10,
+                                                                  (uintptr_t)v % 10}), 0);
+                lo++;
+            } else if (what < 15) { /* one already gone, or below every key */
+                fri_sid gone = lo ? model[lo - 1] : (fri_sid){0, 0};
+                assert_null(fri_sidmap_remove(m, gone));
+            } else if (what < 18 && hi < 40000) { /* a delivery */
+                model[hi] = (fri_sid){next / 10, next % 10};
+                assert_int_equal(fri_sidmap_insert(m, model[hi], (void *)(uintptr_t)next), 1);
+                hi++;
+                next++;
+            } else if (hi - lo > 2) { /* one in the middle */
+                size_t at = lo + 1 + splitmix64_below(&rs, (unsigned)(hi - lo - 1));
+                assert_non_null(fri_sidmap_remove(m, model[at]));
+                memmove(&model[at], &model[at + 1], (hi - at - 1) * sizeof(*model));
+                hi--;
+            }
+            assert_int_equal(fri_sidmap_len(m), hi - lo);
+            if (step % 500 == 0) assert_int_equal(fri_sidmap_check(m), 0);
+            fri_sid first;
+            if (lo < hi) {
+                assert_true(fri_sidmap_first(m, &first, NULL));
+                assert_int_equal(fri_sid_cmp(first, model[lo]), 0);
+            }
+        }
+        assert_int_equal(fri_sidmap_check(m), 0);
+        fri_sidmap_iter it;
+        fri_sid id;
+        fri_sidmap_iter_init(&it, m, FRI_SID_MIN, FRI_SID_MAX, 0);
+        size_t i = lo;
+        while (fri_sidmap_iter_next(&it, &id, NULL)) assert_int_equal(fri_sid_cmp(id, model[i++]), 0);
+        assert_int_equal(i, hi);
+        fri_sidmap_free(m, NULL);
+        free(model);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sid_parse),
+        cmocka_unit_test(test_sid_parse_plain),
         cmocka_unit_test(test_sid_incr_decr_format),
         cmocka_unit_test(test_id_generation_clock),
         cmocka_unit_test(test_store_against_model),
@@ -997,6 +1108,7 @@ int main(void)
         cmocka_unit_test(test_big_node_iterators),
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_sidmap_model),
+        cmocka_unit_test(test_sidmap_remove_oldest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
