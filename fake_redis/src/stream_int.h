@@ -48,6 +48,14 @@ size_t fri_sid_format(char *dst, fri_sid id);
 /* The id as a bulk string reply. */
 void fri_reply_sid(fr_client *c, fri_sid id);
 
+/* Whether each of the eight bytes of w is '0'..'9'. */
+static inline int fri_sid_all_digits8(uint64_t w)
+{
+    return ((w & 0xF0F0F0F0F0F0F0F0ull) |
+            (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+           0x3333333333333333ull;
+}
+
 /* The value of the eight digits in w (its first byte the most significant digit). */
 static inline uint64_t fri_sid_digits8(uint64_t w)
 {
@@ -67,10 +75,7 @@ static inline const char *fri_sid_digits(const char *q, const char *end, uint64_
     while (lim - q >= 8) {
         uint64_t w;
         memcpy(&w, q, 8);
-        if (((w & 0xF0F0F0F0F0F0F0F0ull) |
-             (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
-            0x3333333333333333ull)
-            break;
+        if (!fri_sid_all_digits8(w)) break;
         r = r * 100000000u + fri_sid_digits8(w);
         q += 8;
     }

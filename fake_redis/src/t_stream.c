@@ -147,14 +147,8 @@ static inline int plain_u64(const char **p, const char *end, uint64_t *v, int *l
     while (end - q >= 8 && q - *p <= 11) {
         uint64_t w;
         memcpy(&w, q, 8);
-        if (((w & 0xF0F0F0F0F0F0F0F0ull) |
-             (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) !=
-            0x3333333333333333ull)
-            break;
-        w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
-        w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
-        w = (w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32;
-        r = r * 100000000u + w;
+        if (!fri_sid_all_digits8(w)) break;
+        r = r * 100000000u + fri_sid_digits8(w);
         q += 8;
     }
     while (q < end && *q >= '0' && *q <= '9' && q - *p < 19) r = r * 10 + (uint64_t)(*q++ - '0');
