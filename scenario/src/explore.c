@@ -530,18 +530,14 @@ static void send_point(snap *s, size_t i)
         _exit(5);
 }
 
-/* In the parent: the failure of replica rp, which died or ended without its end record:
- * named by the first point of its share it had not answered. */
-static void replica_died(snap *s, const replica *rp, int status, const unsigned char *answered)
+/* Sets out->failure (unless set) to how the worker of point i died (its wait status):
+ * killed, a non-zero exit, or an answer cut short.  i == npoints: a replica that died
+ * after its last point.  Out of memory for the text sets nomem. */
+static void worker_failed(snap *s, size_t i, int status)
 {
-    if (s->out->failure) return;
-    size_t rank = 0, first = s->out->npoints;
-    for (size_t i = 0; i < s->out->npoints && first == s->out->npoints; i++) {
-        if (!s->wanted[i]) continue;
-        if (rank++ % s->jobs == rp->share && !answered[i]) first = i;
-    }
+    if (s->out->failure || s->nomem) return;
     char where[160] = "", how[96];
-    if (first < s->out->npoints) point_where(&s->out->points[first], where, sizeof where);
+    if (i < s->out->npoints) point_where(&s->out->points[i], where, sizeof where);
     if (WIFSIGNALED(status))
         snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
                  strsignal(WTERMSIG(status)));
@@ -551,17 +547,27 @@ static void replica_died(snap *s, const replica *rp, int status, const unsigned 
         snprintf(how, sizeof how, "ended without a whole answer");
     size_t len = strlen(where) + strlen(how) + 160;
     s->out->failure = wsi_malloc(len);
-    if (!s->out->failure) {
+    if (!s->out->failure)
         s->nomem = 1;
-        return;
-    }
-    if (first < s->out->npoints)
+    else if (i < s->out->npoints)
         snprintf(s->out->failure, len,
                  "the worker exploring crash point %zu (%s) %s; the exploration is incomplete",
-                 first + 1, where, how);
+                 i + 1, where, how);
     else
         snprintf(s->out->failure, len, "a worker %s after its last crash point; the "
                  "exploration is incomplete", how);
+}
+
+/* In the parent: the failure of replica rp, which died or ended without its end record:
+ * named by the first point of its share it had not answered. */
+static void replica_died(snap *s, const replica *rp, int status, const unsigned char *answered)
+{
+    size_t rank = 0, first = s->out->npoints;
+    for (size_t i = 0; i < s->out->npoints && first == s->out->npoints; i++) {
+        if (!s->wanted[i]) continue;
+        if (rank++ % s->jobs == rp->share && !answered[i]) first = i;
+    }
+    worker_failed(s, first, status);
 }
 
 /* In the parent: replica k's stream is at its end: its records go into their points
@@ -688,24 +694,8 @@ static int drain(snap *s, size_t k)
         p->detail = wsi_memdup(w->buf + sizeof a, a.detail_len);
         if (!p->detail) s->nomem = 1;
         else if (s->replica_fd >= 0) send_point(s, w->point);
-    } else if (!s->out->failure && !s->nomem) {
-        char where[160], how[96];
-        point_where(p, where, sizeof where);
-        if (WIFSIGNALED(status))
-            snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
-                     strsignal(WTERMSIG(status)));
-        else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
-        else
-            snprintf(how, sizeof how, "ended without a whole answer");
-        size_t len = strlen(where) + strlen(how) + 128;
-        s->out->failure = wsi_malloc(len);
-        if (s->out->failure)
-            snprintf(s->out->failure, len,
-                     "the worker exploring crash point %zu (%s) %s; the exploration is "
-                     "incomplete", w->point + 1, where, how);
-        else
-            s->nomem = 1;
+    } else {
+        worker_failed(s, w->point, status);
     }
     free(w->buf);
     s->w[k] = s->w[--s->nw];
