@@ -627,31 +627,34 @@ static void replica_done(snap *s, size_t k)
     s->rep[k] = s->rep[--s->nrep];
 }
 
+/* Reads what fd holds now onto the end of *buf, grown from first bytes by doubling: 1 at
+ * its end of file (or an error: the writer is gone either way), 0 when nothing more is
+ * there yet, -1 when out of memory. */
+static int read_some(int fd, char **buf, size_t *len, size_t *cap, size_t first)
+{
+    for (;;) {
+        if (*len + 4096 > *cap) {
+            size_t ncap = *cap ? *cap * 2 : first;
+            char *b = wsi_realloc(*buf, ncap);
+            if (!b) return -1;
+            *buf = b;
+            *cap = ncap;
+        }
+        ssize_t got = read(fd, *buf + *len, *cap - *len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == EAGAIN) return 0;
+        if (got <= 0) return 1;
+        *len += (size_t)got;
+    }
+}
+
 /* In the parent: reads what replica k sent so far; at its end, replica_done. */
 static void drain_replica(snap *s, size_t k)
 {
     replica *rp = &s->rep[k];
-    for (;;) {
-        if (rp->len + 4096 > rp->cap) {
-            size_t cap = rp->cap ? rp->cap * 2 : 16384;
-            char *b = wsi_realloc(rp->buf, cap);
-            if (!b) {
-                s->nomem = 1; /* stop_workers ends the replica */
-                return;
-            }
-            rp->buf = b;
-            rp->cap = cap;
-        }
-        ssize_t got = read(rp->fd, rp->buf + rp->len, rp->cap - rp->len);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0 && errno == EAGAIN) return;
-        if (got > 0) {
-            rp->len += (size_t)got;
-            continue;
-        }
-        break;
-    }
-    replica_done(s, k);
+    int end = read_some(rp->fd, &rp->buf, &rp->len, &rp->cap, 16384);
+    if (end < 0) s->nomem = 1; /* stop_workers ends the replica */
+    if (end == 1) replica_done(s, k);
 }
 
 /* Reads what worker k sent, and once it is done (end of file), reaps it: its answer goes
@@ -659,26 +662,9 @@ static void drain_replica(snap *s, size_t k)
 static int drain(snap *s, size_t k)
 {
     worker *w = &s->w[k];
-    for (;;) {
-        if (w->len + 4096 > w->cap) {
-            size_t cap = w->cap ? w->cap * 2 : 8192;
-            char *q = wsi_realloc(w->buf, cap);
-            if (!q) {
-                s->nomem = 1; /* the answer is lost; so is the exploration (WS_ENOMEM) */
-                break;
-            }
-            w->buf = q;
-            w->cap = cap;
-        }
-        ssize_t got = read(w->fd, w->buf + w->len, w->cap - w->len);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0 && errno == EAGAIN) return 0;
-        if (got > 0) {
-            w->len += (size_t)got;
-            continue;
-        }
-        break; /* end of file (or an error: the child is gone either way) */
-    }
+    int end = read_some(w->fd, &w->buf, &w->len, &w->cap, 8192);
+    if (end == 0) return 0;
+    if (end < 0) s->nomem = 1; /* the answer is lost; so is the exploration (WS_ENOMEM) */
     close(w->fd);
     int status = 0;
     while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {}
