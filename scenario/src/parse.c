@@ -45,8 +45,8 @@ typedef union phdr {
 static _Thread_local struct parse_cur {
     wsc_mem *ledger;      /* the scenario being parsed: its ring */
     jmp_buf *oom;         /* where out of memory jumps */
-    wsi_strmap *names[2]; /* validate's name sets (outside the ledger): the jump's landing
-                             frees them */
+    wsi_strmap names[2];  /* validate's name sets (outside the ledger), here rather than on
+                             validate's stack so that the jump's landing can free them */
 } cur;
 
 static _Noreturn void out_of_memory(void) { longjmp(*cur.oom, 1); }
@@ -1726,14 +1726,14 @@ void wsc_free(wsc_scenario *sc)
 /* The names defined so far (aliases, or subscriptions): a hash set, so that checking a
  * file of n statements stays linear (a list made a 10,000-delivery file take seconds). */
 typedef struct names {
-    wsi_strmap set;
+    wsi_strmap *set; /* one of cur.names */
 } names;
 
 /* Whether ns holds the name of len bytes at s. */
 static int has_name(const names *ns, const char *s, size_t len)
 {
     size_t unused;
-    return wsi_strmap_get(&ns->set, s, len, &unused);
+    return wsi_strmap_get(ns->set, s, len, &unused);
 }
 
 /* Whether c may follow the first character of an alias (letters, digits, _ - .). */
@@ -1783,14 +1783,7 @@ static int check_toks(parser *p, const names *aliases, const wsc_tok *t, size_t 
 /* Adds a copy of s to ns. */
 static void add_name(names *ns, const char *s)
 {
-    if (wsi_strmap_put(&ns->set, s, strlen(s), 0) != 0) out_of_memory();
-}
-
-static void names_free(names *ns)
-{
-    for (int k = 0; k < 2; k++)
-        if (cur.names[k] == &ns->set) cur.names[k] = NULL;
-    wsi_strmap_free(&ns->set);
+    if (wsi_strmap_put(ns->set, s, strlen(s), 0) != 0) out_of_memory();
 }
 
 /* The subscription an `expect pending` / `expect delayed` (statement i) names must keep
@@ -1848,9 +1841,7 @@ static void inherit_mode(wsc_scenario *sc, size_t i)
  * expectations; inherited modes.  Says every error (perr keeps one a line). */
 static void validate(parser *p, wsc_scenario *sc)
 {
-    names aliases = {0}, subs = {0};
-    cur.names[0] = &aliases.set;
-    cur.names[1] = &subs.set;
+    names aliases = {&cur.names[0]}, subs = {&cur.names[1]};
     const wsc_stmt *nothing = NULL, *checker = NULL;
     for (size_t i = 0; i < sc->nst && !p->full; i++) {
         wsc_stmt *st = &sc->st[i];
@@ -1902,8 +1893,8 @@ static void validate(parser *p, wsc_scenario *sc)
         perr(p, nothing->col, "'expect nothing' says the scenario checks nothing, but line %d "
              "checks something", checker->line);
     }
-    names_free(&aliases);
-    names_free(&subs);
+    wsi_strmap_free(aliases.set);
+    wsi_strmap_free(subs.set);
 }
 
 /* Adds an indented line to the `expect pending` / `expect delayed` block st:
@@ -2186,8 +2177,7 @@ wsc_scenario *wsc_parse(const char *name, const char *text, size_t len, char **e
     cur.oom = &oom;
     if (setjmp(oom)) {
         /* out of memory somewhere below: free all the scenario's ledger holds */
-        for (int k = 0; k < 2; k++)
-            if (cur.names[k]) wsi_strmap_free(cur.names[k]);
+        for (int k = 0; k < 2; k++) wsi_strmap_free(&cur.names[k]);
         cur = outer;
         wsc_free(sc);
         *errp = oom_error(nm);
