@@ -1599,6 +1599,9 @@ static fri_obj *load_stream(reader *r, int type)
                     goto bad;
             }
         }
+        /* A pending entry no consumer took: Redis refuses it only when it sanitizes the
+         * payload, and crashes on it later otherwise; the fake always refuses it. */
+        if (!r->err && !fri_stream_cg_restore_complete(cg)) goto bad;
     }
     if (r->err) goto bad;
     fri_obj *o = fri_obj_new(FRI_STREAM, st);

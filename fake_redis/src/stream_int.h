@@ -415,7 +415,11 @@ size_t fri_stream_restore_last_live(const fri_stream *s);
  * when the name is taken, NULL alone when out of memory); a pending entry of the group
  * with no consumer yet (1, 0 when already there, -1 out of memory); a consumer (as for
  * the group); a pending entry handed to a consumer (1, 0 when the group has no such
- * entry or the consumer has it already). */
+ * entry or a consumer -- this one or another -- has it already: Redis refuses a payload
+ * that gives one entry to two consumers, whatever sanitize-dump-payload says).  Once a
+ * group's consumers are read, fri_stream_cg_restore_complete says whether every pending
+ * entry has its consumer (1) or not (0): the commands read an entry's consumer without
+ * checking it, as Redis's do. */
 fri_stream_cg *fri_stream_cg_restore(fri_stream *s, const char *name, size_t len, fri_sid last_id,
                                      long long entries_read, int *exists);
 int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
@@ -423,6 +427,7 @@ int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
 fri_stream_consumer *fri_stream_consumer_restore(fri_stream_cg *cg, const char *name, size_t len,
                                                  int64_t seen_time, int *exists);
 int fri_stream_consumer_pel_restore(fri_stream_cg *cg, fri_stream_consumer *consumer, fri_sid id);
+int fri_stream_cg_restore_complete(const fri_stream_cg *cg);
 /* Redis's streamEstimateDistanceFromFirstEverEntry: a group's entries-read for a
  * last-delivered id, where it can be known (FRI_CG_INVALID_ENTRIES_READ otherwise); what
  * a payload of RDB version 9 or older, which has no counter, restores. */

@@ -1964,7 +1964,18 @@ fri_stream_consumer *fri_stream_consumer_restore(fri_stream_cg *cg, const char *
 int fri_stream_consumer_pel_restore(fri_stream_cg *cg, fri_stream_consumer *consumer, fri_sid id)
 {
     fri_stream_nack *nack = fri_sidmap_get(cg->pel, id);
-    if (!nack || fri_sidmap_get(consumer->pel, id)) return 0;
+    if (!nack || nack->consumer) return 0;
     nack_assign(id, nack, consumer);
+    return 1;
+}
+
+int fri_stream_cg_restore_complete(const fri_stream_cg *cg)
+{
+    fri_sidmap_iter it;
+    fri_sid id;
+    void *val;
+    fri_sidmap_iter_init(&it, cg->pel, FRI_SID_MIN, FRI_SID_MAX, 0);
+    while (fri_sidmap_iter_next(&it, &id, &val))
+        if (((const fri_stream_nack *)val)->consumer == NULL) return 0;
     return 1;
 }

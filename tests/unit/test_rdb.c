@@ -520,6 +520,89 @@ static void test_ttl_and_idle_exact(void **state)
     free(p);
 }
 
+/* ----- Pending entries and their consumers ------------------------------------------------- */
+
+/* A stream with one entry (1-1) pending for consumer c1 of group g, as the fake dumps it.
+ * Its payload ends with the group's consumers: the count (1), "c1" as a length-prefixed
+ * string, the seen time (8 bytes), the consumer's pending count (1) and the entry's raw id
+ * (16 bytes) -- CONSUMERS_TAIL bytes before the 10-byte footer. */
+#define CONSUMERS_TAIL (1 + 3 + 8 + 1 + 16)
+static unsigned char *pending_stream_payload(fr_client *c, size_t *n)
+{
+    run_setup(c, "XADD s 1-1 a 1\nXGROUP CREATE s g 0\nXREADGROUP GROUP g c1 STREAMS s >");
+    unsigned char *p = dump(c, "s", n);
+    assert_non_null(p);
+    assert_true(*n > CONSUMERS_TAIL + 10);
+    const unsigned char *cons = p + *n - 10 - CONSUMERS_TAIL;
+    assert_int_equal(cons[0], 1);
+    assert_memory_equal(cons + 1, "\x02" "c1", 3);
+    assert_int_equal(cons[12], 1);
+    return p;
+}
+
+/* The commands that read a pending entry's consumer, on a key that must not exist after a
+ * refused RESTORE: each answers as for a missing key (and none crashes). */
+static void assert_nothing_restored(fr_client *c)
+{
+    assert_string_equal(fake_resp(fake_run(c, "XINFO STREAM x FULL")), "-ERR no such key\r\n");
+    assert_string_equal(fake_resp(fake_run(c, "XPENDING x g - + 10")),
+                        "-NOGROUP No such key 'x' or consumer group 'g'\r\n");
+    assert_int_equal(fake_int_reply(fake_run(c, "EXISTS x")), 0);
+}
+
+/* A pending entry that no consumer owns: redis-server 7.0.15 refuses it when it sanitizes
+ * payloads and otherwise accepts it and crashes on the next XINFO STREAM FULL or
+ * XPENDING; the fake refuses it always (issue 26). */
+static void test_pending_entry_without_consumer(void **state)
+{
+    fake_fixture *f = *state;
+    size_t n = 0;
+    unsigned char *p = pending_stream_payload(f->c, &n);
+    /* the same payload with no consumers: the count 0 where the consumer list was */
+    size_t m = n - CONSUMERS_TAIL + 1;
+    unsigned char *q = malloc(m);
+    assert_non_null(q);
+    memcpy(q, p, n - 10 - CONSUMERS_TAIL);
+    q[n - 10 - CONSUMERS_TAIL] = 0;
+    memcpy(q + m - 10, p + n - 10, 10);
+    fix_crc(q, m);
+    assert_string_equal(restore(f->c, "x", "0", q, m, NULL, NULL), ERR_BAD);
+    assert_nothing_restored(f->c);
+    /* the original restores, and its entry is c1's */
+    assert_string_equal(restore(f->c, "x", "0", p, n, NULL, NULL), "+OK\r\n");
+    const fr_reply *r = fake_run(f->c, "XPENDING x g - + 10");
+    assert_string_equal(fake_resp(r), "*1\r\n*4\r\n$3\r\n1-1\r\n$2\r\nc1\r\n:0\r\n:1\r\n");
+    free(q);
+    free(p);
+}
+
+/* One pending entry given to two consumers: redis-server 7.0.15 refuses it whether it
+ * sanitizes or not (checked against it: tests/diff has no binary payloads), and so does the
+ * fake, which used to move the entry to the second consumer. */
+static void test_pending_entry_of_two_consumers(void **state)
+{
+    fake_fixture *f = *state;
+    size_t n = 0;
+    unsigned char *p = pending_stream_payload(f->c, &n);
+    /* the consumer list: two consumers, c1 and c2, each with entry 1-1 */
+    const unsigned char *one = p + n - 10 - CONSUMERS_TAIL + 1; /* c1 .. its raw id */
+    size_t each = CONSUMERS_TAIL - 1, head = n - 10 - CONSUMERS_TAIL;
+    size_t m = head + 1 + 2 * each + 10;
+    unsigned char *q = malloc(m);
+    assert_non_null(q);
+    memcpy(q, p, head);
+    q[head] = 2;
+    memcpy(q + head + 1, one, each);
+    memcpy(q + head + 1 + each, one, each);
+    q[head + 1 + each + 2] = '2';
+    memcpy(q + m - 10, p + n - 10, 10);
+    fix_crc(q, m);
+    assert_string_equal(restore(f->c, "x", "0", q, m, NULL, NULL), ERR_BAD);
+    assert_nothing_restored(f->c);
+    free(q);
+    free(p);
+}
+
 /* ----- Against a real server: both directions -------------------------------------------- */
 
 static rh_server *g_redis;
@@ -730,6 +813,8 @@ int main(int argc, char **argv)
         FAKE_TEST(test_truncated_and_flipped),
         FAKE_TEST(test_changed_bytes),
         FAKE_TEST2(test_ttl_and_idle_exact),
+        FAKE_TEST(test_pending_entry_without_consumer),
+        FAKE_TEST(test_pending_entry_of_two_consumers),
     };
     const struct CMUnitTest real_only[] = {
         FAKE_TEST(test_cross_real),
