@@ -424,12 +424,32 @@ typedef struct fr_message {
     int64_t at_ms;        /* the clock when it was published */
 } fr_message;
 
-/* The log of every message PUBLISH sent, in order, since the server started or the log
+/* The log of the messages PUBLISH sent, in order, since the server started or the log
  * was last cleared; keyspace notifications are logged too, as they are published the
- * same way (SPUBLISH's messages are not).  fr_published returns NULL past the end. */
+ * same way (SPUBLISH's messages are not).
+ *
+ * The log is bounded: it keeps at most max_messages messages holding at most max_bytes
+ * bytes of channel and payload (defaults FR_PUBLISHED_DEFAULT_MAX and
+ * FR_PUBLISHED_DEFAULT_MAX_BYTES).  A new message that does not fit drops the oldest
+ * until it does; one larger than max_bytes by itself is not kept.  Each message not kept
+ * is counted (fr_published_dropped), so a reader knows the log is not whole.
+ *
+ * fr_published_count is the messages kept; fr_published(i) the i-th of them, oldest
+ * first (NULL past the end), valid until the next command that publishes or the next
+ * clear.  fr_published_clear empties the log and zeroes the dropped count. */
+#define FR_PUBLISHED_DEFAULT_MAX 10000                  /* messages */
+#define FR_PUBLISHED_DEFAULT_MAX_BYTES (16u << 20)      /* 16 MiB */
 size_t fr_published_count(const fr_server *server);
 const fr_message *fr_published(const fr_server *server, size_t index);
 void fr_published_clear(fr_server *server);
+/* Messages not kept (dropped as the oldest, or too large) since the last clear. */
+uint64_t fr_published_dropped(const fr_server *server);
+/* Sets the bounds (0 messages or 0 bytes: keep nothing, count everything as dropped);
+ * messages over the new bounds are dropped at once, oldest first. */
+void fr_published_set_limit(fr_server *server, size_t max_messages, size_t max_bytes);
+/* The bounds in force, and the bytes the kept messages hold. */
+void fr_published_limit(const fr_server *server, size_t *max_messages, size_t *max_bytes,
+                        size_t *bytes);
 
 /* ----- Keyspace notifications ------------------------------------------------------
  * Redis 7.0's notify-keyspace-events: set the classes with

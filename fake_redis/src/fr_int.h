@@ -389,8 +389,16 @@ struct fr_server {
     size_t faults_len, faults_cap;
     uint64_t faults_fired;
 
-    fr_message *published;
+    /* The published-message log (fr_published): a ring of at most published_max
+     * messages holding at most published_max_bytes of channel and payload bytes; the
+     * oldest go first, counted in published_dropped (docs/fake_redis.md). */
+    fr_message *published;      /* the ring, published_cap slots */
     size_t published_len, published_cap;
+    size_t published_head;      /* slot of the oldest message */
+    size_t published_bytes;     /* channel and payload bytes held */
+    size_t published_max;       /* messages kept at most */
+    size_t published_max_bytes; /* bytes kept at most */
+    uint64_t published_dropped; /* messages dropped since the log was last cleared */
 
     struct fri_pubsub *pubsub;     /* subscriptions and the pushed queue (pubsub.c); NULL
                                       until the first subscription */

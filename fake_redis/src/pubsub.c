@@ -441,27 +441,68 @@ fr_client *fr_server_take_pushed(fr_server *s)
 
 /* ----- Publishing ---------------------------------------------------------------------------- */
 
-/* Appends a message to the server's log (fr_published).  -1 when out of memory. */
+/* The bytes a logged message counts against the log's bound. */
+static size_t message_bytes(const fr_message *m) { return m->channel_len + m->payload_len; }
+
+/* Drops the oldest logged message, counting it. */
+static void drop_oldest(fr_server *s)
+{
+    fr_message *m = &s->published[s->published_head];
+    s->published_bytes -= message_bytes(m);
+    fri_free((void *)m->channel);
+    s->published_head = (s->published_head + 1) % s->published_cap;
+    s->published_len--;
+    s->published_dropped++;
+}
+
+/* Makes room in the ring for one more message, growing it (geometrically, up to the
+ * message bound) when it is full.  -1 when out of memory. */
+static int ring_room(fr_server *s)
+{
+    if (s->published_len < s->published_cap) return 0;
+    size_t cap = s->published_cap ? 2 * s->published_cap : 16;
+    if (cap > s->published_max) cap = s->published_max;
+    fr_message *n = fri_malloc(cap * sizeof(*n));
+    if (!n) return -1;
+    /* unrolled oldest first, so the head is slot 0 again */
+    for (size_t i = 0; i < s->published_len; i++)
+        n[i] = s->published[(s->published_head + i) % s->published_cap];
+    fri_free(s->published);
+    s->published = n;
+    s->published_cap = cap;
+    s->published_head = 0;
+    return 0;
+}
+
+/* Appends a message to the server's log (fr_published), dropping the oldest as the
+ * bounds require.  -1 when out of memory. */
 static int log_message(fr_server *s, int64_t at_ms, const fri_arg *ch, const fri_arg *msg)
 {
-    fr_message *n =
-        fri_array_grow(s->published, &s->published_cap, s->published_len, sizeof(*n), 16);
-    if (!n) return -1;
-    s->published = n;
+    size_t bytes = ch->len + msg->len;
+    if (s->published_max == 0 || bytes > s->published_max_bytes) {
+        s->published_dropped++; /* it could never fit: nothing older is dropped for it */
+        return 0;
+    }
+    while (s->published_len > 0 && (s->published_len == s->published_max ||
+                                     s->published_bytes + bytes > s->published_max_bytes))
+        drop_oldest(s);
+    if (ring_room(s) < 0) return -1;
     /* channel and payload share one block, each NUL-terminated */
-    char *mem = fri_malloc(ch->len + msg->len + 2);
+    char *mem = fri_malloc(bytes + 2);
     if (!mem) return -1;
     memcpy(mem, ch->ptr, ch->len);
     mem[ch->len] = '\0';
     memcpy(mem + ch->len + 1, msg->ptr, msg->len);
     mem[ch->len + 1 + msg->len] = '\0';
-    s->published[s->published_len++] = (fr_message){
+    s->published[(s->published_head + s->published_len) % s->published_cap] = (fr_message){
         .channel = mem,
         .channel_len = ch->len,
         .payload = mem + ch->len + 1,
         .payload_len = msg->len,
         .at_ms = at_ms,
     };
+    s->published_len++;
+    s->published_bytes += bytes;
     return 0;
 }
 
@@ -469,13 +510,34 @@ size_t fr_published_count(const fr_server *s) { return s->published_len; }
 
 const fr_message *fr_published(const fr_server *s, size_t index)
 {
-    return index < s->published_len ? &s->published[index] : NULL;
+    if (index >= s->published_len) return NULL;
+    return &s->published[(s->published_head + index) % s->published_cap];
 }
 
 void fr_published_clear(fr_server *s)
 {
-    for (size_t i = 0; i < s->published_len; i++) fri_free((void *)s->published[i].channel);
-    s->published_len = 0;
+    while (s->published_len > 0) drop_oldest(s);
+    s->published_head = 0;
+    s->published_dropped = 0;
+}
+
+uint64_t fr_published_dropped(const fr_server *s) { return s->published_dropped; }
+
+void fr_published_set_limit(fr_server *s, size_t max_messages, size_t max_bytes)
+{
+    s->published_max = max_messages;
+    s->published_max_bytes = max_bytes;
+    while (s->published_len > 0 &&
+           (s->published_len > max_messages || s->published_bytes > max_bytes))
+        drop_oldest(s);
+}
+
+void fr_published_limit(const fr_server *s, size_t *max_messages, size_t *max_bytes,
+                        size_t *bytes)
+{
+    if (max_messages) *max_messages = s->published_max;
+    if (max_bytes) *max_bytes = s->published_max_bytes;
+    if (bytes) *bytes = s->published_bytes;
 }
 
 /* Sends a message to the subscribers of ch in namespace kind (channel or shard) and, for

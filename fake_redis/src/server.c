@@ -440,6 +440,7 @@ static int server_init(fr_server *s, const fr_config *cfg)
     s->rng_state[0] = wsi_splitmix64(&x);
     s->rng_state[1] = wsi_splitmix64(&x);
     s->next_client_id = 1;
+    fr_published_set_limit(s, FR_PUBLISHED_DEFAULT_MAX, FR_PUBLISHED_DEFAULT_MAX_BYTES);
     return fri_stats_init(s);
 }
 

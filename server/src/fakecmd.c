@@ -142,13 +142,42 @@ void frs_cmd_fake_seed(frs_conn *c, int argc, const char *const *argv, const siz
     frs_reply_ll(c, (long long)c->srv->opt.seed);
 }
 
-/* FAKE.PUBLISHED [CLEAR]: the PUBLISH log as [channel, payload, ms], or clears it. */
+/* FAKE.PUBLISHED [CLEAR | INFO | LIMIT <messages> <bytes>]: the PUBLISH log as
+ * [channel, payload, ms] oldest first, or clears it, or says how full it is and how much
+ * it dropped, or sets its bounds (fr_published_set_limit). */
 void frs_cmd_fake_published(frs_conn *c, int argc, const char *const *argv,
                             const size_t *argvlen)
 {
     fr_server *fake = c->srv->fake;
     if (argc == 2 && argvlen[1] == 5 && strncasecmp(argv[1], "clear", 5) == 0) {
         fr_published_clear(fake);
+        frs_reply_ok(c);
+        return;
+    }
+    if (argc == 2 && argvlen[1] == 4 && strncasecmp(argv[1], "info", 4) == 0) {
+        size_t max = 0, max_bytes = 0, bytes = 0;
+        fr_published_limit(fake, &max, &max_bytes, &bytes);
+        frs_reply_array(c, 10);
+        frs_reply_bulk(c, "messages", 8);
+        frs_reply_ll(c, (long long)fr_published_count(fake));
+        frs_reply_bulk(c, "bytes", 5);
+        frs_reply_ll(c, (long long)bytes);
+        frs_reply_bulk(c, "dropped", 7);
+        frs_reply_ll(c, (long long)fr_published_dropped(fake));
+        frs_reply_bulk(c, "max-messages", 12);
+        frs_reply_ll(c, (long long)max);
+        frs_reply_bulk(c, "max-bytes", 9);
+        frs_reply_ll(c, (long long)max_bytes);
+        return;
+    }
+    if (argc == 4 && argvlen[1] == 5 && strncasecmp(argv[1], "limit", 5) == 0) {
+        long long max, max_bytes;
+        if (!frs_string2ll(argv[2], argvlen[2], &max) ||
+            !frs_string2ll(argv[3], argvlen[3], &max_bytes) || max < 0 || max_bytes < 0) {
+            frs_reply_error(c, "ERR value is out of range, must be positive");
+            return;
+        }
+        fr_published_set_limit(fake, (size_t)max, (size_t)max_bytes);
         frs_reply_ok(c);
         return;
     }
@@ -185,7 +214,12 @@ void frs_cmd_fake_help(frs_conn *c, int argc, const char *const *argv, const siz
         "FAKE.DUMP", "    The canonical dump of the keyspace.",
         "FAKE.SEED", "    The seed the fake was started with.",
         "FAKE.PUBLISHED [CLEAR]",
-        "    Every message PUBLISH sent: [channel, payload, ms]; or clear the log.",
+        "    The messages PUBLISH sent, oldest first: [channel, payload, ms]; or clear",
+        "    the log. It keeps the last 10000 messages (16 MiB) by default.",
+        "FAKE.PUBLISHED INFO",
+        "    messages, bytes, dropped (since the last clear), max-messages, max-bytes.",
+        "FAKE.PUBLISHED LIMIT <messages> <bytes>",
+        "    Bound the log; the oldest messages beyond it are dropped and counted.",
         "FAKE.HELP", "    Prints this help.",
         NULL,
     };

@@ -150,6 +150,9 @@ typedef struct frs_options {
     int cluster;              /* --cluster: answer as a one-node cluster */
     int busy_poll_us;         /* --busy-poll-us: after a wake with work, poll this long
                                  before sleeping (0: sleep at once) */
+    int published_set;        /* --published-max or --published-max-bytes was given */
+    size_t published_max;     /* FAKE.PUBLISHED keeps at most this many messages ... */
+    size_t published_max_bytes; /* ... holding at most this many bytes (fr_published) */
     char **config;            /* --NAME VALUE pairs given for CONFIG parameters */
     int nconfig;              /* entries in config (pairs * 2) */
 } frs_options;

@@ -11,7 +11,8 @@ static void usage(FILE *f)
             "usage: fakeredis-server [--port N] [--bind ADDR]... [--unixsocket PATH]\n"
             "                        [--maxclients N] [--requirepass PASS] [--seed N]\n"
             "                        [--clock wall|virtual] [--start-ms MS] [--cluster]\n"
-            "                        [--busy-poll-us N]\n"
+            "                        [--busy-poll-us N] [--published-max N]\n"
+            "                        [--published-max-bytes N]\n"
             "                        [--CONFIG-PARAMETER VALUE]...\n"
             "\n"
             "Serves libfakeredis (Redis " FR_REDIS_VERSION " semantics) over RESP.\n"
@@ -30,6 +31,10 @@ static void usage(FILE *f)
             "  --cluster           answer as a one-node Redis Cluster\n"
             "  --busy-poll-us N    after a busy wake, poll this long before sleeping\n"
             "                      (default 30; 0: sleep at once; at most 1000)\n"
+            "  --published-max N   FAKE.PUBLISHED keeps the last N messages (default 10000)\n"
+            "  --published-max-bytes N\n"
+            "                      ... holding at most N bytes (default 16777216); older\n"
+            "                      messages are dropped and counted (FAKE.PUBLISHED INFO)\n"
             "  --NAME VALUE        any redis.conf parameter, as CONFIG SET NAME VALUE\n"
             "\n"
             "On start it prints, flushed, one line per listener and then a ready line:\n"
@@ -111,6 +116,19 @@ static int parse_args(int argc, char **argv, frs_options *opt)
                 return 2;
             }
             opt->busy_poll_us = (int)us;
+        } else if (!strcmp(a, "--published-max") || !strcmp(a, "--published-max-bytes")) {
+            long long n = number(a, v);
+            if (n < 0) {
+                fprintf(stderr, "fakeredis-server: %s must be 0 or more\n", a);
+                return 2;
+            }
+            if (!opt->published_set) {
+                opt->published_max = FR_PUBLISHED_DEFAULT_MAX;
+                opt->published_max_bytes = FR_PUBLISHED_DEFAULT_MAX_BYTES;
+                opt->published_set = 1;
+            }
+            if (!strcmp(a, "--published-max")) opt->published_max = (size_t)n;
+            else opt->published_max_bytes = (size_t)n;
         } else if (!strcmp(a, "--clock")) {
             if (!strcmp(v, "wall")) opt->wall_clock = 1;
             else if (!strcmp(v, "virtual")) opt->wall_clock = 0;

@@ -599,6 +599,8 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
         return -1;
     }
     if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
+    if (opt->published_set)
+        fr_published_set_limit(srv->fake, opt->published_max, opt->published_max_bytes);
     frs_cmdtable_declare(srv->fake);
     if (srv->requirepass)
         fr_server_set_requirepass(srv->fake, srv->requirepass, strlen(srv->requirepass));

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -392,6 +393,83 @@ static void test_published_log(void **state)
     assert_int_equal(fr_published_count(f->srv), 0);
 }
 
+/* The published log's payload of message i (as PUBLISH wrote it: "m<i>"). */
+static void assert_published(fr_server *srv, size_t index, const char *payload)
+{
+    const fr_message *m = fr_published(srv, index);
+    assert_non_null(m);
+    assert_string_equal(m->payload, payload);
+}
+
+/* The log keeps the newest messages within its bounds, oldest dropped first and counted
+ * (issue 26: 200,000 PUBLISHes of 1 KiB held 214 MB before it was bounded). */
+static void test_published_log_bounded(void **state)
+{
+    fixture *f = *state;
+    size_t max = 0, max_bytes = 0, bytes = 0;
+    fr_published_limit(f->srv, &max, &max_bytes, &bytes);
+    assert_int_equal(max, FR_PUBLISHED_DEFAULT_MAX);
+    assert_int_equal(max_bytes, FR_PUBLISHED_DEFAULT_MAX_BYTES);
+    assert_int_equal(bytes, 0);
+
+    /* by count: five into three */
+    fr_published_set_limit(f->srv, 3, 1000);
+    const char *const first[5] = {"PUBLISH ch m0", "PUBLISH ch m1", "PUBLISH ch m2",
+                                  "PUBLISH ch m3", "PUBLISH ch m4"};
+    for (int i = 0; i < 5; i++) resp(f->c, first[i]);
+    assert_int_equal(fr_published_count(f->srv), 3);
+    assert_int_equal(fr_published_dropped(f->srv), 2);
+    assert_published(f->srv, 0, "m2");
+    assert_published(f->srv, 2, "m4");
+    assert_null(fr_published(f->srv, 3));
+    fr_published_limit(f->srv, NULL, NULL, &bytes);
+    assert_int_equal(bytes, 3 * (2 + 2));
+
+    /* by bytes: "ch" + "m5" is 4 bytes, so 10 bytes hold two */
+    fr_published_set_limit(f->srv, 100, 10);
+    assert_int_equal(fr_published_count(f->srv), 2); /* lowering drops at once */
+    assert_int_equal(fr_published_dropped(f->srv), 3);
+    resp(f->c, "PUBLISH ch m5");
+    assert_int_equal(fr_published_count(f->srv), 2);
+    assert_published(f->srv, 0, "m4");
+    assert_published(f->srv, 1, "m5");
+    /* one message larger than the whole bound is not kept, and drops nothing */
+    resp(f->c, "PUBLISH ch a-message-of-twenty-bytes");
+    assert_int_equal(fr_published_count(f->srv), 2);
+    assert_int_equal(fr_published_dropped(f->srv), 5);
+
+    /* 0 messages: nothing kept, everything counted */
+    fr_published_set_limit(f->srv, 0, 10);
+    resp(f->c, "PUBLISH ch m6");
+    assert_int_equal(fr_published_count(f->srv), 0);
+    assert_int_equal(fr_published_dropped(f->srv), 8);
+    fr_published_clear(f->srv);
+    assert_int_equal(fr_published_dropped(f->srv), 0);
+
+    /* the defaults hold 20,000 messages of 1 KiB to the last 10,000 */
+    fr_published_set_limit(f->srv, FR_PUBLISHED_DEFAULT_MAX, FR_PUBLISHED_DEFAULT_MAX_BYTES);
+    char big[1024 + 1];
+    memset(big, 'x', 1024);
+    big[1024] = '\0';
+    for (int i = 0; i < 20000; i++) {
+        const char *argv[3] = {"PUBLISH", "ch", big};
+        snprintf(big, 8, "%07d", i);
+        big[7] = 'x';
+        const size_t lens[3] = {7, 2, 1024};
+        assert_non_null(fr_exec(f->c, 3, argv, lens));
+    }
+    assert_int_equal(fr_published_count(f->srv), FR_PUBLISHED_DEFAULT_MAX);
+    assert_int_equal(fr_published_dropped(f->srv), 20000 - FR_PUBLISHED_DEFAULT_MAX);
+    fr_published_limit(f->srv, NULL, NULL, &bytes);
+    assert_int_equal(bytes, FR_PUBLISHED_DEFAULT_MAX * (2 + 1024));
+    assert_memory_equal(fr_published(f->srv, 0)->payload, "0010000", 7);
+    assert_memory_equal(fr_published(f->srv, FR_PUBLISHED_DEFAULT_MAX - 1)->payload, "0019999", 7);
+    /* and a bound in bytes below that: 16 KiB keep 15 of them */
+    fr_published_set_limit(f->srv, FR_PUBLISHED_DEFAULT_MAX, 16 * 1024);
+    assert_int_equal(fr_published_count(f->srv), 15);
+    assert_memory_equal(fr_published(f->srv, 14)->payload, "0019999", 7);
+}
+
 /* fr_db_counts: live keys and those with a TTL, at the clock, changing nothing. */
 static void test_db_counts(void **state)
 {
@@ -562,6 +640,7 @@ int main(void)
         FAKE_TEST(test_fault_by_name_inside_exec),
         FAKE_TEST(test_fault_on_exec_itself),
         FAKE_TEST(test_published_log),
+        FAKE_TEST(test_published_log_bounded),
         cmocka_unit_test(test_command_table),
         cmocka_unit_test(test_command_keys_info),
         FAKE_TEST(test_db_counts),
