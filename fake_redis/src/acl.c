@@ -34,6 +34,13 @@
 #define PERM_W 2                 /* %W~ */
 
 #define FUTURE_BIT (FRI_CMD_META_MAX - 1) /* set by +@all: commands added later */
+/* The embedder's own commands (fakeredis-server's FAKE.*: fr_server_declare_extension)
+ * are administrative commands, as COMMAND INFO describes them: one bit of a selector
+ * stands for all of them, set and cleared by their categories, +@all and -@all, as Redis
+ * sets a module command's bit from its categories.  They are not named one by one in a
+ * rule (a rule naming one is an unknown command). */
+#define EXTENSION_BIT (FRI_CMD_META_MAX - 2)
+#define EXTENSION_ACL (FRI_ACL_ADMIN | FRI_ACL_SLOW | FRI_ACL_DANGEROUS)
 #define LOG_MAX 128              /* acllog-max-len's default */
 #define LOG_GROUP_MS 60000       /* ACL_LOG_GROUPING_MAX_TIME_DELTA */
 
@@ -370,6 +377,15 @@ static void set_category(selector *s, uint32_t cat, int on)
 {
     for (size_t i = 0; i < fri_cmd_meta_count; i++)
         if (fri_cmd_meta_table[i].acl & cat) change_perm(s, &fri_cmd_meta_table[i], on);
+    if (cat & EXTENSION_ACL) set_bit(s, EXTENSION_BIT, on);
+}
+
+/* Whether user u may run the embedder's commands (any selector allowing them). */
+static int user_may_run_extensions(const fri_acl_user *u)
+{
+    for (size_t i = 0; i < u->nsel; i++)
+        if (get_bit(&u->sel[i], EXTENSION_BIT)) return 1;
+    return 0;
 }
 
 static int has_spaces(const char *p, size_t n)
@@ -1000,8 +1016,14 @@ static int client_acl_check_guarded(fr_client *c, int argc, const char *const *a
     fri_arg small[16], *av = argc <= 16 ? small : fri_malloc(sizeof(*av) * (size_t)argc);
     for (int i = 0; i < argc; i++) av[i] = (fri_arg){argv[i], argvlen ? argvlen[i] : strlen(argv[i])};
     const fri_cmd_meta *m = acl_lookup_argv(argc, av);
+    const char *ext = m ? NULL : fri_ext_lookup_argv(c->srv, argc, av);
     int idx = 0, r = m ? user_check(u, m, argc, av, &idx) : ACL_OK;
-    if (r != ACL_OK) {
+    if (ext && !user_may_run_extensions(u)) {
+        int ctx = c->in_multi ? CTX_MULTI : CTX_TOPLEVEL;
+        log_add(c, DENIED_CMD, ctx, ext, strlen(ext), u->name, u->namelen);
+        snprintf(err, cap, "NOPERM this user has no permissions to run the '%s' command", ext);
+        r = DENIED_CMD;
+    } else if (r != ACL_OK) {
         int ctx = c->in_multi ? CTX_MULTI : CTX_TOPLEVEL;
         if (r == DENIED_CMD) log_add(c, r, ctx, m->name, strlen(m->name), u->name, u->namelen);
         else log_add(c, r, ctx, av[idx].ptr, av[idx].len, u->name, u->namelen);
@@ -1472,10 +1494,12 @@ static void acl_cat_command(fr_client *c)
         return;
     }
     long n = 0;
+    size_t next = (cat & EXTENSION_ACL) ? fri_ext_count(c->srv) : 0;
     for (size_t i = 0; i < fri_cmd_meta_count; i++) n += (fri_cmd_meta_table[i].acl & cat) != 0;
-    fri_reply_array_len(c, n);
+    fri_reply_array_len(c, n + (long)next);
     for (size_t i = 0; i < fri_cmd_meta_count; i++)
         if (fri_cmd_meta_table[i].acl & cat) fri_reply_bulk_cstr(c, fri_cmd_meta_table[i].name);
+    for (size_t i = 0; i < next; i++) fri_reply_bulk_cstr(c, fri_ext_name(c->srv, i));
 }
 
 static void acl_genpass_command(fr_client *c)
@@ -1568,6 +1592,18 @@ static void acl_dryrun_command(fr_client *c)
     int argc = c->argc - 3;
     const fri_arg *argv = c->argv + 3;
     const fri_cmd_meta *m = acl_lookup_argv(argc, argv);
+    const char *ext = m ? NULL : fri_ext_lookup_argv(c->srv, argc, argv);
+    if (ext) {
+        if (user_may_run_extensions(u)) {
+            fri_reply_ok(c);
+            return;
+        }
+        fri_buf b = {0};
+        fri_buf_printf(&b, "This user has no permissions to run the '%s' command", ext);
+        fri_reply_bulk(c, b.p, b.len);
+        fri_buf_free(&b);
+        return;
+    }
     if (!m) {
         fri_reply_errorf(c, "ERR Command '%.*s' not found", (int)strnlen(argv[0].ptr,
                                                                           argv[0].len),

@@ -128,6 +128,26 @@ static const fri_ext_cmd *ext_find(const fr_server *s, const char *p, size_t n)
     return NULL;
 }
 
+size_t fri_ext_count(const fr_server *s) { return s->n_ext; }
+
+const char *fri_ext_name(const fr_server *s, size_t i) { return i < s->n_ext ? s->ext[i].name : NULL; }
+
+const char *fri_ext_lookup_argv(const fr_server *s, int argc, const fri_arg *argv)
+{
+    if (argc < 1 || s->n_ext == 0) return NULL;
+    const fri_ext_cmd *e = ext_find(s, argv[0].ptr, argv[0].len);
+    if (!e || argc < 2) return e ? e->name : NULL;
+    /* a container's subcommand: "name|sub" */
+    char full[128];
+    size_t nl = strlen(e->name);
+    if (nl + 1 + argv[1].len >= sizeof(full)) return e->name;
+    memcpy(full, e->name, nl);
+    full[nl] = '|';
+    memcpy(full + nl + 1, argv[1].ptr, argv[1].len);
+    const fri_ext_cmd *sub = ext_find(s, full, nl + 1 + argv[1].len);
+    return sub ? sub->name : e->name;
+}
+
 /* ----- Declarations by the embedder ------------------------------------------------------ */
 
 static int server_declare_command_guarded(fr_server *s, const char *name)

@@ -30,6 +30,13 @@ int fri_meta_has_keys(const fri_cmd_meta *m);
  * finds them: at most cap into keys; returns how many (0: none). */
 int fri_meta_getkeys(const fri_cmd_meta *m, int argc, const fri_arg *argv, fri_keyref *keys,
                      int cap);
+/* The embedder's extensions (fr_server_declare_extension): how many, and the i-th one's
+ * full lower-case name ("fake.dump", "fake.time|get"). */
+size_t fri_ext_count(const fr_server *s);
+const char *fri_ext_name(const fr_server *s, size_t i);
+/* The full name of the extension argv names (argv[0], or the subcommand argv[1] of an
+ * extension container), NULL when it names none. */
+const char *fri_ext_lookup_argv(const fr_server *s, int argc, const fri_arg *argv);
 /* Frees the embedder's declarations (fr_server_free). */
 void fri_command_meta_free(fr_server *s);
 

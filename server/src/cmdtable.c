@@ -102,7 +102,7 @@ static const frs_cmd host_rows[] = {
     {"fake.dump", 1, 0, frs_cmd_fake_dump, "fake", NULL, 0, 0, 0, 0, 0},
     {"fake.seed", 1, 0, frs_cmd_fake_seed, "fake", NULL, 0, 0, 0, 0, 0},
     {"fake.published", -1, 0, frs_cmd_fake_published, "fake", NULL, 0, 0, 0, 0, 0},
-    {"fake.help", 1, FRS_CMD_NOAUTH, frs_cmd_fake_help, "fake", NULL, 0, 0, 0, 0, 0},
+    {"fake.help", 1, 0, frs_cmd_fake_help, "fake", NULL, 0, 0, 0, 0, 0},
 };
 
 /* The fake's rows the server replaces (its own versions above) */

@@ -657,6 +657,118 @@ static void test_fake_commands(void **state)
     rh_buf_free(&r);
 }
 
+/* The FAKE.* commands are administrative commands under the ACLs (issue 26): refused
+ * before AUTH, refused with NOPERM (and logged) to a user without @admin / @dangerous,
+ * allowed by those categories and +@all, listed by ACL CAT, judged by ACL DRYRUN. */
+static void test_fake_commands_under_acl(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--requirepass", "secret", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    CALL(c, &r, "-NOAUTH Authentication required.\r\n", "FAKE.HELP");
+    CALL(c, &r, "-NOAUTH Authentication required.\r\n", "FAKE.DUMP");
+    CALL(c, &r, "-NOAUTH Authentication required.\r\n", "FAKE.FAIL", "NTH", "1");
+    CALL(c, &r, "+OK\r\n", "AUTH", "secret");
+    CALL(c, &r, "+OK\r\n", "ACL", "SETUSER", "app", "on", ">pw", "~k*", "+get", "+set");
+    CALL(c, &r, "+OK\r\n", "ACL", "SETUSER", "ops", "on", ">pw", "+@admin");
+    CALL(c, &r, "+OK\r\n", "ACL", "SETUSER", "safe", "on", ">pw", "+@all", "-@dangerous");
+    CALL(c, &r, "+OK\r\n", "ACL", "SETUSER", "all", "on", ">pw", "+@all");
+
+    frsh_conn *app = frsh_connect(s);
+    CALL(app, &r, "+OK\r\n", "AUTH", "app", "pw");
+    CALL(app, &r, "+OK\r\n", "SET", "k1", "v");
+    CALL(app, &r, "-NOPERM this user has no permissions to run the 'flushall' command\r\n",
+         "FLUSHALL");
+    CALL(app, &r, "-NOPERM this user has no permissions to run the 'fake.dump' command\r\n",
+         "FAKE.DUMP");
+    CALL(app, &r, "-NOPERM this user has no permissions to run the 'fake.fail|nth' command\r\n",
+         "FAKE.FAIL", "NTH", "1", "ERR boom");
+    CALL(app, &r, "-NOPERM this user has no permissions to run the 'fake.published' command\r\n",
+         "FAKE.PUBLISHED");
+    CALL(app, &r, "-NOPERM this user has no permissions to run the 'fake.help' command\r\n",
+         "FAKE.HELP");
+    /* refused inside MULTI too, which then aborts */
+    CALL(app, &r, "-NOPERM this user has no permissions to run the 'multi' command\r\n",
+         "MULTI");
+    /* the fault was not armed: the default user's SET still works */
+    CALL(c, &r, "+OK\r\n", "SET", "k2", "v");
+    /* the refusals are in the ACL log */
+    frsh_call(c, &r, "ACL", "LOG", NULL);
+    assert_non_null(strstr(r.data, "$9\r\nfake.help\r\n"));
+    assert_non_null(strstr(r.data, "$13\r\nfake.fail|nth\r\n"));
+
+    frsh_conn *ops = frsh_connect(s);
+    CALL(ops, &r, "+OK\r\n", "AUTH", "ops", "pw");
+    CALL(ops, &r, ":0\r\n", "FAKE.FAIL", "FIRED");
+    frsh_conn *safe = frsh_connect(s);
+    CALL(safe, &r, "+OK\r\n", "AUTH", "safe", "pw");
+    CALL(safe, &r, "-NOPERM this user has no permissions to run the 'fake.seed' command\r\n",
+         "FAKE.SEED");
+    frsh_conn *all = frsh_connect(s);
+    CALL(all, &r, "+OK\r\n", "AUTH", "all", "pw");
+    CALL(all, &r, ":1\r\n", "FAKE.SEED");
+
+    /* ACL DRYRUN and ACL CAT know them */
+    CALL(c, &r, "+OK\r\n", "ACL", "DRYRUN", "ops", "FAKE.DUMP");
+    CALL(c, &r, "$63\r\nThis user has no permissions to run the 'fake.time|set' command\r\n",
+         "ACL", "DRYRUN", "app", "FAKE.TIME", "SET", "1");
+    frsh_call(c, &r, "ACL", "CAT", "admin", NULL);
+    assert_non_null(strstr(r.data, "$9\r\nfake.dump\r\n"));
+    assert_non_null(strstr(r.data, "$13\r\nfake.fail|nth\r\n"));
+    assert_non_null(strstr(r.data, "$8\r\nshutdown\r\n"));
+    frsh_call(c, &r, "ACL", "CAT", "dangerous", NULL);
+    assert_non_null(strstr(r.data, "$14\r\nfake.published\r\n"));
+    frsh_call(c, &r, "ACL", "CAT", "read", NULL);
+    assert_null(strstr(r.data, "fake."));
+    frsh_close(app);
+    frsh_close(ops);
+    frsh_close(safe);
+    frsh_close(all);
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+}
+
+/* FAKE.PUBLISHED's log is bounded (issue 26): --published-max and FAKE.PUBLISHED LIMIT
+ * set the bounds, the oldest messages go first and FAKE.PUBLISHED INFO counts them. */
+static void test_published_log_bounded(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--published-max", "3", "--clock", "virtual", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    char payload[8];
+    for (int i = 0; i < 5; i++) {
+        snprintf(payload, sizeof(payload), "m%d", i);
+        CALL(c, &r, ":0\r\n", "PUBLISH", "ch", payload);
+    }
+    CALL(c, &r, "*10\r\n$8\r\nmessages\r\n:3\r\n$5\r\nbytes\r\n:12\r\n$7\r\ndropped\r\n:2\r\n"
+                "$12\r\nmax-messages\r\n:3\r\n$9\r\nmax-bytes\r\n:16777216\r\n",
+         "FAKE.PUBLISHED", "INFO");
+    frsh_call(c, &r, "FAKE.PUBLISHED", NULL);
+    assert_memory_equal(r.data, "*3\r\n*3\r\n$2\r\nch\r\n$2\r\nm2\r\n", 24);
+    CALL(c, &r, "+OK\r\n", "FAKE.PUBLISHED", "LIMIT", "100", "8");
+    CALL(c, &r, "*10\r\n$8\r\nmessages\r\n:2\r\n$5\r\nbytes\r\n:8\r\n$7\r\ndropped\r\n:3\r\n"
+                "$12\r\nmax-messages\r\n:100\r\n$9\r\nmax-bytes\r\n:8\r\n",
+         "FAKE.PUBLISHED", "INFO");
+    CALL(c, &r, "-ERR value is out of range, must be positive\r\n", "FAKE.PUBLISHED", "LIMIT",
+         "-1", "8");
+    CALL(c, &r, "-ERR syntax error\r\n", "FAKE.PUBLISHED", "LIMIT", "1");
+    CALL(c, &r, "+OK\r\n", "FAKE.PUBLISHED", "CLEAR");
+    CALL(c, &r, "*10\r\n$8\r\nmessages\r\n:0\r\n$5\r\nbytes\r\n:0\r\n$7\r\ndropped\r\n:0\r\n"
+                "$12\r\nmax-messages\r\n:100\r\n$9\r\nmax-bytes\r\n:8\r\n",
+         "FAKE.PUBLISHED", "INFO");
+    frsh_close(c);
+    stop(s);
+    rh_buf_free(&r);
+    /* a bad bound is refused at start */
+    const char *const bad[] = {"--published-max", "-4", NULL};
+    assert_null(frsh_start(bad));
+}
+
 /* ----- Blocking and Pub/Sub ---------------------------------------------------------- */
 
 /* Started without --clock, the server runs on the wall clock, as a client expects of a
@@ -1011,6 +1123,8 @@ int main(void)
         cmocka_unit_test(test_requirepass),
         cmocka_unit_test(test_resp3),
         cmocka_unit_test(test_fake_commands),
+        cmocka_unit_test(test_fake_commands_under_acl),
+        cmocka_unit_test(test_published_log_bounded),
         cmocka_unit_test(test_wall_clock_by_default),
         cmocka_unit_test(test_blocking),
         cmocka_unit_test(test_busy_script),
