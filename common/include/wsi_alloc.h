@@ -46,6 +46,10 @@ _Noreturn void wsi_oom(const char *module);
 void wsi_alloc_fail_at(unsigned long n, int once);
 /* How many allocations the hook has failed since the last wsi_alloc_fail_at. */
 unsigned long wsi_alloc_failed(void);
+/* How many times wsi_realloc has been called since the process started: a test bounds a
+ * growth by it (an array grown one element at a time costs one call per element; grown
+ * geometrically, a logarithm of them). */
+unsigned long wsi_alloc_reallocs(void);
 
 /* ----- The aborting forms (targets that define WSI_MODULE) -------------------------------- */
 

@@ -15,8 +15,22 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "wsi_alloc.h"
+
+/* The largest file a wsim tool reads (a scenario, a fuzz input for `wsim repro`, an
+ * explore shard, a document): no real one is near it, and a hostile one (/dev/zero) is
+ * refused with EFBIG before it takes the machine's memory. */
+#define WSI_INPUT_MAX (((size_t)64 << 20) - 1)
+#define WSI_INPUT_MAX_TEXT "64 MB"
+
+/* Why wsi_read_file failed, for a message: "file over 64 MB" for an input too large
+ * (errno EFBIG with WSI_INPUT_MAX), "read error" for EIO, else strerror. */
+static inline const char *wsi_read_error(int e)
+{
+    return e == EFBIG ? "file over " WSI_INPUT_MAX_TEXT : e == EIO ? "read error" : strerror(e);
+}
 
 /* Reads the whole file at path into fresh heap memory with a NUL after its bytes (free()
  * it; an empty file gives an empty text, not NULL); *len gets its length.  A file longer

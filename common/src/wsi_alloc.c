@@ -11,6 +11,7 @@ static unsigned long fail_in;  /* allocations until the one that fails; 0: the h
 static int fail_once;          /* only that one fails */
 static int failing;            /* every allocation fails (the n-th came, without once) */
 static unsigned long failed;   /* allocations failed since wsi_alloc_fail_at */
+static unsigned long reallocs; /* wsi_realloc calls (wsi_alloc_reallocs) */
 
 void wsi_alloc_fail_at(unsigned long n, int once)
 {
@@ -21,6 +22,8 @@ void wsi_alloc_fail_at(unsigned long n, int once)
 }
 
 unsigned long wsi_alloc_failed(void) { return failed; }
+
+unsigned long wsi_alloc_reallocs(void) { return reallocs; }
 
 /* Whether the hook fails this allocation: one test and a branch while it is off. */
 static int hook_fails(void)
@@ -47,6 +50,7 @@ void *wsi_calloc(size_t n, size_t size)
 
 void *wsi_realloc(void *p, size_t n)
 {
+    reallocs++;
     return hook_fails() ? NULL : realloc(p, n ? n : 1);
 }
 

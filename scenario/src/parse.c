@@ -100,6 +100,19 @@ static void *xrealloc(void *q, size_t n)
     return g + 1;
 }
 
+/* Room for element n (0-based) of an array that only ever grows one element at a time
+ * from empty: its capacity is implied by its count (the next power of two), so it is
+ * reallocated only when n is 0 or a power of two, and n appends cost O(log n)
+ * reallocations and O(n) bytes copied, however long the file (issue 26: growing by one
+ * made a 100,000-line scenario quadratic). */
+static void *xgrow(void *q, size_t n, size_t size)
+{
+    if (n != 0 && (n & (n - 1)) != 0) return q;
+    size_t cap = n ? 2 * n : 1;
+    if (cap > SIZE_MAX / size) out_of_memory();
+    return xrealloc(q, cap * size);
+}
+
 /* Frees a block of the ledger (NULL is accepted). */
 static void pfree(void *q)
 {
@@ -140,6 +153,11 @@ typedef struct parser {
     const struct stmt_def *def; /* the statement table's row being parsed */
     char usage[256];   /* its usage line, for messages */
     int steps_seen;    /* a step came already: seed, start and cluster are too late */
+    wsc_tok *tok;      /* the line's tokens (tokenize): one array for every line, grown
+                          geometrically, so a file costs O(log) reallocations for them */
+    size_t tok_cap;    /* tokens tok has room for */
+    char *scratch;     /* a token being unescaped; room for the longest line so far */
+    size_t scratch_cap;
 } parser;
 
 /* Where a comment starts in p[0..len): a '#' after whitespace, outside double quotes
@@ -187,7 +205,7 @@ static int perr(parser *p, int col, const char *fmt, ...)
     size_t n = strlen(p->name) + strlen(msg) + 64;
     char *e = pmalloc(n);
     snprintf(e, n, "%s:%d:%d: error: %s", p->name, p->line, col, msg);
-    p->errs = xrealloc(p->errs, (p->nerrs + 1) * sizeof *p->errs);
+    p->errs = xgrow(p->errs, p->nerrs, sizeof *p->errs);
     p->errs[p->nerrs++] = (perror_ent){p->line, col, e};
     return -1;
 }
@@ -212,19 +230,49 @@ static void toks_free(wsc_tok *t, size_t n)
     pfree(t);
 }
 
+/* Frees the strings of a line's n tokens; the array is the parser's, kept for the next
+ * line (tokenize). */
+static void toks_release(wsc_tok *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) pfree(t[i].s);
+}
+
+/* Room for one more token in the parser's array. */
+static void tok_room(parser *p, size_t n)
+{
+    if (n < p->tok_cap) return;
+    size_t cap = p->tok_cap ? 2 * p->tok_cap : 16;
+    if (cap > SIZE_MAX / sizeof *p->tok) out_of_memory();
+    p->tok = xrealloc(p->tok, cap * sizeof *p->tok);
+    p->tok_cap = cap;
+}
+
 /* Splits one line (without its newline) into tokens; a '#' that starts a token starts a
  * comment.  Returns the count, or -1 after perr. */
 static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
 {
-    wsc_tok *t = NULL;
+    wsc_tok *t = p->tok;
     size_t n = 0;
     size_t i = 0;
     *out = NULL;
+    /* a token unescapes into the scratch buffer, never longer than the line; it is
+     * copied out at its length (a buffer the size of the rest of the line for each
+     * token made a long line quadratic) */
+    if (len + 1 > p->scratch_cap) {
+        size_t cap = p->scratch_cap ? p->scratch_cap : 256;
+        while (cap < len + 1) {
+            if (cap > SIZE_MAX / 2) out_of_memory();
+            cap *= 2;
+        }
+        pfree(p->scratch);
+        p->scratch = pmalloc(cap);
+        p->scratch_cap = cap;
+    }
+    char *buf = p->scratch;
     while (i < len) {
         while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
         if (i >= len || s[i] == '#') break;
         int col = (int)i + 1;
-        char *buf = xcalloc(len - i + 1, 1);
         size_t bl = 0;
         int quoted = 0;
         if (s[i] == '"') {
@@ -253,12 +301,10 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
                             i += 2;
                             break;
                         }
-                        pfree(buf);
-                        toks_free(t, n);
+                        toks_release(t, n);
                         return perr(p, (int)i - 1, "bad \\x escape: two hex digits expected");
                     default:
-                        pfree(buf);
-                        toks_free(t, n);
+                        toks_release(t, n);
                         return perr(p, (int)i - 1, "unknown escape \\%c in a quoted string", e);
                     }
                     continue;
@@ -267,8 +313,7 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
                 i++;
             }
             if (!closed) {
-                pfree(buf);
-                toks_free(t, n);
+                toks_release(t, n);
                 return perr(p, col, "unbalanced quotes: the string opened here never closes");
             }
         } else if (s[i] == '\'') {
@@ -284,20 +329,19 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
                 buf[bl++] = s[i++];
             }
             if (!closed) {
-                pfree(buf);
-                toks_free(t, n);
+                toks_release(t, n);
                 return perr(p, col, "unbalanced quotes: the string opened here never closes");
             }
         } else {
             while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') buf[bl++] = s[i++];
         }
         if (quoted && i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') {
-            pfree(buf);
-            toks_free(t, n);
+            toks_release(t, n);
             return perr(p, (int)i + 1, "a quoted string must be followed by a space");
         }
-        t = xrealloc(t, (n + 1) * sizeof *t);
-        t[n++] = (wsc_tok){buf, bl, col, quoted};
+        tok_room(p, n);
+        t = p->tok;
+        t[n++] = (wsc_tok){xmemdup(buf, bl), bl, col, quoted};
         if (!quoted && bl == 2 && memcmp(buf, "=>", 2) == 0) {
             /* What follows "=>" is an expected reply as the trace prints it (brackets,
              * quotes, '#' and all): the rest of the line, raw, as one token. */
@@ -305,7 +349,8 @@ static long tokenize(parser *p, const char *s, size_t len, wsc_tok **out)
             size_t e = i + comment_start(s + i, len - i);
             while (e > i && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) e--;
             if (e > i) {
-                t = xrealloc(t, (n + 1) * sizeof *t);
+                tok_room(p, n);
+                t = p->tok;
                 t[n++] = (wsc_tok){xmemdup(s + i, e - i), e - i, (int)i + 1, 0};
             }
             break;
@@ -805,7 +850,7 @@ static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, s
 {
     while (*i < n && is(&t[*i], "header")) {
         if (*i + 2 >= n) return perr(p, t[*i].col, "header needs a name and a value");
-        st->headers = xrealloc(st->headers, (st->nheaders + 1) * sizeof *st->headers);
+        st->headers = xgrow(st->headers, st->nheaders, sizeof *st->headers);
         st->headers[st->nheaders].name = xmemdup(t[*i + 1].s, t[*i + 1].len);
         st->headers[st->nheaders].value = xmemdup(t[*i + 2].s, t[*i + 2].len);
         st->headers[st->nheaders].value_len = t[*i + 2].len;
@@ -1906,7 +1951,7 @@ static int entry_line(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     if (is(&t[0], "none"))
         return perr(p, t[0].col, "'none' in a block: write 'expect %s %s none' instead",
                     pending ? "pending" : "delayed", st->sub);
-    st->elines = xrealloc(st->elines, (st->nelines + 1) * sizeof *st->elines);
+    st->elines = xgrow(st->elines, st->nelines, sizeof *st->elines);
     wsc_eline *e = &st->elines[st->nelines++];
     memset(e, 0, sizeof *e);
     e->line = p->line;
@@ -1938,14 +1983,14 @@ static int entry_line(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
 /* Adds an indented line to the `expect flush` block st. */
 static int block_line(parser *p, wsc_stmt *st, wsc_tok *t, size_t n)
 {
-    st->flines = xrealloc(st->flines, (st->nflines + 1) * sizeof *st->flines);
+    st->flines = xgrow(st->flines, st->nflines, sizeof *st->flines);
     wsc_fline *f = &st->flines[st->nflines++];
     memset(f, 0, sizeof *f);
     f->line = p->line;
     if (n == 1 && (is(&t[0], "--") || is(&t[0], ".."))) {
         f->separator = is(&t[0], "--") ? WSC_SEP_ROUND_TRIP : WSC_SEP_PIPELINE;
         f->from_col = t[0].col;
-        toks_free(t, n);
+        toks_release(t, n);
         if (f->separator == WSC_SEP_PIPELINE && st->kind == K_EXPECT_READ)
             return perr(p, f->from_col, "'..' marks a pipeline boundary of a flush; a read's "
                         "round trip is one pipeline ('--' between round trips)");
@@ -1958,12 +2003,12 @@ static int block_line(parser *p, wsc_stmt *st, wsc_tok *t, size_t n)
         from = 1;
         if (n == 1) {
             int col = t[0].col + (int)t[0].len;
-            toks_free(t, n);
+            toks_release(t, n);
             return perr(p, col, "a command expected after '%s>'", f->from);
         }
     }
     f->nt = copy_toks(t, from, n, &f->t);
-    toks_free(t, n);
+    toks_release(t, n);
     return 0;
 }
 
@@ -2086,11 +2131,11 @@ static wsc_scenario *parse_text(wsc_scenario *sc, const char *name, const char *
         }
         if (indented) {
             if (skip_block) {
-                toks_free(t, (size_t)n);
+                toks_release(t, (size_t)n);
                 continue;
             }
             if (!block) {
-                toks_free(t, (size_t)n);
+                toks_release(t, (size_t)n);
                 char words[256];
                 block_words(words, sizeof words);
                 perr(&p, 1, "an indented line outside a block (%s)", words);
@@ -2099,7 +2144,7 @@ static wsc_scenario *parse_text(wsc_scenario *sc, const char *name, const char *
             block->block_lines++;
             if (block->kind == K_EXPECT_PENDING || block->kind == K_EXPECT_DELAYED) {
                 entry_line(&p, block, t, (size_t)n);
-                toks_free(t, (size_t)n);
+                toks_release(t, (size_t)n);
             } else {
                 block_line(&p, block, t, (size_t)n);
             }
@@ -2107,7 +2152,7 @@ static wsc_scenario *parse_text(wsc_scenario *sc, const char *name, const char *
         }
         block = NULL;
         skip_block = 0;
-        sc->st = xrealloc(sc->st, (sc->nst + 1) * sizeof *sc->st);
+        sc->st = xgrow(sc->st, sc->nst, sizeof *sc->st);
         wsc_stmt *st = &sc->st[sc->nst];
         memset(st, 0, sizeof *st);
         st->line = p.line;
@@ -2120,7 +2165,7 @@ static wsc_scenario *parse_text(wsc_scenario *sc, const char *name, const char *
         p.raw = s;
         p.rawlen = sl;
         int rc = parse_line(&p, sc, st, t, (size_t)n);
-        toks_free(t, (size_t)n);
+        toks_release(t, (size_t)n);
         if (rc < 0) {
             stmt_free(st);
             skip_block = 1;
@@ -2138,6 +2183,8 @@ static wsc_scenario *parse_text(wsc_scenario *sc, const char *name, const char *
         p.line = p.line ? p.line : 1;
         perr(&p, 1, "empty scenario: the file must start with 'scenario <title>'");
     }
+    pfree(p.tok);
+    pfree(p.scratch);
     check_blocks(&p, sc);
     /* names and expectations are checked once every line reads: a line that did not
      * would make them say what the error above says again */
@@ -2195,7 +2242,7 @@ wsc_scenario *wsc_parse_file(const char *path, char **error)
     *error = NULL;
     size_t len;
     /* a file of 64 MB or more is refused: no scenario is that long */
-    char *buf = wsi_read_file(path, ((size_t)64 << 20) - 1, &len);
+    char *buf = wsi_read_file(path, WSI_INPUT_MAX, &len);
     if (!buf) {
         int e = errno;
         if (e == ENOMEM) {
@@ -2203,9 +2250,8 @@ wsc_scenario *wsc_parse_file(const char *path, char **error)
             return NULL;
         }
         char why[160];
-        snprintf(why, sizeof why, "%s%s", e == EFBIG ? "file over 64 MB"
-                                          : e == EIO ? "read error" : "cannot open: ",
-                 e == EFBIG || e == EIO ? "" : strerror(e));
+        snprintf(why, sizeof why, "%s%s", e == EFBIG || e == EIO ? "" : "cannot open: ",
+                 wsi_read_error(e));
         size_t n = strlen(path) + sizeof why + 16;
         *error = wsi_malloc(n);
         if (*error) snprintf(*error, n, "%s:0:0: error: %s", path, why);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "test_rng.h"
+#include "wsi_alloc.h"
 #include "wsc.h"
 #include "wsc_int.h"
 
@@ -2165,6 +2166,72 @@ static void random_word_salad(void **state)
     }
 }
 
+/* ----- Size ----------------------------------------------------------------------------- */
+
+/* A scenario of lines statements, each "produce s a", and its text. */
+static char *many_lines(size_t lines, size_t *len)
+{
+    static const char line[] = "produce s a\n";
+    size_t head = strlen(STREAM), n = head + lines * (sizeof line - 1);
+    char *text = malloc(n + 1);
+    assert_non_null(text);
+    memcpy(text, STREAM, head);
+    for (size_t i = 0; i < lines; i++) memcpy(text + head + i * (sizeof line - 1), line, sizeof line - 1);
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
+/* wsi_realloc calls made while parsing text. */
+static unsigned long reallocs_to_parse(const char *text, size_t len, size_t want_statements)
+{
+    char *err = NULL;
+    unsigned long before = wsi_alloc_reallocs();
+    wsc_scenario *sc = wsc_parse(NAME, text, len, &err);
+    unsigned long used = wsi_alloc_reallocs() - before;
+    if (!sc) fail_msg("%s", err);
+    assert_int_equal(wsc_statements(sc), want_statements);
+    wsc_free(sc);
+    return used;
+}
+
+/* The parser's arrays grow geometrically (issue 26: a 100,000-line scenario took over
+ * 120 s under the sanitizers, growing its statement array by one each line): the
+ * reallocations a file costs grow with the logarithm of its size, not with its lines --
+ * counted, not timed. */
+static void large_files_cost_logarithmic_reallocations(void **state)
+{
+    (void)state;
+    size_t len;
+    char *small = many_lines(1000, &len);
+    unsigned long r_small = reallocs_to_parse(small, len, 2 + 1000);
+    free(small);
+    char *big = many_lines(100000, &len);
+    unsigned long r_big = reallocs_to_parse(big, len, 2 + 100000);
+    free(big);
+    /* one more doubling of each array per factor 2: 100x the lines is 7 doublings */
+    if (r_big > r_small + 3 * 7 || r_big > 200)
+        fail_msg("1,000 lines cost %lu reallocations, 100,000 lines %lu", r_small, r_big);
+
+    /* one line of 100,000 tokens: its token array doubles, and each token is copied at
+     * its own length (not the rest of the line's) */
+    size_t ntok = 100000, tl = strlen("produce s ");
+    char *line = malloc(strlen(STREAM) + tl + 2 * ntok + 2);
+    assert_non_null(line);
+    size_t w = (size_t)sprintf(line, "%sproduce s ", STREAM);
+    for (size_t i = 0; i < ntok; i++) line[w++] = 'x', line[w++] = ' ';
+    line[w++] = '\n';
+    line[w] = '\0';
+    char *err = NULL;
+    unsigned long before = wsi_alloc_reallocs();
+    wsc_scenario *sc = wsc_parse(NAME, line, w, &err);
+    unsigned long used = wsi_alloc_reallocs() - before;
+    wsc_free(sc);
+    free(err);
+    free(line);
+    if (used > 64) fail_msg("a line of 100,000 tokens cost %lu reallocations", used);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2239,6 +2306,7 @@ int main(void)
         cmocka_unit_test(every_truncation),
         cmocka_unit_test(random_mutations),
         cmocka_unit_test(random_word_salad),
+        cmocka_unit_test(large_files_cost_logarithmic_reallocations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
