@@ -62,6 +62,10 @@ typedef struct wsf_repro_result {
 } wsf_repro_result;
 
 int wsf_repro(const char *input, const wsf_repro_options *opt, wsf_repro_result *out);
+
+/* The N of an input "seed:N": text must be decimal digits only (no sign, no space) and
+ * fit 64 bits.  0 with *seed set, or -1. */
+int wsf_parse_seed(const char *text, uint64_t *seed);
 void wsf_repro_result_free(wsf_repro_result *r);
 
 #ifdef __cplusplus

@@ -301,6 +301,20 @@ static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, wsi_buf *
 
 /* ----- Input ----------------------------------------------------------------------------- */
 
+int wsf_parse_seed(const char *text, uint64_t *seed)
+{
+    uint64_t v = 0;
+    if (!*text) return -1;
+    for (const char *c = text; *c; c++) {
+        if (*c < '0' || *c > '9') return -1; /* no sign, no space: strtoull takes "-1" */
+        unsigned d = (unsigned)(*c - '0');
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *seed = v;
+    return 0;
+}
+
 typedef struct source_job {
     ch *c;
     unsigned quirks;
@@ -320,18 +334,17 @@ static int input_run(const char *input, unsigned quirks, outcome *out, char *err
     uint8_t *data = NULL;
     size_t size = 0;
     if (strncmp(input, "seed:", 5) == 0) {
-        char *end;
-        errno = 0;
-        unsigned long long seed = strtoull(input + 5, &end, 10);
-        if (errno || end == input + 5 || *end) {
-            snprintf(err, errn, "bad seed '%s' (seed:N, N a decimal number)", input + 5);
+        uint64_t seed;
+        if (wsf_parse_seed(input + 5, &seed) != 0) {
+            snprintf(err, errn, "bad seed '%s' (seed:N, N a decimal number from 0 to "
+                     "18446744073709551615)", input + 5);
             return -1;
         }
         ch_init_prng(&c, seed, 0);
     } else {
-        data = (uint8_t *)wsi_read_file(input, 0, &size);
+        data = (uint8_t *)wsi_read_file(input, WSI_INPUT_MAX, &size);
         if (!data) {
-            snprintf(err, errn, "cannot read %s: %s", input, strerror(errno));
+            snprintf(err, errn, "cannot read %s: %s", input, wsi_read_error(errno));
             return -1;
         }
         ch_init_fdp(&c, data, size, 0);

@@ -377,8 +377,8 @@ static int read_shard(const char *path, shardfile *sf)
     memset(sf, 0, sizeof *sf);
     sf->path = path;
     size_t len;
-    char *text = wsi_read_file(path, 0, &len);
-    if (!text) return bad("%s: %s", path, strerror(errno));
+    char *text = wsi_read_file(path, WSI_INPUT_MAX, &len);
+    if (!text) return bad("%s: %s", path, wsi_read_error(errno));
     jreader r = {text, text + len, NULL};
     int rc = jparse(&r, &sf->root, 0);
     free(text);

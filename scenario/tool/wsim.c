@@ -714,6 +714,10 @@ static int cmd_repro(int argc, char **argv)
         }
     }
     if (!input) return usage_error(REPRO_HELP, "give a fuzz input file or seed:N");
+    uint64_t seed;
+    if (strncmp(input, "seed:", 5) == 0 && wsf_parse_seed(input + 5, &seed) != 0)
+        return usage_error(REPRO_HELP, "bad seed '%s': seed:N takes a decimal number from 0 "
+                           "to 18446744073709551615", input + 5);
     wsf_repro_result res;
     if (wsf_repro(input, &ro, &res) != 0) {
         fprintf(stderr, "wsim repro: %s\n", res.what ? res.what : "failed");
@@ -722,7 +726,7 @@ static int cmd_repro(int argc, char **argv)
     }
     int rc = 0;
     if (!res.failed) {
-        printf("%s passes: nothing to reproduce\n", input);
+        fprintf(stderr, "wsim repro: %s passes: nothing to reproduce\n", input);
         rc = 1;
     } else {
         FILE *out = outpath ? fopen(outpath, "w") : stdout;
@@ -772,9 +776,9 @@ static int cmd_grammar(int argc, char **argv)
     const char *path = argv[1];
     int check = !strcmp(argv[0], "--check");
     size_t len;
-    char *doc = wsi_read_file(path, 0, &len);
+    char *doc = wsi_read_file(path, WSI_INPUT_MAX, &len);
     if (!doc) {
-        fprintf(stderr, "wsim: %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "wsim: %s: %s\n", path, wsi_read_error(errno));
         free(g);
         return 1;
     }
