@@ -95,6 +95,14 @@ g="$tests/explore/atomic_no_double.wsim"
 sed 's/"wsim_version": "[^"]*"/"wsim_version": "0.0.0-other"/' "$tmp/a2.json" >"$tmp/v2.json"
 sed 's/"scenario_hash": "[^"]*"/"scenario_hash": "0000000000000000"/' "$tmp/a2.json" >"$tmp/h2.json"
 head -c 300 "$tmp/a2.json" >"$tmp/cut.json"
+# hostile shards (issue 26): a split of 2^64-1 shards (its bookkeeping wrapped to 0 bytes
+# and was written past), 10^18 points (allocated before anything was checked), a number
+# past 64 bits (wrapped), bytes after the result
+sed 's/"shards": 2,/"shards": 18446744073709551615,/' "$tmp/a2.json" >"$tmp/huge_split.json"
+sed 's/"points": [0-9]*,/"points": 1000000000000000000,/' "$tmp/a1.json" >"$tmp/huge_points1.json"
+sed 's/"points": [0-9]*,/"points": 1000000000000000000,/' "$tmp/a2.json" >"$tmp/huge_points2.json"
+sed 's/"points": [0-9]*,/"points": 99999999999999999999999,/' "$tmp/a2.json" >"$tmp/overflow.json"
+{ cat "$tmp/a2.json"; echo '{}'; } >"$tmp/trailing.json"
 "$wsim" explore --merge "$tmp/a1.json" "$tmp/a2.json" >/dev/null || [[ $? == 1 ]] ||
     fail "the good merge failed"
 bad_input() {
@@ -128,4 +136,9 @@ bad_input "merge: a shard twice" --merge "$tmp/a1.json" "$tmp/a1.json" "$tmp/a2.
 bad_input "merge: a cut file" --merge "$tmp/a1.json" "$tmp/cut.json"
 bad_input "merge: no file" --merge
 bad_input "merge: a scenario file" --merge "$f"
+bad_input "merge: 2^64-1 shards" --merge "$tmp/huge_split.json"
+bad_input "merge: 10^18 points" --merge "$tmp/huge_points1.json" "$tmp/huge_points2.json"
+bad_input "merge: a number past 64 bits" --merge "$tmp/a1.json" "$tmp/overflow.json"
+bad_input "merge: bytes after the result" --merge "$tmp/a1.json" "$tmp/trailing.json"
+bad_input "merge: an endless file" --merge /dev/zero
 exit $status

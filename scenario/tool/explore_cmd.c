@@ -13,6 +13,7 @@
  * below 0x20 or from 0x7f as \u00XX, which the reader turns back into that byte, so the
  * merge prints the very bytes one machine prints. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -194,6 +195,7 @@ typedef struct jval {
     struct jval *items;     /* J_ARR, J_OBJ: the values */
     char **keys;            /* J_OBJ: the keys */
     size_t n;
+    size_t cap;             /* room in items (and keys): grown geometrically */
 } jval;
 
 typedef struct jreader {
@@ -300,9 +302,12 @@ static int jparse(jreader *r, jval *v, int depth)
             return 0;
         }
         for (;;) {
-            v->items = wsi_xrealloc(v->items, (v->n + 1) * sizeof *v->items);
+            if (v->n == v->cap) {
+                v->cap = v->cap ? 2 * v->cap : 8;
+                v->items = wsi_xrealloc(v->items, v->cap * sizeof *v->items);
+                if (v->type == J_OBJ) v->keys = wsi_xrealloc(v->keys, v->cap * sizeof *v->keys);
+            }
             if (v->type == J_OBJ) {
-                v->keys = wsi_xrealloc(v->keys, (v->n + 1) * sizeof *v->keys);
                 jskip(r);
                 v->keys[v->n] = jstring(r);
                 if (!v->keys[v->n]) return -1;
@@ -335,8 +340,14 @@ static int jparse(jreader *r, jval *v, int depth)
     }
     if (c >= '0' && c <= '9') {
         v->type = J_NUM;
-        while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
-            v->num = v->num * 10 + (unsigned long long)(*r->p++ - '0');
+        while (r->p < r->end && *r->p >= '0' && *r->p <= '9') {
+            unsigned d = (unsigned)(*r->p++ - '0');
+            if (v->num > (ULLONG_MAX - d) / 10) {
+                r->err = "a number out of range";
+                return -1;
+            }
+            v->num = v->num * 10 + d;
+        }
         return 0;
     }
     static const struct { const char *word; jtype type; unsigned long long num; } words[] = {
@@ -371,17 +382,21 @@ typedef struct shardfile {
     const jval *results;
 } shardfile;
 
-/* Reads and checks one file's top level; 0, or 2 after a one-line error. */
-static int read_shard(const char *path, shardfile *sf)
+/* Reads and checks one shard's top level from its text; 0, or 2 after a one-line error
+ * naming path. */
+static int read_shard(const char *path, const char *text, size_t len, shardfile *sf)
 {
     memset(sf, 0, sizeof *sf);
     sf->path = path;
-    size_t len;
-    char *text = wsi_read_file(path, WSI_INPUT_MAX, &len);
-    if (!text) return bad("%s: %s", path, wsi_read_error(errno));
     jreader r = {text, text + len, NULL};
     int rc = jparse(&r, &sf->root, 0);
-    free(text);
+    if (!rc) {
+        jskip(&r);
+        if (r.p != r.end) {
+            r.err = "bytes after the result";
+            rc = -1;
+        }
+    }
     if (rc) return bad("%s: not an explore result (%s)", path, r.err ? r.err : "?");
     const jval *fmt = jget(&sf->root, "format", J_STR);
     const jval *fv = jget(&sf->root, "format_version", J_NUM);
@@ -415,14 +430,14 @@ static int read_shard(const char *path, shardfile *sf)
     return 0;
 }
 
-/* wsim explore --merge: the shards' results as one report. */
-static int merge(char **paths, size_t n, int verbose)
+int wsim_explore_merge_texts(size_t n, const char *const *names, const char *const *texts,
+                             const size_t *lens, int verbose)
 {
     if (n == 0) return bad("--merge needs the shards' JSON files");
     shardfile *sf = wsi_xcalloc(n, sizeof *sf);
     int rc = 0;
     wsc_exploration ex = {0};
-    for (size_t i = 0; i < n && !rc; i++) rc = read_shard(paths[i], &sf[i]);
+    for (size_t i = 0; i < n && !rc; i++) rc = read_shard(names[i], texts[i], lens[i], &sf[i]);
     for (size_t i = 1; i < n && !rc; i++) {
         const shardfile *a = &sf[0], *b = &sf[i];
         if (strcmp(a->version, b->version) != 0)
@@ -443,15 +458,27 @@ static int merge(char **paths, size_t n, int verbose)
                      a->path, b->path, a->nshards, b->nshards, a->points, b->points);
     }
     if (!rc) {
-        size_t ns = sf[0].nshards;
-        unsigned char *have = wsi_xcalloc(ns + 1, 1);
+        /* n files hold at most n shards: whatever the files say of the split, shards
+         * 1..n+1 are all that need looking at (one of them is missing when the split
+         * has more than n), so a file claiming 2^64 shards costs nothing */
+        size_t ns = sf[0].nshards, look = ns < n + 1 ? ns : n + 1;
+        unsigned char *have = wsi_xcalloc(look + 1, 1);
         for (size_t i = 0; i < n && !rc; i++) {
+            if (sf[i].shard > look) continue;
             if (have[sf[i].shard]) rc = bad("shard %zu/%zu is given twice", sf[i].shard, ns);
             have[sf[i].shard] = 1;
         }
-        for (size_t k = 1; k <= ns && !rc; k++)
+        for (size_t k = 1; k <= look && !rc; k++)
             if (!have[k]) rc = bad("shard %zu/%zu is missing", k, ns);
         free(have);
+    }
+    if (!rc && !sf[0].error) {
+        /* every point is one result: more points than results is a shard short of them,
+         * said before any memory is taken for the points */
+        size_t results = 0;
+        for (size_t i = 0; i < n; i++) results += sf[i].results->n;
+        if (sf[0].points > results)
+            rc = bad("the shards hold %zu of %zu points", results, sf[0].points);
     }
     if (!rc && sf[0].error) {
         ex.error = wsi_xstrdup(sf[0].error);
@@ -520,6 +547,25 @@ static int merge(char **paths, size_t n, int verbose)
     wsc_exploration_free(&ex);
     for (size_t i = 0; i < n; i++) jfree(&sf[i].root);
     free(sf);
+    return rc;
+}
+
+/* wsim explore --merge: the shards' files read whole, then merged. */
+static int merge(char **paths, size_t n, int verbose)
+{
+    char **texts = wsi_xcalloc(n ? n : 1, sizeof *texts);
+    size_t *lens = wsi_xcalloc(n ? n : 1, sizeof *lens);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        texts[i] = wsi_read_file(paths[i], WSI_INPUT_MAX, &lens[i]);
+        if (!texts[i]) rc = bad("%s: %s", paths[i], wsi_read_error(errno));
+    }
+    if (!rc)
+        rc = wsim_explore_merge_texts(n, (const char *const *)paths, (const char *const *)texts,
+                                      lens, verbose);
+    for (size_t i = 0; i < n; i++) free(texts[i]);
+    free(texts);
+    free(lens);
     return rc;
 }
 
