@@ -18,7 +18,8 @@ cd "$(dirname "$(readlink -f "$0")")"
 # The Debian 12 packages wsim needs to build, test and benchmark.
 PACKAGES=(cmake gcc clang libclang-rt-14-dev libcmocka-dev libhiredis-dev redis-server
           pkg-config make liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
-          librsvg2-bin libxml2-utils)  # rsvg-convert, xmllint: the picture tests
+          librsvg2-bin libxml2-utils   # rsvg-convert, xmllint: the picture tests
+          python3)                     # tools/hostile_probe.py (ctest server_hostile_probe)
 
 JOBS="$(nproc 2>/dev/null || echo 2)"
 
