@@ -998,10 +998,14 @@ static int lp_next(lp_reader *lr, lp_elem *e)
     if (enc > avail) return -1;
     size_t bl = enc <= 127 ? 1 : enc < 16383 ? 2 : enc < 2097151 ? 3 : enc < 268435455 ? 4 : 5;
     if (enc + bl > avail) return -1;
-    /* the back-length must say the encoding's size */
-    uint64_t back = 0;
-    for (size_t i = 0; i < bl; i++) back = back << 7 | (p[enc + i] & 127);
-    if (back != enc) return -1;
+    /* the back-length must say the encoding's size, written as lpEncodeBacklen writes it:
+     * 7 bits a byte, the first without the high bit, the others with it (Redis reads it
+     * backwards, stopping at the byte without it: any other bytes mean another length) */
+    for (size_t i = 0; i < bl; i++) {
+        unsigned want = (unsigned)(enc >> (7 * (bl - 1 - i))) & 127;
+        if (i > 0) want |= 128;
+        if (p[enc + i] != want) return -1;
+    }
     if (e->is_int) {
         e->len = fri_ll2string(e->buf, sizeof(e->buf), e->v);
         e->p = e->buf;
@@ -1221,16 +1225,20 @@ static fri_obj *load_set(fr_server *s, reader *r, int type)
             fri_str_free(blob);
             return NULL;
         }
+        long long prev = 0;
         for (uint32_t i = 0; i < n && set; i++) {
             uint64_t u = 0;
             for (uint32_t k = 0; k < width; k++) u |= (uint64_t)b[8 + i * width + k] << (8 * k);
             if (width < 8 && (u >> (8 * width - 1)) & 1) u |= ~0ULL << (8 * width);
             char digits[24];
             size_t len = fri_ll2string(digits, sizeof(digits), (long long)u);
-            if (fri_set_restore_add(set, digits, len) != 1) { /* duplicates: corrupt */
+            /* members strictly ascending, as intsetValidateIntegrity wants them (Redis
+             * refuses anything else when it sanitizes; its binary searches need it) */
+            if ((i > 0 && (long long)u <= prev) || fri_set_restore_add(set, digits, len) != 1) {
                 fri_set_free(set);
                 set = NULL;
             }
+            prev = (long long)u;
         }
         fri_str_free(blob);
         if (set && (long long)n > s->tun.set_max_intset_entries &&
@@ -1355,6 +1363,16 @@ bad:
     return NULL;
 }
 
+/* Whether sorted-set pair a comes strictly before b in a listpack: by score, then by
+ * member bytes (a shorter prefix first), zsetCompare's order. */
+static int zset_pair_before(const pair *a, const pair *b)
+{
+    if (a->score != b->score) return a->score < b->score;
+    size_t n = a->a->len < b->a->len ? a->a->len : b->a->len;
+    int c = memcmp(a->a->buf, b->a->buf, n);
+    return c < 0 || (c == 0 && a->a->len < b->a->len);
+}
+
 static fri_obj *load_zset(fr_server *s, reader *r, int type)
 {
     fri_buf pairs = {0};
@@ -1389,6 +1407,13 @@ static fri_obj *load_zset(fr_server *s, reader *r, int type)
     size_t n = pairs.len / sizeof(pair);
     if (n == 0) goto bad;
     pair *v = (pair *)(void *)pairs.p;
+    /* a listpack or ziplist keeps its pairs in order, and Redis reads them in place: one
+     * out of order would be served out of order (ZRANGE) and break ZADD's insertions.
+     * Redis's sanitizer does not look at the order; the fake, which keeps the set sorted
+     * whatever its encoding, refuses it (docs/fake_redis.md, DUMP and RESTORE). */
+    if (type == FRI_RDB_TYPE_ZSET_LISTPACK || type == FRI_RDB_TYPE_ZSET_ZIPLIST)
+        for (size_t i = 1; i < n; i++)
+            if (!zset_pair_before(&v[i - 1], &v[i])) goto bad;
     fri_zset *z = fri_zset_restore_new(listpack, &s->tun);
     if (!z) goto bad;
     for (size_t i = 0; i < n; i++) {
@@ -1452,11 +1477,14 @@ static int load_stream_node(fri_stream *st, fri_sid master, const fri_str *data,
     if (lp_must_int(&lr, &zero) < 0 || zero != 0) goto out;
     if (fri_stream_restore_node(st, master, (long)nmaster, margs, (uint32_t)data->len) < 0)
         goto out;
+    long long entries = 0; /* live and deleted: exactly count + deleted, as Redis's
+                              streamValidateListpackIntegrity walks them */
     for (;;) {
         lp_elem e;
         int got = lp_next(&lr, &e);
         if (got < 0) goto out;
         if (got == 0) break;
+        entries++;
         long long flags, dms, dseq, nf, lpcount;
         if (!e.is_int) goto out;
         flags = e.v;
@@ -1499,7 +1527,9 @@ static int load_stream_node(fri_stream *st, fri_sid master, const fri_str *data,
         if (!ok) goto out;
     }
     fri_stream_restore_node_end(st);
-    if (fri_stream_restore_last_live(st) != (size_t)count) goto out;
+    if (fri_stream_restore_last_live(st) != (size_t)count || count < 0 || deleted < 0 ||
+        entries != count + deleted)
+        goto out;
     rc = 0;
 out:
     if (names)
@@ -1508,7 +1538,6 @@ out:
     fri_free(margs);
     fri_free(fv);
     fri_free(vals);
-    (void)deleted;
     return rc;
 }
 
