@@ -53,6 +53,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 [ -n "$builds" ] || builds="$tmp/builds"
 [ -n "$logs" ] || logs="$tmp/logs"
 mkdir -p "$builds" "$logs"
