@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include "wsi_alloc.h"
 
-/* Reads the whole file at path into fresh heap memory with a NUL after its bytes (free()
+/* Reads the whole file at path into fresh heap memory with a NUL after its bytes (wsi_free()
  * it; an empty file gives an empty text, not NULL); *len gets its length.  A file longer
  * than max bytes (max 0: no limit) is refused with errno EFBIG.  NULL with errno set when
  * the file cannot be opened (fopen's errno) or read (EIO), or memory runs out (ENOMEM). */
@@ -44,7 +44,7 @@ static inline char *wsi_read_file(const char *path, size_t max, size_t *len)
     }
     fclose(f);
     if (err) {
-        free(buf);
+        wsi_free(buf);
         errno = err;
         return NULL;
     }
