@@ -298,9 +298,11 @@ typedef struct recovery_plan {
 
 /* Restarts the consumer and lets every subscription read and handle until a whole round
  * brings nothing (at most `rounds` rounds).  Bounded: a fresh subscription whose stream
- * holds nothing for it but never-delivered produced entries does not read that round. */
-static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
+ * holds nothing for it but never-delivered produced entries does not read that round.
+ * Returns the deliveries it read. */
+static size_t recover(wsc_runner *r, const recovery_plan *plan, int rounds)
 {
+    size_t total = 0;
     ws_sim *sim = wsc_runner_sim(r);
     ws_sim_restart(sim);
     int64_t step = plan->step;
@@ -324,8 +326,10 @@ static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
                 }
             }
         }
+        total += got;
         if (got == 0 || ws_sim_dead(sim)) break;
     }
+    return total;
 }
 
 const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
@@ -347,7 +351,7 @@ static int classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p,
                                                    : "the crash point was never reached");
         return p->detail && !wsc_runner_oom(r) ? 0 : -1;
     }
-    recover(r, plan, 16);
+    p->recovered = recover(r, plan, 16);
     if (wsc_runner_oom(r)) return -1;
     const ws_violation *v;
     size_t n;
@@ -422,6 +426,7 @@ typedef struct answer {
     uint32_t verdict;    /* index in VERDICTS */
     uint32_t forbidden;  /* the point's forbidden flag */
     uint32_t detail_len; /* bytes of detail that follow */
+    uint32_t recovered;  /* the point's recovered deliveries */
 } answer;
 #define ANSWER_MAGIC 0x77736531u
 
@@ -501,7 +506,8 @@ static void child_finish(snap *s)
     wsc_crash_point p = s->out->points[s->child_point];
     p.detail = NULL;
     if (classify(s->r, s->sc, &p, &s->plan)) _exit(5); /* out of memory: a dead worker */
-    answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail)};
+    answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail),
+                (uint32_t)p.recovered};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p.verdict, VERDICTS[k]) == 0) a.verdict = k;
     int bad = wsi_write_all(s->child_fd, &a, sizeof a) ||
@@ -521,7 +527,8 @@ static void send_point(snap *s, size_t i)
 {
     const wsc_crash_point *p = &s->out->points[i];
     uint32_t head[2] = {REC_POINT, (uint32_t)i};
-    answer a = {ANSWER_MAGIC, 0, (uint32_t)p->forbidden, (uint32_t)strlen(p->detail)};
+    answer a = {ANSWER_MAGIC, 0, (uint32_t)p->forbidden, (uint32_t)strlen(p->detail),
+                (uint32_t)p->recovered};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p->verdict, VERDICTS[k]) == 0) a.verdict = k;
     if (wsi_write_all(s->replica_fd, head, sizeof head) ||
@@ -600,6 +607,7 @@ static void replica_done(snap *s, size_t k)
             wsc_crash_point *p = &s->out->points[head[1]];
             p->verdict = VERDICTS[a.verdict];
             p->forbidden = (int)a.forbidden;
+            p->recovered = a.recovered;
             wsi_free(p->detail);
             p->detail = wsi_memdup(rp->buf + body + sizeof a, a.detail_len);
             if (!p->detail) s->nomem = 1;
@@ -677,6 +685,7 @@ static int drain(snap *s, size_t k)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && whole) {
         p->verdict = VERDICTS[a.verdict];
         p->forbidden = (int)a.forbidden;
+        p->recovered = a.recovered;
         p->detail = wsi_memdup(w->buf + sizeof a, a.detail_len);
         if (!p->detail) s->nomem = 1;
         else if (s->replica_fd >= 0) send_point(s, w->point);
