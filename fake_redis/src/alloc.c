@@ -52,104 +52,17 @@ void fr_set_allocator(const fr_allocator *a)
     slow_bit(FRI_ALLOC_HOOKED, a != NULL);
 }
 
-/* ----- The pool (fr_alloc.h) --------------------------------------------------------- */
-
-FRI_TLS void *fri_pool_lists[FRI_POOL_CLASSES + 1];
-static FRI_TLS char *carve_next, *carve_end; /* the thread's slab: its part not carved yet */
-#define POOL_SLAB ((size_t)64 << 10)
-/* Every slab, so that none is ever unreachable (a thread's lists go with the thread);
- * never freed, as a pool's memory is kept for reuse. */
-static pthread_mutex_t slabs_lock = PTHREAD_MUTEX_INITIALIZER;
-static void **slabs;
-static size_t nslabs, slabs_cap;
-
-void *fri_pool_carve(size_t k)
-{
-    size_t stride = 16 + 16 * k; /* the header's 16 bytes, then the block */
-    if ((size_t)(carve_end - carve_next) < stride) {
-        char *slab = malloc(POOL_SLAB); /* 16-aligned, as the blocks must be */
-        if (!slab) return NULL;
-        pthread_mutex_lock(&slabs_lock);
-        if (nslabs == slabs_cap) {
-            size_t cap = slabs_cap ? slabs_cap * 2 : 64;
-            void **n = realloc(slabs, cap * sizeof(*n));
-            if (!n) {
-                pthread_mutex_unlock(&slabs_lock);
-                free(slab);
-                return NULL;
-            }
-            slabs = n;
-            slabs_cap = cap;
-        }
-        slabs[nslabs++] = slab;
-        pthread_mutex_unlock(&slabs_lock);
-        carve_next = slab;
-        carve_end = slab + POOL_SLAB;
-    }
-    char *b = carve_next;
-    carve_next += stride;
-    uint64_t h = FRI_POOL_MAGIC | k;
-    memset(b, 0, 8);
-    memcpy(b + 8, &h, 8);
-    return b + 16;
-}
-
-/* The allocator under the family: the installed one, or the pool for small blocks and the
- * C library's.  A pool block is recognised whatever is installed: an installed allocator
- * never sees one (an explorer's child leaves its parent's where they are). */
-static void *base_malloc(size_t n)
-{
-    if (hooks) return hooks->malloc(n);
-    return FRI_POOL && n <= FRI_POOL_MAX ? fri_pool_take(n) : malloc(n);
-}
+/* The allocator under the family: the installed one, or the C library's. */
+static void *base_malloc(size_t n) { return hooks ? hooks->malloc(n) : malloc(n); }
 static void *base_calloc(size_t n, size_t size)
 {
-    if (hooks) return hooks->calloc(n, size);
-    if (FRI_POOL && size && n <= FRI_POOL_MAX / size) {
-        void *p = fri_pool_take(n * size);
-        if (p) memset(p, 0, n * size);
-        return p;
-    }
-    return calloc(n, size);
+    return hooks ? hooks->calloc(n, size) : calloc(n, size);
 }
-static size_t heap_usable(void *p);
-/* The bytes of p, a block of the pool, of the installed allocator or of the C library. */
-static size_t base_size(void *p)
-{
-    if (FRI_POOL && fri_pool_owns(p)) return fri_pool_class_bytes(p);
-    if (hooks && hooks->usable_size) return hooks->usable_size(p);
-    return heap_usable(p);
-}
+static void *base_realloc(void *p, size_t n) { return hooks ? hooks->realloc(p, n) : realloc(p, n); }
 static void base_free(void *p)
 {
-    if (!p) return;
-    if (FRI_POOL && fri_pool_owns(p)) {
-        if (!hooks) fri_pool_put(p);
-        return;
-    }
     if (hooks) hooks->free(p);
     else free(p);
-}
-static void *base_realloc(void *p, size_t n)
-{
-    if (p && FRI_POOL && fri_pool_owns(p)) {
-        size_t old = fri_pool_class_bytes(p);
-        if (n <= old && !hooks) return p;
-        void *q = base_malloc(n);
-        if (!q) return NULL;
-        memcpy(q, p, old < n ? old : n);
-        base_free(p);
-        return q;
-    }
-    if (hooks) return hooks->realloc(p, n);
-    if (!p && FRI_POOL && n <= FRI_POOL_MAX) return fri_pool_take(n);
-    return realloc(p, n);
-}
-
-void *fri_pool_realloc(void *p, size_t n)
-{
-    void *q = base_realloc(p, n);
-    return q ? q : fri_realloc_failed(p, n);
 }
 
 /* One reserve area: a bump allocator over one block. */
@@ -342,7 +255,6 @@ static void *reserve_alloc(size_t n)
     }
     pthread_mutex_unlock(&areas_lock);
     h->size = need - sizeof(chunk_head);
-    h->pad = 0; /* where a pool block keeps its mark (fri_pool_owns): never one here */
     s->mem_short = 1;
     return h + 1;
 }
@@ -404,7 +316,7 @@ void *fri_realloc_failed(void *p, size_t n)
     void *q = reserve_alloc(n);
     if (!q) return NULL;
     if (p) {
-        size_t old = base_size(p);
+        size_t old = hooks && hooks->usable_size ? hooks->usable_size(p) : heap_usable(p);
         memcpy(q, p, old < n ? old : n);
         base_free(p);
     }
@@ -457,12 +369,6 @@ void fri_free_slow(void *p)
     if (!r) base_free(p);
 }
 
-int fri_mem_is_plain(const void *p)
-{
-    if (hooks || (FRI_POOL && fri_pool_owns(p))) return 0;
-    return !fri_mem_is_reserve(p);
-}
-
 int fri_mem_is_reserve(const void *p)
 {
     if (!(fri_alloc_slow_now() & FRI_ALLOC_RESERVE)) return 0;
@@ -489,7 +395,8 @@ size_t fri_usable_size(void *p)
         pthread_mutex_unlock(&areas_lock);
         if (r) return n;
     }
-    return base_size(p);
+    if (hooks && hooks->usable_size) return hooks->usable_size(p);
+    return heap_usable(p);
 }
 
 char *fri_strdup(const char *s)

@@ -173,7 +173,7 @@ char *fr_dump(fr_server *s, size_t *len)
     fr_server *guard = fri_mem_enter(s, "fr_dump");
     size_t n;
     char *text = dump_text(s, &n);
-    if (text && !fri_mem_is_plain(text)) { /* the caller free()s it: a copy of the C library's */
+    if (fri_mem_is_reserve(text)) { /* the caller free()s it: a copy of the C library's */
         char *copy = fri_malloc_plain(n + 1);
         if (copy) memcpy(copy, text, n + 1);
         fri_free(text);

@@ -58,91 +58,21 @@ static inline unsigned fri_alloc_slow_now(void)
 {
     return atomic_load_explicit(&fri_alloc_slow, memory_order_relaxed);
 }
-
-/* ----- Small blocks: the pool ----------------------------------------------------------
- * Blocks of up to FRI_POOL_MAX bytes (keys, values, list elements, skiplist nodes, queued
- * commands: most of what a command allocates) come from size classes of 16 bytes, each a
- * free list of the calling thread, carved from 64 KB slabs taken from the C library and
- * never given back: taking or giving back a block is a few instructions where malloc and
- * free take tens to a hundred.  A pool block has 16 bytes before it, the last 8 holding
- * FRI_POOL_MAGIC and its class: where the C library keeps a chunk's size, which never has
- * those high bits set, so fri_free tells the two apart by reading that word.  A block
- * freed by another thread than the one that took it joins that thread's list.  Off under
- * the sanitizers, whose allocators must see every block (a use after free would hide in
- * the pool). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FRI_POOL 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define FRI_POOL 0
-#endif
-#endif
-#ifndef FRI_POOL
-#define FRI_POOL 1
-#endif
-#define FRI_POOL_MAX 256
-#define FRI_POOL_CLASSES (FRI_POOL_MAX / 16)
-#define FRI_POOL_MAGIC 0xF5A1000000000000ull
-extern FRI_TLS void *fri_pool_lists[FRI_POOL_CLASSES + 1]; /* per class: free blocks */
-void *fri_pool_carve(size_t k); /* a new block of class k; NULL when out of memory */
-void *fri_pool_realloc(void *p, size_t n); /* a pool block resized (the family's rules) */
-
-/* A block of class (n + 15) / 16 (n <= FRI_POOL_MAX); NULL when out of memory. */
-static inline void *fri_pool_take(size_t n)
-{
-    size_t k = n ? (n + 15) >> 4 : 1;
-    void *b = fri_pool_lists[k];
-    if (__builtin_expect(b != NULL, 1)) {
-        fri_pool_lists[k] = *(void **)b;
-        return b;
-    }
-    return fri_pool_carve(k);
-}
-/* Whether p (not NULL) is a pool block. */
-static inline int fri_pool_owns(const void *p)
-{
-    uint64_t h;
-    __builtin_memcpy(&h, (const char *)p - 8, 8);
-    return (h & 0xFFFF000000000000ull) == FRI_POOL_MAGIC;
-}
-static inline size_t fri_pool_class_bytes(const void *p)
-{
-    uint64_t h;
-    __builtin_memcpy(&h, (const char *)p - 8, 8);
-    return (size_t)(h & 0xff) * 16;
-}
-static inline void fri_pool_put(void *p)
-{
-    uint64_t h;
-    __builtin_memcpy(&h, (const char *)p - 8, 8);
-    size_t k = (size_t)(h & 0xff);
-    *(void **)p = fri_pool_lists[k];
-    fri_pool_lists[k] = p;
-}
-
 static inline void *fri_malloc(size_t n)
 {
     if (__builtin_expect(fri_alloc_slow_now(), 0)) return fri_malloc_slow(n);
-    void *p = FRI_POOL && n <= FRI_POOL_MAX ? fri_pool_take(n) : malloc(n);
+    void *p = malloc(n);
     return __builtin_expect(p != NULL, 1) ? p : fri_malloc_failed(n);
 }
 static inline void *fri_calloc(size_t n, size_t size)
 {
     if (__builtin_expect(fri_alloc_slow_now(), 0)) return fri_calloc_slow(n, size);
-    void *p;
-    if (FRI_POOL && size && n <= FRI_POOL_MAX / size) {
-        p = fri_pool_take(n * size);
-        if (p) __builtin_memset(p, 0, n * size);
-    } else {
-        p = calloc(n, size);
-    }
+    void *p = calloc(n, size);
     return __builtin_expect(p != NULL, 1) ? p : fri_calloc_failed(n, size);
 }
 static inline void *fri_realloc(void *p, size_t n)
 {
     if (__builtin_expect(fri_alloc_slow_now() != 0 || n == 0, 0)) return fri_realloc_slow(p, n);
-    if (FRI_POOL && (p ? fri_pool_owns(p) : n <= FRI_POOL_MAX)) return fri_pool_realloc(p, n);
     uintptr_t old = (uintptr_t)p; /* still p's block when realloc fails */
     void *q = realloc(p, n);
     return __builtin_expect(q != NULL, 1) ? q : fri_realloc_failed((void *)old, n);
@@ -150,7 +80,6 @@ static inline void *fri_realloc(void *p, size_t n)
 static inline void fri_free(void *p)
 {
     if (__builtin_expect(fri_alloc_slow_now(), 0)) fri_free_slow(p);
-    else if (FRI_POOL && p && fri_pool_owns(p)) fri_pool_put(p);
     else free(p);
 }
 
@@ -179,9 +108,6 @@ size_t fri_reserve_used(const fri_reserve *r);
 int fri_mem_reacquire(fr_server *s);
 /* Whether p is a block of a reserve (the embedder cannot free() it). */
 int fri_mem_is_reserve(const void *p);
-/* Whether p is a block of the C library's own (not the reserve's, not the pool's, not an
- * installed allocator's): one the embedder may free(). */
-int fri_mem_is_plain(const void *p);
 /* An allocation that cannot fail failed outside a guarded call: a bug of the fake (a
  * public function that should enter a guard); says so and aborts. */
 _Noreturn void fri_mem_unguarded(const char *what);
