@@ -433,6 +433,11 @@ struct fr_server {
                                        between commands: a notification it receives
                                        goes into its own reply, as Redis writes it */
 
+    struct fri_name_hit {     /* command names as sent lately, byte for byte (server.c) */
+        uint64_t w[3];        /* the name's bytes, zero-padded, as sent (no case folding) */
+        size_t len;
+        const struct fri_command *cmd; /* NULL: an empty slot */
+    } name_cache[64];
     int check_replies;        /* FAKEREDIS_CHECK_REPLIES: every call writes its replies as
                                  both a tree and bytes, and checks they agree (reply.c) */
     struct fri_scripting *scripting; /* the Lua interpreter and script cache (script_int.h),

@@ -331,6 +331,32 @@ const fri_command *fri_lookup_command(const fr_server *s, const char *name, size
     return NULL;
 }
 
+/* fri_lookup_command with a cache of the spellings this server was sent: a client sends
+ * the same few names, each in one case, so most lookups compare the name's words as sent
+ * with one slot's instead of folding its case and probing the table.  Names found only. */
+static const fri_command *lookup_command_cached(fr_server *s, const char *name, size_t len)
+{
+    if (len == 0 || len > CMD_WORDS * 8) return fri_lookup_command(s, name, len);
+    uint64_t w[CMD_WORDS];
+    w[0] = load_bytes(name, len < 8 ? len : 8);
+    struct fri_name_hit *e = &s->name_cache[((w[0] + len) * 0x9E3779B97F4A7C15ull) >> 58];
+    if (e->len == len && e->w[0] == w[0] && e->cmd) {
+        if (len <= 8) return e->cmd;
+        w[1] = load_bytes(name + 8, len < 16 ? len - 8 : 8);
+        w[2] = len > 16 ? load_bytes(name + 16, len - 16) : 0;
+        if (e->w[1] == w[1] && e->w[2] == w[2]) return e->cmd;
+    }
+    const fri_command *cmd = fri_lookup_command(s, name, len);
+    if (cmd) {
+        w[1] = len > 8 ? load_bytes(name + 8, len < 16 ? len - 8 : 8) : 0;
+        w[2] = len > 16 ? load_bytes(name + 16, len - 16) : 0;
+        memcpy(e->w, w, sizeof(w));
+        e->len = len;
+        e->cmd = cmd;
+    }
+    return cmd;
+}
+
 const fri_command *fri_lookup_subcommand(const fri_command *container, const fri_arg *a)
 {
     size_t plen = strlen(container->name);
@@ -726,7 +752,7 @@ static void process_command(fr_client *c)
     }
     c->now_ms = now;
 
-    const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
+    const fri_command *cmd = lookup_command_cached(s, c->argv[0].ptr, c->argv[0].len);
     if (!cmd) {
         reject_unknown(c);
         return;
