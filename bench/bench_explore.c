@@ -260,6 +260,21 @@ int main(int argc, char **argv)
                "plain runs' CPU (%.1f ms) per point; recovery %s\n",
                modes[m], cpu1, cpu1 / pts * 1e3, cpu1 / plain_cpu / pts, plain_cpu * 1e3,
                first.bounded ? "bounded to what each crash left" : "full (read until nothing comes)");
+        /* what a point cannot cost less than: its recovery's deliveries, each at what a
+         * delivery costs in the plain run (its CPU over its n deliveries) */
+        size_t recovered = 0, explored = 0;
+        for (size_t i = 0; i < first.npoints; i++)
+            if (first.points[i].explored) {
+                recovered += first.points[i].recovered;
+                explored++;
+            }
+        double per_delivery = plain_cpu / n, redo = explored ? (double)recovered / explored : 0;
+        double necessary = redo * per_delivery, point = cpu1 / pts, beyond = point - necessary;
+        printf("%-7s a point's recovery redoes %.1f deliveries (%.3f ms at the plain run's %.2f "
+               "us a delivery); the point costs %.3f ms of CPU: %.3f ms beyond them, %.2fx the "
+               "necessary recovery (target <= 0.5x)\n",
+               modes[m], redo, necessary * 1e3, per_delivery * 1e6, point * 1e3, beyond * 1e3,
+               necessary > 0 ? beyond / necessary : 0);
         if (m == 0) {
             per_point_1000 = j1 / pts;
             explore_1000 = j1;

@@ -64,6 +64,9 @@ else
     work=$(mktemp -d "${TMPDIR:-/tmp}/wsim-fuzz.XXXXXX")
 fi
 
+# Every call of the fake writes its replies both as a tree and as bytes and checks they
+# agree (fake_redis/src/reply.c): the fuzzers drive both paths of every writer.
+export FAKEREDIS_CHECK_REPLIES=1
 status=0
 for t in "${targets[@]}"; do
     bin=$build/fuzz/$t

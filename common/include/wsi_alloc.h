@@ -13,7 +13,11 @@
  *     fuzz, tests); a target that does not define it (libwscenario, which must report
  *     instead) has no x forms, so it cannot abort by mistake.
  *
- * A size of 0 still gives a block (never NULL on success).  Free with free().
+ * A size of 0 still gives a block (never NULL on success).  Free with wsi_free (the
+ * libraries that run in a crash explorer's child: the engine, the scenario library and
+ * common/'s own code must), or with free() where no child runs (the tool, the model, the
+ * benchmarks, the tests): they are the same thing until wsi_alloc_use installs another
+ * allocator.
  *
  * Every allocation of the family passes one test-only hook, wsi_alloc_fail_at: it makes
  * the n-th allocation from now fail, once or from then on -- SQLite's fault loops fail
@@ -24,6 +28,7 @@
 #define WSI_ALLOC_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /* n bytes, or NULL when out of memory. */
 void *wsi_malloc(size_t n);
@@ -35,6 +40,26 @@ void *wsi_realloc(void *p, size_t n);
 char *wsi_memdup(const void *p, size_t len);
 /* A copy of s; NULL when s is NULL or out of memory. */
 char *wsi_strdup(const char *s);
+
+/* What an explorer's child allocates with (wsi_alloc_use): the family's functions go to
+ * these instead of the C library's.  free and realloc also receive blocks the C library
+ * allocated before the switch (free may leave them alone; realloc must copy them). */
+typedef struct wsi_allocator {
+    void *(*malloc)(size_t n);
+    void *(*calloc)(size_t n, size_t size);
+    void *(*realloc)(void *p, size_t n);
+    void (*free)(void *p);
+} wsi_allocator;
+/* Routes the family through a from now on (process-wide; NULL: the C library's again). */
+void wsi_alloc_use(const wsi_allocator *a);
+extern const wsi_allocator *wsi_alloc_hooks; /* wsi_alloc_use's, or NULL */
+
+/* Frees p (NULL: nothing), a block of the family's or of the C library's. */
+static inline void wsi_free(void *p)
+{
+    if (__builtin_expect(wsi_alloc_hooks != NULL, 0)) wsi_alloc_hooks->free(p);
+    else free(p);
+}
 
 /* Prints "wsim: out of memory in <module>" and a newline on stderr, and aborts. */
 _Noreturn void wsi_oom(const char *module);

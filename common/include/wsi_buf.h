@@ -57,7 +57,7 @@ char *wsi_buf_reserve(wsi_buf *b, size_t n);
 void wsi_buf_grew(wsi_buf *b, size_t n);
 /* Empties the text, keeping the memory (and the out-of-memory mark). */
 void wsi_buf_clear(wsi_buf *b);
-/* The text, on the heap ("" when nothing was added), handed over (free() it): b is empty
+/* The text, on the heap ("" when nothing was added), handed over (wsi_free() it): b is empty
  * again.  NULL when an append ran out of memory or the copy does (b is freed then). */
 char *wsi_buf_take(wsi_buf *b);
 /* Frees what b owns; b is empty again (and off the caller's room). */

@@ -32,7 +32,7 @@ static inline const char *wsi_read_error(int e)
     return e == EFBIG ? "file over " WSI_INPUT_MAX_TEXT : e == EIO ? "read error" : strerror(e);
 }
 
-/* Reads the whole file at path into fresh heap memory with a NUL after its bytes (free()
+/* Reads the whole file at path into fresh heap memory with a NUL after its bytes (wsi_free()
  * it; an empty file gives an empty text, not NULL); *len gets its length.  A file longer
  * than max bytes (max 0: no limit) is refused with errno EFBIG.  NULL with errno set when
  * the file cannot be opened (fopen's errno) or read (EIO), or memory runs out (ENOMEM). */
@@ -58,7 +58,7 @@ static inline char *wsi_read_file(const char *path, size_t max, size_t *len)
     }
     fclose(f);
     if (err) {
-        free(buf);
+        wsi_free(buf);
         errno = err;
         return NULL;
     }

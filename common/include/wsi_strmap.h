@@ -99,7 +99,7 @@ static inline int wsi_strmap_put(wsi_strmap *m, const char *k, size_t len, size_
                     old.slots[i];
                 m->n++;
             }
-        free(old.slots);
+        wsi_free(old.slots);
     }
     uint64_t h = wsi_strmap_hash(k, len);
     wsi_strmap_slot *s = wsi_strmap_find(m, k, len, h);
@@ -137,9 +137,9 @@ static inline void wsi_strmap_free(wsi_strmap *m)
 {
     for (wsi_strmap_keys *b = m->keys, *next; b; b = next) {
         next = b->next;
-        free(b);
+        wsi_free(b);
     }
-    free(m->slots);
+    wsi_free(m->slots);
     memset(m, 0, sizeof *m);
 }
 

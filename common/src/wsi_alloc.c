@@ -37,21 +37,30 @@ static int hook_fails(void)
     return 0;
 }
 
+const wsi_allocator *wsi_alloc_hooks;
+
+void wsi_alloc_use(const wsi_allocator *a) { wsi_alloc_hooks = a; }
+
 void *wsi_malloc(size_t n)
 {
-    return hook_fails() ? NULL : malloc(n ? n : 1);
+    if (hook_fails()) return NULL;
+    return wsi_alloc_hooks ? wsi_alloc_hooks->malloc(n ? n : 1) : malloc(n ? n : 1);
 }
 
 void *wsi_calloc(size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / size) return NULL;
-    return hook_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
+    if (hook_fails()) return NULL;
+    n = n ? n : 1;
+    size = size ? size : 1;
+    return wsi_alloc_hooks ? wsi_alloc_hooks->calloc(n, size) : calloc(n, size);
 }
 
 void *wsi_realloc(void *p, size_t n)
 {
     reallocs++;
-    return hook_fails() ? NULL : realloc(p, n ? n : 1);
+    if (hook_fails()) return NULL;
+    return wsi_alloc_hooks ? wsi_alloc_hooks->realloc(p, n ? n : 1) : realloc(p, n ? n : 1);
 }
 
 char *wsi_memdup(const void *p, size_t len)

@@ -111,6 +111,6 @@ char *wsi_buf_take(wsi_buf *b)
 
 void wsi_buf_free(wsi_buf *b)
 {
-    if (!b->room) free(b->p);
+    if (!b->room) wsi_free(b->p);
     memset(b, 0, sizeof *b);
 }

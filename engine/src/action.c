@@ -211,7 +211,7 @@ static int settle_reply(ws_delivery *d, ws_outcome *o)
         wsi_trace_note(d->sub->sim, "-- %s: the reply of %s is not published: the handler "
                        "did not return Ok\n", d->sub->name, d->shown);
     }
-    free(p);
+    wsi_free(p);
     return rc;
 }
 

@@ -328,8 +328,8 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
             wsi_cmdb_add(&b, ids[j], lens[j]);
             r = admin(sim, &b);
             if (!r) {
-                free(ids);
-                free(lens);
+                wsi_free(ids);
+                wsi_free(lens);
                 return sim->err;
             }
             for (size_t i = 0; r->type == FR_REPLY_ARRAY && i < r->count; i++) {
@@ -342,8 +342,8 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
                                 f->elements[k + 1].len);
             }
         }
-        free(ids);
-        free(lens);
+        wsi_free(ids);
+        wsi_free(lens);
     }
     /* Unread entries without reading them: when every entry the stream ever held is a
      * produced one, none after the group's last-delivered id was deleted or trimmed, and
@@ -504,14 +504,14 @@ static void buckets_make(ws_sim *sim, const ws_sub *s, buckets *b)
         size_t r = wsi_root_of(sim, d);
         b->dl[b->start[r] + fill[r]++] = d;
     }
-    free(fill);
+    wsi_free(fill);
 }
 
 /* Frees the buckets' arrays. */
 static void buckets_free(buckets *b)
 {
-    free(b->dl);
-    free(b->start);
+    wsi_free(b->dl);
+    wsi_free(b->start);
 }
 
 /* Entry root's deliveries through the source, in delivery order: *out and the count. */
@@ -561,7 +561,7 @@ static void check_doubled(ws_sim *sim, const wsi_produced *p, ws_delivery *const
                   wsi_where_text(&e0->where, w0, sizeof w0), v[i]->shown,
                   (unsigned long long)v[i]->read, v[i]->sub->name,
                   wsi_where_text(&e->where, w1, sizeof w1), crash_of(sim, firstd));
-        free(c0);
+        wsi_free(c0);
         return;
     }
 }
@@ -587,7 +587,7 @@ static void check_leaked(ws_sim *sim, const wsi_produced *p, const ws_delivery *
                   : d->outcome == WS_ACK     ? "acked with its segment dropped"
                                              : "without an outcome",
                   c, wsi_where_text(&e->where, w, sizeof w));
-        free(c);
+        wsi_free(c);
         return;
     }
 }
@@ -608,7 +608,7 @@ static void check_split(ws_sim *sim, const wsi_produced *p, const ws_delivery *d
                   "entry %s's atomic segment was split: `%s` took effect (%s) but "
                   "its XACK did not",
                   p->shown, c, wsi_where_text(&e->where, w, sizeof w));
-        free(c);
+        wsi_free(c);
     } else if (!e && d->settle_sent && d->neffects && !all_failed(d)) {
         char w[96];
         violation(sim, "split", p,
@@ -843,14 +843,14 @@ static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const hold
 void wsi_ck_free(ws_sim *sim)
 {
     struct wsi_ck *ck = &sim->ck;
-    free(ck->state);
-    free(ck->first);
-    free(ck->last);
-    free(ck->next);
-    free(ck->open);
-    free(ck->dirty);
-    for (size_t i = 0; i < ck->nkeys; i++) free(ck->keys[i].roots);
-    free(ck->keys);
+    wsi_free(ck->state);
+    wsi_free(ck->first);
+    wsi_free(ck->last);
+    wsi_free(ck->next);
+    wsi_free(ck->open);
+    wsi_free(ck->dirty);
+    for (size_t i = 0; i < ck->nkeys; i++) wsi_free(ck->keys[i].roots);
+    wsi_free(ck->keys);
     wsi_strmap_free(&ck->key_index);
     memset(ck, 0, sizeof *ck);
 }
@@ -1051,10 +1051,10 @@ static long fast_source(ws_sim *sim, const ws_sub *s, const holding *h, size_t *
  * check) in *out, 0 or the error of an admin round trip. */
 int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
 {
-    for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
-    free(sim->viol_text);
-    free(sim->viol);
-    free(sim->viol_root);
+    for (size_t i = 0; i < sim->nviol * 3; i++) wsi_free(sim->viol_text[i]);
+    wsi_free(sim->viol_text);
+    wsi_free(sim->viol);
+    wsi_free(sim->viol_root);
     sim->viol_root = NULL;
     sim->viol_text = NULL;
     sim->viol = NULL;
@@ -1088,8 +1088,8 @@ int ws_sim_check(ws_sim *sim, const ws_violation **out, size_t *nout)
                 }
                 check_entry(sim, s, roots[k], &h, v, n);
             }
-            free(v);
-            free(roots);
+            wsi_free(v);
+            wsi_free(roots);
             holding_free(&h);
             continue;
         }

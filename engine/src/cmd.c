@@ -88,9 +88,9 @@ wsi_cmd *wsi_cmdb_done(wsi_cmdb *b)
         c->argv[i] = text + b->off[i];
         c->argvlen[i] = b->lens[i];
     }
-    if (b->off != b->off0) free(b->off);
-    if (b->lens != b->lens0) free(b->lens);
-    if (b->data != b->data0) free(b->data);
+    if (b->off != b->off0) wsi_free(b->off);
+    if (b->lens != b->lens0) wsi_free(b->lens);
+    if (b->data != b->data0) wsi_free(b->data);
     b->argc = b->cap = 0;
     b->len = b->capbytes = 0;
     b->off = b->lens = NULL;
@@ -128,7 +128,7 @@ wsi_cmd *wsi_cmd_line(const char *line)
     return c;
 }
 
-void wsi_cmd_free(wsi_cmd *c) { free(c); }
+void wsi_cmd_free(wsi_cmd *c) { wsi_free(c); }
 
 /* Whether c's name is name, ignoring case. */
 int wsi_cmd_is(const wsi_cmd *c, const char *name)

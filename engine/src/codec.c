@@ -121,7 +121,7 @@ static void strs_add_prefixed(strs *v, const char *prefix, const char *p, size_t
     memcpy(buf, prefix, pl);
     memcpy(buf + pl, p, len);
     strs_add(v, buf, pl + len);
-    free(buf);
+    wsi_free(buf);
 }
 
 /* Well-formed UTF-8 by its lead and continuation bytes (the framework refuses a header
@@ -230,9 +230,9 @@ long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens)
 /* Frees n heap strings and both arrays. */
 void wsi_strings_free(char **s, size_t *lens, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(s[i]);
-    free(s);
-    free(lens);
+    for (size_t i = 0; i < n; i++) wsi_free(s[i]);
+    wsi_free(s);
+    wsi_free(lens);
 }
 
 /* A delay-queue member into its original id and fields (ws_sim.h); -1 for anything else. */

@@ -89,7 +89,7 @@ void wsi_arena_reset(wsi_arena *a)
     wsi_arena_block *b = keep->next;
     while (b) {
         wsi_arena_block *next = b->next;
-        free(b);
+        wsi_free(b);
         b = next;
     }
     keep->next = NULL;
@@ -100,7 +100,7 @@ void wsi_arena_reset(wsi_arena *a)
 void wsi_arena_free(wsi_arena *a)
 {
     wsi_arena_reset(a);
-    free(a->head);
+    wsi_free(a->head);
     a->head = NULL;
 }
 
@@ -157,8 +157,8 @@ int wsi_name_eq(const char *arg, size_t len, const char *name)
 void ws_conn_close(ws_conn *c)
 {
     if (!c) return;
-    free(c->rbuf);
-    free(c->fbuf);
+    wsi_free(c->rbuf);
+    wsi_free(c->fbuf);
     c->ops->close(c);
 }
 

@@ -35,7 +35,7 @@ static void fake_close(ws_conn *c)
     fake_conn *fc = (fake_conn *)c;
     /* As a disconnect: an open MULTI and every WATCH go with the client. */
     fr_client_free(fc->client);
-    free(fc);
+    wsi_free(fc);
 }
 
 /* In process nothing arrives while we wait: the pushes are there already, or not. */
@@ -65,7 +65,7 @@ ws_conn *ws_conn_fake(fr_server *server)
     wsi_conn_init(&fc->base, &fake_ops, "fake");
     fc->client = fr_client_new(server);
     if (!fc->client) {
-        free(fc);
+        wsi_free(fc);
         return NULL;
     }
     return &fc->base;

@@ -112,10 +112,10 @@ static int scratch_reserve(rt_scratch *s, size_t n)
 /* Frees the scratch's arrays; it is empty and usable again afterwards. */
 static void scratch_free(rt_scratch *s)
 {
-    free(s->plan);
-    free(s->send);
-    free(s->send_of);
-    free(s->inner_replies);
+    wsi_free(s->plan);
+    wsi_free(s->send);
+    wsi_free(s->send_of);
+    wsi_free(s->inner_replies);
     memset(s, 0, sizeof *s);
 }
 
@@ -211,7 +211,7 @@ static int copy_reply(fault_conn *fc, fr_reply *dst, const fr_reply *src)
 /* Forgets the open transaction's injected errors. */
 static void clear_pending(fault_conn *fc)
 {
-    for (size_t i = 0; i < fc->npending; i++) free(fc->pending[i].error);
+    for (size_t i = 0; i < fc->npending; i++) wsi_free(fc->pending[i].error);
     fc->npending = 0;
 }
 
@@ -448,17 +448,17 @@ static void fault_close(ws_conn *c)
     fault_conn *fc = (fault_conn *)c;
     ws_conn_close(fc->inner);
     for (size_t i = 0; i < fc->nfaults; i++) {
-        free(fc->faults[i].name);
-        free(fc->faults[i].error);
+        wsi_free(fc->faults[i].name);
+        wsi_free(fc->faults[i].error);
     }
-    free(fc->faults);
-    for (size_t i = 0; i < fc->nnames; i++) free(fc->names[i].name);
-    free(fc->names);
+    wsi_free(fc->faults);
+    for (size_t i = 0; i < fc->nnames; i++) wsi_free(fc->names[i].name);
+    wsi_free(fc->names);
     clear_pending(fc);
-    free(fc->pending);
+    wsi_free(fc->pending);
     wsi_arena_free(&fc->arena);
     scratch_free(&fc->rt);
-    free(fc);
+    wsi_free(fc);
 }
 
 /* Pushes pass through untouched: faults address round trips, and pushes are none. */
@@ -514,8 +514,8 @@ int ws_fault_arm(ws_conn *c, const ws_fault *f)
     a.error = dupstr(f->error ? f->error : DEFAULT_ERROR);
     a.name = f->name ? dupstr(f->name) : NULL;
     if (!a.error || (f->name && !a.name)) {
-        free(a.error);
-        free(a.name);
+        wsi_free(a.error);
+        wsi_free(a.name);
         return WS_ENOMEM;
     }
     a.f.name = a.name;
@@ -546,8 +546,8 @@ void ws_fault_clear(ws_conn *c)
     if (!c || !c->faulty) return;
     fault_conn *fc = (fault_conn *)c;
     for (size_t i = 0; i < fc->nfaults; i++) {
-        free(fc->faults[i].name);
-        free(fc->faults[i].error);
+        wsi_free(fc->faults[i].name);
+        wsi_free(fc->faults[i].error);
     }
     fc->nfaults = 0;
 }

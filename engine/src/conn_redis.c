@@ -152,8 +152,8 @@ static void redis_close(ws_conn *c)
     redis_conn *rc = (redis_conn *)c;
     if (rc->ctx) redisFree(rc->ctx);
     wsi_arena_free(&rc->arena);
-    free(rc->queue);
-    free(rc);
+    wsi_free(rc->queue);
+    wsi_free(rc);
 }
 
 /* Keeps a push for later hand-out (the arena is not reset while any is queued). */
@@ -273,7 +273,7 @@ ws_conn *ws_conn_open(const char *url, int timeout_ms)
     rc->ctx = is_unix ? redisConnectUnixWithTimeout(where, tv)
                       : redisConnectWithTimeout(where, port, tv);
     if (!rc->ctx) {
-        free(rc);
+        wsi_free(rc);
         return NULL;
     }
     if (rc->ctx->err) {

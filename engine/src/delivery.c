@@ -76,8 +76,8 @@ void wsi_delivery_set_fields(ws_delivery *d, const fr_reply *arr)
         lens[i] = arr->elements[i].len;
     }
     set_field_strings(d, str, lens, n);
-    free(str);
-    free(lens);
+    wsi_free(str);
+    wsi_free(lens);
 }
 
 /* Sets (adds or replaces) one field of a delivery, as the framework inserts its headers
@@ -109,8 +109,8 @@ void wsi_delivery_set_field(ws_delivery *d, const char *name, long long value)
     }
     /* the block is replaced (the old one stays in the arena: str points into it) */
     set_field_strings(d, str, lens, n);
-    free(str);
-    free(lens);
+    wsi_free(str);
+    wsi_free(lens);
 }
 
 /* A list value or channel message: its fields as the framework decodes it (a binary

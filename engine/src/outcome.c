@@ -140,7 +140,7 @@ static wsi_cmd *copy_to(const ws_delivery *d, const char *key, int form, int rai
         wsi_cmdb_adds(&b, form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
         wsi_cmdb_adds(&b, key);
         wsi_cmdb_add(&b, frame, flen);
-        free(frame);
+        wsi_free(frame);
     }
     wsi_cmd_free(fields);
     return wsi_cmdb_done(&b);
@@ -177,7 +177,7 @@ size_t wsi_delay_writes(const ws_delivery *d, int64_t delay_ms, wsi_cmd **out)
     wsi_cmdb_adds(&b, s->delay_queue);
     wsi_cmdb_addll(&b, (long long)(wsi_now(s->sim) + delay_ms));
     wsi_cmdb_add(&b, member, mlen);
-    free(member);
+    wsi_free(member);
     out[0] = wsi_cmdb_done(&b);
     if (!s->cfg.delay_ttl_ms) return 1;
     wsi_cmdb_adds(&b, "PEXPIRE");

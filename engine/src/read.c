@@ -52,7 +52,7 @@ static int reader_send(ws_sub *s, const char *cause, size_t n, wsi_cmd **cmds, i
 static void free_cmds(wsi_cmd **cmds, size_t n)
 {
     for (size_t i = 0; i < n; i++) wsi_cmd_free(cmds[i]);
-    free(cmds);
+    wsi_free(cmds);
 }
 
 /* Ties the copy the delay-queue sweep re-added to s's key to the delivery it copies. */
@@ -396,7 +396,7 @@ static int record_claims(ws_sub *s, size_t first, const char *cause)
         const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
         wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SWEEP};
         rc = wsi_send(sim, sim->window, n, cmds, &an, rr);
-        free(rr);
+        wsi_free(rr);
     }
     free_cmds(cmds, n);
     return rc;
@@ -463,7 +463,7 @@ static int read_lmoves(ws_sub *s, uint64_t read, const char *cause)
     free_cmds(moves, n);
     for (size_t i = 0; rc == 0 && i < n; i++)
         if (rr[i]->type == FR_REPLY_BULK) new_delivery(s, read, rr[i]->str, rr[i]->len);
-    free(rr);
+    wsi_free(rr);
     return rc;
 }
 
@@ -520,7 +520,7 @@ static int read_channel(ws_sub *s, uint64_t read)
     size_t take = s->nbuffered < s->cfg.count ? s->nbuffered : s->cfg.count;
     for (size_t i = 0; i < take; i++) new_delivery(s, read, s->buffered[i], s->buffered_len[i]);
     if (take > 0) {
-        for (size_t i = 0; i < take; i++) free(s->buffered[i]);
+        for (size_t i = 0; i < take; i++) wsi_free(s->buffered[i]);
         memmove(s->buffered, s->buffered + take, (s->nbuffered - take) * sizeof *s->buffered);
         memmove(s->buffered_len, s->buffered_len + take,
                 (s->nbuffered - take) * sizeof *s->buffered_len);

@@ -147,9 +147,9 @@ int wsi_send(ws_sim *sim, ws_conn *c, size_t n, wsi_cmd *const *cmds, const wsi_
         wsi_effective(&rt, an, eff);
         wsi_ledger(sim, &rt, cmds, an, eff);
         if (!sim->quiet && !sim->cfg.no_trace) wsi_trace_round_trip(sim, &rt, cmds, an, eff);
-        if (eff != small) free(eff);
+        if (eff != small) wsi_free(eff);
     }
-    if (fc != stackc) free(fc);
+    if (fc != stackc) wsi_free(fc);
     int role0 = wsi_annot_role(an, 0);
     if (c != sim->admin) {
         sim->counts.round_trips++;
@@ -189,7 +189,7 @@ void wsi_process_end(ws_sim *sim, const char *how, const char *why)
         sim->crashes = wsi_xrealloc(sim->crashes, sim->incarnation * sizeof *sim->crashes);
         while (sim->ncrashes < sim->incarnation) sim->crashes[sim->ncrashes++] = NULL;
     }
-    free(sim->crashes[sim->incarnation - 1]);
+    wsi_free(sim->crashes[sim->incarnation - 1]);
     sim->crashes[sim->incarnation - 1] = wsi_xstrdup(why);
     wsi_trace_note(sim, "-- the consumer process %u %s: %s\n", sim->incarnation, how, why);
     ws_conn_close(sim->reader);
@@ -228,7 +228,7 @@ int wsi_channel_poll(ws_sub *s, int wait_ms)
             wsi_text_arg(&t, payload->str, payload->len);
             wsi_text_add(&t, "\n", 1);
             wsi_trace_note(sim, "%s", t.p);
-            free(t.p);
+            wsi_free(t.p);
         }
         if (n < 64) break;
         wait_ms = 0;
@@ -326,7 +326,7 @@ static void index_key_part(index_key *k, const char *part, size_t len)
         size_t cap = k->base + len;
         char *p = wsi_xmalloc(cap);
         memcpy(p, k->p, k->base);
-        if (k->p != k->small) free(k->p);
+        if (k->p != k->small) wsi_free(k->p);
         k->p = p;
         k->cap = cap;
     }
@@ -336,7 +336,7 @@ static void index_key_part(index_key *k, const char *part, size_t len)
 
 static void index_key_done(index_key *k)
 {
-    if (k->p != k->small) free(k->p);
+    if (k->p != k->small) wsi_free(k->p);
 }
 
 /* See ws_sim.h: the entry is produced through the admin connection and filed by key and
@@ -423,7 +423,7 @@ wsi_cmd *wsi_publish_cmd(int form, const char *key, const char *payload, size_t 
             wsi_text name = {0};
             wsi_text_printf(&name, "h:%s", h[i].name);
             wsi_cmdb_add(&b, name.p, name.len);
-            free(name.p);
+            wsi_free(name.p);
             size_t vl = h[i].value_len ? h[i].value_len : (h[i].value ? strlen(h[i].value) : 0);
             wsi_cmdb_add(&b, h[i].value ? h[i].value : "", vl);
         }
@@ -433,7 +433,7 @@ wsi_cmd *wsi_publish_cmd(int form, const char *key, const char *payload, size_t 
         wsi_cmdb_adds(&b, form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
         wsi_cmdb_adds(&b, key);
         wsi_cmdb_add(&b, frame, flen);
-        free(frame);
+        wsi_free(frame);
     }
     return wsi_cmdb_done(&b);
 }

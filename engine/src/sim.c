@@ -92,7 +92,7 @@ ws_sim *ws_sim_new(const ws_sim_config *cfg)
         else
             sim->fake = fr_server_new(&fc);
         if (!sim->fake) {
-            free(sim);
+            wsi_free(sim);
             return NULL;
         }
         sim->backend = wsi_xstrdup("fake");
@@ -170,59 +170,59 @@ void ws_sim_free(ws_sim *sim)
 {
     if (!sim) return;
     for (size_t i = 0; i < sim->nsubs; i++) wsi_sub_free(sim->subs[i]);
-    free(sim->subs);
+    wsi_free(sim->subs);
     wsi_timers_free(sim);
-    free(sim->timers);
+    wsi_free(sim->timers);
     for (size_t i = 0; i < sim->ndl; i++) {
         ws_delivery *d = sim->dl[i];
         /* the record, its id, fields and effect list are in the records arena */
-        if (d->shown != d->id) free((char *)d->shown);
-        free(d->member);
-        free(d->reply);
-        for (size_t j = 0; j < d->nbound; j++) free((char *)d->bound[j].key);
-        free(d->bound);
+        if (d->shown != d->id) wsi_free((char *)d->shown);
+        wsi_free(d->member);
+        wsi_free(d->reply);
+        for (size_t j = 0; j < d->nbound; j++) wsi_free((char *)d->bound[j].key);
+        wsi_free(d->bound);
         for (size_t j = 0; j < d->neffects; j++) wsi_cmd_free(d->effects[j].cmd);
     }
-    free(sim->dl);
+    wsi_free(sim->dl);
     for (size_t i = 0; i < sim->nproduced; i++) {
         /* key, payload and id: one block in the records arena */
-        if (sim->produced[i].shown != sim->produced[i].id) free((char *)sim->produced[i].shown);
+        if (sim->produced[i].shown != sim->produced[i].id) wsi_free((char *)sim->produced[i].shown);
     }
-    free(sim->produced);
-    free(sim->lineage); /* the copies' ids are in the records arena */
+    wsi_free(sim->produced);
+    wsi_free(sim->lineage); /* the copies' ids are in the records arena */
     wsi_strmap_free(&sim->produced_by_id);
     wsi_strmap_free(&sim->produced_by_payload);
     wsi_strmap_free(&sim->lineage_by_id);
     wsi_ck_free(sim);
     wsi_strmap_free(&sim->produced_per_key);
     wsi_strmap_free(&sim->produced_last);
-    for (size_t i = 0; i < sim->nrecs; i++) free(sim->recs[i].text);
-    free(sim->recs);
+    for (size_t i = 0; i < sim->nrecs; i++) wsi_free(sim->recs[i].text);
+    wsi_free(sim->recs);
     for (size_t i = 0; i < sim->nflushes; i++) {
         /* dl and the commands' arguments and texts are in the records arena */
-        free(sim->flushes[i].body);
+        wsi_free(sim->flushes[i].body);
         for (size_t k = 0; k < sim->flushes[i].ncmds; k++)
-            free((char *)sim->flushes[i].cmds[k].reply);
-        free(sim->flushes[i].cmds);
+            wsi_free((char *)sim->flushes[i].cmds[k].reply);
+        wsi_free(sim->flushes[i].cmds);
     }
-    free(sim->flushes);
-    for (size_t i = 0; i < sim->nviol * 3; i++) free(sim->viol_text[i]);
-    for (size_t i = 0; i < sim->ncrashes; i++) free(sim->crashes[i]);
-    free(sim->crashes);
-    free(sim->rts);  /* each round trip's block is in the records arena */
-    free(sim->pubs); /* channels and payloads too */
-    for (size_t i = 0; i < sim->nwarnings; i++) free(sim->warnings[i]);
-    free(sim->warnings);
+    wsi_free(sim->flushes);
+    for (size_t i = 0; i < sim->nviol * 3; i++) wsi_free(sim->viol_text[i]);
+    for (size_t i = 0; i < sim->ncrashes; i++) wsi_free(sim->crashes[i]);
+    wsi_free(sim->crashes);
+    wsi_free(sim->rts);  /* each round trip's block is in the records arena */
+    wsi_free(sim->pubs); /* channels and payloads too */
+    for (size_t i = 0; i < sim->nwarnings; i++) wsi_free(sim->warnings[i]);
+    wsi_free(sim->warnings);
     if (sim->table) fr_server_free(sim->table);
-    free(sim->viol_text);
-    free(sim->viol);
-    free(sim->viol_root);
+    wsi_free(sim->viol_text);
+    wsi_free(sim->viol);
+    wsi_free(sim->viol_root);
     ws_conn_close(sim->reader);
     ws_conn_close(sim->window);
     ws_conn_close(sim->admin);
     if (sim->fake && sim->fake != sim->cfg.reuse) fr_server_free(sim->fake);
-    free(sim->backend);
-    free(sim->scratch.p);
+    wsi_free(sim->backend);
+    wsi_free(sim->scratch.p);
     wsi_arena_free(&sim->records);
-    free(sim);
+    wsi_free(sim);
 }

@@ -243,18 +243,18 @@ const char *ws_sub_consumer(const ws_sub *s) { return s->consumer; }
 void wsi_sub_free(ws_sub *s)
 {
     wsi_window_reset(s);
-    free(s->key);
-    free(s->group);
-    free(s->consumer_cfg);
-    free(s->delay_queue);
-    free(s->processing);
-    free(s->recovery);
-    free(s->dead_letter);
-    free(s->group_start);
-    free(s->name);
-    free(s->subject);
-    free(s->reply_key);
-    free(s);
+    wsi_free(s->key);
+    wsi_free(s->group);
+    wsi_free(s->consumer_cfg);
+    wsi_free(s->delay_queue);
+    wsi_free(s->processing);
+    wsi_free(s->recovery);
+    wsi_free(s->dead_letter);
+    wsi_free(s->group_start);
+    wsi_free(s->name);
+    wsi_free(s->subject);
+    wsi_free(s->reply_key);
+    wsi_free(s);
 }
 
 /* Stops s: its window flushes, and it reads no more in this process. */

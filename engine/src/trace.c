@@ -110,7 +110,7 @@ void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *
         if (text) {
             if (f->body) {
                 wsi_text_add(&body, f->body, strlen(f->body));
-                free(f->body);
+                wsi_free(f->body);
             }
             wsi_text_printf(&body, "  round trip #%llu on %s%s%s:\n",
                             (unsigned long long)rt->index, rt->conn, rt->status ? ", " : "",
@@ -209,7 +209,7 @@ void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *
                 wsi_text_add(&body, "\n", 1);
             }
         }
-        free(rs);
+        wsi_free(rs);
     }
     if (f && text) f->body = body.p;
     if (text) add_rec(sim, t.p, an->sub, an->flush);
@@ -235,7 +235,7 @@ void wsi_trace_round_trip(ws_sim *sim, const ws_round_trip *rt, wsi_cmd *const *
         }
     }
     sim->scratch = all;
-    if (!small) free(off);
+    if (!small) wsi_free(off);
 }
 
 /* The whole trace as one text (heap). */

@@ -74,9 +74,9 @@ void wsi_assign_slots(ws_sub *s, size_t first)
 static void segment_free(wsi_segment *seg)
 {
     if (!seg) return;
-    free(seg->effect);
-    free(seg->from);
-    free(seg);
+    wsi_free(seg->effect);
+    wsi_free(seg->from);
+    wsi_free(seg);
 }
 
 /* Queues cmd (ownership taken) into the segment of d (or of its batch), made at the first
@@ -153,24 +153,24 @@ void wsi_window_reset(ws_sub *s)
         if (s->sim->dl[i]->sub == s && s->sim->dl[i]->batch) s->sim->dl[i]->batch = NULL;
     for (size_t i = 0; i < nbatches; i++) {
         segment_free(batches[i]->seg);
-        free(batches[i]->members);
-        free(batches[i]);
+        wsi_free(batches[i]->members);
+        wsi_free(batches[i]);
     }
-    free(batches);
+    wsi_free(batches);
     /* committed segments belong to the window once their delivery settled */
     for (size_t i = 0; i < s->ncommitted; i++) segment_free(s->committed[i].seg);
     for (size_t i = 0; i < s->nowed; i++)
         for (size_t j = 0; j < s->owed[i].nwrites; j++) wsi_cmd_free(s->owed[i].writes[j]);
-    free(s->committed);
-    free(s->owed);
-    free(s->slot_gen);
-    free(s->slot_busy);
-    free(s->flight);
-    free(s->since);
-    free(s->last);
-    for (size_t i = 0; i < s->nbuffered; i++) free(s->buffered[i]);
-    free(s->buffered);
-    free(s->buffered_len);
+    wsi_free(s->committed);
+    wsi_free(s->owed);
+    wsi_free(s->slot_gen);
+    wsi_free(s->slot_busy);
+    wsi_free(s->flight);
+    wsi_free(s->since);
+    wsi_free(s->last);
+    for (size_t i = 0; i < s->nbuffered; i++) wsi_free(s->buffered[i]);
+    wsi_free(s->buffered);
+    wsi_free(s->buffered_len);
     s->buffered = NULL;
     s->buffered_len = NULL;
     s->nbuffered = s->capbuffered = 0;
@@ -253,7 +253,7 @@ static int warn_key(ws_sub *s, const wsi_segment *seg, unsigned want, const char
     wsi_text_printf(&t, " (slot %u) outside the slot of %s (%u): Redis Cluster refuses the "
                     "transaction with CROSSSLOT", slot, s->key, want);
     wsi_warn(s->sim, t.p);
-    free(t.p);
+    wsi_free(t.p);
     return 1;
 }
 
@@ -306,8 +306,8 @@ static void reply_last(wsi_segment *seg)
         }
     memcpy(seg->effect, eff, n * sizeof *eff);
     memcpy(seg->from, from, n * sizeof *from);
-    free(eff);
-    free(from);
+    wsi_free(eff);
+    wsi_free(from);
 }
 
 /* Commits seg to the window: the reply last, a cluster warning, sent at the next flush. */
@@ -424,12 +424,12 @@ static void rt_free(rt_build *b)
 {
     for (size_t i = 0; i < b->n; i++)
         if (b->owned[i]) wsi_cmd_free(b->cmds[i]);
-    free(b->cmds);
-    free(b->roles);
-    free(b->dls);
-    free(b->effs);
-    free(b->owned);
-    free(b->pipes);
+    wsi_free(b->cmds);
+    wsi_free(b->roles);
+    wsi_free(b->dls);
+    wsi_free(b->effs);
+    wsi_free(b->owned);
+    wsi_free(b->pipes);
     memset(b, 0, sizeof *b);
 }
 
@@ -573,7 +573,7 @@ int wsi_flush(ws_sub *s, const char *why)
     uint64_t F = ++s->flushes;
     sim->counts.flushes++;
     record_flush(s, F, why, since, nsince);
-    free(since);
+    wsi_free(since);
     wsi_trace_note(sim, "-- %s: flush %llu (%s): %zu segments, %zu settles owed\n", s->name,
                    (unsigned long long)F, why, ncom, nowed);
 
@@ -652,7 +652,7 @@ int wsi_flush(ws_sub *s, const char *why)
                 rc = flush_send(s, F, &b2, rep2, list, nlist);
                 for (size_t i = 0; rc == 0 && i < b2.n; i++)
                     failed += count_errors(rep2[i], &first);
-                free(rep2);
+                wsi_free(rep2);
             }
         }
     }
@@ -664,15 +664,15 @@ int wsi_flush(ws_sub *s, const char *why)
     } else if (rc == 0 && failed) {
         wsi_report(s, nseg_cmds, nsettles, failed, first.text, first.len);
     }
-    free(rep);
-    free(list);
+    wsi_free(rep);
+    wsi_free(list);
     rt_free(&b1);
     rt_free(&b2);
     for (size_t i = 0; i < ncom; i++) segment_free(com[i].seg);
-    free(com);
+    wsi_free(com);
     for (size_t i = 0; i < nowed; i++)
         for (size_t w = 0; w < owed[i].nwrites; w++) wsi_cmd_free(owed[i].writes[w]);
-    free(owed);
+    wsi_free(owed);
     return rc;
 }
 

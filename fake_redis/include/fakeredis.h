@@ -393,9 +393,31 @@ int fr_key_exists(fr_server *server, int db, const char *key, size_t len);
 /* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
 size_t fr_server_script_count(const fr_server *server);
 
+/* ----- Memory --------------------------------------------------------------------------
+ * Where the fake's own memory comes from, as sqlite3_config(SQLITE_CONFIG_MALLOC) says it
+ * for SQLite: by default the C library's malloc family.  fr_set_allocator routes every
+ * allocation of the fake (Lua's included) through a instead, process-wide; NULL goes back
+ * to the C library's.  For a process that allocates from memory of its own from some
+ * moment on -- a crash explorer's forked child, which must not write the pages it shares
+ * with its parent -- so a's free, realloc and usable_size also receive blocks the C
+ * library allocated before the switch (free may leave them alone; realloc must copy them:
+ * usable_size may be NULL, then the C library's malloc_usable_size reads their size).
+ * Memory the fake hands to the embedder to free() (fr_dump's text, fr_reply_to_resp, ...)
+ * still comes from the C library.  Not thread-safe: call it while no other thread uses
+ * the fake.  The emergency reserve's rule ("Running out of memory") holds on top of a: an
+ * allocation a refuses inside a command is served from the reserve. */
+typedef struct fr_allocator {
+    void *(*malloc)(size_t n);
+    void *(*calloc)(size_t n, size_t size);
+    void *(*realloc)(void *p, size_t n);
+    void (*free)(void *p);
+    size_t (*usable_size)(void *p); /* the bytes of a block, or NULL */
+} fr_allocator;
+void fr_set_allocator(const fr_allocator *a);
+
 /* ----- Testing the out-of-memory paths -----------------------------------------------
- * For tests only (SQLite's fault loops): make the fake's allocations fail, in the calling
- * thread.  From this call on the first-th allocation (1 = the next one) fails, and with
+ * For tests only (SQLite's fault loops): make the fake's allocations fail (process-wide:
+ * the tests that use it run one thread).  From this call on the first-th allocation (1 = the next one) fails, and with
  * persistent != 0 every one after it too, until the next call; first <= 0 stops failing.
  * Every allocation of the fake counts (Lua's included, not those of the C library or of
  * lua-cjson).  Returns the setting it replaces: how many allocations it still had to go

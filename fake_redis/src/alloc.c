@@ -33,10 +33,37 @@
 
 #include "fr_int.h"
 
-FRI_TLS int fri_alloc_armed;
+_Atomic unsigned fri_alloc_slow;
 FRI_TLS fr_server *fri_mem_guard;
 FRI_TLS const char *fri_mem_what;
-_Atomic int fri_reserve_live;
+
+/* The allocator fr_set_allocator installed, or NULL (the C library's). */
+static const fr_allocator *hooks;
+
+static void slow_bit(unsigned bit, int on)
+{
+    if (on) atomic_fetch_or_explicit(&fri_alloc_slow, bit, memory_order_relaxed);
+    else atomic_fetch_and_explicit(&fri_alloc_slow, ~bit, memory_order_relaxed);
+}
+
+void fr_set_allocator(const fr_allocator *a)
+{
+    hooks = a;
+    slow_bit(FRI_ALLOC_HOOKED, a != NULL);
+}
+
+/* The allocator under the family: the installed one, or the C library's. */
+static void *base_malloc(size_t n) { return hooks ? hooks->malloc(n) : malloc(n); }
+static void *base_calloc(size_t n, size_t size)
+{
+    return hooks ? hooks->calloc(n, size) : calloc(n, size);
+}
+static void *base_realloc(void *p, size_t n) { return hooks ? hooks->realloc(p, n) : realloc(p, n); }
+static void base_free(void *p)
+{
+    if (hooks) hooks->free(p);
+    else free(p);
+}
 
 /* One reserve area: a bump allocator over one block. */
 struct fri_reserve {
@@ -59,25 +86,28 @@ typedef struct {
 } chunk_head;
 
 /* Areas with live blocks, from any server and thread (a server may be freed by another
- * thread than the one that ran its commands).  fri_reserve_live counts them, so the
- * normal path never takes the lock. */
+ * thread than the one that ran its commands).  FRI_ALLOC_RESERVE says the list is not
+ * empty, so the normal path never takes the lock. */
 static pthread_mutex_t areas_lock = PTHREAD_MUTEX_INITIALIZER;
 static fri_reserve *areas;
 
 /* ----- The test hook: fail the n-th allocation ------------------------------------------ */
 
-static FRI_TLS long fail_countdown;     /* allocations to go until the first failure */
-static FRI_TLS int fail_persistent;     /* keep failing after the first */
-static FRI_TLS int failing;             /* the persistent failure has begun */
-static FRI_TLS unsigned long failures;  /* allocations failed by the hook, ever */
+/* Process-wide, as the hook is test-only and its tests run one thread. */
+static int armed;                   /* the hook counts */
+static long fail_countdown;         /* allocations to go until the first failure */
+static int fail_persistent;         /* keep failing after the first */
+static int failing;                 /* the persistent failure has begun */
+static unsigned long failures;      /* allocations failed by the hook, ever */
 
 long fr_debug_fail_allocations(long first, int persistent)
 {
-    long before = !fri_alloc_armed ? -1 : failing ? 0 : fail_countdown;
+    long before = !armed ? -1 : failing ? 0 : fail_countdown;
     failing = 0;
     fail_persistent = persistent != 0;
     fail_countdown = first;
-    fri_alloc_armed = first > 0;
+    armed = first > 0;
+    slow_bit(FRI_ALLOC_ARMED, armed);
     return before;
 }
 
@@ -86,15 +116,19 @@ unsigned long fr_debug_allocation_failures(void) { return failures; }
 /* Called for each allocation while armed: 1 when this one must fail. */
 static int debug_fails(void)
 {
-    if (!fri_alloc_armed) return 0;
+    if (!armed) return 0;
     if (failing) {
         failures++;
         return 1;
     }
     if (--fail_countdown > 0) return 0;
     failures++;
-    if (fail_persistent) failing = 1;
-    else fri_alloc_armed = 0;
+    if (fail_persistent) {
+        failing = 1;
+    } else {
+        armed = 0;
+        slow_bit(FRI_ALLOC_ARMED, 0);
+    }
     return 1;
 }
 
@@ -124,7 +158,7 @@ static void area_unlink(fri_reserve *r)
     for (fri_reserve **p = &areas; *p; p = &(*p)->next) {
         if (*p == r) {
             *p = r->next;
-            atomic_fetch_sub_explicit(&fri_reserve_live, 1, memory_order_relaxed);
+            if (!areas) slow_bit(FRI_ALLOC_RESERVE, 0);
             return;
         }
     }
@@ -217,7 +251,7 @@ static void *reserve_alloc(size_t n)
     if (r->live++ == 0) {
         r->next = areas;
         areas = r;
-        atomic_fetch_add_explicit(&fri_reserve_live, 1, memory_order_relaxed);
+        slow_bit(FRI_ALLOC_RESERVE, 1);
     }
     pthread_mutex_unlock(&areas_lock);
     h->size = need - sizeof(chunk_head);
@@ -247,7 +281,7 @@ void *fri_malloc_plain(size_t n)
 void *fri_malloc_slow(size_t n)
 {
     if (!debug_fails()) {
-        void *p = malloc(n);
+        void *p = base_malloc(n);
         if (p) return p;
     }
     return reserve_alloc(n);
@@ -258,7 +292,7 @@ void *fri_malloc_failed(size_t n) { return reserve_alloc(n); }
 void *fri_calloc_slow(size_t n, size_t size)
 {
     if (!debug_fails()) {
-        void *p = calloc(n, size);
+        void *p = base_calloc(n, size);
         if (p) return p;
     }
     return fri_calloc_failed(n, size);
@@ -282,9 +316,9 @@ void *fri_realloc_failed(void *p, size_t n)
     void *q = reserve_alloc(n);
     if (!q) return NULL;
     if (p) {
-        size_t old = heap_usable(p);
+        size_t old = hooks && hooks->usable_size ? hooks->usable_size(p) : heap_usable(p);
         memcpy(q, p, old < n ? old : n);
-        free(p);
+        base_free(p);
     }
     return q;
 }
@@ -294,7 +328,7 @@ void *fri_realloc_slow(void *p, size_t n)
     if (n == 0) n = 1; /* never realloc's free-and-NULL, which reads as a failure */
     fri_reserve *r = NULL;
     size_t old = 0;
-    if (p && atomic_load_explicit(&fri_reserve_live, memory_order_relaxed)) {
+    if (p && (fri_alloc_slow_now() & FRI_ALLOC_RESERVE)) {
         pthread_mutex_lock(&areas_lock);
         r = area_of(p);
         if (r) old = ((chunk_head *)p - 1)->size;
@@ -309,7 +343,7 @@ void *fri_realloc_slow(void *p, size_t n)
         return q;
     }
     if (!debug_fails()) {
-        void *q = realloc(p, n);
+        void *q = base_realloc(p, n);
         if (q) return q;
     }
     return fri_realloc_failed(p, n);
@@ -318,6 +352,10 @@ void *fri_realloc_slow(void *p, size_t n)
 void fri_free_slow(void *p)
 {
     if (!p) return;
+    if (!(fri_alloc_slow_now() & FRI_ALLOC_RESERVE)) {
+        base_free(p);
+        return;
+    }
     pthread_mutex_lock(&areas_lock);
     fri_reserve *r = area_of(p);
     int destroy = 0;
@@ -328,12 +366,12 @@ void fri_free_slow(void *p)
     }
     pthread_mutex_unlock(&areas_lock);
     if (destroy) area_destroy(r);
-    if (!r) free(p);
+    if (!r) base_free(p);
 }
 
 int fri_mem_is_reserve(const void *p)
 {
-    if (!atomic_load_explicit(&fri_reserve_live, memory_order_relaxed)) return 0;
+    if (!(fri_alloc_slow_now() & FRI_ALLOC_RESERVE)) return 0;
     pthread_mutex_lock(&areas_lock);
     int in = area_of(p) != NULL;
     pthread_mutex_unlock(&areas_lock);
@@ -350,13 +388,14 @@ void fri_mem_unguarded(const char *what)
 
 size_t fri_usable_size(void *p)
 {
-    if (atomic_load_explicit(&fri_reserve_live, memory_order_relaxed)) {
+    if (fri_alloc_slow_now() & FRI_ALLOC_RESERVE) {
         pthread_mutex_lock(&areas_lock);
         fri_reserve *r = area_of(p);
         size_t n = r ? ((chunk_head *)p - 1)->size : 0;
         pthread_mutex_unlock(&areas_lock);
         if (r) return n;
     }
+    if (hooks && hooks->usable_size) return hooks->usable_size(p);
     return heap_usable(p);
 }
 

@@ -22,18 +22,26 @@
  * the reserve cannot serve either aborts naming the command (the documented residual).
  * So code that only runs inside a guarded call needs no NULL checks.  fri_free,
  * fri_realloc and fri_usable_size recognise the reserve's blocks by address.  Memory
- * handed to the embedder to free() comes from fri_malloc_plain (never the reserve).
- * The normal path costs one thread-local load and one branch more than malloc. */
+ * handed to the embedder to free() comes from fri_malloc_plain (never the reserve, never
+ * the embedder's allocator).
+ *
+ * The normal path costs one load and one branch more than malloc (free, realloc: the
+ * same): fri_alloc_slow, one word, is non-zero whenever anything else must happen -- the
+ * failure test's hook counting, a reserve with blocks in use, an allocator installed by
+ * fr_set_allocator (a crash explorer's child) -- and the slow paths in alloc.c sort it
+ * out. */
 #define FRI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 /* 1 MiB: the failure test's command mix (every type, streams with groups, a script's
  * interpreter built from it) uses at most ~100 KB of it at once (tests/unit/test_oom.c
  * prints the peak); a single value larger than what is left is the residual. */
 #define FRI_RESERVE_SIZE ((size_t)1 << 20)
 typedef struct fri_reserve fri_reserve;
-extern FRI_TLS int fri_alloc_armed;        /* fr_debug_fail_allocations counts (this thread) */
+#define FRI_ALLOC_ARMED 1u    /* fr_debug_fail_allocations counts (process-wide) */
+#define FRI_ALLOC_RESERVE 2u  /* a reserve area has blocks in use (any thread) */
+#define FRI_ALLOC_HOOKED 4u   /* fr_set_allocator's allocator serves */
+extern _Atomic unsigned fri_alloc_slow;    /* the reasons above, or 0: the C library's */
 extern FRI_TLS fr_server *fri_mem_guard;   /* the server whose reserve serves, or NULL */
 extern FRI_TLS const char *fri_mem_what;   /* the guarded call's name, for the abort message */
-extern _Atomic int fri_reserve_live;       /* reserve areas with blocks in use (any thread) */
 void *fri_malloc_slow(size_t n);
 void *fri_malloc_failed(size_t n);
 void *fri_calloc_slow(size_t n, size_t size);
@@ -46,34 +54,33 @@ char *fri_strdup(const char *s);
 char *fri_strndup(const char *s, size_t max);
 size_t fri_usable_size(void *p);           /* malloc_usable_size, reserve blocks too */
 
+static inline unsigned fri_alloc_slow_now(void)
+{
+    return atomic_load_explicit(&fri_alloc_slow, memory_order_relaxed);
+}
 static inline void *fri_malloc(size_t n)
 {
-    if (__builtin_expect(fri_alloc_armed, 0)) return fri_malloc_slow(n);
+    if (__builtin_expect(fri_alloc_slow_now(), 0)) return fri_malloc_slow(n);
     void *p = malloc(n);
     return __builtin_expect(p != NULL, 1) ? p : fri_malloc_failed(n);
 }
 static inline void *fri_calloc(size_t n, size_t size)
 {
-    if (__builtin_expect(fri_alloc_armed, 0)) return fri_calloc_slow(n, size);
+    if (__builtin_expect(fri_alloc_slow_now(), 0)) return fri_calloc_slow(n, size);
     void *p = calloc(n, size);
     return __builtin_expect(p != NULL, 1) ? p : fri_calloc_failed(n, size);
 }
 static inline void *fri_realloc(void *p, size_t n)
 {
-    if (__builtin_expect(fri_alloc_armed | atomic_load_explicit(&fri_reserve_live,
-                                                                memory_order_relaxed), 0) ||
-        n == 0)
-        return fri_realloc_slow(p, n);
+    if (__builtin_expect(fri_alloc_slow_now() != 0 || n == 0, 0)) return fri_realloc_slow(p, n);
     uintptr_t old = (uintptr_t)p; /* still p's block when realloc fails */
     void *q = realloc(p, n);
     return __builtin_expect(q != NULL, 1) ? q : fri_realloc_failed((void *)old, n);
 }
 static inline void fri_free(void *p)
 {
-    if (__builtin_expect(atomic_load_explicit(&fri_reserve_live, memory_order_relaxed), 0))
-        fri_free_slow(p);
-    else
-        free(p);
+    if (__builtin_expect(fri_alloc_slow_now(), 0)) fri_free_slow(p);
+    else free(p);
 }
 
 /* Guarded calls: enter returns the previous guard for leave (guards nest: EXEC, scripts,

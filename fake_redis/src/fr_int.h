@@ -318,7 +318,22 @@ struct fr_client {
     const fri_command *cmd;
     int64_t now_ms;           /* the clock, read once when the command started */
 
-    fri_buf out;              /* RESP2 bytes of the replies of the current call */
+    fri_buf out;              /* RESP2 bytes of the replies of the current call (unused
+                                 while the call builds a tree, but in the check) */
+    /* Replies as trees (reply.c): fr_exec and fr_pipeline have the writers build the
+     * fr_reply nodes directly, instead of writing RESP2 bytes and parsing them back */
+    int tree;                 /* 0: the writers append RESP2 bytes to out; FRI_TREE: nodes
+                                 to the tree of this call; FRI_TREE_AND_BYTES: both,
+                                 compared at the call's end (FAKEREDIS_CHECK_REPLIES: the
+                                 tests' check) */
+    int tree_fast;            /* fr_exec may start a tree in place: tframes made, no check */
+    struct fri_tframe *tframes; /* the open arrays, [0] the call's top-level replies */
+    struct fri_tframe *ttop;  /* the innermost open array (where the next node goes) */
+    struct fri_tframe *tframes_end; /* past the stack's room */
+    size_t tframes_cap;
+    fr_reply tone[2];         /* room for fr_exec's top-level reply (and one more: the
+                                 first never fills the frame, which then takes no test) */
+    fr_reply *thole;          /* a node written later (fri_reply_deferred_bulk) */
 
     /* MULTI state */
     int in_multi;
@@ -426,6 +441,13 @@ struct fr_server {
                                        between commands: a notification it receives
                                        goes into its own reply, as Redis writes it */
 
+    struct fri_name_hit {     /* command names as sent lately, byte for byte (server.c) */
+        uint64_t w[3];        /* the name's bytes, zero-padded, as sent (no case folding) */
+        size_t len;
+        const struct fri_command *cmd; /* NULL: an empty slot */
+    } name_cache[64];
+    int check_replies;        /* FAKEREDIS_CHECK_REPLIES: every call writes its replies as
+                                 both a tree and bytes, and checks they agree (reply.c) */
     struct fri_scripting *scripting; /* the Lua interpreter and script cache (script_int.h),
                                         NULL until the first script */
     fr_busy_hook *busy_hook;   /* fr_server_set_busy_hook: runs while a script is busy */
@@ -628,11 +650,21 @@ int fri_numkeys_keys(int argc, const fri_arg *argv, int numkeys_idx, int with_ds
 int fri_command_keys(const fri_command *cmd, int argc, const fri_arg *argv, int *keys,
                      int max);
 
-/* ----- Replies (RESP2 bytes appended to c->out) --------------------------------------- */
+/* ----- Replies ------------------------------------------------------------------------
+ * Handlers write every reply through these.  They append RESP2 bytes to c->out, or, in a
+ * call that wants a tree (c->tree: fr_exec, fr_pipeline), the fr_reply nodes those bytes
+ * parse to, with the same strings (reply.c).  fri_reply_raw's bytes are parsed into nodes
+ * there: they must be whole replies or aggregate headers. */
 
 void fri_reply_raw(fr_client *c, const char *p, size_t len);
 void fri_reply_ok(fr_client *c);
 void fri_reply_status(fr_client *c, const char *status);
+/* A status whose text lives as long as the process (a literal: fri_reply_status_lit), so
+ * a tree points at it instead of copying it. */
+void fri_reply_status_shared(fr_client *c, const char *status, size_t len);
+#define FRI_TREE 1
+#define FRI_TREE_AND_BYTES 2
+#define fri_reply_status_lit(c, lit) fri_reply_status_shared((c), "" lit, sizeof(lit) - 1)
 /* err is the full error text without '-', e.g. "ERR syntax error"; a text that does not
  * start with one of Redis's error codes (ERR, WRONGTYPE, EXECABORT, CROSSSLOT, NOGROUP,
  * BUSYGROUP, ...) gets "ERR " in front, as Redis's addReplyError does.  Newlines are
@@ -642,6 +674,8 @@ void fri_reply_error(fr_client *c, const char *err);
 void fri_reply_error_raw(fr_client *c, const char *err, size_t len);
 void fri_reply_errorf(fr_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fri_reply_ll(fr_client *c, long long v);
+/* The integer v whose n decimal digits the caller has already written (INCR stores them). */
+void fri_reply_ll_digits(fr_client *c, long long v, const char *digits, size_t n);
 void fri_reply_bulk(fr_client *c, const char *p, size_t len);
 void fri_reply_bulk_str(fr_client *c, const fri_str *s);
 /* A bulk string of len < FRI_REPLY_SMALL bytes formatted by the caller into tmp, a buffer
@@ -664,10 +698,63 @@ void fri_reply_empty_array(fr_client *c);
 void fri_reply_help(fr_client *c, const char *const *lines);
 /* ["0", []]: what a SCAN-family command answers for a missing key (shared.emptyscan). */
 void fri_reply_empty_scan(fr_client *c);
-/* An array whose length is known only after its elements: reserve, then fill in. */
+/* An array whose length is known only after its elements: reserve, then fill in with the
+ * number of elements written since.  Fill inner ones before outer ones (the natural
+ * order): a tree closes the innermost open array. */
 size_t fri_reply_deferred_len(fr_client *c);
 void fri_reply_set_deferred_len(fr_client *c, size_t handle, long n);
 void fri_reply_set_deferred_map_len(fr_client *c, size_t handle, long n);
+/* A bulk string whose value is known only after what follows it (XAUTOCLAIM's cursor):
+ * reserve its place, write what follows, then fill it in (after any deferred length
+ * taken after it).  One at a time. */
+size_t fri_reply_deferred_bulk(fr_client *c);
+void fri_reply_set_deferred_bulk(fr_client *c, size_t handle, const char *p, size_t len);
+/* The replies written so far in this call, and dropping those written after a mark (a
+ * command that answers something else after all); at the top level only, between
+ * replies. */
+size_t fri_reply_mark(const fr_client *c);
+void fri_reply_rewind(fr_client *c, size_t mark);
+/* An error written as it is and not counted in the error statistics (a script's error
+ * already counted where redis.call met it). */
+void fri_reply_error_uncounted(fr_client *c, const char *err, size_t len);
+
+/* Writing a reply's nodes directly (reply.c).  A handler that knows a reply's whole shape
+ * (a stream entry: [id, [field, value, ...]]) builds its nodes in one go when c->tree is
+ * set, without an array frame per level: fri_tree_node claims the node the reply goes
+ * into (where the next writer's reply would go), fri_tree_nodes the room for an array's
+ * elements, and the _at functions fill nodes.  In the check (FRI_TREE_AND_BYTES) the
+ * handler writes the bytes too, with c->tree at 0 around those writers (the check then
+ * compares the two). */
+/* After the nodes, in the check only: 1 with the tree paused for the bytes writers that
+ * follow (end the pause with fri_tree_bytes_end), else 0 (nothing more to write). */
+static inline int fri_tree_bytes_begin(fr_client *c)
+{
+    if (c->tree != FRI_TREE_AND_BYTES) return 0;
+    c->tree = 0;
+    return 1;
+}
+static inline void fri_tree_bytes_end(fr_client *c) { c->tree = FRI_TREE_AND_BYTES; }
+fr_reply *fri_tree_node(fr_client *c);
+fr_reply *fri_tree_nodes(fr_client *c, size_t n);
+void fri_tree_bulk_at(fr_client *c, fr_reply *r, const char *p, size_t len);
+static inline void fri_tree_int_at(fr_reply *r, long long v)
+{
+    r->type = FR_REPLY_INTEGER;
+    r->integer = v;
+    r->str = NULL;
+    r->len = 0;
+    r->elements = NULL;
+    r->count = 0;
+}
+static inline void fri_tree_array_at(fr_reply *r, fr_reply *el, size_t n)
+{
+    r->type = FR_REPLY_ARRAY;
+    r->integer = 0;
+    r->str = NULL;
+    r->len = 0;
+    r->elements = n ? el : NULL;
+    r->count = n;
+}
 
 /* The shared error texts, word for word as Redis 7.0's. */
 #define FRI_ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"

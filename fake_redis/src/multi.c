@@ -35,7 +35,7 @@ void fri_multi_queue(fr_client *c, const fri_command *cmd)
     /* A doomed transaction queues nothing more (EXEC will not run it), but still answers
      * QUEUED, as Redis does; EXEC's cluster check then sees only what came before. */
     if (c->dirty_exec || c->dirty_cas) {
-        fri_reply_status(c, "QUEUED");
+        fri_reply_status_lit(c, "QUEUED");
         return;
     }
     size_t total = 0;
@@ -59,7 +59,7 @@ void fri_multi_queue(fr_client *c, const fri_command *cmd)
         w += c->argv[i].len + 1;
     }
     c->queue[c->queue_len++] = q;
-    fri_reply_status(c, "QUEUED");
+    fri_reply_status_lit(c, "QUEUED");
 }
 
 /* Frees the queued commands and leaves MULTI (the WATCHes are the caller's business). */

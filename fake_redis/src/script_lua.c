@@ -545,12 +545,7 @@ static void reply_error_table(fr_client *c, lua_State *L, const fri_script_run *
     lua_pop(L, 1);
     if (counted) {
         /* counted where redis.call met it: one failed call of the script's command */
-        fri_buf_append(&c->out, "-", 1);
-        size_t start = c->out.len;
-        fri_buf_append(&c->out, b.p ? b.p : "", b.len);
-        for (size_t i = start; i < c->out.len; i++)
-            if (c->out.p[i] == '\r' || c->out.p[i] == '\n') c->out.p[i] = ' ';
-        fri_buf_append(&c->out, "\r\n", 2);
+        fri_reply_error_uncounted(c, b.p ? b.p : "", b.len);
         fri_stats_failed(c->srv, c->cmd);
     } else {
         fri_reply_error_raw(c, b.p ? b.p : "", b.len);

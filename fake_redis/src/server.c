@@ -331,6 +331,32 @@ const fri_command *fri_lookup_command(const fr_server *s, const char *name, size
     return NULL;
 }
 
+/* fri_lookup_command with a cache of the spellings this server was sent: a client sends
+ * the same few names, each in one case, so most lookups compare the name's words as sent
+ * with one slot's instead of folding its case and probing the table.  Names found only. */
+static const fri_command *lookup_command_cached(fr_server *s, const char *name, size_t len)
+{
+    if (len == 0 || len > CMD_WORDS * 8) return fri_lookup_command(s, name, len);
+    uint64_t w[CMD_WORDS];
+    w[0] = load_bytes(name, len < 8 ? len : 8);
+    struct fri_name_hit *e = &s->name_cache[((w[0] + len) * 0x9E3779B97F4A7C15ull) >> 58];
+    if (e->len == len && e->w[0] == w[0] && e->cmd) {
+        if (len <= 8) return e->cmd;
+        w[1] = load_bytes(name + 8, len < 16 ? len - 8 : 8);
+        w[2] = len > 16 ? load_bytes(name + 16, len - 16) : 0;
+        if (e->w[1] == w[1] && e->w[2] == w[2]) return e->cmd;
+    }
+    const fri_command *cmd = fri_lookup_command(s, name, len);
+    if (cmd) {
+        w[1] = len > 8 ? load_bytes(name + 8, len < 16 ? len - 8 : 8) : 0;
+        w[2] = len > 16 ? load_bytes(name + 16, len - 16) : 0;
+        memcpy(e->w, w, sizeof(w));
+        e->len = len;
+        e->cmd = cmd;
+    }
+    return cmd;
+}
+
 const fri_command *fri_lookup_subcommand(const fri_command *container, const fri_arg *a)
 {
     size_t plen = strlen(container->name);
@@ -431,6 +457,7 @@ static int server_init(fr_server *s, const fr_config *cfg)
         s->db[i].srv = s;
     }
     pthread_once(&cmd_table_once, build_cmd_table);
+    s->check_replies = fri_reply_check_wanted();
     s->clock_ms = cfg->start_ms;
     s->cmd_ms = cfg->start_ms;
     s->start_lru = s->cmd_lru = fri_lru_clock(cfg->start_ms);
@@ -513,6 +540,10 @@ fr_client *fr_client_new(fr_server *s)
     fr_client *c = fri_calloc(1, sizeof(*c));
     if (!c) return NULL;
     c->srv = s;
+    if (fri_tree_init(c) < 0) {
+        fri_free(c);
+        return NULL;
+    }
     c->db = &s->db[0];
     c->resp = 2;
     c->id = s->next_client_id++;
@@ -539,6 +570,7 @@ static void client_free_guarded(fr_client *c)
     fri_arena_free(c);
     fri_buf_free(&c->out);
     fri_free(c->argv_buf);
+    fri_free(c->tframes);
     fri_free(c);
 }
 
@@ -654,10 +686,14 @@ void fri_call(fr_client *c, const fri_command *cmd)
     s->running = c;
     if (s->call_hook && (cmd->name[0] == 'e' || cmd->name[0] == 'f'))
         fri_call_report(c, cmd, 1, 0); /* EVAL/FCALL: MONITOR before */
+    /* a command that may block a client that blocks answers in bytes: blocked.c reads
+     * them to see whether it blocks, and drops them when it does */
+    int tree = (cmd->flags & FRI_CMD_BLOCKING) && c->blocking ? fri_tree_pause(c) : 0;
     cmd->proc(c);
     int failed = fri_stats_call_failed(s);
     s->running = outer;
     if ((cmd->flags & FRI_CMD_BLOCKING) || s->blocking) fri_blocked_after_call(c, cmd, out_mark);
+    if (tree) fri_tree_resume(c, tree, out_mark);
     uint64_t usec = fri_stats_call_end(c, cmd, start, failed);
     if (s->call_hook) fri_call_report(c, cmd, 0, usec);
 }
@@ -717,7 +753,7 @@ static void process_command(fr_client *c)
     }
     c->now_ms = now;
 
-    const fri_command *cmd = fri_lookup_command(s, c->argv[0].ptr, c->argv[0].len);
+    const fri_command *cmd = lookup_command_cached(s, c->argv[0].ptr, c->argv[0].len);
     if (!cmd) {
         reject_unknown(c);
         return;
@@ -873,13 +909,18 @@ static void begin_call(fr_client *c)
 }
 
 /* Each entry point runs guarded (fri_mem_enter): an allocation that fails is served by
- * the server's reserve, so a command never stops half-way (alloc.c). */
+ * the server's reserve, so a command never stops half-way (alloc.c).  fr_exec and
+ * fr_pipeline have the writers build their trees (reply.c); fr_exec_resp has them write
+ * bytes. */
 const char *fr_exec_resp(fr_client *c, int argc, const char *const *argv,
                          const size_t *argvlen, size_t *len)
 {
     fr_server *guard = fri_mem_enter(c->srv, "fr_exec_resp");
     begin_call(c);
+    fri_tree_begin(c, 1, 0); /* only in the tests' check */
     run_one(c, argc, argv, argvlen);
+    const fr_reply *roots;
+    fri_tree_end(c, &roots);
     fri_mem_leave(guard);
     if (len) *len = c->out.len;
     return c->out.p;
@@ -888,9 +929,19 @@ const char *fr_exec_resp(fr_client *c, int argc, const char *const *argv,
 const fr_reply *fr_exec(fr_client *c, int argc, const char *const *argv, const size_t *argvlen)
 {
     fr_server *guard = fri_mem_enter(c->srv, "fr_exec");
-    begin_call(c);
-    run_one(c, argc, argv, argvlen);
-    const fr_reply *r = c->bpop ? NULL : fri_parse_reply(c);
+    const fr_reply *r;
+    fri_arena_reset(c);
+    if (fri_tree_begin_one(c)) { /* the common case, kept short (c->out unused) */
+        run_one(c, argc, argv, argvlen);
+        r = fri_tree_end_one(c);
+    } else {
+        c->out.len = 0;
+        fri_tree_begin(c, 1, 1);
+        run_one(c, argc, argv, argvlen);
+        size_t n = fri_tree_end(c, &r);
+        if (c->bpop) r = NULL;
+        else if (n == (size_t)-1) r = fri_parse_reply(c); /* a RESP3 client's bytes */
+    }
     fri_mem_leave(guard);
     return r;
 }
@@ -899,13 +950,21 @@ int fr_pipeline(fr_client *c, size_t n, const fr_command *cmds, const fr_reply *
 {
     fr_server *guard = fri_mem_enter(c->srv, "fr_pipeline");
     begin_call(c);
+    fri_tree_begin(c, n, 1);
     size_t ran = 0;
     while (ran < n && !c->bpop) {
         run_one(c, cmds[ran].argc, cmds[ran].argv, cmds[ran].argvlen);
         ran++;
     }
     if (c->bpop) ran--; /* the last one blocked: it answered nothing */
-    fri_parse_replies(c, ran, replies);
+    const fr_reply *roots;
+    size_t have = fri_tree_end(c, &roots);
+    if (have == (size_t)-1) {
+        fri_parse_replies(c, ran, replies); /* a RESP3 client's bytes */
+    } else {
+        assert(have >= ran);
+        for (size_t i = 0; i < ran; i++) replies[i] = &roots[i];
+    }
     for (size_t i = ran; i < n; i++) replies[i] = NULL;
     fri_mem_leave(guard);
     return 0;
@@ -939,7 +998,7 @@ static void ping_command(fr_client *c)
         return;
     }
     if (c->subs && fri_pubsub_ping(c)) return;
-    if (c->argc == 1) fri_reply_status(c, "PONG");
+    if (c->argc == 1) fri_reply_status_lit(c, "PONG");
     else fri_reply_bulk(c, c->argv[1].ptr, c->argv[1].len);
 }
 

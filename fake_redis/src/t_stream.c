@@ -1240,9 +1240,56 @@ void fri_stream_reply_current(fr_client *c, fri_stream_iter *it, fri_sid id, lon
     fri_stream_reply_current_meta(c, it, id, nfields, 0, 0, 0);
 }
 
+/* An entry written as nodes directly (fri_tree_node): [id, [field, value, ...]] (and its
+ * idle time and delivery count with meta) as one block of nodes, no array frame; in the
+ * check the same bytes as the writers below, written in the same pass. */
+static void reply_entry_tree(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields,
+                             int meta, long long idle, long long count)
+{
+    int both = c->tree == FRI_TREE_AND_BYTES;
+    size_t head = meta ? 4 : 2, n = head + 2 * (size_t)nfields;
+    fr_reply *r = fri_tree_node(c);
+    fr_reply *el = fri_tree_nodes(c, n);
+    fri_tree_array_at(r, el, head);
+    char buf[FRI_REPLY_SMALL];
+    size_t idlen = fri_sid_format(buf, id);
+    fri_tree_bulk_at(c, &el[0], buf, idlen);
+    fri_tree_array_at(&el[1], el + head, 2 * (size_t)nfields);
+    if (both) {
+        c->tree = 0;
+        fri_reply_array_len(c, (long)head);
+        fri_reply_bulk_small(c, buf, idlen);
+        fri_reply_array_len(c, nfields * 2);
+    }
+    for (long i = 0; i < nfields; i++) {
+        const char *f, *v;
+        size_t fl, vl;
+        fri_stream_iter_field(it, &f, &fl, &v, &vl);
+        fri_tree_bulk_at(c, &el[head + 2 * (size_t)i], f, fl);
+        fri_tree_bulk_at(c, &el[head + 2 * (size_t)i + 1], v, vl);
+        if (both) {
+            fri_reply_bulk(c, f, fl);
+            fri_reply_bulk(c, v, vl);
+        }
+    }
+    if (meta) {
+        fri_tree_int_at(&el[2], idle);
+        fri_tree_int_at(&el[3], count);
+        if (both) {
+            fri_reply_ll(c, idle);
+            fri_reply_ll(c, count);
+        }
+    }
+    if (both) c->tree = FRI_TREE_AND_BYTES;
+}
+
 void fri_stream_reply_current_meta(fr_client *c, fri_stream_iter *it, fri_sid id, long nfields,
                                    int meta, long long idle, long long count)
 {
+    if (c->tree) {
+        reply_entry_tree(c, it, id, nfields, meta, idle, count);
+        return;
+    }
     fri_reply_array_len(c, meta ? 4 : 2);
     fri_reply_sid(c, id);
     fri_reply_array_len(c, nfields * 2);

@@ -1084,6 +1084,54 @@ cleanup:
 
 /* ----- XPENDING ----------------------------------------------------------------------------- */
 
+/* A stream id as a bulk string node (fri_tree_node). */
+static void sid_at(fr_client *c, fr_reply *r, fri_sid id)
+{
+    char buf[FRI_REPLY_SMALL];
+    fri_tree_bulk_at(c, r, buf, fri_sid_format(buf, id));
+}
+
+/* XPENDING's summary as nodes directly: [total, first, last, [[consumer, count]...]]. */
+static void pending_summary_tree(fr_client *c, size_t total, fri_sid first, fri_sid last,
+                                 fri_stream_consumer **consumers, long nc, long listed)
+{
+    fr_reply *r = fri_tree_node(c);
+    fr_reply *el = fri_tree_nodes(c, 4 + 3 * (size_t)listed); /* the pairs' too */
+    fri_tree_array_at(r, el, 4);
+    fri_tree_int_at(&el[0], (long long)total);
+    sid_at(c, &el[1], first);
+    sid_at(c, &el[2], last);
+    fr_reply *pairs = el + 4, *pair = pairs + listed;
+    fri_tree_array_at(&el[3], pairs, (size_t)listed);
+    for (long i = 0, k = 0; i < nc; i++) {
+        size_t pending = fri_sidmap_len(consumers[i]->pel);
+        if (pending == 0) continue;
+        fri_tree_array_at(&pairs[k++], pair, 2);
+        fri_tree_bulk_at(c, &pair[0], consumers[i]->name->buf, consumers[i]->name->len);
+        char digits[24];
+        size_t n = pending < 10 ? 1 : pending < 100 ? 2 : pending < 1000 ? 3 : pending < 10000 ? 4 : 0;
+        if (n) /* counts mostly: their digits without a call */
+            for (size_t d = n, x = pending; d > 0; d--, x /= 10) digits[d - 1] = (char)('0' + x % 10);
+        else
+            n = fri_ll2string(digits, sizeof(digits), (long long)pending);
+        fri_tree_bulk_at(c, &pair[1], digits, n);
+        pair += 2;
+    }
+}
+
+/* One entry of XPENDING's extended form as nodes directly: [id, consumer, idle, count]. */
+static void pending_entry_tree(fr_client *c, fri_sid id, const fri_stream_nack *nack,
+                               long long idle)
+{
+    fr_reply *r = fri_tree_node(c);
+    fr_reply *el = fri_tree_nodes(c, 4);
+    fri_tree_array_at(r, el, 4);
+    sid_at(c, &el[0], id);
+    fri_tree_bulk_at(c, &el[1], nack->consumer->name->buf, nack->consumer->name->len);
+    fri_tree_int_at(&el[2], idle);
+    fri_tree_int_at(&el[3], (long long)nack->delivery_count);
+}
+
 /* XPENDING key group: [count, first id, last id, [[consumer, count]...]] (nils when
  * nothing is pending).  XPENDING key group [IDLE ms] start end count [consumer]: the
  * pending entries of [start, end] ("(" excludes), at most count, idle at least ms, of one
@@ -1150,12 +1198,17 @@ static void xpending_command(fr_client *c)
         fri_sidmap_first(cg->pel, &first, NULL);
         fri_sidmap_last(cg->pel, &last, NULL);
         c->srv->redis_errno = 0; /* Redis walks its consumers with raxNext to the end */
+        long listed = 0; /* counted first: a header written in place costs no move */
+        for (long i = 0; i < nc; i++) listed += fri_sidmap_len(consumers[i]->pel) != 0;
+        int paused = 0;
+        if (c->tree) {
+            pending_summary_tree(c, total, first, last, consumers, nc, listed);
+            if (!(paused = fri_tree_bytes_begin(c))) return;
+        }
         fri_reply_array_len(c, 4);
         fri_reply_ll(c, (long long)total);
         fri_reply_sid(c, first);
         fri_reply_sid(c, last);
-        long listed = 0; /* counted first: a header written in place costs no move */
-        for (long i = 0; i < nc; i++) listed += fri_sidmap_len(consumers[i]->pel) != 0;
         fri_reply_array_len(c, listed);
         for (long i = 0; i < nc; i++) {
             fri_stream_consumer *consumer = consumers[i];
@@ -1165,6 +1218,7 @@ static void xpending_command(fr_client *c)
             fri_reply_bulk_str(c, consumer->name);
             fri_reply_bulk_ll(c, (long long)pending);
         }
+        if (paused) fri_tree_bytes_end(c);
         return;
     }
 
@@ -1190,11 +1244,17 @@ static void xpending_command(fr_client *c)
         if (minidle && idle < minidle) continue;
         listed++;
         count--;
+        int paused = 0;
+        if (c->tree) {
+            pending_entry_tree(c, id, nack, idle < 0 ? 0 : idle);
+            if (!(paused = fri_tree_bytes_begin(c))) continue;
+        }
         fri_reply_array_len(c, 4);
         fri_reply_sid(c, id);
         fri_reply_bulk_str(c, nack->consumer->name);
         fri_reply_ll(c, idle < 0 ? 0 : idle);
         fri_reply_ll(c, (long long)nack->delivery_count);
+        if (paused) fri_tree_bytes_end(c);
     }
     if (!more) c->srv->redis_errno = 0;
     fri_reply_set_deferred_len(c, handle, listed);
@@ -1387,10 +1447,11 @@ static void xautoclaim_command(fr_client *c)
     long claimed = 0;
     int at_end = 0;
 
-    /* The reply is [cursor, claimed, deleted]; the cursor is known last, so the claimed
-     * entries go to a side buffer first. */
-    fri_buf saved = c->out;
-    c->out = (fri_buf){0};
+    /* The reply is [cursor, claimed, deleted]; the cursor and the claimed count are
+     * known last: both are filled in after the claimed entries */
+    fri_reply_array_len(c, 3);
+    size_t cursor_at = fri_reply_deferred_bulk(c);
+    size_t claimed_at = fri_reply_deferred_len(c);
 
     fri_sidmap_iter it;
     fri_sid id;
@@ -1428,13 +1489,9 @@ static void xautoclaim_command(fr_client *c)
     /* Redis finds the cursor with one more raxNext: past the end, errno = 0 */
     if (fri_sid_cmp(cursor, FRI_SID_MIN) == 0) c->srv->redis_errno = 0;
 
-    fri_buf entries = c->out;
-    c->out = saved;
-    fri_reply_array_len(c, 3);
-    fri_reply_sid(c, cursor);
-    fri_reply_array_len(c, claimed);
-    fri_reply_raw(c, entries.p ? entries.p : "", entries.len);
-    fri_buf_free(&entries);
+    fri_reply_set_deferred_len(c, claimed_at, claimed);
+    char buf[FRI_REPLY_SMALL];
+    fri_reply_set_deferred_bulk(c, cursor_at, buf, fri_sid_format(buf, cursor));
     fri_reply_array_len(c, (long)ndeleted);
     for (size_t i = 0; i < ndeleted; i++) fri_reply_sid(c, deleted[i]);
     fri_free(deleted);

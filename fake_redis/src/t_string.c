@@ -121,7 +121,7 @@ static int str_set_digits(fri_obj *o, const char *p, size_t n)
  * instead, so that a command failing half-way still gives exactly one reply. */
 static void reply_oom(fr_client *c, size_t mark)
 {
-    c->out.len = mark;
+    fri_reply_rewind(c, mark);
     fri_reply_error(c, FRI_ERR_OOM);
 }
 
@@ -269,7 +269,7 @@ static void set_generic(fr_client *c, unsigned flags, const fri_arg *key, const 
                         int integer_replies)
 {
     long long when = -1;
-    size_t mark = c->out.len;
+    size_t mark = fri_reply_mark(c);
     fri_obj *o;
 
     if (expire && get_expire_ms_or_reply(c, expire, flags, &when) != 0) return;
@@ -409,7 +409,7 @@ static void getdel_command(fr_client *c)
 static void getset_command(fr_client *c)
 {
     int err;
-    size_t mark = c->out.len;
+    size_t mark = fri_reply_mark(c);
     const fri_arg *key = &c->argv[1];
 
     get_generic(c, &err);
@@ -653,9 +653,7 @@ static void incr_decr(fr_client *c, long long incr)
     }
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_notify_key(c, FR_NOTIFY_STRING, "incrby", key);
-    reply[n + 1] = '\r';
-    reply[n + 2] = '\n';
-    fri_reply_raw(c, reply, n + 3);
+    fri_reply_ll_digits(c, value, reply + 1, n);
 }
 
 static void incr_command(fr_client *c)

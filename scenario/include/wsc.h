@@ -128,6 +128,9 @@ typedef struct wsc_crash_point {
                                error; "" when fine */
     int forbidden;          /* the verdict is one the scenario forbids (`forbid ...`) */
     int explored;           /* explored here (0: another shard's point; verdict NULL) */
+    size_t recovered;       /* deliveries the point's recovery read (what the crash left to
+                               redeliver, and fresh entries when the recovery is the full
+                               one): the work a point cannot do without */
 } wsc_crash_point;
 
 typedef struct wsc_exploration {

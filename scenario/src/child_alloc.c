@@ -5,25 +5,26 @@
  * malloc takes a chunk freed long ago wherever it lies, and a free writes the freed chunk's
  * header and its neighbour's -- on the 1,000- and 10,000-delivery bench_explore scenarios
  * half of a child's page copies came from malloc and free themselves.  After
- * wsc_child_alloc_start (called by the child right after fork) every allocation comes
- * from pages of its own, one after the other, and free does nothing: the child lives for
- * one crash point and then _exits, so nothing needs to be given back, and the pages it
- * shares with its parent are written only where the simulation itself writes.
+ * wsc_child_alloc_start (called by the child right after fork) the two allocation
+ * families of the code a child runs -- the fake's (fr_set_allocator) and wsim's
+ * (wsi_alloc_use) -- take their memory from pages of the child's own, one allocation after
+ * the other, and never free their parent's: the child lives for one crash point and then
+ * _exits, so nothing needs to be given back, and the pages it shares with its parent are
+ * written only where the simulation itself writes.
  *
- * The process's malloc, calloc, realloc and free are these functions (the executable's
- * definitions take precedence over the C library's); until wsc_child_alloc_start they
- * pass everything to glibc's own (__libc_malloc and friends, which glibc exports for
- * exactly such wrappers).  Built only with glibc and without a sanitizer, which brings its
- * own allocator; elsewhere wsc_child_alloc_start does nothing.  glibc's
- * malloc_usable_size is not replaced: in a child it answers 0 for an allocation made here
- * (it reads a chunk header that is not there, writing nothing), which only the fake's
- * MEMORY USAGE estimate of a stream reads -- never a child's recovery or its checks. */
+ * No C library symbol is defined here (a library changes only what it owns: ctest
+ * no_libc_allocator checks every library of the project with nm).  What the C library
+ * allocates for itself in a child (stdio, qsort's buffer) still comes from glibc.  Off
+ * with a sanitizer, whose allocator must see every block; elsewhere than glibc on Linux
+ * wsc_child_alloc_start does nothing. */
 #define _DEFAULT_SOURCE 1 /* MAP_ANONYMOUS */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakeredis.h"
+#include "wsi_alloc.h"
 #include "wsc_int.h"
 
 #if defined(__has_feature)
@@ -41,12 +42,6 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-
-static int child;               /* this process is an explorer's child */
 static char *next, *end;        /* the current block: its free part */
 static char *blocks[4096];      /* the blocks this child made (realloc and free tell ours
                                    by them) */
@@ -114,54 +109,54 @@ static size_t our_class(const void *p)
     return k;
 }
 
-void wsc_child_alloc_start(void) { child = 1; }
+static void *child_malloc(size_t n) { return take(n); }
 
-/* malloc: glibc's in the parent, the child's own pages after wsc_child_alloc_start. */
-void *malloc(size_t n)
+static void *child_calloc(size_t n, size_t size)
 {
-    return child ? take(n) : __libc_malloc(n);
-}
-
-/* calloc: glibc's in the parent, zeroed room on the child's own pages in a child. */
-void *calloc(size_t n, size_t size)
-{
-    if (!child) return __libc_calloc(n, size);
     if (size && n > SIZE_MAX / size) return NULL;
     void *p = take(n * size);
     if (p) memset(p, 0, n * size); /* a reused allocation is not zero */
     return p;
 }
 
-/* free: glibc's in the parent; in a child, its own allocations go back to their class,
- * the parent's stay untouched. */
-void free(void *p)
+/* Its own allocations go back to their class; the parent's stay untouched (freeing one
+ * would write its page). */
+static void child_free(void *p)
 {
-    if (!child) {
-        __libc_free(p);
-        return;
-    }
-    /* the parent's allocations stay where they are: freeing one would write its page */
     if (!p || !ours(p)) return;
     size_t k = our_class(p);
     memcpy(p, &free_list[k], sizeof(void *));
     free_list[k] = p;
 }
 
-/* realloc: glibc's in the parent; in a child, kept in place when its class holds n, else
- * moved to the child's own pages. */
-void *realloc(void *p, size_t n)
+/* The bytes of a block: its class's room, or glibc's count for a parent's block (read,
+ * not written). */
+static size_t child_usable_size(void *p)
 {
-    if (!child) return __libc_realloc(p, n);
+    return ours(p) ? ((size_t)16 << our_class(p)) : malloc_usable_size(p);
+}
+
+/* Kept in place when its class holds n, else moved to the child's own pages. */
+static void *child_realloc(void *p, size_t n)
+{
     if (!p) return take(n);
-    int mine = ours(p);
-    size_t old = mine ? ((size_t)16 << our_class(p)) : malloc_usable_size(p);
-    if (mine && n <= old) return p;
+    size_t old = child_usable_size(p);
+    if (ours(p) && n <= old) return p;
     void *q = take(n);
     if (q) {
         memcpy(q, p, old < n ? old : n);
-        free(p);
+        child_free(p);
     }
     return q;
+}
+
+void wsc_child_alloc_start(void)
+{
+    static const fr_allocator fake = {child_malloc, child_calloc, child_realloc, child_free,
+                                      child_usable_size};
+    static const wsi_allocator wsim = {child_malloc, child_calloc, child_realloc, child_free};
+    fr_set_allocator(&fake);
+    wsi_alloc_use(&wsim);
 }
 
 #else

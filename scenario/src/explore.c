@@ -148,7 +148,7 @@ static char *canonical(const wsi_strmap *aliases, size_t own, const char *own_na
         }
         long a = longest_alias(aliases, t + i + 1, run);
         if (a < 0 || (size_t)a != own) {
-            free(out);
+            wsi_free(out);
             return NULL;
         }
         size_t l = strlen(own_name);
@@ -275,15 +275,15 @@ static int bounded_safe(const wsc_scenario *sc, const fr_server *table)
             if (!strchr(key, '\001') && id_like(key)) literal_id = 1;
             if (claim_key(&b, key, own + 1, &nomem)) ok = 0;
         }
-        for (size_t k = 0; k < st->ncmd; k++) free(argv[k]);
-        free(argv);
+        for (size_t k = 0; k < st->ncmd; k++) wsi_free(argv[k]);
+        wsi_free(argv);
     }
     /* marks stand for distinct ids only within one stream, and a key written out with an
      * id in it could be one of them */
     if (marked && (literal_id || !stream_key || strcmp(stream_key, "\001") == 0)) ok = 0;
     wsi_strmap_free(&aliases);
     wsi_strmap_free(&b.keys);
-    free(alias_names);
+    wsi_free(alias_names);
     return nomem ? -1 : ok;
 }
 
@@ -298,9 +298,11 @@ typedef struct recovery_plan {
 
 /* Restarts the consumer and lets every subscription read and handle until a whole round
  * brings nothing (at most `rounds` rounds).  Bounded: a fresh subscription whose stream
- * holds nothing for it but never-delivered produced entries does not read that round. */
-static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
+ * holds nothing for it but never-delivered produced entries does not read that round.
+ * Returns the deliveries it read. */
+static size_t recover(wsc_runner *r, const recovery_plan *plan, int rounds)
 {
+    size_t total = 0;
     ws_sim *sim = wsc_runner_sim(r);
     ws_sim_restart(sim);
     int64_t step = plan->step;
@@ -324,8 +326,10 @@ static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
                 }
             }
         }
+        total += got;
         if (got == 0 || ws_sim_dead(sim)) break;
     }
+    return total;
 }
 
 const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
@@ -347,7 +351,7 @@ static int classify(wsc_runner *r, const wsc_scenario *sc, wsc_crash_point *p,
                                                    : "the crash point was never reached");
         return p->detail && !wsc_runner_oom(r) ? 0 : -1;
     }
-    recover(r, plan, 16);
+    p->recovered = recover(r, plan, 16);
     if (wsc_runner_oom(r)) return -1;
     const ws_violation *v;
     size_t n;
@@ -422,6 +426,7 @@ typedef struct answer {
     uint32_t verdict;    /* index in VERDICTS */
     uint32_t forbidden;  /* the point's forbidden flag */
     uint32_t detail_len; /* bytes of detail that follow */
+    uint32_t recovered;  /* the point's recovered deliveries */
 } answer;
 #define ANSWER_MAGIC 0x77736531u
 
@@ -501,7 +506,8 @@ static void child_finish(snap *s)
     wsc_crash_point p = s->out->points[s->child_point];
     p.detail = NULL;
     if (classify(s->r, s->sc, &p, &s->plan)) _exit(5); /* out of memory: a dead worker */
-    answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail)};
+    answer a = {ANSWER_MAGIC, 0, (uint32_t)p.forbidden, (uint32_t)strlen(p.detail),
+                (uint32_t)p.recovered};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p.verdict, VERDICTS[k]) == 0) a.verdict = k;
     int bad = wsi_write_all(s->child_fd, &a, sizeof a) ||
@@ -521,7 +527,8 @@ static void send_point(snap *s, size_t i)
 {
     const wsc_crash_point *p = &s->out->points[i];
     uint32_t head[2] = {REC_POINT, (uint32_t)i};
-    answer a = {ANSWER_MAGIC, 0, (uint32_t)p->forbidden, (uint32_t)strlen(p->detail)};
+    answer a = {ANSWER_MAGIC, 0, (uint32_t)p->forbidden, (uint32_t)strlen(p->detail),
+                (uint32_t)p->recovered};
     for (uint32_t k = 0; k < NVERDICTS; k++)
         if (strcmp(p->verdict, VERDICTS[k]) == 0) a.verdict = k;
     if (wsi_write_all(s->replica_fd, head, sizeof head) ||
@@ -581,7 +588,7 @@ static void replica_done(snap *s, size_t k)
     unsigned char *answered = wsi_calloc(s->out->npoints ? s->out->npoints : 1, 1);
     if (!answered) {
         s->nomem = 1; /* the replica's answers are lost; so is the exploration */
-        free(rp->buf);
+        wsi_free(rp->buf);
         s->rep[k] = s->rep[--s->nrep];
         return;
     }
@@ -600,7 +607,8 @@ static void replica_done(snap *s, size_t k)
             wsc_crash_point *p = &s->out->points[head[1]];
             p->verdict = VERDICTS[a.verdict];
             p->forbidden = (int)a.forbidden;
-            free(p->detail);
+            p->recovered = a.recovered;
+            wsi_free(p->detail);
             p->detail = wsi_memdup(rp->buf + body + sizeof a, a.detail_len);
             if (!p->detail) s->nomem = 1;
             answered[head[1]] = 1;
@@ -622,8 +630,8 @@ static void replica_done(snap *s, size_t k)
     }
     if (!ended || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         replica_died(s, rp, status, answered);
-    free(answered);
-    free(rp->buf);
+    wsi_free(answered);
+    wsi_free(rp->buf);
     s->rep[k] = s->rep[--s->nrep];
 }
 
@@ -677,13 +685,14 @@ static int drain(snap *s, size_t k)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && whole) {
         p->verdict = VERDICTS[a.verdict];
         p->forbidden = (int)a.forbidden;
+        p->recovered = a.recovered;
         p->detail = wsi_memdup(w->buf + sizeof a, a.detail_len);
         if (!p->detail) s->nomem = 1;
         else if (s->replica_fd >= 0) send_point(s, w->point);
     } else {
         worker_failed(s, w->point, status);
     }
-    free(w->buf);
+    wsi_free(w->buf);
     s->w[k] = s->w[--s->nw];
     return 1;
 }
@@ -716,7 +725,7 @@ static void stop_workers(snap *s)
         size_t k = s->nw - 1;
         close(s->w[k].fd);
         while (waitpid(s->w[k].pid, NULL, 0) < 0 && errno == EINTR) {}
-        free(s->w[k].buf);
+        wsi_free(s->w[k].buf);
         s->nw--;
     }
     /* a replica's own children finish their point and die writing to its closed pipe */
@@ -725,7 +734,7 @@ static void stop_workers(snap *s)
         size_t k = s->nrep - 1;
         close(s->rep[k].fd);
         while (waitpid(s->rep[k].pid, NULL, 0) < 0 && errno == EINTR) {}
-        free(s->rep[k].buf);
+        wsi_free(s->rep[k].buf);
         s->nrep--;
     }
 }
@@ -820,9 +829,9 @@ static void start_replicas(snap *s)
     unsigned char *mine = wsi_calloc(n ? n : 1, 1);
     replica *rep = wsi_calloc(s->jobs, sizeof *rep); /* room for all, before any fork */
     if (!held || !mine || !rep) {
-        free(held);
-        free(mine);
-        free(rep);
+        wsi_free(held);
+        wsi_free(mine);
+        wsi_free(rep);
         s->nomem = 1;
         return;
     }
@@ -845,7 +854,7 @@ static void start_replicas(snap *s)
             for (size_t i = 0, rank = 0; i < n; i++)
                 s->mine[i] = s->wanted[i] && rank++ % s->jobs == k;
             s->max_children = 1;
-            free(held);
+            wsi_free(held);
             return;
         }
         close(fds[1]);
@@ -856,7 +865,7 @@ static void start_replicas(snap *s)
     for (size_t i = 0, rank = 0; i < n; i++)
         s->mine[i] = s->wanted[i] && !held[rank++ % s->jobs];
     s->max_children = s->nrep ? 1 : s->jobs;
-    free(held);
+    wsi_free(held);
 }
 
 /* In a replica, after its run: replays the points of its share it could not fork, sends
@@ -1068,13 +1077,13 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
         else out->other++;
         if (p->forbidden) out->forbidden++;
     }
-    if (s.mine != s.wanted) free(s.mine);
-    free(s.started);
-    free(s.wanted);
-    free(s.rep);
-    free(s.order[0]);
-    free(s.order[1]);
-    free(s.w);
+    if (s.mine != s.wanted) wsi_free(s.mine);
+    wsi_free(s.started);
+    wsi_free(s.wanted);
+    wsi_free(s.rep);
+    wsi_free(s.order[0]);
+    wsi_free(s.order[1]);
+    wsi_free(s.w);
     if (s.nomem) {
         wsc_exploration_free(out);
         return WS_ENOMEM;
@@ -1094,11 +1103,11 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
 void wsc_exploration_free(wsc_exploration *ex)
 {
     for (size_t i = 0; i < ex->npoints; i++) {
-        free(ex->points[i].command_text);
-        free(ex->points[i].detail);
+        wsi_free(ex->points[i].command_text);
+        wsi_free(ex->points[i].detail);
     }
-    free(ex->points);
-    free(ex->error);
-    free(ex->failure);
+    wsi_free(ex->points);
+    wsi_free(ex->error);
+    wsi_free(ex->failure);
     memset(ex, 0, sizeof *ex);
 }

@@ -119,7 +119,7 @@ static void pfree(void *q)
     if (!q) return;
     phdr *h = (phdr *)q - 1;
     ledger_unlink(h);
-    free(h);
+    wsi_free(h);
 }
 
 static char *xmemdup(const char *s, size_t len)
@@ -804,7 +804,7 @@ char *wsc_grammar(void)
         if (len + (size_t)k + 1 > cap) {
             char *q = wsi_realloc(out, cap *= 2);
             if (!q) {
-                free(out);
+                wsi_free(out);
                 return NULL;
             }
             out = q;
@@ -1761,9 +1761,9 @@ void wsc_free(wsc_scenario *sc)
      * and whatever a parse that failed left) */
     for (wsc_mem *m = sc->mem.next, *next; m != &sc->mem; m = next) {
         next = m->next;
-        free(m);
+        wsi_free(m);
     }
-    free(sc);
+    wsi_free(sc);
 }
 
 /* ----- References: every alias and subscription a statement names is defined above it -- */
@@ -2258,7 +2258,7 @@ wsc_scenario *wsc_parse_file(const char *path, char **error)
         return NULL;
     }
     wsc_scenario *sc = wsc_parse(path, buf, len, error);
-    free(buf);
+    wsi_free(buf);
     return sc;
 }
 

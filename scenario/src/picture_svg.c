@@ -234,7 +234,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
     unsigned char *anchored = wsi_calloc(nd ? nd : 1, 1);
     dref *refs = wsi_malloc((nd ? nd : 1) * sizeof *refs);
     if (!dl || !rows || !box_y || !anchor_of || !anchored || !refs) {
-        free(dl), free(rows), free(box_y), free(anchor_of), free(anchored), free(refs);
+        wsi_free(dl), wsi_free(rows), wsi_free(box_y), wsi_free(anchor_of), wsi_free(anchored), wsi_free(refs);
         return -1;
     }
     for (size_t k = 0; k < nd; k++) {
@@ -369,7 +369,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
                     RIGHT_X + RIGHT_W - 12, r->y + 14, failed ? "#c62828" : "#455a64");
             char *tag = row_tag(r, refs, dl, nd);
             esc(f, tag ? tag : "", fit(TAG_W - 16));
-            free(tag);
+            wsi_free(tag);
             fputs("</text></g>\n", f);
         }
         k = end;
@@ -433,7 +433,7 @@ static int draw_flush(FILE *f, const ws_sim *sim, size_t i, int y)
     }
     fputs("</g>\n", f);
     int bottom = ry > ly ? ry : ly;
-    free(dl), free(rows), free(box_y), free(anchor_of), free(anchored), free(refs);
+    wsi_free(dl), wsi_free(rows), wsi_free(box_y), wsi_free(anchor_of), wsi_free(anchored), wsi_free(refs);
     return bottom;
 }
 
@@ -503,7 +503,7 @@ char *wsc_picture_svg(const ws_sim *sim, const char *title, size_t *len)
     }
     if (y >= 0 && n) y = legend(f, y);
     if (fclose(f) != 0 || y < 0) {
-        free(body);
+        wsi_free(body);
         return NULL;
     }
     int height = y + MARGIN;
@@ -516,7 +516,7 @@ char *wsc_picture_svg(const ws_sim *sim, const char *title, size_t *len)
     }
     FILE *d = open_memstream(&doc, &doc_len);
     if (!d) {
-        free(body);
+        wsi_free(body);
         return NULL;
     }
     fprintf(d, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -534,9 +534,9 @@ char *wsc_picture_svg(const ws_sim *sim, const char *title, size_t *len)
     fprintf(d, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", WIDTH, height);
     fwrite(body, 1, body_len, d);
     fputs("</svg>\n", d);
-    free(body);
+    wsi_free(body);
     if (fclose(d) != 0) {
-        free(doc);
+        wsi_free(doc);
         return NULL;
     }
     if (len) *len = doc_len;

@@ -95,7 +95,7 @@ static void trace_tail(runner *r, wsi_buf *b, int lines)
     size_t len;
     char *t = ws_sim_trace_text(r->sim, &len);
     if (!t || !len) {
-        free(t);
+        wsi_free(t);
         return;
     }
     size_t start = len;
@@ -113,7 +113,7 @@ static void trace_tail(runner *r, wsi_buf *b, int lines)
         wsi_buf_add(b, "\n", 1);
         i = e + 1;
     }
-    free(t);
+    wsi_free(t);
 }
 
 /* Records the first failure: where, what was expected, what happened. */
@@ -270,7 +270,7 @@ static char *subst(runner *r, const wsc_stmt *st, const char *s, size_t len, siz
         for (size_t l = run; l > 0 && !best; l--)
             if (find_alias_n(r, s + i + 1, l)) best = l;
         if (!best) {
-            free(b.p);
+            wsi_free(b.p);
             fail(r, st, WSC_ERROR, NULL, "'$' at \"%.*s\" names no entry (write $$ for a $)",
                  (int)(len - i > 20 ? 20 : len - i), s + i);
             return NULL;
@@ -293,16 +293,16 @@ static int make_argv(runner *r, const wsc_stmt *st, const wsc_tok *t, size_t n, 
     *argv = wsi_calloc(n, sizeof **argv);
     *lens = wsi_calloc(n, sizeof **lens);
     if (!*argv || !*lens) {
-        free(*argv);
-        free(*lens);
+        wsi_free(*argv);
+        wsi_free(*lens);
         return oom(r);
     }
     for (size_t i = 0; i < n; i++) {
         (*argv)[i] = subst(r, st, t[i].s, t[i].len, &(*lens)[i]);
         if (!(*argv)[i]) {
-            for (size_t k = 0; k < i; k++) free((*argv)[k]);
-            free(*argv);
-            free(*lens);
+            for (size_t k = 0; k < i; k++) wsi_free((*argv)[k]);
+            wsi_free(*argv);
+            wsi_free(*lens);
             return -1;
         }
     }
@@ -312,9 +312,9 @@ static int make_argv(runner *r, const wsc_stmt *st, const wsc_tok *t, size_t n, 
 /* Frees n arguments and both arrays. */
 static void free_argv(char **argv, size_t *lens, size_t n)
 {
-    for (size_t i = 0; i < n; i++) free(argv[i]);
-    free(argv);
-    free(lens);
+    for (size_t i = 0; i < n; i++) wsi_free(argv[i]);
+    wsi_free(argv);
+    wsi_free(lens);
 }
 
 /* ----- Steps -------------------------------------------------------------------------------------- */
@@ -333,10 +333,10 @@ static int step_result(runner *r, const wsc_stmt *st, int rc)
             int ok = strstr(msg, want) != NULL;
             if (!ok) {
                 fail(r, st, WSC_FAIL, want, "refused with: %s", msg);
-                free(want);
+                wsi_free(want);
                 return -1;
             }
-            free(want);
+            wsi_free(want);
         }
         r->checks++;
         return 0;
@@ -409,8 +409,8 @@ static int compare_reply(runner *r, const wsc_stmt *st, const fr_reply *reply)
     if (!want) rc = -1;
     else if (!reply_matches(want, got)) rc = fail(r, st, WSC_FAIL, want, "%s", got);
     else r->checks++;
-    free(got);
-    free(want);
+    wsi_free(got);
+    wsi_free(want);
     return rc;
 }
 
@@ -468,7 +468,7 @@ static void keep_report(runner *r, ws_sub *s, const ws_report *rep)
             return;
         }
         sr->report = *rep;
-        free(sr->report_error);
+        wsi_free(sr->report_error);
         sr->report_error = e;
         sr->report.first_error = sr->report_error;
         sr->has_report = 1;
@@ -512,7 +512,7 @@ static int do_read(runner *r, const wsc_stmt *st)
             fr_reply shown = {.type = FR_REPLY_BULK, .str = id, .len = idlen};
             char *text = k < idlen ? ws_reply_text(&shown, NULL) : NULL;
             wsi_buf_printf(&got, "%s%s", i ? " " : "", text ? text : id);
-            free(text);
+            wsi_free(text);
         }
     }
     wsi_buf want = {0};
@@ -531,8 +531,8 @@ static int do_read(runner *r, const wsc_stmt *st)
     int ok = st->read_report ? res.is_report : strcmp(got.p, want.p) == 0;
     if (!ok) out = fail(r, st, WSC_FAIL, want.p, "%s", got.p);
     else r->checks++;
-    free(got.p);
-    free(want.p);
+    wsi_free(got.p);
+    wsi_free(want.p);
     return out;
 }
 
@@ -617,7 +617,7 @@ static int same_command(runner *r, const wsc_stmt *st, const char *actual, const
             break;
         }
         same = wl == al[i] && memcmp(w, av[i], wl) == 0;
-        free(w);
+        wsi_free(w);
     }
     if (ac > 0) fr_split_free(ac, av, al);
     return same;
@@ -630,7 +630,7 @@ static void fline_text(runner *r, const wsc_stmt *st, const wsc_fline *f, wsi_bu
     for (size_t i = 0; i < f->nt; i++) {
         char *w = subst(r, st, f->t[i].s, f->t[i].len, NULL);
         wsi_buf_printf(b, "%s%s", i ? " " : "", w ? w : f->t[i].s);
-        free(w);
+        wsi_free(w);
     }
 }
 
@@ -703,8 +703,8 @@ static int expect_block(runner *r, const wsc_stmt *st, const actual *act, size_t
     if (bad) ok = 0; /* subst() has said why (or memory ran out) */
     else if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", n ? got.p : none);
     else r->checks++;
-    free(want.p);
-    free(got.p);
+    wsi_free(want.p);
+    wsi_free(got.p);
     return ok ? 0 : -1;
 }
 
@@ -725,7 +725,7 @@ static int expect_flush(runner *r, const wsc_stmt *st)
         if (fc.round_trip != last_rt) sent_rts++, last_rt = fc.round_trip;
         actual *v = wsi_realloc(act, (n + 1) * sizeof *act);
         if (!v) {
-            free(act);
+            wsi_free(act);
             return oom(r);
         }
         act = v;
@@ -735,7 +735,7 @@ static int expect_flush(runner *r, const wsc_stmt *st)
     snprintf(none, sizeof none, "%s made %llu flush%s", ws_sub_name(s),
              (unsigned long long)ws_sub_flushes(s), ws_sub_flushes(s) == 1 ? "" : "es");
     int rc = expect_block(r, st, act, n, none);
-    free(act);
+    wsi_free(act);
     return rc;
 }
 
@@ -765,7 +765,7 @@ static int expect_read(runner *r, const wsc_stmt *st)
         for (size_t k = 0; k < rt.n; k++) {
             actual *v = wsi_realloc(act, (n + 1) * sizeof *act);
             if (!v) {
-                free(act);
+                wsi_free(act);
                 return oom(r);
             }
             act = v;
@@ -773,7 +773,7 @@ static int expect_read(runner *r, const wsc_stmt *st)
         }
     }
     int rc = expect_block(r, st, act, n, "no such read");
-    free(act);
+    wsi_free(act);
     return rc;
 }
 
@@ -812,7 +812,7 @@ static int expect_report(runner *r, const wsc_stmt *st)
     if (!runner_buf_ok(r, &got)) out = -1;
     else if (!ok) out = fail(r, st, WSC_FAIL, st->src, "%s", got.p);
     else r->checks++;
-    free(got.p);
+    wsi_free(got.p);
     return out;
 }
 
@@ -842,10 +842,10 @@ static int entry_cmp(const void *a, const void *b)
 static void entries_free(entry *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        free(v[i].id);
-        free(v[i].consumer);
+        wsi_free(v[i].id);
+        wsi_free(v[i].consumer);
     }
-    free(v);
+    wsi_free(v);
 }
 
 /* One entry as a block line: its id and the fields known (-1 / NULL are left out). */
@@ -938,8 +938,8 @@ static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
         entries_text(&gt, got, n, st->entry_block);
         if (!runner_buf_ok(r, &wt) || !runner_buf_ok(r, &gt)) out = -1;
         else out = fail(r, st, WSC_FAIL, wt.p, "%s", gt.p);
-        free(gt.p);
-        free(wt.p);
+        wsi_free(gt.p);
+        wsi_free(wt.p);
     } else {
         r->checks++;
     }
@@ -985,7 +985,7 @@ static int expect_pending(runner *r, const wsc_stmt *st)
     }
     const fr_reply *rep = NULL;
     int rc = ws_sim_command_as(r->sim, "expect", argc, argv, NULL, &rep);
-    free(proc);
+    wsi_free(proc);
     if (rc) return fail(r, st, WSC_ERROR, NULL, "reading the pending entries failed: %s",
                         ws_sim_errstr(r->sim));
     size_t n = rep->type == FR_REPLY_ARRAY ? rep->count : 0;
@@ -1026,7 +1026,7 @@ static int expect_delayed(runner *r, const wsc_stmt *st)
         char *t = ws_reply_text(rep, NULL);
         fail(r, st, WSC_ERROR, NULL, "reading the delay queue %s answered %s", def->s_dq,
              t ? t : "?");
-        free(t);
+        wsi_free(t);
         return -1;
     }
     size_t n = rep->count / 2;
@@ -1105,7 +1105,7 @@ static int expect_warning(runner *r, const wsc_stmt *st)
     if (!want) return -1;
     for (size_t i = 0; i < ws_sim_warning_count(r->sim); i++)
         if (strstr(ws_sim_warning(r->sim, i), want)) {
-            free(want);
+            wsi_free(want);
             r->checks++;
             return 0;
         }
@@ -1114,7 +1114,7 @@ static int expect_warning(runner *r, const wsc_stmt *st)
          ws_sim_warning_count(r->sim) ? ", the last: " : "",
          ws_sim_warning_count(r->sim)
              ? ws_sim_warning(r->sim, ws_sim_warning_count(r->sim) - 1) : "");
-    free(want);
+    wsi_free(want);
     return -1;
 }
 
@@ -1128,12 +1128,12 @@ static int expect_published(runner *r, const wsc_stmt *st)
         size_t wl;
         char *w = subst(r, st, st->expect[i].s, st->expect[i].len, &wl);
         if (!w) {
-            free(want.p);
+            wsi_free(want.p);
             return -1;
         }
         wsi_buf_add(&want, i ? " " : "", i ? 1 : 0);
         wsi_buf_printf(&want, "%s", w);
-        free(w);
+        wsi_free(w);
     }
     size_t n = 0;
     for (size_t i = 0; i < ws_sim_published_count(r->sim); i++) {
@@ -1155,14 +1155,14 @@ static int expect_published(runner *r, const wsc_stmt *st)
         size_t wl;
         char *w = subst(r, st, st->expect[k].s, st->expect[k].len, &wl);
         ok = w && wl == len && memcmp(w, payload, len) == 0;
-        free(w);
+        wsi_free(w);
         k++;
     }
     if (!runner_buf_ok(r, &want) || !runner_buf_ok(r, &got)) ok = 0;
     else if (!ok) fail(r, st, WSC_FAIL, want.p, "%s", got.p);
     else r->checks++;
-    free(want.p);
-    free(got.p);
+    wsi_free(want.p);
+    wsi_free(got.p);
     return ok ? 0 : -1;
 }
 
@@ -1217,16 +1217,16 @@ static int run_stmt(runner *r, const wsc_stmt *st)
             size_t root = ws_sim_produced_count(r->sim);
             alias a = {wsi_strdup(st->alias), root, wsi_strdup(st->sub)};
             if (!a.name || !a.sub) {
-                free(a.name);
-                free(a.sub);
+                wsi_free(a.name);
+                wsi_free(a.sub);
                 return oom(r);
             }
             if (root >= r->nalias_of_root) {
                 size_t n = root + 64;
                 size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
                 if (!v) {
-                    free(a.name);
-                    free(a.sub);
+                    wsi_free(a.name);
+                    wsi_free(a.sub);
                     return oom(r);
                 }
                 memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
@@ -1234,8 +1234,8 @@ static int run_stmt(runner *r, const wsc_stmt *st)
                 r->nalias_of_root = n;
             }
             if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) {
-                free(a.name);
-                free(a.sub);
+                wsi_free(a.name);
+                wsi_free(a.sub);
                 return oom(r);
             }
             r->alias_of_root[root] = r->naliases + 1;
@@ -1306,8 +1306,8 @@ static char *final_state(ws_sim *sim)
     int whole = 1;
     for (size_t i = 0; i < n; i++) whole &= (keys[i] = wsi_strdup(rep->elements[i].str)) != NULL;
     if (!whole) {
-        for (size_t i = 0; i < n; i++) free(keys[i]);
-        free(keys);
+        for (size_t i = 0; i < n; i++) wsi_free(keys[i]);
+        wsi_free(keys);
         return NULL;
     }
     qsort(keys, n, sizeof *keys, cmp_str);
@@ -1341,7 +1341,7 @@ static char *final_state(ws_sim *sim)
                     for (size_t j = 0; j < step; j++) {
                         char *t = ws_reply_text(&rep->elements[made * step + j], NULL);
                         wsi_buf_printf(&it, "%s%s", j ? ": " : "", t);
-                        free(t);
+                        wsi_free(t);
                     }
                     if (!(items[made] = wsi_buf_take(&it))) break;
                 }
@@ -1354,20 +1354,20 @@ static char *final_state(ws_sim *sim)
                 wsi_buf_add(&b, "{", 1);
                 for (size_t k = 0; k < nitems; k++) {
                     wsi_buf_printf(&b, "%s%s", k ? ", " : "", items[k]);
-                    free(items[k]);
+                    wsi_free(items[k]);
                 }
                 wsi_buf_add(&b, "}", 1);
-                free(items);
+                wsi_free(items);
             } else {
                 char *t = ws_reply_text(rep, NULL);
                 wsi_buf_printf(&b, "%s", t ? t : "?");
-                free(t);
+                wsi_free(t);
             }
         }
         wsi_buf_add(&b, "\n", 1);
-        free(keys[i]);
+        wsi_free(keys[i]);
     }
-    free(keys);
+    wsi_free(keys);
     return wsi_buf_take(&b);
 }
 
@@ -1413,9 +1413,9 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     r->fault_fired = wsi_calloc(sc->nst, sizeof *r->fault_fired);
     r->fault_armed = wsi_calloc(sc->nst, 1);
     if (!r->fault_fired || !r->fault_armed) {
-        free(r->fault_fired);
-        free(r->fault_armed);
-        free(r);
+        wsi_free(r->fault_fired);
+        wsi_free(r->fault_armed);
+        wsi_free(r);
         return NULL;
     }
     ws_sim_config cfg = {0};
@@ -1439,9 +1439,9 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     }
     r->sim = ws_sim_new(&cfg);
     if (!r->sim) {
-        free(r->fault_fired);
-        free(r->fault_armed);
-        free(r);
+        wsi_free(r->fault_fired);
+        wsi_free(r->fault_armed);
+        wsi_free(r);
         return NULL;
     }
     if (ws_sim_err(r->sim) == WS_ECONNECT) {
@@ -1583,26 +1583,26 @@ void wsc_runner_free(wsc_runner *r)
     if (!r) return;
     ws_sim_free(r->sim);
     for (size_t i = 0; i < r->nsubs; i++) {
-        free(r->subs[i].name);
-        free(r->subs[i].report_error);
+        wsi_free(r->subs[i].name);
+        wsi_free(r->subs[i].report_error);
     }
-    free(r->subs);
-    free(r->fault_fired);
-    free(r->fault_armed);
+    wsi_free(r->subs);
+    wsi_free(r->fault_fired);
+    wsi_free(r->fault_armed);
     for (size_t i = 0; i < r->naliases; i++) {
-        free(r->aliases[i].name);
-        free(r->aliases[i].sub);
+        wsi_free(r->aliases[i].name);
+        wsi_free(r->aliases[i].sub);
     }
-    free(r->aliases);
-    free(r->seen);
-    free(r->report);
+    wsi_free(r->aliases);
+    wsi_free(r->seen);
+    wsi_free(r->report);
     wsi_strmap_free(&r->alias_index);
     wsi_strmap_free(&r->stmts_of);
-    for (size_t i = 0; i < r->nstmt_lists; i++) free(r->stmt_lists[i]);
-    free(r->stmt_lists);
-    free(r->latest_of);
-    free(r->alias_of_root);
-    free(r);
+    for (size_t i = 0; i < r->nstmt_lists; i++) wsi_free(r->stmt_lists[i]);
+    wsi_free(r->stmt_lists);
+    wsi_free(r->latest_of);
+    wsi_free(r->alias_of_root);
+    wsi_free(r);
 }
 
 /* Why wsc_run skips sc with opt (its needs line, or a cluster file without a cluster),
@@ -1652,10 +1652,10 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
 /* Frees what a result holds; *res is empty afterwards. */
 void wsc_result_free(wsc_result *res)
 {
-    free(res->report);
-    free(res->trace);
-    free(res->diagram);
-    free(res->picture);
-    free(res->state);
+    wsi_free(res->report);
+    wsi_free(res->trace);
+    wsi_free(res->diagram);
+    wsi_free(res->picture);
+    wsi_free(res->state);
     memset(res, 0, sizeof *res);
 }

@@ -175,9 +175,10 @@ int wsc_runner_handle(wsc_runner *r, ws_delivery *d);
  * crash explorer does it before forking, so that no child builds it again. */
 void wsc_runner_prepare_handlers(wsc_runner *r);
 
-/* From now on this process allocates on fresh pages and never frees (child_alloc.c): for
- * a crash explorer's child right after fork, so that it copies no page of its parent's
- * heap for the allocator's sake.  Does nothing with a sanitizer or without glibc. */
+/* From now on the fake's and wsim's allocation families take this process's memory from
+ * fresh pages and never free the parent's blocks (child_alloc.c): for a crash explorer's
+ * child right after fork, so that it copies no page of its parent's heap for the
+ * allocator's sake.  Does nothing with a sanitizer or without glibc. */
 void wsc_child_alloc_start(void);
 /* Fills res from the runner (which keeps nothing it handed over). */
 void wsc_runner_finish(wsc_runner *r, wsc_result *res);
