@@ -21,6 +21,46 @@ static const char *form_name(int form)
     }
 }
 
+/* The Redis type a form writes its names as (route.rs Route): a stream's XADD, a list's
+ * LPUSH (reliable and plain alike), a channel's PUBLISH. */
+static int family_of(int form)
+{
+    return form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : form;
+}
+
+static const char *family_noun(int family)
+{
+    return family == WS_FORM_STREAM ? "stream" : family == WS_FORM_CHANNEL ? "Pub/Sub channel"
+                                                                            : "list";
+}
+
+/* The framework records a subscription's own name and its dead letter when it opens, and
+ * refuses one that writes a name already recorded another way (route.rs
+ * Routes::record_subscription @ abc452f: "one of the two would receive writes it cannot
+ * read"); a pattern subscription records nothing.  WS_EINVAL with the sentence, or 0. */
+static int routes_conflict(ws_sim *sim, const ws_sub_config *cfg)
+{
+    if (cfg->form == WS_FORM_CHANNEL && cfg->pattern) return 0;
+    const char *mine[2] = {cfg->key, cfg->dead_letter};
+    for (size_t i = 0; i < sim->nsubs; i++) {
+        const ws_sub *o = sim->subs[i];
+        if (o->cfg.form == WS_FORM_CHANNEL && o->cfg.pattern) continue;
+        if (family_of(o->cfg.form) == family_of(cfg->form)) continue;
+        const char *theirs[2] = {o->key, o->dead_letter};
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                if (mine[a] && theirs[b] && strcmp(mine[a], theirs[b]) == 0)
+                    return wsi_fail(sim, WS_EINVAL,
+                                    "the subscription on %s writes %s as a %s, but subscription "
+                                    "%s already reads or dead-letters to %s as a %s: one of the "
+                                    "two would receive writes it cannot read, so the framework "
+                                    "refuses to start (give one of them another name)",
+                                    cfg->key, mine[a], family_noun(family_of(cfg->form)),
+                                    o->name, mine[a], family_noun(family_of(o->cfg.form)));
+    }
+    return 0;
+}
+
 /* A new subscription (its configuration checked and copied), started in the running
  * process; NULL when refused. */
 ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
@@ -79,6 +119,7 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "%s: the reply output has no form", cfg->key);
         return NULL;
     }
+    if (routes_conflict(sim, cfg)) return NULL;
     ws_sub *s = wsi_xcalloc(1, sizeof *s);
     s->sim = sim;
     s->cfg = *cfg;

@@ -599,7 +599,7 @@ typedef struct model {
     pel *pl;               /* the group's pending list, by entry index */
     size_t npl, cappl;
     size_t delivered;      /* the group's last-delivered: entries [0, delivered) */
-    list kl, kproc, outl, log;
+    list kl, kproc, outl, log, dlql; /* ..., the dead letter of a list form */
     zset dq, claims;
     kv *kvs;               /* strings */
     size_t nkv, capkv;
@@ -649,6 +649,7 @@ static int key_type(model *m, gen_str key)
     if (str_is(key, "out.l")) return m->outl.n ? 'l' : 0;
     if (str_is(key, "log")) return m->log.n ? 'l' : 0;
     if (str_is(key, "out.s")) return m->outs.exists ? 'x' : 0;
+    if (str_is(key, GEN_DEAD_LETTER)) return m->dlqs.exists ? 'x' : m->dlql.n ? 'l' : 0;
     if (str_is(key, "k:delayed")) {
         if (m->dq.expire_at && m->now > m->dq.expire_at) { /* Redis: expired once now > when */
             m->dq.n = 0;
@@ -667,6 +668,7 @@ static list *list_of(model *m, gen_str key)
     if (str_is(key, "k.processing")) return &m->kproc;
     if (str_is(key, "out.l")) return &m->outl;
     if (str_is(key, "log")) return &m->log;
+    if (str_is(key, GEN_DEAD_LETTER)) return &m->dlql;
     return NULL;
 }
 
@@ -2052,16 +2054,16 @@ static gen_cmd runtime_copy(model *m, const dlv *d, const char *key, ws_form for
 }
 
 /* After the broker's settle: the plan's copy, through the pool at once (cause "retry copy
- * of <id>" or "dead letter of <id>") or from a timer after its delay.  The copy to the
- * key takes the subscription's form (a reliable list's is a list's); the dead letter is
- * read by no subscription: a stream. */
+ * of <id>" or "dead letter of <id>") or from a timer after its delay.  Both the copy to
+ * the key and the one to the dead letter take the declaring subscription's form (a
+ * reliable list's is a list's): the framework records a subscription's dead letter under
+ * its own route when it opens (route.rs Routes::record_subscription). */
 static void publish_copy(model *m, size_t d, plan p)
 {
     if (p.copy == COPY_NONE || !m->alive) return;
     dlv *x = &m->dl[d];
     int dlq = p.copy == COPY_DEAD_LETTER;
-    ws_form form = dlq ? WS_FORM_STREAM
-                 : m->cfg->form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : m->cfg->form;
+    ws_form form = m->cfg->form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : m->cfg->form;
     gen_cmd c = runtime_copy(m, x, dlq ? GEN_DEAD_LETTER : "k", form);
     x->copy = p.copy;
     if (p.delay > 0) {
@@ -2875,8 +2877,11 @@ static void final_state(model *m)
     add_state(m, astrdup(m->a, "LRANGE log 0 -1"), list_text(m, &m->log));
     add_state(m, astrdup(m->a, "LRANGE out.l 0 -1"), list_text(m, &m->outl));
     add_state(m, astrdup(m->a, "XRANGE out.s - +"), stream_text(m, &m->outs));
-    if (m->subs[0].dead_letter || m->subs[1].dead_letter)
+    /* the dead letter, in the declaring subscription's form (a channel's keeps nothing) */
+    if ((m->subs[0].dead_letter || m->subs[1].dead_letter) && form == WS_FORM_STREAM)
         add_state(m, astrdup(m->a, "XRANGE " GEN_DEAD_LETTER " - +"), stream_text(m, &m->dlqs));
+    else if ((m->subs[0].dead_letter || m->subs[1].dead_letter) && form != WS_FORM_CHANNEL)
+        add_state(m, astrdup(m->a, "LRANGE " GEN_DEAD_LETTER " 0 -1"), list_text(m, &m->dlql));
     /* the strings: pc, n:e1.., s:e1.. */
     sbuf cmd, rep;
     sb_init(&cmd);

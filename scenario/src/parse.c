@@ -1837,6 +1837,35 @@ static void inherit_mode(wsc_scenario *sc, size_t i)
     }
 }
 
+/* A subscribe line that writes a name -- its key or its dead letter -- as another Redis type
+ * than a subscribe line above it does: the framework refuses the second subscription at
+ * start (route.rs Routes::record_subscription), so the file is refused as it is read.  A
+ * pattern records nothing; reliable and plain lists are both LPUSHed.  0, or -1 after perr. */
+static int check_routes(parser *p, const wsc_scenario *sc, size_t i)
+{
+    const wsc_stmt *st = &sc->st[i];
+    if (st->cfg.form == WS_FORM_CHANNEL && st->cfg.pattern) return 0;
+    static const char *const noun[] = {"", "stream", "list", "list", "Pub/Sub channel"};
+    const char *mine[2] = {st->s_key, st->s_dead_letter};
+    for (size_t k = 0; k < i; k++) {
+        const wsc_stmt *o = &sc->st[k];
+        if (o->kind != K_SUBSCRIBE || (o->cfg.form == WS_FORM_CHANNEL && o->cfg.pattern))
+            continue;
+        if (strcmp(noun[o->cfg.form], noun[st->cfg.form]) == 0) continue;
+        const char *theirs[2] = {o->s_key, o->s_dead_letter};
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                if (mine[a] && theirs[b] && strcmp(mine[a], theirs[b]) == 0)
+                    return perr(p, st->sub_col,
+                                "'%s' writes %s as a %s, but '%s' (line %d) reads or "
+                                "dead-letters to it as a %s: the framework refuses to start "
+                                "such a pair (give one of them another name)",
+                                st->sub, mine[a], noun[st->cfg.form], o->sub, o->line,
+                                noun[o->cfg.form]);
+    }
+    return 0;
+}
+
 /* Every check that needs the whole file: names defined above their uses, once; the
  * expectations; inherited modes.  Says every error (perr keeps one a line). */
 static void validate(parser *p, wsc_scenario *sc)
@@ -1875,6 +1904,7 @@ static void validate(parser *p, wsc_scenario *sc)
         p->line = st->line;
         if (rc == 0 && (st->kind == K_EXPECT_PENDING || st->kind == K_EXPECT_DELAYED))
             check_entry_sub(p, sc, i);
+        if (rc == 0 && st->kind == K_SUBSCRIBE) check_routes(p, sc, i);
         for (size_t k = 0; rc == 0 && k < st->nflines; k++) {
             p->line = st->flines[k].line;
             const char *from = st->flines[k].from;

@@ -1456,6 +1456,11 @@ static void errors_subscribe(void **state)
         E(HEAD "subscribe l list k recovery z 5", "2:13: error: processing and recovery are for reliable lists"),
         E(HEAD "subscribe s stream k group g mode direct batch 2", "2:13: error: batch handlers need a window (mode window or atomic)"),
         E(HEAD "subscribe s stream k group g batch 2 mode direct", "2:13: error: batch handlers need a window (mode window or atomic)"),
+        /* one name, two Redis types: refused at the framework's start (route.rs) */
+        E(HEAD "subscribe j list jobs dead-letter jobs.dead\nsubscribe d stream jobs.dead group g",
+          "3:11: error: 'd' writes jobs.dead as a stream, but 'j' (line 2) reads or dead-letters to it as a list: the framework refuses to start such a pair (give one of them another name)"),
+        E(HEAD "subscribe s stream orders group g\nsubscribe c channel events dead-letter orders",
+          "3:11: error: 'c' writes orders as a Pub/Sub channel, but 's' (line 2) reads or dead-letters to it as a stream: the framework refuses to start such a pair (give one of them another name)"),
     };
     run_errors(cases, sizeof cases / sizeof cases[0]);
 }
