@@ -525,8 +525,10 @@ static int read_channel(ws_sub *s, uint64_t read)
         memmove(s->buffered_len, s->buffered_len + take,
                 (s->nbuffered - take) * sizeof *s->buffered_len);
         s->nbuffered -= take;
+        /* what is buffered behind the last message handed out: the window's `waiting`, set
+         * as a message is yielded (pubsub.rs round_stream: window.yielded(rx.len())) */
+        s->waiting = s->nbuffered;
     }
-    s->waiting = s->nbuffered;
     return 0;
 }
 

@@ -200,7 +200,7 @@ void wsi_process_end(ws_sim *sim, const char *how, const char *why)
 }
 
 /* Moves the messages that arrived on a channel subscription into its buffer, waiting at
- * most wait_ms for the first; waiting = what is buffered. */
+ * most wait_ms for the first (the read sets `waiting` from what it leaves behind). */
 int wsi_channel_poll(ws_sub *s, int wait_ms)
 {
     ws_sim *sim = s->sim;
@@ -233,7 +233,6 @@ int wsi_channel_poll(ws_sub *s, int wait_ms)
         if (n < 64) break;
         wait_ms = 0;
     }
-    s->waiting = s->nbuffered;
     return 0;
 }
 

@@ -791,8 +791,9 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
                    : d->seg_state == WSI_SEG_OPEN    ? ": batch segment open"
                                                      : "");
     s->outstanding--;
-    /* Pub/Sub: what arrived meanwhile is `waiting`, which holds the flush back. */
-    if (s->cfg.form == WS_FORM_CHANNEL) wsi_channel_poll(s, -1);
+    /* Pub/Sub: `waiting` is what the last read left behind it (pubsub.rs round_stream sets it
+     * as it hands a message out: window.yielded(rx.len())); a message that arrives while the
+     * handlers run changes nothing until the next read, so it does not hold the flush. */
     if (o == WS_ABANDON) {
         if ((s->ncommitted || s->nowed) && s->outstanding == 0 && s->waiting == 0)
             return wsi_flush(s, "the last outstanding delivery was abandoned");

@@ -571,6 +571,8 @@ typedef struct sub {
     /* channel */
     gen_str *buf;
     size_t nbuf, capbuf;
+    size_t waiting;        /* messages buffered behind the last one handed out, as of that
+                              read (pubsub.rs round_stream: window.yielded(rx.len())) */
     uint64_t sub_rts;      /* the subscriber connection's round trips */
 } sub;
 
@@ -1871,6 +1873,7 @@ static void do_read(model *m, int subi)
         }
         if (take) memmove(s->buf, s->buf + take, (s->nbuf - take) * sizeof *s->buf);
         s->nbuf -= take;
+        if (take) s->waiting = s->nbuf;
     } else {
         read_list(m, subi, r, read_cause);
     }
@@ -2472,7 +2475,8 @@ static void do_settle(model *m, size_t d, ws_outcome o, int64_t delay)
         owe(m, subi, d, p.broker, delay);
     }
     s->outstanding--;
-    size_t waiting = m->cfg->form == WS_FORM_CHANNEL ? s->nbuf : 0;
+    /* a channel's `waiting` is what its last read left behind, not what arrived since */
+    size_t waiting = m->cfg->form == WS_FORM_CHANNEL ? s->waiting : 0;
     size_t capacity = m->count;
     if (o == WS_ABANDON) {
         if ((s->ncom || s->now_) && s->outstanding == 0 && waiting == 0) flush(m, subi);
@@ -2536,7 +2540,7 @@ static void crash(model *m)
         s->nflight = 0;
         s->outstanding = s->settled = 0;
         s->report_waiting = 0;
-        s->nbuf = 0;
+        s->nbuf = s->waiting = 0;
         /* a fresh process starts the reclaim scan over (§8: it keeps nothing) */
         set_cursor(s, NULL);
     }
