@@ -2381,46 +2381,32 @@ static void settle_member(model *m, int subi, size_t d, ws_outcome o, ws_outcome
 
 /* Direct mode (§7; message.rs, list.rs): the broker's settle is a sequence of awaited
  * calls, one command per round trip (cause "settle of <id>"): its requeue copy or
- * delay-queue writes first, then -- only if every write answered without an error -- the
- * settles (XACK; LREM, then ZREM).  Plain lists and channels settle nothing. */
-static void direct_settle(model *m, int subi, size_t d, ws_outcome broker, int64_t delay)
+ * delay-queue writes first, then the settles (XACK; LREM, then ZREM) -- the first error
+ * ends it.  A failure is logged by the runtime, never reported (dispatch.rs
+ * settle_outcome).  Plain lists and channels settle nothing.  Returns 0 when a command
+ * failed (then the runtime publishes no copy: dispatch.rs publish_copy), else 1. */
+static int direct_settle(model *m, int subi, size_t d, ws_outcome broker, int64_t delay)
 {
+    (void)subi;
     int form = m->cfg->form;
-    if (broker == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return;
+    if (broker == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return 1;
     char *cause = cause_of(m, "settle", &m->dl[d]);
-    gen_cmd w[2];
-    size_t nw = 0;
-    if (broker == WS_RETRY) w[nw++] = requeue_copy(m, &m->dl[d]);
-    else if (broker == WS_RETRY_AFTER) nw = delay_writes(m, &m->dl[d], delay, w);
-    size_t failed = 0, sent = 0;
-    const char *first = NULL;
-    int write_ok = 1;
-    for (size_t i = 0; i < nw && write_ok; i++) {
-        reply r = pool_one(m, cause, w[i]);
-        sent++;
+    gen_cmd cmds[4];
+    size_t n = 0;
+    if (broker == WS_RETRY) cmds[n++] = requeue_copy(m, &m->dl[d]);
+    else if (broker == WS_RETRY_AFTER) n = delay_writes(m, &m->dl[d], delay, cmds);
+    size_t nw = n;
+    own_settle(m, d, cmds, &n);
+    for (size_t i = 0; i < n; i++) {
+        reply r = pool_one(m, cause, cmds[i]);
         if (r.error) {
-            failed++;
-            write_ok = 0;
-            if (!first) first = r.text + 1;
+            if (i >= nw) m->dl[d].settle_failed = 1;
+            return 0;
         }
+        if (i >= nw && (cmd_is(&cmds[i], "XACK") || cmd_is(&cmds[i], "LREM")))
+            m->dl[d].settle_sent = 1;
     }
-    if (write_ok) {
-        gen_cmd st[2];
-        size_t n = 0;
-        own_settle(m, d, st, &n);
-        for (size_t i = 0; i < n; i++) {
-            reply r = pool_one(m, cause, st[i]);
-            sent++;
-            if (r.error) {
-                failed++;
-                m->dl[d].settle_failed = 1;
-                if (!first) first = r.text + 1;
-            } else if (cmd_is(&st[i], "XACK") || cmd_is(&st[i], "LREM")) {
-                m->dl[d].settle_sent = 1;
-            }
-        }
-    }
-    if (failed) report(m, subi, 0, sent, failed, first);
+    return 1;
 }
 
 static gen_cmd publish_cmd(model *m, ws_form form, const char *key, gen_str payload,
@@ -2455,8 +2441,11 @@ static void do_settle(model *m, size_t d, ws_outcome o, int64_t delay)
     x->rejected = p.rejected;
     if (m->cfg->mode == WS_MODE_DIRECT) {
         s->outstanding--;
-        direct_settle(m, subi, d, p.broker, delay);
-        publish_copy(m, d, p);
+        if (direct_settle(m, subi, d, p.broker, delay)) {
+            publish_copy(m, d, p);
+        } else {
+            x->rejected = 0; /* the drop failed: the delivery stays with the broker */
+        }
         return;
     }
     int atomic = m->cfg->mode == WS_MODE_ATOMIC;
