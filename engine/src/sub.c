@@ -61,6 +61,66 @@ static int routes_conflict(ws_sim *sim, const ws_sub_config *cfg)
     return 0;
 }
 
+/* The server's version as major * 10000 + minor * 100 + patch, or -1 when it reports none:
+ * a real server's `INFO server` redis_version, read on the admin connection outside the
+ * trace (fred reads it in its handshake: no round trip of the consumer).  The in-process
+ * fake answers XREADGROUP ... CLAIM as Redis 8.4 does (docs/fake_redis.md), so it counts as
+ * 8.4.0, as the framework's own in-process server reports the version it implements
+ * (broker.rs server_version @ e9525ff). */
+static long server_version(ws_sim *sim)
+{
+    if (sim->fake) return 80400;
+    static const char *const info[] = {"INFO", "server"};
+    wsi_cmd *c = wsi_cmd_copy(2, info, NULL);
+    const fr_reply *r = NULL;
+    int quiet = sim->quiet;
+    sim->quiet = 1;
+    int rc = wsi_send(sim, sim->admin, 1, &c, &(wsi_annot){.cause = "check", .role = WSI_ROLE_SETUP},
+                      &r);
+    sim->quiet = quiet;
+    wsi_cmd_free(c);
+    if (rc || !r || r->type != FR_REPLY_BULK) return -1;
+    const char *v = strstr(r->str, "redis_version:");
+    unsigned a = 0, b = 0, d = 0;
+    if (!v || sscanf(v + 14, "%u.%u.%u", &a, &b, &d) != 3) return -1;
+    return (long)a * 10000 + (long)b * 100 + (long)d;
+}
+
+/* The framework's refusals at a subscription's start that depend on the server
+ * (broker.rs @ e9525ff): a claiming read on a server older than Redis 8.4.0, or one that
+ * reports no version (require_claim_support); a reliable list on a cluster whose
+ * processing list hashes to another slot than its key (require_one_slot: a claim's BLMOVE
+ * spans both).  WS_EINVAL with the framework's sentence, or 0. */
+static int server_refuses(ws_sim *sim, const ws_sub_config *cfg)
+{
+    if (cfg->form == WS_FORM_STREAM && cfg->claiming) {
+        long v = server_version(sim);
+        if (v < 0)
+            return wsi_fail(sim, WS_EINVAL, "RedisStream::claiming on \"%s\" needs Redis 8.4.0 "
+                            "or later (XREADGROUP CLAIM); the connected server reports no "
+                            "version", cfg->key);
+        if (v < 80400)
+            return wsi_fail(sim, WS_EINVAL, "RedisStream::claiming on \"%s\" needs Redis 8.4.0 "
+                            "or later (XREADGROUP CLAIM); the connected server is %ld.%ld.%ld",
+                            cfg->key, v / 10000, v / 100 % 100, v % 100);
+    }
+    if (cfg->form == WS_FORM_RELIABLE_LIST && sim->cfg.cluster) {
+        wsi_text t = {0};
+        if (cfg->processing) wsi_text_printf(&t, "%s", cfg->processing);
+        else wsi_text_printf(&t, "%s.processing", cfg->key);
+        int apart = fr_key_slot(cfg->key, strlen(cfg->key)) != fr_key_slot(t.p, t.len);
+        if (apart)
+            wsi_fail(sim, WS_EINVAL, "a reliable list on `%s` cannot run on a cluster while its "
+                     "processing list `%s` hashes to another slot: a claim moves the entry "
+                     "between the two in one command. Put both on one slot with a hash tag, as "
+                     "in RedisList::new(\"{%s}\"), which the default processing key follows",
+                     cfg->key, t.p, cfg->key);
+        free(t.p);
+        if (apart) return WS_EINVAL;
+    }
+    return 0;
+}
+
 /* A new subscription (its configuration checked and copied), started in the running
  * process; NULL when refused. */
 ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
@@ -119,7 +179,7 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "%s: the reply output has no form", cfg->key);
         return NULL;
     }
-    if (routes_conflict(sim, cfg)) return NULL;
+    if (routes_conflict(sim, cfg) || server_refuses(sim, cfg)) return NULL;
     ws_sub *s = wsi_xcalloc(1, sizeof *s);
     s->sim = sim;
     s->cfg = *cfg;

@@ -1112,7 +1112,11 @@ static int parse_subscribe_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
 {
     (void)sc;
     st->kind = K_SUBSCRIBE;
-    return parse_subscribe(p, st, t, n);
+    /* `=> refused [TEXT]`: a subscription the framework refuses to start (an older server,
+     * a cluster's slots); the configuration before it is parsed as any */
+    size_t end = refusal(p, st, t, 1, n, 0);
+    if (end == (size_t)-1) return -1;
+    return parse_subscribe(p, st, t, end);
 }
 
 /* `produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]`; 0, or -1 after perr. */
@@ -1849,7 +1853,8 @@ static int check_routes(parser *p, const wsc_scenario *sc, size_t i)
     const char *mine[2] = {st->s_key, st->s_dead_letter};
     for (size_t k = 0; k < i; k++) {
         const wsc_stmt *o = &sc->st[k];
-        if (o->kind != K_SUBSCRIBE || (o->cfg.form == WS_FORM_CHANNEL && o->cfg.pattern))
+        if (o->kind != K_SUBSCRIBE || o->refused ||
+            (o->cfg.form == WS_FORM_CHANNEL && o->cfg.pattern))
             continue;
         if (strcmp(noun[o->cfg.form], noun[st->cfg.form]) == 0) continue;
         const char *theirs[2] = {o->s_key, o->s_dead_letter};
@@ -1904,7 +1909,7 @@ static void validate(parser *p, wsc_scenario *sc)
         p->line = st->line;
         if (rc == 0 && (st->kind == K_EXPECT_PENDING || st->kind == K_EXPECT_DELAYED))
             check_entry_sub(p, sc, i);
-        if (rc == 0 && st->kind == K_SUBSCRIBE) check_routes(p, sc, i);
+        if (rc == 0 && st->kind == K_SUBSCRIBE && !st->refused) check_routes(p, sc, i);
         for (size_t k = 0; rc == 0 && k < st->nflines; k++) {
             p->line = st->flines[k].line;
             const char *from = st->flines[k].from;
@@ -1912,7 +1917,7 @@ static void validate(parser *p, wsc_scenario *sc)
                 perr(p, st->flines[k].from_col, "no entry named '%s' above", from);
             else check_toks(p, &aliases, st->flines[k].t, st->flines[k].nt);
         }
-        if (st->kind == K_SUBSCRIBE) add_name(&subs, st->sub);
+        if (st->kind == K_SUBSCRIBE && !st->refused) add_name(&subs, st->sub);
         if (st->kind == K_PRODUCE && st->alias) add_name(&aliases, st->alias);
         if (st->kind == K_EXPECT_NOTHING && !nothing) nothing = st;
         if (checks_something(st) && !checker) checker = st;

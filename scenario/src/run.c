@@ -1191,6 +1191,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         if (sub_index(r, st->sub) >= 0)
             return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
         ws_sub *s = ws_subscribe(r->sim, &c);
+        if (st->refused) return step_result(r, st, s ? 0 : ws_sim_err(r->sim));
         if (!s) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
         /* (the engine owns s: ws_sim_free frees it whatever happens here) */
         subrec *v = wsi_realloc(r->subs, (r->nsubs + 1) * sizeof *v);
