@@ -41,6 +41,20 @@ extern "C" {
 /* The engine's version (wsim --version prints it). */
 #define WS_VERSION "0.1.0"
 
+/* One framework file the engine follows, at the revision read (engine/framework.pins, the
+ * one place that says so; docs/engine.md cites it, wsim --version lists it). */
+typedef struct ws_framework_pin {
+    const char *repo;    /* "powersemmi/ruststream-fred" or "powersemmi/ruststream" */
+    const char *path;    /* the file's path in the repository */
+    const char *commit;  /* the commit of the version read (7 to 40 hex digits) */
+    const char *what;    /* what the engine takes from it ("" if nothing said) */
+} ws_framework_pin;
+
+/* How many framework files the engine follows, and the i-th (NULL past the end), in the
+ * order engine/framework.pins lists them. */
+size_t ws_framework_pin_count(void);
+const ws_framework_pin *ws_framework_pin_at(size_t i);
+
 typedef struct ws_sim ws_sim;
 typedef struct ws_sub ws_sub;
 typedef struct ws_delivery ws_delivery;
