@@ -515,6 +515,8 @@ ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
 size_t wsi_effect_add(ws_delivery *d, wsi_cmd *cmd, int kind);
 /* A stream entry's field-value list as delivered (arr: the reply's array). */
 void wsi_delivery_set_fields(ws_delivery *d, const fr_reply *arr);
+/* The same from a command's arguments c->argv[first..] (field, value, ...). */
+void wsi_delivery_set_fields_from(ws_delivery *d, const wsi_cmd *c, int first);
 /* Sets (adds or replaces) one field, as the framework inserts its headers into the fields
  * it read (subscriber.rs insert_meta_header). */
 void wsi_delivery_set_field(ws_delivery *d, const char *name, long long value);

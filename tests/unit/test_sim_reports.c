@@ -166,9 +166,9 @@ SF_TEST(a_retry_whose_write_fails_is_not_acknowledged)
     ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
     cfg.delay_queue = "orders:delayed";
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    sf_do(sim, "SET orders:delayed not-a-zset");
     const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
     assert_int_equal(sf_read(sub), 1);
+    sf_do(sim, "SET orders:delayed not-a-zset"); /* after the read: its sweep would fail */
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, 30000), 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
     char want[128];

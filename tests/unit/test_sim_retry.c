@@ -261,8 +261,9 @@ SF_TEST(a_delay_queue_member_round_trips_binary_payloads)
 
 /* The sweep before a read, through the pool (the window connection): ZRANGEBYSCORE
  * <zset> 0 <now> LIMIT 0 128, then per member ZREM and XADD of the copy only where the
- * ZREM removed it, each a round trip of its own (here the first ZREM is refused by an
- * injected error: no copy, the member stays for the next sweep). */
+ * ZREM removed it, each a round trip of its own (here the first ZREM answers an injected
+ * error: the sweep ends there and the read with it -- delay.rs sweep_due's `?` -- no copy,
+ * the member stays for the next sweep). */
 SF_TEST(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -273,7 +274,11 @@ SF_TEST(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member)
     assert_int_equal(ws_sim_advance(sim, 1000), 0);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "ZREM", 1, NULL), 0);
     int64_t now = ws_sim_now(sim);
-    assert_int_equal(sf_read(sub), 0);
+    ws_read_result rr;
+    assert_int_equal(ws_read(sub, &rr), WS_EINVAL);
+    assert_string_equal(ws_sim_errstr(sim), "delay-queue sweep before read 2 of orders "
+                        "failed: ERR injected by wsim");
+    assert_int_equal(sf_count(sf_commands(sim, "read 2 of orders"), "XREADGROUP"), 0);
     assert_int_equal(sf_int(sim, "ZCARD orders:delayed"), 1);
     assert_int_equal(sf_int(sim, "XLEN orders"), 1);
     char range[128];
