@@ -153,13 +153,18 @@ typedef struct ws_header {
 
 /* Produces one entry the way the framework's producer does, on the admin connection
  * (cause "produce"): a stream gets `XADD <key> * _payload <payload> h:<name> <value>...`,
- * a list `LPUSH <key> <frame>`, a channel `PUBLISH <key> <frame>` (a frame is the payload
- * alone when there are no headers, else the encoding of docs/engine.md).  The simulation
- * remembers what it produced: ws_sim_check accounts for every produced entry.  *id (may
- * be NULL) gets the stream id or the frame (heap, free() it). */
+ * a list `LPUSH <key> <frame>`, a channel `PUBLISH <key> <frame>` (the binary frame of
+ * docs/engine.md, headers or not: the framework's publishers always frame a value).  The
+ * simulation remembers what it produced: ws_sim_check accounts for every produced entry.
+ * *id (may be NULL) gets the stream id or the frame (heap, free() it). */
 int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
                    size_t payload_len, const ws_header *headers, size_t nheaders,
                    char **id);
+/* The same for a list or a channel, with the bare payload as the value instead of a frame:
+ * what a producer outside the framework writes, which the framework decodes as a payload
+ * without headers (envelope.rs unframe).  WS_EINVAL for a stream (its entry has fields). */
+int ws_sim_produce_raw(ws_sim *sim, int form, const char *key, const char *payload,
+                       size_t payload_len, char **id);
 
 /* ----- The consumer process ------------------------------------------------------------ */
 
@@ -176,6 +181,11 @@ int ws_sim_crash(ws_sim *sim);
  * next one.  Returns 0, WS_ECRASHED when an armed fault killed it during the drain, or
  * WS_EDEAD when it was dead already. */
 int ws_sim_shutdown(ws_sim *sim);
+/* The same stop when the windows' drains lose their race with the pool's QUIT: the
+ * framework spawns each drain on a task nothing awaits and then quits the pool (source.rs,
+ * app/run.rs), so what a window owes may never leave.  Nothing is flushed; what the windows
+ * owed stays with the broker (pending, or on the processing list).  Returns 0 or WS_EDEAD. */
+int ws_sim_shutdown_drains_lost(ws_sim *sim);
 /* Non-zero while the process is dead (crashed and not restarted). */
 int ws_sim_dead(const ws_sim *sim);
 /* Starts a fresh process: new connections, and every subscription made so far started

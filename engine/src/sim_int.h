@@ -647,8 +647,8 @@ char *wsi_dq_encode(const char *id, size_t id_len, char *const *fields,
  * form) or -1 when it is not a member.  *out and *lens: free with wsi_strings_free. */
 long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens);
 void wsi_strings_free(char **s, size_t *lens, size_t n);
-/* A list or channel message: the bare payload without headers (what a producer without
- * headers sends), else the binary frame (envelope.rs).  Heap. */
+/* A list or channel message as the framework's publishers write it: the binary frame,
+ * headers or not (envelope.rs).  Heap. */
 char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
                        size_t *len);
 /* The binary frame of fields in stream form (always framed, even without headers: how the

@@ -106,6 +106,8 @@ typedef struct gen_step {
     size_t choice_at;     /* how many choices the source had made when this step was
                              drawn (the shrinker deletes whole steps with it) */
     int sub;              /* READ, STOP: 0 main, 1 rescue */
+    int drains_lost;      /* SHUTDOWN: the windows' drains lose the race with the pool's
+                             QUIT (shutdown drains-lost) */
     size_t entry;         /* acting steps: the entry e<N> (1-based) */
     gen_cmd cmd;          /* QUEUE, POOL */
     ws_form out_form;     /* PUBLISH, BIND: the output */

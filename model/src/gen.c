@@ -143,6 +143,7 @@ static void step_copy(gen_step *d, const gen_step *s)
     memset(d, 0, sizeof *d);
     d->kind = s->kind;
     d->sub = s->sub;
+    d->drains_lost = s->drains_lost;
     d->entry = s->entry;
     d->cmd = cmd_copy(&s->cmd);
     d->out_form = s->out_form;
@@ -363,7 +364,9 @@ static void play_step(gen_run *r, size_t i)
     case GS_SETTLE: rc = ws_settle(d, s->outcome, s->ms); break;
     case GS_ADVANCE: rc = ws_sim_advance(sim, s->ms); break;
     case GS_CRASH: rc = ws_sim_crash(sim); break;
-    case GS_SHUTDOWN: rc = ws_sim_shutdown(sim); break;
+    case GS_SHUTDOWN:
+        rc = s->drains_lost ? ws_sim_shutdown_drains_lost(sim) : ws_sim_shutdown(sim);
+        break;
     case GS_RESTART: rc = ws_sim_restart(sim); break;
     case GS_STOP: rc = r->subs[s->sub] ? ws_stop(r->subs[s->sub]) : WS_EINVAL; break;
     case GS_FAULT: {
@@ -801,7 +804,10 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
             break;
         }
         case D_CRASH: s->kind = GS_CRASH; break;
-        case D_SHUTDOWN: s->kind = GS_SHUTDOWN; break;
+        case D_SHUTDOWN:
+            s->kind = GS_SHUTDOWN;
+            s->drains_lost = ch_pick(c, 4) == 3; /* one in four loses the race */
+            break;
         case D_RESTART:
             s->kind = GS_RESTART;
             g.budget_used = 0;
@@ -955,7 +961,7 @@ static void write_step(wsi_buf *b, const gen_run *r, const gen_step *s)
         break;
     case GS_ADVANCE: wsi_buf_xprintf(b, "advance %lld", (long long)s->ms); break;
     case GS_CRASH: wsi_buf_xputs(b, "crash"); break;
-    case GS_SHUTDOWN: wsi_buf_xputs(b, "shutdown"); break;
+    case GS_SHUTDOWN: wsi_buf_xputs(b, s->drains_lost ? "shutdown drains-lost" : "shutdown"); break;
     case GS_RESTART: wsi_buf_xputs(b, "restart"); break;
     case GS_STOP: wsi_buf_xprintf(b, "stop %s", subname); break;
     case GS_FAULT:

@@ -906,11 +906,14 @@ static gen_str header_field(model *m, const gen_str *hname)
     return f;
 }
 
-/* What a producer sends to a list or channel: the bare payload without headers, the
- * binary frame with them. */
+/* What a producer (and a handler's publish) sends to a list or channel: the binary frame,
+ * headers or not -- the framework's publishers frame every value (pubsub.rs, list.rs). */
 static gen_str frame(model *m, gen_str payload, const gen_str *hname, const gen_str *hval)
 {
-    if (!hname || !hname->p) return str_dup(m->a, payload);
+    if (!hname || !hname->p) {
+        gen_str f[2] = {{"_payload", 8}, payload};
+        return frame_of(m, f, 2);
+    }
     gen_str f[4] = {{"_payload", 8}, payload, header_field(m, hname), *hval};
     return frame_of(m, f, 4);
 }
@@ -2744,7 +2747,8 @@ static void step(model *m, const gen_step *st)
             model_stop(m, "step %zu shuts a dead process down", m->step + 1);
             return;
         }
-        for (int i = 0; i < 2; i++)
+        /* ... unless the drains lose their race with the pool's QUIT: nothing is sent */
+        for (int i = 0; i < 2 && !st->drains_lost; i++)
             if (m->subs[i].present && !m->subs[i].stopped) flush(m, i);
         crash(m);
         break;

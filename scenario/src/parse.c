@@ -1119,7 +1119,9 @@ static int parse_subscribe_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
     return parse_subscribe(p, st, t, end);
 }
 
-/* `produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]`; 0, or -1 after perr. */
+/* `produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]`; 0, or -1 after
+ * perr.  `raw`: a list or channel value written as the bare payload, as a producer outside
+ * the framework writes it (the framework's publishers frame every value). */
 static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)sc;
@@ -1135,6 +1137,12 @@ static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_to
         st->key = xstrdup(t[i + 1].s);
         i += 2;
     }
+    if (i < n && is(&t[i], "raw")) {
+        if (st->nheaders)
+            return perr(p, t[i].col, "raw writes the bare payload: it carries no headers");
+        st->raw = 1;
+        i++;
+    }
     if (i < n && is(&t[i], "as")) {
         if (i + 1 >= n) return perr(p, t[i].col, "as needs an alias");
         const wsc_tok *a = &t[i + 1];
@@ -1148,7 +1156,8 @@ static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_to
         i += 2;
     }
     if (i < n)
-        return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE, to KEY or as ALIAS)", t[i].s);
+        return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE, to KEY, raw or as ALIAS)",
+                    t[i].s);
     return 0;
 }
 
@@ -1189,6 +1198,18 @@ static int parse_bare(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     (void)sc;
     if (n != 1) return perr(p, t[1].col, "%s takes no argument", t[0].s);
     st->kind = is(&t[0], "crash") ? K_CRASH : is(&t[0], "shutdown") ? K_SHUTDOWN : K_RESTART;
+    return 0;
+}
+
+/* `shutdown [drains-lost]`: the graceful stop; drains-lost (n = 1) when the windows' drains
+ * lose their race with the pool's QUIT.  0, or -1 after perr. */
+static int parse_shutdown(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                          size_t n)
+{
+    (void)sc;
+    st->kind = K_SHUTDOWN;
+    if (n == 2 && is(&t[1], "drains-lost")) st->n = 1;
+    else if (n != 1) return perr(p, t[1].col, "shutdown takes no argument but drains-lost");
     return 0;
 }
 
@@ -1492,7 +1513,7 @@ static const stmt_def STMTS[] = {
     {"subscribe", NULL, SK_STEP, 0, parse_subscribe_row, "NAME FORM KEY [OPTION...]",
      "FORM: stream | reliable-list | list | channel"},
     {"produce", NULL, SK_STEP, 0, parse_produce,
-     "SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]", NULL},
+     "SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]", NULL},
     {"read", NULL, SK_STEP, 0, parse_read,
      "SUB [expect ALIAS... | expect nothing | expect report]", NULL},
     {"ALIAS:", "queue", SK_ACTION, 0, parse_act_command, "COMMAND...",
@@ -1510,7 +1531,7 @@ static const stmt_def STMTS[] = {
     {"ALIAS:", "retry-after", SK_ACTION, 0, parse_act_settle, "MS", NULL},
     {"advance", NULL, SK_STEP, 0, parse_advance, "MS", "the clock"},
     {"crash", NULL, SK_STEP, 0, parse_bare, "", "the consumer process dies"},
-    {"shutdown", NULL, SK_STEP, 0, parse_bare, "",
+    {"shutdown", NULL, SK_STEP, 0, parse_shutdown, "[drains-lost]",
      "the graceful stop of the whole process"},
     {"restart", NULL, SK_STEP, 0, parse_bare, "", "a fresh consumer process"},
     {"stop", NULL, SK_STEP, 0, parse_stop, "SUB", NULL},

@@ -106,6 +106,7 @@ typedef struct wsc_stmt {
     size_t payload_len;
     ws_header *headers;
     size_t nheaders;
+    int raw;                   /* produce ... raw: the bare payload, not a frame */
     int form;           /* K_PRODUCE/K_PUBLISH/K_BIND: the output's form */
     char *key;          /* K_PUBLISH/K_BIND: the output's key */
     /* K_SETTLE */

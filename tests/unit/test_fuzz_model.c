@@ -465,9 +465,9 @@ static void lists_and_in_round_replies(void **state)
     settle(&r, 2, WS_DROP, 0);
     expect_flush(&r, 1,
                  "[1] RPUSH log x -> :1\n"
-                 "[1] LPUSH out.l done -> :1\n"
-                 "[1] LREM k.processing 1 j1 -> :1\n"
-                 "[1] LREM k.processing 1 j2 -> :1\n");
+                 "[1] LPUSH out.l \"\\x00\\x00\\x00\\x00done\" -> :1\n"
+                 "[1] LREM k.processing 1 \"\\x00\\x00\\x00\\x00j1\" -> :1\n"
+                 "[1] LREM k.processing 1 \"\\x00\\x00\\x00\\x00j2\" -> :1\n");
     gen_free(&r);
 }
 
@@ -636,7 +636,7 @@ static void plain_list_retries(void **state)
         read_(&r);
         expect_rts(&r,
                    declared ? "reader (read 1 of main): RPOP k 1\n"
-                              "window (retry copy of p1): LPUSH k \"\\x00\\x00\\x00\\x01\\x00\\x00"
+                              "window (retry copy of \"\\x00\\x00\\x00\\x00p1\"): LPUSH k \"\\x00\\x00\\x00\\x01\\x00\\x00"
                               "\\x00\\x18x-ruststream-retry-count\\x00\\x00\\x00\\x011p1\"\n"
                               "reader (read 2 of main): RPOP k 1\n"
                             : "reader (read 1 of main): RPOP k 1\n"
@@ -673,7 +673,7 @@ static void a_reply_waits_for_the_ack(void **state)
         expect_rts(&r,
                    ack ? "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
                          "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"
-                         "window (publish of 1700000000000-0): LPUSH out.l done\n"
+                         "window (publish of 1700000000000-0): LPUSH out.l \"\\x00\\x00\\x00\\x00done\"\n"
                          "window (flush 1 of main after read 1): XACK k g 1700000000000-0\n"
                        : "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
                          "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"

@@ -1395,7 +1395,7 @@ static void errors_world(void **state)
         E(HEAD "advance 1 2", "2:1: error: usage: advance MS"),
         E(HEAD "crash now", "2:7: error: crash takes no argument"),
         E(HEAD "restart 1", "2:9: error: restart takes no argument"),
-        E(HEAD "shutdown now", "2:10: error: shutdown takes no argument"),
+        E(HEAD "shutdown now", "2:10: error: shutdown takes no argument but drains-lost"),
         E(HEAD "crash => refused", "2:7: error: crash takes no argument"),
         E(HEAD "stop", "2:1: error: usage: stop SUB"),
         E(HEAD "stop a b", "2:1: error: usage: stop SUB"),
@@ -1470,8 +1470,8 @@ static void errors_produce_read(void **state)
 {
     (void)state;
     static const err_case cases[] = {
-        E(STREAM "produce", "4:8: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]"),
-        E(STREAM "produce s", "4:10: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]"),
+        E(STREAM "produce", "4:8: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]"),
+        E(STREAM "produce s", "4:10: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]"),
         E(STREAM "produce s p header", "4:13: error: header needs a name and a value"),
         E(STREAM "produce s p header n", "4:13: error: header needs a name and a value"),
         E(STREAM "produce s p as", "4:13: error: as needs an alias"),
@@ -1482,10 +1482,10 @@ static void errors_produce_read(void **state)
                                        "letters, digits, '_', '-' or '.' (got 'e:1')"),
         E(STREAM "produce s p as \"\"", "4:16: error: an alias is a name: a letter or '_', then "
                                         "letters, digits, '_', '-' or '.' (got '')"),
-        E(STREAM "produce s p as e1 to k", "4:19: error: unexpected 'to' (header NAME VALUE, to KEY or as ALIAS)"),
-        E(STREAM "produce s p extra", "4:13: error: unexpected 'extra' (header NAME VALUE, to KEY or as ALIAS)"),
-        E(STREAM "produce s p as e1 header n v", "4:19: error: unexpected 'header' (header NAME VALUE, to KEY or as ALIAS)"),
-        E(STREAM "produce s p => refused", "4:13: error: unexpected '=>' (header NAME VALUE, to KEY or as ALIAS)"),
+        E(STREAM "produce s p as e1 to k", "4:19: error: unexpected 'to' (header NAME VALUE, to KEY, raw or as ALIAS)"),
+        E(STREAM "produce s p extra", "4:13: error: unexpected 'extra' (header NAME VALUE, to KEY, raw or as ALIAS)"),
+        E(STREAM "produce s p as e1 header n v", "4:19: error: unexpected 'header' (header NAME VALUE, to KEY, raw or as ALIAS)"),
+        E(STREAM "produce s p => refused", "4:13: error: unexpected '=>' (header NAME VALUE, to KEY, raw or as ALIAS)"),
         E(STREAM "read", "4:5: error: read needs a subscription"),
         E(STREAM "read => refused", "4:5: error: read needs a subscription"),
         E(STREAM "read s e1", "4:8: error: expected 'expect' after read <sub>, got 'e1'"),
