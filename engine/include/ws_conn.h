@@ -159,7 +159,18 @@ typedef enum ws_fault_kind {
     /* The round trip holding the addressed command is not sent at all.  WS_EREFUSED;
      * the connection stays usable. */
     WS_FAULT_REFUSE,
+    /* The connection is lost, and the consumer lives on: the server applies the whole
+     * round trip holding the addressed command (as with LOSE_REPLIES), its replies never
+     * come back, and from then on nothing is sent on this connection.  Every command of
+     * that round trip and of every later one answers the error WS_DISCONNECT_ERROR (the
+     * call itself succeeds; fates: lost for the applied ones, injected for the rest), and
+     * no push arrives any more.  What a client of a pool without a reconnect policy is
+     * left with (broker.rs: Pool::new(config, None, None, None, 4)). */
+    WS_FAULT_DISCONNECT,
 } ws_fault_kind;
+
+/* The error every command of a lost connection answers (WS_FAULT_DISCONNECT). */
+#define WS_DISCONNECT_ERROR "ERR connection lost (wsim: the client has no reconnect policy)"
 
 /* Where a fault fires: either by position (name == NULL) -- round trip `round_trip` of
  * this connection (1-based, as ws_conn_stats.round_trips counts) and its command

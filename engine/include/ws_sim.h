@@ -252,6 +252,14 @@ typedef struct ws_sub_config {
     const char *processing; /* reliable list: processing list (NULL: <key>.processing) */
     const char *recovery;   /* reliable list: the recovery sorted set, or NULL */
     int pattern;            /* channel: PSUBSCRIBE instead of SUBSCRIBE */
+    size_t buffer;          /* channel: how many unread messages the subscriber's client
+                               holds (0: 32, fred's PerformanceConfig default
+                               broadcast_channel_capacity, which ruststream-fred's dedicated
+                               Pub/Sub client keeps: broker.rs new_client); a power of two,
+                               as a broadcast channel's capacity is.  A read that finds more
+                               skips the oldest (pubsub.rs round_stream: RecvError::Lagged,
+                               "skip the gap"): counted in ws_sim_counts.skipped and warned
+                               (ws_sim_warning).  wsim's own knob: the framework sets none */
     const char *name;       /* the name in reports (NULL: the key, as §5 says) */
     const char *label;      /* the name in the trace, its causes and diagrams (NULL: the
                                report name, "<key> (reclaim)" for a reclaim subscription,
@@ -419,6 +427,8 @@ uint64_t ws_sim_trace_hash(const ws_sim *sim);
 typedef struct ws_sim_counts {
     uint64_t round_trips, read_round_trips, flush_round_trips, pool_round_trips;
     uint64_t reads, deliveries, flushes, reports;
+    uint64_t skipped;   /* channel messages a read skipped: its subscriber had fallen further
+                           behind than its buffer holds (ws_sub_config.buffer) */
 } ws_sim_counts;
 ws_sim_counts ws_sim_get_counts(const ws_sim *sim);
 

@@ -599,14 +599,47 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
     return rc;
 }
 
+/* The client's broadcast buffer holds the newest `buffer` messages a subscriber has not
+ * received (ws_sub_config.buffer, 32 by default): one that fell further behind skips the
+ * oldest, never to see them (pubsub.rs round_stream @ 0010e47: RecvError::Lagged -- "skip
+ * the gap and keep reading").  Pub/Sub is at most once: a skip is no violation; it is
+ * counted (ws_sim_counts.skipped) and warned, naming what was skipped. */
+static void skip_lagged(ws_sub *s, uint64_t read)
+{
+    size_t cap = s->cfg.buffer ? s->cfg.buffer : WSI_PUBSUB_BUFFER;
+    if (s->nbuffered <= cap) return;
+    size_t skip = s->nbuffered - cap;
+    wsi_text t = {0};
+    wsi_text_printf(&t, "read %llu of %s skips %zu message%s: its subscriber fell behind its "
+                    "buffer of %zu (the client's broadcast channel), so ", (unsigned long long)read,
+                    s->name, skip, skip == 1 ? "" : "s", cap);
+    for (size_t i = 0; i < skip; i++) {
+        if (i == 3) {
+            wsi_text_printf(&t, ", ... (%zu more)", skip - 3);
+            break;
+        }
+        if (i) wsi_text_add(&t, ", ", 2);
+        wsi_text_arg(&t, s->buffered[i], s->buffered_len[i]);
+    }
+    wsi_text_printf(&t, " %s never delivered", skip == 1 ? "is" : "are");
+    wsi_warn(s->sim, t.p);
+    free(t.p);
+    for (size_t i = 0; i < skip; i++) free(s->buffered[i]);
+    memmove(s->buffered, s->buffered + skip, cap * sizeof *s->buffered);
+    memmove(s->buffered_len, s->buffered_len + skip, cap * sizeof *s->buffered_len);
+    s->nbuffered = cap;
+    s->sim->counts.skipped += skip;
+}
+
 /* A channel read (Pub/Sub): what was published before the read (a barrier), then, if
- * nothing was, what arrives within BLOCK; up to COUNT buffered messages become deliveries,
- * the rest wait. */
+ * nothing was, what arrives within BLOCK; what the buffer could not hold is skipped; up
+ * to COUNT buffered messages become deliveries, the rest wait. */
 static int read_channel(ws_sub *s, uint64_t read)
 {
     int rc = wsi_channel_poll(s, -1);
     if (rc == 0 && s->nbuffered == 0) rc = wsi_channel_poll(s, (int)s->cfg.block_ms);
     if (rc) return rc;
+    skip_lagged(s, read);
     size_t take = s->nbuffered < s->cfg.count ? s->nbuffered : s->cfg.count;
     for (size_t i = 0; i < take; i++) new_delivery(s, read, s->buffered[i], s->buffered_len[i]);
     if (take > 0) {

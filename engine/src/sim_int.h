@@ -38,6 +38,10 @@ typedef struct wsi_cmd {
 /* Room a builder has before it touches the heap: what nearly every command fits in. */
 #define WSI_CMDB_ARGS 16
 #define WSI_CMDB_BYTES 256
+/* A Pub/Sub subscriber's buffer when ws_sub_config.buffer is 0: fred's PerformanceConfig
+ * default broadcast_channel_capacity, which ruststream-fred's dedicated Pub/Sub client keeps
+ * (broker.rs new_client @ e9525ff: Client::new(config, None, None, None)). */
+#define WSI_PUBSUB_BUFFER 32
 
 /* A command being built argument by argument, in place (a local `wsi_cmdb b = {0};`,
  * never copied by value: it may point into itself); wsi_cmdb_done turns it into a

@@ -170,6 +170,11 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "%s: batch handlers take their round from a window", cfg->key);
         return NULL;
     }
+    if (cfg->buffer && (cfg->form != WS_FORM_CHANNEL || (cfg->buffer & (cfg->buffer - 1)))) {
+        wsi_fail(sim, WS_EINVAL, "%s: a buffer is a channel subscription's, and a power of two",
+                 cfg->key);
+        return NULL;
+    }
     if (cfg->block_ms < 0 || cfg->min_idle_ms < 0 || cfg->delay_ttl_ms < 0 ||
         cfg->recovery_ttl_ms < 0) {
         wsi_fail(sim, WS_EINVAL, "%s: negative block, min-idle or ttl", cfg->key);

@@ -1869,6 +1869,15 @@ static void do_read(model *m, int subi)
         if (m->cfg->delay_queue && !s->reclaim) delay_sweep(m, cause.b.p);
         read_stream(m, subi, read_cause);
     } else if (m->cfg->form == WS_FORM_CHANNEL) {
+        /* the client's broadcast buffer keeps the newest `buffer` messages unread (32 by
+         * default): a subscriber further behind skips the oldest (pubsub.rs: Lagged) */
+        size_t cap = m->cfg->buffer ? m->cfg->buffer : 32;
+        if (s->nbuf > cap) {
+            size_t skip = s->nbuf - cap;
+            memmove(s->buf, s->buf + skip, cap * sizeof *s->buf);
+            s->nbuf = cap;
+            m->out->counts.skipped += skip;
+        }
         size_t take = s->nbuf < m->count ? s->nbuf : m->count;
         for (size_t i = 0; i < take; i++) {
             size_t d = new_dl(m, subi, root_of_value(m, s->buf[i]), s->buf[i]);

@@ -824,6 +824,23 @@ static int invariant_bit(parser *p, const wsc_tok *t)
     return -1;
 }
 
+/* A channel subscription's `buffer N` at t[i]: how many unread messages its client holds
+ * (a power of two, as a broadcast channel's capacity is); 0, or -1 after perr. */
+static int parse_sub_buffer(parser *p, ws_sub_config *c, const wsc_tok *t, size_t n, size_t i)
+{
+    long long v = 0;
+    if (i + 1 >= n) return perr(p, t[i].col, "buffer needs a number (a power of two)");
+    if (number(p, &t[i + 1], "buffer", &v)) return -1;
+    if (v < 1 || v > 65536 || (v & (v - 1)))
+        return perr(p, t[i + 1].col, "buffer must be a power of two from 1 to 65536 (the "
+                    "client's broadcast channel holds that many unread messages)");
+    if (c->form != WS_FORM_CHANNEL)
+        return perr(p, t[i].col, "buffer is for channels (the Pub/Sub client's broadcast "
+                    "buffer)");
+    c->buffer = (size_t)v;
+    return 0;
+}
+
 /* `subscribe NAME FORM KEY [OPTION...]`: the subscription's configuration, each option
  * checked; 0, or -1 after perr. */
 static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
@@ -905,6 +922,9 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
                 c->min_idle_ms = v;
             }
             i += 2;
+        } else if (is(o, "buffer")) {
+            if (parse_sub_buffer(p, c, t, n, i)) return -1;
+            i += 2;
         } else if (is(o, "delay-queue")) {
             if (i + 1 >= n) return perr(p, o->col, "delay-queue needs a sorted set key");
             pfree(st->s_dq);
@@ -939,7 +959,7 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             return perr(p, o->col,
                         "unknown option '%s' (group, consumer, mode, count, batch, block, "
                         "reclaim, read claiming, delay-queue, ttl, processing, recovery, "
-                        "pattern, reply, warn-crossslot, max-attempts, dead-letter)",
+                        "pattern, reply, warn-crossslot, max-attempts, dead-letter, buffer)",
                         o->s);
         }
     }
@@ -974,9 +994,10 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     else if (is(k, "lose-replies")) st->fault.kind = WS_FAULT_LOSE_REPLIES;
     else if (is(k, "error")) st->fault.kind = WS_FAULT_ERROR;
     else if (is(k, "refuse")) st->fault.kind = WS_FAULT_REFUSE;
+    else if (is(k, "disconnect")) st->fault.kind = WS_FAULT_DISCONNECT;
     else
         return perr(p, k->col, "unknown fault '%s' (crash-after, crash-before, lose-replies, "
-                    "error or refuse)", k->s);
+                    "error, refuse or disconnect)", k->s);
     size_t i = 3;
     long long v = 0;
     if (is(&t[i], "round-trip")) {
@@ -1358,6 +1379,16 @@ static int parse_exp_flushes(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     return 0;
 }
 
+/* `expect skipped N`: the channel messages reads skipped so far; 0, or -1 after perr. */
+static int parse_exp_skipped(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    if (n != 3) return usage_error(p, t[1].col);
+    st->kind = K_EXPECT_SKIPPED;
+    return number(p, &t[2], "skipped", &st->n);
+}
+
 /* `expect reports N`; 0, or -1 after perr. */
 static int parse_exp_reports(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                              size_t n)
@@ -1536,7 +1567,7 @@ static const stmt_def STMTS[] = {
     {"restart", NULL, SK_STEP, 0, parse_bare, "", "a fresh consumer process"},
     {"stop", NULL, SK_STEP, 0, parse_stop, "SUB", NULL},
     {"fault", NULL, SK_STEP, 0, parse_fault_row,
-     "reader|window|subscriber crash-after|crash-before|lose-replies|error|refuse\n"
+     "reader|window|subscriber crash-after|crash-before|lose-replies|error|refuse|disconnect\n"
      "      (Nth COMMAND | round-trip I [command K]) [error TEXT]",
      NULL},
 
@@ -1549,6 +1580,8 @@ static const stmt_def STMTS[] = {
      NULL},
     {"expect", "flushes", SK_EXPECT, 0, parse_exp_flushes, "N [of SUB]", NULL},
     {"expect", "reports", SK_EXPECT, 0, parse_exp_reports, "N", NULL},
+    {"expect", "skipped", SK_EXPECT, 0, parse_exp_skipped, "N",
+     "channel messages reads skipped"},
     {"expect", "report", SK_EXPECT, 0, parse_exp_report,
      "SUB [commands N] [settles N] [failed N] [error TEXT]", NULL},
     {"expect", "pending", SK_EXPECT, SF_BLOCK, parse_exp_entries, "SUB (ITEM... | none)",

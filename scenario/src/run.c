@@ -1302,6 +1302,8 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     }
     case K_EXPECT_REPORTS:
         return expect_number(r, st, ws_sim_get_counts(r->sim).reports, "reports");
+    case K_EXPECT_SKIPPED:
+        return expect_number(r, st, ws_sim_get_counts(r->sim).skipped, "skipped messages");
     case K_EXPECT_REPORT: return expect_report(r, st);
     case K_EXPECT_PENDING: return expect_pending(r, st);
     case K_EXPECT_DELAYED: return expect_delayed(r, st);

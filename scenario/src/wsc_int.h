@@ -50,6 +50,7 @@ typedef enum wsc_kind {
     K_EXPECT_PUBLISHED, /* expect published <channel> <payload>...|none */
     K_EXPECT_DELIVERY,  /* expect delivery <alias> count <n> | retries <n> */
     K_EXPECT_NOTHING,   /* expect nothing: the scenario checks nothing, on purpose */
+    K_EXPECT_SKIPPED,   /* expect skipped <n>: channel messages reads skipped */
 } wsc_kind;
 
 /* Boundary lines of an `expect flush` / `expect read` block. */

@@ -892,6 +892,7 @@ static void the_generator_covers_forms_and_modes(void **state)
     unsigned seen[5][4] = {{0}};
     unsigned kinds[GS_SHUTDOWN + 1] = {0};
     unsigned caps[4] = {0}, dlq = 0, rescue_declared = 0, auto_names = 0, batches = 0;
+    unsigned drains_lost = 0, skipping = 0;
     for (uint64_t seed = 1; seed <= 400; seed++) {
         ch c;
         ch_init_prng(&c, seed, 0);
@@ -899,7 +900,11 @@ static void the_generator_covers_forms_and_modes(void **state)
         gen_run run;
         gen_generate(&c, &lim, &run);
         seen[run.cfg.form][run.cfg.mode]++;
-        for (size_t i = 0; i < run.nsteps; i++) kinds[run.steps[i].kind]++;
+        for (size_t i = 0; i < run.nsteps; i++) {
+            kinds[run.steps[i].kind]++;
+            drains_lost += run.steps[i].kind == GS_SHUTDOWN && run.steps[i].drains_lost;
+        }
+        if (run.sim) skipping += ws_sim_get_counts(run.sim).skipped > 0;
         assert_true(run.cfg.max_attempts <= 3);
         caps[run.cfg.max_attempts]++;
         dlq += (unsigned)run.cfg.dead_letter;
@@ -917,6 +922,8 @@ static void the_generator_covers_forms_and_modes(void **state)
     for (int k = GS_PRODUCE; k <= GS_SHUTDOWN; k++) assert_true(kinds[k] > 0);
     for (int n = 0; n <= 3; n++) assert_true(caps[n] > 0);
     assert_true(dlq > 0 && rescue_declared > 0 && auto_names > 0 && batches > 0);
+    assert_true(drains_lost > 0); /* a shutdown whose drains lose the race with QUIT */
+    assert_true(skipping > 0);    /* a channel read that skips what its buffer lost */
 }
 
 /* ----- The shrinker ------------------------------------------------------------------------ */

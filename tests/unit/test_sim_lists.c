@@ -263,6 +263,44 @@ SF_TEST(a_channel_window_waits_while_messages_are_buffered)
     assert_string_equal(sf_q(sim, "LRANGE seen 0 -1"), "[\"e-1\", \"e-3\", \"e-4\"]");
 }
 
+/* The subscriber's buffer (pubsub.rs round_stream @ 0010e47: RecvError::Lagged, the gap
+ * skipped): fred's broadcast channel holds 32 unread messages by default, so a read that
+ * finds 35 skips the 3 oldest, counts them and warns; what it leaves behind counts against
+ * the buffer at the next read. */
+SF_TEST(a_channel_subscriber_behind_its_buffer_skips_the_oldest)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_CHANNEL, WS_MODE_WINDOW, "events", 64);
+    char payload[32];
+    for (int i = 1; i <= 35; i++) {
+        snprintf(payload, sizeof payload, "e-%d", i);
+        sf_produce(sim, WS_FORM_CHANNEL, "events", payload);
+    }
+    assert_int_equal(sf_read(sub), 32);
+    size_t len;
+    assert_memory_equal(ws_delivery_payload(sf_d(sub, 0), &len), "e-4", 3);
+    assert_int_equal(ws_sim_get_counts(sim).skipped, 3);
+    assert_int_equal(ws_sim_warning_count(sim), 1);
+    assert_non_null(strstr(ws_sim_warning(sim, 0), "read 1 of events skips 3 messages"));
+    for (size_t i = 0; i < 32; i++) sf_settle(sf_d(sub, i), WS_ACK);
+    /* a buffer of 1, COUNT 1: two unread at the next read, one skipped */
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_CHANNEL, WS_MODE_WINDOW, "alerts", 1);
+    cfg.buffer = 1;
+    ws_sub *small = sf_subscribe(sim, &cfg);
+    sf_produce(sim, WS_FORM_CHANNEL, "alerts", "a-1");
+    sf_produce(sim, WS_FORM_CHANNEL, "alerts", "a-2");
+    assert_int_equal(sf_read(small), 1);
+    assert_memory_equal(ws_delivery_payload(sf_d(small, 0), &len), "a-2", 3);
+    assert_int_equal(ws_sim_get_counts(sim).skipped, 4);
+    sf_settle(sf_d(small, 0), WS_ACK);
+    /* a buffer that is not a power of two, or on another form, is refused */
+    cfg.buffer = 3;
+    assert_null(ws_subscribe(sim, &cfg));
+    ws_sub_config list = sf_sub_config(sim, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, "jobs", 1);
+    list.buffer = 2;
+    assert_null(ws_subscribe(sim, &list));
+}
+
 /* PSUBSCRIBE with `pattern`; a message's id is the message. */
 SF_TEST(a_pattern_subscription_receives_matching_channels)
 {
