@@ -186,7 +186,7 @@ static int emit_corpus(const char *dir, const char *dict)
 static int run_seeds(uint64_t first, uint64_t count)
 {
     uint64_t failures = 0, model_mode = 0, declared = 0, retried_declared = 0, shutdowns = 0,
-             auto_names = 0, steps = 0;
+             auto_names = 0, steps = 0, drains_lost = 0, skipping = 0;
     double t0 = now_s();
     for (uint64_t seed = first; seed < first + count; seed++) {
         ch c;
@@ -202,13 +202,16 @@ static int run_seeds(uint64_t first, uint64_t count)
         }
         const gen_config *cfg = &run.cfg;
         int decl = cfg->max_attempts || cfg->dead_letter;
-        int retried = 0, shut = 0;
+        int retried = 0, shut = 0, lost_drain = 0;
         for (size_t i = 0; i < run.nsteps; i++) {
             const gen_step *st = &run.steps[i];
             retried |= st->kind == GS_SETTLE &&
                        (st->outcome == WS_RETRY || st->outcome == WS_RETRY_AFTER);
             shut |= st->kind == GS_SHUTDOWN;
+            lost_drain |= st->kind == GS_SHUTDOWN && st->drains_lost;
         }
+        drains_lost += (uint64_t)lost_drain;
+        if (run.sim) skipping += ws_sim_get_counts(run.sim).skipped > 0;
         model_mode += !cfg->faults;
         declared += (uint64_t)decl;
         retried_declared += (uint64_t)(decl && retried);
@@ -222,12 +225,14 @@ static int run_seeds(uint64_t first, uint64_t count)
     double el = now_s() - t0;
     printf("bench_fuzz: seeds %llu..%llu: %llu runs in %.1f s, %llu failed; %llu in model mode; "
            "%llu declare max-attempts or a dead letter (%llu retry under it); %llu shut down; "
-           "%llu with generated consumer names; mean %.1f steps\n",
+           "%llu with generated consumer names; %llu with a drain that lost the race; %llu "
+           "with skipped channel messages; mean %.1f steps\n",
            (unsigned long long)first, (unsigned long long)(first + count - 1),
            (unsigned long long)count, el, (unsigned long long)failures,
            (unsigned long long)model_mode, (unsigned long long)declared,
            (unsigned long long)retried_declared, (unsigned long long)shutdowns,
-           (unsigned long long)auto_names, count ? (double)steps / (double)count : 0.0);
+           (unsigned long long)auto_names, (unsigned long long)drains_lost,
+           (unsigned long long)skipping, count ? (double)steps / (double)count : 0.0);
     return failures ? 1 : 0;
 }
 

@@ -159,7 +159,18 @@ typedef enum ws_fault_kind {
     /* The round trip holding the addressed command is not sent at all.  WS_EREFUSED;
      * the connection stays usable. */
     WS_FAULT_REFUSE,
+    /* The connection is lost, and the consumer lives on: the server applies the whole
+     * round trip holding the addressed command (as with LOSE_REPLIES), its replies never
+     * come back, and from then on nothing is sent on this connection.  Every command of
+     * that round trip and of every later one answers the error WS_DISCONNECT_ERROR (the
+     * call itself succeeds; fates: lost for the applied ones, injected for the rest), and
+     * no push arrives any more.  What a client of a pool without a reconnect policy is
+     * left with (broker.rs: Pool::new(config, None, None, None, 4)). */
+    WS_FAULT_DISCONNECT,
 } ws_fault_kind;
+
+/* The error every command of a lost connection answers (WS_FAULT_DISCONNECT). */
+#define WS_DISCONNECT_ERROR "ERR connection lost (wsim: the client has no reconnect policy)"
 
 /* Where a fault fires: either by position (name == NULL) -- round trip `round_trip` of
  * this connection (1-based, as ws_conn_stats.round_trips counts) and its command
@@ -274,7 +285,7 @@ void ws_conn_set_trace(ws_conn *c, ws_trace_fn fn, void *ud);
  * one line per command: the command as typed into redis-cli (arguments quoted with
  * redis-cli's escapes when they need it), then the reply on one line: +status,
  * -error, :integer, "bulk" (escaped), $-1 (nil), *-1 (nil array), [a, b] for arrays,
- * and the fate when it is not "replied".  Heap memory (free() it), *len its length
+ * and the fate when it is not "replied".  Heap memory (wsi_free() it), *len its length
  * (len may be NULL). */
 char *ws_round_trip_text(const ws_round_trip *rt, size_t *len);
 

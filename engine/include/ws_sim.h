@@ -41,6 +41,20 @@ extern "C" {
 /* The engine's version (wsim --version prints it). */
 #define WS_VERSION "0.1.0"
 
+/* One framework file the engine follows, at the revision read (engine/framework.pins, the
+ * one place that says so; docs/engine.md cites it, wsim --version lists it). */
+typedef struct ws_framework_pin {
+    const char *repo;    /* "powersemmi/ruststream-fred" or "powersemmi/ruststream" */
+    const char *path;    /* the file's path in the repository */
+    const char *commit;  /* the commit of the version read (7 to 40 hex digits) */
+    const char *what;    /* what the engine takes from it ("" if nothing said) */
+} ws_framework_pin;
+
+/* How many framework files the engine follows, and the i-th (NULL past the end), in the
+ * order engine/framework.pins lists them. */
+size_t ws_framework_pin_count(void);
+const ws_framework_pin *ws_framework_pin_at(size_t i);
+
 typedef struct ws_sim ws_sim;
 typedef struct ws_sub ws_sub;
 typedef struct ws_delivery ws_delivery;
@@ -139,13 +153,18 @@ typedef struct ws_header {
 
 /* Produces one entry the way the framework's producer does, on the admin connection
  * (cause "produce"): a stream gets `XADD <key> * _payload <payload> h:<name> <value>...`,
- * a list `LPUSH <key> <frame>`, a channel `PUBLISH <key> <frame>` (a frame is the payload
- * alone when there are no headers, else the encoding of docs/engine.md).  The simulation
- * remembers what it produced: ws_sim_check accounts for every produced entry.  *id (may
- * be NULL) gets the stream id or the frame (heap, free() it). */
+ * a list `LPUSH <key> <frame>`, a channel `PUBLISH <key> <frame>` (the binary frame of
+ * docs/engine.md, headers or not: the framework's publishers always frame a value).  The
+ * simulation remembers what it produced: ws_sim_check accounts for every produced entry.
+ * *id (may be NULL) gets the stream id or the frame (heap, wsi_free() it). */
 int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
                    size_t payload_len, const ws_header *headers, size_t nheaders,
                    char **id);
+/* The same for a list or a channel, with the bare payload as the value instead of a frame:
+ * what a producer outside the framework writes, which the framework decodes as a payload
+ * without headers (envelope.rs unframe).  WS_EINVAL for a stream (its entry has fields). */
+int ws_sim_produce_raw(ws_sim *sim, int form, const char *key, const char *payload,
+                       size_t payload_len, char **id);
 
 /* ----- The consumer process ------------------------------------------------------------ */
 
@@ -162,6 +181,11 @@ int ws_sim_crash(ws_sim *sim);
  * next one.  Returns 0, WS_ECRASHED when an armed fault killed it during the drain, or
  * WS_EDEAD when it was dead already. */
 int ws_sim_shutdown(ws_sim *sim);
+/* The same stop when the windows' drains lose their race with the pool's QUIT: the
+ * framework spawns each drain on a task nothing awaits and then quits the pool (source.rs,
+ * app/run.rs), so what a window owes may never leave.  Nothing is flushed; what the windows
+ * owed stays with the broker (pending, or on the processing list).  Returns 0 or WS_EDEAD. */
+int ws_sim_shutdown_drains_lost(ws_sim *sim);
 /* Non-zero while the process is dead (crashed and not restarted). */
 int ws_sim_dead(const ws_sim *sim);
 /* Starts a fresh process: new connections, and every subscription made so far started
@@ -228,6 +252,14 @@ typedef struct ws_sub_config {
     const char *processing; /* reliable list: processing list (NULL: <key>.processing) */
     const char *recovery;   /* reliable list: the recovery sorted set, or NULL */
     int pattern;            /* channel: PSUBSCRIBE instead of SUBSCRIBE */
+    size_t buffer;          /* channel: how many unread messages the subscriber's client
+                               holds (0: 32, fred's PerformanceConfig default
+                               broadcast_channel_capacity, which ruststream-fred's dedicated
+                               Pub/Sub client keeps: broker.rs new_client); a power of two,
+                               as a broadcast channel's capacity is.  A read that finds more
+                               skips the oldest (pubsub.rs round_stream: RecvError::Lagged,
+                               "skip the gap"): counted in ws_sim_counts.skipped and warned
+                               (ws_sim_warning).  wsim's own knob: the framework sets none */
     const char *name;       /* the name in reports (NULL: the key, as §5 says) */
     const char *label;      /* the name in the trace, its causes and diagrams (NULL: the
                                report name, "<key> (reclaim)" for a reclaim subscription,
@@ -377,14 +409,14 @@ size_t ws_sim_produced_id_size(const ws_sim *sim, size_t i);
 
 /* ----- The trace --------------------------------------------------------------------------- */
 
-/* The whole trace so far as text (heap, free() it): one block per round trip of every
+/* The whole trace so far as text (heap, wsi_free() it): one block per round trip of every
  * connection, in order, with the cause and, per command, its reply, its fate and the
  * delivery it came from; crashes and restarts as lines of their own.  Deterministic: the
  * same inputs give the same bytes on the fake. */
 char *ws_sim_trace_text(const ws_sim *sim, size_t *len);
 /* The flush diagrams (every flush of every subscription), in the spirit of the seed page
  * "Window": per flush its round trips, each command with the delivery it came from and
- * that delivery's outcome.  Heap, free() it. */
+ * that delivery's outcome.  Heap, wsi_free() it. */
 char *ws_sim_diagram(const ws_sim *sim, size_t *len);
 /* FNV-1a 64 of ws_sim_trace_text: two runs agree iff their traces are byte-identical. */
 uint64_t ws_sim_trace_hash(const ws_sim *sim);
@@ -395,6 +427,8 @@ uint64_t ws_sim_trace_hash(const ws_sim *sim);
 typedef struct ws_sim_counts {
     uint64_t round_trips, read_round_trips, flush_round_trips, pool_round_trips;
     uint64_t reads, deliveries, flushes, reports;
+    uint64_t skipped;   /* channel messages a read skipped: its subscriber had fallen further
+                           behind than its buffer holds (ws_sub_config.buffer) */
 } ws_sim_counts;
 ws_sim_counts ws_sim_get_counts(const ws_sim *sim);
 

@@ -68,17 +68,12 @@ char *wsi_frame_fields(char *const *fields, const size_t *lens, size_t n, size_t
     return t.p;
 }
 
-/* The value a producer writes for payload with headers h (heap, *len bytes): the binary
- * frame, or the bare payload without headers. */
+/* The value a framework publisher writes for payload with headers h (heap, *len bytes):
+ * the binary frame, with no headers too (envelope.rs frame; pubsub.rs, list.rs publishers
+ * frame every value). */
 char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
                        size_t *len)
 {
-    if (nh == 0) {
-        /* what a producer without headers sends here: the bare payload, which the
-         * framework decodes as a payload without headers (docs/engine.md) */
-        *len = plen;
-        return wsi_xmemdup(payload, plen);
-    }
     wsi_text t = {0};
     put_u32(&t, (uint32_t)nh);
     for (size_t i = 0; i < nh; i++) {

@@ -1,5 +1,6 @@
 /* conn_fault.c -- the fault layer: a connection around another one that crashes the
- * consumer, loses replies, answers injected errors or refuses to send, at armed points.
+ * consumer, loses replies, answers injected errors, refuses to send or is lost while the
+ * consumer lives on, at armed points.
  *
  * Everything is decided before anything is sent: each command of the round trip gets its
  * position and its per-name occurrence number, armed faults are matched against them,
@@ -71,6 +72,8 @@ typedef struct fault_conn {
     size_t npending, cappending;
     wsi_arena arena;        /* synthesised replies and copies, per round trip */
     rt_scratch rt;          /* per-round-trip scratch */
+    int gone;               /* a disconnect fired: nothing is sent any more, every
+                               command answers WS_DISCONNECT_ERROR */
     ws_fault_hook hook;     /* called at the start of each round trip, or NULL */
     void *hook_arg;         /* its argument */
 } fault_conn;
@@ -311,6 +314,34 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         plan[j].discard = 0;
     }
 
+    /* A lost connection sends nothing: every command answers the error at once -- unless
+     * the consumer crashes there (a crash is the process's, whatever its connections). */
+    if (fc->gone) {
+        for (size_t i = 0; i < fc->nfaults; i++) {
+            armed *a = &fc->faults[i];
+            if (a->f.kind != WS_FAULT_CRASH_AFTER && a->f.kind != WS_FAULT_CRASH_BEFORE &&
+                a->f.kind != WS_FAULT_LOSE_REPLIES)
+                continue;
+            for (size_t pos = 0; pos <= n; pos++) {
+                if (!hits(a, rt, pos, pos ? &commands[pos - 1] : NULL, pos ? plan[pos - 1].occ : 0))
+                    continue;
+                fire(fc, a);
+                snprintf(c->note, sizeof c->note, "crash, nothing sent (connection lost)");
+                return wsi_conn_fail(c, WS_ECRASHED, 1,
+                                     "injected: consumer crashed in round trip %llu after 0 "
+                                     "of %zu commands (its connection was lost already)",
+                                     (unsigned long long)rt, n);
+            }
+        }
+        for (size_t j = 0; j < n; j++) {
+            replies[j] = synth(fc, FR_REPLY_ERROR, WS_DISCONNECT_ERROR);
+            if (!replies[j]) return wsi_conn_fail(c, WS_ENOMEM, 0, NULL);
+            fates[j] = WS_FATE_INJECTED;
+        }
+        snprintf(c->note, sizeof c->note, "connection lost: nothing sent");
+        return 0;
+    }
+
     /* A refusal anywhere in the round trip: nothing leaves. */
     int refused = 0;
     for (size_t i = 0; i < fc->nfaults; i++) {
@@ -332,7 +363,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
 
     /* The crash point: the first command not applied. */
     size_t cutoff = n;
-    armed *crash = NULL, *lose = NULL;
+    armed *crash = NULL, *lose = NULL, *drop = NULL;
     for (size_t i = 0; i < fc->nfaults; i++) {
         armed *a = &fc->faults[i];
         for (size_t pos = 0; pos <= n; pos++) {
@@ -346,11 +377,14 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
                 }
             } else if (a->f.kind == WS_FAULT_LOSE_REPLIES) {
                 if (!lose) lose = a;
+            } else if (a->f.kind == WS_FAULT_DISCONNECT) {
+                if (!drop) drop = a;
             }
             break;
         }
     }
     if (crash) lose = NULL;
+    if (crash || lose) drop = NULL; /* the consumer dies: nothing lives on to see the loss */
     for (size_t i = 0; i < fc->nfaults; i++) {
         armed *a = &fc->faults[i];
         if (a->f.kind != WS_FAULT_ERROR) continue;
@@ -365,6 +399,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
     }
     if (crash) fire(fc, crash);
     if (lose) fire(fc, lose);
+    if (drop) fire(fc, drop);
 
     /* An error answered to EXEC or DISCARD ends the transaction (a server answering EXEC
      * an error has discarded it), so inside MULTI a DISCARD goes in its place: otherwise
@@ -400,6 +435,24 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
             return wsi_conn_fail(c, rc, 1, "%s", fc->inner->errstr);
         }
         c->stats.commands_sent += m;
+    }
+
+    if (drop) {
+        /* The connection is lost with the round trip applied: its replies are never read
+         * (what the server answered stays unknown), and each command answers the error. */
+        for (size_t j = 0; j < cutoff; j++) {
+            replies[j] = synth(fc, FR_REPLY_ERROR, WS_DISCONNECT_ERROR);
+            if (!replies[j]) return wsi_conn_fail(c, WS_ENOMEM, 1, NULL);
+            fates[j] = plan[j].inject && !plan[j].discard ? WS_FATE_INJECTED : WS_FATE_LOST;
+        }
+        ws_conn_close(fc->inner);
+        fc->inner = NULL;
+        fc->gone = 1;
+        fc->in_multi = 0;
+        clear_pending(fc);
+        snprintf(c->note, sizeof c->note, "connection lost: replies of %zu commands never read",
+                 n);
+        return 0;
     }
 
     /* The replies, in the caller's order, with MULTI followed through them. */
@@ -466,6 +519,10 @@ static int fault_pushes(ws_conn *c, int timeout_ms, size_t max, const fr_reply *
                         size_t *n)
 {
     fault_conn *fc = (fault_conn *)c;
+    if (fc->gone) {
+        *n = 0; /* nothing arrives on a lost connection */
+        return 0;
+    }
     if (!fc->inner) return WS_EDEAD;
     int rc = ws_conn_pushes(fc->inner, timeout_ms, max, out, n);
     if (rc && fc->inner->dead) return wsi_conn_fail(c, rc, 1, "%s", fc->inner->errstr);
@@ -499,7 +556,7 @@ int ws_fault_arm(ws_conn *c, const ws_fault *f)
 {
     if (!c || !c->faulty || !f) return WS_EINVAL;
     fault_conn *fc = (fault_conn *)c;
-    if (f->kind < WS_FAULT_CRASH_AFTER || f->kind > WS_FAULT_REFUSE) return WS_EINVAL;
+    if (f->kind < WS_FAULT_CRASH_AFTER || f->kind > WS_FAULT_DISCONNECT) return WS_EINVAL;
     if (f->name) {
         if (!f->name[0] || f->nth == 0) return WS_EINVAL;
     } else {

@@ -80,6 +80,13 @@ void wsi_delivery_set_fields(ws_delivery *d, const fr_reply *arr)
     wsi_free(lens);
 }
 
+/* Sets a delivery's fields from a command's arguments from the first on (field, value, ...). */
+void wsi_delivery_set_fields_from(ws_delivery *d, const wsi_cmd *c, int first)
+{
+    int n = c->argc > first ? c->argc - first : 0;
+    set_field_strings(d, (const char *const *)c->argv + first, c->argvlen + first, (size_t)n);
+}
+
 /* Sets (adds or replaces) one field of a delivery, as the framework inserts its headers
  * into the fields it read (subscriber.rs insert_meta_header). */
 void wsi_delivery_set_field(ws_delivery *d, const char *name, long long value)

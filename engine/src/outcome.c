@@ -109,13 +109,19 @@ void wsi_copy_fields(const ws_delivery *d, int raise, wsi_cmdb *b)
     }
 }
 
-/* The form a copy to key takes (publisher.rs RedisDefaultPublish routes by the kind of
- * subscription the name is known by; a name no subscription reads is a stream). */
-static int form_of_key(const ws_sim *sim, const char *key)
+/* How the runtime's default publisher writes name (route.rs Routes::route, publisher.rs
+ * RedisDefaultPublish @ abc452f): in the form of the first subscription that reads it or
+ * dead-letters to it -- the route is recorded when a subscription opens, its own name and
+ * its dead letter with its own form (a reliable list's is a list's LPUSH); a pattern
+ * subscription records nothing -- and a name no subscription records is a stream.  Two
+ * records of one name never disagree: ws_subscribe refuses the second (sub.c). */
+static int route_form(const ws_sim *sim, const char *name)
 {
     for (size_t i = 0; i < sim->nsubs; i++) {
         const ws_sub *s = sim->subs[i];
-        if (strcmp(s->key, key) != 0) continue;
+        if (s->cfg.form == WS_FORM_CHANNEL && s->cfg.pattern) continue;
+        if (strcmp(s->key, name) != 0 && !(s->dead_letter && strcmp(s->dead_letter, name) == 0))
+            continue;
         return s->cfg.form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : (int)s->cfg.form;
     }
     return WS_FORM_STREAM;
@@ -206,8 +212,7 @@ int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
         return 0;
     }
     const char *key = dlq ? s->dead_letter : s->key;
-    int form = dlq ? form_of_key(sim, key)
-                   : s->cfg.form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : (int)s->cfg.form;
+    int form = route_form(sim, key); /* the subscription's own key: its own form */
     wsi_cmd *c = copy_to(d, key, form, 1);
     if (!dlq && form != WS_FORM_STREAM) wsi_lineage_add(sim, d, c->argv[2], c->argvlen[2]);
     if (p->delay_ms > 0) {

@@ -87,6 +87,16 @@ static int pool_built(ws_sub *s, const char *cause, wsi_cmdb *b, const fr_reply 
     return rc;
 }
 
+/* The framework's sweeps and claims await each command with `?` (delay.rs sweep_due,
+ * recovery.rs sweep_orphans and record_claim): an error reply ends the fetch, and the read
+ * fails with it (the runtime logs "subscriber stream error" and reads again: dispatch.rs
+ * spawn_dispatch).  WS_EINVAL with "<cause> failed: <error>" when r is an error reply. */
+static int step_failed(ws_sub *s, const char *cause, const fr_reply *r)
+{
+    if (r->type != FR_REPLY_ERROR) return 0;
+    return wsi_fail(s->sim, WS_EINVAL, "%s failed: %s", cause, r->str);
+}
+
 /* The due members of a sorted set the sweeps read: `ZRANGEBYSCORE <zset> 0 <max> LIMIT 0
  * 128` through the pool, copied into *members / *lens (free with wsi_strings_free).
  * Returns the count (0: none), or < 0 on a failed round trip. */
@@ -105,7 +115,7 @@ static long due_members(ws_sub *s, const char *zset, int64_t max, const char *ca
     wsi_cmdb_adds(&b, "128");
     const fr_reply *r = NULL;
     int rc = pool_built(s, cause, &b, &r);
-    if (rc) return rc;
+    if (rc || (rc = step_failed(s, cause, r))) return rc;
     if (r->type != FR_REPLY_ARRAY || r->count == 0) return 0;
     size_t n = r->count;
     *members = wsi_xcalloc(n, sizeof **members);
@@ -119,7 +129,9 @@ static long due_members(ws_sub *s, const char *zset, int64_t max, const char *ca
 
 /* One due member of the delay queue (delay.rs sweep_due): ZREM, and only if that removed
  * it, the copy XADDed back to the stream -- each awaited, so a crash between the two loses
- * this one copy.  A member that does not decode is gone with its ZREM. */
+ * this one copy, and so does an XADD that answers an error (the member is gone).  An error
+ * of either ends the sweep and fails the read.  A member that does not decode is gone with
+ * its ZREM. */
 static int delay_sweep_one(ws_sub *s, const char *cause, const char *m, size_t mlen)
 {
     ws_sim *sim = s->sim;
@@ -129,7 +141,8 @@ static int delay_sweep_one(ws_sub *s, const char *cause, const char *m, size_t m
     wsi_cmdb_add(&b, m, mlen);
     const fr_reply *r = NULL;
     int rc = pool_built(s, cause, &b, &r);
-    if (rc || r->type != FR_REPLY_INTEGER || r->integer != 1) return rc;
+    if (rc || (rc = step_failed(s, cause, r))) return rc;
+    if (r->type != FR_REPLY_INTEGER || r->integer != 1) return 0;
     char **parts;
     size_t *plens;
     long np = wsi_dq_decode(m, mlen, &parts, &plens);
@@ -145,6 +158,10 @@ static int delay_sweep_one(ws_sub *s, const char *cause, const char *m, size_t m
     rc = pool_built(s, cause, &b, &r);
     if (rc == 0 && r->type == FR_REPLY_BULK)
         lineage_from_id(s, parts[0], plens[0], r->str, r->len);
+    if (rc == 0 && r->type == FR_REPLY_ERROR)
+        wsi_trace_note(sim, "-- %s: the copy swept out of %s was not added back (%s): it is "
+                       "lost\n", s->name, s->delay_queue, r->str);
+    if (rc == 0) rc = step_failed(s, cause, r);
     wsi_strings_free(parts, plens, (size_t)np);
     return rc;
 }
@@ -240,9 +257,12 @@ static int read_fresh(ws_sub *s, uint64_t read, const char *cause)
     return 0;
 }
 
-/* A stream's reclaim read (subscriber.rs fetch_reclaim): XAUTOCLAIM from the cursor, then
- * XPENDING for the reclaimed entries' delivery counts and idle times, which become their
- * headers; nothing to reclaim makes the reader wait its block time. */
+/* A stream's reclaim read (subscriber.rs fetch_reclaim @ 72ad959): XAUTOCLAIM from the
+ * cursor, then XPENDING for the reclaimed entries' delivery counts and idle times, which
+ * become their headers; nothing to reclaim makes the reader wait its block time.  The cursor
+ * moves with the XAUTOCLAIM's answer, before the XPENDING: an XPENDING that fails fails the
+ * whole read (enrich_reclaimed's `?`), and the entries XAUTOCLAIM took are pending under
+ * this consumer, handed to no handler, the scan past them. */
 static int read_reclaim(ws_sub *s, uint64_t read, const char *cause)
 {
     wsi_cmdb b = {0};
@@ -259,15 +279,21 @@ static int read_reclaim(ws_sub *s, uint64_t read, const char *cause)
     if (rc) return rc;
     if (r->type != FR_REPLY_ARRAY || r->count < 2) return 0;
     snprintf(s->cursor, sizeof s->cursor, "%.*s", (int)r->elements[0].len, r->elements[0].str);
+    /* the claimed entries, kept as [id, field, value, ...] until XPENDING answers */
     const fr_reply *entries = &r->elements[1];
-    size_t first = s->nlast;
+    size_t n = 0;
+    wsi_cmd **got = wsi_xcalloc(entries->count ? entries->count : 1, sizeof *got);
     for (size_t i = 0; i < entries->count; i++) {
         const fr_reply *e = &entries->elements[i];
         if (e->type != FR_REPLY_ARRAY || e->count < 2) continue;
-        ws_delivery *d = new_delivery(s, read, e->elements[0].str, e->elements[0].len);
-        wsi_delivery_set_fields(d, &e->elements[1]);
+        wsi_cmdb_add(&b, e->elements[0].str, e->elements[0].len);
+        const fr_reply *f = &e->elements[1];
+        for (size_t k = 0; f->type == FR_REPLY_ARRAY && k < f->count; k++)
+            wsi_cmdb_add(&b, f->elements[k].str ? f->elements[k].str : "", f->elements[k].len);
+        got[n++] = wsi_cmdb_done(&b);
     }
-    if (s->nlast == first) {
+    if (n == 0) {
+        wsi_free(got);
         /* nothing to reclaim: the framework's reclaim loop sleeps `block` before its next
          * read (subscriber.rs fetch_reclaim), and the clock goes on meanwhile */
         wsi_trace_note(s->sim, "-- %s: nothing to reclaim: the reader waits %lld ms\n",
@@ -283,12 +309,20 @@ static int read_reclaim(ws_sub *s, uint64_t read, const char *cause)
     wsi_cmdb_adds(&b, "+");
     wsi_cmdb_addll(&b, (long long)s->cfg.count);
     wsi_cmdb_adds(&b, s->consumer);
-    wsi_cmd *c = wsi_cmdb_done(&b);
-    rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r); /* an error: no counts */
-    wsi_cmd_free(c);
-    if (rc) return rc;
-    for (size_t k = first; k < s->nlast; k++) {
-        ws_delivery *d = s->last[k];
+    rc = read_one(s, read, cause, &b, &r);
+    if (rc) {
+        if (!s->sim->dead)
+            wsi_trace_note(s->sim, "-- %s: XPENDING failed: the %zu entr%s XAUTOCLAIM took stay "
+                           "pending under %s, handed out to no handler, and the scan goes on "
+                           "past them\n", s->name, n, n == 1 ? "y" : "ies", s->consumer);
+        for (size_t i = 0; i < n; i++) wsi_cmd_free(got[i]);
+        wsi_free(got);
+        return rc;
+    }
+    for (size_t k = 0; k < n; k++) {
+        ws_delivery *d = new_delivery(s, read, got[k]->argv[0], got[k]->argvlen[0]);
+        wsi_delivery_set_fields_from(d, got[k], 1);
+        wsi_cmd_free(got[k]);
         int listed = 0;
         long long idle = 0;
         d->count = 0;
@@ -312,6 +346,7 @@ static int read_reclaim(ws_sub *s, uint64_t read, const char *cause)
         wsi_delivery_set_field(d, "h:redis-delivery-count", d->count);
         wsi_delivery_set_field(d, "h:redis-idle-ms", idle);
     }
+    wsi_free(got);
     return 0;
 }
 
@@ -326,31 +361,40 @@ static void add_seconds(wsi_cmdb *b, int64_t ms)
 
 /* One orphan of the recovery set (recovery.rs sweep_orphans): LREM of its value from the
  * processing list, LPUSH back to the main list only if that removed it, then ZREM of the
- * member whatever LREM said -- each awaited: a crash between LREM and LPUSH loses it. */
+ * member whatever LREM said -- each awaited: a crash between LREM and LPUSH loses it, and so
+ * does an LPUSH that answers an error.  An error of any ends the sweep and fails the read.
+ * A member too short to hold a value (recovery.rs value_from_member: fewer than 12 bytes)
+ * is only removed. */
 static int orphan_one(ws_sub *s, const char *cause, const char *m, size_t mlen)
 {
     size_t vlen = 0;
     const char *value = wsi_recovery_value(m, mlen, &vlen);
-    if (!value) value = "";
     wsi_cmdb b = {0};
-    wsi_cmdb_adds(&b, "LREM");
-    wsi_cmdb_adds(&b, s->processing);
-    wsi_cmdb_adds(&b, "1");
-    wsi_cmdb_add(&b, value, vlen);
     const fr_reply *r = NULL;
-    int rc = pool_built(s, cause, &b, &r);
-    if (rc) return rc;
-    if (r->type == FR_REPLY_INTEGER && r->integer == 1) {
+    int rc = 0;
+    if (value) {
+        wsi_cmdb_adds(&b, "LREM");
+        wsi_cmdb_adds(&b, s->processing);
+        wsi_cmdb_adds(&b, "1");
+        wsi_cmdb_add(&b, value, vlen);
+        rc = pool_built(s, cause, &b, &r);
+        if (rc || (rc = step_failed(s, cause, r))) return rc;
+    }
+    if (value && r->type == FR_REPLY_INTEGER && r->integer == 1) {
         wsi_cmdb_adds(&b, "LPUSH");
         wsi_cmdb_adds(&b, s->key);
         wsi_cmdb_add(&b, value, vlen);
         rc = pool_built(s, cause, &b, &r);
-        if (rc) return rc;
+        if (rc == 0 && r->type == FR_REPLY_ERROR)
+            wsi_trace_note(s->sim, "-- %s: an orphan taken off %s was not pushed back (%s): it "
+                           "is lost\n", s->name, s->processing, r->str);
+        if (rc || (rc = step_failed(s, cause, r))) return rc;
     }
     wsi_cmdb_adds(&b, "ZREM");
     wsi_cmdb_adds(&b, s->recovery);
     wsi_cmdb_add(&b, m, mlen);
-    return pool_built(s, cause, &b, &r);
+    rc = pool_built(s, cause, &b, &r);
+    return rc ? rc : step_failed(s, cause, r);
 }
 
 /* The orphan sweep of a reliable list with recovery: values claimed longer than min-idle
@@ -360,10 +404,12 @@ static int orphan_sweep(ws_sub *s, const char *cause)
     return sweep(s, s->recovery, wsi_now(s->sim) - s->cfg.min_idle_ms, cause, orphan_one);
 }
 
-/* The claims of the read's new deliveries (first .. nlast) in the recovery set: a member
- * each, ZADD at the claim time, then PEXPIRE when a recovery ttl is set (recovery.rs
- * record_claim) -- one pipeline through the pool for a window's read, each its own awaited
- * round trip for a direct read. */
+/* The claims of a window read's new deliveries (first .. nlast) in the recovery set: a
+ * member each, ZADD at the claim time, then PEXPIRE when a recovery ttl is set, in one
+ * pipeline through the pool (list.rs track @ e9525ff).  Its error replies do not stop the
+ * deliveries: the framework's read answers the error once and hands the entries it had
+ * claimed out at the next poll, their handles made (a direct read claims one value before it
+ * delivers it: claim_then_deliver). */
 static int record_claims(ws_sub *s, size_t first, const char *cause)
 {
     ws_sim *sim = s->sim;
@@ -386,19 +432,62 @@ static int record_claims(ws_sub *s, size_t first, const char *cause)
         wsi_cmdb_addll(&b, (long long)s->cfg.recovery_ttl_ms);
         cmds[n++] = wsi_cmdb_done(&b);
     }
-    int rc = 0;
-    if (s->cfg.mode == WS_MODE_DIRECT) {
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            const fr_reply *r = NULL;
-            rc = pool_one(s, cause, cmds[i], &r);
-        }
-    } else {
-        const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
-        wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SWEEP};
-        rc = wsi_send(sim, sim->window, n, cmds, &an, rr);
-        wsi_free(rr);
-    }
+    const fr_reply **rr = wsi_xcalloc(n, sizeof *rr);
+    wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SWEEP};
+    int rc = wsi_send(sim, sim->window, n, cmds, &an, rr);
+    wsi_free(rr);
     free_cmds(cmds, n);
+    return rc;
+}
+
+/* A direct-mode reliable list with recovery records its claim before it delivers. */
+static int direct_claims(const ws_sub *s)
+{
+    return s->cfg.mode == WS_MODE_DIRECT && s->recovery;
+}
+
+/* Direct mode (list.rs next_entry @ e9525ff): the value BLMOVE moved is delivered only once
+ * its claim is recorded -- recovery.rs record_claim: ZADD, then PEXPIRE with a recovery ttl,
+ * each awaited with `?`.  One that answers an error fails the read: the value stays on the
+ * processing list, and no member names it unless the ZADD took (stranded, as after a crash
+ * between the move and the claim). */
+static int claim_then_deliver(ws_sub *s, uint64_t read, const fr_reply *moved)
+{
+    ws_sim *sim = s->sim;
+    size_t vlen = moved->len;
+    char *value = wsi_xmemdup(moved->str, vlen);
+    size_t mlen;
+    char *member = wsi_recovery_member(sim->pid, sim->claims++, value, vlen, &mlen);
+    char cause[192];
+    wsi_cause_numbered(cause, sizeof cause, "claims of read ", read, " of ", s->name);
+    wsi_cmdb b = {0};
+    wsi_cmdb_adds(&b, "ZADD");
+    wsi_cmdb_adds(&b, s->recovery);
+    wsi_cmdb_addll(&b, (long long)wsi_now(sim));
+    wsi_cmdb_add(&b, member, mlen);
+    const fr_reply *r = NULL;
+    int rc = pool_built(s, cause, &b, &r);
+    if (rc == 0 && r->type != FR_REPLY_ERROR && s->cfg.recovery_ttl_ms) {
+        wsi_cmdb_adds(&b, "PEXPIRE");
+        wsi_cmdb_adds(&b, s->recovery);
+        wsi_cmdb_addll(&b, (long long)s->cfg.recovery_ttl_ms);
+        rc = pool_built(s, cause, &b, &r);
+    }
+    if (rc == 0 && r->type == FR_REPLY_ERROR) {
+        char *shown = (char *)wsi_shown(value, vlen);
+        wsi_trace_note(sim, "-- %s: the claim of %s was not recorded: it stays on %s, "
+                       "delivered to no handler\n", s->name, shown, s->processing);
+        if (shown != value) wsi_free(shown);
+        rc = step_failed(s, cause, r);
+    }
+    if (rc == 0) {
+        ws_delivery *d = new_delivery(s, read, value, vlen);
+        d->member = member;
+        d->member_len = mlen;
+        member = NULL;
+    }
+    wsi_free(member);
+    wsi_free(value);
     return rc;
 }
 
@@ -420,7 +509,8 @@ static int blocking_pop(ws_sub *s, uint64_t read, const char *cause)
     const fr_reply *r = NULL;
     int rc = reader_send(s, cause, 1, &c, WSI_ROLE_READ, &r);
     wsi_cmd_free(c);
-    if (rc) return rc;
+    if (rc || (rc = step_failed(s, cause, r))) return rc; /* list.rs empty_on_timeout */
+    if (reliable && r->type == FR_REPLY_BULK && direct_claims(s)) return claim_then_deliver(s, read, r);
     if (reliable && r->type == FR_REPLY_BULK) new_delivery(s, read, r->str, r->len);
     if (!reliable && r->type == FR_REPLY_ARRAY && r->count == 2)
         new_delivery(s, read, r->elements[1].str, r->elements[1].len);
@@ -486,7 +576,7 @@ static int read_list(ws_sub *s, uint64_t read, const char *cause)
                                                      : read_rpop(s, read, cause);
     if (rc) return rc;
     if (s->nlast == first) rc = blocking_pop(s, read, cause);
-    if (rc == 0 && reliable && s->recovery && s->nlast > first) {
+    if (rc == 0 && reliable && s->recovery && s->nlast > first && !direct_claims(s)) {
         char cc[192];
         wsi_cause_numbered(cc, sizeof cc, "claims of read ", read, " of ", s->name);
         rc = record_claims(s, first, cc);
@@ -509,14 +599,47 @@ static int read_stream(ws_sub *s, uint64_t read, const char *cause)
     return rc;
 }
 
+/* The client's broadcast buffer holds the newest `buffer` messages a subscriber has not
+ * received (ws_sub_config.buffer, 32 by default): one that fell further behind skips the
+ * oldest, never to see them (pubsub.rs round_stream @ 0010e47: RecvError::Lagged -- "skip
+ * the gap and keep reading").  Pub/Sub is at most once: a skip is no violation; it is
+ * counted (ws_sim_counts.skipped) and warned, naming what was skipped. */
+static void skip_lagged(ws_sub *s, uint64_t read)
+{
+    size_t cap = s->cfg.buffer ? s->cfg.buffer : WSI_PUBSUB_BUFFER;
+    if (s->nbuffered <= cap) return;
+    size_t skip = s->nbuffered - cap;
+    wsi_text t = {0};
+    wsi_text_printf(&t, "read %llu of %s skips %zu message%s: its subscriber fell behind its "
+                    "buffer of %zu (the client's broadcast channel), so ", (unsigned long long)read,
+                    s->name, skip, skip == 1 ? "" : "s", cap);
+    for (size_t i = 0; i < skip; i++) {
+        if (i == 3) {
+            wsi_text_printf(&t, ", ... (%zu more)", skip - 3);
+            break;
+        }
+        if (i) wsi_text_add(&t, ", ", 2);
+        wsi_text_arg(&t, s->buffered[i], s->buffered_len[i]);
+    }
+    wsi_text_printf(&t, " %s never delivered", skip == 1 ? "is" : "are");
+    wsi_warn(s->sim, t.p);
+    wsi_free(t.p);
+    for (size_t i = 0; i < skip; i++) wsi_free(s->buffered[i]);
+    memmove(s->buffered, s->buffered + skip, cap * sizeof *s->buffered);
+    memmove(s->buffered_len, s->buffered_len + skip, cap * sizeof *s->buffered_len);
+    s->nbuffered = cap;
+    s->sim->counts.skipped += skip;
+}
+
 /* A channel read (Pub/Sub): what was published before the read (a barrier), then, if
- * nothing was, what arrives within BLOCK; up to COUNT buffered messages become deliveries,
- * the rest wait. */
+ * nothing was, what arrives within BLOCK; what the buffer could not hold is skipped; up
+ * to COUNT buffered messages become deliveries, the rest wait. */
 static int read_channel(ws_sub *s, uint64_t read)
 {
     int rc = wsi_channel_poll(s, -1);
     if (rc == 0 && s->nbuffered == 0) rc = wsi_channel_poll(s, (int)s->cfg.block_ms);
     if (rc) return rc;
+    skip_lagged(s, read);
     size_t take = s->nbuffered < s->cfg.count ? s->nbuffered : s->cfg.count;
     for (size_t i = 0; i < take; i++) new_delivery(s, read, s->buffered[i], s->buffered_len[i]);
     if (take > 0) {
@@ -525,8 +648,10 @@ static int read_channel(ws_sub *s, uint64_t read)
         memmove(s->buffered_len, s->buffered_len + take,
                 (s->nbuffered - take) * sizeof *s->buffered_len);
         s->nbuffered -= take;
+        /* what is buffered behind the last message handed out: the window's `waiting`, set
+         * as a message is yielded (pubsub.rs round_stream: window.yielded(rx.len())) */
+        s->waiting = s->nbuffered;
     }
-    s->waiting = s->nbuffered;
     return 0;
 }
 

@@ -200,7 +200,7 @@ void wsi_process_end(ws_sim *sim, const char *how, const char *why)
 }
 
 /* Moves the messages that arrived on a channel subscription into its buffer, waiting at
- * most wait_ms for the first; waiting = what is buffered. */
+ * most wait_ms for the first (the read sets `waiting` from what it leaves behind). */
 int wsi_channel_poll(ws_sub *s, int wait_ms)
 {
     ws_sim *sim = s->sim;
@@ -233,7 +233,6 @@ int wsi_channel_poll(ws_sub *s, int wait_ms)
         if (n < 64) break;
         wait_ms = 0;
     }
-    s->waiting = s->nbuffered;
     return 0;
 }
 
@@ -339,10 +338,33 @@ static void index_key_done(index_key *k)
     if (k->p != k->small) wsi_free(k->p);
 }
 
-/* See ws_sim.h: the entry is produced through the admin connection and filed by key and
- * id (and, streams, by payload) for the lineage and the checks. */
+static int produce(ws_sim *sim, int form, const char *key, const char *payload,
+                   size_t payload_len, const ws_header *headers, size_t nheaders, int raw,
+                   char **id);
+
 int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
                    size_t payload_len, const ws_header *headers, size_t nheaders, char **id)
+{
+    return produce(sim, form, key, payload, payload_len, headers, nheaders, 0, id);
+}
+
+int ws_sim_produce_raw(ws_sim *sim, int form, const char *key, const char *payload,
+                       size_t payload_len, char **id)
+{
+    if (form == WS_FORM_STREAM) {
+        if (id) *id = NULL;
+        return wsi_fail(sim, WS_EINVAL, "ws_sim_produce_raw: a stream entry has fields, not a "
+                        "bare value (%s)", key ? key : "");
+    }
+    return produce(sim, form, key, payload, payload_len, NULL, 0, 1, id);
+}
+
+/* See ws_sim.h: the entry is produced through the admin connection and filed by key and
+ * id (and, streams, by payload) for the lineage and the checks; raw: a list or channel
+ * value is the bare payload, not a frame. */
+static int produce(ws_sim *sim, int form, const char *key, const char *payload,
+                   size_t payload_len, const ws_header *headers, size_t nheaders, int raw,
+                   char **id)
 {
     if (id) *id = NULL;
     if (!key || (!payload && payload_len))
@@ -350,8 +372,18 @@ int ws_sim_produce(ws_sim *sim, int form, const char *key, const char *payload,
     if (!payload) payload = "";
     if (form < WS_FORM_STREAM || form > WS_FORM_CHANNEL)
         return wsi_fail(sim, WS_EINVAL, "ws_sim_produce: unknown form %d", form);
-    /* the producer publishes as a handler's publish does: the same command */
-    wsi_cmd *c = wsi_publish_cmd(form, key, payload, payload_len, headers, nheaders);
+    /* the producer publishes as a handler's publish does: the same command (or, raw, the
+     * bare payload a producer outside the framework writes) */
+    wsi_cmd *c;
+    if (raw) {
+        wsi_cmdb b = {0};
+        wsi_cmdb_adds(&b, form == WS_FORM_CHANNEL ? "PUBLISH" : "LPUSH");
+        wsi_cmdb_adds(&b, key);
+        wsi_cmdb_add(&b, payload, payload_len);
+        c = wsi_cmdb_done(&b);
+    } else {
+        c = wsi_publish_cmd(form, key, payload, payload_len, headers, nheaders);
+    }
     const fr_reply *r = NULL;
     int rc = wsi_send(sim, sim->admin, 1, &c,
                       &(wsi_annot){.cause = "produce", .role = WSI_ROLE_SETUP}, &r);

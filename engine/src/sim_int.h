@@ -38,6 +38,10 @@ typedef struct wsi_cmd {
 /* Room a builder has before it touches the heap: what nearly every command fits in. */
 #define WSI_CMDB_ARGS 16
 #define WSI_CMDB_BYTES 256
+/* A Pub/Sub subscriber's buffer when ws_sub_config.buffer is 0: fred's PerformanceConfig
+ * default broadcast_channel_capacity, which ruststream-fred's dedicated Pub/Sub client keeps
+ * (broker.rs new_client @ e9525ff: Client::new(config, None, None, None)). */
+#define WSI_PUBSUB_BUFFER 32
 
 /* A command being built argument by argument, in place (a local `wsi_cmdb b = {0};`,
  * never copied by value: it may point into itself); wsi_cmdb_done turns it into a
@@ -515,6 +519,8 @@ ws_delivery *wsi_delivery_new(ws_sim *sim, ws_sub *sub);
 size_t wsi_effect_add(ws_delivery *d, wsi_cmd *cmd, int kind);
 /* A stream entry's field-value list as delivered (arr: the reply's array). */
 void wsi_delivery_set_fields(ws_delivery *d, const fr_reply *arr);
+/* The same from a command's arguments c->argv[first..] (field, value, ...). */
+void wsi_delivery_set_fields_from(ws_delivery *d, const wsi_cmd *c, int first);
 /* Sets (adds or replaces) one field, as the framework inserts its headers into the fields
  * it read (subscriber.rs insert_meta_header). */
 void wsi_delivery_set_field(ws_delivery *d, const char *name, long long value);
@@ -645,8 +651,8 @@ char *wsi_dq_encode(const char *id, size_t id_len, char *const *fields,
  * form) or -1 when it is not a member.  *out and *lens: free with wsi_strings_free. */
 long wsi_dq_decode(const char *p, size_t len, char ***out, size_t **lens);
 void wsi_strings_free(char **s, size_t *lens, size_t n);
-/* A list or channel message: the bare payload without headers (what a producer without
- * headers sends), else the binary frame (envelope.rs).  Heap. */
+/* A list or channel message as the framework's publishers write it: the binary frame,
+ * headers or not (envelope.rs).  Heap. */
 char *wsi_frame_encode(const char *payload, size_t plen, const ws_header *h, size_t nh,
                        size_t *len);
 /* The binary frame of fields in stream form (always framed, even without headers: how the

@@ -21,6 +21,106 @@ static const char *form_name(int form)
     }
 }
 
+/* The Redis type a form writes its names as (route.rs Route): a stream's XADD, a list's
+ * LPUSH (reliable and plain alike), a channel's PUBLISH. */
+static int family_of(int form)
+{
+    return form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : form;
+}
+
+static const char *family_noun(int family)
+{
+    return family == WS_FORM_STREAM ? "stream" : family == WS_FORM_CHANNEL ? "Pub/Sub channel"
+                                                                            : "list";
+}
+
+/* The framework records a subscription's own name and its dead letter when it opens, and
+ * refuses one that writes a name already recorded another way (route.rs
+ * Routes::record_subscription @ abc452f: "one of the two would receive writes it cannot
+ * read"); a pattern subscription records nothing.  WS_EINVAL with the sentence, or 0. */
+static int routes_conflict(ws_sim *sim, const ws_sub_config *cfg)
+{
+    if (cfg->form == WS_FORM_CHANNEL && cfg->pattern) return 0;
+    const char *mine[2] = {cfg->key, cfg->dead_letter};
+    for (size_t i = 0; i < sim->nsubs; i++) {
+        const ws_sub *o = sim->subs[i];
+        if (o->cfg.form == WS_FORM_CHANNEL && o->cfg.pattern) continue;
+        if (family_of(o->cfg.form) == family_of(cfg->form)) continue;
+        const char *theirs[2] = {o->key, o->dead_letter};
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                if (mine[a] && theirs[b] && strcmp(mine[a], theirs[b]) == 0)
+                    return wsi_fail(sim, WS_EINVAL,
+                                    "the subscription on %s writes %s as a %s, but subscription "
+                                    "%s already reads or dead-letters to %s as a %s: one of the "
+                                    "two would receive writes it cannot read, so the framework "
+                                    "refuses to start (give one of them another name)",
+                                    cfg->key, mine[a], family_noun(family_of(cfg->form)),
+                                    o->name, mine[a], family_noun(family_of(o->cfg.form)));
+    }
+    return 0;
+}
+
+/* The server's version as major * 10000 + minor * 100 + patch, or -1 when it reports none:
+ * a real server's `INFO server` redis_version, read on the admin connection outside the
+ * trace (fred reads it in its handshake: no round trip of the consumer).  The in-process
+ * fake answers XREADGROUP ... CLAIM as Redis 8.4 does (docs/fake_redis.md), so it counts as
+ * 8.4.0, as the framework's own in-process server reports the version it implements
+ * (broker.rs server_version @ e9525ff). */
+static long server_version(ws_sim *sim)
+{
+    if (sim->fake) return 80400;
+    static const char *const info[] = {"INFO", "server"};
+    wsi_cmd *c = wsi_cmd_copy(2, info, NULL);
+    const fr_reply *r = NULL;
+    int quiet = sim->quiet;
+    sim->quiet = 1;
+    int rc = wsi_send(sim, sim->admin, 1, &c, &(wsi_annot){.cause = "check", .role = WSI_ROLE_SETUP},
+                      &r);
+    sim->quiet = quiet;
+    wsi_cmd_free(c);
+    if (rc || !r || r->type != FR_REPLY_BULK) return -1;
+    const char *v = strstr(r->str, "redis_version:");
+    unsigned a = 0, b = 0, d = 0;
+    if (!v || sscanf(v + 14, "%u.%u.%u", &a, &b, &d) != 3) return -1;
+    return (long)a * 10000 + (long)b * 100 + (long)d;
+}
+
+/* The framework's refusals at a subscription's start that depend on the server
+ * (broker.rs @ e9525ff): a claiming read on a server older than Redis 8.4.0, or one that
+ * reports no version (require_claim_support); a reliable list on a cluster whose
+ * processing list hashes to another slot than its key (require_one_slot: a claim's BLMOVE
+ * spans both).  WS_EINVAL with the framework's sentence, or 0. */
+static int server_refuses(ws_sim *sim, const ws_sub_config *cfg)
+{
+    if (cfg->form == WS_FORM_STREAM && cfg->claiming) {
+        long v = server_version(sim);
+        if (v < 0)
+            return wsi_fail(sim, WS_EINVAL, "RedisStream::claiming on \"%s\" needs Redis 8.4.0 "
+                            "or later (XREADGROUP CLAIM); the connected server reports no "
+                            "version", cfg->key);
+        if (v < 80400)
+            return wsi_fail(sim, WS_EINVAL, "RedisStream::claiming on \"%s\" needs Redis 8.4.0 "
+                            "or later (XREADGROUP CLAIM); the connected server is %ld.%ld.%ld",
+                            cfg->key, v / 10000, v / 100 % 100, v % 100);
+    }
+    if (cfg->form == WS_FORM_RELIABLE_LIST && sim->cfg.cluster) {
+        wsi_text t = {0};
+        if (cfg->processing) wsi_text_printf(&t, "%s", cfg->processing);
+        else wsi_text_printf(&t, "%s.processing", cfg->key);
+        int apart = fr_key_slot(cfg->key, strlen(cfg->key)) != fr_key_slot(t.p, t.len);
+        if (apart)
+            wsi_fail(sim, WS_EINVAL, "a reliable list on `%s` cannot run on a cluster while its "
+                     "processing list `%s` hashes to another slot: a claim moves the entry "
+                     "between the two in one command. Put both on one slot with a hash tag, as "
+                     "in RedisList::new(\"{%s}\"), which the default processing key follows",
+                     cfg->key, t.p, cfg->key);
+        wsi_free(t.p);
+        if (apart) return WS_EINVAL;
+    }
+    return 0;
+}
+
 /* A new subscription (its configuration checked and copied), started in the running
  * process; NULL when refused. */
 ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
@@ -70,6 +170,11 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "%s: batch handlers take their round from a window", cfg->key);
         return NULL;
     }
+    if (cfg->buffer && (cfg->form != WS_FORM_CHANNEL || (cfg->buffer & (cfg->buffer - 1)))) {
+        wsi_fail(sim, WS_EINVAL, "%s: a buffer is a channel subscription's, and a power of two",
+                 cfg->key);
+        return NULL;
+    }
     if (cfg->block_ms < 0 || cfg->min_idle_ms < 0 || cfg->delay_ttl_ms < 0 ||
         cfg->recovery_ttl_ms < 0) {
         wsi_fail(sim, WS_EINVAL, "%s: negative block, min-idle or ttl", cfg->key);
@@ -79,6 +184,7 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
         wsi_fail(sim, WS_EINVAL, "%s: the reply output has no form", cfg->key);
         return NULL;
     }
+    if (routes_conflict(sim, cfg) || server_refuses(sim, cfg)) return NULL;
     ws_sub *s = wsi_xcalloc(1, sizeof *s);
     s->sim = sim;
     s->cfg = *cfg;

@@ -791,8 +791,9 @@ int wsi_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
                    : d->seg_state == WSI_SEG_OPEN    ? ": batch segment open"
                                                      : "");
     s->outstanding--;
-    /* Pub/Sub: what arrived meanwhile is `waiting`, which holds the flush back. */
-    if (s->cfg.form == WS_FORM_CHANNEL) wsi_channel_poll(s, -1);
+    /* Pub/Sub: `waiting` is what the last read left behind it (pubsub.rs round_stream sets it
+     * as it hands a message out: window.yielded(rx.len())); a message that arrives while the
+     * handlers run changes nothing until the next read, so it does not hold the flush. */
     if (o == WS_ABANDON) {
         if ((s->ncommitted || s->nowed) && s->outstanding == 0 && s->waiting == 0)
             return wsi_flush(s, "the last outstanding delivery was abandoned");
@@ -835,8 +836,12 @@ static int direct_one(ws_delivery *d, wsi_cmd *c, int role, first_error *first, 
 }
 
 /* The commands of a direct settle, each awaited on its own (message.rs, list.rs: the
- * broker's settle is a sequence of awaited calls on the pool).  Retry writes first; the
- * settles only if every write held. */
+ * broker's settle is a sequence of awaited calls on the pool, each ending the settle at its
+ * first error: `?`).  Retry writes first; the settles only if every write held; a
+ * reliable list's ZREM only if its LREM held (list.rs settle @ e9525ff).  A settle that
+ * fails is logged by the runtime and nothing more (dispatch.rs settle_outcome @ 042b614:
+ * "ack / nack failed"): no failure report, and no runtime copy after a failed drop
+ * (publish_copy: "a copy on top would duplicate the message"). */
 int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
 {
     ws_sub *s = d->sub;
@@ -859,28 +864,35 @@ int wsi_direct_settle(ws_delivery *d, ws_outcome o, int64_t delay_ms)
     int owes = s->nowed > before;
     if (owes) w = s->owed[--s->nowed];
     first_error first = {0};
-    size_t failed = 0, sent = 0;
+    size_t failed = 0;
     int rc = 0, ok = 1;
-    for (size_t i = 0; owes && rc == 0 && ok && i < w.nwrites; i++, sent++)
+    for (size_t i = 0; owes && rc == 0 && ok && i < w.nwrites; i++)
         rc = direct_one(d, w.writes[i], WSI_ROLE_RETRY, &first, &failed, &ok);
-    if (owes && rc == 0 && !ok)
-        wsi_trace_note(sim, "-- %s: the retry write of %s failed: not acknowledged\n",
-                       s->name, d->shown);
     if (owes && rc == 0 && ok) {
         rt_build st = {0};
         if (s->cfg.form == WS_FORM_STREAM) add_settles(s, &st, &d, 1);
         else list_settle(&st, d, WSI_ROLE_SETTLE);
-        for (size_t i = 0; rc == 0 && i < st.n; i++, sent++)
+        for (size_t i = 0; rc == 0 && ok && i < st.n; i++)
             rc = direct_one(d, st.cmds[i], WSI_ROLE_SETTLE, &first, &failed, &ok);
         rt_free(&st);
     }
     for (size_t i = 0; owes && i < w.nwrites; i++) wsi_cmd_free(w.writes[i]);
-    if (rc == 0 && failed) wsi_report(s, 0, sent, failed, first.text, first.len);
     if (rc == WS_EREFUSED) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "%s", ws_conn_errstr(sim->window));
-        wsi_report(s, 0, sent + 1, sent + 1, msg, strlen(msg));
+        snprintf(first.text, sizeof first.text, "%s", ws_conn_errstr(sim->window));
+        first.len = strlen(first.text);
+        ok = 0;
         rc = 0;
+    }
+    if (rc == 0 && !ok) {
+        wsi_trace_note(sim, "-- %s: ack / nack of %s failed: %s (logged by the runtime, not "
+                       "reported)%s\n", s->name, d->shown, first.text,
+                       plan.copy ? ": no copy is published, the delivery stays with the broker"
+                                 : "");
+        /* the drop did not happen: neither the copy nor the rejection took the entry over */
+        if (plan.rejected) wsi_publish_copy(d, &(wsi_plan){.rejected = 1}); /* its note */
+        d->copy_planned = WSI_COPY_NONE;
+        d->rejected = 0;
+        return 0;
     }
     if (rc == 0 && (plan.copy || plan.rejected)) rc = wsi_publish_copy(d, &plan);
     return rc;

@@ -106,6 +106,8 @@ typedef struct gen_step {
     size_t choice_at;     /* how many choices the source had made when this step was
                              drawn (the shrinker deletes whole steps with it) */
     int sub;              /* READ, STOP: 0 main, 1 rescue */
+    int drains_lost;      /* SHUTDOWN: the windows' drains lose the race with the pool's
+                             QUIT (shutdown drains-lost) */
     size_t entry;         /* acting steps: the entry e<N> (1-based) */
     gen_cmd cmd;          /* QUEUE, POOL */
     ws_form out_form;     /* PUBLISH, BIND: the output */
@@ -147,6 +149,8 @@ typedef struct gen_config {
     int dead_letter;      /* main: dead-letter GEN_DEAD_LETTER */
     int rescue_declared;  /* rescue: the same max-attempts and dead letter as main */
     int auto_consumer;    /* stream: no consumer names (the framework's ruststream-<n>) */
+    size_t buffer;        /* channel: the subscriber's buffer (0: 32; else 1 or 2, so that
+                             a read skips what its subscriber fell behind on) */
     int faults;           /* fault mode: faults may be armed (the model does not follow) */
     uint64_t seed;        /* the simulation's seed */
 } gen_config;

@@ -16,8 +16,8 @@
  *     publishes, and the runtime's copies (at once, to the dead letter, from timers);
  *   - every flush: its commands with their round trip, reply text and source entry
  *     (ws_sub_flush_command);
- *   - the counts of round trips by kind, reads, deliveries, flushes and reports
- *     (ws_sim_get_counts);
+ *   - the counts of round trips by kind, reads, deliveries, flushes, reports and skipped
+ *     channel messages (ws_sim_get_counts);
  *   - what each read hands out: a failure report (with its counts and first error) or
  *     deliveries (which entry each is, its id and its payload);
  *   - the final state: the group's pending list, the lists, the delay queue, the recovery
@@ -113,6 +113,7 @@ typedef struct mdl_violation {
 typedef struct mdl_counts {
     uint64_t round_trips, read_round_trips, flush_round_trips, pool_round_trips;
     uint64_t reads, deliveries, flushes, reports;
+    uint64_t skipped;     /* channel messages a read skipped (its subscriber's buffer) */
 } mdl_counts;
 
 typedef struct mdl_result {

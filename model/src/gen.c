@@ -92,6 +92,7 @@ static const char *fault_word(ws_fault_kind k)
     case WS_FAULT_LOSE_REPLIES: return "lose-replies";
     case WS_FAULT_ERROR: return "error";
     case WS_FAULT_REFUSE: return "refuse";
+    case WS_FAULT_DISCONNECT: return "disconnect";
     default: return "?";
     }
 }
@@ -143,6 +144,7 @@ static void step_copy(gen_step *d, const gen_step *s)
     memset(d, 0, sizeof *d);
     d->kind = s->kind;
     d->sub = s->sub;
+    d->drains_lost = s->drains_lost;
     d->entry = s->entry;
     d->cmd = cmd_copy(&s->cmd);
     d->out_form = s->out_form;
@@ -192,6 +194,7 @@ static int world_start(gen_run *r)
     m.count = c->count;
     m.batch = c->batch;
     m.label = "main";
+    m.buffer = c->buffer;
     m.max_attempts = c->max_attempts;
     m.dead_letter = c->dead_letter ? GEN_DEAD_LETTER : NULL;
     if (c->form == WS_FORM_STREAM) {
@@ -363,7 +366,9 @@ static void play_step(gen_run *r, size_t i)
     case GS_SETTLE: rc = ws_settle(d, s->outcome, s->ms); break;
     case GS_ADVANCE: rc = ws_sim_advance(sim, s->ms); break;
     case GS_CRASH: rc = ws_sim_crash(sim); break;
-    case GS_SHUTDOWN: rc = ws_sim_shutdown(sim); break;
+    case GS_SHUTDOWN:
+        rc = s->drains_lost ? ws_sim_shutdown_drains_lost(sim) : ws_sim_shutdown(sim);
+        break;
     case GS_RESTART: rc = ws_sim_restart(sim); break;
     case GS_STOP: rc = r->subs[s->sub] ? ws_stop(r->subs[s->sub]) : WS_EINVAL; break;
     case GS_FAULT: {
@@ -438,6 +443,10 @@ static void draw_config(ch *c, const gen_limits *lim, gen_config *cfg)
     cfg->dead_letter = (declared & 2) != 0;
     if (cfg->rescue && declared) cfg->rescue_declared = ch_bool(c);
     if (cfg->form == WS_FORM_STREAM) cfg->auto_consumer = ch_bool(c);
+    if (cfg->form == WS_FORM_CHANNEL) {
+        static const size_t bufs[] = {0, 0, 1, 2};
+        cfg->buffer = bufs[ch_pick(c, 4)];
+    }
     cfg->seed = 1;
 }
 
@@ -675,8 +684,8 @@ static void draw_fault(genstate *g, gen_step *s)
     s->fconn = ch_pick(c, 4) == 3 ? 0 : 1; /* mostly the window */
     ws_conn *conn = s->fconn ? ws_sim_window(r->sim) : ws_sim_reader(r->sim);
     uint64_t next = ws_conn_get_stats(conn).round_trips + 1;
-    unsigned w[6] = {3, 1, 2, 1, 1, 1};
-    switch (ch_weighted(c, w, 6)) {
+    unsigned w[7] = {3, 1, 2, 1, 1, 1, 1};
+    switch (ch_weighted(c, w, 7)) {
     case 0: /* an error reply by name */
         s->fault.kind = WS_FAULT_ERROR;
         fault_named(s, c, 3);
@@ -700,8 +709,12 @@ static void draw_fault(genstate *g, gen_step *s)
         s->fault.kind = WS_FAULT_LOSE_REPLIES;
         s->fault.round_trip = next + ch_int(c, 0, 2);
         break;
-    default:
+    case 5:
         s->fault.kind = WS_FAULT_REFUSE;
+        s->fault.round_trip = next + ch_int(c, 0, 2);
+        break;
+    default: /* the connection is lost and the process lives on */
+        s->fault.kind = WS_FAULT_DISCONNECT;
         s->fault.round_trip = next + ch_int(c, 0, 2);
         break;
     }
@@ -801,7 +814,10 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
             break;
         }
         case D_CRASH: s->kind = GS_CRASH; break;
-        case D_SHUTDOWN: s->kind = GS_SHUTDOWN; break;
+        case D_SHUTDOWN:
+            s->kind = GS_SHUTDOWN;
+            s->drains_lost = ch_pick(c, 4) == 3; /* one in four loses the race */
+            break;
         case D_RESTART:
             s->kind = GS_RESTART;
             g.budget_used = 0;
@@ -955,7 +971,7 @@ static void write_step(wsi_buf *b, const gen_run *r, const gen_step *s)
         break;
     case GS_ADVANCE: wsi_buf_xprintf(b, "advance %lld", (long long)s->ms); break;
     case GS_CRASH: wsi_buf_xputs(b, "crash"); break;
-    case GS_SHUTDOWN: wsi_buf_xputs(b, "shutdown"); break;
+    case GS_SHUTDOWN: wsi_buf_xputs(b, s->drains_lost ? "shutdown drains-lost" : "shutdown"); break;
     case GS_RESTART: wsi_buf_xputs(b, "restart"); break;
     case GS_STOP: wsi_buf_xprintf(b, "stop %s", subname); break;
     case GS_FAULT:
@@ -1009,6 +1025,7 @@ char *gen_scenario_head(const gen_run *r, const char *title, const char *comment
     if (c->form == WS_FORM_STREAM) wsi_buf_xputs(&b, c->auto_consumer ? " group g" : " group g consumer c1");
     wsi_buf_xprintf(&b, " mode %s count %zu", mode_word(c->mode), c->count);
     if (c->batch) wsi_buf_xprintf(&b, " batch %zu", c->batch);
+    if (c->buffer) wsi_buf_xprintf(&b, " buffer %zu", c->buffer);
     if (c->form == WS_FORM_STREAM && c->delay_queue) {
         wsi_buf_xputs(&b, " delay-queue k:delayed");
         if (c->ttl_ms) wsi_buf_xprintf(&b, " ttl %lld", (long long)c->ttl_ms);
@@ -1256,11 +1273,13 @@ static int compare_counts(gen_run *r, const mdl_result *m, gen_failure *f)
     const mdl_counts *x = &m->counts;
     static const char *const names[] = {"round trips", "read round trips", "flush round trips",
                                         "pool round trips", "reads", "deliveries", "flushes",
-                                        "reports"};
+                                        "reports", "skipped messages"};
     const uint64_t ev[] = {e.round_trips, e.read_round_trips, e.flush_round_trips,
-                           e.pool_round_trips, e.reads, e.deliveries, e.flushes, e.reports};
+                           e.pool_round_trips, e.reads, e.deliveries, e.flushes, e.reports,
+                           e.skipped};
     const uint64_t mv[] = {x->round_trips, x->read_round_trips, x->flush_round_trips,
-                           x->pool_round_trips, x->reads, x->deliveries, x->flushes, x->reports};
+                           x->pool_round_trips, x->reads, x->deliveries, x->flushes, x->reports,
+                           x->skipped};
     for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
         if (ev[i] != mv[i])
             return fail(f, "counts", NULL, "ws_sim_get_counts: %s %llu, the model %llu", names[i],
@@ -1447,8 +1466,12 @@ static int has_kind(const gen_run *r, gen_kind kind)
 static const char *unexplained(const gen_run *r, const vio *v, unsigned quirks)
 {
     unsigned armed = faults_armed(r);
-    int errors = (armed >> WS_FAULT_ERROR) & 1;
-    int crashes = ((armed >> WS_FAULT_CRASH_AFTER) & 1) || ((armed >> WS_FAULT_CRASH_BEFORE) & 1) ||
+    /* a lost connection is both: what it applied answers errors, and its entries wait for
+     * the next process as a crash's do */
+    int lost_conn = (armed >> WS_FAULT_DISCONNECT) & 1;
+    int errors = ((armed >> WS_FAULT_ERROR) & 1) || lost_conn;
+    int crashes = lost_conn || ((armed >> WS_FAULT_CRASH_AFTER) & 1) ||
+                  ((armed >> WS_FAULT_CRASH_BEFORE) & 1) ||
                   ((armed >> WS_FAULT_LOSE_REPLIES) & 1) || has_kind(r, GS_CRASH) ||
                   has_kind(r, GS_SHUTDOWN) || has_kind(r, GS_RESTART);
     ws_mode mode = r->cfg.mode;

@@ -571,6 +571,8 @@ typedef struct sub {
     /* channel */
     gen_str *buf;
     size_t nbuf, capbuf;
+    size_t waiting;        /* messages buffered behind the last one handed out, as of that
+                              read (pubsub.rs round_stream: window.yielded(rx.len())) */
     uint64_t sub_rts;      /* the subscriber connection's round trips */
 } sub;
 
@@ -599,7 +601,7 @@ typedef struct model {
     pel *pl;               /* the group's pending list, by entry index */
     size_t npl, cappl;
     size_t delivered;      /* the group's last-delivered: entries [0, delivered) */
-    list kl, kproc, outl, log;
+    list kl, kproc, outl, log, dlql; /* ..., the dead letter of a list form */
     zset dq, claims;
     kv *kvs;               /* strings */
     size_t nkv, capkv;
@@ -649,6 +651,7 @@ static int key_type(model *m, gen_str key)
     if (str_is(key, "out.l")) return m->outl.n ? 'l' : 0;
     if (str_is(key, "log")) return m->log.n ? 'l' : 0;
     if (str_is(key, "out.s")) return m->outs.exists ? 'x' : 0;
+    if (str_is(key, GEN_DEAD_LETTER)) return m->dlqs.exists ? 'x' : m->dlql.n ? 'l' : 0;
     if (str_is(key, "k:delayed")) {
         if (m->dq.expire_at && m->now > m->dq.expire_at) { /* Redis: expired once now > when */
             m->dq.n = 0;
@@ -667,6 +670,7 @@ static list *list_of(model *m, gen_str key)
     if (str_is(key, "k.processing")) return &m->kproc;
     if (str_is(key, "out.l")) return &m->outl;
     if (str_is(key, "log")) return &m->log;
+    if (str_is(key, GEN_DEAD_LETTER)) return &m->dlql;
     return NULL;
 }
 
@@ -902,11 +906,14 @@ static gen_str header_field(model *m, const gen_str *hname)
     return f;
 }
 
-/* What a producer sends to a list or channel: the bare payload without headers, the
- * binary frame with them. */
+/* What a producer (and a handler's publish) sends to a list or channel: the binary frame,
+ * headers or not -- the framework's publishers frame every value (pubsub.rs, list.rs). */
 static gen_str frame(model *m, gen_str payload, const gen_str *hname, const gen_str *hval)
 {
-    if (!hname || !hname->p) return str_dup(m->a, payload);
+    if (!hname || !hname->p) {
+        gen_str f[2] = {{"_payload", 8}, payload};
+        return frame_of(m, f, 2);
+    }
     gen_str f[4] = {{"_payload", 8}, payload, header_field(m, hname), *hval};
     return frame_of(m, f, 4);
 }
@@ -1862,6 +1869,15 @@ static void do_read(model *m, int subi)
         if (m->cfg->delay_queue && !s->reclaim) delay_sweep(m, cause.b.p);
         read_stream(m, subi, read_cause);
     } else if (m->cfg->form == WS_FORM_CHANNEL) {
+        /* the client's broadcast buffer keeps the newest `buffer` messages unread (32 by
+         * default): a subscriber further behind skips the oldest (pubsub.rs: Lagged) */
+        size_t cap = m->cfg->buffer ? m->cfg->buffer : 32;
+        if (s->nbuf > cap) {
+            size_t skip = s->nbuf - cap;
+            memmove(s->buf, s->buf + skip, cap * sizeof *s->buf);
+            s->nbuf = cap;
+            m->out->counts.skipped += skip;
+        }
         size_t take = s->nbuf < m->count ? s->nbuf : m->count;
         for (size_t i = 0; i < take; i++) {
             size_t d = new_dl(m, subi, root_of_value(m, s->buf[i]), s->buf[i]);
@@ -1869,6 +1885,7 @@ static void do_read(model *m, int subi)
         }
         if (take) memmove(s->buf, s->buf + take, (s->nbuf - take) * sizeof *s->buf);
         s->nbuf -= take;
+        if (take) s->waiting = s->nbuf;
     } else {
         read_list(m, subi, r, read_cause);
     }
@@ -2052,16 +2069,16 @@ static gen_cmd runtime_copy(model *m, const dlv *d, const char *key, ws_form for
 }
 
 /* After the broker's settle: the plan's copy, through the pool at once (cause "retry copy
- * of <id>" or "dead letter of <id>") or from a timer after its delay.  The copy to the
- * key takes the subscription's form (a reliable list's is a list's); the dead letter is
- * read by no subscription: a stream. */
+ * of <id>" or "dead letter of <id>") or from a timer after its delay.  Both the copy to
+ * the key and the one to the dead letter take the declaring subscription's form (a
+ * reliable list's is a list's): the framework records a subscription's dead letter under
+ * its own route when it opens (route.rs Routes::record_subscription). */
 static void publish_copy(model *m, size_t d, plan p)
 {
     if (p.copy == COPY_NONE || !m->alive) return;
     dlv *x = &m->dl[d];
     int dlq = p.copy == COPY_DEAD_LETTER;
-    ws_form form = dlq ? WS_FORM_STREAM
-                 : m->cfg->form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : m->cfg->form;
+    ws_form form = m->cfg->form == WS_FORM_RELIABLE_LIST ? WS_FORM_PLAIN_LIST : m->cfg->form;
     gen_cmd c = runtime_copy(m, x, dlq ? GEN_DEAD_LETTER : "k", form);
     x->copy = p.copy;
     if (p.delay > 0) {
@@ -2376,46 +2393,32 @@ static void settle_member(model *m, int subi, size_t d, ws_outcome o, ws_outcome
 
 /* Direct mode (§7; message.rs, list.rs): the broker's settle is a sequence of awaited
  * calls, one command per round trip (cause "settle of <id>"): its requeue copy or
- * delay-queue writes first, then -- only if every write answered without an error -- the
- * settles (XACK; LREM, then ZREM).  Plain lists and channels settle nothing. */
-static void direct_settle(model *m, int subi, size_t d, ws_outcome broker, int64_t delay)
+ * delay-queue writes first, then the settles (XACK; LREM, then ZREM) -- the first error
+ * ends it.  A failure is logged by the runtime, never reported (dispatch.rs
+ * settle_outcome).  Plain lists and channels settle nothing.  Returns 0 when a command
+ * failed (then the runtime publishes no copy: dispatch.rs publish_copy), else 1. */
+static int direct_settle(model *m, int subi, size_t d, ws_outcome broker, int64_t delay)
 {
+    (void)subi;
     int form = m->cfg->form;
-    if (broker == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return;
+    if (broker == WS_ABANDON || form == WS_FORM_PLAIN_LIST || form == WS_FORM_CHANNEL) return 1;
     char *cause = cause_of(m, "settle", &m->dl[d]);
-    gen_cmd w[2];
-    size_t nw = 0;
-    if (broker == WS_RETRY) w[nw++] = requeue_copy(m, &m->dl[d]);
-    else if (broker == WS_RETRY_AFTER) nw = delay_writes(m, &m->dl[d], delay, w);
-    size_t failed = 0, sent = 0;
-    const char *first = NULL;
-    int write_ok = 1;
-    for (size_t i = 0; i < nw && write_ok; i++) {
-        reply r = pool_one(m, cause, w[i]);
-        sent++;
+    gen_cmd cmds[4];
+    size_t n = 0;
+    if (broker == WS_RETRY) cmds[n++] = requeue_copy(m, &m->dl[d]);
+    else if (broker == WS_RETRY_AFTER) n = delay_writes(m, &m->dl[d], delay, cmds);
+    size_t nw = n;
+    own_settle(m, d, cmds, &n);
+    for (size_t i = 0; i < n; i++) {
+        reply r = pool_one(m, cause, cmds[i]);
         if (r.error) {
-            failed++;
-            write_ok = 0;
-            if (!first) first = r.text + 1;
+            if (i >= nw) m->dl[d].settle_failed = 1;
+            return 0;
         }
+        if (i >= nw && (cmd_is(&cmds[i], "XACK") || cmd_is(&cmds[i], "LREM")))
+            m->dl[d].settle_sent = 1;
     }
-    if (write_ok) {
-        gen_cmd st[2];
-        size_t n = 0;
-        own_settle(m, d, st, &n);
-        for (size_t i = 0; i < n; i++) {
-            reply r = pool_one(m, cause, st[i]);
-            sent++;
-            if (r.error) {
-                failed++;
-                m->dl[d].settle_failed = 1;
-                if (!first) first = r.text + 1;
-            } else if (cmd_is(&st[i], "XACK") || cmd_is(&st[i], "LREM")) {
-                m->dl[d].settle_sent = 1;
-            }
-        }
-    }
-    if (failed) report(m, subi, 0, sent, failed, first);
+    return 1;
 }
 
 static gen_cmd publish_cmd(model *m, ws_form form, const char *key, gen_str payload,
@@ -2450,8 +2453,11 @@ static void do_settle(model *m, size_t d, ws_outcome o, int64_t delay)
     x->rejected = p.rejected;
     if (m->cfg->mode == WS_MODE_DIRECT) {
         s->outstanding--;
-        direct_settle(m, subi, d, p.broker, delay);
-        publish_copy(m, d, p);
+        if (direct_settle(m, subi, d, p.broker, delay)) {
+            publish_copy(m, d, p);
+        } else {
+            x->rejected = 0; /* the drop failed: the delivery stays with the broker */
+        }
         return;
     }
     int atomic = m->cfg->mode == WS_MODE_ATOMIC;
@@ -2470,7 +2476,8 @@ static void do_settle(model *m, size_t d, ws_outcome o, int64_t delay)
         owe(m, subi, d, p.broker, delay);
     }
     s->outstanding--;
-    size_t waiting = m->cfg->form == WS_FORM_CHANNEL ? s->nbuf : 0;
+    /* a channel's `waiting` is what its last read left behind, not what arrived since */
+    size_t waiting = m->cfg->form == WS_FORM_CHANNEL ? s->waiting : 0;
     size_t capacity = m->count;
     if (o == WS_ABANDON) {
         if ((s->ncom || s->now_) && s->outstanding == 0 && waiting == 0) flush(m, subi);
@@ -2534,7 +2541,7 @@ static void crash(model *m)
         s->nflight = 0;
         s->outstanding = s->settled = 0;
         s->report_waiting = 0;
-        s->nbuf = 0;
+        s->nbuf = s->waiting = 0;
         /* a fresh process starts the reclaim scan over (§8: it keeps nothing) */
         set_cursor(s, NULL);
     }
@@ -2749,7 +2756,8 @@ static void step(model *m, const gen_step *st)
             model_stop(m, "step %zu shuts a dead process down", m->step + 1);
             return;
         }
-        for (int i = 0; i < 2; i++)
+        /* ... unless the drains lose their race with the pool's QUIT: nothing is sent */
+        for (int i = 0; i < 2 && !st->drains_lost; i++)
             if (m->subs[i].present && !m->subs[i].stopped) flush(m, i);
         crash(m);
         break;
@@ -2875,8 +2883,11 @@ static void final_state(model *m)
     add_state(m, astrdup(m->a, "LRANGE log 0 -1"), list_text(m, &m->log));
     add_state(m, astrdup(m->a, "LRANGE out.l 0 -1"), list_text(m, &m->outl));
     add_state(m, astrdup(m->a, "XRANGE out.s - +"), stream_text(m, &m->outs));
-    if (m->subs[0].dead_letter || m->subs[1].dead_letter)
+    /* the dead letter, in the declaring subscription's form (a channel's keeps nothing) */
+    if ((m->subs[0].dead_letter || m->subs[1].dead_letter) && form == WS_FORM_STREAM)
         add_state(m, astrdup(m->a, "XRANGE " GEN_DEAD_LETTER " - +"), stream_text(m, &m->dlqs));
+    else if ((m->subs[0].dead_letter || m->subs[1].dead_letter) && form != WS_FORM_CHANNEL)
+        add_state(m, astrdup(m->a, "LRANGE " GEN_DEAD_LETTER " 0 -1"), list_text(m, &m->dlql));
     /* the strings: pc, n:e1.., s:e1.. */
     sbuf cmd, rep;
     sb_init(&cmd);

@@ -34,7 +34,7 @@ typedef struct wsc_scenario wsc_scenario;
 #define WSC_MAX_ERRORS 20
 
 /* Parses text[0..len) (need not be NUL-terminated) read from file `name` (used in
- * messages).  Returns the scenario, or NULL with *error (heap, free() it) set to the
+ * messages).  Returns the scenario, or NULL with *error (heap, wsi_free() it) set to the
  * errors, one line each "name:line:col: error: what" in file order, at most one per line
  * and WSC_MAX_ERRORS in all (then a last line "name: note: stopped after 20 errors"); no
  * newline after the last.  Names and references are checked once every line reads.  Out
@@ -57,7 +57,7 @@ const char *wsc_needs_real(const wsc_scenario *sc);
 size_t wsc_statements(const wsc_scenario *sc);
 /* The grammar of the language, generated from the parser's statement table: one line per
  * statement form with a note, as docs/scenarios.md shows it (`wsim grammar`).  Heap,
- * free() it; NULL when out of memory. */
+ * wsi_free() it; NULL when out of memory. */
 char *wsc_grammar(void);
 
 typedef struct wsc_options {

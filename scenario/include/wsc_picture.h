@@ -42,7 +42,7 @@ extern "C" {
 
 /* Renders every flush of sim (ws_sim_flush_count and its accessors) as one SVG document
  * under the heading `title` (NULL: none).  Returns the document (heap, NUL-terminated,
- * free() it; *len, when len is not NULL, gets its length) or NULL when out of memory. */
+ * wsi_free() it; *len, when len is not NULL, gets its length) or NULL when out of memory. */
 char *wsc_picture_svg(const ws_sim *sim, const char *title, size_t *len);
 
 #ifdef __cplusplus

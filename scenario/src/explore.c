@@ -945,12 +945,14 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     }
     o.backend = NULL;
     /* each point is the one crash of its run: the file's own crash faults are left out
-     * (they would mix the file's crash with the explored one); error and refuse stay */
+     * (they would mix the file's crash with the explored one); error, refuse and
+     * disconnect (the consumer lives on) stay */
     o.no_crash_faults = 1;
     char faults[128] = ""; /* the lines of the crash faults left out, for the message */
     for (size_t i = 0, k = 0; i < sc->nst; i++)
         if (sc->st[i].kind == K_FAULT && sc->st[i].fault.kind != WS_FAULT_ERROR &&
-            sc->st[i].fault.kind != WS_FAULT_REFUSE && k + 16 < sizeof faults)
+            sc->st[i].fault.kind != WS_FAULT_REFUSE &&
+            sc->st[i].fault.kind != WS_FAULT_DISCONNECT && k + 16 < sizeof faults)
             k += (size_t)snprintf(faults + k, sizeof faults - k, "%s%d", k ? ", " : "",
                                   sc->st[i].line);
     /* the baseline: which round trips the first process makes */

@@ -869,6 +869,23 @@ static int invariant_bit(parser *p, const wsc_tok *t)
     return -1;
 }
 
+/* A channel subscription's `buffer N` at t[i]: how many unread messages its client holds
+ * (a power of two, as a broadcast channel's capacity is); 0, or -1 after perr. */
+static int parse_sub_buffer(parser *p, ws_sub_config *c, const wsc_tok *t, size_t n, size_t i)
+{
+    long long v = 0;
+    if (i + 1 >= n) return perr(p, t[i].col, "buffer needs a number (a power of two)");
+    if (number(p, &t[i + 1], "buffer", &v)) return -1;
+    if (v < 1 || v > 65536 || (v & (v - 1)))
+        return perr(p, t[i + 1].col, "buffer must be a power of two from 1 to 65536 (the "
+                    "client's broadcast channel holds that many unread messages)");
+    if (c->form != WS_FORM_CHANNEL)
+        return perr(p, t[i].col, "buffer is for channels (the Pub/Sub client's broadcast "
+                    "buffer)");
+    c->buffer = (size_t)v;
+    return 0;
+}
+
 /* `subscribe NAME FORM KEY [OPTION...]`: the subscription's configuration, each option
  * checked; 0, or -1 after perr. */
 static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
@@ -950,6 +967,9 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
                 c->min_idle_ms = v;
             }
             i += 2;
+        } else if (is(o, "buffer")) {
+            if (parse_sub_buffer(p, c, t, n, i)) return -1;
+            i += 2;
         } else if (is(o, "delay-queue")) {
             if (i + 1 >= n) return perr(p, o->col, "delay-queue needs a sorted set key");
             pfree(st->s_dq);
@@ -984,7 +1004,7 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
             return perr(p, o->col,
                         "unknown option '%s' (group, consumer, mode, count, batch, block, "
                         "reclaim, read claiming, delay-queue, ttl, processing, recovery, "
-                        "pattern, reply, warn-crossslot, max-attempts, dead-letter)",
+                        "pattern, reply, warn-crossslot, max-attempts, dead-letter, buffer)",
                         o->s);
         }
     }
@@ -1019,9 +1039,10 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     else if (is(k, "lose-replies")) st->fault.kind = WS_FAULT_LOSE_REPLIES;
     else if (is(k, "error")) st->fault.kind = WS_FAULT_ERROR;
     else if (is(k, "refuse")) st->fault.kind = WS_FAULT_REFUSE;
+    else if (is(k, "disconnect")) st->fault.kind = WS_FAULT_DISCONNECT;
     else
         return perr(p, k->col, "unknown fault '%s' (crash-after, crash-before, lose-replies, "
-                    "error or refuse)", k->s);
+                    "error, refuse or disconnect)", k->s);
     size_t i = 3;
     long long v = 0;
     if (is(&t[i], "round-trip")) {
@@ -1157,10 +1178,16 @@ static int parse_subscribe_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
 {
     (void)sc;
     st->kind = K_SUBSCRIBE;
-    return parse_subscribe(p, st, t, n);
+    /* `=> refused [TEXT]`: a subscription the framework refuses to start (an older server,
+     * a cluster's slots); the configuration before it is parsed as any */
+    size_t end = refusal(p, st, t, 1, n, 0);
+    if (end == (size_t)-1) return -1;
+    return parse_subscribe(p, st, t, end);
 }
 
-/* `produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]`; 0, or -1 after perr. */
+/* `produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]`; 0, or -1 after
+ * perr.  `raw`: a list or channel value written as the bare payload, as a producer outside
+ * the framework writes it (the framework's publishers frame every value). */
 static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
     (void)sc;
@@ -1176,6 +1203,12 @@ static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_to
         st->key = xstrdup(t[i + 1].s);
         i += 2;
     }
+    if (i < n && is(&t[i], "raw")) {
+        if (st->nheaders)
+            return perr(p, t[i].col, "raw writes the bare payload: it carries no headers");
+        st->raw = 1;
+        i++;
+    }
     if (i < n && is(&t[i], "as")) {
         if (i + 1 >= n) return perr(p, t[i].col, "as needs an alias");
         const wsc_tok *a = &t[i + 1];
@@ -1189,7 +1222,8 @@ static int parse_produce(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_to
         i += 2;
     }
     if (i < n)
-        return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE, to KEY or as ALIAS)", t[i].s);
+        return perr(p, t[i].col, "unexpected '%s' (header NAME VALUE, to KEY, raw or as ALIAS)",
+                    t[i].s);
     return 0;
 }
 
@@ -1230,6 +1264,18 @@ static int parse_bare(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     (void)sc;
     if (n != 1) return perr(p, t[1].col, "%s takes no argument", t[0].s);
     st->kind = is(&t[0], "crash") ? K_CRASH : is(&t[0], "shutdown") ? K_SHUTDOWN : K_RESTART;
+    return 0;
+}
+
+/* `shutdown [drains-lost]`: the graceful stop; drains-lost (n = 1) when the windows' drains
+ * lose their race with the pool's QUIT.  0, or -1 after perr. */
+static int parse_shutdown(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                          size_t n)
+{
+    (void)sc;
+    st->kind = K_SHUTDOWN;
+    if (n == 2 && is(&t[1], "drains-lost")) st->n = 1;
+    else if (n != 1) return perr(p, t[1].col, "shutdown takes no argument but drains-lost");
     return 0;
 }
 
@@ -1376,6 +1422,16 @@ static int parse_exp_flushes(parser *p, wsc_scenario *sc, wsc_stmt *st, const ws
     st->kind = K_EXPECT_FLUSHES;
     if (n == 5) set_sub(st, &t[4]);
     return 0;
+}
+
+/* `expect skipped N`: the channel messages reads skipped so far; 0, or -1 after perr. */
+static int parse_exp_skipped(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                             size_t n)
+{
+    (void)sc;
+    if (n != 3) return usage_error(p, t[1].col);
+    st->kind = K_EXPECT_SKIPPED;
+    return number(p, &t[2], "skipped", &st->n);
 }
 
 /* `expect reports N`; 0, or -1 after perr. */
@@ -1533,7 +1589,7 @@ static const stmt_def STMTS[] = {
     {"subscribe", NULL, SK_STEP, 0, parse_subscribe_row, "NAME FORM KEY [OPTION...]",
      "FORM: stream | reliable-list | list | channel"},
     {"produce", NULL, SK_STEP, 0, parse_produce,
-     "SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]", NULL},
+     "SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]", NULL},
     {"read", NULL, SK_STEP, 0, parse_read,
      "SUB [expect ALIAS... | expect nothing | expect report]", NULL},
     {"ALIAS:", "queue", SK_ACTION, 0, parse_act_command, "COMMAND...",
@@ -1551,12 +1607,12 @@ static const stmt_def STMTS[] = {
     {"ALIAS:", "retry-after", SK_ACTION, 0, parse_act_settle, "MS", NULL},
     {"advance", NULL, SK_STEP, 0, parse_advance, "MS", "the clock"},
     {"crash", NULL, SK_STEP, 0, parse_bare, "", "the consumer process dies"},
-    {"shutdown", NULL, SK_STEP, 0, parse_bare, "",
+    {"shutdown", NULL, SK_STEP, 0, parse_shutdown, "[drains-lost]",
      "the graceful stop of the whole process"},
     {"restart", NULL, SK_STEP, 0, parse_bare, "", "a fresh consumer process"},
     {"stop", NULL, SK_STEP, 0, parse_stop, "SUB", NULL},
     {"fault", NULL, SK_STEP, 0, parse_fault_row,
-     "reader|window|subscriber crash-after|crash-before|lose-replies|error|refuse\n"
+     "reader|window|subscriber crash-after|crash-before|lose-replies|error|refuse|disconnect\n"
      "      (Nth COMMAND | round-trip I [command K]) [error TEXT]",
      NULL},
 
@@ -1569,6 +1625,8 @@ static const stmt_def STMTS[] = {
      NULL},
     {"expect", "flushes", SK_EXPECT, 0, parse_exp_flushes, "N [of SUB]", NULL},
     {"expect", "reports", SK_EXPECT, 0, parse_exp_reports, "N", NULL},
+    {"expect", "skipped", SK_EXPECT, 0, parse_exp_skipped, "N",
+     "channel messages reads skipped"},
     {"expect", "report", SK_EXPECT, 0, parse_exp_report,
      "SUB [commands N] [settles N] [failed N] [error TEXT]", NULL},
     {"expect", "pending", SK_EXPECT, SF_BLOCK, parse_exp_entries, "SUB (ITEM... | none)",
@@ -1882,6 +1940,36 @@ static void inherit_mode(wsc_scenario *sc, size_t i)
     }
 }
 
+/* A subscribe line that writes a name -- its key or its dead letter -- as another Redis type
+ * than a subscribe line above it does: the framework refuses the second subscription at
+ * start (route.rs Routes::record_subscription), so the file is refused as it is read.  A
+ * pattern records nothing; reliable and plain lists are both LPUSHed.  0, or -1 after perr. */
+static int check_routes(parser *p, const wsc_scenario *sc, size_t i)
+{
+    const wsc_stmt *st = &sc->st[i];
+    if (st->cfg.form == WS_FORM_CHANNEL && st->cfg.pattern) return 0;
+    static const char *const noun[] = {"", "stream", "list", "list", "Pub/Sub channel"};
+    const char *mine[2] = {st->s_key, st->s_dead_letter};
+    for (size_t k = 0; k < i; k++) {
+        const wsc_stmt *o = &sc->st[k];
+        if (o->kind != K_SUBSCRIBE || o->refused ||
+            (o->cfg.form == WS_FORM_CHANNEL && o->cfg.pattern))
+            continue;
+        if (strcmp(noun[o->cfg.form], noun[st->cfg.form]) == 0) continue;
+        const char *theirs[2] = {o->s_key, o->s_dead_letter};
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                if (mine[a] && theirs[b] && strcmp(mine[a], theirs[b]) == 0)
+                    return perr(p, st->sub_col,
+                                "'%s' writes %s as a %s, but '%s' (line %d) reads or "
+                                "dead-letters to it as a %s: the framework refuses to start "
+                                "such a pair (give one of them another name)",
+                                st->sub, mine[a], noun[st->cfg.form], o->sub, o->line,
+                                noun[o->cfg.form]);
+    }
+    return 0;
+}
+
 /* Every check that needs the whole file: names defined above their uses, once; the
  * expectations; inherited modes.  Says every error (perr keeps one a line). */
 static void validate(parser *p, wsc_scenario *sc)
@@ -1920,6 +2008,7 @@ static void validate(parser *p, wsc_scenario *sc)
         p->line = st->line;
         if (rc == 0 && (st->kind == K_EXPECT_PENDING || st->kind == K_EXPECT_DELAYED))
             check_entry_sub(p, sc, i);
+        if (rc == 0 && st->kind == K_SUBSCRIBE && !st->refused) check_routes(p, sc, i);
         for (size_t k = 0; rc == 0 && k < st->nflines; k++) {
             p->line = st->flines[k].line;
             const char *from = st->flines[k].from;
@@ -1927,7 +2016,7 @@ static void validate(parser *p, wsc_scenario *sc)
                 perr(p, st->flines[k].from_col, "no entry named '%s' above", from);
             else check_toks(p, &aliases, st->flines[k].t, st->flines[k].nt);
         }
-        if (st->kind == K_SUBSCRIBE) add_name(&subs, st->sub);
+        if (st->kind == K_SUBSCRIBE && !st->refused) add_name(&subs, st->sub);
         if (st->kind == K_PRODUCE && st->alias) add_name(&aliases, st->alias);
         if (st->kind == K_EXPECT_NOTHING && !nothing) nothing = st;
         if (checks_something(st) && !checker) checker = st;

@@ -1118,6 +1118,28 @@ static int expect_warning(runner *r, const wsc_stmt *st)
     return -1;
 }
 
+/* Appends a message to a failure's text as a scenario writes it: a bare word when every
+ * byte prints and none would split it, else "quoted" with \" \\ and \xHH (a framed value
+ * starts with NULs). */
+static void put_message(wsi_buf *b, const char *p, size_t len)
+{
+    int bare = len > 0;
+    for (size_t i = 0; bare && i < len; i++)
+        bare = p[i] > ' ' && p[i] < 127 && p[i] != '"' && p[i] != '\'' && p[i] != '#';
+    if (bare) {
+        wsi_buf_add(b, p, len);
+        return;
+    }
+    wsi_buf_add(b, "\"", 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '"' || c == '\\') wsi_buf_printf(b, "\\%c", c);
+        else if (c < ' ' || c >= 127) wsi_buf_printf(b, "\\x%02x", c);
+        else wsi_buf_add(b, (const char *)&c, 1);
+    }
+    wsi_buf_add(b, "\"", 1);
+}
+
 /* Checks `expect published CHANNEL ...`: the payloads published on the channel, message
  * by message, in order; 0, or -1 after failing the run. */
 static int expect_published(runner *r, const wsc_stmt *st)
@@ -1132,7 +1154,7 @@ static int expect_published(runner *r, const wsc_stmt *st)
             return -1;
         }
         wsi_buf_add(&want, i ? " " : "", i ? 1 : 0);
-        wsi_buf_printf(&want, "%s", w);
+        put_message(&want, w, wl);
         wsi_free(w);
     }
     size_t n = 0;
@@ -1142,7 +1164,7 @@ static int expect_published(runner *r, const wsc_stmt *st)
         ws_sim_published(r->sim, i, &ch, &payload, &len);
         if (strcmp(ch, st->key) != 0) continue;
         if (n++) wsi_buf_add(&got, " ", 1);
-        wsi_buf_add(&got, payload, len);
+        put_message(&got, payload, len);
     }
     if (!n) wsi_buf_add(&got, "none", 4);
     /* compared message by message, not as joined text ("a b" is not a and b) */
@@ -1191,6 +1213,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         if (sub_index(r, st->sub) >= 0)
             return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
         ws_sub *s = ws_subscribe(r->sim, &c);
+        if (st->refused) return step_result(r, st, s ? 0 : ws_sim_err(r->sim));
         if (!s) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
         /* (the engine owns s: ws_sim_free frees it whatever happens here) */
         subrec *v = wsi_realloc(r->subs, (r->nsubs + 1) * sizeof *v);
@@ -1205,8 +1228,11 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         int i = sub_index(r, st->sub);
         const wsc_stmt *def = i >= 0 ? r->subs[i].def : NULL;
         if (!def) return fail(r, st, WSC_ERROR, NULL, "no subscription named '%s'", st->sub);
-        int rc = ws_sim_produce(r->sim, def->cfg.form, st->key ? st->key : def->s_key, st->payload,
-                                st->payload_len, st->headers, st->nheaders, NULL);
+        const char *key = st->key ? st->key : def->s_key;
+        int rc = st->raw ? ws_sim_produce_raw(r->sim, def->cfg.form, key, st->payload,
+                                              st->payload_len, NULL)
+                         : ws_sim_produce(r->sim, def->cfg.form, key, st->payload,
+                                          st->payload_len, st->headers, st->nheaders, NULL);
         if (rc) return fail(r, st, WSC_ERROR, NULL, "%s", ws_sim_errstr(r->sim));
         if (st->alias) {
             if (find_alias(r, st->alias))
@@ -1251,7 +1277,9 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_ADVANCE: return step_result(r, st, ws_sim_advance(r->sim, st->n));
     case K_CRASH: return step_result(r, st, ws_sim_crash(r->sim));
     case K_RESTART: return step_result(r, st, ws_sim_restart(r->sim));
-    case K_SHUTDOWN: return step_result(r, st, ws_sim_shutdown(r->sim));
+    case K_SHUTDOWN:
+        return step_result(r, st, st->n ? ws_sim_shutdown_drains_lost(r->sim)
+                                        : ws_sim_shutdown(r->sim));
     case K_STOP: {
         ws_sub *s = find_sub(r, st, st->sub);
         return s ? step_result(r, st, ws_stop(s)) : -1;
@@ -1274,6 +1302,8 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     }
     case K_EXPECT_REPORTS:
         return expect_number(r, st, ws_sim_get_counts(r->sim).reports, "reports");
+    case K_EXPECT_SKIPPED:
+        return expect_number(r, st, ws_sim_get_counts(r->sim).skipped, "skipped messages");
     case K_EXPECT_REPORT: return expect_report(r, st);
     case K_EXPECT_PENDING: return expect_pending(r, st);
     case K_EXPECT_DELAYED: return expect_delayed(r, st);

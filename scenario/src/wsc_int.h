@@ -50,6 +50,7 @@ typedef enum wsc_kind {
     K_EXPECT_PUBLISHED, /* expect published <channel> <payload>...|none */
     K_EXPECT_DELIVERY,  /* expect delivery <alias> count <n> | retries <n> */
     K_EXPECT_NOTHING,   /* expect nothing: the scenario checks nothing, on purpose */
+    K_EXPECT_SKIPPED,   /* expect skipped <n>: channel messages reads skipped */
 } wsc_kind;
 
 /* Boundary lines of an `expect flush` / `expect read` block. */
@@ -106,6 +107,7 @@ typedef struct wsc_stmt {
     size_t payload_len;
     ws_header *headers;
     size_t nheaders;
+    int raw;                   /* produce ... raw: the bare payload, not a frame */
     int form;           /* K_PRODUCE/K_PUBLISH/K_BIND: the output's form */
     char *key;          /* K_PUBLISH/K_BIND: the output's key */
     /* K_SETTLE */

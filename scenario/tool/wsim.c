@@ -841,6 +841,12 @@ int main(int argc, char **argv)
         printf("wsim %s (scenarios %s, engine libwsim %s, fake libfakeredis %s answering as "
                "redis-server %s)\n", WSIM_VERSION, WSC_VERSION, WS_VERSION, FR_VERSION,
                FR_REDIS_VERSION);
+        /* the framework revisions the engine follows (engine/framework.pins) */
+        printf("follows the RustStream framework's files at these revisions:\n");
+        for (size_t i = 0; i < ws_framework_pin_count(); i++) {
+            const ws_framework_pin *p = ws_framework_pin_at(i);
+            printf("  %s %s @ %s\n", p->repo, p->path, p->commit);
+        }
         return 0;
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

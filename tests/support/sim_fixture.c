@@ -277,7 +277,11 @@ void sf_group(ws_sim *sim, const char *key, const char *group)
 const char *sf_produce(ws_sim *sim, ws_form form, const char *key, const char *payload)
 {
     char *id = NULL;
-    int rc = ws_sim_produce(sim, (int)form, key, payload, strlen(payload), NULL, 0, &id);
+    /* a list's or channel's value bare (ws_sim_produce_raw), so that the tests name values
+     * as they read; the framed default has its own tests (test_sim_publish.c) */
+    int rc = form == WS_FORM_STREAM
+                 ? ws_sim_produce(sim, (int)form, key, payload, strlen(payload), NULL, 0, &id)
+                 : ws_sim_produce_raw(sim, (int)form, key, payload, strlen(payload), &id);
     if (rc != 0) fail_msg("ws_sim_produce: %s (%s)", ws_err_name(rc), ws_sim_errstr(sim));
     if (!id) fail_msg("ws_sim_produce gave no id");
     own(cur(), id);

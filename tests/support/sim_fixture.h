@@ -149,8 +149,9 @@ long long sf_pending(ws_sim *sim, const char *key, const char *group);
 /* XGROUP CREATE <key> <group> 0 MKSTREAM. */
 void sf_group(ws_sim *sim, const char *key, const char *group);
 
-/* Produces one entry (ws_sim_produce with no headers); returns its stream id (streams) or
- * its frame, owned by the world. */
+/* Produces one entry (ws_sim_produce with no headers on a stream; a list's or channel's
+ * value bare, ws_sim_produce_raw); returns its stream id (streams) or its value, owned by
+ * the world. */
 const char *sf_produce(ws_sim *sim, ws_form form, const char *key, const char *payload);
 
 /* Produces order-1 .. order-n on key (sf_produce, in that order). */

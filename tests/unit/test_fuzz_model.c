@@ -465,9 +465,9 @@ static void lists_and_in_round_replies(void **state)
     settle(&r, 2, WS_DROP, 0);
     expect_flush(&r, 1,
                  "[1] RPUSH log x -> :1\n"
-                 "[1] LPUSH out.l done -> :1\n"
-                 "[1] LREM k.processing 1 j1 -> :1\n"
-                 "[1] LREM k.processing 1 j2 -> :1\n");
+                 "[1] LPUSH out.l \"\\x00\\x00\\x00\\x00done\" -> :1\n"
+                 "[1] LREM k.processing 1 \"\\x00\\x00\\x00\\x00j1\" -> :1\n"
+                 "[1] LREM k.processing 1 \"\\x00\\x00\\x00\\x00j2\" -> :1\n");
     gen_free(&r);
 }
 
@@ -636,7 +636,7 @@ static void plain_list_retries(void **state)
         read_(&r);
         expect_rts(&r,
                    declared ? "reader (read 1 of main): RPOP k 1\n"
-                              "window (retry copy of p1): LPUSH k \"\\x00\\x00\\x00\\x01\\x00\\x00"
+                              "window (retry copy of \"\\x00\\x00\\x00\\x00p1\"): LPUSH k \"\\x00\\x00\\x00\\x01\\x00\\x00"
                               "\\x00\\x18x-ruststream-retry-count\\x00\\x00\\x00\\x011p1\"\n"
                               "reader (read 2 of main): RPOP k 1\n"
                             : "reader (read 1 of main): RPOP k 1\n"
@@ -673,7 +673,7 @@ static void a_reply_waits_for_the_ack(void **state)
         expect_rts(&r,
                    ack ? "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
                          "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"
-                         "window (publish of 1700000000000-0): LPUSH out.l done\n"
+                         "window (publish of 1700000000000-0): LPUSH out.l \"\\x00\\x00\\x00\\x00done\"\n"
                          "window (flush 1 of main after read 1): XACK k g 1700000000000-0\n"
                        : "window (subscribe main): XGROUP CREATE k g $ MKSTREAM\n"
                          "reader (read 1 of main): XREADGROUP GROUP g c1 COUNT 1 BLOCK 10 STREAMS k >\n"
@@ -892,6 +892,7 @@ static void the_generator_covers_forms_and_modes(void **state)
     unsigned seen[5][4] = {{0}};
     unsigned kinds[GS_SHUTDOWN + 1] = {0};
     unsigned caps[4] = {0}, dlq = 0, rescue_declared = 0, auto_names = 0, batches = 0;
+    unsigned drains_lost = 0, skipping = 0;
     for (uint64_t seed = 1; seed <= 400; seed++) {
         ch c;
         ch_init_prng(&c, seed, 0);
@@ -899,7 +900,11 @@ static void the_generator_covers_forms_and_modes(void **state)
         gen_run run;
         gen_generate(&c, &lim, &run);
         seen[run.cfg.form][run.cfg.mode]++;
-        for (size_t i = 0; i < run.nsteps; i++) kinds[run.steps[i].kind]++;
+        for (size_t i = 0; i < run.nsteps; i++) {
+            kinds[run.steps[i].kind]++;
+            drains_lost += run.steps[i].kind == GS_SHUTDOWN && run.steps[i].drains_lost;
+        }
+        if (run.sim) skipping += ws_sim_get_counts(run.sim).skipped > 0;
         assert_true(run.cfg.max_attempts <= 3);
         caps[run.cfg.max_attempts]++;
         dlq += (unsigned)run.cfg.dead_letter;
@@ -917,6 +922,8 @@ static void the_generator_covers_forms_and_modes(void **state)
     for (int k = GS_PRODUCE; k <= GS_SHUTDOWN; k++) assert_true(kinds[k] > 0);
     for (int n = 0; n <= 3; n++) assert_true(caps[n] > 0);
     assert_true(dlq > 0 && rescue_declared > 0 && auto_names > 0 && batches > 0);
+    assert_true(drains_lost > 0); /* a shutdown whose drains lose the race with QUIT */
+    assert_true(skipping > 0);    /* a channel read that skips what its buffer lost */
 }
 
 /* ----- The shrinker ------------------------------------------------------------------------ */

@@ -414,6 +414,12 @@ static void subscribe_option_count_batch_block(void **state)
     assert_int_equal(st->cfg.count, 0); /* the engine reads COUNT = the batch size */
     assert_int_equal(st->cfg.batch, 100000);
     wsc_free(sc);
+    st = sub_of("subscribe c channel k buffer 4", &sc);
+    assert_int_equal(st->cfg.buffer, 4);
+    wsc_free(sc);
+    st = sub_of("subscribe c channel k", &sc);
+    assert_int_equal(st->cfg.buffer, 0); /* the engine's default: 32 */
+    wsc_free(sc);
     st = sub_of("subscribe s list k count 100000 batch 100000 block 250", &sc);
     assert_int_equal(st->cfg.count, 100000);
     assert_int_equal(st->cfg.batch, 100000);
@@ -1396,7 +1402,7 @@ static void errors_world(void **state)
         E(HEAD "advance 1 2", "2:1: error: usage: advance MS"),
         E(HEAD "crash now", "2:7: error: crash takes no argument"),
         E(HEAD "restart 1", "2:9: error: restart takes no argument"),
-        E(HEAD "shutdown now", "2:10: error: shutdown takes no argument"),
+        E(HEAD "shutdown now", "2:10: error: shutdown takes no argument but drains-lost"),
         E(HEAD "crash => refused", "2:7: error: crash takes no argument"),
         E(HEAD "stop", "2:1: error: usage: stop SUB"),
         E(HEAD "stop a b", "2:1: error: usage: stop SUB"),
@@ -1432,10 +1438,14 @@ static void errors_subscribe(void **state)
         E(HEAD "subscribe s stream k group g reply", "2:30: error: reply needs a form and a key"),
         E(HEAD "subscribe s stream k group g reply stream", "2:30: error: reply needs a form and a key"),
         E(HEAD "subscribe s stream k group g reply hash h", "2:36: error: unknown form 'hash' (stream, reliable-list, list or channel)"),
-        E(HEAD "subscribe s stream k group g fast", "2:30: error: unknown option 'fast' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter)"),
-        E(HEAD "subscribe s stream k group g in-round", "2:30: error: unknown option 'in-round' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter)"),
+        E(HEAD "subscribe c channel k buffer", "2:23: error: buffer needs a number (a power of two)"),
+        E(HEAD "subscribe c channel k buffer 3", "2:30: error: buffer must be a power of two from 1 to 65536 (the client's broadcast channel holds that many unread messages)"),
+        E(HEAD "subscribe c channel k buffer 0", "2:30: error: buffer must be a power of two from 1 to 65536 (the client's broadcast channel holds that many unread messages)"),
+        E(HEAD "subscribe l list k buffer 2", "2:20: error: buffer is for channels (the Pub/Sub client's broadcast buffer)"),
+        E(HEAD "subscribe s stream k group g fast", "2:30: error: unknown option 'fast' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter, buffer)"),
+        E(HEAD "subscribe s stream k group g in-round", "2:30: error: unknown option 'in-round' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter, buffer)"),
         E(HEAD "subscribe s stream k group g start", "2:30: error: start needs where the group starts: $, 0 or an id"),
-        E(HEAD "subscribe s stream k start 0 group g", "2:22: error: unknown option 'start' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter)"),
+        E(HEAD "subscribe s stream k start 0 group g", "2:22: error: unknown option 'start' (group, consumer, mode, count, batch, block, reclaim, read claiming, delay-queue, ttl, processing, recovery, pattern, reply, warn-crossslot, max-attempts, dead-letter, buffer)"),
         E(HEAD "subscribe s stream k group g max-attempts", "2:30: error: max-attempts needs a number (1 or more)"),
         E(HEAD "subscribe s stream k group g max-attempts 0", "2:43: error: max-attempts must be between 1 and 1000000 (a handler runs at most that many times)"),
         E(HEAD "subscribe s stream k group g max-attempts 1000001", "2:43: error: max-attempts must be between 1 and 1000000 (a handler runs at most that many times)"),
@@ -1457,6 +1467,11 @@ static void errors_subscribe(void **state)
         E(HEAD "subscribe l list k recovery z 5", "2:13: error: processing and recovery are for reliable lists"),
         E(HEAD "subscribe s stream k group g mode direct batch 2", "2:13: error: batch handlers need a window (mode window or atomic)"),
         E(HEAD "subscribe s stream k group g batch 2 mode direct", "2:13: error: batch handlers need a window (mode window or atomic)"),
+        /* one name, two Redis types: refused at the framework's start (route.rs) */
+        E(HEAD "subscribe j list jobs dead-letter jobs.dead\nsubscribe d stream jobs.dead group g",
+          "3:11: error: 'd' writes jobs.dead as a stream, but 'j' (line 2) reads or dead-letters to it as a list: the framework refuses to start such a pair (give one of them another name)"),
+        E(HEAD "subscribe s stream orders group g\nsubscribe c channel events dead-letter orders",
+          "3:11: error: 'c' writes orders as a Pub/Sub channel, but 's' (line 2) reads or dead-letters to it as a stream: the framework refuses to start such a pair (give one of them another name)"),
     };
     run_errors(cases, sizeof cases / sizeof cases[0]);
 }
@@ -1466,8 +1481,8 @@ static void errors_produce_read(void **state)
 {
     (void)state;
     static const err_case cases[] = {
-        E(STREAM "produce", "4:8: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]"),
-        E(STREAM "produce s", "4:10: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [as ALIAS]"),
+        E(STREAM "produce", "4:8: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]"),
+        E(STREAM "produce s", "4:10: error: incomplete statement: produce SUB PAYLOAD [header NAME VALUE]... [to KEY] [raw] [as ALIAS]"),
         E(STREAM "produce s p header", "4:13: error: header needs a name and a value"),
         E(STREAM "produce s p header n", "4:13: error: header needs a name and a value"),
         E(STREAM "produce s p as", "4:13: error: as needs an alias"),
@@ -1478,10 +1493,10 @@ static void errors_produce_read(void **state)
                                        "letters, digits, '_', '-' or '.' (got 'e:1')"),
         E(STREAM "produce s p as \"\"", "4:16: error: an alias is a name: a letter or '_', then "
                                         "letters, digits, '_', '-' or '.' (got '')"),
-        E(STREAM "produce s p as e1 to k", "4:19: error: unexpected 'to' (header NAME VALUE, to KEY or as ALIAS)"),
-        E(STREAM "produce s p extra", "4:13: error: unexpected 'extra' (header NAME VALUE, to KEY or as ALIAS)"),
-        E(STREAM "produce s p as e1 header n v", "4:19: error: unexpected 'header' (header NAME VALUE, to KEY or as ALIAS)"),
-        E(STREAM "produce s p => refused", "4:13: error: unexpected '=>' (header NAME VALUE, to KEY or as ALIAS)"),
+        E(STREAM "produce s p as e1 to k", "4:19: error: unexpected 'to' (header NAME VALUE, to KEY, raw or as ALIAS)"),
+        E(STREAM "produce s p extra", "4:13: error: unexpected 'extra' (header NAME VALUE, to KEY, raw or as ALIAS)"),
+        E(STREAM "produce s p as e1 header n v", "4:19: error: unexpected 'header' (header NAME VALUE, to KEY, raw or as ALIAS)"),
+        E(STREAM "produce s p => refused", "4:13: error: unexpected '=>' (header NAME VALUE, to KEY, raw or as ALIAS)"),
         E(STREAM "read", "4:5: error: read needs a subscription"),
         E(STREAM "read => refused", "4:5: error: read needs a subscription"),
         E(STREAM "read s e1", "4:8: error: expected 'expect' after read <sub>, got 'e1'"),
@@ -1531,7 +1546,7 @@ static void errors_fault(void **state)
 {
     (void)state;
     static const char *const usage =
-        "fault reader|window|subscriber crash-after|crash-before|lose-replies|error|refuse "
+        "fault reader|window|subscriber crash-after|crash-before|lose-replies|error|refuse|disconnect "
         "(Nth COMMAND | round-trip I [command K]) [error TEXT]";
     char want[2][512];
     snprintf(want[0], sizeof want[0], NAME ":2:6: error: incomplete statement: %s", usage);
@@ -1540,7 +1555,7 @@ static void errors_fault(void **state)
     run_errors(incomplete, 2);
     static const err_case cases[] = {
         E(HEAD "fault admin crash-after 1st XACK", "2:7: error: unknown connection 'admin' (reader, window or subscriber)"),
-        E(HEAD "fault window explode 1st XACK", "2:14: error: unknown fault 'explode' (crash-after, crash-before, lose-replies, error or refuse)"),
+        E(HEAD "fault window explode 1st XACK", "2:14: error: unknown fault 'explode' (crash-after, crash-before, lose-replies, error, refuse or disconnect)"),
         E(HEAD "fault window crash-after round-trip", "2:26: error: round-trip needs a number"),
         E(HEAD "fault window crash-after round-trip 0", "2:37: error: round trips count from 1"),
         E(HEAD "fault window crash-after round-trip 1 command", "2:39: error: command needs a number"),
@@ -1568,7 +1583,7 @@ static void errors_expect(void **state)
     (void)state;
     static const err_case cases[] = {
         E(HEAD "expect", "2:7: error: incomplete statement: expect WHAT ..."),
-        E(HEAD "expect bogus", "2:8: error: unknown expectation 'bogus' (flush, read, round-trips, flushes, reports, report, pending, delayed, invariants, violation, warning, published, delivery, nothing)"),
+        E(HEAD "expect bogus", "2:8: error: unknown expectation 'bogus' (flush, read, round-trips, flushes, reports, skipped, report, pending, delayed, invariants, violation, warning, published, delivery, nothing)"),
         E(HEAD "expect nothing at all", "2:16: error: usage: expect nothing"),
         /* expect nothing says the scenario checks nothing: not beside an expectation */
         E(HEAD "expect nothing\ncheck PING => +PONG", "2:1: error: 'expect nothing' says the "
@@ -1589,6 +1604,8 @@ static void errors_expect(void **state)
         E(HEAD "expect flushes", "2:8: error: usage: expect flushes N [of SUB]"),
         E(HEAD "expect flushes 1 of", "2:8: error: usage: expect flushes N [of SUB]"),
         E(HEAD "expect flushes 1 in s", "2:8: error: usage: expect flushes N [of SUB]"),
+        E(HEAD "expect skipped", "2:8: error: usage: expect skipped N"),
+        E(HEAD "expect skipped x", "2:16: error: skipped: a number expected, got 'x'"),
         E(HEAD "expect reports", "2:8: error: usage: expect reports N"),
         E(HEAD "expect reports 1 2", "2:8: error: usage: expect reports N"),
         E(HEAD "expect report", "2:8: error: usage: expect report SUB [commands N] [settles N] [failed N] [error TEXT]"),
@@ -1958,7 +1975,7 @@ static const char FULL[] =
     "subscribe r stream {o}s group g start 0 reclaim 1000 max-attempts 3 dead-letter {o}dead\n"
     "subscribe l reliable-list jobs processing jobs:p recovery jobs:r 500 ttl 9000 mode direct\n"
     "subscribe k stream {o}s group g read claiming 2000 dead-letter {o}dead\n"
-    "subscribe c channel news.* pattern reply channel done\n"
+    "subscribe c channel news.* pattern reply channel done buffer 8\n"
     "produce s \"order 1\" header trace t1 header empty \"\" as e1\n"
     "produce s order-2 as e2\n"
     "read s expect e1 e2\n"
@@ -1973,7 +1990,10 @@ static const char FULL[] =
     "advance 300\n"
     "fault window crash-after 2nd XACK\n"
     "fault reader error round-trip 3 command 1 error ERR boom\n"
+    "fault window disconnect 3rd XACK\n"
     "crash\n"
+    "restart\n"
+    "shutdown drains-lost\n"
     "restart\n"
     "shutdown\n"
     "restart\n"
@@ -2004,6 +2024,7 @@ static const char FULL[] =
     "expect round-trips 4 flushes\n"
     "expect flushes 1 of s\n"
     "expect reports 1\n"
+    "expect skipped 0\n"
     "expect report s commands 2 settles 1 failed 1 error ERR boom\n"
     "expect pending s e2 $e1\n"
     "expect invariants\n"
@@ -2071,7 +2092,7 @@ static void the_full_file_parses(void **state)
     wsc_scenario *sc = ok(FULL);
     assert_string_equal(wsc_title(sc), "Every statement # kept");
     assert_string_equal(wsc_needs_fake(sc), "clock control");
-    assert_int_equal(wsc_statements(sc), 46); /* a second flush block, a pending block, two delayed */
+    assert_int_equal(wsc_statements(sc), 50); /* a second flush block, a pending block, two delayed */
     assert_int_equal(wsc_forbidden(sc), 0x9);
     wsc_free(sc);
 }

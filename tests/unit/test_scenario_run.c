@@ -467,7 +467,7 @@ static void expect_read(void **state)
            2);
     passes(STREAM "produce s a as e1\nread s expect e1\nexpect read 1 of s\n  ? ? ? ? ? ? ? ? ? ? ?\n", 2);
     /* A reliable list reads with COUNT LMOVEs in one round trip. */
-    passes("scenario L\nsubscribe r reliable-list jobs count 2\nproduce r j1 as j1\n"
+    passes("scenario L\nsubscribe r reliable-list jobs count 2\nproduce r j1 raw as j1\n"
            "read r expect j1\nexpect read 1 of r\n"
            "  LMOVE jobs jobs.processing RIGHT LEFT\n  LMOVE jobs jobs.processing RIGHT LEFT\n",
            2);
@@ -754,11 +754,11 @@ static void expect_pending(void **state)
     FAILS(STREAM "produce s a as e1\nexpect pending s e1\n",
           NAME ":5: expect pending s e1\n  expected: 1700000000000-0\n  got:      none\n");
     /* A reliable list: the processing list (default <key>.processing, or `processing`). */
-    passes("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 as e1\nread r expect e1\n"
+    passes("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 raw as e1\nread r expect e1\n"
            "expect pending r e1\ne1: ack\nexpect pending r none\n"
            "check LRANGE jobs.processing 0 -1 => []\n",
            4);
-    passes("scenario L\nsubscribe r reliable-list jobs processing inflight\nproduce r j1 as e1\n"
+    passes("scenario L\nsubscribe r reliable-list jobs processing inflight\nproduce r j1 raw as e1\n"
            "read r expect e1\nexpect pending r e1\ncheck LLEN inflight => :1\n",
            3);
     /* A plain list settles nothing: asking is an error of the scenario. */
@@ -798,10 +798,10 @@ static void expect_pending_block(void **state)
     FAILS(READ2 "e1: ack\ne2: ack\nexpect pending s\n  e1\n",
           NAME ":9: expect pending s\n  expected:\n      1700000000000-0\n  got:      none\n");
     /* A reliable list's block: the processing list's values, one a line. */
-    passes("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 as e1\nproduce r j2 as e2\n"
+    passes("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 raw as e1\nproduce r j2 raw as e2\n"
            "read r expect e1 e2\nexpect pending r\n  e2\n  j1\n",
            2);
-    FAILS("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 as e1\nread r expect e1\n"
+    FAILS("scenario L\nsubscribe r reliable-list jobs\nproduce r j1 raw as e1\nread r expect e1\n"
           "expect pending r\n  e1\n  j2\n",
           NAME ":5: expect pending r\n  expected:\n      j1\n      j2\n  got:\n      j1\n");
 }
@@ -948,17 +948,19 @@ static void expect_published(void **state)
                "e2: bind channel news\ne2: publish channel news bound-2\ne2: drop\n";
     char text[2048];
     snprintf(text, sizeof text, "%s%s", base,
-             "expect published news \"at once\" bound-1\nsetup PUBLISH news by-admin\n"
-             "expect published news \"at once\" bound-1 by-admin\nexpect published other none\n"
+             "expect published news \"\\x00\\x00\\x00\\x00at once\" \"\\x00\\x00\\x00\\x00bound-1\"\n"
+             "setup PUBLISH news by-admin\n"
+             "expect published news \"\\x00\\x00\\x00\\x00at once\" \"\\x00\\x00\\x00\\x00bound-1\" by-admin\n"
+             "expect published other none\n"
              "setup PUBLISH other $e2\nexpect published other $e2\n");
     passes(text, 6);
     snprintf(text, sizeof text, "%s%s", base, "expect published news bound-1\n");
     FAILS(text, NAME ":15: expect published news bound-1\n"
                 "  expected: bound-1\n"
-                "  got:      at once bound-1\n");
+                "  got:      \"\\x00\\x00\\x00\\x00at once\" \"\\x00\\x00\\x00\\x00bound-1\"\n");
     snprintf(text, sizeof text, "%s%s", base, "expect published news none\n");
     FAILS(text, NAME ":15: expect published news none\n  expected: none\n"
-                "  got:      at once bound-1\n");
+                "  got:      \"\\x00\\x00\\x00\\x00at once\" \"\\x00\\x00\\x00\\x00bound-1\"\n");
 }
 
 /* ----- Refusals ------------------------------------------------------------------------------------- */

@@ -182,6 +182,50 @@ SF_TEST(a_flush_whose_replies_are_lost_was_applied_whole)
     assert_non_null(strstr(sf_trace(sim), "(lost)"));
 }
 
+/* A lost connection is not a crash (issue 23, item 5: the framework's clients have no
+ * reconnect policy, broker.rs @ e9525ff, and the runtime logs a failed read or flush and
+ * goes on, dispatch.rs @ 042b614): the round trip in flight was applied and answers
+ * errors, every later one on that connection sends nothing and answers errors, and the
+ * process lives on -- until a crash point armed there, which still kills it. */
+SF_TEST(a_lost_connection_fails_its_commands_and_the_process_lives_on)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *reclaim;
+    ws_sub *sub = orders(sim, &reclaim, 0);
+    sf_produce_n(sim, WS_FORM_STREAM, "orders", 2);
+    assert_int_equal(sf_read(sub), 2);
+    ws_fault f = {.kind = WS_FAULT_DISCONNECT, .name = "XACK", .nth = 1};
+    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &f), 0);
+    sf_queue(sf_d(sub, 0), "RPUSH picks order-1");
+    sf_settle(sf_d(sub, 0), WS_ACK);
+    assert_int_equal(ws_abandon(sf_d(sub, 1)), 0); /* flush: applied, replies lost */
+    assert_false(ws_sim_dead(sim));
+    assert_int_equal(ws_fault_fired(ws_sim_window(sim)), 1);
+    assert_string_equal(sf_q(sim, "LRANGE picks 0 -1"), "[\"order-1\"]");
+    assert_int_equal(sf_pending(sim, "orders", "g"), 1); /* order-1 acked, order-2 held */
+    ws_read_result res;
+    assert_int_equal(ws_read(sub, &res), 0);
+    assert_true(res.is_report);
+    assert_non_null(strstr(res.report.first_error, "connection lost"));
+    /* the pool connection sends nothing any more: a pool command answers the error */
+    uint64_t sent = ws_conn_get_stats(ws_sim_window(sim)).commands_sent;
+    const fr_reply *r = NULL;
+    assert_int_equal(ws_pool_line(sim, NULL, "INCR seen", &r), 0);
+    assert_int_equal(r->type, FR_REPLY_ERROR);
+    assert_false(ws_sim_dead(sim));
+    assert_int_equal(ws_conn_get_stats(ws_sim_window(sim)).commands_sent, sent);
+    assert_non_null(strstr(sf_trace(sim), "connection lost: nothing sent"));
+    /* a crash point on the lost connection still ends the process */
+    ws_fault crash = {.kind = WS_FAULT_CRASH_AFTER,
+                      .round_trip = ws_conn_get_stats(ws_sim_window(sim)).round_trips + 1};
+    assert_int_equal(ws_fault_arm(ws_sim_window(sim), &crash), 0);
+    assert_int_equal(ws_pool_line(sim, NULL, "INCR seen", &r), WS_ECRASHED);
+    assert_true(ws_sim_dead(sim));
+    assert_int_equal(ws_sim_restart(sim), 0);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 1);
+    assert_int_equal(sf_int(sim, "EXISTS seen"), 0);
+}
+
 /* A crash during a read: XREADGROUP was applied (the entry is pending for the dead
  * consumer), the consumer never saw it; it is not lost, and a reclaim read recovers it. */
 SF_TEST(a_crash_during_a_read_leaves_the_entry_pending_for_recovery)

@@ -230,26 +230,75 @@ SF_TEST(a_channel_buffers_messages_and_settles_nothing)
     assert_string_equal(sf_q(sim, "LRANGE seen 0 -1"), "[\"e-1\"]");
 }
 
-/* §3's `waiting`: a channel window does not flush on "nothing outstanding" while
- * messages are already buffered; the next read's settle fills it (fake only: on a server
- * when a message reaches the subscriber socket is a race). */
+/* §3's `waiting`, as the framework sets it (pubsub.rs round_stream @ 0010e47:
+ * window.yielded(rx.len()) when a message is handed out): a read that leaves a message
+ * buffered behind the ones it hands out holds the "nothing outstanding" flush back; a
+ * message that arrives while the handlers run does not (fake only: on a server when a
+ * message reaches the subscriber socket is a race). */
 SF_TEST(a_channel_window_waits_while_messages_are_buffered)
 {
     if (sf_fake_only(w, "Pub/Sub arrival times are the server's")) return;
     ws_sim *sim = sf_sim(w, 1);
     ws_sub *sub = sf_sub(sim, WS_FORM_CHANNEL, WS_MODE_WINDOW, "events", 2);
     sf_produce(sim, WS_FORM_CHANNEL, "events", "e-1");
-    assert_int_equal(sf_read(sub), 1);
+    sf_produce(sim, WS_FORM_CHANNEL, "events", "e-2");
+    sf_produce(sim, WS_FORM_CHANNEL, "events", "e-3");
+    assert_int_equal(sf_read(sub), 2); /* COUNT 2: e-3 stays behind, waiting 1 */
     ws_delivery *first = sf_d(sub, 0);
-    sf_produce(sim, WS_FORM_CHANNEL, "events", "e-2"); /* buffered: waiting 1 */
+    assert_int_equal(ws_abandon(sf_d(sub, 1)), 0); /* an abandon settles nothing */
     sf_queue(first, "RPUSH seen e-1");
     sf_settle(first, WS_ACK); /* settled 1 < 2, outstanding 0, but waiting 1 */
     assert_int_equal(ws_sim_get_counts(sim).flushes, 0);
-    assert_int_equal(sf_read(sub), 1);
-    sf_queue(sf_d(sub, 0), "RPUSH seen e-2");
+    assert_int_equal(sf_read(sub), 1); /* e-3: waiting 0 */
+    sf_produce(sim, WS_FORM_CHANNEL, "events", "e-4"); /* arrives while e-3's handler runs */
+    sf_queue(sf_d(sub, 0), "RPUSH seen e-3");
     sf_settle(sf_d(sub, 0), WS_ACK); /* settled 2: capacity */
     assert_int_equal(ws_sim_get_counts(sim).flushes, 1);
-    assert_string_equal(sf_commands(sim, "flush"), "RPUSH seen e-1\nRPUSH seen e-2\n");
+    assert_string_equal(sf_commands(sim, "flush"), "RPUSH seen e-1\nRPUSH seen e-3\n");
+    assert_int_equal(sf_read(sub), 1); /* e-4 */
+    sf_queue(sf_d(sub, 0), "RPUSH seen e-4");
+    sf_produce(sim, WS_FORM_CHANNEL, "events", "e-5"); /* after the read: not waiting */
+    sf_settle(sf_d(sub, 0), WS_ACK); /* outstanding 0, waiting 0: nothing outstanding */
+    assert_int_equal(ws_sim_get_counts(sim).flushes, 2);
+    assert_string_equal(sf_q(sim, "LRANGE seen 0 -1"), "[\"e-1\", \"e-3\", \"e-4\"]");
+}
+
+/* The subscriber's buffer (pubsub.rs round_stream @ 0010e47: RecvError::Lagged, the gap
+ * skipped): fred's broadcast channel holds 32 unread messages by default, so a read that
+ * finds 35 skips the 3 oldest, counts them and warns; what it leaves behind counts against
+ * the buffer at the next read. */
+SF_TEST(a_channel_subscriber_behind_its_buffer_skips_the_oldest)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub *sub = sf_sub(sim, WS_FORM_CHANNEL, WS_MODE_WINDOW, "events", 64);
+    char payload[32];
+    for (int i = 1; i <= 35; i++) {
+        snprintf(payload, sizeof payload, "e-%d", i);
+        sf_produce(sim, WS_FORM_CHANNEL, "events", payload);
+    }
+    assert_int_equal(sf_read(sub), 32);
+    size_t len;
+    assert_memory_equal(ws_delivery_payload(sf_d(sub, 0), &len), "e-4", 3);
+    assert_int_equal(ws_sim_get_counts(sim).skipped, 3);
+    assert_int_equal(ws_sim_warning_count(sim), 1);
+    assert_non_null(strstr(ws_sim_warning(sim, 0), "read 1 of events skips 3 messages"));
+    for (size_t i = 0; i < 32; i++) sf_settle(sf_d(sub, i), WS_ACK);
+    /* a buffer of 1, COUNT 1: two unread at the next read, one skipped */
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_CHANNEL, WS_MODE_WINDOW, "alerts", 1);
+    cfg.buffer = 1;
+    ws_sub *small = sf_subscribe(sim, &cfg);
+    sf_produce(sim, WS_FORM_CHANNEL, "alerts", "a-1");
+    sf_produce(sim, WS_FORM_CHANNEL, "alerts", "a-2");
+    assert_int_equal(sf_read(small), 1);
+    assert_memory_equal(ws_delivery_payload(sf_d(small, 0), &len), "a-2", 3);
+    assert_int_equal(ws_sim_get_counts(sim).skipped, 4);
+    sf_settle(sf_d(small, 0), WS_ACK);
+    /* a buffer that is not a power of two, or on another form, is refused */
+    cfg.buffer = 3;
+    assert_null(ws_subscribe(sim, &cfg));
+    ws_sub_config list = sf_sub_config(sim, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, "jobs", 1);
+    list.buffer = 2;
+    assert_null(ws_subscribe(sim, &list));
 }
 
 /* PSUBSCRIBE with `pattern`; a message's id is the message. */

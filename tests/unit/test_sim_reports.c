@@ -166,9 +166,9 @@ SF_TEST(a_retry_whose_write_fails_is_not_acknowledged)
     ws_sub_config cfg = sf_sub_config(sim, WS_FORM_STREAM, WS_MODE_WINDOW, "orders", 0);
     cfg.delay_queue = "orders:delayed";
     ws_sub *sub = sf_subscribe(sim, &cfg);
-    sf_do(sim, "SET orders:delayed not-a-zset");
     const char *id = sf_produce(sim, WS_FORM_STREAM, "orders", "order-1");
     assert_int_equal(sf_read(sub), 1);
+    sf_do(sim, "SET orders:delayed not-a-zset"); /* after the read: its sweep would fail */
     assert_int_equal(ws_settle(sf_d(sub, 0), WS_RETRY_AFTER, 30000), 0);
     assert_int_equal(sf_pending(sim, "orders", "g"), 1);
     char want[128];
@@ -180,6 +180,36 @@ SF_TEST(a_retry_whose_write_fails_is_not_acknowledged)
     assert_int_equal(r.settles, 1);
     assert_int_equal(r.failed, 1);
     assert_string_equal(r.first_error, WRONGTYPE);
+}
+
+/* Without a window there is nothing to report on: a direct settle that fails is logged
+ * by the runtime and the delivery stream goes on (dispatch.rs settle_outcome @ 042b614:
+ * "ack / nack failed").  A reliable list's settle stops at its failed LREM, so its ZREM is
+ * never sent (list.rs settle @ e9525ff); the value stays on the processing list, its
+ * recovery member naming it. */
+SF_TEST(a_direct_settle_that_fails_is_logged_not_reported)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_RELIABLE_LIST, WS_MODE_DIRECT, "orders", 0);
+    cfg.recovery = "orders:claims";
+    cfg.min_idle_ms = 60000;
+    ws_sub *sub = sf_subscribe(sim, &cfg);
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "orders", "order-1");
+    assert_int_equal(sf_read(sub), 1);
+    ws_delivery *d = sf_d(sub, 0);
+    assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "LREM", 1, "ERR refused"), 0);
+    sf_settle(d, WS_ACK);
+    char cause[160];
+    snprintf(cause, sizeof cause, "settle of %s", ws_delivery_id(d));
+    assert_string_equal(sf_commands(sim, cause), "LREM orders.processing 1 order-1\n");
+    char note[256];
+    snprintf(note, sizeof note, "-- orders: ack / nack of %s failed: ERR refused (logged by "
+             "the runtime, not reported)\n", ws_delivery_id(d));
+    assert_non_null(strstr(sf_trace(sim), note));
+    assert_int_equal(ws_sim_get_counts(sim).reports, 0);
+    assert_int_equal(sf_int(sim, "ZCARD orders:claims"), 1);
+    assert_string_equal(sf_q(sim, "LRANGE orders.processing 0 -1"), "[\"order-1\"]");
+    assert_int_equal(sf_read(sub), 0); /* a read, not a report */
 }
 
 SF_MAIN("sim: failure reports (§5)")

@@ -261,8 +261,9 @@ SF_TEST(a_delay_queue_member_round_trips_binary_payloads)
 
 /* The sweep before a read, through the pool (the window connection): ZRANGEBYSCORE
  * <zset> 0 <now> LIMIT 0 128, then per member ZREM and XADD of the copy only where the
- * ZREM removed it, each a round trip of its own (here the first ZREM is refused by an
- * injected error: no copy, the member stays for the next sweep). */
+ * ZREM removed it, each a round trip of its own (here the first ZREM answers an injected
+ * error: the sweep ends there and the read with it -- delay.rs sweep_due's `?` -- no copy,
+ * the member stays for the next sweep). */
 SF_TEST(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -273,7 +274,11 @@ SF_TEST(the_delay_queue_sweep_adds_a_copy_only_where_zrem_removed_the_member)
     assert_int_equal(ws_sim_advance(sim, 1000), 0);
     assert_int_equal(ws_fault_error_nth(ws_sim_window(sim), "ZREM", 1, NULL), 0);
     int64_t now = ws_sim_now(sim);
-    assert_int_equal(sf_read(sub), 0);
+    ws_read_result rr;
+    assert_int_equal(ws_read(sub, &rr), WS_EINVAL);
+    assert_string_equal(ws_sim_errstr(sim), "delay-queue sweep before read 2 of orders "
+                        "failed: ERR injected by wsim");
+    assert_int_equal(sf_count(sf_commands(sim, "read 2 of orders"), "XREADGROUP"), 0);
     assert_int_equal(sf_int(sim, "ZCARD orders:delayed"), 1);
     assert_int_equal(sf_int(sim, "XLEN orders"), 1);
     char range[128];
@@ -467,8 +472,7 @@ SF_TEST(max_attempts_without_a_dead_letter_rejects_at_the_cap)
 
 /* A dead letter without max-attempts (the (None, Some(dest)) arm of redelivery_of): every
  * retry goes to the dead letter at once, the counter raised; a retry_after too, its delay
- * dropped (no timer).  The dead letter takes the form a subscription reads it as: a plain
- * list read by one gets LPUSH of the frame. */
+ * dropped (no timer). */
 SF_TEST(a_dead_letter_without_max_attempts_takes_every_retry)
 {
     ws_sim *sim = sf_sim(w, 1);
@@ -487,22 +491,68 @@ SF_TEST(a_dead_letter_without_max_attempts_takes_every_retry)
     assert_int_equal(sf_int(sim, "XLEN orders:dead"), 2);
     assert_int_equal(sf_pending(sim, "orders", "g"), 0);
     assert_int_equal(sf_read(sub), 0);
+}
 
-    ws_sim *listed = sf_sim(w, 1);
-    sub = declared(listed, 0, "dead");
-    ws_sub *dead = sf_sub(listed, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, "dead", 0);
-    sf_produce(listed, WS_FORM_STREAM, "orders", "order-1");
-    assert_int_equal(sf_read(sub), 1);
-    a = sf_d(sub, 0);
-    sf_settle(a, WS_RETRY);
-    assert_string_equal(copy_of(listed, "dead letter", a),
-                        "LPUSH dead \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x18"
-                        "x-ruststream-retry-count\\x00\\x00\\x00\\x011order-1\"\n");
-    assert_int_equal(sf_read(dead), 1);
-    size_t len;
-    assert_memory_equal(ws_delivery_payload(sf_d(dead, 0), &len), "order-1", 7);
-    assert_int_equal(ws_delivery_retries(sf_d(dead, 0)), 1);
-    sf_settle(sf_d(dead, 0), WS_ACK);
+/* The dead letter takes the declaring subscription's form (route.rs
+ * Routes::record_subscription records a subscription's name and its dead letter with its own
+ * route; publisher.rs RedisDefaultPublish writes a name by its route): a reliable list's
+ * goes out as LPUSH of the frame, a channel's as PUBLISH of the frame -- with no
+ * subscription reading the dead letter at all. */
+SF_TEST(a_dead_letter_takes_the_declaring_subscriptions_form)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "tasks", 0);
+    cfg.max_attempts = 1;
+    cfg.dead_letter = "tasks.dead";
+    ws_sub *tasks = sf_subscribe(sim, &cfg);
+    sf_produce(sim, WS_FORM_RELIABLE_LIST, "tasks", "t1");
+    assert_int_equal(sf_read(tasks), 1);
+    ws_delivery *d = sf_d(tasks, 0);
+    sf_settle(d, WS_RETRY);
+    assert_string_equal(copy_of(sim, "dead letter", d),
+                        "LPUSH tasks.dead \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x18"
+                        "x-ruststream-retry-count\\x00\\x00\\x00\\x011t1\"\n");
+    assert_int_equal(sf_int(sim, "LLEN tasks.dead"), 1);
+    assert_int_equal(sf_int(sim, "EXISTS tasks"), 0);
+
+    ws_sim *ch = sf_sim(w, 1);
+    cfg = sf_sub_config(ch, WS_FORM_CHANNEL, WS_MODE_WINDOW, "news", 0);
+    cfg.dead_letter = "news.dead";
+    ws_sub *news = sf_subscribe(ch, &cfg);
+    sf_produce(ch, WS_FORM_CHANNEL, "news", "n1");
+    assert_int_equal(sf_read(news), 1);
+    d = sf_d(news, 0);
+    sf_settle(d, WS_RETRY);
+    assert_string_equal(copy_of(ch, "dead letter", d),
+                        "PUBLISH news.dead \"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x18"
+                        "x-ruststream-retry-count\\x00\\x00\\x00\\x011n1\"\n");
+}
+
+/* One name written as two Redis types -- a stream subscription's dead letter read by a list
+ * subscription -- is refused when the second subscription opens (route.rs: "one of the two
+ * would receive writes it cannot read"); the first keeps its route, and a reliable and a
+ * plain list share one. */
+SF_TEST(a_name_written_as_two_types_is_refused_at_the_start)
+{
+    ws_sim *sim = sf_sim(w, 1);
+    declared(sim, 0, "dead");
+    ws_sub_config cfg = sf_sub_config(sim, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, "dead", 0);
+    assert_null(ws_subscribe(sim, &cfg));
+    assert_int_equal(ws_sim_err(sim), WS_EINVAL);
+    assert_string_equal(ws_sim_errstr(sim),
+                        "the subscription on dead writes dead as a list, but subscription "
+                        "orders already reads or dead-letters to dead as a stream: one of the "
+                        "two would receive writes it cannot read, so the framework refuses to "
+                        "start (give one of them another name)");
+    cfg = sf_sub_config(sim, WS_FORM_RELIABLE_LIST, WS_MODE_WINDOW, "jobs", 0);
+    cfg.dead_letter = "jobs.dead";
+    assert_non_null(sf_subscribe(sim, &cfg));
+    cfg = sf_sub_config(sim, WS_FORM_PLAIN_LIST, WS_MODE_WINDOW, "jobs.dead", 0);
+    assert_non_null(sf_subscribe(sim, &cfg));
+    cfg = sf_sub_config(sim, WS_FORM_CHANNEL, WS_MODE_WINDOW, "dead*", 0);
+    cfg.pattern = 1; /* a pattern records nothing */
+    cfg.dead_letter = "jobs.dead";
+    assert_non_null(sf_subscribe(sim, &cfg));
 }
 
 SF_MAIN("sim: retries and delays (§2.1, §2.2)")

@@ -334,6 +334,28 @@ SF_TEST(a_shutdown_drains_the_window_and_drops_the_timers)
     assert_non_null(strstr(v->sentence, "graceful shutdown"));
 }
 
+/* ws_sim_shutdown_drains_lost: the same stop when the detached drains lose their race with
+ * the pool's QUIT (source.rs Drop spawns window.drain() on a task nothing awaits; app/run.rs
+ * then shuts the brokers down): nothing the window owed leaves -- neither the acked entry's
+ * XACK nor the command its handler queued -- and both entries stay pending for a reclaim. */
+SF_TEST(a_shutdown_whose_drains_lose_the_race_sends_nothing)
+{
+    ws_sim *sim = NULL;
+    ws_sub *sub = sf_orders_read(w, &sim, WS_FORM_STREAM, WS_MODE_WINDOW, 0, 2);
+    ws_delivery *acked = sf_d(sub, 0);
+    sf_queue(acked, "INCR seen");
+    sf_settle(acked, WS_ACK);
+    assert_int_equal(ws_sim_get_counts(sim).flushes, 0); /* the second is outstanding */
+    assert_int_equal(ws_sim_shutdown_drains_lost(sim), 0);
+    assert_true(ws_sim_dead(sim));
+    assert_string_equal(sf_commands(sim, "flush"), "");
+    sf_in_order(sf_trace(sim), "windows' drains lose the race with the pool's QUIT",
+                "-- the consumer process 1 stopped: graceful shutdown at ", NULL);
+    assert_int_equal(sf_int(sim, "EXISTS seen"), 0);
+    assert_int_equal(sf_pending(sim, "orders", "g"), 2);
+    assert_int_equal(ws_sim_shutdown_drains_lost(sim), WS_EDEAD);
+}
+
 /* The abandon rule: an abandon does not count as settled and flushes only when something
  * is owed and nothing is outstanding. */
 SF_TEST(an_abandon_flushes_only_what_is_owed)
