@@ -393,6 +393,59 @@ int fr_key_exists(fr_server *server, int db, const char *key, size_t len);
 /* How many scripts EVAL and SCRIPT LOAD have cached (INFO's number_of_cached_scripts). */
 size_t fr_server_script_count(const fr_server *server);
 
+/* ----- Persistence: RDB files (docs/fake_redis.md, "Persistence") --------------------
+ * The keyspace and the function libraries as an RDB file in Redis 7.0's format (version
+ * 10): what redis-server 7.0.15 writes with SAVE and reads at start, so files go both
+ * ways.  Loading is all or nothing: a file that is corrupt, truncated or that would break
+ * the fake's invariants is refused with the lines Redis logs for it, and the server is
+ * left as it was. */
+
+/* The AUX fields a saved file carries. */
+typedef struct fr_rdb_options {
+    long long ctime;    /* "ctime", Unix seconds; -1: the fake's clock */
+    long long used_mem; /* "used-mem" (0 in process: the fake does not measure memory) */
+    int aof_base;       /* "aof-base": 1 when the file is the base of an AOF */
+} fr_rdb_options;
+
+/* The file's bytes (heap memory: free() it; *len set), NULL when out of memory.  opts may
+ * be NULL (ctime from the clock, used-mem 0, aof-base 0).  Keys past their deadline are
+ * not saved (the fake's listings never show them either). */
+char *fr_rdb_save(fr_server *server, const fr_rdb_options *opts, size_t *len);
+/* The same written to path as Redis writes it: a temporary file "temp-PID.rdb" in path's
+ * directory, fsync, rename over path, fsync of the directory.  0, or -1 with errno set
+ * (ENOMEM when out of memory) and nothing at path changed. */
+int fr_rdb_save_file(fr_server *server, const char *path, const fr_rdb_options *opts);
+
+/* fr_rdb_load's flags (DEBUG RELOAD's options, rdbLoad's flags). */
+#define FR_LOAD_NOFLUSH 1u       /* keep the server's keys and libraries: the file's join
+                                    them (a key or library both have refuses the load) */
+#define FR_LOAD_MERGE 2u         /* a key or library met again replaces the first */
+#define FR_LOAD_KEEP_EXPIRED 4u  /* load keys past their deadline (an AOF preamble) */
+#define FR_LOAD_SKIP_CHECKSUM 8u /* do not check the CRC64 (DEBUG
+                                    SET-SKIP-CHECKSUM-VALIDATION 1) */
+
+/* What a load did, or why it refused. */
+typedef struct fr_load_report {
+    char error[1024];       /* a refusal: the lines redis-server logs for it, one per line
+                               ("Short read or OOM loading DB. ...", "Internal error in RDB
+                               reading offset 0, function at rdb.c:3249 -> Unexpected EOF
+                               reading RDB file", "Wrong RDB checksum expected: ...") */
+    long long keys_loaded;  /* keys now in the keyspace from the file */
+    long long keys_expired; /* keys past their deadline, dropped */
+    size_t consumed;        /* bytes read: the checksum's end */
+} fr_load_report;
+
+/* Loads the bytes of an RDB file: by default the keyspace and the libraries become the
+ * file's (what was there is dropped, WATCHers of its keys touched, the key hook told of a
+ * flush, as Redis's emptyData).  Keys past their deadline are dropped.  0, or -1 with
+ * report->error (report may be NULL) and nothing changed. */
+int fr_rdb_load(fr_server *server, const void *data, size_t len, unsigned flags,
+                fr_load_report *report);
+/* The same from a file; one that cannot be read is refused with
+ * "Fatal error loading the DB: <strerror>. Exiting." (errno set). */
+int fr_rdb_load_file(fr_server *server, const char *path, unsigned flags,
+                     fr_load_report *report);
+
 /* ----- Testing the out-of-memory paths -----------------------------------------------
  * For tests only (SQLite's fault loops): make the fake's allocations fail, in the calling
  * thread.  From this call on the first-th allocation (1 = the next one) fails, and with

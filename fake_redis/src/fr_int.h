@@ -96,6 +96,17 @@ void fri_buf_free(fri_buf *b);
  * on one line: the quoting of fr_dump's text, shared by dump.c and t_stream.c. */
 void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len);
 
+/* ----- Whole files (fileio.c) ------------------------------------------------------------ */
+
+/* The file's bytes in memory the caller free()s (never the reserve), *len set; NULL with
+ * errno when it cannot be read. */
+char *fri_read_file(const char *path, size_t *len);
+/* Writes len bytes to path as Redis's rdbSave does: "temp-PID.tag" beside it, fsync,
+ * rename, fsync of the directory.  0, or -1 with errno (path untouched). */
+int fri_write_file_atomic(const char *path, const char *tag, const void *p, size_t len);
+/* fsync of the directory holding path (a rename made durable).  0, or -1 with errno. */
+int fri_fsync_dir(const char *path);
+
 /* ----- Growable arrays (clientq.c) ----------------------------------------------------- */
 
 /* arr (an array of *cap elements of size bytes, len of them used) with room for one more:
@@ -815,6 +826,8 @@ uint32_t fri_lru_clock(int64_t ms);
 /* The LRU/LFU field of a value (a shared integer's own, for a key holding one). */
 uint32_t fri_obj_lru_get(fr_server *s, const fri_obj *o);
 void fri_obj_lru_set(fr_server *s, fri_obj *o, uint32_t lru);
+/* LFUDecrAndReturn: the value's LFU counter decayed to now (what an RDB file saves). */
+unsigned fri_obj_lfu_counter(fr_server *s, const fri_obj *o, int64_t now);
 /* A value entering the keyspace (fri_db_add, fri_db_set) gets the stamp Redis's
  * createObject gives when it is still FRI_LRU_UNSET: the LRU clock of s->cmd_ms, or under
  * an LFU policy that minute and the counter 5. */
