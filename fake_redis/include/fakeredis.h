@@ -416,6 +416,13 @@ char *fr_rdb_save(fr_server *server, const fr_rdb_options *opts, size_t *len);
  * (ENOMEM when out of memory) and nothing at path changed. */
 int fr_rdb_save_file(fr_server *server, const char *path, const fr_rdb_options *opts);
 
+/* Changes made since the server was made: one per key a command wrote (expiries and
+ * deletions included), the keys a flush removed, one per library change and SWAPDB --
+ * Redis's server.dirty, which counts some commands' elements instead (SADD a b c: 3).
+ * Never reset: a server keeps its own mark at its last save (rdb_changes_since_last_save,
+ * the save points). */
+uint64_t fr_server_dirty(const fr_server *server);
+
 /* fr_rdb_load's flags (DEBUG RELOAD's options, rdbLoad's flags). */
 #define FR_LOAD_NOFLUSH 1u       /* keep the server's keys and libraries: the file's join
                                     them (a key or library both have refuses the load) */

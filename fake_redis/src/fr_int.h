@@ -455,6 +455,8 @@ struct fr_server {
     fri_reserve *reserve;      /* the emergency reserve (alloc.c), taken by fr_server_new */
     int mem_short;             /* the reserve served a request and is not whole again:
                                   deny-oom commands are refused (server.c's gate) */
+    uint64_t dirty;            /* changes since the server was made (Redis's server.dirty,
+                                  never reset here: fr_server_dirty) */
 };
 
 /* ----- Observers (observer.c) --------------------------------------------------------- */

@@ -253,6 +253,7 @@ static void load_library(fr_client *c, fri_scripting *sc, const fri_arg *code, i
     fri_buf err = {0};
     libctx ctx = server_ctx(sc);
     fri_library *lib = create_library(sc, c->srv, &ctx, code->ptr, code->len, replace, &err);
+    if (lib) c->srv->dirty++; /* functionLoadCommand: server.dirty++ */
     if (lib) fri_reply_bulk(c, lib->name->buf, lib->name->len);
     else fri_reply_errorf(c, "ERR %.*s", (int)err.len, err.p ? err.p : "");
     fri_buf_free(&err);
@@ -375,6 +376,7 @@ static void function_delete_command(fr_client *c)
     index_library(&ctx, lib, 0);
     fri_dict_delete(sc->libraries, c->argv[2].ptr, c->argv[2].len, NULL);
     library_free(sc, lib);
+    c->srv->dirty++;
     fri_reply_ok(c);
 }
 
@@ -407,6 +409,7 @@ static void function_flush_command(fr_client *c)
         fri_dict_clear(sc->libraries, NULL);
         fri_dict_clear(sc->functions, NULL);
     }
+    c->srv->dirty++;
     fri_reply_ok(c);
 }
 
@@ -613,8 +616,12 @@ static void function_restore_command(fr_client *c)
     if (!sc) return;
     fri_buf err = {0};
     fri_functions_restore(c->srv, p, len - 10, policy, 0, &err);
-    if (err.len) fri_reply_errorf(c, "ERR %.*s", (int)err.len, err.p);
-    else fri_reply_ok(c);
+    if (err.len) {
+        fri_reply_errorf(c, "ERR %.*s", (int)err.len, err.p);
+    } else {
+        c->srv->dirty++;
+        fri_reply_ok(c);
+    }
     fri_buf_free(&err);
 }
 

@@ -647,6 +647,7 @@ static void flushdb_command(fr_client *c)
     if (parse_flush_flags_or_reply(c) != 0)
         return;
     fri_touch_all_watched(c->srv, c->db->id);
+    c->srv->dirty += fri_dict_size(c->db->keys); /* emptyData's count */
     fri_dict_clear(c->db->keys, free_db_value);
     fri_key_report_flushed(c->srv, c, c->db->id);
     fri_reply_ok(c);
@@ -658,8 +659,10 @@ static void flushall_command(fr_client *c)
     if (parse_flush_flags_or_reply(c) != 0)
         return;
     fri_touch_all_watched(c->srv, -1);
-    for (int i = 0; i < FRI_DBNUM; i++)
+    for (int i = 0; i < FRI_DBNUM; i++) {
+        c->srv->dirty += fri_dict_size(c->srv->db[i].keys); /* emptyData's count */
         fri_dict_clear(c->srv->db[i].keys, free_db_value);
+    }
     fri_key_report_flushed(c->srv, c, -1);
     fri_reply_ok(c);
 }
@@ -707,6 +710,7 @@ static void swapdb_command(fr_client *c)
     if (id1 != id2) {
         fri_touch_all_watched(c->srv, id1);
         fri_touch_all_watched(c->srv, id2);
+        c->srv->dirty++;
         tmp = c->srv->db[id1].keys;
         c->srv->db[id1].keys = c->srv->db[id2].keys;
         c->srv->db[id2].keys = tmp;

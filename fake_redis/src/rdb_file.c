@@ -708,6 +708,8 @@ refused:
 
 /* ----- The public calls ---------------------------------------------------------------- */
 
+uint64_t fr_server_dirty(const fr_server *s) { return s->dirty; }
+
 static fri_rdb_save_info save_info(fr_server *s, const fr_rdb_options *opts)
 {
     fri_rdb_save_info info = {fr_clock_now(s) / 1000, 0, 0};

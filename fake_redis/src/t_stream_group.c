@@ -496,6 +496,7 @@ static void xgroup_create_command(fr_client *c)
         fri_signal_modified(c, c->db, c->argv[2].ptr, c->argv[2].len);
     }
     fri_reply_ok(c);
+    c->srv->dirty++; /* a change the AOF and the save points count */
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-create", &c->argv[2]);
 }
 
@@ -518,6 +519,7 @@ static void xgroup_setid_command(fr_client *c)
     cg->last_id = id;
     cg->entries_read = entries_read;
     fri_reply_ok(c);
+    c->srv->dirty++; /* a change the AOF and the save points count */
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-setid", &c->argv[2]);
 }
 
@@ -536,6 +538,7 @@ static void xgroup_destroy_command(fr_client *c)
     fri_dict_delete(s->cgroups, c->argv[3].ptr, c->argv[3].len, NULL);
     fri_stream_cg_free(cg);
     fri_reply_ll(c, 1);
+    c->srv->dirty++; /* a change the AOF and the save points count */
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-destroy", &c->argv[2]);
 }
 
@@ -558,6 +561,7 @@ static void xgroup_createconsumer_command(fr_client *c)
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
+    c->srv->dirty++;
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-createconsumer", &c->argv[2]);
     fri_reply_ll(c, 1);
 }
@@ -577,6 +581,7 @@ static void xgroup_delconsumer_command(fr_client *c)
         pending = (long long)fri_sidmap_len(consumer->pel);
         consumer_delete(cg, consumer);
         c->srv->redis_errno = 0; /* its PEL walked to the end with raxNext */
+        c->srv->dirty++;
         fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-delconsumer", &c->argv[2]);
     }
     fri_reply_ll(c, pending);

@@ -2,7 +2,7 @@
  *
  *   random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...] [--skip CMD,...]
  *               [--cluster] [--keep-going] [--emit FILE] [--inject-fault N] [--events]
- *               [--verbose] [--list] [--default-config]
+ *               [--verbose] [--list] [--default-config] [--roundtrip rdb]
  *
  * A generator that knows every command of the fake's command table draws a sequence of
  * commands whose arguments aim at edge cases: a small pool of keys (so types collide and
@@ -3659,6 +3659,8 @@ typedef struct options_t {
     long fault_at;      /* --inject-fault N: the fake's N-th command fails (self-test) */
     int events;         /* --events: compare keyspace notifications too */
     int default_config; /* --default-config: every seed under Redis's default parameters */
+    const char *roundtrip; /* --roundtrip rdb: the seed's keyspace, made on the fake alone,
+                              goes fake -> redis-server -> fake (roundtrip_seed) */
 } options_t;
 
 /* Prints the command line that replays the first k commands of seed. */
@@ -3742,6 +3744,27 @@ static const char *seed_config(const options_t *o, uint64_t seed, size_t i) {
     size_t n = 0;
     while (p->values[n]) n++;
     return p->values[1 + (x >> 8) % (n - 1)];
+}
+
+/* The seed's parameters: every one set on the real server (the last seed's may linger),
+ * the fake's only where they are not its defaults.  0, or -1. */
+static int apply_seed_config(runner *r, const options_t *o, uint64_t seed) {
+    int rc = 0;
+    r->config_line[0] = '\0';
+    for (size_t i = 0; i < NELEM(SEED_PARAMS) && rc == 0; i++) {
+        const char *name = SEED_PARAMS[i].name, *v = seed_config(o, seed, i);
+        char *set[] = {"CONFIG", "SET", (char *)name, (char *)v};
+        if (probe_call(r, 4, set, NULL) != 0) rc = -1;
+        if (v == SEED_PARAMS[i].values[0]) continue;
+        if (fr_server_set_param(r->fake, name, v) != 0) {
+            fprintf(stderr, "random_diff: the fake refuses %s %s\n", name, v);
+            rc = -1;
+        }
+        size_t used = strlen(r->config_line);
+        snprintf(r->config_line + used, sizeof(r->config_line) - used, " %s %s", name, v);
+        if (r->emit) fprintf(r->emit, "!config %s %s\n", name, v);
+    }
+    return rc;
 }
 
 /* Keeps the payload of a DUMP reply (a bulk string), or nothing. */
@@ -4001,6 +4024,153 @@ static void list_coverage(const gen *g) {
 
 static int final_check(runner *r, const options_t *o, uint64_t seed, long *passed, long *failed);
 
+/* ----- Round trips of the keyspace through redis-server ----------------------------------
+ * --roundtrip rdb: each seed's commands run on the fake alone (its clock virtual, a day
+ * ahead of the real one, so nothing the fake keeps has expired for redis-server), then its
+ * keyspace goes as an RDB file to redis-server (DEBUG RELOAD NOSAVE reads it), redis-server
+ * writes it back (SAVE), and a fake on the same clock reads that: its canonical dump must
+ * be byte for byte the dump of a fake that read the first file.  (Loading decides
+ * encodings, and a skiplist small enough becomes a listpack, which keeps no -0: a score
+ * of -0 comes back 0 from any load, Redis's own DEBUG RELOAD included.  Both sides of the
+ * comparison have been through one load.) */
+
+/* The seed's commands on the fake alone: no probe, nothing skipped, the DUMP payloads the
+ * fake's own. */
+static void run_fake_only(runner *r, gen *g, const options_t *o, uint64_t seed) {
+    fr_client *cl[MAX_CLIENTS];
+    for (int i = 0; i < MAX_CLIENTS; i++) cl[i] = fr_client_new(r->fake);
+    g->r.s = seed;
+    g->cluster = o->cluster;
+    for (long n = 0; n < o->commands;) {
+        if (g->qlen == 0) gen_action(g);
+        step *st = &g->queue[g->qhead];
+        char *saved = NULL;
+        size_t saved_len = 0;
+        if (st->payload_arg) {
+            saved = st->argv[st->payload_arg];
+            saved_len = st->lens[st->payload_arg];
+            st->argv[st->payload_arg] = r->fake_payload.data ? r->fake_payload.data : "";
+            st->lens[st->payload_arg] = r->fake_payload.len;
+        }
+        size_t len = 0;
+        const char *rp = fr_exec_resp(cl[st->client], st->argc, (const char *const *)st->argv,
+                                      st->lens, &len);
+        rh_buf_reset(&r->fake_reply);
+        rh_buf_append(&r->fake_reply, rp, len);
+        if (st->payload_arg) {
+            st->argv[st->payload_arg] = saved;
+            st->lens[st->payload_arg] = saved_len;
+        }
+        if (st->keep_payload)
+            keep_payload(&r->fake_payload, fr_client_in_multi(cl[st->client]), &r->fake_reply);
+        if (is_cmd(st, "quit") && len == 5 && !memcmp(rp, "+OK\r\n", 5)) {
+            fr_client_free(cl[st->client]);
+            cl[st->client] = fr_client_new(r->fake);
+        }
+        step_free(st);
+        g->qhead++;
+        g->qlen--;
+        n++;
+    }
+    while (g->qlen) {
+        step_free(&g->queue[g->qhead++]);
+        g->qlen--;
+    }
+    g->qhead = 0;
+}
+
+/* Prints where two dumps first differ. */
+static void show_dump_difference(const char *a, const char *b) {
+    size_t i = 0, line = 1, start = 0;
+    while (a[i] && a[i] == b[i]) {
+        if (a[i] == '\n') {
+            line++;
+            start = i + 1;
+        }
+        i++;
+    }
+    printf("  they differ at line %zu:\n  before: %.200s\n  after:  %.200s\n", line, a + start,
+           b + start);
+}
+
+/* A fake at clock with the seed's parameters (loading decides encodings by them) that
+ * read the RDB file at path; NULL (said) when it refused it. */
+static fr_server *loaded_fake(const options_t *o, uint64_t seed, int64_t clock, const char *path) {
+    fr_config cfg = fr_config_default();
+    cfg.start_ms = clock;
+    fr_server *f = fr_server_new(&cfg);
+    if (!f) return NULL;
+    for (size_t i = 0; i < NELEM(SEED_PARAMS); i++)
+        fr_server_set_param(f, SEED_PARAMS[i].name, seed_config(o, seed, i));
+    fr_load_report rep;
+    if (fr_rdb_load_file(f, path, 0, &rep) != 0) {
+        printf("  %s\n", rep.error);
+        fr_server_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* One seed's round trip.  1 when the dumps are the same, 0 when not, -1 when redis-server
+ * is not reachable. */
+static int roundtrip_seed(runner *r, gen *g, const options_t *o, uint64_t seed, int64_t clock) {
+    fr_config cfg = fr_config_default();
+    cfg.start_ms = clock;
+    r->fake = fr_server_new(&cfg);
+    if (!r->fake) return -1;
+    rh_buf_reset(&r->fake_payload);
+    char *flush[] = {"FLUSHALL"};
+    if (probe_call(r, 1, flush, NULL) != 0 || apply_seed_config(r, o, seed) != 0) return -1;
+    run_fake_only(r, g, o, seed);
+    int same = 0;
+    char path[400];
+    snprintf(path, sizeof(path), "%s/dump.rdb", r->real->dir);
+    char *before = NULL, *after = NULL;
+    fr_server *back = NULL, *self = NULL;
+    if (fr_rdb_save_file(r->fake, path, NULL) != 0) {
+        printf("\nseed %llu: the fake could not save %s\n", (unsigned long long)seed, path);
+        goto out;
+    }
+    /* the fake's own file read back: one side of the comparison */
+    if (!(self = loaded_fake(o, seed, fr_clock_now(r->fake), path)) ||
+        !(before = fr_dump(self, NULL))) {
+        printf("\nseed %llu: the fake refused its own file\n", (unsigned long long)seed);
+        goto out;
+    }
+    char *reload[] = {"DEBUG", "RELOAD", "NOSAVE"};
+    char *save[] = {"SAVE"};
+    if (probe_call(r, 3, reload, NULL) != 0) return -1;
+    if (strcmp(r->scratch.data, "+OK\r\n")) {
+        printf("\nseed %llu: redis-server did not load the fake's file: %s\n",
+               (unsigned long long)seed, r->scratch.data);
+        rh_print_log_tail(r->real, 20);
+        goto out;
+    }
+    if (probe_call(r, 1, save, NULL) != 0) return -1;
+    if (!(back = loaded_fake(o, seed, fr_clock_now(r->fake), path))) {
+        printf("\nseed %llu: the fake refused redis-server's file\n", (unsigned long long)seed);
+        goto out;
+    }
+    after = fr_dump(back, NULL);
+    same = after && !strcmp(before, after);
+    if (!same) {
+        printf("\nMISMATCH: seed %llu: the keyspace changed on its way through redis-server\n",
+               (unsigned long long)seed);
+        if (r->config_line[0]) printf("  parameters:%s\n", r->config_line);
+        if (after) show_dump_difference(before, after);
+        printf("replay: random_diff --roundtrip %s --seed %llu --commands %ld\n", o->roundtrip,
+               (unsigned long long)seed, o->commands);
+    }
+out:
+    free(before);
+    free(after);
+    fr_server_free(back);
+    fr_server_free(self);
+    fr_server_free(r->fake);
+    r->fake = NULL;
+    return same;
+}
+
 /* One run (one seed): fresh fake, FLUSHALL on the real server, fresh connections.
  * Adds to *passed and *failed; returns 0, or -1 when the real server is gone. */
 static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *passed,
@@ -4044,22 +4214,7 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
         rc = -1;
     }
     if (r->emit) fprintf(r->emit, "# random_diff --seed %llu\n", (unsigned long long)seed);
-    /* the seed's parameters: every one set on the real server (the last seed's may
-     * linger), the fake's only where they are not its defaults */
-    r->config_line[0] = '\0';
-    for (size_t i = 0; i < NELEM(SEED_PARAMS) && rc == 0; i++) {
-        const char *name = SEED_PARAMS[i].name, *v = seed_config(o, seed, i);
-        char *set[] = {"CONFIG", "SET", (char *)name, (char *)v};
-        if (probe_call(r, 4, set, NULL) != 0) rc = -1;
-        if (v == SEED_PARAMS[i].values[0]) continue;
-        if (fr_server_set_param(r->fake, name, v) != 0) {
-            fprintf(stderr, "random_diff: the fake refuses %s %s\n", name, v);
-            rc = -1;
-        }
-        size_t used = strlen(r->config_line);
-        snprintf(r->config_line + used, sizeof(r->config_line) - used, " %s %s", name, v);
-        if (r->emit) fprintf(r->emit, "!config %s %s\n", name, v);
-    }
+    if (rc == 0 && apply_seed_config(r, o, seed) != 0) rc = -1;
 
     g->r.s = seed;
     g->cluster = o->cluster;
@@ -4245,7 +4400,7 @@ static void usage(FILE *f) {
             "usage: random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...]\n"
             "                   [--skip CMD,...] [--cluster] [--keep-going] [--emit FILE]\n"
             "                   [--inject-fault N] [--events] [--verbose] [--list]\n"
-            "                   [--default-config]\n"
+            "                   [--default-config] [--roundtrip rdb]\n"
             "Runs a random command sequence on the fake and on a real redis-server and\n"
             "compares the raw replies.  --runs R: seeds N..N+R-1, one after the other.\n"
             "--only: groups of the fake's table (string, list, hash, set, sorted-set,\n"
@@ -4256,7 +4411,9 @@ static void usage(FILE *f) {
             "fail, to check that a difference is caught.  --events: compare the keyspace\n"
             "notifications of every command too.  --default-config: Redis's default\n"
             "parameters for every seed (by default most seeds draw other encoding thresholds\n"
-            "and stream node sizes).  See tests/diff/README.md.\n");
+            "and stream node sizes).  --roundtrip rdb: run each seed on the fake alone\n"
+            "and send its keyspace through redis-server as an RDB file and back; the\n"
+            "canonical dumps must agree.  See tests/diff/README.md.\n");
 }
 
 /* A whole-string integer >= min.  0, or -1. */
@@ -4270,7 +4427,7 @@ static int parse_long(const char *s, long long min, long long *out) {
 }
 
 int main(int argc, char **argv) {
-    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0};
+    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, NULL};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         long long v;
@@ -4304,6 +4461,8 @@ int main(int argc, char **argv) {
             o.events = 1;
         } else if (!strcmp(arg, "--default-config")) {
             o.default_config = 1;
+        } else if (!strcmp(arg, "--roundtrip") && has_value && !strcmp(argv[i + 1], "rdb")) {
+            o.roundtrip = argv[++i];
         } else if (!strcmp(arg, "--list")) {
             o.list = 1;
         } else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
@@ -4359,6 +4518,27 @@ int main(int argc, char **argv) {
     }
 
     long passed = 0, failed = 0, seeds_failed = 0;
+    if (o.roundtrip) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int64_t clock = ((int64_t)now.tv_sec + 86400) * 1000; /* a day ahead */
+        for (long k = 0; k < o.runs; k++) {
+            int same = roundtrip_seed(&r, &g, &o, o.seed + (uint64_t)k, clock);
+            if (same < 0) {
+                printf("random_diff: the real server is not reachable any more\n");
+                failed++;
+                break;
+            }
+            if (same) passed++;
+            else if (failed++, !o.keep_going) break;
+        }
+        printf("%ld of %ld round trips (%s, %ld commands each) gave the same canonical dump\n",
+               passed, o.runs, o.roundtrip, o.commands);
+        printf("%ld passed, %ld failed\n", passed, failed);
+        rh_close(r.probe);
+        rh_stop(r.real);
+        return failed ? 1 : 0;
+    }
     for (long k = 0; k < o.runs; k++) {
         long before = failed;
         if (run_seed(&r, &g, &o, o.seed + (uint64_t)k, &passed, &failed) != 0) {

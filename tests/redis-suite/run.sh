@@ -138,7 +138,9 @@ start_server() {
         local fifo="$logs/.ready.$$"
         rm -f "$fifo"
         mkfifo "$fifo"
-        "$fake_bin" --port 0 ${debug_args[@]+"${debug_args[@]}"} >"$fifo" 2>>"$log" &
+        local fdir="$logs/.fake.$$.$RANDOM"
+        mkdir -p "$fdir"
+        "$fake_bin" --port 0 --dir "$fdir" ${debug_args[@]+"${debug_args[@]}"} >"$fifo" 2>>"$log" &
         server_pid=$!
         local fd line
         exec {fd}<"$fifo"

@@ -26,7 +26,7 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-"$bin" --port 0 --clock virtual >"$dir/out" 2>"$dir/err" &
+"$bin" --port 0 --dir "$dir" --clock virtual >"$dir/out" 2>"$dir/err" &
 pid=$!
 port=
 for _ in $(seq 100); do
