@@ -523,7 +523,7 @@ static void expire_generic(fr_client *c, long long basetime, int seconds, const 
         }
     }
 
-    int gone = when <= c->now_ms;
+    int gone = when <= c->now_ms && !c->srv->loading; /* checkAlreadyExpired */
     if (gone)
         fri_db_delete(c->db, key->ptr, key->len);
     else
@@ -531,6 +531,22 @@ static void expire_generic(fr_client *c, long long basetime, int seconds, const 
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_notify_key(c, FR_NOTIFY_GENERIC, gone ? "del" : "expire", key);
     fri_reply_ll(c, 1);
+    /* propagated as DEL key, or as PEXPIREAT key <ms> with the options kept */
+    if (fri_propagating(c->srv)) {
+        if (gone) {
+            fri_arg v[2] = {{"DEL", 3}, *key};
+            fri_propagate_rewrite(c, 2, v);
+        } else if (basetime != 0 || seconds) {
+            char ms[24];
+            fri_arg small[8] = {{0}};
+            fri_arg *v = c->argc <= 8 ? small : fri_malloc(sizeof(*v) * (size_t)c->argc);
+            memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+            v[0] = (fri_arg){"PEXPIREAT", 9};
+            v[2] = (fri_arg){ms, fri_ll2string(ms, sizeof(ms), when)};
+            fri_propagate_rewrite(c, c->argc, v);
+            if (v != small) fri_free(v);
+        }
+    }
 }
 
 /* The four entry points differ in the unit of the time and what it is relative to. */

@@ -1889,10 +1889,12 @@ static void restore_command(fr_client *c)
     }
     int deleted = replace ? fri_db_delete(c->db, key->ptr, key->len) : 0;
     if (ttl && !absttl) ttl = (long long)((uint64_t)ttl + (uint64_t)c->now_ms);
-    if (ttl && ttl <= c->now_ms) {
+    if (ttl && ttl <= c->now_ms && !c->srv->loading) {
         if (deleted) {
             fri_signal_modified(c, c->db, key->ptr, key->len);
             fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
+            fri_arg v[2] = {{"DEL", 3}, *key}; /* propagated as DEL */
+            fri_propagate_rewrite(c, 2, v);
         }
         fri_obj_free(o);
         fri_reply_ok(c);
@@ -1900,6 +1902,16 @@ static void restore_command(fr_client *c)
     }
     o->expire_ms = ttl ? ttl : -1;
     fri_db_add(c->db, key->ptr, key->len, o);
+    /* a relative TTL is propagated absolute: RESTORE ... <ms> ... ABSTTL */
+    if (ttl && !absttl && fri_propagating(c->srv)) {
+        char ms[24];
+        fri_arg *v = fri_malloc(sizeof(*v) * (size_t)(c->argc + 1));
+        memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+        v[2] = (fri_arg){ms, fri_ll2string(ms, sizeof(ms), ttl)};
+        v[c->argc] = (fri_arg){"ABSTTL", 6};
+        fri_propagate_rewrite(c, c->argc + 1, v);
+        fri_free(v);
+    }
     fri_rdb_set_lru_or_lfu(c->srv, o, lfu_freq, lru_idle, c->now_ms, c->srv->cmd_lru);
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_notify_key(c, FR_NOTIFY_GENERIC, "restore", key);
@@ -1923,7 +1935,7 @@ static int server_reload_guarded(fr_server *s)
 {
     fri_buf b = {0};
     fri_rdb_save_info info = {fr_clock_now(s) / 1000, 0, 0};
-    fri_rdb_load_opts opts = {0, 0, 0, 0};
+    fri_rdb_load_opts opts = {0, 0, 0, 0, 0};
     fri_rdb_load_result *res = fri_malloc(sizeof(*res));
     int rc = -1;
     if (res && fri_rdb_file_save(s, &b, &info) == 0)

@@ -681,6 +681,10 @@ int fri_rdb_file_load(fr_server *s, const unsigned char *p, size_t len,
     int join = l.have_functions || (!opts->noflush && had_libraries);
     int policy = opts->noflush ? (opts->allow_dup ? 1 : 0) : 2;
     if (join && functions_join(&l, policy, FRI_FN_CHECK_ONLY) < 0) goto refused;
+    if (opts->dry_run) {
+        loader_free(&l);
+        return 0;
+    }
     /* a NOFLUSH load without MERGE meets the server's keys as Redis's dbAddRDBLoad does:
      * a key already there is the same panic */
     if (opts->noflush && !opts->allow_dup) {
@@ -764,7 +768,7 @@ int fr_rdb_load(fr_server *s, const void *data, size_t len, unsigned flags,
 {
     fri_rdb_load_opts opts = {(flags & FR_LOAD_NOFLUSH) != 0, (flags & FR_LOAD_MERGE) != 0,
                               (flags & FR_LOAD_KEEP_EXPIRED) != 0,
-                              (flags & FR_LOAD_SKIP_CHECKSUM) != 0};
+                              (flags & FR_LOAD_SKIP_CHECKSUM) != 0, 0};
     fr_server *guard = fri_mem_enter(s, "fr_rdb_load");
     fri_rdb_load_result *res = fri_malloc(sizeof(*res));
     int rc = -1;

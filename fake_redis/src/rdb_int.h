@@ -137,6 +137,7 @@ typedef struct fri_rdb_load_opts {
                           it the load is refused, where Redis panics */
     int keep_expired;  /* load keys past their deadline (an AOF's RDB preamble) */
     int skip_checksum; /* DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 */
+    int dry_run;       /* check everything, change nothing (an AOF checked before it loads) */
 } fri_rdb_load_opts;
 
 /* What a load found or why it refused. */

@@ -467,6 +467,7 @@ static void server_clear(fr_server *s)
     fri_stats_free(s);
     fri_command_meta_free(s);
     fri_acl_free(s);
+    fri_propagate_free(s);
 }
 
 /* The emergency reserve is taken first and let go of last (alloc.c): outside a command
@@ -653,7 +654,11 @@ void fri_call(fr_client *c, const fri_command *cmd)
     s->running = c;
     if (s->call_hook && (cmd->name[0] == 'e' || cmd->name[0] == 'f'))
         fri_call_report(c, cmd, 1, 0); /* EVAL/FCALL: MONITOR before */
+    uint64_t dirty = s->dirty;
+    fri_prop_frame frame;
+    if (s->prop) fri_propagate_enter(c, &frame); /* an AOF listens (propagate.c) */
     cmd->proc(c);
+    if (s->prop) fri_propagate_leave(c, cmd, &frame, dirty);
     int failed = fri_stats_call_failed(s);
     s->running = outer;
     if ((cmd->flags & FRI_CMD_BLOCKING) || s->blocking) fri_blocked_after_call(c, cmd, out_mark);

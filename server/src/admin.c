@@ -1042,14 +1042,6 @@ void frs_cmd_restore_asking(frs_conn *c, int argc, const char *const *argv,
     free(al);
 }
 
-/* BGREWRITEAOF: no AOF to write, so the rewrite "starts" and is done at once. */
-void frs_cmd_bgrewriteaof(frs_conn *c, int argc, const char *const *argv,
-                          const size_t *argvlen)
-{
-    (void)argc, (void)argv, (void)argvlen;
-    frs_reply_status(c, "Background append only file rewriting started");
-}
-
 /* REPLICAOF/SLAVEOF host port: NO ONE is +OK (already a master); a master to follow is
  * refused -- the fake does not replicate (docs/server.md). */
 void frs_cmd_replicaof(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
@@ -1466,6 +1458,8 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
             }
         }
         frs_persist_debug_reload(c, merge, noflush, nosave);
+    } else if (SUB("loadaof") && argc == 2) {
+        frs_aof_debug_loadaof(c);
     } else if (SUB("object") && argc == 3) {
         char text[512];
         if (fr_debug_object(c->srv->fake, fr_client_db(c->fc), argv[2], argvlen[2], text,

@@ -376,9 +376,10 @@ static void apply(frs_server *srv, const char *name, const char *value, const ch
             int k = find_param("dir", 3);
             set_value(&srv->params[k], cwd);
         }
-    } else if (!strcmp(name, "save") || !strcmp(name, "appendonly") ||
-               !strcmp(name, "appendfsync")) {
+    } else if (!strcmp(name, "save")) {
         frs_persist_config_changed(srv);
+    } else if (!strcmp(name, "appendonly")) {
+        frs_aof_config_changed(srv);
     } else if (!strcmp(name, "maxclients")) {
         srv->maxclients = strtoll(value, NULL, 10);
     } else if (!strcmp(name, "proto-max-bulk-len")) {

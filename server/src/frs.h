@@ -535,6 +535,15 @@ typedef struct frs_aof_figures {
     long long delayed_fsync;      /* aof_delayed_fsync */
 } frs_aof_figures;
 void frs_aof_info(frs_server *srv, frs_aof_figures *f);
+void frs_aof_free(frs_server *srv);
+/* Before the loop sleeps (and before replies are written): the buffered writes go to the
+ * file, fsynced as appendfsync says (beforeSleep's flushAppendOnlyFile). */
+void frs_aof_before_sleep(frs_server *srv);
+/* CONFIG SET appendonly (and appendfsync): the AOF turned on (a rewrite makes its files)
+ * or off. */
+void frs_aof_config_changed(frs_server *srv);
+/* DEBUG LOADAOF's work, with its reply (the process ends when the files do not load). */
+void frs_aof_debug_loadaof(frs_conn *c);
 
 /* DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 is in force (admin.c). */
 int frs_admin_skip_checksum(frs_server *srv);

@@ -681,6 +681,7 @@ static void before_sleep(frs_server *srv)
         process_input(c);
     }
     frs_admin_before_sleep(srv); /* BCAST invalidations, as Redis's beforeSleep */
+    frs_aof_before_sleep(srv);   /* the AOF written before the replies go out */
     while (srv->pending) {
         frs_conn *c = srv->pending;
         srv->pending = c->pend_next;

@@ -382,6 +382,7 @@ void frs_persist_free(frs_server *srv)
 {
     if (!srv->persist) return;
     frs_persist_kill_child(srv);
+    frs_aof_free(srv);
     free(srv->persist);
     srv->persist = NULL;
 }

@@ -9,8 +9,13 @@
  *   Redis's error and the keyspace unchanged; a server started on a corrupt file exits
  *   with Redis's lines;
  * - CONFIG SET dir;
+ * - the AOF (server/src/aof.c): the multi-part files written and read at start, a
+ *   BGREWRITEAOF's new base, DEBUG LOADAOF, CONFIG SET appendonly, each appendfsync policy,
+ *   a truncated file loaded up to the cut (aof-load-truncated) or refused, an unknown
+ *   command refused;
  * - with redis-server (label real-redis): the fake's dump.rdb read by a redis-server
- *   started on the same directory, and a redis-server's read by the fake at start.
+ *   started on the same directory, and a redis-server's read by the fake at start; the
+ *   same with the AOF directory (streams' groups and pending entries included).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -109,6 +114,41 @@ static void wait_field(frsh_conn *c, const char *field, long long v)
         frsh_sleep_ms(25);
     }
     fail_msg("%s never became %lld", field, v);
+}
+
+/* A server started on g_dir with the extra options (NULL-terminated) that must exit
+ * without serving: what it wrote to stderr (a static buffer). */
+static const char *start_refused(const char *opt1, ...)
+{
+    const char *args[32] = {FRS_BINARY, "--port", "0", "--dir", g_dir};
+    int n = 5;
+    va_list ap;
+    va_start(ap, opt1);
+    for (const char *a = opt1; a && n < 30; a = va_arg(ap, const char *)) args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    char log[400];
+    snprintf(log, sizeof(log), "%s/start.log", g_dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(lfd, 2);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execv(FRS_BINARY, (char *const *)args);
+        _exit(127);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) == 0) fail_msg("the server did not refuse");
+    static char text[8192];
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    size_t got = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[got] = 0;
+    return text;
 }
 
 static void put_keys(frsh_conn *c)
@@ -300,30 +340,7 @@ static void test_debug_reload(void **state)
     frsh_close(c);
     frsh_stop(s);
     /* a server started on it does not start, with Redis's lines */
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        char log[400];
-        snprintf(log, sizeof(log), "%s/start.log", g_dir);
-        int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(lfd, 2);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        execl(FRS_BINARY, FRS_BINARY, "--port", "0", "--dir", g_dir, (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-    size_t n = 0;
-    char log[400];
-    snprintf(log, sizeof(log), "%s/start.log", g_dir);
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    char text[4096];
-    n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = 0;
+    const char *text = start_refused(NULL);
     if (!strstr(text, "Short read or OOM loading DB. Unrecoverable error, aborting now.") ||
         !strstr(text, "Unexpected EOF reading RDB file"))
         fail_msg("the refusal: %s", text);
@@ -350,10 +367,149 @@ static void test_config_dir(void **state)
     frsh_stop(s);
 }
 
+/* ----- The append-only file ----------------------------------------------------------- */
+
+static const char *const PENDING_ONE =
+    "*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$1\r\nc\r\n$1\r\n1\r\n";
+
+/* The whole of a file of g_dir's ("" when missing; a static buffer). */
+static const char *file_text(const char *name)
+{
+    static char text[65536];
+    text[0] = 0;
+    FILE *f = fopen(in_dir(name), "rb");
+    if (!f) return text;
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = 0;
+    return text;
+}
+
+static int exists(const char *name)
+{
+    struct stat st;
+    return stat(in_dir(name), &st) == 0;
+}
+
+static void test_aof_restart(void **state)
+{
+    (void)state;
+    fresh_dir();
+    frsh_server *s = start("--appendonly", "yes", NULL);
+    frsh_conn *c = frsh_connect(s);
+    put_keys(c);
+    expect(c, "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+           "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">", NULL);
+    expect(c, "+OK\r\n", "SET", "ttl", "x", "EX", "1000", NULL);
+    assert_true(exists("appendonlydir/appendonly.aof.1.base.rdb"));
+    assert_true(exists("appendonlydir/appendonly.aof.1.incr.aof"));
+    assert_non_null(strstr(file_text("appendonlydir/appendonly.aof.manifest"),
+                           "file appendonly.aof.1.base.rdb seq 1 type b\n"
+                           "file appendonly.aof.1.incr.aof seq 1 type i\n"));
+    assert_non_null(strstr(file_text("appendonlydir/appendonly.aof.1.incr.aof"),
+                           "$4\r\nSET\r\n$3\r\nttl\r\n$1\r\nx\r\n$4\r\nPXAT\r\n") ||
+                    strstr(file_text("appendonlydir/appendonly.aof.1.incr.aof"),
+                           "$3\r\nSET\r\n$3\r\nttl\r\n$1\r\nx\r\n$4\r\nPXAT\r\n"));
+    frsh_close(c);
+    frsh_stop(s);
+    /* started again: the AOF is what is read (there is no dump.rdb) */
+    assert_false(exists("dump.rdb"));
+    s = start("--appendonly", "yes", NULL);
+    c = frsh_connect(s);
+    expect_keys(c);
+    expect(c, PENDING_ONE, "XPENDING", "s", "g", NULL);
+    expect(c, ":1\r\n", "EXISTS", "ttl", NULL);
+    /* a rewrite: a new base, the old files gone */
+    expect(c, "+Background append only file rewriting started\r\n", "BGREWRITEAOF", NULL);
+    wait_field(c, "aof_rewrite_in_progress", 0);
+    assert_int_equal(info_field(c, "aof_rewrites"), 1);
+    assert_non_null(strstr(file_text("appendonlydir/appendonly.aof.manifest"),
+                           "file appendonly.aof.2.base.rdb seq 2 type b\n"));
+    assert_false(exists("appendonlydir/appendonly.aof.1.base.rdb"));
+    expect(c, "+OK\r\n", "SET", "after", "rewrite", NULL);
+    /* DEBUG LOADAOF: flushed to the files, the keyspace read back from them */
+    expect(c, "+OK\r\n", "DEBUG", "LOADAOF", NULL);
+    expect_keys(c);
+    expect(c, "$7\r\nrewrite\r\n", "GET", "after", NULL);
+    expect(c, PENDING_ONE, "XPENDING", "s", "g", NULL);
+    frsh_close(c);
+    frsh_stop(s);
+    s = start("--appendonly", "yes", NULL);
+    c = frsh_connect(s);
+    expect_keys(c);
+    expect(c, "$7\r\nrewrite\r\n", "GET", "after", NULL);
+    /* CONFIG SET appendonly no, then yes: a rewrite makes the files anew */
+    expect(c, "+OK\r\n", "CONFIG", "SET", "appendonly", "no", NULL);
+    expect(c, "+OK\r\n", "SET", "off", "1", NULL);
+    expect(c, "+OK\r\n", "CONFIG", "SET", "appendonly", "yes", NULL);
+    wait_field(c, "aof_rewrite_in_progress", 0);
+    wait_field(c, "aof_enabled", 1);
+    frsh_close(c);
+    frsh_stop(s);
+    s = start("--appendonly", "yes", NULL);
+    c = frsh_connect(s);
+    expect(c, "$1\r\n1\r\n", "GET", "off", NULL);
+    frsh_close(c);
+    frsh_stop(s);
+}
+
+static void test_aof_fsync_policies(void **state)
+{
+    (void)state;
+    const char *policies[] = {"always", "everysec", "no"};
+    for (int i = 0; i < 3; i++) {
+        fresh_dir();
+        frsh_server *s = start("--appendonly", "yes", "--appendfsync", policies[i], NULL);
+        frsh_conn *c = frsh_connect(s);
+        expect(c, "+OK\r\n", "SET", "k", policies[i], NULL);
+        /* written before the reply whatever the policy (the fsync is what differs) */
+        assert_non_null(strstr(file_text("appendonlydir/appendonly.aof.1.incr.aof"),
+                               policies[i]));
+        frsh_close(c);
+        frsh_stop(s);
+    }
+}
+
+static void test_aof_truncated_and_corrupt(void **state)
+{
+    (void)state;
+    fresh_dir();
+    frsh_server *s = start("--appendonly", "yes", NULL);
+    frsh_conn *c = frsh_connect(s);
+    expect(c, "+OK\r\n", "SET", "a", "1", NULL);
+    expect(c, "+OK\r\n", "SET", "b", "2", NULL);
+    frsh_close(c);
+    frsh_stop(s);
+    /* the last command cut short */
+    const char *incr = in_dir("appendonlydir/appendonly.aof.1.incr.aof");
+    struct stat st;
+    assert_int_equal(stat(incr, &st), 0);
+    assert_int_equal(truncate(incr, st.st_size - 3), 0);
+    const char *text = start_refused("--appendonly", "yes", "--aof-load-truncated", "no", NULL);
+    if (!strstr(text, "Unexpected end of file reading the append only file "
+                      "appendonly.aof.1.incr.aof"))
+        fail_msg("the refusal: %s", text);
+    s = start("--appendonly", "yes", NULL); /* aof-load-truncated yes: up to the cut */
+    c = frsh_connect(s);
+    expect(c, "$1\r\n1\r\n", "GET", "a", NULL);
+    expect(c, ":0\r\n", "EXISTS", "b", NULL);
+    frsh_close(c);
+    frsh_stop(s);
+    /* an unknown command: refused, with Redis's line */
+    FILE *f = fopen(incr, "ab");
+    assert_non_null(f);
+    fputs("*1\r\n$6\r\nNOSUCH\r\n", f);
+    fclose(f);
+    text = start_refused("--appendonly", "yes", NULL);
+    if (!strstr(text, "Unknown command 'NOSUCH' reading the append only file "
+                      "appendonly.aof.1.incr.aof"))
+        fail_msg("the refusal: %s", text);
+}
+
 /* ----- With redis-server ----------------------------------------------------------------- */
 
 /* A redis-server started on g_dir (its dump.rdb read at start), on a socket there. */
-static pid_t start_redis(char *sock, size_t cap)
+static pid_t start_redis(char *sock, size_t cap, const char *appendonly)
 {
     snprintf(sock, cap, "%s/redis.sock", g_dir);
     pid_t pid = fork();
@@ -362,8 +518,9 @@ static pid_t start_redis(char *sock, size_t cap)
         const char *exe = getenv("WSIM_REDIS_SERVER") ? getenv("WSIM_REDIS_SERVER") : "redis-server";
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 1);
+        dup2(null, 2); /* a failed test leaves it running: no pipe of the test's held */
         execlp(exe, exe, "--port", "0", "--unixsocket", sock, "--dir", g_dir, "--save", "",
-               "--appendonly", "no", (char *)NULL);
+               "--appendonly", appendonly, (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -373,7 +530,17 @@ static frsh_conn *connect_wait(const char *sock)
 {
     for (int i = 0; i < 200; i++) {
         frsh_conn *c = frsh_connect_path(sock);
-        if (c) return c;
+        if (c) {
+            /* it answers -LOADING until its files are read */
+            for (int j = 0; j < 400; j++) {
+                rh_buf out = {0};
+                int up = !strcmp(frsh_call(c, &out, "PING", NULL), "+PONG\r\n");
+                rh_buf_free(&out);
+                if (up) return c;
+                frsh_sleep_ms(25);
+            }
+            fail_msg("redis-server did not finish loading");
+        }
         frsh_sleep_ms(25);
     }
     fail_msg("redis-server did not start");
@@ -392,7 +559,7 @@ static void test_files_with_redis(void **state)
     frsh_stop(s);
     /* redis-server reads the fake's file at start */
     char sock[400];
-    pid_t r = start_redis(sock, sizeof(sock));
+    pid_t r = start_redis(sock, sizeof(sock), "no");
     frsh_conn *rc = connect_wait(sock);
     expect_keys(rc);
     expect(rc, "+OK\r\n", "SET", "from", "redis", NULL);
@@ -409,6 +576,41 @@ static void test_files_with_redis(void **state)
     frsh_stop(s);
 }
 
+static void test_aof_with_redis(void **state)
+{
+    (void)state;
+    fresh_dir();
+    frsh_server *s = start("--appendonly", "yes", NULL);
+    frsh_conn *c = frsh_connect(s);
+    put_keys(c);
+    expect(c, "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n",
+           "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">", NULL);
+    frsh_close(c);
+    frsh_stop(s);
+    /* redis-server reads the fake's AOF (its manifest, base and incremental file) */
+    char sock[400];
+    pid_t r = start_redis(sock, sizeof(sock), "yes");
+    frsh_conn *rc = connect_wait(sock);
+    expect_keys(rc);
+    expect(rc, PENDING_ONE, "XPENDING", "s", "g", NULL);
+    expect(rc, "+OK\r\n", "SET", "from", "redis", NULL);
+    expect(rc, "+Background append only file rewriting started\r\n", "BGREWRITEAOF", NULL);
+    wait_field(rc, "aof_rewrite_in_progress", 0);
+    expect(rc, ":3\r\n", "RPUSH", "after", "x", "y", "z", NULL);
+    frsh_close(rc);
+    kill(r, SIGTERM);
+    waitpid(r, NULL, 0);
+    /* and the fake reads redis-server's (an RDB base after its rewrite) */
+    s = start("--appendonly", "yes", NULL);
+    c = frsh_connect(s);
+    expect_keys(c);
+    expect(c, PENDING_ONE, "XPENDING", "s", "g", NULL);
+    expect(c, "$5\r\nredis\r\n", "GET", "from", NULL);
+    expect(c, ":3\r\n", "LLEN", "after", NULL);
+    frsh_close(c);
+    frsh_stop(s);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -418,9 +620,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_save_points_and_flushall),
         cmocka_unit_test(test_debug_reload),
         cmocka_unit_test(test_config_dir),
+        cmocka_unit_test(test_aof_restart),
+        cmocka_unit_test(test_aof_fsync_policies),
+        cmocka_unit_test(test_aof_truncated_and_corrupt),
     };
     const struct CMUnitTest real[] = {
         cmocka_unit_test(test_files_with_redis),
+        cmocka_unit_test(test_aof_with_redis),
     };
     int rc;
     if (argc > 1 && !strcmp(argv[1], "--real"))
