@@ -50,9 +50,17 @@ char *fri_read_file(const char *path, size_t *len)
         if (r == 0) break;
         n += (size_t)r;
     }
+    if (buf && n == cap) { /* room for the NUL */
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) free(buf);
+        buf = nb;
+    }
     if (!buf && errno == 0) errno = ENOMEM;
     close(fd);
-    if (buf) *len = n;
+    if (buf) {
+        buf[n] = '\0';
+        *len = n;
+    }
     return buf;
 }
 

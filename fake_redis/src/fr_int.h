@@ -98,8 +98,8 @@ void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len);
 
 /* ----- Whole files (fileio.c) ------------------------------------------------------------ */
 
-/* The file's bytes in memory the caller free()s (never the reserve), *len set; NULL with
- * errno when it cannot be read. */
+/* The file's bytes in memory the caller free()s (never the reserve), a NUL after them (not
+ * counted), *len set; NULL with errno when it cannot be read. */
 char *fri_read_file(const char *path, size_t *len);
 /* Writes len bytes to path as Redis's rdbSave does: "temp-PID.tag" beside it, fsync,
  * rename, fsync of the directory.  0, or -1 with errno (path untouched). */

@@ -1863,7 +1863,8 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
             fri_stream_consumer *co = cons[k]->v.ptr;
             fri_buf_append(b, "    consumer ", 13);
             fri_buf_put_quoted(b, cons[k]->key->buf, cons[k]->key->len);
-            fri_buf_printf(b, " seen-ms-ago=%lld pending=%zu\n", (long long)(now - co->seen_time),
+            fri_buf_printf(b, " seen-ms-ago=%lld pending=%zu\n",
+                           (long long)((uint64_t)now - (uint64_t)co->seen_time),
                            fri_sidmap_len(co->pel));
         }
         fri_free(cons);
@@ -1879,7 +1880,7 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
             else
                 fri_buf_append(b, "\"\"", 2);
             fri_buf_printf(b, " delivered-ms-ago=%lld count=%llu\n",
-                           (long long)(now - nack->delivery_time),
+                           (long long)((uint64_t)now - (uint64_t)nack->delivery_time),
                            (unsigned long long)nack->delivery_count);
         }
     }

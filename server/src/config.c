@@ -557,7 +557,8 @@ void frs_cmd_config_get(frs_conn *c, int argc, const char *const *argv, const si
     if (!hit) frs_oom_abort(__func__);
     long n = 0;
     for (int a = 2; a < argc; a++) {
-        int pattern = strcspn(argv[a], "[*?") < argvlen[a];
+        int pattern = memchr(argv[a], '[', argvlen[a]) || memchr(argv[a], '*', argvlen[a]) ||
+                      memchr(argv[a], '?', argvlen[a]); /* argv[a] need not end in a NUL */
         for (size_t i = 0; i < NDEFS; i++) {
             if (hit[i] || ((defs[i].flags & FRS_P_HIDDEN) && pattern)) continue;
             if (glob(argv[a], argvlen[a], defs[i].name, strlen(defs[i].name))) {
