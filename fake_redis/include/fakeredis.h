@@ -378,8 +378,9 @@ void fr_server_set_call_hook(fr_server *server, fr_call_hook *hook, void *ctx);
  * unknown (an expiry). */
 typedef void fr_key_hook(void *ctx, fr_client *client, int db, const char *key, size_t len);
 void fr_server_set_key_hook(fr_server *server, fr_key_hook *hook, void *ctx);
-/* DEBUG RELOAD: the keyspace saved and loaded back through the RDB object format (expired
- * keys dropped, encodings as loading decides, fresh LRU stamps; WATCHers touched, the key
+/* DEBUG RELOAD: the keyspace and the libraries saved as an RDB file and loaded back
+ * (fr_rdb_save, fr_rdb_load: expired keys dropped, encodings as loading decides, fresh LRU
+ * stamps or the idle time / counter an LRU / LFU policy saves; WATCHers touched, the key
  * hook sees a flush).  0, or -1 when out of memory (nothing changed). */
 int fr_server_reload(fr_server *server);
 /* DEBUG OBJECT's text for a key of database db (Redis's "Value at:... refcount:...
@@ -414,6 +415,110 @@ typedef struct fr_allocator {
     size_t (*usable_size)(void *p); /* the bytes of a block, or NULL */
 } fr_allocator;
 void fr_set_allocator(const fr_allocator *a);
+
+/* ----- Persistence: RDB files (docs/fake_redis.md, "Persistence") --------------------
+ * The keyspace and the function libraries as an RDB file in Redis 7.0's format (version
+ * 10): what redis-server 7.0.15 writes with SAVE and reads at start, so files go both
+ * ways.  Loading is all or nothing: a file that is corrupt, truncated or that would break
+ * the fake's invariants is refused with the lines Redis logs for it, and the server is
+ * left as it was. */
+
+/* The AUX fields a saved file carries. */
+typedef struct fr_rdb_options {
+    long long ctime;    /* "ctime", Unix seconds; -1: the fake's clock */
+    long long used_mem; /* "used-mem" (0 in process: the fake does not measure memory) */
+    int aof_base;       /* "aof-base": 1 when the file is the base of an AOF */
+} fr_rdb_options;
+
+/* The file's bytes (heap memory: free() it; *len set), NULL when out of memory.  opts may
+ * be NULL (ctime from the clock, used-mem 0, aof-base 0).  Keys past their deadline are
+ * not saved (the fake's listings never show them either). */
+char *fr_rdb_save(fr_server *server, const fr_rdb_options *opts, size_t *len);
+/* The same written to path as Redis writes it: a temporary file "temp-PID.rdb" in path's
+ * directory, fsync, rename over path, fsync of the directory.  0, or -1 with errno set
+ * (ENOMEM when out of memory) and nothing at path changed. */
+int fr_rdb_save_file(fr_server *server, const char *path, const fr_rdb_options *opts);
+
+/* ----- Propagation: what an append-only file records ----------------------------------
+ * The commands the server would write to its AOF (and send a replica), as Redis 7.0
+ * propagates them: a write command as sent, or the deterministic form Redis rewrites it
+ * to (SET ... EX 10 as SET ... PXAT <ms>, EXPIRE as PEXPIREAT or DEL, INCRBYFLOAT as SET
+ * ... KEEPTTL, XADD * with its id, XREADGROUP as XCLAIMs, BLPOP as LPOP, a script as its
+ * commands, a key found expired as DEL ...), several of one command wrapped in MULTI ...
+ * EXEC.  The hook gets each, in order, with the database it applies to, when the
+ * top-level command that caused it ends (before its reply is read by the caller); it must
+ * not call back into the server. */
+typedef void fr_propagate_hook(void *ctx, int db, int argc, const char *const *argv,
+                               const size_t *argvlen);
+/* Sets the hook (NULL: none; nothing is then recorded, at no cost). */
+void fr_server_set_propagate_hook(fr_server *server, fr_propagate_hook *hook, void *ctx);
+
+/* ----- Append-only files (docs/fake_redis.md, "Append-only files") ----------------------- */
+
+/* fr_aof_load's flags. */
+#define FR_AOF_LOAD_TRUNCATED 1u /* aof-load-truncated yes: a file cut short loads up to its
+                                    last whole command */
+#define FR_AOF_CHECK_ONLY 2u     /* check it, run nothing */
+
+/* What loading one AOF file did, or why it refused. */
+typedef struct fr_aof_report {
+    char error[1024];     /* a refusal: the lines redis-server logs for it */
+    char log[512];        /* a truncated file loaded anyway: Redis's warning lines */
+    int truncated;        /* it was cut short (loaded up to valid_up_to) */
+    size_t valid_up_to;   /* bytes of whole commands: where Redis truncates the file */
+    long long commands;   /* commands run */
+    int rdb_preamble;     /* it started with an RDB file (a base or an old preamble) */
+} fr_aof_report;
+
+/* Loads one AOF file's bytes into the server, as loadSingleAppendOnlyFile does: an RDB
+ * part first when it starts with "REDIS" (its keys kept even past their deadline), then
+ * its commands on a client of their own (nothing expires while they run; nothing is
+ * propagated).  The whole file is checked first: a file Redis refuses (a bad format, an
+ * unknown command, a cut without FR_AOF_LOAD_TRUNCATED, a bad RDB part) is refused with
+ * its lines in report->error and nothing runs.  name is the file's name in those lines
+ * ("appendonly.aof" means an old-style single file).  0 when loaded (or empty). */
+int fr_aof_load(fr_server *server, const void *data, size_t len, const char *name,
+                unsigned flags, fr_aof_report *report);
+/* The keyspace and the libraries as the commands that rebuild them (Redis's AOF rewrite
+ * with aof-use-rdb-preamble no): heap bytes, *len set; NULL when out of memory. */
+char *fr_aof_rewrite(fr_server *server, size_t *len);
+
+/* Changes made since the server was made: one per key a command wrote (expiries and
+ * deletions included), the keys a flush removed, one per library change and SWAPDB --
+ * Redis's server.dirty, which counts some commands' elements instead (SADD a b c: 3).
+ * Never reset: a server keeps its own mark at its last save (rdb_changes_since_last_save,
+ * the save points). */
+uint64_t fr_server_dirty(const fr_server *server);
+
+/* fr_rdb_load's flags (DEBUG RELOAD's options, rdbLoad's flags). */
+#define FR_LOAD_NOFLUSH 1u       /* keep the server's keys and libraries: the file's join
+                                    them (a key or library both have refuses the load) */
+#define FR_LOAD_MERGE 2u         /* a key or library met again replaces the first */
+#define FR_LOAD_KEEP_EXPIRED 4u  /* load keys past their deadline (an AOF preamble) */
+#define FR_LOAD_SKIP_CHECKSUM 8u /* do not check the CRC64 (DEBUG
+                                    SET-SKIP-CHECKSUM-VALIDATION 1) */
+
+/* What a load did, or why it refused. */
+typedef struct fr_load_report {
+    char error[1024];       /* a refusal: the lines redis-server logs for it, one per line
+                               ("Short read or OOM loading DB. ...", "Internal error in RDB
+                               reading offset 0, function at rdb.c:3249 -> Unexpected EOF
+                               reading RDB file", "Wrong RDB checksum expected: ...") */
+    long long keys_loaded;  /* keys now in the keyspace from the file */
+    long long keys_expired; /* keys past their deadline, dropped */
+    size_t consumed;        /* bytes read: the checksum's end */
+} fr_load_report;
+
+/* Loads the bytes of an RDB file: by default the keyspace and the libraries become the
+ * file's (what was there is dropped, WATCHers of its keys touched, the key hook told of a
+ * flush, as Redis's emptyData).  Keys past their deadline are dropped.  0, or -1 with
+ * report->error (report may be NULL) and nothing changed. */
+int fr_rdb_load(fr_server *server, const void *data, size_t len, unsigned flags,
+                fr_load_report *report);
+/* The same from a file; one that cannot be read is refused with
+ * "Fatal error loading the DB: <strerror>. Exiting." (errno set). */
+int fr_rdb_load_file(fr_server *server, const char *path, unsigned flags,
+                     fr_load_report *report);
 
 /* ----- Testing the out-of-memory paths -----------------------------------------------
  * For tests only (SQLite's fault loops): make the fake's allocations fail (process-wide:

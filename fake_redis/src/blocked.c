@@ -420,7 +420,11 @@ static int serve_counted(fr_client *c, int (*fn)(fr_client *, void *), void *arg
 {
     const fri_command *cmd = c->bpop->cmd;
     uint64_t start = fri_stats_now(c->srv), errors = fri_stats_errors(c->srv);
-    if (!into_woken(c, fn, arg)) return 0;
+    fri_prop_frame frame; /* a served client's writes are a batch of their own */
+    if (c->srv->prop) fri_propagate_served(c, &frame, 1);
+    int served = into_woken(c, fn, arg);
+    if (c->srv->prop) fri_propagate_served(c, &frame, 0);
+    if (!served) return 0;
     fri_stats_unblocked(c, cmd, start, forced_error || fri_stats_errors(c->srv) != errors);
     return 1;
 }

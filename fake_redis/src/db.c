@@ -84,10 +84,11 @@ fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, in
     fri_dent *e = fri_dict_find(db->keys, key, len);
     if (!e) return NULL;
     fri_obj *o = e->v.ptr;
-    if (fri_obj_is_expired(o, now)) {
+    if (fri_obj_is_expired(o, now) && !s->loading) { /* nothing expires while an AOF loads */
         fri_db_delete(db, key, len);
         fri_notify(s, FR_NOTIFY_EXPIRED, "expired", key, len, db->id);
         fri_signal_modified(NULL, db, key, len); /* an expiry touches WATCHers too */
+        if (s->prop) fri_propagate_deletion(s, db->id, key, len); /* DEL into the AOF */
         return NULL;
     }
     return o;

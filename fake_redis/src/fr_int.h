@@ -96,6 +96,17 @@ void fri_buf_free(fri_buf *b);
  * on one line: the quoting of fr_dump's text, shared by dump.c and t_stream.c. */
 void fri_buf_put_quoted(fri_buf *b, const char *p, size_t len);
 
+/* ----- Whole files (fileio.c) ------------------------------------------------------------ */
+
+/* The file's bytes in memory the caller free()s (never the reserve), a NUL after them (not
+ * counted), *len set; NULL with errno when it cannot be read. */
+char *fri_read_file(const char *path, size_t *len);
+/* Writes len bytes to path as Redis's rdbSave does: "temp-PID.tag" beside it, fsync,
+ * rename, fsync of the directory.  0, or -1 with errno (path untouched). */
+int fri_write_file_atomic(const char *path, const char *tag, const void *p, size_t len);
+/* fsync of the directory holding path (a rename made durable).  0, or -1 with errno. */
+int fri_fsync_dir(const char *path);
+
 /* ----- Growable arrays (clientq.c) ----------------------------------------------------- */
 
 /* arr (an array of *cap elements of size bytes, len of them used) with room for one more:
@@ -357,6 +368,8 @@ struct fr_client {
     int argv_cap;
 
     int closing;              /* QUIT was answered: a server would close the connection */
+    int obey;                 /* the AOF's client (Redis's mustObeyClient): what it replays
+                                 is taken as written (XADD's "=" with LIMIT) */
     int is_script;            /* the client scripts' commands run on (CLIENT_SCRIPT) */
 
     /* Pub/Sub (pubsub.c) */
@@ -474,7 +487,46 @@ struct fr_server {
     fri_reserve *reserve;      /* the emergency reserve (alloc.c), taken by fr_server_new */
     int mem_short;             /* the reserve served a request and is not whole again:
                                   deny-oom commands are refused (server.c's gate) */
+    uint64_t dirty;            /* changes since the server was made (Redis's server.dirty,
+                                  never reset here: fr_server_dirty) */
+    struct fri_prop *prop;     /* propagation to an AOF (propagate.c), NULL without a hook */
+    int loading;               /* an AOF is being loaded: no key expires (keyIsExpired's
+                                  server.loading), no deadline counts as already past */
 };
+
+/* ----- Propagation (propagate.c): what an AOF records ------------------------------------ */
+
+/* One running call's propagation state (on fri_call's stack). */
+typedef struct fri_prop_frame {
+    struct fri_prop_frame *outer; /* the call it is nested in, or NULL */
+    fri_str **rewrite;            /* the form it propagates as (fri_propagate_rewrite), or
+                                     NULL for its own arguments */
+    int rewrite_argc;
+    int prevent;                  /* it is not propagated itself */
+} fri_prop_frame;
+
+/* Whether a propagation hook listens (and no AOF is being loaded): handlers skip the work
+ * of building a rewrite when not. */
+int fri_propagating(const fr_server *s);
+/* fri_call's brackets: after the command, what it propagates joins the pending ops (when
+ * the change counter moved since dirty_before, or it is FLUSHALL/FLUSHDB), and the
+ * outermost call hands them to the hook. */
+void fri_propagate_enter(fr_client *c, fri_prop_frame *f);
+void fri_propagate_leave(fr_client *c, const fri_command *cmd, fri_prop_frame *f,
+                         uint64_t dirty_before);
+/* The running command propagates as argv (copied) instead (rewriteClientCommandVector). */
+void fri_propagate_rewrite(fr_client *c, int argc, const fri_arg *argv);
+/* A further command, in c's database, before the running command's own (alsoPropagate). */
+void fri_propagate_also(fr_client *c, int argc, const fri_arg *argv);
+/* The running command is not propagated itself (preventCommandPropagation). */
+void fri_propagate_prevent(fr_client *c);
+/* A key deleted because its deadline passed: DEL key (propagateDeletion). */
+void fri_propagate_deletion(fr_server *s, int db, const char *key, size_t len);
+/* A blocked client served (begin 1, then 0 when done): a top-level batch of its own. */
+void fri_propagate_served(fr_client *c, fri_prop_frame *f, int begin);
+/* Loading an AOF: nothing is propagated while on. */
+void fri_propagate_suspend(fr_server *s, int on);
+void fri_propagate_free(fr_server *s);
 
 /* ----- Observers (observer.c) --------------------------------------------------------- */
 
@@ -910,6 +962,8 @@ uint32_t fri_lru_clock(int64_t ms);
 /* The LRU/LFU field of a value (a shared integer's own, for a key holding one). */
 uint32_t fri_obj_lru_get(fr_server *s, const fri_obj *o);
 void fri_obj_lru_set(fr_server *s, fri_obj *o, uint32_t lru);
+/* LFUDecrAndReturn: the value's LFU counter decayed to now (what an RDB file saves). */
+unsigned fri_obj_lfu_counter(fr_server *s, const fri_obj *o, int64_t now);
 /* A value entering the keyspace (fri_db_add, fri_db_set) gets the stamp Redis's
  * createObject gives when it is still FRI_LRU_UNSET: the LRU clock of s->cmd_ms, or under
  * an LFU policy that minute and the counter 5. */

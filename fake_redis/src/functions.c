@@ -253,6 +253,7 @@ static void load_library(fr_client *c, fri_scripting *sc, const fri_arg *code, i
     fri_buf err = {0};
     libctx ctx = server_ctx(sc);
     fri_library *lib = create_library(sc, c->srv, &ctx, code->ptr, code->len, replace, &err);
+    if (lib) c->srv->dirty++; /* functionLoadCommand: server.dirty++ */
     if (lib) fri_reply_bulk(c, lib->name->buf, lib->name->len);
     else fri_reply_errorf(c, "ERR %.*s", (int)err.len, err.p ? err.p : "");
     fri_buf_free(&err);
@@ -375,6 +376,7 @@ static void function_delete_command(fr_client *c)
     index_library(&ctx, lib, 0);
     fri_dict_delete(sc->libraries, c->argv[2].ptr, c->argv[2].len, NULL);
     library_free(sc, lib);
+    c->srv->dirty++;
     fri_reply_ok(c);
 }
 
@@ -407,6 +409,7 @@ static void function_flush_command(fr_client *c)
         fri_dict_clear(sc->libraries, NULL);
         fri_dict_clear(sc->functions, NULL);
     }
+    c->srv->dirty++;
     fri_reply_ok(c);
 }
 
@@ -456,21 +459,27 @@ static void function_kill_command(fr_client *c) { fri_script_kill(c, 0); }
 /* FUNCTION DUMP: each library as RDB_OPCODE_FUNCTION2 and its code as rdbSaveRawString
  * stores it (LZF when that saves 4 bytes or more, as rdb.c writes DUMP's strings), the RDB
  * version, the CRC64: byte for byte what redis-server 7.0.15 writes. */
-static void function_dump_command(fr_client *c)
+int fri_functions_save(fr_server *s, fri_buf *b)
 {
-    fri_scripting *sc = c->srv->scripting;
-    fri_buf b = {0};
+    fri_scripting *sc = s->scripting;
     for (size_t i = 0; sc && sc->libraries && i < fri_dict_slots(sc->libraries); i++) {
         fri_dent *e = fri_dict_slot(sc->libraries, i);
         if (!e) continue;
         fri_library *lib = e->v.ptr;
         unsigned char op = RDB_OPCODE_FUNCTION2;
-        fri_buf_append(&b, &op, 1);
-        if (fri_rdb_save_string(&b, lib->code->buf, lib->code->len) < 0) {
-            fri_buf_free(&b);
-            fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
-            return;
-        }
+        fri_buf_append(b, &op, 1);
+        if (fri_rdb_save_string(b, lib->code->buf, lib->code->len) < 0) return -1;
+    }
+    return 0;
+}
+
+static void function_dump_command(fr_client *c)
+{
+    fri_buf b = {0};
+    if (fri_functions_save(c->srv, &b) < 0) {
+        fri_buf_free(&b);
+        fri_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        return;
     }
     unsigned char ver[2] = {RDB_VERSION & 0xff, (RDB_VERSION >> 8) & 0xff};
     fri_buf_append(&b, ver, 2);
@@ -605,10 +614,31 @@ static void function_restore_command(fr_client *c)
     }
     fri_scripting *sc = functions_get(c);
     if (!sc) return;
-    libctx tmp = {fri_dict_new(), fri_dict_new()};
     fri_buf err = {0};
+    fri_functions_restore(c->srv, p, len - 10, policy, 0, &err);
+    if (err.len) {
+        fri_reply_errorf(c, "ERR %.*s", (int)err.len, err.p);
+    } else {
+        c->srv->dirty++;
+        fri_reply_ok(c);
+    }
+    fri_buf_free(&err);
+}
+
+int fri_functions_restore(fr_server *s, const unsigned char *p, size_t len, int policy,
+                          unsigned flags, fri_buf *err_out)
+{
+    fri_scripting *sc = fri_scripting_get(s);
+    if (sc && !sc->libraries) sc->libraries = fri_dict_new();
+    if (sc && !sc->functions) sc->functions = fri_dict_new();
+    fri_buf err = {0};
+    if (!sc || !sc->libraries || !sc->functions) {
+        fri_buf_printf(err_out, "not enough memory");
+        return -1;
+    }
+    libctx tmp = {fri_dict_new(), fri_dict_new()};
     if (!tmp.libraries || !tmp.functions) fri_buf_printf(&err, "not enough memory");
-    rdb_in in = {p, len - 10};
+    rdb_in in = {p, len};
     while (!err.len && in.left > 0) {
         unsigned char type = in.p[0];
         in.p++, in.left--;
@@ -641,25 +671,29 @@ static void function_restore_command(fr_client *c)
         } else if (rdb_get_string(&in, &code, &clen) < 0) {
             fri_buf_printf(&err, "Failed loading library payload");
         }
-        if (!err.len && !create_library(sc, c->srv, &tmp, code, clen, 0, &err) && !err.len)
+        if (!err.len && !create_library(sc, s, &tmp, code, clen, 0, &err) && !err.len)
             fri_buf_printf(&err, "failed loading the given functions payload");
         fri_free(code);
     }
     libctx cur = server_ctx(sc);
-    if (!err.len && policy == 2) {
+    int commit = !(flags & FRI_FN_CHECK_ONLY);
+    if (!err.len && policy == 2 && commit) {
         /* FLUSH: the restored set becomes the server's */
         ctx_free(sc, &cur);
         sc->libraries = tmp.libraries;
         sc->functions = tmp.functions;
         tmp.libraries = tmp.functions = NULL;
-    } else if (!err.len) {
+    } else if (!err.len && policy != 2) {
         /* libraryJoin: same names abort (APPEND) or replace (REPLACE); then no function
          * may collide; only then is anything linked */
         for (size_t i = 0; i < fri_dict_slots(tmp.libraries) && !err.len; i++) {
             fri_library *lib = library_at(tmp.libraries, i);
             if (!lib) continue;
             if (fri_dict_find(cur.libraries, lib->name->buf, lib->name->len) && policy == 0)
-                fri_buf_printf(&err, "Library %s already exists", lib->name->buf);
+                /* rdbFunctionLoad creates it in the server's set, whose error quotes */
+                fri_buf_printf(&err, (flags & FRI_FN_FROM_FILE) ? "Library '%s' already exists"
+                                               : "Library %s already exists",
+                               lib->name->buf);
         }
         for (size_t i = 0; i < fri_dict_slots(tmp.libraries) && !err.len; i++) {
             fri_library *lib = library_at(tmp.libraries, i);
@@ -674,7 +708,7 @@ static void function_restore_command(fr_client *c)
                     fri_buf_printf(&err, "Function %s already exists", fn->name->buf);
             }
         }
-        for (size_t i = 0; i < fri_dict_slots(tmp.libraries) && !err.len; i++) {
+        for (size_t i = 0; i < fri_dict_slots(tmp.libraries) && !err.len && commit; i++) {
             fri_library *lib = library_at(tmp.libraries, i);
             if (!lib) continue;
             fri_dent *old = fri_dict_find(cur.libraries, lib->name->buf, lib->name->len);
@@ -701,9 +735,10 @@ static void function_restore_command(fr_client *c)
         fri_dict_free(tmp.libraries, NULL);
     }
     if (tmp.functions) fri_dict_free(tmp.functions, NULL);
-    if (err.len) fri_reply_errorf(c, "ERR %.*s", (int)err.len, err.p);
-    else fri_reply_ok(c);
+    int rc = err.len ? -1 : 0;
+    if (err.len) fri_buf_append(err_out, err.p, err.len);
     fri_buf_free(&err);
+    return rc;
 }
 
 static void function_help_command(fr_client *c)

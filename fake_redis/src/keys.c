@@ -523,7 +523,7 @@ static void expire_generic(fr_client *c, long long basetime, int seconds, const 
         }
     }
 
-    int gone = when <= c->now_ms;
+    int gone = when <= c->now_ms && !c->srv->loading; /* checkAlreadyExpired */
     if (gone)
         fri_db_delete(c->db, key->ptr, key->len);
     else
@@ -531,6 +531,22 @@ static void expire_generic(fr_client *c, long long basetime, int seconds, const 
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_notify_key(c, FR_NOTIFY_GENERIC, gone ? "del" : "expire", key);
     fri_reply_ll(c, 1);
+    /* propagated as DEL key, or as PEXPIREAT key <ms> with the options kept */
+    if (fri_propagating(c->srv)) {
+        if (gone) {
+            fri_arg v[2] = {{"DEL", 3}, *key};
+            fri_propagate_rewrite(c, 2, v);
+        } else if (basetime != 0 || seconds) {
+            char ms[24];
+            fri_arg small[8] = {{0}};
+            fri_arg *v = c->argc <= 8 ? small : fri_malloc(sizeof(*v) * (size_t)c->argc);
+            memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+            v[0] = (fri_arg){"PEXPIREAT", 9};
+            v[2] = (fri_arg){ms, fri_ll2string(ms, sizeof(ms), when)};
+            fri_propagate_rewrite(c, c->argc, v);
+            if (v != small) fri_free(v);
+        }
+    }
 }
 
 /* The four entry points differ in the unit of the time and what it is relative to. */
@@ -647,6 +663,7 @@ static void flushdb_command(fr_client *c)
     if (parse_flush_flags_or_reply(c) != 0)
         return;
     fri_touch_all_watched(c->srv, c->db->id);
+    c->srv->dirty += fri_dict_size(c->db->keys); /* emptyData's count */
     fri_dict_clear(c->db->keys, free_db_value);
     fri_key_report_flushed(c->srv, c, c->db->id);
     fri_reply_ok(c);
@@ -658,8 +675,10 @@ static void flushall_command(fr_client *c)
     if (parse_flush_flags_or_reply(c) != 0)
         return;
     fri_touch_all_watched(c->srv, -1);
-    for (int i = 0; i < FRI_DBNUM; i++)
+    for (int i = 0; i < FRI_DBNUM; i++) {
+        c->srv->dirty += fri_dict_size(c->srv->db[i].keys); /* emptyData's count */
         fri_dict_clear(c->srv->db[i].keys, free_db_value);
+    }
     fri_key_report_flushed(c->srv, c, -1);
     fri_reply_ok(c);
 }
@@ -707,6 +726,7 @@ static void swapdb_command(fr_client *c)
     if (id1 != id2) {
         fri_touch_all_watched(c->srv, id1);
         fri_touch_all_watched(c->srv, id2);
+        c->srv->dirty++;
         tmp = c->srv->db[id1].keys;
         c->srv->db[id1].keys = c->srv->db[id2].keys;
         c->srv->db[id2].keys = tmp;

@@ -154,6 +154,7 @@ void fri_unwatch_all(fr_client *c)
 void fri_signal_modified(fr_client *c, fri_db *db, const char *key, size_t len)
 {
     (void)c;
+    db->srv->dirty++; /* one change per key written (fr_server_dirty) */
     if (db->srv->key_hook) fri_key_report_modified(db->srv, c, db->id, key, len);
     if (fri_dict_size(db->watched) == 0) return;
     fri_dent *e = fri_dict_find(db->watched, key, len);

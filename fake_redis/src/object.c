@@ -249,6 +249,11 @@ static uint32_t lfu_log_incr(fr_server *s, uint32_t counter)
     return r < p ? counter + 1 : counter;
 }
 
+unsigned fri_obj_lfu_counter(fr_server *s, const fri_obj *o, int64_t now)
+{
+    return lfu_decr_and_return(s, fri_obj_lru_get(s, o), now);
+}
+
 void fri_obj_touch_slow(fr_server *s, fri_obj *o, int64_t now)
 {
     if (!o->shared && !lfu_policy(s)) { /* the common case, on every lookup */

@@ -31,7 +31,106 @@
 /* The Jones polynomial 0xad93d23594c935a9, bit-reversed for the reflected form. */
 #define CRC64_POLY_REFLECTED 0x95ac9329ac4bc9b5ULL
 
+/* crc64_table[i]: the CRC of byte i alone, eight shifts of the reflected polynomial
+ * (generated once from CRC64_POLY_REFLECTED; test_rdb_file checks it against the bitwise
+ * form), so a byte costs one lookup: an RDB file is checksummed whole. */
+static const uint64_t crc64_table[256] = {
+    0x0000000000000000ULL, 0x7ad870c830358979ULL, 0xf5b0e190606b12f2ULL,
+    0x8f689158505e9b8bULL, 0xc038e5739841b68fULL, 0xbae095bba8743ff6ULL,
+    0x358804e3f82aa47dULL, 0x4f50742bc81f2d04ULL, 0xab28ecb46814fe75ULL,
+    0xd1f09c7c5821770cULL, 0x5e980d24087fec87ULL, 0x24407dec384a65feULL,
+    0x6b1009c7f05548faULL, 0x11c8790fc060c183ULL, 0x9ea0e857903e5a08ULL,
+    0xe478989fa00bd371ULL, 0x7d08ff3b88be6f81ULL, 0x07d08ff3b88be6f8ULL,
+    0x88b81eabe8d57d73ULL, 0xf2606e63d8e0f40aULL, 0xbd301a4810ffd90eULL,
+    0xc7e86a8020ca5077ULL, 0x4880fbd87094cbfcULL, 0x32588b1040a14285ULL,
+    0xd620138fe0aa91f4ULL, 0xacf86347d09f188dULL, 0x2390f21f80c18306ULL,
+    0x594882d7b0f40a7fULL, 0x1618f6fc78eb277bULL, 0x6cc0863448deae02ULL,
+    0xe3a8176c18803589ULL, 0x997067a428b5bcf0ULL, 0xfa11fe77117cdf02ULL,
+    0x80c98ebf2149567bULL, 0x0fa11fe77117cdf0ULL, 0x75796f2f41224489ULL,
+    0x3a291b04893d698dULL, 0x40f16bccb908e0f4ULL, 0xcf99fa94e9567b7fULL,
+    0xb5418a5cd963f206ULL, 0x513912c379682177ULL, 0x2be1620b495da80eULL,
+    0xa489f35319033385ULL, 0xde51839b2936bafcULL, 0x9101f7b0e12997f8ULL,
+    0xebd98778d11c1e81ULL, 0x64b116208142850aULL, 0x1e6966e8b1770c73ULL,
+    0x8719014c99c2b083ULL, 0xfdc17184a9f739faULL, 0x72a9e0dcf9a9a271ULL,
+    0x08719014c99c2b08ULL, 0x4721e43f0183060cULL, 0x3df994f731b68f75ULL,
+    0xb29105af61e814feULL, 0xc849756751dd9d87ULL, 0x2c31edf8f1d64ef6ULL,
+    0x56e99d30c1e3c78fULL, 0xd9810c6891bd5c04ULL, 0xa3597ca0a188d57dULL,
+    0xec09088b6997f879ULL, 0x96d1784359a27100ULL, 0x19b9e91b09fcea8bULL,
+    0x636199d339c963f2ULL, 0xdf7adabd7a6e2d6fULL, 0xa5a2aa754a5ba416ULL,
+    0x2aca3b2d1a053f9dULL, 0x50124be52a30b6e4ULL, 0x1f423fcee22f9be0ULL,
+    0x659a4f06d21a1299ULL, 0xeaf2de5e82448912ULL, 0x902aae96b271006bULL,
+    0x74523609127ad31aULL, 0x0e8a46c1224f5a63ULL, 0x81e2d7997211c1e8ULL,
+    0xfb3aa75142244891ULL, 0xb46ad37a8a3b6595ULL, 0xceb2a3b2ba0eececULL,
+    0x41da32eaea507767ULL, 0x3b024222da65fe1eULL, 0xa2722586f2d042eeULL,
+    0xd8aa554ec2e5cb97ULL, 0x57c2c41692bb501cULL, 0x2d1ab4dea28ed965ULL,
+    0x624ac0f56a91f461ULL, 0x1892b03d5aa47d18ULL, 0x97fa21650afae693ULL,
+    0xed2251ad3acf6feaULL, 0x095ac9329ac4bc9bULL, 0x7382b9faaaf135e2ULL,
+    0xfcea28a2faafae69ULL, 0x8632586aca9a2710ULL, 0xc9622c4102850a14ULL,
+    0xb3ba5c8932b0836dULL, 0x3cd2cdd162ee18e6ULL, 0x460abd1952db919fULL,
+    0x256b24ca6b12f26dULL, 0x5fb354025b277b14ULL, 0xd0dbc55a0b79e09fULL,
+    0xaa03b5923b4c69e6ULL, 0xe553c1b9f35344e2ULL, 0x9f8bb171c366cd9bULL,
+    0x10e3202993385610ULL, 0x6a3b50e1a30ddf69ULL, 0x8e43c87e03060c18ULL,
+    0xf49bb8b633338561ULL, 0x7bf329ee636d1eeaULL, 0x012b592653589793ULL,
+    0x4e7b2d0d9b47ba97ULL, 0x34a35dc5ab7233eeULL, 0xbbcbcc9dfb2ca865ULL,
+    0xc113bc55cb19211cULL, 0x5863dbf1e3ac9decULL, 0x22bbab39d3991495ULL,
+    0xadd33a6183c78f1eULL, 0xd70b4aa9b3f20667ULL, 0x985b3e827bed2b63ULL,
+    0xe2834e4a4bd8a21aULL, 0x6debdf121b863991ULL, 0x1733afda2bb3b0e8ULL,
+    0xf34b37458bb86399ULL, 0x8993478dbb8deae0ULL, 0x06fbd6d5ebd3716bULL,
+    0x7c23a61ddbe6f812ULL, 0x3373d23613f9d516ULL, 0x49aba2fe23cc5c6fULL,
+    0xc6c333a67392c7e4ULL, 0xbc1b436e43a74e9dULL, 0x95ac9329ac4bc9b5ULL,
+    0xef74e3e19c7e40ccULL, 0x601c72b9cc20db47ULL, 0x1ac40271fc15523eULL,
+    0x5594765a340a7f3aULL, 0x2f4c0692043ff643ULL, 0xa02497ca54616dc8ULL,
+    0xdafce7026454e4b1ULL, 0x3e847f9dc45f37c0ULL, 0x445c0f55f46abeb9ULL,
+    0xcb349e0da4342532ULL, 0xb1eceec59401ac4bULL, 0xfebc9aee5c1e814fULL,
+    0x8464ea266c2b0836ULL, 0x0b0c7b7e3c7593bdULL, 0x71d40bb60c401ac4ULL,
+    0xe8a46c1224f5a634ULL, 0x927c1cda14c02f4dULL, 0x1d148d82449eb4c6ULL,
+    0x67ccfd4a74ab3dbfULL, 0x289c8961bcb410bbULL, 0x5244f9a98c8199c2ULL,
+    0xdd2c68f1dcdf0249ULL, 0xa7f41839ecea8b30ULL, 0x438c80a64ce15841ULL,
+    0x3954f06e7cd4d138ULL, 0xb63c61362c8a4ab3ULL, 0xcce411fe1cbfc3caULL,
+    0x83b465d5d4a0eeceULL, 0xf96c151de49567b7ULL, 0x76048445b4cbfc3cULL,
+    0x0cdcf48d84fe7545ULL, 0x6fbd6d5ebd3716b7ULL, 0x15651d968d029fceULL,
+    0x9a0d8ccedd5c0445ULL, 0xe0d5fc06ed698d3cULL, 0xaf85882d2576a038ULL,
+    0xd55df8e515432941ULL, 0x5a3569bd451db2caULL, 0x20ed197575283bb3ULL,
+    0xc49581ead523e8c2ULL, 0xbe4df122e51661bbULL, 0x3125607ab548fa30ULL,
+    0x4bfd10b2857d7349ULL, 0x04ad64994d625e4dULL, 0x7e7514517d57d734ULL,
+    0xf11d85092d094cbfULL, 0x8bc5f5c11d3cc5c6ULL, 0x12b5926535897936ULL,
+    0x686de2ad05bcf04fULL, 0xe70573f555e26bc4ULL, 0x9ddd033d65d7e2bdULL,
+    0xd28d7716adc8cfb9ULL, 0xa85507de9dfd46c0ULL, 0x273d9686cda3dd4bULL,
+    0x5de5e64efd965432ULL, 0xb99d7ed15d9d8743ULL, 0xc3450e196da80e3aULL,
+    0x4c2d9f413df695b1ULL, 0x36f5ef890dc31cc8ULL, 0x79a59ba2c5dc31ccULL,
+    0x037deb6af5e9b8b5ULL, 0x8c157a32a5b7233eULL, 0xf6cd0afa9582aa47ULL,
+    0x4ad64994d625e4daULL, 0x300e395ce6106da3ULL, 0xbf66a804b64ef628ULL,
+    0xc5bed8cc867b7f51ULL, 0x8aeeace74e645255ULL, 0xf036dc2f7e51db2cULL,
+    0x7f5e4d772e0f40a7ULL, 0x05863dbf1e3ac9deULL, 0xe1fea520be311aafULL,
+    0x9b26d5e88e0493d6ULL, 0x144e44b0de5a085dULL, 0x6e963478ee6f8124ULL,
+    0x21c640532670ac20ULL, 0x5b1e309b16452559ULL, 0xd476a1c3461bbed2ULL,
+    0xaeaed10b762e37abULL, 0x37deb6af5e9b8b5bULL, 0x4d06c6676eae0222ULL,
+    0xc26e573f3ef099a9ULL, 0xb8b627f70ec510d0ULL, 0xf7e653dcc6da3dd4ULL,
+    0x8d3e2314f6efb4adULL, 0x0256b24ca6b12f26ULL, 0x788ec2849684a65fULL,
+    0x9cf65a1b368f752eULL, 0xe62e2ad306bafc57ULL, 0x6946bb8b56e467dcULL,
+    0x139ecb4366d1eea5ULL, 0x5ccebf68aecec3a1ULL, 0x2616cfa09efb4ad8ULL,
+    0xa97e5ef8cea5d153ULL, 0xd3a62e30fe90582aULL, 0xb0c7b7e3c7593bd8ULL,
+    0xca1fc72bf76cb2a1ULL, 0x45775673a732292aULL, 0x3faf26bb9707a053ULL,
+    0x70ff52905f188d57ULL, 0x0a2722586f2d042eULL, 0x854fb3003f739fa5ULL,
+    0xff97c3c80f4616dcULL, 0x1bef5b57af4dc5adULL, 0x61372b9f9f784cd4ULL,
+    0xee5fbac7cf26d75fULL, 0x9487ca0fff135e26ULL, 0xdbd7be24370c7322ULL,
+    0xa10fceec0739fa5bULL, 0x2e675fb4576761d0ULL, 0x54bf2f7c6752e8a9ULL,
+    0xcdcf48d84fe75459ULL, 0xb71738107fd2dd20ULL, 0x387fa9482f8c46abULL,
+    0x42a7d9801fb9cfd2ULL, 0x0df7adabd7a6e2d6ULL, 0x772fdd63e7936bafULL,
+    0xf8474c3bb7cdf024ULL, 0x829f3cf387f8795dULL, 0x66e7a46c27f3aa2cULL,
+    0x1c3fd4a417c62355ULL, 0x935745fc4798b8deULL, 0xe98f353477ad31a7ULL,
+    0xa6df411fbfb21ca3ULL, 0xdc0731d78f8795daULL, 0x536fa08fdfd90e51ULL,
+    0x29b7d047efec8728ULL,
+};
+
 uint64_t fri_crc64(uint64_t crc, const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < len; i++) crc = crc64_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
+    return crc;
+}
+
+uint64_t fri_crc64_bitwise(uint64_t crc, const void *p, size_t len)
 {
     const unsigned char *b = p;
     for (size_t i = 0; i < len; i++) {
@@ -212,7 +311,7 @@ static void put_byte(fri_buf *b, unsigned v)
 }
 
 /* rdbSaveLen */
-static void save_len(fri_buf *b, uint64_t len)
+void fri_rdb_save_len(fri_buf *b, uint64_t len)
 {
     unsigned char buf[9];
     if (len < (1 << 6)) {
@@ -231,6 +330,8 @@ static void save_len(fri_buf *b, uint64_t len)
         fri_buf_append(b, buf, 9);
     }
 }
+
+static void save_len(fri_buf *b, uint64_t len) { fri_rdb_save_len(b, len); }
 
 /* rdbEncodeInteger: the INT8/16/32 form of v, or 0 when it needs more than 32 bits. */
 static size_t encode_int(long long v, unsigned char *enc)
@@ -735,48 +836,56 @@ static int dump_stream(fri_buf *b, fri_stream *s)
     return 0;
 }
 
-int fri_rdb_dump(fr_server *s, const fri_obj *o, fri_buf *out)
+/* rdbSaveObjectType: the RDB type 7.0 writes for the value's encoding. */
+static int value_type(const fri_obj *o)
+{
+    switch ((fri_type)o->type) {
+    case FRI_STRING: return FRI_RDB_TYPE_STRING;
+    case FRI_LIST: return FRI_RDB_TYPE_LIST_QUICKLIST_2;
+    case FRI_SET: return fri_set_is_intset(o->ptr) ? FRI_RDB_TYPE_SET_INTSET : FRI_RDB_TYPE_SET;
+    case FRI_HASH:
+        return fri_hash_is_listpack(o->ptr) ? FRI_RDB_TYPE_HASH_LISTPACK : FRI_RDB_TYPE_HASH;
+    case FRI_ZSET:
+        return fri_zset_is_listpack(o->ptr) ? FRI_RDB_TYPE_ZSET_LISTPACK : FRI_RDB_TYPE_ZSET_2;
+    case FRI_STREAM: return FRI_RDB_TYPE_STREAM_LISTPACKS_2;
+    }
+    return -1;
+}
+
+int fri_rdb_save_value(fr_server *s, const fri_obj *o, const char *key, size_t key_len,
+                       fri_buf *out)
 {
     size_t start = out->len;
     int rc = 0;
+    put_byte(out, (unsigned)value_type(o));
+    if (key) rc = fri_rdb_save_string(out, key, key_len);
     switch ((fri_type)o->type) {
     case FRI_STRING: {
         const fri_str *str = o->ptr;
-        put_byte(out, FRI_RDB_TYPE_STRING);
         long long v;
         if (o->strenc == FRI_STRENC_INT && fri_string2ll(str->buf, str->len, &v))
             save_ll_string(out, v);
         else
-            rc = fri_rdb_save_string(out, str->buf, str->len);
+            rc = rc < 0 ? rc : fri_rdb_save_string(out, str->buf, str->len);
         break;
     }
-    case FRI_LIST:
-        put_byte(out, FRI_RDB_TYPE_LIST_QUICKLIST_2);
-        rc = dump_list(out, o->ptr, s->tun.list_max_listpack_size);
-        break;
-    case FRI_SET:
-        put_byte(out, fri_set_is_intset(o->ptr) ? FRI_RDB_TYPE_SET_INTSET : FRI_RDB_TYPE_SET);
-        rc = dump_set(out, o->ptr);
-        break;
-    case FRI_HASH:
-        put_byte(out, fri_hash_is_listpack(o->ptr) ? FRI_RDB_TYPE_HASH_LISTPACK
-                                                   : FRI_RDB_TYPE_HASH);
-        rc = dump_hash(out, o->ptr);
-        break;
-    case FRI_ZSET:
-        put_byte(out, fri_zset_is_listpack(o->ptr) ? FRI_RDB_TYPE_ZSET_LISTPACK
-                                                   : FRI_RDB_TYPE_ZSET_2);
-        rc = dump_zset(out, o->ptr);
-        break;
-    case FRI_STREAM:
-        put_byte(out, FRI_RDB_TYPE_STREAM_LISTPACKS_2);
-        rc = dump_stream(out, o->ptr);
-        break;
+    case FRI_LIST: rc = rc < 0 ? rc : dump_list(out, o->ptr, s->tun.list_max_listpack_size); break;
+    case FRI_SET: rc = rc < 0 ? rc : dump_set(out, o->ptr); break;
+    case FRI_HASH: rc = rc < 0 ? rc : dump_hash(out, o->ptr); break;
+    case FRI_ZSET: rc = rc < 0 ? rc : dump_zset(out, o->ptr); break;
+    case FRI_STREAM: rc = rc < 0 ? rc : dump_stream(out, o->ptr); break;
     }
     if (rc < 0) {
         out->len = start;
         return -1;
     }
+    return 0;
+}
+
+int fri_rdb_dump(fr_server *s, const fri_obj *o, fri_buf *out)
+{
+    size_t start = out->len;
+    if (fri_rdb_save_value(s, o, NULL, 0, out) < 0) return -1;
     put_le(out, FRI_RDB_VERSION, 2);
     put_le(out, fri_crc64(0, out->p + start, out->len - start), 8);
     return 0;
@@ -795,16 +904,12 @@ int fri_rdb_verify(const unsigned char *p, size_t len)
 
 /* ----- Reading ------------------------------------------------------------------------------ */
 
-typedef struct reader {
-    const unsigned char *p;
-    size_t len, pos;
-    int err;       /* sticky: a read ran past the end or met a bad encoding */
-    int lzf_errno; /* the errno a failed lzf_decompress left (E2BIG, EINVAL), or 0 */
-} reader;
+typedef fri_rdb_reader reader;
 
 static int rd_bytes(reader *r, void *dst, size_t n)
 {
     if (r->err || r->len - r->pos < n) {
+        if (!r->err) r->short_read = 1;
         r->err = 1;
         return -1;
     }
@@ -850,7 +955,10 @@ static uint64_t rd_len(reader *r, int *encoded)
 static uint64_t rd_count(reader *r, size_t min_bytes)
 {
     uint64_t n = rd_len(r, NULL);
-    if (!r->err && min_bytes && n > (r->len - r->pos) / min_bytes) r->err = 1;
+    if (!r->err && min_bytes && n > (r->len - r->pos) / min_bytes) {
+        r->err = 1; /* Redis would read on to the end of the file */
+        r->short_read = 1;
+    }
     return r->err ? 0 : n;
 }
 
@@ -880,6 +988,8 @@ static fri_str *rd_string(reader *r)
         case RDB_ENC_LZF: {
             uint64_t clen = rd_len(r, NULL), olen = rd_len(r, NULL);
             if (r->err || clen > r->len - r->pos || olen > clen * 300 + 64) {
+                if (!r->err && clen > r->len - r->pos) r->short_read = 1;
+                else if (!r->err) r->why = "Invalid LZF compressed string";
                 r->err = 1;
                 return NULL;
             }
@@ -891,6 +1001,7 @@ static fri_str *rd_string(reader *r)
             if (tmp && got == olen) s = fri_str_new(tmp, (size_t)olen);
             fri_free(tmp);
             if (!s) {
+                r->why = "Invalid LZF compressed string";
                 r->err = 1;
                 return NULL;
             }
@@ -898,11 +1009,14 @@ static fri_str *rd_string(reader *r)
             return s;
         }
         default:
+            r->why = "Unknown RDB string encoding type %llu";
+            r->why_arg = len;
             r->err = 1;
             return NULL;
         }
     }
     if (len > r->len - r->pos) {
+        r->short_read = 1;
         r->err = 1;
         return NULL;
     }
@@ -1157,6 +1271,7 @@ static fri_obj *load_list(fr_server *s, reader *r, int type)
     uint64_t nodes = 1; /* RDB_TYPE_LIST_ZIPLIST: one ziplist */
     if (type != FRI_RDB_TYPE_LIST_ZIPLIST) {
         nodes = rd_count(r, 1);
+        if (!r->err && nodes == 0) r->empty = 1; /* RDB_LOAD_ERR_EMPTY_KEY */
         if (r->err || nodes == 0) return NULL;
     }
     for (uint64_t k = 0; k < nodes && !bad; k++) {
@@ -1195,6 +1310,7 @@ static fri_obj *load_list(fr_server *s, reader *r, int type)
     fri_str **v = (fri_str **)(void *)items.p;
     fri_list *l = NULL;
     if (!bad && n > 0) l = fri_list_from_array(v, n);
+    if (!bad && n == 0) r->empty = 1; /* only empty nodes */
     if (!l) {
         for (size_t i = 0; i < n; i++) fri_str_free(v[i]);
         fri_buf_free(&items);
@@ -1248,6 +1364,7 @@ static fri_obj *load_set(fr_server *s, reader *r, int type)
         }
     } else {
         uint64_t n = rd_count(r, 1);
+        if (!r->err && n == 0) r->empty = 1;
         if (r->err || n == 0) return NULL;
         long long max = s->tun.set_max_intset_entries;
         if (max >= 1 << 30) max = 1 << 30;
@@ -1339,7 +1456,10 @@ static fri_obj *load_hash(fr_server *s, reader *r, int type)
         }
     }
     size_t n = pairs.len / sizeof(pair);
-    if (n == 0) goto bad;
+    if (n == 0) {
+        r->empty = !r->err;
+        goto bad;
+    }
     pair *v = (pair *)(void *)pairs.p;
     fri_hash *h = fri_hash_restore_new(listpack);
     if (!h) goto bad;
@@ -1405,7 +1525,10 @@ static fri_obj *load_zset(fr_server *s, reader *r, int type)
                    (long long)maxlen <= s->tun.zset_max_listpack_value;
     }
     size_t n = pairs.len / sizeof(pair);
-    if (n == 0) goto bad;
+    if (n == 0) {
+        r->empty = !r->err;
+        goto bad;
+    }
     pair *v = (pair *)(void *)pairs.p;
     /* a listpack or ziplist keeps its pairs in order, and Redis reads them in place: one
      * out of order would be served out of order (ZRANGE) and break ZADD's insertions.
@@ -1645,7 +1768,7 @@ static fri_obj *load(fr_server *s, reader *r);
 
 fri_obj *fri_rdb_load(fr_server *s, const unsigned char *p, size_t len)
 {
-    reader r = {p, len, 0, 0, 0};
+    reader r = {p, len, 0, 0, 0, 0, 0, NULL, 0};
     fri_obj *o = load(s, &r);
     /* Redis's lzf_decompress sets errno when it fails (the redis_errno mirror, fr_int.h) */
     if (r.lzf_errno) s->redis_errno = r.lzf_errno;
@@ -1656,6 +1779,22 @@ static fri_obj *load(fr_server *s, reader *r)
 {
     unsigned char type;
     if (rd_bytes(r, &type, 1) < 0) return NULL;
+    return fri_rdb_read_value(s, r, type);
+}
+
+int fri_rdb_read_bytes(fri_rdb_reader *r, void *dst, size_t n) { return rd_bytes(r, dst, n); }
+uint64_t fri_rdb_read_len(fri_rdb_reader *r) { return rd_len(r, NULL); }
+fri_str *fri_rdb_read_string(fri_rdb_reader *r) { return rd_string(r); }
+
+int fri_rdb_is_value_type(int type)
+{
+    return (type >= FRI_RDB_TYPE_STRING && type <= FRI_RDB_TYPE_ZSET_2) ||
+           (type >= FRI_RDB_TYPE_LIST_ZIPLIST && type <= FRI_RDB_TYPE_STREAM_LISTPACKS_2);
+}
+
+fri_obj *fri_rdb_read_value(fr_server *s, fri_rdb_reader *r, int type)
+{
+    r->empty = 0;
     switch (type) {
     case FRI_RDB_TYPE_STRING: {
         fri_str *str = rd_string(r);
@@ -1689,6 +1828,22 @@ static fri_obj *load(fr_server *s, reader *r)
 }
 
 /* ----- The commands -------------------------------------------------------------------------- */
+
+void fri_rdb_set_lru_or_lfu(fr_server *s, fri_obj *o, long long lfu_freq, long long lru_idle,
+                            int64_t now_ms, uint32_t lru_clock)
+{
+    if (s->tun.maxmemory_policy & FRI_MAXMEMORY_FLAG_LFU) {
+        if (lfu_freq >= 0) {
+            uint32_t minutes = (uint32_t)(((uint64_t)(now_ms < 0 ? 0 : now_ms) / 60000) & 65535);
+            fri_obj_lru_set(s, o, minutes << 8 | (uint32_t)lfu_freq);
+        }
+    } else if (lru_idle >= 0) {
+        long long lru_max = (1 << 24) - 1;
+        long long abs = (long long)lru_clock - lru_idle;
+        if (abs < 0) abs += lru_max;
+        fri_obj_lru_set(s, o, (uint32_t)((uint64_t)abs & (uint64_t)lru_max)); /* 24 bits */
+    }
+}
 
 /* DUMP key: the payload, or nil for a missing key. */
 static void dump_command(fr_client *c)
@@ -1766,10 +1921,12 @@ static void restore_command(fr_client *c)
     }
     int deleted = replace ? fri_db_delete(c->db, key->ptr, key->len) : 0;
     if (ttl && !absttl) ttl = (long long)((uint64_t)ttl + (uint64_t)c->now_ms);
-    if (ttl && ttl <= c->now_ms) {
+    if (ttl && ttl <= c->now_ms && !c->srv->loading) {
         if (deleted) {
             fri_signal_modified(c, c->db, key->ptr, key->len);
             fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
+            fri_arg v[2] = {{"DEL", 3}, *key}; /* propagated as DEL */
+            fri_propagate_rewrite(c, 2, v);
         }
         fri_obj_free(o);
         fri_reply_ok(c);
@@ -1777,20 +1934,17 @@ static void restore_command(fr_client *c)
     }
     o->expire_ms = ttl ? ttl : -1;
     fri_db_add(c->db, key->ptr, key->len, o);
-    /* objectSetLRUOrLFU: FREQ under an LFU policy, IDLETIME otherwise */
-    fr_server *s = c->srv;
-    if (s->tun.maxmemory_policy & FRI_MAXMEMORY_FLAG_LFU) {
-        if (lfu_freq >= 0) {
-            uint32_t minutes = (uint32_t)(((uint64_t)(c->now_ms < 0 ? 0 : c->now_ms) / 60000) &
-                                          65535);
-            fri_obj_lru_set(s, o, minutes << 8 | (uint32_t)lfu_freq);
-        }
-    } else if (lru_idle >= 0) {
-        long long lru_max = (1 << 24) - 1;
-        long long abs = (long long)s->cmd_lru - lru_idle;
-        if (abs < 0) abs += lru_max;
-        fri_obj_lru_set(s, o, (uint32_t)((uint64_t)abs & (uint64_t)lru_max)); /* 24 bits */
+    /* a relative TTL is propagated absolute: RESTORE ... <ms> ... ABSTTL */
+    if (ttl && !absttl && fri_propagating(c->srv)) {
+        char ms[24];
+        fri_arg *v = fri_malloc(sizeof(*v) * (size_t)(c->argc + 1));
+        memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+        v[2] = (fri_arg){ms, fri_ll2string(ms, sizeof(ms), ttl)};
+        v[c->argc] = (fri_arg){"ABSTTL", 6};
+        fri_propagate_rewrite(c, c->argc + 1, v);
+        fri_free(v);
     }
+    fri_rdb_set_lru_or_lfu(c->srv, o, lfu_freq, lru_idle, c->now_ms, c->srv->cmd_lru);
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_notify_key(c, FR_NOTIFY_GENERIC, "restore", key);
     fri_reply_ok(c);
@@ -1803,82 +1957,24 @@ const fri_command fri_rdb_commands[] = {
     {NULL, NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL},
 };
 
-/* DEBUG RELOAD: every live key saved with rdb.c's object format and loaded back, as
- * redis-server's rdbSave, emptyData and rdbLoad do: expired keys are dropped (a master
- * skips them when loading), values get the encodings loading gives them, a fresh LRU
- * stamp (no LRU/LFU info is saved under the default policy), WATCHers are touched and the
- * key hook sees a flush.  No keyspace notification, no command counted.  0, or -1 when
- * out of memory (the keyspace is then as it was). */
+/* DEBUG RELOAD: the keyspace and the libraries saved as an RDB file (rdb_file.c) and
+ * loaded back, as redis-server's rdbSave, emptyData and rdbLoad do: expired keys are not
+ * saved, values get the encodings loading gives them and a fresh LRU stamp (or the idle
+ * time or counter the file keeps under an LRU or LFU policy), WATCHers are touched and the
+ * key hook sees a flush.  No keyspace notification, no command counted.  0, or -1 when out
+ * of memory (the keyspace is then as it was). */
 static int server_reload_guarded(fr_server *s)
 {
-    typedef struct saved {
-        int db;
-        fri_str *key;
-        fri_buf payload;
-        int64_t expire_ms;
-    } saved;
-    int64_t now = fr_clock_now(s);
-    saved *v = NULL;
-    size_t n = 0, cap = 0;
-    int oom = 0;
-    for (int d = 0; d < FRI_DBNUM && !oom; d++) {
-        fri_db *db = &s->db[d];
-        for (size_t i = 0; i < fri_dict_slots(db->keys); i++) {
-            fri_dent *e = fri_dict_slot(db->keys, i);
-            if (!e) continue;
-            fri_obj *o = e->v.ptr;
-            if (n == cap) {
-                size_t nc = cap ? 2 * cap : 64;
-                saved *nv = fri_realloc(v, nc * sizeof(*nv));
-                if (!nv) { oom = 1; break; }
-                v = nv;
-                cap = nc;
-            }
-            saved *sv = &v[n];
-            memset(sv, 0, sizeof(*sv));
-            sv->db = d;
-            sv->key = fri_str_new(e->key->buf, e->key->len);
-            sv->expire_ms = fri_obj_is_expired(o, now) ? -2 : o->expire_ms;
-            if (!sv->key || (sv->expire_ms != -2 && fri_rdb_dump(s, o, &sv->payload) < 0)) {
-                fri_str_free(sv->key);
-                fri_buf_free(&sv->payload);
-                oom = 1;
-                break;
-            }
-            n++;
-        }
-    }
-    if (oom) {
-        for (size_t i = 0; i < n; i++) {
-            fri_str_free(v[i].key);
-            fri_buf_free(&v[i].payload);
-        }
-        fri_free(v);
-        return -1;
-    }
-    /* emptyData: WATCHers of existing keys touched, tracking told, every key gone */
-    fri_touch_all_watched(s, -1);
-    fri_key_report_flushed(s, NULL, -1);
-    for (size_t i = 0; i < n; i++) fri_db_delete(&s->db[v[i].db], v[i].key->buf, v[i].key->len);
-    /* rdbLoad, stamping as the load's time */
-    s->cmd_ms = now;
-    s->cmd_lru = fri_lru_clock(now);
-    for (size_t i = 0; i < n; i++) {
-        saved *sv = &v[i];
-        if (sv->expire_ms != -2) {
-            fri_obj *o = fri_rdb_load(s, (const unsigned char *)sv->payload.p, sv->payload.len);
-            if (o) {
-                o->expire_ms = sv->expire_ms;
-                fri_dent *e = fri_dict_add(s->db[sv->db].keys, sv->key->buf, sv->key->len, NULL);
-                fri_obj_stamp(s, o);
-                e->v.ptr = o;
-            }
-        }
-        fri_str_free(sv->key);
-        fri_buf_free(&sv->payload);
-    }
-    fri_free(v);
-    return 0;
+    fri_buf b = {0};
+    fri_rdb_save_info info = {fr_clock_now(s) / 1000, 0, 0};
+    fri_rdb_load_opts opts = {0, 0, 0, 0, 0};
+    fri_rdb_load_result *res = fri_malloc(sizeof(*res));
+    int rc = -1;
+    if (res && fri_rdb_file_save(s, &b, &info) == 0)
+        rc = fri_rdb_file_load(s, (const unsigned char *)b.p, b.len, &opts, res);
+    fri_free(res);
+    fri_buf_free(&b);
+    return rc;
 }
 
 int fr_server_reload(fr_server *s)

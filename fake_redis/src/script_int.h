@@ -156,6 +156,18 @@ int fri_function_name_ok(const char *p, size_t len);
 int fri_function_flags(fr_server *s, const fri_arg *name, unsigned *flags);
 /* Frees every library (functions.c). */
 void fri_functions_free(fri_scripting *sc);
+/* Every library as an RDB file holds it: RDB_OPCODE_FUNCTION2 and the code, appended to b
+ * (FUNCTION DUMP's body, rdb_file.c's functions).  0, or -1 when out of memory. */
+int fri_functions_save(fr_server *s, fri_buf *b);
+/* FUNCTION RESTORE's body (libraries as fri_functions_save writes them, or 7.0-rc's
+ * RDB_OPCODE_FUNCTION form) with policy 0 APPEND, 1 REPLACE, 2 FLUSH: all or nothing.
+ * flags: FRI_FN_FROM_FILE, the libraries come from an RDB file (a library already there
+ * is worded as rdbFunctionLoad words it); FRI_FN_CHECK_ONLY, everything is checked and
+ * nothing joined.  0, or -1 with the error (without "ERR ") appended to err. */
+#define FRI_FN_FROM_FILE 1u
+#define FRI_FN_CHECK_ONLY 2u
+int fri_functions_restore(fr_server *s, const unsigned char *p, size_t len, int policy,
+                          unsigned flags, fri_buf *err);
 
 /* The libraries Redis bundles, our own code (lua_cmsgpack.c, lua_struct.c). */
 int fri_luaopen_cmsgpack(lua_State *L);

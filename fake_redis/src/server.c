@@ -495,6 +495,7 @@ static void server_clear(fr_server *s)
     fri_stats_free(s);
     fri_command_meta_free(s);
     fri_acl_free(s);
+    fri_propagate_free(s);
 }
 
 /* The emergency reserve is taken first and let go of last (alloc.c): outside a command
@@ -689,7 +690,11 @@ void fri_call(fr_client *c, const fri_command *cmd)
     /* a command that may block a client that blocks answers in bytes: blocked.c reads
      * them to see whether it blocks, and drops them when it does */
     int tree = (cmd->flags & FRI_CMD_BLOCKING) && c->blocking ? fri_tree_pause(c) : 0;
+    uint64_t dirty = s->dirty;
+    fri_prop_frame frame;
+    if (s->prop) fri_propagate_enter(c, &frame); /* an AOF listens (propagate.c) */
     cmd->proc(c);
+    if (s->prop) fri_propagate_leave(c, cmd, &frame, dirty);
     int failed = fri_stats_call_failed(s);
     s->running = outer;
     if ((cmd->flags & FRI_CMD_BLOCKING) || s->blocking) fri_blocked_after_call(c, cmd, out_mark);

@@ -180,6 +180,10 @@ static void geoadd_command(fr_client *c)
         fri_zadd_command(c);
         c->argc = saved_argc;
         c->argv = saved_argv;
+        /* propagated as that ZADD (replaceClientCommandVector), its options as sent */
+        for (int i = 2; i < longidx; i++) argv[i] = c->argv[i];
+        argv[0] = (fri_arg){"zadd", 4};
+        fri_propagate_rewrite(c, argc, argv);
     }
 done:
     fri_free(argv);

@@ -500,6 +500,8 @@ static void hincrbyfloat_command(fr_client *c)
     fri_reply_bulk(c, buf, len);
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
     fri_notify_key(c, FR_NOTIFY_HASH, "hincrbyfloat", &c->argv[1]);
+    fri_arg v[4] = {{"HSET", 4}, c->argv[1], c->argv[2], {buf, len}}; /* propagated as HSET */
+    fri_propagate_rewrite(c, 4, v);
 }
 
 /* ----- HRANDFIELD ------------------------------------------------------------------------- */

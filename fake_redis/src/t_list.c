@@ -727,6 +727,14 @@ static void lmoveGeneric(fr_client *c, int wherefrom, int whereto, int blocking)
     }
     fri_str *v = list_pop(src->ptr, wherefrom);
     list_push(dl, v, whereto);
+    /* BLMOVE and BRPOPLPUSH are propagated as LMOVE and RPOPLPUSH */
+    if (blocking && c->cmd->name[1] == 'l') {
+        fri_arg pv[5] = {{"LMOVE", 5}, c->argv[1], c->argv[2], c->argv[3], c->argv[4]};
+        fri_propagate_rewrite(c, 5, pv);
+    } else if (blocking) {
+        fri_arg pv[3] = {{"RPOPLPUSH", 9}, c->argv[1], c->argv[2]};
+        fri_propagate_rewrite(c, 3, pv);
+    }
     if (created) fri_db_add(c->db, c->argv[2].ptr, c->argv[2].len, created);
     fri_signal_modified(c, c->db, c->argv[2].ptr, c->argv[2].len);
     fri_notify_key(c, FR_NOTIFY_LIST, whereto == LIST_HEAD ? "lpush" : "rpush", &c->argv[2]);
@@ -785,6 +793,9 @@ static void blocking_pop_generic_command(fr_client *c, int where)
         fri_reply_bulk(c, c->argv[j].ptr, c->argv[j].len);
         fri_reply_bulk_str(c, s);
         fri_str_free(s);
+        /* propagated as LPOP/RPOP key */
+        fri_arg pv[2] = {{where == LIST_HEAD ? "LPOP" : "RPOP", 4}, c->argv[j]};
+        fri_propagate_rewrite(c, 2, pv);
         list_elements_removed(c, &c->argv[j], o, pop_event(where));
         return;
     }
@@ -811,6 +822,15 @@ static void lmpop_generic_command(fr_client *c, int numkeys_idx, int blocking)
         fri_obj *o = list_lookup(c, &c->argv[j], 1, &wrongtype);
         if (wrongtype) return;
         if (!o) continue;
+        /* propagated as LPOP/RPOP key count, count no more than the list held */
+        if (fri_propagating(c->srv)) {
+            size_t llen = fri_list_len(o->ptr);
+            long long n = count > (long long)llen ? (long long)llen : count;
+            char digits[24];
+            fri_arg pv[3] = {{where == LIST_HEAD ? "LPOP" : "RPOP", 4}, c->argv[j],
+                             {digits, fri_ll2string(digits, sizeof(digits), n)}};
+            fri_propagate_rewrite(c, 3, pv);
+        }
         fri_reply_array_len(c, 2);
         fri_reply_bulk(c, c->argv[j].ptr, c->argv[j].len);
         list_pop_reply_array(c, o->ptr, where, count);

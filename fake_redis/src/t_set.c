@@ -302,6 +302,19 @@ static size_t set_random_position(fr_server *srv, fri_set *s)
     }
 }
 
+/* SPOP's propagation of the member at live position i: SREM key member (an op of its own
+ * with a count, the command's form without one). */
+static void propagate_srem_at(fr_client *c, fri_set *s, size_t i, int also)
+{
+    if (!fri_propagating(c->srv)) return;
+    char tmp[32];
+    size_t len;
+    const char *p = set_member_at(s, i, tmp, &len);
+    fri_arg v[3] = {{"SREM", 4}, c->argv[1], {p, len}};
+    if (also) fri_propagate_also(c, 3, v);
+    else fri_propagate_rewrite(c, 3, v);
+}
+
 /* Removes the member at live position i. */
 static void set_remove_at(fri_set *s, size_t i)
 {
@@ -531,6 +544,7 @@ static int spop_some(fr_client *c, fri_obj *o, size_t count)
         while (count--) {
             size_t i = set_random_position(c->srv, s);
             reply_member_at(c, s, i);
+            propagate_srem_at(c, s, i, 1);
             set_remove_at(s, i);
         }
         return 0;
@@ -554,8 +568,12 @@ static int spop_some(fr_client *c, fri_obj *o, size_t count)
     }
     fri_reply_set_len(c, (long)count);
     size_t n = set_positions(s);
-    for (size_t i = 0; i < n; i++)
-        if (set_live(s, i) && !pos_set_has(&stay, i)) reply_member_at(c, s, i);
+    for (size_t i = 0; i < n; i++) {
+        if (set_live(s, i) && !pos_set_has(&stay, i)) {
+            reply_member_at(c, s, i);
+            propagate_srem_at(c, s, i, 1);
+        }
+    }
     fri_free(stay.slots);
     fri_set_free(s);
     o->ptr = keep;
@@ -582,6 +600,7 @@ static void spop_command(fr_client *c)
         fri_set *s = o->ptr;
         size_t i = set_random_position(c->srv, s);
         reply_member_at(c, s, i);
+        propagate_srem_at(c, s, i, 0); /* propagated as SREM key member */
         set_remove_at(s, i);
         fri_notify_key(c, FR_NOTIFY_SET, "spop", &c->argv[1]);
         int emptied = fri_set_size(s) == 0;
@@ -608,9 +627,13 @@ static void spop_command(fr_client *c)
         reply_all_as_union(c, s);
         fri_db_delete(c->db, c->argv[1].ptr, c->argv[1].len);
         fri_notify_key(c, FR_NOTIFY_GENERIC, "del", &c->argv[1]);
+        fri_arg v[2] = {{"DEL", 3}, c->argv[1]}; /* propagated as DEL */
+        fri_propagate_rewrite(c, 2, v);
     } else if (spop_some(c, o, (size_t)count) < 0) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
+    } else {
+        fri_propagate_prevent(c); /* its SREMs were propagated one by one */
     }
     signal_key(c);
 }

@@ -532,6 +532,26 @@ static void reply_items(fr_client *c, const sort_opts *o, const sort_vec *v, lon
     }
 }
 
+/* An AOF records SORT ... STORE as the list it stored: DEL destination, then RPUSHes of
+ * at most 64 elements (Redis records the command, whose replay can order ties another
+ * way: a set's hash table order is not the one the replay builds).  Not a byte more
+ * than Redis's replay gives where the order is determined. */
+static void propagate_stored(fr_client *c, const fri_arg *dst, fri_str *const *items,
+                             size_t n)
+{
+    fri_arg args[2 + 64];
+    args[0] = (fri_arg){"DEL", 3};
+    args[1] = *dst;
+    fri_propagate_also(c, 2, args);
+    args[0] = (fri_arg){"RPUSH", 5};
+    for (size_t i = 0; i < n;) {
+        int k = 0;
+        for (; k < 64 && i < n; k++, i++) args[2 + k] = (fri_arg){items[i]->buf, items[i]->len};
+        fri_propagate_also(c, 2 + k, args);
+    }
+    fri_propagate_prevent(c);
+}
+
 /* STORE: the list v[start..end] (or the GET values, "" for none) replaces the
  * destination, or the destination is deleted when that is empty; answers the length.
  * Every string is copied before the keyspace changes, so running out of memory changes
@@ -573,6 +593,7 @@ static void store_items(fr_client *c, const sort_opts *o, sort_vec *v, long long
         fri_free(items);
         goto oom;
     }
+    if (fri_propagating(c->srv)) propagate_stored(c, dst, items, n);
     fri_free(items);
     fri_lookup_write(c, dst); /* setKey's lookup: an expired destination goes first */
     fri_db_set(c->db, dst->ptr, dst->len, obj, 0);

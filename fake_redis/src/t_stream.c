@@ -862,6 +862,7 @@ typedef struct trim_args {
     long long maxlen;  /* MAXLEN threshold */
     fri_sid minid;     /* MINID threshold */
     long long limit;   /* at most this many entries (in whole nodes) for "~"; 0 = no limit */
+    int threshold_idx; /* the argv index of the MAXLEN/MINID threshold ("~" before it) */
     /* XADD only */
     int id_given;      /* an explicit id (not "*") */
     int seq_given;     /* ... with its sequence ("<ms>-*" clears it) */
@@ -966,6 +967,7 @@ static int parse_add_trim_args_or_reply(fr_client *c, trim_args *a, int xadd)
             } else if (moreargs >= 2 && arg_is(next, "=")) {
                 i++;
             }
+            a->threshold_idx = i + 1;
             if (maxlen) {
                 if (fri_get_ll_or_reply(c, &c->argv[i + 1], &a->maxlen, NULL) < 0) return -1;
                 if (a->maxlen < 0) {
@@ -1008,7 +1010,11 @@ static int parse_add_trim_args_or_reply(fr_client *c, trim_args *a, int xadd)
         fri_reply_error(c, "ERR syntax error, XTRIM must be called with a trimming strategy");
         return -1;
     }
-    if (limit_given) {
+    if (c->obey) {
+        /* the AOF's commands: "=" with LIMIT as Redis propagates an approximate trim,
+         * exact (mustObeyClient) */
+        a->limit = 0;
+    } else if (limit_given) {
         if (!a->approx) {
             fri_reply_error(c, "ERR syntax error, LIMIT cannot be used without the special ~ "
                                "option");
@@ -1024,6 +1030,44 @@ static int parse_add_trim_args_or_reply(fr_client *c, trim_args *a, int xadd)
         a->limit = 0;
     }
     return i;
+}
+
+/* The id of the stream's first entry, deleted or not (streamGetEdgeID without skipping
+ * tombstones): max-max when it has none. */
+static fri_sid first_entry_id(const fri_stream *s)
+{
+    if (!s->nnodes) return (fri_sid){UINT64_MAX, UINT64_MAX};
+    const fri_stream_node *n = NODE(s, 0);
+    fri_sid id;
+    decode_id(n->data + n->first_off + 1, node_base(n), &id);
+    return id;
+}
+
+/* XADD and XTRIM propagate an approximate trim as the exact one it turned out to be
+ * (MAXLEN = <length left>, MINID = <first id left>: streamRewriteTrimArgument) and XADD an
+ * id it made up as that id. */
+static void propagate_trim_and_id(fr_client *c, const fri_stream *s, const trim_args *a,
+                                  int idpos, fri_sid id)
+{
+    int trim = a->strategy != TRIM_NONE && a->approx;
+    int newid = idpos > 0 && (!a->id_given || !a->seq_given);
+    if (!fri_propagating(c->srv) || (!trim && !newid)) return;
+    char thr[48], idbuf[48];
+    fri_arg *v = fri_malloc(sizeof(*v) * (size_t)c->argc);
+    memcpy(v, c->argv, sizeof(*v) * (size_t)c->argc);
+    if (trim) {
+        v[a->threshold_idx - 1] = (fri_arg){"=", 1};
+        if (a->strategy == TRIM_MAXLEN) {
+            v[a->threshold_idx] =
+                (fri_arg){thr, fri_ull2string(thr, sizeof(thr), (unsigned long long)s->length)};
+        } else {
+            fri_sid first = first_entry_id(s);
+            v[a->threshold_idx] = (fri_arg){thr, fri_sid_format(thr, first)};
+        }
+    }
+    if (newid) v[idpos] = (fri_arg){idbuf, fri_sid_format(idbuf, id)};
+    fri_propagate_rewrite(c, c->argc, v);
+    fri_free(v);
 }
 
 /* ----- Iteration -------------------------------------------------------------------------- */
@@ -1459,6 +1503,7 @@ static void xadd_command(fr_client *c)
     fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
     fri_notify_key(c, FR_NOTIFY_STREAM, "xadd", &c->argv[1]);
     if (stream_trim(s, &a, c->srv)) fri_notify_key(c, FR_NOTIFY_STREAM, "xtrim", &c->argv[1]);
+    if (c->srv->prop) propagate_trim_and_id(c, s, &a, idpos, id);
 }
 
 /* XLEN key */
@@ -1566,6 +1611,7 @@ static void xtrim_command(fr_client *c)
     if (deleted) {
         fri_notify_key(c, FR_NOTIFY_STREAM, "xtrim", &c->argv[1]);
         fri_signal_modified(c, c->db, c->argv[1].ptr, c->argv[1].len);
+        if (c->srv->prop) propagate_trim_and_id(c, s, &a, 0, FRI_SID_MIN);
     }
     fri_reply_ll(c, deleted);
 }
@@ -1864,7 +1910,8 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
             fri_stream_consumer *co = cons[k]->v.ptr;
             fri_buf_append(b, "    consumer ", 13);
             fri_buf_put_quoted(b, cons[k]->key->buf, cons[k]->key->len);
-            fri_buf_printf(b, " seen-ms-ago=%lld pending=%zu\n", (long long)(now - co->seen_time),
+            fri_buf_printf(b, " seen-ms-ago=%lld pending=%zu\n",
+                           (long long)((uint64_t)now - (uint64_t)co->seen_time),
                            fri_sidmap_len(co->pel));
         }
         fri_free(cons);
@@ -1880,7 +1927,7 @@ void fri_stream_dump(fri_buf *b, void *stream, int64_t now)
             else
                 fri_buf_append(b, "\"\"", 2);
             fri_buf_printf(b, " delivered-ms-ago=%lld count=%llu\n",
-                           (long long)(now - nack->delivery_time),
+                           (long long)((uint64_t)now - (uint64_t)nack->delivery_time),
                            (unsigned long long)nack->delivery_count);
         }
     }

@@ -174,6 +174,44 @@ static fri_stream_consumer *consumer_find(fri_stream_cg *cg, const char *name, s
     return e ? e->v.ptr : NULL;
 }
 
+/* ----- Propagation (propagate.c): what the group commands hand an AOF ----------------------- */
+
+/* streamPropagateXCLAIM: XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID
+ * LASTID last-delivered, the idempotent form that recreates (or, for an entry gone from
+ * the stream, removes) one pending record. */
+static void propagate_xclaim(fr_client *c, const fri_arg *key, const fri_arg *group,
+                             const fri_stream_cg *cg, fri_sid id, const fri_stream_nack *nack)
+{
+    if (!fri_propagating(c->srv) || !nack->consumer) return;
+    char idb[FRI_SID_STRLEN], tb[24], cb[24], lb[FRI_SID_STRLEN];
+    const fri_str *name = nack->consumer->name;
+    fri_arg v[14] = {{"XCLAIM", 6}, *key, *group, {name->buf, name->len}, {"0", 1},
+                     {idb, fri_sid_format(idb, id)}, {"TIME", 4},
+                     {tb, fri_ll2string(tb, sizeof(tb), nack->delivery_time)}, {"RETRYCOUNT", 10},
+                     {cb, fri_ull2string(cb, sizeof(cb), nack->delivery_count)}, {"FORCE", 5},
+                     {"JUSTID", 6}, {"LASTID", 6}, {lb, fri_sid_format(lb, cg->last_id)}};
+    fri_propagate_also(c, 14, v);
+}
+
+/* streamPropagateGroupID: XGROUP SETID key group last-delivered ENTRIESREAD n. */
+static void propagate_group_id(fr_client *c, const fri_arg *key, const fri_arg *group,
+                               const fri_stream_cg *cg)
+{
+    if (!fri_propagating(c->srv)) return;
+    char lb[FRI_SID_STRLEN], nb[24];
+    fri_arg v[7] = {{"XGROUP", 6}, {"SETID", 5}, *key, *group, {lb, fri_sid_format(lb, cg->last_id)},
+                    {"ENTRIESREAD", 11}, {nb, fri_ll2string(nb, sizeof(nb), cg->entries_read)}};
+    fri_propagate_also(c, 7, v);
+}
+
+/* streamPropagateConsumerCreation: XGROUP CREATECONSUMER key group consumer. */
+static void propagate_consumer_creation(fr_client *c, const fri_arg *key, const fri_arg *group,
+                                        const fri_arg *consumer)
+{
+    fri_arg v[5] = {{"XGROUP", 6}, {"CREATECONSUMER", 14}, *key, *group, *consumer};
+    fri_propagate_also(c, 5, v);
+}
+
 /* Redis's streamCreateConsumer for a name known to be new: seen now.  NULL when out of
  * memory (the group is unchanged). */
 static fri_stream_consumer *consumer_create(fri_stream_cg *cg, const char *name, size_t len,
@@ -211,6 +249,7 @@ static fri_stream_consumer *consumer_get(fr_client *c, const fri_arg *key, fri_s
         return consumer;
     }
     consumer = consumer_create(cg, name->ptr, name->len, now);
+    c->srv->dirty++; /* SCC_DEFAULT */
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-createconsumer", key);
     return consumer;
 }
@@ -496,6 +535,7 @@ static void xgroup_create_command(fr_client *c)
         fri_signal_modified(c, c->db, c->argv[2].ptr, c->argv[2].len);
     }
     fri_reply_ok(c);
+    c->srv->dirty++; /* a change the AOF and the save points count */
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-create", &c->argv[2]);
 }
 
@@ -518,6 +558,7 @@ static void xgroup_setid_command(fr_client *c)
     cg->last_id = id;
     cg->entries_read = entries_read;
     fri_reply_ok(c);
+    c->srv->dirty++; /* a change the AOF and the save points count */
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-setid", &c->argv[2]);
 }
 
@@ -536,6 +577,7 @@ static void xgroup_destroy_command(fr_client *c)
     fri_dict_delete(s->cgroups, c->argv[3].ptr, c->argv[3].len, NULL);
     fri_stream_cg_free(cg);
     fri_reply_ll(c, 1);
+    c->srv->dirty++; /* a change the AOF and the save points count */
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-destroy", &c->argv[2]);
 }
 
@@ -558,6 +600,7 @@ static void xgroup_createconsumer_command(fr_client *c)
         fri_reply_error(c, FRI_ERR_OOM);
         return;
     }
+    c->srv->dirty++;
     fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-createconsumer", &c->argv[2]);
     fri_reply_ll(c, 1);
 }
@@ -577,6 +620,7 @@ static void xgroup_delconsumer_command(fr_client *c)
         pending = (long long)fri_sidmap_len(consumer->pel);
         consumer_delete(cg, consumer);
         c->srv->redis_errno = 0; /* its PEL walked to the end with raxNext */
+        c->srv->dirty++;
         fri_notify_key(c, FR_NOTIFY_STREAM, "xgroup-delconsumer", &c->argv[2]);
     }
     fri_reply_ll(c, pending);
@@ -616,15 +660,20 @@ static void xgroup_help_command(fr_client *c)
  * new total. */
 static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
                         fri_stream_consumer *consumer, fri_sid start, long long count,
-                        int noack, long emitted, int meta)
+                        int noack, long emitted, int meta, const fri_arg *key,
+                        const fri_arg *group)
 {
     fri_stream_iter it;
     fri_sid id;
     long nfields;
+    int moved = 0; /* NOACK moved the group on: propagated as XGROUP SETID */
     fri_stream_iter_start(&it, s, start, FRI_SID_MAX, 0);
     fri_stream_iter_errno(&it, c->srv);
     while (fri_stream_iter_next(&it, &id, &nfields)) {
-        if (fri_sid_cmp(id, cg->last_id) > 0) cg_advance(s, cg, id);
+        if (fri_sid_cmp(id, cg->last_id) > 0) {
+            cg_advance(s, cg, id);
+            moved |= noack;
+        }
         fri_stream_reply_current_meta(c, &it, id, nfields, meta, 0, 0);
         if (!noack) {
             /* Usually new to the PEL: try the insertion first, which searches anyway;
@@ -640,19 +689,22 @@ static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
             }
             nack->delivery_time = c->now_ms;
             nack->delivery_count = 1;
+            propagate_xclaim(c, key, group, cg, id, nack);
         }
         emitted++;
         if (count && count == emitted) break;
     }
+    if (moved) propagate_group_id(c, key, group, cg);
     return emitted;
 }
 
 /* deliver_new as a whole reply: the array of the entries delivered. */
 static void reply_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
-                      fri_stream_consumer *consumer, fri_sid start, long long count, int noack)
+                      fri_stream_consumer *consumer, fri_sid start, long long count, int noack,
+                      const fri_arg *key, const fri_arg *group)
 {
     size_t handle = fri_reply_deferred_len(c);
-    long emitted = deliver_new(c, s, cg, consumer, start, count, noack, 0, 0);
+    long emitted = deliver_new(c, s, cg, consumer, start, count, noack, 0, 0, key, group);
     fri_reply_set_deferred_len(c, handle, emitted);
 }
 
@@ -850,7 +902,7 @@ static void xreadgroup_claim(fr_client *c, const fri_xread_opts *o, fri_stream *
                     emitted = claim_pending(c, s, consumer, pel, npel, min_idle, o->count);
                 if (!claimed_only && !(o->count && o->count == emitted))
                     emitted = deliver_new(c, s, cg, consumer, start, o->count, o->noack,
-                                          emitted, min_idle >= 0);
+                                          emitted, min_idle >= 0, key, &c->argv[o->group_arg]);
                 fri_reply_set_deferred_len(c, h, emitted);
             }
         }
@@ -900,6 +952,7 @@ int64_t fri_xreadgroup_claim_at(fr_client *c, int argc, const fri_arg *argv,
  * serves it when its stream grows. */
 static void xreadgroup_command(fr_client *c)
 {
+    fri_propagate_prevent(c); /* what it does goes out as XCLAIMs and XGROUPs */
     fri_xread_opts o;
     if (fri_xread_parse_opts_or_reply(c, 1, &o) < 0) return;
     const fri_arg *group = &c->argv[o.group_arg];
@@ -968,12 +1021,17 @@ static void xreadgroup_command(fr_client *c)
         fri_sid start = gt;
         fri_sid_incr(&start);
         fri_reply_array_len(c, 2);
-        fri_reply_bulk(c, c->argv[o.streams_arg + i].ptr, c->argv[o.streams_arg + i].len);
-        fri_stream_consumer *consumer =
-            consumer_get(c, &c->argv[o.streams_arg + i], cg, cname, c->now_ms);
+        const fri_arg *key = &c->argv[o.streams_arg + i];
+        fri_reply_bulk(c, key->ptr, key->len);
+        int existed = consumer_find(cg, cname->ptr, cname->len) != NULL;
+        fri_stream_consumer *consumer = consumer_get(c, key, cg, cname, c->now_ms);
+        /* the consumer reaches the AOF through the XCLAIMs, or made alone with NOACK */
+        if (!existed && o.noack) propagate_consumer_creation(c, key, group, cname);
         if (history) deliver_history(c, s, consumer, start, o.count);
-        else reply_new(c, s, cg, consumer, start, o.count, o.noack);
+        else reply_new(c, s, cg, consumer, start, o.count, o.noack, key, group);
+        c->srv->dirty++;
     }
+
     if (served) fri_reply_set_deferred_len(c, handle, served);
     else fri_reply_null_array(c);
 
@@ -1003,11 +1061,14 @@ int fri_xreadgroup_serve_blocked(fr_client *c, const fri_arg *key, const fri_arg
     if (fri_sid_cmp(s->last_id, cg->last_id) <= 0) return 0;
     fri_sid start = cg->last_id;
     fri_sid_incr(&start);
+    int existed = consumer_find(cg, consumer->ptr, consumer->len) != NULL;
     fri_stream_consumer *cons = consumer_get(c, key, cg, consumer, c->now_ms);
+    if (!existed && noack) propagate_consumer_creation(c, key, group, consumer);
     fri_reply_array_len(c, 1);
     fri_reply_array_len(c, 2);
     fri_reply_bulk(c, key->ptr, key->len);
-    reply_new(c, s, cg, cons, start, count, noack);
+    reply_new(c, s, cg, cons, start, count, noack, key, group);
+    c->srv->dirty++;
     return 1;
 }
 
@@ -1077,6 +1138,7 @@ static void xack_command(fr_client *c)
         fri_stream_nack_release(cg->stream, nack);
         acked++;
     }
+    c->srv->dirty += (uint64_t)acked;
     fri_reply_ll(c, acked);
 cleanup:
     if (ids != small) fri_free(ids);
@@ -1347,6 +1409,7 @@ static void xclaim_command(fr_client *c)
         }
     }
     if (set_last_id) cg->last_id = last_id;
+    int propagate_last_id = set_last_id; /* unless an XCLAIM carries it */
     /* A bogus delivery time (negative, or in the future) means now: clients compute it
      * from their own clocks, which may run ahead of the server's. */
     if (deliverytime != -1) {
@@ -1367,7 +1430,13 @@ static void xclaim_command(fr_client *c)
         parse_strict_id(NULL, &c->argv[j], &id);
         fri_stream_nack *nack = fri_sidmap_get(cg->pel, id);
         if (!fri_stream_iter_seek(&lookup, id, &nfields)) {
-            if (nack) nack_delete(cg, id, nack);
+            if (nack) {
+                /* propagated as the XCLAIM that removes it there too */
+                propagate_xclaim(c, &c->argv[1], &c->argv[2], cg, id, nack);
+                propagate_last_id = 0;
+                c->srv->dirty++;
+                nack_delete(cg, id, nack);
+            }
             continue;
         }
         if (force && !nack) {
@@ -1378,9 +1447,17 @@ static void xclaim_command(fr_client *c)
         if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
         if (!consumer) consumer = consumer_get(c, &c->argv[1], cg, &c->argv[3], now);
         claim_one(c, &lookup, nfields, id, nack, consumer, deliverytime, retrycount, justid);
+        propagate_xclaim(c, &c->argv[1], &c->argv[2], cg, id, nack);
+        propagate_last_id = 0;
+        c->srv->dirty++;
         claimed++;
     }
+    if (propagate_last_id) {
+        propagate_group_id(c, &c->argv[1], &c->argv[2], cg);
+        c->srv->dirty++;
+    }
     fri_reply_set_deferred_len(c, handle, claimed);
+    fri_propagate_prevent(c); /* what it did went out as XCLAIMs */
 }
 
 /* XAUTOCLAIM key group consumer min-idle-time start [COUNT n] [JUSTID]: claims up to n
@@ -1468,6 +1545,8 @@ static void xautoclaim_command(fr_client *c)
         }
         fri_stream_nack *nack = val;
         if (!fri_stream_iter_seek(&lookup, id, &nfields)) {
+            propagate_xclaim(c, &c->argv[1], &c->argv[2], cg, id, nack);
+            c->srv->dirty++;
             nack_delete(cg, id, nack);
             if (ndeleted == deleted_cap) {
                 deleted_cap = deleted_cap ? deleted_cap * 2 : 8;
@@ -1481,9 +1560,12 @@ static void xautoclaim_command(fr_client *c)
         if (minidle && now - nack->delivery_time < minidle) continue;
         if (!consumer) consumer = consumer_get(c, &c->argv[1], cg, &c->argv[3], now);
         claim_one(c, &lookup, nfields, id, nack, consumer, now, -1, justid);
+        propagate_xclaim(c, &c->argv[1], &c->argv[2], cg, id, nack);
+        c->srv->dirty++;
         claimed++;
         count--;
     }
+    fri_propagate_prevent(c); /* what it did went out as XCLAIMs */
     fri_sid cursor = FRI_SID_MIN;
     if (!at_end && fri_sidmap_iter_next(&it, &id, NULL)) cursor = id;
     /* Redis finds the cursor with one more raxNext: past the end, errno = 0 */

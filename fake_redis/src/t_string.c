@@ -260,6 +260,38 @@ static int set_key(fr_client *c, const fri_arg *key, fri_obj *o, const fri_arg *
     return 0;
 }
 
+/* What a key now holds and until when, as Redis propagates a SET with an expire: SET key
+ * value PXAT ms (the deadline absolute, the other options gone). */
+static void propagate_set_pxat(fr_client *c, const fri_arg *key, const fri_arg *val,
+                               long long when)
+{
+    char ms[24];
+    size_t n = fri_ll2string(ms, sizeof(ms), when);
+    fri_arg v[5] = {{"SET", 3}, *key, *val, {"PXAT", 4}, {ms, n}};
+    fri_propagate_rewrite(c, 5, v);
+}
+
+/* SET ... GET propagates without its GET words (replaceClientCommandVector). */
+static void propagate_without_get(fr_client *c)
+{
+    fri_arg small[16] = {{0}};
+    fri_arg *v = c->argc <= 16 ? small : fri_malloc(sizeof(*v) * (size_t)c->argc);
+    int n = 0;
+    for (int j = 0; j < c->argc; j++) {
+        if (j >= 3 && fri_arg_is_cstr(&c->argv[j], "get")) continue;
+        v[n++] = c->argv[j];
+    }
+    fri_propagate_rewrite(c, n, v);
+    if (v != small) fri_free(v);
+}
+
+/* A key's one-word propagation: DEL key, PERSIST key. */
+static void propagate_word_key(fr_client *c, const char *word, const fri_arg *key)
+{
+    fri_arg v[2] = {{word, strlen(word)}, *key};
+    fri_propagate_rewrite(c, 2, v);
+}
+
 /* The core of SET, SETNX, SETEX and PSETEX (Redis's setGenericCommand).  Order of
  * checks: expire value, then GET's WRONGTYPE (nothing is set then), then NX/XX.
  * Replies +OK / nil for success / an NX-XX refusal, or ok_reply / abort_reply as
@@ -298,6 +330,10 @@ static void set_generic(fr_client *c, unsigned flags, const fri_arg *key, const 
         return;
     }
     if (expire) fri_notify_key(c, FR_NOTIFY_GENERIC, "expire", key);
+    if (fri_propagating(c->srv)) {
+        if (expire) propagate_set_pxat(c, key, val, when);
+        else if (flags & OPT_GET) propagate_without_get(c);
+    }
 
     if (!(flags & OPT_GET)) {
         if (integer_replies)
@@ -378,18 +414,27 @@ static void getex_command(fr_client *c)
 
     fri_reply_bulk_str(c, o->ptr);
 
-    if ((flags & (OPT_EXAT | OPT_PXAT)) && when <= c->now_ms) {
+    /* propagated as DEL, PEXPIREAT or PERSIST: never as itself */
+    if ((flags & (OPT_EXAT | OPT_PXAT)) && when <= c->now_ms && !c->srv->loading) {
         fri_db_delete(c->db, key->ptr, key->len);
         fri_signal_modified(c, c->db, key->ptr, key->len);
         fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
+        propagate_word_key(c, "DEL", key);
     } else if (expire) {
         o->expire_ms = when;
         fri_signal_modified(c, c->db, key->ptr, key->len);
         fri_notify_key(c, FR_NOTIFY_GENERIC, "expire", key);
+        if (fri_propagating(c->srv)) {
+            char ms[24];
+            size_t n = fri_ll2string(ms, sizeof(ms), when);
+            fri_arg v[3] = {{"PEXPIREAT", 9}, *key, {ms, n}};
+            fri_propagate_rewrite(c, 3, v);
+        }
     } else if ((flags & OPT_PERSIST) && o->expire_ms != -1) {
         o->expire_ms = -1;
         fri_signal_modified(c, c->db, key->ptr, key->len);
         fri_notify_key(c, FR_NOTIFY_GENERIC, "persist", key);
+        propagate_word_key(c, "PERSIST", key);
     }
 }
 
@@ -403,6 +448,7 @@ static void getdel_command(fr_client *c)
     fri_db_delete(c->db, key->ptr, key->len);
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_notify_key(c, FR_NOTIFY_GENERIC, "del", key);
+    propagate_word_key(c, "DEL", key);
 }
 
 /* GETSET key value: the old value (or nil), then SET without options (TTL dropped). */
@@ -414,8 +460,12 @@ static void getset_command(fr_client *c)
 
     get_generic(c, &err);
     if (err) return;
-    if (set_key(c, key, fri_lookup_write(c, key), &c->argv[2], 0, -1) != 0)
+    if (set_key(c, key, fri_lookup_write(c, key), &c->argv[2], 0, -1) != 0) {
         reply_oom(c, mark);
+        return;
+    }
+    fri_arg v[3] = {{"SET", 3}, *key, c->argv[2]}; /* propagated as SET */
+    fri_propagate_rewrite(c, 3, v);
 }
 
 /* ----- Ranges ---------------------------------------------------------------------------- */
@@ -745,6 +795,9 @@ static void incrbyfloat_command(fr_client *c)
     fri_signal_modified(c, c->db, key->ptr, key->len);
     fri_notify_key(c, FR_NOTIFY_STRING, "incrbyfloat", key);
     fri_reply_bulk(c, buf, n);
+    /* propagated as SET key value KEEPTTL: no float formatting on the other side */
+    fri_arg v[4] = {{"SET", 3}, *key, {buf, n}, {"KEEPTTL", 7}};
+    fri_propagate_rewrite(c, 4, v);
 }
 
 /* ----- Appending and lengths ------------------------------------------------------------ */

@@ -1412,6 +1412,11 @@ static void zpop_from_keys(fr_client *c, const fri_arg *keys, long long numkeys,
         }
         for (long long i = 0; i < n; i++) zset_pop_reply(c, z, max, form == ZPOP_NESTED);
         zpop_done(c, key, o, max);
+        /* propagated as ZPOPMIN/ZPOPMAX key (BZPOP*) or key count (ZMPOP, BZMPOP) */
+        char digits[24];
+        fri_arg pv[3] = {{max ? "ZPOPMAX" : "ZPOPMIN", 7}, *key,
+                         {digits, fri_ll2string(digits, sizeof(digits), n)}};
+        fri_propagate_rewrite(c, form == ZPOP_NESTED ? 3 : 2, pv);
         return;
     }
     fri_reply_null_array(c);

@@ -66,6 +66,7 @@ typedef struct frs_admin {
     char **script_argv;           /*   are tracked as its declared keys (Redis's call()) */
     size_t *script_argvlen;
     int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
+    int skip_checksum;            /* DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 */
     void *tracking;               /* tracking.c's tables, NULL until first used */
 } frs_admin;
 
@@ -759,6 +760,9 @@ static void on_call(void *ctx, const fr_call_event *ev)
     frs_server *srv = ctx;
     frs_admin *a = srv->admin;
     long long usec = charged(srv, ev->usec);
+    /* FLUSHALL with save points writes the emptied keyspace (flushAllDataAndResetRDB) */
+    if (!ev->before && ev->name[0] == 'f' && !strcmp(ev->name, "flushall"))
+        frs_persist_flushall(srv);
     /* the common case first: nobody watches, nothing slow, nothing tracked */
     if (!ev->before && !a->nmon && !(ev->flags & FR_CALL_BLOCKED) &&
         (a->slower_than < 0 || usec < a->slower_than) &&
@@ -1036,14 +1040,6 @@ void frs_cmd_restore_asking(frs_conn *c, int argc, const char *const *argv,
     frs_reply_raw(c, p, n);
     free(av);
     free(al);
-}
-
-/* BGREWRITEAOF: no AOF to write, so the rewrite "starts" and is done at once. */
-void frs_cmd_bgrewriteaof(frs_conn *c, int argc, const char *const *argv,
-                          const size_t *argvlen)
-{
-    (void)argc, (void)argv, (void)argvlen;
-    frs_reply_status(c, "Background append only file rewriting started");
 }
 
 /* REPLICAOF/SLAVEOF host port: NO ONE is +OK (already a master); a master to follow is
@@ -1433,6 +1429,8 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
                 SUB("pause-cron")) && argc == 3) {
         if (SUB("set-active-expire"))
             c->srv->admin->active_expire_off = argvlen[2] == 0 || argv[2][0] == '0';
+        if (SUB("set-skip-checksum-validation")) /* atoi, as Redis reads it */
+            c->srv->admin->skip_checksum = atoi(argv[2]) != 0;
         frs_reply_ok(c);
     } else if (SUB("quicklist-packed-threshold") && argc == 3) {
         long long sz = mem_value(argv[2], argvlen[2]);
@@ -1445,21 +1443,23 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
     } else if (SUB("error") && argc == 3) {
         frs_reply_errorf(c, "%.*s", (int)argvlen[2], argv[2]);
     } else if (SUB("reload")) {
+        int merge = 0, noflush = 0, nosave = 0;
         for (int j = 2; j < argc; j++) {
-            if (!((argvlen[j] == 5 && !strncasecmp(argv[j], "merge", 5)) ||
-                  (argvlen[j] == 7 && !strncasecmp(argv[j], "noflush", 7)) ||
-                  (argvlen[j] == 6 && !strncasecmp(argv[j], "nosave", 6)))) {
+            if (argvlen[j] == 5 && !strncasecmp(argv[j], "merge", 5)) {
+                merge = 1;
+            } else if (argvlen[j] == 7 && !strncasecmp(argv[j], "noflush", 7)) {
+                noflush = 1;
+            } else if (argvlen[j] == 6 && !strncasecmp(argv[j], "nosave", 6)) {
+                nosave = 1;
+            } else {
                 frs_reply_error(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and "
                                    "NOSAVE options.");
                 return;
             }
         }
-        /* the options need an RDB file on disk; the fake reloads what it holds */
-        if (fr_server_reload(c->srv->fake) < 0) {
-            frs_reply_error(c, "ERR Error trying to load the RDB dump");
-            return;
-        }
-        frs_reply_ok(c);
+        frs_persist_debug_reload(c, merge, noflush, nosave);
+    } else if (SUB("loadaof") && argc == 2) {
+        frs_aof_debug_loadaof(c);
     } else if (SUB("object") && argc == 3) {
         char text[512];
         if (fr_debug_object(c->srv->fake, fr_client_db(c->fc), argv[2], argvlen[2], text,
@@ -1487,3 +1487,5 @@ int frs_admin_active_expire_off(frs_server *srv)
 {
     return srv->admin && srv->admin->active_expire_off;
 }
+
+int frs_admin_skip_checksum(frs_server *srv) { return srv->admin && srv->admin->skip_checksum; }

@@ -29,7 +29,7 @@ static const frs_cmd host_rows[] = {
     {"lastsave", 1, 0, frs_cmd_lastsave, "server", NULL, 0, 0, 0, 0, 0},
     {"wait", 3, 0, frs_cmd_wait, "generic", NULL, 0, 0, 0, 0, 0},
     {"save", 1, FRS_CMD_NOMULTI, frs_cmd_save, "server", NULL, 0, 0, 0, 0, 0},
-    {"bgsave", -1, 0, frs_cmd_save, "server", NULL, 0, 0, 0, 0, 0},
+    {"bgsave", -1, 0, frs_cmd_bgsave, "server", NULL, 0, 0, 0, 0, 0},
     {"shutdown", -1, FRS_CMD_NOMULTI | FRS_CMD_ALLOW_BUSY, frs_cmd_shutdown, "server", NULL, 0, 0, 0, 0, 0},
     {"client", -2, 0, NULL, "connection", NULL, 1, 0, 0, 0, 0},
     {"client|setname", 3, 0, frs_cmd_client_setname, "connection", NULL, 0, 0, 0, 0, 0},

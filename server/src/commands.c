@@ -220,12 +220,6 @@ void frs_cmd_role(frs_conn *c, int argc, const char *const *argv, const size_t *
     frs_reply_array(c, 0);
 }
 
-/* LASTSAVE: the server's start time (nothing is ever saved). */
-void frs_cmd_lastsave(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
-{
-    frs_reply_ll(c, (long long)c->srv->start_time);
-}
-
 /* WAIT numreplicas timeout: 0 at once, there are no replicas. */
 void frs_cmd_wait(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
@@ -237,27 +231,21 @@ void frs_cmd_wait(frs_conn *c, int argc, const char *const *argv, const size_t *
     frs_reply_ll(c, 0); /* no replicas to wait for */
 }
 
-/* SAVE / BGSAVE: succeed with nothing to save. */
-void frs_cmd_save(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
-{
-    /* Nothing is persisted: SAVE and BGSAVE succeed at once. */
-    if (arg_is(argv[0], argvlen[0], "save")) frs_reply_ok(c);
-    else frs_reply_status(c, "Background saving started");
-}
-
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as 7.0.15's shutdownCommand: an unknown
  * word, ABORT with anything else, or SAVE with NOSAVE is a syntax error; ABORT answers
  * that no shutdown is in progress (a shutdown here never waits for replicas); anything
- * else stops the server with no reply (SAVE has nothing to save: the fake persists
- * nothing).  Inside MULTI it never gets here: it is refused as a no-multi command. */
+ * else stops the server with no reply, after prepareForShutdown's work (persist.c: the
+ * RDB file written with save points or SAVE, not with NOSAVE; the AOF flushed), or
+ * answers "Errors trying to SHUTDOWN. Check logs." when that failed (without FORCE).
+ * Inside MULTI it never gets here: it is refused as a no-multi command. */
 void frs_cmd_shutdown(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
-    int save = 0, nosave = 0, other = 0, abort_ = 0;
+    int save = 0, nosave = 0, other = 0, abort_ = 0, force = 0;
     for (int i = 1; i < argc; i++) {
         if (arg_is(argv[i], argvlen[i], "nosave")) nosave = 1;
         else if (arg_is(argv[i], argvlen[i], "save")) save = 1;
-        else if (arg_is(argv[i], argvlen[i], "now") || arg_is(argv[i], argvlen[i], "force"))
-            other = 1;
+        else if (arg_is(argv[i], argvlen[i], "now")) other = 1;
+        else if (arg_is(argv[i], argvlen[i], "force")) other = force = 1;
         else if (arg_is(argv[i], argvlen[i], "abort")) abort_ = 1;
         else {
             frs_reply_error(c, "ERR syntax error");
@@ -275,6 +263,10 @@ void frs_cmd_shutdown(frs_conn *c, int argc, const char *const *argv, const size
     /* While a script is busy only SHUTDOWN NOSAVE may end it. */
     if (fr_server_script_busy(c->srv->fake) && !nosave) {
         frs_reply_error(c, FRS_ERR_BUSY);
+        return;
+    }
+    if (frs_persist_shutdown(c->srv, nosave ? -1 : save, force) < 0) {
+        frs_reply_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;
     }
     /* As redis-server: no reply, the server exits (the connection closes with it). */

@@ -6,11 +6,13 @@
  * maxmemory-policy and the LFU parameters (fr_server_set_param).  The rest are kept and
  * echoed, as nothing uses them. */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "frs.h"
@@ -27,6 +29,8 @@ typedef enum ptype {
 } ptype;
 
 #define FRS_P_IMMUTABLE 1 /* CONFIG SET refuses it */
+#define FRS_P_HIDDEN 2    /* Redis's HIDDEN_CONFIG: CONFIG GET shows it by its exact name
+                             only, never for a pattern */
 
 /* A parameter's definition. */
 typedef struct pdef {
@@ -314,6 +318,16 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
         return NULL;
     }
     default:
+        if (!strcmp(d->name, "dir")) {
+            /* Redis chdir()s there (apply): a place it cannot enter is refused with
+             * chdir's own error */
+            struct stat st;
+            if (stat(value, &st) < 0) return strerror(errno);
+            if (!S_ISDIR(st.st_mode)) return strerror(ENOTDIR);
+            if (access(value, X_OK) < 0) return strerror(errno);
+            snprintf(norm, cap, "%s", value);
+            return NULL;
+        }
         if (!strcmp(d->name, "notify-keyspace-events")) {
             /* the classes, shown back as Redis's keyspaceEventsFlagsToString puts them */
             int flags = fr_notify_flags_parse(value);
@@ -354,7 +368,19 @@ static void apply(frs_server *srv, const char *name, const char *value, const ch
                             strcmp(name, "notify-keyspace-events") ? value : raw);
     if (srv->fake && !strcmp(name, "latency-tracking"))
         fr_stats_set_latency_tracking(srv->fake, !strcmp(value, "yes"));
-    if (!strcmp(name, "maxclients")) {
+    if (!strcmp(name, "dir")) {
+        /* the working directory is the files' place, as Redis's; CONFIG GET shows it
+         * whole */
+        char cwd[4096];
+        if (chdir(value) == 0 && getcwd(cwd, sizeof(cwd))) {
+            int k = find_param("dir", 3);
+            set_value(&srv->params[k], cwd);
+        }
+    } else if (!strcmp(name, "save")) {
+        frs_persist_config_changed(srv);
+    } else if (!strcmp(name, "appendonly")) {
+        frs_aof_config_changed(srv);
+    } else if (!strcmp(name, "maxclients")) {
         srv->maxclients = strtoll(value, NULL, 10);
     } else if (!strcmp(name, "proto-max-bulk-len")) {
         srv->max_bulk_len = strtoll(value, NULL, 10);
@@ -397,7 +423,7 @@ int frs_config_init(frs_server *srv)
     char buf[64];
     snprintf(buf, sizeof(buf), "%d", srv->tcp_port);
     set_value(&srv->params[find_param("port", 4)], buf);
-    set_value(&srv->params[find_param("unixsocket", 10)], srv->unixsocket ? srv->unixsocket : "");
+    set_value(&srv->params[find_param("unixsocket", 10)], srv->opt.unixsocket ? srv->opt.unixsocket : "");
     char bind[512] = "";
     for (int i = 0; i < srv->opt.nbind; i++) {
         if (i) strcat(bind, " ");
@@ -531,8 +557,10 @@ void frs_cmd_config_get(frs_conn *c, int argc, const char *const *argv, const si
     if (!hit) frs_oom_abort(__func__);
     long n = 0;
     for (int a = 2; a < argc; a++) {
+        int pattern = memchr(argv[a], '[', argvlen[a]) || memchr(argv[a], '*', argvlen[a]) ||
+                      memchr(argv[a], '?', argvlen[a]); /* argv[a] need not end in a NUL */
         for (size_t i = 0; i < NDEFS; i++) {
-            if (hit[i]) continue;
+            if (hit[i] || ((defs[i].flags & FRS_P_HIDDEN) && pattern)) continue;
             if (glob(argv[a], argvlen[a], defs[i].name, strlen(defs[i].name))) {
                 hit[i] = 1;
                 n++;

@@ -204,6 +204,8 @@ struct frs_server {
     frs_param *params;        /* every CONFIG parameter's value (config.c) */
     size_t nparams;           /* entries in params */
     struct frs_admin *admin;  /* MONITOR, SLOWLOG, LATENCY, tracking state (admin.c) */
+    struct frs_persist *persist; /* RDB saves, the child, the save points (persist.c) */
+    struct frs_aof *aof;      /* the append-only file (aof.c), NULL while it is off */
 };
 
 /* ----- net.c: the event loop -------------------------------------------------------- */
@@ -343,7 +345,7 @@ const frs_cmd *frs_cmd_lookup(int argc, const char *const *argv, const size_t *a
 
 /* The handlers (see each for its reply); the table in cmdtable.c names them. */
 frs_cmd_proc frs_cmd_hello, frs_cmd_auth, frs_cmd_quit, frs_cmd_reset, frs_cmd_info,
-    frs_cmd_role, frs_cmd_lastsave, frs_cmd_wait, frs_cmd_save, frs_cmd_shutdown;
+    frs_cmd_role, frs_cmd_wait, frs_cmd_shutdown;
 frs_cmd_proc frs_cmd_client_setname, frs_cmd_client_getname, frs_cmd_client_id,
     frs_cmd_client_info, frs_cmd_client_list, frs_cmd_client_kill, frs_cmd_client_help,
     frs_cmd_client_reply, frs_cmd_client_noevict, frs_cmd_client_unblock,
@@ -444,5 +446,109 @@ unsigned long long frs_memory_unit(const char *unit);
  * without trailing zeros).  How many there are, or -1 with *err (Redis's text). */
 int frs_parse_percentiles(const char *value, double *out, int max, char *norm, size_t cap,
                           const char **err);
+
+/* ----- persist.c, aof.c: persistence ------------------------------------------------ */
+
+typedef struct frs_persist frs_persist;
+typedef struct frs_aof frs_aof;
+
+#define FRS_CHILD_RDB 1 /* a BGSAVE */
+#define FRS_CHILD_AOF 2 /* a BGREWRITEAOF */
+
+/* What a child's end means to the one that started it: the child pid, ok (exit status 0)
+ * or the signal that ended it (0 for none). */
+typedef void frs_child_done(frs_server *srv, pid_t pid, int ok, int bysignal);
+
+frs_cmd_proc frs_cmd_save, frs_cmd_bgsave, frs_cmd_lastsave;
+
+/* Makes the persistence state and loads the data at start (the AOF when appendonly is
+ * yes, else the RDB file when there is one).  0, or -1 after the refusal's lines on
+ * stderr (the server does not start, as Redis exits). */
+int frs_persist_init(frs_server *srv);
+void frs_persist_free(frs_server *srv);
+/* After CONFIG SET: the save points again. */
+void frs_persist_config_changed(frs_server *srv);
+/* The fake's clock in seconds (LASTSAVE, the save points). */
+long long frs_persist_now(frs_server *srv);
+/* Writes the RDB file now (SAVE, SHUTDOWN, FLUSHALL with save points).  0, or -1 logged. */
+int frs_persist_rdb_save(frs_server *srv);
+/* Forks the child of type FRS_CHILD_*: 0 in the child, its pid in the parent (on_done is
+ * told of its end by the cron), -1 logged. */
+pid_t frs_persist_fork(frs_server *srv, int type, frs_child_done *on_done);
+/* The type of the running child, 0 none; its age in seconds (-1 none). */
+int frs_persist_child_active(frs_server *srv);
+long long frs_persist_child_seconds(frs_server *srv);
+/* Kills the running child (SIGUSR1, as killRDBChild) and waits for it. */
+void frs_persist_kill_child(frs_server *srv);
+/* prepareForShutdown: kills a child, flushes the AOF, saves when save points are set
+ * (save_mode 0) or SAVE was given (1), not with NOSAVE (-1).  0 when the server may exit;
+ * -1 when a save failed and force was not given. */
+int frs_persist_shutdown(frs_server *srv, int save_mode, int force);
+/* DEBUG RELOAD's work (admin.c parsed its options), with its reply. */
+void frs_persist_debug_reload(frs_conn *c, int merge, int noflush, int nosave);
+/* Every loop turn: children's ends, the save points, a scheduled BGSAVE, the AOF's
+ * fsync and rewrite (at most every 100 ms); whether it must run (the loop then wakes). */
+void frs_persist_cron(frs_server *srv);
+int frs_persist_wants_cron(frs_server *srv);
+/* FLUSHALL ran: flushAllDataAndResetRDB's save. */
+void frs_persist_flushall(frs_server *srv);
+/* Changes since the last save (rdb_changes_since_last_save). */
+uint64_t frs_persist_dirty(frs_server *srv);
+/* A load of the whole keyspace finished (the AOF at start, DEBUG LOADAOF). */
+void frs_persist_loaded(frs_server *srv, long long keys_loaded, long long keys_expired);
+
+/* INFO persistence's RDB figures. */
+typedef struct frs_persist_figures {
+    long long changes;            /* rdb_changes_since_last_save */
+    int bgsave_in_progress;       /* rdb_bgsave_in_progress */
+    long long last_save_time;     /* rdb_last_save_time */
+    int last_bgsave_ok;           /* rdb_last_bgsave_status */
+    long long last_bgsave_secs;   /* rdb_last_bgsave_time_sec */
+    long long current_bgsave_secs;/* rdb_current_bgsave_time_sec */
+    long long saves;              /* rdb_saves */
+    long long keys_loaded;        /* rdb_last_load_keys_loaded */
+    long long keys_expired;       /* rdb_last_load_keys_expired */
+} frs_persist_figures;
+void frs_persist_info(frs_server *srv, frs_persist_figures *f);
+
+/* aof.c: the append-only file */
+/* appendonly yes at start: the AOF loaded (or made from nothing).  0, or -1 after the
+ * refusal's lines on stderr. */
+int frs_aof_load_at_start(frs_server *srv);
+/* SHUTDOWN: the buffer written and fsynced.  0, or -1 when that failed. */
+int frs_aof_shutdown(frs_server *srv);
+int frs_aof_wants_cron(frs_server *srv);
+/* The fsync policy's timed work and a scheduled rewrite. */
+void frs_aof_cron(frs_server *srv);
+
+/* INFO persistence's AOF figures. */
+typedef struct frs_aof_figures {
+    int enabled;                  /* aof_enabled (the state is not off) */
+    int rewrite_in_progress;      /* aof_rewrite_in_progress */
+    int rewrite_scheduled;        /* aof_rewrite_scheduled */
+    long long last_rewrite_secs;  /* aof_last_rewrite_time_sec */
+    long long current_rewrite_secs; /* aof_current_rewrite_time_sec */
+    int last_bgrewrite_ok;        /* aof_last_bgrewrite_status */
+    long long rewrites;           /* aof_rewrites */
+    long long consecutive_failures; /* aof_rewrites_consecutive_failures */
+    int last_write_ok;            /* aof_last_write_status */
+    long long current_size;       /* aof_current_size */
+    long long base_size;          /* aof_base_size */
+    long long buffer_length;      /* aof_buffer_length */
+    long long delayed_fsync;      /* aof_delayed_fsync */
+} frs_aof_figures;
+void frs_aof_info(frs_server *srv, frs_aof_figures *f);
+void frs_aof_free(frs_server *srv);
+/* Before the loop sleeps (and before replies are written): the buffered writes go to the
+ * file, fsynced as appendfsync says (beforeSleep's flushAppendOnlyFile). */
+void frs_aof_before_sleep(frs_server *srv);
+/* CONFIG SET appendonly (and appendfsync): the AOF turned on (a rewrite makes its files)
+ * or off. */
+void frs_aof_config_changed(frs_server *srv);
+/* DEBUG LOADAOF's work, with its reply (the process ends when the files do not load). */
+void frs_aof_debug_loadaof(frs_conn *c);
+
+/* DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 is in force (admin.c). */
+int frs_admin_skip_checksum(frs_server *srv);
 
 #endif /* FRS_H */

@@ -197,7 +197,10 @@ static void section_memory(frs_server *srv, text *t)
 
 static void section_persistence(frs_server *srv, text *t)
 {
-/* Appends printf-formatted text. */
+    frs_persist_figures f;
+    frs_persist_info(srv, &f);
+    frs_aof_figures a;
+    frs_aof_info(srv, &a);
     tprintf(t,
             "# Persistence\r\n"
             "loading:0\r\n"
@@ -208,24 +211,43 @@ static void section_persistence(frs_server *srv, text *t)
             "current_fork_perc:0.00\r\n"
             "current_save_keys_processed:0\r\n"
             "current_save_keys_total:0\r\n"
-            "rdb_changes_since_last_save:0\r\n"
-            "rdb_bgsave_in_progress:0\r\n"
+            "rdb_changes_since_last_save:%lld\r\n"
+            "rdb_bgsave_in_progress:%d\r\n"
             "rdb_last_save_time:%lld\r\n"
-            "rdb_last_bgsave_status:ok\r\n"
-            "rdb_last_bgsave_time_sec:-1\r\n"
-            "rdb_current_bgsave_time_sec:-1\r\n"
-            "rdb_saves:0\r\n"
-            "aof_enabled:0\r\n"
-            "aof_rewrite_in_progress:0\r\n"
-            "aof_rewrite_scheduled:0\r\n"
-            "aof_last_rewrite_time_sec:-1\r\n"
-            "aof_current_rewrite_time_sec:-1\r\n"
-            "aof_last_bgrewrite_status:ok\r\n"
-            "aof_rewrites:0\r\n"
-            "aof_last_write_status:ok\r\n"
+            "rdb_last_bgsave_status:%s\r\n"
+            "rdb_last_bgsave_time_sec:%lld\r\n"
+            "rdb_current_bgsave_time_sec:%lld\r\n"
+            "rdb_saves:%lld\r\n"
+            "rdb_last_cow_size:0\r\n"
+            "rdb_last_load_keys_expired:%lld\r\n"
+            "rdb_last_load_keys_loaded:%lld\r\n"
+            "aof_enabled:%d\r\n"
+            "aof_rewrite_in_progress:%d\r\n"
+            "aof_rewrite_scheduled:%d\r\n"
+            "aof_last_rewrite_time_sec:%lld\r\n"
+            "aof_current_rewrite_time_sec:%lld\r\n"
+            "aof_last_bgrewrite_status:%s\r\n"
+            "aof_rewrites:%lld\r\n"
+            "aof_rewrites_consecutive_failures:%lld\r\n"
+            "aof_last_write_status:%s\r\n"
+            "aof_last_cow_size:0\r\n"
             "module_fork_in_progress:0\r\n"
             "module_fork_last_cow_size:0\r\n",
-            (long long)srv->start_time);
+            f.changes, f.bgsave_in_progress, f.last_save_time, f.last_bgsave_ok ? "ok" : "err",
+            f.last_bgsave_secs, f.current_bgsave_secs, f.saves, f.keys_expired, f.keys_loaded,
+            a.enabled, a.rewrite_in_progress, a.rewrite_scheduled, a.last_rewrite_secs,
+            a.current_rewrite_secs, a.last_bgrewrite_ok ? "ok" : "err", a.rewrites,
+            a.consecutive_failures, a.last_write_ok ? "ok" : "err");
+    if (a.enabled)
+        tprintf(t,
+                "aof_current_size:%lld\r\n"
+                "aof_base_size:%lld\r\n"
+                "aof_pending_rewrite:%d\r\n"
+                "aof_buffer_length:%lld\r\n"
+                "aof_pending_bio_fsync:0\r\n"
+                "aof_delayed_fsync:%lld\r\n",
+                a.current_size, a.base_size, a.rewrite_scheduled, a.buffer_length,
+                a.delayed_fsync);
 }
 
 /* total_commands_processed: Redis counts every call() (a command inside EXEC too, a

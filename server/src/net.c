@@ -15,6 +15,7 @@
 #define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -624,7 +625,15 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     if (opt->unixsocket) {
         int fd = listen_unix(opt->unixsocket);
         if (fd < 0 || add_listener(srv, fd, 1) < 0) return -1;
-        srv->unixsocket = strdup(opt->unixsocket);
+        /* kept whole: --dir moves the working directory before the file is removed */
+        char cwd[PATH_MAX];
+        if (opt->unixsocket[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+            size_t n = strlen(cwd) + strlen(opt->unixsocket) + 2;
+            srv->unixsocket = malloc(n);
+            if (srv->unixsocket) snprintf(srv->unixsocket, n, "%s/%s", cwd, opt->unixsocket);
+        } else {
+            srv->unixsocket = strdup(opt->unixsocket);
+        }
     }
     if (srv->nlisten == 0) {
         fprintf(stderr, "fakeredis-server: nothing to listen on (--port -1 and no --unixsocket)\n");
@@ -646,6 +655,7 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     if (frs_config_init(srv) < 0) return -1;
     frs_apply_limits(srv);
     frs_admin_init(srv); /* MONITOR, SLOWLOG, LATENCY, tracking watch the fake */
+    if (frs_persist_init(srv) < 0) return -1; /* the RDB file or the AOF, read at start */
 
     if (opt->port >= 0) {
         int nb = opt->nbind ? opt->nbind : 1;
@@ -673,6 +683,7 @@ static void before_sleep(frs_server *srv)
         process_input(c);
     }
     frs_admin_before_sleep(srv); /* BCAST invalidations, as Redis's beforeSleep */
+    frs_aof_before_sleep(srv);   /* the AOF written before the replies go out */
     while (srv->pending) {
         frs_conn *c = srv->pending;
         srv->pending = c->pend_next;
@@ -701,6 +712,7 @@ static int sleep_ms(frs_server *srv)
     if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
         !frs_admin_active_expire_off(srv) && (t < 0 || t > 100))
         t = 100; /* the active expiry's next run */
+    if (frs_persist_wants_cron(srv) && (t < 0 || t > 100)) t = 100; /* a child, save points */
     if (t > 1000000) t = 1000000;
     return (int)t;
 }
@@ -726,6 +738,7 @@ static void timers(frs_server *srv)
         srv->expired_ms = srv->turn_ms;
         if (fr_server_active_expire(srv->fake)) frs_drain_fake_events(srv, NULL);
     }
+    frs_persist_cron(srv);
 }
 
 /* Microseconds of a monotonic clock, for the busy poll's deadline. */
@@ -771,7 +784,8 @@ static void handle_event(frs_server *srv, void *tag, uint32_t e)
         if (read(srv->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
             fprintf(stderr, "fakeredis-server: received %s, exiting\n",
                     si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
-            srv->stop = 1;
+            /* prepareForShutdown: a save that fails keeps the server running */
+            if (frs_persist_shutdown(srv, 0, 0) == 0) srv->stop = 1;
         }
         return;
     }
@@ -899,6 +913,7 @@ void frs_server_free(frs_server *srv)
     /* Flush what can be flushed without waiting (e.g. SHUTDOWN's peers get EOF). */
     while (srv->conns) free_conn(srv->conns);
     frs_admin_free(srv);
+    frs_persist_free(srv);
     for (int i = 0; i < srv->nlisten; i++) close(srv->listen_fd[i]);
     if (srv->unixsocket) unlink(srv->unixsocket);
     free(srv->unixsocket);

@@ -2,7 +2,7 @@
  *
  *   random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...] [--skip CMD,...]
  *               [--cluster] [--keep-going] [--emit FILE] [--inject-fault N] [--events]
- *               [--verbose] [--list] [--default-config]
+ *               [--verbose] [--list] [--default-config] [--roundtrip rdb|aof]
  *
  * A generator that knows every command of the fake's command table draws a sequence of
  * commands whose arguments aim at edge cases: a small pool of keys (so types collide and
@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "diff_script.h"
@@ -3659,6 +3660,8 @@ typedef struct options_t {
     long fault_at;      /* --inject-fault N: the fake's N-th command fails (self-test) */
     int events;         /* --events: compare keyspace notifications too */
     int default_config; /* --default-config: every seed under Redis's default parameters */
+    const char *roundtrip; /* --roundtrip rdb: the seed's keyspace, made on the fake alone,
+                              goes fake -> redis-server -> fake (roundtrip_seed) */
 } options_t;
 
 /* Prints the command line that replays the first k commands of seed. */
@@ -3742,6 +3745,27 @@ static const char *seed_config(const options_t *o, uint64_t seed, size_t i) {
     size_t n = 0;
     while (p->values[n]) n++;
     return p->values[1 + (x >> 8) % (n - 1)];
+}
+
+/* The seed's parameters: every one set on the real server (the last seed's may linger),
+ * the fake's only where they are not its defaults.  0, or -1. */
+static int apply_seed_config(runner *r, const options_t *o, uint64_t seed) {
+    int rc = 0;
+    r->config_line[0] = '\0';
+    for (size_t i = 0; i < NELEM(SEED_PARAMS) && rc == 0; i++) {
+        const char *name = SEED_PARAMS[i].name, *v = seed_config(o, seed, i);
+        char *set[] = {"CONFIG", "SET", (char *)name, (char *)v};
+        if (probe_call(r, 4, set, NULL) != 0) rc = -1;
+        if (v == SEED_PARAMS[i].values[0]) continue;
+        if (fr_server_set_param(r->fake, name, v) != 0) {
+            fprintf(stderr, "random_diff: the fake refuses %s %s\n", name, v);
+            rc = -1;
+        }
+        size_t used = strlen(r->config_line);
+        snprintf(r->config_line + used, sizeof(r->config_line) - used, " %s %s", name, v);
+        if (r->emit) fprintf(r->emit, "!config %s %s\n", name, v);
+    }
+    return rc;
 }
 
 /* Keeps the payload of a DUMP reply (a bulk string), or nothing. */
@@ -4001,6 +4025,427 @@ static void list_coverage(const gen *g) {
 
 static int final_check(runner *r, const options_t *o, uint64_t seed, long *passed, long *failed);
 
+/* ----- Round trips of the keyspace through redis-server ----------------------------------
+ * --roundtrip rdb: each seed's commands run on the fake alone (its clock virtual, a day
+ * ahead of the real one, so nothing the fake keeps has expired for redis-server), then its
+ * keyspace goes as an RDB file to redis-server (DEBUG RELOAD NOSAVE reads it), redis-server
+ * writes it back (SAVE), and a fake on the same clock reads that: its canonical dump must
+ * be byte for byte the dump of a fake that read the first file.  (Loading decides
+ * encodings, and a skiplist small enough becomes a listpack, which keeps no -0: a score
+ * of -0 comes back 0 from any load, Redis's own DEBUG RELOAD included.  Both sides of the
+ * comparison have been through one load.) */
+
+/* The seed's commands on the fake alone: no probe, nothing skipped, the DUMP payloads the
+ * fake's own. */
+static void run_fake_only(runner *r, gen *g, const options_t *o, uint64_t seed) {
+    fr_client *cl[MAX_CLIENTS];
+    for (int i = 0; i < MAX_CLIENTS; i++) cl[i] = fr_client_new(r->fake);
+    g->r.s = seed;
+    g->cluster = o->cluster;
+    for (long n = 0; n < o->commands;) {
+        if (g->qlen == 0) gen_action(g);
+        step *st = &g->queue[g->qhead];
+        char *saved = NULL;
+        size_t saved_len = 0;
+        if (st->payload_arg) {
+            saved = st->argv[st->payload_arg];
+            saved_len = st->lens[st->payload_arg];
+            st->argv[st->payload_arg] = r->fake_payload.data ? r->fake_payload.data : "";
+            st->lens[st->payload_arg] = r->fake_payload.len;
+        }
+        size_t len = 0;
+        const char *rp = fr_exec_resp(cl[st->client], st->argc, (const char *const *)st->argv,
+                                      st->lens, &len);
+        rh_buf_reset(&r->fake_reply);
+        rh_buf_append(&r->fake_reply, rp, len);
+        if (st->payload_arg) {
+            st->argv[st->payload_arg] = saved;
+            st->lens[st->payload_arg] = saved_len;
+        }
+        if (st->keep_payload)
+            keep_payload(&r->fake_payload, fr_client_in_multi(cl[st->client]), &r->fake_reply);
+        if (is_cmd(st, "quit") && len == 5 && !memcmp(rp, "+OK\r\n", 5)) {
+            fr_client_free(cl[st->client]);
+            cl[st->client] = fr_client_new(r->fake);
+        }
+        step_free(st);
+        g->qhead++;
+        g->qlen--;
+        n++;
+    }
+    while (g->qlen) {
+        step_free(&g->queue[g->qhead++]);
+        g->qlen--;
+    }
+    g->qhead = 0;
+}
+
+/* Prints where two dumps first differ. */
+static void show_dump_difference(const char *a, const char *b) {
+    size_t i = 0, line = 1, start = 0;
+    while (a[i] && a[i] == b[i]) {
+        if (a[i] == '\n') {
+            line++;
+            start = i + 1;
+        }
+        i++;
+    }
+    printf("  they differ at line %zu:\n  before: %.200s\n  after:  %.200s\n", line, a + start,
+           b + start);
+}
+
+/* A fake at clock with the seed's parameters (loading decides encodings by them) that
+ * read the RDB file at path; NULL (said) when it refused it. */
+static fr_server *loaded_fake(const options_t *o, uint64_t seed, int64_t clock, const char *path) {
+    fr_config cfg = fr_config_default();
+    cfg.start_ms = clock;
+    fr_server *f = fr_server_new(&cfg);
+    if (!f) return NULL;
+    for (size_t i = 0; i < NELEM(SEED_PARAMS); i++)
+        fr_server_set_param(f, SEED_PARAMS[i].name, seed_config(o, seed, i));
+    fr_load_report rep;
+    if (fr_rdb_load_file(f, path, 0, &rep) != 0) {
+        printf("  %s\n", rep.error);
+        fr_server_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* One seed's round trip.  1 when the dumps are the same, 0 when not, -1 when redis-server
+ * is not reachable. */
+static int roundtrip_seed(runner *r, gen *g, const options_t *o, uint64_t seed, int64_t clock) {
+    fr_config cfg = fr_config_default();
+    cfg.start_ms = clock;
+    r->fake = fr_server_new(&cfg);
+    if (!r->fake) return -1;
+    rh_buf_reset(&r->fake_payload);
+    char *flush[] = {"FLUSHALL"};
+    if (probe_call(r, 1, flush, NULL) != 0 || apply_seed_config(r, o, seed) != 0) return -1;
+    run_fake_only(r, g, o, seed);
+    int same = 0;
+    char path[400];
+    snprintf(path, sizeof(path), "%s/dump.rdb", r->real->dir);
+    char *before = NULL, *after = NULL;
+    fr_server *back = NULL, *self = NULL;
+    if (fr_rdb_save_file(r->fake, path, NULL) != 0) {
+        printf("\nseed %llu: the fake could not save %s\n", (unsigned long long)seed, path);
+        goto out;
+    }
+    /* the fake's own file read back: one side of the comparison */
+    if (!(self = loaded_fake(o, seed, fr_clock_now(r->fake), path)) ||
+        !(before = fr_dump(self, NULL))) {
+        printf("\nseed %llu: the fake refused its own file\n", (unsigned long long)seed);
+        goto out;
+    }
+    char *reload[] = {"DEBUG", "RELOAD", "NOSAVE"};
+    char *save[] = {"SAVE"};
+    if (probe_call(r, 3, reload, NULL) != 0) return -1;
+    if (strcmp(r->scratch.data, "+OK\r\n")) {
+        printf("\nseed %llu: redis-server did not load the fake's file: %s\n",
+               (unsigned long long)seed, r->scratch.data);
+        rh_print_log_tail(r->real, 20);
+        goto out;
+    }
+    if (probe_call(r, 1, save, NULL) != 0) return -1;
+    if (!(back = loaded_fake(o, seed, fr_clock_now(r->fake), path))) {
+        printf("\nseed %llu: the fake refused redis-server's file\n", (unsigned long long)seed);
+        goto out;
+    }
+    after = fr_dump(back, NULL);
+    same = after && !strcmp(before, after);
+    if (!same) {
+        printf("\nMISMATCH: seed %llu: the keyspace changed on its way through redis-server\n",
+               (unsigned long long)seed);
+        if (r->config_line[0]) printf("  parameters:%s\n", r->config_line);
+        if (after) show_dump_difference(before, after);
+        printf("replay: random_diff --roundtrip %s --seed %llu --commands %ld\n", o->roundtrip,
+               (unsigned long long)seed, o->commands);
+    }
+out:
+    free(before);
+    free(after);
+    fr_server_free(back);
+    fr_server_free(self);
+    fr_server_free(r->fake);
+    r->fake = NULL;
+    return same;
+}
+
+/* ----- --roundtrip aof ------------------------------------------------------------------
+ * Each seed's commands run on the fake alone with its propagation hook writing what a
+ * fakeredis-server would write to its AOF (the fake's clock virtual and 500 s behind the
+ * real one: no key the fake keeps expires for redis-server, whose replay times the
+ * fake's are not ahead of).  A redis-server started on those files (a base RDB file of
+ * the empty keyspace, the incremental file, the manifest) loads them and rewrites them
+ * (BGREWRITEAOF, aof-use-rdb-preamble no); a fake on the fake's clock loads that rewrite,
+ * and its canonical dump must be byte for byte the dump of a fake that loaded the fake's
+ * own files, rewrote them itself (fr_aof_rewrite) and loaded that.  Both sides have been
+ * through the same steps because an AOF does not carry everything, in Redis 7.0 as here:
+ * replaying it stamps a consumer's seen time with the replay's clock, XCLAIM does not
+ * carry entries-read, and a rewrite builds every value anew (a small skiplist becomes a
+ * listpack and loses its -0 scores).  Sorted sets' -0 scores are compared as 0
+ * (zero_negative_zeros): which survive a rewrite depends on Redis's hash order.  The
+ * redis-server gets the seed's parameters (encodings decide what a value keeps).
+ * RANDOM_DIFF_AOF_OUT=FILE keeps the incremental file (and the dumps of a mismatch). */
+
+typedef struct aof_capture {
+    rh_buf buf; /* the incremental file's bytes */
+    int db;     /* the database the file is at, -1 at first */
+} aof_capture;
+
+static void capture_feed(void *ctx, int db, int argc, const char *const *argv,
+                         const size_t *lens) {
+    aof_capture *cap = ctx;
+    if (db != cap->db) {
+        rh_buf_printf(&cap->buf, "*2\r\n$6\r\nSELECT\r\n$%d\r\n%d\r\n", db > 9 ? 2 : 1, db);
+        cap->db = db;
+    }
+    rh_buf_printf(&cap->buf, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        rh_buf_printf(&cap->buf, "$%zu\r\n", lens[i]);
+        rh_buf_append(&cap->buf, argv[i], lens[i]);
+        rh_buf_append(&cap->buf, "\r\n", 2);
+    }
+}
+
+/* A multi-part AOF's files. */
+typedef struct aof_files {
+    const char *base; /* an RDB file */
+    size_t base_len;
+    const char *incr;
+    size_t incr_len;
+} aof_files;
+
+static void write_file(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n) abort();
+    fclose(f);
+}
+
+/* rh_options.prepare: the fake's files in the server's appendonlydir. */
+static void put_fake_aof(const char *dir, void *arg) {
+    const aof_files *af = arg;
+    char path[600];
+    snprintf(path, sizeof path, "%s/appendonlydir", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/appendonlydir/appendonly.aof.1.base.rdb", dir);
+    write_file(path, af->base, af->base_len);
+    snprintf(path, sizeof path, "%s/appendonlydir/appendonly.aof.1.incr.aof", dir);
+    write_file(path, af->incr, af->incr_len);
+    const char *manifest = "file appendonly.aof.1.base.rdb seq 1 type b\n"
+                           "file appendonly.aof.1.incr.aof seq 1 type i\n";
+    snprintf(path, sizeof path, "%s/appendonlydir/appendonly.aof.manifest", dir);
+    write_file(path, manifest, strlen(manifest));
+}
+
+/* A fake at clock with the seed's parameters that loaded the files named in order (each
+ * as the fake reads an AOF file); NULL (said) when it refused one. */
+static fr_server *aof_loaded_fake(const options_t *o, uint64_t seed, int64_t clock, int n,
+                                  const char *const *bytes, const size_t *lens,
+                                  const char *const *names) {
+    fr_config cfg = fr_config_default();
+    cfg.start_ms = clock;
+    fr_server *f = fr_server_new(&cfg);
+    if (!f) return NULL;
+    for (size_t i = 0; i < NELEM(SEED_PARAMS); i++)
+        fr_server_set_param(f, SEED_PARAMS[i].name, seed_config(o, seed, i));
+    for (int i = 0; i < n; i++) {
+        fr_aof_report rep;
+        if (fr_aof_load(f, bytes[i], lens[i], names[i], 0, &rep) != 0) {
+            printf("  %s: %s\n", names[i], rep.error);
+            fr_server_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+/* The files redis-server's manifest names, read from its directory, into a fake. */
+static fr_server *load_redis_aof(const options_t *o, uint64_t seed, int64_t clock,
+                                 const char *dir) {
+    char path[700], line[600];
+    snprintf(path, sizeof path, "%s/appendonlydir/appendonly.aof.manifest", dir);
+    FILE *m = fopen(path, "r");
+    if (!m) return NULL;
+    char *names[8], *bytes[8];
+    size_t lens[8];
+    int n = 0;
+    while (n < 8 && fgets(line, sizeof line, m)) {
+        char name[512], type;
+        long long seq;
+        if (sscanf(line, "file %511s seq %lld type %c", name, &seq, &type) != 3 || type == 'h')
+            continue;
+        snprintf(path, sizeof path, "%s/appendonlydir/%s", dir, name);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        rh_buf b = {0};
+        char chunk[65536];
+        size_t r;
+        while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) rh_buf_append(&b, chunk, r);
+        fclose(f);
+        names[n] = strdup(name);
+        bytes[n] = b.data ? b.data : strdup("");
+        lens[n] = b.len;
+        n++;
+    }
+    fclose(m);
+    fr_server *f = aof_loaded_fake(o, seed, clock, n, (const char *const *)bytes, lens,
+                                   (const char *const *)names);
+    for (int i = 0; i < n; i++) {
+        free(names[i]);
+        free(bytes[i]);
+    }
+    return f;
+}
+
+/* A sorted set's -0 scores written 0, in place (lines "  <member> -0" under a "<key>
+ * zset" line): whether a rewrite keeps a -0 depends on the order it writes the members
+ * in, which is Redis's hash table order for a skiplist.  ZADD makes a listpack, which
+ * stores -0 as 0, until a member too long or too many makes it a skiplist, which keeps
+ * the -0 of the members added after that. */
+static void zero_negative_zeros(char *dump) {
+    int in_zset = 0;
+    for (char *line = dump; *line;) {
+        char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (line[0] != ' ') {
+            in_zset = 0;
+            for (size_t i = 1; i + 6 <= len && !in_zset; i++)
+                in_zset = !memcmp(line + i, "\" zset", 6) && line[i - 1] != '\\' &&
+                          (i + 6 == len || line[i + 6] == ' ');
+        } else if (in_zset && len >= 3 && !memcmp(line + len - 3, " -0", 3)) {
+            memmove(line + len - 2, line + len - 1, strlen(line + len - 1) + 1);
+            len--;
+            if (end) end--;
+        }
+        if (!end) break;
+        line = end + 1;
+    }
+}
+
+/* One seed's AOF round trip: 1 the same dumps, 0 not, -1 when redis-server would not
+ * start or rewrite. */
+static int roundtrip_aof_seed(runner *r, gen *g, const options_t *o, uint64_t seed,
+                              int64_t clock) {
+    fr_config cfg = fr_config_default();
+    cfg.start_ms = clock;
+    r->fake = fr_server_new(&cfg);
+    if (!r->fake) return -1;
+    for (size_t i = 0; i < NELEM(SEED_PARAMS); i++)
+        fr_server_set_param(r->fake, SEED_PARAMS[i].name, seed_config(o, seed, i));
+    fr_rdb_options bo = {-1, 0, 1};
+    size_t base_len;
+    char *base = fr_rdb_save(r->fake, &bo, &base_len); /* the empty keyspace's base */
+    aof_capture cap = {{0}, -1};
+    fr_server_set_propagate_hook(r->fake, capture_feed, &cap);
+    rh_buf_reset(&r->fake_payload);
+    run_fake_only(r, g, o, seed);
+    int same = -1;
+    char *before = NULL, *after = NULL;
+    fr_server *mine = NULL, *back = NULL;
+    rh_server *redis = NULL;
+    aof_files af = {base, base_len, cap.buf.data ? cap.buf.data : "", cap.buf.len};
+    if (getenv("RANDOM_DIFF_AOF_OUT")) /* the incremental file, to look at a mismatch */
+        write_file(getenv("RANDOM_DIFF_AOF_OUT"), af.incr, af.incr_len);
+    const char *bytes[2] = {af.base, af.incr};
+    size_t lens[2] = {af.base_len, af.incr_len};
+    const char *names[2] = {"appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof"};
+    if (!(mine = aof_loaded_fake(o, seed, clock, 2, bytes, lens, names))) {
+        printf("\nseed %llu: the fake refused its own AOF\n", (unsigned long long)seed);
+        same = 0;
+        goto out;
+    }
+    {
+        /* the fake's own rewrite of what it loaded, loaded again */
+        size_t rw_len;
+        char *rw = fr_aof_rewrite(mine, &rw_len);
+        const char *rwb[1] = {rw};
+        const char *rwn[1] = {"appendonly.aof.2.base.aof"};
+        fr_server *again = rw ? aof_loaded_fake(o, seed, clock, 1, rwb, &rw_len, rwn) : NULL;
+        free(rw);
+        if (!again) {
+            printf("\nseed %llu: the fake refused its own rewrite\n", (unsigned long long)seed);
+            same = 0;
+            goto out;
+        }
+        fr_server_free(mine);
+        mine = again;
+    }
+    before = fr_dump(mine, NULL);
+    /* redis-server with the seed's parameters too: a value's encoding decides what it
+     * keeps (a listpack's score is 0 where a skiplist's is -0) */
+    char flags[NELEM(SEED_PARAMS)][64];
+    const char *extra[4 + 2 * NELEM(SEED_PARAMS) + 1] = {"--appendonly", "yes",
+                                                         "--aof-use-rdb-preamble", "no"};
+    for (size_t i = 0; i < NELEM(SEED_PARAMS); i++) {
+        snprintf(flags[i], sizeof flags[i], "--%s", SEED_PARAMS[i].name);
+        extra[4 + 2 * i] = flags[i];
+        extra[5 + 2 * i] = seed_config(o, seed, i);
+    }
+    rh_options ropt = {0};
+    ropt.quiet = 1;
+    ropt.extra_args = extra;
+    ropt.prepare = put_fake_aof;
+    ropt.prepare_arg = &af;
+    if (!(redis = rh_start(&ropt))) {
+        printf("\nseed %llu: redis-server did not load the fake's AOF\n", (unsigned long long)seed);
+        goto out;
+    }
+    rh_conn *rc = rh_connect(redis);
+    rh_buf reply = {0};
+    int done = 0;
+    if (rc && rh_call(rc, &reply, "BGREWRITEAOF", NULL) == 0) {
+        for (int i = 0; i < 400 && !done; i++) {
+            if (rh_call(rc, &reply, "INFO", "persistence", NULL) != 0) break;
+            done = strstr(reply.data, "aof_rewrite_in_progress:0\r\n") &&
+                   strstr(reply.data, "aof_rewrites:1\r\n");
+            if (!done) nanosleep(&(struct timespec){0, 10000000}, NULL);
+        }
+    }
+    rh_buf_free(&reply);
+    rh_close(rc);
+    if (!done) {
+        printf("\nseed %llu: redis-server did not rewrite its AOF\n", (unsigned long long)seed);
+        rh_print_log_tail(redis, 20);
+        goto out;
+    }
+    if (!(back = load_redis_aof(o, seed, clock, redis->dir))) {
+        printf("\nseed %llu: the fake refused redis-server's rewrite\n", (unsigned long long)seed);
+        same = 0;
+        goto out;
+    }
+    after = fr_dump(back, NULL);
+    if (before) zero_negative_zeros(before);
+    if (after) zero_negative_zeros(after);
+    same = before && after && !strcmp(before, after);
+    if (!same) {
+        printf("\nMISMATCH: seed %llu: the keyspace changed on its way through redis-server's AOF\n",
+               (unsigned long long)seed);
+        if (before && after) show_dump_difference(before, after);
+        if (before && after && getenv("RANDOM_DIFF_AOF_OUT")) {
+            char path[600];
+            snprintf(path, sizeof path, "%s.before", getenv("RANDOM_DIFF_AOF_OUT"));
+            write_file(path, before, strlen(before));
+            snprintf(path, sizeof path, "%s.after", getenv("RANDOM_DIFF_AOF_OUT"));
+            write_file(path, after, strlen(after));
+        }
+        printf("replay: random_diff --roundtrip aof --seed %llu --commands %ld\n",
+               (unsigned long long)seed, o->commands);
+    }
+out:
+    rh_stop(redis);
+    free(base);
+    rh_buf_free(&cap.buf);
+    free(before);
+    free(after);
+    fr_server_free(mine);
+    fr_server_free(back);
+    fr_server_free(r->fake);
+    r->fake = NULL;
+    return same;
+}
+
 /* One run (one seed): fresh fake, FLUSHALL on the real server, fresh connections.
  * Adds to *passed and *failed; returns 0, or -1 when the real server is gone. */
 static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *passed,
@@ -4044,22 +4489,7 @@ static int run_seed(runner *r, gen *g, const options_t *o, uint64_t seed, long *
         rc = -1;
     }
     if (r->emit) fprintf(r->emit, "# random_diff --seed %llu\n", (unsigned long long)seed);
-    /* the seed's parameters: every one set on the real server (the last seed's may
-     * linger), the fake's only where they are not its defaults */
-    r->config_line[0] = '\0';
-    for (size_t i = 0; i < NELEM(SEED_PARAMS) && rc == 0; i++) {
-        const char *name = SEED_PARAMS[i].name, *v = seed_config(o, seed, i);
-        char *set[] = {"CONFIG", "SET", (char *)name, (char *)v};
-        if (probe_call(r, 4, set, NULL) != 0) rc = -1;
-        if (v == SEED_PARAMS[i].values[0]) continue;
-        if (fr_server_set_param(r->fake, name, v) != 0) {
-            fprintf(stderr, "random_diff: the fake refuses %s %s\n", name, v);
-            rc = -1;
-        }
-        size_t used = strlen(r->config_line);
-        snprintf(r->config_line + used, sizeof(r->config_line) - used, " %s %s", name, v);
-        if (r->emit) fprintf(r->emit, "!config %s %s\n", name, v);
-    }
+    if (rc == 0 && apply_seed_config(r, o, seed) != 0) rc = -1;
 
     g->r.s = seed;
     g->cluster = o->cluster;
@@ -4245,7 +4675,7 @@ static void usage(FILE *f) {
             "usage: random_diff [--seed N] [--runs R] [--commands N] [--only GROUP,...]\n"
             "                   [--skip CMD,...] [--cluster] [--keep-going] [--emit FILE]\n"
             "                   [--inject-fault N] [--events] [--verbose] [--list]\n"
-            "                   [--default-config]\n"
+            "                   [--default-config] [--roundtrip rdb|aof]\n"
             "Runs a random command sequence on the fake and on a real redis-server and\n"
             "compares the raw replies.  --runs R: seeds N..N+R-1, one after the other.\n"
             "--only: groups of the fake's table (string, list, hash, set, sorted-set,\n"
@@ -4256,7 +4686,10 @@ static void usage(FILE *f) {
             "fail, to check that a difference is caught.  --events: compare the keyspace\n"
             "notifications of every command too.  --default-config: Redis's default\n"
             "parameters for every seed (by default most seeds draw other encoding thresholds\n"
-            "and stream node sizes).  See tests/diff/README.md.\n");
+            "and stream node sizes).  --roundtrip rdb|aof: run each seed on the fake alone\n"
+            "and send its keyspace through redis-server as an RDB file (or as the AOF the\n"
+            "fake's propagation writes, rewritten by redis-server) and back; the\n"
+            "canonical dumps must agree.  See tests/diff/README.md.\n");
 }
 
 /* A whole-string integer >= min.  0, or -1. */
@@ -4270,7 +4703,7 @@ static int parse_long(const char *s, long long min, long long *out) {
 }
 
 int main(int argc, char **argv) {
-    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0};
+    options_t o = {1, 1, 2000, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, 0, NULL};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         long long v;
@@ -4304,6 +4737,9 @@ int main(int argc, char **argv) {
             o.events = 1;
         } else if (!strcmp(arg, "--default-config")) {
             o.default_config = 1;
+        } else if (!strcmp(arg, "--roundtrip") && has_value &&
+                   (!strcmp(argv[i + 1], "rdb") || !strcmp(argv[i + 1], "aof"))) {
+            o.roundtrip = argv[++i];
         } else if (!strcmp(arg, "--list")) {
             o.list = 1;
         } else if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
@@ -4359,7 +4795,28 @@ int main(int argc, char **argv) {
     }
 
     long passed = 0, failed = 0, seeds_failed = 0;
-    for (long k = 0; k < o.runs; k++) {
+    if (o.roundtrip) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        int aof = !strcmp(o.roundtrip, "aof");
+        /* rdb: a day ahead; aof: 500 s behind (see each) */
+        int64_t clock = ((int64_t)now.tv_sec + (aof ? -500 : 86400)) * 1000;
+        for (long k = 0; k < o.runs; k++) {
+            int same = aof ? roundtrip_aof_seed(&r, &g, &o, o.seed + (uint64_t)k, clock)
+                           : roundtrip_seed(&r, &g, &o, o.seed + (uint64_t)k, clock);
+            if (same < 0) {
+                printf("random_diff: the real server is not reachable any more\n");
+                failed++;
+                break;
+            }
+            if (same) passed++;
+            else if (failed++, !o.keep_going) break;
+        }
+        printf("%ld of %ld round trips (%s, %ld commands each) gave the same canonical dump\n",
+               passed, o.runs, o.roundtrip, o.commands);
+        printf("%ld passed, %ld failed\n", passed, failed);
+    }
+    for (long k = 0; !o.roundtrip && k < o.runs; k++) {
         long before = failed;
         if (run_seed(&r, &g, &o, o.seed + (uint64_t)k, &passed, &failed) != 0) {
             printf("random_diff: the real server is not reachable any more\n");
@@ -4371,11 +4828,13 @@ int main(int argc, char **argv) {
             if (!o.keep_going) break;
         }
     }
-    printf("real replies: %ld errors (%ld WRONGTYPE); %ld compared by a rule, not byte for byte; "
-           "%ld commands skipped\n",
-           r.n_error, r.n_wrongtype, r.n_relaxed, r.n_skipped);
-    if (o.runs > 1) printf("%ld of %ld seeds failed\n", seeds_failed, o.runs);
-    printf("%ld passed, %ld failed\n", passed, failed);
+    if (!o.roundtrip) {
+        printf("real replies: %ld errors (%ld WRONGTYPE); %ld compared by a rule, not byte for "
+               "byte; %ld commands skipped\n",
+               r.n_error, r.n_wrongtype, r.n_relaxed, r.n_skipped);
+        if (o.runs > 1) printf("%ld of %ld seeds failed\n", seeds_failed, o.runs);
+        printf("%ld passed, %ld failed\n", passed, failed);
+    }
 
     rh_close(r.probe);
     rh_stop(r.real);

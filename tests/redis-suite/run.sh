@@ -25,6 +25,9 @@
 #                             external:skip runs a file's servers that the
 #                             suite keeps from external servers (unit/info),
 #                             from a copy of the tests with that tag removed
+#   --unlocked                --unskip each of needs:debug, needs:reset,
+#                             needs:config-resetstat, needs:pfdebug,
+#                             needs:config-maxmemory and needs:save
 #   --skiptest NAME           skip the test NAME on both servers (repeatable;
 #                             the suite's own --skiptest), e.g. a test that
 #                             needs ACL SETUSER
@@ -71,6 +74,11 @@ while [[ $# -gt 0 ]]; do
     --logs) logs="$2"; shift 2 ;;
     --list-failed) list_failed=1; shift ;;
     --unskip) unskip+=("$2"); shift 2 ;;
+    --unlocked)
+        # the tags issue 25 unlocks, all at once (both servers with the same options)
+        unskip+=(needs:debug needs:reset needs:config-resetstat needs:pfdebug
+            needs:config-maxmemory needs:save)
+        shift ;;
     --timeout) test_timeout="$2"; shift 2 ;;
     --skiptest) skips+=(--skiptest "$2"); shift 2 ;;
     --baseport) skips+=(--baseport "$2"); shift 2 ;;
@@ -138,7 +146,9 @@ start_server() {
         local fifo="$logs/.ready.$$"
         rm -f "$fifo"
         mkfifo "$fifo"
-        "$fake_bin" --port 0 ${debug_args[@]+"${debug_args[@]}"} >"$fifo" 2>>"$log" &
+        local fdir="$logs/.fake.$$.$RANDOM"
+        mkdir -p "$fdir"
+        "$fake_bin" --port 0 --dir "$fdir" ${debug_args[@]+"${debug_args[@]}"} >"$fifo" 2>>"$log" &
         server_pid=$!
         local fd line
         exec {fd}<"$fifo"

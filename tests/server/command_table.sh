@@ -14,7 +14,7 @@ set -uo pipefail
 bin=${1:?usage: command_table.sh PATH/TO/fakeredis-server}
 source "$(dirname "$0")/two_servers.sh" cmdtable
 
-"$bin" --port -1 --unixsocket "$dir/fake.sock" >"$dir/fake.out" 2>"$dir/fake.err" &
+"$bin" --port -1 --unixsocket "$dir/fake.sock" --dir "$dir" >"$dir/fake.out" 2>"$dir/fake.err" &
 fake_pid=$!
 start_real_redis
 for _ in $(seq 100); do

@@ -71,8 +71,10 @@ frsh_server *frsh_start(const char *const *extra)
     snprintf(s->log, sizeof(s->log), "%s/stderr.log", s->dir);
     int out[2];
     assert_int_equal(pipe(out), 0);
-    const char *argv[64] = {FRS_BINARY, "--port", "0", "--unixsocket", s->sock};
-    int argc = 5;
+    /* --dir: its files (SAVE, a FLUSHALL with save points, the file read at start) stay in
+     * its own directory, never in the test's */
+    const char *argv[64] = {FRS_BINARY, "--port", "0", "--unixsocket", s->sock, "--dir", s->dir};
+    int argc = 7;
     for (int i = 0; extra && extra[i] && argc < 62; i++) argv[argc++] = extra[i];
     argv[argc] = NULL;
     pid_t parent = getpid();

@@ -26,7 +26,7 @@ typedef struct frsh_server {
     char log[300];      /* its stderr, kept in dir */
 } frsh_server;
 
-/* Starts the binary (FRS_BINARY) with --port 0 --unixsocket DIR/s.sock followed by
+/* Starts the binary (FRS_BINARY) with --port 0 --unixsocket DIR/s.sock --dir DIR followed by
  * extra (NULL-terminated, may be NULL) and waits for its "ready" line.  NULL after
  * printing the reason when it does not start (the test then fails). */
 frsh_server *frsh_start(const char *const *extra);

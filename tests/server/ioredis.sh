@@ -32,7 +32,7 @@ trap cleanup EXIT
 # of server_ioredis failing now and then under parallel load: 1 run in 20 at load 16).
 : >"$dir/out"
 : >"$dir/err"
-"$bin" --port 0 --clock virtual >"$dir/out" 2>"$dir/err" &
+"$bin" --port 0 --dir "$dir" --clock virtual >"$dir/out" 2>"$dir/err" &
 pid=$!
 port=
 for _ in $(seq 100); do

@@ -17,7 +17,7 @@ source "$(dirname "$0")/two_servers.sh" oom
 limit_kb=$((400 * 1024))
 (
     ulimit -v "$limit_kb"
-    exec "$bin" --port 0 --unixsocket "$dir/fake.sock"
+    exec "$bin" --port 0 --unixsocket "$dir/fake.sock" --dir "$dir"
 ) >"$dir/fake.out" 2>"$dir/fake.err" &
 fake_pid=$!
 for _ in $(seq 100); do

@@ -12,7 +12,7 @@ bin=${1:?usage: redis_cli.sh PATH/TO/fakeredis-server}
 source "$(dirname "$0")/two_servers.sh" cli
 
 # ----- the two servers ------------------------------------------------------------------
-"$bin" --port 0 --unixsocket "$dir/fake.sock" --clock wall >"$dir/fake.out" 2>"$dir/fake.err" &
+"$bin" --port 0 --unixsocket "$dir/fake.sock" --dir "$dir" --clock wall >"$dir/fake.out" 2>"$dir/fake.err" &
 fake_pid=$!
 start_real_redis
 for _ in $(seq 100); do

@@ -264,7 +264,8 @@ static void sweep_stale(const char *tmp) {
 
 /* Forks and execs redis-server with the arguments for srv (port and cluster_port are
  * used only in cluster mode).  Returns the child's pid, or -1. */
-static pid_t spawn(const char *exe, rh_server *srv, int cluster_port) {
+static pid_t spawn(const char *exe, rh_server *srv, int cluster_port,
+                   const char *const *extra) {
     char port[16], cport[16], pidfile[320], nodes[320], out[320];
     snprintf(port, sizeof port, "%d", srv->port);
     snprintf(cport, sizeof cport, "%d", cluster_port);
@@ -305,6 +306,7 @@ static pid_t spawn(const char *exe, rh_server *srv, int cluster_port) {
         argv[n++] = "--cluster-port";
         argv[n++] = cport;
     }
+    for (int i = 0; extra && extra[i] && n < 46; i++) argv[n++] = extra[i];
     argv[n] = NULL;
 
     pid_t parent = getpid();
@@ -526,7 +528,8 @@ rh_server *rh_start(const rh_options *opt) {
         }
 
         int64_t deadline = mono_ms() + RH_TIMEOUT_MS;
-        srv->pid = spawn(exe, srv, cport);
+        if (opt->prepare) opt->prepare(srv->dir, opt->prepare_arg);
+        srv->pid = spawn(exe, srv, cport, opt->extra_args);
         if (srv->pid < 0) {
             srv->pid = 0;
             remove_dir(srv->dir);

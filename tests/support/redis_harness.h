@@ -46,6 +46,12 @@ void rh_buf_free(rh_buf *b);
 typedef struct rh_options {
     int cluster; /* start a one-node Redis Cluster owning all 16384 slots */
     int quiet;   /* do not print the "redis-server started" line (errors are always printed) */
+    const char *const *extra_args; /* more options, NULL-terminated (a later one wins:
+                                      "--appendonly", "yes"), or NULL */
+    void (*prepare)(const char *dir, void *arg); /* called with the server's directory
+                                                    before it starts (files it should read
+                                                    at start), or NULL */
+    void *prepare_arg;
 } rh_options;
 
 /* A running redis-server.  Read the fields; never write them. */

@@ -29,6 +29,7 @@
 
 #include "fake_fixture.h"
 #include "fakeredis.h"
+#include "keyspace_read.h"
 #include "rdb_int.h"
 #include "redis_harness.h"
 #include "test_rng.h"
@@ -653,100 +654,11 @@ static char *real_cmd(rh_conn *c, int argc, const char *const *argv, const size_
     return raw.data ? raw.data : strdup("");
 }
 
-static char *real_line(rh_conn *c, const char *line)
-{
-    char **argv;
-    size_t *lens;
-    int argc = fr_split_line(line, &argv, &lens);
-    assert_true(argc > 0);
-    char *r = real_cmd(c, argc, (const char *const *)argv, lens);
-    fr_split_free(argc, argv, lens);
-    return r;
-}
+static char *real_line(rh_conn *c, const char *line) { return kr_line(kr_real, c, line); }
 
-/* Sorts the bulk strings of a flat array reply (pairs together when pairs) into one
- * canonical string. */
-static int cmp_str(const void *a, const void *b)
+static char *value_of(kr_runner run, void *side, const char *key)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static char *canonical_array(const char *raw, int pairs)
-{
-    long n = 0;
-    assert_int_equal(raw[0], '*');
-    n = strtol(raw + 1, NULL, 10);
-    const char *p = strstr(raw, "\r\n") + 2;
-    char **items = calloc((size_t)n + 1, sizeof(*items));
-    assert_non_null(items);
-    long k = 0;
-    for (long i = 0; i < n; i++) {
-        assert_int_equal(*p, '$');
-        long len = strtol(p + 1, NULL, 10);
-        p = strstr(p, "\r\n") + 2;
-        if (pairs && i % 2 == 1) {
-            size_t old = strlen(items[k - 1]);
-            items[k - 1] = realloc(items[k - 1], old + (size_t)len + 2);
-            items[k - 1][old] = '=';
-            memcpy(items[k - 1] + old + 1, p, (size_t)len);
-            items[k - 1][old + 1 + len] = 0;
-        } else {
-            items[k] = malloc((size_t)len + 1);
-            memcpy(items[k], p, (size_t)len);
-            items[k++][len] = 0;
-        }
-        p += len + 2;
-    }
-    qsort(items, (size_t)k, sizeof(*items), cmp_str);
-    size_t total = 1;
-    for (long i = 0; i < k; i++) total += strlen(items[i]) + 1;
-    char *out = calloc(total, 1);
-    for (long i = 0; i < k; i++) {
-        strcat(out, items[i]);
-        strcat(out, "\n");
-        free(items[i]);
-    }
-    free(items);
-    return out;
-}
-
-/* What a key holds, read the same way on either side: its type, encoding and value
- * (sets and hashes sorted). */
-typedef char *(*runner)(void *side, const char *line);
-
-static char *fake_side(void *side, const char *line)
-{
-    return strdup(fake_resp(fake_run(side, "%s", line)));
-}
-static char *real_side(void *side, const char *line) { return real_line(side, line); }
-
-static char *value_of(runner run, void *side, const char *key)
-{
-    char line[128];
-    snprintf(line, sizeof(line), "TYPE %s", key);
-    char *type = run(side, line);
-    snprintf(line, sizeof(line), "OBJECT ENCODING %s", key);
-    char *enc = run(side, line);
-    char *val;
-    if (!strcmp(type, "+string\r\n")) snprintf(line, sizeof(line), "GET %s", key);
-    else if (!strcmp(type, "+list\r\n")) snprintf(line, sizeof(line), "LRANGE %s 0 -1", key);
-    else if (!strcmp(type, "+hash\r\n")) snprintf(line, sizeof(line), "HGETALL %s", key);
-    else if (!strcmp(type, "+set\r\n")) snprintf(line, sizeof(line), "SMEMBERS %s", key);
-    else if (!strcmp(type, "+zset\r\n")) snprintf(line, sizeof(line), "ZRANGE %s 0 -1 WITHSCORES", key);
-    else snprintf(line, sizeof(line), "XINFO STREAM %s FULL", key);
-    val = run(side, line);
-    if (!strcmp(type, "+hash\r\n") || !strcmp(type, "+set\r\n")) {
-        char *sorted = canonical_array(val, !strcmp(type, "+hash\r\n"));
-        free(val);
-        val = sorted;
-    }
-    size_t total = strlen(type) + strlen(enc) + strlen(val) + 1;
-    char *out = malloc(total);
-    snprintf(out, total, "%s%s%s", type, enc, val);
-    free(type);
-    free(enc);
-    free(val);
-    return out;
+    return kr_value(run, side, key, strlen(key), 1, 0);
 }
 
 static void test_cross_real(void **state)
@@ -788,10 +700,10 @@ static void test_cross_real(void **state)
         char *ok = real_cmd(rc, 4, rargv, rlens);
         assert_string_equal(ok, "+OK\r\n");
         free(ok);
-        char *real_orig = value_of(real_side, rc, "k");
-        char *fake_orig = value_of(fake_side, f->c, "k");
-        char *in_fake = value_of(fake_side, f->c, "fromreal");
-        char *in_real = value_of(real_side, rc, "fromfake");
+        char *real_orig = value_of(kr_real, rc, "k");
+        char *fake_orig = value_of(kr_fake, f->c, "k");
+        char *in_fake = value_of(kr_fake, f->c, "fromreal");
+        char *in_real = value_of(kr_real, rc, "fromfake");
         if (strcmp(real_orig, in_fake) || strcmp(fake_orig, in_real))
             print_error("case %zu:\nreal k: %s\nfake fromreal: %s\nfake k: %s\nreal fromfake: %s\n", i,
                         real_orig, in_fake, fake_orig, in_real);
