@@ -152,6 +152,14 @@ typedef struct frs_options {
                                  before sleeping (0: sleep at once) */
     char **config;            /* --NAME VALUE pairs given for CONFIG parameters */
     int nconfig;              /* entries in config (pairs * 2) */
+    /* For a program that embeds the server (wsim run serves the fake itself): */
+    fr_server *fake;          /* serve this fake of the caller's instead of making one (it
+                                 is the caller's: seed, start_ms and cluster are its own,
+                                 frs_server_free leaves it); NULL: make one */
+    int quiet;                /* print nothing on stdout (no "listening on", "ready") */
+    int no_signals;           /* take no signals (no signalfd, no sigprocmask): the embedder
+                                 keeps its own, and the processes it starts inherit no
+                                 blocked SIGTERM */
 } frs_options;
 
 /* Counters reported by INFO stats, reset by CONFIG RESETSTAT. */
@@ -210,6 +218,12 @@ struct frs_server {
 int frs_server_init(frs_server *srv, const frs_options *opt);
 /* Runs the loop until SIGTERM/SIGINT (or srv->stop).  Returns 0. */
 int frs_server_run(frs_server *srv);
+/* One turn of the loop, what frs_server_run repeats: the work before sleeping (woken
+ * input, writes, closes), a wait of at most max_wait_ms (0: none; also bounded by the
+ * server's own timers) for events, the events, the timers.  For a program that embeds the
+ * server and steps it between its own work, in one thread.  0, or -1 when epoll failed
+ * (said on stderr). */
+int frs_server_turn(frs_server *srv, int max_wait_ms);
 /* Closes every connection and socket, removes the unix socket, frees the fake. */
 void frs_server_free(frs_server *srv);
 

@@ -561,6 +561,11 @@ static int add_listener(frs_server *srv, int fd, int is_unix)
     return epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static void busy_hook(fr_server *fake, void *ctx);
+static int oom_hook(fr_server *fake, void *ctx);
+static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,
+                        const size_t *argvlen, const char *p, size_t n, size_t *out_len);
+
 int frs_server_init(frs_server *srv, const frs_options *opt)
 {
     memset(srv, 0, sizeof(*srv));
@@ -589,14 +594,18 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     frs_cmdtable_init();
     adjust_fd_limit(srv);
 
-    fr_config cfg = fr_config_default();
-    cfg.seed = opt->seed;
-    if (opt->start_ms) cfg.start_ms = opt->start_ms;
-    cfg.cluster_enabled = opt->cluster;
-    srv->fake = fr_server_new(&cfg);
-    if (!srv->fake) {
-        fprintf(stderr, "fakeredis-server: out of memory\n");
-        return -1;
+    if (opt->fake) {
+        srv->fake = opt->fake; /* the embedder's: its seed, clock and cluster setting */
+    } else {
+        fr_config cfg = fr_config_default();
+        cfg.seed = opt->seed;
+        if (opt->start_ms) cfg.start_ms = opt->start_ms;
+        cfg.cluster_enabled = opt->cluster;
+        srv->fake = fr_server_new(&cfg);
+        if (!srv->fake) {
+            fprintf(stderr, "fakeredis-server: out of memory\n");
+            return -1;
+        }
     }
     if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
     frs_cmdtable_declare(srv->fake);
@@ -629,22 +638,28 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
         return -1;
     }
 
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
-    srv->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sig_tag};
-    if (srv->sig_fd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sig_fd, &ev) < 0) {
-        perror("fakeredis-server: signalfd");
-        return -1;
+    if (!opt->no_signals) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        srv->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sig_tag};
+        if (srv->sig_fd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sig_fd, &ev) < 0) {
+            perror("fakeredis-server: signalfd");
+            return -1;
+        }
     }
     if (frs_config_init(srv) < 0) return -1;
     frs_apply_limits(srv);
     frs_admin_init(srv); /* MONITOR, SLOWLOG, LATENCY, tracking watch the fake */
 
+    fr_server_set_busy_hook(srv->fake, busy_hook, srv);
+    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
+    fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
+    if (opt->quiet) return 0;
     if (opt->port >= 0) {
         int nb = opt->nbind ? opt->nbind : 1;
         for (int i = 0; i < nb; i++) {
@@ -867,28 +882,41 @@ static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const 
     return tmp.out.p;
 }
 
-int frs_server_run(frs_server *srv)
+/* One turn: before sleeping, wait (at most max_wait_ms when >= 0; -1: as long as the
+ * server's timers allow), events, timers.  *busy: the last turn had events (poll before
+ * sleeping), updated. */
+static int turn(frs_server *srv, int max_wait_ms, int *busy)
 {
     struct epoll_event evs[MAX_EVENTS];
-    int busy = 0; /* the last wake found events: poll before sleeping */
-    fr_server_set_busy_hook(srv->fake, busy_hook, srv);
-    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
-    fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
-    while (!srv->stop) {
-        before_sleep(srv);
-        if (srv->stop) break;
-        int n = busy && sleep_ms(srv) != 0 ? busy_poll(srv, evs) : 0;
-        if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, sleep_ms(srv));
-        busy = n > 0;
-        srv->turn_ms = frs_mono_ms();
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            perror("fakeredis-server: epoll_wait");
-            return -1;
-        }
-        for (int i = 0; i < n && !srv->stop; i++) handle_event(srv, evs[i].data.ptr, evs[i].events);
-        timers(srv);
+    before_sleep(srv);
+    if (srv->stop) return 0;
+    int wait = sleep_ms(srv);
+    if (max_wait_ms >= 0 && (wait < 0 || wait > max_wait_ms)) wait = max_wait_ms;
+    int n = *busy && wait != 0 ? busy_poll(srv, evs) : 0;
+    if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, wait);
+    *busy = n > 0;
+    srv->turn_ms = frs_mono_ms();
+    if (n < 0) {
+        if (errno == EINTR) return 0;
+        perror("fakeredis-server: epoll_wait");
+        return -1;
     }
+    for (int i = 0; i < n && !srv->stop; i++) handle_event(srv, evs[i].data.ptr, evs[i].events);
+    timers(srv);
+    return 0;
+}
+
+int frs_server_turn(frs_server *srv, int max_wait_ms)
+{
+    int busy = 0; /* an embedder's turn sleeps at once: it has its own work to do */
+    return turn(srv, max_wait_ms < 0 ? 0 : max_wait_ms, &busy);
+}
+
+int frs_server_run(frs_server *srv)
+{
+    int busy = 0; /* the last wake found events: poll before sleeping */
+    while (!srv->stop)
+        if (turn(srv, -1, &busy) < 0) return -1;
     return 0;
 }
 
@@ -902,7 +930,17 @@ void frs_server_free(frs_server *srv)
     free(srv->unixsocket);
     if (srv->sig_fd >= 0) close(srv->sig_fd);
     if (srv->epfd >= 0) close(srv->epfd);
-    fr_server_free(srv->fake);
+    if (srv->fake && srv->fake == srv->opt.fake) {
+        /* an embedder's fake is its own: it outlives this server, its hooks must not */
+        fr_server_set_busy_hook(srv->fake, NULL, NULL);
+        fr_server_set_oom_hook(srv->fake, NULL, NULL);
+        fr_server_set_resp3_hook(srv->fake, NULL, NULL);
+        fr_stats_set_clock(srv->fake, NULL, NULL);
+        fr_server_set_call_hook(srv->fake, NULL, NULL); /* admin.c's */
+        fr_server_set_key_hook(srv->fake, NULL, NULL);
+    } else {
+        fr_server_free(srv->fake);
+    }
     frs_config_free(srv);
     free(srv->requirepass);
     if (srv->bymap) {
