@@ -100,6 +100,9 @@ typedef struct wsc_result {
                             wsim diff: every key (KEYS *, sorted) with TYPE and value */
     uint64_t trace_hash;
     ws_sim_counts counts;
+    int bad_input;       /* an ERROR that is the input's fault rather than a verdict: a
+                            consumer process that could not start, exited, did not settle
+                            in time or ignored SIGTERM (wsim exits 2 for it) */
 } wsc_result;
 
 /* Whether wsc_run skips sc with opt, and why: NULL when it runs; else the reason (its

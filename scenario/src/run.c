@@ -17,6 +17,7 @@
 #include "wsi_strmap.h"
 #include "wsc_int.h"
 #include "wsc_picture.h"
+#include "wsc_world.h"
 
 /* The framework's retry counter, as a field of a stream entry (SEMANTICS.md §2). */
 #define RETRY_FIELD "h:" WS_RETRY_HEADER
@@ -56,6 +57,9 @@ struct runner {
     ws_delivery **seen;   /* every delivery handed out, in order */
     size_t nseen, capseen; /* grown by doubling: an explorer's child appends to the
                               parent's array in place, never copying all of it */
+    wsc_world *world;     /* the file drives consumer processes: their server and them
+                             (wsc_world.h); NULL for wsim's own consumer */
+    int bad_input;        /* the run failed for its input's sake (a process misbehaved) */
     int *fault_fired;     /* per statement: its fault fired (the fault layer writes it) */
     unsigned char *fault_armed; /* per statement: its fault was armed */
     /* the outcome */
@@ -951,8 +955,7 @@ static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
  * delivery count) or the reliable list's processing list, read on the admin connection. */
 static int expect_pending(runner *r, const wsc_stmt *st)
 {
-    ws_sub *s = find_sub(r, st, st->sub);
-    if (!s) return -1;
+    if (sub_index(r, st->sub) < 0) return find_sub(r, st, st->sub) ? 0 : -1;
     const wsc_stmt *def = r->subs[sub_index(r, st->sub)].def;
     const char *argv[6];
     int argc;
@@ -1015,7 +1018,7 @@ static int expect_pending(runner *r, const wsc_stmt *st)
  * encoding shows as written, with retries -1. */
 static int expect_delayed(runner *r, const wsc_stmt *st)
 {
-    if (!find_sub(r, st, st->sub)) return -1;
+    if (sub_index(r, st->sub) < 0) return find_sub(r, st, st->sub) ? 0 : -1;
     const wsc_stmt *def = r->subs[sub_index(r, st->sub)].def;
     const char *argv[] = {"ZRANGE", def->s_dq, "0", "-1", "WITHSCORES"};
     const fr_reply *rep = NULL;
@@ -1166,6 +1169,73 @@ static int expect_published(runner *r, const wsc_stmt *st)
     return ok ? 0 : -1;
 }
 
+/* ----- Consumer processes --------------------------------------------------------------------------- */
+
+/* A process statement failed (why): an ERROR that is the input's fault (wsim exits 2),
+ * reported with the tail of the consumer's log instead of the trace. */
+static int proc_fail(runner *r, const wsc_stmt *st, const char *name, const char *why)
+{
+    if (r->failed) return -1;
+    r->failed = 1;
+    r->status = WSC_ERROR;
+    r->bad_input = 1;
+    wsi_buf b = {0};
+    wsi_buf_printf(&b, "%s:%d: %s\n  error: %s\n", r->sc->name, st->line, st->src, why);
+    char *tail = name && r->world ? wsc_world_log_tail(r->world, name, 20) : NULL;
+    if (tail) wsi_buf_printf(&b, "  the end of %s's output:\n%s", name, tail);
+    else if (name && r->world) wsi_buf_printf(&b, "  %s wrote nothing\n", name);
+    free(tail);
+    if (!runner_buf_ok(r, &b)) {
+        wsi_buf_free(&b);
+        return -1;
+    }
+    r->report = b.p;
+    return -1;
+}
+
+/* A `subscribe` line of a file that drives a process: what the process subscribes to,
+ * for `produce`, `expect pending`, the waits and the checks; nothing is sent. */
+static int declare_sub(runner *r, const wsc_stmt *st)
+{
+    if (sub_index(r, st->sub) >= 0)
+        return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
+    subrec *v = wsi_realloc(r->subs, (r->nsubs + 1) * sizeof *v);
+    if (!v) return oom(r);
+    r->subs = v;
+    r->subs[r->nsubs] = (subrec){.name = wsi_strdup(st->sub), .sub = NULL, .def = st};
+    if (!r->subs[r->nsubs].name) return oom(r);
+    r->nsubs++;
+    return 0;
+}
+
+/* The `consumer` statement that declares name. */
+static const wsc_stmt *consumer_decl(runner *r, const char *name)
+{
+    for (size_t i = 0; i < r->sc->nst; i++)
+        if (r->sc->st[i].kind == K_CONSUMER && strcmp(r->sc->st[i].proc, name) == 0)
+            return &r->sc->st[i];
+    return NULL;
+}
+
+/* start, stop, kill and wait of a consumer process; 0, or -1 after failing the run. */
+static int do_process(runner *r, const wsc_stmt *st)
+{
+    char why[2048];
+    int rc;
+    switch (st->kind) {
+    case K_START: rc = wsc_world_start(r->world, consumer_decl(r, st->proc), why, sizeof why); break;
+    case K_STOP_PROC: rc = wsc_world_stop(r->world, st->proc, st->n, why, sizeof why); break;
+    case K_KILL: rc = wsc_world_kill(r->world, st->proc, why, sizeof why); break;
+    default: {
+        size_t at = (size_t)(st - r->sc->st);
+        rc = wsc_world_wait(r->world, st->proc, at, st->n, why, sizeof why);
+        break;
+    }
+    }
+    if (rc == WS_ENOMEM) return oom(r);
+    return rc ? proc_fail(r, st, st->proc, why) : 0;
+}
+
 /* ----- The run -------------------------------------------------------------------------------------- */
 
 /* Runs one statement of any kind; 0, or -1 once the run failed. */
@@ -1176,7 +1246,13 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_CHECK:
     case K_QUEUE:
     case K_POOL: return do_command(r, st);
+    case K_CONSUMER: return 0; /* a declaration: `start` starts it */
+    case K_START:
+    case K_STOP_PROC:
+    case K_KILL:
+    case K_WAIT: return do_process(r, st);
     case K_SUBSCRIBE: {
+        if (r->world) return declare_sub(r, st); /* the process subscribes itself */
         ws_sub_config c = st->cfg;
         c.key = st->s_key;
         c.group = st->s_group;
@@ -1248,7 +1324,11 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_REPLY:
     case K_BIND:
     case K_SETTLE: return do_action(r, st);
-    case K_ADVANCE: return step_result(r, st, ws_sim_advance(r->sim, st->n));
+    case K_ADVANCE: {
+        int rc = step_result(r, st, ws_sim_advance(r->sim, st->n));
+        if (r->world) wsc_world_clock_moved(r->world); /* reads whose time is up answer */
+        return rc;
+    }
     case K_CRASH: return step_result(r, st, ws_sim_crash(r->sim));
     case K_RESTART: return step_result(r, st, ws_sim_restart(r->sim));
     case K_SHUTDOWN: return step_result(r, st, ws_sim_shutdown(r->sim));
@@ -1256,7 +1336,12 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         ws_sub *s = find_sub(r, st, st->sub);
         return s ? step_result(r, st, ws_stop(s)) : -1;
     }
-    case K_FAULT: return r->opt->no_crash_faults && crash_fault(st) ? 0 : do_fault(r, st);
+    case K_FAULT:
+        if (st->proc_fault)
+            return r->opt->no_crash_faults ? 0 : proc_fail(r, st, NULL,
+                "a crash of a consumer process needs the server's hold hook, which this "
+                "build of wsim does not have yet");
+        return r->opt->no_crash_faults && crash_fault(st) ? 0 : do_fault(r, st);
     case K_EXPECT_NOTHING: return 0;
     case K_EXPECT_FLUSH: return expect_flush(r, st);
     case K_EXPECT_READ: return expect_read(r, st);
@@ -1278,7 +1363,12 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_EXPECT_PENDING: return expect_pending(r, st);
     case K_EXPECT_DELAYED: return expect_delayed(r, st);
     case K_EXPECT_INVARIANTS:
-    case K_EXPECT_VIOLATION: return expect_check(r, st);
+    case K_EXPECT_VIOLATION:
+        if (r->world)
+            return fail(r, st, WSC_ERROR, NULL, "checking a consumer process's invariants "
+                        "needs its recorded traffic and the traffic checker, which this "
+                        "build of wsim does not have yet");
+        return expect_check(r, st);
     case K_EXPECT_WARNING: return expect_warning(r, st);
     case K_EXPECT_PUBLISHED: return expect_published(r, st);
     case K_EXPECT_DELIVERY: {
@@ -1444,6 +1534,22 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
         free(r);
         return NULL;
     }
+    if (sc->consumer_line && ws_sim_err(r->sim) != WS_ECONNECT) {
+        char why[512];
+        r->world = wsc_world_new(sc, r->sim, opt->backend, why, sizeof why);
+        if (!r->world) {
+            r->failed = 1;
+            r->status = WSC_ERROR;
+            wsi_buf b = {0};
+            wsi_buf_printf(&b, "%s: cannot run its consumer processes: %s\n", sc->name, why);
+            if (!runner_buf_ok(r, &b)) {
+                wsi_buf_free(&b);
+                wsc_runner_free(r);
+                return NULL;
+            }
+            r->report = b.p;
+        }
+    }
     if (ws_sim_err(r->sim) == WS_ECONNECT) {
         r->failed = 1;
         r->status = WSC_ERROR;
@@ -1463,7 +1569,10 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
 int wsc_runner_exec(wsc_runner *r, size_t i)
 {
     if (r->failed || i >= r->sc->nst) return -1;
-    return run_stmt(r, &r->sc->st[i]);
+    int rc = run_stmt(r, &r->sc->st[i]);
+    if (r->world) wsc_world_pump(r->world); /* a consumer blocked in a read gets what it
+                                               produced */
+    return rc;
 }
 
 int wsc_runner_failed(const wsc_runner *r) { return r->failed; }
@@ -1562,6 +1671,7 @@ void wsc_runner_finish(wsc_runner *r, wsc_result *res)
     res->checks = r->checks;
     res->failures = r->failed ? 1 : 0;
     res->report = r->report;
+    res->bad_input = r->bad_input;
     r->report = NULL;
     if (r->status == WSC_ERROR && !ws_sim_round_trip_count(r->sim) && r->failed &&
         ws_sim_err(r->sim) == WS_ECONNECT)
@@ -1581,6 +1691,7 @@ int wsc_runner_oom(const wsc_runner *r) { return r->oom; }
 void wsc_runner_free(wsc_runner *r)
 {
     if (!r) return;
+    wsc_world_free(r->world); /* (before the simulation: it serves its fake) */
     ws_sim_free(r->sim);
     for (size_t i = 0; i < r->nsubs; i++) {
         free(r->subs[i].name);
@@ -1640,7 +1751,7 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
     }
     wsc_runner *r = wsc_runner_new(sc, opt);
     if (!r) return WS_ENOMEM;
-    for (size_t i = 0; i < sc->nst && !r->failed; i++) run_stmt(r, &sc->st[i]);
+    for (size_t i = 0; i < sc->nst && !r->failed; i++) wsc_runner_exec(r, i);
     if (!r->oom) end_of_run(r);
     if (!r->oom) wsc_runner_finish(r, res);
     int rc = r->oom ? WS_ENOMEM : 0;

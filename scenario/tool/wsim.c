@@ -375,6 +375,7 @@ static int cmd_run(int argc, char **argv)
                       .fake_server = o.fake_server, .cluster = o.cluster};
     wsc_result *res = wsi_xcalloc(f.n, sizeof *res);
     size_t passed = 0, failed = 0, skipped = 0;
+    int bad_input = 0; /* a consumer process misbehaved: exit 2 (docs/consumer.md) */
     int tap = strcmp(o.format, "tap") == 0, junit = strcmp(o.format, "junit") == 0;
     if (tap) printf("TAP version 13\n1..%zu\n", f.n);
     for (size_t i = 0; i < f.n; i++) {
@@ -398,6 +399,7 @@ static int cmd_run(int argc, char **argv)
         if (r->status == WSC_PASS) passed++;
         else if (r->status == WSC_SKIP) skipped++;
         else failed++;
+        bad_input |= r->bad_input;
         if (tap) {
             if (r->status == WSC_SKIP)
                 printf("ok %zu - %s # SKIP needs %s: %s\n", i + 1, f.v[i], needs, r->report);
@@ -466,7 +468,7 @@ static int cmd_run(int argc, char **argv)
     free(sc);
     free(f.v);
     free(o.paths);
-    return failed ? 1 : 0;
+    return bad_input ? 2 : failed ? 1 : 0;
 }
 
 /* ----- diff ---------------------------------------------------------------------------------- */

@@ -1,0 +1,75 @@
+/* wsc_world.h -- what a scenario that drives consumer processes runs besides its
+ * simulation (docs/consumer.md): the server the processes talk to, the processes, and the
+ * waits.  Used by the runner (run.c); below it, it calls nothing of it.
+ *
+ * The server.  On the fake (the default), the world serves the simulation's own fake over
+ * RESP from this process, as fakeredis-server does (frs_core, embedded): on a unix socket
+ * in the run's directory and on a loopback port of its own (port 0: the kernel's choice).
+ * It is one thread: the world runs the server's loop while it waits (wsc_world_wait,
+ * wsc_world_stop) and for a moment after each statement (wsc_world_pump), and the
+ * scenario's own commands (setup, produce, check) run in-process on the same fake.  The
+ * clock is the fake's virtual clock.  On a real server (`wsim run --backend URL`) the
+ * processes are given that URL and the world only watches.
+ *
+ * The processes get, besides wsim's own environment: REDIS_URL
+ * (redis://127.0.0.1:PORT, or the backend's URL), REDIS_HOST and REDIS_PORT (for a TCP
+ * server), REDIS_SOCKET (for a unix socket), WSIM_CONSUMER (the consumer's name in the
+ * file) and WSIM_INCARNATION (1 for the first start, 2 for the next, ...).  Their output
+ * goes to RUN_DIR/NAME.log, which a failing run's report quotes.
+ *
+ * Functions that can fail return 0, or 1 with why[0..cap) saying what went wrong in one
+ * sentence (the consumer's failures: it could not start, exited, did not settle in time,
+ * did not stop on SIGTERM), or WS_ENOMEM. */
+#ifndef WSC_WORLD_H
+#define WSC_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wsc_int.h"
+
+typedef struct wsc_world wsc_world;
+
+/* The quiet interval: a consumer is settled once nothing is unread or pending and every
+ * connection of its has either been blocked in a read or sent nothing for this long. */
+#define WSC_QUIET_MS 10
+/* The default bounds of `wait CONSUMER settled` and `stop CONSUMER`. */
+#define WSC_WAIT_MS 10000
+#define WSC_STOP_MS 10000
+
+/* A world for sc around sim: backend NULL or "fake" serves ws_sim_fake(sim); else the
+ * processes are given that URL.  NULL with why set when it cannot be made (the run's
+ * directory, the sockets), or when out of memory (why "out of memory"). */
+wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const char *backend, char *why,
+                         size_t cap);
+/* Kills every process still running, stops serving, removes the run's directory. */
+void wsc_world_free(wsc_world *w);
+
+/* The run's directory (sockets, logs). */
+const char *wsc_world_dir(const wsc_world *w);
+/* REDIS_URL as the processes get it. */
+const char *wsc_world_url(const wsc_world *w);
+
+/* `start NAME` (decl: its `consumer` statement): a fresh process. */
+int wsc_world_start(wsc_world *w, const wsc_stmt *decl, char *why, size_t cap);
+/* `stop NAME`: SIGTERM to its group, the server served until it exits (at most within_ms;
+ * 0: WSC_STOP_MS); one that does not is killed and the stop fails. */
+int wsc_world_stop(wsc_world *w, const char *name, long long within_ms, char *why, size_t cap);
+/* `kill NAME`: SIGKILL to its group. */
+int wsc_world_kill(wsc_world *w, const char *name, char *why, size_t cap);
+/* `wait NAME settled`: serves until every subscription the file declares above statement
+ * `at` (its index) has nothing unread, pending, on a processing list or in a delay queue
+ * and NAME is quiet (WSC_QUIET_MS), at most within_ms (0: WSC_WAIT_MS).  Fails when NAME
+ * exits first or the bound passes, saying what is outstanding. */
+int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_ms, char *why,
+                   size_t cap);
+/* Serves what is ready now, without waiting: after each statement, so that a consumer
+ * blocked in a read gets what a statement produced. */
+void wsc_world_pump(wsc_world *w);
+/* The fake's clock moved (`advance`): blocked reads whose time is up are answered. */
+void wsc_world_clock_moved(wsc_world *w);
+/* The last `lines` lines of NAME's log, each indented by four spaces (heap; NULL when
+ * there is no log or out of memory). */
+char *wsc_world_log_tail(const wsc_world *w, const char *name, int lines);
+
+#endif /* WSC_WORLD_H */
