@@ -215,6 +215,26 @@ static int quiet(wsc_world *w, long long quiet_ms)
     return 1;
 }
 
+/* Says how long the connections have been silent, when the last command is a while ago
+ * (a consumer that hangs): its name and age, or the read a connection is blocked in. */
+static void idle_note(wsc_world *w, wsi_buf *b)
+{
+    long long now = frs_mono_ms(), last = -1;
+    const char *cmd = NULL;
+    int blocked = 0;
+    for (frs_conn *c = w->srv.conns; c; c = c->next) {
+        if (c->last_ms > last) last = c->last_ms, cmd = c->last_cmd;
+        blocked |= c->blocked;
+    }
+    if (last < 0) {
+        wsi_buf_puts(b, "; it has no connection open");
+        return;
+    }
+    if (now - last < 500) return;
+    wsi_buf_printf(b, "; its last command (%s) came %lld ms ago%s", cmd ? cmd : "?", now - last,
+                   blocked ? " and it is blocked in it" : "");
+}
+
 /* ----- What is outstanding ------------------------------------------------------------------ */
 
 /* Sends one command on the probe; its reply, or NULL (the probe failed: why in out). */
@@ -358,6 +378,39 @@ static int outstanding(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err)
         any |= rc;
     }
     return any;
+}
+
+/* The commands a real server has processed (INFO's total_commands_processed; an INFO is
+ * counted once it has answered), or -1 with err said. */
+static long long total_commands(wsc_world *w, wsi_buf *err)
+{
+    const char *info[] = {"INFO", "stats"};
+    const fr_reply *r = ask(w, err, 2, info);
+    const char *at = r && r->str ? strstr(r->str, "total_commands_processed:") : NULL;
+    if (!at) {
+        if (r) wsi_buf_puts(err, "the server's INFO has no total_commands_processed");
+        return -1;
+    }
+    return strtoll(at + strlen("total_commands_processed:"), NULL, 10);
+}
+
+/* On a real server, which the world cannot watch from inside: settled (1) when nothing
+ * is outstanding now and, WSC_QUIET_MS later, still nothing is and the server processed
+ * no command but the world's own in between; 0 when not; -1 with err said. */
+static int real_quiet(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err)
+{
+    long long n1 = total_commands(w, err);
+    if (n1 < 0) return -1;
+    uint64_t sent1 = ws_conn_get_stats(w->probe).commands_sent;
+    nap_ms(WSC_QUIET_MS);
+    int o = outstanding(w, at, b, err);
+    if (o != 0) return o < 0 ? -1 : 0;
+    long long n2 = total_commands(w, err);
+    if (n2 < 0) return -1;
+    /* between the two INFOs the server counted the first one and what the world sent
+     * before the second: as many commands as the world sent since the first */
+    uint64_t sent2 = ws_conn_get_stats(w->probe).commands_sent;
+    return n2 - n1 == (long long)(sent2 - sent1) ? 1 : 0;
 }
 
 /* ----- The consumers -------------------------------------------------------------------------- */
@@ -526,6 +579,7 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
                 rc = 1;
                 break;
             }
+            if (o == 0 && !w->serving) o = real_quiet(w, at, &what, &err) == 1 ? 0 : 1;
             if (o == 0) break;
         }
         if (w->fake && !flooding_seen && now >= deadline - 1000) {
@@ -542,6 +596,8 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
             else if (o == 0) wsi_buf_puts(&b, ": nothing is outstanding, but it never went quiet");
             if (w->serving && w->srv.stats.connections == c->conns)
                 wsi_buf_printf(&b, "; it never connected to the server (REDIS_URL=%s)", w->url);
+            else if (w->serving)
+                idle_note(w, &b);
             if (w->fake) {
                 uint64_t probes = ws_conn_get_stats(w->probe).commands_sent - probe_at;
                 uint64_t cmds = fr_server_commands_executed(w->fake) - last_second;
