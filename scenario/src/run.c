@@ -15,6 +15,7 @@
 #include "wsi_alloc.h"
 #include "wsi_buf.h"
 #include "wsi_strmap.h"
+#include "wsc_convention.h"
 #include "wsc_int.h"
 #include "wsc_picture.h"
 #include "wsc_world.h"
@@ -1100,6 +1101,43 @@ static int expect_check(runner *r, const wsc_stmt *st)
     return -1;
 }
 
+/* `expect invariants` / `expect violation` in a file that drives a process: the effects
+ * check of the handler convention (wsc_convention.h) on the keyspace; 0, or -1 after
+ * failing the run. */
+static int expect_effects(runner *r, const wsc_stmt *st)
+{
+    wsc_effect *v;
+    size_t n;
+    char why[512];
+    int rc = wsc_effects_check(r->sim, r->sc, &v, &n, why, sizeof why);
+    if (rc == WS_ENOMEM) return oom(r);
+    if (rc)
+        return fail(r, st, WSC_ERROR, NULL, "a consumer process's invariants are checked "
+                    "on the effects its entries' payloads ask for (the handler convention, "
+                    "docs/consumer.md), and this file does not allow it: %s", why);
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++)
+        found = st->kind == K_EXPECT_VIOLATION && v[i].alias &&
+                !strcmp(v[i].alias, st->alias) && !strcmp(v[i].kind, st->text);
+    int ok = st->kind == K_EXPECT_INVARIANTS ? n == 0 : found;
+    if (ok) {
+        r->checks++;
+        wsc_effects_free(v, n);
+        return 0;
+    }
+    wsi_buf b = {0};
+    wsi_buf_add(&b, n ? "" : "no violation", n ? 0 : 12);
+    for (size_t i = 0; i < n; i++) wsi_buf_printf(&b, "%s%s: %s", i ? "; " : "", v[i].kind,
+                                           v[i].sentence);
+    char want[256];
+    if (st->kind == K_EXPECT_INVARIANTS) snprintf(want, sizeof want, "no invariant broken");
+    else snprintf(want, sizeof want, "a '%s' violation for entry %s", st->text, st->alias);
+    if (runner_buf_ok(r, &b)) fail(r, st, WSC_FAIL, want, "%s", b.p);
+    wsi_buf_free(&b);
+    wsc_effects_free(v, n);
+    return -1;
+}
+
 /* Checks that some warning of the simulation contains the statement's text; 0, or -1
  * after failing the run. */
 static int expect_warning(runner *r, const wsc_stmt *st)
@@ -1364,10 +1402,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_EXPECT_DELAYED: return expect_delayed(r, st);
     case K_EXPECT_INVARIANTS:
     case K_EXPECT_VIOLATION:
-        if (r->world)
-            return fail(r, st, WSC_ERROR, NULL, "checking a consumer process's invariants "
-                        "needs its recorded traffic and the traffic checker, which this "
-                        "build of wsim does not have yet");
+        if (r->world) return expect_effects(r, st);
         return expect_check(r, st);
     case K_EXPECT_WARNING: return expect_warning(r, st);
     case K_EXPECT_PUBLISHED: return expect_published(r, st);
