@@ -174,6 +174,14 @@ typedef struct frs_options {
                                  own FR_REDIS_VERSION) */
     int auto_advance_ms;      /* --clock auto: the quiet interval (real ms) after which the
                                  virtual clock moves to the next deadline; 0: never */
+    /* For a program that embeds the server (wsim run serves the fake itself): */
+    fr_server *fake;          /* serve this fake of the caller's instead of making one (it
+                                 is the caller's: seed, start_ms and cluster are its own,
+                                 frs_server_free leaves it); NULL: make one */
+    int quiet;                /* print nothing on stdout (no "listening on", "ready") */
+    int no_signals;           /* take no signals (no signalfd, no sigprocmask): the embedder
+                                 keeps its own, and the processes it starts inherit no
+                                 blocked SIGTERM */
 } frs_options;
 
 /* Counters reported by INFO stats, reset by CONFIG RESETSTAT. */
@@ -230,7 +238,6 @@ struct frs_server {
     int64_t active_ms;        /* the monotonic ms of the last byte read or written, or the
                                  last accept: the quiet interval of --clock auto counts
                                  from it */
-    int busy_turn;            /* the last loop turn found events: poll before sleeping */
     struct frs_clock_hooks *clock_hooks; /* an embedder's deadlines (frs_server_set_clock_hooks) */
 };
 
@@ -241,6 +248,12 @@ struct frs_server {
 int frs_server_init(frs_server *srv, const frs_options *opt);
 /* Runs the loop until SIGTERM/SIGINT (or srv->stop).  Returns 0. */
 int frs_server_run(frs_server *srv);
+/* One turn of the loop, what frs_server_run repeats: the work before sleeping (woken
+ * input, writes, closes), a wait of at most max_wait_ms (0: none; also bounded by the
+ * server's own timers) for events, the events, the timers.  For a program that embeds the
+ * server and steps it between its own work, in one thread.  0, or -1 when epoll failed
+ * (said on stderr). */
+int frs_server_turn(frs_server *srv, int max_wait_ms);
 /* Closes every connection and socket, removes the unix socket, frees the fake. */
 void frs_server_free(frs_server *srv);
 
@@ -515,6 +528,21 @@ void frs_record_clock(frs_server *srv, int64_t from, const char *why);
 void frs_record_hold(frs_conn *c, const char *what, uint64_t n, int argc,
                      const char *const *argv, const size_t *argvlen);
 
+/* An embedder's own client -- one that runs commands on the fake in process (fr_exec*,
+ * fr_pipeline), not over a socket: wsim run's setup, produce and check -- in the recording.
+ * frs_record_embedded_open gives it a connection id from the server's CLIENT ID sequence
+ * and writes its open line (addr "embedded", the name given); each command is then written
+ * with the reply the fake gave (RESP2 bytes) -- batch 0 starts a batch of its own, or pass
+ * frs_record_new_batch's number to several commands sent as one pipeline.  0 (and nothing
+ * written) while no recording runs; the id stays valid across FAKE.RECORD STOP/START only
+ * for the connections' sequence, not for the lines (open it again). */
+uint64_t frs_record_embedded_open(frs_server *srv, const char *name);
+uint64_t frs_record_new_batch(frs_server *srv);
+void frs_record_embedded_command(frs_server *srv, uint64_t id, const char *name, uint64_t batch,
+                                 int multi, int argc, const char *const *argv,
+                                 const size_t *argvlen, const char *reply, size_t reply_len);
+void frs_record_embedded_close(frs_server *srv, uint64_t id);
+
 frs_cmd_proc frs_cmd_fake_record_start, frs_cmd_fake_record_stop, frs_cmd_fake_record_status;
 
 /* ----- hold.c: the hold hook, crash points in a consumer process ----------------------------- *
@@ -600,13 +628,8 @@ void frs_hold_replay(frs_conn *c);
 void frs_hold_conn_closed(frs_conn *c);
 void frs_hold_free(frs_server *srv);
 
-/* ----- net.c: the loop one turn at a time, and the clock's embedder ------------------------- */
+/* ----- net.c: the clock's embedder (--clock auto) ----------------------------------------- */
 
-/* One turn of the loop: write what is pending, wait up to timeout_ms (-1: until an event
- * or a deadline) for events and serve them, run the timers.  0; -1 on a fatal epoll error.
- * frs_server_run is this in a loop until srv->stop; an embedder that has its own things to
- * do (processes to watch) calls it itself. */
-int frs_server_run_once(frs_server *srv, int timeout_ms);
 
 /* With --clock auto, the deadlines the server moves the clock to are the blocked clients'
  * (fr_server_next_deadline), the keys' expiry when something observes it (keyspace

@@ -620,14 +620,18 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     frs_cmdtable_init();
     adjust_fd_limit(srv);
 
-    fr_config cfg = fr_config_default();
-    cfg.seed = opt->seed;
-    if (opt->start_ms) cfg.start_ms = opt->start_ms;
-    cfg.cluster_enabled = opt->cluster;
-    srv->fake = fr_server_new(&cfg);
-    if (!srv->fake) {
-        fprintf(stderr, "fakeredis-server: out of memory\n");
-        return -1;
+    if (opt->fake) {
+        srv->fake = opt->fake; /* the embedder's: its seed, clock and cluster setting */
+    } else {
+        fr_config cfg = fr_config_default();
+        cfg.seed = opt->seed;
+        if (opt->start_ms) cfg.start_ms = opt->start_ms;
+        cfg.cluster_enabled = opt->cluster;
+        srv->fake = fr_server_new(&cfg);
+        if (!srv->fake) {
+            fprintf(stderr, "fakeredis-server: out of memory\n");
+            return -1;
+        }
     }
     if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
     frs_cmdtable_declare(srv->fake);
@@ -660,24 +664,23 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
         return -1;
     }
 
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
-    srv->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sig_tag};
-    if (srv->sig_fd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sig_fd, &ev) < 0) {
-        perror("fakeredis-server: signalfd");
-        return -1;
+    if (!opt->no_signals) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        srv->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sig_tag};
+        if (srv->sig_fd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sig_fd, &ev) < 0) {
+            perror("fakeredis-server: signalfd");
+            return -1;
+        }
     }
     if (frs_config_init(srv) < 0) return -1;
     frs_apply_limits(srv);
     frs_admin_init(srv); /* MONITOR, SLOWLOG, LATENCY, tracking watch the fake */
-    fr_server_set_busy_hook(srv->fake, busy_hook, srv);
-    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
-    fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
     if (opt->record) {
         char err[512];
         if (frs_record_start(srv, opt->record, err, sizeof err) < 0) {
@@ -686,6 +689,10 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
         }
     }
 
+    fr_server_set_busy_hook(srv->fake, busy_hook, srv);
+    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
+    fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
+    if (opt->quiet) return 0;
     if (opt->port >= 0) {
         int nb = opt->nbind ? opt->nbind : 1;
         for (int i = 0; i < nb; i++) {
@@ -977,17 +984,20 @@ int frs_server_set_auto_advance(frs_server *srv, int quiet_ms)
     return 0;
 }
 
-int frs_server_run_once(frs_server *srv, int timeout_ms)
+/* One turn: before sleeping, wait (at most max_wait_ms when >= 0; -1: as long as the
+ * server's timers allow), events, timers.  *busy: the last turn had events (poll before
+ * sleeping), updated. */
+static int turn(frs_server *srv, int max_wait_ms, int *busy)
 {
     struct epoll_event evs[MAX_EVENTS];
     before_sleep(srv);
     if (srv->stop) return 0;
-    int t = sleep_ms(srv), q = quiet_left(srv);
-    if (q >= 0 && (t < 0 || q < t)) t = q;
-    if (timeout_ms >= 0 && (t < 0 || t > timeout_ms)) t = timeout_ms;
-    int n = srv->busy_turn && t != 0 ? busy_poll(srv, evs) : 0;
-    if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, t);
-    srv->busy_turn = n > 0; /* the wake found events: poll before sleeping next time */
+    int wait = sleep_ms(srv), q = quiet_left(srv);
+    if (q >= 0 && (wait < 0 || q < wait)) wait = q; /* --clock auto's quiet interval */
+    if (max_wait_ms >= 0 && (wait < 0 || wait > max_wait_ms)) wait = max_wait_ms;
+    int n = *busy && wait != 0 ? busy_poll(srv, evs) : 0;
+    if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, wait);
+    *busy = n > 0;
     srv->turn_ms = frs_mono_ms();
     if (n < 0) {
         if (errno == EINTR) return 0;
@@ -1000,10 +1010,17 @@ int frs_server_run_once(frs_server *srv, int timeout_ms)
     return 0;
 }
 
+int frs_server_turn(frs_server *srv, int max_wait_ms)
+{
+    int busy = 0; /* an embedder's turn sleeps at once: it has its own work to do */
+    return turn(srv, max_wait_ms < 0 ? 0 : max_wait_ms, &busy);
+}
+
 int frs_server_run(frs_server *srv)
 {
+    int busy = 0; /* the last wake found events: poll before sleeping */
     while (!srv->stop)
-        if (frs_server_run_once(srv, -1) < 0) return -1;
+        if (turn(srv, -1, &busy) < 0) return -1;
     return 0;
 }
 
@@ -1024,7 +1041,17 @@ void frs_server_free(frs_server *srv)
     free(srv->unixsocket);
     if (srv->sig_fd >= 0) close(srv->sig_fd);
     if (srv->epfd >= 0) close(srv->epfd);
-    fr_server_free(srv->fake);
+    if (srv->fake && srv->fake == srv->opt.fake) {
+        /* an embedder's fake is its own: it outlives this server, its hooks must not */
+        fr_server_set_busy_hook(srv->fake, NULL, NULL);
+        fr_server_set_oom_hook(srv->fake, NULL, NULL);
+        fr_server_set_resp3_hook(srv->fake, NULL, NULL);
+        fr_stats_set_clock(srv->fake, NULL, NULL);
+        fr_server_set_call_hook(srv->fake, NULL, NULL); /* admin.c's */
+        fr_server_set_key_hook(srv->fake, NULL, NULL);
+    } else {
+        fr_server_free(srv->fake);
+    }
     frs_config_free(srv);
     free(srv->requirepass);
     if (srv->bymap) {

@@ -246,6 +246,35 @@ void frs_record_hold(frs_conn *c, const char *what, uint64_t n, int argc,
                                          argvlen));
 }
 
+uint64_t frs_record_embedded_open(frs_server *srv, const char *name)
+{
+    if (!srv->rec) return 0;
+    uint64_t id = srv->next_id++;
+    check_writer(srv, wsr_write_open(writer(srv), id, now(srv), "embedded", -1, name,
+                                     name ? strlen(name) : 0));
+    return srv->rec ? id : 0;
+}
+
+uint64_t frs_record_new_batch(frs_server *srv) { return ++srv->next_batch; }
+
+void frs_record_embedded_command(frs_server *srv, uint64_t id, const char *name, uint64_t batch,
+                                 int multi, int argc, const char *const *argv,
+                                 const size_t *argvlen, const char *reply, size_t reply_len)
+{
+    if (!srv->rec || !id) return;
+    frs_record_sweep(srv); /* what earlier commands caused comes first */
+    if (!batch) batch = frs_record_new_batch(srv);
+    check_writer(srv, wsr_write_cmd(writer(srv), id, batch, now(srv), multi, name,
+                                    name ? strlen(name) : 0, -1, argc, argv, argvlen, reply,
+                                    reply_len));
+    frs_record_sweep(srv); /* the clients it woke, the messages it published */
+}
+
+void frs_record_embedded_close(frs_server *srv, uint64_t id)
+{
+    if (srv->rec && id) check_writer(srv, wsr_write_close(writer(srv), id, now(srv), "embedded"));
+}
+
 int frs_record_start(frs_server *srv, const char *path, char *err, size_t errcap)
 {
     if (srv->rec) {

@@ -1,5 +1,5 @@
 /* test_server_hold.c -- the hold hook of frs_core (server/src/frs.h, "hold.c") and the loop
- * one turn at a time (frs_server_run_once), as a program that embeds the server uses them:
+ * one turn at a time (frs_server_turn), as a program that embeds the server uses them:
  * the server runs in this process on a unix socket in a temporary directory, the clients
  * are sockets of this process, and the test turns the loop itself between a client's
  * write and its read.
@@ -69,7 +69,7 @@ static int teardown(void **state)
 /* Turns the loop until nothing more happens for a moment. */
 static void settle(world *w)
 {
-    for (int i = 0; i < 20; i++) assert_int_equal(frs_server_run_once(&w->srv, 1), 0);
+    for (int i = 0; i < 20; i++) assert_int_equal(frs_server_turn(&w->srv, 1), 0);
 }
 
 static int client(world *w)
@@ -296,6 +296,47 @@ static void test_hold_after_blocked(void **state)
     close(fd);
 }
 
+/* An embedder's in-process client in the recording (frs_record_embedded_*): its own
+ * connection id, its commands with the fake's replies, a pipeline sharing one batch, and
+ * the socket client its command woke after it. */
+static void test_embedded_commands(void **state)
+{
+    world *w = *state;
+    int fd = consumer(w);
+    send_line(w, fd, "BLPOP q 0");
+    uint64_t id = frs_record_embedded_open(&w->srv, "wsim-admin");
+    assert_true(id > 0);
+    fr_client *fc = fr_client_new(w->srv.fake);
+    const char *argv[] = {"RPUSH", "q", "x"};
+    size_t n;
+    const char *reply = fr_exec_resp(fc, 3, argv, NULL, &n);
+    frs_record_embedded_command(&w->srv, id, "wsim-admin", 0, 0, 3, argv, NULL, reply, n);
+    frs_drain_fake_events(&w->srv, NULL);
+    uint64_t b = frs_record_new_batch(&w->srv);
+    const char *get[] = {"GET", "k"};
+    reply = fr_exec_resp(fc, 2, get, NULL, &n);
+    frs_record_embedded_command(&w->srv, id, "wsim-admin", b, 0, 2, get, NULL, reply, n);
+    frs_record_embedded_command(&w->srv, id, "wsim-admin", b, 0, 2, get, NULL, reply, n);
+    frs_record_embedded_close(&w->srv, id);
+    fr_client_free(fc);
+    assert_string_equal(received(w, fd), "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+    char *rec = recording(w);
+    char want[512];
+    snprintf(want, sizeof want,
+             "open %llu t=1700000000000 addr=embedded name=wsim-admin\n"
+             "cmd %llu b=3 t=1700000000000 m=0 name=wsim-admin RPUSH q x => \":1\\r\\n\"\n"
+             "cmd 1 b=2 t=1700000000000 m=0 name=consumer since=1700000000000 BLPOP q 0 => "
+             "\"*2\\r\\n$1\\r\\nq\\r\\n$1\\r\\nx\\r\\n\"\n"
+             "cmd %llu b=4 t=1700000000000 m=0 name=wsim-admin GET k => \"$-1\\r\\n\"\n"
+             "cmd %llu b=4 t=1700000000000 m=0 name=wsim-admin GET k => \"$-1\\r\\n\"\n"
+             "close %llu t=1700000000000 why=embedded\n",
+             (unsigned long long)id, (unsigned long long)id, (unsigned long long)id,
+             (unsigned long long)id, (unsigned long long)id);
+    if (!strstr(rec, want)) fail_msg("want:\n%s\ngot:\n%s", want, rec);
+    free(rec);
+    close(fd);
+}
+
 static void test_bad_spec(void **state)
 {
     world *w = *state;
@@ -313,6 +354,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hold_inside_multi_then_kill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_count_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hold_after_blocked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_embedded_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_spec, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
