@@ -186,6 +186,11 @@ void frs_cmd_fake_help(frs_conn *c, int argc, const char *const *argv, const siz
         "FAKE.SEED", "    The seed the fake was started with.",
         "FAKE.PUBLISHED [CLEAR]",
         "    Every message PUBLISH sent: [channel, payload, ms]; or clear the log.",
+        "FAKE.RECORD START <file>",
+        "    Record every command and reply into <file> (a file that is not a recording",
+        "    is never replaced).",
+        "FAKE.RECORD STOP", "    Write the recording's end line and close the file.",
+        "FAKE.RECORD STATUS", "    The file, events and bytes recorded (empty when none).",
         "FAKE.HELP", "    Prints this help.",
         NULL,
     };

@@ -380,3 +380,17 @@ const char *frsh_show(const char *p, size_t n)
     out[w] = '\0';
     return out;
 }
+
+frsh_server *frsh_start_ok(const char *const *extra)
+{
+    frsh_server *s = frsh_start(extra);
+    if (!s) fail_msg("fakeredis-server did not start");
+    return s;
+}
+
+void frsh_stop_ok(frsh_server *s)
+{
+    int st = frsh_stop(s);
+    if (!(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        fail_msg("fakeredis-server did not exit cleanly on SIGTERM (status %d)", st);
+}

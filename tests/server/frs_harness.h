@@ -68,6 +68,27 @@ void frsh_expect_eof(frsh_conn *c, rh_buf *rest, int timeout_ms);
  * not RESP. */
 long frsh_reply_len(const char *p, size_t n);
 
+/* The next reply on c must be exactly want (a C string): the test fails showing both. */
+#define FRSH_EXPECT(c, buf, want)                                                         \
+    do {                                                                                  \
+        frsh_expect_reply((c), (buf));                                                    \
+        if ((buf)->len != strlen(want) || memcmp((buf)->data, (want), (buf)->len) != 0)   \
+            fail_msg("got %s, want %s", frsh_show((buf)->data, (buf)->len),               \
+                     frsh_show((want), strlen(want)));                                    \
+    } while (0)
+
+/* Sends a command (C strings) and FRSH_EXPECTs its reply. */
+#define FRSH_CALL(c, buf, want, ...)                                                      \
+    do {                                                                                  \
+        frsh_send((c), __VA_ARGS__, NULL);                                                \
+        FRSH_EXPECT((c), (buf), (want));                                                  \
+    } while (0)
+
+/* frsh_start that fails the test when the server does not start. */
+frsh_server *frsh_start_ok(const char *const *extra);
+/* frsh_stop that fails the test unless the server exited with status 0 on SIGTERM. */
+void frsh_stop_ok(frsh_server *s);
+
 /* Sleeps ms milliseconds. */
 void frsh_sleep_ms(int ms);
 
