@@ -75,6 +75,8 @@ typedef struct wsc_options {
                             consumer itself, and the file's own crash would mix with it */
     int cluster;         /* the real server is a one-node Redis Cluster: run every file as
                             if it said `cluster` (the fake's emulation on the fake) */
+    int no_checks;       /* run the steps only: every expectation is skipped (the explorer
+                            of a consumer process classifies each point itself) */
 } wsc_options;
 
 typedef enum wsc_status {

@@ -43,6 +43,11 @@ struct wsc_world {
     char socket_path[300];     /* REDIS_SOCKET ("" when not a unix socket) */
     consumer *cons;            /* one per `consumer` statement of the file */
     size_t ncons;
+    consumer *stopping;        /* being stopped (`stop`): a crash does not restart it */
+    int crash_armed;           /* wsc_world_arm_crash armed the server's hold */
+    int crashed;               /* ... and it held its command: the consumer was killed */
+    char hit[512];             /* the command it held, as redis-cli shows it */
+    char restart_why[512];     /* the restart after the crash failed: why ("" if not) */
 };
 
 /* ----- Time -------------------------------------------------------------------------------- */
@@ -528,7 +533,9 @@ int wsc_world_stop(wsc_world *w, const char *name, long long within_ms, char *wh
     wsc_proc_signal(c->proc, SIGTERM);
     /* a graceful stop flushes what it owes: the server serves it meanwhile */
     long long until = mono_ms() + within_ms;
+    w->stopping = c;
     while (wsc_proc_running(c->proc) && mono_ms() < until) serve(w, 2);
+    w->stopping = NULL;
     int stopped = !wsc_proc_running(c->proc);
     wsc_proc_end(c->proc); /* what else its group holds, and escaped orphans */
     serve(w, 0);
@@ -552,9 +559,19 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
     int flooding_seen = 0;
     wsi_buf what = {0}, err = {0};
     int rc = 0;
+    int crashes = w->crashed;
     for (;;) {
         serve(w, 2);
         long long now = mono_ms();
+        if (w->restart_why[0]) {
+            snprintf(why, cap, "%s", w->restart_why);
+            rc = 1;
+            break;
+        }
+        if (w->crashed != crashes) { /* killed and started again: it recovers from now */
+            crashes = w->crashed;
+            deadline = now + within_ms;
+        }
         if (!wsc_proc_running(c->proc)) {
             char st[128];
             wsc_proc_status_text(c->proc, st, sizeof st);
@@ -616,6 +633,100 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
     wsi_buf_free(&what);
     wsi_buf_free(&err);
     return oom ? WS_ENOMEM : rc;
+}
+
+/* ----- Crashes ----------------------------------------------------------------------------- */
+
+/* The consumer whose process (group) sent on connection conn: by the peer's pid on the
+ * unix socket; on TCP, the only consumer running (NULL when it cannot be told). */
+static consumer *sender(wsc_world *w, uint64_t conn)
+{
+    frs_conn *c = frs_conn_by_id(&w->srv, conn);
+    consumer *only = NULL;
+    size_t running = 0;
+    for (size_t i = 0; i < w->ncons; i++) {
+        consumer *k = &w->cons[i];
+        if (!k->proc || !wsc_proc_running(k->proc)) continue;
+        running++;
+        only = k;
+        if (c && c->peer_pid > 0 && getpgid((pid_t)c->peer_pid) == wsc_proc_pid(k->proc))
+            return k;
+    }
+    return running == 1 ? only : NULL;
+}
+
+/* The hold reached its command (called from inside the server's loop): the consumer that
+ * sent it is killed and started again. */
+static void crash_reached(void *ud, const frs_hold_info *info)
+{
+    wsc_world *w = ud;
+    w->crashed = 1;
+    size_t k = 0;
+    for (int i = 0; i < info->argc && k + 4 < sizeof w->hit; i++) {
+        char tok[256];
+        size_t n = info->argvlen[i] < 200 ? info->argvlen[i] : 200;
+        fr_reply r = {.type = FR_REPLY_BULK, .str = info->argv[i], .len = n};
+        char *t = ws_reply_text(&r, NULL);
+        int plain = t && strlen(t) == n + 2 && !strpbrk(info->argv[i], " \"'") && n;
+        snprintf(tok, sizeof tok, "%s", plain ? info->argv[i] : t ? t : "?");
+        if (plain) tok[n] = '\0';
+        free(t);
+        k += (size_t)snprintf(w->hit + k, sizeof w->hit - k, "%s%s", i ? " " : "", tok);
+    }
+    consumer *c = sender(w, info->conn);
+    for (size_t i = 0; i < w->ncons; i++) {
+        consumer *v = &w->cons[i];
+        if ((c && v != c) || !v->proc || !wsc_proc_running(v->proc)) continue;
+        wsc_proc_end(v->proc);
+        if (v == w->stopping) continue; /* it was going anyway */
+        char why[400];
+        if (wsc_world_start(w, v->decl, why, sizeof why) != 0)
+            snprintf(w->restart_why, sizeof w->restart_why, "the restart of %s after the crash "
+                     "failed: %s", v->decl->proc, why);
+    }
+}
+
+int wsc_world_arm_crash(wsc_world *w, const char *name, uint64_t nth, int after, char *why,
+                        size_t cap)
+{
+    if (!w->serving) {
+        snprintf(why, cap, "a crash of a consumer process is held at the server wsim serves: "
+                 "it cannot be made on a real server (--backend)");
+        return 1;
+    }
+    frs_hold_spec spec = {.match = NULL, .name = name, .nth = nth,
+                          .when = after ? FRS_HOLD_AFTER : FRS_HOLD_BEFORE,
+                          .reached = crash_reached, .ud = w};
+    if (frs_hold_arm(&w->srv, &spec) != 0) {
+        snprintf(why, cap, "the server refused the hold");
+        return 1;
+    }
+    w->crash_armed = 1;
+    return 0;
+}
+
+int wsc_world_crashed(const wsc_world *w, char *hit, size_t cap, uint64_t *counted)
+{
+    frs_hold_info info;
+    if (counted) *counted = w->crash_armed ? (frs_hold_get((frs_server *)&w->srv, &info), info.counted) : 0;
+    if (hit && cap) snprintf(hit, cap, "%s", w->crashed ? w->hit : "");
+    return w->crashed;
+}
+
+int wsc_world_record(wsc_world *w, const char *path, char *why, size_t cap)
+{
+    if (!w->serving) {
+        snprintf(why, cap, "recording needs the server wsim serves");
+        return 1;
+    }
+    return frs_record_start(&w->srv, path, why, cap) == 0 ? 0 : 1;
+}
+
+int wsc_world_record_stop(wsc_world *w, char *why, size_t cap)
+{
+    if (!w->serving) return 0;
+    serve(w, 0); /* what the last turn buffered */
+    return frs_record_stop(&w->srv, why, cap) == 0 ? 0 : 1;
 }
 
 char *wsc_world_log_tail(const wsc_world *w, const char *name, int lines)

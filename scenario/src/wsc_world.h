@@ -72,4 +72,24 @@ void wsc_world_clock_moved(wsc_world *w);
  * there is no log or out of memory). */
 char *wsc_world_log_tail(const wsc_world *w, const char *name, int lines);
 
+/* ----- A crash of a consumer process (a file's `fault CONSUMER ...`, wsim explore) ----- */
+
+/* Arms the crash: among the commands every consumer connection sends from now on (counted
+ * in arrival order, all of them or only those named name), the nth is held at the server
+ * -- before it is applied, or (after) once it is applied and before its reply leaves --
+ * and the consumer that sent it is killed there (SIGKILL to its group) and started again
+ * at once as its `consumer` line says, unless it was being stopped.  nth 0: only count.
+ * Served fake only: 0, or 1 with why said (a real server cannot hold a command). */
+int wsc_world_arm_crash(wsc_world *w, const char *name, uint64_t nth, int after, char *why,
+                        size_t cap);
+/* Whether the armed crash happened (1: hit[0..cap) is the command it held, as
+ * redis-cli would show it; 0: not yet), and how many commands were counted. */
+int wsc_world_crashed(const wsc_world *w, char *hit, size_t cap, uint64_t *counted);
+
+/* Records the traffic of every consumer connection into path (docs/recording.md), from
+ * now on until wsc_world_record_stop or the world's end.  Served fake only: 0, or 1 with
+ * why said. */
+int wsc_world_record(wsc_world *w, const char *path, char *why, size_t cap);
+int wsc_world_record_stop(wsc_world *w, char *why, size_t cap);
+
 #endif /* WSC_WORLD_H */
