@@ -133,6 +133,12 @@ typedef struct wsc_crash_point {
                                error; "" when fine */
     int forbidden;          /* the verdict is one the scenario forbids (`forbid ...`) */
     int explored;           /* explored here (0: another shard's point; verdict NULL) */
+    char *fault;            /* a point of a consumer process: the fault statement that
+                               replays it, after `fault CONSUMER` ("crash-before 2nd
+                               XACK"); conn is the consumer, round_trip the command's
+                               number among all it sent, command 1 (before it is applied)
+                               or 0 (after), commands how many it sent, and command_text
+                               the command the point held.  NULL for wsim's own consumer */
 } wsc_crash_point;
 
 typedef struct wsc_exploration {
@@ -150,6 +156,8 @@ typedef struct wsc_exploration {
     char *failure;          /* the exploration did not complete: a worker died (which
                                point it was exploring, and how); the points are then not
                                to be reported */
+    char *note;             /* something the report must say besides the points (a consumer
+                               process that is not deterministic), or NULL */
 } wsc_exploration;
 
 /* How wsc_explore_with explores. */

@@ -44,6 +44,7 @@
 #include "wsi_io.h"
 #include "wsi_alloc.h"
 #include "wsi_strmap.h"
+#include "wsc_explore_proc.h"
 #include "wsc_int.h"
 
 /* How far the clock moves between recovery rounds: past every min-idle and delay the
@@ -929,6 +930,11 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     if (!xo) xo = &defaults;
     if (xo->nshards && (xo->shard < 1 || xo->shard > xo->nshards)) return WS_EINVAL;
     wsc_options o = opt ? *opt : (wsc_options){0};
+    if (sc->consumer_line) { /* a file that drives consumer processes: explore_proc.c */
+        int rc = wsc_explore_process(sc, &o, xo, out);
+        if (rc == WS_ENOMEM) wsc_exploration_free(out);
+        return rc;
+    }
     if (o.backend && strcmp(o.backend, "fake") != 0) {
         out->error = strdup0("the explorer runs on the in-process fake only (it replays the "
                              "scenario once per crash point)");
@@ -1096,9 +1102,11 @@ void wsc_exploration_free(wsc_exploration *ex)
     for (size_t i = 0; i < ex->npoints; i++) {
         free(ex->points[i].command_text);
         free(ex->points[i].detail);
+        free(ex->points[i].fault);
     }
     free(ex->points);
     free(ex->error);
     free(ex->failure);
+    free(ex->note);
     memset(ex, 0, sizeof *ex);
 }

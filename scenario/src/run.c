@@ -1633,6 +1633,7 @@ int wsc_runner_exec(wsc_runner *r, size_t i)
 
 int wsc_runner_failed(const wsc_runner *r) { return r->failed; }
 ws_sim *wsc_runner_sim(wsc_runner *r) { return r->sim; }
+wsc_world *wsc_runner_world(wsc_runner *r) { return r->world; }
 size_t wsc_runner_subs(const wsc_runner *r) { return r->nsubs; }
 ws_sub *wsc_runner_sub(wsc_runner *r, size_t i) { return i < r->nsubs ? r->subs[i].sub : NULL; }
 

@@ -184,6 +184,8 @@ int wsc_runner_failed(const wsc_runner *r);
  * WS_ENOMEM. */
 int wsc_runner_oom(const wsc_runner *r);
 ws_sim *wsc_runner_sim(wsc_runner *r);
+/* The consumer processes' world of a file that drives them (wsc_world.h), else NULL. */
+struct wsc_world *wsc_runner_world(wsc_runner *r);
 size_t wsc_runner_subs(const wsc_runner *r);
 ws_sub *wsc_runner_sub(wsc_runner *r, size_t i);
 /* ws_read, remembering the deliveries (so aliases reach them). */
