@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The example consumers of examples/ (Node.js with ioredis from npm), as examples/README.md
 # says to run them: each of examples/*.wsim passes `wsim run` on the fake wsim serves and,
-# through --backend, on a real redis-server.
+# through --backend, on a real redis-server; `wsim explore` finds what each design
+# promises -- no point of the MULTI/EXEC consumer loses or doubles anything, the
+# write-then-ack one doubles an entry at the two points between its write and its XACK,
+# the ack-then-write one loses it there -- the same with two workers and in two shards
+# merged; and a point's fault line, put into the file, reproduces it with `wsim run`.
 #
 #   examples.sh WSIM SOURCE_DIR NODE_CACHE_DIR
 #
@@ -39,4 +43,58 @@ redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$t
 trap 'kill $(cat "$tmp/redis.pid" 2>/dev/null) 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do redis-cli -p "$port" PING >/dev/null 2>&1 && break; sleep 0.05; done
 run real --backend "redis://127.0.0.1:$port"
+
+# explore: the points that break what each file forbids (doubled, lost)
+forbidden() { grep '(forbidden)' "$1" | awk '{print $1, $2, $3}' | sort | tr '\n' ';'; }
+explore() { # FILE EXIT POINTS...: exit status and the forbidden points, --jobs 1 and 2
+    local f="$1" want="$2"
+    shift 2
+    local expected
+    expected=$(printf '%s\n' "$@" | sed '/^$/d' | sort | tr '\n' ';')
+    for jobs in 1 2; do
+        "$wsim" explore --jobs "$jobs" --verbose "examples/$f" >"$tmp/x$jobs" 2>&1
+        local rc=$?
+        [[ $rc == "$want" ]] || bad "explore --jobs $jobs $f: exit $rc, expected $want"
+        [[ $(forbidden "$tmp/x$jobs") == "$expected" ]] ||
+            bad "explore --jobs $jobs $f: forbidden points '$(forbidden "$tmp/x$jobs")', expected '$expected'"
+    done
+    sed -n '/^[0-9]* fine/p' "$tmp/x1" | sed "s|^|  $f: |"
+}
+echo "explore:"
+explore atomic.wsim 0
+explore write_then_ack.wsim 1 "crash-after 1st INCRBY" "crash-before 1st XACK" \
+    "crash-after 2nd INCRBY" "crash-before 3rd XACK"
+grep -q 'doubled: entry o1 (1700000000000-0, ack): its write INCRBY balance:alice 100 took effect 2 times' \
+    "$tmp/x1" || bad "explore write_then_ack.wsim: no sentence for o1's doubled write"
+grep -q 'to replay a point, put its fault line before `start billing`: fault billing crash-after 1st INCRBY' \
+    "$tmp/x1" || bad "explore write_then_ack.wsim: no replay line"
+explore ack_then_write.wsim 1 "crash-after 1st XACK" "crash-before 1st INCRBY" \
+    "crash-after 3rd XACK" "crash-before 2nd INCRBY"
+
+# the replay line, put into the file, reproduces the doubled write with wsim run
+sed 's/^start billing$/fault billing crash-after 1st INCRBY\nstart billing/' \
+    examples/write_then_ack.wsim >examples/.replay_test.wsim
+"$wsim" run examples/.replay_test.wsim >"$tmp/replay" 2>&1
+rc=$?
+rm -f examples/.replay_test.wsim
+[[ $rc == 1 ]] && grep -q 'got:      "200"' "$tmp/replay" ||
+    bad "the replayed point: exit $rc: $(cat "$tmp/replay")"
+echo "  the replayed point: exit $rc, $(grep -m1 'got:' "$tmp/replay" | sed 's/^ *//')"
+
+# two shards merged: the same forbidden points
+for i in 1 2; do
+    "$wsim" explore --shard "$i/2" --format json examples/ack_then_write.wsim >"$tmp/s$i.json"
+done
+"$wsim" explore --merge "$tmp/s2.json" "$tmp/s1.json" >"$tmp/merged" 2>&1
+rc=$?
+[[ $rc == 1 && $(forbidden "$tmp/merged") == $(forbidden "$tmp/x1") ]] ||
+    bad "explore --merge of two shards: exit $rc, forbidden '$(forbidden "$tmp/merged")'"
+echo "  two shards merged: exit $rc, $(grep -c '(forbidden)' "$tmp/merged") forbidden points"
+# one page: well-formed, the points in it
+if command -v xmllint >/dev/null; then
+    "$wsim" explore --format html examples/ack_then_write.wsim >"$tmp/page.html"
+    xmllint --noout "$tmp/page.html" || bad "explore --format html: not well-formed"
+    [[ $(grep -c 'crash-after 1st XACK' "$tmp/page.html") -ge 1 ]] ||
+        bad "explore --format html: the points are not in the page"
+fi
 exit $fail
