@@ -146,6 +146,9 @@ wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const char *backen
         return NULL;
     }
     w->serving = 1;
+    /* the virtual clock moves itself when every client has been quiet for a while: a
+     * consumer that blocks 5 s on an empty read waits milliseconds (docs/server.md) */
+    frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
     snprintf(w->host, sizeof w->host, "127.0.0.1");
     snprintf(w->port, sizeof w->port, "%d", w->srv.tcp_port);
     snprintf(w->url, sizeof w->url, "redis://127.0.0.1:%d", w->srv.tcp_port);

@@ -8,7 +8,8 @@
  * It is one thread: the world runs the server's loop while it waits (wsc_world_wait,
  * wsc_world_stop) and for a moment after each statement (wsc_world_pump), and the
  * scenario's own commands (setup, produce, check) run in-process on the same fake.  The
- * clock is the fake's virtual clock.  On a real server (`wsim run --backend URL`) the
+ * clock is the fake's virtual clock; it moves with `advance`, and by itself to the next
+ * deadline when every client has been quiet for WSC_AUTO_ADVANCE_MS.  On a real server (`wsim run --backend URL`) the
  * processes are given that URL and the world only watches.
  *
  * The processes get, besides wsim's own environment: REDIS_URL
@@ -33,6 +34,10 @@ typedef struct wsc_world wsc_world;
 /* The quiet interval: a consumer is settled once nothing is unread or pending and every
  * connection of its has either been blocked in a read or sent nothing for this long. */
 #define WSC_QUIET_MS 10
+/* The served fake's clock moves to its next deadline (a blocked read's timeout, a key's
+ * expiry) once no byte has moved for this long (fakeredis-server's --clock auto): a
+ * consumer that blocks 5 s on an empty read waits this, not 5 s. */
+#define WSC_AUTO_ADVANCE_MS 20
 /* The default bounds of `wait CONSUMER settled` and `stop CONSUMER`. */
 #define WSC_WAIT_MS 10000
 #define WSC_STOP_MS 10000
