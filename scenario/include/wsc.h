@@ -77,6 +77,8 @@ typedef struct wsc_options {
                             if it said `cluster` (the fake's emulation on the fake) */
     int no_checks;       /* run the steps only: every expectation is skipped (the explorer
                             of a consumer process classifies each point itself) */
+    const char *redis_version; /* the version the fake claims to consumer processes (INFO's
+                            redis_version, HELLO's version), NULL: its own */
 } wsc_options;
 
 typedef enum wsc_status {

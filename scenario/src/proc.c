@@ -383,14 +383,15 @@ static void nap_ms(long ms)
     }
 }
 
-size_t wsc_proc_end_escaped(void)
+/* Calls fn(pid, state, ppid, pgrp, arg) for every process in /proc, until fn returns
+ * non-zero (which is returned). */
+static int each_process(int (*fn)(pid_t, char, long, long, void *), void *arg)
 {
-    pid_t me = getpid(), mygroup = getpgrp();
-    size_t ended = 0;
     DIR *d = opendir("/proc");
     if (!d) return 0;
     struct dirent *e;
-    while ((e = readdir(d))) {
+    int rc = 0;
+    while (!rc && (e = readdir(d))) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
         char path[300], stat[512];
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
@@ -406,16 +407,43 @@ size_t wsc_proc_end_escaped(void)
         char state;
         long ppid, pgrp;
         if (!rp || sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
-        pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
-        if (ppid != me || pgrp == mygroup || pid == watchdog_pid) continue;
-        int known = 0;
-        for (size_t i = 0; i < nlive && !known; i++) known = live[i] == pid;
-        if (known) continue;
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        ended++;
+        rc = fn((pid_t)strtol(e->d_name, NULL, 10), state, ppid, pgrp, arg);
     }
     closedir(d);
+    return rc;
+}
+
+static int busy_one(pid_t pid, char state, long ppid, long pgrp, void *arg)
+{
+    (void)pid;
+    (void)ppid;
+    return pgrp == *(const pid_t *)arg && (state == 'R' || state == 'D');
+}
+
+int wsc_proc_busy(const wsc_proc *p)
+{
+    if (p->ended) return 0;
+    pid_t g = p->pid;
+    return each_process(busy_one, &g);
+}
+
+static int end_one(pid_t pid, char state, long ppid, long pgrp, void *arg)
+{
+    (void)state;
+    size_t *ended = arg;
+    if (ppid != getpid() || pgrp == getpgrp() || pid == watchdog_pid) return 0;
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == pid) return 0;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    (*ended)++;
+    return 0;
+}
+
+size_t wsc_proc_end_escaped(void)
+{
+    size_t ended = 0;
+    each_process(end_one, &ended);
     return ended;
 }
 

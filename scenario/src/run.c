@@ -1592,7 +1592,7 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
     }
     if (sc->consumer_line && ws_sim_err(r->sim) != WS_ECONNECT) {
         char why[512];
-        r->world = wsc_world_new(sc, r->sim, opt->backend, why, sizeof why);
+        r->world = wsc_world_new(sc, r->sim, opt, why, sizeof why);
         if (!r->world) {
             r->failed = 1;
             r->status = WSC_ERROR;

@@ -86,9 +86,10 @@ static void backend_env(wsc_world *w, const char *url)
     else snprintf(w->port, sizeof w->port, "6379");
 }
 
-wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const char *backend, char *why,
-                         size_t cap)
+wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const wsc_options *opt,
+                         char *why, size_t cap)
 {
+    const char *backend = opt->backend;
     wsc_world *w = wsi_calloc(1, sizeof *w);
     if (!w) {
         snprintf(why, cap, "out of memory");
@@ -138,7 +139,7 @@ wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const char *backen
     snprintf(w->sock, sizeof w->sock, "%s/redis.sock", w->dir);
     frs_options o = {.port = 0, .unixsocket = w->sock, .seed = sc->seed,
                      .cluster = sc->cluster, .busy_poll_us = 0, .fake = w->fake, .quiet = 1,
-                     .no_signals = 1};
+                     .no_signals = 1, .redis_version = opt->redis_version};
     if (frs_server_init(&w->srv, &o) != 0) {
         w->serving = 1; /* (what it made is freed by frs_server_free) */
         snprintf(why, cap, "cannot serve the fake (see above)");
@@ -169,7 +170,12 @@ void wsc_world_free(wsc_world *w)
     ws_conn_close(w->probe);
     if (w->serving) frs_server_free(&w->srv);
     if (w->dir[0]) {
-        wsc_proc_remove_tree(w->dir);
+        /* WSIM_KEEP_RUN=1 keeps the logs (and the recording) to look at */
+        const char *keep = getenv("WSIM_KEEP_RUN");
+        if (keep && *keep && strcmp(keep, "0") != 0)
+            fprintf(stderr, "wsim: the run's directory is kept: %s\n", w->dir);
+        else
+            wsc_proc_remove_tree(w->dir);
         wsc_proc_watch_dir(w->dir, 1);
     }
     free(w);
@@ -591,7 +597,10 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
             rc = 1;
             break;
         }
-        if (!w->serving || quiet(w, WSC_QUIET_MS)) {
+        /* settled needs it to have connected since it started (a process that has not
+         * yet is not done, it is starting), the outstanding work done, and quiet */
+        int connected = !w->serving || w->srv.stats.connections > c->conns;
+        if (connected && (!w->serving || quiet(w, WSC_QUIET_MS)) && !wsc_proc_busy(c->proc)) {
             wsi_buf_clear(&what);
             int o = outstanding(w, at, &what, &err);
             if (o < 0) {

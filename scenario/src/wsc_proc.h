@@ -51,6 +51,10 @@ int wsc_proc_status(const wsc_proc *p);
 /* The status in words: "exited with status 3", "was killed by signal 9 (Killed)",
  * "is running". */
 void wsc_proc_status_text(const wsc_proc *p, char *buf, size_t cap);
+/* Whether a process of its group is running or runnable now, or in an uninterruptible
+ * wait (state R or D in /proc): it is thinking, not waiting for the server.  0 when every
+ * one sleeps (or none is left). */
+int wsc_proc_busy(const wsc_proc *p);
 /* Sends sig to the whole group (even after the leader exited: members may remain).
  * 0, or -1 when no process of the group is left. */
 int wsc_proc_signal(wsc_proc *p, int sig);

@@ -42,11 +42,11 @@ typedef struct wsc_world wsc_world;
 #define WSC_WAIT_MS 10000
 #define WSC_STOP_MS 10000
 
-/* A world for sc around sim: backend NULL or "fake" serves ws_sim_fake(sim); else the
- * processes are given that URL.  NULL with why set when it cannot be made (the run's
+/* A world for sc around sim: opt->backend NULL or "fake" serves ws_sim_fake(sim) (claiming
+ * opt->redis_version when given); else the processes are given that URL.  NULL with why set when it cannot be made (the run's
  * directory, the sockets), or when out of memory (why "out of memory"). */
-wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const char *backend, char *why,
-                         size_t cap);
+wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const wsc_options *opt,
+                         char *why, size_t cap);
 /* Kills every process still running, stops serving, removes the run's directory. */
 void wsc_world_free(wsc_world *w);
 
@@ -62,10 +62,11 @@ int wsc_world_start(wsc_world *w, const wsc_stmt *decl, char *why, size_t cap);
 int wsc_world_stop(wsc_world *w, const char *name, long long within_ms, char *why, size_t cap);
 /* `kill NAME`: SIGKILL to its group. */
 int wsc_world_kill(wsc_world *w, const char *name, char *why, size_t cap);
-/* `wait NAME settled`: serves until every subscription the file declares above statement
- * `at` (its index) has nothing unread, pending, on a processing list or in a delay queue
- * and NAME is quiet (WSC_QUIET_MS), at most within_ms (0: WSC_WAIT_MS).  Fails when NAME
- * exits first or the bound passes, saying what is outstanding. */
+/* `wait NAME settled`: serves until NAME has connected since it started, every
+ * subscription the file declares above statement `at` (its index) has nothing unread,
+ * pending, on a processing list or in a delay queue, and NAME is quiet (WSC_QUIET_MS), at
+ * most within_ms (0: WSC_WAIT_MS).  Fails when NAME exits first or the bound passes,
+ * saying what is outstanding. */
 int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_ms, char *why,
                    size_t cap);
 /* Serves what is ready now, without waiting: after each statement, so that a consumer

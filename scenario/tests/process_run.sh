@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scenario files that drive consumer processes, run with `wsim run` (docs/consumer.md):
 # every file of tests/scenario/process/ passes on the fake wsim serves; with a real
-# redis-server (--backend, started here on a free loopback port) they pass too.
+# redis-server (--backend, started here on a free loopback port) they pass too.  On the
+# fake, --redis-version is what a consumer reads in INFO (tests/scenario/process/version).
 #
 #   process_run.sh WSIM SOURCE_DIR [real]
 set -uo pipefail
@@ -24,4 +25,10 @@ fi
 rc=$?
 cat "$tmp/out"
 [[ $rc == 0 ]] || bad "wsim run ${backend[*]}: exit $rc"
+if [[ $mode != real ]]; then
+    "$wsim" run --redis-version 8.4.0 tests/scenario/process/version/*.wsim >"$tmp/out" 2>&1
+    rc=$?
+    cat "$tmp/out"
+    [[ $rc == 0 ]] || bad "wsim run --redis-version 8.4.0: exit $rc"
+fi
 exit $fail

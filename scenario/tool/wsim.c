@@ -40,7 +40,7 @@ static const char *USAGE =
 static const char *RUN_HELP =
     "usage: wsim run [--backend fake|redis://HOST:PORT|unix:///PATH] [--seed N]\n"
     "                [--format text|tap|junit] [--verbose] [--fake-server] [--cluster]\n"
-    "                FILES|DIRS\n"
+    "                [--redis-version V] FILES|DIRS\n"
     "\n"
     "Runs every scenario named (directories: every *.wsim file in them, recursively, in\n"
     "name order) on a fresh simulation each.  Prints one line per scenario (PASS, FAIL,\n"
@@ -48,7 +48,8 @@ static const char *RUN_HELP =
     "expectation, what was expected, what happened and the trace around it.  Scenarios\n"
     "that say `needs fake` are skipped on a real server, and those that say `needs real` on\n"
     "the fake, with the reason.  On a real server each scenario starts with FLUSHALL: give\n"
-    "it a throwaway server.\n"
+    "it a throwaway server.  A file that drives consumer processes (`consumer ... run\n"
+    "COMMAND`) serves the fake to them over RESP (docs/consumer.md).\n"
     "\n"
     "  --backend B   where to run: fake (default, the in-process fake) or a real server\n"
     "  --seed N      override the scenarios' seeds\n"
@@ -57,8 +58,10 @@ static const char *RUN_HELP =
     "  --fake-server the backend is fakeredis-server: skip the `needs real` files too\n"
     "  --cluster     the backend is a one-node Redis Cluster: the files that say `cluster`\n"
     "                run there (without it they are skipped on a real server)\n"
+    "  --redis-version V  the version the fake claims to consumer processes (INFO, HELLO)\n"
     "\n"
-    "exit status: 0 all passed, 1 something failed, 2 bad usage or a malformed file\n"
+    "exit status: 0 all passed, 1 something failed, 2 bad usage, a malformed file, or a\n"
+    "consumer process that misbehaved (did not start, settle or stop)\n"
     "the page: docs/wsim-run.md\n";
 
 static const char *GRAMMAR_HELP =
@@ -131,6 +134,7 @@ typedef struct opts {
     int verbose;
     int fake_server;
     int cluster;
+    const char *redis_version;
     char **paths;
     size_t npaths;
 } opts;
@@ -170,6 +174,15 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
         }
         if (strcmp(a, "--cluster") == 0 && help == RUN_HELP) {
             o->cluster = 1;
+            continue;
+        }
+        if (strcmp(a, "--redis-version") == 0 && help == RUN_HELP) {
+            if (i + 1 >= argc) return usage_error(help, "%s needs a value", a);
+            o->redis_version = argv[++i];
+            if (!*o->redis_version || strspn(o->redis_version, "0123456789.") !=
+                                          strlen(o->redis_version))
+                return usage_error(help, "--redis-version needs a version such as 8.4.0, got "
+                                   "'%s'", o->redis_version);
             continue;
         }
         if (strcmp(a, "--backend") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0) {
@@ -372,7 +385,8 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1,
-                      .fake_server = o.fake_server, .cluster = o.cluster};
+                      .fake_server = o.fake_server, .cluster = o.cluster,
+                      .redis_version = o.redis_version};
     wsc_result *res = wsi_xcalloc(f.n, sizeof *res);
     size_t passed = 0, failed = 0, skipped = 0;
     int bad_input = 0; /* a consumer process misbehaved: exit 2 (docs/consumer.md) */
