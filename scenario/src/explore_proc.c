@@ -39,6 +39,7 @@ typedef struct bcmd {
     char name[64];      /* its name, upper case ("XACK") */
     size_t occurrence;  /* its number among the commands of that name (1-based) */
     char *text;         /* the whole command, as redis-cli shows it */
+    int answered;       /* its reply came (a read that blocked until the end got none) */
 } bcmd;
 
 /* What one run of the file did. */
@@ -92,6 +93,12 @@ static bcmd *commands_of(const char *path, size_t *n, char **err)
             free(t);
         }
         if (!(c->text = wsi_buf_take(&b))) goto oom;
+        /* a blocked command is answered when a later cmd line of its connection says
+         * since= (it was served or timed out) */
+        c->answered = e->kind == WSR_CMD;
+        for (size_t j = i + 1; j < rec->n && !c->answered; j++)
+            c->answered = rec->ev[j].kind == WSR_CMD && rec->ev[j].conn == e->conn &&
+                          rec->ev[j].since >= 0;
         k++;
     }
     wsr_free(rec);
@@ -318,10 +325,14 @@ static int make_dir(char *dir, size_t cap)
     return 0;
 }
 
-/* The points of the baseline's commands: two each, before and after. */
+/* The points of the baseline's commands: two each, before and after -- but no "after"
+ * for a command whose reply never came in the baseline (a read that blocked until the
+ * consumer was stopped): holding a reply that never comes is the stop itself. */
 static int make_points(const wsc_scenario *sc, const bcmd *base, size_t n, wsc_exploration *out)
 {
-    out->npoints = 2 * n;
+    size_t np = 0;
+    for (size_t k = 0; k < n; k++) np += base[k].answered ? 2 : 1;
+    out->npoints = np;
     out->points = wsi_calloc(out->npoints ? out->npoints : 1, sizeof *out->points);
     if (!out->points) return -1;
     const char *who = "consumer";
@@ -330,9 +341,10 @@ static int make_points(const wsc_scenario *sc, const bcmd *base, size_t n, wsc_e
             who = sc->st[i].proc;
             break;
         }
+    size_t at = 0;
     for (size_t k = 0; k < n; k++)
-        for (int after = 0; after < 2; after++) {
-            wsc_crash_point *p = &out->points[2 * k + (size_t)after];
+        for (int after = 0; after < 1 + base[k].answered; after++) {
+            wsc_crash_point *p = &out->points[at++];
             snprintf(p->conn, sizeof p->conn, "%s", who);
             p->round_trip = k + 1;
             p->command = after ? 0 : 1;

@@ -540,10 +540,15 @@ int wsc_world_stop(wsc_world *w, const char *name, long long within_ms, char *wh
         return 1;
     }
     wsc_proc_signal(c->proc, SIGTERM);
-    /* a graceful stop flushes what it owes: the server serves it meanwhile */
+    /* a graceful stop flushes what it owes: the server serves it meanwhile.  The clock
+     * still moves itself (a consumer that notices the stop only when its blocked read
+     * returns needs that), after a longer quiet: one that closes at once is not
+     * overtaken by its reads timing out first */
     long long until = mono_ms() + within_ms;
     w->stopping = c;
+    if (w->serving) frs_server_set_auto_advance(&w->srv, WSC_STOP_AUTO_ADVANCE_MS);
     while (wsc_proc_running(c->proc) && mono_ms() < until) serve(w, 2);
+    if (w->serving) frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
     w->stopping = NULL;
     int stopped = !wsc_proc_running(c->proc);
     wsc_proc_end(c->proc); /* what else its group holds, and escaped orphans */
@@ -600,25 +605,27 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
         /* settled needs it to have connected since it started (a process that has not
          * yet is not done, it is starting), the outstanding work done, and quiet */
         int connected = !w->serving || w->srv.stats.connections > c->conns;
-        if (connected && (!w->serving || quiet(w, WSC_QUIET_MS)) && !wsc_proc_busy(c->proc)) {
-            wsi_buf_clear(&what);
-            int o = outstanding(w, at, &what, &err);
-            if (o < 0) {
-                snprintf(why, cap, "%s", err.p ? err.p : "cannot read the server");
-                rc = 1;
-                break;
-            }
-            if (o == 0 && !w->serving) o = real_quiet(w, at, &what, &err) == 1 ? 0 : 1;
-            if (o == 0) break;
+        wsi_buf_clear(&what);
+        int o = outstanding(w, at, &what, &err);
+        if (o < 0) {
+            snprintf(why, cap, "%s", err.p ? err.p : "cannot read the server");
+            rc = 1;
+            break;
+        }
+        /* the clock moves itself while work is outstanding (a recovery may wait for
+         * time); once it is done, only the quiet is waited for, and a blocked read timing
+         * out then would only make the consumer read again */
+        if (w->serving) frs_server_set_auto_advance(&w->srv, o ? WSC_AUTO_ADVANCE_MS : 0);
+        if (o == 0 && connected && (!w->serving || quiet(w, WSC_QUIET_MS)) &&
+            !wsc_proc_busy(c->proc)) {
+            if (w->serving || real_quiet(w, at, &what, &err) == 1) break;
         }
         if (w->fake && !flooding_seen && now >= deadline - 1000) {
             flooding_seen = 1;
             last_second = fr_server_commands_executed(w->fake);
             probe_at = ws_conn_get_stats(w->probe).commands_sent;
         }
-        if (now >= deadline) {
-            wsi_buf_clear(&what);
-            int o = outstanding(w, at, &what, &err);
+        if (now >= deadline) { /* (what says what is outstanding, as of this turn) */
             wsi_buf b = {0};
             wsi_buf_printf(&b, "%s did not settle within %lld ms", name, within_ms);
             if (o > 0) wsi_buf_printf(&b, ": %s", what.p);
@@ -641,6 +648,7 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
             break;
         }
     }
+    if (w->serving) frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
     int oom = what.oom || err.oom;
     wsi_buf_free(&what);
     wsi_buf_free(&err);

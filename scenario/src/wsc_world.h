@@ -38,6 +38,9 @@ typedef struct wsc_world wsc_world;
  * expiry) once no byte has moved for this long (fakeredis-server's --clock auto): a
  * consumer that blocks 5 s on an empty read waits this, not 5 s. */
 #define WSC_AUTO_ADVANCE_MS 20
+/* ... and while a consumer is being stopped: longer, so that one that closes at once is
+ * not overtaken by its blocked reads timing out. */
+#define WSC_STOP_AUTO_ADVANCE_MS 100
 /* The default bounds of `wait CONSUMER settled` and `stop CONSUMER`. */
 #define WSC_WAIT_MS 10000
 #define WSC_STOP_MS 10000

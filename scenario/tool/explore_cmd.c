@@ -88,8 +88,8 @@ static int print_report(const char *path, const char *title, const wsc_explorati
     int process = ex->npoints && ex->points[0].fault;
     if (process) /* a consumer process: its commands, two points each */
         printf("%s: %s\n%zu crash points (%zu commands of %s, each held before it is "
-               "applied and after)\n", path, title, ex->npoints, ex->points[0].commands,
-               ex->points[0].conn);
+               "applied and, when its reply came, after)\n", path, title, ex->npoints,
+               ex->points[0].commands, ex->points[0].conn);
     else printf("%s: %s\n%zu crash points\n", path, title, ex->npoints);
     if (nshards > 1) printf("shard %zu/%zu: %zu of them\n", shard, nshards, ex->explored);
     if (ex->note) printf("note: %s\n", ex->note);
