@@ -329,8 +329,6 @@ static void recover(wsc_runner *r, const recovery_plan *plan, int rounds)
     }
 }
 
-const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
-                                                     "stranded"};
 
 /* A copy of s ("" for NULL); NULL when out of memory. */
 static char *strdup0(const char *s) { return wsi_strdup(s ? s : ""); }

@@ -815,6 +815,11 @@ static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, s
     return 0;
 }
 
+/* The invariants in their bit order (wsc.h): here, at the bottom of the library's calls,
+ * since the parser (forbid, expect violation), the explorers and the runner all name them. */
+const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
+                                                     "stranded"};
+
 /* The bit of an invariant's name (WSC_INVARIANTS), or -1 with the error said. */
 static int invariant_bit(parser *p, const wsc_tok *t)
 {
