@@ -178,6 +178,15 @@ const char *wsr_meta(const wsr_recording *r, const char *key);
  * `wsim trace` tells a recording from a scenario file. */
 int wsr_looks_like_recording(const char *text, size_t len);
 
+/* ----- One event, as a line --------------------------------------------------------------- */
+
+/* Writes any event (what the wsr_write_* forms do; the proxy writes the events it makes). */
+int wsr_write_event(wsr_writer *w, const wsr_event *e);
+/* e's line as a writer writes it, without the LF, cut to at most max bytes ("..." at the
+ * end) when max >= 4 (0: whole).  Heap (free() it); NULL when out of memory.  What a
+ * checker quotes: the same bytes a recording holds for a line this library wrote. */
+char *wsr_event_text(const wsr_event *e, size_t max);
+
 /* ----- Tokens ------------------------------------------------------------------------------ */
 
 /* Appends the token form of p[0..n) to buf (bare or quoted, as above) when it fits in cap

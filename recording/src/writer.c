@@ -118,14 +118,6 @@ static int emit(wsr_writer *w)
     return 0;
 }
 
-/* Starts a line "kind" (failed writers start nothing). */
-static int begin(wsr_writer *w, const char *kind)
-{
-    if (!w || w->failed) return -1;
-    w->len = 0;
-    puts_(w, kind);
-    return 0;
-}
 
 /* Whether an existing file at path may be replaced: missing, empty, or a recording. */
 static int replaceable(const char *path, char *err, size_t errcap)
@@ -188,31 +180,101 @@ wsr_writer *wsr_writer_open(const char *path, const char *const *meta, size_t nm
     return w;
 }
 
+/* ----- One event as its line (the writer's lines and wsr_event_text are the same) -------- */
+
+/* Builds e's line (without its LF) into w's line buffer. */
+static void build(wsr_writer *w, const wsr_event *e)
+{
+    static const char *const kinds[] = {"", "open", "close", "cmd", "wait", "push", "hold",
+                                        "clock", "note", "end"};
+    w->len = 0;
+    puts_(w, e->kind >= WSR_OPEN && e->kind <= WSR_END ? kinds[e->kind] : "?");
+    switch (e->kind) {
+    case WSR_OPEN:
+        putf(w, " %" PRIu64 " t=%" PRId64, e->conn, e->t);
+        field(w, "addr", e->addr ? e->addr : "?", e->addr ? strlen(e->addr) : 1);
+        if (e->pid >= 0) putf(w, " pid=%lld", e->pid);
+        if (e->name) field(w, "name", e->name, e->name_len);
+        break;
+    case WSR_CLOSE:
+        putf(w, " %" PRIu64 " t=%" PRId64, e->conn, e->t);
+        field(w, "why", e->word, strlen(e->word));
+        break;
+    case WSR_CMD:
+    case WSR_WAIT:
+        putf(w, " %" PRIu64 " b=%" PRIu64 " t=%" PRId64 " m=%d", e->conn, e->batch, e->t,
+             e->multi ? 1 : 0);
+        if (e->name) field(w, "name", e->name, e->name_len);
+        if (e->kind == WSR_CMD && e->since >= 0) putf(w, " since=%" PRId64, e->since);
+        args(w, e->argc, e->argv, e->argvlen);
+        if (e->kind == WSR_CMD) {
+            puts_(w, " => ");
+            token(w, e->reply ? e->reply : "", e->reply ? e->reply_len : 0);
+        }
+        break;
+    case WSR_PUSH:
+        putf(w, " %" PRIu64 " t=%" PRId64 " => ", e->conn, e->t);
+        token(w, e->reply, e->reply_len);
+        break;
+    case WSR_HOLD:
+        putf(w, " %" PRIu64 " t=%" PRId64, e->conn, e->t);
+        field(w, "what", e->word, strlen(e->word));
+        putf(w, " n=%" PRIu64, e->n);
+        args(w, e->argc, e->argv, e->argvlen);
+        break;
+    case WSR_CLOCK:
+        putf(w, " t=%" PRId64 " from=%" PRId64, e->t, e->from);
+        field(w, "why", e->word, strlen(e->word));
+        break;
+    case WSR_NOTE:
+        putf(w, " t=%" PRId64 " ", e->t);
+        token(w, e->word, strlen(e->word));
+        break;
+    case WSR_END:
+        putf(w, " t=%" PRId64, e->t);
+        break;
+    }
+}
+
+int wsr_write_event(wsr_writer *w, const wsr_event *e)
+{
+    if (!w || w->failed) return -1;
+    build(w, e);
+    return emit(w);
+}
+
+char *wsr_event_text(const wsr_event *e, size_t max)
+{
+    wsr_writer w = {0};
+    build(&w, e);
+    if (w.failed) {
+        free(w.line);
+        return NULL;
+    }
+    if (max >= 4 && w.len > max) {
+        memcpy(w.line + max - 3, "...", 3);
+        w.len = max;
+    }
+    put(&w, "", 1); /* the NUL */
+    if (w.failed) {
+        free(w.line);
+        return NULL;
+    }
+    return w.line;
+}
+
 int wsr_write_open(wsr_writer *w, uint64_t conn, int64_t t, const char *addr, long long pid,
                    const char *name, size_t name_len)
 {
-    if (begin(w, "open") < 0) return -1;
-    putf(w, " %" PRIu64 " t=%" PRId64, conn, t);
-    field(w, "addr", addr ? addr : "?", addr ? strlen(addr) : 1);
-    if (pid >= 0) putf(w, " pid=%lld", pid);
-    if (name) field(w, "name", name, name_len);
-    return emit(w);
+    wsr_event e = {.kind = WSR_OPEN, .conn = conn, .t = t, .addr = addr, .pid = pid,
+                   .name = name, .name_len = name_len};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_write_close(wsr_writer *w, uint64_t conn, int64_t t, const char *why)
 {
-    if (begin(w, "close") < 0) return -1;
-    putf(w, " %" PRIu64 " t=%" PRId64, conn, t);
-    field(w, "why", why, strlen(why));
-    return emit(w);
-}
-
-/* "C b=B t=MS m=M [name=N]" of cmd and wait lines. */
-static void command_head(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int multi,
-                         const char *name, size_t name_len)
-{
-    putf(w, " %" PRIu64 " b=%" PRIu64 " t=%" PRId64 " m=%d", conn, batch, t, multi ? 1 : 0);
-    if (name) field(w, "name", name, name_len);
+    wsr_event e = {.kind = WSR_CLOSE, .conn = conn, .t = t, .word = why};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_write_cmd(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int multi,
@@ -220,58 +282,46 @@ int wsr_write_cmd(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int m
                   const char *const *argv, const size_t *argvlen, const char *reply,
                   size_t reply_len)
 {
-    if (begin(w, "cmd") < 0) return -1;
-    command_head(w, conn, batch, t, multi, name, name_len);
-    if (since >= 0) putf(w, " since=%" PRId64, since);
-    args(w, argc, argv, argvlen);
-    puts_(w, " => ");
-    token(w, reply ? reply : "", reply ? reply_len : 0);
-    return emit(w);
+    wsr_event e = {.kind = WSR_CMD, .conn = conn, .batch = batch, .t = t, .multi = multi,
+                   .name = name, .name_len = name_len, .since = since, .argc = argc,
+                   .argv = argv, .argvlen = argvlen, .reply = reply, .reply_len = reply_len};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_write_wait(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int multi,
                    const char *name, size_t name_len, int argc, const char *const *argv,
                    const size_t *argvlen)
 {
-    if (begin(w, "wait") < 0) return -1;
-    command_head(w, conn, batch, t, multi, name, name_len);
-    args(w, argc, argv, argvlen);
-    return emit(w);
+    wsr_event e = {.kind = WSR_WAIT, .conn = conn, .batch = batch, .t = t, .multi = multi,
+                   .name = name, .name_len = name_len, .since = -1, .argc = argc, .argv = argv,
+                   .argvlen = argvlen};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_write_push(wsr_writer *w, uint64_t conn, int64_t t, const char *bytes, size_t len)
 {
-    if (begin(w, "push") < 0) return -1;
-    putf(w, " %" PRIu64 " t=%" PRId64 " => ", conn, t);
-    token(w, bytes, len);
-    return emit(w);
+    wsr_event e = {.kind = WSR_PUSH, .conn = conn, .t = t, .reply = bytes, .reply_len = len};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_write_hold(wsr_writer *w, uint64_t conn, int64_t t, const char *what, uint64_t n,
                    int argc, const char *const *argv, const size_t *argvlen)
 {
-    if (begin(w, "hold") < 0) return -1;
-    putf(w, " %" PRIu64 " t=%" PRId64, conn, t);
-    field(w, "what", what, strlen(what));
-    putf(w, " n=%" PRIu64, n);
-    args(w, argc, argv, argvlen);
-    return emit(w);
+    wsr_event e = {.kind = WSR_HOLD, .conn = conn, .t = t, .word = what, .n = n, .argc = argc,
+                   .argv = argv, .argvlen = argvlen};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_write_clock(wsr_writer *w, int64_t t, int64_t from, const char *why)
 {
-    if (begin(w, "clock") < 0) return -1;
-    putf(w, " t=%" PRId64 " from=%" PRId64, t, from);
-    field(w, "why", why, strlen(why));
-    return emit(w);
+    wsr_event e = {.kind = WSR_CLOCK, .t = t, .from = from, .word = why};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_write_note(wsr_writer *w, int64_t t, const char *text)
 {
-    if (begin(w, "note") < 0) return -1;
-    putf(w, " t=%" PRId64 " ", t);
-    token(w, text, strlen(text));
-    return emit(w);
+    wsr_event e = {.kind = WSR_NOTE, .t = t, .word = text};
+    return wsr_write_event(w, &e);
 }
 
 int wsr_writer_flush(wsr_writer *w)
@@ -289,10 +339,8 @@ const char *wsr_writer_error(const wsr_writer *w) { return w ? w->err : ""; }
 int wsr_writer_close(wsr_writer *w, int64_t t, char *err, size_t errcap)
 {
     if (!w) return 0;
-    if (begin(w, "end") == 0) {
-        putf(w, " t=%" PRId64, t);
-        emit(w);
-    }
+    wsr_event e = {.kind = WSR_END, .t = t};
+    wsr_write_event(w, &e);
     wsr_writer_flush(w);
     if (fclose(w->f) != 0 && !w->failed) fail(w, "%s: %s", w->path, strerror(errno));
     int rc = w->failed ? -1 : 0;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "explore_cmd.h"
+#include "wsc_traffic.h"
 #include "wsi_alloc.h"
 #include "wsi_buf.h"
 #include "wsc.h"
@@ -30,6 +31,8 @@ static const char *USAGE =
     "  trace     run one scenario and print its trace (every round trip)\n"
     "  diagram   run one scenario and print its flush diagrams\n"
     "  explore   crash the consumer at every point of a scenario, recover, classify\n"
+    "  check-trace  check a consumer's invariants on a recording of its traffic\n"
+    "  proxy     record the traffic of a real redis-server through a proxy\n"
     "  repro     turn a failing fuzz input or seed into the smallest failing scenario\n"
     "  grammar   print the scenario language's grammar (--update FILE, --check FILE)\n"
     "  help      this text, or `wsim help <command>`\n"
@@ -88,12 +91,34 @@ static const char *DIFF_HELP =
 
 static const char *TRACE_HELP =
     "usage: wsim trace [--backend B] [--seed N] FILE\n"
+    "       wsim trace RECORDING\n"
     "\n"
     "Runs one scenario and prints its whole trace: every round trip of every connection\n"
     "with its cause, each command, its reply, its fate and the delivery it came from,\n"
     "and the engine's notes (settles, flushes, crashes).  Exit status as wsim run.\n"
+    "Given a recording (fakeredis-server --record, wsim proxy), prints it the same way:\n"
+    "the commands of each connection's batches with their replies, and `--` lines for the\n"
+    "rest; exit 0, or 2 when it is not a recording this wsim reads.\n"
     "\n"
-    "the page: docs/wsim-trace.md\n";
+    "the page: docs/wsim-trace.md, docs/recording.md\n";
+
+static const char *CHECK_TRACE_HELP =
+    "usage: wsim check-trace [--allow-unsettled] --subscriptions FILE RECORDING\n"
+    "\n"
+    "Checks a consumer's invariants on a recording of its traffic (fakeredis-server\n"
+    "--record, wsim proxy): rebuilds the entries, their deliveries, settles and retries and\n"
+    "the handlers' writes from the traffic alone, for the subscriptions FILE declares (the\n"
+    "`subscribe` lines of a scenario file), and reports what is lost, doubled, stranded,\n"
+    "still unsettled at the end, settled before its round's writes, or an atomic segment\n"
+    "that is not MULTI, its writes, its settle, EXEC -- each with the recording's lines\n"
+    "that prove it, and notes on how the writes were attributed to deliveries.\n"
+    "\n"
+    "  --subscriptions FILE  a scenario file: its subscribe lines say what the consumer reads\n"
+    "  --allow-unsettled     an entry still unsettled at the end is a note, not a violation\n"
+    "\n"
+    "exit status: 0 no violation, 1 a violation, 2 bad usage, a bad subscriptions file, or a\n"
+    "RECORDING that is not a recording this wsim reads (truncated, another version)\n"
+    "the page: docs/recording.md\n";
 
 static const char *DIAGRAM_HELP =
     "usage: wsim diagram [--backend B] [--seed N] [--format text|svg] FILE\n"
@@ -645,6 +670,43 @@ static int cmd_diff(int argc, char **argv)
 
 /* ----- trace, diagram ---------------------------------------------------------------------------- */
 
+/* Reads path as a recording: NULL after printing the reader's error (exit 2). */
+static wsr_recording *read_recording(const char *path)
+{
+    char *err = NULL;
+    wsr_recording *rec = wsr_read_file(path, NULL, &err);
+    if (!rec) fprintf(stderr, "%s\n", err ? err : "wsim: out of memory");
+    free(err);
+    return rec;
+}
+
+/* Whether the file at path starts like a recording (the first bytes only). */
+static int is_recording(const char *path)
+{
+    char head[32];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return wsr_looks_like_recording(head, n);
+}
+
+/* wsim trace RECORDING */
+static int trace_recording(const char *path)
+{
+    wsr_recording *rec = read_recording(path);
+    if (!rec) return 2;
+    char *text = wsc_traffic_trace(rec);
+    wsr_free(rec);
+    if (!text) {
+        fprintf(stderr, "wsim: %s: out of memory\n", path);
+        return 1;
+    }
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
 static int cmd_show(int argc, char **argv, int diagram)
 {
     const char *help = diagram ? DIAGRAM_HELP : TRACE_HELP;
@@ -654,6 +716,11 @@ static int cmd_show(int argc, char **argv, int diagram)
     if (o.npaths != 1) {
         free(o.paths);
         return usage_error(help, "give exactly one scenario file");
+    }
+    if (!diagram && is_recording(o.paths[0])) {
+        int rc = trace_recording(o.paths[0]);
+        free(o.paths);
+        return rc;
     }
     char *err = NULL;
     wsc_scenario *sc = wsc_parse_file(o.paths[0], &err);
@@ -695,6 +762,62 @@ static int cmd_show(int argc, char **argv, int diagram)
     }
     int rc = r.status == WSC_PASS || r.status == WSC_SKIP ? 0 : 1;
     wsc_result_free(&r);
+    wsc_free(sc);
+    return rc;
+}
+
+/* wsim check-trace [--allow-unsettled] --subscriptions FILE RECORDING */
+static int cmd_check_trace(int argc, char **argv)
+{
+    const char *subs = NULL, *path = NULL;
+    wsc_traffic_options to = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(CHECK_TRACE_HELP, stdout);
+            return 0;
+        } else if (!strcmp(a, "--allow-unsettled")) {
+            to.allow_unsettled = 1;
+        } else if (!strcmp(a, "--subscriptions")) {
+            if (i + 1 >= argc) return usage_error(CHECK_TRACE_HELP, "--subscriptions needs a file");
+            subs = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(CHECK_TRACE_HELP, "unknown option '%s'", a);
+        } else if (path) {
+            return usage_error(CHECK_TRACE_HELP, "give exactly one recording");
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error(CHECK_TRACE_HELP, "give a recording");
+    if (!subs) return usage_error(CHECK_TRACE_HELP, "give the subscriptions (--subscriptions FILE)");
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse_file(subs, &err);
+    if (!sc) {
+        fprintf(stderr, "%s\n", err ? err : "wsim: out of memory");
+        free(err);
+        return 2;
+    }
+    wsr_recording *rec = read_recording(path);
+    if (!rec) {
+        wsc_free(sc);
+        return 2;
+    }
+    wsc_traffic_result res;
+    int rc = wsc_traffic_check(rec, sc, &to, &res);
+    if (rc == WS_EINVAL) {
+        fprintf(stderr, "%s:0:0: error: the file subscribes nothing (the checker reads the "
+                        "`subscribe` lines of a scenario file)\n", subs);
+        rc = 2;
+    } else if (rc) {
+        fprintf(stderr, "wsim: %s: out of memory\n", path);
+        rc = 1;
+    } else {
+        fputs(res.report, stdout);
+        rc = res.nviolations ? 1 : 0;
+        wsc_traffic_result_free(&res);
+    }
+    wsr_free(rec);
     wsc_free(sc);
     return rc;
 }
@@ -848,6 +971,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "diagram") == 0) return cmd_show(argc - 2, argv + 2, 1);
     if (strcmp(cmd, "explore") == 0) return wsim_cmd_explore(argc - 2, argv + 2);
     if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
+    if (strcmp(cmd, "check-trace") == 0) return cmd_check_trace(argc - 2, argv + 2);
     if (strcmp(cmd, "grammar") == 0) return cmd_grammar(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0) {
         printf("wsim %s (scenarios %s, engine libwsim %s, fake libfakeredis %s answering as "
@@ -863,6 +987,7 @@ int main(int argc, char **argv)
               : !strcmp(what, "diagram") ? DIAGRAM_HELP
               : !strcmp(what, "explore") ? WSIM_EXPLORE_HELP
               : !strcmp(what, "repro")   ? REPRO_HELP
+              : !strcmp(what, "check-trace") ? CHECK_TRACE_HELP
               : !strcmp(what, "grammar") ? GRAMMAR_HELP : USAGE,
               stdout);
         return 0;

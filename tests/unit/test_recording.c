@@ -296,6 +296,23 @@ static void test_round_trip(void **state)
     assert_int_equal(e[9].kind, WSR_CLOSE);
     assert_string_equal(e[9].word, "peer");
     assert_int_equal(e[10].kind, WSR_END);
+    /* each event renders back to its line, byte for byte (what a checker quotes) */
+    text = slurp(path, &len);
+    for (size_t i = 0; i < r->n; i++) {
+        char *line = wsr_event_text(&r->ev[i], 0);
+        assert_non_null(line);
+        const char *at = text;
+        for (size_t l = 1; l < r->ev[i].line; l++) at = strchr(at, '\n') + 1;
+        size_t ll = (size_t)(strchr(at, '\n') - at);
+        if (strlen(line) != ll || memcmp(line, at, ll) != 0)
+            fail_msg("line %zu: rendered\n%s\nwritten\n%.*s", r->ev[i].line, line, (int)ll, at);
+        free(line);
+    }
+    /* cut to a maximum */
+    char *cut = wsr_event_text(&r->ev[1], 20);
+    assert_string_equal(cut, "cmd 7 b=1 t=17000...");
+    free(cut);
+    free(text);
     wsr_free(r);
 }
 
