@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "wsc_convention.h"
 #include "wsc_explore_proc.h"
+#include "wsc_pcheck.h"
 #include "wsc_proc.h"
 #include "wsc_world.h"
 #include "wsi_alloc.h"
@@ -44,6 +44,8 @@ typedef struct bcmd {
 
 /* What one run of the file did. */
 typedef struct run_out {
+    bcmd *cmds;         /* (asked for) the commands the consumer sent, in arrival order */
+    size_t ncmds;
     int failed;         /* the run could not go on (a step failed) */
     char *report;       /* then why (the runner's report) */
     int crashed;        /* the armed crash held its command */
@@ -53,8 +55,11 @@ typedef struct run_out {
     int forbidden;
 } run_out;
 
+static void commands_free(bcmd *v, size_t n);
+
 static void run_out_free(run_out *o)
 {
+    commands_free(o->cmds, o->ncmds);
     free(o->report);
     free(o->detail);
     memset(o, 0, sizeof *o);
@@ -62,10 +67,8 @@ static void run_out_free(run_out *o)
 
 /* The commands of a recording in the order they reached the server: a blocked command
  * when its wait line is written, every other one at its cmd line.  NULL with *err set. */
-static bcmd *commands_of(const char *path, size_t *n, char **err)
+static bcmd *commands_of(const wsr_recording *rec, size_t *n, char **err)
 {
-    wsr_recording *rec = wsr_read_file(path, NULL, err);
-    if (!rec) return NULL;
     bcmd *v = NULL;
     size_t k = 0;
     for (size_t i = 0; i < rec->n; i++) {
@@ -101,7 +104,6 @@ static bcmd *commands_of(const char *path, size_t *n, char **err)
                           rec->ev[j].since >= 0;
         k++;
     }
-    wsr_free(rec);
     *n = k;
     if (!v) v = wsi_calloc(1, sizeof *v);
     if (!v) *err = wsi_strdup("out of memory");
@@ -109,7 +111,6 @@ static bcmd *commands_of(const char *path, size_t *n, char **err)
 oom:
     for (size_t j = 0; j < k; j++) free(v[j].text);
     free(v);
-    wsr_free(rec);
     *err = wsi_strdup("out of memory");
     return NULL;
 }
@@ -134,39 +135,51 @@ static char *first_lines(const char *report)
     return s;
 }
 
-/* Classifies what a point's run left: the effects check's violations. */
-static int classify(ws_sim *sim, const wsc_scenario *sc, run_out *o)
+/* Classifies what a point's run left (wsc_pcheck.h): the verdict is the effects check's
+ * when it applies -- it knows what each entry asked for -- else the traffic checker's
+ * first violation that a crash can cause (lost, doubled, stranded, unsettled); a settle
+ * sent before its writes or an atomic segment out of shape is the consumer's design,
+ * there with or without a crash, and goes in the detail only.  0, or -1 when out of
+ * memory. */
+static int classify(ws_sim *sim, wsc_world *w, const wsc_scenario *sc, run_out *o)
 {
-    wsc_effect *v;
-    size_t n;
-    char why[512];
-    int rc = wsc_effects_check(sim, sc, &v, &n, why, sizeof why);
+    wsc_pcheck c;
+    char why[1024];
+    int rc = wsc_pcheck_run(sim, w, sc, &c, why, sizeof why);
     if (rc == WS_ENOMEM) return -1;
+    wsi_buf b = {0};
+    wsi_buf_add(&b, "", 0);
     if (rc) {
         o->verdict = "error";
-        wsi_buf b = {0};
         wsi_buf_printf(&b, "cannot check the invariants: %s", why);
         o->detail = wsi_buf_take(&b);
         return o->detail ? 0 : -1;
     }
-    o->verdict = n ? v[0].kind : "fine";
-    wsi_buf b = {0};
-    wsi_buf_add(&b, "", 0);
-    for (size_t i = 0; i < n; i++) {
-        wsi_buf_printf(&b, "%s%s: %s", i ? "; " : "", v[i].kind, v[i].sentence);
+    static const char *const crashy[] = {"lost", "doubled", "stranded", "unsettled", "leaked"};
+    o->verdict = "fine";
+    for (size_t i = 0; i < c.n; i++) {
+        const wsc_pviolation *v = &c.v[i];
+        int counts = 0;
+        for (size_t k = 0; k < sizeof crashy / sizeof *crashy; k++) counts |= !strcmp(v->kind, crashy[k]);
+        int decides = counts && (!c.effects || !strcmp(v->source, "effects"));
+        if (decides && !strcmp(o->verdict, "fine"))
+            o->verdict = !strcmp(v->kind, "unsettled") ? "error" : v->kind;
+        wsi_buf_printf(&b, "%s%s (%s): %s", b.len ? "; " : "", v->kind, v->source, v->sentence);
         for (int k = 0; k < WSC_NINVARIANTS; k++)
-            if ((sc->forbid & (1u << k)) && !strcmp(v[i].kind, WSC_INVARIANTS[k])) o->forbidden = 1;
+            if (decides && (sc->forbid & (1u << k)) && !strcmp(v->kind, WSC_INVARIANTS[k]))
+                o->forbidden = 1;
     }
-    wsc_effects_free(v, n);
+    wsc_pcheck_free(&c);
     o->detail = wsi_buf_take(&b);
     return o->detail ? 0 : -1;
 }
 
-/* Runs sc once: the crash armed (name, nth, after; nth 0: counting only), the traffic
- * recorded into rec when given, the expectations run (checks) or left out; then, for a
- * crash, classified.  0, or -1 when out of memory. */
+/* Runs sc once: the crash armed (name, nth, after; nth 0: counting only), the
+ * expectations run (checks) or left out; then, for a crash, classified, and when cmds the
+ * consumer's commands read from the run's recording (a failure to read them fails the
+ * run).  0, or -1 when out of memory. */
 static int run_once(const wsc_scenario *sc, const wsc_options *base, const char *name,
-                    uint64_t nth, int after, const char *rec, int checks, run_out *o)
+                    uint64_t nth, int after, int cmds, int checks, run_out *o)
 {
     memset(o, 0, sizeof *o);
     wsc_options opt = *base;
@@ -177,9 +190,7 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
     if (!r) return -1;
     wsc_world *w = wsc_runner_world(r);
     char why[512];
-    if (!wsc_runner_failed(r) && w &&
-        (wsc_world_arm_crash(w, name, nth, after, why, sizeof why) ||
-         (rec && wsc_world_record(w, rec, why, sizeof why)))) {
+    if (!wsc_runner_failed(r) && w && wsc_world_arm_crash(w, name, nth, after, why, sizeof why)) {
         o->failed = 1;
         o->report = wsi_strdup(why);
     }
@@ -187,9 +198,19 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
         wsc_runner_exec(r, i);
     int rc = 0;
     if (wsc_runner_oom(r)) rc = -1;
-    if (!rc && w) {
-        o->crashed = wsc_world_crashed(w, o->hit, sizeof o->hit, NULL);
-        if (rec) wsc_world_record_stop(w, why, sizeof why);
+    if (!rc && w) o->crashed = wsc_world_crashed(w, o->hit, sizeof o->hit, NULL);
+    if (!rc && w && cmds && !o->failed && !wsc_runner_failed(r)) {
+        char *err = NULL;
+        wsr_recording *rec = wsc_world_recording(w, &err);
+        if (rec) o->cmds = commands_of(rec, &o->ncmds, &err);
+        wsr_free(rec);
+        if (!o->cmds) {
+            wsi_buf e = {0};
+            wsi_buf_printf(&e, "the consumer's traffic cannot be read: %s", err ? err : "?");
+            o->failed = 1;
+            if (!(o->report = wsi_buf_take(&e))) rc = -1;
+        }
+        free(err);
     }
     if (!rc && !o->failed && wsc_runner_failed(r)) {
         wsc_result res;
@@ -199,7 +220,7 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
         res.report = NULL;
         wsc_result_free(&res);
     }
-    if (!rc && !o->failed && nth && o->crashed) rc = classify(wsc_runner_sim(r), sc, o);
+    if (!rc && !o->failed && nth && o->crashed) rc = classify(wsc_runner_sim(r), w, sc, o);
     wsc_runner_free(r);
     return rc;
 }
@@ -213,7 +234,7 @@ static int explore_point(const wsc_scenario *sc, const wsc_options *opt, const b
 {
     const bcmd *c = &base[p->round_trip - 1];
     run_out o;
-    if (run_once(sc, opt, c->name, c->occurrence, p->command == 0, NULL, 0, &o)) {
+    if (run_once(sc, opt, c->name, c->occurrence, p->command == 0, 0, 0, &o)) {
         run_out_free(&o);
         return -1;
     }
@@ -313,18 +334,6 @@ static int take_answer(int fd, wsc_exploration *out)
     return 0;
 }
 
-/* The explorer's own directory (the baselines' recordings). */
-static int make_dir(char *dir, size_t cap)
-{
-    const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp || strlen(tmp) > 80) tmp = "/tmp";
-    snprintf(dir, cap, "%s/wsim-explore.XXXXXX", tmp);
-    if (!mkdtemp(dir)) return -1;
-    wsc_proc_watchdog();
-    wsc_proc_watch_dir(dir, 0);
-    return 0;
-}
-
 /* The points of the baseline's commands: two each, before and after -- but no "after"
  * for a command whose reply never came in the baseline (a read that blocked until the
  * consumer was stopped): holding a reply that never comes is the stop itself. */
@@ -371,32 +380,22 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
                                 "explore runs on the fake only");
         return out->error ? 0 : WS_ENOMEM;
     }
-    char dir[160], rec[2][200];
-    if (make_dir(dir, sizeof dir)) {
-        out->error = wsi_strdup("cannot make a directory for the exploration");
-        return out->error ? 0 : WS_ENOMEM;
-    }
     int rc = 0;
     bcmd *base[2] = {NULL, NULL};
     size_t nbase[2] = {0, 0};
     /* the baselines: the file as it is (it must pass), then once more to compare */
     for (int b = 0; b < 2 && !rc && !out->error; b++) {
-        snprintf(rec[b], sizeof rec[b], "%s/baseline-%d.rec", dir, b + 1);
         run_out o;
-        if (run_once(sc, opt, NULL, 0, 0, rec[b], b == 0, &o)) rc = WS_ENOMEM;
+        if (run_once(sc, opt, NULL, 0, 0, 1, b == 0, &o)) rc = WS_ENOMEM;
         else if (o.failed) {
             wsi_buf e = {0};
             wsi_buf_printf(&e, "the scenario fails without a crash:\n%s", o.report ? o.report : "");
             if (!(out->error = wsi_buf_take(&e))) rc = WS_ENOMEM;
         } else {
-            char *err = NULL;
-            base[b] = commands_of(rec[b], &nbase[b], &err);
-            if (!base[b]) {
-                wsi_buf e = {0};
-                wsi_buf_printf(&e, "the baseline's recording cannot be read: %s", err ? err : "?");
-                if (!(out->error = wsi_buf_take(&e))) rc = WS_ENOMEM;
-            }
-            free(err);
+            base[b] = o.cmds;
+            nbase[b] = o.ncmds;
+            o.cmds = NULL;
+            o.ncmds = 0;
         }
         run_out_free(&o);
     }
@@ -500,7 +499,5 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
     }
     commands_free(base[0], nbase[0]);
     commands_free(base[1], nbase[1]);
-    wsc_proc_remove_tree(dir);
-    wsc_proc_watch_dir(dir, 1);
     return rc; /* (out is freed by the caller when out of memory) */
 }

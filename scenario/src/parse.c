@@ -1590,7 +1590,13 @@ static int parse_exp_violation(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
 {
     (void)sc;
     if (n != 4) return usage_error(p, t[1].col);
-    if (invariant_bit(p, &t[2]) < 0) return -1;
+    /* what the traffic checker also says of a consumer process (check_process refuses
+     * them elsewhere) */
+    static const char *const traffic_only[] = {"unsettled", "settle-before-writes",
+                                               "atomic-shape"};
+    int traffic = 0;
+    for (size_t k = 0; k < 3; k++) traffic |= is(&t[2], traffic_only[k]);
+    if (!traffic && invariant_bit(p, &t[2]) < 0) return -1;
     st->kind = K_EXPECT_VIOLATION;
     st->text = xstrdup(t[2].s);
     set_alias(st, &t[3], t[3].len);
@@ -1720,6 +1726,8 @@ static const stmt_def STMTS[] = {
     {"expect", "invariants", SK_EXPECT, 0, parse_exp_invariants, "", NULL},
     {"expect", "violation", SK_EXPECT, 0, parse_exp_violation,
      "lost|leaked|split|doubled|stranded ALIAS", NULL},
+    {"expect", "violation", SK_EXPECT, 0, NULL,
+     "unsettled|settle-before-writes|atomic-shape ALIAS", "a consumer process's traffic"},
     {"expect", "warning", SK_EXPECT, 0, parse_exp_warning, "TEXT", NULL},
     {"expect", "published", SK_EXPECT, 0, parse_exp_published, "CHANNEL (PAYLOAD... | none)",
      NULL},
@@ -2114,6 +2122,17 @@ static int engine_only(const wsc_stmt *st)
  * on there, and say so. */
 static void check_process(parser *p, wsc_scenario *sc)
 {
+    for (size_t i = 0; !sc->consumer_line && i < sc->nst && !p->full; i++) {
+        const wsc_stmt *st = &sc->st[i];
+        if (st->kind != K_EXPECT_VIOLATION) continue;
+        int known = 0;
+        for (int k = 0; k < WSC_NINVARIANTS; k++) known |= !strcmp(st->text, WSC_INVARIANTS[k]);
+        if (known) continue;
+        p->line = st->line;
+        perr(p, st->col, "'%s' is what the traffic checker says of a consumer process's "
+             "traffic: this file drives wsim's own consumer (lost, leaked, split, doubled or "
+             "stranded)", st->text);
+    }
     if (!sc->consumer_line) return;
     for (size_t i = 0; i < sc->nst && !p->full; i++) {
         const wsc_stmt *st = &sc->st[i];

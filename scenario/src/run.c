@@ -15,8 +15,8 @@
 #include "wsi_alloc.h"
 #include "wsi_buf.h"
 #include "wsi_strmap.h"
-#include "wsc_convention.h"
 #include "wsc_int.h"
+#include "wsc_pcheck.h"
 #include "wsc_picture.h"
 #include "wsc_world.h"
 
@@ -1101,40 +1101,37 @@ static int expect_check(runner *r, const wsc_stmt *st)
     return -1;
 }
 
-/* `expect invariants` / `expect violation` in a file that drives a process: the effects
- * check of the handler convention (wsc_convention.h) on the keyspace; 0, or -1 after
- * failing the run. */
-static int expect_effects(runner *r, const wsc_stmt *st)
+/* `expect invariants` / `expect violation` in a file that drives a process: the traffic
+ * checker on its recording and the effects check of the handler convention, each where it
+ * applies (wsc_pcheck.h); 0, or -1 after failing the run. */
+static int expect_process_check(runner *r, const wsc_stmt *st)
 {
-    wsc_effect *v;
-    size_t n;
-    char why[512];
-    int rc = wsc_effects_check(r->sim, r->sc, &v, &n, why, sizeof why);
+    wsc_pcheck c;
+    char why[1024];
+    int rc = wsc_pcheck_run(r->sim, r->world, r->sc, &c, why, sizeof why);
     if (rc == WS_ENOMEM) return oom(r);
-    if (rc)
-        return fail(r, st, WSC_ERROR, NULL, "a consumer process's invariants are checked "
-                    "on the effects its entries' payloads ask for (the handler convention, "
-                    "docs/consumer.md), and this file does not allow it: %s", why);
+    if (rc) return fail(r, st, WSC_ERROR, NULL, "%s", why);
     int found = 0;
-    for (size_t i = 0; i < n && !found; i++)
-        found = st->kind == K_EXPECT_VIOLATION && v[i].alias &&
-                !strcmp(v[i].alias, st->alias) && !strcmp(v[i].kind, st->text);
-    int ok = st->kind == K_EXPECT_INVARIANTS ? n == 0 : found;
+    for (size_t i = 0; i < c.n && !found; i++)
+        found = st->kind == K_EXPECT_VIOLATION && c.v[i].alias &&
+                !strcmp(c.v[i].alias, st->alias) && !strcmp(c.v[i].kind, st->text);
+    int ok = st->kind == K_EXPECT_INVARIANTS ? c.n == 0 : found;
     if (ok) {
         r->checks++;
-        wsc_effects_free(v, n);
+        wsc_pcheck_free(&c);
         return 0;
     }
     wsi_buf b = {0};
-    wsi_buf_add(&b, n ? "" : "no violation", n ? 0 : 12);
-    for (size_t i = 0; i < n; i++) wsi_buf_printf(&b, "%s%s: %s", i ? "; " : "", v[i].kind,
-                                           v[i].sentence);
+    wsi_buf_add(&b, c.n ? "" : "no violation", c.n ? 0 : 12);
+    for (size_t i = 0; i < c.n; i++)
+        wsi_buf_printf(&b, "%s%s (%s): %s", i ? "; " : "", c.v[i].kind, c.v[i].source,
+                       c.v[i].sentence);
     char want[256];
     if (st->kind == K_EXPECT_INVARIANTS) snprintf(want, sizeof want, "no invariant broken");
     else snprintf(want, sizeof want, "a '%s' violation for entry %s", st->text, st->alias);
     if (runner_buf_ok(r, &b)) fail(r, st, WSC_FAIL, want, "%s", b.p);
     wsi_buf_free(&b);
-    wsc_effects_free(v, n);
+    wsc_pcheck_free(&c);
     return -1;
 }
 
@@ -1414,7 +1411,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_EXPECT_DELAYED: return expect_delayed(r, st);
     case K_EXPECT_INVARIANTS:
     case K_EXPECT_VIOLATION:
-        if (r->world) return expect_effects(r, st);
+        if (r->world) return expect_process_check(r, st);
         return expect_check(r, st);
     case K_EXPECT_WARNING: return expect_warning(r, st);
     case K_EXPECT_PUBLISHED: return expect_published(r, st);

@@ -48,6 +48,7 @@ struct wsc_world {
     int crashed;               /* ... and it held its command: the consumer was killed */
     char hit[512];             /* the command it held, as redis-cli shows it */
     char restart_why[512];     /* the restart after the crash failed: why ("" if not) */
+    char rec[300];             /* RUN_DIR/traffic.rec, the recording ("" when none) */
 };
 
 /* ----- Time -------------------------------------------------------------------------------- */
@@ -150,6 +151,15 @@ wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const wsc_options 
     /* the virtual clock moves itself when every client has been quiet for a while: a
      * consumer that blocks 5 s on an empty read waits milliseconds (docs/server.md) */
     frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
+    /* every consumer connection's traffic, for the traffic checker (expect invariants) and
+     * the explorer (the commands a baseline sent) */
+    char rerr[256];
+    snprintf(w->rec, sizeof w->rec, "%s/traffic.rec", w->dir);
+    if (frs_record_start(&w->srv, w->rec, rerr, sizeof rerr) != 0) {
+        snprintf(why, cap, "cannot record the consumers' traffic: %s", rerr);
+        wsc_world_free(w);
+        return NULL;
+    }
     snprintf(w->host, sizeof w->host, "127.0.0.1");
     snprintf(w->port, sizeof w->port, "%d", w->srv.tcp_port);
     snprintf(w->url, sizeof w->url, "redis://127.0.0.1:%d", w->srv.tcp_port);
@@ -733,20 +743,17 @@ int wsc_world_crashed(const wsc_world *w, char *hit, size_t cap, uint64_t *count
     return w->crashed;
 }
 
-int wsc_world_record(wsc_world *w, const char *path, char *why, size_t cap)
+wsr_recording *wsc_world_recording(wsc_world *w, char **err)
 {
-    if (!w->serving) {
-        snprintf(why, cap, "recording needs the server wsim serves");
-        return 1;
+    *err = NULL;
+    if (!w->serving || !w->rec[0]) {
+        *err = wsi_strdup("a consumer's traffic is recorded by the server wsim serves: there "
+                          "is no recording on a real server (--backend)");
+        return NULL;
     }
-    return frs_record_start(&w->srv, path, why, cap) == 0 ? 0 : 1;
-}
-
-int wsc_world_record_stop(wsc_world *w, char *why, size_t cap)
-{
-    if (!w->serving) return 0;
-    serve(w, 0); /* what the last turn buffered */
-    return frs_record_stop(&w->srv, why, cap) == 0 ? 0 : 1;
+    frs_record_flush(&w->srv);
+    wsr_read_options ro = {.allow_open = 1};
+    return wsr_read_file(w->rec, &ro, err);
 }
 
 char *wsc_world_log_tail(const wsc_world *w, const char *name, int lines)

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "wsc_int.h"
+#include "wsr.h"
 
 typedef struct wsc_world wsc_world;
 
@@ -95,10 +96,10 @@ int wsc_world_arm_crash(wsc_world *w, const char *name, uint64_t nth, int after,
  * redis-cli would show it; 0: not yet), and how many commands were counted. */
 int wsc_world_crashed(const wsc_world *w, char *hit, size_t cap, uint64_t *counted);
 
-/* Records the traffic of every consumer connection into path (docs/recording.md), from
- * now on until wsc_world_record_stop or the world's end.  Served fake only: 0, or 1 with
- * why said. */
-int wsc_world_record(wsc_world *w, const char *path, char *why, size_t cap);
-int wsc_world_record_stop(wsc_world *w, char *why, size_t cap);
+/* The traffic of every consumer connection is recorded from the start, on the served
+ * fake, into RUN_DIR/traffic.rec (docs/recording.md): the recording as it is now (the
+ * buffered lines flushed; without its end line), parsed; NULL with *err set (heap) on a
+ * real server ("no recording") or when it cannot be read. */
+wsr_recording *wsc_world_recording(wsc_world *w, char **err);
 
 #endif /* WSC_WORLD_H */
