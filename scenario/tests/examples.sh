@@ -66,7 +66,7 @@ echo "explore:"
 explore atomic.wsim 0
 explore write_then_ack.wsim 1 "crash-after 1st INCRBY" "crash-before 1st XACK" \
     "crash-after 2nd INCRBY" "crash-before 3rd XACK"
-grep -q 'doubled: entry o1 (1700000000000-0, ack): its write INCRBY balance:alice 100 took effect 2 times' \
+grep -q 'doubled (effects): entry o1 (1700000000000-0, ack): its write INCRBY balance:alice 100 took effect 2 times' \
     "$tmp/x1" || bad "explore write_then_ack.wsim: no sentence for o1's doubled write"
 grep -q 'to replay a point, put its fault line before `start billing`: fault billing crash-after 1st INCRBY' \
     "$tmp/x1" || bad "explore write_then_ack.wsim: no replay line"
