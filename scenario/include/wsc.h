@@ -79,6 +79,11 @@ typedef struct wsc_options {
                             of a consumer process classifies each point itself) */
     const char *redis_version; /* the version the fake claims to consumer processes (INFO's
                             redis_version, HELLO's version), NULL: its own */
+    int consume;         /* the consumer's side of the file only (wsim consume): its
+                            subscriptions, reads and handlers run against the backend;
+                            `produce` lines only name the entries, found again by their
+                            payloads in what the reads hand out; setup, checks,
+                            expectations, faults, the clock and process steps are left out */
 } wsc_options;
 
 typedef enum wsc_status {
@@ -198,6 +203,13 @@ void wsc_exploration_free(wsc_exploration *ex);
 /* The kinds the scenario forbids (its `forbid` lines), as a bit set over WSC_INVARIANTS
  * ("lost", "leaked", "split", "doubled", "stranded": bits 0-4). */
 unsigned wsc_forbidden(const wsc_scenario *sc);
+
+/* `wsim consume`: runs the consumer's side of sc -- its subscriptions, reads and
+ * handlers -- against the server at url as a live consumer process until it is killed
+ * (docs/consumer.md, "The engine as a process"); incarnation > 1: a process started again
+ * after a crash, which subscribes and serves.  Returns an exit status when the run cannot
+ * go on (said on stderr). */
+int wsc_consume_file(const wsc_scenario *sc, const char *url, int incarnation);
 
 /* The invariants ws_sim_check names, in their bit order; WSC_NINVARIANTS of them. */
 #define WSC_NINVARIANTS 5

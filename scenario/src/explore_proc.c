@@ -145,10 +145,12 @@ static int classify(ws_sim *sim, wsc_world *w, const wsc_scenario *sc, run_out *
 {
     wsc_pcheck c;
     char why[1024];
-    int rc = wsc_pcheck_run(sim, w, sc, &c, why, sizeof why);
+    const char *held = wsc_world_held(w);
+    int rc = wsc_pcheck_run(sim, w, sc, held[0] != '\0', &c, why, sizeof why);
     if (rc == WS_ENOMEM) return -1;
     wsi_buf b = {0};
     wsi_buf_add(&b, "", 0);
+    if (held[0]) wsi_buf_puts(&b, held);
     if (rc) {
         o->verdict = "error";
         wsi_buf_printf(&b, "cannot check the invariants: %s", why);
@@ -190,6 +192,7 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
     if (!r) return -1;
     wsc_world *w = wsc_runner_world(r);
     char why[512];
+    if (w && nth) wsc_world_allow_held(w, 1);
     if (!wsc_runner_failed(r) && w && wsc_world_arm_crash(w, name, nth, after, why, sizeof why)) {
         o->failed = 1;
         o->report = wsi_strdup(why);

@@ -58,8 +58,8 @@ static int add(wsc_pcheck *c, const char *kind, const char *alias, const char *e
     return 0;
 }
 
-int wsc_pcheck_run(ws_sim *sim, wsc_world *w, const wsc_scenario *sc, wsc_pcheck *out,
-                   char *why, size_t cap)
+int wsc_pcheck_run(ws_sim *sim, wsc_world *w, const wsc_scenario *sc, int allow_unsettled,
+                   wsc_pcheck *out, char *why, size_t cap)
 {
     memset(out, 0, sizeof *out);
     int rc = 0;
@@ -69,7 +69,7 @@ int wsc_pcheck_run(ws_sim *sim, wsc_world *w, const wsc_scenario *sc, wsc_pcheck
     char twhy[512] = "";
     if (rec) {
         wsc_traffic_result tr;
-        wsc_traffic_options to = {0};
+        wsc_traffic_options to = {.allow_unsettled = allow_unsettled};
         int t = wsc_traffic_check(rec, sc, &to, &tr);
         if (t == WS_ENOMEM) rc = WS_ENOMEM;
         else if (t == 0) {

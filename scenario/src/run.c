@@ -55,12 +55,15 @@ struct runner {
     wsi_strmap stmts_of;     /* alias name -> index in stmt_lists: its handler statements */
     size_t **stmt_lists;     /* per alias name: statement indexes, ended by (size_t)-1 */
     size_t nstmt_lists;
+    wsi_strmap by_payload;   /* consume mode: a produce statement's payload -> its 1-based
+                                number (the root its deliveries are filed under) */
     ws_delivery **seen;   /* every delivery handed out, in order */
     size_t nseen, capseen; /* grown by doubling: an explorer's child appends to the
                               parent's array in place, never copying all of it */
     wsc_world *world;     /* the file drives consumer processes: their server and them
                              (wsc_world.h); NULL for wsim's own consumer */
     int bad_input;        /* the run failed for its input's sake (a process misbehaved) */
+    int consuming;        /* consume mode: run_stmt runs the statement consume_stmt chose */
     int *fault_fired;     /* per statement: its fault fired (the fault layer writes it) */
     unsigned char *fault_armed; /* per statement: its fault was armed */
     /* the outcome */
@@ -189,6 +192,18 @@ static ws_delivery *latest(runner *r, const alias *a)
     return a->root < r->nlatest ? r->latest_of[a->root] : NULL;
 }
 
+/* The produced entry d descends from (1-based), 0 for none: the engine's, or in consume
+ * mode (the file's entries were produced by someone else) the produce statement whose
+ * payload d carries. */
+static size_t delivery_root(runner *r, ws_delivery *d)
+{
+    size_t root = ws_delivery_root(d);
+    if (root || !r->opt->consume) return root;
+    size_t len, k;
+    const char *p = ws_delivery_payload(d, &len);
+    return p && wsi_strmap_get(&r->by_payload, p, len, &k) ? k : 0;
+}
+
 /* Remembers a delivery handed out by a read (aliases reach their latest one).  0, or -1
  * when out of memory (oom). */
 static int seen(runner *r, ws_delivery *d)
@@ -201,7 +216,7 @@ static int seen(runner *r, ws_delivery *d)
         r->capseen = cap;
     }
     r->seen[r->nseen++] = d;
-    size_t root = ws_delivery_root(d);
+    size_t root = delivery_root(r, d);
     if (!root) return 0;
     if (root >= r->nlatest) {
         size_t n = root + 64;
@@ -502,7 +517,7 @@ static int do_read(runner *r, const wsc_stmt *st)
     } else {
         for (size_t i = 0; i < res.n; i++) {
             ws_delivery *d = ws_read_delivery(s, i);
-            size_t root = ws_delivery_root(d);
+            size_t root = delivery_root(r, d);
             const char *name = NULL;
             if (root && root < r->nalias_of_root && r->alias_of_root[root])
                 name = r->aliases[r->alias_of_root[root] - 1].name;
@@ -597,7 +612,7 @@ static int do_fault(runner *r, const wsc_stmt *st)
 static const char *root_alias(runner *r, const ws_delivery *d)
 {
     if (!d) return NULL;
-    size_t root = ws_delivery_root((ws_delivery *)d);
+    size_t root = delivery_root(r, (ws_delivery *)d);
     return root && root < r->nalias_of_root && r->alias_of_root[root]
                ? r->aliases[r->alias_of_root[root] - 1].name
                : NULL;
@@ -1108,7 +1123,7 @@ static int expect_process_check(runner *r, const wsc_stmt *st)
 {
     wsc_pcheck c;
     char why[1024];
-    int rc = wsc_pcheck_run(r->sim, r->world, r->sc, &c, why, sizeof why);
+    int rc = wsc_pcheck_run(r->sim, r->world, r->sc, 0, &c, why, sizeof why);
     if (rc == WS_ENOMEM) return oom(r);
     if (rc) return fail(r, st, WSC_ERROR, NULL, "%s", why);
     int found = 0;
@@ -1285,12 +1300,92 @@ static int do_proc_fault(runner *r, const wsc_stmt *st)
     return 0;
 }
 
+/* ----- The consumer's side alone (wsim consume) ------------------------------------------------------ */
+
+static int run_stmt(runner *r, const wsc_stmt *st);
+
+/* Runs st as the file's own run would (consume_stmt chose it). */
+static int run_stmt_engine(runner *r, const wsc_stmt *st)
+{
+    r->consuming = 1;
+    int rc = run_stmt(r, st);
+    r->consuming = 0;
+    return rc;
+}
+
+/* A produce statement in consume mode: its alias names the entry, found again by its
+ * payload (the k-th produce statement is root k); nothing is sent.  0, or -1 (oom). */
+static int adopt(runner *r, const wsc_stmt *st)
+{
+    size_t k = 0;
+    for (const wsc_stmt *o = r->sc->st; o <= st; o++) k += o->kind == K_PRODUCE;
+    if (wsi_strmap_put(&r->by_payload, st->payload, st->payload_len, k)) return oom(r);
+    if (!st->alias) return 0;
+    alias *va = wsi_realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
+    if (!va) return oom(r);
+    r->aliases = va;
+    alias a = {wsi_strdup(st->alias), k, wsi_strdup(st->sub)};
+    if (!a.name || !a.sub || k >= (size_t)-2) {
+        free(a.name);
+        free(a.sub);
+        return oom(r);
+    }
+    if (k >= r->nalias_of_root) {
+        size_t n = k + 64;
+        size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
+        if (!v) {
+            free(a.name);
+            free(a.sub);
+            return oom(r);
+        }
+        memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
+        r->alias_of_root = v;
+        r->nalias_of_root = n;
+    }
+    if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) {
+        free(a.name);
+        free(a.sub);
+        return oom(r);
+    }
+    r->alias_of_root[k] = r->naliases + 1;
+    r->aliases[r->naliases++] = a;
+    return 0;
+}
+
+/* A statement in consume mode: the consumer's steps run, their own checks left out (a
+ * read's expected deliveries, a pool command's reply, a refusal); the rest is the world's
+ * or the checks', and is left out. */
+static int consume_stmt(runner *r, const wsc_stmt *st)
+{
+    if (st->refused) return 0;
+    switch (st->kind) {
+    case K_PRODUCE: return adopt(r, st);
+    case K_SUBSCRIBE:
+    case K_STOP: return run_stmt_engine(r, st);
+    case K_READ:
+    case K_QUEUE:
+    case K_POOL:
+    case K_PUBLISH:
+    case K_REPLY:
+    case K_BIND:
+    case K_SETTLE: {
+        wsc_stmt copy = *st;
+        copy.has_expect = 0;
+        copy.read_nothing = copy.read_report = 0;
+        copy.nexpect = 0;
+        return run_stmt_engine(r, &copy);
+    }
+    default: return 0;
+    }
+}
+
 /* ----- The run -------------------------------------------------------------------------------------- */
 
 /* Runs one statement of any kind; 0, or -1 once the run failed. */
 static int run_stmt(runner *r, const wsc_stmt *st)
 {
     if (r->opt->no_checks && (st->kind == K_CHECK || st->kind >= K_EXPECT_FLUSH)) return 0;
+    if (r->opt->consume && !r->consuming) return consume_stmt(r, st);
     switch (st->kind) {
     case K_SETUP:
     case K_CHECK:
@@ -1762,6 +1857,7 @@ void wsc_runner_free(wsc_runner *r)
     free(r->seen);
     free(r->report);
     wsi_strmap_free(&r->alias_index);
+    wsi_strmap_free(&r->by_payload);
     wsi_strmap_free(&r->stmts_of);
     for (size_t i = 0; i < r->nstmt_lists; i++) free(r->stmt_lists[i]);
     free(r->stmt_lists);

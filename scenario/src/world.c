@@ -49,6 +49,10 @@ struct wsc_world {
     char hit[512];             /* the command it held, as redis-cli shows it */
     char restart_why[512];     /* the restart after the crash failed: why ("" if not) */
     char rec[300];             /* RUN_DIR/traffic.rec, the recording ("" when none) */
+    int held_ok;               /* after a crash a wait may end with entries held (explorer) */
+    char held[1024];           /* what the last wait left held ("" when nothing) */
+    unsigned long clock_moves; /* the times the served fake's clock moved itself */
+    frs_clock_hooks hooks;     /* (counts them) */
 };
 
 /* ----- Time -------------------------------------------------------------------------------- */
@@ -86,6 +90,17 @@ static void backend_env(wsc_world *w, const char *url)
                                 hp + hl + 1);
     else snprintf(w->port, sizeof w->port, "6379");
 }
+
+/* The server moved its clock itself (its auto-advance): counted, for the held rule. */
+static void clock_moved_hook(void *ud, int64_t from, int64_t to)
+{
+    (void)from;
+    (void)to;
+    ((wsc_world *)ud)->clock_moves++;
+}
+
+void wsc_world_allow_held(wsc_world *w, int on) { w->held_ok = on; }
+const char *wsc_world_held(const wsc_world *w) { return w->held; }
 
 wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const wsc_options *opt,
                          char *why, size_t cap)
@@ -151,6 +166,8 @@ wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const wsc_options 
     /* the virtual clock moves itself when every client has been quiet for a while: a
      * consumer that blocks 5 s on an empty read waits milliseconds (docs/server.md) */
     frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
+    w->hooks = (frs_clock_hooks){.moved = clock_moved_hook, .ud = w};
+    frs_server_set_clock_hooks(&w->srv, &w->hooks);
     /* every consumer connection's traffic, for the traffic checker (expect invariants) and
      * the explorer (the commands a baseline sent) */
     char rerr[256];
@@ -290,8 +307,11 @@ static void part(wsi_buf *b, int *first, const char *sub)
     *first = 0;
 }
 
-/* What a stream subscription (key, group) has outstanding, appended to b. */
-static int stream_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_buf *err)
+/* What a stream subscription (key, group) has outstanding, appended to b; *moving
+ * counts what is not merely held (unread entries, a delay queue's members: pending
+ * entries are held). */
+static int stream_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_buf *err,
+                              size_t *moving)
 {
     int first = 1;
     const char *xg[] = {"XINFO", "GROUPS", s->s_key};
@@ -316,6 +336,7 @@ static int stream_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_b
     const char *xr[] = {"XRANGE", s->s_key, g ? from : "-", "+"};
     if (!(r = ask(w, err, 4, xr))) return -1;
     size_t unread = r->type == FR_REPLY_ARRAY ? r->count : 0;
+    *moving += unread;
     if (unread) {
         part(b, &first, s->sub);
         wsi_buf_printf(b, "%zu unread%s (", unread, g ? "" : ", no group yet");
@@ -347,14 +368,16 @@ static int stream_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_b
         if (r->type == FR_REPLY_INTEGER && r->integer > 0) {
             part(b, &first, s->sub);
             wsi_buf_printf(b, "%lld in the delay queue %s", r->integer, s->s_dq);
+            *moving += (size_t)r->integer;
         }
     }
     return !first;
 }
 
-/* What a list subscription has outstanding: values waiting, and (reliable) values on its
- * processing list. */
-static int list_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_buf *err)
+/* What a list subscription has outstanding: values waiting (*moving counts them), and
+ * (reliable) values on its processing list, held. */
+static int list_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_buf *err,
+                            size_t *moving)
 {
     int first = 1;
     const char *ll[] = {"LLEN", s->s_key};
@@ -363,6 +386,7 @@ static int list_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_buf
     if (r->type == FR_REPLY_INTEGER && r->integer > 0) {
         part(b, &first, s->sub);
         wsi_buf_printf(b, "%lld unread", r->integer);
+        *moving += (size_t)r->integer;
     }
     if (s->cfg.form != WS_FORM_RELIABLE_LIST) return !first;
     char proc[300];
@@ -378,9 +402,11 @@ static int list_outstanding(wsc_world *w, const wsc_stmt *s, wsi_buf *b, wsi_buf
 }
 
 /* What the subscriptions the file declares above statement `at` have outstanding: 0
- * (nothing: settled), 1 (said in b), -1 (the server could not be read: err). */
-static int outstanding(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err)
+ * (nothing: settled), 1 (said in b; *moving: how much of it is not merely held), -1 (the
+ * server could not be read: err). */
+static int outstanding(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err, size_t *moving)
 {
+    *moving = 0;
     const wsc_scenario *sc = w->sc;
     int any = 0;
     for (size_t i = 0; i < at && i < sc->nst; i++) {
@@ -396,8 +422,8 @@ static int outstanding(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err)
                    (!s->s_group || (o->s_group && strcmp(o->s_group, s->s_group) == 0));
         }
         if (seen || s->cfg.form == WS_FORM_CHANNEL) continue;
-        int rc = s->cfg.form == WS_FORM_STREAM ? stream_outstanding(w, s, b, err)
-                                               : list_outstanding(w, s, b, err);
+        int rc = s->cfg.form == WS_FORM_STREAM ? stream_outstanding(w, s, b, err, moving)
+                                               : list_outstanding(w, s, b, err, moving);
         if (rc < 0) return -1;
         any |= rc;
     }
@@ -427,7 +453,8 @@ static int real_quiet(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err)
     if (n1 < 0) return -1;
     uint64_t sent1 = ws_conn_get_stats(w->probe).commands_sent;
     nap_ms(WSC_QUIET_MS);
-    int o = outstanding(w, at, b, err);
+    size_t moving;
+    int o = outstanding(w, at, b, err, &moving);
     if (o != 0) return o < 0 ? -1 : 0;
     long long n2 = total_commands(w, err);
     if (n2 < 0) return -1;
@@ -584,6 +611,9 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
     wsi_buf what = {0}, err = {0};
     int rc = 0;
     int crashes = w->crashed;
+    char *last_what = NULL;     /* what was outstanding and held, to see it change */
+    unsigned long moves_at = 0; /* the clock's moves then */
+    w->held[0] = '\0';
     for (;;) {
         serve(w, 2);
         long long now = mono_ms();
@@ -600,7 +630,8 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
             char st[128];
             wsc_proc_status_text(c->proc, st, sizeof st);
             wsi_buf_clear(&what);
-            int o = outstanding(w, at, &what, &err);
+            size_t moving;
+            int o = outstanding(w, at, &what, &err, &moving);
             snprintf(why, cap, "%s %s before it settled%s%s", name, st,
                      o > 0 ? ": " : "", o > 0 ? what.p : "");
             rc = 1;
@@ -616,7 +647,8 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
          * yet is not done, it is starting), the outstanding work done, and quiet */
         int connected = !w->serving || w->srv.stats.connections > c->conns;
         wsi_buf_clear(&what);
-        int o = outstanding(w, at, &what, &err);
+        size_t moving;
+        int o = outstanding(w, at, &what, &err, &moving);
         if (o < 0) {
             snprintf(why, cap, "%s", err.p ? err.p : "cannot read the server");
             rc = 1;
@@ -625,10 +657,29 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
         /* the clock moves itself while work is outstanding (a recovery may wait for
          * time); once it is done, only the quiet is waited for, and a blocked read timing
          * out then would only make the consumer read again */
-        if (w->serving) frs_server_set_auto_advance(&w->srv, o ? WSC_AUTO_ADVANCE_MS : 0);
+        int want = o ? WSC_AUTO_ADVANCE_MS : 0; /* (setting it starts its quiet anew) */
+        if (w->serving && w->srv.opt.auto_advance_ms != want)
+            frs_server_set_auto_advance(&w->srv, want);
         if (o == 0 && connected && (!w->serving || quiet(w, WSC_QUIET_MS)) &&
             !wsc_proc_busy(c->proc)) {
             if (w->serving || real_quiet(w, at, &what, &err) == 1) break;
+        }
+        /* after a crash, for the explorer: what is left only pending, held for a recovery
+         * this consumer does not make, ends the wait once the consumer has stayed quiet
+         * while the clock moved past its deadlines WSC_HELD_MOVES times (a recovery that
+         * waits for time got it) -- the entries are held, not lost, as the simulation
+         * counts them */
+        if (o > 0 && !moving && w->held_ok && w->crashed && connected) {
+            if (!last_what || strcmp(last_what, what.p)) {
+                free(last_what);
+                last_what = wsi_strdup(what.p);
+                moves_at = w->clock_moves;
+            } else if (w->clock_moves - moves_at >= WSC_HELD_MOVES && quiet(w, WSC_QUIET_MS) &&
+                       !wsc_proc_busy(c->proc)) {
+                snprintf(w->held, sizeof w->held, "held after the crash, read back by nothing "
+                         "of %s: %s", name, what.p);
+                break;
+            }
         }
         if (w->fake && !flooding_seen && now >= deadline - 1000) {
             flooding_seen = 1;
@@ -658,7 +709,9 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
             break;
         }
     }
-    if (w->serving) frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
+    if (w->serving && w->srv.opt.auto_advance_ms != WSC_AUTO_ADVANCE_MS)
+        frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
+    free(last_what);
     int oom = what.oom || err.oom;
     wsi_buf_free(&what);
     wsi_buf_free(&err);

@@ -38,9 +38,10 @@ typedef struct wsc_pcheck {
 
 /* Checks what the run of sc on sim (and its world w) left: 0 with *out filled (free with
  * wsc_pcheck_free) by every account that applies; 1 when none does (why[0..cap) says
- * why); WS_ENOMEM. */
-int wsc_pcheck_run(ws_sim *sim, wsc_world *w, const wsc_scenario *sc, wsc_pcheck *out,
-                   char *why, size_t cap);
+ * why); WS_ENOMEM.  allow_unsettled: entries still pending at the end are held, not a
+ * violation (the explorer, after a crash whose recovery the consumer does not make). */
+int wsc_pcheck_run(ws_sim *sim, wsc_world *w, const wsc_scenario *sc, int allow_unsettled,
+                   wsc_pcheck *out, char *why, size_t cap);
 void wsc_pcheck_free(wsc_pcheck *c);
 
 #endif /* WSC_PCHECK_H */

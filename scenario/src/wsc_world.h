@@ -84,6 +84,16 @@ char *wsc_world_log_tail(const wsc_world *w, const char *name, int lines);
 
 /* ----- A crash of a consumer process (a file's `fault CONSUMER ...`, wsim explore) ----- */
 
+/* The clock moves a held wait sees go by before it ends (wsc_world_allow_held). */
+#define WSC_HELD_MOVES 3
+/* For the explorer: after a crash, a wait may end with entries only pending (or on a
+ * processing list) -- held for a recovery this consumer does not make, as the simulation
+ * counts them -- once the consumer has stayed quiet while the clock moved itself
+ * WSC_HELD_MOVES times with nothing changing.  wsc_world_held says what the last wait so
+ * left ("" when nothing). */
+void wsc_world_allow_held(wsc_world *w, int on);
+const char *wsc_world_held(const wsc_world *w);
+
 /* Arms the crash: among the commands every consumer connection sends from now on (counted
  * in arrival order, all of them or only those named name), the nth is held at the server
  * -- before it is applied, or (after) once it is applied and before its reply leaves --

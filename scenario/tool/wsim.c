@@ -33,6 +33,8 @@ static const char *USAGE =
     "  explore   crash the consumer at every point of a scenario, recover, classify\n"
     "  check-trace  check a consumer's invariants on a recording of its traffic\n"
     "  proxy     record the traffic of a real redis-server through a proxy\n"
+    "  consume   the engine as a live consumer process: a scenario's subscriptions and\n"
+    "            handlers against REDIS_URL (docs/consumer.md)\n"
     "  repro     turn a failing fuzz input or seed into the smallest failing scenario\n"
     "  grammar   print the scenario language's grammar (--update FILE, --check FILE)\n"
     "  help      this text, or `wsim help <command>`\n"
@@ -66,6 +68,21 @@ static const char *RUN_HELP =
     "exit status: 0 all passed, 1 something failed, 2 bad usage, a malformed file, or a\n"
     "consumer process that misbehaved (did not start, settle or stop)\n"
     "the page: docs/wsim-run.md\n";
+
+static const char *CONSUME_HELP =
+    "usage: wsim consume [--url URL] FILE\n"
+    "\n"
+    "The engine (libwsim) as a live consumer process: FILE's subscriptions are what it\n"
+    "reads, its produce lines name the entries (by payload), and each entry's handler\n"
+    "lines say what every delivery of it does.  Against the server at URL (default:\n"
+    "REDIS_URL), the first process (WSIM_INCARNATION unset or 1) plays the file's reads\n"
+    "and handlers in file order; then, and from the start in a later incarnation, it reads\n"
+    "every subscription in turn and handles what comes, until it is killed.  It is the\n"
+    "consumer of a process file (consumer NAME run wsim consume FILE) whose exploration\n"
+    "must give the verdicts `wsim explore FILE` gives.\n"
+    "\n"
+    "exit status: 1 when the run cannot go on (said on stderr), 2 bad usage\n"
+    "the page: docs/consumer.md\n";
 
 static const char *GRAMMAR_HELP =
     "usage: wsim grammar [--update FILE | --check FILE]\n"
@@ -954,6 +971,36 @@ static int cmd_grammar(int argc, char **argv)
     return rc;
 }
 
+/* wsim consume [--url URL] FILE: wsc_consume (scenario/src/consume.c). */
+static int cmd_consume(int argc, char **argv)
+{
+    const char *url = getenv("REDIS_URL"), *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(CONSUME_HELP, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--url") && i + 1 < argc) url = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error(CONSUME_HELP, "unknown option '%s'", argv[i]);
+        else if (path) return usage_error(CONSUME_HELP, "give exactly one scenario file");
+        else path = argv[i];
+    }
+    if (!path) return usage_error(CONSUME_HELP, "give exactly one scenario file");
+    if (!url || !*url) return usage_error(CONSUME_HELP, "no server: set REDIS_URL or --url");
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse_file(path, &err);
+    if (!sc) {
+        fprintf(stderr, "%s\n", err ? err : "out of memory");
+        free(err);
+        return 2;
+    }
+    const char *inc = getenv("WSIM_INCARNATION");
+    int rc = wsc_consume_file(sc, url, inc ? atoi(inc) : 1);
+    wsc_free(sc);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -973,6 +1020,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
     if (strcmp(cmd, "check-trace") == 0) return cmd_check_trace(argc - 2, argv + 2);
     if (strcmp(cmd, "grammar") == 0) return cmd_grammar(argc - 2, argv + 2);
+    if (strcmp(cmd, "consume") == 0) return cmd_consume(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0) {
         printf("wsim %s (scenarios %s, engine libwsim %s, fake libfakeredis %s answering as "
                "redis-server %s)\n", WSIM_VERSION, WSC_VERSION, WS_VERSION, FR_VERSION,
@@ -988,7 +1036,8 @@ int main(int argc, char **argv)
               : !strcmp(what, "explore") ? WSIM_EXPLORE_HELP
               : !strcmp(what, "repro")   ? REPRO_HELP
               : !strcmp(what, "check-trace") ? CHECK_TRACE_HELP
-              : !strcmp(what, "grammar") ? GRAMMAR_HELP : USAGE,
+              : !strcmp(what, "grammar") ? GRAMMAR_HELP
+              : !strcmp(what, "consume") ? CONSUME_HELP : USAGE,
               stdout);
         return 0;
     }
