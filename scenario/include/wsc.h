@@ -211,6 +211,40 @@ unsigned wsc_forbidden(const wsc_scenario *sc);
  * go on (said on stderr). */
 int wsc_consume_file(const wsc_scenario *sc, const char *url, int incarnation);
 
+/* ----- Drawn outcomes for a consumer process (wsim outcomes) --------------------------- */
+
+typedef struct wsc_outcomes_options {
+    uint64_t seed;          /* run r draws from seed + r */
+    size_t runs;            /* runs to draw (0: 20) */
+    size_t max_entries;     /* entries a run draws, 1 to this (0: 4; at most 16) */
+    int shrink;             /* shrink the first finding to the smallest run that shows it */
+} wsc_outcomes_options;
+
+typedef struct wsc_outcomes_result {
+    size_t runs;            /* runs drawn and played */
+    int failed;             /* a run broke what the file forbids (any invariant when it
+                               forbids nothing) */
+    uint64_t seed;          /* that run's seed: --seed SEED --runs 1 replays it alone */
+    char *drawn;            /* what it drew, and the verdict ("2 entries (e1 ack [INCRBY
+                               w:e1:1 7], ...), crash-after 1 of INCRBY: doubled") */
+    const char *verdict;    /* the verdict (one of the explorer's) */
+    char *detail;           /* its sentences */
+    char *shrunk;           /* the same after shrinking */
+    size_t tries;           /* runs the shrinking played */
+    char *scenario;         /* the (shrunk) run as a scenario file: the file's lines, the
+                               entries, the crash as a fault line; `wsim run` fails on it */
+    char *error;            /* the file cannot be drawn for, or a drawn run fails without
+                               a crash: why (then nothing else is set) */
+} wsc_outcomes_result;
+
+/* Draws outcome sequences and crash points for the consumer process sc drives (a file of
+ * the handler convention's consumer, whose own produce lines are replaced by the drawn
+ * ones: docs/consumer.md, "Drawn outcomes"), plays each run's crash point and stops at the
+ * first finding.  0 (out filled; free with wsc_outcomes_result_free) or WS_ENOMEM. */
+int wsc_outcomes(const wsc_scenario *sc, const wsc_options *opt,
+                 const wsc_outcomes_options *oo, wsc_outcomes_result *out);
+void wsc_outcomes_result_free(wsc_outcomes_result *r);
+
 /* The invariants ws_sim_check names, in their bit order; WSC_NINVARIANTS of them. */
 #define WSC_NINVARIANTS 5
 extern const char *const WSC_INVARIANTS[WSC_NINVARIANTS];

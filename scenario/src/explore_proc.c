@@ -34,17 +34,10 @@
 #include "wsi_io.h"
 #include "wsr.h"
 
-/* A command of the baseline run, as the points name it. */
-typedef struct bcmd {
-    char name[64];      /* its name, upper case ("XACK") */
-    size_t occurrence;  /* its number among the commands of that name (1-based) */
-    char *text;         /* the whole command, as redis-cli shows it */
-    int answered;       /* its reply came (a read that blocked until the end got none) */
-} bcmd;
 
 /* What one run of the file did. */
 typedef struct run_out {
-    bcmd *cmds;         /* (asked for) the commands the consumer sent, in arrival order */
+    wsc_pcmd *cmds;         /* (asked for) the commands the consumer sent, in arrival order */
     size_t ncmds;
     int failed;         /* the run could not go on (a step failed) */
     char *report;       /* then why (the runner's report) */
@@ -55,11 +48,10 @@ typedef struct run_out {
     int forbidden;
 } run_out;
 
-static void commands_free(bcmd *v, size_t n);
 
 static void run_out_free(run_out *o)
 {
-    commands_free(o->cmds, o->ncmds);
+    wsc_process_commands_free(o->cmds, o->ncmds);
     free(o->report);
     free(o->detail);
     memset(o, 0, sizeof *o);
@@ -67,17 +59,17 @@ static void run_out_free(run_out *o)
 
 /* The commands of a recording in the order they reached the server: a blocked command
  * when its wait line is written, every other one at its cmd line.  NULL with *err set. */
-static bcmd *commands_of(const wsr_recording *rec, size_t *n, char **err)
+static wsc_pcmd *commands_of(const wsr_recording *rec, size_t *n, char **err)
 {
-    bcmd *v = NULL;
+    wsc_pcmd *v = NULL;
     size_t k = 0;
     for (size_t i = 0; i < rec->n; i++) {
         const wsr_event *e = &rec->ev[i];
         if (!((e->kind == WSR_CMD && e->since < 0) || e->kind == WSR_WAIT) || e->argc < 1) continue;
-        bcmd *g = wsi_realloc(v, (k + 1) * sizeof *g);
+        wsc_pcmd *g = wsi_realloc(v, (k + 1) * sizeof *g);
         if (!g) goto oom;
         v = g;
-        bcmd *c = &v[k];
+        wsc_pcmd *c = &v[k];
         memset(c, 0, sizeof *c);
         snprintf(c->name, sizeof c->name, "%.*s", (int)e->argvlen[0], e->argv[0]);
         for (char *p = c->name; *p; p++)
@@ -115,7 +107,7 @@ oom:
     return NULL;
 }
 
-static void commands_free(bcmd *v, size_t n)
+void wsc_process_commands_free(wsc_pcmd *v, size_t n)
 {
     for (size_t i = 0; i < n && v; i++) free(v[i].text);
     free(v);
@@ -228,14 +220,36 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
     return rc;
 }
 
+int wsc_process_commands(const wsc_scenario *sc, const wsc_options *opt, wsc_pcmd **cmds,
+                         size_t *n, char **error)
+{
+    *cmds = NULL;
+    *n = 0;
+    *error = NULL;
+    run_out o;
+    if (run_once(sc, opt, NULL, 0, 0, 1, 0, &o)) {
+        run_out_free(&o);
+        return WS_ENOMEM;
+    }
+    if (o.failed) {
+        *error = o.report;
+        o.report = NULL;
+        run_out_free(&o);
+        return *error ? 1 : WS_ENOMEM;
+    }
+    *cmds = o.cmds;
+    *n = o.ncmds;
+    o.cmds = NULL;
+    o.ncmds = 0;
+    run_out_free(&o);
+    return 0;
+}
+
 /* ----- Points --------------------------------------------------------------------------- */
 
-/* Explores one point (its conn, round_trip and command fields say which): fills its
- * verdict, detail, forbidden and command_text.  0, or -1 when out of memory. */
-static int explore_point(const wsc_scenario *sc, const wsc_options *opt, const bcmd *base,
-                         wsc_crash_point *p)
+int wsc_process_point(const wsc_scenario *sc, const wsc_options *opt, const wsc_pcmd *c,
+                      wsc_crash_point *p)
 {
-    const bcmd *c = &base[p->round_trip - 1];
     run_out o;
     if (run_once(sc, opt, c->name, c->occurrence, p->command == 0, 0, 0, &o)) {
         run_out_free(&o);
@@ -340,7 +354,7 @@ static int take_answer(int fd, wsc_exploration *out)
 /* The points of the baseline's commands: two each, before and after -- but no "after"
  * for a command whose reply never came in the baseline (a read that blocked until the
  * consumer was stopped): holding a reply that never comes is the stop itself. */
-static int make_points(const wsc_scenario *sc, const bcmd *base, size_t n, wsc_exploration *out)
+static int make_points(const wsc_scenario *sc, const wsc_pcmd *base, size_t n, wsc_exploration *out)
 {
     size_t np = 0;
     for (size_t k = 0; k < n; k++) np += base[k].answered ? 2 : 1;
@@ -384,7 +398,7 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
         return out->error ? 0 : WS_ENOMEM;
     }
     int rc = 0;
-    bcmd *base[2] = {NULL, NULL};
+    wsc_pcmd *base[2] = {NULL, NULL};
     size_t nbase[2] = {0, 0};
     /* the baselines: the file as it is (it must pass), then once more to compare */
     for (int b = 0; b < 2 && !rc && !out->error; b++) {
@@ -428,7 +442,9 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
     if ((size_t)jobs > mine) jobs = mine ? (int)mine : 1;
     if (!rc && !out->error && jobs == 1) {
         for (size_t i = 0; i < out->npoints && !rc; i++)
-            if (out->points[i].explored && explore_point(sc, opt, base[0], &out->points[i]))
+            if (out->points[i].explored &&
+                wsc_process_point(sc, opt, &base[0][out->points[i].round_trip - 1],
+                                  &out->points[i]))
                 rc = WS_ENOMEM;
     } else if (!rc && !out->error) {
         /* workers: each runs every jobs-th of this exploration's points, from scratch */
@@ -454,8 +470,9 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
                 for (size_t i = 0; i < out->npoints && !bad; i++) {
                     if (!out->points[i].explored) continue;
                     if (rank++ % (size_t)jobs != (size_t)j) continue;
-                    bad = explore_point(sc, opt, base[0], &out->points[i]) ||
-                          send_point(pf[1], i, &out->points[i]);
+                    wsc_crash_point *p = &out->points[i];
+                    bad = wsc_process_point(sc, opt, &base[0][p->round_trip - 1], p) ||
+                          send_point(pf[1], i, p);
                 }
                 _exit(bad ? 5 : 0);
             }
@@ -500,7 +517,7 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
         else out->other++;
         if (p->forbidden) out->forbidden++;
     }
-    commands_free(base[0], nbase[0]);
-    commands_free(base[1], nbase[1]);
+    wsc_process_commands_free(base[0], nbase[0]);
+    wsc_process_commands_free(base[1], nbase[1]);
     return rc; /* (out is freed by the caller when out of memory) */
 }

@@ -92,6 +92,31 @@ rc=$?
 [[ $rc == 1 && $(forbidden "$tmp/merged") == $(forbidden "$tmp/x1") ]] ||
     bad "explore --merge of two shards: exit $rc, forbidden '$(forbidden "$tmp/merged")'"
 echo "  two shards merged: exit $rc, $(grep -c '(forbidden)' "$tmp/merged") forbidden points"
+# drawn outcomes (wsim outcomes): a finding for write-then-ack, its replay line, its
+# shrunk scenario failing wsim run; none for MULTI/EXEC
+"$wsim" outcomes --runs 10 -o "$tmp/shrunk.wsim" examples/write_then_ack.wsim >"$tmp/o" 2>&1
+rc=$?
+[[ $rc == 1 ]] || bad "outcomes write_then_ack: exit $rc: $(cat "$tmp/o")"
+replay=$(sed -n 's/^replay it: //p' "$tmp/o")
+first=$(head -1 "$tmp/o" | sed 's/^[^:]*: run [0-9]* of //')
+if [[ -n $replay ]]; then
+    # shellcheck disable=SC2086
+    again=$("$wsim" ${replay#wsim } --no-shrink 2>&1 | head -1 | sed 's/^[^:]*: run [0-9]* of //')
+    [[ $again == "$first" ]] || bad "outcomes: the replay line does not replay it: '$again' vs '$first'"
+else
+    bad "outcomes: no replay line: $(cat "$tmp/o")"
+fi
+"$wsim" run "$tmp/shrunk.wsim" >"$tmp/r" 2>&1
+rc=$?
+[[ $rc == 1 ]] && grep -q 'doubled (effects)' "$tmp/r" ||
+    bad "outcomes: the shrunk scenario does not fail so: exit $rc: $(cat "$tmp/r")"
+echo "  outcomes: $(head -1 "$tmp/o" | cut -c1-110)..."
+echo "  $(grep '^shrunk' "$tmp/o")"
+"$wsim" outcomes --runs 6 examples/atomic.wsim >"$tmp/o" 2>&1
+rc=$?
+[[ $rc == 0 ]] || bad "outcomes atomic: exit $rc: $(cat "$tmp/o")"
+echo "  $(cat "$tmp/o")"
+
 # one page: well-formed, the points in it
 if command -v xmllint >/dev/null; then
     "$wsim" explore --format html examples/ack_then_write.wsim >"$tmp/page.html"

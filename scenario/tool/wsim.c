@@ -35,6 +35,8 @@ static const char *USAGE =
     "  proxy     record the traffic of a real redis-server through a proxy\n"
     "  consume   the engine as a live consumer process: a scenario's subscriptions and\n"
     "            handlers against REDIS_URL (docs/consumer.md)\n"
+    "  outcomes  draw outcome sequences and crash points for a consumer process, shrink\n"
+    "            what breaks to a scenario file\n"
     "  repro     turn a failing fuzz input or seed into the smallest failing scenario\n"
     "  grammar   print the scenario language's grammar (--update FILE, --check FILE)\n"
     "  help      this text, or `wsim help <command>`\n"
@@ -82,6 +84,28 @@ static const char *CONSUME_HELP =
     "must give the verdicts `wsim explore FILE` gives.\n"
     "\n"
     "exit status: 1 when the run cannot go on (said on stderr), 2 bad usage\n"
+    "the page: docs/consumer.md\n";
+
+static const char *OUTCOMES_HELP =
+    "usage: wsim outcomes [--seed N] [--runs N] [--entries N] [--no-shrink] [-o FILE] FILE\n"
+    "\n"
+    "FILE drives a consumer process that follows the handler convention (docs/consumer.md).\n"
+    "Each run draws, from its seed, entries for the file's first stream subscription --\n"
+    "outcomes (ack, drop) and writes (INCRBY of keys of their own) -- in place of the file's\n"
+    "produce lines, plays the run once to learn the consumer's commands, draws a crash\n"
+    "point among them, plays it and checks it as wsim explore does.  The first run that\n"
+    "breaks what the file forbids (any invariant when it forbids nothing) is printed with\n"
+    "the line that replays it, shrunk (entries and writes taken out, drops made acks, the\n"
+    "crash moved earlier) and written as a scenario file that wsim run fails on.\n"
+    "\n"
+    "  --seed N      run r draws from seed N + r (default 1)\n"
+    "  --runs N      runs to draw (default 20)\n"
+    "  --entries N   at most N entries a run (default 4, at most 16)\n"
+    "  --no-shrink   write the finding as drawn\n"
+    "  -o FILE       write the scenario file there (default: standard output)\n"
+    "\n"
+    "exit status: 0 no run broke anything, 1 one did (the scenario is written), 2 bad usage,\n"
+    "a file that cannot be drawn for, or a drawn run that fails without a crash\n"
     "the page: docs/consumer.md\n";
 
 static const char *GRAMMAR_HELP =
@@ -1001,6 +1025,97 @@ static int cmd_consume(int argc, char **argv)
     return rc;
 }
 
+/* A non-negative decimal that fits, or -1. */
+static long long count_arg(const char *s)
+{
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    return errno || *end || v > (1ull << 62) ? -1 : (long long)v;
+}
+
+/* wsim outcomes [--seed N] [--runs N] [--entries N] [--no-shrink] [-o FILE] FILE */
+static int cmd_outcomes(int argc, char **argv)
+{
+    wsc_outcomes_options oo = {.seed = 1, .runs = 20, .max_entries = 4, .shrink = 1};
+    const char *path = NULL, *outp = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(OUTCOMES_HELP, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--no-shrink")) {
+            oo.shrink = 0;
+        } else if (!strcmp(a, "--seed") || !strcmp(a, "--runs") || !strcmp(a, "--entries") ||
+                   !strcmp(a, "-o")) {
+            if (!v) return usage_error(OUTCOMES_HELP, "%s needs a value", a);
+            i++;
+            if (!strcmp(a, "-o")) {
+                outp = v;
+                continue;
+            }
+            long long n = count_arg(v);
+            if (n < 0 || (n == 0 && strcmp(a, "--seed")) || (!strcmp(a, "--entries") && n > 16))
+                return usage_error(OUTCOMES_HELP, "%s needs a number%s, got '%s'", a,
+                                   !strcmp(a, "--entries") ? " from 1 to 16" : "", v);
+            if (!strcmp(a, "--seed")) oo.seed = (uint64_t)n;
+            else if (!strcmp(a, "--runs")) oo.runs = (size_t)n;
+            else oo.max_entries = (size_t)n;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(OUTCOMES_HELP, "unknown option '%s'", a);
+        } else if (path) {
+            return usage_error(OUTCOMES_HELP, "give exactly one scenario file");
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error(OUTCOMES_HELP, "give exactly one scenario file");
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse_file(path, &err);
+    if (!sc) {
+        fprintf(stderr, "%s\n", err ? err : "out of memory");
+        free(err);
+        return 2;
+    }
+    wsc_options wo = {0};
+    wsc_outcomes_result r;
+    if (wsc_outcomes(sc, &wo, &oo, &r)) {
+        fprintf(stderr, "wsim: %s: out of memory\n", path);
+        wsc_free(sc);
+        return 1;
+    }
+    int rc = 0;
+    if (r.error) {
+        fprintf(stderr, "wsim: %s: %s\n", path, r.error);
+        rc = 2;
+    } else if (!r.failed) {
+        printf("%s: %zu runs drawn from seed %llu: none breaks %s\n", path, r.runs,
+               (unsigned long long)oo.seed, wsc_forbidden(sc) ? "what the file forbids" : "an invariant");
+    } else {
+        printf("%s: run %zu of seed %llu: %s\n", path, r.runs, (unsigned long long)r.seed,
+               r.drawn);
+        if (r.detail && *r.detail) printf("  %s\n", r.detail);
+        printf("replay it: wsim outcomes --seed %llu --runs 1 %s\n", (unsigned long long)r.seed,
+               path);
+        if (oo.shrink) printf("shrunk in %zu runs to %s\n", r.tries, r.shrunk);
+        FILE *f = outp ? fopen(outp, "w") : stdout;
+        if (!f) {
+            fprintf(stderr, "wsim: %s: %s\n", outp, strerror(errno));
+        } else {
+            if (outp) printf("the scenario: %s (wsim run %s fails so)\n", outp, outp);
+            else printf("the scenario:\n");
+            fputs(r.scenario, f);
+            if (outp) fclose(f);
+        }
+        rc = 1;
+    }
+    wsc_outcomes_result_free(&r);
+    wsc_free(sc);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1021,6 +1136,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "check-trace") == 0) return cmd_check_trace(argc - 2, argv + 2);
     if (strcmp(cmd, "grammar") == 0) return cmd_grammar(argc - 2, argv + 2);
     if (strcmp(cmd, "consume") == 0) return cmd_consume(argc - 2, argv + 2);
+    if (strcmp(cmd, "outcomes") == 0) return cmd_outcomes(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0) {
         printf("wsim %s (scenarios %s, engine libwsim %s, fake libfakeredis %s answering as "
                "redis-server %s)\n", WSIM_VERSION, WSC_VERSION, WS_VERSION, FR_VERSION,
@@ -1037,7 +1153,8 @@ int main(int argc, char **argv)
               : !strcmp(what, "repro")   ? REPRO_HELP
               : !strcmp(what, "check-trace") ? CHECK_TRACE_HELP
               : !strcmp(what, "grammar") ? GRAMMAR_HELP
-              : !strcmp(what, "consume") ? CONSUME_HELP : USAGE,
+              : !strcmp(what, "consume") ? CONSUME_HELP
+              : !strcmp(what, "outcomes") ? OUTCOMES_HELP : USAGE,
               stdout);
         return 0;
     }
