@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wsc_explore_proc.h"
@@ -37,6 +38,7 @@
 
 /* What one run of the file did. */
 typedef struct run_out {
+    long long consumer_ms;  /* the consumers' own time in the run (wsc_world.h) */
     wsc_pcmd *cmds;         /* (asked for) the commands the consumer sent, in arrival order */
     size_t ncmds;
     int failed;         /* the run could not go on (a step failed) */
@@ -194,6 +196,7 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
     int rc = 0;
     if (wsc_runner_oom(r)) rc = -1;
     if (!rc && w) o->crashed = wsc_world_crashed(w, o->hit, sizeof o->hit, NULL);
+    if (w) o->consumer_ms = wsc_world_consumer_ms(w);
     if (!rc && w && cmds && !o->failed && !wsc_runner_failed(r)) {
         char *err = NULL;
         wsr_recording *rec = wsc_world_recording(w, &err);
@@ -247,11 +250,34 @@ int wsc_process_commands(const wsc_scenario *sc, const wsc_options *opt, wsc_pcm
 
 /* ----- Points --------------------------------------------------------------------------- */
 
+/* Milliseconds of the monotonic clock. */
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* WSIM_EXPLORE_TIMES=FILE: each point appends "POINT_MS CONSUMER_MS" there (a line, one
+ * write: workers share the file), for bench/bench_process.c. */
+static void note_times(long long point_ms, long long consumer_ms)
+{
+    const char *path = getenv("WSIM_EXPLORE_TIMES");
+    if (!path || !*path) return;
+    FILE *f = fopen(path, "a");
+    if (!f) return;
+    fprintf(f, "%lld %lld\n", point_ms, consumer_ms);
+    fclose(f);
+}
+
 int wsc_process_point(const wsc_scenario *sc, const wsc_options *opt, const wsc_pcmd *c,
                       wsc_crash_point *p)
 {
     run_out o;
-    if (run_once(sc, opt, c->name, c->occurrence, p->command == 0, 0, 0, &o)) {
+    long long t0 = mono_ms();
+    int failed = run_once(sc, opt, c->name, c->occurrence, p->command == 0, 0, 0, &o);
+    note_times(mono_ms() - t0, o.consumer_ms);
+    if (failed) {
         run_out_free(&o);
         return -1;
     }

@@ -1369,6 +1369,10 @@ static int consume_stmt(runner *r, const wsc_stmt *st)
     case K_REPLY:
     case K_BIND:
     case K_SETTLE: {
+        /* an action of an entry no read has handed out yet: its handling comes when one
+         * does (wsim consume serves what comes as the file handles its entry) */
+        alias *a = st->alias ? find_alias(r, st->alias) : NULL;
+        if (st->alias && (!a || !latest(r, a))) return 0;
         wsc_stmt copy = *st;
         copy.has_expect = 0;
         copy.read_nothing = copy.read_report = 0;

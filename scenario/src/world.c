@@ -27,6 +27,7 @@ typedef struct consumer {
     wsc_proc *proc;           /* the last process started, NULL before the first */
     int incarnation;          /* processes started so far */
     unsigned long long conns; /* the server's connections received when it started */
+    long long started_ms;     /* when it was started (monotonic ms) */
 } consumer;
 
 struct wsc_world {
@@ -52,6 +53,8 @@ struct wsc_world {
     int held_ok;               /* after a crash a wait may end with entries held (explorer) */
     char held[1024];           /* what the last wait left held ("" when nothing) */
     unsigned long clock_moves; /* the times the served fake's clock moved itself */
+    long long consumer_ms;     /* the consumers' own time: from each start to its crash, or
+                                  to its last command before a wait found it settled */
     frs_clock_hooks hooks;     /* (counts them) */
 };
 
@@ -534,6 +537,7 @@ int wsc_world_start(wsc_world *w, const wsc_stmt *decl, char *why, size_t cap)
     if (rc) return 1;
     c->incarnation++;
     c->conns = w->serving ? w->srv.stats.connections : 0;
+    c->started_ms = mono_ms();
     return 0;
 }
 
@@ -597,6 +601,19 @@ int wsc_world_stop(wsc_world *w, const char *name, long long within_ms, char *wh
     }
     return 0;
 }
+
+/* A wait found c settled: its time is from its start to its last command (the quiet
+ * that confirmed it is wsim's). */
+static void settled_at(wsc_world *w, const consumer *c)
+{
+    long long last = c->started_ms;
+    for (frs_conn *k = w->serving ? w->srv.conns : NULL; k; k = k->next)
+        if (k->last_ms > last) last = k->last_ms;
+    if (!w->serving) last = mono_ms();
+    w->consumer_ms += last - c->started_ms;
+}
+
+long long wsc_world_consumer_ms(const wsc_world *w) { return w->consumer_ms; }
 
 int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_ms, char *why,
                    size_t cap)
@@ -662,7 +679,10 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
             frs_server_set_auto_advance(&w->srv, want);
         if (o == 0 && connected && (!w->serving || quiet(w, WSC_QUIET_MS)) &&
             !wsc_proc_busy(c->proc)) {
-            if (w->serving || real_quiet(w, at, &what, &err) == 1) break;
+            if (w->serving || real_quiet(w, at, &what, &err) == 1) {
+                settled_at(w, c);
+                break;
+            }
         }
         /* after a crash, for the explorer: what is left only pending, held for a recovery
          * this consumer does not make, ends the wait once the consumer has stayed quiet
@@ -678,6 +698,7 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
                        !wsc_proc_busy(c->proc)) {
                 snprintf(w->held, sizeof w->held, "held after the crash, read back by nothing "
                          "of %s: %s", name, what.p);
+                settled_at(w, c);
                 break;
             }
         }
@@ -760,6 +781,7 @@ static void crash_reached(void *ud, const frs_hold_info *info)
     for (size_t i = 0; i < w->ncons; i++) {
         consumer *v = &w->cons[i];
         if ((c && v != c) || !v->proc || !wsc_proc_running(v->proc)) continue;
+        w->consumer_ms += mono_ms() - v->started_ms; /* its time: start to crash */
         wsc_proc_end(v->proc);
         if (v == w->stopping) continue; /* it was going anyway */
         char why[400];

@@ -82,6 +82,11 @@ void wsc_world_clock_moved(wsc_world *w);
  * there is no log or out of memory). */
 char *wsc_world_log_tail(const wsc_world *w, const char *name, int lines);
 
+/* The consumers' own time so far, in ms: from each start to its crash, or to its last
+ * command before a wait found it settled (what the benchmarks weigh wsim's time
+ * against; bench/bench_process.c). */
+long long wsc_world_consumer_ms(const wsc_world *w);
+
 /* ----- A crash of a consumer process (a file's `fault CONSUMER ...`, wsim explore) ----- */
 
 /* The clock moves a held wait sees go by before it ends (wsc_world_allow_held). */
