@@ -182,7 +182,10 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
     opt.no_checks = !checks;
     opt.no_crash_faults = 1; /* each point is the one crash of its run */
     opt.no_trace_text = 1;
+    struct timespec T0; clock_gettime(CLOCK_MONOTONIC, &T0);
+#define TLOG(what) do { struct timespec T; clock_gettime(CLOCK_MONOTONIC, &T); if (getenv("TT")) fprintf(stderr, "%6.1f %s\n", (T.tv_sec - T0.tv_sec) * 1e3 + (T.tv_nsec - T0.tv_nsec) / 1e6, what); } while (0)
     wsc_runner *r = wsc_runner_new(sc, &opt);
+    TLOG("runner new");
     if (!r) return -1;
     wsc_world *w = wsc_runner_world(r);
     char why[512];
@@ -191,8 +194,10 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
         o->failed = 1;
         o->report = wsi_strdup(why);
     }
-    for (size_t i = 0; i < sc->nst && !o->failed && !wsc_runner_failed(r); i++)
+    for (size_t i = 0; i < sc->nst && !o->failed && !wsc_runner_failed(r); i++) {
         wsc_runner_exec(r, i);
+        if (sc->st[i].kind == K_START || sc->st[i].kind == K_WAIT) TLOG(sc->st[i].src);
+    }
     int rc = 0;
     if (wsc_runner_oom(r)) rc = -1;
     if (!rc && w) o->crashed = wsc_world_crashed(w, o->hit, sizeof o->hit, NULL);
@@ -219,7 +224,9 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
         wsc_result_free(&res);
     }
     if (!rc && !o->failed && nth && o->crashed) rc = classify(wsc_runner_sim(r), w, sc, o);
+    TLOG("classified");
     wsc_runner_free(r);
+    TLOG("freed");
     return rc;
 }
 

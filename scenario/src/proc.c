@@ -383,6 +383,8 @@ static void nap_ms(long ms)
     }
 }
 
+static int stat_at(const char *path, char *state, long *ppid, long *pgrp);
+
 /* Calls fn(pid, state, ppid, pgrp, arg) for every process in /proc, until fn returns
  * non-zero (which is returned). */
 static int each_process(int (*fn)(pid_t, char, long, long, void *), void *arg)
@@ -393,38 +395,114 @@ static int each_process(int (*fn)(pid_t, char, long, long, void *), void *arg)
     int rc = 0;
     while (!rc && (e = readdir(d))) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-        char path[300], stat[512];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        ssize_t n = read(fd, stat, sizeof stat - 1);
-        close(fd);
-        if (n <= 0) continue;
-        stat[n] = '\0';
-        /* "pid (comm) state ppid pgrp ...": comm may hold anything, so parse after the
-         * last ')' */
-        const char *rp = strrchr(stat, ')');
-        char state;
+        char path[300], state;
         long ppid, pgrp;
-        if (!rp || sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if (stat_at(path, &state, &ppid, &pgrp) != 0) continue;
         rc = fn((pid_t)strtol(e->d_name, NULL, 10), state, ppid, pgrp, arg);
     }
     closedir(d);
     return rc;
 }
 
+/* The state, parent and group of process (or thread) path's stat ("/proc/P/stat",
+ * "/proc/P/task/T/stat"); 0, or -1 when it is gone. */
+static int stat_at(const char *path, char *state, long *ppid, long *pgrp)
+{
+    char stat[512];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    stat[n] = '\0';
+    const char *rp = strrchr(stat, ')'); /* comm may hold anything: parse after it */
+    return rp && sscanf(rp + 1, " %c %ld %ld", state, ppid, pgrp) == 3 ? 0 : -1;
+}
+
+/* The children of process pid, every thread's (/proc/P/task/T/children), into v[0..cap);
+ * how many, or -1 when the kernel does not list children. */
+static long children_of(pid_t pid, pid_t *v, size_t cap)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    long n = 0, listed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        char cp[300], buf[4096];
+        snprintf(cp, sizeof cp, "/proc/%ld/task/%s/children", (long)pid, e->d_name);
+        int fd = open(cp, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        listed = 1;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (r <= 0) continue;
+        buf[r] = '\0';
+        for (char *q = buf; *q && (size_t)n < cap;) {
+            char *end;
+            long c = strtol(q, &end, 10);
+            if (end == q) break;
+            v[n++] = (pid_t)c;
+            q = end;
+        }
+    }
+    closedir(d);
+    return listed ? n : -1;
+}
+
+/* Whether a thread of process pid is running or in an uninterruptible wait. */
+static int threads_busy(pid_t pid)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    struct dirent *e;
+    int busy = 0;
+    while (!busy && (e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        char sp[300], state;
+        long ppid, pgrp;
+        snprintf(sp, sizeof sp, "/proc/%ld/task/%s/stat", (long)pid, e->d_name);
+        busy = stat_at(sp, &state, &ppid, &pgrp) == 0 && (state == 'R' || state == 'D');
+    }
+    closedir(d);
+    return busy;
+}
+
 static int busy_one(pid_t pid, char state, long ppid, long pgrp, void *arg)
 {
-    (void)pid;
     (void)ppid;
-    return pgrp == *(const pid_t *)arg && (state == 'R' || state == 'D');
+    return pgrp == *(const pid_t *)arg && (state == 'R' || state == 'D' || threads_busy(pid));
 }
 
 int wsc_proc_busy(const wsc_proc *p)
 {
     if (p->ended) return 0;
-    pid_t g = p->pid;
-    return each_process(busy_one, &g);
+    /* the group's processes are the leader and its descendants (one that left the group
+     * is not this consumer's any more): walk them, every thread's state; without the
+     * kernel's children lists, every process of the system is looked at */
+    pid_t todo[256];
+    size_t n = 0;
+    todo[n++] = p->pid;
+    while (n) {
+        pid_t pid = todo[--n];
+        char sp[64], state;
+        long ppid, pgrp;
+        snprintf(sp, sizeof sp, "/proc/%ld/stat", (long)pid);
+        if (stat_at(sp, &state, &ppid, &pgrp) != 0 || pgrp != p->pid) continue;
+        if (state == 'R' || state == 'D' || threads_busy(pid)) return 1;
+        long k = children_of(pid, todo + n, sizeof todo / sizeof *todo - n);
+        if (k < 0) {
+            pid_t g = p->pid;
+            return each_process(busy_one, &g);
+        }
+        n += (size_t)k;
+    }
+    return 0;
 }
 
 static int end_one(pid_t pid, char state, long ppid, long pgrp, void *arg)
@@ -443,7 +521,21 @@ static int end_one(pid_t pid, char state, long ppid, long pgrp, void *arg)
 size_t wsc_proc_end_escaped(void)
 {
     size_t ended = 0;
-    each_process(end_one, &ended);
+    /* this process's children (the kernel lists them): the consumers, the watchdog, the
+     * workers, and the orphans it became the subreaper of; without the list, every
+     * process of the system is looked at */
+    pid_t kids[1024];
+    long n = children_of(getpid(), kids, sizeof kids / sizeof *kids);
+    if (n < 0) {
+        each_process(end_one, &ended);
+        return ended;
+    }
+    for (long i = 0; i < n; i++) {
+        char sp[64], state;
+        long ppid, pgrp;
+        snprintf(sp, sizeof sp, "/proc/%ld/stat", (long)kids[i]);
+        if (stat_at(sp, &state, &ppid, &pgrp) == 0) end_one(kids[i], state, ppid, pgrp, &ended);
+    }
     return ended;
 }
 
@@ -462,7 +554,7 @@ void wsc_proc_end(wsc_proc *p)
      * once its parent is gone) */
     for (int round = 0; round < 3; round++) {
         kill(-p->pid, SIGKILL);
-        if (!wsc_proc_end_escaped() && round) break;
+        if (!wsc_proc_end_escaped()) break; /* (one found: its own orphans may follow) */
         nap_ms(2);
     }
     tell_group('-', p->pid);

@@ -531,13 +531,14 @@ int wsc_world_start(wsc_world *w, const wsc_stmt *decl, char *why, size_t cap)
     if (c->incarnation) log_note(c, "--- wsim: %s starts again (incarnation %d) ---\n",
                                  decl->proc, c->incarnation + 1);
     wsc_proc_spec spec = {argv, env, c->log, decl->dir};
+    long long t0 = mono_ms(); /* (its start, exec and loading included, is its time) */
     int rc = wsc_proc_start(&spec, &c->proc, why, cap);
     free(argv);
     free(env);
     if (rc) return 1;
     c->incarnation++;
     c->conns = w->serving ? w->srv.stats.connections : 0;
-    c->started_ms = mono_ms();
+    c->started_ms = t0;
     return 0;
 }
 
@@ -630,6 +631,16 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
     int crashes = w->crashed;
     char *last_what = NULL;     /* what was outstanding and held, to see it change */
     unsigned long moves_at = 0; /* the clock's moves then */
+    int64_t clock_at = 0;       /* the clock then */
+    /* ... and how far the clock must have gone since: past every min-idle and block the
+     * file declares (a reclaim waits its min-idle, a read its block) */
+    int64_t horizon = 0;
+    for (size_t i = 0; w->fake && i < at && i < w->sc->nst; i++) {
+        const wsc_stmt *s = &w->sc->st[i];
+        if (s->kind != K_SUBSCRIBE) continue;
+        int64_t h = s->cfg.min_idle_ms + (s->cfg.block_ms ? s->cfg.block_ms : 10);
+        if (h > horizon) horizon = h;
+    }
     w->held[0] = '\0';
     for (;;) {
         serve(w, 2);
@@ -694,7 +705,9 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
                 free(last_what);
                 last_what = wsi_strdup(what.p);
                 moves_at = w->clock_moves;
-            } else if (w->clock_moves - moves_at >= WSC_HELD_MOVES && quiet(w, WSC_QUIET_MS) &&
+                clock_at = fr_clock_now(w->fake);
+            } else if (w->clock_moves - moves_at >= WSC_HELD_MOVES &&
+                       fr_clock_now(w->fake) - clock_at >= horizon && quiet(w, WSC_QUIET_MS) &&
                        !wsc_proc_busy(c->proc)) {
                 snprintf(w->held, sizeof w->held, "held after the crash, read back by nothing "
                          "of %s: %s", name, what.p);

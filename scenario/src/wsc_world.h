@@ -94,8 +94,9 @@ long long wsc_world_consumer_ms(const wsc_world *w);
 /* For the explorer: after a crash, a wait may end with entries only pending (or on a
  * processing list) -- held for a recovery this consumer does not make, as the simulation
  * counts them -- once the consumer has stayed quiet while the clock moved itself
- * WSC_HELD_MOVES times with nothing changing.  wsc_world_held says what the last wait so
- * left ("" when nothing). */
+ * WSC_HELD_MOVES times, and past every min-idle and block the file's subscriptions
+ * declare, with nothing changing.  wsc_world_held says what the last wait so left (""
+ * when nothing). */
 void wsc_world_allow_held(wsc_world *w, int on);
 const char *wsc_world_held(const wsc_world *w);
 
