@@ -935,6 +935,13 @@ static void model_xadd(checker *k, size_t t)
         source *src = &k->src.v[s];
         if (src->form != WS_FORM_STREAM || !arg_eq(e, 1, src->key)) continue;
         any = 1;
+        /* a read that reached the recording before the XADD that served it (a proxy writes
+         * lines in the order replies reached it): that entry is this one */
+        size_t seen = node_find(k, s, id, idl);
+        if (seen && !k->nodes.v[seen - 1].produced && !k->nodes.v[seen - 1].parent_dl) {
+            k->nodes.v[seen - 1].produced = 1;
+            continue;
+        }
         size_t parent = 0;
         if (c->consumer && payload) {
             /* a sweep's XADD: the delay-queue member it took, on this connection first */
@@ -1303,6 +1310,18 @@ static void model_push(checker *k, size_t t)
                     note(k, "line %zu: a consumer's push to %s copies no delivery: taken as a "
                             "produced entry", e->line, k->src.v[s].key);
             }
+        }
+        if (n == SIZE_MAX && !c->consumer) {
+            /* a read that reached the recording before the push that served it */
+            for (size_t x = 0; x < k->nodes.n && n == SIZE_MAX; x++) {
+                node *nd = &k->nodes.v[x];
+                if (nd->src == s && !nd->produced && !nd->parent_dl && nd->state != N_UNREAD &&
+                    nd->id_len == len && memcmp(nd->id, val, len) == 0) {
+                    nd->produced = 1;
+                    n = x;
+                }
+            }
+            if (n != SIZE_MAX) continue;
         }
         if (n == SIZE_MAX) {
             n = node_new(k, s, val, len, payload, plen, parent, N_UNREAD, e->line);
