@@ -1707,6 +1707,26 @@ static void attribute(checker *k, size_t w)
         a.how = A_ORDER;
         goto done;
     }
+    /* 3'. right after a settle of one delivery on its connection, no read between and no
+     * settle after it: that delivery's write, sent after its settle (a consumer that acks,
+     * then writes, cut short or at its last delivery) */
+    for (size_t i = w; i-- > 0;) {
+        const op *x = &k->ops.v[i];
+        if (x->conn != o->conn) continue;
+        if (x->settle && x->nsettled == 1) {
+            int read_since = 0;
+            for (size_t d = 0; d < k->dls.n; d++)
+                if (k->dls.v[d].proc == c->proc && k->dls.v[d].read_op > i &&
+                    k->dls.v[d].read_op < w)
+                    read_since = 1;
+            if (!read_since) add_settled(k, i, 0, SIZE_MAX);
+        }
+        break;
+    }
+    if (k->cand.n > a.first) {
+        a.how = A_AFTER;
+        goto done;
+    }
     /* 4. what its process had in handling */
     for (size_t i = 0; c->proc && i < k->dls.n; i++) {
         const dl *d = &k->dls.v[i];

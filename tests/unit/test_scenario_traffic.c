@@ -303,6 +303,40 @@ static void test_direct_order(void **state)
     done(o);
 }
 
+/* A consumer that acks, then writes, on one connection, killed right after a write while
+ * two more deliveries were in handling; its successor reclaims them and handles them the
+ * same way.  The killed write is the acked delivery's (sent after its settle), not one of
+ * the two in handling: no doubled, a settle-before-writes. */
+static void test_ack_then_write_killed(void **state)
+{
+    (void)state;
+    begin();
+    opened(1, 10);
+    cmd(1, 0, 0, "+OK\r\n", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM", NULL);
+    cmd(1, 0, 0, bulk("1-1"), "XADD", "s", "*", "_payload", "a", NULL);
+    cmd(1, 0, 0, bulk("1-2"), "XADD", "s", "*", "_payload", "b", NULL);
+    cmd(1, 0, 0, bulk("1-3"), "XADD", "s", "*", "_payload", "c", NULL);
+    opened(2, 20);
+    cmd(2, 0, 0, xread("s", 3, "1-1", "a", "1-2", "b", "1-3", "c"), "XREADGROUP", "GROUP", "g",
+        "c1", "COUNT", "3", "STREAMS", "s", ">", NULL);
+    cmd(2, 0, 0, ":1\r\n", "XACK", "s", "g", "1-1", NULL);
+    cmd(2, 0, 0, ":100\r\n", "INCRBY", "x", "100", NULL);
+    closed(2);
+    opened(3, 30);
+    for (int i = 0; i < 2; i++) {
+        const char *id = i ? "1-3" : "1-2", *p = i ? "c" : "b";
+        cmd(3, 0, 0, autoclaim(id, p), "XAUTOCLAIM", "s", "g", "c1", "0", "0-0", "COUNT", "1", NULL);
+        cmd(3, 0, 0, ":1\r\n", "XACK", "s", "g", id, NULL);
+        cmd(3, 0, 0, i ? ":300\r\n" : ":200\r\n", "INCRBY", "x", "100", NULL);
+    }
+    outcome *o = check(STREAM_SUB " mode direct\nsubscribe r stream s group g consumer c1 "
+                                  "mode direct reclaim 0\n", 0);
+    assert_int_equal(count(o, "doubled"), 0);
+    assert_true(count(o, "settle-before-writes") >= 1);
+    find(o, "settle-before-writes", "1-1");
+    done(o);
+}
+
 /* A pipeline that sends the XACK before the writes of its round. */
 static void test_settle_before_writes_in_a_pipeline(void **state)
 {
@@ -625,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_window_flush),
         cmocka_unit_test(test_window_crash_doubles),
         cmocka_unit_test(test_direct_order),
+        cmocka_unit_test(test_ack_then_write_killed),
         cmocka_unit_test(test_settle_before_writes_in_a_pipeline),
         cmocka_unit_test(test_atomic_shapes),
         cmocka_unit_test(test_reliable_list),
