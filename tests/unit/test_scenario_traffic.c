@@ -228,9 +228,9 @@ static void test_window_flush(void **state)
     assert_int_equal(o->res.settles, 2);
     assert_int_equal(o->res.rounds, 1);
     assert_int_equal(o->res.writes, 1);
-    assert_true(noted(o, "1 to their pipeline's round"));
-    assert_non_null(strstr(o->res.report, ": 2 entries, 2 deliveries, 1 rounds, 2 settles, 1 "
-                                          "writes; 0 violations\n"));
+    assert_true(noted(o, "1 to the round their pipeline settles"));
+    assert_non_null(strstr(o->res.report, ": 2 entries, 2 deliveries, 1 round, 2 settles, 1 "
+                                          "write; 0 violations\n"));
     done(o);
 }
 
@@ -615,7 +615,7 @@ static void test_unsettled(void **state)
         outcome *o = check(STREAM_SUB "\n", allow);
         if (allow) {
             clean(o);
-            assert_true(noted(o, "1 entries are still unsettled at the end of the recording (allowed)"));
+            assert_true(noted(o, "1 entry is still unsettled at the end of the recording (allowed)"));
         } else {
             assert_string_equal(find(o, "unsettled", "1-1")->sentence,
                                 "entry 1-1 is still unread at the end of the recording (since "
