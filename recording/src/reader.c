@@ -588,7 +588,8 @@ wsr_recording *wsr_parse(const char *name, const char *text, size_t len,
     int ended = 0;
     while (p < stop || ps.line == 1) {
         ps.ls = p;
-        char *lf = memchr(p, '\n', (size_t)(stop - p));
+        size_t left = p < stop ? (size_t)(stop - p) : 0;
+        char *lf = left ? memchr(p, '\n', left) : NULL;
         ps.le = lf ? lf : stop;
         ps.at = p;
         if (ps.line == 1) {
