@@ -1688,6 +1688,22 @@ static int read_between(const checker *k, size_t proc, size_t lo, size_t hi)
     return a < v->n && v->v[a] < hi;
 }
 
+/* Adds the deliveries settled, outside a MULTI, by the ops of w's pipeline (its batch on
+ * its connection) after w (dir +1) or before it (dir -1); returns how many. */
+static size_t add_pipeline_settles(checker *k, size_t w, int dir)
+{
+    const op *o = &k->ops.v[w];
+    size_t added = 0;
+    for (size_t i = w; dir > 0 ? i + 1 < k->ops.n : i > 0;) {
+        i = dir > 0 ? i + 1 : i - 1;
+        const op *x = &k->ops.v[i];
+        if (x->conn != o->conn) continue;
+        if (x->e->batch != o->e->batch) break;
+        if (x->settle && !x->txn) added += add_settled(k, i, 0, SIZE_MAX);
+    }
+    return added;
+}
+
 /* Attributes write w (docs/recording.md, "Attribution"). */
 static void attribute(checker *k, size_t w)
 {
@@ -1705,24 +1721,12 @@ static void attribute(checker *k, size_t w)
         }
     }
     /* 2. a pipeline of writes, then settles: the round it settles */
-    for (size_t i = w + 1; i < k->ops.n; i++) {
-        const op *x = &k->ops.v[i];
-        if (x->conn != o->conn) continue;
-        if (x->e->batch != o->e->batch) break;
-        if (x->settle && !x->txn) add_settled(k, i, 0, SIZE_MAX);
-    }
-    if (k->cand.n > a.first) {
+    if (add_pipeline_settles(k, w, +1)) {
         a.how = A_PIPELINE;
         goto done;
     }
     /* 2'. ... or settles before it in its pipeline: its round's, sent after their settle */
-    for (size_t i = w; i-- > 0;) {
-        const op *x = &k->ops.v[i];
-        if (x->conn != o->conn) continue;
-        if (x->e->batch != o->e->batch) break;
-        if (x->settle && !x->txn) add_settled(k, i, 0, SIZE_MAX);
-    }
-    if (k->cand.n > a.first) {
+    if (add_pipeline_settles(k, w, -1)) {
         a.how = A_AFTER;
         goto done;
     }

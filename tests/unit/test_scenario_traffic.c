@@ -78,6 +78,16 @@ static size_t cmd(uint64_t c, int same, int multi, const char *reply, ...)
     return line++;
 }
 
+/* A command alone in its batch whose arguments (argvlen, or NULL: strings) and reply may
+ * hold any bytes; returns its line. */
+static size_t cmd_bytes(uint64_t c, int argc, const char *const *argv, const size_t *argvlen,
+                        const char *reply, size_t reply_len)
+{
+    assert_int_equal(
+        wsr_write_cmd(W, c, ++batch, 0, 0, NULL, 0, -1, argc, argv, argvlen, reply, reply_len), 0);
+    return line++;
+}
+
 static wsr_recording *finish(void)
 {
     char err[256];
@@ -410,11 +420,8 @@ static void test_reliable_list(void **state)
         size_t move = cmd(2, 0, 0, bulk("v1"), "LMOVE", "j", "j.processing", "RIGHT", "LEFT", NULL);
         if (story != 1) {
             /* the claim: a member [pid][counter]value; written as raw bytes */
-            assert_int_equal(wsr_write_cmd(W, 3, ++batch, 0, 0, NULL, 0, -1, 4,
-                                           (const char *[]){"ZADD", "j:claims", "0", mb},
-                                           (const size_t[]){4, 8, 1, sizeof member - 1}, ":1\r\n", 4),
-                             0);
-            line++;
+            cmd_bytes(3, 4, (const char *[]){"ZADD", "j:claims", "0", mb},
+                      (const size_t[]){4, 8, 1, sizeof member - 1}, ":1\r\n", 4);
         }
         if (story == 1) { /* the process dies between the move and its claim */
             closed(2);
@@ -423,11 +430,8 @@ static void test_reliable_list(void **state)
         if (story == 0) {
             cmd(3, 0, 0, ":1\r\n", "INCR", "x", NULL);
             cmd(3, 0, 0, ":1\r\n", "LREM", "j.processing", "1", "v1", NULL);
-            assert_int_equal(wsr_write_cmd(W, 3, ++batch, 0, 0, NULL, 0, -1, 3,
-                                           (const char *[]){"ZREM", "j:claims", mb},
-                                           (const size_t[]){4, 8, sizeof member - 1}, ":1\r\n", 4),
-                             0);
-            line++;
+            cmd_bytes(3, 3, (const char *[]){"ZREM", "j:claims", mb},
+                      (const size_t[]){4, 8, sizeof member - 1}, ":1\r\n", 4);
         }
         if (story == 2) {
             /* the process died; a new one's orphan sweep takes the value and dies too */
@@ -438,12 +442,9 @@ static void test_reliable_list(void **state)
             int zl = snprintf(zr, sizeof zr, "*1\r\n$%zu\r\n", sizeof member - 1);
             memcpy(zr + zl, member, sizeof member - 1);
             memcpy(zr + zl + sizeof member - 1, "\r\n", 2);
-            assert_int_equal(wsr_write_cmd(W, 4, ++batch, 0, 0, NULL, 0, -1, 7,
-                                           (const char *[]){"ZRANGEBYSCORE", "j:claims", "0", "99",
-                                                            "LIMIT", "0", "128"},
-                                           NULL, zr, (size_t)zl + sizeof member - 1 + 2),
-                             0);
-            line++;
+            cmd_bytes(4, 7,
+                      (const char *[]){"ZRANGEBYSCORE", "j:claims", "0", "99", "LIMIT", "0", "128"},
+                      NULL, zr, (size_t)zl + sizeof member - 1 + 2);
             cmd(4, 0, 0, ":1\r\n", "LREM", "j.processing", "1", "v1", NULL);
             cmd(4, 0, 0, ":1\r\n", "XADD", "unrelated", "*", "f", "v", NULL);
         }
@@ -484,17 +485,11 @@ static void test_delay_queue(void **state)
         cmd(1, 0, 0, bulk("1-1"), "XADD", "s", "*", "_payload", "a", NULL);
         cmd(2, 0, 0, xread("s", 1, "1-1", "a"), "XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s",
             ">", NULL);
-        assert_int_equal(wsr_write_cmd(W, 3, ++batch, 0, 0, NULL, 0, -1, 4,
-                                       (const char *[]){"ZADD", "dq", "5", member},
-                                       (const size_t[]){4, 2, 1, mlen}, ":1\r\n", 4),
-                         0);
-        line++;
+        cmd_bytes(3, 4, (const char *[]){"ZADD", "dq", "5", member}, (const size_t[]){4, 2, 1, mlen},
+                  ":1\r\n", 4);
         cmd(3, 0, 0, ":1\r\n", "XACK", "s", "g", "1-1", NULL);
-        assert_int_equal(wsr_write_cmd(W, 3, ++batch, 0, 0, NULL, 0, -1, 3,
-                                       (const char *[]){"ZREM", "dq", member},
-                                       (const size_t[]){4, 2, mlen}, ":1\r\n", 4),
-                         0);
-        line++;
+        cmd_bytes(3, 3, (const char *[]){"ZREM", "dq", member}, (const size_t[]){4, 2, mlen},
+                  ":1\r\n", 4);
         if (!cut) {
             cmd(3, 0, 0, bulk("2-1"), "XADD", "s", "*", "_payload", "a", NULL);
             cmd(2, 0, 0, xread("s", 1, "2-1", "a"), "XREADGROUP", "GROUP", "g", "c1", "STREAMS",
