@@ -111,6 +111,8 @@ static void test_record_session(void **state)
     frsh_close(c);
     frsh_close(sub);
     wait_for_line(path, "close 3 ");
+    char sock[sizeof s->sock]; /* the recording names it; stop frees s */
+    snprintf(sock, sizeof sock, "%s", s->sock);
     stop(s);
     frsh_close(p);
 
@@ -155,7 +157,7 @@ static void test_record_session(void **state)
              "close 3 t=1700000000000 why=peer\n"
              "close 1 t=1700000000000 why=shutdown\n"
              "end t=1700000000000\n",
-             s->sock, pid, s->sock, pid, s->sock, pid);
+             sock, pid, sock, pid, sock, pid);
     same_text(got, want);
     free(got);
     rh_buf_free(&r);
