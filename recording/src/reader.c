@@ -163,6 +163,15 @@ static int oom(parser *ps)
 /* Whether the line has more words. */
 static int more(const parser *ps) { return ps->at < ps->le; }
 
+/* A token as a message shows it: its token form (quoted when it holds anything but bare
+ * bytes, so a message stays one line), cut to 40 bytes. */
+static const char *shown(const char *p, size_t n, char *buf, size_t cap)
+{
+    size_t need = wsr_token(buf, cap, p, n);
+    if (need >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4);
+    return buf;
+}
+
 /* Reads one token at ps->at into out (unescaped in place, NUL-terminated): 0 or -1.
  * `what` names it in messages. */
 static int token(parser *ps, const char *what, char **out, size_t *outlen)
@@ -249,7 +258,9 @@ static int field(parser *ps, const char *key, char **out, size_t *len)
     if (!at_field(ps, key)) {
         size_t b = peek_bare(ps);
         if (!more(ps)) return perr(ps, ps->at, "field %s= expected, the line ends", key);
-        return perr(ps, ps->at, "field %s= expected, got '%.*s'", key, (int)(b ? b : 1), ps->at);
+        char sb[48];
+        return perr(ps, ps->at, "field %s= expected, got %s", key,
+                    shown(ps->at, b ? b : 1, sb, sizeof sb));
     }
     ps->at += strlen(key) + 1;
     return token(ps, key, out, len);
@@ -265,8 +276,10 @@ static int num_field(parser *ps, const char *key, long long lo, long long hi, lo
     char *end;
     long long v = strtoll(s, &end, 10);
     if (!len || end != s + len || errno || (s[0] == '0' && len > 1) || s[0] == '+' ||
-        (s[0] == '-' && (len == 1 || s[1] == '0')))
-        return perr(ps, where, "%s= needs a decimal number, got '%s'", key, s);
+        (s[0] == '-' && (len == 1 || s[1] == '0'))) {
+        char b[48];
+        return perr(ps, where, "%s= needs a decimal number, got %s", key, shown(s, len, b, sizeof b));
+    }
     if (v < lo || v > hi) return perr(ps, where, "%s=%s is out of range", key, s);
     *out = v;
     return 0;
@@ -281,8 +294,11 @@ static int conn_id(parser *ps, uint64_t *out)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (!len || end != s + len || errno || s[0] < '0' || s[0] > '9' || (s[0] == '0' && len > 1))
-        return perr(ps, where, "a connection id (a decimal number) expected, got '%s'", s);
+    if (!len || end != s + len || errno || s[0] < '0' || s[0] > '9' || (s[0] == '0' && len > 1)) {
+        char b[48];
+        return perr(ps, where, "a connection id (a decimal number) expected, got %s",
+                    shown(s, len, b, sizeof b));
+    }
     *out = v;
     return 0;
 }
@@ -394,13 +410,15 @@ static int opt_name(parser *ps, wsr_event *e)
 
 static int end_of_line(parser *ps)
 {
-    if (more(ps)) return perr(ps, ps->at, "unexpected '%.*s' at the end of the line",
-                              (int)(peek_bare(ps) ? peek_bare(ps) : 1), ps->at);
-    return 0;
+    if (!more(ps)) return 0;
+    size_t b = peek_bare(ps);
+    char sb[48];
+    return perr(ps, ps->at, "unexpected %s at the end of the line",
+                shown(ps->at, b ? b : 1, sb, sizeof sb));
 }
 
 /* One event line: its kind word was read into kind. */
-static int event_line(parser *ps, const char *kind, const char *kind_at, wsr_event *e)
+static int event_line(parser *ps, const char *kind, size_t kl, const char *kind_at, wsr_event *e)
 {
     long long v;
     char *s, *where;
@@ -412,10 +430,13 @@ static int event_line(parser *ps, const char *kind, const char *kind_at, wsr_eve
     };
     e->kind = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strcmp(kind, kinds[i].word) == 0) e->kind = kinds[i].kind;
-    if (!e->kind)
-        return perr(ps, kind_at, "unknown line kind '%s' (open, close, cmd, wait, push, hold, "
-                                 "clock, note, end, meta)", kind);
+        if (kl == strlen(kinds[i].word) && memcmp(kind, kinds[i].word, kl) == 0)
+            e->kind = kinds[i].kind;
+    if (!e->kind) {
+        char b[48];
+        return perr(ps, kind_at, "unknown line kind %s (open, close, cmd, wait, push, hold, "
+                                 "clock, note, end, meta)", shown(kind, kl, b, sizeof b));
+    }
     e->since = -1;
     e->pid = -1;
     int has_conn = e->kind != WSR_CLOCK && e->kind != WSR_NOTE && e->kind != WSR_END;
@@ -567,7 +588,8 @@ wsr_recording *wsr_parse(const char *name, const char *text, size_t len,
     int ended = 0;
     while (p < stop || ps.line == 1) {
         ps.ls = p;
-        char *lf = memchr(p, '\n', (size_t)(stop - p));
+        size_t left = p < stop ? (size_t)(stop - p) : 0;
+        char *lf = left ? memchr(p, '\n', left) : NULL;
         ps.le = lf ? lf : stop;
         ps.at = p;
         if (ps.line == 1) {
@@ -589,7 +611,7 @@ wsr_recording *wsr_parse(const char *name, const char *text, size_t len,
             char *kind, *kind_at = ps.at;
             size_t kl;
             if (token(&ps, "the line's kind", &kind, &kl) < 0) break;
-            if (strcmp(kind, "meta") == 0) {
+            if (kl == 4 && memcmp(kind, "meta", 4) == 0) {
                 if (meta_line(&ps, kind_at) < 0) break;
             } else {
                 wsr_event *e = new_event(&ps);
@@ -597,7 +619,7 @@ wsr_recording *wsr_parse(const char *name, const char *text, size_t len,
                     oom(&ps);
                     break;
                 }
-                if (event_line(&ps, kind, kind_at, e) < 0) break;
+                if (event_line(&ps, kind, kl, kind_at, e) < 0) break;
                 if (e->kind == WSR_END) ended = 1;
             }
         }

@@ -94,6 +94,13 @@ static void field(wsr_writer *w, const char *key, const char *p, size_t n)
     token(w, p, n);
 }
 
+/* Appends " CONN t=T KEY=WORD", the head of a close and of a hold line. */
+static void conn_word(wsr_writer *w, const wsr_event *e, const char *key)
+{
+    putf(w, " %" PRIu64 " t=%" PRId64, e->conn, e->t);
+    field(w, key, e->word, strlen(e->word));
+}
+
 static void args(wsr_writer *w, int argc, const char *const *argv, const size_t *argvlen)
 {
     for (int i = 0; i < argc; i++) {
@@ -197,8 +204,7 @@ static void build(wsr_writer *w, const wsr_event *e)
         if (e->name) field(w, "name", e->name, e->name_len);
         break;
     case WSR_CLOSE:
-        putf(w, " %" PRIu64 " t=%" PRId64, e->conn, e->t);
-        field(w, "why", e->word, strlen(e->word));
+        conn_word(w, e, "why");
         break;
     case WSR_CMD:
     case WSR_WAIT:
@@ -217,8 +223,7 @@ static void build(wsr_writer *w, const wsr_event *e)
         token(w, e->reply, e->reply_len);
         break;
     case WSR_HOLD:
-        putf(w, " %" PRIu64 " t=%" PRId64, e->conn, e->t);
-        field(w, "what", e->word, strlen(e->word));
+        conn_word(w, e, "what");
         putf(w, " n=%" PRIu64, e->n);
         args(w, e->argc, e->argv, e->argvlen);
         break;

@@ -93,10 +93,10 @@ void wsc_traffic_result_free(wsc_traffic_result *res);
 
 /* The recording as a trace, in the engine trace's form (docs/engine.md, "The trace"): a
  * block per run of commands one connection sent in one batch, "#N LABEL (conn C, batch B,
- * T ms): ok" and each command "  ARGS -> REPLY" as redis-cli types and the trace prints
- * them, and `--` lines for the rest (a connection opening and closing, a blocked command
- * waiting, pushes, the server's clock moves, holds, notes).  LABEL is the connection's name,
- * or "conn C".  Heap (free() it); NULL when out of memory. */
+ * T ms): ok" ("#N conn C (batch B, T ms): ok" for a connection without a name) and each
+ * command "  ARGS -> REPLY" as redis-cli types and the trace prints them, and `--` lines
+ * for the rest (a connection opening and closing, a blocked command waiting, pushes, the
+ * server's clock moves, holds, notes).  Heap (free() it); NULL when out of memory. */
 char *wsc_traffic_trace(const wsr_recording *rec);
 
 #ifdef __cplusplus

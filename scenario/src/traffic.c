@@ -219,6 +219,7 @@ typedef struct node {
     size_t head;              /* roots only: the lineage's newest node (+1) */
     int produced;             /* roots: produced in the recording (else first seen read) */
     uint64_t inflight_conn;   /* N_INFLIGHT: the connection whose sweep took it */
+    size_t open_dl;           /* its latest delivery not settled (+1), 0 none */
 } node;
 
 /* How a delivery was read. */
@@ -321,6 +322,8 @@ typedef struct checker {
     wsi_strmap *claims;       /* "src\0value" -> recovery members naming it */
     VEC(attrib) attribs;
     idvec cand;               /* attributions' deliveries */
+    size_t *first_write;      /* per delivery: its first attribution (+1), 0 none */
+    idvec *reads;             /* per process (1-based): the ops of its reads, ascending */
     VEC(violation) viol;
     VEC(char *) notes;
     size_t nprocs;
@@ -855,15 +858,14 @@ static size_t deliver(checker *k, size_t n, size_t t, size_t ci, const wsc_stmt 
     d->read_op = t;
     d->read_line = k->ops.v[t].e->line;
     d->end_op = k->conns.v[ci].close_op;
+    k->nodes.v[n].open_dl = k->dls.n;
     return k->dls.n - 1;
 }
 
 /* The latest delivery of node n that is not settled, or SIZE_MAX. */
 static size_t open_delivery(const checker *k, size_t n)
 {
-    for (size_t i = k->dls.n; i-- > 0;)
-        if (k->dls.v[i].node == n && !k->dls.v[i].settle_op) return i;
-    return SIZE_MAX;
+    return k->nodes.v[n].open_dl ? k->nodes.v[n].open_dl - 1 : SIZE_MAX;
 }
 
 /* Delivery i settled by op t. */
@@ -872,6 +874,14 @@ static void settle(checker *k, size_t i, size_t t)
     dl *d = &k->dls.v[i];
     d->settle_op = t;
     d->settle_line = k->ops.v[t].e->line;
+    if (k->nodes.v[d->node].open_dl == i + 1) { /* an older one may stay open under it */
+        k->nodes.v[d->node].open_dl = 0;
+        for (size_t j = i; j-- > 0;)
+            if (k->dls.v[j].node == d->node && !k->dls.v[j].settle_op) {
+                k->nodes.v[d->node].open_dl = j + 1;
+                break;
+            }
+    }
     if (t < d->end_op) d->end_op = t;
     op *o = &k->ops.v[t];
     k->settles++;
@@ -935,6 +945,13 @@ static void model_xadd(checker *k, size_t t)
         source *src = &k->src.v[s];
         if (src->form != WS_FORM_STREAM || !arg_eq(e, 1, src->key)) continue;
         any = 1;
+        /* a read that reached the recording before the XADD that served it (a proxy writes
+         * lines in the order replies reached it): that entry is this one */
+        size_t seen = node_find(k, s, id, idl);
+        if (seen && !k->nodes.v[seen - 1].produced && !k->nodes.v[seen - 1].parent_dl) {
+            k->nodes.v[seen - 1].produced = 1;
+            continue;
+        }
         size_t parent = 0;
         if (c->consumer && payload) {
             /* a sweep's XADD: the delay-queue member it took, on this connection first */
@@ -1304,6 +1321,18 @@ static void model_push(checker *k, size_t t)
                             "produced entry", e->line, k->src.v[s].key);
             }
         }
+        if (n == SIZE_MAX && !c->consumer) {
+            /* a read that reached the recording before the push that served it */
+            for (size_t x = 0; x < k->nodes.n && n == SIZE_MAX; x++) {
+                node *nd = &k->nodes.v[x];
+                if (nd->src == s && !nd->produced && !nd->parent_dl && nd->state != N_UNREAD &&
+                    nd->id_len == len && memcmp(nd->id, val, len) == 0) {
+                    nd->produced = 1;
+                    n = x;
+                }
+            }
+            if (n != SIZE_MAX) continue;
+        }
         if (n == SIZE_MAX) {
             n = node_new(k, s, val, len, payload, plen, parent, N_UNREAD, e->line);
             if (parent) {
@@ -1635,6 +1664,46 @@ static size_t add_settled(checker *k, size_t t, int with_retried, size_t w)
     return added;
 }
 
+/* Files each delivery's read under its process (k->reads), once the model is done: the
+ * deliveries were made in op order, so each process's list is ascending. */
+static void file_reads(checker *k)
+{
+    k->reads = amalloc(&k->A, (k->nprocs + 1) * sizeof *k->reads);
+    for (size_t d = 0; d < k->dls.n; d++) {
+        idvec *v = &k->reads[k->dls.v[d].proc];
+        if (!v->n || v->v[v->n - 1] != k->dls.v[d].read_op) *vpush(&k->A, v) = k->dls.v[d].read_op;
+    }
+}
+
+/* Whether process proc read anything at an op strictly between lo and hi. */
+static int read_between(const checker *k, size_t proc, size_t lo, size_t hi)
+{
+    const idvec *v = &k->reads[proc];
+    size_t a = 0, b = v->n;
+    while (a < b) { /* the first read after lo */
+        size_t m = a + (b - a) / 2;
+        if (v->v[m] <= lo) a = m + 1;
+        else b = m;
+    }
+    return a < v->n && v->v[a] < hi;
+}
+
+/* Adds the deliveries settled, outside a MULTI, by the ops of w's pipeline (its batch on
+ * its connection) after w (dir +1) or before it (dir -1); returns how many. */
+static size_t add_pipeline_settles(checker *k, size_t w, int dir)
+{
+    const op *o = &k->ops.v[w];
+    size_t added = 0;
+    for (size_t i = w; dir > 0 ? i + 1 < k->ops.n : i > 0;) {
+        i = dir > 0 ? i + 1 : i - 1;
+        const op *x = &k->ops.v[i];
+        if (x->conn != o->conn) continue;
+        if (x->e->batch != o->e->batch) break;
+        if (x->settle && !x->txn) added += add_settled(k, i, 0, SIZE_MAX);
+    }
+    return added;
+}
+
 /* Attributes write w (docs/recording.md, "Attribution"). */
 static void attribute(checker *k, size_t w)
 {
@@ -1652,24 +1721,12 @@ static void attribute(checker *k, size_t w)
         }
     }
     /* 2. a pipeline of writes, then settles: the round it settles */
-    for (size_t i = w + 1; i < k->ops.n; i++) {
-        const op *x = &k->ops.v[i];
-        if (x->conn != o->conn) continue;
-        if (x->e->batch != o->e->batch) break;
-        if (x->settle && !x->txn) add_settled(k, i, 0, SIZE_MAX);
-    }
-    if (k->cand.n > a.first) {
+    if (add_pipeline_settles(k, w, +1)) {
         a.how = A_PIPELINE;
         goto done;
     }
     /* 2'. ... or settles before it in its pipeline: its round's, sent after their settle */
-    for (size_t i = w; i-- > 0;) {
-        const op *x = &k->ops.v[i];
-        if (x->conn != o->conn) continue;
-        if (x->e->batch != o->e->batch) break;
-        if (x->settle && !x->txn) add_settled(k, i, 0, SIZE_MAX);
-    }
-    if (k->cand.n > a.first) {
+    if (add_pipeline_settles(k, w, -1)) {
         a.how = A_AFTER;
         goto done;
     }
@@ -1688,6 +1745,20 @@ static void attribute(checker *k, size_t w)
         a.how = A_ORDER;
         goto done;
     }
+    /* 3'. right after a settle of one delivery on its connection, no read between and no
+     * settle after it: that delivery's write, sent after its settle (a consumer that acks,
+     * then writes, cut short or at its last delivery) */
+    for (size_t i = w; i-- > 0;) {
+        const op *x = &k->ops.v[i];
+        if (x->conn != o->conn) continue;
+        if (x->settle && x->nsettled == 1 && !read_between(k, c->proc, i, w))
+            add_settled(k, i, 0, SIZE_MAX);
+        break;
+    }
+    if (k->cand.n > a.first) {
+        a.how = A_AFTER;
+        goto done;
+    }
     /* 4. what its process had in handling */
     for (size_t i = 0; c->proc && i < k->dls.n; i++) {
         const dl *d = &k->dls.v[i];
@@ -1702,11 +1773,7 @@ static void attribute(checker *k, size_t w)
     for (size_t i = w; i-- > 0;) {
         const op *x = &k->ops.v[i];
         if (x->conn != o->conn || !x->settle) continue;
-        int read_since = 0;
-        for (size_t d = 0; d < k->dls.n; d++)
-            if (k->dls.v[d].proc == c->proc && k->dls.v[d].read_op > i && k->dls.v[d].read_op < w)
-                read_since = 1;
-        if (!read_since) add_settled(k, i, 0, SIZE_MAX);
+        if (!read_between(k, c->proc, i, w)) add_settled(k, i, 0, SIZE_MAX);
         break;
     }
     a.how = k->cand.n > a.first ? A_AFTER : A_NONE;
@@ -1732,20 +1799,25 @@ static const char *how_text(const attrib *a)
     }
 }
 
-/* Whether attribution a names delivery d. */
-static int names(const checker *k, const attrib *a, size_t d)
+
+/* Each delivery's first attribution (its first write), computed once: k->first_write. */
+static void first_writes(checker *k)
 {
-    for (size_t i = 0; i < a->n; i++)
-        if (k->cand.v[a->first + i] == d) return 1;
-    return 0;
+    k->first_write = amalloc(&k->A, (k->dls.n + 1) * sizeof *k->first_write);
+    for (size_t i = 0; i < k->attribs.n; i++) {
+        const attrib *a = &k->attribs.v[i];
+        if (a->how == A_NONE) continue;
+        for (size_t j = 0; j < a->n; j++) {
+            size_t d = k->cand.v[a->first + j];
+            if (!k->first_write[d]) k->first_write[d] = i + 1;
+        }
+    }
 }
 
 /* The first attribution naming delivery d (its write), or NULL. */
 static const attrib *first_write_of(const checker *k, size_t d)
 {
-    for (size_t i = 0; i < k->attribs.n; i++)
-        if (k->attribs.v[i].how != A_NONE && names(k, &k->attribs.v[i], d)) return &k->attribs.v[i];
-    return NULL;
+    return k->first_write[d] ? &k->attribs.v[k->first_write[d] - 1] : NULL;
 }
 
 /* ----- Verdicts --------------------------------------------------------------------------------- */
@@ -1803,38 +1875,36 @@ static const char *root_id(checker *k, size_t root)
     return shown(k, x->id, x->id_len);
 }
 
-/* doubled: two deliveries of one entry whose writes both took effect. */
+/* doubled: two deliveries of one entry whose writes both took effect (the first two such,
+ * in delivery order). */
 static void check_doubled(checker *k)
 {
-    for (size_t r = 1; r <= k->nodes.n; r++) {
-        if (k->nodes.v[r - 1].root != r) continue;
-        size_t first = SIZE_MAX;
-        const attrib *fa = NULL;
-        for (size_t d = 0; d < k->dls.n; d++) {
-            if (k->nodes.v[k->dls.v[d].node].root != r) continue;
-            const attrib *a = first_write_of(k, d);
-            if (!a) continue;
-            if (first == SIZE_MAX) {
-                first = d;
-                fa = a;
-                continue;
-            }
-            const dl *d1 = &k->dls.v[first], *d2 = &k->dls.v[d];
-            const op *w1 = &k->ops.v[fa->op], *w2 = &k->ops.v[a->op];
-            violation *v = violate(
-                k, 1, r,
-                "entry %s's writes took effect twice: `%s` (line %zu, %s) for its delivery read "
-                "at line %zu, and `%s` (line %zu, %s) for its redelivery read at line %zu",
-                root_id(k, r), cmd_text(k, w1->e), w1->e->line, how_text(fa), d1->read_line,
-                cmd_text(k, w2->e), w2->e->line, how_text(a), d2->read_line);
-            quote(k, v, d1->read_line);
-            quote(k, v, w1->e->line);
-            quote(k, v, d1->settle_line);
-            quote(k, v, d2->read_line);
-            quote(k, v, w2->e->line);
-            quote(k, v, d2->settle_line);
-            break;
+    size_t *first = amalloc(&k->A, (k->nodes.n + 1) * sizeof *first); /* per root: +1 */
+    for (size_t d = 0; d < k->dls.n; d++) {
+        const attrib *a = first_write_of(k, d);
+        if (!a) continue;
+        size_t r = k->nodes.v[k->dls.v[d].node].root;
+        if (!first[r]) {
+            first[r] = d + 1;
+            continue;
         }
+        if (first[r] == SIZE_MAX) continue; /* reported already */
+        const dl *d1 = &k->dls.v[first[r] - 1], *d2 = &k->dls.v[d];
+        const attrib *fa = first_write_of(k, first[r] - 1);
+        const op *w1 = &k->ops.v[fa->op], *w2 = &k->ops.v[a->op];
+        violation *v = violate(
+            k, 1, r,
+            "entry %s's writes took effect twice: `%s` (line %zu, %s) for its delivery read "
+            "at line %zu, and `%s` (line %zu, %s) for its redelivery read at line %zu",
+            root_id(k, r), cmd_text(k, w1->e), w1->e->line, how_text(fa), d1->read_line,
+            cmd_text(k, w2->e), w2->e->line, how_text(a), d2->read_line);
+        quote(k, v, d1->read_line);
+        quote(k, v, w1->e->line);
+        quote(k, v, d1->settle_line);
+        quote(k, v, d2->read_line);
+        quote(k, v, w2->e->line);
+        quote(k, v, d2->settle_line);
+        first[r] = SIZE_MAX;
     }
 }
 
@@ -2037,7 +2107,8 @@ static void check_ends(checker *k)
         }
     }
     if (unsettled)
-        note(k, "%zu entries are still unsettled at the end of the recording (allowed)", unsettled);
+        note(k, "%zu entr%s still unsettled at the end of the recording (allowed)", unsettled,
+             unsettled == 1 ? "y is" : "ies are");
 }
 
 /* stranded: a reliable list's value on its processing list that no recovery member names
@@ -2124,7 +2195,7 @@ static int cmp_viol(const void *a, const void *b)
 /* The quote of v: its lines in order, "NAME:LINE: TEXT" each (arena). */
 static char *quote_text(checker *k, violation *v)
 {
-    qsort(v->lines.v, v->lines.n, sizeof *v->lines.v, cmp_size);
+    if (v->lines.n > 1) qsort(v->lines.v, v->lines.n, sizeof *v->lines.v, cmp_size);
     wsi_buf b = {0};
     for (size_t i = 0; i < v->lines.n; i++) {
         const wsr_event *e = event_at(k->rec, v->lines.v[i]);
@@ -2146,19 +2217,28 @@ static char *quote_text(checker *k, violation *v)
     return s;
 }
 
-/* The notes on attribution: how many writes each rule attributed. */
+/* The notes on attribution: how many writes each rule attributed (the rules that did). */
 static void attribution_notes(checker *k)
 {
+    static const char *const said[] = {
+        [A_EXACT_MULTI] = "exactly (inside the MULTI/EXEC of their settle)",
+        [A_PIPELINE] = "to the round their pipeline settles",
+        [A_ORDER] = "by connection and order (the next settle on their connection)",
+        [A_ONLY] = "to the one delivery in handling",
+        [A_SET] = "to the set of deliveries in handling (not attributable to one)",
+        [A_AFTER] = "to the delivery settled just before them (sent after its settle)",
+        [A_NONE] = "to no delivery (none in handling, no settle on their connection)",
+    };
     size_t by[A_AFTER + 1] = {0};
     for (size_t i = 0; i < k->attribs.n; i++) by[k->attribs.v[i].how]++;
-    if (k->attribs.n)
-        note(k, "writes attributed: %zu exactly (inside the MULTI/EXEC of their settle), %zu to "
-                "their pipeline's round, %zu by connection and order, %zu to the one delivery "
-                "in handling, %zu to a set of deliveries in handling (not attributable to one), "
-                "%zu after a settle, %zu to none (no delivery in handling, no settle before on "
-                "their connection)",
-             by[A_EXACT_MULTI], by[A_PIPELINE], by[A_ORDER], by[A_ONLY], by[A_SET], by[A_AFTER],
-             by[A_NONE]);
+    char text[1024];
+    size_t len = 0;
+    for (int h = A_EXACT_MULTI; h <= A_AFTER; h++) {
+        if (!by[h]) continue;
+        int n = snprintf(text + len, sizeof text - len, "%s%zu %s", len ? ", " : "", by[h], said[h]);
+        if (n > 0 && (size_t)n < sizeof text - len) len += (size_t)n;
+    }
+    if (len) note(k, "writes attributed: %s", text);
     if (k->note_unknown_pid)
         note(k, "consumer connections without a peer process id (TCP, a proxy) are taken as "
                 "one process");
@@ -2184,11 +2264,13 @@ static size_t count_rounds(const checker *k)
 static char *report(checker *k, wsc_traffic_result *out)
 {
     wsi_buf b = {0};
-    wsi_buf_printf(&b, "%s %s: %zu entries, %zu deliveries, %zu rounds, %zu settles, %zu "
-                       "writes; %zu violation%s\n",
+    wsi_buf_printf(&b, "%s %s: %zu entr%s, %zu deliver%s, %zu round%s, %zu settle%s, %zu "
+                       "write%s; %zu violation%s\n",
                    out->nviolations ? "FAIL" : "PASS", k->rec->name, out->entries,
-                   out->deliveries, out->rounds, out->settles, out->writes, out->nviolations,
-                   out->nviolations == 1 ? "" : "s");
+                   out->entries == 1 ? "y" : "ies", out->deliveries,
+                   out->deliveries == 1 ? "y" : "ies", out->rounds, out->rounds == 1 ? "" : "s",
+                   out->settles, out->settles == 1 ? "" : "s", out->writes,
+                   out->writes == 1 ? "" : "s", out->nviolations, out->nviolations == 1 ? "" : "s");
     for (size_t i = 0; i < out->nviolations; i++) {
         const wsc_traffic_violation *v = &out->violations[i];
         wsi_buf_printf(&b, "  %s [%s]: %s\n", v->kind, shown(k, v->entry, v->entry_len),
@@ -2249,8 +2331,10 @@ int wsc_traffic_check(const wsr_recording *rec, const wsc_scenario *sc,
     applied_commands(k);
     consumers(k);
     model(k);
+    file_reads(k);
     for (size_t t = 0; t < k->ops.n; t++)
         if (k->ops.v[t].write) attribute(k, t);
+    first_writes(k);
     check_ends(k);
     check_doubled(k);
     check_stranded(k);
@@ -2261,7 +2345,7 @@ int wsc_traffic_check(const wsr_recording *rec, const wsc_scenario *sc,
         if (k->src.v[i].form == WS_FORM_PLAIN_LIST)
             note(k, "%s is a plain list: it settles nothing (at most once), so nothing of it can be "
                     "lost or left unsettled", k->src.v[i].key);
-    qsort(k->viol.v, k->viol.n, sizeof *k->viol.v, cmp_viol);
+    if (k->viol.n > 1) qsort(k->viol.v, k->viol.n, sizeof *k->viol.v, cmp_viol);
     wsc_traffic_violation *vs = amalloc(&k->A, (k->viol.n + 1) * sizeof *vs);
     for (size_t i = 0; i < k->viol.n; i++) {
         violation *v = &k->viol.v[i];

@@ -209,8 +209,11 @@ static void put_block(wsi_buf *b, labels *L, const wsr_recording *rec, size_t fr
         L->oom = 1;
         goto out;
     }
-    snprintf(cause, sizeof cause, "conn %" PRIu64 ", batch %" PRIu64 ", %" PRId64 " ms",
-             e0->conn, e0->batch, e0->t);
+    if (c->name) /* the label is the name: the cause says the connection too */
+        snprintf(cause, sizeof cause, "conn %" PRIu64 ", batch %" PRIu64 ", %" PRId64 " ms",
+                 e0->conn, e0->batch, e0->t);
+    else
+        snprintf(cause, sizeof cause, "batch %" PRIu64 ", %" PRId64 " ms", e0->batch, e0->t);
     for (size_t i = 0; i < n; i++) {
         const wsr_event *e = &rec->ev[from + i];
         cmds[i] = (fr_command){e->argc, e->argv, e->argvlen};
@@ -299,7 +302,7 @@ static void put_note(wsi_buf *b, labels *L, const wsr_event *e)
     case WSR_HOLD: {
         put_label(b, c);
         char *cmd = e->argc ? wsct_command_text(e->argc, e->argv, e->argvlen) : NULL;
-        wsi_buf_printf(b, " held (%s, the %" PRIu64 "th counted command)%s%s", e->word, e->n,
+        wsi_buf_printf(b, " held (%s, counted command %" PRIu64 ")%s%s", e->word, e->n,
                        cmd ? ": " : "", cmd ? cmd : "");
         free(cmd);
         break;

@@ -6,6 +6,9 @@
  * could not run, 2 for bad usage or a malformed scenario file (nothing runs then). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "explore_cmd.h"
 #include "wsc_traffic.h"
+#include "wsr_proxy.h"
 #include "wsi_alloc.h"
 #include "wsi_buf.h"
 #include "wsc.h"
@@ -142,6 +146,28 @@ static const char *TRACE_HELP =
     "rest; exit 0, or 2 when it is not a recording this wsim reads.\n"
     "\n"
     "the page: docs/wsim-trace.md, docs/recording.md\n";
+
+static const char *PROXY_HELP =
+    "usage: wsim proxy --upstream redis://HOST:PORT|unix:///PATH --record FILE\n"
+    "                  [--unixsocket PATH] [--port N]\n"
+    "\n"
+    "Listens on a unix socket and/or a loopback port, forwards every connection to the\n"
+    "upstream server byte for byte, and records the traffic into FILE in the format of\n"
+    "fakeredis-server --record (docs/recording.md): each command with its reply, pushes,\n"
+    "connections opening and closing.  Prints `wsim proxy listening on 127.0.0.1:PORT`,\n"
+    "`wsim proxy listening on unix:PATH`, then `wsim proxy ready pid=PID`; SIGTERM or\n"
+    "SIGINT ends it (the recording gets its end line).  FILE is never a file of the user's\n"
+    "that is not a recording.\n"
+    "\n"
+    "  --upstream URL     the real server\n"
+    "  --record FILE      the recording\n"
+    "  --unixsocket PATH  listen on this unix socket (its clients' process ids are recorded)\n"
+    "  --port N           listen on 127.0.0.1:N (0: a free port); default none with\n"
+    "                     --unixsocket, else 0\n"
+    "\n"
+    "exit status: 0 stopped by a signal, 1 the recording could not be written, 2 bad usage or\n"
+    "it could not start\n"
+    "the page: docs/recording.md\n";
 
 static const char *CHECK_TRACE_HELP =
     "usage: wsim check-trace [--allow-unsettled] --subscriptions FILE RECORDING\n"
@@ -807,6 +833,62 @@ static int cmd_show(int argc, char **argv, int diagram)
     return rc;
 }
 
+/* wsim proxy --upstream URL --record FILE [--unixsocket PATH] [--port N] */
+static int cmd_proxy(int argc, char **argv)
+{
+    wsr_proxy_options po = {.port = -2};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(PROXY_HELP, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--upstream") && strcmp(a, "--record") && strcmp(a, "--unixsocket") &&
+            strcmp(a, "--port"))
+            return usage_error(PROXY_HELP, "unknown argument '%s'", a);
+        if (i + 1 >= argc) return usage_error(PROXY_HELP, "%s needs a value", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--upstream")) po.upstream = v;
+        else if (!strcmp(a, "--record")) po.record = v;
+        else if (!strcmp(a, "--unixsocket")) po.unixsocket = v;
+        else {
+            char *end;
+            long p = strtol(v, &end, 10);
+            if (*end || !*v || p < 0 || p > 65535)
+                return usage_error(PROXY_HELP, "--port needs a port number (0..65535), got '%s'", v);
+            po.port = (int)p;
+        }
+    }
+    if (!po.upstream) return usage_error(PROXY_HELP, "give the server (--upstream URL)");
+    if (!po.record) return usage_error(PROXY_HELP, "give the recording (--record FILE)");
+    if (po.port == -2) po.port = po.unixsocket ? -1 : 0;
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    char err[512];
+    wsr_proxy *px = wsr_proxy_new(&po, err, sizeof err);
+    if (!px) {
+        fprintf(stderr, "wsim proxy: %s\n", err);
+        return 2;
+    }
+    if (wsr_proxy_port(px)) printf("wsim proxy listening on 127.0.0.1:%d\n", wsr_proxy_port(px));
+    if (po.unixsocket) printf("wsim proxy listening on unix:%s\n", po.unixsocket);
+    printf("wsim proxy ready pid=%ld\n", (long)getpid());
+    fflush(stdout);
+    struct timespec zero = {0, 0};
+    int rc = 0;
+    while (rc == 0 && sigtimedwait(&mask, NULL, &zero) < 0)
+        rc = wsr_proxy_turn(px, 50);
+    if (wsr_proxy_free(px, err, sizeof err) < 0) {
+        fprintf(stderr, "wsim proxy: the recording: %s\n", err);
+        return 1;
+    }
+    return rc ? 1 : 0;
+}
+
 /* wsim check-trace [--allow-unsettled] --subscriptions FILE RECORDING */
 static int cmd_check_trace(int argc, char **argv)
 {
@@ -1134,6 +1216,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "explore") == 0) return wsim_cmd_explore(argc - 2, argv + 2);
     if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
     if (strcmp(cmd, "check-trace") == 0) return cmd_check_trace(argc - 2, argv + 2);
+    if (strcmp(cmd, "proxy") == 0) return cmd_proxy(argc - 2, argv + 2);
     if (strcmp(cmd, "grammar") == 0) return cmd_grammar(argc - 2, argv + 2);
     if (strcmp(cmd, "consume") == 0) return cmd_consume(argc - 2, argv + 2);
     if (strcmp(cmd, "outcomes") == 0) return cmd_outcomes(argc - 2, argv + 2);
@@ -1152,6 +1235,7 @@ int main(int argc, char **argv)
               : !strcmp(what, "explore") ? WSIM_EXPLORE_HELP
               : !strcmp(what, "repro")   ? REPRO_HELP
               : !strcmp(what, "check-trace") ? CHECK_TRACE_HELP
+              : !strcmp(what, "proxy")   ? PROXY_HELP
               : !strcmp(what, "grammar") ? GRAMMAR_HELP
               : !strcmp(what, "consume") ? CONSUME_HELP
               : !strcmp(what, "outcomes") ? OUTCOMES_HELP : USAGE,

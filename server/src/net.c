@@ -366,7 +366,7 @@ static int conn_read(frs_conn *c)
 static int conn_write(frs_conn *c)
 {
     frs_server *srv = c->srv;
-    frs_record_pushes(c); /* nothing reaches the socket before the recording has it */
+    if (srv->rec) frs_record_pushes(c); /* nothing reaches the socket unrecorded */
     while (frs_obuf_pending(&c->out)) {
         size_t left = frs_obuf_pending(&c->out);
         if (c->out.stopped) { /* a held reply: only what comes before it */
@@ -719,7 +719,7 @@ static void before_sleep(frs_server *srv)
         process_input(c);
     }
     frs_admin_before_sleep(srv); /* BCAST invalidations, as Redis's beforeSleep */
-    frs_record_sweep(srv);
+    if (srv->rec) frs_record_sweep(srv);
     while (srv->pending) {
         frs_conn *c = srv->pending;
         srv->pending = c->pend_next;
@@ -730,7 +730,7 @@ static void before_sleep(frs_server *srv)
         }
         conn_write(c);
     }
-    frs_record_flush(srv); /* the recording is at most one turn behind */
+    if (srv->rec) frs_record_flush(srv); /* the recording is at most one turn behind */
 }
 
 /* Milliseconds epoll may sleep: until the nearest blocking deadline (wall clock), a

@@ -223,7 +223,9 @@ void frs_record_sweep(frs_server *srv)
 {
     if (!srv->rec) return;
     while (srv->rec && srv->rec->nwoken) record_woken(srv->rec->woken[0]);
-    for (frs_conn *c = srv->conns; c && srv->rec; c = c->next)
+    /* a connection that was sent anything is on the list of those with output to write
+     * (frs_conn_want_flush): only those can hold unrecorded bytes */
+    for (frs_conn *c = srv->pending; c && srv->rec; c = c->pend_next)
         if (frs_obuf_pos(&c->out) > c->out.mark) frs_record_pushes(c);
 }
 
