@@ -19,6 +19,7 @@
 #include "wsc_world.h"
 #include "wsi_alloc.h"
 #include "wsi_buf.h"
+#include "wsr_proxy.h"
 
 /* One `consumer` of the file and its process, if started. */
 typedef struct consumer {
@@ -56,6 +57,8 @@ struct wsc_world {
     long long consumer_ms;     /* the consumers' own time: from each start to its crash, or
                                   to its last command before a wait found it settled */
     frs_clock_hooks hooks;     /* (counts them) */
+    wsr_proxy *proxy;          /* on a real server: the recording proxy in front of it, the
+                                  processes' way to it */
 };
 
 /* ----- Time -------------------------------------------------------------------------------- */
@@ -75,24 +78,6 @@ static void nap_ms(long ms)
 }
 
 /* ----- Making and freeing ------------------------------------------------------------------- */
-
-/* Splits a real server's URL into what the processes are told. */
-static void backend_env(wsc_world *w, const char *url)
-{
-    snprintf(w->url, sizeof w->url, "%s", url);
-    if (strncmp(url, "unix://", 7) == 0) {
-        snprintf(w->socket_path, sizeof w->socket_path, "%s", url + 7);
-        return;
-    }
-    const char *hp = strncmp(url, "redis://", 8) == 0 ? url + 8 : url;
-    const char *at = strrchr(hp, '@'); /* redis://user:pass@host:port */
-    if (at) hp = at + 1;
-    size_t hl = strcspn(hp, ":/");
-    snprintf(w->host, sizeof w->host, "%.*s", (int)hl, hp);
-    if (hp[hl] == ':') snprintf(w->port, sizeof w->port, "%.*s", (int)strcspn(hp + hl + 1, "/"),
-                                hp + hl + 1);
-    else snprintf(w->port, sizeof w->port, "6379");
-}
 
 /* The server moved its clock itself (its auto-advance): counted, for the held rule. */
 static void clock_moved_hook(void *ud, int64_t from, int64_t to)
@@ -150,7 +135,24 @@ wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const wsc_options 
     }
     w->fake = ws_sim_fake(sim);
     if (!w->fake) {
-        backend_env(w, backend);
+        /* a real server: the processes reach it through a recording proxy (wsr_proxy.h),
+         * so that their traffic is recorded as the served fake records it; the world's
+         * own reads go to the server itself */
+        char perr[512], psock[300];
+        snprintf(w->rec, sizeof w->rec, "%s/traffic.rec", w->dir);
+        snprintf(psock, sizeof psock, "%s/proxy.sock", w->dir);
+        wsr_proxy_options po = {.upstream = backend, .unixsocket = psock, .port = 0,
+                                .record = w->rec};
+        if (!(w->proxy = wsr_proxy_new(&po, perr, sizeof perr))) {
+            snprintf(why, cap, "cannot start the recording proxy in front of %s: %s", backend,
+                     perr);
+            wsc_world_free(w);
+            return NULL;
+        }
+        snprintf(w->host, sizeof w->host, "127.0.0.1");
+        snprintf(w->port, sizeof w->port, "%d", wsr_proxy_port(w->proxy));
+        snprintf(w->url, sizeof w->url, "redis://127.0.0.1:%d", wsr_proxy_port(w->proxy));
+        snprintf(w->socket_path, sizeof w->socket_path, "%s", psock);
         w->probe = ws_conn_open(backend, 5000);
         return w;
     }
@@ -199,6 +201,10 @@ void wsc_world_free(wsc_world *w)
     wsc_proc_end_escaped();
     ws_conn_close(w->probe);
     if (w->serving) frs_server_free(&w->srv);
+    if (w->proxy) {
+        char perr[256];
+        wsr_proxy_free(w->proxy, perr, sizeof perr);
+    }
     if (w->dir[0]) {
         /* WSIM_KEEP_RUN=1 keeps the logs (and the recording) to look at */
         const char *keep = getenv("WSIM_KEEP_RUN");
@@ -229,6 +235,8 @@ static void serve(wsc_world *w, int ms)
     if (w->serving) {
         frs_drain_fake_events(&w->srv, NULL); /* what the scenario's own commands woke */
         frs_server_turn(&w->srv, ms);
+    } else if (w->proxy) {
+        wsr_proxy_turn(w->proxy, ms);
     } else if (ms > 0) {
         nap_ms(ms);
     }
@@ -236,7 +244,7 @@ static void serve(wsc_world *w, int ms)
 
 void wsc_world_pump(wsc_world *w)
 {
-    if (w->serving) serve(w, 0);
+    if (w->serving || w->proxy) serve(w, 0);
 }
 
 void wsc_world_clock_moved(wsc_world *w)
@@ -455,7 +463,8 @@ static int real_quiet(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err)
     long long n1 = total_commands(w, err);
     if (n1 < 0) return -1;
     uint64_t sent1 = ws_conn_get_stats(w->probe).commands_sent;
-    nap_ms(WSC_QUIET_MS);
+    /* (the proxy forwards meanwhile: a consumer waiting on it would look quiet) */
+    for (long long until = mono_ms() + WSC_QUIET_MS; mono_ms() < until;) serve(w, 2);
     size_t moving;
     int o = outstanding(w, at, b, err, &moving);
     if (o != 0) return o < 0 ? -1 : 0;
@@ -834,12 +843,12 @@ int wsc_world_crashed(const wsc_world *w, char *hit, size_t cap, uint64_t *count
 wsr_recording *wsc_world_recording(wsc_world *w, char **err)
 {
     *err = NULL;
-    if (!w->serving || !w->rec[0]) {
-        *err = wsi_strdup("a consumer's traffic is recorded by the server wsim serves: there "
-                          "is no recording on a real server (--backend)");
+    if (!w->rec[0]) {
+        *err = wsi_strdup("no recording of the consumers' traffic");
         return NULL;
     }
-    frs_record_flush(&w->srv);
+    if (w->serving) frs_record_flush(&w->srv);
+    else serve(w, 0); /* (the proxy writes its lines as it turns) */
     wsr_read_options ro = {.allow_open = 1};
     return wsr_read_file(w->rec, &ro, err);
 }

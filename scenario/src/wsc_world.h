@@ -9,11 +9,12 @@
  * wsc_world_stop) and for a moment after each statement (wsc_world_pump), and the
  * scenario's own commands (setup, produce, check) run in-process on the same fake.  The
  * clock is the fake's virtual clock; it moves with `advance`, and by itself to the next
- * deadline when every client has been quiet for WSC_AUTO_ADVANCE_MS.  On a real server (`wsim run --backend URL`) the
- * processes are given that URL and the world only watches.
+ * deadline when every client has been quiet for WSC_AUTO_ADVANCE_MS.  On a real server
+ * (`wsim run --backend URL`) the processes reach it through a recording proxy the world
+ * turns (wsr_proxy.h), on a unix socket and a loopback port of its own.
  *
  * The processes get, besides wsim's own environment: REDIS_URL
- * (redis://127.0.0.1:PORT, or the backend's URL), REDIS_HOST and REDIS_PORT (for a TCP
+ * (redis://127.0.0.1:PORT: the served fake's, or the proxy's), REDIS_HOST and REDIS_PORT (for a TCP
  * server), REDIS_SOCKET (for a unix socket), WSIM_CONSUMER (the consumer's name in the
  * file) and WSIM_INCARNATION (1 for the first start, 2 for the next, ...).  Their output
  * goes to RUN_DIR/NAME.log, which a failing run's report quotes.
@@ -112,10 +113,10 @@ int wsc_world_arm_crash(wsc_world *w, const char *name, uint64_t nth, int after,
  * redis-cli would show it; 0: not yet), and how many commands were counted. */
 int wsc_world_crashed(const wsc_world *w, char *hit, size_t cap, uint64_t *counted);
 
-/* The traffic of every consumer connection is recorded from the start, on the served
- * fake, into RUN_DIR/traffic.rec (docs/recording.md): the recording as it is now (the
- * buffered lines flushed; without its end line), parsed; NULL with *err set (heap) on a
- * real server ("no recording") or when it cannot be read. */
+/* The traffic of every consumer connection is recorded from the start -- by the served
+ * fake, or on a real server by the proxy in front of it -- into RUN_DIR/traffic.rec
+ * (docs/recording.md): the recording as it is now (without its end line), parsed; NULL
+ * with *err set (heap) when it cannot be read. */
 wsr_recording *wsc_world_recording(wsc_world *w, char **err);
 
 #endif /* WSC_WORLD_H */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The example consumers of examples/ (Node.js with ioredis from npm), as examples/README.md
 # says to run them: each of examples/*.wsim passes `wsim run` on the fake wsim serves and,
-# through --backend, on a real redis-server; `wsim explore` finds what each design
+# through --backend, on a real redis-server (behind the recording proxy wsim puts there); `wsim explore` finds what each design
 # promises -- no point of the MULTI/EXEC consumer loses or doubles anything, the
 # write-then-ack one doubles an entry at the two points between its write and its XACK,
 # the ack-then-write one loses it there -- the same with two workers and in two shards
@@ -42,8 +42,9 @@ redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$t
     --daemonize yes --pidfile "$tmp/redis.pid" >/dev/null
 trap 'kill $(cat "$tmp/redis.pid" 2>/dev/null) 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do redis-cli -p "$port" PING >/dev/null 2>&1 && break; sleep 0.05; done
-# (ack_then_write.wsim expects what the traffic checker sees, and a real server has no
-# recording: it runs on the fake only)
+# (through the recording proxy wsim puts in front of it; ack_then_write.wsim expects the
+# traffic checker's settle-before-writes, which it finds in the fake's recording and not
+# yet in the proxy's, which has no wait lines: /work/wt/requests-to-traffic.md d.)
 run real --backend "redis://127.0.0.1:$port" examples/atomic.wsim examples/write_then_ack.wsim
 
 # explore: the points that break what each file forbids (doubled, lost)
