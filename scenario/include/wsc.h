@@ -200,6 +200,8 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
 int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
                      const wsc_explore_options *xo, wsc_exploration *out);
 void wsc_exploration_free(wsc_exploration *ex);
+/* Counts point p, explored, into ex's totals (explored, its verdict's count, forbidden). */
+void wsc_exploration_count(wsc_exploration *ex, const wsc_crash_point *p);
 /* The kinds the scenario forbids (its `forbid` lines), as a bit set over WSC_INVARIANTS
  * ("lost", "leaked", "split", "doubled", "stranded": bits 0-4). */
 unsigned wsc_forbidden(const wsc_scenario *sc);

@@ -1062,15 +1062,7 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
             }
             if (s.started) out->replayed++;
         }
-        out->explored++;
-        if (!strcmp(p->verdict, "fine")) out->fine++;
-        else if (!strcmp(p->verdict, "doubled")) out->doubled++;
-        else if (!strcmp(p->verdict, "lost")) out->lost++;
-        else if (!strcmp(p->verdict, "split")) out->split++;
-        else if (!strcmp(p->verdict, "leaked")) out->leaked++;
-        else if (!strcmp(p->verdict, "stranded")) out->stranded++;
-        else out->other++;
-        if (p->forbidden) out->forbidden++;
+        wsc_exploration_count(out, p);
     }
     if (s.mine != s.wanted) free(s.mine);
     free(s.started);
@@ -1095,6 +1087,19 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
 }
 
 /* Frees what an exploration holds; *ex is empty afterwards. */
+void wsc_exploration_count(wsc_exploration *ex, const wsc_crash_point *p)
+{
+    ex->explored++;
+    if (!strcmp(p->verdict, "fine")) ex->fine++;
+    else if (!strcmp(p->verdict, "doubled")) ex->doubled++;
+    else if (!strcmp(p->verdict, "lost")) ex->lost++;
+    else if (!strcmp(p->verdict, "split")) ex->split++;
+    else if (!strcmp(p->verdict, "leaked")) ex->leaked++;
+    else if (!strcmp(p->verdict, "stranded")) ex->stranded++;
+    else ex->other++;
+    if (p->forbidden) ex->forbidden++;
+}
+
 void wsc_exploration_free(wsc_exploration *ex)
 {
     for (size_t i = 0; i < ex->npoints; i++) {

@@ -182,10 +182,7 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
     opt.no_checks = !checks;
     opt.no_crash_faults = 1; /* each point is the one crash of its run */
     opt.no_trace_text = 1;
-    struct timespec T0; clock_gettime(CLOCK_MONOTONIC, &T0);
-#define TLOG(what) do { struct timespec T; clock_gettime(CLOCK_MONOTONIC, &T); if (getenv("TT")) fprintf(stderr, "%6.1f %s\n", (T.tv_sec - T0.tv_sec) * 1e3 + (T.tv_nsec - T0.tv_nsec) / 1e6, what); } while (0)
     wsc_runner *r = wsc_runner_new(sc, &opt);
-    TLOG("runner new");
     if (!r) return -1;
     wsc_world *w = wsc_runner_world(r);
     char why[512];
@@ -194,10 +191,8 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
         o->failed = 1;
         o->report = wsi_strdup(why);
     }
-    for (size_t i = 0; i < sc->nst && !o->failed && !wsc_runner_failed(r); i++) {
+    for (size_t i = 0; i < sc->nst && !o->failed && !wsc_runner_failed(r); i++)
         wsc_runner_exec(r, i);
-        if (sc->st[i].kind == K_START || sc->st[i].kind == K_WAIT) TLOG(sc->st[i].src);
-    }
     int rc = 0;
     if (wsc_runner_oom(r)) rc = -1;
     if (!rc && w) o->crashed = wsc_world_crashed(w, o->hit, sizeof o->hit, NULL);
@@ -224,9 +219,7 @@ static int run_once(const wsc_scenario *sc, const wsc_options *base, const char 
         wsc_result_free(&res);
     }
     if (!rc && !o->failed && nth && o->crashed) rc = classify(wsc_runner_sim(r), w, sc, o);
-    TLOG("classified");
     wsc_runner_free(r);
-    TLOG("freed");
     return rc;
 }
 
@@ -257,14 +250,6 @@ int wsc_process_commands(const wsc_scenario *sc, const wsc_options *opt, wsc_pcm
 
 /* ----- Points --------------------------------------------------------------------------- */
 
-/* Milliseconds of the monotonic clock. */
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* WSIM_EXPLORE_TIMES=FILE: each point appends "POINT_MS CONSUMER_MS" there (a line, one
  * write: workers share the file), for bench/bench_process.c. */
 static void note_times(long long point_ms, long long consumer_ms)
@@ -281,9 +266,9 @@ int wsc_process_point(const wsc_scenario *sc, const wsc_options *opt, const wsc_
                       wsc_crash_point *p)
 {
     run_out o;
-    long long t0 = mono_ms();
+    long long t0 = wsc_mono_ms();
     int failed = run_once(sc, opt, c->name, c->occurrence, p->command == 0, 0, 0, &o);
-    note_times(mono_ms() - t0, o.consumer_ms);
+    note_times(wsc_mono_ms() - t0, o.consumer_ms);
     if (failed) {
         run_out_free(&o);
         return -1;
@@ -540,15 +525,7 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
         wsc_crash_point *p = &out->points[i];
         if (!p->explored || !p->verdict) continue;
         p->explored = 1;
-        out->explored++;
-        if (!strcmp(p->verdict, "fine")) out->fine++;
-        else if (!strcmp(p->verdict, "doubled")) out->doubled++;
-        else if (!strcmp(p->verdict, "lost")) out->lost++;
-        else if (!strcmp(p->verdict, "split")) out->split++;
-        else if (!strcmp(p->verdict, "leaked")) out->leaked++;
-        else if (!strcmp(p->verdict, "stranded")) out->stranded++;
-        else out->other++;
-        if (p->forbidden) out->forbidden++;
+        wsc_exploration_count(out, p);
     }
     wsc_process_commands_free(base[0], nbase[0]);
     wsc_process_commands_free(base[1], nbase[1]);

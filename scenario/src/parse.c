@@ -965,6 +965,21 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     return 0;
 }
 
+/* The number an ordinal token says ("1st", "2nd", "3rd", "12th": 1, 2, 3, 12; "0th": 0),
+ * or -1 when it is not one (a suffix other than st, nd, rd, th; more than 9 digits). */
+static long long ordinal(const wsc_tok *o)
+{
+    size_t d = 0;
+    while (d < o->len && o->s[d] >= '0' && o->s[d] <= '9') d++;
+    int suffix_ok = d > 0 && d < o->len &&
+                    (strcmp(o->s + d, "st") == 0 || strcmp(o->s + d, "nd") == 0 ||
+                     strcmp(o->s + d, "rd") == 0 || strcmp(o->s + d, "th") == 0);
+    if (!suffix_ok || d > 9) return -1;
+    long long v = 0;
+    for (size_t j = 0; j < d; j++) v = v * 10 + (o->s[j] - '0');
+    return v;
+}
+
 /* `fault CONN KIND (Nth COMMAND | round-trip I [command K]) [error TEXT]`: the fault to
  * arm; 0, or -1 after perr. */
 static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
@@ -1002,15 +1017,9 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     } else {
         /* <n>th NAME: 1st 2nd 3rd 4th ... */
         const wsc_tok *o = &t[i];
-        size_t d = 0;
-        while (d < o->len && o->s[d] >= '0' && o->s[d] <= '9') d++;
-        int suffix_ok = d > 0 && d < o->len &&
-                        (strcmp(o->s + d, "st") == 0 || strcmp(o->s + d, "nd") == 0 ||
-                         strcmp(o->s + d, "rd") == 0 || strcmp(o->s + d, "th") == 0);
-        if (!suffix_ok || d > 9)
+        v = ordinal(o);
+        if (v < 0)
             return perr(p, o->col, "expected '<n>th COMMAND' (e.g. 3rd XACK) or 'round-trip <i>', got '%s'", o->s);
-        v = 0;
-        for (size_t j = 0; j < d; j++) v = v * 10 + (o->s[j] - '0');
         if (v < 1) return perr(p, o->col, "occurrences count from 1");
         if (i + 1 >= n) return perr(p, o->col, "'%s' needs a command name", o->s);
         st->fault.nth = (uint64_t)v;
@@ -1051,15 +1060,10 @@ static int parse_proc_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         return 0;
     }
     const wsc_tok *o = &t[3];
-    size_t d = 0;
-    while (d < o->len && o->s[d] >= '0' && o->s[d] <= '9') d++;
-    int suffix_ok = d > 0 && d < o->len &&
-                    (strcmp(o->s + d, "st") == 0 || strcmp(o->s + d, "nd") == 0 ||
-                     strcmp(o->s + d, "rd") == 0 || strcmp(o->s + d, "th") == 0);
-    if (!suffix_ok || d > 9)
+    v = ordinal(o);
+    if (v < 0)
         return perr(p, o->col, "expected '<n>th COMMAND' (e.g. 2nd XACK) or 'command <n>', "
                     "got '%s'", o->s);
-    for (size_t j = 0; j < d; j++) v = v * 10 + (o->s[j] - '0');
     if (v < 1) return perr(p, o->col, "occurrences count from 1");
     if (n < 5) return perr(p, o->col, "'%s' needs a command name", o->s);
     if (n > 5) return perr(p, t[5].col, "unexpected '%s' after the fault's place", t[5].s);

@@ -368,15 +368,14 @@ int wsc_proc_signal(wsc_proc *p, int sig)
     return kill(-p->pid, sig) == 0 ? 0 : -1;
 }
 
-/* Milliseconds of the monotonic clock. */
-static long long mono_ms(void)
+long long wsc_mono_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void nap_ms(long ms)
+void wsc_nap_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
@@ -547,15 +546,15 @@ void wsc_proc_end(wsc_proc *p)
     }
     /* SIGKILL cannot be caught: the leader is gone at once, unless the kernel holds it in
      * an uninterruptible wait; give that 5 s */
-    long long until = mono_ms() + 5000;
-    while (!reap(p, 0) && mono_ms() < until) nap_ms(1);
+    long long until = wsc_mono_ms() + 5000;
+    while (!reap(p, 0) && wsc_mono_ms() < until) wsc_nap_ms(1);
     /* the group's other members die with it; those that escaped it and were orphaned
      * are this process's children now: end them (a few rounds: an orphan appears only
      * once its parent is gone) */
     for (int round = 0; round < 3; round++) {
         kill(-p->pid, SIGKILL);
         if (!wsc_proc_end_escaped()) break; /* (one found: its own orphans may follow) */
-        nap_ms(2);
+        wsc_nap_ms(2);
     }
     tell_group('-', p->pid);
 }

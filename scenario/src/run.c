@@ -186,6 +186,33 @@ static alias *find_alias(runner *r, const char *name)
     return find_alias_n(r, name, strlen(name));
 }
 
+/* Names root (the 1-based count of the entry produced) with st's alias (and its
+ * subject).  0, or -1 (oom). */
+static int add_alias(runner *r, const wsc_stmt *st, size_t root)
+{
+    alias *va = wsi_realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
+    if (!va) return oom(r);
+    r->aliases = va;
+    alias a = {wsi_strdup(st->alias), root, wsi_strdup(st->sub)};
+    if (!a.name || !a.sub || root >= (size_t)-2) goto fail;
+    if (root >= r->nalias_of_root) {
+        size_t n = root + 64;
+        size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
+        if (!v) goto fail;
+        memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
+        r->alias_of_root = v;
+        r->nalias_of_root = n;
+    }
+    if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) goto fail;
+    r->alias_of_root[root] = r->naliases + 1;
+    r->aliases[r->naliases++] = a;
+    return 0;
+fail:
+    free(a.name);
+    free(a.sub);
+    return oom(r);
+}
+
 /* The latest delivery of alias a, or NULL. */
 static ws_delivery *latest(runner *r, const alias *a)
 {
@@ -1321,35 +1348,7 @@ static int adopt(runner *r, const wsc_stmt *st)
     for (const wsc_stmt *o = r->sc->st; o <= st; o++) k += o->kind == K_PRODUCE;
     if (wsi_strmap_put(&r->by_payload, st->payload, st->payload_len, k)) return oom(r);
     if (!st->alias) return 0;
-    alias *va = wsi_realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
-    if (!va) return oom(r);
-    r->aliases = va;
-    alias a = {wsi_strdup(st->alias), k, wsi_strdup(st->sub)};
-    if (!a.name || !a.sub || k >= (size_t)-2) {
-        free(a.name);
-        free(a.sub);
-        return oom(r);
-    }
-    if (k >= r->nalias_of_root) {
-        size_t n = k + 64;
-        size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
-        if (!v) {
-            free(a.name);
-            free(a.sub);
-            return oom(r);
-        }
-        memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
-        r->alias_of_root = v;
-        r->nalias_of_root = n;
-    }
-    if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) {
-        free(a.name);
-        free(a.sub);
-        return oom(r);
-    }
-    r->alias_of_root[k] = r->naliases + 1;
-    r->aliases[r->naliases++] = a;
-    return 0;
+    return add_alias(r, st, k);
 }
 
 /* A statement in consume mode: the consumer's steps run, their own checks left out (a
@@ -1436,35 +1435,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         if (st->alias) {
             if (find_alias(r, st->alias))
                 return fail(r, st, WSC_ERROR, NULL, "a second entry named '%s'", st->alias);
-            alias *va = wsi_realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
-            if (!va) return oom(r);
-            r->aliases = va;
-            size_t root = ws_sim_produced_count(r->sim);
-            alias a = {wsi_strdup(st->alias), root, wsi_strdup(st->sub)};
-            if (!a.name || !a.sub) {
-                free(a.name);
-                free(a.sub);
-                return oom(r);
-            }
-            if (root >= r->nalias_of_root) {
-                size_t n = root + 64;
-                size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
-                if (!v) {
-                    free(a.name);
-                    free(a.sub);
-                    return oom(r);
-                }
-                memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
-                r->alias_of_root = v;
-                r->nalias_of_root = n;
-            }
-            if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) {
-                free(a.name);
-                free(a.sub);
-                return oom(r);
-            }
-            r->alias_of_root[root] = r->naliases + 1;
-            r->aliases[r->naliases++] = a;
+            if (add_alias(r, st, ws_sim_produced_count(r->sim))) return -1;
         }
         return 0;
     }

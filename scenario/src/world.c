@@ -63,20 +63,6 @@ struct wsc_world {
 
 /* ----- Time -------------------------------------------------------------------------------- */
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 /* ----- Making and freeing ------------------------------------------------------------------- */
 
 /* The server moved its clock itself (its auto-advance): counted, for the held rule. */
@@ -238,7 +224,7 @@ static void serve(wsc_world *w, int ms)
     } else if (w->proxy) {
         wsr_proxy_turn(w->proxy, ms);
     } else if (ms > 0) {
-        nap_ms(ms);
+        wsc_nap_ms(ms);
     }
 }
 
@@ -464,7 +450,7 @@ static int real_quiet(wsc_world *w, size_t at, wsi_buf *b, wsi_buf *err)
     if (n1 < 0) return -1;
     uint64_t sent1 = ws_conn_get_stats(w->probe).commands_sent;
     /* (the proxy forwards meanwhile: a consumer waiting on it would look quiet) */
-    for (long long until = mono_ms() + WSC_QUIET_MS; mono_ms() < until;) serve(w, 2);
+    for (long long until = wsc_mono_ms() + WSC_QUIET_MS; wsc_mono_ms() < until;) serve(w, 2);
     size_t moving;
     int o = outstanding(w, at, b, err, &moving);
     if (o != 0) return o < 0 ? -1 : 0;
@@ -540,7 +526,7 @@ int wsc_world_start(wsc_world *w, const wsc_stmt *decl, char *why, size_t cap)
     if (c->incarnation) log_note(c, "--- wsim: %s starts again (incarnation %d) ---\n",
                                  decl->proc, c->incarnation + 1);
     wsc_proc_spec spec = {argv, env, c->log, decl->dir};
-    long long t0 = mono_ms(); /* (its start, exec and loading included, is its time) */
+    long long t0 = wsc_mono_ms(); /* (its start, exec and loading included, is its time) */
     int rc = wsc_proc_start(&spec, &c->proc, why, cap);
     free(argv);
     free(env);
@@ -595,10 +581,10 @@ int wsc_world_stop(wsc_world *w, const char *name, long long within_ms, char *wh
      * still moves itself (a consumer that notices the stop only when its blocked read
      * returns needs that), after a longer quiet: one that closes at once is not
      * overtaken by its reads timing out first */
-    long long until = mono_ms() + within_ms;
+    long long until = wsc_mono_ms() + within_ms;
     w->stopping = c;
     if (w->serving) frs_server_set_auto_advance(&w->srv, WSC_STOP_AUTO_ADVANCE_MS);
-    while (wsc_proc_running(c->proc) && mono_ms() < until) serve(w, 2);
+    while (wsc_proc_running(c->proc) && wsc_mono_ms() < until) serve(w, 2);
     if (w->serving) frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
     w->stopping = NULL;
     int stopped = !wsc_proc_running(c->proc);
@@ -619,7 +605,7 @@ static void settled_at(wsc_world *w, const consumer *c)
     long long last = c->started_ms;
     for (frs_conn *k = w->serving ? w->srv.conns : NULL; k; k = k->next)
         if (k->last_ms > last) last = k->last_ms;
-    if (!w->serving) last = mono_ms();
+    if (!w->serving) last = wsc_mono_ms();
     w->consumer_ms += last - c->started_ms;
 }
 
@@ -631,7 +617,7 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
     consumer *c = started(w, name, why, cap);
     if (!c) return 1;
     if (!within_ms) within_ms = WSC_WAIT_MS;
-    long long start = mono_ms(), deadline = start + within_ms;
+    long long start = wsc_mono_ms(), deadline = start + within_ms;
     uint64_t probe_at = ws_conn_get_stats(w->probe).commands_sent;
     uint64_t last_second = 0; /* the consumer's commands in the last second of the wait */
     int flooding_seen = 0;
@@ -653,7 +639,7 @@ int wsc_world_wait(wsc_world *w, const char *name, size_t at, long long within_m
     w->held[0] = '\0';
     for (;;) {
         serve(w, 2);
-        long long now = mono_ms();
+        long long now = wsc_mono_ms();
         if (w->restart_why[0]) {
             snprintf(why, cap, "%s", w->restart_why);
             rc = 1;
@@ -803,7 +789,7 @@ static void crash_reached(void *ud, const frs_hold_info *info)
     for (size_t i = 0; i < w->ncons; i++) {
         consumer *v = &w->cons[i];
         if ((c && v != c) || !v->proc || !wsc_proc_running(v->proc)) continue;
-        w->consumer_ms += mono_ms() - v->started_ms; /* its time: start to crash */
+        w->consumer_ms += wsc_mono_ms() - v->started_ms; /* its time: start to crash */
         wsc_proc_end(v->proc);
         if (v == w->stopping) continue; /* it was going anyway */
         char why[400];

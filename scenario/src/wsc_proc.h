@@ -83,4 +83,9 @@ void wsc_proc_watch_dir(const char *path, int removed);
  * -1.  Never follows a symbolic link out of it. */
 int wsc_proc_remove_tree(const char *path);
 
+/* Milliseconds of the monotonic clock. */
+long long wsc_mono_ms(void);
+/* Sleeps ms milliseconds (a signal does not cut it short). */
+void wsc_nap_ms(long ms);
+
 #endif /* WSC_PROC_H */

@@ -534,15 +534,7 @@ static int merge(char **paths, size_t n, int verbose)
                              verdict->str);
                     break;
                 }
-                ex.explored++;
-                if (!strcmp(p->verdict, "fine")) ex.fine++;
-                else if (!strcmp(p->verdict, "doubled")) ex.doubled++;
-                else if (!strcmp(p->verdict, "lost")) ex.lost++;
-                else if (!strcmp(p->verdict, "split")) ex.split++;
-                else if (!strcmp(p->verdict, "leaked")) ex.leaked++;
-                else if (!strcmp(p->verdict, "stranded")) ex.stranded++;
-                else ex.other++;
-                if (p->forbidden) ex.forbidden++;
+                wsc_exploration_count(&ex, p);
             }
         }
         if (!rc && ex.explored != ex.npoints)

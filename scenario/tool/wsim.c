@@ -244,6 +244,19 @@ static int usage_error(const char *help, const char *fmt, ...)
     return 2;
 }
 
+/* The scenario file at path, or NULL after its error is said on stderr. */
+static wsc_scenario *parse_or_say(const char *path)
+{
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse_file(path, &err);
+    if (!sc) {
+        if (err) fprintf(stderr, "%s\n", err);
+        else fprintf(stderr, "%s:0:0: error: out of memory\n", path);
+        free(err);
+    }
+    return sc;
+}
+
 /* Parses options; returns 0, 1 for --help (printed), or 2 after a usage error. */
 static int parse_opts(int argc, char **argv, const char *help, opts *o)
 {
@@ -789,12 +802,8 @@ static int cmd_show(int argc, char **argv, int diagram)
         free(o.paths);
         return rc;
     }
-    char *err = NULL;
-    wsc_scenario *sc = wsc_parse_file(o.paths[0], &err);
+    wsc_scenario *sc = parse_or_say(o.paths[0]);
     if (!sc) {
-        if (err) fprintf(stderr, "%s\n", err);
-        else fprintf(stderr, "%s:0:0: error: out of memory\n", o.paths[0]);
-        free(err);
         free(o.paths);
         return 2;
     }
@@ -914,13 +923,8 @@ static int cmd_check_trace(int argc, char **argv)
     }
     if (!path) return usage_error(CHECK_TRACE_HELP, "give a recording");
     if (!subs) return usage_error(CHECK_TRACE_HELP, "give the subscriptions (--subscriptions FILE)");
-    char *err = NULL;
-    wsc_scenario *sc = wsc_parse_file(subs, &err);
-    if (!sc) {
-        fprintf(stderr, "%s\n", err ? err : "wsim: out of memory");
-        free(err);
-        return 2;
-    }
+    wsc_scenario *sc = parse_or_say(subs);
+    if (!sc) return 2;
     wsr_recording *rec = read_recording(path);
     if (!rec) {
         wsc_free(sc);
@@ -1094,13 +1098,8 @@ static int cmd_consume(int argc, char **argv)
     }
     if (!path) return usage_error(CONSUME_HELP, "give exactly one scenario file");
     if (!url || !*url) return usage_error(CONSUME_HELP, "no server: set REDIS_URL or --url");
-    char *err = NULL;
-    wsc_scenario *sc = wsc_parse_file(path, &err);
-    if (!sc) {
-        fprintf(stderr, "%s\n", err ? err : "out of memory");
-        free(err);
-        return 2;
-    }
+    wsc_scenario *sc = parse_or_say(path);
+    if (!sc) return 2;
     const char *inc = getenv("WSIM_INCARNATION");
     int rc = wsc_consume_file(sc, url, inc ? atoi(inc) : 1);
     wsc_free(sc);
@@ -1154,13 +1153,8 @@ static int cmd_outcomes(int argc, char **argv)
         }
     }
     if (!path) return usage_error(OUTCOMES_HELP, "give exactly one scenario file");
-    char *err = NULL;
-    wsc_scenario *sc = wsc_parse_file(path, &err);
-    if (!sc) {
-        fprintf(stderr, "%s\n", err ? err : "out of memory");
-        free(err);
-        return 2;
-    }
+    wsc_scenario *sc = parse_or_say(path);
+    if (!sc) return 2;
     wsc_options wo = {0};
     wsc_outcomes_result r;
     if (wsc_outcomes(sc, &wo, &oo, &r)) {
