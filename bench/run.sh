@@ -6,12 +6,14 @@
 #   bench/run.sh engine [bench_engine options]   e.g. bench/run.sh engine -r 7
 #   bench/run.sh eval [bench_eval options]       e.g. bench/run.sh eval -n 100000
 #   bench/run.sh explore [options] [deliveries]  e.g. bench/run.sh explore -r 3 --replay 1000
+#   bench/run.sh process [options]               e.g. bench/run.sh process --entries 100
 #
 # The first runs bench_fake (the mixed workload), "streams" runs bench_streams (stream and
 # consumer-group commands, one operation at a time), "engine" runs bench_engine (the
 # engine's round trips per read and deliveries per second, window against direct mode),
 # "eval" runs bench_eval (EVAL and EVALSHA of one INCR), "explore" runs bench_explore (every crash point of a scenario against one plain run; the
-# fake only).  The others start their own redis-server on a unix socket in a temporary directory
+# fake only), "process" runs bench_process (wsim explore of a consumer process, and a
+# BLOCK 5000 consumer on the virtual clock).  The others start their own redis-server on a unix socket in a temporary directory
 # (redis-server must be on PATH; ./run.sh main installs it).  Results and the workloads are
 # described in docs/benchmarks.md.
 #
@@ -36,6 +38,10 @@ eval)
     ;;
 explore)
     bench=bench_explore
+    shift
+    ;;
+process)
+    bench=bench_process
     shift
     ;;
 esac

@@ -635,6 +635,12 @@ void fr_server_set_keyspace_hook(fr_server *server, fr_keyspace_hook *hook, void
  * (and memory) tell whether it ran; fakeredis-server runs it every 100 ms while the x
  * class is enabled.  Returns how many keys it deleted. */
 size_t fr_server_active_expire(fr_server *server);
+/* The earliest expiry time (Unix ms, the server's clock) of any key with a TTL, in any
+ * database, or -1 when no key has one (a key lives through that millisecond: it is gone
+ * once the clock is past it).  For a server that moves a virtual clock by itself
+ * (fakeredis-server --clock auto) to the next moment the active expiry would delete
+ * something.  A walk over every key. */
+int64_t fr_server_next_expiry(const fr_server *server);
 
 /* ----- Streams (inspection for tests) -------------------------------------------------
  * These read the fake's state directly, without running a command: no lazy expiry, no

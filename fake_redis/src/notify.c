@@ -114,6 +114,21 @@ static size_t server_active_expire_guarded(fr_server *s)
     return deleted;
 }
 
+int64_t fr_server_next_expiry(const fr_server *s)
+{
+    int64_t next = -1;
+    for (int d = 0; d < FRI_DBNUM; d++) {
+        fri_dict *keys = s->db[d].keys;
+        for (size_t i = 0; i < fri_dict_slots(keys); i++) {
+            const fri_dent *e = fri_dict_slot(keys, i);
+            if (!e) continue;
+            int64_t at = ((const fri_obj *)e->v.ptr)->expire_ms;
+            if (at >= 0 && (next < 0 || at < next)) next = at;
+        }
+    }
+    return next;
+}
+
 size_t fr_server_active_expire(fr_server *s)
 {
     fr_server *guard = fri_mem_enter(s, "fr_server_active_expire");

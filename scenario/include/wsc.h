@@ -75,6 +75,15 @@ typedef struct wsc_options {
                             consumer itself, and the file's own crash would mix with it */
     int cluster;         /* the real server is a one-node Redis Cluster: run every file as
                             if it said `cluster` (the fake's emulation on the fake) */
+    int no_checks;       /* run the steps only: every expectation is skipped (the explorer
+                            of a consumer process classifies each point itself) */
+    const char *redis_version; /* the version the fake claims to consumer processes (INFO's
+                            redis_version, HELLO's version), NULL: its own */
+    int consume;         /* the consumer's side of the file only (wsim consume): its
+                            subscriptions, reads and handlers run against the backend;
+                            `produce` lines only name the entries, found again by their
+                            payloads in what the reads hand out; setup, checks,
+                            expectations, faults, the clock and process steps are left out */
 } wsc_options;
 
 typedef enum wsc_status {
@@ -100,6 +109,9 @@ typedef struct wsc_result {
                             wsim diff: every key (KEYS *, sorted) with TYPE and value */
     uint64_t trace_hash;
     ws_sim_counts counts;
+    int bad_input;       /* an ERROR that is the input's fault rather than a verdict: a
+                            consumer process that could not start, exited, did not settle
+                            in time or ignored SIGTERM (wsim exits 2 for it) */
 } wsc_result;
 
 /* Whether wsc_run skips sc with opt, and why: NULL when it runs; else the reason (its
@@ -131,6 +143,12 @@ typedef struct wsc_crash_point {
     size_t recovered;       /* deliveries the point's recovery read (what the crash left to
                                redeliver, and fresh entries when the recovery is the full
                                one): the work a point cannot do without */
+    char *fault;            /* a point of a consumer process: the fault statement that
+                               replays it, after `fault CONSUMER` ("crash-before 2nd
+                               XACK"); conn is the consumer, round_trip the command's
+                               number among all it sent, command 1 (before it is applied)
+                               or 0 (after), commands how many it sent, and command_text
+                               the command the point held.  NULL for wsim's own consumer */
 } wsc_crash_point;
 
 typedef struct wsc_exploration {
@@ -148,6 +166,8 @@ typedef struct wsc_exploration {
     char *failure;          /* the exploration did not complete: a worker died (which
                                point it was exploring, and how); the points are then not
                                to be reported */
+    char *note;             /* something the report must say besides the points (a consumer
+                               process that is not deterministic), or NULL */
 } wsc_exploration;
 
 /* How wsc_explore_with explores. */
@@ -183,9 +203,52 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
 int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
                      const wsc_explore_options *xo, wsc_exploration *out);
 void wsc_exploration_free(wsc_exploration *ex);
+/* Counts point p, explored, into ex's totals (explored, its verdict's count, forbidden). */
+void wsc_exploration_count(wsc_exploration *ex, const wsc_crash_point *p);
 /* The kinds the scenario forbids (its `forbid` lines), as a bit set over WSC_INVARIANTS
  * ("lost", "leaked", "split", "doubled", "stranded": bits 0-4). */
 unsigned wsc_forbidden(const wsc_scenario *sc);
+
+/* `wsim consume`: runs the consumer's side of sc -- its subscriptions, reads and
+ * handlers -- against the server at url as a live consumer process until it is killed
+ * (docs/consumer.md, "The engine as a process"); incarnation > 1: a process started again
+ * after a crash, which subscribes and serves.  Returns an exit status when the run cannot
+ * go on (said on stderr). */
+int wsc_consume_file(const wsc_scenario *sc, const char *url, int incarnation);
+
+/* ----- Drawn outcomes for a consumer process (wsim outcomes) --------------------------- */
+
+typedef struct wsc_outcomes_options {
+    uint64_t seed;          /* run r draws from seed + r */
+    size_t runs;            /* runs to draw (0: 20) */
+    size_t max_entries;     /* entries a run draws, 1 to this (0: 4; at most 16) */
+    int shrink;             /* shrink the first finding to the smallest run that shows it */
+} wsc_outcomes_options;
+
+typedef struct wsc_outcomes_result {
+    size_t runs;            /* runs drawn and played */
+    int failed;             /* a run broke what the file forbids (any invariant when it
+                               forbids nothing) */
+    uint64_t seed;          /* that run's seed: --seed SEED --runs 1 replays it alone */
+    char *drawn;            /* what it drew, and the verdict ("2 entries (e1 ack [INCRBY
+                               w:e1:1 7], ...), crash-after 1 of INCRBY: doubled") */
+    const char *verdict;    /* the verdict (one of the explorer's) */
+    char *detail;           /* its sentences */
+    char *shrunk;           /* the same after shrinking */
+    size_t tries;           /* runs the shrinking played */
+    char *scenario;         /* the (shrunk) run as a scenario file: the file's lines, the
+                               entries, the crash as a fault line; `wsim run` fails on it */
+    char *error;            /* the file cannot be drawn for, or a drawn run fails without
+                               a crash: why (then nothing else is set) */
+} wsc_outcomes_result;
+
+/* Draws outcome sequences and crash points for the consumer process sc drives (a file of
+ * the handler convention's consumer, whose own produce lines are replaced by the drawn
+ * ones: docs/consumer.md, "Drawn outcomes"), plays each run's crash point and stops at the
+ * first finding.  0 (out filled; free with wsc_outcomes_result_free) or WS_ENOMEM. */
+int wsc_outcomes(const wsc_scenario *sc, const wsc_options *opt,
+                 const wsc_outcomes_options *oo, wsc_outcomes_result *out);
+void wsc_outcomes_result_free(wsc_outcomes_result *r);
 
 /* The invariants ws_sim_check names, in their bit order; WSC_NINVARIANTS of them. */
 #define WSC_NINVARIANTS 5

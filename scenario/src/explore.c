@@ -44,6 +44,7 @@
 #include "wsi_io.h"
 #include "wsi_alloc.h"
 #include "wsi_strmap.h"
+#include "wsc_explore_proc.h"
 #include "wsc_int.h"
 
 /* How far the clock moves between recovery rounds: past every min-idle and delay the
@@ -332,8 +333,6 @@ static size_t recover(wsc_runner *r, const recovery_plan *plan, int rounds)
     return total;
 }
 
-const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
-                                                     "stranded"};
 
 /* A copy of s ("" for NULL); NULL when out of memory. */
 static char *strdup0(const char *s) { return wsi_strdup(s ? s : ""); }
@@ -938,6 +937,11 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
     if (!xo) xo = &defaults;
     if (xo->nshards && (xo->shard < 1 || xo->shard > xo->nshards)) return WS_EINVAL;
     wsc_options o = opt ? *opt : (wsc_options){0};
+    if (sc->consumer_line) { /* a file that drives consumer processes: explore_proc.c */
+        int rc = wsc_explore_process(sc, &o, xo, out);
+        if (rc == WS_ENOMEM) wsc_exploration_free(out);
+        return rc;
+    }
     if (o.backend && strcmp(o.backend, "fake") != 0) {
         out->error = strdup0("the explorer runs on the in-process fake only (it replays the "
                              "scenario once per crash point)");
@@ -1069,15 +1073,7 @@ int wsc_explore_with(const wsc_scenario *sc, const wsc_options *opt,
             }
             if (s.started) out->replayed++;
         }
-        out->explored++;
-        if (!strcmp(p->verdict, "fine")) out->fine++;
-        else if (!strcmp(p->verdict, "doubled")) out->doubled++;
-        else if (!strcmp(p->verdict, "lost")) out->lost++;
-        else if (!strcmp(p->verdict, "split")) out->split++;
-        else if (!strcmp(p->verdict, "leaked")) out->leaked++;
-        else if (!strcmp(p->verdict, "stranded")) out->stranded++;
-        else out->other++;
-        if (p->forbidden) out->forbidden++;
+        wsc_exploration_count(out, p);
     }
     if (s.mine != s.wanted) wsi_free(s.mine);
     wsi_free(s.started);
@@ -1102,14 +1098,29 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
 }
 
 /* Frees what an exploration holds; *ex is empty afterwards. */
+void wsc_exploration_count(wsc_exploration *ex, const wsc_crash_point *p)
+{
+    ex->explored++;
+    if (!strcmp(p->verdict, "fine")) ex->fine++;
+    else if (!strcmp(p->verdict, "doubled")) ex->doubled++;
+    else if (!strcmp(p->verdict, "lost")) ex->lost++;
+    else if (!strcmp(p->verdict, "split")) ex->split++;
+    else if (!strcmp(p->verdict, "leaked")) ex->leaked++;
+    else if (!strcmp(p->verdict, "stranded")) ex->stranded++;
+    else ex->other++;
+    if (p->forbidden) ex->forbidden++;
+}
+
 void wsc_exploration_free(wsc_exploration *ex)
 {
     for (size_t i = 0; i < ex->npoints; i++) {
         wsi_free(ex->points[i].command_text);
         wsi_free(ex->points[i].detail);
+        wsi_free(ex->points[i].fault);
     }
     wsi_free(ex->points);
     wsi_free(ex->error);
     wsi_free(ex->failure);
+    wsi_free(ex->note);
     memset(ex, 0, sizeof *ex);
 }

@@ -860,6 +860,11 @@ static int parse_headers(parser *p, wsc_stmt *st, const wsc_tok *t, size_t *i, s
     return 0;
 }
 
+/* The invariants in their bit order (wsc.h): here, at the bottom of the library's calls,
+ * since the parser (forbid, expect violation), the explorers and the runner all name them. */
+const char *const WSC_INVARIANTS[WSC_NINVARIANTS] = {"lost", "leaked", "split", "doubled",
+                                                     "stranded"};
+
 /* The bit of an invariant's name (WSC_INVARIANTS), or -1 with the error said. */
 static int invariant_bit(parser *p, const wsc_tok *t)
 {
@@ -1025,6 +1030,21 @@ static int parse_subscribe(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     return 0;
 }
 
+/* The number an ordinal token says ("1st", "2nd", "3rd", "12th": 1, 2, 3, 12; "0th": 0),
+ * or -1 when it is not one (a suffix other than st, nd, rd, th; more than 9 digits). */
+static long long ordinal(const wsc_tok *o)
+{
+    size_t d = 0;
+    while (d < o->len && o->s[d] >= '0' && o->s[d] <= '9') d++;
+    int suffix_ok = d > 0 && d < o->len &&
+                    (strcmp(o->s + d, "st") == 0 || strcmp(o->s + d, "nd") == 0 ||
+                     strcmp(o->s + d, "rd") == 0 || strcmp(o->s + d, "th") == 0);
+    if (!suffix_ok || d > 9) return -1;
+    long long v = 0;
+    for (size_t j = 0; j < d; j++) v = v * 10 + (o->s[j] - '0');
+    return v;
+}
+
 /* `fault CONN KIND (Nth COMMAND | round-trip I [command K]) [error TEXT]`: the fault to
  * arm; 0, or -1 after perr. */
 static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
@@ -1063,15 +1083,9 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
     } else {
         /* <n>th NAME: 1st 2nd 3rd 4th ... */
         const wsc_tok *o = &t[i];
-        size_t d = 0;
-        while (d < o->len && o->s[d] >= '0' && o->s[d] <= '9') d++;
-        int suffix_ok = d > 0 && d < o->len &&
-                        (strcmp(o->s + d, "st") == 0 || strcmp(o->s + d, "nd") == 0 ||
-                         strcmp(o->s + d, "rd") == 0 || strcmp(o->s + d, "th") == 0);
-        if (!suffix_ok || d > 9)
+        v = ordinal(o);
+        if (v < 0)
             return perr(p, o->col, "expected '<n>th COMMAND' (e.g. 3rd XACK) or 'round-trip <i>', got '%s'", o->s);
-        v = 0;
-        for (size_t j = 0; j < d; j++) v = v * 10 + (o->s[j] - '0');
         if (v < 1) return perr(p, o->col, "occurrences count from 1");
         if (i + 1 >= n) return perr(p, o->col, "'%s' needs a command name", o->s);
         st->fault.nth = (uint64_t)v;
@@ -1086,6 +1100,41 @@ static int parse_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
         i = n;
     }
     if (i < n) return perr(p, t[i].col, "unexpected '%s' after the fault's place", t[i].s);
+    return 0;
+}
+
+/* `fault CONSUMER crash-before|crash-after (Nth COMMAND | command N)`: the consumer's Nth
+ * command (of that name, or of any) is held at the server, before it is applied or after
+ * it is applied and before its reply leaves, and the consumer killed there; 0, or -1
+ * after perr. */
+static int parse_proc_fault(parser *p, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    st->proc_fault = 1;
+    st->conn = xstrdup(t[1].s);
+    const wsc_tok *k = &t[2];
+    if (is(k, "crash-after")) st->fault.kind = WS_FAULT_CRASH_AFTER;
+    else if (is(k, "crash-before")) st->fault.kind = WS_FAULT_CRASH_BEFORE;
+    else
+        return perr(p, k->col, "a consumer process crashes before or after a command: "
+                    "crash-before or crash-after, got '%s'", k->s);
+    long long v = 0;
+    if (is(&t[3], "command")) {
+        if (n != 5) return perr(p, t[3].col, "usage: fault CONSUMER %s command N", k->s);
+        if (number(p, &t[4], "command", &v)) return -1;
+        if (v < 1) return perr(p, t[4].col, "commands count from 1");
+        st->fault.nth = (uint64_t)v;
+        return 0;
+    }
+    const wsc_tok *o = &t[3];
+    v = ordinal(o);
+    if (v < 0)
+        return perr(p, o->col, "expected '<n>th COMMAND' (e.g. 2nd XACK) or 'command <n>', "
+                    "got '%s'", o->s);
+    if (v < 1) return perr(p, o->col, "occurrences count from 1");
+    if (n < 5) return perr(p, o->col, "'%s' needs a command name", o->s);
+    if (n > 5) return perr(p, t[5].col, "unexpected '%s' after the fault's place", t[5].s);
+    st->fault.nth = (uint64_t)v;
+    st->fault_name = xstrdup(t[4].s);
     return 0;
 }
 
@@ -1279,10 +1328,22 @@ static int parse_shutdown(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_t
     return 0;
 }
 
-/* `stop SUB`, or a stop the scenario says is refused; 0, or -1 after perr. */
+static const wsc_stmt *consumer_above(const wsc_scenario *sc, const char *name);
+static int duration(parser *p, const wsc_tok *t, long long *ms);
+
+/* `stop SUB`, or a stop the scenario says is refused; `stop CONSUMER [within DURATION]`
+ * when a consumer of that name is declared above; 0, or -1 after perr. */
 static int parse_stop(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
 {
-    (void)sc;
+    if (n >= 2 && !t[1].quoted && consumer_above(sc, t[1].s)) {
+        st->kind = K_STOP_PROC;
+        st->proc = xstrdup(t[1].s);
+        st->proc_col = t[1].col;
+        if (n == 2) return 0;
+        if (n != 4 || !is(&t[2], "within"))
+            return perr(p, t[2].col, "usage: stop CONSUMER [within DURATION]");
+        return duration(p, &t[3], &st->n);
+    }
     size_t end = refusal(p, st, t, 1, n, 0);
     if (end == (size_t)-1) return -1;
     if (end != 2) return usage_error(p, t[0].col);
@@ -1291,12 +1352,126 @@ static int parse_stop(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
     return 0;
 }
 
+/* ----- Consumer processes ----------------------------------------------------------------- */
+
+/* The `consumer` statement above that declares name, or NULL. */
+static const wsc_stmt *consumer_above(const wsc_scenario *sc, const char *name)
+{
+    for (size_t i = 0; i < sc->nst; i++)
+        if (sc->st[i].kind == K_CONSUMER && strcmp(sc->st[i].proc, name) == 0) return &sc->st[i];
+    return NULL;
+}
+
+/* A duration: N or Nms (milliseconds), Ns (seconds), Nm (minutes), at most one hour, into
+ * *ms; 0, or -1 after perr. */
+static int duration(parser *p, const wsc_tok *t, long long *ms)
+{
+    size_t d = 0;
+    while (d < t->len && t->s[d] >= '0' && t->s[d] <= '9') d++;
+    const char *unit = t->s + d;
+    long long scale = !*unit || !strcmp(unit, "ms") ? 1 : !strcmp(unit, "s") ? 1000
+                      : !strcmp(unit, "m") ? 60000 : 0;
+    if (!d || d > 9 || !scale || t->quoted)
+        return perr(p, t->col, "a duration expected (500ms, 10s, 2m; a bare number is ms), "
+                    "got '%s'", t->s);
+    long long v = 0;
+    for (size_t i = 0; i < d; i++) v = v * 10 + (t->s[i] - '0');
+    v *= scale;
+    if (v < 1 || v > 3600000)
+        return perr(p, t->col, "a duration between 1 ms and 1 hour expected, got '%s'", t->s);
+    *ms = v;
+    return 0;
+}
+
+/* Whether t is a name (a letter or '_', then letters, digits, '_', '-' or '.'). */
+static int is_name(const wsc_tok *t)
+{
+    int ok = !t->quoted && t->len > 0 && ((t->s[0] >= 'a' && t->s[0] <= 'z') ||
+                                          (t->s[0] >= 'A' && t->s[0] <= 'Z') || t->s[0] == '_');
+    for (size_t k = 1; ok && k < t->len; k++) ok = name_char(t->s[k]);
+    return ok;
+}
+
+/* `consumer NAME [env NAME=VALUE]... [dir DIR] run COMMAND...`: a consumer process, not
+ * started yet; 0, or -1 after perr. */
+static int parse_consumer(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                          size_t n)
+{
+    if (need(p, t, n, 4)) return -1;
+    if (!is_name(&t[1]))
+        return perr(p, t[1].col, "a consumer's name is a name: a letter or '_', then "
+                    "letters, digits, '_', '-' or '.' (got '%s')", t[1].s);
+    if (consumer_above(sc, t[1].s)) return perr(p, t[1].col, "a second consumer named '%s'", t[1].s);
+    st->kind = K_CONSUMER;
+    st->proc = xstrdup(t[1].s);
+    st->proc_col = t[1].col;
+    size_t i = 2;
+    while (i < n && !is(&t[i], "run")) {
+        if (is(&t[i], "env")) {
+            const char *eq = i + 1 < n ? strchr(t[i + 1].s, '=') : NULL;
+            if (!eq || eq == t[i + 1].s)
+                return perr(p, i + 1 < n ? t[i + 1].col : t[i].col,
+                            "env needs NAME=VALUE (env RUST_LOG=info)");
+            st->env = xrealloc(st->env, (st->nenv + 1) * sizeof *st->env);
+            st->env[st->nenv++] = xmemdup(t[i + 1].s, t[i + 1].len);
+            i += 2;
+        } else if (is(&t[i], "dir")) {
+            if (i + 1 >= n) return perr(p, t[i].col, "dir needs a directory");
+            pfree(st->dir);
+            st->dir = xstrdup(t[i + 1].s);
+            i += 2;
+        } else {
+            return perr(p, t[i].col, "expected 'run COMMAND...' (or env NAME=VALUE, dir DIR "
+                        "before it), got '%s'", t[i].s);
+        }
+    }
+    if (i >= n) return perr(p, t[n - 1].col + (int)t[n - 1].len,
+                            "incomplete statement: %s", usage(p));
+    if (i + 1 >= n) return perr(p, t[i].col + 3, "run needs the command line to start");
+    st->nargv = copy_toks(t, i + 1, n, &st->argv);
+    if (!sc->consumer_line) sc->consumer_line = p->line;
+    return 0;
+}
+
+/* The consumer t names, declared above; 0 with st->proc set, or -1 after perr. */
+static int proc_name(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t)
+{
+    if (!consumer_above(sc, t->s))
+        return perr(p, t->col, "no consumer named '%s' above (consumer %s run COMMAND...)",
+                    t->s, t->s);
+    st->proc = xstrdup(t->s);
+    st->proc_col = t->col;
+    return 0;
+}
+
+/* `start CONSUMER` (the consumer row: `start UNIX_MS` is the clock's) and `kill CONSUMER`;
+ * 0, or -1 after perr. */
+static int parse_proc_verb(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
+                           size_t n)
+{
+    if (n != 2) return usage_error(p, t[0].col);
+    st->kind = is(&t[0], "kill") ? K_KILL : K_START;
+    return proc_name(p, sc, st, &t[1]);
+}
+
+/* `wait CONSUMER settled [within DURATION]`; 0, or -1 after perr. */
+static int parse_wait(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t, size_t n)
+{
+    if (n < 3 || !is(&t[2], "settled") || (n != 3 && n != 5))
+        return usage_error(p, t[0].col);
+    st->kind = K_WAIT;
+    if (proc_name(p, sc, st, &t[1])) return -1;
+    if (n == 3) return 0;
+    if (!is(&t[3], "within")) return perr(p, t[3].col, "expected 'within DURATION', got '%s'", t[3].s);
+    return duration(p, &t[4], &st->n);
+}
+
 /* The statement row of `fault` (see parse_fault). */
 static int parse_fault_row(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *t,
                            size_t n)
 {
-    (void)sc;
     st->kind = K_FAULT;
+    if (n >= 4 && !t[1].quoted && consumer_above(sc, t[1].s)) return parse_proc_fault(p, st, t, n);
     return parse_fault(p, st, t, n);
 }
 
@@ -1520,7 +1695,13 @@ static int parse_exp_violation(parser *p, wsc_scenario *sc, wsc_stmt *st, const 
 {
     (void)sc;
     if (n != 4) return usage_error(p, t[1].col);
-    if (invariant_bit(p, &t[2]) < 0) return -1;
+    /* what the traffic checker also says of a consumer process (check_process refuses
+     * them elsewhere) */
+    static const char *const traffic_only[] = {"unsettled", "settle-before-writes",
+                                               "atomic-shape"};
+    int traffic = 0;
+    for (size_t k = 0; k < 3; k++) traffic |= is(&t[2], traffic_only[k]);
+    if (!traffic && invariant_bit(p, &t[2]) < 0) return -1;
     st->kind = K_EXPECT_VIOLATION;
     st->text = xstrdup(t[2].s);
     set_alias(st, &t[3], t[3].len);
@@ -1616,6 +1797,19 @@ static const stmt_def STMTS[] = {
      "      (Nth COMMAND | round-trip I [command K]) [error TEXT]",
      NULL},
 
+    {"consumer", NULL, SK_STEP, 0, parse_consumer,
+     "NAME [env NAME=VALUE]... [dir DIR] run COMMAND...", "a consumer process to drive"},
+    {"start", NULL, SK_STEP, 0, parse_proc_verb, "CONSUMER",
+     "a fresh process, in a process group of its own"},
+    {"wait", NULL, SK_STEP, 0, parse_wait, "CONSUMER settled [within DURATION]",
+     "serves it until nothing is unread or pending"},
+    {"stop", NULL, SK_STEP, 0, NULL, "CONSUMER [within DURATION]",
+     "SIGTERM to its group, then its exit"},
+    {"kill", NULL, SK_STEP, 0, parse_proc_verb, "CONSUMER", "SIGKILL to its group"},
+    {"fault", NULL, SK_STEP, 0, NULL,
+     "CONSUMER crash-before|crash-after (Nth COMMAND | command N)",
+     "held at the server, then killed"},
+
     {"check", NULL, SK_EXPECT, 0, parse_command, "COMMAND... => REPLY", NULL},
     {"expect", "flush", SK_EXPECT, SF_BLOCK, parse_exp_block, "N of SUB",
      "+ indented lines: [ALIAS>] COMMAND... | -- | .."},
@@ -1639,6 +1833,8 @@ static const stmt_def STMTS[] = {
     {"expect", "invariants", SK_EXPECT, 0, parse_exp_invariants, "", NULL},
     {"expect", "violation", SK_EXPECT, 0, parse_exp_violation,
      "lost|leaked|split|doubled|stranded ALIAS", NULL},
+    {"expect", "violation", SK_EXPECT, 0, NULL,
+     "unsettled|settle-before-writes|atomic-shape ALIAS", "a consumer process's traffic"},
     {"expect", "warning", SK_EXPECT, 0, parse_exp_warning, "TEXT", NULL},
     {"expect", "published", SK_EXPECT, 0, parse_exp_published, "CHANNEL (PAYLOAD... | none)",
      NULL},
@@ -1691,6 +1887,12 @@ static int parse_line(parser *p, wsc_scenario *sc, wsc_stmt *st, const wsc_tok *
                       : find_def(w->s, w->len, n > 1 && !t[1].quoted ? t[1].s : NULL,
                                  n > 1 ? t[1].len : 0, &known);
         if (w->quoted) known = 0;
+    }
+    if (d && d->parse == parse_number_setting && !strcmp(w->s, "start") && n >= 2 &&
+        !t[1].quoted && (t[1].s[0] < '0' || t[1].s[0] > '9')) {
+        /* `start UNIX_MS` sets the clock; `start NAME` starts a consumer */
+        for (size_t i = 0; i < NSTMTS; i++)
+            if (STMTS[i].parse == parse_proc_verb && !strcmp(STMTS[i].word, "start")) d = &STMTS[i];
     }
     if (!d) {
         char words[512];
@@ -1799,6 +2001,11 @@ static void stmt_free(wsc_stmt *st)
     pfree(st->conn);
     pfree(st->fault_name);
     pfree(st->fault_error);
+    pfree(st->proc);
+    toks_free(st->argv, st->nargv);
+    for (size_t i = 0; i < st->nenv; i++) pfree(st->env[i]);
+    pfree(st->env);
+    pfree(st->dir);
     for (size_t i = 0; i < st->nelines; i++) {
         pfree(st->elines[i].item.s);
         pfree(st->elines[i].consumer);
@@ -2029,6 +2236,53 @@ static void validate(parser *p, wsc_scenario *sc)
     }
     wsi_strmap_free(aliases.set);
     wsi_strmap_free(subs.set);
+}
+
+/* Whether statement kind k drives or inspects wsim's own consumer (the engine): what a
+ * file that drives a consumer process cannot say. */
+static int engine_only(const wsc_stmt *st)
+{
+    switch (st->kind) {
+    case K_READ: case K_QUEUE: case K_PUBLISH: case K_REPLY: case K_BIND: case K_SETTLE:
+    case K_CRASH: case K_RESTART: case K_SHUTDOWN: case K_STOP: case K_EXPECT_FLUSH:
+    case K_EXPECT_READ: case K_EXPECT_RTS: case K_EXPECT_FLUSHES: case K_EXPECT_REPORTS:
+    case K_EXPECT_REPORT: case K_EXPECT_DELIVERY: case K_EXPECT_WARNING:
+    case K_EXPECT_PUBLISHED:
+        return 1;
+    case K_POOL: return 1; /* the pool is the engine consumer's connection */
+    case K_FAULT: return !st->proc_fault;
+    default: return 0;
+    }
+}
+
+/* A file with a `consumer` line drives a process, which reads, handles and settles by
+ * itself: the statements that drive or inspect wsim's own consumer have nothing to act
+ * on there, and say so. */
+static void check_process(parser *p, wsc_scenario *sc)
+{
+    for (size_t i = 0; !sc->consumer_line && i < sc->nst && !p->full; i++) {
+        const wsc_stmt *st = &sc->st[i];
+        if (st->kind != K_EXPECT_VIOLATION) continue;
+        int known = 0;
+        for (int k = 0; k < WSC_NINVARIANTS; k++) known |= !strcmp(st->text, WSC_INVARIANTS[k]);
+        if (known) continue;
+        p->line = st->line;
+        perr(p, st->col, "'%s' is what the traffic checker says of a consumer process's "
+             "traffic: this file drives wsim's own consumer (lost, leaked, split, doubled or "
+             "stranded)", st->text);
+    }
+    if (!sc->consumer_line) return;
+    for (size_t i = 0; i < sc->nst && !p->full; i++) {
+        const wsc_stmt *st = &sc->st[i];
+        if (!engine_only(st)) continue;
+        p->line = st->line;
+        size_t w = 0;
+        while (st->src[w] && st->src[w] != ' ' && st->src[w] != '\t') w++;
+        const char *what = st->kind == K_STOP ? "a subscription's stop" : NULL;
+        perr(p, st->col, "'%.*s' drives or inspects wsim's own consumer%s%s, but this file "
+             "drives a consumer process (line %d), which reads, handles and settles by itself",
+             (int)w, st->src, what ? ": " : "", what ? what : "", sc->consumer_line);
+    }
 }
 
 /* Adds an indented line to the `expect pending` / `expect delayed` block st:
@@ -2278,6 +2532,7 @@ static wsc_scenario *parse_text(wsc_scenario *sc, const char *name, const char *
     /* names and expectations are checked once every line reads: a line that did not
      * would make them say what the error above says again */
     if (!p.nerrs) validate(&p, sc);
+    if (!p.nerrs) check_process(&p, sc);
     if (p.nerrs) {
         *error = error_text(&p);
         wsc_free(sc);

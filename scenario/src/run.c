@@ -16,7 +16,9 @@
 #include "wsi_buf.h"
 #include "wsi_strmap.h"
 #include "wsc_int.h"
+#include "wsc_pcheck.h"
 #include "wsc_picture.h"
+#include "wsc_world.h"
 
 /* The framework's retry counter, as a field of a stream entry (SEMANTICS.md §2). */
 #define RETRY_FIELD "h:" WS_RETRY_HEADER
@@ -53,9 +55,15 @@ struct runner {
     wsi_strmap stmts_of;     /* alias name -> index in stmt_lists: its handler statements */
     size_t **stmt_lists;     /* per alias name: statement indexes, ended by (size_t)-1 */
     size_t nstmt_lists;
+    wsi_strmap by_payload;   /* consume mode: a produce statement's payload -> its 1-based
+                                number (the root its deliveries are filed under) */
     ws_delivery **seen;   /* every delivery handed out, in order */
     size_t nseen, capseen; /* grown by doubling: an explorer's child appends to the
                               parent's array in place, never copying all of it */
+    wsc_world *world;     /* the file drives consumer processes: their server and them
+                             (wsc_world.h); NULL for wsim's own consumer */
+    int bad_input;        /* the run failed for its input's sake (a process misbehaved) */
+    int consuming;        /* consume mode: run_stmt runs the statement consume_stmt chose */
     int *fault_fired;     /* per statement: its fault fired (the fault layer writes it) */
     unsigned char *fault_armed; /* per statement: its fault was armed */
     /* the outcome */
@@ -178,10 +186,49 @@ static alias *find_alias(runner *r, const char *name)
     return find_alias_n(r, name, strlen(name));
 }
 
+/* Names root (the 1-based count of the entry produced) with st's alias (and its
+ * subject).  0, or -1 (oom). */
+static int add_alias(runner *r, const wsc_stmt *st, size_t root)
+{
+    alias *va = wsi_realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
+    if (!va) return oom(r);
+    r->aliases = va;
+    alias a = {wsi_strdup(st->alias), root, wsi_strdup(st->sub)};
+    if (!a.name || !a.sub || root >= (size_t)-2) goto fail;
+    if (root >= r->nalias_of_root) {
+        size_t n = root + 64;
+        size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
+        if (!v) goto fail;
+        memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
+        r->alias_of_root = v;
+        r->nalias_of_root = n;
+    }
+    if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) goto fail;
+    r->alias_of_root[root] = r->naliases + 1;
+    r->aliases[r->naliases++] = a;
+    return 0;
+fail:
+    wsi_free(a.name);
+    wsi_free(a.sub);
+    return oom(r);
+}
+
 /* The latest delivery of alias a, or NULL. */
 static ws_delivery *latest(runner *r, const alias *a)
 {
     return a->root < r->nlatest ? r->latest_of[a->root] : NULL;
+}
+
+/* The produced entry d descends from (1-based), 0 for none: the engine's, or in consume
+ * mode (the file's entries were produced by someone else) the produce statement whose
+ * payload d carries. */
+static size_t delivery_root(runner *r, ws_delivery *d)
+{
+    size_t root = ws_delivery_root(d);
+    if (root || !r->opt->consume) return root;
+    size_t len, k;
+    const char *p = ws_delivery_payload(d, &len);
+    return p && wsi_strmap_get(&r->by_payload, p, len, &k) ? k : 0;
 }
 
 /* Remembers a delivery handed out by a read (aliases reach their latest one).  0, or -1
@@ -196,7 +243,7 @@ static int seen(runner *r, ws_delivery *d)
         r->capseen = cap;
     }
     r->seen[r->nseen++] = d;
-    size_t root = ws_delivery_root(d);
+    size_t root = delivery_root(r, d);
     if (!root) return 0;
     if (root >= r->nlatest) {
         size_t n = root + 64;
@@ -497,7 +544,7 @@ static int do_read(runner *r, const wsc_stmt *st)
     } else {
         for (size_t i = 0; i < res.n; i++) {
             ws_delivery *d = ws_read_delivery(s, i);
-            size_t root = ws_delivery_root(d);
+            size_t root = delivery_root(r, d);
             const char *name = NULL;
             if (root && root < r->nalias_of_root && r->alias_of_root[root])
                 name = r->aliases[r->alias_of_root[root] - 1].name;
@@ -592,7 +639,7 @@ static int do_fault(runner *r, const wsc_stmt *st)
 static const char *root_alias(runner *r, const ws_delivery *d)
 {
     if (!d) return NULL;
-    size_t root = ws_delivery_root((ws_delivery *)d);
+    size_t root = delivery_root(r, (ws_delivery *)d);
     return root && root < r->nalias_of_root && r->alias_of_root[root]
                ? r->aliases[r->alias_of_root[root] - 1].name
                : NULL;
@@ -951,8 +998,7 @@ static int expect_entries(runner *r, const wsc_stmt *st, entry *got, size_t n)
  * delivery count) or the reliable list's processing list, read on the admin connection. */
 static int expect_pending(runner *r, const wsc_stmt *st)
 {
-    ws_sub *s = find_sub(r, st, st->sub);
-    if (!s) return -1;
+    if (sub_index(r, st->sub) < 0) return find_sub(r, st, st->sub) ? 0 : -1;
     const wsc_stmt *def = r->subs[sub_index(r, st->sub)].def;
     const char *argv[6];
     int argc;
@@ -1015,7 +1061,7 @@ static int expect_pending(runner *r, const wsc_stmt *st)
  * encoding shows as written, with retries -1. */
 static int expect_delayed(runner *r, const wsc_stmt *st)
 {
-    if (!find_sub(r, st, st->sub)) return -1;
+    if (sub_index(r, st->sub) < 0) return find_sub(r, st, st->sub) ? 0 : -1;
     const wsc_stmt *def = r->subs[sub_index(r, st->sub)].def;
     const char *argv[] = {"ZRANGE", def->s_dq, "0", "-1", "WITHSCORES"};
     const fr_reply *rep = NULL;
@@ -1094,6 +1140,40 @@ static int expect_check(runner *r, const wsc_stmt *st)
     snprintf(want, sizeof want, "a '%s' violation for entry %s", st->text, st->alias);
     if (runner_buf_ok(r, &b)) fail(r, st, WSC_FAIL, want, "%s", b.p);
     wsi_buf_free(&b);
+    return -1;
+}
+
+/* `expect invariants` / `expect violation` in a file that drives a process: the traffic
+ * checker on its recording and the effects check of the handler convention, each where it
+ * applies (wsc_pcheck.h); 0, or -1 after failing the run. */
+static int expect_process_check(runner *r, const wsc_stmt *st)
+{
+    wsc_pcheck c;
+    char why[1024];
+    int rc = wsc_pcheck_run(r->sim, r->world, r->sc, 0, &c, why, sizeof why);
+    if (rc == WS_ENOMEM) return oom(r);
+    if (rc) return fail(r, st, WSC_ERROR, NULL, "%s", why);
+    int found = 0;
+    for (size_t i = 0; i < c.n && !found; i++)
+        found = st->kind == K_EXPECT_VIOLATION && c.v[i].alias &&
+                !strcmp(c.v[i].alias, st->alias) && !strcmp(c.v[i].kind, st->text);
+    int ok = st->kind == K_EXPECT_INVARIANTS ? c.n == 0 : found;
+    if (ok) {
+        r->checks++;
+        wsc_pcheck_free(&c);
+        return 0;
+    }
+    wsi_buf b = {0};
+    wsi_buf_add(&b, c.n ? "" : "no violation", c.n ? 0 : 12);
+    for (size_t i = 0; i < c.n; i++)
+        wsi_buf_printf(&b, "%s%s (%s): %s", i ? "; " : "", c.v[i].kind, c.v[i].source,
+                       c.v[i].sentence);
+    char want[256];
+    if (st->kind == K_EXPECT_INVARIANTS) snprintf(want, sizeof want, "no invariant broken");
+    else snprintf(want, sizeof want, "a '%s' violation for entry %s", st->text, st->alias);
+    if (runner_buf_ok(r, &b)) fail(r, st, WSC_FAIL, want, "%s", b.p);
+    wsi_buf_free(&b);
+    wsc_pcheck_free(&c);
     return -1;
 }
 
@@ -1188,17 +1268,161 @@ static int expect_published(runner *r, const wsc_stmt *st)
     return ok ? 0 : -1;
 }
 
+/* ----- Consumer processes --------------------------------------------------------------------------- */
+
+/* A process statement failed (why): an ERROR that is the input's fault (wsim exits 2),
+ * reported with the tail of the consumer's log instead of the trace. */
+static int proc_fail(runner *r, const wsc_stmt *st, const char *name, const char *why)
+{
+    if (r->failed) return -1;
+    r->failed = 1;
+    r->status = WSC_ERROR;
+    r->bad_input = 1;
+    wsi_buf b = {0};
+    wsi_buf_printf(&b, "%s:%d: %s\n  error: %s\n", r->sc->name, st->line, st->src, why);
+    char *tail = name && r->world ? wsc_world_log_tail(r->world, name, 20) : NULL;
+    if (tail) wsi_buf_printf(&b, "  the end of %s's output:\n%s", name, tail);
+    else if (name && r->world) wsi_buf_printf(&b, "  %s wrote nothing\n", name);
+    wsi_free(tail);
+    if (!runner_buf_ok(r, &b)) {
+        wsi_buf_free(&b);
+        return -1;
+    }
+    r->report = b.p;
+    return -1;
+}
+
+/* A `subscribe` line of a file that drives a process: what the process subscribes to,
+ * for `produce`, `expect pending`, the waits and the checks; nothing is sent. */
+static int declare_sub(runner *r, const wsc_stmt *st)
+{
+    if (sub_index(r, st->sub) >= 0)
+        return fail(r, st, WSC_ERROR, NULL, "a second subscription named '%s'", st->sub);
+    subrec *v = wsi_realloc(r->subs, (r->nsubs + 1) * sizeof *v);
+    if (!v) return oom(r);
+    r->subs = v;
+    r->subs[r->nsubs] = (subrec){.name = wsi_strdup(st->sub), .sub = NULL, .def = st};
+    if (!r->subs[r->nsubs].name) return oom(r);
+    r->nsubs++;
+    return 0;
+}
+
+/* The `consumer` statement that declares name. */
+static const wsc_stmt *consumer_decl(runner *r, const char *name)
+{
+    for (size_t i = 0; i < r->sc->nst; i++)
+        if (r->sc->st[i].kind == K_CONSUMER && strcmp(r->sc->st[i].proc, name) == 0)
+            return &r->sc->st[i];
+    return NULL;
+}
+
+/* start, stop, kill and wait of a consumer process; 0, or -1 after failing the run. */
+static int do_process(runner *r, const wsc_stmt *st)
+{
+    char why[2048];
+    int rc;
+    switch (st->kind) {
+    case K_START: rc = wsc_world_start(r->world, consumer_decl(r, st->proc), why, sizeof why); break;
+    case K_STOP_PROC: rc = wsc_world_stop(r->world, st->proc, st->n, why, sizeof why); break;
+    case K_KILL: rc = wsc_world_kill(r->world, st->proc, why, sizeof why); break;
+    default: {
+        size_t at = (size_t)(st - r->sc->st);
+        rc = wsc_world_wait(r->world, st->proc, at, st->n, why, sizeof why);
+        break;
+    }
+    }
+    if (rc == WS_ENOMEM) return oom(r);
+    return rc ? proc_fail(r, st, st->proc, why) : 0;
+}
+
+/* `fault CONSUMER crash-before|crash-after ...`: the server holds that command and the
+ * consumer is killed there, then started again (wsc_world_arm_crash); 0, or -1 after
+ * failing the run. */
+static int do_proc_fault(runner *r, const wsc_stmt *st)
+{
+    char why[512];
+    if (wsc_world_arm_crash(r->world, st->fault_name, st->fault.nth,
+                            st->fault.kind == WS_FAULT_CRASH_AFTER, why, sizeof why))
+        return fail(r, st, WSC_ERROR, NULL, "%s", why);
+    size_t i = (size_t)(st - r->sc->st);
+    if (i < r->sc->nst) r->fault_armed[i] = 1;
+    return 0;
+}
+
+/* ----- The consumer's side alone (wsim consume) ------------------------------------------------------ */
+
+static int run_stmt(runner *r, const wsc_stmt *st);
+
+/* Runs st as the file's own run would (consume_stmt chose it). */
+static int run_stmt_engine(runner *r, const wsc_stmt *st)
+{
+    r->consuming = 1;
+    int rc = run_stmt(r, st);
+    r->consuming = 0;
+    return rc;
+}
+
+/* A produce statement in consume mode: its alias names the entry, found again by its
+ * payload (the k-th produce statement is root k); nothing is sent.  0, or -1 (oom). */
+static int adopt(runner *r, const wsc_stmt *st)
+{
+    size_t k = 0;
+    for (const wsc_stmt *o = r->sc->st; o <= st; o++) k += o->kind == K_PRODUCE;
+    if (wsi_strmap_put(&r->by_payload, st->payload, st->payload_len, k)) return oom(r);
+    if (!st->alias) return 0;
+    return add_alias(r, st, k);
+}
+
+/* A statement in consume mode: the consumer's steps run, their own checks left out (a
+ * read's expected deliveries, a pool command's reply, a refusal); the rest is the world's
+ * or the checks', and is left out. */
+static int consume_stmt(runner *r, const wsc_stmt *st)
+{
+    if (st->refused) return 0;
+    switch (st->kind) {
+    case K_PRODUCE: return adopt(r, st);
+    case K_SUBSCRIBE:
+    case K_STOP: return run_stmt_engine(r, st);
+    case K_READ:
+    case K_QUEUE:
+    case K_POOL:
+    case K_PUBLISH:
+    case K_REPLY:
+    case K_BIND:
+    case K_SETTLE: {
+        /* an action of an entry no read has handed out yet: its handling comes when one
+         * does (wsim consume serves what comes as the file handles its entry) */
+        alias *a = st->alias ? find_alias(r, st->alias) : NULL;
+        if (st->alias && (!a || !latest(r, a))) return 0;
+        wsc_stmt copy = *st;
+        copy.has_expect = 0;
+        copy.read_nothing = copy.read_report = 0;
+        copy.nexpect = 0;
+        return run_stmt_engine(r, &copy);
+    }
+    default: return 0;
+    }
+}
+
 /* ----- The run -------------------------------------------------------------------------------------- */
 
 /* Runs one statement of any kind; 0, or -1 once the run failed. */
 static int run_stmt(runner *r, const wsc_stmt *st)
 {
+    if (r->opt->no_checks && (st->kind == K_CHECK || st->kind >= K_EXPECT_FLUSH)) return 0;
+    if (r->opt->consume && !r->consuming) return consume_stmt(r, st);
     switch (st->kind) {
     case K_SETUP:
     case K_CHECK:
     case K_QUEUE:
     case K_POOL: return do_command(r, st);
+    case K_CONSUMER: return 0; /* a declaration: `start` starts it */
+    case K_START:
+    case K_STOP_PROC:
+    case K_KILL:
+    case K_WAIT: return do_process(r, st);
     case K_SUBSCRIBE: {
+        if (r->world) return declare_sub(r, st); /* the process subscribes itself */
         ws_sub_config c = st->cfg;
         c.key = st->s_key;
         c.group = st->s_group;
@@ -1237,35 +1461,7 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         if (st->alias) {
             if (find_alias(r, st->alias))
                 return fail(r, st, WSC_ERROR, NULL, "a second entry named '%s'", st->alias);
-            alias *va = wsi_realloc(r->aliases, (r->naliases + 1) * sizeof *r->aliases);
-            if (!va) return oom(r);
-            r->aliases = va;
-            size_t root = ws_sim_produced_count(r->sim);
-            alias a = {wsi_strdup(st->alias), root, wsi_strdup(st->sub)};
-            if (!a.name || !a.sub) {
-                wsi_free(a.name);
-                wsi_free(a.sub);
-                return oom(r);
-            }
-            if (root >= r->nalias_of_root) {
-                size_t n = root + 64;
-                size_t *v = wsi_realloc(r->alias_of_root, n * sizeof *v);
-                if (!v) {
-                    wsi_free(a.name);
-                    wsi_free(a.sub);
-                    return oom(r);
-                }
-                memset(v + r->nalias_of_root, 0, (n - r->nalias_of_root) * sizeof *v);
-                r->alias_of_root = v;
-                r->nalias_of_root = n;
-            }
-            if (wsi_strmap_put(&r->alias_index, st->alias, strlen(st->alias), r->naliases)) {
-                wsi_free(a.name);
-                wsi_free(a.sub);
-                return oom(r);
-            }
-            r->alias_of_root[root] = r->naliases + 1;
-            r->aliases[r->naliases++] = a;
+            if (add_alias(r, st, ws_sim_produced_count(r->sim))) return -1;
         }
         return 0;
     }
@@ -1274,7 +1470,11 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_REPLY:
     case K_BIND:
     case K_SETTLE: return do_action(r, st);
-    case K_ADVANCE: return step_result(r, st, ws_sim_advance(r->sim, st->n));
+    case K_ADVANCE: {
+        int rc = step_result(r, st, ws_sim_advance(r->sim, st->n));
+        if (r->world) wsc_world_clock_moved(r->world); /* reads whose time is up answer */
+        return rc;
+    }
     case K_CRASH: return step_result(r, st, ws_sim_crash(r->sim));
     case K_RESTART: return step_result(r, st, ws_sim_restart(r->sim));
     case K_SHUTDOWN:
@@ -1284,7 +1484,9 @@ static int run_stmt(runner *r, const wsc_stmt *st)
         ws_sub *s = find_sub(r, st, st->sub);
         return s ? step_result(r, st, ws_stop(s)) : -1;
     }
-    case K_FAULT: return r->opt->no_crash_faults && crash_fault(st) ? 0 : do_fault(r, st);
+    case K_FAULT:
+        if (st->proc_fault) return r->opt->no_crash_faults ? 0 : do_proc_fault(r, st);
+        return r->opt->no_crash_faults && crash_fault(st) ? 0 : do_fault(r, st);
     case K_EXPECT_NOTHING: return 0;
     case K_EXPECT_FLUSH: return expect_flush(r, st);
     case K_EXPECT_READ: return expect_read(r, st);
@@ -1308,7 +1510,9 @@ static int run_stmt(runner *r, const wsc_stmt *st)
     case K_EXPECT_PENDING: return expect_pending(r, st);
     case K_EXPECT_DELAYED: return expect_delayed(r, st);
     case K_EXPECT_INVARIANTS:
-    case K_EXPECT_VIOLATION: return expect_check(r, st);
+    case K_EXPECT_VIOLATION:
+        if (r->world) return expect_process_check(r, st);
+        return expect_check(r, st);
     case K_EXPECT_WARNING: return expect_warning(r, st);
     case K_EXPECT_PUBLISHED: return expect_published(r, st);
     case K_EXPECT_DELIVERY: {
@@ -1411,11 +1615,20 @@ static void end_of_run(runner *r)
     for (size_t i = 0; i < sc->nst && !r->failed; i++) {
         const wsc_stmt *st = &sc->st[i];
         if (st->kind == K_EXPECT_NOTHING) nothing = 1;
+        if (st->kind == K_FAULT && st->proc_fault && r->fault_armed[i] && r->world &&
+            wsc_world_crashed(r->world, NULL, 0, NULL))
+            continue;
         if (st->kind != K_FAULT || !r->fault_armed[i] || r->fault_fired[i]) continue;
-        fail(r, st, WSC_FAIL, "the fault fires",
-             "fault at line %d never fired: the %s connection did not send %s after the "
-             "fault was armed (or a crash cut it off first)", st->line, st->conn,
-             st->fault_name ? "that occurrence of the command" : "that round trip's command");
+        if (st->proc_fault)
+            fail(r, st, WSC_FAIL, "the fault fires",
+                 "fault at line %d never fired: %s did not send that %s after the fault "
+                 "was armed", st->line, st->conn,
+                 st->fault_name ? "occurrence of the command" : "many commands");
+        else
+            fail(r, st, WSC_FAIL, "the fault fires",
+                 "fault at line %d never fired: the %s connection did not send %s after the "
+                 "fault was armed (or a crash cut it off first)", st->line, st->conn,
+                 st->fault_name ? "that occurrence of the command" : "that round trip's command");
     }
     if (!r->failed && r->checks == 0 && !nothing) {
         char src[512];
@@ -1474,6 +1687,22 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
         wsi_free(r);
         return NULL;
     }
+    if (sc->consumer_line && ws_sim_err(r->sim) != WS_ECONNECT) {
+        char why[512];
+        r->world = wsc_world_new(sc, r->sim, opt, why, sizeof why);
+        if (!r->world) {
+            r->failed = 1;
+            r->status = WSC_ERROR;
+            wsi_buf b = {0};
+            wsi_buf_printf(&b, "%s: cannot run its consumer processes: %s\n", sc->name, why);
+            if (!runner_buf_ok(r, &b)) {
+                wsi_buf_free(&b);
+                wsc_runner_free(r);
+                return NULL;
+            }
+            r->report = b.p;
+        }
+    }
     if (ws_sim_err(r->sim) == WS_ECONNECT) {
         r->failed = 1;
         r->status = WSC_ERROR;
@@ -1493,11 +1722,15 @@ wsc_runner *wsc_runner_new(const wsc_scenario *sc, const wsc_options *opt)
 int wsc_runner_exec(wsc_runner *r, size_t i)
 {
     if (r->failed || i >= r->sc->nst) return -1;
-    return run_stmt(r, &r->sc->st[i]);
+    int rc = run_stmt(r, &r->sc->st[i]);
+    if (r->world) wsc_world_pump(r->world); /* a consumer blocked in a read gets what it
+                                               produced */
+    return rc;
 }
 
 int wsc_runner_failed(const wsc_runner *r) { return r->failed; }
 ws_sim *wsc_runner_sim(wsc_runner *r) { return r->sim; }
+wsc_world *wsc_runner_world(wsc_runner *r) { return r->world; }
 size_t wsc_runner_subs(const wsc_runner *r) { return r->nsubs; }
 ws_sub *wsc_runner_sub(wsc_runner *r, size_t i) { return i < r->nsubs ? r->subs[i].sub : NULL; }
 
@@ -1592,6 +1825,7 @@ void wsc_runner_finish(wsc_runner *r, wsc_result *res)
     res->checks = r->checks;
     res->failures = r->failed ? 1 : 0;
     res->report = r->report;
+    res->bad_input = r->bad_input;
     r->report = NULL;
     if (r->status == WSC_ERROR && !ws_sim_round_trip_count(r->sim) && r->failed &&
         ws_sim_err(r->sim) == WS_ECONNECT)
@@ -1611,6 +1845,7 @@ int wsc_runner_oom(const wsc_runner *r) { return r->oom; }
 void wsc_runner_free(wsc_runner *r)
 {
     if (!r) return;
+    wsc_world_free(r->world); /* (before the simulation: it serves its fake) */
     ws_sim_free(r->sim);
     for (size_t i = 0; i < r->nsubs; i++) {
         wsi_free(r->subs[i].name);
@@ -1627,6 +1862,7 @@ void wsc_runner_free(wsc_runner *r)
     wsi_free(r->seen);
     wsi_free(r->report);
     wsi_strmap_free(&r->alias_index);
+    wsi_strmap_free(&r->by_payload);
     wsi_strmap_free(&r->stmts_of);
     for (size_t i = 0; i < r->nstmt_lists; i++) wsi_free(r->stmt_lists[i]);
     wsi_free(r->stmt_lists);
@@ -1670,7 +1906,7 @@ int wsc_run(const wsc_scenario *sc, const wsc_options *opt, wsc_result *res)
     }
     wsc_runner *r = wsc_runner_new(sc, opt);
     if (!r) return WS_ENOMEM;
-    for (size_t i = 0; i < sc->nst && !r->failed; i++) run_stmt(r, &sc->st[i]);
+    for (size_t i = 0; i < sc->nst && !r->failed; i++) wsc_runner_exec(r, i);
     if (!r->oom) end_of_run(r);
     if (!r->oom) wsc_runner_finish(r, res);
     int rc = r->oom ? WS_ENOMEM : 0;

@@ -34,7 +34,13 @@ typedef enum wsc_kind {
     K_RESTART,     /* restart */
     K_SHUTDOWN,    /* shutdown (graceful: windows drained, then the process ends) */
     K_STOP,        /* stop <sub> */
-    K_FAULT,       /* fault <conn> <kind> <where> [error <text>] */
+    K_FAULT,       /* fault <conn> <kind> <where> [error <text>], or on a consumer process
+                      (proc_fault): fault <consumer> crash-before|crash-after <where> */
+    K_CONSUMER,    /* consumer <name> [env NAME=VALUE]... [dir DIR] run <command>... */
+    K_START,       /* start <consumer>: a fresh process (group) */
+    K_STOP_PROC,   /* stop <consumer> [within <duration>]: SIGTERM, then its exit */
+    K_KILL,        /* kill <consumer>: SIGKILL */
+    K_WAIT,        /* wait <consumer> settled [within <duration>] */
     K_CHECK,       /* check <command> => <reply> */
     K_EXPECT_FLUSH,     /* expect flush <n> of <sub> + indented lines */
     K_EXPECT_READ,      /* expect read <n> of <sub> + indented lines (sweeps included) */
@@ -119,9 +125,21 @@ typedef struct wsc_stmt {
     char *text;         /* report error, warning text, violation kind */
     int read_nothing, read_report; /* read ... expect nothing | report */
     /* K_FAULT */
-    char *conn;         /* reader, window, subscriber */
-    ws_fault fault;
+    char *conn;         /* reader, window, subscriber; or a consumer's name (proc_fault) */
+    ws_fault fault;     /* (on a consumer: kind, nth and command -- the nth command of any
+                           name when fault_name is NULL) */
     char *fault_name, *fault_error;
+    int proc_fault;     /* the fault is on a consumer process, held at the server */
+    /* K_CONSUMER, K_START, K_STOP_PROC, K_KILL, K_WAIT: the consumer's name; K_WAIT and
+     * K_STOP_PROC: the bound in ms in n (0: the default) */
+    char *proc;
+    int proc_col;       /* its column (messages) */
+    /* K_CONSUMER */
+    wsc_tok *argv;      /* the command line, as written (no $alias in it) */
+    size_t nargv;
+    char **env;         /* NAME=VALUE entries for its environment */
+    size_t nenv;
+    char *dir;          /* its working directory, or NULL */
     /* K_EXPECT_PENDING, K_EXPECT_DELAYED: the block form (entry lines below) */
     int entry_block;    /* written as a block: the entries are elines, not expect */
     wsc_eline *elines;
@@ -148,6 +166,8 @@ struct wsc_scenario {
     int cluster;
     int64_t start_ms;
     unsigned forbid;    /* `forbid` kinds for the explorer: bit k is WSC_INVARIANTS[k] */
+    int consumer_line;  /* the line of the first `consumer` statement: the file drives a
+                           process (0: wsim's own consumer) */
     wsc_stmt *st;
     size_t nst;
 };
@@ -166,6 +186,8 @@ int wsc_runner_failed(const wsc_runner *r);
  * WS_ENOMEM. */
 int wsc_runner_oom(const wsc_runner *r);
 ws_sim *wsc_runner_sim(wsc_runner *r);
+/* The consumer processes' world of a file that drives them (wsc_world.h), else NULL. */
+struct wsc_world *wsc_runner_world(wsc_runner *r);
 size_t wsc_runner_subs(const wsc_runner *r);
 ws_sub *wsc_runner_sub(wsc_runner *r, size_t i);
 /* ws_read, remembering the deliveries (so aliases reach them). */

@@ -86,21 +86,31 @@ static int print_report(const char *path, const char *title, const wsc_explorati
         printf("%s: %s\n", path, ex->error);
         return 1;
     }
-    printf("%s: %s\n%zu crash points\n", path, title, ex->npoints);
+    int process = ex->npoints && ex->points[0].fault;
+    if (process) /* a consumer process: its commands, two points each */
+        printf("%s: %s\n%zu crash points (%zu commands of %s, each held before it is "
+               "applied and, when its reply came, after)\n", path, title, ex->npoints,
+               ex->points[0].commands, ex->points[0].conn);
+    else printf("%s: %s\n%zu crash points\n", path, title, ex->npoints);
     if (nshards > 1) printf("shard %zu/%zu: %zu of them\n", shard, nshards, ex->explored);
-    printf("\n  %-34s %-44s %s\n", "crash point", "command", "verdict");
+    if (ex->note) printf("note: %s\n", ex->note);
+    printf("\n  %-34s %-44s %s\n", "crash point", process ? "command it held" : "command",
+           "verdict");
     for (size_t i = 0; i < ex->npoints; i++) {
         const wsc_crash_point *p = &ex->points[i];
         if (!p->explored) continue;
         char where[160], cmd[64];
-        if (p->command)
+        if (p->fault)
+            snprintf(where, sizeof where, "%s", p->fault);
+        else if (p->command)
             snprintf(where, sizeof where, "%s #%llu, before %zu/%zu", p->conn,
                      (unsigned long long)p->round_trip, p->command, p->commands);
         else
             snprintf(where, sizeof where, "%s #%llu, replies lost", p->conn,
                      (unsigned long long)p->round_trip);
-        snprintf(cmd, sizeof cmd, "%s", p->command ? p->command_text : "(all applied)");
-        if (strlen(p->command_text) > 43 && p->command) strcpy(cmd + 40, "...");
+        int shown = p->command || p->fault;
+        snprintf(cmd, sizeof cmd, "%s", shown ? p->command_text : "(all applied)");
+        if (strlen(p->command_text) > 43 && shown) strcpy(cmd + 40, "...");
         printf("  %-34s %-44s %s%s\n", where, cmd, p->verdict, p->forbidden ? " (forbidden)" : "");
         if (verbose && p->detail && *p->detail) printf("      %s\n", p->detail);
     }
@@ -108,6 +118,15 @@ static int print_report(const char *path, const char *title, const wsc_explorati
            ex->doubled, ex->lost, ex->split, ex->leaked, ex->stranded);
     if (ex->other) printf(", %zu other", ex->other);
     printf("\n");
+    for (size_t i = 0; process && i < ex->npoints; i++) {
+        const wsc_crash_point *p = &ex->points[i];
+        if (!p->explored || !p->verdict || !strcmp(p->verdict, "fine") ||
+            !strcmp(p->verdict, "not reached") || !strcmp(p->verdict, "error"))
+            continue;
+        printf("to replay a point, put its fault line before `start %s`: fault %s %s\n",
+               p->conn, p->conn, p->fault);
+        break;
+    }
     if (ex->forbidden) {
         printf("%zu crash point%s break%s what the scenario forbids\n", ex->forbidden,
                ex->forbidden == 1 ? "" : "s", ex->forbidden == 1 ? "s" : "");
@@ -164,6 +183,10 @@ static void print_json(const char *path, const char *title, const char *hash, co
             nshards, ex->npoints);
     if (ex->error) json_str(f, ex->error);
     else fputs("null", f);
+    if (ex->note) {
+        fputs(", \"note\": ", f);
+        json_str(f, ex->note);
+    }
     fputs(",\n \"results\": [", f);
     int first = 1;
     for (size_t i = 0; i < ex->npoints; i++) {
@@ -175,6 +198,10 @@ static void print_json(const char *path, const char *title, const char *hash, co
         fprintf(f, ", \"round_trip\": %llu, \"command\": %zu, \"commands\": %zu, \"text\": ",
                 (unsigned long long)p->round_trip, p->command, p->commands);
         json_str(f, p->command_text);
+        if (p->fault) {
+            fputs(", \"fault\": ", f);
+            json_str(f, p->fault);
+        }
         fputs(", \"verdict\": ", f);
         json_str(f, p->verdict);
         fprintf(f, ", \"forbidden\": %s, \"detail\": ", p->forbidden ? "true" : "false");
@@ -377,7 +404,7 @@ static const jval *jget(const jval *o, const char *key, jtype type)
 typedef struct shardfile {
     const char *path;
     jval root;
-    const char *version, *scenario, *title, *hash, *seed, *error;
+    const char *version, *scenario, *title, *hash, *seed, *error, *note;
     size_t shard, nshards, points;
     const jval *results;
 } shardfile;
@@ -423,6 +450,8 @@ static int read_shard(const char *path, const char *text, size_t len, shardfile 
 #undef NUM
     v = jget(&sf->root, "error", J_STR);
     sf->error = v ? v->str : NULL;
+    v = jget(&sf->root, "note", J_STR);
+    sf->note = v ? v->str : NULL;
     sf->results = jget(&sf->root, "results", J_ARR);
     if (!sf->results) return bad("%s: no \"results\" array", path);
     if (sf->nshards < 1 || sf->shard < 1 || sf->shard > sf->nshards)
@@ -483,6 +512,7 @@ int wsim_explore_merge_texts(size_t n, const char *const *names, const char *con
     if (!rc && sf[0].error) {
         ex.error = wsi_xstrdup(sf[0].error);
     } else if (!rc) {
+        if (sf[0].note) ex.note = wsi_xstrdup(sf[0].note);
         ex.npoints = sf[0].points;
         ex.points = wsi_xcalloc(ex.npoints ? ex.npoints : 1, sizeof *ex.points);
         for (size_t i = 0; i < n && !rc; i++) {
@@ -516,6 +546,8 @@ int wsim_explore_merge_texts(size_t n, const char *const *names, const char *con
                 p->commands = (size_t)cmds->num;
                 p->command_text = wsi_xstrdup(text->str);
                 p->detail = wsi_xstrdup(det->str);
+                const jval *fault = jget(o, "fault", J_STR); /* a consumer process's point */
+                p->fault = fault ? wsi_xstrdup(fault->str) : NULL;
                 p->forbidden = (int)forb->num;
                 /* the verdict as one of the library's own strings */
                 static const char *const known[] = {"fine", "doubled", "lost", "split",
@@ -529,15 +561,7 @@ int wsim_explore_merge_texts(size_t n, const char *const *names, const char *con
                              verdict->str);
                     break;
                 }
-                ex.explored++;
-                if (!strcmp(p->verdict, "fine")) ex.fine++;
-                else if (!strcmp(p->verdict, "doubled")) ex.doubled++;
-                else if (!strcmp(p->verdict, "lost")) ex.lost++;
-                else if (!strcmp(p->verdict, "split")) ex.split++;
-                else if (!strcmp(p->verdict, "leaked")) ex.leaked++;
-                else if (!strcmp(p->verdict, "stranded")) ex.stranded++;
-                else ex.other++;
-                if (p->forbidden) ex.forbidden++;
+                wsc_exploration_count(&ex, p);
             }
         }
         if (!rc && ex.explored != ex.npoints)

@@ -316,13 +316,17 @@ int wsim_explore_html(FILE *f, const char *path, const char *title, const wsc_ex
             esc(f, target);
             fputs("\">", f);
         }
-        esc(f, p->conn);
-        fprintf(f, " #%llu, ", (unsigned long long)p->round_trip);
-        if (p->command) fprintf(f, "before %zu/%zu", p->command, p->commands);
-        else fputs("replies lost", f);
+        if (p->fault) { /* a consumer process's point: the fault that replays it */
+            esc(f, p->fault);
+        } else {
+            esc(f, p->conn);
+            fprintf(f, " #%llu, ", (unsigned long long)p->round_trip);
+            if (p->command) fprintf(f, "before %zu/%zu", p->command, p->commands);
+            else fputs("replies lost", f);
+        }
         if (linked) fputs("</a>", f);
         fputs("</td><td><code>", f);
-        if (p->command) esc(f, p->command_text);
+        if (p->command || p->fault) esc(f, p->command_text);
         else fputs("(all applied)", f);
         fputs("</code></td><td class=\"verdict\">", f);
         esc(f, p->verdict);

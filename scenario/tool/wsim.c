@@ -6,6 +6,9 @@
  * could not run, 2 for bad usage or a malformed scenario file (nothing runs then). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,8 @@
 #include <sys/stat.h>
 
 #include "explore_cmd.h"
+#include "wsc_traffic.h"
+#include "wsr_proxy.h"
 #include "wsi_alloc.h"
 #include "wsi_buf.h"
 #include "wsc.h"
@@ -30,6 +35,12 @@ static const char *USAGE =
     "  trace     run one scenario and print its trace (every round trip)\n"
     "  diagram   run one scenario and print its flush diagrams\n"
     "  explore   crash the consumer at every point of a scenario, recover, classify\n"
+    "  check-trace  check a consumer's invariants on a recording of its traffic\n"
+    "  proxy     record the traffic of a real redis-server through a proxy\n"
+    "  consume   the engine as a live consumer process: a scenario's subscriptions and\n"
+    "            handlers against REDIS_URL (docs/consumer.md)\n"
+    "  outcomes  draw outcome sequences and crash points for a consumer process, shrink\n"
+    "            what breaks to a scenario file\n"
     "  repro     turn a failing fuzz input or seed into the smallest failing scenario\n"
     "  grammar   print the scenario language's grammar (--update FILE, --check FILE)\n"
     "  help      this text, or `wsim help <command>`\n"
@@ -40,7 +51,7 @@ static const char *USAGE =
 static const char *RUN_HELP =
     "usage: wsim run [--backend fake|redis://HOST:PORT|unix:///PATH] [--seed N]\n"
     "                [--format text|tap|junit] [--verbose] [--fake-server] [--cluster]\n"
-    "                FILES|DIRS\n"
+    "                [--redis-version V] FILES|DIRS\n"
     "\n"
     "Runs every scenario named (directories: every *.wsim file in them, recursively, in\n"
     "name order) on a fresh simulation each.  Prints one line per scenario (PASS, FAIL,\n"
@@ -48,7 +59,8 @@ static const char *RUN_HELP =
     "expectation, what was expected, what happened and the trace around it.  Scenarios\n"
     "that say `needs fake` are skipped on a real server, and those that say `needs real` on\n"
     "the fake, with the reason.  On a real server each scenario starts with FLUSHALL: give\n"
-    "it a throwaway server.\n"
+    "it a throwaway server.  A file that drives consumer processes (`consumer ... run\n"
+    "COMMAND`) serves the fake to them over RESP (docs/consumer.md).\n"
     "\n"
     "  --backend B   where to run: fake (default, the in-process fake) or a real server\n"
     "  --seed N      override the scenarios' seeds\n"
@@ -57,9 +69,48 @@ static const char *RUN_HELP =
     "  --fake-server the backend is fakeredis-server: skip the `needs real` files too\n"
     "  --cluster     the backend is a one-node Redis Cluster: the files that say `cluster`\n"
     "                run there (without it they are skipped on a real server)\n"
+    "  --redis-version V  the version the fake claims to consumer processes (INFO, HELLO)\n"
     "\n"
-    "exit status: 0 all passed, 1 something failed, 2 bad usage or a malformed file\n"
+    "exit status: 0 all passed, 1 something failed, 2 bad usage, a malformed file, or a\n"
+    "consumer process that misbehaved (did not start, settle or stop)\n"
     "the page: docs/wsim-run.md\n";
+
+static const char *CONSUME_HELP =
+    "usage: wsim consume [--url URL] FILE\n"
+    "\n"
+    "The engine (libwsim) as a live consumer process: FILE's subscriptions are what it\n"
+    "reads, its produce lines name the entries (by payload), and each entry's handler\n"
+    "lines say what every delivery of it does.  Against the server at URL (default:\n"
+    "REDIS_URL), the first process (WSIM_INCARNATION unset or 1) plays the file's reads\n"
+    "and handlers in file order; then, and from the start in a later incarnation, it reads\n"
+    "every subscription in turn and handles what comes, until it is killed.  It is the\n"
+    "consumer of a process file (consumer NAME run wsim consume FILE) whose exploration\n"
+    "must give the verdicts `wsim explore FILE` gives.\n"
+    "\n"
+    "exit status: 1 when the run cannot go on (said on stderr), 2 bad usage\n"
+    "the page: docs/consumer.md\n";
+
+static const char *OUTCOMES_HELP =
+    "usage: wsim outcomes [--seed N] [--runs N] [--entries N] [--no-shrink] [-o FILE] FILE\n"
+    "\n"
+    "FILE drives a consumer process that follows the handler convention (docs/consumer.md).\n"
+    "Each run draws, from its seed, entries for the file's first stream subscription --\n"
+    "outcomes (ack, drop) and writes (INCRBY of keys of their own) -- in place of the file's\n"
+    "produce lines, plays the run once to learn the consumer's commands, draws a crash\n"
+    "point among them, plays it and checks it as wsim explore does.  The first run that\n"
+    "breaks what the file forbids (any invariant when it forbids nothing) is printed with\n"
+    "the line that replays it, shrunk (entries and writes taken out, drops made acks, the\n"
+    "crash moved earlier) and written as a scenario file that wsim run fails on.\n"
+    "\n"
+    "  --seed N      run r draws from seed N + r (default 1)\n"
+    "  --runs N      runs to draw (default 20)\n"
+    "  --entries N   at most N entries a run (default 4, at most 16)\n"
+    "  --no-shrink   write the finding as drawn\n"
+    "  -o FILE       write the scenario file there (default: standard output)\n"
+    "\n"
+    "exit status: 0 no run broke anything, 1 one did (the scenario is written), 2 bad usage,\n"
+    "a file that cannot be drawn for, or a drawn run that fails without a crash\n"
+    "the page: docs/consumer.md\n";
 
 static const char *GRAMMAR_HELP =
     "usage: wsim grammar [--update FILE | --check FILE]\n"
@@ -85,12 +136,56 @@ static const char *DIFF_HELP =
 
 static const char *TRACE_HELP =
     "usage: wsim trace [--backend B] [--seed N] FILE\n"
+    "       wsim trace RECORDING\n"
     "\n"
     "Runs one scenario and prints its whole trace: every round trip of every connection\n"
     "with its cause, each command, its reply, its fate and the delivery it came from,\n"
     "and the engine's notes (settles, flushes, crashes).  Exit status as wsim run.\n"
+    "Given a recording (fakeredis-server --record, wsim proxy), prints it the same way:\n"
+    "the commands of each connection's batches with their replies, and `--` lines for the\n"
+    "rest; exit 0, or 2 when it is not a recording this wsim reads.\n"
     "\n"
-    "the page: docs/wsim-trace.md\n";
+    "the page: docs/wsim-trace.md, docs/recording.md\n";
+
+static const char *PROXY_HELP =
+    "usage: wsim proxy --upstream redis://HOST:PORT|unix:///PATH --record FILE\n"
+    "                  [--unixsocket PATH] [--port N]\n"
+    "\n"
+    "Listens on a unix socket and/or a loopback port, forwards every connection to the\n"
+    "upstream server byte for byte, and records the traffic into FILE in the format of\n"
+    "fakeredis-server --record (docs/recording.md): each command with its reply, pushes,\n"
+    "connections opening and closing.  Prints `wsim proxy listening on 127.0.0.1:PORT`,\n"
+    "`wsim proxy listening on unix:PATH`, then `wsim proxy ready pid=PID`; SIGTERM or\n"
+    "SIGINT ends it (the recording gets its end line).  FILE is never a file of the user's\n"
+    "that is not a recording.\n"
+    "\n"
+    "  --upstream URL     the real server\n"
+    "  --record FILE      the recording\n"
+    "  --unixsocket PATH  listen on this unix socket (its clients' process ids are recorded)\n"
+    "  --port N           listen on 127.0.0.1:N (0: a free port); default none with\n"
+    "                     --unixsocket, else 0\n"
+    "\n"
+    "exit status: 0 stopped by a signal, 1 the recording could not be written, 2 bad usage or\n"
+    "it could not start\n"
+    "the page: docs/recording.md\n";
+
+static const char *CHECK_TRACE_HELP =
+    "usage: wsim check-trace [--allow-unsettled] --subscriptions FILE RECORDING\n"
+    "\n"
+    "Checks a consumer's invariants on a recording of its traffic (fakeredis-server\n"
+    "--record, wsim proxy): rebuilds the entries, their deliveries, settles and retries and\n"
+    "the handlers' writes from the traffic alone, for the subscriptions FILE declares (the\n"
+    "`subscribe` lines of a scenario file), and reports what is lost, doubled, stranded,\n"
+    "still unsettled at the end, settled before its round's writes, or an atomic segment\n"
+    "that is not MULTI, its writes, its settle, EXEC -- each with the recording's lines\n"
+    "that prove it, and notes on how the writes were attributed to deliveries.\n"
+    "\n"
+    "  --subscriptions FILE  a scenario file: its subscribe lines say what the consumer reads\n"
+    "  --allow-unsettled     an entry still unsettled at the end is a note, not a violation\n"
+    "\n"
+    "exit status: 0 no violation, 1 a violation, 2 bad usage, a bad subscriptions file, or a\n"
+    "RECORDING that is not a recording this wsim reads (truncated, another version)\n"
+    "the page: docs/recording.md\n";
 
 static const char *DIAGRAM_HELP =
     "usage: wsim diagram [--backend B] [--seed N] [--format text|svg] FILE\n"
@@ -131,6 +226,7 @@ typedef struct opts {
     int verbose;
     int fake_server;
     int cluster;
+    const char *redis_version;
     char **paths;
     size_t npaths;
 } opts;
@@ -146,6 +242,19 @@ static int usage_error(const char *help, const char *fmt, ...)
     va_end(ap);
     fputs(help, stderr);
     return 2;
+}
+
+/* The scenario file at path, or NULL after its error is said on stderr. */
+static wsc_scenario *parse_or_say(const char *path)
+{
+    char *err = NULL;
+    wsc_scenario *sc = wsc_parse_file(path, &err);
+    if (!sc) {
+        if (err) fprintf(stderr, "%s\n", err);
+        else fprintf(stderr, "%s:0:0: error: out of memory\n", path);
+        free(err);
+    }
+    return sc;
 }
 
 /* Parses options; returns 0, 1 for --help (printed), or 2 after a usage error. */
@@ -170,6 +279,15 @@ static int parse_opts(int argc, char **argv, const char *help, opts *o)
         }
         if (strcmp(a, "--cluster") == 0 && help == RUN_HELP) {
             o->cluster = 1;
+            continue;
+        }
+        if (strcmp(a, "--redis-version") == 0 && help == RUN_HELP) {
+            if (i + 1 >= argc) return usage_error(help, "%s needs a value", a);
+            o->redis_version = argv[++i];
+            if (!*o->redis_version || strspn(o->redis_version, "0123456789.") !=
+                                          strlen(o->redis_version))
+                return usage_error(help, "--redis-version needs a version such as 8.4.0, got "
+                                   "'%s'", o->redis_version);
             continue;
         }
         if (strcmp(a, "--backend") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0) {
@@ -372,9 +490,11 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     wsc_options wo = {.backend = o.backend, .seed = o.seed, .seed_set = o.seed_set, .flushall = 1,
-                      .fake_server = o.fake_server, .cluster = o.cluster};
+                      .fake_server = o.fake_server, .cluster = o.cluster,
+                      .redis_version = o.redis_version};
     wsc_result *res = wsi_xcalloc(f.n, sizeof *res);
     size_t passed = 0, failed = 0, skipped = 0;
+    int bad_input = 0; /* a consumer process misbehaved: exit 2 (docs/consumer.md) */
     int tap = strcmp(o.format, "tap") == 0, junit = strcmp(o.format, "junit") == 0;
     if (tap) printf("TAP version 13\n1..%zu\n", f.n);
     for (size_t i = 0; i < f.n; i++) {
@@ -398,6 +518,7 @@ static int cmd_run(int argc, char **argv)
         if (r->status == WSC_PASS) passed++;
         else if (r->status == WSC_SKIP) skipped++;
         else failed++;
+        bad_input |= r->bad_input;
         if (tap) {
             if (r->status == WSC_SKIP)
                 printf("ok %zu - %s # SKIP needs %s: %s\n", i + 1, f.v[i], needs, r->report);
@@ -466,7 +587,7 @@ static int cmd_run(int argc, char **argv)
     free(sc);
     free(f.v);
     free(o.paths);
-    return failed ? 1 : 0;
+    return bad_input ? 2 : failed ? 1 : 0;
 }
 
 /* ----- diff ---------------------------------------------------------------------------------- */
@@ -629,6 +750,43 @@ static int cmd_diff(int argc, char **argv)
 
 /* ----- trace, diagram ---------------------------------------------------------------------------- */
 
+/* Reads path as a recording: NULL after printing the reader's error (exit 2). */
+static wsr_recording *read_recording(const char *path)
+{
+    char *err = NULL;
+    wsr_recording *rec = wsr_read_file(path, NULL, &err);
+    if (!rec) fprintf(stderr, "%s\n", err ? err : "wsim: out of memory");
+    free(err);
+    return rec;
+}
+
+/* Whether the file at path starts like a recording (the first bytes only). */
+static int is_recording(const char *path)
+{
+    char head[32];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return wsr_looks_like_recording(head, n);
+}
+
+/* wsim trace RECORDING */
+static int trace_recording(const char *path)
+{
+    wsr_recording *rec = read_recording(path);
+    if (!rec) return 2;
+    char *text = wsc_traffic_trace(rec);
+    wsr_free(rec);
+    if (!text) {
+        fprintf(stderr, "wsim: %s: out of memory\n", path);
+        return 1;
+    }
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
 static int cmd_show(int argc, char **argv, int diagram)
 {
     const char *help = diagram ? DIAGRAM_HELP : TRACE_HELP;
@@ -639,12 +797,13 @@ static int cmd_show(int argc, char **argv, int diagram)
         free(o.paths);
         return usage_error(help, "give exactly one scenario file");
     }
-    char *err = NULL;
-    wsc_scenario *sc = wsc_parse_file(o.paths[0], &err);
+    if (!diagram && is_recording(o.paths[0])) {
+        int rc = trace_recording(o.paths[0]);
+        free(o.paths);
+        return rc;
+    }
+    wsc_scenario *sc = parse_or_say(o.paths[0]);
     if (!sc) {
-        if (err) fprintf(stderr, "%s\n", err);
-        else fprintf(stderr, "%s:0:0: error: out of memory\n", o.paths[0]);
-        free(err);
         free(o.paths);
         return 2;
     }
@@ -679,6 +838,113 @@ static int cmd_show(int argc, char **argv, int diagram)
     }
     int rc = r.status == WSC_PASS || r.status == WSC_SKIP ? 0 : 1;
     wsc_result_free(&r);
+    wsc_free(sc);
+    return rc;
+}
+
+/* wsim proxy --upstream URL --record FILE [--unixsocket PATH] [--port N] */
+static int cmd_proxy(int argc, char **argv)
+{
+    wsr_proxy_options po = {.port = -2};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(PROXY_HELP, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--upstream") && strcmp(a, "--record") && strcmp(a, "--unixsocket") &&
+            strcmp(a, "--port"))
+            return usage_error(PROXY_HELP, "unknown argument '%s'", a);
+        if (i + 1 >= argc) return usage_error(PROXY_HELP, "%s needs a value", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--upstream")) po.upstream = v;
+        else if (!strcmp(a, "--record")) po.record = v;
+        else if (!strcmp(a, "--unixsocket")) po.unixsocket = v;
+        else {
+            char *end;
+            long p = strtol(v, &end, 10);
+            if (*end || !*v || p < 0 || p > 65535)
+                return usage_error(PROXY_HELP, "--port needs a port number (0..65535), got '%s'", v);
+            po.port = (int)p;
+        }
+    }
+    if (!po.upstream) return usage_error(PROXY_HELP, "give the server (--upstream URL)");
+    if (!po.record) return usage_error(PROXY_HELP, "give the recording (--record FILE)");
+    if (po.port == -2) po.port = po.unixsocket ? -1 : 0;
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    char err[512];
+    wsr_proxy *px = wsr_proxy_new(&po, err, sizeof err);
+    if (!px) {
+        fprintf(stderr, "wsim proxy: %s\n", err);
+        return 2;
+    }
+    if (wsr_proxy_port(px)) printf("wsim proxy listening on 127.0.0.1:%d\n", wsr_proxy_port(px));
+    if (po.unixsocket) printf("wsim proxy listening on unix:%s\n", po.unixsocket);
+    printf("wsim proxy ready pid=%ld\n", (long)getpid());
+    fflush(stdout);
+    struct timespec zero = {0, 0};
+    int rc = 0;
+    while (rc == 0 && sigtimedwait(&mask, NULL, &zero) < 0)
+        rc = wsr_proxy_turn(px, 50);
+    if (wsr_proxy_free(px, err, sizeof err) < 0) {
+        fprintf(stderr, "wsim proxy: the recording: %s\n", err);
+        return 1;
+    }
+    return rc ? 1 : 0;
+}
+
+/* wsim check-trace [--allow-unsettled] --subscriptions FILE RECORDING */
+static int cmd_check_trace(int argc, char **argv)
+{
+    const char *subs = NULL, *path = NULL;
+    wsc_traffic_options to = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(CHECK_TRACE_HELP, stdout);
+            return 0;
+        } else if (!strcmp(a, "--allow-unsettled")) {
+            to.allow_unsettled = 1;
+        } else if (!strcmp(a, "--subscriptions")) {
+            if (i + 1 >= argc) return usage_error(CHECK_TRACE_HELP, "--subscriptions needs a file");
+            subs = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(CHECK_TRACE_HELP, "unknown option '%s'", a);
+        } else if (path) {
+            return usage_error(CHECK_TRACE_HELP, "give exactly one recording");
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error(CHECK_TRACE_HELP, "give a recording");
+    if (!subs) return usage_error(CHECK_TRACE_HELP, "give the subscriptions (--subscriptions FILE)");
+    wsc_scenario *sc = parse_or_say(subs);
+    if (!sc) return 2;
+    wsr_recording *rec = read_recording(path);
+    if (!rec) {
+        wsc_free(sc);
+        return 2;
+    }
+    wsc_traffic_result res;
+    int rc = wsc_traffic_check(rec, sc, &to, &res);
+    if (rc == WS_EINVAL) {
+        fprintf(stderr, "%s:0:0: error: the file subscribes nothing (the checker reads the "
+                        "`subscribe` lines of a scenario file)\n", subs);
+        rc = 2;
+    } else if (rc) {
+        fprintf(stderr, "wsim: %s: out of memory\n", path);
+        rc = 1;
+    } else {
+        fputs(res.report, stdout);
+        rc = res.nviolations ? 1 : 0;
+        wsc_traffic_result_free(&res);
+    }
+    wsr_free(rec);
     wsc_free(sc);
     return rc;
 }
@@ -819,6 +1085,117 @@ static int cmd_grammar(int argc, char **argv)
     return rc;
 }
 
+/* wsim consume [--url URL] FILE: wsc_consume (scenario/src/consume.c). */
+static int cmd_consume(int argc, char **argv)
+{
+    const char *url = getenv("REDIS_URL"), *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(CONSUME_HELP, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--url") && i + 1 < argc) url = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error(CONSUME_HELP, "unknown option '%s'", argv[i]);
+        else if (path) return usage_error(CONSUME_HELP, "give exactly one scenario file");
+        else path = argv[i];
+    }
+    if (!path) return usage_error(CONSUME_HELP, "give exactly one scenario file");
+    if (!url || !*url) return usage_error(CONSUME_HELP, "no server: set REDIS_URL or --url");
+    wsc_scenario *sc = parse_or_say(path);
+    if (!sc) return 2;
+    const char *inc = getenv("WSIM_INCARNATION");
+    int rc = wsc_consume_file(sc, url, inc ? atoi(inc) : 1);
+    wsc_free(sc);
+    return rc;
+}
+
+/* A non-negative decimal that fits, or -1. */
+static long long count_arg(const char *s)
+{
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    return errno || *end || v > (1ull << 62) ? -1 : (long long)v;
+}
+
+/* wsim outcomes [--seed N] [--runs N] [--entries N] [--no-shrink] [-o FILE] FILE */
+static int cmd_outcomes(int argc, char **argv)
+{
+    wsc_outcomes_options oo = {.seed = 1, .runs = 20, .max_entries = 4, .shrink = 1};
+    const char *path = NULL, *outp = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(OUTCOMES_HELP, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--no-shrink")) {
+            oo.shrink = 0;
+        } else if (!strcmp(a, "--seed") || !strcmp(a, "--runs") || !strcmp(a, "--entries") ||
+                   !strcmp(a, "-o")) {
+            if (!v) return usage_error(OUTCOMES_HELP, "%s needs a value", a);
+            i++;
+            if (!strcmp(a, "-o")) {
+                outp = v;
+                continue;
+            }
+            long long n = count_arg(v);
+            if (n < 0 || (n == 0 && strcmp(a, "--seed")) || (!strcmp(a, "--entries") && n > 16))
+                return usage_error(OUTCOMES_HELP, "%s needs a number%s, got '%s'", a,
+                                   !strcmp(a, "--entries") ? " from 1 to 16" : "", v);
+            if (!strcmp(a, "--seed")) oo.seed = (uint64_t)n;
+            else if (!strcmp(a, "--runs")) oo.runs = (size_t)n;
+            else oo.max_entries = (size_t)n;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(OUTCOMES_HELP, "unknown option '%s'", a);
+        } else if (path) {
+            return usage_error(OUTCOMES_HELP, "give exactly one scenario file");
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error(OUTCOMES_HELP, "give exactly one scenario file");
+    wsc_scenario *sc = parse_or_say(path);
+    if (!sc) return 2;
+    wsc_options wo = {0};
+    wsc_outcomes_result r;
+    if (wsc_outcomes(sc, &wo, &oo, &r)) {
+        fprintf(stderr, "wsim: %s: out of memory\n", path);
+        wsc_free(sc);
+        return 1;
+    }
+    int rc = 0;
+    if (r.error) {
+        fprintf(stderr, "wsim: %s: %s\n", path, r.error);
+        rc = 2;
+    } else if (!r.failed) {
+        printf("%s: %zu runs drawn from seed %llu: none breaks %s\n", path, r.runs,
+               (unsigned long long)oo.seed, wsc_forbidden(sc) ? "what the file forbids" : "an invariant");
+    } else {
+        printf("%s: run %zu of seed %llu: %s\n", path, r.runs, (unsigned long long)r.seed,
+               r.drawn);
+        if (r.detail && *r.detail) printf("  %s\n", r.detail);
+        printf("replay it: wsim outcomes --seed %llu --runs 1 %s\n", (unsigned long long)r.seed,
+               path);
+        if (oo.shrink) printf("shrunk in %zu runs to %s\n", r.tries, r.shrunk);
+        FILE *f = outp ? fopen(outp, "w") : stdout;
+        if (!f) {
+            fprintf(stderr, "wsim: %s: %s\n", outp, strerror(errno));
+        } else {
+            if (outp) printf("the scenario: %s (wsim run %s fails so)\n", outp, outp);
+            else printf("the scenario:\n");
+            fputs(r.scenario, f);
+            if (outp) fclose(f);
+        }
+        rc = 1;
+    }
+    wsc_outcomes_result_free(&r);
+    wsc_free(sc);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -836,7 +1213,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "diagram") == 0) return cmd_show(argc - 2, argv + 2, 1);
     if (strcmp(cmd, "explore") == 0) return wsim_cmd_explore(argc - 2, argv + 2);
     if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
+    if (strcmp(cmd, "check-trace") == 0) return cmd_check_trace(argc - 2, argv + 2);
+    if (strcmp(cmd, "proxy") == 0) return cmd_proxy(argc - 2, argv + 2);
     if (strcmp(cmd, "grammar") == 0) return cmd_grammar(argc - 2, argv + 2);
+    if (strcmp(cmd, "consume") == 0) return cmd_consume(argc - 2, argv + 2);
+    if (strcmp(cmd, "outcomes") == 0) return cmd_outcomes(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0) {
         printf("wsim %s (scenarios %s, engine libwsim %s, fake libfakeredis %s answering as "
                "redis-server %s)\n", WSIM_VERSION, WSC_VERSION, WS_VERSION, FR_VERSION,
@@ -857,7 +1238,11 @@ int main(int argc, char **argv)
               : !strcmp(what, "diagram") ? DIAGRAM_HELP
               : !strcmp(what, "explore") ? WSIM_EXPLORE_HELP
               : !strcmp(what, "repro")   ? REPRO_HELP
-              : !strcmp(what, "grammar") ? GRAMMAR_HELP : USAGE,
+              : !strcmp(what, "check-trace") ? CHECK_TRACE_HELP
+              : !strcmp(what, "proxy")   ? PROXY_HELP
+              : !strcmp(what, "grammar") ? GRAMMAR_HELP
+              : !strcmp(what, "consume") ? CONSUME_HELP
+              : !strcmp(what, "outcomes") ? OUTCOMES_HELP : USAGE,
               stdout);
         return 0;
     }

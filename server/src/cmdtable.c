@@ -103,6 +103,10 @@ static const frs_cmd host_rows[] = {
     {"fake.seed", 1, 0, frs_cmd_fake_seed, "fake", NULL, 0, 0, 0, 0, 0},
     {"fake.published", -1, 0, frs_cmd_fake_published, "fake", NULL, 0, 0, 0, 0, 0},
     {"fake.help", 1, 0, frs_cmd_fake_help, "fake", NULL, 0, 0, 0, 0, 0},
+    {"fake.record", -2, 0, NULL, "fake", NULL, 1, 0, 0, 0, 0},
+    {"fake.record|start", 3, 0, frs_cmd_fake_record_start, "fake", NULL, 0, 0, 0, 0, 0},
+    {"fake.record|stop", 2, 0, frs_cmd_fake_record_stop, "fake", NULL, 0, 0, 0, 0, 0},
+    {"fake.record|status", 2, 0, frs_cmd_fake_record_status, "fake", NULL, 0, 0, 0, 0, 0},
 };
 
 /* The fake's rows the server replaces (its own versions above) */
@@ -126,6 +130,10 @@ static const struct { const char *name, *summary; } fake_summaries[] = {
     {"fake.seed", "The seed the fake was started with."},
     {"fake.published", "Every message PUBLISH sent, or clears that log."},
     {"fake.help", "Describes the FAKE.* commands."},
+    {"fake.record", "Records every command and reply into a file (docs/recording.md)."},
+    {"fake.record|start", "Starts recording into a file (never one that is not a recording)."},
+    {"fake.record|stop", "Writes the recording's end line and closes its file."},
+    {"fake.record|status", "The file being recorded, its events and bytes (empty: none)."},
 };
 
 void frs_cmdtable_declare(fr_server *fake)

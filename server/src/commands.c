@@ -157,7 +157,7 @@ void frs_cmd_hello(frs_conn *c, int argc, const char *const *argv, const size_t 
     frs_reply_bulk_cstr(c, "server");
     frs_reply_bulk_cstr(c, "redis");
     frs_reply_bulk_cstr(c, "version");
-    frs_reply_bulk_cstr(c, FR_REDIS_VERSION);
+    frs_reply_bulk_cstr(c, frs_redis_version(c->srv));
     frs_reply_bulk_cstr(c, "proto");
     frs_reply_ll(c, c->resp);
     frs_reply_bulk_cstr(c, "id");
@@ -168,6 +168,11 @@ void frs_cmd_hello(frs_conn *c, int argc, const char *const *argv, const size_t 
     frs_reply_bulk_cstr(c, "master");
     frs_reply_bulk_cstr(c, "modules");
     frs_reply_array(c, 0);
+}
+
+const char *frs_redis_version(const frs_server *srv)
+{
+    return srv->opt.redis_version ? srv->opt.redis_version : FR_REDIS_VERSION;
 }
 
 /* QUIT: +OK, then the connection closes once the reply is out. */

@@ -267,6 +267,13 @@ static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_
 
 void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
+    /* the recording: what the connection got before this command, then the command
+     * (each hook is called only while it has something to do: this is every command's
+     * path) */
+    frs_server *srv = c->srv;
+    if (srv->rec) frs_record_pushes(c);
+    int multi = fr_client_in_multi(c->fc);
+    uint64_t from = frs_obuf_pos(&c->out);
     /* CLIENT REPLY OFF/SKIP: the command runs, its reply is dropped (Redis refuses to
      * buffer it; nothing is written between the two points here, so cutting is the same). */
     int was = c->reply_mode;
@@ -283,6 +290,11 @@ void frs_dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *
     c->reply_keep = outer_keep;
     if (was == FRS_REPLY_SKIP && c->reply_mode == FRS_REPLY_SKIP) c->reply_mode = 0;
     if (c->reply_mode == FRS_REPLY_SKIP_NEXT) c->reply_mode = FRS_REPLY_SKIP;
+    if (srv->rec) {
+        frs_record_command(c, multi, from, argc, argv, argvlen);
+        frs_record_sweep(srv); /* the clients it woke, the messages it sent */
+    }
+    if (srv->hold) frs_hold_after_command(c, from);
 }
 
 static void dispatch(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
@@ -383,6 +395,8 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current)
         size_t n;
         const char *p = fr_client_woken_resp(fc, &n);
         w->blocked = 0;
+        if (srv->rec) frs_record_pushes(w); /* what it got while blocked comes first */
+        uint64_t from = frs_obuf_pos(&w->out);
         frs_admin_unblocked(w, 0); /* its slow log entry (updateStatsOnUnblock) */
         /* The reply of a blocking command: its RESP3 shape depends on its name only. */
         if (w->resp == 3) {
@@ -391,6 +405,8 @@ void frs_drain_fake_events(frs_server *srv, frs_conn *current)
             frs_resp3_convert(w, 1, &name, &nlen, p, n);
         }
         else frs_reply_raw(w, p, n);
+        if (srv->rec) frs_record_woken(w, from, frs_obuf_pos(&w->out));
+        if (srv->hold) frs_hold_woken(w, from);
         frs_tracking_flush_pending(w); /* its invalidations follow its reply */
         frs_conn_want_flush(w);
         frs_conn_resume(w);

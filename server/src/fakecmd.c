@@ -220,6 +220,11 @@ void frs_cmd_fake_help(frs_conn *c, int argc, const char *const *argv, const siz
         "    messages, bytes, dropped (since the last clear), max-messages, max-bytes.",
         "FAKE.PUBLISHED LIMIT <messages> <bytes>",
         "    Bound the log; the oldest messages beyond it are dropped and counted.",
+        "FAKE.RECORD START <file>",
+        "    Record every command and reply into <file> (a file that is not a recording",
+        "    is never replaced).",
+        "FAKE.RECORD STOP", "    Write the recording's end line and close the file.",
+        "FAKE.RECORD STATUS", "    The file, events and bytes recorded (empty when none).",
         "FAKE.HELP", "    Prints this help.",
         NULL,
     };

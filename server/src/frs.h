@@ -41,7 +41,16 @@ typedef struct frs_obuf {
     size_t cap;   /* bytes allocated */
     int failed;   /* it could not grow (out of memory): its connection is closed, logged
                      (frs_conn_want_flush), and nothing more is appended */
+    uint64_t dropped; /* bytes compaction removed from the front, ever: an offset plus
+                         dropped is a position that compaction does not move (frs_obuf_pos) */
+    uint64_t mark;    /* position: the bytes before it are in the recording (record.c) */
+    uint64_t stop;    /* position: with `stopped`, bytes from here on are not written */
+    int stopped;      /* the hold hook froze the output at `stop` (hold.c) */
 } frs_obuf;
+
+/* The position of the buffer's end: where the next appended byte goes, as a count of every
+ * byte ever appended (compaction does not move it). */
+static inline uint64_t frs_obuf_pos(const frs_obuf *b) { return b->dropped + b->len; }
 
 /* Appends n bytes.  Out of memory, the bytes are dropped and the buffer marked failed:
  * the connection is closed and logged, the others go on (docs/server.md). */
@@ -125,6 +134,14 @@ typedef struct frs_conn {
     char **blocked_argv;      /* the arguments of the command it is blocked in (slow log) */
     size_t *blocked_argvlen;
     int blocked_argc;
+    uint64_t batch;           /* the read its latest bytes came in (recordings' b=) */
+    long long peer_pid;       /* the peer's process (unix socket, SO_PEERCRED), or -1 */
+    struct frs_saved_cmd *rec_wait; /* recording: the command it is blocked in (record.c) */
+    uint64_t woken_from, woken_to; /* recording: where the reply that woke it sits in out
+                                 (positions, frs_obuf_pos) */
+    int woken_pending;        /* recording: that reply is not recorded yet */
+    int held;                 /* the hold hook holds its input (FRS_HOLD_BEFORE/_AFTER) */
+    int hold_on_wake;         /* hold after: its command blocked; hold when it is woken */
     struct frs_conn *prev, *next;      /* the server's list of connections */
     struct frs_conn *pend_next;        /* the list of connections with output to write */
     struct frs_conn *resume_next;      /* the list of connections whose input may go on */
@@ -155,6 +172,19 @@ typedef struct frs_options {
     size_t published_max_bytes; /* ... holding at most this many bytes (fr_published) */
     char **config;            /* --NAME VALUE pairs given for CONFIG parameters */
     int nconfig;              /* entries in config (pairs * 2) */
+    const char *record;       /* --record FILE: record every command from the start */
+    const char *redis_version;/* --redis-version: what INFO and HELLO claim (NULL: the fake's
+                                 own FR_REDIS_VERSION) */
+    int auto_advance_ms;      /* --clock auto: the quiet interval (real ms) after which the
+                                 virtual clock moves to the next deadline; 0: never */
+    /* For a program that embeds the server (wsim run serves the fake itself): */
+    fr_server *fake;          /* serve this fake of the caller's instead of making one (it
+                                 is the caller's: seed, start_ms and cluster are its own,
+                                 frs_server_free leaves it); NULL: make one */
+    int quiet;                /* print nothing on stdout (no "listening on", "ready") */
+    int no_signals;           /* take no signals (no signalfd, no sigprocmask): the embedder
+                                 keeps its own, and the processes it starts inherit no
+                                 blocked SIGTERM */
 } frs_options;
 
 /* Counters reported by INFO stats, reset by CONFIG RESETSTAT. */
@@ -206,6 +236,15 @@ struct frs_server {
     struct frs_admin *admin;  /* MONITOR, SLOWLOG, LATENCY, tracking state (admin.c) */
     struct frs_persist *persist; /* RDB saves, the child, the save points (persist.c) */
     struct frs_aof *aof;      /* the append-only file (aof.c), NULL while it is off */
+
+    struct frs_recorder *rec; /* the recording, or NULL (record.c) */
+    uint64_t next_batch;      /* the last batch number handed out (recordings' b=) */
+    int stopping;             /* frs_server_free is closing every connection */
+    struct frs_hold *hold;    /* the hold hook's state, or NULL (hold.c) */
+    int64_t active_ms;        /* the monotonic ms of the last byte read or written, or the
+                                 last accept: the quiet interval of --clock auto counts
+                                 from it */
+    struct frs_clock_hooks *clock_hooks; /* an embedder's deadlines (frs_server_set_clock_hooks) */
 };
 
 /* ----- net.c: the event loop -------------------------------------------------------- */
@@ -215,6 +254,12 @@ struct frs_server {
 int frs_server_init(frs_server *srv, const frs_options *opt);
 /* Runs the loop until SIGTERM/SIGINT (or srv->stop).  Returns 0. */
 int frs_server_run(frs_server *srv);
+/* One turn of the loop, what frs_server_run repeats: the work before sleeping (woken
+ * input, writes, closes), a wait of at most max_wait_ms (0: none; also bounded by the
+ * server's own timers) for events, the events, the timers.  For a program that embeds the
+ * server and steps it between its own work, in one thread.  0, or -1 when epoll failed
+ * (said on stderr). */
+int frs_server_turn(frs_server *srv, int max_wait_ms);
 /* Closes every connection and socket, removes the unix socket, frees the fake. */
 void frs_server_free(frs_server *srv);
 
@@ -550,5 +595,169 @@ void frs_aof_debug_loadaof(frs_conn *c);
 
 /* DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 is in force (admin.c). */
 int frs_admin_skip_checksum(frs_server *srv);
+
+/* ----- record.c: the recording (--record FILE, FAKE.RECORD; docs/recording.md) ------------ *
+ *
+ * While a recording runs, every command of every connection is written with its reply, in
+ * the order the commands complete, by the format of recording/include/wsr.h: a connection's
+ * open and close, each command (its batch -- the read it arrived in --, the fake's clock,
+ * whether it arrived inside MULTI, the connection's name, its arguments and the exact bytes
+ * the client got), a blocked command's wait and, when it is served, its completion, the
+ * bytes a connection got that answer no command of its own (Pub/Sub messages, MONITOR
+ * lines, invalidations), the clock moves of --clock auto, and the hold hook's events.
+ * Lines are buffered and written to the file once per loop turn. */
+
+/* Starts recording into path (the writer refuses to replace a file that is not a
+ * recording).  Connections already open get their open lines first.  0, or -1 with a
+ * message in err: already recording, or the writer's refusal. */
+int frs_record_start(frs_server *srv, const char *path, char *err, size_t errcap);
+/* Writes the end line and closes the file.  0; -1 with a message when not recording or
+ * when the file could not be written completely. */
+int frs_record_stop(frs_server *srv, char *err, size_t errcap);
+/* The hooks the server calls (each does nothing while no recording runs). */
+void frs_record_conn_open(frs_conn *c);
+void frs_record_conn_close(frs_conn *c, const char *why);
+/* c's command argv ran (multi: it arrived inside MULTI) and its reply is c->out from
+ * position `from` (frs_obuf_pos) on; or it blocked (c->blocked: its wait line). */
+void frs_record_command(frs_conn *c, int multi, uint64_t from, int argc,
+                        const char *const *argv, const size_t *argvlen);
+/* The reply that woke c is at positions [from, to) of its output: it is written as its
+ * command's completion at the next sweep, after the line of the command that woke it. */
+void frs_record_woken(frs_conn *c, uint64_t from, uint64_t to);
+/* Writes what connections got since their last line: the replies that woke blocked
+ * clients (their completion lines) and every other unrecorded byte (push lines).  Called
+ * after each command, after the timers and before any byte is written to a socket. */
+void frs_record_sweep(frs_server *srv);
+/* The connection's unrecorded bytes (its woken reply's completion line first, if one
+ * waits) as a push line: before they are written. */
+void frs_record_pushes(frs_conn *c);
+/* Hands the buffered lines to the file (once per loop turn). */
+void frs_record_flush(frs_server *srv);
+/* The server moved the fake's clock itself (--clock auto) from `from` to now. */
+void frs_record_clock(frs_server *srv, int64_t from, const char *why);
+void frs_record_hold(frs_conn *c, const char *what, uint64_t n, int argc,
+                     const char *const *argv, const size_t *argvlen);
+
+/* An embedder's own client -- one that runs commands on the fake in process (fr_exec*,
+ * fr_pipeline), not over a socket: wsim run's setup, produce and check -- in the recording.
+ * frs_record_embedded_open gives it a connection id from the server's CLIENT ID sequence
+ * and writes its open line (addr "embedded", the name given); each command is then written
+ * with the reply the fake gave (RESP2 bytes) -- batch 0 starts a batch of its own, or pass
+ * frs_record_new_batch's number to several commands sent as one pipeline.  0 (and nothing
+ * written) while no recording runs; the id stays valid across FAKE.RECORD STOP/START only
+ * for the connections' sequence, not for the lines (open it again). */
+uint64_t frs_record_embedded_open(frs_server *srv, const char *name);
+uint64_t frs_record_new_batch(frs_server *srv);
+void frs_record_embedded_command(frs_server *srv, uint64_t id, const char *name, uint64_t batch,
+                                 int multi, int argc, const char *const *argv,
+                                 const size_t *argvlen, const char *reply, size_t reply_len);
+void frs_record_embedded_close(frs_server *srv, uint64_t id);
+
+frs_cmd_proc frs_cmd_fake_record_start, frs_cmd_fake_record_stop, frs_cmd_fake_record_status;
+
+/* ----- hold.c: the hold hook, crash points in a consumer process ----------------------------- *
+ *
+ * A program that embeds frs_core (wsim, crash-exploring a consumer process) arms one hold:
+ * among the commands of the connections `match` accepts, counted in arrival order (as the
+ * explorer counts: every command, or only those named `name`), the nth is held
+ *
+ *   - before it is applied (FRS_HOLD_BEFORE): it is not run; the connection reads and runs
+ *     nothing more;
+ *   - or after it is applied, before its reply is written (FRS_HOLD_AFTER): it runs (its
+ *     effects and its recording line are there), but no byte from its reply on is written
+ *     to the socket and the connection runs nothing more.  A blocking command is held once
+ *     it is served.
+ *
+ * `reached` is called once, the moment it holds (from inside the loop: it may kill the
+ * consumer, e.g. SIGKILL to its process group); frs_hold_get polls the same.  A held
+ * connection that closes (the consumer was killed) drops the command it held: BEFORE, it
+ * never ran; AFTER, its reply never left -- and, as a closing connection does, the server
+ * discards its open MULTI, so a command held inside MULTI leaves nothing of the
+ * transaction.  frs_hold_release lets it go on as if nothing happened.
+ *
+ * Counting: a command counts when it is read, before anything runs it, on a connection that
+ * `match` accepts at that moment (c->name, c->peer_pid, c->id, c->addr are there to decide
+ * by); `name` compares case-insensitively with the command's name, or with
+ * "container|subcommand" ("XGROUP|CREATE") when it holds a '|'.  The recording shows the
+ * hold as `hold` lines (what=before|after, then released or dropped). */
+#define FRS_HOLD_BEFORE 1
+#define FRS_HOLD_AFTER 2
+
+typedef enum frs_hold_state {
+    FRS_HOLD_OFF = 0,     /* nothing armed */
+    FRS_HOLD_ARMED,       /* armed, the nth command has not come */
+    FRS_HOLD_HELD,        /* holding it now */
+    FRS_HOLD_RELEASED,    /* it was held, then released */
+    FRS_HOLD_DROPPED,     /* it was held and its connection closed */
+} frs_hold_state;
+
+/* What the hold reached (valid until the next frs_hold_* call). */
+typedef struct frs_hold_info {
+    frs_hold_state state;
+    uint64_t counted;         /* matching commands counted since it was armed */
+    uint64_t conn;            /* the held command's connection id (0 before) */
+    int when;                 /* FRS_HOLD_BEFORE or FRS_HOLD_AFTER */
+    int argc;                 /* the held command */
+    char **argv;
+    size_t *argvlen;
+    int64_t t;                /* the fake's clock when it was held */
+} frs_hold_info;
+
+typedef struct frs_hold_spec {
+    int (*match)(void *ud, const frs_conn *c); /* connections whose commands count; NULL: all */
+    const char *name;         /* count only these commands; NULL: every command */
+    uint64_t nth;             /* hold the nth counted (1-based); 0: count only, never hold */
+    int when;                 /* FRS_HOLD_BEFORE or FRS_HOLD_AFTER */
+    void (*reached)(void *ud, const frs_hold_info *info); /* or NULL */
+    void *ud;                 /* for match and reached */
+} frs_hold_spec;
+
+/* Arms the hold (replacing one armed before; one that holds now is released first).
+ * 0, or -1 for a bad spec (when not BEFORE or AFTER). */
+int frs_hold_arm(frs_server *srv, const frs_hold_spec *spec);
+/* The state, and the details in *info when given. */
+frs_hold_state frs_hold_get(frs_server *srv, frs_hold_info *info);
+/* Lets a held command go on (BEFORE: it runs now; AFTER: its reply is written); the
+ * connection reads again.  No effect unless HELD. */
+void frs_hold_release(frs_server *srv);
+/* Releases what is held and forgets the hold. */
+void frs_hold_disarm(frs_server *srv);
+/* net.c: whether the command just read on c is held before it runs (1: do not run it; the
+ * hold keeps a copy), and, for AFTER, marks c so that frs_hold_after_command freezes its
+ * reply. */
+int frs_hold_before_command(frs_conn *c, int argc, const char *const *argv,
+                            const size_t *argvlen);
+/* dispatch.c: after c's command ran whose reply starts at position from (or it blocked). */
+void frs_hold_after_command(frs_conn *c, uint64_t from);
+/* dispatch.c: c was woken, its reply starts at position from. */
+void frs_hold_woken(frs_conn *c, uint64_t from);
+/* net.c: before c reads on, runs the command a released BEFORE hold kept, if c is its
+ * connection. */
+void frs_hold_replay(frs_conn *c);
+/* net.c: c closes. */
+void frs_hold_conn_closed(frs_conn *c);
+void frs_hold_free(frs_server *srv);
+
+/* ----- net.c: the clock's embedder (--clock auto) ----------------------------------------- */
+
+
+/* With --clock auto, the deadlines the server moves the clock to are the blocked clients'
+ * (fr_server_next_deadline), the keys' expiry when something observes it (keyspace
+ * notifications of expired keys, client tracking), and what an embedder says: next() is
+ * its next deadline on the fake's clock (Unix ms; -1 none), moved() is told after each move
+ * (from, to) -- a scenario's `advance` waiting for its time. */
+typedef struct frs_clock_hooks {
+    int64_t (*next)(void *ud);
+    void (*moved)(void *ud, int64_t from, int64_t to);
+    void *ud;
+} frs_clock_hooks;
+/* Sets (or with NULL removes) the embedder's hooks; the struct is the caller's. */
+void frs_server_set_clock_hooks(frs_server *srv, frs_clock_hooks *hooks);
+/* Turns the virtual clock's auto-advance on (quiet_ms > 0: the quiet interval) or off (0).
+ * -1 on a wall-clock server. */
+int frs_server_set_auto_advance(frs_server *srv, int quiet_ms);
+
+/* The Redis version the server claims (INFO redis_version, HELLO version). */
+const char *frs_redis_version(const frs_server *srv);
 
 #endif /* FRS_H */

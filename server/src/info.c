@@ -114,11 +114,12 @@ static void section_server(frs_server *srv, text *t)
             "fakeredis_version:%s\r\n"
             "fakeredis_clock:%s\r\n"
             "fakeredis_clock_ms:%lld\r\n",
-            FR_REDIS_VERSION, srv->opt.cluster ? "cluster" : "standalone", un.sysname,
+            frs_redis_version(srv), srv->opt.cluster ? "cluster" : "standalone", un.sysname,
             un.release, un.machine, (int)(sizeof(void *) * 8), (long)getpid(), srv->run_id,
             srv->tcp_port, (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, up,
             up / 86400, (long long)(now & ((1 << 24) - 1)), FR_VERSION,
-            srv->opt.wall_clock ? "wall" : "virtual", (long long)fr_clock_now(srv->fake));
+            srv->opt.wall_clock ? "wall" : srv->opt.auto_advance_ms ? "auto" : "virtual",
+            (long long)fr_clock_now(srv->fake));
 }
 
 static void section_clients(frs_server *srv, text *t)

@@ -13,6 +13,8 @@ static void usage(FILE *f)
             "                        [--clock wall|virtual] [--start-ms MS] [--cluster]\n"
             "                        [--busy-poll-us N] [--published-max N]\n"
             "                        [--published-max-bytes N]\n"
+            "                        [--busy-poll-us N] [--quiet-ms N] [--record FILE]\n"
+            "                        [--redis-version X.Y.Z]\n"
             "                        [--CONFIG-PARAMETER VALUE]...\n"
             "\n"
             "Serves libfakeredis (Redis " FR_REDIS_VERSION " semantics) over RESP.\n"
@@ -27,6 +29,9 @@ static void usage(FILE *f)
             "                      TTLs and blocking timeouts pass in real time (default)\n"
             "  --clock virtual     the fake's clock starts at --start-ms and moves only by\n"
             "                      FAKE.TIME (tests that must not depend on the machine)\n"
+            "  --clock auto        the virtual clock, moved by the server itself to the next\n"
+            "                      deadline once every client has been quiet --quiet-ms\n"
+            "  --quiet-ms N        --clock auto's quiet interval, real ms (default 20)\n"
             "  --start-ms MS       the virtual clock's first reading (Unix ms)\n"
             "  --cluster           answer as a one-node Redis Cluster\n"
             "  --busy-poll-us N    after a busy wake, poll this long before sleeping\n"
@@ -35,6 +40,10 @@ static void usage(FILE *f)
             "  --published-max-bytes N\n"
             "                      ... holding at most N bytes (default 16777216); older\n"
             "                      messages are dropped and counted (FAKE.PUBLISHED INFO)\n"
+            "  --record FILE       record every command and reply into FILE (FAKE.RECORD\n"
+            "                      START/STOP/STATUS at run time); never replaces a file\n"
+            "                      that is not a recording\n"
+            "  --redis-version V   the version INFO and HELLO claim (default " FR_REDIS_VERSION ")\n"
             "  --NAME VALUE        any redis.conf parameter, as CONFIG SET NAME VALUE\n"
             "\n"
             "On start it prints, flushed, one line per listener and then a ready line:\n"
@@ -55,12 +64,35 @@ static long long number(const char *opt, const char *v)
     return n;
 }
 
+/* Whether v is a version as Redis writes one: 2 or 3 dot-separated numbers of at most 5
+ * digits ("7.0.15", "8.4.0", "8.4"). */
+static int version_ok(const char *v)
+{
+    int parts = 0;
+    while (*v) {
+        int digits = 0;
+        while (*v >= '0' && *v <= '9' && digits <= 5) {
+            v++;
+            digits++;
+        }
+        if (digits == 0 || digits > 5) return 0;
+        parts++;
+        if (*v == '.') {
+            v++;
+            if (!*v) return 0;
+        } else if (*v) {
+            return 0;
+        }
+    }
+    return parts == 2 || parts == 3;
+}
+
 /* Reads the command line into *opt (whose config array has room for every argument).
  * Returns -1 to go on and serve, or the exit status: 0 after --help / --version, 2 after a
  * bad argument (its message printed). */
 static int parse_args(int argc, char **argv, frs_options *opt)
 {
-    int port_given = 0;
+    int port_given = 0, quiet_ms = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -130,18 +162,43 @@ static int parse_args(int argc, char **argv, frs_options *opt)
             if (!strcmp(a, "--published-max")) opt->published_max = (size_t)n;
             else opt->published_max_bytes = (size_t)n;
         } else if (!strcmp(a, "--clock")) {
-            if (!strcmp(v, "wall")) opt->wall_clock = 1;
-            else if (!strcmp(v, "virtual")) opt->wall_clock = 0;
-            else {
-                fprintf(stderr, "fakeredis-server: --clock is wall or virtual\n");
+            if (!strcmp(v, "wall")) {
+                opt->wall_clock = 1;
+                opt->auto_advance_ms = 0;
+            } else if (!strcmp(v, "virtual") || !strcmp(v, "auto")) {
+                opt->wall_clock = 0;
+                opt->auto_advance_ms = !strcmp(v, "auto") ? (quiet_ms ? quiet_ms : 20) : 0;
+            } else {
+                fprintf(stderr, "fakeredis-server: --clock is wall, virtual or auto\n");
                 return 2;
             }
+        } else if (!strcmp(a, "--quiet-ms")) {
+            long long ms = number(a, v);
+            if (ms < 1 || ms > 60000) {
+                fprintf(stderr, "fakeredis-server: --quiet-ms must be 1..60000\n");
+                return 2;
+            }
+            quiet_ms = (int)ms;
+            if (opt->auto_advance_ms) opt->auto_advance_ms = quiet_ms;
+        } else if (!strcmp(a, "--record")) {
+            opt->record = v;
+        } else if (!strcmp(a, "--redis-version")) {
+            if (!version_ok(v)) {
+                fprintf(stderr, "fakeredis-server: --redis-version needs a version such as "
+                                "8.4.0 (digits and dots, 2 or 3 numbers), got '%s'\n", v);
+                return 2;
+            }
+            opt->redis_version = v;
         } else {
             opt->config[opt->nconfig++] = (char *)(a + 2);
             opt->config[opt->nconfig++] = (char *)v;
         }
     }
     if (opt->unixsocket && !port_given) opt->port = -1;
+    if (quiet_ms && !opt->auto_advance_ms) {
+        fprintf(stderr, "fakeredis-server: --quiet-ms needs --clock auto\n");
+        return 2;
+    }
     return -1;
 }
 

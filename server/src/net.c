@@ -193,9 +193,12 @@ static void unlink_lists(frs_server *srv, frs_conn *c)
     }
 }
 
-static void free_conn(frs_conn *c)
+/* Closes and frees c; why says it in the recording ("peer", "killed", "quit", ...). */
+static void free_conn(frs_conn *c, const char *why)
 {
     frs_server *srv = c->srv;
+    frs_hold_conn_closed(c);
+    frs_record_conn_close(c, srv->stopping ? "shutdown" : why);
     unlink_lists(srv, c);
     if (c->soft_since_ms) srv->nsoft--;
     epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -302,9 +305,13 @@ void frs_conn_resume(frs_conn *c)
 static void process_input(frs_conn *c)
 {
     frs_server *srv = c->srv;
-    while (!c->blocked && !c->close_after_reply && !c->close_asap && !srv->stop) {
+    if (srv->hold) frs_hold_replay(c); /* a held command that was let go runs first */
+    while (!c->blocked && !c->held && !c->close_after_reply && !c->close_asap && !srv->stop) {
         rr_status st = rr_next(&c->in);
         if (st == RR_COMMAND) {
+            if (srv->hold && frs_hold_before_command(c, rr_argc(&c->in), rr_argv(&c->in),
+                                                     rr_argvlen(&c->in)))
+                break; /* held before it runs: the hold keeps a copy */
             frs_dispatch(c, rr_argc(&c->in), rr_argv(&c->in), rr_argvlen(&c->in));
             if (frs_obuf_pending(&c->out) || c->out.failed) frs_conn_want_flush(c);
         } else if (st == RR_ERROR) {
@@ -329,25 +336,27 @@ static int conn_read(frs_conn *c)
     if (!w) { /* its query buffer cannot grow: this connection goes, the others stay */
         fprintf(stderr, "fakeredis-server: client id=%llu addr=%s closed: out of memory for "
                         "its query buffer\n", (unsigned long long)c->id, c->addr);
-        free_conn(c);
+        free_conn(c, "oom");
         return -1;
     }
     ssize_t n = read(c->fd, w, want);
     if (n == 0) {
-        free_conn(c);
+        free_conn(c, "peer");
         return -1;
     }
     if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
-        free_conn(c);
+        free_conn(c, "error");
         return -1;
     }
     rr_commit(&c->in, (size_t)n);
+    c->batch = ++srv->next_batch; /* the commands this read completes are one batch */
+    srv->active_ms = srv->turn_ms;
     srv->stats.net_in += (unsigned long long)n;
     if (srv->querybuf_limit && rr_pending(&c->in) > srv->querybuf_limit) {
         fprintf(stderr, "fakeredis-server: closing client id=%llu addr=%s that reached max "
                         "query buffer length\n", (unsigned long long)c->id, c->addr);
-        free_conn(c);
+        free_conn(c, "limit");
         return -1;
     }
     process_input(c);
@@ -358,17 +367,24 @@ static int conn_read(frs_conn *c)
 static int conn_write(frs_conn *c)
 {
     frs_server *srv = c->srv;
+    if (srv->rec) frs_record_pushes(c); /* nothing reaches the socket unrecorded */
     while (frs_obuf_pending(&c->out)) {
         size_t left = frs_obuf_pending(&c->out);
+        if (c->out.stopped) { /* a held reply: only what comes before it */
+            uint64_t upto = c->out.stop - c->out.dropped;
+            if (upto <= c->out.sent) break;
+            if (upto - c->out.sent < left) left = (size_t)(upto - c->out.sent);
+        }
         ssize_t n = write(c->fd, c->out.p + c->out.sent, left < WRITE_CHUNK ? left : WRITE_CHUNK);
         if (n > 0) {
             c->out.sent += (size_t)n;
             srv->stats.net_out += (unsigned long long)n;
+            if (srv->opt.auto_advance_ms) srv->active_ms = frs_mono_ms();
             continue;
         }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-        free_conn(c); /* the peer is gone */
+        free_conn(c, "peer"); /* the peer is gone */
         return -1;
     }
     frs_obuf_compact(&c->out);
@@ -378,10 +394,12 @@ static int conn_write(frs_conn *c)
             srv->nsoft--;
         }
         if (c->close_after_reply) {
-            free_conn(c);
+            free_conn(c, "quit");
             return -1;
         }
         if (c->want_write) epoll_set(srv, c, 0);
+    } else if (c->out.stopped && c->out.stop - c->out.dropped <= c->out.sent) {
+        if (c->want_write) epoll_set(srv, c, 0); /* held: nothing to write until released */
     } else if (!c->want_write) {
         epoll_set(srv, c, 1);
     }
@@ -443,6 +461,12 @@ static void accept_on(frs_server *srv, listener *l)
         c->id = srv->next_id++;
         c->resp = 2;
         c->is_unix = l->is_unix;
+        c->peer_pid = -1;
+        if (l->is_unix) { /* who is on the other end: the recording says (docs/recording.md) */
+            struct ucred cred;
+            socklen_t clen = sizeof cred;
+            if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0) c->peer_pid = cred.pid;
+        }
         c->authed = !fr_server_auth_required(srv->fake); /* the default user's ACL */
         c->ctime_ms = c->last_ms = frs_mono_ms();
         c->last_cmd = "NULL";
@@ -475,6 +499,8 @@ static void accept_on(frs_server *srv, listener *l)
         srv->nconns++;
         map_put(srv->bymap, fc, c);
         srv->stats.connections++;
+        srv->active_ms = srv->turn_ms;
+        frs_record_conn_open(c);
     }
 }
 
@@ -562,6 +588,11 @@ static int add_listener(frs_server *srv, int fd, int is_unix)
     return epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static void busy_hook(fr_server *fake, void *ctx);
+static int oom_hook(fr_server *fake, void *ctx);
+static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,
+                        const size_t *argvlen, const char *p, size_t n, size_t *out_len);
+
 int frs_server_init(frs_server *srv, const frs_options *opt)
 {
     memset(srv, 0, sizeof(*srv));
@@ -590,14 +621,18 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     frs_cmdtable_init();
     adjust_fd_limit(srv);
 
-    fr_config cfg = fr_config_default();
-    cfg.seed = opt->seed;
-    if (opt->start_ms) cfg.start_ms = opt->start_ms;
-    cfg.cluster_enabled = opt->cluster;
-    srv->fake = fr_server_new(&cfg);
-    if (!srv->fake) {
-        fprintf(stderr, "fakeredis-server: out of memory\n");
-        return -1;
+    if (opt->fake) {
+        srv->fake = opt->fake; /* the embedder's: its seed, clock and cluster setting */
+    } else {
+        fr_config cfg = fr_config_default();
+        cfg.seed = opt->seed;
+        if (opt->start_ms) cfg.start_ms = opt->start_ms;
+        cfg.cluster_enabled = opt->cluster;
+        srv->fake = fr_server_new(&cfg);
+        if (!srv->fake) {
+            fprintf(stderr, "fakeredis-server: out of memory\n");
+            return -1;
+        }
     }
     if (opt->wall_clock) fr_clock_use_wall(srv->fake, 1);
     if (opt->published_set)
@@ -640,23 +675,36 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
         return -1;
     }
 
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGINT);
-    sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
-    srv->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sig_tag};
-    if (srv->sig_fd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sig_fd, &ev) < 0) {
-        perror("fakeredis-server: signalfd");
-        return -1;
+    if (!opt->no_signals) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        srv->sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &sig_tag};
+        if (srv->sig_fd < 0 || epoll_ctl(srv->epfd, EPOLL_CTL_ADD, srv->sig_fd, &ev) < 0) {
+            perror("fakeredis-server: signalfd");
+            return -1;
+        }
     }
     if (frs_config_init(srv) < 0) return -1;
     frs_apply_limits(srv);
     frs_admin_init(srv); /* MONITOR, SLOWLOG, LATENCY, tracking watch the fake */
     if (frs_persist_init(srv) < 0) return -1; /* the RDB file or the AOF, read at start */
+    if (opt->record) {
+        char err[512];
+        if (frs_record_start(srv, opt->record, err, sizeof err) < 0) {
+            fprintf(stderr, "fakeredis-server: --record: %s\n", err);
+            return -1;
+        }
+    }
 
+    fr_server_set_busy_hook(srv->fake, busy_hook, srv);
+    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
+    fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
+    if (opt->quiet) return 0;
     if (opt->port >= 0) {
         int nb = opt->nbind ? opt->nbind : 1;
         for (int i = 0; i < nb; i++) {
@@ -684,16 +732,18 @@ static void before_sleep(frs_server *srv)
     }
     frs_admin_before_sleep(srv); /* BCAST invalidations, as Redis's beforeSleep */
     frs_aof_before_sleep(srv);   /* the AOF written before the replies go out */
+    if (srv->rec) frs_record_sweep(srv);
     while (srv->pending) {
         frs_conn *c = srv->pending;
         srv->pending = c->pend_next;
         c->in_pending = 0;
         if (c->close_asap) {
-            free_conn(c);
+            free_conn(c, "killed");
             continue;
         }
         conn_write(c);
     }
+    if (srv->rec) frs_record_flush(srv); /* the recording is at most one turn behind */
 }
 
 /* Milliseconds epoll may sleep: until the nearest blocking deadline (wall clock), a
@@ -724,6 +774,7 @@ static void timers(frs_server *srv)
         if (d >= 0 && d <= fr_clock_now(srv->fake)) {
             fr_server_expire_blocked(srv->fake);
             frs_drain_fake_events(srv, NULL);
+            frs_record_sweep(srv);
         }
     }
     if (srv->nsoft)
@@ -737,6 +788,7 @@ static void timers(frs_server *srv)
         srv->turn_ms - srv->expired_ms >= 100) {
         srv->expired_ms = srv->turn_ms;
         if (fr_server_active_expire(srv->fake)) frs_drain_fake_events(srv, NULL);
+        frs_record_sweep(srv);
     }
     frs_persist_cron(srv);
 }
@@ -797,7 +849,7 @@ static void handle_event(frs_server *srv, void *tag, uint32_t e)
     if (c->in_script) return;
     if (e & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         if (c->close_after_reply && !(e & EPOLLIN)) {
-            free_conn(c); /* the peer hung up before taking its last reply */
+            free_conn(c, "peer"); /* the peer hung up before taking its last reply */
             return;
         }
         if (conn_read(c) < 0) return;
@@ -819,7 +871,7 @@ static void flush_pending_busy(frs_server *srv)
         }
         c->in_pending = 0;
         if (c->close_asap) {
-            free_conn(c);
+            free_conn(c, "killed");
             continue;
         }
         conn_write(c);
@@ -883,35 +935,122 @@ static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const 
     return tmp.out.p;
 }
 
-int frs_server_run(frs_server *srv)
+/* ----- --clock auto: the virtual clock moves itself when everyone waits ------------------ */
+
+/* The next deadline the virtual clock may move to (Unix ms on the fake's clock), or -1: a
+ * blocked client's timeout, a key's expiry where something observes it (the active expiry
+ * runs), the embedder's next `advance`. */
+static int64_t next_deadline(frs_server *srv)
+{
+    int64_t d = fr_server_next_deadline(srv->fake);
+    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
+        !frs_admin_active_expire_off(srv)) {
+        int64_t e = fr_server_next_expiry(srv->fake);
+        if (e >= 0 && (d < 0 || e + 1 < d)) d = e + 1; /* gone once the clock is past it */
+    }
+    if (srv->clock_hooks && srv->clock_hooks->next) {
+        int64_t h = srv->clock_hooks->next(srv->clock_hooks->ud);
+        if (h >= 0 && (d < 0 || h < d)) d = h;
+    }
+    return d;
+}
+
+/* Milliseconds until the quiet interval has passed (0: it has), or -1 when the clock has
+ * nowhere to go (auto-advance off, or no deadline ahead). */
+static int quiet_left(frs_server *srv)
+{
+    if (!srv->opt.auto_advance_ms || srv->opt.wall_clock) return -1;
+    int64_t d = next_deadline(srv);
+    if (d < 0 || d <= fr_clock_now(srv->fake)) return -1;
+    int64_t left = srv->active_ms + srv->opt.auto_advance_ms - frs_mono_ms();
+    return left < 0 ? 0 : (int)left;
+}
+
+/* The rule of --clock auto (docs/server.md, "The virtual clock that moves itself"): when no
+ * client has sent or been sent a byte for the quiet interval -- every client is blocked or
+ * idle -- the clock moves to the next deadline, and what falls due there happens (blocked
+ * clients time out, keys expire, the embedder is told). */
+static void auto_advance(frs_server *srv)
+{
+    if (quiet_left(srv) != 0) return;
+    int64_t from = fr_clock_now(srv->fake), to = next_deadline(srv);
+    fr_clock_set(srv->fake, to);
+    frs_record_clock(srv, from, "auto");
+    srv->active_ms = frs_mono_ms();
+    fr_server_expire_blocked(srv->fake);
+    frs_drain_fake_events(srv, NULL);
+    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
+        !frs_admin_active_expire_off(srv) && fr_server_active_expire(srv->fake))
+        frs_drain_fake_events(srv, NULL);
+    frs_record_sweep(srv);
+    if (srv->clock_hooks && srv->clock_hooks->moved)
+        srv->clock_hooks->moved(srv->clock_hooks->ud, from, to);
+}
+
+void frs_server_set_clock_hooks(frs_server *srv, frs_clock_hooks *hooks)
+{
+    srv->clock_hooks = hooks;
+}
+
+int frs_server_set_auto_advance(frs_server *srv, int quiet_ms)
+{
+    if (srv->opt.wall_clock) return -1;
+    srv->opt.auto_advance_ms = quiet_ms > 0 ? quiet_ms : 0;
+    srv->active_ms = frs_mono_ms();
+    return 0;
+}
+
+/* One turn: before sleeping, wait (at most max_wait_ms when >= 0; -1: as long as the
+ * server's timers allow), events, timers.  *busy: the last turn had events (poll before
+ * sleeping), updated. */
+static int turn(frs_server *srv, int max_wait_ms, int *busy)
 {
     struct epoll_event evs[MAX_EVENTS];
-    int busy = 0; /* the last wake found events: poll before sleeping */
-    fr_server_set_busy_hook(srv->fake, busy_hook, srv);
-    fr_server_set_oom_hook(srv->fake, oom_hook, srv);
-    fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
-    while (!srv->stop) {
-        before_sleep(srv);
-        if (srv->stop) break;
-        int n = busy && sleep_ms(srv) != 0 ? busy_poll(srv, evs) : 0;
-        if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, sleep_ms(srv));
-        busy = n > 0;
-        srv->turn_ms = frs_mono_ms();
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            perror("fakeredis-server: epoll_wait");
-            return -1;
-        }
-        for (int i = 0; i < n && !srv->stop; i++) handle_event(srv, evs[i].data.ptr, evs[i].events);
-        timers(srv);
+    before_sleep(srv);
+    if (srv->stop) return 0;
+    int wait = sleep_ms(srv), q = quiet_left(srv);
+    if (q >= 0 && (wait < 0 || q < wait)) wait = q; /* --clock auto's quiet interval */
+    if (max_wait_ms >= 0 && (wait < 0 || wait > max_wait_ms)) wait = max_wait_ms;
+    int n = *busy && wait != 0 ? busy_poll(srv, evs) : 0;
+    if (n == 0) n = epoll_wait(srv->epfd, evs, MAX_EVENTS, wait);
+    *busy = n > 0;
+    srv->turn_ms = frs_mono_ms();
+    if (n < 0) {
+        if (errno == EINTR) return 0;
+        perror("fakeredis-server: epoll_wait");
+        return -1;
     }
+    for (int i = 0; i < n && !srv->stop; i++) handle_event(srv, evs[i].data.ptr, evs[i].events);
+    timers(srv);
+    if (n == 0) auto_advance(srv);
+    return 0;
+}
+
+int frs_server_turn(frs_server *srv, int max_wait_ms)
+{
+    int busy = 0; /* an embedder's turn sleeps at once: it has its own work to do */
+    return turn(srv, max_wait_ms < 0 ? 0 : max_wait_ms, &busy);
+}
+
+int frs_server_run(frs_server *srv)
+{
+    int busy = 0; /* the last wake found events: poll before sleeping */
+    while (!srv->stop)
+        if (turn(srv, -1, &busy) < 0) return -1;
     return 0;
 }
 
 void frs_server_free(frs_server *srv)
 {
     /* Flush what can be flushed without waiting (e.g. SHUTDOWN's peers get EOF). */
-    while (srv->conns) free_conn(srv->conns);
+    srv->stopping = 1;
+    while (srv->conns) free_conn(srv->conns, "shutdown");
+    if (srv->rec) {
+        char err[512];
+        if (frs_record_stop(srv, err, sizeof err) < 0)
+            fprintf(stderr, "fakeredis-server: the recording: %s\n", err);
+    }
+    frs_hold_free(srv);
     frs_admin_free(srv);
     frs_persist_free(srv);
     for (int i = 0; i < srv->nlisten; i++) close(srv->listen_fd[i]);
@@ -919,7 +1058,17 @@ void frs_server_free(frs_server *srv)
     free(srv->unixsocket);
     if (srv->sig_fd >= 0) close(srv->sig_fd);
     if (srv->epfd >= 0) close(srv->epfd);
-    fr_server_free(srv->fake);
+    if (srv->fake && srv->fake == srv->opt.fake) {
+        /* an embedder's fake is its own: it outlives this server, its hooks must not */
+        fr_server_set_busy_hook(srv->fake, NULL, NULL);
+        fr_server_set_oom_hook(srv->fake, NULL, NULL);
+        fr_server_set_resp3_hook(srv->fake, NULL, NULL);
+        fr_stats_set_clock(srv->fake, NULL, NULL);
+        fr_server_set_call_hook(srv->fake, NULL, NULL); /* admin.c's */
+        fr_server_set_key_hook(srv->fake, NULL, NULL);
+    } else {
+        fr_server_free(srv->fake);
+    }
     frs_config_free(srv);
     free(srv->requirepass);
     if (srv->bymap) {

@@ -36,6 +36,7 @@ void frs_obuf_compact(frs_obuf *b)
 {
     if (b->sent == 0) return;
     if (b->sent == b->len) {
+        b->dropped += b->len;
         b->sent = b->len = 0;
         if (b->cap > 1024 * 1024) { /* give back what a big reply made it grow to */
             free(b->p);
@@ -47,6 +48,7 @@ void frs_obuf_compact(frs_obuf *b)
     /* Copy only when the written part is large against what is left. */
     if (b->sent >= b->len - b->sent) {
         memmove(b->p, b->p + b->sent, b->len - b->sent);
+        b->dropped += b->sent;
         b->len -= b->sent;
         b->sent = 0;
     }

@@ -2,7 +2,8 @@
 # docs_check.sh WSIM SOURCE_DIR PAGE... -- the scenario pages cannot go stale.  In each page:
 #   <!-- output: wsim ARGS [(exit N)] -->   the next fenced block is the stdout of `wsim ARGS`
 #   <!-- stderr: wsim ARGS [(exit N)] -->   ... its stderr; both run in SOURCE_DIR, and the
-#                                           exit status must be N (default 0)
+#                                           exit status must be N (default 0); the port of
+#                                           a fake wsim serves is written PORT
 #   <!-- file: PATH -->                     the next fenced block is PATH (in SOURCE_DIR)
 #   ```wsim block starting with `scenario ` a complete scenario: it must pass on the fake
 # Prints every difference and exits 1 if there is one.
@@ -37,6 +38,8 @@ for page in "$@"; do
                     rc=$?
                     got="$tmp/out"
                     [[ "$stream" == stderr ]] && got="$tmp/err"
+                    # the port a served fake got is the kernel's choice: pages write PORT
+                    sed -i -E 's#redis://127\.0\.0\.1:[0-9]+#redis://127.0.0.1:PORT#g' "$got"
                     if [[ "$rc" != "$want" ]]; then
                         echo "$where: wsim $args exited $rc, the page says $want"
                         bad=1

@@ -52,7 +52,9 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-frsh_server *frsh_start(const char *const *extra)
+/* Starts binary with argv[] (after its name; "{sock}" stands for the unix socket path in
+ * the server's temporary directory, "{dir}" for that directory) and waits for a stdout line starting "<name> ready pid=". */
+static frsh_server *spawn(const char *binary, const char *name, const char *const *args)
 {
     static int registered;
     if (!registered) {
@@ -71,11 +73,11 @@ frsh_server *frsh_start(const char *const *extra)
     snprintf(s->log, sizeof(s->log), "%s/stderr.log", s->dir);
     int out[2];
     assert_int_equal(pipe(out), 0);
-    /* --dir: its files (SAVE, a FLUSHALL with save points, the file read at start) stay in
-     * its own directory, never in the test's */
-    const char *argv[64] = {FRS_BINARY, "--port", "0", "--unixsocket", s->sock, "--dir", s->dir};
-    int argc = 7;
-    for (int i = 0; extra && extra[i] && argc < 62; i++) argv[argc++] = extra[i];
+    const char *argv[64] = {binary};
+    int argc = 1;
+    for (int i = 0; args && args[i] && argc < 62; i++)
+        argv[argc++] = strcmp(args[i], "{sock}") == 0 ? s->sock
+                       : strcmp(args[i], "{dir}") == 0 ? s->dir : args[i];
     argv[argc] = NULL;
     pid_t parent = getpid();
     s->pid = fork();
@@ -87,12 +89,13 @@ frsh_server *frsh_start(const char *const *extra)
         int err = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (err >= 0) dup2(err, 2);
         close(out[0]);
-        execv(FRS_BINARY, (char *const *)argv);
+        execv(binary, (char *const *)argv);
         _exit(127);
     }
     close(out[1]);
     /* Read stdout lines until "ready", within the timeout. */
-    char lines[4096];
+    char lines[4096], marker[128];
+    snprintf(marker, sizeof marker, "%s ready pid=", name);
     size_t len = 0;
     int64_t deadline = now_ms() + FRSH_TIMEOUT_MS;
     int ready = 0;
@@ -103,12 +106,12 @@ frsh_server *frsh_start(const char *const *extra)
         if (n <= 0) break;
         len += (size_t)n;
         lines[len] = '\0';
-        ready = strstr(lines, "fakeredis-server ready pid=") != NULL;
+        ready = strstr(lines, marker) != NULL;
     }
     close(out[0]);
     lines[len] = '\0';
     if (!ready) {
-        print_error("fakeredis-server did not start; stdout:\n%s\n", lines);
+        print_error("%s did not start; stdout:\n%s\n", name, lines);
         kill(s->pid, SIGKILL);
         waitpid(s->pid, NULL, 0);
         free(s);
@@ -122,6 +125,22 @@ frsh_server *frsh_start(const char *const *extra)
             break;
         }
     return s;
+}
+
+frsh_server *frsh_start(const char *const *extra)
+{
+    /* --dir: its files (SAVE, a FLUSHALL with save points, the file read at start) stay in
+     * its own directory, never in the test's */
+    const char *args[64] = {"--port", "0", "--unixsocket", "{sock}", "--dir", "{dir}"};
+    int argc = 6;
+    for (int i = 0; extra && extra[i] && argc < 62; i++) args[argc++] = extra[i];
+    args[argc] = NULL;
+    return spawn(FRS_BINARY, "fakeredis-server", args);
+}
+
+frsh_server *frsh_start_program(const char *binary, const char *name, const char *const *args)
+{
+    return spawn(binary, name, args);
 }
 
 int frsh_stop(frsh_server *s)
@@ -381,4 +400,59 @@ const char *frsh_show(const char *p, size_t n)
     if (n && w + 8 >= sizeof(out)) w += (size_t)snprintf(out + w, sizeof(out) - w, "...");
     out[w] = '\0';
     return out;
+}
+
+frsh_server *frsh_start_ok(const char *const *extra)
+{
+    frsh_server *s = frsh_start(extra);
+    if (!s) fail_msg("fakeredis-server did not start");
+    return s;
+}
+
+void frsh_stop_ok(frsh_server *s)
+{
+    int st = frsh_stop(s);
+    if (!(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0))
+        fail_msg("fakeredis-server did not exit cleanly on SIGTERM (status %d)", st);
+}
+
+void frsh_same_text(const char *got, const char *want)
+{
+    if (strcmp(got, want) == 0) return;
+    int line = 1;
+    const char *g = got, *w = want;
+    while (*g && *w) {
+        const char *ge = strchr(g, '\n'), *we = strchr(w, '\n');
+        size_t gl = ge ? (size_t)(ge - g) : strlen(g), wl = we ? (size_t)(we - w) : strlen(w);
+        if (gl != wl || memcmp(g, w, gl) != 0)
+            fail_msg("line %d differs:\n  got:  %.*s\n  want: %.*s", line, (int)gl, g, (int)wl, w);
+        g += gl + (ge ? 1 : 0);
+        w += wl + (we ? 1 : 0);
+        line++;
+    }
+    fail_msg("line %d: got %s, want %s", line, *g ? g : "(end)", *w ? w : "(end)");
+}
+
+void frsh_window_session(frsh_conn *p, frsh_conn *c, const char *xadd_id, const char *id)
+{
+    rh_buf r = {0};
+    char want[512], flush[256];
+    FRSH_CALL(p, &r, "+OK\r\n", "CLIENT", "SETNAME", "producer");
+    FRSH_CALL(p, &r, "+OK\r\n", "XGROUP", "CREATE", "orders", "g", "$", "MKSTREAM");
+    snprintf(want, sizeof want, "$%zu\r\n%s\r\n", strlen(id), id);
+    FRSH_CALL(p, &r, want, "XADD", "orders", xadd_id, "_payload", "o 1");
+    snprintf(want, sizeof want, "*1\r\n*2\r\n$6\r\norders\r\n*1\r\n*2\r\n$%zu\r\n%s\r\n*2\r\n"
+                                "$8\r\n_payload\r\n$3\r\no 1\r\n", strlen(id), id);
+    FRSH_CALL(c, &r, want, "XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", "orders", ">");
+    /* a window flush: the write and the settle in one pipeline */
+    int n = snprintf(flush, sizeof flush, "*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n"
+                                          "*4\r\n$4\r\nXACK\r\n$6\r\norders\r\n$1\r\ng\r\n$%zu\r\n%s\r\n",
+                     strlen(id), id);
+    frsh_send_raw(c, flush, (size_t)n);
+    FRSH_EXPECT(c, &r, ":1\r\n");
+    FRSH_EXPECT(c, &r, ":1\r\n");
+    FRSH_CALL(c, &r, "+OK\r\n", "MULTI");
+    FRSH_CALL(c, &r, "+QUEUED\r\n", "INCR", "n");
+    FRSH_CALL(c, &r, "*1\r\n:2\r\n", "EXEC");
+    rh_buf_free(&r);
 }

@@ -30,6 +30,10 @@ typedef struct frsh_server {
  * extra (NULL-terminated, may be NULL) and waits for its "ready" line.  NULL after
  * printing the reason when it does not start (the test then fails). */
 frsh_server *frsh_start(const char *const *extra);
+/* Starts another program that announces itself as fakeredis-server does ("NAME listening
+ * on ...", "NAME ready pid=N": wsim proxy), with args (NULL-terminated; "{sock}" stands
+ * for the unix socket path in its temporary directory).  Stopped as frsh_stop stops. */
+frsh_server *frsh_start_program(const char *binary, const char *name, const char *const *args);
 /* SIGTERM, then SIGKILL after 5 s; reaps it, removes its directory.  Returns its exit
  * status as waitpid reports it (or -1).  NULL is accepted. */
 int frsh_stop(frsh_server *s);
@@ -67,6 +71,38 @@ void frsh_expect_eof(frsh_conn *c, rh_buf *rest, int timeout_ms);
 /* Length of the first complete RESP2/RESP3 reply in p[0..n): >0, 0 if incomplete, -1 if
  * not RESP. */
 long frsh_reply_len(const char *p, size_t n);
+
+/* The next reply on c must be exactly want (a C string): the test fails showing both. */
+#define FRSH_EXPECT(c, buf, want)                                                         \
+    do {                                                                                  \
+        frsh_expect_reply((c), (buf));                                                    \
+        if ((buf)->len != strlen(want) || memcmp((buf)->data, (want), (buf)->len) != 0)   \
+            fail_msg("got %s, want %s", frsh_show((buf)->data, (buf)->len),               \
+                     frsh_show((want), strlen(want)));                                    \
+    } while (0)
+
+/* Sends a command (C strings) and FRSH_EXPECTs its reply. */
+#define FRSH_CALL(c, buf, want, ...)                                                      \
+    do {                                                                                  \
+        frsh_send((c), __VA_ARGS__, NULL);                                                \
+        FRSH_EXPECT((c), (buf), (want));                                                  \
+    } while (0)
+
+/* frsh_start that fails the test when the server does not start. */
+frsh_server *frsh_start_ok(const char *const *extra);
+/* frsh_stop that fails the test unless the server exited with status 0 on SIGTERM. */
+void frsh_stop_ok(frsh_server *s);
+
+/* Fails the test unless got and want are the same text, naming the first line that
+ * differs (both sides shown). */
+void frsh_same_text(const char *got, const char *want);
+
+/* The start of the recording tests' scripted session (server_record, proxy_test: one
+ * session, two sources of the same format): on p, CLIENT SETNAME producer, XGROUP CREATE
+ * orders g $ MKSTREAM, XADD orders XADD_ID _payload "o 1" (answering ID); on c, XREADGROUP
+ * of it, a pipeline of INCR n and its XACK in one write, MULTI, INCR n, EXEC.  Each reply is
+ * checked. */
+void frsh_window_session(frsh_conn *p, frsh_conn *c, const char *xadd_id, const char *id);
 
 /* Sleeps ms milliseconds. */
 void frsh_sleep_ms(int ms);

@@ -1207,6 +1207,74 @@ static void unchecked_references(void **state)
     wsc_free(sc);
 }
 
+/* ----- Consumer processes ------------------------------------------------------------- */
+
+/* A file that drives a process: its command line (quotes and $ as written), environment
+ * and directory; start, stop (with and without a bound), kill, wait; a fault on the
+ * process; `start UNIX_MS` still sets the clock; `stop SUB` still stops a subscription in
+ * a file without consumers. */
+static void process_statements(void **state)
+{
+    (void)state;
+    wsc_scenario *sc = ok("scenario P\n"
+                          "start 1700000000000\n"
+                          "consumer orders env RUST_LOG=info env A=b=c dir /tmp run sh -c 'echo $HOME' x\n"
+                          "subscribe orders stream orders group g\n"
+                          "produce orders a as o1\n"
+                          "start orders\n"
+                          "wait orders settled\n"
+                          "wait orders settled within 2s\n"
+                          "fault orders crash-before 2nd XACK\n"
+                          "fault orders crash-after command 7\n"
+                          "stop orders\n"
+                          "stop orders within 500ms\n"
+                          "kill orders\n"
+                          "expect pending orders none\n");
+    assert_int_equal(sc->start_ms, 1700000000000LL);
+    assert_int_equal(sc->consumer_line, 3);
+    const wsc_stmt *c = &sc->st[0];
+    assert_int_equal(c->kind, K_CONSUMER);
+    assert_string_equal(c->proc, "orders");
+    assert_int_equal(c->nargv, 4);
+    assert_string_equal(tok(c->argv, c->nargv, 0), "sh");
+    assert_string_equal(tok(c->argv, c->nargv, 2), "echo $HOME");
+    assert_string_equal(tok(c->argv, c->nargv, 3), "x");
+    assert_int_equal(c->nenv, 2);
+    assert_string_equal(c->env[0], "RUST_LOG=info");
+    assert_string_equal(c->env[1], "A=b=c");
+    assert_string_equal(c->dir, "/tmp");
+    assert_int_equal(sc->st[3].kind, K_START);
+    assert_string_equal(sc->st[3].proc, "orders");
+    assert_int_equal(sc->st[4].kind, K_WAIT);
+    assert_int_equal(sc->st[4].n, 0);
+    assert_int_equal(sc->st[5].n, 2000);
+    const wsc_stmt *f = &sc->st[6];
+    assert_int_equal(f->kind, K_FAULT);
+    assert_true(f->proc_fault);
+    assert_int_equal(f->fault.kind, WS_FAULT_CRASH_BEFORE);
+    assert_int_equal(f->fault.nth, 2);
+    assert_string_equal(f->fault_name, "XACK");
+    assert_string_equal(f->conn, "orders");
+    f = &sc->st[7];
+    assert_int_equal(f->fault.kind, WS_FAULT_CRASH_AFTER);
+    assert_int_equal(f->fault.nth, 7);
+    assert_null(f->fault_name);
+    assert_int_equal(sc->st[8].kind, K_STOP_PROC);
+    assert_int_equal(sc->st[8].n, 0);
+    assert_int_equal(sc->st[9].n, 500);
+    assert_int_equal(sc->st[10].kind, K_KILL);
+    wsc_free(sc);
+    sc = ok(STREAM "stop s\n");
+    assert_int_equal(last(sc)->kind, K_STOP);
+    assert_int_equal(sc->consumer_line, 0);
+    wsc_free(sc);
+    /* durations: a bare number is ms; m is minutes */
+    sc = ok(HEAD "consumer c run x\nstart c\nwait c settled within 1m\nstop c within 250\n");
+    assert_int_equal(sc->st[2].n, 60000);
+    assert_int_equal(sc->st[3].n, 250);
+    wsc_free(sc);
+}
+
 /* ----- Every error message ------------------------------------------------------------------- */
 
 typedef struct err_case {
@@ -1243,7 +1311,7 @@ static void run_errors(const err_case *cases, size_t n)
 /* The statements an unknown one is told about: the statement table's first words. */
 #define STATEMENTS                                                                          \
     "(scenario, needs, forbid, seed, start, cluster, setup, subscribe, produce, read, "     \
-    "ALIAS:, pool, advance, crash, shutdown, restart, stop, fault, check, expect)"
+    "ALIAS:, pool, advance, crash, shutdown, restart, stop, fault, consumer, wait, kill, check, expect)"
 
 /* Quotes and escapes. */
 static void errors_tokens(void **state)
@@ -1503,6 +1571,54 @@ static void errors_produce_read(void **state)
         E(STREAM "read s expect", "4:14: error: expect what: aliases, 'nothing' or 'report'"),
         E(STREAM "read s expect => refused", "4:14: error: expect what: aliases, 'nothing' or 'report'"),
     };
+    run_errors(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The process statements' errors, and what a process file cannot say. */
+static void errors_process(void **state)
+{
+    (void)state;
+#define PROC HEAD "consumer c run worker\n"
+    static const err_case cases[] = {
+        E(HEAD "consumer", "2:9: error: incomplete statement: consumer NAME [env NAME=VALUE]... [dir DIR] run COMMAND..."),
+        E(HEAD "consumer c run", "2:15: error: incomplete statement: consumer NAME [env NAME=VALUE]... [dir DIR] run COMMAND..."),
+        E(HEAD "consumer c x run y", "2:12: error: expected 'run COMMAND...' (or env NAME=VALUE, dir DIR before it), got 'x'"),
+        E(HEAD "consumer c env run y", "2:16: error: env needs NAME=VALUE (env RUST_LOG=info)"),
+        E(HEAD "consumer c env =x run y", "2:16: error: env needs NAME=VALUE (env RUST_LOG=info)"),
+        E(HEAD "consumer c env A=1 dir", "2:20: error: dir needs a directory"),
+        E(HEAD "consumer c env A=1 x y", "2:20: error: expected 'run COMMAND...' (or env NAME=VALUE, dir DIR before it), got 'x'"),
+        E(HEAD "consumer 9c run y", "2:10: error: a consumer's name is a name: a letter or '_', then letters, digits, '_', '-' or '.' (got '9c')"),
+        E(PROC "consumer c run y", "3:10: error: a second consumer named 'c'"),
+        E(HEAD "start c", "2:7: error: no consumer named 'c' above (consumer c run COMMAND...)"),
+        E(HEAD "kill c\nconsumer c run y", "2:6: error: no consumer named 'c' above (consumer c run COMMAND...)"),
+        E(PROC "start c x", "3:1: error: usage: start CONSUMER"),
+        E(PROC "kill", "3:1: error: usage: kill CONSUMER"),
+        E(PROC "wait c", "3:1: error: usage: wait CONSUMER settled [within DURATION]"),
+        E(PROC "wait c done", "3:1: error: usage: wait CONSUMER settled [within DURATION]"),
+        E(PROC "wait d settled", "3:6: error: no consumer named 'd' above (consumer d run COMMAND...)"),
+        E(PROC "wait c settled by 5s", "3:16: error: expected 'within DURATION', got 'by'"),
+        E(PROC "wait c settled within 5h", "3:23: error: a duration expected (500ms, 10s, 2m; a bare number is ms), got '5h'"),
+        E(PROC "wait c settled within s", "3:23: error: a duration expected (500ms, 10s, 2m; a bare number is ms), got 's'"),
+        E(PROC "wait c settled within 0", "3:23: error: a duration between 1 ms and 1 hour expected, got '0'"),
+        E(PROC "wait c settled within 61m", "3:23: error: a duration between 1 ms and 1 hour expected, got '61m'"),
+        E(PROC "stop c within", "3:8: error: usage: stop CONSUMER [within DURATION]"),
+        E(PROC "stop c after 1s", "3:8: error: usage: stop CONSUMER [within DURATION]"),
+        E(PROC "fault c lose-replies 1st XACK", "3:9: error: a consumer process crashes before or after a command: crash-before or crash-after, got 'lose-replies'"),
+        E(PROC "fault c crash-before XACK", "3:22: error: expected '<n>th COMMAND' (e.g. 2nd XACK) or 'command <n>', got 'XACK'"),
+        E(PROC "fault c crash-before 2nd", "3:22: error: '2nd' needs a command name"),
+        E(PROC "fault c crash-before 0th XACK", "3:22: error: occurrences count from 1"),
+        E(PROC "fault c crash-before 1st XACK error x", "3:31: error: unexpected 'error' after the fault's place"),
+        E(PROC "fault c crash-after command", "3:21: error: usage: fault CONSUMER crash-after command N"),
+        E(PROC "fault c crash-after command 0", "3:29: error: commands count from 1"),
+        E(PROC "subscribe s stream s group g\nread s", "4:1: error: 'read' drives or inspects wsim's own consumer, but this file drives a consumer process (line 2), which reads, handles and settles by itself"),
+        E(HEAD "subscribe s stream s group g\nproduce s a as e1\ne1: ack\nconsumer c run y", "4:1: error: 'e1:' drives or inspects wsim's own consumer, but this file drives a consumer process (line 5), which reads, handles and settles by itself"),
+        E(PROC "subscribe s stream s group g\nstop s", "4:1: error: 'stop' drives or inspects wsim's own consumer: a subscription's stop, but this file drives a consumer process (line 2), which reads, handles and settles by itself"),
+        E(PROC "crash", "3:1: error: 'crash' drives or inspects wsim's own consumer, but this file drives a consumer process (line 2), which reads, handles and settles by itself"),
+        E(PROC "fault window crash-before 1st XACK", "3:1: error: 'fault' drives or inspects wsim's own consumer, but this file drives a consumer process (line 2), which reads, handles and settles by itself"),
+        E(PROC "pool INCR x", "3:1: error: 'pool' drives or inspects wsim's own consumer, but this file drives a consumer process (line 2), which reads, handles and settles by itself"),
+        E(PROC "expect round-trips 1", "3:1: error: 'expect' drives or inspects wsim's own consumer, but this file drives a consumer process (line 2), which reads, handles and settles by itself"),
+    };
+#undef PROC
     run_errors(cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -2311,6 +2427,8 @@ int main(void)
         cmocka_unit_test(errors_world),
         cmocka_unit_test(errors_subscribe),
         cmocka_unit_test(errors_produce_read),
+        cmocka_unit_test(process_statements),
+        cmocka_unit_test(errors_process),
         cmocka_unit_test(errors_actions),
         cmocka_unit_test(errors_fault),
         cmocka_unit_test(errors_expect),
