@@ -759,6 +759,7 @@ static void on_call(void *ctx, const fr_call_event *ev)
     frs_server *srv = ctx;
     frs_admin *a = srv->admin;
     long long usec = charged(srv, ev->usec);
+    if (ev->from_script && !ev->before && srv->rec) frs_record_script_call(srv, ev);
     /* the common case first: nobody watches, nothing slow, nothing tracked */
     if (!ev->before && !a->nmon && !(ev->flags & FR_CALL_BLOCKED) &&
         (a->slower_than < 0 || usec < a->slower_than) &&
