@@ -364,6 +364,10 @@ typedef struct fr_call_event {
     const char *name;         /* its row's full lower-case name ("config|get") */
     unsigned flags;           /* FR_CALL_* */
     uint64_t usec;            /* after: its duration by fr_stats_set_clock's clock */
+    const char *reply;        /* after: the bytes it appended to its client's reply (a
+                                 script's command: what redis.call got, RESP2 or RESP3 as
+                                 the script asked), NULL when none (blocked, REPLY OFF) */
+    size_t reply_len;
 } fr_call_event;
 #define FR_CALL_READONLY (1u << 0) /* the row is readonly (tracking remembers its keys) */
 #define FR_CALL_ADMIN    (1u << 1) /* admin: kept from MONITOR */

@@ -533,7 +533,8 @@ void fri_propagate_free(fr_server *s);
 /* fri_call's report to the call hook: before (EVAL, EVALSHA, FCALL and their _RO forms,
  * which Redis feeds to MONITOR before their scripts run) or after the command ran for
  * usec microseconds.  No-op without a hook. */
-void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t usec);
+void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t usec,
+                     size_t out_mark);
 /* A key written (Redis's signalModifiedKey: tracking's invalidation) and a database
  * emptied (-1: all of them; Redis's signalFlushedDb), for the key hook. */
 void fri_key_report_modified(fr_server *s, fr_client *c, int db, const char *key, size_t len);

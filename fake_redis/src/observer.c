@@ -31,7 +31,8 @@ static int feeds_before(const fri_command *cmd)
     return strncmp(cmd->name, "eval", 4) == 0 || strncmp(cmd->name, "fcall", 5) == 0;
 }
 
-void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t usec)
+void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t usec,
+                     size_t out_mark)
 {
     fr_server *s = c->srv;
     if (!s->call_hook) return;
@@ -47,6 +48,10 @@ void fri_call_report(fr_client *c, const fri_command *cmd, int before, uint64_t 
     ev.db = c->db->id;
     ev.name = cmd->name;
     ev.usec = usec;
+    if (!before && c->out.len > out_mark) { /* what it appended to its client's reply */
+        ev.reply = c->out.p + out_mark;
+        ev.reply_len = c->out.len - out_mark;
+    }
     if (cmd->flags & FRI_CMD_READONLY) ev.flags |= FR_CALL_READONLY;
     if (cmd->flags & FRI_CMD_ADMIN) ev.flags |= FR_CALL_ADMIN;
     if (cmd->flags & FRI_CMD_FAST) ev.flags |= FR_CALL_FAST;

@@ -677,16 +677,16 @@ void fri_call(fr_client *c, const fri_command *cmd)
     s->executed++;
     c->cmd = cmd;
     uint64_t start = fri_stats_call_begin(s);
+    size_t out_mark = c->out.len;
     if (s->faults_len && apply_fault(c, cmd)) {
         fri_stats_call_end(c, cmd, start, fri_stats_call_failed(s));
-        if (s->call_hook) fri_call_report(c, cmd, 0, 0);
+        if (s->call_hook) fri_call_report(c, cmd, 0, 0, out_mark);
         return;
     }
-    size_t out_mark = c->out.len;
     fr_client *outer = s->running; /* EXEC's client, when EXEC runs its queue */
     s->running = c;
     if (s->call_hook && (cmd->name[0] == 'e' || cmd->name[0] == 'f'))
-        fri_call_report(c, cmd, 1, 0); /* EVAL/FCALL: MONITOR before */
+        fri_call_report(c, cmd, 1, 0, out_mark); /* EVAL/FCALL: MONITOR before */
     /* a command that may block a client that blocks answers in bytes: blocked.c reads
      * them to see whether it blocks, and drops them when it does */
     int tree = (cmd->flags & FRI_CMD_BLOCKING) && c->blocking ? fri_tree_pause(c) : 0;
@@ -700,7 +700,7 @@ void fri_call(fr_client *c, const fri_command *cmd)
     if ((cmd->flags & FRI_CMD_BLOCKING) || s->blocking) fri_blocked_after_call(c, cmd, out_mark);
     if (tree) fri_tree_resume(c, tree, out_mark);
     uint64_t usec = fri_stats_call_end(c, cmd, start, failed);
-    if (s->call_hook) fri_call_report(c, cmd, 0, usec);
+    if (s->call_hook) fri_call_report(c, cmd, 0, usec, out_mark);
 }
 
 /* A command refused before it runs: inside MULTI it also dooms the transaction

@@ -18,6 +18,9 @@
  *   cmd  C b=B t=MS m=0|1 [name=TOK] [since=MS] ARG... => REPLY
  *   wait C b=B t=MS m=0|1 [name=TOK] ARG...        C's command blocked (its cmd line
  *                                                   comes when it is served or times out)
+ *   call C b=B t=MS ARG... => REPLY                 a command C's script ran (redis.call),
+ *                                                   with what the script got; before the
+ *                                                   line of the EVAL/FCALL (or EXEC) running it
  *   push C t=MS => BYTES                            bytes C got that answer no command
  *                                                   (Pub/Sub messages, MONITOR, ...)
  *   hold C t=MS what=WORD n=N ARG...                the hold hook (server/src/frs.h)
@@ -86,6 +89,11 @@ int wsr_write_wait(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int 
                    const char *name, size_t name_len, int argc, const char *const *argv,
                    const size_t *argvlen);
 int wsr_write_push(wsr_writer *w, uint64_t conn, int64_t t, const char *bytes, size_t len);
+/* A command a script of conn ran (its EVAL, EVALSHA, FCALL; batch: that command's), with the
+ * reply the script got. */
+int wsr_write_call(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int argc,
+                   const char *const *argv, const size_t *argvlen, const char *reply,
+                   size_t reply_len);
 int wsr_write_hold(wsr_writer *w, uint64_t conn, int64_t t, const char *what, uint64_t n,
                    int argc, const char *const *argv, const size_t *argvlen);
 int wsr_write_clock(wsr_writer *w, int64_t t, int64_t from, const char *why);
@@ -115,14 +123,15 @@ typedef enum wsr_kind {
     WSR_CLOCK,
     WSR_NOTE,
     WSR_END,
+    WSR_CALL,                /* a script's command (after END: the values above are kept) */
 } wsr_kind;
 
 /* One event; its strings live as long as the recording. */
 typedef struct wsr_event {
     wsr_kind kind;
     size_t line;             /* its line in the file (1-based) */
-    uint64_t conn;           /* OPEN CLOSE CMD WAIT PUSH HOLD */
-    uint64_t batch;          /* CMD WAIT */
+    uint64_t conn;           /* OPEN CLOSE CMD WAIT PUSH HOLD CALL */
+    uint64_t batch;          /* CMD WAIT CALL */
     int64_t t;               /* every kind */
     int multi;               /* CMD WAIT: arrived inside MULTI */
     const char *name;        /* CMD WAIT OPEN: the connection's name, or NULL */
@@ -133,10 +142,10 @@ typedef struct wsr_event {
     long long pid;           /* OPEN: the peer's process, or -1 */
     const char *word;        /* CLOSE why, HOLD what, CLOCK why, NOTE text (NUL-terminated) */
     uint64_t n;              /* HOLD: the count it held at */
-    int argc;                /* CMD WAIT HOLD: the command */
+    int argc;                /* CMD WAIT HOLD CALL: the command */
     const char *const *argv; /* NUL-terminated too */
     const size_t *argvlen;
-    const char *reply;       /* CMD PUSH: the bytes (whole RESP values, or nothing) */
+    const char *reply;       /* CMD PUSH CALL: the bytes (whole RESP values, or nothing) */
     size_t reply_len;
 } wsr_event;
 

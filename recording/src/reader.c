@@ -426,7 +426,7 @@ static int event_line(parser *ps, const char *kind, size_t kl, const char *kind_
     static const struct { const char *word; wsr_kind kind; } kinds[] = {
         {"open", WSR_OPEN}, {"close", WSR_CLOSE}, {"cmd", WSR_CMD}, {"wait", WSR_WAIT},
         {"push", WSR_PUSH}, {"hold", WSR_HOLD}, {"clock", WSR_CLOCK}, {"note", WSR_NOTE},
-        {"end", WSR_END},
+        {"end", WSR_END}, {"call", WSR_CALL},
     };
     e->kind = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -434,15 +434,15 @@ static int event_line(parser *ps, const char *kind, size_t kl, const char *kind_
             e->kind = kinds[i].kind;
     if (!e->kind) {
         char b[48];
-        return perr(ps, kind_at, "unknown line kind %s (open, close, cmd, wait, push, hold, "
-                                 "clock, note, end, meta)", shown(kind, kl, b, sizeof b));
+        return perr(ps, kind_at, "unknown line kind %s (open, close, cmd, wait, call, push, "
+                                 "hold, clock, note, end, meta)", shown(kind, kl, b, sizeof b));
     }
     e->since = -1;
     e->pid = -1;
     int has_conn = e->kind != WSR_CLOCK && e->kind != WSR_NOTE && e->kind != WSR_END;
     where = ps->at;
     if (has_conn && conn_id(ps, &e->conn) < 0) return -1;
-    int cmdlike = e->kind == WSR_CMD || e->kind == WSR_WAIT;
+    int cmdlike = e->kind == WSR_CMD || e->kind == WSR_WAIT || e->kind == WSR_CALL;
     if (cmdlike) {
         if (num_field(ps, "b", 1, INT64_MAX, &v) < 0) return -1;
         e->batch = (uint64_t)v;
@@ -474,6 +474,9 @@ static int event_line(parser *ps, const char *kind, size_t kl, const char *kind_
         }
         if (command_words(ps, e, 1) < 0) return -1;
         if (e->kind == WSR_CMD ? reply_bytes(ps, e) < 0 : end_of_line(ps) < 0) return -1;
+        break;
+    case WSR_CALL:
+        if (command_words(ps, e, 1) < 0 || reply_bytes(ps, e) < 0) return -1;
         break;
     case WSR_PUSH:
         if (reply_bytes(ps, e) < 0) return -1;

@@ -193,9 +193,9 @@ wsr_writer *wsr_writer_open(const char *path, const char *const *meta, size_t nm
 static void build(wsr_writer *w, const wsr_event *e)
 {
     static const char *const kinds[] = {"", "open", "close", "cmd", "wait", "push", "hold",
-                                        "clock", "note", "end"};
+                                        "clock", "note", "end", "call"};
     w->len = 0;
-    puts_(w, e->kind >= WSR_OPEN && e->kind <= WSR_END ? kinds[e->kind] : "?");
+    puts_(w, e->kind >= WSR_OPEN && e->kind <= WSR_CALL ? kinds[e->kind] : "?");
     switch (e->kind) {
     case WSR_OPEN:
         putf(w, " %" PRIu64 " t=%" PRId64, e->conn, e->t);
@@ -217,6 +217,12 @@ static void build(wsr_writer *w, const wsr_event *e)
             puts_(w, " => ");
             token(w, e->reply ? e->reply : "", e->reply ? e->reply_len : 0);
         }
+        break;
+    case WSR_CALL:
+        putf(w, " %" PRIu64 " b=%" PRIu64 " t=%" PRId64, e->conn, e->batch, e->t);
+        args(w, e->argc, e->argv, e->argvlen);
+        puts_(w, " => ");
+        token(w, e->reply ? e->reply : "", e->reply ? e->reply_len : 0);
         break;
     case WSR_PUSH:
         putf(w, " %" PRIu64 " t=%" PRId64 " => ", e->conn, e->t);
@@ -289,6 +295,15 @@ int wsr_write_cmd(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int m
 {
     wsr_event e = {.kind = WSR_CMD, .conn = conn, .batch = batch, .t = t, .multi = multi,
                    .name = name, .name_len = name_len, .since = since, .argc = argc,
+                   .argv = argv, .argvlen = argvlen, .reply = reply, .reply_len = reply_len};
+    return wsr_write_event(w, &e);
+}
+
+int wsr_write_call(wsr_writer *w, uint64_t conn, uint64_t batch, int64_t t, int argc,
+                   const char *const *argv, const size_t *argvlen, const char *reply,
+                   size_t reply_len)
+{
+    wsr_event e = {.kind = WSR_CALL, .conn = conn, .batch = batch, .t = t, .argc = argc,
                    .argv = argv, .argvlen = argvlen, .reply = reply, .reply_len = reply_len};
     return wsr_write_event(w, &e);
 }

@@ -252,15 +252,19 @@ typedef struct op {
     size_t conn;              /* its connection (index) */
     int write;                /* a handler's write (pass 2 decides) */
     int settle;               /* it settled deliveries (pass 2) */
+    int ran_calls;            /* a script command whose commands have their own call lines
+                                 (they are the writes and settles, not it) */
     size_t first_settled;     /* pass 2: the deliveries it settled: settled[first..first+n) */
     size_t nsettled;
 } op;
 
-/* A MULTI ... EXEC. */
+/* A MULTI ... EXEC, or a script whose commands the recording shows (call lines): both run
+ * whole, nothing else between their commands. */
 typedef struct txn {
     size_t conn;
-    size_t multi_op;          /* the MULTI (an op index) */
-    const wsr_event *end;     /* the EXEC or DISCARD line, or NULL */
+    int script;               /* a script: `end` is its EVAL/EVALSHA/FCALL, no MULTI */
+    size_t multi_op;          /* the MULTI (an op index; a script: its first command's) */
+    const wsr_event *end;     /* the EXEC or DISCARD line (a script: its command), or NULL */
     int ran;                  /* EXEC ran its queue */
     size_t first, n;          /* its queued commands: ops[first .. first+n) when ran, else
                                  the `dropped` list's */
@@ -280,13 +284,14 @@ typedef struct conn {
     int doomed;               /* a command queued in it was refused */
     size_t txn;               /* the open transaction (+1) */
     VEC(const wsr_event *) queue; /* queued commands not yet run */
+    VEC(const wsr_event *) calls; /* call lines of the script that is running */
     /* pass 2 */
     VEC(const char *) swept;  /* values the last recovery sweep listed */
     idvec swept_len;
 } conn;
 
 /* One attribution of a write. */
-enum { A_EXACT_MULTI = 1, A_PIPELINE, A_ORDER, A_ONLY, A_SET, A_NONE, A_AFTER };
+enum { A_EXACT_MULTI = 1, A_PIPELINE, A_ORDER, A_ONLY, A_SET, A_NONE, A_AFTER, A_EXACT_SCRIPT };
 
 typedef struct attrib {
     size_t op;                /* the write */
@@ -329,6 +334,8 @@ typedef struct checker {
     size_t nprocs;
     size_t writes, settles, rounds;
     int note_unknown_pid;
+    size_t opaque_scripts;    /* scripts whose commands the recording lacks */
+    size_t opaque_line;       /* the first one's line */
 } checker;
 
 static void note(checker *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -539,6 +546,30 @@ static op *add_op(checker *k, const wsr_event *e, size_t c, const wsr_value *rep
     return o;
 }
 
+/* Whether e runs a script (EVAL, EVALSHA, FCALL and their _RO forms). */
+static int script_command(const wsr_event *e)
+{
+    return cmd_is(e, "EVAL") || cmd_is(e, "EVALSHA") || cmd_is(e, "EVAL_RO") ||
+           cmd_is(e, "EVALSHA_RO") || cmd_is(e, "FCALL") || cmd_is(e, "FCALL_RO");
+}
+
+/* Adds the call lines c's scripts ran before `end` (their EVAL or EXEC, or NULL: none came)
+ * as ops of transaction tx (+1, or 0); how many. */
+static size_t add_calls(checker *k, size_t ci, const wsr_event *end, size_t tx)
+{
+    conn *c = &k->conns.v[ci];
+    size_t n = c->calls.n;
+    for (size_t i = 0; i < n; i++) {
+        const wsr_event *e = c->calls.v[i];
+        const wsr_value *r = parse_reply(k, e->reply, e->reply_len);
+        op *o = add_op(k, e, ci, r, !verror(r));
+        o->exec = end;
+        o->txn = tx;
+    }
+    c->calls.n = 0;
+    return n;
+}
+
 /* Ends c's open transaction; ran: its queue ran with EXEC's reply `r`. */
 static void end_txn(checker *k, size_t ci, const wsr_event *end, const wsr_value *r, int ran)
 {
@@ -553,11 +584,17 @@ static void end_txn(checker *k, size_t ci, const wsr_event *end, const wsr_value
         t->first = ran ? k->ops.n : k->dropped.n;
         t->n = c->queue.n;
     }
+    int calls = c->calls.n > 0;
     for (size_t i = 0; i < c->queue.n; i++) {
         if (ran) {
+            /* what its scripts ran, where the first script stands in its queue (the lines
+             * do not say which of several scripts ran which command) */
+            int script = calls && script_command(c->queue.v[i]);
+            if (script && t) t->n += add_calls(k, ci, end, c->txn);
             op *o = add_op(k, c->queue.v[i], ci, &els[i], 1);
             o->exec = end;
             o->txn = c->txn;
+            o->ran_calls = script;
         } else {
             *vpush(&k->A, &k->dropped) = c->queue.v[i];
         }
@@ -589,10 +626,33 @@ static void applied_commands(checker *k)
             k->conns.v[ci].close_op = k->ops.n;
             continue;
         }
+        if (e->kind == WSR_CALL) {
+            conn *c = &k->conns.v[conn_of(k, e->conn)];
+            *vpush(&k->A, &c->calls) = e;
+            continue;
+        }
         if (e->kind != WSR_CMD) continue;
         size_t ci = conn_of(k, e->conn);
         conn *c = &k->conns.v[ci];
         if (e->name) c->name = adup(&k->A, e->name, e->name_len);
+        if (c->calls.n && !c->in_multi && script_command(e)) {
+            /* a script the recording shows the commands of: they are its effects */
+            txn *t = vpush(&k->A, &k->txns);
+            t->conn = ci;
+            t->script = 1;
+            t->multi_op = k->ops.n;
+            t->end = e;
+            t->ran = 1;
+            t->first = k->ops.n;
+            t->n = add_calls(k, ci, e, k->txns.n);
+            add_op(k, e, ci, parse_reply(k, e->reply, e->reply_len), 1)->ran_calls = 1;
+            continue;
+        }
+        if (c->calls.n && !(c->in_multi && cmd_is(e, "EXEC"))) {
+            note(k, "line %zu: call lines with no script command after them on connection "
+                    "%" PRIu64 ": taken as commands of their own", c->calls.v[0]->line, c->id);
+            add_calls(k, ci, NULL, 0);
+        }
         const wsr_value *r = parse_reply(k, e->reply, e->reply_len);
         if (c->in_multi) {
             if (cmd_is(e, "EXEC")) {
@@ -620,8 +680,10 @@ static void applied_commands(checker *k)
         }
         add_op(k, e, ci, r, !verror(r));
     }
-    for (size_t ci = 0; ci < k->conns.n; ci++)
+    for (size_t ci = 0; ci < k->conns.n; ci++) {
         if (k->conns.v[ci].in_multi) end_txn(k, ci, NULL, NULL, 0);
+        if (k->conns.v[ci].calls.n) add_calls(k, ci, NULL, 0);
+    }
 }
 
 /* Whether op o reads or settles a subscribed source (what makes its connection a
@@ -1636,8 +1698,10 @@ static void model(checker *k)
             for (size_t s = 0; s < k->src.n; s++) dead |= arg_eq(e, 1, k->src.v[s].dead_letter);
             if (!dead) o->write = 1;
         } else if (c->consumer && may_write(e) && !cmd_is(e, "EXEC") && !cmd_is(e, "MULTI") &&
-                   !verror(o->reply))
+                   !o->ran_calls && !verror(o->reply))
             o->write = 1;
+        if (!o->ran_calls && script_command(e) && !k->opaque_scripts++)
+            k->opaque_line = e->line;
         if (o->write) k->writes++;
     }
 }
@@ -1710,13 +1774,13 @@ static void attribute(checker *k, size_t w)
     const op *o = &k->ops.v[w];
     const conn *c = &k->conns.v[o->conn];
     attrib a = {.op = w, .first = k->cand.n};
-    /* 1. inside a MULTI/EXEC that settles deliveries: theirs */
+    /* 1. inside a MULTI/EXEC (or a script) that settles deliveries: theirs */
     if (o->txn) {
         const txn *T = &k->txns.v[o->txn - 1];
         for (size_t i = T->first; i < T->first + T->n; i++)
             if (k->ops.v[i].settle) add_settled(k, i, 1, SIZE_MAX);
         if (k->cand.n > a.first) {
-            a.how = A_EXACT_MULTI;
+            a.how = T->script ? A_EXACT_SCRIPT : A_EXACT_MULTI;
             goto done;
         }
     }
@@ -1795,6 +1859,8 @@ static const char *how_text(const attrib *a)
     case A_ONLY: return "the one delivery in handling";
     case A_SET: return "while several deliveries were in handling (perhaps another's)";
     case A_AFTER: return "after its settle";
+    case A_EXACT_SCRIPT: return a->n == 1 ? "inside the script that settles it"
+                                          : "inside the script that settles its batch";
     default: return "outside any delivery";
     }
 }
@@ -1986,8 +2052,8 @@ static void check_atomic(checker *k)
         const dl *d = &k->dls.v[first_set];
         if (!d->sub || d->sub->cfg.mode != WS_MODE_ATOMIC) continue;
         size_t r = k->nodes.v[d->node].root;
-        const wsr_event *multi = k->ops.v[T->multi_op].e;
-        if (write_after) {
+        const wsr_event *multi = T->script ? T->end : k->ops.v[T->multi_op].e;
+        if (write_after && !T->script) { /* a script runs whole: its order is its own */
             const op *w = &k->ops.v[write_after - 1];
             violation *v = violate(k, 5, r,
                                    "entry %s's atomic segment puts `%s` (line %zu) after its own "
@@ -2006,10 +2072,11 @@ static void check_atomic(checker *k)
             distinct += k->ops.v[i].nsettled;
         if (distinct > 1 && !batch) {
             violation *v = violate(k, 5, r,
-                                   "the transaction of line %zu settles %zu deliveries of the "
+                                   "the %s of line %zu settles %zu deliveries of the "
                                    "atomic subscription %s: each delivery's segment is a "
                                    "MULTI/EXEC of its own",
-                                   multi->line, distinct, d->sub->sub);
+                                   T->script ? "script" : "transaction", multi->line, distinct,
+                                   d->sub->sub);
             quote(k, v, multi->line);
             quote(k, v, k->ops.v[last_settle - 1].e->line);
         }
@@ -2030,14 +2097,16 @@ static void check_atomic(checker *k)
                 k->src.v[k->nodes.v[d->node].src].form == WS_FORM_PLAIN_LIST)
                 continue; /* a plain list owes no settle: its segment is MULTI, writes, EXEC */
             size_t r = k->nodes.v[d->node].root;
+            size_t unit_line = T->script ? T->end->line : k->ops.v[T->multi_op].e->line;
             violation *v = violate(k, 5, r,
-                                   "entry %s's atomic segment (MULTI at line %zu) holds `%s` but "
-                                   "not its settle, %s: a crash between the EXEC and the settle "
+                                   "entry %s's atomic segment (%s at line %zu) holds `%s` but "
+                                   "not its settle, %s: a crash between the %s and the settle "
                                    "applies the writes and leaves the entry to be delivered again",
-                                   root_id(k, r), k->ops.v[T->multi_op].e->line,
+                                   root_id(k, r), T->script ? "the script" : "MULTI", unit_line,
                                    cmd_text(k, w->e),
-                                   d->settle_line ? "which was sent outside it" : "which never came");
-            quote(k, v, k->ops.v[T->multi_op].e->line);
+                                   d->settle_line ? "which was sent outside it" : "which never came",
+                                   T->script ? "script" : "EXEC");
+            quote(k, v, unit_line);
             quote(k, v, w->e->line);
             quote(k, v, T->end ? T->end->line : 0);
             quote(k, v, d->settle_line);
@@ -2228,12 +2297,13 @@ static void attribution_notes(checker *k)
         [A_SET] = "to the set of deliveries in handling (not attributable to one)",
         [A_AFTER] = "to the delivery settled just before them (sent after its settle)",
         [A_NONE] = "to no delivery (none in handling, no settle on their connection)",
+        [A_EXACT_SCRIPT] = "exactly (inside the script of their settle)",
     };
-    size_t by[A_AFTER + 1] = {0};
+    size_t by[A_EXACT_SCRIPT + 1] = {0};
     for (size_t i = 0; i < k->attribs.n; i++) by[k->attribs.v[i].how]++;
     char text[1024];
     size_t len = 0;
-    for (int h = A_EXACT_MULTI; h <= A_AFTER; h++) {
+    for (int h = A_EXACT_MULTI; h <= A_EXACT_SCRIPT; h++) {
         if (!by[h]) continue;
         int n = snprintf(text + len, sizeof text - len, "%s%zu %s", len ? ", " : "", by[h], said[h]);
         if (n > 0 && (size_t)n < sizeof text - len) len += (size_t)n;
@@ -2242,6 +2312,12 @@ static void attribution_notes(checker *k)
     if (k->note_unknown_pid)
         note(k, "consumer connections without a peer process id (TCP, a proxy) are taken as "
                 "one process");
+    if (k->opaque_scripts)
+        note(k, "%zu script%s ran without the recording showing %s commands (first at line "
+                "%zu; a proxy cannot see them): a settle inside is not seen, and a consumer's "
+                "script is taken as one write",
+             k->opaque_scripts, k->opaque_scripts == 1 ? "" : "s",
+             k->opaque_scripts == 1 ? "its" : "their", k->opaque_line);
 }
 
 /* Rounds: the transactions and pipelines (connection and batch) that settled something. */

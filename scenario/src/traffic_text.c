@@ -299,6 +299,15 @@ static void put_note(wsi_buf *b, labels *L, const wsr_event *e)
         wsi_free(r);
         break;
     }
+    case WSR_CALL: {
+        put_label(b, c);
+        char *cmd = wsct_command_text(e->argc, e->argv, e->argvlen);
+        char *r = wsct_reply_text(e->reply, e->reply_len);
+        wsi_buf_printf(b, "'s script runs %s -> %s", cmd ? cmd : "?", r ? r : "?");
+        free(cmd);
+        free(r);
+        break;
+    }
     case WSR_HOLD: {
         put_label(b, c);
         char *cmd = e->argc ? wsct_command_text(e->argc, e->argv, e->argvlen) : NULL;

@@ -167,6 +167,18 @@ hand_consumers() {
     cli "$sock" "FLUSHALL" "XGROUP CREATE s g \$ MKSTREAM" "XADD s $id1 _payload a"
     cli "$sock" "XREADGROUP GROUP g c1 COUNT 1 STREAMS s >" "MULTI" "INCR a" "XACK s g $id1" "EXEC"
     redis-cli -s "$sock" FAKE.RECORD STOP >/dev/null 2>&1
+    # a script that writes and settles (the server records the commands it runs)
+    redis-cli -s "$sock" FAKE.RECORD START "$rec.script" >/dev/null
+    cli "$sock" "FLUSHALL" "XGROUP CREATE s g \$ MKSTREAM" "XADD s $id1 _payload a"
+    cli "$sock" "XREADGROUP GROUP g c1 COUNT 1 STREAMS s >" \
+        "EVAL \"redis.call('INCR', KEYS[2]); return redis.call('XACK', KEYS[1], 'g', ARGV[1])\" 2 s a $id1"
+    redis-cli -s "$sock" FAKE.RECORD STOP >/dev/null 2>&1
+    # a script that settles, then a write after it
+    redis-cli -s "$sock" FAKE.RECORD START "$rec.scriptack" >/dev/null
+    cli "$sock" "FLUSHALL" "XGROUP CREATE s g \$ MKSTREAM" "XADD s $id1 _payload a"
+    cli "$sock" "XREADGROUP GROUP g c1 COUNT 1 STREAMS s >" \
+        "EVAL \"return redis.call('XACK', KEYS[1], 'g', ARGV[1])\" 1 s $id1" "INCR a"
+    redis-cli -s "$sock" FAKE.RECORD STOP >/dev/null 2>&1
 }
 
 hand() {
@@ -179,6 +191,10 @@ hand() {
     printf 'subscribe r stream s group g consumer c2 reclaim 0\n' >>"$tmp/subs.wsim"
     check "$tmp/subs.wsim" "$tmp/hand.crash" doubled
     check "$(subs 'mode atomic')" "$tmp/hand.atomic" pass
+    grep -q '^call [0-9]* b=[0-9]* t=[0-9]* XACK s g 1-1 => ":1\\r\\n"$' "$tmp/hand.script" ||
+        bad "no call line for the script's XACK:"$'\n'"$(cat "$tmp/hand.script")"
+    check "$(subs 'mode direct')" "$tmp/hand.script" pass
+    check "$(subs 'mode direct')" "$tmp/hand.scriptack" settle-before-writes
     # the trace of one of them
     out="$("$wsim" trace "$tmp/hand.crash")" || bad "wsim trace of a recording failed"
     grep -q '^  XAUTOCLAIM s g c2 0 0-0 COUNT 10 -> \["0-0", \[\["1-1", \["_payload", "a"\]\]\], \[\]\]$' \

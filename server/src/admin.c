@@ -763,6 +763,7 @@ static void on_call(void *ctx, const fr_call_event *ev)
     /* FLUSHALL with save points writes the emptied keyspace (flushAllDataAndResetRDB) */
     if (!ev->before && ev->name[0] == 'f' && !strcmp(ev->name, "flushall"))
         frs_persist_flushall(srv);
+    if (ev->from_script && !ev->before && srv->rec) frs_record_script_call(srv, ev);
     /* the common case first: nobody watches, nothing slow, nothing tracked */
     if (!ev->before && !a->nmon && !(ev->flags & FR_CALL_BLOCKED) &&
         (a->slower_than < 0 || usec < a->slower_than) &&

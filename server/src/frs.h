@@ -637,6 +637,10 @@ void frs_record_flush(frs_server *srv);
 void frs_record_clock(frs_server *srv, int64_t from, const char *why);
 void frs_record_hold(frs_conn *c, const char *what, uint64_t n, int argc,
                      const char *const *argv, const size_t *argvlen);
+/* A command a script ran (the fake's call hook, ev->from_script, after it ran): a call line
+ * of the connection whose EVAL/EVALSHA/FCALL runs the script, before that command's own
+ * line.  A script of the embedder's own client is not written (it has no connection). */
+void frs_record_script_call(frs_server *srv, const fr_call_event *ev);
 
 /* An embedder's own client -- one that runs commands on the fake in process (fr_exec*,
  * fr_pipeline), not over a socket: wsim run's setup, produce and check -- in the recording.

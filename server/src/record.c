@@ -248,6 +248,14 @@ void frs_record_hold(frs_conn *c, const char *what, uint64_t n, int argc,
                                          argvlen));
 }
 
+void frs_record_script_call(frs_server *srv, const fr_call_event *ev)
+{
+    frs_conn *c = frs_conn_of(srv, ev->client);
+    if (!c || !srv->rec) return;
+    check_writer(srv, wsr_write_call(writer(srv), c->id, c->batch, now(srv), ev->argc, ev->argv,
+                                     ev->argvlen, ev->reply, ev->reply_len));
+}
+
 uint64_t frs_record_embedded_open(frs_server *srv, const char *name)
 {
     if (!srv->rec) return 0;

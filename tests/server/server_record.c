@@ -6,8 +6,8 @@
  * connection's open and close (and why), each command with its batch (a pipeline shares
  * one), the MULTI flag, the connection's name, the exact reply bytes, a blocked command's
  * wait and its completion after the command that served it, a push to a subscriber, a
- * reply CLIENT REPLY OFF dropped, the end line.  The clock is virtual, so every line is
- * known in advance. */
+ * reply CLIENT REPLY OFF dropped, the end line; and the commands scripts ran.  The clock is
+ * virtual, so every line is known in advance. */
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -78,14 +78,29 @@ static void wait_for_line(const char *path, const char *needle)
 
 #define same_text frsh_same_text
 
+/* The first lines of a recording of fakeredis-server --clock virtual. */
+#define HEAD \
+    "wsim-recording 1\n" \
+    "meta source \"fakeredis-server 0.1.0\"\n" \
+    "meta redis-version 7.0.15\n" \
+    "meta clock virtual\n" \
+    "meta seed 1\n"
+
+/* A server on the virtual clock recording from the start into dir/name (its path in
+ * path[cap]). */
+static frsh_server *start_recording(const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    const char *const extra[] = {"--clock", "virtual", "--record", path, NULL};
+    return start(extra);
+}
+
 /* The whole session, recorded from the start (--record). */
 static void test_record_session(void **state)
 {
     (void)state;
     char path[128];
-    snprintf(path, sizeof path, "%s/session.rec", dir);
-    const char *const extra[] = {"--clock", "virtual", "--record", path, NULL};
-    frsh_server *s = start(extra);
+    frsh_server *s = start_recording("session.rec", path, sizeof path);
     rh_buf r = {0};
     frsh_conn *p = frsh_connect(s);
     frsh_conn *c = frsh_connect(s);
@@ -121,11 +136,7 @@ static void test_record_session(void **state)
     char want[8192];
     long pid = (long)getpid();
     snprintf(want, sizeof want,
-             "wsim-recording 1\n"
-             "meta source \"fakeredis-server 0.1.0\"\n"
-             "meta redis-version 7.0.15\n"
-             "meta clock virtual\n"
-             "meta seed 1\n"
+             HEAD
              "open 1 t=1700000000000 addr=unix:%s pid=%ld\n"
              "open 2 t=1700000000000 addr=unix:%s pid=%ld\n"
              "cmd 1 b=1 t=1700000000000 m=0 name=producer CLIENT SETNAME producer => \"+OK\\r\\n\"\n"
@@ -203,11 +214,7 @@ static void test_record_command(void **state)
     long pid = (long)getpid();
     char expect[2048];
     snprintf(expect, sizeof expect,
-             "wsim-recording 1\n"
-             "meta source \"fakeredis-server 0.1.0\"\n"
-             "meta redis-version 7.0.15\n"
-             "meta clock virtual\n"
-             "meta seed 1\n"
+             HEAD
              "open 1 t=1700000000000 addr=unix:%s pid=%ld name=early\n"
              "open 2 t=1700000000000 addr=unix:%s pid=%ld\n"
              "cmd 1 b=6 t=1700000000000 m=0 name=early FAKE.RECORD START %s => \"+OK\\r\\n\"\n"
@@ -224,6 +231,66 @@ static void test_record_command(void **state)
     frsh_close(b);
     stop(s);
     rh_buf_free(&r);
+}
+
+/* A script's commands: a call line each, with what the script got, before the line of the
+ * command that ran the script (EVAL, or the EXEC that ran a queued EVAL); an error a script
+ * caught with redis.pcall too.  The whole recording, compared. */
+static void test_record_script_calls(void **state)
+{
+    (void)state;
+    char path[128];
+    frsh_server *s = start_recording("script.rec", path, sizeof path);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    CALL(c, &r, "+OK\r\n", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    CALL(c, &r, "$15\r\n1700000000000-0\r\n", "XADD", "s", "*", "_payload", "a");
+    CALL(c, &r, "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$15\r\n1700000000000-0\r\n*2\r\n"
+                "$8\r\n_payload\r\n$1\r\na\r\n",
+         "XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">");
+    CALL(c, &r, ":1\r\n", "EVAL",
+         "redis.call('INCRBY', KEYS[2], 5); return redis.call('XACK', KEYS[1], 'g', ARGV[1])",
+         "2", "s", "total", "1700000000000-0");
+    CALL(c, &r, ":1\r\n", "EVAL", "redis.pcall('LPUSH', KEYS[1], 'x'); return 1", "1", "total");
+    CALL(c, &r, "+OK\r\n", "MULTI");
+    CALL(c, &r, "+QUEUED\r\n", "EVAL", "return redis.call('SET', KEYS[1], 'v')", "1", "k");
+    CALL(c, &r, "*1\r\n+OK\r\n", "EXEC");
+    char sock[sizeof s->sock]; /* the recording names it; stop frees s */
+    snprintf(sock, sizeof sock, "%s", s->sock);
+    frsh_close(c);
+    wait_for_line(path, "close 1 ");
+    stop(s);
+    rh_buf_free(&r);
+    char *got = file_text(path);
+    char want[4096];
+    snprintf(want, sizeof want,
+             HEAD
+             "open 1 t=1700000000000 addr=unix:%s pid=%ld\n"
+             "cmd 1 b=1 t=1700000000000 m=0 XGROUP CREATE s g $ MKSTREAM => \"+OK\\r\\n\"\n"
+             "cmd 1 b=2 t=1700000000000 m=0 XADD s * _payload a => "
+             "\"$15\\r\\n1700000000000-0\\r\\n\"\n"
+             "cmd 1 b=3 t=1700000000000 m=0 XREADGROUP GROUP g c1 STREAMS s > => "
+             "\"*1\\r\\n*2\\r\\n$1\\r\\ns\\r\\n*1\\r\\n*2\\r\\n$15\\r\\n"
+             "1700000000000-0\\r\\n*2\\r\\n$8\\r\\n_payload\\r\\n$1\\r\\na\\r\\n\"\n"
+             "call 1 b=4 t=1700000000000 INCRBY total 5 => \":5\\r\\n\"\n"
+             "call 1 b=4 t=1700000000000 XACK s g 1700000000000-0 => \":1\\r\\n\"\n"
+             "cmd 1 b=4 t=1700000000000 m=0 EVAL \"redis.call('INCRBY', KEYS[2], 5); return "
+             "redis.call('XACK', KEYS[1], 'g', ARGV[1])\" 2 s total 1700000000000-0 => "
+             "\":1\\r\\n\"\n"
+             "call 1 b=5 t=1700000000000 LPUSH total x => \"-WRONGTYPE Operation against a key "
+             "holding the wrong kind of value\\r\\n\"\n"
+             "cmd 1 b=5 t=1700000000000 m=0 EVAL \"redis.pcall('LPUSH', KEYS[1], 'x'); return 1\" "
+             "1 total => \":1\\r\\n\"\n"
+             "cmd 1 b=6 t=1700000000000 m=0 MULTI => \"+OK\\r\\n\"\n"
+             "cmd 1 b=7 t=1700000000000 m=1 EVAL \"return redis.call('SET', KEYS[1], 'v')\" 1 k => "
+             "\"+QUEUED\\r\\n\"\n"
+             "call 1 b=8 t=1700000000000 SET k v => \"+OK\\r\\n\"\n"
+             "cmd 1 b=8 t=1700000000000 m=1 EXEC => \"*1\\r\\n+OK\\r\\n\"\n"
+             "close 1 t=1700000000000 why=peer\n"
+             "end t=1700000000000\n",
+             sock, (long)getpid());
+    same_text(got, want);
+    free(got);
 }
 
 /* --record onto a file of the user's: the server does not start, the file is intact. */
@@ -334,6 +401,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_record_session, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_record_command, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_record_script_calls, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_record_refuses_a_users_file, make_dir, remove_dir),
         cmocka_unit_test(test_redis_version),
         cmocka_unit_test_setup_teardown(test_clock_auto, make_dir, remove_dir),

@@ -4,7 +4,8 @@
  * - the call hook sees every command as Redis's call() runs it: a client's command after
  *   it ran, EXEC's queue (each command, then EXEC), a script's redis.call (from_script,
  *   the caller as client, the script's database) after the script's own "before" event,
- *   readonly/fast flags, a blocked call flagged, refused commands not at all;
+ *   readonly/fast flags, each call's reply (a script's command: what the script got), a
+ *   blocked call flagged and without a reply, refused commands not at all;
  * - the key hook sees every written, deleted or expired key with the writing client, and
  *   a flush (NULL key, -1 for FLUSHALL);
  * - fr_key_exists without expiring anything;
@@ -51,6 +52,11 @@ static void on_call(void *ctx, const fr_call_event *ev)
         ev->flags & FR_CALL_ADMIN ? "a" : "", ev->flags & FR_CALL_FAST ? "f" : "",
         ev->flags & FR_CALL_BLOCKED ? "b" : "");
     for (int i = 0; i < ev->argc; i++) add(s, " %.*s", (int)ev->argvlen[i], ev->argv[i]);
+    if (ev->reply) { /* its reply, CR and LF shown as | */
+        add(s, " =>");
+        for (size_t i = 0; i < ev->reply_len; i++)
+            add(s, "%c", ev->reply[i] == '\r' || ev->reply[i] == '\n' ? '|' : ev->reply[i]);
+    }
     add(s, "\n");
     s->client = ev->client;
 }
@@ -77,18 +83,18 @@ static void test_call_events(void **state)
     RUN(f->c, "SELECT 2");
     RUN(f->c, "EVAL \"redis.call('select','5') return redis.call('set',KEYS[1],'v')\" 1 k");
     assert_string_equal(s.log,
-                        "set db=0 : SET a 1\n"
-                        "get db=0 rf: GET a\n"
-                        "multi db=0 f: MULTI\n"
-                        "incr db=0 f: INCR a\n"
-                        "exec db=0 : EXEC\n"
-                        "select db=2 f: SELECT 2\n" /* the db after it ran, as Redis */
+                        "set db=0 : SET a 1 =>+OK||\n"
+                        "get db=0 rf: GET a =>$1||1||\n"
+                        "multi db=0 f: MULTI =>+OK||\n"
+                        "incr db=0 f: INCR a =>:2||\n"
+                        "exec db=0 : EXEC =>*1||:2||\n" /* its whole reply */
+                        "select db=2 f: SELECT 2 =>+OK||\n" /* the db after it ran, as Redis */
                         "before eval db=2 : EVAL redis.call('select','5') return "
                         "redis.call('set',KEYS[1],'v') 1 k\n"
-                        "lua select db=5 f: select 5\n"
-                        "lua set db=5 : set k v\n"
+                        "lua select db=5 f: select 5 =>+OK||\n"
+                        "lua set db=5 : set k v =>+OK||\n"
                         "eval db=2 : EVAL redis.call('select','5') return "
-                        "redis.call('set',KEYS[1],'v') 1 k\n");
+                        "redis.call('set',KEYS[1],'v') 1 k =>+OK||\n");
     assert_ptr_equal(s.client, f->c); /* a script's commands name the script's caller */
     fr_server_set_call_hook(f->srv, NULL, NULL);
     s.len = 0;

@@ -234,9 +234,11 @@ static void test_round_trip(void **state)
     assert_int_equal(wsr_write_push(w, 7, -5, ">1\r\n+x\r\n", 8), 0);
     assert_int_equal(wsr_write_hold(w, 7, 3, "before", 2, 1, argv, lens), 0);
     assert_int_equal(wsr_write_note(w, 4, "a note \"quoted\""), 0);
+    const char *xack[] = {"XACK", "s", "g", "1-1"};
+    assert_int_equal(wsr_write_call(w, 7, 3, 5, 4, xack, NULL, ":1\r\n", 4), 0);
     assert_int_equal(wsr_write_cmd(w, 7, 3, 5, 1, NULL, 0, -1, 1, argv, lens, "", 0), 0);
     assert_int_equal(wsr_write_close(w, 7, 6, "peer"), 0);
-    assert_int_equal(wsr_writer_events(w), 10);
+    assert_int_equal(wsr_writer_events(w), 11);
     assert_int_equal(wsr_writer_close(w, 7, err, sizeof err), 0);
 
     size_t len;
@@ -251,6 +253,7 @@ static void test_round_trip(void **state)
     assert_non_null(strstr(text, "\nclock t=1700000005001 from=1700000000001 why=auto\n"));
     assert_non_null(strstr(text, "\ncmd 7 b=2 t=1700000005001 m=0 since=1700000000001 BLPOP q 5 "
                                  "=> \"*-1\\r\\n\"\n"));
+    assert_non_null(strstr(text, "\ncall 7 b=3 t=5 XACK s g 1-1 => \":1\\r\\n\"\n"));
     assert_non_null(strstr(text, "\nend t=7\n"));
     free(text);
 
@@ -262,7 +265,7 @@ static void test_round_trip(void **state)
     assert_string_equal(wsr_meta(r, "source"), "test recording");
     assert_null(wsr_meta(r, "nothing"));
     assert_true(r->ended);
-    assert_int_equal(r->n, 11);
+    assert_int_equal(r->n, 12);
     const wsr_event *e = r->ev;
     assert_int_equal(e[0].kind, WSR_OPEN);
     assert_int_equal(e[0].conn, 7);
@@ -291,11 +294,16 @@ static void test_round_trip(void **state)
     assert_string_equal(e[6].word, "before");
     assert_int_equal(e[6].n, 2);
     assert_string_equal(e[7].word, "a note \"quoted\"");
-    assert_int_equal(e[8].multi, 1);
-    assert_int_equal(e[8].reply_len, 0);
-    assert_int_equal(e[9].kind, WSR_CLOSE);
-    assert_string_equal(e[9].word, "peer");
-    assert_int_equal(e[10].kind, WSR_END);
+    assert_int_equal(e[8].kind, WSR_CALL);
+    assert_int_equal(e[8].batch, 3);
+    assert_int_equal(e[8].argc, 4);
+    assert_string_equal(e[8].argv[3], "1-1");
+    assert_int_equal(e[8].reply_len, 4);
+    assert_int_equal(e[9].multi, 1);
+    assert_int_equal(e[9].reply_len, 0);
+    assert_int_equal(e[10].kind, WSR_CLOSE);
+    assert_string_equal(e[10].word, "peer");
+    assert_int_equal(e[11].kind, WSR_END);
     /* each event renders back to its line, byte for byte (what a checker quotes) */
     text = slurp(path, &len);
     for (size_t i = 0; i < r->n; i++) {
@@ -399,8 +407,8 @@ static void test_reader_refusals(void **state)
     assert_null(ok);
     /* malformed lines */
     expect_refusal(HEAD "bogus 1\nend t=0\n",
-                   "t.rec:2:1: error: unknown line kind bogus (open, close, cmd, wait, push, "
-                   "hold, clock, note, end, meta)");
+                   "t.rec:2:1: error: unknown line kind bogus (open, close, cmd, wait, call, "
+                   "push, hold, clock, note, end, meta)");
     expect_refusal(HEAD "open x t=0 addr=?\nend t=0\n",
                    "t.rec:2:6: error: a connection id (a decimal number) expected, got x");
     expect_refusal(HEAD "open 1 addr=? t=0\nend t=0\n",
@@ -430,6 +438,12 @@ static void test_reader_refusals(void **state)
                    "t.rec:3:19: error: an argument expected (one space between words)");
     expect_refusal(HEAD OPEN1 "cmd 1 b=1 t=0 m=0 PING => \"+OK\\r\\n\" x\nend t=0\n",
                    "t.rec:3:37: error: nothing may follow the reply");
+    expect_refusal(HEAD OPEN1 "call 1 b=1 t=0 XACK s g 1-1\nend t=0\n",
+                   "t.rec:3:28: error: '=>' and the reply expected");
+    expect_refusal(HEAD OPEN1 "call 1 t=0 XACK s g 1-1 => \":1\r\n\"\nend t=0\n",
+                   "t.rec:3:8: error: field b= expected, got t");
+    expect_refusal(HEAD OPEN1 "call 1 b=1 t=0 m=0 XACK => \":1\r\n\"\nend t=0\n",
+                   "t.rec:3:17: error: byte 0x3d in a bare word (quote the word)");
     expect_refusal(HEAD "end t=0 \n", "t.rec:2:8: error: a space at the end of the line");
     expect_refusal(HEAD "push 1 t=0 => \"+x\\r\\n\"\nend t=0\n",
                    "t.rec:2:6: error: connection 1 has no open line above");

@@ -3,7 +3,8 @@
  * verdict: a plain window's flush (writes, then one XACK: the round), a crash inside it and
  * the reclaim (doubled, by round), direct mode (by connection and order; an ack sent before
  * the write: settle-before-writes), atomic segments (exact; a settle outside the MULTI, a
- * write after the settle, a segment sent unwrapped), reliable lists with a processing list
+ * write after the settle, a segment sent unwrapped), scripts whose commands the server
+ * recorded (call lines; one whose commands are missing), reliable lists with a processing list
  * and a recovery set (settled; stranded; a sweep cut short: lost), the delay queue (a sweep
  * cut short: lost), XREADGROUP ... CLAIM (Redis 8.4), RESP3 replies, retries whose copies
  * are not doubles, a read recorded before the XADD that served it (a proxy's order),
@@ -61,15 +62,22 @@ static size_t closed(uint64_t c)
     return line++;
 }
 
+/* The NULL-terminated arguments of ap, at most 32, into argv; how many. */
+static int collect(const char **argv, va_list ap)
+{
+    int argc = 0;
+    for (const char *a; (a = va_arg(ap, const char *)) && argc < 32;) argv[argc++] = a;
+    return argc;
+}
+
 /* A command of connection c: in a new batch (same 0) or the last one, inside MULTI or not,
  * its reply, then its arguments (NULL-terminated).  Its line. */
 static size_t cmd(uint64_t c, int same, int multi, const char *reply, ...)
 {
     const char *argv[32];
-    int argc = 0;
     va_list ap;
     va_start(ap, reply);
-    for (const char *a; (a = va_arg(ap, const char *)) && argc < 32;) argv[argc++] = a;
+    int argc = collect(argv, ap);
     va_end(ap);
     if (!same) batch++;
     assert_int_equal(wsr_write_cmd(W, c, batch, 0, multi, NULL, 0, -1, argc, argv, NULL, reply,
@@ -85,6 +93,19 @@ static size_t cmd_bytes(uint64_t c, int argc, const char *const *argv, const siz
 {
     assert_int_equal(
         wsr_write_cmd(W, c, ++batch, 0, 0, NULL, 0, -1, argc, argv, argvlen, reply, reply_len), 0);
+    return line++;
+}
+
+/* A command c's script ran (a call line, in the batch of the script's command), its reply,
+ * then its arguments (NULL-terminated).  Its line. */
+static size_t call(uint64_t c, const char *reply, ...)
+{
+    const char *argv[32];
+    va_list ap;
+    va_start(ap, reply);
+    int argc = collect(argv, ap);
+    va_end(ap);
+    assert_int_equal(wsr_write_call(W, c, batch + 1, 0, argc, argv, NULL, reply, strlen(reply)), 0);
     return line++;
 }
 
@@ -402,6 +423,88 @@ static void test_atomic_shapes(void **state)
     }
 }
 
+/* Scripts whose commands the server recorded (call lines): a script that writes and settles
+ * is one unit, exactly attributed; a write after a script's settle is settle-before-writes;
+ * an atomic delivery's script is its segment (writes without the settle: atomic-shape); a
+ * script queued in MULTI counts where it stands in the queue; a script whose commands are
+ * not shown is said in a note and its settle is not seen. */
+static void test_scripts(void **state)
+{
+    (void)state;
+    static const char lua[] = "redis.call('INCR', KEYS[2]); "
+                              "return redis.call('XACK', KEYS[1], 'g', ARGV[1])";
+    for (int story = 0; story < 6; story++) {
+        producer_and_consumer();
+        cmd(1, 0, 0, bulk("1-1"), "XADD", "s", "*", "_payload", "a", NULL);
+        cmd(2, 0, 0, xread("s", 1, "1-1", "a"), "XREADGROUP", "GROUP", "g", "c1", "STREAMS",
+            "s", ">", NULL);
+        size_t ack = 0, incr = 0, eval = 0;
+        if (story == 0 || story == 5) { /* writes and settles in one script */
+            if (story == 0) {
+                incr = call(3, ":1\r\n", "INCR", "x", NULL);
+                ack = call(3, ":1\r\n", "XACK", "s", "g", "1-1", NULL);
+            }
+            eval = cmd(3, 0, 0, ":1\r\n", "EVAL", lua, "2", "s", "x", "1-1", NULL);
+        } else if (story == 1) { /* the script settles, the write comes after it */
+            ack = call(3, ":1\r\n", "XACK", "s", "g", "1-1", NULL);
+            cmd(3, 0, 0, ":1\r\n", "EVAL", "return redis.call('XACK', KEYS[1], 'g', ARGV[1])",
+                "1", "s", "1-1", NULL);
+            incr = cmd(3, 0, 0, ":1\r\n", "INCR", "x", NULL);
+        } else if (story == 2) { /* atomic: the script writes, the settle is outside it */
+            incr = call(3, ":1\r\n", "INCR", "x", NULL);
+            eval = cmd(3, 0, 0, ":1\r\n", "EVAL", "return redis.call('INCR', KEYS[1])", "1", "x",
+                       NULL);
+            ack = cmd(3, 0, 0, ":1\r\n", "XACK", "s", "g", "1-1", NULL);
+        } else { /* atomic, MULTI: a queued script's write, then (3) or before (4) the XACK */
+            cmd(3, 0, 0, "+OK\r\n", "MULTI", NULL);
+            if (story == 4) cmd(3, 1, 1, "+QUEUED\r\n", "XACK", "s", "g", "1-1", NULL);
+            cmd(3, 1, 1, "+QUEUED\r\n", "EVAL", "return redis.call('INCR', KEYS[1])", "1", "x",
+                NULL);
+            if (story == 3) cmd(3, 1, 1, "+QUEUED\r\n", "XACK", "s", "g", "1-1", NULL);
+            batch--; /* the call line shares EXEC's batch */
+            incr = call(3, ":1\r\n", "INCR", "x", NULL);
+            batch++;
+            cmd(3, 1, 1, "*2\r\n:1\r\n:1\r\n", "EXEC", NULL);
+        }
+        outcome *o = check(story >= 2 && story <= 4 ? STREAM_SUB " mode atomic\n" : STREAM_SUB "\n",
+                           story == 5);
+        if (story == 0 || story == 3) {
+            clean(o);
+            assert_true(noted(o, story == 0 ? "1 exactly (inside the script of their settle)"
+                                            : "1 exactly (inside the MULTI/EXEC of their settle)"));
+            assert_int_equal(o->res.writes, 1);
+            assert_int_equal(o->res.settles, 1);
+        } else if (story == 1) {
+            assert_int_equal(o->res.nviolations, 1);
+            const wsc_traffic_violation *v = find(o, "settle-before-writes", "1-1");
+            char want[128];
+            snprintf(want, sizeof want, "was settled at line %zu before `INCR x` (line %zu)", ack,
+                     incr);
+            if (!strstr(v->sentence, want)) fail_msg("%s", v->sentence);
+        } else if (story == 2) {
+            assert_int_equal(o->res.nviolations, 1);
+            const char *s = find(o, "atomic-shape", "1-1")->sentence;
+            char want[160];
+            snprintf(want, sizeof want, "atomic segment (the script at line %zu) holds `INCR x` "
+                                        "but not its settle, which was sent outside it", eval);
+            if (!strstr(s, want)) fail_msg("%s", s);
+            (void)ack;
+        } else if (story == 4) {
+            assert_int_equal(o->res.nviolations, 1);
+            const char *s = find(o, "atomic-shape", "1-1")->sentence;
+            char want[128];
+            snprintf(want, sizeof want, "puts `INCR x` (line %zu) after its own settle", incr);
+            if (!strstr(s, want)) fail_msg("%s", s);
+        } else { /* story 5: the script's commands are not in the recording (a proxy's) */
+            assert_int_equal(o->res.settles, 0);
+            assert_true(noted(o, "1 script ran without the recording showing its commands (first "
+                                 "at line"));
+            assert_int_equal(count(o, "unsettled"), 0); /* allowed: a note */
+        }
+        done(o);
+    }
+}
+
 /* A reliable list with a processing list and a recovery set: a read, its claim, its settle. */
 static void test_reliable_list(void **state)
 {
@@ -657,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_ack_then_write_killed),
         cmocka_unit_test(test_settle_before_writes_in_a_pipeline),
         cmocka_unit_test(test_atomic_shapes),
+        cmocka_unit_test(test_scripts),
         cmocka_unit_test(test_reliable_list),
         cmocka_unit_test(test_delay_queue),
         cmocka_unit_test(test_claiming_read_and_resp3),
