@@ -275,7 +275,8 @@ static void propagate_set_pxat(fr_client *c, const fri_arg *key, const fri_arg *
 static void propagate_without_get(fr_client *c)
 {
     fri_arg small[16] = {{0}};
-    fri_arg *v = c->argc <= 16 ? small : fri_malloc(sizeof(*v) * (size_t)c->argc);
+    /* Zeroed either way: GCC -O1 cannot see that only the first n are read. */
+    fri_arg *v = c->argc <= 16 ? small : fri_calloc((size_t)c->argc, sizeof(*v));
     int n = 0;
     for (int j = 0; j < c->argc; j++) {
         if (j >= 3 && fri_arg_is_cstr(&c->argv[j], "get")) continue;
