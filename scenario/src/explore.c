@@ -1096,31 +1096,3 @@ int wsc_explore(const wsc_scenario *sc, const wsc_options *opt, wsc_exploration 
     static const wsc_explore_options replay = {.replay = 1};
     return wsc_explore_with(sc, opt, &replay, out);
 }
-
-/* Frees what an exploration holds; *ex is empty afterwards. */
-void wsc_exploration_count(wsc_exploration *ex, const wsc_crash_point *p)
-{
-    ex->explored++;
-    if (!strcmp(p->verdict, "fine")) ex->fine++;
-    else if (!strcmp(p->verdict, "doubled")) ex->doubled++;
-    else if (!strcmp(p->verdict, "lost")) ex->lost++;
-    else if (!strcmp(p->verdict, "split")) ex->split++;
-    else if (!strcmp(p->verdict, "leaked")) ex->leaked++;
-    else if (!strcmp(p->verdict, "stranded")) ex->stranded++;
-    else ex->other++;
-    if (p->forbidden) ex->forbidden++;
-}
-
-void wsc_exploration_free(wsc_exploration *ex)
-{
-    for (size_t i = 0; i < ex->npoints; i++) {
-        wsi_free(ex->points[i].command_text);
-        wsi_free(ex->points[i].detail);
-        wsi_free(ex->points[i].fault);
-    }
-    wsi_free(ex->points);
-    wsi_free(ex->error);
-    wsi_free(ex->failure);
-    wsi_free(ex->note);
-    memset(ex, 0, sizeof *ex);
-}
