@@ -1768,6 +1768,32 @@ static size_t add_pipeline_settles(checker *k, size_t w, int dir)
     return added;
 }
 
+/* Whether process proc (0: none known) has a delivery in handling at op t that is not
+ * retried. */
+static int proc_in_handling(const checker *k, size_t proc, size_t t)
+{
+    for (size_t i = 0; proc && i < k->dls.n; i++) {
+        const dl *d = &k->dls.v[i];
+        if (d->proc == proc && in_handling(d, t) && !d->retried) return 1;
+    }
+    return 0;
+}
+
+/* Whether the one delivery settled by op t had a write on t's connection between its
+ * read and t, with no other settle between: its consumer writes, then settles. */
+static int wrote_before_settle(const checker *k, size_t t)
+{
+    const op *s = &k->ops.v[t];
+    const dl *d = &k->dls.v[k->settled.v[s->first_settled]];
+    for (size_t j = t; j-- > d->read_op + 1;) {
+        const op *x = &k->ops.v[j];
+        if (x->conn != s->conn) continue;
+        if (x->settle) return 0;
+        if (x->write) return 1;
+    }
+    return 0;
+}
+
 /* Attributes write w (docs/recording.md, "Attribution"). */
 static void attribute(checker *k, size_t w)
 {
@@ -1811,11 +1837,15 @@ static void attribute(checker *k, size_t w)
     }
     /* 3'. right after a settle of one delivery on its connection, no read between and no
      * settle after it: that delivery's write, sent after its settle (a consumer that acks,
-     * then writes, cut short or at its last delivery) */
+     * then writes, cut short or at its last delivery) -- unless that delivery wrote before
+     * its settle while another is still in handling: a consumer that writes, then settles
+     * (the framework's direct mode) sends the next handler's write after the previous
+     * settle, so the write is the next delivery's (rule 4). */
     for (size_t i = w; i-- > 0;) {
         const op *x = &k->ops.v[i];
         if (x->conn != o->conn) continue;
-        if (x->settle && x->nsettled == 1 && !read_between(k, c->proc, i, w))
+        if (x->settle && x->nsettled == 1 && !read_between(k, c->proc, i, w) &&
+            !(wrote_before_settle(k, i) && proc_in_handling(k, c->proc, w)))
             add_settled(k, i, 0, SIZE_MAX);
         break;
     }

@@ -368,6 +368,38 @@ static void test_ack_then_write_killed(void **state)
     done(o);
 }
 
+/* The same kill in a consumer that writes, then acks (the framework's direct mode, two_roads'
+ * crash_between_write_and_ack_direct): the first delivery wrote before its XACK, so the
+ * write after that XACK is the next delivery's, in handling; the successor reclaims it and
+ * writes again: doubled, and no settle-before-writes. */
+static void test_write_then_ack_killed(void **state)
+{
+    (void)state;
+    begin();
+    opened(1, 10);
+    cmd(1, 0, 0, "+OK\r\n", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM", NULL);
+    cmd(1, 0, 0, bulk("1-1"), "XADD", "s", "*", "_payload", "a", NULL);
+    cmd(1, 0, 0, bulk("1-2"), "XADD", "s", "*", "_payload", "b", NULL);
+    opened(2, 20);
+    cmd(2, 0, 0, xread("s", 2, "1-1", "a", "1-2", "b"), "XREADGROUP", "GROUP", "g", "c1",
+        "COUNT", "2", "STREAMS", "s", ">", NULL);
+    cmd(2, 0, 0, ":100\r\n", "INCRBY", "x", "100", NULL);
+    cmd(2, 0, 0, ":1\r\n", "XACK", "s", "g", "1-1", NULL);
+    cmd(2, 0, 0, ":200\r\n", "INCRBY", "x", "100", NULL);
+    closed(2);
+    opened(3, 30);
+    cmd(3, 0, 0, autoclaim("1-2", "b"), "XAUTOCLAIM", "s", "g", "c1", "0", "0-0", "COUNT", "1",
+        NULL);
+    cmd(3, 0, 0, ":300\r\n", "INCRBY", "x", "100", NULL);
+    cmd(3, 0, 0, ":1\r\n", "XACK", "s", "g", "1-2", NULL);
+    outcome *o = check(STREAM_SUB " mode direct\nsubscribe r stream s group g consumer c1 "
+                                  "mode direct reclaim 0\n", 0);
+    assert_int_equal(count(o, "settle-before-writes"), 0);
+    assert_int_equal(count(o, "doubled"), 1);
+    find(o, "doubled", "1-2");
+    done(o);
+}
+
 /* A pipeline that sends the XACK before the writes of its round. */
 static void test_settle_before_writes_in_a_pipeline(void **state)
 {
@@ -758,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_window_crash_doubles),
         cmocka_unit_test(test_direct_order),
         cmocka_unit_test(test_ack_then_write_killed),
+        cmocka_unit_test(test_write_then_ack_killed),
         cmocka_unit_test(test_settle_before_writes_in_a_pipeline),
         cmocka_unit_test(test_atomic_shapes),
         cmocka_unit_test(test_scripts),
