@@ -257,9 +257,7 @@ static void nack_assign(fri_sid id, fri_stream_nack *nack, fri_stream_consumer *
 {
     if (nack->consumer == consumer) return;
     if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, id);
-    /* the embedded node is free: the removal above unlinked it (or the record was
-     * linked with a map-owned node) */
-    fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
+    fri_sidmap_insert(consumer->pel, id, nack);
     nack->consumer = consumer;
 }
 
@@ -630,8 +628,8 @@ static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
             /* Usually new to the PEL: try the insertion first, which searches anyway;
              * only an entry redelivered after SETID finds its record there. */
             fri_stream_nack *nack = nack_new(cg, consumer, c->now_ms);
-            if (fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack)) {
-                fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
+            if (fri_sidmap_insert(cg->pel, id, nack) > 0) {
+                fri_sidmap_insert(consumer->pel, id, nack);
             } else {
                 fri_stream_nack_release(cg->stream, nack);
                 nack = fri_sidmap_get(cg->pel, id);
@@ -1372,7 +1370,7 @@ static void xclaim_command(fr_client *c)
         }
         if (force && !nack) {
             nack = nack_new(cg, NULL, now);
-            fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
+            fri_sidmap_insert(cg->pel, id, nack);
         }
         if (!nack) continue;
         if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
@@ -1636,7 +1634,10 @@ int fri_stream_cgroups_dup(fri_stream *dst, const fri_stream *src)
             fri_stream_nack *copy = nack_new(ncg, NULL, nack->delivery_time);
             if (!copy) return -1;
             copy->delivery_count = nack->delivery_count;
-            fri_sidmap_insert_node(ncg->pel, &copy->group_node, id, copy);
+            if (fri_sidmap_insert(ncg->pel, id, copy) < 0) {
+                fri_stream_nack_release(ncg->stream, copy);
+                return -1;
+            }
         }
         size_t cslots = fri_dict_slots(cg->consumers);
         for (size_t k = 0; k < cslots; k++) {
@@ -1650,7 +1651,7 @@ int fri_stream_cgroups_dup(fri_stream *dst, const fri_stream *src)
             while (fri_sidmap_iter_next(&it, &id, NULL)) {
                 fri_stream_nack *copy = fri_sidmap_get(ncg->pel, id);
                 copy->consumer = ncons;
-                fri_sidmap_insert_node(ncons->pel, &copy->consumer_node, id, copy);
+                if (fri_sidmap_insert(ncons->pel, id, copy) < 0) return -1;
             }
         }
     }
@@ -2007,7 +2008,10 @@ int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
     fri_stream_nack *nack = nack_new(cg, NULL, delivery_time);
     if (!nack) return -1;
     nack->delivery_count = delivery_count;
-    fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
+    if (fri_sidmap_insert(cg->pel, id, nack) < 0) {
+        fri_stream_nack_release(cg->stream, nack);
+        return -1;
+    }
     return 1;
 }
 
