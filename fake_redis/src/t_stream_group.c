@@ -1055,8 +1055,8 @@ static void xack_command(fr_client *c)
         return;
     }
     int n = c->argc - 3;
-    fri_sid small[8];
-    fri_sid *ids = n <= 8 ? small : fri_malloc(sizeof(*ids) * (size_t)n);
+    fri_sid small[64]; /* a read's worth of ids (COUNT 64) without an allocation */
+    fri_sid *ids = n <= 64 ? small : fri_malloc(sizeof(*ids) * (size_t)n);
     if (!ids) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
