@@ -295,6 +295,7 @@ int main(int argc, char **argv)
     /* whole passes over the inputs until the time is up (at least one pass) */
     do {
         for (size_t i = 0; i < n; i++) {
+            wsi_region_begin(); /* as fuzz_outcomes: the run's memory dropped whole */
             ch c;
             ch_init_fdp(&c, in[i].p, in[i].n, 0);
             gen_run run;
@@ -304,7 +305,7 @@ int main(int argc, char **argv)
             if (failed && verbose && failures <= 3) {
                 char *text = gen_scenario(&run, "a failing bench input", f.message, f.expect, NULL);
                 fprintf(stderr, "input %zu fails (%s):\n%s\n", i, f.kind, text);
-                free(text);
+                wsi_free(text);
             }
             steps += run.nsteps;
             rts += run.sim ? ws_sim_round_trip_count(run.sim) : 0;
@@ -312,6 +313,7 @@ int main(int argc, char **argv)
             gen_failure_free(&f);
             gen_free(&run);
             ch_free(&c);
+            wsi_region_end();
             runs++;
             bytes += in[i].n;
         }

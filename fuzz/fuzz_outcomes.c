@@ -51,6 +51,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    /* everything of the run -- the simulation, the model, their texts -- from one region,
+     * dropped whole at the end (wsi_alloc.h; the C library's under the sanitizers) */
+    wsi_region_begin();
     ch c;
     ch_init_fdp(&c, data, size, 0);
     gen_limits lim = gen_target_limits();
@@ -64,11 +67,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                   f.expect, NULL);
         fprintf(stderr, "fuzz_outcomes: %s\n%s\n--- the run as a scenario (wsim repro FILE "
                 "shrinks it) ---\n%s", f.kind, f.message, text);
-        free(text);
+        wsi_free(text);
         gen_failure_free(&f);
         gen_free(&run);
         abort();
     }
     gen_free(&run);
+    wsi_region_end();
     return 0;
 }

@@ -61,6 +61,28 @@ static inline void wsi_free(void *p)
     else free(p);
 }
 
+/* ----- A region ----------------------------------------------------------------------------- */
+
+/* From wsi_region_begin to wsi_region_end the family allocates from one region of memory
+ * instead of the C library: an allocation bumps a pointer, wsi_free of one of its blocks
+ * frees nothing until the end (the last block handed out is taken back at once), and
+ * wsi_region_end drops every block of the region at once, keeping its pages for the next
+ * one (common/src/wsi_region.c).  For work that builds much and keeps nothing: one
+ * fuzz_outcomes run (fuzz/fuzz_outcomes.c, bench/bench_fuzz.c).  The contract:
+ *   - no block allocated inside may be used after wsi_region_end;
+ *   - a block the C library made before the region stays the C library's (wsi_free and
+ *     wsi_realloc hand it to free and realloc);
+ *   - not nested (a second begin does nothing); the allocator wsi_alloc_use installed is
+ *     set aside for the region's time and put back at its end;
+ *   - under a sanitizer, whose allocator must see every block, the functions do nothing
+ *     and the C library serves as always (wsi_region_on says which). */
+void wsi_region_begin(void);
+void wsi_region_end(void);
+/* Gives the region's kept pages back to the C library (outside a region). */
+void wsi_region_release(void);
+/* 1 when regions are built in, 0 under a sanitizer. */
+int wsi_region_on(void);
+
 /* Prints "wsim: out of memory in <module>" and a newline on stderr, and aborts. */
 _Noreturn void wsi_oom(const char *module);
 

@@ -102,8 +102,8 @@ int ws_pool(ws_sim *sim, ws_delivery *d, int argc, const char *const *argv,
     if (argc < 1 || !argv) return wsi_fail(sim, WS_EINVAL, "pool: no command");
     wsi_cmd *c = wsi_cmd_copy(argc, argv, argvlen);
     char cause[160];
-    if (d) snprintf(cause, sizeof cause, "pool of %s", d->shown);
-    else snprintf(cause, sizeof cause, "pool");
+    if (d) wsi_snprintf(cause, sizeof cause, "pool of %s", d->shown);
+    else wsi_snprintf(cause, sizeof cause, "pool");
     const fr_reply *r = NULL;
     wsi_annot an = {.cause = cause, .sub = d ? d->sub : NULL, .role = WSI_ROLE_POOL, .dl = d};
     int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);
@@ -143,7 +143,7 @@ static int do_publish(ws_delivery *d, const ws_out *out, int in_round, int is_re
                          is_reply && d->sub->cfg.reply_in_round ? WSI_EFFECT_REPLY
                                                                 : WSI_EFFECT_QUEUED);
     char cause[160];
-    snprintf(cause, sizeof cause, "publish of %s", d->shown);
+    wsi_snprintf(cause, sizeof cause, "publish of %s", d->shown);
     const fr_reply *r = NULL;
     wsi_annot an = {.cause = cause, .sub = d->sub, .role = WSI_ROLE_PUBLISH, .dl = d};
     int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);

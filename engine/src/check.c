@@ -52,7 +52,7 @@ static void violation(ws_sim *sim, const char *inv, const wsi_produced *p, const
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    wsi_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     sim->viol = wsi_xrealloc(sim->viol, (sim->nviol + 1) * sizeof *sim->viol);
     sim->viol_text = wsi_xrealloc(sim->viol_text, (sim->nviol + 1) * 3 * sizeof(char *));
@@ -376,7 +376,7 @@ static int read_stream_holding(ws_sim *sim, const ws_sub *s, holding *h)
                     strcmp(g->elements[k + 1].str, s->group) == 0)
                     mine = 1;
                 if (mine && strcmp(g->elements[k].str, "last-delivered-id") == 0)
-                    snprintf(last, sizeof last, "(%s", g->elements[k + 1].str);
+                    wsi_snprintf(last, sizeof last, "(%s", g->elements[k + 1].str);
             }
         }
     if (*last && !h->unread_by_id) {
@@ -808,12 +808,12 @@ static void check_stranded(ws_sim *sim, const ws_sub *s, size_t root, const hold
     char how[512];
     if (last && last->done && !last->settle_sent &&
         (last->outcome == WS_ACK || last->outcome == WS_DROP))
-        snprintf(how, sizeof how, "its delivery in read %llu of %s ended %s, but its LREM "
+        wsi_snprintf(how, sizeof how, "its delivery in read %llu of %s ended %s, but its LREM "
                  "did not take effect while its recovery member went, so the orphan sweep "
                  "never finds it", (unsigned long long)last->read, last->sub->name,
                  last->outcome == WS_ACK ? "ack" : "drop");
     else
-        snprintf(how, sizeof how, "no member of the recovery set %s names it (the claim's ZADD "
+        wsi_snprintf(how, sizeof how, "no member of the recovery set %s names it (the claim's ZADD "
                  "that follows its LMOVE never took effect), so the orphan sweep never finds "
                  "it; the crash: %s", s->recovery,
                  last ? crash_of(sim, last) : sim->last_crash[0] ? sim->last_crash : "none");

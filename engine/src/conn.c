@@ -131,10 +131,10 @@ int wsi_conn_fail(ws_conn *c, int code, int dead, const char *fmt, ...)
     if (fmt) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(c->errstr, sizeof c->errstr, fmt, ap);
+        wsi_vsnprintf(c->errstr, sizeof c->errstr, fmt, ap);
         va_end(ap);
     } else {
-        snprintf(c->errstr, sizeof c->errstr, "%s", ws_strerror(code));
+        wsi_snprintf(c->errstr, sizeof c->errstr, "%s", ws_strerror(code));
     }
     if (dead) c->dead = 1;
     return code;
@@ -272,24 +272,42 @@ size_t wsi_escape(unsigned char ch, int letters_ab, char out[4])
     return 4;
 }
 
+/* Whether ch stands for itself inside "...". */
+static inline int quote_plain(unsigned char ch) { return ch >= 32 && ch < 127 && ch != '"' && ch != '\\'; }
+
 /* Hands put the quoted form of n bytes ("..." with redis-cli's escapes), in pieces. */
 void wsi_quote(const char *p, size_t n, int letters_ab,
                void (*put)(void *ud, const char *bytes, size_t len), void *ud)
 {
     /* The quoted text is gathered in a small buffer and handed over in pieces: binary
      * values (frames, recovery members) escape nearly every byte, and two calls of put
-     * per byte were most of what quoting them cost. */
+     * per byte were most of what quoting them cost.  Runs of plain bytes (ids, payloads:
+     * most of what is quoted) are copied whole. */
     char buf[256];
     size_t at = 0;
     buf[at++] = '"';
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && quote_plain((unsigned char)p[j])) j++;
+        if (j - i > sizeof buf - at) {
+            put(ud, buf, at);
+            at = 0;
+            if (j - i > sizeof buf) {
+                put(ud, p + i, j - i);
+                i = j;
+            }
+        }
+        if (j > i) {
+            memcpy(buf + at, p + i, j - i);
+            at += j - i;
+            i = j;
+        }
+        if (i == n) break;
         if (at > sizeof buf - 4) {
             put(ud, buf, at);
             at = 0;
         }
-        size_t el = wsi_escape((unsigned char)p[i], letters_ab, buf + at);
-        if (el) at += el;
-        else buf[at++] = p[i];
+        at += wsi_escape((unsigned char)p[i++], letters_ab, buf + at);
     }
     if (at > sizeof buf - 1) {
         put(ud, buf, at);

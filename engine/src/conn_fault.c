@@ -356,7 +356,7 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         }
     }
     if (refused) {
-        snprintf(c->note, sizeof c->note, "refused, nothing sent");
+        wsi_snprintf(c->note, sizeof c->note, "refused, nothing sent");
         return wsi_conn_fail(c, WS_EREFUSED, 0, "injected: round trip %llu refused",
                              (unsigned long long)rt);
     }
@@ -477,13 +477,13 @@ static int fault_pipeline(ws_conn *c, size_t n, const fr_command *commands,
         ws_conn_close(fc->inner);
         fc->inner = NULL;
         if (crash) {
-            snprintf(c->note, sizeof c->note, "crash after %zu of %zu commands", cutoff, n);
+            wsi_snprintf(c->note, sizeof c->note, "crash after %zu of %zu commands", cutoff, n);
             return wsi_conn_fail(c, WS_ECRASHED, 1,
                                  "injected: consumer crashed in round trip %llu after %zu "
                                  "of %zu commands",
                                  (unsigned long long)rt, cutoff, n);
         }
-        snprintf(c->note, sizeof c->note, "replies of %zu commands lost", n);
+        wsi_snprintf(c->note, sizeof c->note, "replies of %zu commands lost", n);
         return wsi_conn_fail(c, WS_ELOST, 1,
                              "injected: connection dropped in round trip %llu, %zu replies "
                              "lost",

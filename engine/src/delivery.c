@@ -171,7 +171,7 @@ const char *ws_delivery_payload(const ws_delivery *d, size_t *len)
 const char *ws_delivery_header(const ws_delivery *d, const char *name, size_t *len)
 {
     char key[256];
-    snprintf(key, sizeof key, "h:%s", name);
+    wsi_snprintf(key, sizeof key, "h:%s", name);
     return field_of(d, key, len);
 }
 

@@ -75,7 +75,7 @@ static void set_where(wsi_where *where, const ws_round_trip *rt, size_t i)
 const char *wsi_where_text(const wsi_where *w, char *buf, size_t size)
 {
     if (!w->conn[0]) return "?";
-    snprintf(buf, size, "%s round trip %llu, command %zu", w->conn, (unsigned long long)w->rt,
+    wsi_snprintf(buf, size, "%s round trip %llu, command %zu", w->conn, (unsigned long long)w->rt,
              w->cmd);
     return buf;
 }

@@ -222,7 +222,7 @@ int wsi_publish_copy(ws_delivery *d, const wsi_plan *p)
         return 0;
     }
     char cause[192];
-    snprintf(cause, sizeof cause, "%s of %s", dlq ? "dead letter" : "retry copy", d->shown);
+    wsi_snprintf(cause, sizeof cause, "%s of %s", dlq ? "dead letter" : "retry copy", d->shown);
     const fr_reply *r = NULL;
     wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_COPY, .dl = d};
     int rc = wsi_send(sim, sim->window, 1, &c, &an, &r);

@@ -278,7 +278,7 @@ static int read_reclaim(ws_sub *s, uint64_t read, const char *cause)
     int rc = read_one(s, read, cause, &b, &r);
     if (rc) return rc;
     if (r->type != FR_REPLY_ARRAY || r->count < 2) return 0;
-    snprintf(s->cursor, sizeof s->cursor, "%.*s", (int)r->elements[0].len, r->elements[0].str);
+    wsi_snprintf(s->cursor, sizeof s->cursor, "%.*s", (int)r->elements[0].len, r->elements[0].str);
     /* the claimed entries, kept as [id, field, value, ...] until XPENDING answers */
     const fr_reply *entries = &r->elements[1];
     size_t n = 0;
@@ -354,7 +354,7 @@ static int read_reclaim(ws_sub *s, uint64_t read, const char *cause)
 static void add_seconds(wsi_cmdb *b, int64_t ms)
 {
     char buf[48];
-    int n = snprintf(buf, sizeof buf, "%lld.%03lld", (long long)(ms / 1000),
+    int n = wsi_snprintf(buf, sizeof buf, "%lld.%03lld", (long long)(ms / 1000),
                      (long long)(ms % 1000));
     wsi_cmdb_add(b, buf, (size_t)n);
 }

@@ -21,7 +21,7 @@ int wsi_fail(ws_sim *sim, int code, const char *fmt, ...)
     sim->err = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(sim->errstr, sizeof sim->errstr, fmt, ap);
+    wsi_vsnprintf(sim->errstr, sizeof sim->errstr, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -78,7 +78,7 @@ static int fire_one_timer(ws_sim *sim)
     wsi_timer t = sim->timers[best];
     sim->timers[best] = sim->timers[--sim->ntimers];
     char cause[128];
-    snprintf(cause, sizeof cause, "retry timer of %s", t.d->shown);
+    wsi_snprintf(cause, sizeof cause, "retry timer of %s", t.d->shown);
     const fr_reply *r = NULL;
     wsi_annot an = {.cause = cause, .sub = t.sub, .role = WSI_ROLE_TIMER, .dl = t.d};
     int rc = wsi_send(sim, sim->window, 1, &t.cmd, &an, &r);
@@ -167,7 +167,7 @@ int wsi_send(ws_sim *sim, ws_conn *c, size_t n, wsi_cmd *const *cmds, const wsi_
         return wsi_fail(sim, rc, "the admin connection failed: %s", ws_conn_errstr(c));
     if (ws_conn_dead(c)) {
         char why[160];
-        snprintf(why, sizeof why, "%s round trip %llu (%s): %s", ws_conn_label(c),
+        wsi_snprintf(why, sizeof why, "%s round trip %llu (%s): %s", ws_conn_label(c),
                  (unsigned long long)ws_conn_get_stats(c).round_trips, cause,
                  ws_conn_errstr(c));
         wsi_process_end(sim, "crashed", why);
@@ -184,7 +184,7 @@ int wsi_send(ws_sim *sim, ws_conn *c, size_t n, wsi_cmd *const *cmds, const wsi_
 void wsi_process_end(ws_sim *sim, const char *how, const char *why)
 {
     if (sim->dead) return;
-    snprintf(sim->last_crash, sizeof sim->last_crash, "%s", why);
+    wsi_snprintf(sim->last_crash, sizeof sim->last_crash, "%s", why);
     if (sim->ncrashes < sim->incarnation) {
         sim->crashes = wsi_xrealloc(sim->crashes, sim->incarnation * sizeof *sim->crashes);
         while (sim->ncrashes < sim->incarnation) sim->crashes[sim->ncrashes++] = NULL;

@@ -48,11 +48,11 @@ static int process_start(ws_sim *sim)
     char rl[32], wl[32];
     sim->incarnation++;
     if (sim->incarnation == 1) {
-        snprintf(rl, sizeof rl, "reader");
-        snprintf(wl, sizeof wl, "window");
+        wsi_snprintf(rl, sizeof rl, "reader");
+        wsi_snprintf(wl, sizeof wl, "window");
     } else {
-        snprintf(rl, sizeof rl, "reader.%u", sim->incarnation);
-        snprintf(wl, sizeof wl, "window.%u", sim->incarnation);
+        wsi_snprintf(rl, sizeof rl, "reader.%u", sim->incarnation);
+        wsi_snprintf(wl, sizeof wl, "window.%u", sim->incarnation);
     }
     sim->reader = connect_one(sim, rl, 1);
     sim->window = connect_one(sim, wl, 1);
@@ -149,7 +149,7 @@ static int shutdown_process(ws_sim *sim, int drains_lost)
         wsi_trace_note(sim, "-- %zu delayed cop%s die%s with the process\n", sim->ntimers,
                        sim->ntimers == 1 ? "y" : "ies", sim->ntimers == 1 ? "s" : "");
     char why[160];
-    snprintf(why, sizeof why, "graceful shutdown at %lld ms", (long long)wsi_now(sim));
+    wsi_snprintf(why, sizeof why, "graceful shutdown at %lld ms", (long long)wsi_now(sim));
     process_end(sim, "stopped", why);
     return 0;
 }
@@ -163,7 +163,7 @@ int ws_sim_crash(ws_sim *sim)
 {
     if (sim->dead) return wsi_fail(sim, WS_EDEAD, "the consumer is dead already");
     char why[160];
-    snprintf(why, sizeof why, "crash between steps (ws_sim_crash) at %lld ms",
+    wsi_snprintf(why, sizeof why, "crash between steps (ws_sim_crash) at %lld ms",
              (long long)wsi_now(sim));
     process_end(sim, "crashed", why);
     return 0;

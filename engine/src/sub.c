@@ -233,31 +233,31 @@ ws_sub *ws_subscribe(ws_sim *sim, const ws_sub_config *cfg)
     /* a batch handler's subscription reads one batch per read (source.rs round_batches) */
     if (!s->cfg.count) s->cfg.count = s->cfg.batch ? s->cfg.batch : 64;
     if (!s->cfg.block_ms) s->cfg.block_ms = 10;
-    snprintf(s->cursor, sizeof s->cursor, "0-0");
+    wsi_snprintf(s->cursor, sizeof s->cursor, "0-0");
     sim->subs = wsi_xrealloc(sim->subs, (sim->nsubs + 1) * sizeof *sim->subs);
     sim->subs[sim->nsubs++] = s;
     /* what shapes its reads and flushes, so that a trace reads on its own */
     char extra[300] = "";
     size_t at = 0;
     if (s->cfg.batch)
-        at += (size_t)snprintf(extra + at, sizeof extra - at, ", batch %zu", s->cfg.batch);
+        at += (size_t)wsi_snprintf(extra + at, sizeof extra - at, ", batch %zu", s->cfg.batch);
     if (s->cfg.reclaim && at < sizeof extra)
-        at += (size_t)snprintf(extra + at, sizeof extra - at, ", reclaim after %lld ms idle",
+        at += (size_t)wsi_snprintf(extra + at, sizeof extra - at, ", reclaim after %lld ms idle",
                                (long long)s->cfg.min_idle_ms);
     if (s->cfg.claiming && at < sizeof extra)
-        at += (size_t)snprintf(extra + at, sizeof extra - at, ", claiming after %lld ms idle",
+        at += (size_t)wsi_snprintf(extra + at, sizeof extra - at, ", claiming after %lld ms idle",
                                (long long)s->cfg.min_idle_ms);
     if (s->cfg.max_attempts && at < sizeof extra)
-        at += (size_t)snprintf(extra + at, sizeof extra - at, ", max-attempts %u",
+        at += (size_t)wsi_snprintf(extra + at, sizeof extra - at, ", max-attempts %u",
                                s->cfg.max_attempts);
     if (s->dead_letter && at < sizeof extra)
-        at += (size_t)snprintf(extra + at, sizeof extra - at, ", dead letter %s",
+        at += (size_t)wsi_snprintf(extra + at, sizeof extra - at, ", dead letter %s",
                                s->dead_letter);
     if (s->delay_queue && at < sizeof extra)
-        at += (size_t)snprintf(extra + at, sizeof extra - at, ", delay queue %s",
+        at += (size_t)wsi_snprintf(extra + at, sizeof extra - at, ", delay queue %s",
                                s->delay_queue);
     if (s->recovery && at < sizeof extra)
-        snprintf(extra + at, sizeof extra - at, ", recovery %s after %lld ms", s->recovery,
+        wsi_snprintf(extra + at, sizeof extra - at, ", recovery %s after %lld ms", s->recovery,
                  (long long)s->cfg.min_idle_ms);
     wsi_trace_note(sim, "-- subscription %s: %s %s%s%s, %s mode, COUNT %zu%s\n", s->name,
                    form_name(s->cfg.form), s->key, s->group ? " group " : "",
@@ -288,7 +288,7 @@ static int ensure_group(ws_sub *s)
     wsi_cmdb_adds(&b, "MKSTREAM");
     wsi_cmd *c = wsi_cmdb_done(&b);
     char cause[160];
-    snprintf(cause, sizeof cause, "subscribe %s", s->name);
+    wsi_snprintf(cause, sizeof cause, "subscribe %s", s->name);
     const fr_reply *r = NULL;
     wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SUBSCRIBE};
     int rc = wsi_send(s->sim, s->sim->window, 1, &c, &an, &r);
@@ -306,15 +306,15 @@ int wsi_sub_start(ws_sub *s)
     /* a fresh process remembers nothing: the reclaim scan starts over, and the app mounts
      * its subscriptions again (a stop does not outlive the process) */
     if (sim->incarnation > 1 || s->reads == 0) {
-        snprintf(s->cursor, sizeof s->cursor, "0-0");
+        wsi_snprintf(s->cursor, sizeof s->cursor, "0-0");
         s->stopped = 0;
     }
     if (s->consumer_cfg) {
-        snprintf(s->consumer, sizeof s->consumer, "%s", s->consumer_cfg);
+        wsi_snprintf(s->consumer, sizeof s->consumer, "%s", s->consumer_cfg);
     } else if (s->cfg.form == WS_FORM_STREAM) {
         /* stream.rs auto_consumer: a per-process counter, so a restarted process reads
          * under the names its predecessor had */
-        snprintf(s->consumer, sizeof s->consumer, "ruststream-%u", sim->auto_consumers++);
+        wsi_snprintf(s->consumer, sizeof s->consumer, "ruststream-%u", sim->auto_consumers++);
     }
     s->capacity = s->cfg.batch ? s->cfg.batch : s->cfg.count;
     if (s->cfg.form == WS_FORM_STREAM && !sim->dead) return ensure_group(s);
@@ -322,8 +322,8 @@ int wsi_sub_start(ws_sub *s)
     /* A subscribed connection can do nothing else (RESP2): each channel subscription
      * gets its own, as a Pub/Sub client does. */
     char label[64];
-    if (sim->incarnation == 1) snprintf(label, sizeof label, "subscriber");
-    else snprintf(label, sizeof label, "subscriber.%u", sim->incarnation);
+    if (sim->incarnation == 1) wsi_snprintf(label, sizeof label, "subscriber");
+    else wsi_snprintf(label, sizeof label, "subscriber.%u", sim->incarnation);
     s->conn = sim->fake ? ws_conn_fake(sim->fake) : ws_conn_open(sim->backend, sim->cfg.timeout_ms);
     if (s->conn && !sim->cfg.no_faults) s->conn = ws_conn_faulty(s->conn);
     if (!s->conn) return wsi_fail(sim, WS_ENOMEM, "out of memory");
@@ -333,7 +333,7 @@ int wsi_sub_start(ws_sub *s)
     wsi_cmdb_adds(&b, s->key);
     wsi_cmd *c = wsi_cmdb_done(&b);
     char cause[160];
-    snprintf(cause, sizeof cause, "subscribe %s", s->name);
+    wsi_snprintf(cause, sizeof cause, "subscribe %s", s->name);
     const fr_reply *r = NULL;
     wsi_annot an = {.cause = cause, .sub = s, .role = WSI_ROLE_SUBSCRIBE};
     int rc = wsi_send(sim, s->conn, 1, &c, &an, &r);

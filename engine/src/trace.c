@@ -30,7 +30,7 @@ void wsi_trace_note(ws_sim *sim, const char *fmt, ...)
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    wsi_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     add_rec(sim, wsi_xstrdup(buf), NULL, 0);
 }

@@ -338,8 +338,8 @@ void wsi_report(ws_sub *s, size_t commands, size_t settles, size_t failed,
     }
     s->report_waiting = 1;
     sim->counts.reports++;
-    snprintf(s->report_error, sizeof s->report_error, "%.*s", (int)first_len, first_error);
-    snprintf(s->report_name, sizeof s->report_name, "%s", s->subject);
+    wsi_snprintf(s->report_error, sizeof s->report_error, "%.*s", (int)first_len, first_error);
+    wsi_snprintf(s->report_name, sizeof s->report_name, "%s", s->subject);
     s->report = (ws_report){
         .subscription = s->report_name,
         .commands = commands,
@@ -483,7 +483,7 @@ static int flush_send(ws_sub *s, uint64_t flush, rt_build *b, const fr_reply **r
 {
     ws_sim *sim = s->sim;
     char cause[192];
-    snprintf(cause, sizeof cause, "flush %llu of %s after read %llu", (unsigned long long)flush,
+    wsi_snprintf(cause, sizeof cause, "flush %llu of %s after read %llu", (unsigned long long)flush,
              s->name, (unsigned long long)s->reads);
     wsi_annot an = {.cause = cause, .sub = s, .flush = flush, .roles = b->roles,
                     .dls = b->dls, .effects = b->effs, .pipes = b->pipes, .xack = xack,
@@ -817,7 +817,7 @@ static int direct_one(ws_delivery *d, wsi_cmd *c, int role, first_error *first, 
 {
     ws_sim *sim = d->sub->sim;
     char cause[160];
-    snprintf(cause, sizeof cause, "settle of %s", d->shown);
+    wsi_snprintf(cause, sizeof cause, "settle of %s", d->shown);
     const fr_reply *r = NULL;
     wsi_annot an = {.cause = cause, .sub = d->sub, .role = role, .dl = d};
     if (d->sub->cfg.form == WS_FORM_STREAM && wsi_cmd_is(c, "XACK")) {

@@ -347,10 +347,22 @@ int fri_pubsub_ping(fr_client *c)
 
 /* ----- Pushes ----------------------------------------------------------------------------- */
 
+/* Appends a RESP2 header (`$5\r\n`, `*3\r\n`) to b, without printf's machinery: a
+ * message to a subscriber is one array header and a few bulk headers. */
+static void buf_header(fri_buf *b, char type, size_t n)
+{
+    char t[32];
+    t[0] = type;
+    size_t k = 1 + fri_ull2string(t + 1, sizeof t - 3, n);
+    t[k++] = '\r';
+    t[k++] = '\n';
+    fri_buf_append(b, t, k);
+}
+
 /* Appends a bulk string's RESP2 bytes to b. */
 static void buf_bulk(fri_buf *b, const char *p, size_t len)
 {
-    fri_buf_printf(b, "$%zu\r\n", len);
+    buf_header(b, '$', len);
     fri_buf_append(b, p, len);
     fri_buf_append(b, "\r\n", 2);
 }
@@ -368,7 +380,7 @@ static void deliver(fr_server *s, fr_client *from, fr_client *to, int n,
         for (int i = 0; i < n; i++) fri_reply_bulk(from, parts[i].ptr, parts[i].len);
         return;
     }
-    fri_buf_printf(&to->push, "*%d\r\n", n);
+    buf_header(&to->push, '*', (size_t)n);
     for (int i = 0; i < n; i++) buf_bulk(&to->push, parts[i].ptr, parts[i].len);
     to->push_count++;
     struct fri_pubsub *ps = s->pubsub;

@@ -1,57 +1,61 @@
-/* sidmap.c -- the ordered id -> pointer map of sidmap.h: a treap.
+/* sidmap.c -- the ordered id -> pointer map of sidmap.h: sorted blocks of entries.
  *
- * Each node's priority is a hash of its key, and the tree is a binary search tree on the
- * keys and a max-heap on the priorities.  With hashed priorities the shape is that of a
- * random binary search tree (expected depth about 2 ln n) for any set of keys, including
- * the ever-growing ids that pending-entry lists receive, and it needs no random state. */
-#include <stdlib.h>
+ * The keys live in blocks of up to BLOCK entries each, sorted within a block and from
+ * one block to the next (a B+ tree's leaf level, found by a binary search over the
+ * blocks instead of inner nodes).  A pending-entry list is mostly appended to at its
+ * high end (XREADGROUP delivers ids above every pending one) and removed from at its low
+ * end (consumers acknowledge their oldest deliveries first), which here is a write at
+ * the end of the last block and an increment of the first block's start: no search, no
+ * rebalancing, and neighbouring ids in neighbouring bytes.  Range scans (XPENDING,
+ * XAUTOCLAIM, XINFO) walk consecutive entries.  Until issue 24 this was a treap, whose
+ * insertions at the maximum descended the right spine and rotated, and whose scans
+ * followed a pointer per key (docs/performance.md).
+ *
+ * Invariants (fri_sidmap_check): every block of the map holds 1 to BLOCK entries, in
+ * e[start, end); keys increase strictly across the whole sequence; no value is NULL. */
+#include <string.h>
 
 #include "fr_alloc.h"
 #include "sidmap.h"
 
-typedef fri_sidmap_node sm_node;
+#define BLOCK 64 /* entries a block holds: 1.5 KB, a few cache lines of keys per search */
 
-/* Links remembered down the left spine (root, root->left, ...): the expected length is
- * about ln n (13 for a million keys), so a deeper spine simply goes without. */
-#define SPINE_MAX 40
+typedef struct sm_ent {
+    fri_sid key;
+    void *val;
+} sm_ent;
+
+typedef struct sm_block {
+    uint32_t start, end; /* the live entries are e[start, end) */
+    sm_ent e[BLOCK];
+} sm_block;
 
 struct fri_sidmap {
-    sm_node *root;
-    size_t len;
-    uint64_t mods; /* bumped by every insert and removal: tells iterators their path is stale */
-    /* The left spine, to remove the smallest key without a search: consumers acknowledge
-     * their oldest deliveries first, so XACK mostly removes the minimum of both PELs.
-     * spine[i] is the link holding the i-th node of the spine (spine[0] = &root); the
-     * last is the minimum.  Valid while spine_mods == mods (+ 1 so that a new map's
-     * zeroed fields mean "not built"). */
-    uint64_t spine_mods;       /* mods + 1 when the spine was last made valid, 0 never */
-    int spine_len;             /* links in spine */
-    sm_node **spine[SPINE_MAX];
+    sm_block **b;  /* the blocks in key order: b[off, off + n) */
+    size_t off;    /* blocks removed from the front leave room here */
+    size_t n;      /* blocks in use, none empty */
+    size_t cap;    /* slots of b */
+    size_t len;    /* keys */
+    uint64_t mods; /* bumped by every insert and removal: tells iterators to search again */
 };
 
-/* A mix of both halves of the id (splitmix64's finaliser), cut to 32 bits: ties are rare
- * enough not to matter to the shape, and the node stays 48 bytes. */
-static uint32_t prio_of(fri_sid id)
-{
-    uint64_t z = id.ms * 0x9e3779b97f4a7c15ull ^ (id.seq + 0x632be59bd9b4e019ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (uint32_t)((z ^ (z >> 31)) >> 32);
-}
+static inline sm_block *blk(const fri_sidmap *m, size_t i) { return m->b[m->off + i]; }
+static inline fri_sid first_key(const sm_block *b) { return b->e[b->start].key; }
+static inline fri_sid last_key(const sm_block *b) { return b->e[b->end - 1].key; }
 
 fri_sidmap *fri_sidmap_new(void) { return fri_calloc(1, sizeof(fri_sidmap)); }
 
-static void free_nodes(sm_node *n, void (*free_val)(void *val, void *arg), void *arg)
+void fri_sidmap_free_with(fri_sidmap *m, void (*free_val)(void *val, void *arg), void *arg)
 {
-    while (n) {
-        free_nodes(n->left, free_val, arg);
-        /* read the node before free_val: an embedded node goes with its value */
-        sm_node *right = n->right;
-        void *val = n->val;
-        if (n->owned) fri_free(n);
-        if (free_val) free_val(val, arg);
-        n = right; /* the right spine iteratively: no deep recursion on a degenerate side */
+    if (!m) return;
+    for (size_t i = 0; i < m->n; i++) {
+        sm_block *b = blk(m, i);
+        if (free_val)
+            for (uint32_t k = b->start; k < b->end; k++) free_val(b->e[k].val, arg);
+        fri_free(b);
     }
+    fri_free(m->b);
+    fri_free(m);
 }
 
 static void call_plain(void *val, void *arg)
@@ -62,90 +66,146 @@ static void call_plain(void *val, void *arg)
 
 void fri_sidmap_free(fri_sidmap *m, void (*free_val)(void *val))
 {
-    if (!m) return;
-    free_nodes(m->root, free_val ? call_plain : NULL, &free_val);
-    fri_free(m);
-}
-
-void fri_sidmap_free_with(fri_sidmap *m, void (*free_val)(void *val, void *arg), void *arg)
-{
-    if (!m) return;
-    free_nodes(m->root, free_val, arg);
-    fri_free(m);
+    fri_sidmap_free_with(m, free_val ? call_plain : NULL, &free_val);
 }
 
 size_t fri_sidmap_len(const fri_sidmap *m) { return m ? m->len : 0; }
 
+/* The block that would hold id: the last one whose first key is <= id (0 when id is below
+ * every key).  The map has blocks.  The two ends are tried first: appends and the oldest
+ * acknowledgements land there. */
+static size_t find_block(const fri_sidmap *m, fri_sid id)
+{
+    size_t n = m->n;
+    if (fri_sid_cmp(id, first_key(blk(m, n - 1))) >= 0) return n - 1;
+    if (n == 1 || fri_sid_cmp(id, first_key(blk(m, 1))) < 0) return 0;
+    size_t lo = 1, hi = n - 1; /* first_key(lo) <= id < first_key(hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fri_sid_cmp(id, first_key(blk(m, mid))) >= 0) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The position in b of the first key >= id (b->end when none). */
+static uint32_t lower_bound(const sm_block *b, fri_sid id)
+{
+    uint32_t lo = b->start, hi = b->end;
+    if (hi > lo && fri_sid_cmp(b->e[lo].key, id) >= 0) return lo; /* the oldest first */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (fri_sid_cmp(b->e[mid].key, id) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Where id is (1, *bi and *pos set) or 0. */
+static int locate(const fri_sidmap *m, fri_sid id, size_t *bi, uint32_t *pos)
+{
+    if (!m || !m->n) return 0;
+    size_t i = find_block(m, id);
+    const sm_block *b = blk(m, i);
+    uint32_t p = lower_bound(b, id);
+    if (p == b->end || fri_sid_cmp(b->e[p].key, id) != 0) return 0;
+    *bi = i;
+    *pos = p;
+    return 1;
+}
+
 void *fri_sidmap_get(const fri_sidmap *m, fri_sid id)
 {
-    const sm_node *n = m ? m->root : NULL;
-    while (n) {
-        int c = fri_sid_cmp(id, n->key);
-        if (c == 0) return n->val;
-        n = c < 0 ? n->left : n->right;
-    }
-    return NULL;
+    size_t bi;
+    uint32_t p;
+    return locate(m, id, &bi, &p) ? blk(m, bi)->e[p].val : NULL;
 }
 
-/* Splits t into the keys below key (*l) and above it (*r); key itself is not in t. */
-static void split(sm_node *t, fri_sid key, sm_node **l, sm_node **r)
+/* Room for a block at index at (0 .. n) of the sequence: the slot is made and holds
+ * nb.  0, or -1 when out of memory. */
+static int add_block(fri_sidmap *m, size_t at, sm_block *nb)
 {
-    while (t) {
-        if (fri_sid_cmp(t->key, key) < 0) {
-            *l = t;
-            l = &t->right;
-            t = t->right;
+    if (m->off + m->n == m->cap) {
+        if (m->off) {
+            /* the front's room (blocks acknowledged away) is used first */
+            memmove(m->b, m->b + m->off, m->n * sizeof(*m->b));
+            m->off = 0;
         } else {
-            *r = t;
-            r = &t->left;
-            t = t->left;
+            size_t cap = m->cap ? m->cap * 2 : 4;
+            sm_block **v = fri_realloc(m->b, cap * sizeof(*v));
+            if (!v) return -1;
+            m->b = v;
+            m->cap = cap;
         }
     }
-    *l = NULL;
-    *r = NULL;
+    sm_block **base = m->b + m->off;
+    if (at < m->n) memmove(base + at + 1, base + at, (m->n - at) * sizeof(*base));
+    base[at] = nb;
+    m->n++;
+    return 0;
 }
 
-/* Joins two treaps where every key of a is below every key of b. */
-static sm_node *merge(sm_node *a, sm_node *b)
+static sm_block *new_block(void)
 {
-    sm_node *root = NULL, **link = &root;
-    while (a && b) {
-        if (a->prio >= b->prio) {
-            *link = a;
-            link = &a->right;
-            a = a->right;
-        } else {
-            *link = b;
-            link = &b->left;
-            b = b->left;
+    sm_block *b = fri_malloc(sizeof(*b));
+    if (b) b->start = b->end = 0;
+    return b;
+}
+
+/* fri_sidmap_insert's general case: a search, a block split when full. */
+__attribute__((noinline)) static int insert_search(fri_sidmap *m, fri_sid id, void *val)
+{
+    if (!m->n) {
+        sm_block *b = new_block();
+        if (!b || add_block(m, 0, b) < 0) {
+            fri_free(b);
+            return -1;
+        }
+        b->e[0] = (sm_ent){id, val};
+        b->end = 1;
+        m->len++;
+        m->mods++;
+        return 1;
+    }
+    size_t bi = find_block(m, id);
+    sm_block *b = blk(m, bi);
+    uint32_t p = lower_bound(b, id);
+    if (p < b->end && fri_sid_cmp(b->e[p].key, id) == 0) return 0;
+    if (b->end - b->start == BLOCK) {
+        sm_block *nb = new_block();
+        if (!nb || add_block(m, bi + 1, nb) < 0) {
+            fri_free(nb);
+            return -1;
+        }
+        if (p == b->end) {
+            /* past the block's last key (an append, as deliveries are): a block of its own,
+             * so that a list that only grows fills its blocks */
+            nb->e[0] = (sm_ent){id, val};
+            nb->end = 1;
+            m->len++;
+            m->mods++;
+            return 1;
+        }
+        /* the upper half moves to the new block */
+        uint32_t half = b->start + BLOCK / 2;
+        memcpy(nb->e, b->e + half, (b->end - half) * sizeof(sm_ent));
+        nb->end = b->end - half;
+        b->end = half;
+        if (p > half) {
+            p -= half;
+            b = nb;
         }
     }
-    *link = a ? a : b;
-    return root;
-}
-
-/* Links n (owned set by the caller) as id -> val: 1, or 0 when id is already a key (the
- * map unchanged).  One walk: down while the nodes outrank n, then a search of the
- * subtree below for id, then the split of that subtree around it. */
-static int link_node(fri_sidmap *m, sm_node *n, fri_sid id, void *val)
-{
-    uint32_t prio = prio_of(id);
-    sm_node **link = &m->root;
-    while (*link && (*link)->prio >= prio) {
-        int c = fri_sid_cmp(id, (*link)->key);
-        if (c == 0) return 0;
-        link = c < 0 ? &(*link)->left : &(*link)->right;
+    if (b->end < BLOCK) {
+        if (p < b->end) memmove(b->e + p + 1, b->e + p, (b->end - p) * sizeof(sm_ent));
+        b->end++;
+    } else {
+        /* full at the top, room at the bottom: the lower keys move down one */
+        memmove(b->e + b->start - 1, b->e + b->start, (p - b->start) * sizeof(sm_ent));
+        b->start--;
+        p--;
     }
-    for (const sm_node *t = *link; t;) {
-        int c = fri_sid_cmp(id, t->key);
-        if (c == 0) return 0;
-        t = c < 0 ? t->left : t->right;
-    }
-    n->key = id;
-    n->val = val;
-    n->prio = prio;
-    split(*link, id, &n->left, &n->right);
-    *link = n;
+    b->e[p] = (sm_ent){id, val};
     m->len++;
     m->mods++;
     return 1;
@@ -153,149 +213,184 @@ static int link_node(fri_sidmap *m, sm_node *n, fri_sid id, void *val)
 
 int fri_sidmap_insert(fri_sidmap *m, fri_sid id, void *val)
 {
-    sm_node *n = fri_malloc(sizeof(*n));
-    if (!n) return -1;
-    n->owned = 1;
-    if (!link_node(m, n, id, val)) {
-        fri_free(n);
-        return 0;
-    }
-    return 1;
-}
-
-int fri_sidmap_insert_node(fri_sidmap *m, fri_sidmap_node *node, fri_sid id, void *val)
-{
-    node->owned = 0;
-    return link_node(m, node, id, val);
-}
-
-/* Frees a node the map allocated and returns val; out of line (and called last, so the
- * removal that calls it saves no registers), as PEL records embed their nodes. */
-__attribute__((noinline)) static void *free_owned(sm_node *n, void *val)
-{
-    fri_free(n);
-    return val;
-}
-
-/* Removes the minimum (the last node of the valid spine, which has no left child) and
- * keeps the spine valid: its right subtree takes its place, and that subtree's left
- * spine extends the map's.  Returns the minimum's value. */
-static void *remove_min(fri_sidmap *m)
-{
-    int d = m->spine_len;
-    sm_node **link = m->spine[d - 1];
-    sm_node *n = *link;
-    void *val = n->val;
-    *link = n->right;
-    if (!*link) d--;
-    else
-        for (sm_node **l = &(*link)->left; *l; l = &(*l)->left) {
-            if (d == SPINE_MAX) {
-                d = -1; /* too deep to remember: the next removal searches */
-                break;
-            }
-            m->spine[d++] = l;
+    if (m->n) {
+        /* above every key with room behind the last: a delivery's usual case */
+        sm_block *b = blk(m, m->n - 1);
+        if (b->end < BLOCK && fri_sid_cmp(id, last_key(b)) > 0) {
+            b->e[b->end++] = (sm_ent){id, val};
+            m->len++;
+            m->mods++;
+            return 1;
         }
+    }
+    return insert_search(m, id, val);
+}
+
+/* Takes block bi out of the sequence and frees it. */
+static void drop_block(fri_sidmap *m, size_t bi)
+{
+    fri_free(blk(m, bi));
+    if (bi == 0) {
+        m->off++; /* the oldest block: no move */
+    } else {
+        sm_block **base = m->b + m->off;
+        memmove(base + bi, base + bi + 1, (m->n - bi - 1) * sizeof(*base));
+    }
+    m->n--;
+    if (!m->n) m->off = 0;
+}
+
+/* After a removal left block bi small, moves its entries into a neighbour that has room,
+ * so that scattered removals (XCLAIM moving entries between consumers) do not leave a
+ * long list of nearly empty blocks. */
+static void maybe_merge(fri_sidmap *m, size_t bi)
+{
+    sm_block *b = blk(m, bi);
+    uint32_t cnt = b->end - b->start;
+    if (cnt > BLOCK / 4) return;
+    if (bi + 1 < m->n) {
+        sm_block *nx = blk(m, bi + 1);
+        uint32_t ncnt = nx->end - nx->start;
+        if (cnt + ncnt <= BLOCK) {
+            /* b's entries go in front of nx's, all of them packed at nx's bottom */
+            memmove(nx->e + cnt, nx->e + nx->start, ncnt * sizeof(sm_ent));
+            memcpy(nx->e, b->e + b->start, cnt * sizeof(sm_ent));
+            nx->start = 0;
+            nx->end = cnt + ncnt;
+            drop_block(m, bi);
+            return;
+        }
+    }
+    if (bi > 0) {
+        sm_block *pv = blk(m, bi - 1);
+        uint32_t pcnt = pv->end - pv->start;
+        if (cnt + pcnt <= BLOCK) {
+            if (pv->end + cnt > BLOCK) {
+                memmove(pv->e, pv->e + pv->start, pcnt * sizeof(sm_ent));
+                pv->start = 0;
+                pv->end = pcnt;
+            }
+            memcpy(pv->e + pv->end, b->e + b->start, cnt * sizeof(sm_ent));
+            pv->end += cnt;
+            drop_block(m, bi);
+        }
+    }
+}
+
+/* After a removal left block bi with a quarter of its room or less: the block goes when
+ * empty, else maybe into a neighbour.  Out of line: the removals that call it keep no
+ * registers for it. */
+__attribute__((noinline)) static void after_removal(fri_sidmap *m, size_t bi)
+{
+    sm_block *b = blk(m, bi);
+    if (b->start == b->end) drop_block(m, bi);
+    else if (m->n > 1) maybe_merge(m, bi);
+}
+
+/* fri_sidmap_remove's general case: a search, then the entry taken out of its block. */
+__attribute__((noinline)) static void *remove_search(fri_sidmap *m, fri_sid id)
+{
+    size_t bi;
+    uint32_t p;
+    if (!locate(m, id, &bi, &p)) return NULL;
+    sm_block *b = blk(m, bi);
+    void *val = b->e[p].val;
+    if (p == b->start) {
+        b->start++;
+    } else if (p + 1 == b->end) {
+        b->end--;
+    } else if (p - b->start < b->end - p) {
+        memmove(b->e + b->start + 1, b->e + b->start, (p - b->start) * sizeof(sm_ent));
+        b->start++;
+    } else {
+        memmove(b->e + p, b->e + p + 1, (b->end - p - 1) * sizeof(sm_ent));
+        b->end--;
+    }
     m->len--;
     m->mods++;
-    if (d >= 0) {
-        m->spine_len = d;
-        m->spine_mods = m->mods + 1;
-    }
-    if (n->owned) return free_owned(n, val);
+    if (b->end - b->start <= BLOCK / 4) after_removal(m, bi);
     return val;
 }
-
-static void *remove_search(fri_sidmap *m, fri_sid id, int record);
 
 void *fri_sidmap_remove(fri_sidmap *m, fri_sid id)
 {
-    if (!m) return NULL;
-    int record = m->spine_mods != m->mods + 1; /* the spine is to be (re)built */
-    if (!record) {
-        if (m->spine_len == 0) return NULL; /* empty */
-        int c = fri_sid_cmp(id, (*m->spine[m->spine_len - 1])->key);
-        if (c < 0) return NULL; /* below the smallest key */
-        if (c == 0) return remove_min(m);
-    }
-    return remove_search(m, id, record);
+    if (!m || !m->n) return NULL;
+    /* the oldest key (XACK of the oldest deliveries, in both PELs): its block's start
+     * moves on */
+    sm_block *b = blk(m, 0);
+    if (fri_sid_cmp(id, first_key(b)) != 0) return remove_search(m, id);
+    void *val = b->e[b->start++].val;
+    m->len--;
+    m->mods++;
+    if (b->end - b->start <= BLOCK / 4) after_removal(m, 0);
+    return val;
 }
 
-/* A search; while it only turns left it walks the left spine, and when it ends there on
- * the minimum (record set: the spine was not valid), that spine is remembered for the
- * next removals.  Out of line: the common removal above needs none of its registers. */
-__attribute__((noinline)) static void *remove_search(fri_sidmap *m, fri_sid id, int record)
+/* The first key >= id (gt: > id), as a block and position; 0 when there is none. */
+static int seek_up(const fri_sidmap *m, fri_sid id, int gt, size_t *bi, uint32_t *pos)
 {
-    int d = 0;
-    sm_node **link = &m->root;
-    while (*link) {
-        int c = fri_sid_cmp(id, (*link)->key);
-        if (record) {
-            if (d < SPINE_MAX) m->spine[d++] = link;
-            else record = 0;
-        }
-        if (c == 0 && record && !(*link)->left) {
-            m->spine_len = d;
-            return remove_min(m);
-        }
-        if (c == 0) {
-            sm_node *n = *link;
-            void *val = n->val;
-            *link = merge(n->left, n->right);
-            if (n->owned) fri_free(n);
-            m->len--;
-            m->mods++;
-            return val;
-        }
-        if (c > 0) record = 0;
-        link = c < 0 ? &(*link)->left : &(*link)->right;
+    if (!m || !m->n) return 0;
+    size_t i = find_block(m, id);
+    const sm_block *b = blk(m, i);
+    uint32_t p = lower_bound(b, id);
+    if (gt && p < b->end && fri_sid_cmp(b->e[p].key, id) == 0) p++;
+    if (p == b->end) {
+        if (++i == m->n) return 0;
+        p = blk(m, i)->start;
     }
-    return NULL;
+    *bi = i;
+    *pos = p;
+    return 1;
+}
+
+/* The last key <= id (lt: < id), as a block and position; 0 when there is none. */
+static int seek_down(const fri_sidmap *m, fri_sid id, int lt, size_t *bi, uint32_t *pos)
+{
+    if (!m || !m->n) return 0;
+    size_t i = find_block(m, id);
+    const sm_block *b = blk(m, i);
+    uint32_t p = lower_bound(b, id); /* the first >= id: the one before it is < id */
+    if (!lt && p < b->end && fri_sid_cmp(b->e[p].key, id) == 0) p++;
+    if (p == b->start) {
+        if (i == 0) return 0;
+        b = blk(m, --i);
+        p = b->end;
+    }
+    *bi = i;
+    *pos = p - 1;
+    return 1;
 }
 
 int fri_sidmap_seek(const fri_sidmap *m, fri_sid id, int op, fri_sid *out_id, void **out_val)
 {
-    const sm_node *n = m ? m->root : NULL, *best = NULL;
-    while (n) {
-        int c = fri_sid_cmp(n->key, id);
-        int ok;
-        switch (op) {
-        case FRI_SIDMAP_GE: ok = c >= 0; break;
-        case FRI_SIDMAP_GT: ok = c > 0; break;
-        case FRI_SIDMAP_LE: ok = c <= 0; break;
-        default: ok = c < 0; break;
-        }
-        if (op == FRI_SIDMAP_GE || op == FRI_SIDMAP_GT) {
-            /* a candidate: look for a smaller one on the left */
-            if (ok) {
-                best = n;
-                n = n->left;
-            } else {
-                n = n->right;
-            }
-        } else {
-            if (ok) {
-                best = n;
-                n = n->right;
-            } else {
-                n = n->left;
-            }
-        }
-    }
-    if (!best) return 0;
-    if (out_id) *out_id = best->key;
-    if (out_val) *out_val = best->val;
+    size_t bi;
+    uint32_t p;
+    int found = op == FRI_SIDMAP_GE || op == FRI_SIDMAP_GT
+                    ? seek_up(m, id, op == FRI_SIDMAP_GT, &bi, &p)
+                    : seek_down(m, id, op == FRI_SIDMAP_LT, &bi, &p);
+    if (!found) return 0;
+    const sm_ent *e = &blk(m, bi)->e[p];
+    if (out_id) *out_id = e->key;
+    if (out_val) *out_val = e->val;
     return 1;
 }
 
 int fri_sidmap_first(const fri_sidmap *m, fri_sid *out_id, void **out_val)
 {
-    return fri_sidmap_seek(m, FRI_SID_MIN, FRI_SIDMAP_GE, out_id, out_val);
+    if (!m || !m->n) return 0;
+    const sm_block *b = blk(m, 0);
+    if (out_id) *out_id = first_key(b);
+    if (out_val) *out_val = b->e[b->start].val;
+    return 1;
 }
 
 int fri_sidmap_last(const fri_sidmap *m, fri_sid *out_id, void **out_val)
 {
-    return fri_sidmap_seek(m, FRI_SID_MAX, FRI_SIDMAP_LE, out_id, out_val);
+    if (!m || !m->n) return 0;
+    const sm_block *b = blk(m, m->n - 1);
+    if (out_id) *out_id = last_key(b);
+    if (out_val) *out_val = b->e[b->end - 1].val;
+    return 1;
 }
 
 void fri_sidmap_iter_init(fri_sidmap_iter *it, const fri_sidmap *m, fri_sid start, fri_sid end,
@@ -307,102 +402,71 @@ void fri_sidmap_iter_init(fri_sidmap_iter *it, const fri_sidmap *m, fri_sid star
     it->rev = rev;
     it->started = 0;
     it->done = rev ? fri_sid_cmp(start, end) < 0 : fri_sid_cmp(start, end) > 0;
-    it->depth = -1;
+    it->placed = 0;
     it->mods = 0;
-}
-
-/* Pushes n and its descendants toward the near side (left ones ascending, right ones
- * descending): the next keys in scan order.  0, or -1 when the path overflows. */
-static int push_spine(fri_sidmap_iter *it, const sm_node *n)
-{
-    for (; n; n = it->rev ? n->right : n->left) {
-        if (it->depth == FRI_SIDMAP_ITER_DEPTH) return -1;
-        it->path[it->depth++] = n;
-    }
-    return 0;
-}
-
-/* Builds the path to the first key past it->next (at it->next itself before the first
- * step): every node on the way down whose key is in the scan's direction, where the
- * search turns toward the near side.  0, or -1 when the path overflows. */
-static int build_path(fri_sidmap_iter *it)
-{
-    it->depth = 0;
-    it->mods = it->m ? it->m->mods : 0;
-    const sm_node *n = it->m ? it->m->root : NULL;
-    while (n) {
-        int c = fri_sid_cmp(n->key, it->next);
-        int ahead = it->rev ? (it->started ? c < 0 : c <= 0) : (it->started ? c > 0 : c >= 0);
-        if (ahead) {
-            if (it->depth == FRI_SIDMAP_ITER_DEPTH) return -1;
-            it->path[it->depth++] = n;
-            n = it->rev ? n->right : n->left;
-        } else {
-            n = it->rev ? n->left : n->right;
-        }
-    }
-    return 0;
-}
-
-/* The next key by a fresh search: the fallback for paths too deep to remember. */
-static int seek_next(fri_sidmap_iter *it, fri_sid *k, void **v)
-{
-    int op = it->rev ? (it->started ? FRI_SIDMAP_LT : FRI_SIDMAP_LE)
-                     : (it->started ? FRI_SIDMAP_GT : FRI_SIDMAP_GE);
-    return fri_sidmap_seek(it->m, it->next, op, k, v);
 }
 
 int fri_sidmap_iter_next(fri_sidmap_iter *it, fri_sid *id, void **val)
 {
     if (it->done) return 0;
-    fri_sid k;
-    void *v;
+    const fri_sidmap *m = it->m;
+    size_t bi = it->block;
+    uint32_t p = it->pos;
     int found;
-    if (it->depth < 0 || !it->m || it->mods != it->m->mods) {
-        if (build_path(it) < 0) it->depth = -1;
-    }
-    if (it->depth >= 0) {
-        found = it->depth > 0;
-        if (found) {
-            const sm_node *n = it->path[--it->depth];
-            k = n->key;
-            v = n->val;
-            /* what follows n: the near spine of its far subtree */
-            if (push_spine(it, it->rev ? n->left : n->right) < 0) it->depth = -1;
-        }
+    if (!it->placed || !m || it->mods != m->mods) {
+        /* first step, or the map changed: search from the last key returned */
+        found = it->rev ? seek_down(m, it->next, it->started, &bi, &p)
+                        : seek_up(m, it->next, it->started, &bi, &p);
     } else {
-        found = seek_next(it, &k, &v);
+        found = bi < m->n; /* the position the last step left */
     }
-    if (!found || (it->rev ? fri_sid_cmp(k, it->end) < 0 : fri_sid_cmp(k, it->end) > 0)) {
+    if (!found) {
         it->done = 1;
         return 0;
     }
-    it->next = k;
+    const sm_block *b = blk(m, bi);
+    const sm_ent *e = &b->e[p];
+    if (it->rev ? fri_sid_cmp(e->key, it->end) < 0 : fri_sid_cmp(e->key, it->end) > 0) {
+        it->done = 1;
+        return 0;
+    }
+    it->next = e->key;
     it->started = 1;
-    if (id) *id = k;
-    if (val) *val = v;
+    if (id) *id = e->key;
+    if (val) *val = e->val;
+    /* the position of the following key, for a next step on an unchanged map */
+    if (!it->rev) {
+        if (++p == b->end) {
+            bi++;
+            p = bi < m->n ? blk(m, bi)->start : 0;
+        }
+    } else if (p == b->start) {
+        bi = bi == 0 ? m->n : bi - 1; /* m->n: nothing before */
+        p = bi < m->n ? blk(m, bi)->end - 1 : 0;
+    } else {
+        p--;
+    }
+    it->block = bi;
+    it->pos = p;
+    it->placed = 1;
+    it->mods = m->mods;
     return 1;
-}
-
-/* Counts the nodes of a subtree after checking that its keys lie strictly between lo and
- * hi (when given) and that no child outranks its parent; -1 on a broken invariant. */
-static long check_node(const sm_node *n, const fri_sid *lo, const fri_sid *hi)
-{
-    if (!n) return 0;
-    if (lo && fri_sid_cmp(n->key, *lo) <= 0) return -1;
-    if (hi && fri_sid_cmp(n->key, *hi) >= 0) return -1;
-    if (n->prio != prio_of(n->key) || !n->val) return -1;
-    if ((n->left && n->left->prio > n->prio) || (n->right && n->right->prio > n->prio)) return -1;
-    long l = check_node(n->left, lo, &n->key);
-    long r = check_node(n->right, &n->key, hi);
-    if (l < 0 || r < 0) return -1;
-    return l + r + 1;
 }
 
 int fri_sidmap_check(const fri_sidmap *m)
 {
-    long n = check_node(m->root, NULL, NULL);
-    if (n < 0) return -1;
-    if ((size_t)n != m->len) return -2;
-    return 0;
+    size_t count = 0;
+    const fri_sid *prev = NULL;
+    if (m->off + m->n > m->cap && m->n) return -1;
+    for (size_t i = 0; i < m->n; i++) {
+        const sm_block *b = blk(m, i);
+        if (b->start >= b->end || b->end > BLOCK) return -1;
+        for (uint32_t k = b->start; k < b->end; k++) {
+            if (!b->e[k].val) return -1;
+            if (prev && fri_sid_cmp(*prev, b->e[k].key) >= 0) return -1;
+            prev = &b->e[k].key;
+            count++;
+        }
+    }
+    return count == m->len ? 0 : -2;
 }

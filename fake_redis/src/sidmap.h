@@ -1,10 +1,11 @@
 /* sidmap.h -- an ordered map from stream ids to pointers, for pending-entry lists.
  *
  * Redis keeps a consumer group's pending entries (and each consumer's) in a radix tree
- * keyed by the 128-bit id, which gives ordered scans and O(log n) updates.  The fake uses
- * a treap whose priorities are a hash of the key: no generator state, so the shape of a
- * map (and the cost of every operation) depends only on the keys it holds, and the
- * expected depth is O(log n) whatever the insertion order.
+ * keyed by the 128-bit id, which gives ordered scans and O(log n) updates.  The fake keeps
+ * them in sorted blocks of entries (sidmap.c): a pending-entry list grows at its high end
+ * (deliveries) and shrinks at its low end (acknowledgements of the oldest), and both are
+ * a step at the end of a block; a lookup is a binary search over the blocks and within
+ * one.  The layout depends only on the operations made, never on a generator.
  *
  * Values are non-NULL pointers the map does not own (fri_sidmap_free takes a callback).
  * Nothing here touches the server or a client.
@@ -34,18 +35,6 @@ static inline int fri_sid_cmp(fri_sid a, fri_sid b)
 
 typedef struct fri_sidmap fri_sidmap;
 
-/* A node of a map.  fri_sidmap_insert allocates its own; fri_sidmap_insert_node links one
- * the caller embeds in its record, so that a record held in two maps (a pending entry in
- * its group's and its consumer's PEL) takes one allocation instead of three.  The fields
- * are private. */
-typedef struct fri_sidmap_node {
-    fri_sid key;                          /* the id */
-    void *val;                            /* the value */
-    struct fri_sidmap_node *left, *right; /* smaller keys / larger keys */
-    uint32_t prio;                        /* hash of key: the heap order */
-    uint32_t owned;                       /* allocated by the map (freed on removal) */
-} fri_sidmap_node;
-
 /* An empty map, or NULL when out of memory. */
 fri_sidmap *fri_sidmap_new(void);
 /* Frees the map; free_val (may be NULL) is called on every value, in id order.  NULL is
@@ -59,12 +48,9 @@ size_t fri_sidmap_len(const fri_sidmap *m);
 /* The value stored under id, or NULL when id is not a key. */
 void *fri_sidmap_get(const fri_sidmap *m, fri_sid id);
 /* Adds id -> val (val must not be NULL).  Returns 1 when added, 0 when id was already a
- * key (the map is unchanged: remove first to replace), -1 when out of memory. */
+ * key (the map is unchanged: remove first to replace), -1 when out of memory (the map is
+ * unchanged). */
 int fri_sidmap_insert(fri_sidmap *m, fri_sid id, void *val);
-/* fri_sidmap_insert with caller storage: node must stay valid (and belong to no other
- * map) until id is removed or the map freed; neither frees it.  1 when added, 0 when id
- * was already a key. */
-int fri_sidmap_insert_node(fri_sidmap *m, fri_sidmap_node *node, fri_sid id, void *val);
 /* Removes id; returns its value, or NULL when id was not a key. */
 void *fri_sidmap_remove(fri_sidmap *m, fri_sid id);
 
@@ -78,14 +64,10 @@ int fri_sidmap_seek(const fri_sidmap *m, fri_sid id, int op, fri_sid *out_id, vo
 int fri_sidmap_first(const fri_sidmap *m, fri_sid *out_id, void **out_val);
 int fri_sidmap_last(const fri_sidmap *m, fri_sid *out_id, void **out_val);
 
-/* Ancestors an iterator remembers; a deeper path (far beyond a treap's expected depth)
- * makes it fall back to a search per step. */
-#define FRI_SIDMAP_ITER_DEPTH 64
-
 /* A range scan: keys in [start, end] ascending, or descending when rev.  The map may be
  * changed freely between steps (removing the key just returned is the usual case): the
- * scan goes on from where it was.  While the map does not change, a step follows the
- * remembered path (amortised O(1)); after a change it searches again from the last key
+ * scan goes on from where it was.  While the map does not change, a step reads the next
+ * entry of the block it is in; after a change it searches again from the last key
  * returned.  Plain data, nothing to release. */
 typedef struct fri_sidmap_iter {
     const fri_sidmap *m; /* the map scanned */
@@ -94,11 +76,10 @@ typedef struct fri_sidmap_iter {
     int rev;             /* descending */
     int started;         /* a key was returned: search strictly past next */
     int done;            /* the range is exhausted */
-    int depth;           /* entries in path; -1 when path is not valid */
-    uint64_t mods;       /* the map's change counter when path was built */
-    const fri_sidmap_node *path[FRI_SIDMAP_ITER_DEPTH]; /* the nodes still to visit
-                                                            whose subtree on the far side
-                                                            is unvisited, nearest last */
+    int placed;          /* block and pos say where the next key is (while mods holds) */
+    size_t block;        /* the block of the next key (the map's block count: none) */
+    uint32_t pos;        /* its position in the block */
+    uint64_t mods;       /* the map's change counter when block and pos were set */
 } fri_sidmap_iter;
 
 void fri_sidmap_iter_init(fri_sidmap_iter *it, const fri_sidmap *m, fri_sid start, fri_sid end,

@@ -139,10 +139,6 @@ typedef struct fri_stream_nack {
     int64_t delivery_time;          /* ms of the last delivery (XREADGROUP, XCLAIM ...) */
     uint64_t delivery_count;        /* times delivered */
     fri_stream_consumer *consumer;  /* the consumer whose PEL holds it too */
-    /* Its nodes in the two PELs, embedded so that a delivery costs one allocation (a
-     * record linked with plain fri_sidmap_insert leaves them unused). */
-    fri_sidmap_node group_node;     /* in the group's PEL */
-    fri_sidmap_node consumer_node;  /* in its consumer's PEL */
 } fri_stream_nack;
 
 /* A consumer of a group (Redis's streamConsumer). */
@@ -206,6 +202,15 @@ typedef struct fri_stream {
     uint32_t *scan_offs;          /* their byte offsets */
     size_t scan_cap;              /* slots allocated in both */
     uint64_t scan_gen;            /* bumped at every decode into them */
+    /* The last small node an iterator decoded (iter_load): its live ids and offsets,
+     * valid while the node of that serial has the same used bytes and live count. */
+    uint64_t node_serial;         /* the last serial given to a node of this stream */
+    fri_sid *dec_ids;             /* FRI_STREAM_NODE_MAX_ENTRIES slots, NULL until needed */
+    uint32_t *dec_offs;
+    int dec_n;                    /* entries in them */
+    uint64_t dec_serial;          /* the node's serial (0: none) */
+    size_t dec_used;              /* its used bytes and live entries then */
+    uint32_t dec_live;
     /* Its groups' pending records come from chunks the stream keeps until it is freed
      * (fri_stream_nack_alloc): a delivery takes no malloc, and a group destroyed and
      * made again (or a PEL emptied and filled) reuses the same memory instead of giving

@@ -54,6 +54,8 @@ struct fri_stream_node {
     uint32_t deleted;        /* entries flagged deleted (the master entry's "deleted") */
     uint32_t prealloc;       /* bytes lpNew preallocated for its listpack (MEMORY USAGE);
                                 0 once Redis shrank it to fit, or copied it exactly */
+    uint64_t serial;         /* unique among its stream's nodes, ever: what the stream's
+                                decoded copy of a node is kept under (iter_load) */
     unsigned char data[];    /* master fields, then the entries */
 };
 
@@ -578,6 +580,8 @@ void fri_stream_free(void *stream)
     fri_free(s->nodes);
     fri_free(s->scan_ids);
     fri_free(s->scan_offs);
+    fri_free(s->dec_ids);
+    fri_free(s->dec_offs);
     if (s->cgroups) fri_dict_free(s->cgroups, free_cg_val);
     while (s->nack_chunks) {
         fri_nack_chunk *next = s->nack_chunks->next;
@@ -608,11 +612,12 @@ void *fri_stream_dup(const void *stream)
             fri_stream_node *copy = fri_malloc(sizeof(*copy) + n->used);
             if (!copy) goto oom;
             memcpy(copy, n, sizeof(*copy) + n->used);
-            copy->cap = n->used;
+            copy->cap = n->used; /* serial copied: unique in d as it was in s */
             copy->prealloc = 0; /* streamDup allocates every listpack at its exact size */
             d->nodes[d->nnodes++] = copy;
         }
     }
+    d->node_serial = s->node_serial;
     d->length = s->length;
     d->last_id = s->last_id;
     d->first_id = s->first_id;
@@ -720,6 +725,7 @@ static int stream_append(fri_stream *s, const fri_tunables *tun, fri_sid id,
             }
         }
         n->master = id;
+        n->serial = ++s->node_serial;
         n->last = (fri_sid){id.ms, id.seq - 1};
         n->cap = cap;
         n->lp_bytes = (uint32_t)mlp;
@@ -1095,6 +1101,31 @@ void fri_stream_iter_start(fri_stream_iter *it, fri_stream *s, fri_sid start, fr
     it->node = i;
 }
 
+/* Keeps a copy of node n's decoded live entries in the stream, for the next iterator
+ * that loads n: consecutive reads of a group (XREADGROUP COUNT 64 on nodes of 100) mostly
+ * start in the node the previous read ended in.  Without memory for it, nothing is kept. */
+static void remember_decode(fri_stream *s, const fri_stream_node *n, const fri_sid *ids,
+                            const uint32_t *offs, int count)
+{
+    if (!s->dec_ids) {
+        s->dec_ids = fri_malloc(FRI_STREAM_NODE_MAX_ENTRIES * sizeof(*s->dec_ids));
+        s->dec_offs = fri_malloc(FRI_STREAM_NODE_MAX_ENTRIES * sizeof(*s->dec_offs));
+        if (!s->dec_ids || !s->dec_offs) {
+            fri_free(s->dec_ids);
+            fri_free(s->dec_offs);
+            s->dec_ids = NULL;
+            s->dec_offs = NULL;
+            return;
+        }
+    }
+    memcpy(s->dec_ids, ids, (size_t)count * sizeof(*ids));
+    memcpy(s->dec_offs, offs, (size_t)count * sizeof(*offs));
+    s->dec_n = count;
+    s->dec_serial = n->serial;
+    s->dec_used = n->used;
+    s->dec_live = n->live;
+}
+
 /* Decodes the live entries of node i into the iterator (in place), or into the stream's
  * scratch arrays for a node of more than FRI_STREAM_NODE_MAX_ENTRIES live entries.  0, or
  * -1 when out of memory. */
@@ -1106,7 +1137,17 @@ static int iter_load(fri_stream_iter *it, long i)
     it->node_loaded = 1;
     if (n->live <= FRI_STREAM_NODE_MAX_ENTRIES) {
         it->big = 0;
+        if (s->dec_ids && s->dec_serial == n->serial && s->dec_used == n->used &&
+            s->dec_live == n->live) {
+            /* decoded before and unchanged since (an entry added grows used, one deleted
+             * lowers live): a copy instead of a walk over every entry and field */
+            it->nents = s->dec_n;
+            memcpy(it->ids, s->dec_ids, (size_t)s->dec_n * sizeof(*it->ids));
+            memcpy(it->offs, s->dec_offs, (size_t)s->dec_n * sizeof(*it->offs));
+            return 0;
+        }
         it->nents = node_scan(n, it->ids, it->offs, 1);
+        remember_decode(s, n, it->ids, it->offs, it->nents);
         return 0;
     }
     if (s->scan_cap < n->live) {
@@ -1265,6 +1306,15 @@ void fri_stream_iter_field(fri_stream_iter *it, const char **field, size_t *flen
 
 int fri_stream_last_valid_id(fri_stream *s, fri_sid *id)
 {
+    if (s->nnodes) {
+        /* a last node with nothing deleted ends with a live entry, its last one: no walk
+         * (XREADGROUP asks at every read) */
+        const fri_stream_node *n = NODE(s, s->nnodes - 1);
+        if (n->deleted == 0 && n->live > 0) {
+            *id = n->last;
+            return 1;
+        }
+    }
     fri_stream_iter it;
     fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, 1);
     return fri_stream_iter_next(&it, id, NULL);
@@ -1272,6 +1322,15 @@ int fri_stream_last_valid_id(fri_stream *s, fri_sid *id)
 
 int fri_stream_first_valid_id(fri_stream *s, fri_sid *id)
 {
+    if (s->nnodes) {
+        /* the same at the front: a first node with nothing deleted starts with a live
+         * entry, whose id is decoded from the node's base */
+        const fri_stream_node *n = NODE(s, 0);
+        if (n->deleted == 0 && n->live > 0) {
+            decode_id(n->data + n->first_off + 1, node_base(n), id);
+            return 1;
+        }
+    }
     fri_stream_iter it;
     fri_stream_iter_start(&it, s, FRI_SID_MIN, FRI_SID_MAX, 0);
     return fri_stream_iter_next(&it, id, NULL);
@@ -2116,6 +2175,7 @@ int fri_stream_restore_node(fri_stream *s, fri_sid master, long nmaster, const f
     fri_stream_node *n = fri_malloc(sizeof(*n) + cap);
     if (!n) return -1;
     n->master = master;
+    n->serial = ++s->node_serial;
     n->last = node_base(n);
     n->cap = cap;
     n->lp_bytes = lp_bytes;

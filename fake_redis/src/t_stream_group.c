@@ -296,9 +296,7 @@ static void nack_assign(fri_sid id, fri_stream_nack *nack, fri_stream_consumer *
 {
     if (nack->consumer == consumer) return;
     if (nack->consumer) fri_sidmap_remove(nack->consumer->pel, id);
-    /* the embedded node is free: the removal above unlinked it (or the record was
-     * linked with a map-owned node) */
-    fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
+    fri_sidmap_insert(consumer->pel, id, nack);
     nack->consumer = consumer;
 }
 
@@ -679,8 +677,8 @@ static long deliver_new(fr_client *c, fri_stream *s, fri_stream_cg *cg,
             /* Usually new to the PEL: try the insertion first, which searches anyway;
              * only an entry redelivered after SETID finds its record there. */
             fri_stream_nack *nack = nack_new(cg, consumer, c->now_ms);
-            if (fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack)) {
-                fri_sidmap_insert_node(consumer->pel, &nack->consumer_node, id, nack);
+            if (fri_sidmap_insert(cg->pel, id, nack) > 0) {
+                fri_sidmap_insert(consumer->pel, id, nack);
             } else {
                 fri_stream_nack_release(cg->stream, nack);
                 nack = fri_sidmap_get(cg->pel, id);
@@ -1118,8 +1116,8 @@ static void xack_command(fr_client *c)
         return;
     }
     int n = c->argc - 3;
-    fri_sid small[8];
-    fri_sid *ids = n <= 8 ? small : fri_malloc(sizeof(*ids) * (size_t)n);
+    fri_sid small[64]; /* a read's worth of ids (COUNT 64) without an allocation */
+    fri_sid *ids = n <= 64 ? small : fri_malloc(sizeof(*ids) * (size_t)n);
     if (!ids) {
         fri_reply_error(c, FRI_ERR_OOM);
         return;
@@ -1441,7 +1439,7 @@ static void xclaim_command(fr_client *c)
         }
         if (force && !nack) {
             nack = nack_new(cg, NULL, now);
-            fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
+            fri_sidmap_insert(cg->pel, id, nack);
         }
         if (!nack) continue;
         if (nack->consumer && minidle && now - nack->delivery_time < minidle) continue;
@@ -1718,7 +1716,10 @@ int fri_stream_cgroups_dup(fri_stream *dst, const fri_stream *src)
             fri_stream_nack *copy = nack_new(ncg, NULL, nack->delivery_time);
             if (!copy) return -1;
             copy->delivery_count = nack->delivery_count;
-            fri_sidmap_insert_node(ncg->pel, &copy->group_node, id, copy);
+            if (fri_sidmap_insert(ncg->pel, id, copy) < 0) {
+                fri_stream_nack_release(ncg->stream, copy);
+                return -1;
+            }
         }
         size_t cslots = fri_dict_slots(cg->consumers);
         for (size_t k = 0; k < cslots; k++) {
@@ -1732,7 +1733,7 @@ int fri_stream_cgroups_dup(fri_stream *dst, const fri_stream *src)
             while (fri_sidmap_iter_next(&it, &id, NULL)) {
                 fri_stream_nack *copy = fri_sidmap_get(ncg->pel, id);
                 copy->consumer = ncons;
-                fri_sidmap_insert_node(ncons->pel, &copy->consumer_node, id, copy);
+                if (fri_sidmap_insert(ncons->pel, id, copy) < 0) return -1;
             }
         }
     }
@@ -2089,7 +2090,10 @@ int fri_stream_pel_restore(fri_stream_cg *cg, fri_sid id, int64_t delivery_time,
     fri_stream_nack *nack = nack_new(cg, NULL, delivery_time);
     if (!nack) return -1;
     nack->delivery_count = delivery_count;
-    fri_sidmap_insert_node(cg->pel, &nack->group_node, id, nack);
+    if (fri_sidmap_insert(cg->pel, id, nack) < 0) {
+        fri_stream_nack_release(cg->stream, nack);
+        return -1;
+    }
     return 1;
 }
 

@@ -141,9 +141,9 @@ static inline void ch_init_odometer(ch *c, size_t max_depth, uint64_t max_value,
 
 static inline void ch_free(ch *c)
 {
-    free(c->rec);
-    free(c->odo_val);
-    free(c->odo_max);
+    wsi_free(c->rec);
+    wsi_free(c->odo_val);
+    wsi_free(c->odo_max);
     c->rec = NULL;
     c->odo_val = c->odo_max = NULL;
     c->nrec = c->caprec = c->odo_n = c->odo_cap = 0;
@@ -348,7 +348,7 @@ static inline size_t ch_fdp_width(uint64_t range, unsigned how)
  * ConsumeBytes ones at the start in order, the others from the end backwards, each most
  * significant byte last-but-first as FDP reads it.  Trailing choices that took lo need no
  * byte (FDP answers lo once the data is used up) and are left out.  Returns the length;
- * *out is heap memory (free() it), never NULL. */
+ * *out is heap memory (wsi_free() it), never NULL. */
 static inline size_t ch_to_fdp(const ch_rec *rec, size_t n, uint8_t **out)
 {
     /* drop the trailing zeros that need no bytes (not ConsumeBytes ones: those count) */

@@ -222,7 +222,7 @@ void gen_free(gen_run *run);
  * line per step -- steps the engine refused end in "=> refused" -- and the text of
  * `expect` (NULL: none; then `expect nothing` when no step is refused, as a scenario
  * that checks nothing must say) at the end.  wsc_parse accepts it and wsc_run plays the same run
- * (same trace).  Heap text (free() it), *len its length (len may be NULL). */
+ * (same trace).  Heap text (wsi_free() it), *len its length (len may be NULL). */
 char *gen_scenario(const gen_run *run, const char *title, const char *comment,
                    const char *expect, size_t *len);
 /* The same in pieces: the head (title, comments, world, subscriptions) and the line of

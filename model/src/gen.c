@@ -46,8 +46,8 @@ static gen_cmd cmd_of(const char *first, ...)
 
 static void cmd_release(gen_cmd *c)
 {
-    for (int i = 0; i < c->argc; i++) free(c->argv[i].p);
-    free(c->argv);
+    for (int i = 0; i < c->argc; i++) wsi_free(c->argv[i].p);
+    wsi_free(c->argv);
     c->argv = NULL;
     c->argc = 0;
 }
@@ -125,17 +125,17 @@ static gen_step *new_step(gen_run *r, gen_kind kind)
 
 static void step_free(gen_step *s)
 {
-    free(s->fired);
+    wsi_free(s->fired);
     cmd_release(&s->cmd);
-    free(s->report_error);
-    free(s->payload.p);
-    free(s->hname.p);
-    free(s->hval.p);
+    wsi_free(s->report_error);
+    wsi_free(s->payload.p);
+    wsi_free(s->hname.p);
+    wsi_free(s->hval.p);
     for (size_t i = 0; i < s->ndl; i++) {
-        free(s->dl[i].id.p);
-        free(s->dl[i].payload.p);
+        wsi_free(s->dl[i].id.p);
+        wsi_free(s->dl[i].payload.p);
     }
-    free(s->dl);
+    wsi_free(s->dl);
 }
 
 /* Copies a step's description (not its observations). */
@@ -164,10 +164,10 @@ void gen_free(gen_run *r)
 {
     if (!r) return;
     for (size_t i = 0; i < r->nsteps; i++) step_free(&r->steps[i]);
-    free(r->steps);
+    wsi_free(r->steps);
     ws_sim_free(r->sim);
-    free(r->seen);
-    free(r->refusal);
+    wsi_free(r->seen);
+    wsi_free(r->refusal);
     memset(r, 0, sizeof *r);
 }
 
@@ -249,7 +249,7 @@ static void refuse(gen_run *r, size_t i, const char *fmt, ...)
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    wsi_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     wsi_buf b = {0};
     wsi_buf_xprintf(&b, "step %zu: %s", i + 1, buf);
@@ -313,7 +313,7 @@ static void play_step(gen_run *r, size_t i)
         if (rr.is_report) {
             s->is_report = 1;
             s->report = rr.report;
-            free(s->report_error);
+            wsi_free(s->report_error);
             s->report_error = wsi_xstrdup(rr.report.first_error ? rr.report.first_error : "");
             s->report.first_error = s->report_error;
             s->report.subscription = NULL;
@@ -353,8 +353,8 @@ static void play_step(gen_run *r, size_t i)
         if (s->kind == GS_QUEUE) rc = ws_queue(d, s->cmd.argc, argv, lens);
         else rc = ws_pool(sim, d, s->cmd.argc, argv, lens, NULL);
         if (big) {
-            free(argv);
-            free(lens);
+            wsi_free(argv);
+            wsi_free(lens);
         }
         break;
     }
@@ -540,7 +540,7 @@ static gen_str tagged(genstate *g, size_t entry, const char *prefix, char *t, si
 {
     tag(g, entry, t, n);
     char p[64];
-    snprintf(p, sizeof p, "%s%s", prefix, t);
+    wsi_snprintf(p, sizeof p, "%s%s", prefix, t);
     return gstrz(p);
 }
 
@@ -563,7 +563,7 @@ static void draw_header(ch *c, gen_step *s, size_t num)
     switch (ch_int(c, 0, 3)) {
     case 1: {
         char v[32];
-        snprintf(v, sizeof v, "t%zu", num);
+        wsi_snprintf(v, sizeof v, "t%zu", num);
         s->hname = gstrz("trace");
         s->hval = gstrz(v);
         break;
@@ -598,11 +598,11 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
         switch (ch_weighted(c, q, 5)) {
         case 0: s->cmd = cmd_of("RPUSH", "log", t, NULL); break;
         case 1:
-            snprintf(key, sizeof key, "n:e%zu", e);
+            wsi_snprintf(key, sizeof key, "n:e%zu", e);
             s->cmd = cmd_of("INCR", key, NULL);
             break;
         case 2:
-            snprintf(key, sizeof key, "s:e%zu", e);
+            wsi_snprintf(key, sizeof key, "s:e%zu", e);
             s->cmd = cmd_of("SET", key, t, NULL);
             break;
         case 3: s->cmd = cmd_of("INCR", NULL); break; /* refused at queue time */
@@ -614,7 +614,7 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
         s->kind = GS_POOL;
         tag(g, e, t, sizeof t);
         char pt[64];
-        snprintf(pt, sizeof pt, "pool:%s", t);
+        wsi_snprintf(pt, sizeof pt, "pool:%s", t);
         unsigned q[3] = {2, 1, 1};
         switch (ch_weighted(c, q, 3)) {
         case 0: s->cmd = cmd_of("RPUSH", "log", pt, NULL); break;
@@ -663,7 +663,7 @@ static void draw_action(genstate *g, gen_step *s, ws_delivery *d)
 static void fault_named(gen_step *s, ch *c, uint64_t extra)
 {
     static const char *names[] = {"XACK", "EXEC", "RPUSH", "LPUSH", "XADD", "ZADD", "LREM", "MULTI"};
-    snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
+    wsi_snprintf(s->fname, sizeof s->fname, "%s", names[ch_pick(c, 8)]);
     s->fault.name = s->fname;
     s->fault.nth = 1 + ch_int(c, 0, extra);
 }
@@ -839,10 +839,10 @@ int gen_generate(ch *c, const gen_limits *lim_in, gen_run *r)
         if (lim.before_step) lim.before_step(lim.ud, r, r->nsteps - 1);
         play_step(r, r->nsteps - 1);
     }
-    free(g.act);
-    free(g.waiting);
-    free(g.bound_dl);
-    free(g.bound_form);
+    wsi_free(g.act);
+    wsi_free(g.waiting);
+    wsi_free(g.bound_dl);
+    wsi_free(g.bound_form);
     return 0;
 }
 
@@ -913,7 +913,7 @@ static void cmd_tokens(wsi_buf *b, const gen_cmd *c)
             else wsi_buf_xadd(&t, &c->argv[i].p[k], 1);
         }
         tok(b, t.p ? t.p : "", t.len);
-        free(t.p);
+        wsi_free(t.p);
     }
 }
 
@@ -1044,8 +1044,8 @@ char *gen_scenario_head(const gen_run *r, const char *title, const char *comment
         if (tail.p) wsi_buf_xadd(&b, tail.p, tail.len);
         wsi_buf_xputs(&b, "\n");
     }
-    free(tail.p);
-    free(decl.p);
+    wsi_free(tail.p);
+    wsi_free(decl.p);
     return wsi_buf_xtake(&b);
 }
 
@@ -1062,7 +1062,7 @@ char *gen_scenario(const gen_run *r, const char *title, const char *comment, con
     wsi_buf b = {0};
     char *head = gen_scenario_head(r, title, comment);
     wsi_buf_xputs(&b, head);
-    free(head);
+    wsi_free(head);
     int refused = 0; /* a "=> refused" step is a check of the run */
     for (size_t i = 0; i < r->nsteps; i++) {
         write_step(&b, r, &r->steps[i]);
@@ -1079,21 +1079,21 @@ char *gen_scenario(const gen_run *r, const char *title, const char *comment, con
 void gen_failure_free(gen_failure *f)
 {
     if (!f) return;
-    free(f->message);
-    free(f->expect);
+    wsi_free(f->message);
+    wsi_free(f->expect);
     memset(f, 0, sizeof *f);
 }
 
 static int failv(gen_failure *f, const char *kind, char *expect, const char *fmt, va_list ap)
 {
     if (!f) {
-        free(expect);
+        wsi_free(expect);
         return 1;
     }
-    snprintf(f->kind, sizeof f->kind, "%s", kind);
+    wsi_snprintf(f->kind, sizeof f->kind, "%s", kind);
     wsi_buf b = {0};
     char tmp[4096];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    wsi_vsnprintf(tmp, sizeof tmp, fmt, ap);
     wsi_buf_xputs(&b, tmp);
     f->message = wsi_buf_xtake(&b);
     f->expect = expect;
@@ -1145,8 +1145,8 @@ static char *model_rt_text(const mdl_rt *x)
     char **t = wsi_xrealloc(NULL, (x->n ? x->n : 1) * sizeof *t);
     for (size_t k = 0; k < x->n; k++) t[k] = mdl_cmd_text(&x->args[k]);
     char *s = rt_text(x->conn, x->cause, x->n, (const char *const *)t);
-    for (size_t k = 0; k < x->n; k++) free(t[k]);
-    free(t);
+    for (size_t k = 0; k < x->n; k++) wsi_free(t[k]);
+    wsi_free(t);
     return s;
 }
 
@@ -1170,7 +1170,7 @@ static char *expect_read_block(const mdl_result *m, const char *cause)
     char sub[32];
     if (!at || sscanf(at, "read %llu of %31s", &no, sub) != 2) return NULL;
     char tail[64];
-    snprintf(tail, sizeof tail, "read %llu of %s", no, sub);
+    wsi_snprintf(tail, sizeof tail, "read %llu of %s", no, sub);
     wsi_buf b = {0};
     wsi_buf_xprintf(&b, "expect read %llu of %s\n", no, sub);
     size_t rts = 0;
@@ -1189,7 +1189,7 @@ static char *expect_read_block(const mdl_result *m, const char *cause)
         }
     }
     if (!rts) {
-        free(b.p);
+        wsi_free(b.p);
         return NULL;
     }
     return wsi_buf_xtake(&b);
@@ -1222,7 +1222,7 @@ static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
         char *mt = has_m ? model_rt_text(x) : wsi_xstrdup("(none)");
         size_t st = has_m ? x->step : (size_t)-1;
         char where[64] = "";
-        if (st != (size_t)-1) snprintf(where, sizeof where, ", step %zu", st + 1);
+        if (st != (size_t)-1) wsi_snprintf(where, sizeof where, ", step %zu", st + 1);
         char *ex = NULL;
         if (has_m && strncmp(x->cause, "flush ", 6) == 0) {
             unsigned long long no;
@@ -1243,8 +1243,8 @@ static int compare_rts(gen_run *r, const mdl_result *m, gen_failure *f)
                       "the consumer's round trip %zu differs (engine and model agree on the %zu "
                       "before it%s)\n  engine: %s\n  model:  %s",
                       i + 1, i, where, et, mt);
-        free(et);
-        free(mt);
+        wsi_free(et);
+        wsi_free(mt);
         return rc;
     }
     return 0;
@@ -1263,7 +1263,7 @@ static void delivery_text(wsi_buf *b, size_t k, size_t entry, gen_str id, gen_st
     }
     wsi_buf_xadd(b, t ? t : "", len);
     wsi_buf_xputs(b, ")");
-    free(t);
+    wsi_free(t);
 }
 
 /* The engine's counts (ws_sim_get_counts) and the model's. */
@@ -1326,8 +1326,8 @@ static int compare_reads(gen_run *r, const mdl_result *m, gen_failure *f)
                       "step %zu (read %s) handed out something else\n  engine: %s\n  model:  %s",
                       x->step + 1, sub_label(s->sub), e.p ? e.p : "nothing",
                       mm.p ? mm.p : "nothing");
-        free(e.p);
-        free(mm.p);
+        wsi_free(e.p);
+        wsi_free(mm.p);
         return rc;
     }
     return 0;
@@ -1364,13 +1364,13 @@ static int compare_flushes(gen_run *r, const mdl_result *m, gen_failure *f)
             wsi_buf e = {0}, mm = {0};
             if (has_e) wsi_buf_xprintf(&e, "[rt %zu] %s -> %s (from e%zu)", fc.round_trip, fc.text, fc.reply, efrom);
             if (has_m) wsi_buf_xprintf(&mm, "[rt %zu] %s -> %s (from e%zu)", x->rt, mtext, x->reply, x->from);
-            free(mtext);
+            wsi_free(mtext);
             int rc = fail(f, "flush", expect_flush(fl),
                           "flush %llu of %s, command %zu differs\n  engine: %s\n  model:  %s",
                           (unsigned long long)fl->number, sub_label(fl->sub), k + 1,
                           e.p ? e.p : "(none)", mm.p ? mm.p : "(none)");
-            free(e.p);
-            free(mm.p);
+            wsi_free(e.p);
+            wsi_free(mm.p);
             return rc;
         }
     }
@@ -1425,7 +1425,7 @@ static int compare_state(gen_run *r, const mdl_result *m, gen_failure *f)
                       "the final state differs: %s\n  engine: %s\n  model:  %s",
                       m->state[i].command, got ? got : "?", m->state[i].reply);
         }
-        free(got);
+        wsi_free(got);
     }
     fr_client_free(cl);
     return rc;
@@ -1500,7 +1500,7 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
         return fail(f, "invariant", NULL, "ws_sim_check failed: %s", ws_sim_errstr(r->sim));
     vio *ev = wsi_xcalloc(nv, sizeof *ev);
     for (size_t i = 0; i < nv; i++) {
-        snprintf(ev[i].kind, sizeof ev[i].kind, "%s", v[i].invariant);
+        wsi_snprintf(ev[i].kind, sizeof ev[i].kind, "%s", v[i].invariant);
         ev[i].entry = v[i].root;
         ev[i].sentence = v[i].sentence;
     }
@@ -1513,7 +1513,7 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
                 rc = fail(f, "invariant", wsi_xstrdup("expect invariants\n"), "%s: %s [e%zu]\n  %s",
                           why, ev[i].kind, ev[i].entry, ev[i].sentence);
         }
-        free(ev);
+        wsi_free(ev);
         return rc;
     }
     vio *mv = wsi_xcalloc(m->nviol, sizeof *mv);
@@ -1537,11 +1537,11 @@ static int compare_violations(gen_run *r, const mdl_result *m, unsigned quirks, 
         rc = fail(f, "violation", wsi_buf_xtake(&ex),
                   "ws_sim_check's violations differ from the model's\n  engine:%s\n  model:%s",
                   e.p ? e.p : " none", mm.p ? mm.p : " none");
-        free(e.p);
-        free(mm.p);
+        wsi_free(e.p);
+        wsi_free(mm.p);
     }
-    free(ev);
-    free(mv);
+    wsi_free(ev);
+    wsi_free(mv);
     return rc;
 }
 

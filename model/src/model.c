@@ -135,7 +135,7 @@ static void arena_free(arena *a)
     ablock *b = a->last; /* a itself lives in the first block: read it before freeing */
     while (b) {
         ablock *prev = b->prev;
-        free(b);
+        wsi_free(b);
         b = prev;
     }
 }
@@ -386,6 +386,19 @@ static char *cmd_text(arena *a, const gen_cmd *c)
 /* A bulk reply as ws_reply_text prints it: always quoted, with \a \b among the escapes. */
 static void bulk_text(sbuf *b, const char *p, size_t n)
 {
+    /* most values (ids, payloads, names) have nothing to escape: one copy */
+    size_t plain = 0;
+    while (plain < n && (unsigned char)p[plain] >= 32 && (unsigned char)p[plain] < 127 &&
+           p[plain] != '"' && p[plain] != '\\')
+        plain++;
+    if (plain == n) {
+        char *q = sb_room(b, n + 2);
+        q[0] = '"';
+        memcpy(q + 1, p, n);
+        q[n + 1] = '"';
+        wsi_buf_grew(&b->b, n + 2);
+        return;
+    }
     size_t len = 2;
     for (size_t i = 0; i < n; i++) {
         unsigned char uc = (unsigned char)p[i];
@@ -1428,7 +1441,7 @@ static void model_stop(model *m, const char *fmt, ...)
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    wsi_vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     m->out->error = astrdup(m->a, buf);
     m->out->error_step = m->step;

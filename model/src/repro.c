@@ -44,8 +44,8 @@ typedef struct outcome {
 
 static void outcome_free(outcome *o)
 {
-    free(o->used);
-    free(o->bounds);
+    wsi_free(o->used);
+    wsi_free(o->bounds);
     memset(o, 0, sizeof *o);
 }
 
@@ -239,7 +239,7 @@ static void run_forked(const uint64_t *v, size_t n, unsigned quirks, outcome *ou
     wsi_buf b = {0};
     in_child(replay_child, &j, &b, NULL);
     parse_stream(&b, out);
-    free(b.p);
+    wsi_free(b.p);
 }
 
 /* ----- The final run, streamed ------------------------------------------------------------ */
@@ -258,7 +258,7 @@ static void stream_step(void *ud, const gen_run *run, size_t i)
     wsi_write_all(s->fd, &tag, 1);
     wsi_write_all(s->fd, &n, sizeof n);
     wsi_write_all(s->fd, text, n);
-    free(text);
+    wsi_free(text);
 }
 
 /* The child of stream_forked: plays the choices, each scenario piece streamed first. */
@@ -295,7 +295,7 @@ static int stream_forked(const uint64_t *v, size_t n, unsigned quirks, wsi_buf *
         wsi_buf_xadd(tag == 'H' ? head : lines, b.p + at + 1 + sizeof len, (size_t)len);
         at += 1 + sizeof len + (size_t)len;
     }
-    free(b.p);
+    wsi_free(b.p);
     return status;
 }
 
@@ -353,8 +353,8 @@ static int input_run(const char *input, unsigned quirks, outcome *out, char *err
     wsi_buf b = {0};
     in_child(source_child, &j, &b, NULL);
     parse_stream(&b, out);
-    free(b.p);
-    free(data);
+    wsi_free(b.p);
+    wsi_free(data);
     ch_free(&c);
     return 0;
 }
@@ -395,8 +395,8 @@ static int try_candidate(shrinker *s, const uint64_t *c, size_t n)
         keep = smaller;
     }
     if (keep) {
-        free(s->v);
-        free(s->bounds);
+        wsi_free(s->v);
+        wsi_free(s->bounds);
         s->v = o.used;
         s->n = o.nused;
         s->bounds = o.bounds;
@@ -416,7 +416,7 @@ static int try_without(shrinker *s, size_t from, size_t to)
     memcpy(c, s->v, from * sizeof *c);
     memcpy(c + from, s->v + to, (s->n - to) * sizeof *c);
     int kept = try_candidate(s, c, s->n - (to - from));
-    free(c);
+    wsi_free(c);
     return kept;
 }
 
@@ -486,7 +486,7 @@ static int pass_lower(shrinker *s)
             memcpy(c, s->v, s->n * sizeof *c);
             c[i] = tries[t];
             int kept = try_candidate(s, c, s->n);
-            free(c);
+            wsi_free(c);
             if (kept) {
                 any = 1;
                 break;
@@ -609,9 +609,9 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
         if (needs_end) wsi_buf_xputs(&text, needs_end + 1);
         if (lines.p) wsi_buf_xputs(&text, lines.p);
         out->steps_after = count_lines(lines.p);
-        free(head.p);
-        free(lines.p);
-        free(serr.p);
+        wsi_free(head.p);
+        wsi_free(lines.p);
+        wsi_free(serr.p);
     } else {
         ch c;
         ch_init_replay(&c, s.v, s.n, 0);
@@ -631,23 +631,23 @@ int wsf_repro(const char *input, const wsf_repro_options *opt_in, wsf_repro_resu
         wsi_buf_xputs(&comment, what.p);
         char *sc = gen_scenario(&run, "a run fuzz_outcomes found failing", comment.p, f.expect, NULL);
         wsi_buf_xputs(&text, sc);
-        free(sc);
-        free(comment.p);
+        wsi_free(sc);
+        wsi_free(comment.p);
         out->steps_after = run.nsteps;
         gen_failure_free(&f);
         gen_free(&run);
     }
     out->what = what.p ? what.p : wsi_xstrdup("");
     out->scenario = text.p ? text.p : wsi_xstrdup("");
-    free(s.v);
-    free(s.bounds);
+    wsi_free(s.v);
+    wsi_free(s.bounds);
     return 0;
 }
 
 void wsf_repro_result_free(wsf_repro_result *r)
 {
     if (!r) return;
-    free(r->scenario);
-    free(r->what);
+    wsi_free(r->scenario);
+    wsi_free(r->what);
     memset(r, 0, sizeof *r);
 }

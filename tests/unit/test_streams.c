@@ -236,6 +236,25 @@ static void test_sid_incr_decr_format(void **state)
     assert_true(fri_sid_cmp((fri_sid){1, 5}, (fri_sid){2, 0}) < 0);
     assert_true(fri_sid_cmp((fri_sid){2, 5}, (fri_sid){2, 0}) > 0);
     assert_true(fri_sid_cmp((fri_sid){2, 5}, (fri_sid){2, 5}) == 0);
+    /* ids print as printf prints them: every power of ten and its neighbours (where the
+     * eight-digits-at-once path starts and stops), and random ones of every length */
+    uint64_t rs = 12345;
+    for (int k = 0; k < 4000; k++) {
+        uint64_t ms, seq;
+        if (k < 20 * 3) {
+            uint64_t p = 1;
+            for (int e = 0; e < k / 3; e++) p *= 10;
+            ms = p - 1 + (uint64_t)(k % 3);
+            seq = UINT64_MAX - (uint64_t)k;
+        } else {
+            ms = splitmix64_next(&rs) >> splitmix64_below(&rs, 64);
+            seq = splitmix64_next(&rs) >> splitmix64_below(&rs, 64);
+        }
+        char want[64];
+        snprintf(want, sizeof want, "%llu-%llu", (unsigned long long)ms, (unsigned long long)seq);
+        assert_int_equal(fri_sid_format(buf, (fri_sid){ms, seq}), strlen(want));
+        assert_string_equal(buf, want);
+    }
 }
 
 /* ----- Id generation on the virtual clock ----------------------------------------------- */
@@ -948,14 +967,17 @@ static int sid_cmp_qsort(const void *a, const void *b)
 static void test_sidmap_model(void **state)
 {
     (void)state;
-    for (uint64_t seed = 1; seed <= 6; seed++) {
-        uint64_t rs = seed * 7919;
+    /* seeds 7 and 8 draw from 25 times as many keys: thousands at once, so that the map's
+     * blocks split, empty, merge and move */
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        uint64_t rs = seed * 7919, space = seed <= 6 ? 60 : 1500;
+        int steps = seed <= 6 ? 6000 : 20000;
         fri_sidmap *m = fri_sidmap_new();
         fri_sid *model = NULL;
         size_t n = 0, cap = 0;
-        for (int step = 0; step < 6000; step++) {
-            fri_sid k = {splitmix64_below(&rs, 60), splitmix64_below(&rs, 4)};
-            if (step > 3000 && splitmix64_below(&rs, 3) == 0)
+        for (int step = 0; step < steps; step++) {
+            fri_sid k = {splitmix64_below(&rs, space), splitmix64_below(&rs, 4)};
+            if (step > steps / 2 && splitmix64_below(&rs, 3) == 0)
                 k.seq = UINT64_MAX - splitmix64_below(&rs, 2);
             void *val = (void *)(uintptr_t)(k.ms * 8 + (k.seq & 7) + 1);
             size_t pos = 0;
@@ -983,7 +1005,7 @@ static void test_sidmap_model(void **state)
             assert_int_equal(fri_sidmap_len(m), n);
             if (step % 50 == 0) assert_int_equal(fri_sidmap_check(m), 0);
             /* seeks */
-            fri_sid q = {splitmix64_below(&rs, 62), splitmix64_below(&rs, 5)}, got;
+            fri_sid q = {splitmix64_below(&rs, space + 2), splitmix64_below(&rs, 5)}, got;
             for (int op = FRI_SIDMAP_GE; op <= FRI_SIDMAP_LT; op++) {
                 long want = -1;
                 for (size_t i = 0; i < n; i++) {
@@ -1034,8 +1056,8 @@ static void test_sidmap_model(void **state)
     }
 }
 
-/* Removing the smallest key, as XACK of the oldest deliveries does (the spine kept for
- * it), mixed with new keys above (deliveries), removals elsewhere and of absent keys,
+/* Removing the smallest key, as XACK of the oldest deliveries does (the first block's
+ * start moved on), mixed with new keys above (deliveries), removals elsewhere and of absent keys,
  * checked against a model after every step. */
 static void test_sidmap_remove_oldest(void **state)
 {
