@@ -20,6 +20,11 @@ int wsri_needs_quotes(const char *p, size_t n)
 
 size_t wsr_token(char *buf, size_t cap, const char *p, size_t n)
 {
+    return wsri_token(buf, cap, p, n, wsri_needs_quotes(p, n));
+}
+
+size_t wsri_token(char *buf, size_t cap, const char *p, size_t n, int quoted)
+{
     static const char hex[] = "0123456789abcdef";
     size_t k = 0;
 #define PUT(ch)                            \
@@ -27,7 +32,7 @@ size_t wsr_token(char *buf, size_t cap, const char *p, size_t n)
         if (k + 1 < cap) buf[k] = (ch);    \
         k++;                               \
     } while (0)
-    if (!wsri_needs_quotes(p, n)) {
+    if (!quoted) {
         for (size_t i = 0; i < n; i++) PUT(p[i]);
     } else {
         PUT('"');

@@ -25,6 +25,8 @@ struct wsr_writer {
     char err[256];        /* why it failed */
     uint64_t events;      /* lines written after the header */
     uint64_t bytes;       /* bytes handed to the file */
+    size_t limit;         /* wsr_event_text: the length past which the line is cut, so
+                             what lies beyond it is not built (0: none) */
 };
 
 /* Marks w failed with a message (the first one stays). */
@@ -81,9 +83,16 @@ static void putf(wsr_writer *w, const char *fmt, ...)
 static void token(wsr_writer *w, const char *p, size_t n)
 {
     if (w->failed) return;
-    size_t need = wsr_token(NULL, 0, p, n);
+    int quoted = wsri_needs_quotes(p, n); /* (the whole token's choice) */
+    if (w->limit) {
+        /* a token's first `limit` bytes make at least `limit` characters: the line is cut
+         * before the rest would show (a read's reply can be megabytes) */
+        if (w->len > w->limit) return;
+        if (n > w->limit) n = w->limit;
+    }
+    size_t need = wsri_token(NULL, 0, p, n, quoted);
     if (room(w, need + 1) < 0) return;
-    wsr_token(w->line + w->len, need + 1, p, n);
+    wsri_token(w->line + w->len, need + 1, p, n, quoted);
     w->len += need;
 }
 
@@ -256,7 +265,7 @@ int wsr_write_event(wsr_writer *w, const wsr_event *e)
 
 char *wsr_event_text(const wsr_event *e, size_t max)
 {
-    wsr_writer w = {0};
+    wsr_writer w = {.limit = max >= 4 ? max : 0};
     build(&w, e);
     if (w.failed) {
         free(w.line);

@@ -73,6 +73,20 @@ static void clock_moved_hook(void *ud, int64_t from, int64_t to)
     ((wsc_world *)ud)->clock_moves++;
 }
 
+/* The server would move its clock (its quiet interval passed): held while a process of a
+ * consumer runs or is runnable -- one computing without a command, or waiting for a CPU
+ * on a loaded machine, has not stopped moving, however long it has been silent.  Asked
+ * at that moment only, so the /proc walk costs nothing while traffic flows. */
+static int clock_held_hook(void *ud)
+{
+    wsc_world *w = ud;
+    for (size_t i = 0; i < w->ncons; i++)
+        if (w->cons[i].proc && wsc_proc_running(w->cons[i].proc) &&
+            wsc_proc_busy(w->cons[i].proc))
+            return 1;
+    return 0;
+}
+
 void wsc_world_allow_held(wsc_world *w, int on) { w->held_ok = on; }
 const char *wsc_world_held(const wsc_world *w) { return w->held; }
 
@@ -157,7 +171,7 @@ wsc_world *wsc_world_new(const wsc_scenario *sc, ws_sim *sim, const wsc_options 
     /* the virtual clock moves itself when every client has been quiet for a while: a
      * consumer that blocks 5 s on an empty read waits milliseconds (docs/server.md) */
     frs_server_set_auto_advance(&w->srv, WSC_AUTO_ADVANCE_MS);
-    w->hooks = (frs_clock_hooks){.moved = clock_moved_hook, .ud = w};
+    w->hooks = (frs_clock_hooks){.moved = clock_moved_hook, .held = clock_held_hook, .ud = w};
     frs_server_set_clock_hooks(&w->srv, &w->hooks);
     /* every consumer connection's traffic, for the traffic checker (expect invariants) and
      * the explorer (the commands a baseline sent) */

@@ -749,10 +749,14 @@ void frs_hold_free(frs_server *srv);
  * (fr_server_next_deadline), the keys' expiry when something observes it (keyspace
  * notifications of expired keys, client tracking), and what an embedder says: next() is
  * its next deadline on the fake's clock (Unix ms; -1 none), moved() is told after each move
- * (from, to) -- a scenario's `advance` waiting for its time. */
+ * (from, to) -- a scenario's `advance` waiting for its time.  held(), when set, is asked at
+ * the moment the quiet interval has passed and the clock would move: non-zero keeps it
+ * where it is and starts the quiet interval anew (wsim: a consumer process still computing
+ * has not stopped moving, however long it has been silent). */
 typedef struct frs_clock_hooks {
     int64_t (*next)(void *ud);
     void (*moved)(void *ud, int64_t from, int64_t to);
+    int (*held)(void *ud);
     void *ud;
 } frs_clock_hooks;
 /* Sets (or with NULL removes) the embedder's hooks; the struct is the caller's. */

@@ -973,6 +973,11 @@ static int quiet_left(frs_server *srv)
 static void auto_advance(frs_server *srv)
 {
     if (quiet_left(srv) != 0) return;
+    const frs_clock_hooks *h = srv->clock_hooks;
+    if (h && h->held && h->held(h->ud)) { /* the embedder holds it: the quiet starts anew */
+        srv->active_ms = frs_mono_ms();
+        return;
+    }
     int64_t from = fr_clock_now(srv->fake), to = next_deadline(srv);
     fr_clock_set(srv->fake, to);
     frs_record_clock(srv, from, "auto");

@@ -320,6 +320,23 @@ static void test_round_trip(void **state)
     char *cut = wsr_event_text(&r->ev[1], 20);
     assert_string_equal(cut, "cmd 7 b=1 t=17000...");
     free(cut);
+    /* a line cut is the whole line cut, whatever the maximum (the cut line is built only
+     * up to it: a token is cut, a quoted one keeps its quote) */
+    for (size_t i = 0; i < r->n; i++) {
+        char *whole = wsr_event_text(&r->ev[i], 0);
+        assert_non_null(whole);
+        for (size_t max = 4; max <= strlen(whole) + 2; max++) {
+            char *c = wsr_event_text(&r->ev[i], max);
+            assert_non_null(c);
+            size_t wl = strlen(whole);
+            int ok = wl <= max ? strcmp(c, whole) == 0
+                               : strlen(c) == max && memcmp(c, whole, max - 3) == 0 &&
+                                     strcmp(c + max - 3, "...") == 0;
+            if (!ok) fail_msg("event %zu, max %zu: %s (whole: %s)", i, max, c, whole);
+            free(c);
+        }
+        free(whole);
+    }
     free(text);
     wsr_free(r);
 }
