@@ -140,6 +140,9 @@ typedef struct frs_conn {
     uint64_t woken_from, woken_to; /* recording: where the reply that woke it sits in out
                                  (positions, frs_obuf_pos) */
     int woken_pending;        /* recording: that reply is not recorded yet */
+    int paused;               /* CLIENT PAUSE holds its next command (pause.c): its input
+                                 waits, the command still unread in `in` */
+    uint64_t pause_seq;       /* the order it was held in: resumed in that order */
     int held;                 /* the hold hook holds its input (FRS_HOLD_BEFORE/_AFTER) */
     int hold_on_wake;         /* hold after: its command blocked; hold when it is woken */
     struct frs_conn *prev, *next;      /* the server's list of connections */
@@ -213,6 +216,10 @@ struct frs_server {
     size_t nsoft;             /* connections over their soft output limit (soft_since_ms) */
     int64_t expired_ms;       /* turn_ms of the last active expiry (net.c's timers) */
     frs_conn *resume_head, *resume_tail; /* connections whose input processing may go on */
+    size_t npaused;           /* connections CLIENT PAUSE holds (INFO's blocked_clients) */
+    uint64_t pause_seq;       /* the last frs_conn.pause_seq handed out */
+    int pause_seen;           /* the pause type when last looked at (fr_pause): a laxer
+                                 one lets the held connections go (pause.c) */
     uint64_t next_id;         /* the next CLIENT ID */
     int64_t start_ms;         /* when the server started (monotonic ms) */
     int64_t turn_ms;          /* the monotonic clock read once per loop turn, when epoll_wait
@@ -246,6 +253,22 @@ struct frs_server {
                                  from it */
     struct frs_clock_hooks *clock_hooks; /* an embedder's deadlines (frs_server_set_clock_hooks) */
 };
+
+/* ----- pause.c: CLIENT PAUSE -------------------------------------------------------- */
+
+/* Whether the pause in force holds c's command (Redis's processCommand: after the
+ * unknown-command, arity and NOAUTH answers, which go out at once); when it does, c is
+ * marked paused and its input waits.  The caller leaves the command unread. */
+int frs_pause_hold(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen);
+/* Looks at the pause (after a command, at each turn's timers): when it ended or became
+ * laxer, the held connections go on, in the order they were held, each command checked
+ * again (Redis's unblockPostponedClients). */
+void frs_pause_check(frs_server *srv);
+/* A held connection closes. */
+void frs_pause_forget(frs_conn *c);
+/* The pause's end (Unix ms, the fake's clock) while connections are held, else -1: the
+ * loop wakes up then. */
+int64_t frs_pause_deadline(frs_server *srv);
 
 /* ----- net.c: the event loop -------------------------------------------------------- */
 

@@ -72,7 +72,7 @@ static void keyspace_counts(frs_server *srv, size_t keys[16], size_t expires[16]
 /* INFO's blocked_clients. */
 static size_t count_blocked(frs_server *srv)
 {
-    return fr_server_blocked_count(srv->fake);
+    return fr_server_blocked_count(srv->fake) + srv->npaused; /* Redis counts BLOCKED_POSTPONE */
 }
 
 /* Each section_* appends one INFO section, its "# Name" line first, CRLF lines. */
@@ -283,7 +283,7 @@ static void section_stats(frs_server *srv, text *t)
             "sync_full:0\r\n"
             "sync_partial_ok:0\r\n"
             "sync_partial_err:0\r\n"
-            "expired_keys:0\r\n"
+            "expired_keys:%llu\r\n"
             "expired_stale_perc:0.00\r\n"
             "expired_time_cap_reached_count:0\r\n"
             "evicted_keys:0\r\n"
@@ -319,6 +319,7 @@ static void section_stats(frs_server *srv, text *t)
             "fakeredis_commands_executed:%llu\r\n"
             "fakeredis_faults_fired:%llu\r\n",
             s->connections, commands_processed(srv), s->net_in, s->net_out, s->rejected,
+            (unsigned long long)fr_server_expired_keys(srv->fake),
             (unsigned long long)fr_stats_total_error_replies(srv->fake),
             s->outlimit_kills, (unsigned long long)fr_server_commands_executed(srv->fake),
             (unsigned long long)fr_fault_fired(srv->fake));
@@ -539,7 +540,7 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
     if (c->monitor) flags[nf++] = 'O';
     if (subs) flags[nf++] = 'P';
     if (fr_client_in_multi(c->fc)) flags[nf++] = 'x';
-    if (c->blocked) flags[nf++] = 'b';
+    if (c->blocked || c->paused) flags[nf++] = 'b'; /* a pause blocks it (BLOCKED_POSTPONE) */
     if (c->tracking & FRS_TRACK_ON) flags[nf++] = 't';
     if (c->tracking & FRS_TRACK_BROKEN) flags[nf++] = 'R';
     if (c->tracking & FRS_TRACK_BCAST) flags[nf++] = 'B';

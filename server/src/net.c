@@ -201,6 +201,7 @@ static void free_conn(frs_conn *c, const char *why)
     frs_record_conn_close(c, srv->stopping ? "shutdown" : why);
     unlink_lists(srv, c);
     if (c->soft_since_ms) srv->nsoft--;
+    frs_pause_forget(c);
     epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     if (c->prev) c->prev->next = c->next;
@@ -306,9 +307,14 @@ static void process_input(frs_conn *c)
 {
     frs_server *srv = c->srv;
     if (srv->hold) frs_hold_replay(c); /* a held command that was let go runs first */
-    while (!c->blocked && !c->held && !c->close_after_reply && !c->close_asap && !srv->stop) {
+    while (!c->blocked && !c->held && !c->paused && !c->close_after_reply && !c->close_asap &&
+           !srv->stop) {
         rr_status st = rr_next(&c->in);
         if (st == RR_COMMAND) {
+            if (frs_pause_hold(c, rr_argc(&c->in), rr_argv(&c->in), rr_argvlen(&c->in))) {
+                rr_unread(&c->in); /* read again when the pause ends */
+                break;
+            }
             if (srv->hold && frs_hold_before_command(c, rr_argc(&c->in), rr_argv(&c->in),
                                                      rr_argvlen(&c->in)))
                 break; /* held before it runs: the hold keeps a copy */
@@ -763,6 +769,12 @@ static int sleep_ms(frs_server *srv)
         !frs_admin_active_expire_off(srv) && (t < 0 || t > 100))
         t = 100; /* the active expiry's next run */
     if (frs_persist_wants_cron(srv) && (t < 0 || t > 100)) t = 100; /* a child, save points */
+    int64_t pause_end = srv->opt.wall_clock ? frs_pause_deadline(srv) : -1;
+    if (pause_end >= 0) { /* held connections go on once the clock is past the end */
+        long long left = (long long)(pause_end + 1 - fr_clock_now(srv->fake));
+        if (left < 0) left = 0;
+        if (t < 0 || left < t) t = left;
+    }
     if (t > 1000000) t = 1000000;
     return (int)t;
 }
@@ -791,6 +803,7 @@ static void timers(frs_server *srv)
         frs_record_sweep(srv);
     }
     frs_persist_cron(srv);
+    frs_pause_check(srv); /* a pause that ended lets its held connections go on */
 }
 
 /* Microseconds of a monotonic clock, for the busy poll's deadline. */
@@ -948,6 +961,8 @@ static int64_t next_deadline(frs_server *srv)
         int64_t e = fr_server_next_expiry(srv->fake);
         if (e >= 0 && (d < 0 || e + 1 < d)) d = e + 1; /* gone once the clock is past it */
     }
+    int64_t pause_end = frs_pause_deadline(srv);
+    if (pause_end >= 0 && (d < 0 || pause_end + 1 < d)) d = pause_end + 1;
     if (srv->clock_hooks && srv->clock_hooks->next) {
         int64_t h = srv->clock_hooks->next(srv->clock_hooks->ud);
         if (h >= 0 && (d < 0 || h < d)) d = h;

@@ -275,11 +275,19 @@ rr_status rr_next(rr_parser *p)
         size_t req = p->start;
         const char *base = p->reqtype == '*' ? p->buf + req : p->scratch;
         p->reqtype = 0;
+        p->last_start = req;
         p->start = p->pos;
         if (p->argc == 0) continue;
         for (size_t i = 0; i < p->argc; i++) p->argv[i] = base + p->arg_off[i];
         return RR_COMMAND;
     }
+}
+
+void rr_unread(rr_parser *p)
+{
+    /* nothing was written since rr_next, so the request's bytes are where they were */
+    p->start = p->pos = p->last_start;
+    p->reqtype = 0;
 }
 
 int rr_split_inline(const char *line, size_t len, char *out, size_t *off, size_t *lens,

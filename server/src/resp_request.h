@@ -79,6 +79,7 @@ typedef struct rr_parser {
     const char **argv;      /* views handed out by rr_next */
     char *scratch;          /* unescaped inline arguments */
     size_t scratch_cap;     /* bytes allocated in scratch */
+    size_t last_start;      /* where the request rr_next returned last began (rr_unread) */
     int dead;               /* a protocol error was reported */
     char err[96];           /* the error text, without the leading '-' */
 } rr_parser;
@@ -112,6 +113,11 @@ int rr_feed(rr_parser *p, const void *data, size_t n);
  * it were returned first.  Out of memory while collecting arguments is reported as
  * RR_ERROR with the text "ERR out of memory". */
 rr_status rr_next(rr_parser *p);
+
+/* Puts the command rr_next just returned back: the next rr_next returns it again (a
+ * command held before it runs, its bytes still in the query buffer).  Only right after
+ * rr_next returned RR_COMMAND. */
+void rr_unread(rr_parser *p);
 
 /* The last command's arguments: argv[i] is argvlen[i] bytes (not NUL-terminated). */
 int rr_argc(const rr_parser *p);
