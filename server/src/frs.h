@@ -275,6 +275,12 @@ int64_t frs_pause_deadline(frs_server *srv);
 /* Makes the server: the fake, the listening sockets, the epoll set and the signal fd.
  * Prints the "listening on" lines on stdout.  0, or -1 with a message on stderr. */
 int frs_server_init(frs_server *srv, const frs_options *opt);
+/* CONFIG SET bind / port (Redis's changeBindAddr, changeListenPort): listens on TCP at
+ * the bind words (Redis's: "*", "::*", a '-' prefix for an address that may fail, "" for
+ * "* -::*") and port (0: no TCP) instead, the unix socket kept.  0; or -1 when a socket
+ * could not be opened, listening again at old_bind and old_port. */
+int frs_listen_tcp_again(frs_server *srv, const char *bind, int port, const char *old_bind,
+                         int old_port);
 /* Runs the loop until SIGTERM/SIGINT (or srv->stop).  Returns 0. */
 int frs_server_run(frs_server *srv);
 /* One turn of the loop, what frs_server_run repeats: the work before sleeping (woken

@@ -594,6 +594,60 @@ static int add_listener(frs_server *srv, int fd, int is_unix)
     return epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* Opens TCP sockets at Redis's bind words ("*" every IPv4 address, "::*" every IPv6 one, a
+ * leading '-' an address that may fail; "" is Redis's default, "* -::*") and port (0:
+ * none) into fds.  Their count, or -1 with none left open. */
+static int open_tcp(frs_server *srv, const char *bind, int port, int fds[FRS_MAX_LISTENERS])
+{
+    char words[512];
+    snprintf(words, sizeof(words), "%s", *bind ? bind : "* -::*");
+    int n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(words, " ", &save); w && port > 0; w = strtok_r(NULL, " ", &save)) {
+        int optional = *w == '-';
+        if (optional) w++;
+        const char *addr = !strcmp(w, "*") ? "0.0.0.0" : !strcmp(w, "::*") ? "::" : w;
+        /* with port 0 never here; the first address's port is the others' */
+        int fd = n < FRS_MAX_LISTENERS ? listen_tcp(srv, addr, n ? srv->tcp_port : port) : -1;
+        if (fd < 0 && optional) continue;
+        if (fd < 0) {
+            while (n > 0) close(fds[--n]);
+            return -1;
+        }
+        fds[n++] = fd;
+    }
+    return n;
+}
+
+int frs_listen_tcp_again(frs_server *srv, const char *bind, int port, const char *old_bind,
+                         int old_port)
+{
+    /* as Redis's changeBindAddr and changeListenPort: the old sockets close first (the new
+     * ones may want their addresses), and come back when the new ones cannot be opened.
+     * The listeners are epoll's tags, so every one is registered again at its place. */
+    int unix_fd = -1;
+    for (int i = 0; i < srv->nlisten; i++) {
+        epoll_ctl(srv->epfd, EPOLL_CTL_DEL, listeners[i].fd, NULL);
+        if (listeners[i].is_unix) unix_fd = listeners[i].fd;
+        else close(listeners[i].fd);
+    }
+    srv->nlisten = 0;
+    int fds[FRS_MAX_LISTENERS], rc = 0;
+    int n = open_tcp(srv, bind, port, fds);
+    if (n < 0) {
+        rc = -1;
+        n = open_tcp(srv, old_bind, old_port, fds);
+        if (n < 0) {
+            fprintf(stderr, "fakeredis-server: the old TCP addresses cannot be opened again\n");
+            n = 0;
+        }
+    }
+    for (int i = 0; i < n; i++) add_listener(srv, fds[i], 0);
+    if (unix_fd >= 0) add_listener(srv, unix_fd, 1);
+    if (n == 0) srv->tcp_port = 0;
+    return rc;
+}
+
 static void busy_hook(fr_server *fake, void *ctx);
 static int oom_hook(fr_server *fake, void *ctx);
 static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,

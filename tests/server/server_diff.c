@@ -112,6 +112,18 @@ static const diff_case cases[] = {
                "CONFIG SET client-output-buffer-limit \"normal 1 2\"\n"
                "CONFIG GET appendonly\nCONFIG GET maxmemory-policy\nCONFIG GET proto-max-bulk-len\n"
                "CONFIG GET nosuchparam\nCONFIG REWRITE\nCONFIG RESETSTAT", 0, 0, 0, 0},
+    {"config percent, port, proc title",
+     "CONFIG SET maxmemory-clients 200%\nCONFIG SET maxmemory-clients 50%\n"
+     "CONFIG GET maxmemory-clients\nCONFIG SET maxmemory-clients abc\n"
+     "CONFIG SET maxmemory-clients -1%\nCONFIG SET maxmemory-clients 1mb\n"
+     "CONFIG GET maxmemory-clients\nCONFIG SET maxmemory-clients 0\n"
+     "CONFIG SET port 70000\nCONFIG SET port -1\nCONFIG SET port x\n"
+     "CONFIG SET proc-title-template \"{nosuch}\"\nCONFIG SET proc-title-template \"{title}\"\n"
+     "CONFIG SET proc-title-template \"{title\"\nCONFIG SET proc-title-template \"x {\"\n"
+     "CONFIG SET proc-title-template \"{{ {server-mode}\"\nCONFIG GET proc-title-template\n"
+     "CONFIG SET proc-title-template \"{title} {port}\"\n"
+     "CONFIG SET proc-title-template \"{title} {listen-addr} {server-mode}\"\n"
+     "CONFIG GET proc-title-template", 0, 0, 0, 0},
     {"config reaches the fake",
      "CONFIG SET hash-max-ziplist-entries 2\nCONFIG GET hash-max-listpack-entries\nHSET h a 1 b 2\n"
      "OBJECT ENCODING h\nHSET h c 3\nOBJECT ENCODING h\nCONFIG SET set-max-intset-entries 1\n"

@@ -7,7 +7,9 @@
  * RESP3, the FAKE.* control commands, the wall clock by default (a BLPOP times out in
  * real time) and the virtual one on demand, blocking commands and Pub/Sub.  Every wait is
  * bounded (frs_harness.h). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1083,6 +1085,79 @@ static void test_client_and_config(void **state)
     rh_buf_free(&rest);
 }
 
+/* ----- CONFIG SET port and bind (net.c's frs_listen_tcp_again) ---------------------- */
+
+/* A TCP socket listening on 127.0.0.1 at a port the system picked; *port gets it. */
+static int listen_somewhere(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof(sa);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* Whether something accepts connections on 127.0.0.1:port. */
+static int tcp_open(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* CONFIG SET port moves the TCP listener (the unix socket stays); a port in use is refused
+ * with Redis's apply error and nothing of the CONFIG SET changes; bind moves the addresses
+ * ('-' for one that may fail); port 0 stops TCP, as in Redis. */
+static void test_config_listen(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *ux = frsh_connect(s);
+    int q, busy;
+    close(listen_somewhere(&q)); /* a port free a moment ago */
+    int held = listen_somewhere(&busy);
+    char qs[16], want[64];
+    snprintf(qs, sizeof(qs), "%d", q);
+    CALL(ux, &r, "+OK\r\n", "CONFIG", "SET", "port", qs);
+    snprintf(want, sizeof(want), "*2\r\n$4\r\nport\r\n$%zu\r\n%s\r\n", strlen(qs), qs);
+    CALL(ux, &r, want, "CONFIG", "GET", "port");
+    assert_false(tcp_open(s->port));
+    frsh_conn *tcp = frsh_connect_tcp(q);
+    CALL(tcp, &r, "+PONG\r\n", "PING");
+    char bs[16];
+    snprintf(bs, sizeof(bs), "%d", busy);
+    CALL(ux, &r, "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to "
+                 "listen on this port. Check server logs.\r\n",
+         "CONFIG", "SET", "maxmemory", "5mb", "port", bs);
+    CALL(ux, &r, "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n", "CONFIG", "GET", "maxmemory");
+    CALL(ux, &r, want, "CONFIG", "GET", "port");
+    CALL(tcp, &r, "+PONG\r\n", "PING"); /* the connections stay */
+    assert_true(tcp_open(q));
+    CALL(ux, &r, "+OK\r\n", "CONFIG", "SET", "bind", "-::1 127.0.0.1");
+    assert_true(tcp_open(q));
+    CALL(ux, &r, "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind "
+                 "to specified addresses.\r\n", "CONFIG", "SET", "bind", "192.0.2.1");
+    assert_true(tcp_open(q));
+    CALL(ux, &r, "+OK\r\n", "CONFIG", "SET", "port", "0");
+    assert_false(tcp_open(q));
+    CALL(ux, &r, "+PONG\r\n", "PING");
+    close(held);
+    frsh_close(tcp);
+    frsh_close(ux);
+    rh_buf_free(&r);
+    stop(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1106,6 +1181,7 @@ int main(void)
         cmocka_unit_test(test_busy_script),
         cmocka_unit_test(test_pubsub),
         cmocka_unit_test(test_client_and_config),
+        cmocka_unit_test(test_config_listen),
         cmocka_unit_test(test_client_reply_pushes),
         cmocka_unit_test(test_keyspace_notifications),
     };
