@@ -143,6 +143,10 @@ typedef struct frs_conn {
     int paused;               /* CLIENT PAUSE holds its next command (pause.c): its input
                                  waits, the command still unread in `in` */
     uint64_t pause_seq;       /* the order it was held in: resumed in that order */
+    size_t qb_alloc;          /* the room Redis's query buffer would have (querybuf.c) */
+    size_t qb_peak;           /* its peak since the cron last ran (querybuf_peak) */
+    int64_t qb_seen_s;        /* its last read or write, Unix s (lastinteraction) */
+    int64_t qb_tick;          /* the cron's last tick applied, ms on the fake's clock */
     int held;                 /* the hold hook holds its input (FRS_HOLD_BEFORE/_AFTER) */
     int hold_on_wake;         /* hold after: its command blocked; hold when it is woken */
     struct frs_conn *prev, *next;      /* the server's list of connections */
@@ -253,6 +257,20 @@ struct frs_server {
                                  from it */
     struct frs_clock_hooks *clock_hooks; /* an embedder's deadlines (frs_server_set_clock_hooks) */
 };
+
+/* ----- querybuf.c: Redis's query buffer sizes, for CLIENT LIST ---------------------- */
+
+/* Applies the cron ticks (clientsCronResizeQueryBuffer) due by the fake's clock. */
+void frs_qb_catch_up(frs_conn *c);
+/* A read of n bytes into a buffer that held `before` unparsed ones (readQueryFromClient);
+ * called after the read, before the commands run. */
+void frs_qb_read(frs_conn *c, size_t before, size_t n);
+/* The commands of a read ran (a big argument that ended the buffer leaves a fresh one). */
+void frs_qb_processed(frs_conn *c);
+/* Bytes were written to c (lastinteraction). */
+void frs_qb_touched(frs_conn *c);
+/* qbuf-free for a buffer holding len bytes, the cron caught up first. */
+size_t frs_qb_free(frs_conn *c, size_t len);
 
 /* ----- pause.c: CLIENT PAUSE -------------------------------------------------------- */
 

@@ -566,7 +566,7 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
              (long long)(now - c->ctime_ms) / 1000, (long long)(now - c->last_ms) / 1000,
              flags, fr_client_db(c->fc), subs,
              fr_client_in_multi(c->fc) ? (long)c->queue_len : -1L, qbuf,
-             c->in.cap > c->in.len ? c->in.cap - c->in.len : 0, c->in.cap, pend, pend,
+             frs_qb_free(c, qbuf), c->in.cap, pend, pend,
              c->in.cap + c->out.cap, c->want_write ? "w" : "", c->last_cmd, (int)ulen, user,
              (c->tracking & FRS_TRACK_ON) ? (long long)c->track_redir : -1LL, c->resp);
 }

@@ -337,6 +337,8 @@ static int conn_read(frs_conn *c)
 {
     frs_server *srv = c->srv;
     if (c->close_after_reply) return 0;
+    frs_qb_catch_up(c); /* the cron's ticks before this read */
+    size_t before = rr_pending(&c->in);
     size_t want = rr_read_size(&c->in);
     char *w = rr_write_ptr(&c->in, want);
     if (!w) { /* its query buffer cannot grow: this connection goes, the others stay */
@@ -355,6 +357,7 @@ static int conn_read(frs_conn *c)
         free_conn(c, "error");
         return -1;
     }
+    frs_qb_read(c, before, (size_t)n); /* the state before rr_commit: a big argument's */
     rr_commit(&c->in, (size_t)n);
     c->batch = ++srv->next_batch; /* the commands this read completes are one batch */
     srv->active_ms = srv->turn_ms;
@@ -366,6 +369,7 @@ static int conn_read(frs_conn *c)
         return -1;
     }
     process_input(c);
+    frs_qb_processed(c);
     return 0;
 }
 
@@ -385,6 +389,7 @@ static int conn_write(frs_conn *c)
         if (n > 0) {
             c->out.sent += (size_t)n;
             srv->stats.net_out += (unsigned long long)n;
+            frs_qb_touched(c);
             if (srv->opt.auto_advance_ms) srv->active_ms = frs_mono_ms();
             continue;
         }

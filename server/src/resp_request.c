@@ -209,6 +209,9 @@ static rr_status parse_multibulk(rr_parser *p)
         p->arg_len[p->argc] = (size_t)p->bulk_len;
         p->argc++;
         p->pos += (size_t)p->bulk_len + 2; /* the two bytes after it are not checked */
+        /* a big argument that ended the buffer: Redis made it the object and gave the
+         * client a fresh query buffer of its size (processMultibulkBuffer) */
+        if (p->bulk_len >= RR_BIG_ARG && p->pos == p->len) p->big_done = (size_t)p->bulk_len;
         p->bulk_len = -1;
         p->mb_left--;
     }
@@ -281,6 +284,22 @@ rr_status rr_next(rr_parser *p)
         for (size_t i = 0; i < p->argc; i++) p->argv[i] = base + p->arg_off[i];
         return RR_COMMAND;
     }
+}
+
+int rr_big_arg(const rr_parser *p, size_t *have, size_t *remaining)
+{
+    if (p->reqtype != '*' || p->mb_left == 0 || p->bulk_len < RR_BIG_ARG) return 0;
+    size_t got = p->len - p->pos, want = (size_t)p->bulk_len + 2;
+    *have = got;
+    *remaining = want > got ? want - got : 0;
+    return 1;
+}
+
+size_t rr_take_big_done(rr_parser *p)
+{
+    size_t n = p->big_done;
+    p->big_done = 0;
+    return n;
 }
 
 void rr_unread(rr_parser *p)

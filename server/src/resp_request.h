@@ -80,6 +80,8 @@ typedef struct rr_parser {
     char *scratch;          /* unescaped inline arguments */
     size_t scratch_cap;     /* bytes allocated in scratch */
     size_t last_start;      /* where the request rr_next returned last began (rr_unread) */
+    size_t big_done;        /* a big argument (>= RR_BIG_ARG) that ended the buffer, its
+                               length, until rr_take_big_done */
     int dead;               /* a protocol error was reported */
     char err[96];           /* the error text, without the leading '-' */
 } rr_parser;
@@ -113,6 +115,15 @@ int rr_feed(rr_parser *p, const void *data, size_t n);
  * it were returned first.  Out of memory while collecting arguments is reported as
  * RR_ERROR with the text "ERR out of memory". */
 rr_status rr_next(rr_parser *p);
+
+/* Whether a big argument (>= RR_BIG_ARG) is being received: its bytes in the buffer so
+ * far (*have) and those still to come, its CRLF included (*remaining).  For the model of
+ * Redis's query buffer sizes (querybuf.c). */
+int rr_big_arg(const rr_parser *p, size_t *have, size_t *remaining);
+/* The length of the big argument that last ended the buffer when it was parsed (Redis
+ * then gives the client a fresh query buffer of that size), 0 if none since the last
+ * call. */
+size_t rr_take_big_done(rr_parser *p);
 
 /* Puts the command rr_next just returned back: the next rr_next returns it again (a
  * command held before it runs, its bytes still in the query buffer).  Only right after

@@ -1158,6 +1158,61 @@ static void test_config_listen(void **state)
     stop(s);
 }
 
+/* ----- CLIENT LIST's qbuf-free (querybuf.c) ---------------------------------------- */
+
+/* The qbuf-free of the client named name in CLIENT LIST, asked on o. */
+static long qbuf_free_of(frsh_conn *o, const char *name)
+{
+    rh_buf r = {0};
+    const char *list = frsh_call(o, &r, "CLIENT", "LIST", NULL);
+    char key[64];
+    snprintf(key, sizeof(key), "name=%s ", name);
+    const char *line = strstr(list, key);
+    assert_non_null(line);
+    const char *f = strstr(line, "qbuf-free=");
+    assert_non_null(f);
+    long v = atol(f + strlen("qbuf-free="));
+    rh_buf_free(&r);
+    return v;
+}
+
+/* Redis's query buffer sizes on the virtual clock: 16 KiB after a first read; the spare
+ * room freed after more than 2 s idle; a big argument leaves a buffer of its size; the
+ * cron trims it to the last peak (the small command read since) once the peak is under
+ * half of it. */
+static void test_query_buffer_model(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--clock", "virtual", "--start-ms", "1000000", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s), *o = frsh_connect(s);
+    CALL(c, &r, "+OK\r\n", "CLIENT", "SETNAME", "t");
+    assert_int_equal(qbuf_free_of(o, "t"), 16384);
+    CALL(o, &r, ":1002000\r\n", "FAKE.TIME", "ADVANCE", "2000");
+    assert_int_equal(qbuf_free_of(o, "t"), 16384); /* idle 2 s: not yet */
+    CALL(o, &r, ":1003000\r\n", "FAKE.TIME", "ADVANCE", "1000");
+    assert_int_equal(qbuf_free_of(o, "t"), 0);
+    char *big = malloc(400001);
+    assert_non_null(big);
+    memset(big, 'A', 400000);
+    big[400000] = '\0';
+    CALL(c, &r, "+OK\r\n", "SET", "x", big);
+    free(big);
+    assert_int_equal(qbuf_free_of(o, "t"), 400002);
+    CALL(o, &r, ":1003100\r\n", "FAKE.TIME", "ADVANCE", "100");
+    const char *small = "*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\ny\r\n";
+    frsh_send_raw(c, small, strlen(small));
+    EXPECT(c, &r, "+OK\r\n");
+    assert_int_equal(qbuf_free_of(o, "t"), 400002); /* the peak of the tick before */
+    CALL(o, &r, ":1003200\r\n", "FAKE.TIME", "ADVANCE", "100");
+    assert_int_equal(qbuf_free_of(o, "t"), (long)strlen(small));
+    frsh_close(c);
+    frsh_close(o);
+    rh_buf_free(&r);
+    stop(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1182,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_pubsub),
         cmocka_unit_test(test_client_and_config),
         cmocka_unit_test(test_config_listen),
+        cmocka_unit_test(test_query_buffer_model),
         cmocka_unit_test(test_client_reply_pushes),
         cmocka_unit_test(test_keyspace_notifications),
     };
