@@ -891,6 +891,8 @@ static int load_args(fr_client *c, int argc, const char *const *argv, const size
     return 0;
 }
 
+#define FRI_KEEP_ARGS 1024 /* argument slots a client keeps between commands */
+
 static void run_one(fr_client *c, int argc, const char *const *argv, const size_t *lens)
 {
     assert(!c->bpop); /* a blocked client runs nothing until it is woken */
@@ -905,6 +907,14 @@ static void run_one(fr_client *c, int argc, const char *const *argv, const size_
     }
     process_command(c);
     if (c->srv->blocking) fri_blocked_serve_ready(c->srv);
+    if (c->argv_cap > FRI_KEEP_ARGS && !c->bpop) {
+        /* what a long command made the vector grow to goes back (Redis frees its argv
+         * after each command: a freed 100,000-member set must show in used_memory) */
+        fri_free(c->argv_buf);
+        c->argv_buf = NULL;
+        c->argv = NULL;
+        c->argv_cap = 0;
+    }
 }
 
 int fr_client_pause_holds(fr_client *c, int argc, const char *const *argv,

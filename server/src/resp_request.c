@@ -21,12 +21,21 @@ void rr_init(rr_parser *p)
     p->bulk_len = -1;
 }
 
-void rr_free(rr_parser *p)
+/* Frees the argument arrays (they grow again as needed). */
+static void release_args(rr_parser *p)
 {
-    free(p->buf);
     free(p->arg_off);
     free(p->arg_len);
     free(p->argv);
+    p->arg_off = p->arg_len = NULL;
+    p->argv = NULL;
+    p->arg_cap = 0;
+}
+
+void rr_free(rr_parser *p)
+{
+    free(p->buf);
+    release_args(p);
     free(p->scratch);
     rr_init(p);
 }
@@ -264,6 +273,7 @@ rr_status rr_next(rr_parser *p)
                     p->buf = NULL;
                     p->cap = 0;
                 }
+                if (p->arg_cap > RR_KEEP_ARGS) release_args(p); /* and what a long one did */
                 p->start = p->pos = p->len = 0;
                 return RR_AGAIN;
             }

@@ -48,6 +48,7 @@ extern "C" {
 #define RR_INLINE_MAX (64 * 1024)          /* Redis's PROTO_INLINE_MAX_SIZE */
 #define RR_IOBUF_LEN (16 * 1024)           /* Redis's PROTO_IOBUF_LEN: one read's size */
 #define RR_BIG_ARG (32 * 1024)             /* Redis's PROTO_MBULK_BIG_ARG: read it whole */
+#define RR_KEEP_ARGS 1024                  /* argument slots an idle parser keeps */
 #define RR_DEFAULT_MAX_BULK (512LL * 1024 * 1024) /* proto-max-bulk-len's default */
 #define RR_UNAUTH_MAX_ARGS 10              /* multibulk count allowed before AUTH */
 #define RR_UNAUTH_MAX_BULK 16384           /* bulk length allowed before AUTH */
