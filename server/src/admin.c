@@ -1484,6 +1484,13 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
 #undef SUB
 }
 
+int frs_admin_latency_on(frs_server *srv) { return srv->admin && srv->admin->latency_threshold; }
+
+void frs_admin_expire_cycle(frs_server *srv, uint64_t usec)
+{
+    if (srv->admin) latency_add(srv, "expire-cycle", (long long)(usec / 1000));
+}
+
 int frs_admin_active_expire_off(frs_server *srv)
 {
     return srv->admin && srv->admin->active_expire_off;

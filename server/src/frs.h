@@ -489,6 +489,11 @@ frs_conn *frs_admin_current(frs_server *srv);
 void **frs_admin_tracking_slot(frs_server *srv);
 /* DEBUG SET-ACTIVE-EXPIRE 0 is in force. */
 int frs_admin_active_expire_off(frs_server *srv);
+/* latency-monitor-threshold is set: the latency monitor samples events. */
+int frs_admin_latency_on(frs_server *srv);
+/* An active expiry cycle took usec: its expire-cycle sample when over the threshold
+ * (activeExpireCycle's latencyAddSampleIfNeeded). */
+void frs_admin_expire_cycle(frs_server *srv, uint64_t usec);
 /* The help reply of a container (commands.c): "NAME <subcommand> ..." and lines. */
 void frs_reply_help(frs_conn *c, const char *name, const char *const *lines);
 

@@ -811,6 +811,29 @@ static void before_sleep(frs_server *srv)
     if (srv->rec) frs_record_flush(srv); /* the recording is at most one turn behind */
 }
 
+/* Whether Redis's active expiry runs (ten times a second): only while something can see
+ * that it ran -- "expired" notifications, tracking's invalidations, the latency monitor's
+ * expire-cycle event -- and DEBUG SET-ACTIVE-EXPIRE has not stopped it. */
+static int active_expire_wanted(frs_server *srv)
+{
+    return ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv) ||
+            frs_admin_latency_on(srv)) &&
+           !frs_admin_active_expire_off(srv);
+}
+
+/* One active expiry cycle: its latency sample (expire-cycle, measured as a command is:
+ * wall time, or what the virtual clock moved), what it woke and published. */
+static void active_expire(frs_server *srv)
+{
+    uint64_t start = frs_mono_us(NULL);
+    int64_t vstart = fr_clock_now(srv->fake);
+    size_t n = fr_server_active_expire(srv->fake);
+    uint64_t usec = srv->opt.wall_clock ? frs_mono_us(NULL) - start
+                                        : (uint64_t)(fr_clock_now(srv->fake) - vstart) * 1000;
+    frs_admin_expire_cycle(srv, usec);
+    if (n) frs_drain_fake_events(srv, NULL);
+}
+
 /* Milliseconds epoll may sleep: until the nearest blocking deadline (wall clock), a
  * soft output limit to re-check, or for ever. */
 static int sleep_ms(frs_server *srv)
@@ -824,8 +847,7 @@ static int sleep_ms(frs_server *srv)
         }
     }
     if (srv->nsoft && (t < 0 || t > 100)) t = 100; /* re-check soft output limits */
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv) && (t < 0 || t > 100))
+    if (active_expire_wanted(srv) && (t < 0 || t > 100))
         t = 100; /* the active expiry's next run */
     if (frs_persist_wants_cron(srv) && (t < 0 || t > 100)) t = 100; /* a child, save points */
     int64_t pause_end = srv->opt.wall_clock ? frs_pause_deadline(srv) : -1;
@@ -854,11 +876,10 @@ static void timers(frs_server *srv)
     /* Redis's active expiry, ten times a second (hz 10), all at once: only the "expired"
      * notifications and tracking's invalidations show that it ran, so it runs only while
      * they are wanted */
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv) &&
+    if (active_expire_wanted(srv) &&
         srv->turn_ms - srv->expired_ms >= 100) {
         srv->expired_ms = srv->turn_ms;
-        if (fr_server_active_expire(srv->fake)) frs_drain_fake_events(srv, NULL);
+        active_expire(srv);
         frs_record_sweep(srv);
     }
     frs_persist_cron(srv);
@@ -1015,8 +1036,7 @@ static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const 
 static int64_t next_deadline(frs_server *srv)
 {
     int64_t d = fr_server_next_deadline(srv->fake);
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv)) {
+    if (active_expire_wanted(srv)) {
         int64_t e = fr_server_next_expiry(srv->fake);
         if (e >= 0 && (d < 0 || e + 1 < d)) d = e + 1; /* gone once the clock is past it */
     }
@@ -1053,9 +1073,7 @@ static void auto_advance(frs_server *srv)
     srv->active_ms = frs_mono_ms();
     fr_server_expire_blocked(srv->fake);
     frs_drain_fake_events(srv, NULL);
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv) && fr_server_active_expire(srv->fake))
-        frs_drain_fake_events(srv, NULL);
+    if (active_expire_wanted(srv)) active_expire(srv);
     frs_record_sweep(srv);
     if (srv->clock_hooks && srv->clock_hooks->moved)
         srv->clock_hooks->moved(srv->clock_hooks->ud, from, to);
