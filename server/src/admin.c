@@ -897,7 +897,9 @@ void frs_admin_conn_closed(frs_conn *c)
 
 void frs_admin_before_sleep(frs_server *srv)
 {
-    if (srv->admin) frs_tracking_broadcast(srv);
+    if (!srv->admin) return;
+    frs_tracking_broadcast(srv);
+    frs_tracking_limit(srv); /* tracking-table-max-keys, as Redis's beforeSleep */
 }
 
 void frs_admin_init(frs_server *srv)

@@ -508,6 +508,17 @@ void frs_reply_help(frs_conn *c, const char *name, const char *const *lines);
 void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
                            const size_t *argvlen);
 void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len);
+/* Past tracking-table-max-keys: invalidates tracked keys until the table is back under
+ * it, with Redis's effort per turn (before the loop sleeps). */
+void frs_tracking_limit(frs_server *srv);
+/* INFO's tracking figures (Redis's tracking_clients, trackingGetTotalKeys/Items/Prefixes). */
+typedef struct frs_tracking_stats {
+    size_t clients;  /* connections with tracking on */
+    size_t keys;     /* keys in the table */
+    size_t items;    /* (key, client) pairs in it */
+    size_t prefixes; /* BCAST prefixes */
+} frs_tracking_stats;
+void frs_tracking_stats_get(frs_server *srv, frs_tracking_stats *out);
 void frs_tracking_flush(frs_server *srv);
 void frs_tracking_after_command(frs_conn *c, const char *name);
 /* Sends the invalidations owed to c after its reply (a served blocked client). */
