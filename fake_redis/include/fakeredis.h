@@ -646,6 +646,41 @@ size_t fr_server_active_expire(fr_server *server);
  * something.  A walk over every key. */
 int64_t fr_server_next_expiry(const fr_server *server);
 
+/* ----- CLIENT PAUSE ----------------------------------------------------------------------
+ * Redis's client pause (networking.c's pauseClients), as the fake's state: the embedder (a
+ * server) holds the commands a pause holds, and asks the fake which those are.  While a
+ * pause is in force the keyspace stays as it is: an expired key reads as missing but is
+ * not deleted (no "expired" event, no expired_keys), fr_server_active_expire deletes
+ * nothing.  The pause ends when CLIENT UNPAUSE (fr_server_unpause) says so, or once the
+ * fake's clock is past its end. */
+typedef enum fr_pause {
+    FR_PAUSE_OFF = 0,   /* no pause */
+    FR_PAUSE_WRITE = 1, /* commands that may replicate are held (CLIENT PAUSE ... WRITE) */
+    FR_PAUSE_ALL = 2,   /* every command is held (CLIENT PAUSE ... [ALL]) */
+} fr_pause;
+
+/* Pauses until end_ms (Unix ms on the fake's clock).  A pause already in force keeps the
+ * more restrictive type and the later end, as Redis's pauseClients does. */
+void fr_server_pause(fr_server *server, fr_pause type, int64_t end_ms);
+/* Ends the pause (CLIENT UNPAUSE); no-op without one. */
+void fr_server_unpause(fr_server *server);
+/* The pause in force now (ended first if the clock has passed its end: Redis's
+ * checkClientPauseTimeoutAndReturnIfPaused); *end_ms, when not NULL, gets its end. */
+fr_pause fr_server_paused(fr_server *server, int64_t *end_ms);
+/* Whether the pause in force holds c's command argv (Redis's processCommand check):
+ * 0 when nothing is paused, for an unknown command or a wrong arity (answered at once, as
+ * in Redis), 1 under FR_PAUSE_ALL, and under FR_PAUSE_WRITE when the command may
+ * replicate -- a write, PUBLISH, SPUBLISH, PFCOUNT, EVAL/EVALSHA/FCALL unless their script
+ * declares no-writes (a script with a shebang but no no-writes flag counts as a write),
+ * EXEC when its queue holds such a command (judged when queued).  Runs nothing.  The other
+ * checks Redis makes before this one (authentication, ACLs, OOM...) are the embedder's:
+ * fakeredis-server answers NOAUTH first. */
+int fr_client_pause_holds(fr_client *c, int argc, const char *const *argv,
+                          const size_t *argvlen);
+/* Keys deleted because their deadline passed (INFO's expired_keys); fr_stats_reset
+ * zeroes it. */
+uint64_t fr_server_expired_keys(const fr_server *server);
+
 /* ----- Streams (inspection for tests) -------------------------------------------------
  * These read the fake's state directly, without running a command: no lazy expiry, no
  * seen-time refresh, nothing changes.  db is 0..15. */

@@ -85,7 +85,11 @@ fri_obj *fri_db_lookup(fr_server *s, fri_db *db, const char *key, size_t len, in
     if (!e) return NULL;
     fri_obj *o = e->v.ptr;
     if (fri_obj_is_expired(o, now) && !s->loading) { /* nothing expires while an AOF loads */
+        /* a client pause keeps the keyspace as it is: the key reads as gone, and goes
+         * once the pause ends (Redis's expireIfNeeded) */
+        if (s->pause_type != FR_PAUSE_OFF && fri_paused(s) != FR_PAUSE_OFF) return NULL;
         fri_db_delete(db, key, len);
+        s->expired_keys++;
         fri_notify(s, FR_NOTIFY_EXPIRED, "expired", key, len, db->id);
         fri_signal_modified(NULL, db, key, len); /* an expiry touches WATCHers too */
         if (s->prop) fri_propagate_deletion(s, db->id, key, len); /* DEL into the AOF */
@@ -131,7 +135,10 @@ fri_obj *fri_lookup_typed(fr_client *c, const fri_arg *key, fri_type t, int writ
 
 void fri_db_add(fri_db *db, const char *key, size_t len, fri_obj *obj)
 {
-    fri_dent *e = fri_dict_add(db->keys, key, len, NULL);
+    int created;
+    fri_dent *e = fri_dict_add(db->keys, key, len, &created);
+    /* only an expired key a client pause keeps can be there (lookups call it missing) */
+    if (!created) fri_obj_free(e->v.ptr);
     fri_obj_stamp(db->srv, obj);
     e->v.ptr = obj;
     fri_notify(db->srv, FR_NOTIFY_NEW, "new", key, len, db->id);

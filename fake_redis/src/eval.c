@@ -362,13 +362,35 @@ int fri_cmd_is_write(fr_client *c, const fri_command *cmd)
 {
     if (cmd->flags & FRI_CMD_WRITE) return 1;
     if (strcmp(cmd->name, "exec") == 0) {
+        /* judged when each was queued, with its own arguments (mstate.cmd_flags) */
         for (size_t i = 0; i < c->queue_len; i++)
-            if (fri_cmd_is_write(c, c->queue[i].cmd)) return 1;
+            if (c->queue[i].write) return 1;
         return 0;
     }
     unsigned flags;
     if (!script_flags_of(c, cmd, &flags)) return 0;
     return !(flags & FRI_SFLAG_EVAL_COMPAT) && !(flags & FRI_SFLAG_NO_WRITES);
+}
+
+int fri_cmd_may_replicate(fr_client *c, const fri_command *cmd)
+{
+    /* the commands whose row has CMD_MAY_REPLICATE in 7.0.15's commands.c */
+    static const char *const may_replicate[] = {"pfcount", "publish", "spublish", "eval",
+                                                "evalsha", "fcall"};
+    unsigned flags;
+    /* declared flags replace the row's (scriptFlagsToCmdFlags clears MAY_REPLICATE and
+     * sets WRITE unless no-writes) */
+    if (script_flags_of(c, cmd, &flags) && !(flags & FRI_SFLAG_EVAL_COMPAT))
+        return !(flags & FRI_SFLAG_NO_WRITES);
+    if (cmd->flags & FRI_CMD_WRITE) return 1;
+    if (strcmp(cmd->name, "exec") == 0) {
+        for (size_t i = 0; i < c->queue_len; i++)
+            if (c->queue[i].may_replicate) return 1;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(may_replicate) / sizeof(may_replicate[0]); i++)
+        if (strcmp(cmd->name, may_replicate[i]) == 0) return 1;
+    return 0;
 }
 
 int fri_cmd_is_denyoom(fr_client *c, const fri_command *cmd)

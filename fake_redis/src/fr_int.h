@@ -307,6 +307,9 @@ typedef struct fri_queued {
     int argc;
     struct fri_arg *argv; /* views into mem */
     char *mem;            /* one block holding every argument's bytes */
+    uint8_t write;        /* it writes, by its flags or its script's, judged when queued
+                             (Redis's mstate.cmd_flags: CMD_WRITE) */
+    uint8_t may_replicate; /* it may replicate (CMD_WRITE | CMD_MAY_REPLICATE), idem */
 } fri_queued;
 
 typedef struct fri_watched_key {
@@ -492,7 +495,19 @@ struct fr_server {
     struct fri_prop *prop;     /* propagation to an AOF (propagate.c), NULL without a hook */
     int loading;               /* an AOF is being loaded: no key expires (keyIsExpired's
                                   server.loading), no deadline counts as already past */
+    int pause_type;            /* CLIENT PAUSE in force (fr_pause; pause.c), FR_PAUSE_OFF */
+    int64_t pause_end_ms;      /* when it ends, Unix ms on the fake's clock (it ends once
+                                  the clock is past it, as Redis's end < mstime) */
+    uint64_t expired_keys;     /* keys deleted because their deadline passed (INFO's
+                                  expired_keys; zeroed by fr_stats_reset) */
 };
+
+/* ----- CLIENT PAUSE (pause.c) ----------------------------------------------------------- */
+
+/* Redis's checkClientPauseTimeoutAndReturnIfPaused: the pause in force now, ended first
+ * when the clock has passed its end.  While it is not FR_PAUSE_OFF the keyspace stays as it
+ * is: an expired key reads as missing but is kept, the active expiry does nothing. */
+int fri_paused(fr_server *s);
 
 /* ----- Propagation (propagate.c): what an AOF records ------------------------------------ */
 
@@ -670,6 +685,11 @@ int fri_script_running_for(const fr_client *c);
  * EVAL/EVALSHA/FCALL by their script's flags (a shebang or function without no-writes),
  * EXEC by its queue. */
 int fri_cmd_is_write(fr_client *c, const fri_command *cmd);
+/* Whether the command may replicate (Redis's CMD_WRITE or CMD_MAY_REPLICATE after
+ * getCommandFlags: PUBLISH, SPUBLISH, PFCOUNT; EVAL, EVALSHA and FCALL without declared
+ * flags, a script or function by whether it declared no-writes; EXEC by its queue): what
+ * CLIENT PAUSE WRITE holds.  c->argv is the command's. */
+int fri_cmd_may_replicate(fr_client *c, const fri_command *cmd);
 /* Whether cmd is deny-oom for c's arguments (EVAL, EVALSHA and FCALL: by the script's
  * flags, as Redis's scriptFlagsToCmdFlags). */
 int fri_cmd_is_denyoom(fr_client *c, const fri_command *cmd);

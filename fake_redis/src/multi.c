@@ -40,7 +40,8 @@ void fri_multi_queue(fr_client *c, const fri_command *cmd)
     }
     size_t total = 0;
     for (int i = 0; i < c->argc; i++) total += c->argv[i].len + 1;
-    fri_queued q = {.cmd = cmd, .argc = c->argc};
+    fri_queued q = {.cmd = cmd, .argc = c->argc, .write = (uint8_t)fri_cmd_is_write(c, cmd),
+                    .may_replicate = (uint8_t)fri_cmd_may_replicate(c, cmd)};
     q.argv = fri_malloc(sizeof(fri_arg) * (size_t)c->argc);
     q.mem = fri_malloc(total ? total : 1);
     if (!q.argv || !q.mem || grow_queue(c) < 0) {

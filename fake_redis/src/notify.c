@@ -97,6 +97,7 @@ static size_t server_active_expire_guarded(fr_server *s)
 {
     int64_t now = fr_clock_now(s);
     size_t deleted = 0;
+    if (fri_paused(s) != FR_PAUSE_OFF) return 0; /* activeExpireCycle waits out a pause */
     for (int d = 0; d < FRI_DBNUM; d++) {
         fri_db *db = &s->db[d];
         for (size_t i = 0; i < fri_dict_slots(db->keys); i++) {

@@ -891,6 +891,8 @@ static int load_args(fr_client *c, int argc, const char *const *argv, const size
     return 0;
 }
 
+#define FRI_KEEP_ARGS 1024 /* argument slots a client keeps between commands */
+
 static void run_one(fr_client *c, int argc, const char *const *argv, const size_t *lens)
 {
     assert(!c->bpop); /* a blocked client runs nothing until it is woken */
@@ -905,6 +907,36 @@ static void run_one(fr_client *c, int argc, const char *const *argv, const size_
     }
     process_command(c);
     if (c->srv->blocking) fri_blocked_serve_ready(c->srv);
+    if (c->argv_cap > FRI_KEEP_ARGS && !c->bpop) {
+        /* what a long command made the vector grow to goes back (Redis frees its argv
+         * after each command: a freed 100,000-member set must show in used_memory) */
+        fri_free(c->argv_buf);
+        c->argv_buf = NULL;
+        c->argv = NULL;
+        c->argv_cap = 0;
+    }
+}
+
+int fr_client_pause_holds(fr_client *c, int argc, const char *const *argv,
+                          const size_t *argvlen)
+{
+    fr_server *s = c->srv;
+    int type = s->pause_type != FR_PAUSE_OFF ? fri_paused(s) : FR_PAUSE_OFF;
+    if (type == FR_PAUSE_OFF || argc <= 0 || !argv) return 0;
+    /* processCommand answers an unknown command or a wrong arity before it looks at the
+     * pause */
+    const fri_command *cmd = lookup_command_cached(s, argv[0], argvlen ? argvlen[0]
+                                                                       : strlen(argv[0]));
+    if (!cmd) return 0;
+    if (cmd->subcommands) {
+        if (argc < 2) return 0;
+        fri_arg sub = {argv[1], argvlen ? argvlen[1] : strlen(argv[1])};
+        if (!(cmd = fri_lookup_subcommand(cmd, &sub))) return 0;
+    }
+    if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity || !cmd->proc) return 0;
+    if (type == FR_PAUSE_ALL) return 1;
+    if (load_args(c, argc, argv, argvlen) < 0) return 0; /* the script's flags read argv */
+    return fri_cmd_may_replicate(c, cmd);
 }
 
 static void begin_call(fr_client *c)

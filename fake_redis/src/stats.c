@@ -596,6 +596,7 @@ void fr_stats_reset(fr_server *s)
     for (size_t i = 0; i < st->nerrs; i++) fri_free(st->errs[i].prefix);
     st->nerrs = 0;
     st->total_errors = 0;
+    s->expired_keys = 0;
 }
 
 void fr_stats_set_latency_tracking(fr_server *s, int on) { s->stats->latency_tracking = on != 0; }

@@ -897,7 +897,9 @@ void frs_admin_conn_closed(frs_conn *c)
 
 void frs_admin_before_sleep(frs_server *srv)
 {
-    if (srv->admin) frs_tracking_broadcast(srv);
+    if (!srv->admin) return;
+    frs_tracking_broadcast(srv);
+    frs_tracking_limit(srv); /* tracking-table-max-keys, as Redis's beforeSleep */
 }
 
 void frs_admin_init(frs_server *srv)
@@ -1482,6 +1484,13 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
                             "Try %s HELP.", (int)(n > 128 ? 128 : n), s, upper);
     }
 #undef SUB
+}
+
+int frs_admin_latency_on(frs_server *srv) { return srv->admin && srv->admin->latency_threshold; }
+
+void frs_admin_expire_cycle(frs_server *srv, uint64_t usec)
+{
+    if (srv->admin) latency_add(srv, "expire-cycle", (long long)(usec / 1000));
 }
 
 int frs_admin_active_expire_off(frs_server *srv)

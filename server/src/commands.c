@@ -541,30 +541,50 @@ void frs_cmd_client_getredir(frs_conn *c, int argc, const char *const *argv,
     frs_reply_ll(c, (c->tracking & FRS_TRACK_ON) ? (long long)c->track_redir : -1);
 }
 
-/* CLIENT PAUSE timeout [WRITE|ALL]: checked and accepted, without effect. */
+/* CLIENT PAUSE timeout [WRITE|ALL] (Redis's clientCommand): the mode is checked before
+ * the timeout; the pause runs to the fake's clock now + timeout ms (pause.c). */
 void frs_cmd_client_pause(frs_conn *c, int argc, const char *const *argv,
                           const size_t *argvlen)
 {
+    if (argc > 4) { /* addReplySubcommandSyntaxError: the name as typed */
+        size_t n = strnlen(argv[1], argvlen[1]);
+        frs_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for '%.*s'. "
+                            "Try CLIENT HELP.", (int)(n > 128 ? 128 : n), argv[1]);
+        return;
+    }
+    fr_pause type = FR_PAUSE_ALL;
+    if (argc == 4) {
+        if (arg_is(argv[3], argvlen[3], "write")) {
+            type = FR_PAUSE_WRITE;
+        } else if (!arg_is(argv[3], argvlen[3], "all")) {
+            frs_reply_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    }
     long long ms;
-    if (!arg_ll(argv[2], argvlen[2], &ms) || ms < 0) {
+    if (!arg_ll(argv[2], argvlen[2], &ms)) {
         frs_reply_error(c, "ERR timeout is not an integer or out of range");
         return;
     }
-    if (argc == 4 && !arg_is(argv[3], argvlen[3], "write") && !arg_is(argv[3], argvlen[3], "all")) {
-        frs_reply_error(c, "ERR syntax error");
+    if (ms < 0) {
+        frs_reply_error(c, "ERR timeout is negative");
         return;
     }
-    if (argc > 4) {
-        frs_reply_error(c, "ERR syntax error");
-        return;
-    }
-    frs_reply_ok(c); /* accepted; clients are not actually paused (docs/server.md) */
+    /* 0 is an end of 0, already past (getTimeoutFromObjectOrReply adds the time only to a
+     * positive timeout) */
+    int64_t now = fr_clock_now(c->srv->fake), end = 0;
+    if (ms > 0) end = ms > INT64_MAX - now ? INT64_MAX : now + ms;
+    fr_server_pause(c->srv->fake, type, end);
+    frs_reply_ok(c);
 }
 
-/* CLIENT UNPAUSE: +OK. */
+/* CLIENT UNPAUSE: the held connections go on. */
 void frs_cmd_client_unpause(frs_conn *c, int argc, const char *const *argv,
                             const size_t *argvlen)
 {
+    (void)argc, (void)argv, (void)argvlen;
+    fr_server_unpause(c->srv->fake);
+    frs_pause_check(c->srv);
     frs_reply_ok(c);
 }
 

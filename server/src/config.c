@@ -161,7 +161,7 @@ static const struct {
     {"set-max-intset-entries", 0, LLONG_MAX},    {"stream-node-max-entries", 0, LLONG_MAX},
     {"stream-node-max-bytes", 0, LLONG_MAX},     {"lfu-log-factor", 0, INT_MAX},
     {"lfu-decay-time", 0, INT_MAX},              {"list-max-listpack-size", INT_MIN, INT_MAX},
-    {"list-max-ziplist-size", INT_MIN, INT_MAX},
+    {"list-max-ziplist-size", INT_MIN, INT_MAX}, {"port", 0, 65535},
 };
 
 /* Redis's error for a number outside name's range; NULL when it is inside (or name has
@@ -236,6 +236,39 @@ int frs_parse_percentiles(const char *value, double *out, int max, char *norm, s
     return n;
 }
 
+/* Redis's validateProcTitleTemplate: the template expands (sdstemplate: "{{" a brace,
+ * "{name}" a known variable, no '{' left open) to something not empty with an empty title.
+ * The variables that expand to nothing here: title and server-mode (no cluster, no
+ * sentinel); the others (listen-addr, config-file, port, tls-port, unixsocket) to text. */
+static int proc_title_valid(const char *t)
+{
+    static const char *const vars[] = {"title", "server-mode", "listen-addr", "config-file",
+                                       "port", "tls-port", "unixsocket"};
+    int nonempty = 0;
+    while (*t) {
+        const char *open = strchr(t, '{');
+        if (!open) return 1;
+        if (open > t) nonempty = 1;
+        if (!open[1]) return 0;
+        if (open[1] == '{') {
+            nonempty = 1;
+            t = open + 2;
+            continue;
+        }
+        const char *close = strchr(open + 1, '}');
+        if (!close) return 0;
+        size_t n = (size_t)(close - open - 1);
+        size_t v = 0;
+        while (v < sizeof(vars) / sizeof(vars[0]) &&
+               (strlen(vars[v]) != n || strncmp(vars[v], open + 1, n)))
+            v++;
+        if (v == sizeof(vars) / sizeof(vars[0])) return 0;
+        if (v >= 2) nonempty = 1;
+        t = close + 1;
+    }
+    return nonempty;
+}
+
 static const char *check_value(frs_server *srv, const pdef *d, const char *value, char *norm,
                                size_t cap)
 {
@@ -265,7 +298,19 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
     }
     case FRS_P_MEMORY: {
         unsigned long long v;
-        if (!parse_memory(value, &v)) return "argument must be a memory value";
+        int percent = !strcmp(d->name, "maxmemory-clients"); /* Redis's PERCENT_CONFIG */
+        long long pc;
+        size_t vl = strlen(value);
+        if (percent && !parse_memory(value, &v) && vl > 1 && value[vl - 1] == '%' &&
+            frs_string2ll(value, vl - 1, &pc) && pc >= 0) {
+            /* Redis keeps it as -pc, bounded below by -100 */
+            if (pc > 100) return "percentage argument must be less or equal to 100";
+            snprintf(norm, cap, "%lld%%", pc);
+            return NULL;
+        }
+        if (!parse_memory(value, &v))
+            return percent ? "argument must be a memory or percent value"
+                           : "argument must be a memory value";
         if (!strcmp(d->name, "proto-max-bulk-len") && (v < 1048576 || v > LLONG_MAX))
             return "argument must be between 1048576 and 9223372036854775807 inclusive";
         const char *range = check_range(d->name, 0, 0, v);
@@ -318,6 +363,12 @@ static const char *check_value(frs_server *srv, const pdef *d, const char *value
         return NULL;
     }
     default:
+        if (!strcmp(d->name, "proc-title-template")) {
+            if (!proc_title_valid(value))
+                return "template format is invalid or contains unknown variables";
+            snprintf(norm, cap, "%s", value);
+            return NULL;
+        }
         if (!strcmp(d->name, "dir")) {
             /* Redis chdir()s there (apply): a place it cannot enter is refused with
              * chdir's own error */
@@ -577,6 +628,31 @@ void frs_cmd_config_get(frs_conn *c, int argc, const char *const *argv, const si
 }
 
 /* CONFIG SET name value [name value ...]: all or nothing. */
+/* CONFIG SET's bind and port among the npairs (parameter rows idx, checked values norm):
+ * when either differs from what is in force, the TCP sockets are opened again
+ * (frs_listen_tcp_again).  0; -1 with the argument and Redis's apply error when they could
+ * not be. */
+static int listen_changed(frs_server *srv, int npairs, const int *idx, char (*norm)[1024],
+                          const char **err_arg, const char **err)
+{
+    const char *bind = frs_config_get(srv, "bind"), *cur_bind = bind;
+    long long port = atoll(frs_config_get(srv, "port")), cur_port = port;
+    for (int p = 0; p < npairs; p++) {
+        if (!strcmp(defs[idx[p]].name, "bind")) bind = norm[p];
+        if (!strcmp(defs[idx[p]].name, "port")) port = atoll(norm[p]);
+    }
+    if (port == cur_port && !strcmp(bind, cur_bind)) return 0;
+    if (frs_listen_tcp_again(srv, bind, (int)port, cur_bind, (int)cur_port) == 0) return 0;
+    if (port != cur_port) {
+        *err_arg = "port";
+        *err = "Unable to listen on this port. Check server logs.";
+    } else {
+        *err_arg = "bind";
+        *err = "Failed to bind to specified addresses.";
+    }
+    return -1;
+}
+
 void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
 {
     frs_server *srv = c->srv;
@@ -620,6 +696,17 @@ void frs_cmd_config_set(frs_conn *c, int argc, const char *const *argv, const si
             free(raw);
             return;
         }
+    }
+    /* bind and port first: a socket that cannot be opened fails the whole CONFIG SET with
+     * nothing changed (Redis applies them last and rolls everything back) */
+    const char *err_arg = NULL, *err = NULL;
+    if (listen_changed(srv, npairs, idx, norm, &err_arg, &err) < 0) {
+        frs_reply_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+                         err_arg, err);
+        free(idx);
+        free(norm);
+        free(raw);
+        return;
     }
     for (int p = 0; p < npairs; p++) {
         set_value(&srv->params[idx[p]], norm[p]);

@@ -140,6 +140,13 @@ typedef struct frs_conn {
     uint64_t woken_from, woken_to; /* recording: where the reply that woke it sits in out
                                  (positions, frs_obuf_pos) */
     int woken_pending;        /* recording: that reply is not recorded yet */
+    int paused;               /* CLIENT PAUSE holds its next command (pause.c): its input
+                                 waits, the command still unread in `in` */
+    uint64_t pause_seq;       /* the order it was held in: resumed in that order */
+    size_t qb_alloc;          /* the room Redis's query buffer would have (querybuf.c) */
+    size_t qb_peak;           /* its peak since the cron last ran (querybuf_peak) */
+    int64_t qb_seen_s;        /* its last read or write, Unix s (lastinteraction) */
+    int64_t qb_tick;          /* the cron's last tick applied, ms on the fake's clock */
     int held;                 /* the hold hook holds its input (FRS_HOLD_BEFORE/_AFTER) */
     int hold_on_wake;         /* hold after: its command blocked; hold when it is woken */
     struct frs_conn *prev, *next;      /* the server's list of connections */
@@ -213,6 +220,10 @@ struct frs_server {
     size_t nsoft;             /* connections over their soft output limit (soft_since_ms) */
     int64_t expired_ms;       /* turn_ms of the last active expiry (net.c's timers) */
     frs_conn *resume_head, *resume_tail; /* connections whose input processing may go on */
+    size_t npaused;           /* connections CLIENT PAUSE holds (INFO's blocked_clients) */
+    uint64_t pause_seq;       /* the last frs_conn.pause_seq handed out */
+    int pause_seen;           /* the pause type when last looked at (fr_pause): a laxer
+                                 one lets the held connections go (pause.c) */
     uint64_t next_id;         /* the next CLIENT ID */
     int64_t start_ms;         /* when the server started (monotonic ms) */
     int64_t turn_ms;          /* the monotonic clock read once per loop turn, when epoll_wait
@@ -247,11 +258,47 @@ struct frs_server {
     struct frs_clock_hooks *clock_hooks; /* an embedder's deadlines (frs_server_set_clock_hooks) */
 };
 
+/* ----- querybuf.c: Redis's query buffer sizes, for CLIENT LIST ---------------------- */
+
+/* Applies the cron ticks (clientsCronResizeQueryBuffer) due by the fake's clock. */
+void frs_qb_catch_up(frs_conn *c);
+/* A read of n bytes into a buffer that held `before` unparsed ones (readQueryFromClient);
+ * called after the read, before the commands run. */
+void frs_qb_read(frs_conn *c, size_t before, size_t n);
+/* The commands of a read ran (a big argument that ended the buffer leaves a fresh one). */
+void frs_qb_processed(frs_conn *c);
+/* Bytes were written to c (lastinteraction). */
+void frs_qb_touched(frs_conn *c);
+/* qbuf-free for a buffer holding len bytes, the cron caught up first. */
+size_t frs_qb_free(frs_conn *c, size_t len);
+
+/* ----- pause.c: CLIENT PAUSE -------------------------------------------------------- */
+
+/* Whether the pause in force holds c's command (Redis's processCommand: after the
+ * unknown-command, arity and NOAUTH answers, which go out at once); when it does, c is
+ * marked paused and its input waits.  The caller leaves the command unread. */
+int frs_pause_hold(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen);
+/* Looks at the pause (after a command, at each turn's timers): when it ended or became
+ * laxer, the held connections go on, in the order they were held, each command checked
+ * again (Redis's unblockPostponedClients). */
+void frs_pause_check(frs_server *srv);
+/* A held connection closes. */
+void frs_pause_forget(frs_conn *c);
+/* The pause's end (Unix ms, the fake's clock) while connections are held, else -1: the
+ * loop wakes up then. */
+int64_t frs_pause_deadline(frs_server *srv);
+
 /* ----- net.c: the event loop -------------------------------------------------------- */
 
 /* Makes the server: the fake, the listening sockets, the epoll set and the signal fd.
  * Prints the "listening on" lines on stdout.  0, or -1 with a message on stderr. */
 int frs_server_init(frs_server *srv, const frs_options *opt);
+/* CONFIG SET bind / port (Redis's changeBindAddr, changeListenPort): listens on TCP at
+ * the bind words (Redis's: "*", "::*", a '-' prefix for an address that may fail, "" for
+ * "* -::*") and port (0: no TCP) instead, the unix socket kept.  0; or -1 when a socket
+ * could not be opened, listening again at old_bind and old_port. */
+int frs_listen_tcp_again(frs_server *srv, const char *bind, int port, const char *old_bind,
+                         int old_port);
 /* Runs the loop until SIGTERM/SIGINT (or srv->stop).  Returns 0. */
 int frs_server_run(frs_server *srv);
 /* One turn of the loop, what frs_server_run repeats: the work before sleeping (woken
@@ -442,6 +489,11 @@ frs_conn *frs_admin_current(frs_server *srv);
 void **frs_admin_tracking_slot(frs_server *srv);
 /* DEBUG SET-ACTIVE-EXPIRE 0 is in force. */
 int frs_admin_active_expire_off(frs_server *srv);
+/* latency-monitor-threshold is set: the latency monitor samples events. */
+int frs_admin_latency_on(frs_server *srv);
+/* An active expiry cycle took usec: its expire-cycle sample when over the threshold
+ * (activeExpireCycle's latencyAddSampleIfNeeded). */
+void frs_admin_expire_cycle(frs_server *srv, uint64_t usec);
 /* The help reply of a container (commands.c): "NAME <subcommand> ..." and lines. */
 void frs_reply_help(frs_conn *c, const char *name, const char *const *lines);
 
@@ -456,6 +508,17 @@ void frs_reply_help(frs_conn *c, const char *name, const char *const *lines);
 void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
                            const size_t *argvlen);
 void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len);
+/* Past tracking-table-max-keys: invalidates tracked keys until the table is back under
+ * it, with Redis's effort per turn (before the loop sleeps). */
+void frs_tracking_limit(frs_server *srv);
+/* INFO's tracking figures (Redis's tracking_clients, trackingGetTotalKeys/Items/Prefixes). */
+typedef struct frs_tracking_stats {
+    size_t clients;  /* connections with tracking on */
+    size_t keys;     /* keys in the table */
+    size_t items;    /* (key, client) pairs in it */
+    size_t prefixes; /* BCAST prefixes */
+} frs_tracking_stats;
+void frs_tracking_stats_get(frs_server *srv, frs_tracking_stats *out);
 void frs_tracking_flush(frs_server *srv);
 void frs_tracking_after_command(frs_conn *c, const char *name);
 /* Sends the invalidations owed to c after its reply (a served blocked client). */

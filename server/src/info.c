@@ -72,7 +72,7 @@ static void keyspace_counts(frs_server *srv, size_t keys[16], size_t expires[16]
 /* INFO's blocked_clients. */
 static size_t count_blocked(frs_server *srv)
 {
-    return fr_server_blocked_count(srv->fake);
+    return fr_server_blocked_count(srv->fake) + srv->npaused; /* Redis counts BLOCKED_POSTPONE */
 }
 
 /* Each section_* appends one INFO section, its "# Name" line first, CRLF lines. */
@@ -124,6 +124,8 @@ static void section_server(frs_server *srv, text *t)
 
 static void section_clients(frs_server *srv, text *t)
 {
+    frs_tracking_stats trk;
+    frs_tracking_stats_get(srv, &trk);
     size_t maxin = 0, maxout = 0;
     for (frs_conn *c = srv->conns; c; c = c->next) {
         if (rr_pending(&c->in) > maxin) maxin = rr_pending(&c->in);
@@ -138,10 +140,10 @@ static void section_clients(frs_server *srv, text *t)
             "client_recent_max_input_buffer:%zu\r\n"
             "client_recent_max_output_buffer:%zu\r\n"
             "blocked_clients:%zu\r\n"
-            "tracking_clients:0\r\n"
+            "tracking_clients:%zu\r\n"
             "clients_in_timeout_table:%zu\r\n",
-            srv->nconns, srv->maxclients, maxin, maxout, count_blocked(srv),
-            count_blocked(srv));
+            srv->nconns, srv->maxclients, maxin, maxout, count_blocked(srv), trk.clients,
+            fr_server_blocked_count(srv->fake)); /* a paused client has no timeout */
 }
 
 unsigned long long frs_used_memory(void)
@@ -267,6 +269,8 @@ static unsigned long long commands_processed(frs_server *srv)
 static void section_stats(frs_server *srv, text *t)
 {
     const frs_stats *s = &srv->stats;
+    frs_tracking_stats trk;
+    frs_tracking_stats_get(srv, &trk);
     size_t channels = 0;
     (void)channels;
 /* Appends printf-formatted text. */
@@ -283,7 +287,7 @@ static void section_stats(frs_server *srv, text *t)
             "sync_full:0\r\n"
             "sync_partial_ok:0\r\n"
             "sync_partial_err:0\r\n"
-            "expired_keys:0\r\n"
+            "expired_keys:%llu\r\n"
             "expired_stale_perc:0.00\r\n"
             "expired_time_cap_reached_count:0\r\n"
             "evicted_keys:0\r\n"
@@ -303,9 +307,9 @@ static void section_stats(frs_server *srv, text *t)
             "active_defrag_key_misses:0\r\n"
             "total_active_defrag_time:0\r\n"
             "current_active_defrag_time:0\r\n"
-            "tracking_total_keys:0\r\n"
-            "tracking_total_items:0\r\n"
-            "tracking_total_prefixes:0\r\n"
+            "tracking_total_keys:%zu\r\n"
+            "tracking_total_items:%zu\r\n"
+            "tracking_total_prefixes:%zu\r\n"
             "unexpected_error_replies:0\r\n"
             "total_error_replies:%llu\r\n"
             "dump_payload_sanitizations:0\r\n"
@@ -319,6 +323,8 @@ static void section_stats(frs_server *srv, text *t)
             "fakeredis_commands_executed:%llu\r\n"
             "fakeredis_faults_fired:%llu\r\n",
             s->connections, commands_processed(srv), s->net_in, s->net_out, s->rejected,
+            (unsigned long long)fr_server_expired_keys(srv->fake), trk.keys, trk.items,
+            trk.prefixes,
             (unsigned long long)fr_stats_total_error_replies(srv->fake),
             s->outlimit_kills, (unsigned long long)fr_server_commands_executed(srv->fake),
             (unsigned long long)fr_fault_fired(srv->fake));
@@ -539,7 +545,7 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
     if (c->monitor) flags[nf++] = 'O';
     if (subs) flags[nf++] = 'P';
     if (fr_client_in_multi(c->fc)) flags[nf++] = 'x';
-    if (c->blocked) flags[nf++] = 'b';
+    if (c->blocked || c->paused) flags[nf++] = 'b'; /* a pause blocks it (BLOCKED_POSTPONE) */
     if (c->tracking & FRS_TRACK_ON) flags[nf++] = 't';
     if (c->tracking & FRS_TRACK_BROKEN) flags[nf++] = 'R';
     if (c->tracking & FRS_TRACK_BCAST) flags[nf++] = 'B';
@@ -565,7 +571,7 @@ void frs_client_line(frs_conn *c, char *buf, size_t cap)
              (long long)(now - c->ctime_ms) / 1000, (long long)(now - c->last_ms) / 1000,
              flags, fr_client_db(c->fc), subs,
              fr_client_in_multi(c->fc) ? (long)c->queue_len : -1L, qbuf,
-             c->in.cap > c->in.len ? c->in.cap - c->in.len : 0, c->in.cap, pend, pend,
+             frs_qb_free(c, qbuf), c->in.cap, pend, pend,
              c->in.cap + c->out.cap, c->want_write ? "w" : "", c->last_cmd, (int)ulen, user,
              (c->tracking & FRS_TRACK_ON) ? (long long)c->track_redir : -1LL, c->resp);
 }

@@ -201,6 +201,7 @@ static void free_conn(frs_conn *c, const char *why)
     frs_record_conn_close(c, srv->stopping ? "shutdown" : why);
     unlink_lists(srv, c);
     if (c->soft_since_ms) srv->nsoft--;
+    frs_pause_forget(c);
     epoll_ctl(srv->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     if (c->prev) c->prev->next = c->next;
@@ -306,9 +307,14 @@ static void process_input(frs_conn *c)
 {
     frs_server *srv = c->srv;
     if (srv->hold) frs_hold_replay(c); /* a held command that was let go runs first */
-    while (!c->blocked && !c->held && !c->close_after_reply && !c->close_asap && !srv->stop) {
+    while (!c->blocked && !c->held && !c->paused && !c->close_after_reply && !c->close_asap &&
+           !srv->stop) {
         rr_status st = rr_next(&c->in);
         if (st == RR_COMMAND) {
+            if (frs_pause_hold(c, rr_argc(&c->in), rr_argv(&c->in), rr_argvlen(&c->in))) {
+                rr_unread(&c->in); /* read again when the pause ends */
+                break;
+            }
             if (srv->hold && frs_hold_before_command(c, rr_argc(&c->in), rr_argv(&c->in),
                                                      rr_argvlen(&c->in)))
                 break; /* held before it runs: the hold keeps a copy */
@@ -331,6 +337,8 @@ static int conn_read(frs_conn *c)
 {
     frs_server *srv = c->srv;
     if (c->close_after_reply) return 0;
+    frs_qb_catch_up(c); /* the cron's ticks before this read */
+    size_t before = rr_pending(&c->in);
     size_t want = rr_read_size(&c->in);
     char *w = rr_write_ptr(&c->in, want);
     if (!w) { /* its query buffer cannot grow: this connection goes, the others stay */
@@ -349,6 +357,7 @@ static int conn_read(frs_conn *c)
         free_conn(c, "error");
         return -1;
     }
+    frs_qb_read(c, before, (size_t)n); /* the state before rr_commit: a big argument's */
     rr_commit(&c->in, (size_t)n);
     c->batch = ++srv->next_batch; /* the commands this read completes are one batch */
     srv->active_ms = srv->turn_ms;
@@ -360,6 +369,7 @@ static int conn_read(frs_conn *c)
         return -1;
     }
     process_input(c);
+    frs_qb_processed(c);
     return 0;
 }
 
@@ -379,6 +389,7 @@ static int conn_write(frs_conn *c)
         if (n > 0) {
             c->out.sent += (size_t)n;
             srv->stats.net_out += (unsigned long long)n;
+            frs_qb_touched(c);
             if (srv->opt.auto_advance_ms) srv->active_ms = frs_mono_ms();
             continue;
         }
@@ -588,6 +599,60 @@ static int add_listener(frs_server *srv, int fd, int is_unix)
     return epoll_ctl(srv->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* Opens TCP sockets at Redis's bind words ("*" every IPv4 address, "::*" every IPv6 one, a
+ * leading '-' an address that may fail; "" is Redis's default, "* -::*") and port (0:
+ * none) into fds.  Their count, or -1 with none left open. */
+static int open_tcp(frs_server *srv, const char *bind, int port, int fds[FRS_MAX_LISTENERS])
+{
+    char words[512];
+    snprintf(words, sizeof(words), "%s", *bind ? bind : "* -::*");
+    int n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(words, " ", &save); w && port > 0; w = strtok_r(NULL, " ", &save)) {
+        int optional = *w == '-';
+        if (optional) w++;
+        const char *addr = !strcmp(w, "*") ? "0.0.0.0" : !strcmp(w, "::*") ? "::" : w;
+        /* with port 0 never here; the first address's port is the others' */
+        int fd = n < FRS_MAX_LISTENERS ? listen_tcp(srv, addr, n ? srv->tcp_port : port) : -1;
+        if (fd < 0 && optional) continue;
+        if (fd < 0) {
+            while (n > 0) close(fds[--n]);
+            return -1;
+        }
+        fds[n++] = fd;
+    }
+    return n;
+}
+
+int frs_listen_tcp_again(frs_server *srv, const char *bind, int port, const char *old_bind,
+                         int old_port)
+{
+    /* as Redis's changeBindAddr and changeListenPort: the old sockets close first (the new
+     * ones may want their addresses), and come back when the new ones cannot be opened.
+     * The listeners are epoll's tags, so every one is registered again at its place. */
+    int unix_fd = -1;
+    for (int i = 0; i < srv->nlisten; i++) {
+        epoll_ctl(srv->epfd, EPOLL_CTL_DEL, listeners[i].fd, NULL);
+        if (listeners[i].is_unix) unix_fd = listeners[i].fd;
+        else close(listeners[i].fd);
+    }
+    srv->nlisten = 0;
+    int fds[FRS_MAX_LISTENERS], rc = 0;
+    int n = open_tcp(srv, bind, port, fds);
+    if (n < 0) {
+        rc = -1;
+        n = open_tcp(srv, old_bind, old_port, fds);
+        if (n < 0) {
+            fprintf(stderr, "fakeredis-server: the old TCP addresses cannot be opened again\n");
+            n = 0;
+        }
+    }
+    for (int i = 0; i < n; i++) add_listener(srv, fds[i], 0);
+    if (unix_fd >= 0) add_listener(srv, unix_fd, 1);
+    if (n == 0) srv->tcp_port = 0;
+    return rc;
+}
+
 static void busy_hook(fr_server *fake, void *ctx);
 static int oom_hook(fr_server *fake, void *ctx);
 static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,
@@ -746,6 +811,29 @@ static void before_sleep(frs_server *srv)
     if (srv->rec) frs_record_flush(srv); /* the recording is at most one turn behind */
 }
 
+/* Whether Redis's active expiry runs (ten times a second): only while something can see
+ * that it ran -- "expired" notifications, tracking's invalidations, the latency monitor's
+ * expire-cycle event -- and DEBUG SET-ACTIVE-EXPIRE has not stopped it. */
+static int active_expire_wanted(frs_server *srv)
+{
+    return ((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv) ||
+            frs_admin_latency_on(srv)) &&
+           !frs_admin_active_expire_off(srv);
+}
+
+/* One active expiry cycle: its latency sample (expire-cycle, measured as a command is:
+ * wall time, or what the virtual clock moved), what it woke and published. */
+static void active_expire(frs_server *srv)
+{
+    uint64_t start = frs_mono_us(NULL);
+    int64_t vstart = fr_clock_now(srv->fake);
+    size_t n = fr_server_active_expire(srv->fake);
+    uint64_t usec = srv->opt.wall_clock ? frs_mono_us(NULL) - start
+                                        : (uint64_t)(fr_clock_now(srv->fake) - vstart) * 1000;
+    frs_admin_expire_cycle(srv, usec);
+    if (n) frs_drain_fake_events(srv, NULL);
+}
+
 /* Milliseconds epoll may sleep: until the nearest blocking deadline (wall clock), a
  * soft output limit to re-check, or for ever. */
 static int sleep_ms(frs_server *srv)
@@ -759,10 +847,15 @@ static int sleep_ms(frs_server *srv)
         }
     }
     if (srv->nsoft && (t < 0 || t > 100)) t = 100; /* re-check soft output limits */
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv) && (t < 0 || t > 100))
+    if (active_expire_wanted(srv) && (t < 0 || t > 100))
         t = 100; /* the active expiry's next run */
     if (frs_persist_wants_cron(srv) && (t < 0 || t > 100)) t = 100; /* a child, save points */
+    int64_t pause_end = srv->opt.wall_clock ? frs_pause_deadline(srv) : -1;
+    if (pause_end >= 0) { /* held connections go on once the clock is past the end */
+        long long left = (long long)(pause_end + 1 - fr_clock_now(srv->fake));
+        if (left < 0) left = 0;
+        if (t < 0 || left < t) t = left;
+    }
     if (t > 1000000) t = 1000000;
     return (int)t;
 }
@@ -783,14 +876,14 @@ static void timers(frs_server *srv)
     /* Redis's active expiry, ten times a second (hz 10), all at once: only the "expired"
      * notifications and tracking's invalidations show that it ran, so it runs only while
      * they are wanted */
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv) &&
+    if (active_expire_wanted(srv) &&
         srv->turn_ms - srv->expired_ms >= 100) {
         srv->expired_ms = srv->turn_ms;
-        if (fr_server_active_expire(srv->fake)) frs_drain_fake_events(srv, NULL);
+        active_expire(srv);
         frs_record_sweep(srv);
     }
     frs_persist_cron(srv);
+    frs_pause_check(srv); /* a pause that ended lets its held connections go on */
 }
 
 /* Microseconds of a monotonic clock, for the busy poll's deadline. */
@@ -943,11 +1036,12 @@ static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const 
 static int64_t next_deadline(frs_server *srv)
 {
     int64_t d = fr_server_next_deadline(srv->fake);
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv)) {
+    if (active_expire_wanted(srv)) {
         int64_t e = fr_server_next_expiry(srv->fake);
         if (e >= 0 && (d < 0 || e + 1 < d)) d = e + 1; /* gone once the clock is past it */
     }
+    int64_t pause_end = frs_pause_deadline(srv);
+    if (pause_end >= 0 && (d < 0 || pause_end + 1 < d)) d = pause_end + 1;
     if (srv->clock_hooks && srv->clock_hooks->next) {
         int64_t h = srv->clock_hooks->next(srv->clock_hooks->ud);
         if (h >= 0 && (d < 0 || h < d)) d = h;
@@ -984,9 +1078,7 @@ static void auto_advance(frs_server *srv)
     srv->active_ms = frs_mono_ms();
     fr_server_expire_blocked(srv->fake);
     frs_drain_fake_events(srv, NULL);
-    if (((fr_server_notify_flags(srv->fake) & FR_NOTIFY_EXPIRED) || frs_tracking_active(srv)) &&
-        !frs_admin_active_expire_off(srv) && fr_server_active_expire(srv->fake))
-        frs_drain_fake_events(srv, NULL);
+    if (active_expire_wanted(srv)) active_expire(srv);
     frs_record_sweep(srv);
     if (srv->clock_hooks && srv->clock_hooks->moved)
         srv->clock_hooks->moved(srv->clock_hooks->ud, from, to);

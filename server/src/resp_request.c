@@ -21,12 +21,21 @@ void rr_init(rr_parser *p)
     p->bulk_len = -1;
 }
 
-void rr_free(rr_parser *p)
+/* Frees the argument arrays (they grow again as needed). */
+static void release_args(rr_parser *p)
 {
-    free(p->buf);
     free(p->arg_off);
     free(p->arg_len);
     free(p->argv);
+    p->arg_off = p->arg_len = NULL;
+    p->argv = NULL;
+    p->arg_cap = 0;
+}
+
+void rr_free(rr_parser *p)
+{
+    free(p->buf);
+    release_args(p);
     free(p->scratch);
     rr_init(p);
 }
@@ -209,6 +218,9 @@ static rr_status parse_multibulk(rr_parser *p)
         p->arg_len[p->argc] = (size_t)p->bulk_len;
         p->argc++;
         p->pos += (size_t)p->bulk_len + 2; /* the two bytes after it are not checked */
+        /* a big argument that ended the buffer: Redis made it the object and gave the
+         * client a fresh query buffer of its size (processMultibulkBuffer) */
+        if (p->bulk_len >= RR_BIG_ARG && p->pos == p->len) p->big_done = (size_t)p->bulk_len;
         p->bulk_len = -1;
         p->mb_left--;
     }
@@ -261,6 +273,7 @@ rr_status rr_next(rr_parser *p)
                     p->buf = NULL;
                     p->cap = 0;
                 }
+                if (p->arg_cap > RR_KEEP_ARGS) release_args(p); /* and what a long one did */
                 p->start = p->pos = p->len = 0;
                 return RR_AGAIN;
             }
@@ -275,11 +288,35 @@ rr_status rr_next(rr_parser *p)
         size_t req = p->start;
         const char *base = p->reqtype == '*' ? p->buf + req : p->scratch;
         p->reqtype = 0;
+        p->last_start = req;
         p->start = p->pos;
         if (p->argc == 0) continue;
         for (size_t i = 0; i < p->argc; i++) p->argv[i] = base + p->arg_off[i];
         return RR_COMMAND;
     }
+}
+
+int rr_big_arg(const rr_parser *p, size_t *have, size_t *remaining)
+{
+    if (p->reqtype != '*' || p->mb_left == 0 || p->bulk_len < RR_BIG_ARG) return 0;
+    size_t got = p->len - p->pos, want = (size_t)p->bulk_len + 2;
+    *have = got;
+    *remaining = want > got ? want - got : 0;
+    return 1;
+}
+
+size_t rr_take_big_done(rr_parser *p)
+{
+    size_t n = p->big_done;
+    p->big_done = 0;
+    return n;
+}
+
+void rr_unread(rr_parser *p)
+{
+    /* nothing was written since rr_next, so the request's bytes are where they were */
+    p->start = p->pos = p->last_start;
+    p->reqtype = 0;
 }
 
 int rr_split_inline(const char *line, size_t len, char *out, size_t *off, size_t *lens,

@@ -48,6 +48,7 @@ extern "C" {
 #define RR_INLINE_MAX (64 * 1024)          /* Redis's PROTO_INLINE_MAX_SIZE */
 #define RR_IOBUF_LEN (16 * 1024)           /* Redis's PROTO_IOBUF_LEN: one read's size */
 #define RR_BIG_ARG (32 * 1024)             /* Redis's PROTO_MBULK_BIG_ARG: read it whole */
+#define RR_KEEP_ARGS 1024                  /* argument slots an idle parser keeps */
 #define RR_DEFAULT_MAX_BULK (512LL * 1024 * 1024) /* proto-max-bulk-len's default */
 #define RR_UNAUTH_MAX_ARGS 10              /* multibulk count allowed before AUTH */
 #define RR_UNAUTH_MAX_BULK 16384           /* bulk length allowed before AUTH */
@@ -79,6 +80,9 @@ typedef struct rr_parser {
     const char **argv;      /* views handed out by rr_next */
     char *scratch;          /* unescaped inline arguments */
     size_t scratch_cap;     /* bytes allocated in scratch */
+    size_t last_start;      /* where the request rr_next returned last began (rr_unread) */
+    size_t big_done;        /* a big argument (>= RR_BIG_ARG) that ended the buffer, its
+                               length, until rr_take_big_done */
     int dead;               /* a protocol error was reported */
     char err[96];           /* the error text, without the leading '-' */
 } rr_parser;
@@ -112,6 +116,20 @@ int rr_feed(rr_parser *p, const void *data, size_t n);
  * it were returned first.  Out of memory while collecting arguments is reported as
  * RR_ERROR with the text "ERR out of memory". */
 rr_status rr_next(rr_parser *p);
+
+/* Whether a big argument (>= RR_BIG_ARG) is being received: its bytes in the buffer so
+ * far (*have) and those still to come, its CRLF included (*remaining).  For the model of
+ * Redis's query buffer sizes (querybuf.c). */
+int rr_big_arg(const rr_parser *p, size_t *have, size_t *remaining);
+/* The length of the big argument that last ended the buffer when it was parsed (Redis
+ * then gives the client a fresh query buffer of that size), 0 if none since the last
+ * call. */
+size_t rr_take_big_done(rr_parser *p);
+
+/* Puts the command rr_next just returned back: the next rr_next returns it again (a
+ * command held before it runs, its bytes still in the query buffer).  Only right after
+ * rr_next returned RR_COMMAND. */
+void rr_unread(rr_parser *p);
 
 /* The last command's arguments: argv[i] is argvlen[i] bytes (not NUL-terminated). */
 int rr_argc(const rr_parser *p);

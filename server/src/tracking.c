@@ -11,9 +11,11 @@
  *    after its reply;
  *  - BCAST: no table; every written key under one of the client's prefixes is collected
  *    and sent, sorted, once per event-loop turn (beforeSleep);
- *  - FLUSHDB/FLUSHALL send every tracking client a null invalidation.
- *
- * Not done: tracking-table-max-keys (Redis evicts tracked keys past it). */
+ *  - FLUSHDB/FLUSHALL send every tracking client a null invalidation;
+ *  - past tracking-table-max-keys, keys are invalidated before the loop sleeps until the
+ *    table is back under it, at most 100 a turn more for each turn it stayed over
+ *    (trackingLimitUsedSlots).  Redis picks them by a random walk of its radix tree; here
+ *    they come in the table's bucket order from where the last turn stopped. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,8 @@ typedef struct frs_tracking {
     pending *pend;       /* invalidations for the client running its command */
     size_t npend, cappend;
     size_t nkeys;        /* keys in the table */
+    size_t evict_at;     /* the bucket tracking-table-max-keys evicts from next */
+    unsigned evict_turns;/* turns the table stayed over the limit (Redis's timeout_counter) */
 } frs_tracking;
 
 static frs_tracking *trk_of(frs_server *srv, int create);
@@ -233,13 +237,13 @@ void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
     }
 }
 
-void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len)
+/* Redis's trackingInvalidateKey: the clients that read the key are told (and, for a
+ * write -- bcast set -- the BCAST prefixes note it). */
+static void invalidate(frs_server *srv, frs_tracking *t, const char *key, size_t len, int bcast)
 {
-    frs_tracking *t = trk_of(srv, 0);
-    if (!t) return;
     frs_conn *current = frs_admin_current(srv);
     /* BCAST: note it under every prefix it starts with */
-    for (size_t i = 0; i < t->nprefixes; i++) {
+    for (size_t i = 0; i < t->nprefixes && bcast; i++) {
         bprefix *b = &t->prefixes[i];
         if (b->len > len || memcmp(b->p, key, b->len) != 0) continue;
         if (b->nkeys == b->capkeys) {
@@ -268,6 +272,51 @@ void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len)
     }
     free(k->ids);
     free(k);
+}
+
+void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len)
+{
+    frs_tracking *t = trk_of(srv, 0);
+    if (t) invalidate(srv, t, key, len, 1);
+}
+
+void frs_tracking_limit(frs_server *srv)
+{
+    frs_tracking *t = trk_of(srv, 0);
+    if (!t || !t->nkeys) return;
+    const char *v = frs_config_get(srv, "tracking-table-max-keys");
+    size_t max = v ? (size_t)strtoull(v, NULL, 10) : 0;
+    if (max == 0 || t->nkeys <= max) {
+        t->evict_turns = 0;
+        return;
+    }
+    unsigned long effort = 100ul * (t->evict_turns + 1);
+    while (effort-- > 0 && t->nkeys > 0) {
+        while (!t->buckets[t->evict_at]) t->evict_at = (t->evict_at + 1) & (t->nbuckets - 1);
+        tkey *k = t->buckets[t->evict_at];
+        char key[256], *heap = NULL, *copy = key; /* the entry goes with the invalidation */
+        if (k->len > sizeof(key) && !(copy = heap = malloc(k->len))) frs_oom_abort(__func__);
+        memcpy(copy, k->key, k->len);
+        invalidate(srv, t, copy, k->len, 0);
+        free(heap);
+        if (t->nkeys <= max) {
+            t->evict_turns = 0;
+            return;
+        }
+    }
+    t->evict_turns++; /* still over: more effort next turn */
+}
+
+void frs_tracking_stats_get(frs_server *srv, frs_tracking_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (frs_conn *c = srv->conns; c; c = c->next) out->clients += !!(c->tracking & FRS_TRACK_ON);
+    frs_tracking *t = trk_of(srv, 0);
+    if (!t) return;
+    out->keys = t->nkeys;
+    out->prefixes = t->nprefixes;
+    for (size_t b = 0; b < t->nbuckets; b++)
+        for (const tkey *k = t->buckets[b]; k; k = k->next) out->items += k->n;
 }
 
 void frs_tracking_flush(frs_server *srv)

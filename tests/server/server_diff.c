@@ -112,6 +112,18 @@ static const diff_case cases[] = {
                "CONFIG SET client-output-buffer-limit \"normal 1 2\"\n"
                "CONFIG GET appendonly\nCONFIG GET maxmemory-policy\nCONFIG GET proto-max-bulk-len\n"
                "CONFIG GET nosuchparam\nCONFIG REWRITE\nCONFIG RESETSTAT", 0, 0, 0, 0},
+    {"config percent, port, proc title",
+     "CONFIG SET maxmemory-clients 200%\nCONFIG SET maxmemory-clients 50%\n"
+     "CONFIG GET maxmemory-clients\nCONFIG SET maxmemory-clients abc\n"
+     "CONFIG SET maxmemory-clients -1%\nCONFIG SET maxmemory-clients 1mb\n"
+     "CONFIG GET maxmemory-clients\nCONFIG SET maxmemory-clients 0\n"
+     "CONFIG SET port 70000\nCONFIG SET port -1\nCONFIG SET port x\n"
+     "CONFIG SET proc-title-template \"{nosuch}\"\nCONFIG SET proc-title-template \"{title}\"\n"
+     "CONFIG SET proc-title-template \"{title\"\nCONFIG SET proc-title-template \"x {\"\n"
+     "CONFIG SET proc-title-template \"{{ {server-mode}\"\nCONFIG GET proc-title-template\n"
+     "CONFIG SET proc-title-template \"{title} {port}\"\n"
+     "CONFIG SET proc-title-template \"{title} {listen-addr} {server-mode}\"\n"
+     "CONFIG GET proc-title-template", 0, 0, 0, 0},
     {"config reaches the fake",
      "CONFIG SET hash-max-ziplist-entries 2\nCONFIG GET hash-max-listpack-entries\nHSET h a 1 b 2\n"
      "OBJECT ENCODING h\nHSET h c 3\nOBJECT ENCODING h\nCONFIG SET set-max-intset-entries 1\n"
@@ -876,6 +888,72 @@ static void test_same_bytes_connections(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* The INFO line `field` (up to its CR) of the section, as a C string in buf. */
+static const char *info_line(frsh_conn *c, const char *section, const char *field, char *buf,
+                             size_t cap)
+{
+    rh_buf r = {0};
+    const char *info = frsh_call(c, &r, "INFO", section, NULL);
+    const char *f = strstr(info, field);
+    snprintf(buf, cap, "%.*s", f ? (int)strcspn(f, "\r") : 0, f ? f : "");
+    rh_buf_free(&r);
+    return buf;
+}
+
+/* Tracking's INFO figures and tracking-table-max-keys, the same on both servers: three
+ * keys read by a RESP3 tracking client, the limit set to 1 -- two invalidations (which
+ * keys is Redis's random walk: only how many is compared), one key left. */
+static void run_tracking_table(frsh_conn *c, frsh_conn *w, rh_buf *out)
+{
+    rh_buf r = {0};
+    char line[128];
+    frsh_call(c, &r, "HELLO", "3", NULL);
+    frsh_call(c, &r, "CLIENT", "TRACKING", "on", NULL);
+    frsh_call(w, &r, "MSET", "k1", "1", "k2", "2", "k3", "3", NULL);
+    frsh_call(c, &r, "MGET", "k1", "k2", "k3", NULL);
+    rh_buf_printf(out, "%s\n", info_line(w, "clients", "tracking_clients:", line, sizeof(line)));
+    rh_buf_printf(out, "%s\n", info_line(w, "stats", "tracking_total_keys:", line, sizeof(line)));
+    rh_buf_printf(out, "%s\n", info_line(w, "stats", "tracking_total_items:", line, sizeof(line)));
+    rh_buf_printf(out, "%s\n", info_line(w, "stats", "tracking_total_prefixes:", line, sizeof(line)));
+    rh_buf_printf(out, "%s", frsh_call(w, &r, "CONFIG", "SET", "tracking-table-max-keys", "1", NULL));
+    int pushes = 0;
+    while (frsh_read(c, &r, 300) == 0) pushes += r.len > 0 && r.data[0] == '>';
+    rh_buf_printf(out, "invalidations: %d\n", pushes);
+    rh_buf_printf(out, "%s\n", info_line(w, "stats", "tracking_total_keys:", line, sizeof(line)));
+    frsh_call(w, &r, "CONFIG", "SET", "tracking-table-max-keys", "1000000", NULL);
+    frsh_call(c, &r, "CLIENT", "TRACKING", "off", NULL);
+    rh_buf_printf(out, "%s\n", info_line(w, "clients", "tracking_clients:", line, sizeof(line)));
+    rh_buf_free(&r);
+}
+
+static void test_tracking_table(void **state)
+{
+    (void)state;
+    rh_server *real = rh_start(&(rh_options){.quiet = 1});
+    assert_non_null(real);
+    const char *const extra[] = {"--clock", "wall", NULL};
+    frsh_server *fake = frsh_start(extra);
+    assert_non_null(fake);
+    rh_buf a = {0}, b = {0};
+    frsh_conn *c = frsh_connect_path(real->socket), *w = frsh_connect_path(real->socket);
+    run_tracking_table(c, w, &a);
+    frsh_close(c);
+    frsh_close(w);
+    c = frsh_connect(fake);
+    w = frsh_connect(fake);
+    run_tracking_table(c, w, &b);
+    frsh_close(c);
+    frsh_close(w);
+    rh_buf_append(&a, "", 1);
+    rh_buf_append(&b, "", 1);
+    assert_non_null(strstr(a.data, "invalidations: 2\n")); /* the script is about that */
+    frsh_same_text(b.data, a.data);
+    rh_buf_free(&a);
+    rh_buf_free(&b);
+    frsh_stop(fake);
+    rh_stop(real);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -883,6 +961,7 @@ int main(void)
         cmocka_unit_test(test_same_bytes_requirepass),
         cmocka_unit_test(test_same_stats),
         cmocka_unit_test(test_same_bytes_connections),
+        cmocka_unit_test(test_tracking_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

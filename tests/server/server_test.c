@@ -7,7 +7,9 @@
  * RESP3, the FAKE.* control commands, the wall clock by default (a BLPOP times out in
  * real time) and the virtual one on demand, blocking commands and Pub/Sub.  Every wait is
  * bounded (frs_harness.h). */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1083,6 +1085,220 @@ static void test_client_and_config(void **state)
     rh_buf_free(&rest);
 }
 
+/* ----- CONFIG SET port and bind (net.c's frs_listen_tcp_again) ---------------------- */
+
+/* A TCP socket listening on 127.0.0.1 at a port the system picked; *port gets it. */
+static int listen_somewhere(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof(sa);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* Whether something accepts connections on 127.0.0.1:port. */
+static int tcp_open(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* CONFIG SET port moves the TCP listener (the unix socket stays); a port in use is refused
+ * with Redis's apply error and nothing of the CONFIG SET changes; bind moves the addresses
+ * ('-' for one that may fail); port 0 stops TCP, as in Redis. */
+static void test_config_listen(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *ux = frsh_connect(s);
+    int q, busy;
+    close(listen_somewhere(&q)); /* a port free a moment ago */
+    int held = listen_somewhere(&busy);
+    char qs[16], want[64];
+    snprintf(qs, sizeof(qs), "%d", q);
+    CALL(ux, &r, "+OK\r\n", "CONFIG", "SET", "port", qs);
+    snprintf(want, sizeof(want), "*2\r\n$4\r\nport\r\n$%zu\r\n%s\r\n", strlen(qs), qs);
+    CALL(ux, &r, want, "CONFIG", "GET", "port");
+    assert_false(tcp_open(s->port));
+    frsh_conn *tcp = frsh_connect_tcp(q);
+    CALL(tcp, &r, "+PONG\r\n", "PING");
+    char bs[16];
+    snprintf(bs, sizeof(bs), "%d", busy);
+    CALL(ux, &r, "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to "
+                 "listen on this port. Check server logs.\r\n",
+         "CONFIG", "SET", "maxmemory", "5mb", "port", bs);
+    CALL(ux, &r, "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n", "CONFIG", "GET", "maxmemory");
+    CALL(ux, &r, want, "CONFIG", "GET", "port");
+    CALL(tcp, &r, "+PONG\r\n", "PING"); /* the connections stay */
+    assert_true(tcp_open(q));
+    CALL(ux, &r, "+OK\r\n", "CONFIG", "SET", "bind", "-::1 127.0.0.1");
+    assert_true(tcp_open(q));
+    CALL(ux, &r, "-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind "
+                 "to specified addresses.\r\n", "CONFIG", "SET", "bind", "192.0.2.1");
+    assert_true(tcp_open(q));
+    CALL(ux, &r, "+OK\r\n", "CONFIG", "SET", "port", "0");
+    assert_false(tcp_open(q));
+    CALL(ux, &r, "+PONG\r\n", "PING");
+    close(held);
+    frsh_close(tcp);
+    frsh_close(ux);
+    rh_buf_free(&r);
+    stop(s);
+}
+
+/* ----- CLIENT LIST's qbuf-free (querybuf.c) ---------------------------------------- */
+
+/* The qbuf-free of the client named name in CLIENT LIST, asked on o. */
+static long qbuf_free_of(frsh_conn *o, const char *name)
+{
+    rh_buf r = {0};
+    const char *list = frsh_call(o, &r, "CLIENT", "LIST", NULL);
+    char key[64];
+    snprintf(key, sizeof(key), "name=%s ", name);
+    const char *line = strstr(list, key);
+    assert_non_null(line);
+    const char *f = strstr(line, "qbuf-free=");
+    assert_non_null(f);
+    long v = atol(f + strlen("qbuf-free="));
+    rh_buf_free(&r);
+    return v;
+}
+
+/* Redis's query buffer sizes on the virtual clock: 16 KiB after a first read; the spare
+ * room freed after more than 2 s idle; a big argument leaves a buffer of its size; the
+ * cron trims it to the last peak (the small command read since) once the peak is under
+ * half of it. */
+static void test_query_buffer_model(void **state)
+{
+    (void)state;
+    const char *const extra[] = {"--clock", "virtual", "--start-ms", "1000000", NULL};
+    frsh_server *s = start(extra);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s), *o = frsh_connect(s);
+    CALL(c, &r, "+OK\r\n", "CLIENT", "SETNAME", "t");
+    assert_int_equal(qbuf_free_of(o, "t"), 16384);
+    CALL(o, &r, ":1002000\r\n", "FAKE.TIME", "ADVANCE", "2000");
+    assert_int_equal(qbuf_free_of(o, "t"), 16384); /* idle 2 s: not yet */
+    CALL(o, &r, ":1003000\r\n", "FAKE.TIME", "ADVANCE", "1000");
+    assert_int_equal(qbuf_free_of(o, "t"), 0);
+    char *big = malloc(400001);
+    assert_non_null(big);
+    memset(big, 'A', 400000);
+    big[400000] = '\0';
+    CALL(c, &r, "+OK\r\n", "SET", "x", big);
+    free(big);
+    assert_int_equal(qbuf_free_of(o, "t"), 400002);
+    CALL(o, &r, ":1003100\r\n", "FAKE.TIME", "ADVANCE", "100");
+    const char *small = "*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\ny\r\n";
+    frsh_send_raw(c, small, strlen(small));
+    EXPECT(c, &r, "+OK\r\n");
+    assert_int_equal(qbuf_free_of(o, "t"), 400002); /* the peak of the tick before */
+    CALL(o, &r, ":1003200\r\n", "FAKE.TIME", "ADVANCE", "100");
+    assert_int_equal(qbuf_free_of(o, "t"), (long)strlen(small));
+    frsh_close(c);
+    frsh_close(o);
+    rh_buf_free(&r);
+    stop(s);
+}
+
+/* used_memory from INFO memory. */
+static long long used_memory(frsh_conn *c)
+{
+    rh_buf r = {0};
+    const char *info = frsh_call(c, &r, "INFO", "memory", NULL);
+    const char *f = strstr(info, "used_memory:");
+    assert_non_null(f);
+    long long v = atoll(f + strlen("used_memory:"));
+    rh_buf_free(&r);
+    return v;
+}
+
+/* unit/lazyfree's first test: a 100,000-member set sent as one command and unlinked leaves
+ * used_memory under twice what it was -- the argument vectors that command made the parser
+ * and the fake's client grow go back after it. */
+static void test_long_command_memory(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0}, req = {0};
+    frsh_conn *c = frsh_connect(s);
+    long long orig = used_memory(c);
+    rh_buf_printf(&req, "*100002\r\n$4\r\nSADD\r\n$5\r\nmyset\r\n");
+    for (int i = 0; i < 100000; i++) {
+        char n[16];
+        int len = snprintf(n, sizeof(n), "%d", i);
+        rh_buf_printf(&req, "$%d\r\n%s\r\n", len, n);
+    }
+    frsh_send_raw(c, req.data, req.len);
+    EXPECT(c, &r, ":100000\r\n");
+    long long peak = used_memory(c);
+    CALL(c, &r, ":1\r\n", "UNLINK", "myset");
+    long long after = used_memory(c);
+    print_message("used_memory: %lld, %lld with the set, %lld after UNLINK\n", orig, peak, after);
+    assert_true(peak > orig + 1000000);
+#ifndef __SANITIZE_ADDRESS__
+    assert_true(after < peak);
+    assert_true(after < 2 * orig);
+#else
+    /* under AddressSanitizer mallinfo2 is empty and used_memory is the resident size,
+     * which freeing need not lower (frs_used_memory) */
+    (void)after;
+#endif
+    frsh_close(c);
+    rh_buf_free(&r);
+    rh_buf_free(&req);
+    stop(s);
+}
+
+/* The active expiry runs while the latency monitor is on, and a cycle that took the
+ * threshold or more is an expire-cycle event (activeExpireCycle's sample): a 500,000-member
+ * set freed by it takes over a millisecond. */
+static void test_expire_cycle_latency(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0}, req = {0};
+    frsh_conn *c = frsh_connect(s);
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "latency-monitor-threshold", "1");
+    for (int k = 0; k < 5; k++) {
+        rh_buf_reset(&req);
+        rh_buf_printf(&req, "*100002\r\n$4\r\nSADD\r\n$3\r\nbig\r\n");
+        for (int i = 0; i < 100000; i++) {
+            char n[16];
+            int len = snprintf(n, sizeof(n), "%d", k * 100000 + i);
+            rh_buf_printf(&req, "$%d\r\n%s\r\n", len, n);
+        }
+        frsh_send_raw(c, req.data, req.len);
+        EXPECT(c, &r, ":100000\r\n");
+    }
+    assert_int_equal(frsh_call(c, &r, "LATENCY", "RESET", NULL)[0], ':'); /* the SADDs' */
+    CALL(c, &r, ":1\r\n", "PEXPIRE", "big", "1");
+    int seen = 0;
+    for (int i = 0; i < 50 && !seen; i++) { /* nothing touches the key: the cycle frees it */
+        frsh_sleep_ms(20);
+        const char *latest = frsh_call(c, &r, "LATENCY", "LATEST", NULL);
+        seen = strstr(latest, "expire-cycle") != NULL;
+    }
+    assert_true(seen);
+    CALL(c, &r, ":0\r\n", "DBSIZE");
+    frsh_close(c);
+    rh_buf_free(&r);
+    rh_buf_free(&req);
+    stop(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1106,6 +1322,10 @@ int main(void)
         cmocka_unit_test(test_busy_script),
         cmocka_unit_test(test_pubsub),
         cmocka_unit_test(test_client_and_config),
+        cmocka_unit_test(test_config_listen),
+        cmocka_unit_test(test_query_buffer_model),
+        cmocka_unit_test(test_long_command_memory),
+        cmocka_unit_test(test_expire_cycle_latency),
         cmocka_unit_test(test_client_reply_pushes),
         cmocka_unit_test(test_keyspace_notifications),
     };

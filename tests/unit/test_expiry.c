@@ -6,7 +6,8 @@
  * clock both can be checked to the millisecond, as can TTL's rounding.  Listings (KEYS,
  * SCAN, DBSIZE, EXISTS, RANDOMKEY) must never show a key whose deadline has passed, even
  * before anything deleted it.  SCAN must return every key present for the whole scan
- * exactly once while other keys come and go between calls: a seeded random test.
+ * exactly once while other keys come and go between calls: a seeded random test.  A
+ * client pause keeps expired keys until it ends (fr_server_pause).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -387,6 +388,120 @@ static void test_scan_cursor_edges(void **state)
     assert_string_equal(r->str, "ERR invalid cursor");
 }
 
+/* ----- CLIENT PAUSE (pause.c) -------------------------------------------------------- */
+
+/* Whether fr_client_pause_holds holds the inline command line. */
+static int holds(fr_client *c, const char *line)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", line);
+    const char *argv[16];
+    int argc = 0;
+    for (char *t = strtok(buf, " "); t && argc < 16; t = strtok(NULL, " ")) argv[argc++] = t;
+    return fr_client_pause_holds(c, argc, argv, NULL);
+}
+
+/* A pause keeps the keyspace as it is (Redis's expireIfNeeded and activeExpireCycle): an
+ * expired key reads as gone but stays, the active expiry deletes nothing, and once the
+ * pause is over the next touch deletes it and counts it in expired_keys. */
+static void test_pause_keeps_expired_keys(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "SET k v PX 10");
+    OK(f->c, "SET j v PX 10");
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 1000);
+    fr_clock_advance(f->srv, 20);
+    assert_int_equal(INT(f->c, "EXISTS k"), 0);
+    assert_int_equal(fr_server_active_expire(f->srv), 0);
+    assert_int_equal(fr_server_expired_keys(f->srv), 0);
+    assert_int_equal(fr_server_next_expiry(f->srv), START_MS + 10); /* still there */
+    fr_server_unpause(f->srv);
+    assert_int_equal(INT(f->c, "EXISTS k"), 0);
+    assert_int_equal(fr_server_expired_keys(f->srv), 1);
+    assert_int_equal(fr_server_active_expire(f->srv), 1);
+    assert_int_equal(fr_server_expired_keys(f->srv), 2);
+    assert_int_equal(fr_server_next_expiry(f->srv), -1);
+    fr_stats_reset(f->srv);
+    assert_int_equal(fr_server_expired_keys(f->srv), 0);
+}
+
+/* A key a pause kept may be written over (a write run in-process during a pause): the
+ * kept object is replaced, not leaked (the sanitize build's leak check says so). */
+static void test_pause_kept_key_overwritten(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "SET k old PX 10");
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 1000);
+    fr_clock_advance(f->srv, 20);
+    assert_int_equal(INT(f->c, "RPUSH k a"), 1);
+    assert_int_equal(INT(f->c, "LLEN k"), 1);
+    assert_int_equal(INT(f->c, "PTTL k"), -1);
+}
+
+/* The pause ends on the fake's clock once it is past the end (end < now, as Redis), keeps
+ * the stricter type and the later end, and ends with unpause. */
+static void test_pause_ends_on_the_clock(void **state)
+{
+    fixture *f = *state;
+    int64_t end;
+    assert_int_equal(fr_server_paused(f->srv, NULL), FR_PAUSE_OFF);
+    fr_server_pause(f->srv, FR_PAUSE_ALL, START_MS + 100);
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 200);
+    assert_int_equal(fr_server_paused(f->srv, &end), FR_PAUSE_ALL);
+    assert_int_equal(end, START_MS + 200);
+    fr_clock_advance(f->srv, 200);
+    assert_int_equal(fr_server_paused(f->srv, NULL), FR_PAUSE_ALL);
+    fr_clock_advance(f->srv, 1);
+    assert_int_equal(fr_server_paused(f->srv, NULL), FR_PAUSE_OFF);
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 10000);
+    assert_int_equal(fr_server_paused(f->srv, &end), FR_PAUSE_WRITE); /* a fresh one */
+    assert_int_equal(end, START_MS + 10000);
+    fr_server_unpause(f->srv);
+    assert_int_equal(fr_server_paused(f->srv, NULL), FR_PAUSE_OFF);
+    assert_int_equal(holds(f->c, "SET a b"), 0);
+}
+
+/* What a WRITE pause holds: Redis's CMD_WRITE | CMD_MAY_REPLICATE after getCommandFlags. */
+static void test_pause_write_holds(void **state)
+{
+    fixture *f = *state;
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 1000);
+    assert_int_equal(holds(f->c, "SET a b"), 1);
+    assert_int_equal(holds(f->c, "GET a"), 0);
+    assert_int_equal(holds(f->c, "PING"), 0);
+    assert_int_equal(holds(f->c, "PUBLISH ch m"), 1);
+    assert_int_equal(holds(f->c, "PFCOUNT h"), 1);
+    assert_int_equal(holds(f->c, "SET a"), 0);        /* arity: answered at once */
+    assert_int_equal(holds(f->c, "NOSUCHCMD a"), 0);  /* unknown: answered at once */
+    assert_int_equal(holds(f->c, "EVAL x 0"), 1);     /* no shebang: EVAL may replicate */
+    assert_int_equal(holds(f->c, "EVAL_RO x 0"), 0);  /* EVAL_RO's row is read-only */
+    assert_int_equal(holds(f->c, "EVAL #!lua 0"), 1); /* a shebang without no-writes */
+    assert_int_equal(holds(f->c, "FCALL nosuch 0"), 1);
+    assert_int_equal(holds(f->c, "FCALL_RO nosuch 0"), 0);
+    fr_server_pause(f->srv, FR_PAUSE_ALL, START_MS + 1000);
+    assert_int_equal(holds(f->c, "GET a"), 1);
+    assert_int_equal(holds(f->c, "GET"), 0);
+}
+
+/* EXEC is held by what its queue holds, judged when each command was queued. */
+static void test_pause_exec_by_queue(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "MULTI");
+    assert_string_equal(fake_run_logged(f->c, "GET a")->str, "QUEUED");
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 1000);
+    assert_int_equal(holds(f->c, "EXEC"), 0);
+    fr_server_unpause(f->srv);
+    assert_string_equal(fake_run_logged(f->c, "EVAL \"#!lua flags=no-writes\nreturn 1\" 0")->str,
+                        "QUEUED");
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 1000);
+    assert_int_equal(holds(f->c, "EXEC"), 0);
+    fr_server_unpause(f->srv);
+    assert_string_equal(fake_run_logged(f->c, "INCR a")->str, "QUEUED");
+    fr_server_pause(f->srv, FR_PAUSE_WRITE, START_MS + 1000);
+    assert_int_equal(holds(f->c, "EXEC"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +514,11 @@ int main(void)
         TEST(test_scan_small_keyspace_one_call),
         cmocka_unit_test(test_scan_random_exactly_once),
         TEST(test_scan_cursor_edges),
+        TEST(test_pause_keeps_expired_keys),
+        TEST(test_pause_kept_key_overwritten),
+        TEST(test_pause_ends_on_the_clock),
+        TEST(test_pause_write_holds),
+        TEST(test_pause_exec_by_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -327,6 +327,67 @@ static void test_split_inline(void **state)
     assert_int_equal(out[off[0]], 'x');
 }
 
+/* A command unread (rr_unread: held by CLIENT PAUSE) comes back whole from the next
+ * rr_next, inline or multibulk, after more bytes came; a long command's argument arrays
+ * go back once the buffer is empty; a big argument that ended the buffer is reported once
+ * (rr_take_big_done), and rr_big_arg tells what of one has come. */
+static void test_unread_and_sizes(void **state)
+{
+    (void)state;
+    rr_parser p;
+    rr_init(&p);
+    const char *two = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING x\r\n";
+    assert_int_equal(rr_feed(&p, two, strlen(two)), 0);
+    assert_int_equal(rr_next(&p), RR_COMMAND);
+    rr_unread(&p);
+    assert_int_equal(rr_feed(&p, "ECHO y\r\n", 8), 0);
+    assert_int_equal(rr_next(&p), RR_COMMAND);
+    assert_int_equal(rr_argc(&p), 2);
+    assert_memory_equal(rr_argv(&p)[1], "k", 1);
+    assert_int_equal(rr_next(&p), RR_COMMAND);
+    rr_unread(&p);
+    assert_int_equal(rr_next(&p), RR_COMMAND);
+    assert_memory_equal(rr_argv(&p)[0], "PING", 4);
+    assert_memory_equal(rr_argv(&p)[1], "x", 1);
+    assert_int_equal(rr_next(&p), RR_COMMAND);
+    assert_memory_equal(rr_argv(&p)[0], "ECHO", 4);
+    assert_int_equal(rr_next(&p), RR_AGAIN);
+
+    /* 5,000 arguments, then nothing: the arrays go */
+    char head[32];
+    snprintf(head, sizeof(head), "*%d\r\n", 5000);
+    assert_int_equal(rr_feed(&p, head, strlen(head)), 0);
+    for (int i = 0; i < 5000; i++) assert_int_equal(rr_feed(&p, "$1\r\na\r\n", 7), 0);
+    assert_int_equal(rr_next(&p), RR_COMMAND);
+    assert_int_equal(rr_argc(&p), 5000);
+    assert_true(p.arg_cap >= 5000);
+    assert_int_equal(rr_next(&p), RR_AGAIN);
+    assert_int_equal(p.arg_cap, 0);
+
+    /* a big argument, arriving */
+    size_t have = 0, remaining = 0;
+    const char *bighead = "*2\r\n$3\r\nSET\r\n$40000\r\n";
+    assert_int_equal(rr_feed(&p, bighead, strlen(bighead)), 0);
+    assert_int_equal(rr_next(&p), RR_AGAIN);
+    assert_int_equal(rr_big_arg(&p, &have, &remaining), 1);
+    assert_int_equal(have, 0);
+    assert_int_equal(remaining, 40002);
+    char *body = calloc(1, 40002);
+    assert_non_null(body);
+    memcpy(body + 40000, "\r\n", 2);
+    assert_int_equal(rr_feed(&p, body, 100), 0);
+    assert_int_equal(rr_big_arg(&p, &have, &remaining), 1);
+    assert_int_equal(have, 100);
+    assert_int_equal(remaining, 39902);
+    assert_int_equal(rr_feed(&p, body + 100, 39902), 0);
+    free(body);
+    assert_int_equal(rr_next(&p), RR_COMMAND);
+    assert_int_equal(rr_big_arg(&p, &have, &remaining), 0);
+    assert_int_equal(rr_take_big_done(&p), 40000);
+    assert_int_equal(rr_take_big_done(&p), 0);
+    rr_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_unauthenticated), cmocka_unit_test(test_inline),
         cmocka_unit_test(test_limits),          cmocka_unit_test(test_big_argument),
         cmocka_unit_test(test_pipeline_pieces), cmocka_unit_test(test_split_inline),
+        cmocka_unit_test(test_unread_and_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
