@@ -16,6 +16,7 @@
  * put in their place, so the report is the same whatever N. */
 #define _GNU_SOURCE /* mkdtemp */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -498,22 +499,42 @@ int wsc_explore_process(const wsc_scenario *sc, const wsc_options *opt,
             fds[started] = pf[0];
             pids[started++] = pid;
         }
-        for (int j = 0; j < started; j++) {
-            int t;
-            while ((t = take_answer(fds[j], out)) == 0) {
+        /* answers as they come, from every worker: a worker whose answers fill its pipe
+         * (a verbose verdict is kilobytes) must not wait for the workers before it to end
+         * -- read one pipe to its end first and the others stall behind it */
+        struct pollfd pf[64];
+        int open = started;
+        for (int j = 0; j < started; j++) pf[j] = (struct pollfd){.fd = fds[j], .events = POLLIN};
+        while (open > 0) {
+            if (poll(pf, (nfds_t)started, -1) < 0) {
+                if (errno == EINTR) continue;
+                break;
             }
-            close(fds[j]);
-            int st;
-            waitpid(pids[j], &st, 0);
-            if ((t < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) && !out->failure) {
-                wsi_buf b = {0};
-                wsi_buf_printf(&b, "worker %d of %d died (%s %d): the exploration is "
-                               "incomplete", j + 1, jobs,
-                               WIFSIGNALED(st) ? "signal" : "status",
-                               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-                out->failure = wsi_buf_take(&b);
+            for (int j = 0; j < started; j++) {
+                if (pf[j].fd < 0 || !pf[j].revents) continue;
+                int t = take_answer(fds[j], out);
+                if (t == 0) continue;
+                close(fds[j]);
+                pf[j].fd = -1;
+                open--;
+                int st;
+                waitpid(pids[j], &st, 0);
+                if ((t < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) && !out->failure) {
+                    wsi_buf b = {0};
+                    wsi_buf_printf(&b, "worker %d of %d died (%s %d): the exploration is "
+                                   "incomplete", j + 1, jobs,
+                                   WIFSIGNALED(st) ? "signal" : "status",
+                                   WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+                    out->failure = wsi_buf_take(&b);
+                }
             }
         }
+        for (int j = 0; j < started; j++) /* (poll failed: end what is left) */
+            if (pf[j].fd >= 0) {
+                close(fds[j]);
+                waitpid(pids[j], NULL, 0);
+                if (!out->failure) out->failure = wsi_strdup("cannot wait for the workers (poll)");
+            }
         wsc_proc_end_escaped(); /* (what a dead worker's consumers left) */
         if (started < jobs && !out->failure)
             out->failure = wsi_strdup("cannot start the workers (fork)");
