@@ -153,7 +153,7 @@ static int bench_explore(const char *dir, int entries)
         }
         if (f) fclose(f);
         printf("  --jobs %d: %zu points in %.2f s: %.1f points/s (%zu fine, %zu doubled, %zu "
-               "other); per point %.1f ms, the consumer's own %.1f ms, wsim's share %.0f%% "
+               "other); per point %.1f ms, the consumer's own %.1f ms, wsim's share %.1f%% "
                "beyond it (load %s)\n",
                jobs, ex.explored, el, (double)ex.explored / el, ex.fine, ex.doubled, ex.other,
                n ? (double)sum_p / (double)n : 0, n ? (double)sum_c / (double)n : 0,
