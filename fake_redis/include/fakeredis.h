@@ -392,6 +392,17 @@ int fr_server_reload(fr_server *server);
  * -1 when there is no such key.  Lists lack Redis's ql_* fields. */
 int fr_debug_object(fr_server *server, int db, const char *key, size_t len, char *buf,
                     size_t cap);
+/* DEBUG DIGEST: the keyspace's signature as redis-server 7.0.15 computes it (xor and
+ * mix of SHA-1s over every key, value and time-to-live flag of every database; digest.c
+ * says how) as 40 lower-case hex digits and a NUL, all zeros for an empty keyspace.  Keys
+ * past their TTL that nothing expired yet count, as in Redis; nothing is expired or
+ * touched. */
+void fr_debug_digest(fr_server *server, char hex[41]);
+/* DEBUG DIGEST-VALUE: one key's value signature in database db (Redis's xorObjectDigest
+ * from zero) in hex as fr_debug_digest, all zeros when there is no such key; no expiry,
+ * no touch. */
+void fr_debug_digest_value(fr_server *server, int db, const char *key, size_t len,
+                           char hex[41]);
 /* Whether key lives in database db now (no lazy expiry, nothing counted; MIGRATE's NOKEY). */
 int fr_key_exists(fr_server *server, int db, const char *key, size_t len);
 

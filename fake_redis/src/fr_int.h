@@ -146,6 +146,10 @@ size_t fri_ll2string(char *dst, size_t cap, long long v);
 size_t fri_ull2string(char *dst, size_t cap, unsigned long long u);
 /* "%.17g" the way Redis 7.0 prints doubles in replies (inf, -inf handled). */
 size_t fri_d2string(char *dst, size_t cap, double d);
+/* SHA-1 (FIPS 180-4) of len bytes (sha1.c). */
+void fri_sha1(unsigned char out[20], const void *data, size_t len);
+/* n bytes as 2n lower-case hex digits and a NUL. */
+void fri_hex(char *out, const unsigned char *bytes, size_t n);
 /* Redis's ld2string(..., LD_STR_HUMAN): "%.17Lf" with trailing zeros removed. */
 size_t fri_ld2string(char *dst, size_t cap, long double ld);
 /* Redis's stringmatchlen: glob match with * ? [a-z] [^a] and \ escapes. */

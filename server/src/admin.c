@@ -1469,6 +1469,18 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
             return;
         }
         frs_reply_status(c, text);
+    } else if (SUB("digest") && argc == 2) {
+        char hex[41];
+        fr_debug_digest(c->srv->fake, hex);
+        frs_reply_status(c, hex);
+    } else if (SUB("digest-value")) {
+        /* one status line per key, all zeros for a missing one (no lazy expiry) */
+        frs_reply_array(c, argc - 2);
+        for (int j = 2; j < argc; j++) {
+            char hex[41];
+            fr_debug_digest_value(c->srv->fake, fr_client_db(c->fc), argv[j], argvlen[j], hex);
+            frs_reply_status(c, hex);
+        }
     } else if (SUB("change-repl-id") && argc == 2) {
         frs_reply_ok(c);
     } else if (SUB("stringmatch-test") && argc == 2) {

@@ -319,6 +319,28 @@ static const diff_case cases[] = {
               "OBJECT ENCODING s\nOBJECT ENCODING r\nOBJECT ENCODING l\nOBJECT ENCODING h\n"
               "OBJECT ENCODING st\nOBJECT ENCODING z\nSELECT 5\nGET other\nSELECT 0\n"
               "DEBUG RELOAD NOSAVE\nDBSIZE\nFLUSHALL", 0, 0, 0, 0},
+    /* DEBUG DIGEST / DIGEST-VALUE: Redis's signature, byte for byte, over every type and
+     * encoding, a TTL, several databases, a stream with a group and a deleted entry, an
+     * empty stream, a logically expired key (still counted) and the digest after a reload
+     * (the same dataset, other encodings) */
+    {"debug digest",
+     "FLUSHALL\nDEBUG DIGEST\nDEBUG DIGEST x\nDEBUG DIGEST-VALUE\nDEBUG DIGEST-VALUE nokey\n"
+     "SET s hello\nSET n 12345\nSET neg -7\nSET f 3.25\n"
+     "SET big abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop\nRPUSH l a b c 1 -2 \"\"\n"
+     "SADD st a b c\nSADD si 1 2 3 -40\nZADD z 1 a 2.5 b -inf c +inf d 0 e -0 f 1e17 g 0.1 h\n"
+     "HSET h f v g w e \"\"\nXADD x 1-1 f v\nXADD x 2-2 a b c d\nXADD x 3-0 a 1 c 2\n"
+     "XGROUP CREATE x g 0\nXREADGROUP GROUP g c COUNT 1 STREAMS x >\nXDEL x 2-2\n"
+     "XADD e 5-5 f v\nXTRIM e MAXLEN 0\nEXPIRE s 1000\nPEXPIRE z 100000\n"
+     "CONFIG SET zset-max-listpack-entries 1\nCONFIG SET hash-max-listpack-entries 1\n"
+     "CONFIG SET set-max-intset-entries 1\nZADD zs 1 a 2 b\nHSET hs f v g w\nSADD ss 1 2 3\n"
+     "SELECT 3\nSET other 1\nRPUSH l x\nSELECT 0\nDEBUG DIGEST\n"
+     "DEBUG DIGEST-VALUE s n neg f big l st si z h x e zs hs ss nokey other\n"
+     "SELECT 3\nDEBUG DIGEST-VALUE other l s\nSELECT 0\n"
+     "DEBUG RELOAD\nDEBUG DIGEST\nDEBUG DIGEST-VALUE zs hs ss z h st si x\n"
+     "DEBUG SET-ACTIVE-EXPIRE 0\nSET gone v PX 1\nDEBUG SLEEP 0.01\nDEBUG DIGEST\n"
+     "DEBUG DIGEST-VALUE gone\nEXISTS gone\nDEBUG DIGEST\nDEBUG SET-ACTIVE-EXPIRE 1\n"
+     "CONFIG SET zset-max-listpack-entries 128\nCONFIG SET hash-max-listpack-entries 128\n"
+     "CONFIG SET set-max-intset-entries 512\nFLUSHALL\nDEBUG DIGEST", 0, 0, 0, 0},
     {"debug resp3", "HELLO 3\nDEBUG PROTOCOL string\nDEBUG PROTOCOL integer\n"
                     "DEBUG PROTOCOL double\nDEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\n"
                     "DEBUG PROTOCOL array\nDEBUG PROTOCOL set\nDEBUG PROTOCOL map\n"
