@@ -344,6 +344,18 @@ typedef char *fr_resp3_hook(fr_server *server, void *ctx, int argc, const char *
                             const size_t *argvlen, const char *resp2, size_t len,
                             size_t *out_len);
 void fr_server_set_resp3_hook(fr_server *server, fr_resp3_hook *hook, void *ctx);
+/* The embedder's own commands inside scripts: a script's redis.call of a command the fake
+ * does not have but the embedder does (fakeredis-server's DEBUG, which Redis lets scripts
+ * run after DEBUG SET-DISABLE-DENY-SCRIPTS 1) goes to this hook with the protocol the
+ * script reads (2, or 3 after redis.setresp(3)).  It returns that one reply's bytes in
+ * that protocol in malloc'd memory (*out_len bytes; the fake free()s it), or NULL when it
+ * does not let scripts run the command: the script then gets Redis's "This Redis command
+ * is not allowed from script".  The hook may move the fake's clock (DEBUG SLEEP) but must
+ * not run commands on it.  Without a hook every such command is refused so. */
+typedef char *fr_script_host_hook(fr_server *server, void *ctx, int argc,
+                                  const char *const *argv, const size_t *argvlen, int resp,
+                                  size_t *out_len);
+void fr_server_set_script_host_hook(fr_server *server, fr_script_host_hook *hook, void *ctx);
 /* ----- Observers ---------------------------------------------------------------------
  * What a server in front of the fake needs for MONITOR, SLOWLOG, LATENCY and client-side
  * caching (fakeredis-server: docs/server.md).  Hooks run while the command runs; they must

@@ -471,6 +471,9 @@ struct fr_server {
     void *busy_hook_ctx;       /* its argument */
     fr_resp3_hook *resp3_hook; /* fr_server_set_resp3_hook: RESP3 for redis.call */
     void *resp3_hook_ctx;      /* its argument */
+    fr_script_host_hook *script_host_hook; /* fr_server_set_script_host_hook: the embedder's
+                                              commands (DEBUG) called from scripts */
+    void *script_host_hook_ctx;            /* its argument */
     fr_oom_hook *oom_hook;     /* fr_server_set_oom_hook: over maxmemory now? */
     void *oom_hook_ctx;        /* its argument */
     int pre_command_oom;       /* the hook's answer when the last command started

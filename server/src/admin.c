@@ -67,6 +67,7 @@ typedef struct frs_admin {
     size_t *script_argvlen;
     int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
     int skip_checksum;            /* DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 */
+    int deny_scripts_off;         /* DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call DEBUG */
     void *tracking;               /* tracking.c's tables, NULL until first used */
 } frs_admin;
 
@@ -1380,6 +1381,9 @@ static long long mem_value(const char *p, size_t n)
     return (long long)(v * mul);
 }
 
+static void debug_run(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen,
+                      int in_script);
+
 /* DEBUG subcommand ...: needs enable-debug-command (immutable, default no).  The subset
  * docs/server.md lists; any other subcommand gets the unknown-subcommand error. */
 void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
@@ -1395,6 +1399,43 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
                            "and then restart the server.");
         return;
     }
+    debug_run(c, argc, argv, argvlen, 0);
+}
+
+/* The DEBUG subcommands a script may run once DEBUG SET-DISABLE-DENY-SCRIPTS 1 lets it
+ * (Redis's script_disable_deny_script): those that neither read a client's database nor
+ * replace the keyspace under the running script. */
+static int script_may_debug(const char *s, size_t n)
+{
+    static const char *const allowed[] = {"protocol", "sleep", "log", "error",
+                                          "set-active-expire", "set-disable-deny-scripts",
+                                          "help", NULL};
+    for (int i = 0; allowed[i]; i++)
+        if (n == strlen(allowed[i]) && !strncasecmp(s, allowed[i], n)) return 1;
+    return 0;
+}
+
+char *frs_admin_script_debug(frs_server *srv, int argc, const char *const *argv,
+                             const size_t *argvlen, int resp, size_t *out_len)
+{
+    if (!srv->admin || !srv->admin->deny_scripts_off || argc < 2 ||
+        argvlen[0] != 5 || strncasecmp(argv[0], "debug", 5) ||
+        !script_may_debug(argv[1], argvlen[1]))
+        return NULL;
+    frs_conn tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.srv = srv;
+    tmp.resp = resp;
+    debug_run(&tmp, argc, argv, argvlen, 1);
+    *out_len = tmp.out.len;
+    return tmp.out.p;
+}
+
+/* DEBUG's subcommands on c; in_script: called from a script (frs_admin_script_debug), whose
+ * time stands still: a sleep only moves the virtual clock. */
+static void debug_run(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen,
+                      int in_script)
+{
     const char *s = argv[1];
     size_t sl = argvlen[1];
 #define SUB(w) (sl == strlen(w) && !strncasecmp(s, w, sl))
@@ -1417,6 +1458,8 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
             if (c->srv->opt.wall_clock) {
                 struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
                 nanosleep(&ts, NULL);
+            } else if (in_script) {
+                fr_clock_advance(c->srv->fake, us / 1000); /* woken after the script */
             } else {
                 /* the virtual clock: the sleep moves it, waking what waited that long */
                 fr_clock_advance(c->srv->fake, us / 1000);
@@ -1432,6 +1475,8 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
             c->srv->admin->active_expire_off = argvlen[2] == 0 || argv[2][0] == '0';
         if (SUB("set-skip-checksum-validation")) /* atoi, as Redis reads it */
             c->srv->admin->skip_checksum = atoi(argv[2]) != 0;
+        if (SUB("set-disable-deny-scripts"))
+            c->srv->admin->deny_scripts_off = atoi(argv[2]) != 0;
         frs_reply_ok(c);
     } else if (SUB("quicklist-packed-threshold") && argc == 3) {
         long long sz = mem_value(argv[2], argvlen[2]);

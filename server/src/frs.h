@@ -442,6 +442,13 @@ frs_conn *frs_admin_current(frs_server *srv);
 void **frs_admin_tracking_slot(frs_server *srv);
 /* DEBUG SET-ACTIVE-EXPIRE 0 is in force. */
 int frs_admin_active_expire_off(frs_server *srv);
+/* DEBUG called from a script (fr_server_set_script_host_hook): the reply's bytes in the
+ * script's protocol resp, malloc'd (*out_len bytes), or NULL when scripts may not run it
+ * (DEBUG SET-DISABLE-DENY-SCRIPTS 1 not given, or a subcommand that reads a client's
+ * database or replaces the keyspace: only PROTOCOL, SLEEP, LOG, ERROR, SET-ACTIVE-EXPIRE,
+ * SET-DISABLE-DENY-SCRIPTS and HELP). */
+char *frs_admin_script_debug(frs_server *srv, int argc, const char *const *argv,
+                             const size_t *argvlen, int resp, size_t *out_len);
 /* The help reply of a container (commands.c): "NAME <subcommand> ..." and lines. */
 void frs_reply_help(frs_conn *c, const char *name, const char *const *lines);
 

@@ -341,6 +341,34 @@ static const diff_case cases[] = {
      "DEBUG DIGEST-VALUE gone\nEXISTS gone\nDEBUG DIGEST\nDEBUG SET-ACTIVE-EXPIRE 1\n"
      "CONFIG SET zset-max-listpack-entries 128\nCONFIG SET hash-max-listpack-entries 128\n"
      "CONFIG SET set-max-intset-entries 512\nFLUSHALL\nDEBUG DIGEST", 0, 0, 0, 0},
+    /* DEBUG from scripts: refused until DEBUG SET-DISABLE-DENY-SCRIPTS 1, then each
+     * PROTOCOL type as the script reads it in RESP2 and RESP3 (an attribute dropped), back
+     * to a RESP2 and a RESP3 client, and SLEEP, whose time the script does not see */
+#define SCRIPT_DEBUG_TYPES(resp) \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','string')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','integer')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','double')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','bignum')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','null')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','array')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','set')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','map')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','verbatim')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','true')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','false')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','nope')\" 0\n"
+    {"debug from scripts",
+     "EVAL \"return redis.call('debug','protocol','map')\" 0\n"
+     "DEBUG SET-DISABLE-DENY-SCRIPTS 1\n" SCRIPT_DEBUG_TYPES("2") SCRIPT_DEBUG_TYPES("3")
+     "EVAL \"redis.setresp(3) return redis.call('debug','protocol','attrib')\" 0\n"
+     "EVAL \"redis.call('set','k','v','px',1) redis.call('debug','sleep',0.01) "
+     "return redis.call('exists','k')\" 0\nEXISTS k", 0, 0, 0, 0},
+    {"debug from scripts resp3",
+     "HELLO 3\n" SCRIPT_DEBUG_TYPES("2") SCRIPT_DEBUG_TYPES("3")
+     "EVAL \"redis.setresp(3) return redis.call('debug','protocol','attrib')\" 0\n"
+     "DEBUG SET-DISABLE-DENY-SCRIPTS 0\n"
+     "EVAL \"return redis.call('debug','protocol','map')\" 0", 0, 0, 1, 0},
+#undef SCRIPT_DEBUG_TYPES
     {"debug resp3", "HELLO 3\nDEBUG PROTOCOL string\nDEBUG PROTOCOL integer\n"
                     "DEBUG PROTOCOL double\nDEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\n"
                     "DEBUG PROTOCOL array\nDEBUG PROTOCOL set\nDEBUG PROTOCOL map\n"
