@@ -939,6 +939,12 @@ fri_obj *fri_db_unlink(fri_db *db, const char *key, size_t len);
 void fri_signal_modified(fr_client *c, fri_db *db, const char *key, size_t len);
 /* Touches every WATCHed key of db (-1: of every db) that exists now (FLUSHDB/FLUSHALL). */
 void fri_touch_all_watched(fr_server *s, int dbid);
+/* SWAPDB, before database emptied's keys are replaced with database replaced_with's:
+ * Redis's touchAllWatchedKeysInDb(emptied, replaced_with).  A key WATCHed in emptied
+ * that exists in either is touched, except: a key that had expired when WATCHed and is
+ * absent from replaced_with or expired there (now) is no change; a key absent from emptied
+ * that is expired in replaced_with is marked expired instead. */
+void fri_touch_watched_swapped(fr_server *s, int emptied, int replaced_with, int64_t now);
 void fri_unwatch_all(fr_client *c);
 
 /* Is the key logically expired at now (it may still be in the table)?  Redis's
