@@ -662,6 +662,11 @@ void fr_server_set_keyspace_hook(fr_server *server, fr_keyspace_hook *hook, void
  * (and memory) tell whether it ran; fakeredis-server runs it every 100 ms while the x
  * class is enabled.  Returns how many keys it deleted. */
 size_t fr_server_active_expire(fr_server *server);
+/* Whether the embedder runs an active expiry (on, the default) or not (DEBUG
+ * SET-ACTIVE-EXPIRE 0).  The fake's counts assume that the active expiry has just run:
+ * DBSIZE and fr_db_counts leave expired keys out.  Off, they count every key nothing has
+ * deleted yet, expired or not, as Redis's dictSize does when no cycle removes them. */
+void fr_server_set_active_expiry(fr_server *server, int on);
 /* The earliest expiry time (Unix ms, the server's clock) of any key with a TTL, in any
  * database, or -1 when no key has one (a key lives through that millisecond: it is gone
  * once the clock is past it).  For a server that moves a virtual clock by itself
@@ -870,8 +875,8 @@ int fr_server_set_requirepass(fr_server *server, const char *pass, size_t len);
  * user has a password or is off. */
 int fr_server_auth_required(fr_server *server);
 
-/* Live keys of database db (0..15) and how many of them have a TTL, at the server's clock,
- * without expiring anything or counting a command (INFO keyspace).  0, or -1 for a bad db.
+/* Live keys of database db (0..15) and how many of them have a TTL, at the server's clock
+ * (every key not deleted yet when the active expiry is off), without expiring anything or counting a command (INFO keyspace).  0, or -1 for a bad db.
  * keys and expires may be NULL. */
 int fr_db_counts(const fr_server *server, int db, size_t *keys, size_t *expires);
 /* Marks client's transaction as failed, as Redis's flagTransaction does when it refuses a

@@ -476,6 +476,7 @@ struct fr_server {
     void *script_host_hook_ctx;            /* its argument */
     fr_oom_hook *oom_hook;     /* fr_server_set_oom_hook: over maxmemory now? */
     void *oom_hook_ctx;        /* its argument */
+    int active_expiry_off;     /* fr_server_set_active_expiry(s, 0): counts keep expired keys */
     int pre_command_oom;       /* the hook's answer when the last command started
                                   (Redis's pre_command_oom_state) */
     int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
@@ -953,7 +954,7 @@ static inline int fri_obj_is_expired(const fri_obj *o, int64_t now)
 {
     return o->expire_ms >= 0 && now > o->expire_ms;
 }
-/* Counts the live keys of a db. */
+/* Counts the live keys of a db (every key in it when the active expiry is off). */
 size_t fri_db_size(fr_server *s, fri_db *db, int64_t now);
 
 /* Redis "deletes the key if the container became empty" helper. */

@@ -637,7 +637,8 @@ static void persist_command(fr_client *c)
 
 /* DBSIZE counts live keys only.  Redis counts keys whose TTL passed until its active
  * expiry cycle removes them; the fake behaves as if that cycle had just run, so the
- * answer does not depend on timing. */
+ * answer does not depend on timing -- unless the embedder said there is no such cycle
+ * (fr_server_set_active_expiry, DEBUG SET-ACTIVE-EXPIRE 0): then every key counts. */
 static void dbsize_command(fr_client *c)
 {
     fri_reply_ll(c, (long long)fri_db_size(c->srv, c->db, c->now_ms));

@@ -1471,8 +1471,10 @@ static void debug_run(frs_conn *c, int argc, const char *const *argv, const size
     } else if ((SUB("set-active-expire") || SUB("set-skip-checksum-validation") ||
                 SUB("aof-flush-sleep") || SUB("set-disable-deny-scripts") ||
                 SUB("pause-cron")) && argc == 3) {
-        if (SUB("set-active-expire"))
+        if (SUB("set-active-expire")) {
             c->srv->admin->active_expire_off = argvlen[2] == 0 || argv[2][0] == '0';
+            fr_server_set_active_expiry(c->srv->fake, !c->srv->admin->active_expire_off);
+        }
         if (SUB("set-skip-checksum-validation")) /* atoi, as Redis reads it */
             c->srv->admin->skip_checksum = atoi(argv[2]) != 0;
         if (SUB("set-disable-deny-scripts"))

@@ -341,6 +341,11 @@ static const diff_case cases[] = {
      "DEBUG DIGEST-VALUE gone\nEXISTS gone\nDEBUG DIGEST\nDEBUG SET-ACTIVE-EXPIRE 1\n"
      "CONFIG SET zset-max-listpack-entries 128\nCONFIG SET hash-max-listpack-entries 128\n"
      "CONFIG SET set-max-intset-entries 512\nFLUSHALL\nDEBUG DIGEST", 0, 0, 0, 0},
+    /* DEBUG SET-ACTIVE-EXPIRE 0: expired keys stay in DBSIZE until something touches them */
+    {"debug set-active-expire",
+     "FLUSHALL\nDEBUG SET-ACTIVE-EXPIRE 0\nPSETEX a 1 v\nPSETEX b 1 v\nSET c v\n"
+     "DEBUG SLEEP 0.01\nDBSIZE\nGET a\nDBSIZE\nDEBUG SET-ACTIVE-EXPIRE 1\n"
+     "FLUSHALL", 0, 0, 0, 0},
     /* DEBUG from scripts: refused until DEBUG SET-DISABLE-DENY-SCRIPTS 1, then each
      * PROTOCOL type as the script reads it in RESP2 and RESP3 (an attribute dropped), back
      * to a RESP2 and a RESP3 client, and SLEEP, whose time the script does not see */
