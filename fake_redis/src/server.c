@@ -728,6 +728,25 @@ static void reject_arity(fr_client *c)
     fri_reply_arity_error(c);
 }
 
+/* Redis's rejectCommand of EXEC itself (execCommandAbort): the transaction discarded, its
+ * WATCHes dropped, "-EXECABORT Transaction discarded because of: <reason>". */
+static void abort_exec(fr_client *c, const char *reason)
+{
+    fri_stats_rejected(c->srv, c->cmd);
+    fri_multi_reset(c);
+    fri_unwatch_all(c);
+    fri_reply_errorf(c, "EXECABORT Transaction discarded because of: %s", reason);
+}
+
+/* Whether EXEC's queue holds a deny-oom command (Redis's mstate.cmd_flags & CMD_DENYOOM,
+ * which queueMultiCommand accumulates): then EXEC itself is refused when over maxmemory. */
+static int queue_denies_oom(const fr_client *c)
+{
+    for (size_t i = 0; i < c->queue_len; i++)
+        if (c->queue[i].cmd->flags & FRI_CMD_DENYOOM) return 1;
+    return 0;
+}
+
 static void reject_unknown(fr_client *c)
 {
     fri_buf args = {0};
@@ -823,6 +842,10 @@ static void process_command(fr_client *c)
     if ((s->oom_hook || s->mem_short) && !fr_server_script_busy(s)) {
         int over = s->mem_short && fri_mem_reacquire(s) < 0;
         s->pre_command_oom = over || (s->oom_hook && s->oom_hook(s, s->oom_hook_ctx) != 0);
+        if (s->pre_command_oom && strcmp(cmd->name, "exec") == 0 && queue_denies_oom(c)) {
+            abort_exec(c, FRI_ERR_OOM);
+            return;
+        }
         if (s->pre_command_oom &&
             (fri_cmd_is_denyoom(c, cmd) ||
              (c->in_multi && strcmp(cmd->name, "exec") && strcmp(cmd->name, "discard") &&
@@ -834,10 +857,7 @@ static void process_command(fr_client *c)
     /* min-replicas-to-write: the fake has no replicas, so writes are refused */
     if (fri_noreplicas(s) && fri_cmd_is_write(c, cmd)) {
         if (strcmp(cmd->name, "exec") == 0) {
-            fri_stats_rejected(s, cmd);
-            fri_multi_reset(c);
-            fri_unwatch_all(c);
-            fri_reply_error(c, "EXECABORT Transaction discarded because of: " FRI_ERR_NOREPLICAS);
+            abort_exec(c, FRI_ERR_NOREPLICAS);
             return;
         }
         reject(c, FRI_ERR_NOREPLICAS);
@@ -849,12 +869,8 @@ static void process_command(fr_client *c)
     }
     /* a script past busy-reply-threshold: only the few commands Redis lets through */
     if (s->scripting && fr_server_script_busy(s) && !(cmd->flags & FRI_CMD_ALLOW_BUSY)) {
-        if (strcmp(cmd->name, "exec") == 0) { /* Redis's execCommandAbort */
-            fri_stats_rejected(s, cmd);
-            fri_multi_reset(c);
-            fri_unwatch_all(c);
-            fri_reply_errorf(c, "EXECABORT Transaction discarded because of: %s",
-                             fri_script_busy_error(s));
+        if (strcmp(cmd->name, "exec") == 0) {
+            abort_exec(c, fri_script_busy_error(s));
             return;
         }
         reject(c, fri_script_busy_error(s));
