@@ -1528,6 +1528,24 @@ static void debug_run(frs_conn *c, int argc, const char *const *argv, const size
             fr_debug_digest_value(c->srv->fake, fr_client_db(c->fc), argv[j], argvlen[j], hex);
             frs_reply_status(c, hex);
         }
+    } else if (SUB("replybuffer") && argc == 4) {
+        /* the reply buffer's peak-reset time and resizing: checked as Redis checks them;
+         * fakeredis-server does not resize reply buffers as Redis does (no effect) */
+        const char *o = argv[2], *a = argv[3];
+        size_t on = argvlen[2], an = argvlen[3];
+        long long v;
+        if (on == 15 && !strncasecmp(o, "peak-reset-time", 15)) {
+            if (!(an == 5 && !strncasecmp(a, "never", 5)) &&
+                !(an == 5 && !strncasecmp(a, "reset", 5)) && !frs_string2ll(a, an, &v)) {
+                frs_reply_error(c, "ERR value is not an integer or out of range");
+                return;
+            }
+        } else if (!(on == 8 && !strncasecmp(o, "resizing", 8))) {
+            frs_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for "
+                                "'%.*s'. Try DEBUG HELP.", (int)(sl > 128 ? 128 : sl), s);
+            return;
+        }
+        frs_reply_ok(c);
     } else if (SUB("change-repl-id") && argc == 2) {
         frs_reply_ok(c);
     } else if (SUB("stringmatch-test") && argc == 2) {
