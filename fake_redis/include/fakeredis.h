@@ -118,7 +118,9 @@ void fr_clock_use_wall(fr_server *server, int on);
  *   list-max-listpack-size -- the quicklist node size MEMORY USAGE assumes;
  *   maxmemory-policy, maxmemory -- an LFU policy makes OBJECT FREQ answer and OBJECT
  *     IDLETIME refuse; maxmemory with an LRU or LFU policy stops integers from being
- *     shared (OBJECT REFCOUNT).  Nothing is ever evicted;
+ *     shared (OBJECT REFCOUNT); with an evicting policy, keys are evicted before a
+ *     command while the OOM hook says the limit is passed (fr_server_evicted_keys);
+ *   maxmemory-samples -- the keys sampled per database for the LRU, LFU and TTL policies;
  *   lfu-log-factor, lfu-decay-time -- the LFU counter's growth and decay;
  *   notify-keyspace-events -- the keyspace notification classes (see below);
  *   busy-reply-threshold (alias lua-time-limit) -- when a running script turns busy
@@ -624,7 +626,7 @@ void fr_published_limit(const fr_server *server, size_t *max_messages, size_t *m
 #define FR_NOTIFY_HASH (1u << 6)      /* h */
 #define FR_NOTIFY_ZSET (1u << 7)      /* z */
 #define FR_NOTIFY_EXPIRED (1u << 8)   /* x: a key deleted because its TTL passed */
-#define FR_NOTIFY_EVICTED (1u << 9)   /* e: never sent (the fake evicts nothing) */
+#define FR_NOTIFY_EVICTED (1u << 9)   /* e: a key evicted under maxmemory */
 #define FR_NOTIFY_STREAM (1u << 10)   /* t */
 #define FR_NOTIFY_KEY_MISS (1u << 11) /* m: a read found no key ("keymiss"), not in A */
 #define FR_NOTIFY_MODULE (1u << 13)   /* d: accepted, never sent (no modules) */
@@ -667,6 +669,14 @@ size_t fr_server_active_expire(fr_server *server);
  * DBSIZE and fr_db_counts leave expired keys out.  Off, they count every key nothing has
  * deleted yet, expired or not, as Redis's dictSize does when no cycle removes them. */
 void fr_server_set_active_expiry(fr_server *server, int on);
+/* Keys evicted under maxmemory so far (INFO's evicted_keys): the fake evicts before a
+ * command while maxmemory is set with an evicting maxmemory-policy and the OOM hook
+ * (fr_server_set_oom_hook) says the limit is passed (fake_redis/src/evict.c). */
+unsigned long long fr_server_evicted_keys(const fr_server *server);
+/* 1 while that eviction runs: before the command, not inside it (Redis's processCommand,
+ * before call()), so a key hook may treat what it sees as no command's doing (client-side
+ * caching sends the invalidation at once, before the command's reply). */
+int fr_server_evicting(const fr_server *server);
 /* The earliest expiry time (Unix ms, the server's clock) of any key with a TTL, in any
  * database, or -1 when no key has one (a key lives through that millisecond: it is gone
  * once the clock is past it).  For a server that moves a virtual clock by itself

@@ -268,9 +268,12 @@ typedef struct fri_db {
 
 /* ----- Tunables: the redis.conf parameters the fake follows (fr_server_set_param) ------ */
 
-/* maxmemory-policy's flags, Redis's MAXMEMORY_FLAG_* */
+/* maxmemory-policy: Redis's MAXMEMORY_* values, a policy number << 8 and its flags */
 #define FRI_MAXMEMORY_FLAG_LRU (1 << 0)
 #define FRI_MAXMEMORY_FLAG_LFU (1 << 1)
+#define FRI_MAXMEMORY_FLAG_ALLKEYS (1 << 2) /* any key may go, not only those with a TTL */
+#define FRI_MAXMEMORY_VOLATILE_TTL (2 << 8)
+#define FRI_MAXMEMORY_NO_EVICTION (7 << 8)
 #define FRI_MAXMEMORY_FLAG_NO_SHARED_INTEGERS (FRI_MAXMEMORY_FLAG_LRU | FRI_MAXMEMORY_FLAG_LFU)
 
 typedef struct fri_tunables {
@@ -280,9 +283,10 @@ typedef struct fri_tunables {
     long long zset_max_listpack_entries; /* a sorted set longer than this: a skiplist */
     long long zset_max_listpack_value;   /* ... or with a longer member */
     long long list_max_listpack_size;    /* quicklist node fill (MEMORY USAGE's estimate) */
-    unsigned long long maxmemory;        /* 0: none.  Nothing is evicted; it only decides,
-                                            with the policy, whether integers are shared */
-    int maxmemory_policy;                /* FRI_MAXMEMORY_FLAG_* of the policy */
+    unsigned long long maxmemory;        /* 0: none.  With the policy: whether integers
+                                            are shared, whether keys are evicted (evict.c) */
+    int maxmemory_policy;                /* FRI_MAXMEMORY_*: the policy and its flags */
+    long long maxmemory_samples;         /* keys sampled per database per eviction */
     long long lfu_log_factor;            /* OBJECT FREQ's logarithmic counter */
     long long lfu_decay_time;            /* minutes per decrement of that counter */
     long long busy_reply_threshold;      /* ms a script runs before others get -BUSY
@@ -477,6 +481,9 @@ struct fr_server {
     fr_oom_hook *oom_hook;     /* fr_server_set_oom_hook: over maxmemory now? */
     void *oom_hook_ctx;        /* its argument */
     int active_expiry_off;     /* fr_server_set_active_expiry(s, 0): counts keep expired keys */
+    struct fri_evict_pool *evict_pool; /* maxmemory's eviction pool (evict.c), lazily made */
+    unsigned long long stat_evicted_keys; /* keys evicted (INFO evicted_keys) */
+    int evicting;              /* the eviction before a command runs (fr_server_evicting) */
     int pre_command_oom;       /* the hook's answer when the last command started
                                   (Redis's pre_command_oom_state) */
     int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
@@ -974,6 +981,16 @@ fri_obj *fri_obj_dup(const fri_obj *o);
 
 /* Redis's LRU clock at ms: Unix seconds, 24 bits. */
 uint32_t fri_lru_clock(int64_t ms);
+/* Seconds o has been idle by the LRU clock at now (the clock wraps after 2^24 s). */
+unsigned long long fri_obj_lru_idle(fr_server *s, const fri_obj *o, int64_t now);
+
+/* ----- Eviction (evict.c) ------------------------------------------------------------- */
+
+/* Before a command: while maxmemory is set with an evicting policy and the OOM hook says
+ * the limit is passed, evicts one key at a time by the policy (docs in evict.c). */
+void fri_evict_before_command(fr_server *s, int64_t now);
+/* Frees the eviction pool (the server going away). */
+void fri_evict_pool_free(fr_server *s);
 /* The LRU/LFU field of a value (a shared integer's own, for a key holding one). */
 uint32_t fri_obj_lru_get(fr_server *s, const fri_obj *o);
 void fri_obj_lru_set(fr_server *s, fri_obj *o, uint32_t lru);

@@ -849,6 +849,7 @@ static void on_key(void *ctx, fr_client *client, int db, const char *key, size_t
     frs_admin *a = srv->admin;
     frs_conn *was = a->current;
     if (by && by->blocked) a->current = by;
+    if (fr_server_evicting(srv->fake)) a->current = NULL; /* before the command: sent now */
     if (key) frs_tracking_invalidate(srv, key, len);
     else frs_tracking_flush(srv);
     a->current = was;

@@ -464,6 +464,12 @@ void frs_tracking_remember(frs_conn *c, int argc, const char *const *argv,
                            const size_t *argvlen);
 void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len);
 void frs_tracking_flush(frs_server *srv);
+/* INFO's tracking figures: keys in the table, (key, client) pairs, BCAST prefixes, clients
+ * with tracking on. */
+void frs_tracking_counts(frs_server *srv, size_t *keys, size_t *items, size_t *prefixes,
+                         size_t *clients);
+/* tracking-table-max-keys: drops tracked keys (invalidating them) until the table fits. */
+void frs_tracking_limit(frs_server *srv);
 void frs_tracking_after_command(frs_conn *c, const char *name);
 /* Sends the invalidations owed to c after its reply (a served blocked client). */
 void frs_tracking_flush_pending(frs_conn *c);

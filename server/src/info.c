@@ -124,7 +124,8 @@ static void section_server(frs_server *srv, text *t)
 
 static void section_clients(frs_server *srv, text *t)
 {
-    size_t maxin = 0, maxout = 0;
+    size_t maxin = 0, maxout = 0, tkeys, titems, tprefixes, tclients;
+    frs_tracking_counts(srv, &tkeys, &titems, &tprefixes, &tclients);
     for (frs_conn *c = srv->conns; c; c = c->next) {
         if (rr_pending(&c->in) > maxin) maxin = rr_pending(&c->in);
         if (frs_obuf_pending(&c->out) > maxout) maxout = frs_obuf_pending(&c->out);
@@ -138,9 +139,9 @@ static void section_clients(frs_server *srv, text *t)
             "client_recent_max_input_buffer:%zu\r\n"
             "client_recent_max_output_buffer:%zu\r\n"
             "blocked_clients:%zu\r\n"
-            "tracking_clients:0\r\n"
+            "tracking_clients:%zu\r\n"
             "clients_in_timeout_table:%zu\r\n",
-            srv->nconns, srv->maxclients, maxin, maxout, count_blocked(srv),
+            srv->nconns, srv->maxclients, maxin, maxout, count_blocked(srv), tclients,
             count_blocked(srv));
 }
 
@@ -267,8 +268,9 @@ static unsigned long long commands_processed(frs_server *srv)
 static void section_stats(frs_server *srv, text *t)
 {
     const frs_stats *s = &srv->stats;
-    size_t channels = 0;
+    size_t channels = 0, tkeys, titems, tprefixes, tclients;
     (void)channels;
+    frs_tracking_counts(srv, &tkeys, &titems, &tprefixes, &tclients);
 /* Appends printf-formatted text. */
     tprintf(t,
             "# Stats\r\n"
@@ -286,7 +288,7 @@ static void section_stats(frs_server *srv, text *t)
             "expired_keys:0\r\n"
             "expired_stale_perc:0.00\r\n"
             "expired_time_cap_reached_count:0\r\n"
-            "evicted_keys:0\r\n"
+            "evicted_keys:%llu\r\n"
             "evicted_clients:0\r\n"
             "keyspace_hits:0\r\n"
             "keyspace_misses:0\r\n"
@@ -303,9 +305,9 @@ static void section_stats(frs_server *srv, text *t)
             "active_defrag_key_misses:0\r\n"
             "total_active_defrag_time:0\r\n"
             "current_active_defrag_time:0\r\n"
-            "tracking_total_keys:0\r\n"
-            "tracking_total_items:0\r\n"
-            "tracking_total_prefixes:0\r\n"
+            "tracking_total_keys:%zu\r\n"
+            "tracking_total_items:%zu\r\n"
+            "tracking_total_prefixes:%zu\r\n"
             "unexpected_error_replies:0\r\n"
             "total_error_replies:%llu\r\n"
             "dump_payload_sanitizations:0\r\n"
@@ -319,6 +321,7 @@ static void section_stats(frs_server *srv, text *t)
             "fakeredis_commands_executed:%llu\r\n"
             "fakeredis_faults_fired:%llu\r\n",
             s->connections, commands_processed(srv), s->net_in, s->net_out, s->rejected,
+            fr_server_evicted_keys(srv->fake), tkeys, titems, tprefixes,
             (unsigned long long)fr_stats_total_error_replies(srv->fake),
             s->outlimit_kills, (unsigned long long)fr_server_commands_executed(srv->fake),
             (unsigned long long)fr_fault_fired(srv->fake));

@@ -793,6 +793,7 @@ static void timers(frs_server *srv)
         if (fr_server_active_expire(srv->fake)) frs_drain_fake_events(srv, NULL);
         frs_record_sweep(srv);
     }
+    if (frs_tracking_active(srv)) frs_tracking_limit(srv); /* tracking-table-max-keys */
     frs_persist_cron(srv);
 }
 

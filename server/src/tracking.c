@@ -11,9 +11,11 @@
  *    after its reply;
  *  - BCAST: no table; every written key under one of the client's prefixes is collected
  *    and sent, sorted, once per event-loop turn (beforeSleep);
- *  - FLUSHDB/FLUSHALL send every tracking client a null invalidation.
- *
- * Not done: tracking-table-max-keys (Redis evicts tracked keys past it). */
+ *  - FLUSHDB/FLUSHALL send every tracking client a null invalidation;
+ *  - tracking-table-max-keys (0: no limit): past it, the server's cron (every 100 ms while
+ *    keys are tracked) drops tracked keys, each one's clients getting its invalidation, until
+ *    the table fits (Redis's trackingLimitUsedSlots, which also runs before each command
+ *    and picks the keys by a random walk; here the next bucket of a rotating cursor). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,9 +60,11 @@ typedef struct frs_tracking {
     pending *pend;       /* invalidations for the client running its command */
     size_t npend, cappend;
     size_t nkeys;        /* keys in the table */
+    size_t limit_cursor; /* the bucket tracking-table-max-keys drops from next */
 } frs_tracking;
 
 static frs_tracking *trk_of(frs_server *srv, int create);
+static void forget_key(frs_server *srv, frs_tracking *t, tkey **pp, frs_conn *current);
 
 /* ----- Helpers ----------------------------------------------------------------------- */
 
@@ -255,6 +259,13 @@ void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len)
     }
     tkey **pp = find_slot(t, key, len);
     if (!pp || !*pp) return;
+    forget_key(srv, t, pp, current);
+}
+
+/* Drops the tracked key at *pp, sending each client that read it its invalidation (the
+ * current client's after its reply). */
+static void forget_key(frs_server *srv, frs_tracking *t, tkey **pp, frs_conn *current)
+{
     tkey *k = *pp;
     *pp = k->next;
     t->nkeys--;
@@ -268,6 +279,34 @@ void frs_tracking_invalidate(frs_server *srv, const char *key, size_t len)
     }
     free(k->ids);
     free(k);
+}
+
+void frs_tracking_limit(frs_server *srv)
+{
+    frs_tracking *t = trk_of(srv, 0);
+    const char *v = frs_config_get(srv, "tracking-table-max-keys");
+    long long max = v ? strtoll(v, NULL, 10) : 0;
+    if (!t || max <= 0) return; /* 0: no limit */
+    while (t->nkeys > (size_t)max) {
+        size_t b = t->limit_cursor % t->nbuckets;
+        while (!t->buckets[b]) b = (b + 1) % t->nbuckets;
+        t->limit_cursor = b + 1;
+        forget_key(srv, t, &t->buckets[b], NULL);
+    }
+}
+
+void frs_tracking_counts(frs_server *srv, size_t *keys, size_t *items, size_t *prefixes,
+                         size_t *clients)
+{
+    frs_tracking *t = trk_of(srv, 0);
+    *keys = *items = *prefixes = *clients = 0;
+    for (frs_conn *c = srv->conns; c; c = c->next)
+        if (c->tracking & FRS_TRACK_ON) ++*clients;
+    if (!t) return;
+    *keys = t->nkeys;
+    *prefixes = t->nprefixes;
+    for (size_t b = 0; b < t->nbuckets; b++)
+        for (const tkey *k = t->buckets[b]; k; k = k->next) *items += k->n;
 }
 
 void frs_tracking_flush(frs_server *srv)
