@@ -677,6 +677,10 @@ unsigned long long fr_server_evicted_keys(const fr_server *server);
  * before call()), so a key hook may treat what it sees as no command's doing (client-side
  * caching sends the invalidation at once, before the command's reply). */
 int fr_server_evicting(const fr_server *server);
+/* The same eviction now, outside the fake's commands (Redis runs it when CONFIG SET
+ * maxmemory lowers the limit, inside that command: fr_server_evicting stays 0, so an
+ * invalidation owed to the client running it follows its reply): how many keys went. */
+size_t fr_server_evict(fr_server *server);
 /* The earliest expiry time (Unix ms, the server's clock) of any key with a TTL, in any
  * database, or -1 when no key has one (a key lives through that millisecond: it is gone
  * once the clock is past it).  For a server that moves a virtual clock by itself

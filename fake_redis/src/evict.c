@@ -162,13 +162,28 @@ static int evict_one(fr_server *s, int64_t now)
     return 1;
 }
 
-void fri_evict_before_command(fr_server *s, int64_t now)
+/* Evicts while over the limit. */
+static void evict_while_over(fr_server *s, int64_t now)
 {
     if (!s->tun.maxmemory || !s->oom_hook || policy(s) == FRI_MAXMEMORY_NO_EVICTION) return;
-    s->evicting = 1;
     while (s->oom_hook(s, s->oom_hook_ctx) && evict_one(s, now)) {
     }
+}
+
+void fri_evict_before_command(fr_server *s, int64_t now)
+{
+    s->evicting = 1;
+    evict_while_over(s, now);
     s->evicting = 0;
+}
+
+size_t fr_server_evict(fr_server *s)
+{
+    fr_server *guard = fri_mem_enter(s, "fr_server_evict");
+    unsigned long long before = s->stat_evicted_keys;
+    evict_while_over(s, fr_clock_now(s)); /* inside the embedder's command: not "before" */
+    fri_mem_leave(guard);
+    return (size_t)(s->stat_evicted_keys - before);
 }
 
 int fr_server_evicting(const fr_server *s) { return s->evicting; }

@@ -165,6 +165,16 @@ static void test_tracking_table_and_eviction(void **state)
     frsh_call(c, &r, "INFO", "stats", NULL);
     assert_non_null(strstr(r.data, "evicted_keys:1\r\n"));
     CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory", "0");
+    /* CONFIG SET maxmemory below the usage evicts at once (allkeys-lru: every key) */
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory", "1");
+    /* the invalidations of the two tracked keys (one of k1/k2, big) follow its reply */
+    for (int i = 0; i < 2; i++) {
+        frsh_expect_reply(c, &r);
+        assert_non_null(strstr(r.data, "invalidate"));
+    }
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory", "0");
+    CALL(c, &r, ":0\r\n", "DBSIZE");
     frsh_close(c);
     rh_buf_free(&r);
     stop(s);

@@ -188,6 +188,23 @@ static void eviction_is_seen(void **state)
     assert_string_equal(fake_resp(fake_run(f->c2, "EXEC")), "*-1\r\n");
 }
 
+/* fr_server_evict: the same eviction outside a command (CONFIG SET maxmemory). */
+static void evict_now(void **state)
+{
+    fixture *f = *state;
+    OK(f->c, "MSET a v1 b v2 c v3 d v4");
+    assert_int_equal(fr_server_evict(f->srv), 0); /* no maxmemory yet */
+    setup_policy(f, "allkeys-random", 1);
+    assert_int_equal(fr_server_evict(f->srv), 3);
+    assert_int_equal(fr_server_evicted_keys(f->srv), 3);
+    size_t keys = 0;
+    assert_int_equal(fr_db_counts(f->srv, 0, &keys, NULL), 0);
+    assert_int_equal(keys, 1);
+    assert_int_equal(fr_server_set_param(f->srv, "maxmemory-policy", "noeviction"), 0);
+    limit = 0;
+    assert_int_equal(fr_server_evict(f->srv), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +215,7 @@ int main(void)
         TEST(volatile_ttl_takes_the_nearest),
         cmocka_unit_test(allkeys_random_is_seeded),
         TEST(eviction_is_seen),
+        TEST(evict_now),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
