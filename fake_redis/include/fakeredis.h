@@ -118,7 +118,9 @@ void fr_clock_use_wall(fr_server *server, int on);
  *   list-max-listpack-size -- the quicklist node size MEMORY USAGE assumes;
  *   maxmemory-policy, maxmemory -- an LFU policy makes OBJECT FREQ answer and OBJECT
  *     IDLETIME refuse; maxmemory with an LRU or LFU policy stops integers from being
- *     shared (OBJECT REFCOUNT).  Nothing is ever evicted;
+ *     shared (OBJECT REFCOUNT); with an evicting policy, keys are evicted before a
+ *     command while the OOM hook says the limit is passed (fr_server_evicted_keys);
+ *   maxmemory-samples -- the keys sampled per database for the LRU, LFU and TTL policies;
  *   lfu-log-factor, lfu-decay-time -- the LFU counter's growth and decay;
  *   notify-keyspace-events -- the keyspace notification classes (see below);
  *   busy-reply-threshold (alias lua-time-limit) -- when a running script turns busy
@@ -344,6 +346,18 @@ typedef char *fr_resp3_hook(fr_server *server, void *ctx, int argc, const char *
                             const size_t *argvlen, const char *resp2, size_t len,
                             size_t *out_len);
 void fr_server_set_resp3_hook(fr_server *server, fr_resp3_hook *hook, void *ctx);
+/* The embedder's own commands inside scripts: a script's redis.call of a command the fake
+ * does not have but the embedder does (fakeredis-server's DEBUG, which Redis lets scripts
+ * run after DEBUG SET-DISABLE-DENY-SCRIPTS 1) goes to this hook with the protocol the
+ * script reads (2, or 3 after redis.setresp(3)).  It returns that one reply's bytes in
+ * that protocol in malloc'd memory (*out_len bytes; the fake free()s it), or NULL when it
+ * does not let scripts run the command: the script then gets Redis's "This Redis command
+ * is not allowed from script".  The hook may move the fake's clock (DEBUG SLEEP) but must
+ * not run commands on it.  Without a hook every such command is refused so. */
+typedef char *fr_script_host_hook(fr_server *server, void *ctx, int argc,
+                                  const char *const *argv, const size_t *argvlen, int resp,
+                                  size_t *out_len);
+void fr_server_set_script_host_hook(fr_server *server, fr_script_host_hook *hook, void *ctx);
 /* ----- Observers ---------------------------------------------------------------------
  * What a server in front of the fake needs for MONITOR, SLOWLOG, LATENCY and client-side
  * caching (fakeredis-server: docs/server.md).  Hooks run while the command runs; they must
@@ -392,6 +406,17 @@ int fr_server_reload(fr_server *server);
  * -1 when there is no such key.  Lists lack Redis's ql_* fields. */
 int fr_debug_object(fr_server *server, int db, const char *key, size_t len, char *buf,
                     size_t cap);
+/* DEBUG DIGEST: the keyspace's signature as redis-server 7.0.15 computes it (xor and
+ * mix of SHA-1s over every key, value and time-to-live flag of every database; digest.c
+ * says how) as 40 lower-case hex digits and a NUL, all zeros for an empty keyspace.  Keys
+ * past their TTL that nothing expired yet count, as in Redis; nothing is expired or
+ * touched. */
+void fr_debug_digest(fr_server *server, char hex[41]);
+/* DEBUG DIGEST-VALUE: one key's value signature in database db (Redis's xorObjectDigest
+ * from zero) in hex as fr_debug_digest, all zeros when there is no such key; no expiry,
+ * no touch. */
+void fr_debug_digest_value(fr_server *server, int db, const char *key, size_t len,
+                           char hex[41]);
 /* Whether key lives in database db now (no lazy expiry, nothing counted; MIGRATE's NOKEY). */
 int fr_key_exists(fr_server *server, int db, const char *key, size_t len);
 
@@ -601,7 +626,7 @@ void fr_published_limit(const fr_server *server, size_t *max_messages, size_t *m
 #define FR_NOTIFY_HASH (1u << 6)      /* h */
 #define FR_NOTIFY_ZSET (1u << 7)      /* z */
 #define FR_NOTIFY_EXPIRED (1u << 8)   /* x: a key deleted because its TTL passed */
-#define FR_NOTIFY_EVICTED (1u << 9)   /* e: never sent (the fake evicts nothing) */
+#define FR_NOTIFY_EVICTED (1u << 9)   /* e: a key evicted under maxmemory */
 #define FR_NOTIFY_STREAM (1u << 10)   /* t */
 #define FR_NOTIFY_KEY_MISS (1u << 11) /* m: a read found no key ("keymiss"), not in A */
 #define FR_NOTIFY_MODULE (1u << 13)   /* d: accepted, never sent (no modules) */
@@ -639,6 +664,23 @@ void fr_server_set_keyspace_hook(fr_server *server, fr_keyspace_hook *hook, void
  * (and memory) tell whether it ran; fakeredis-server runs it every 100 ms while the x
  * class is enabled.  Returns how many keys it deleted. */
 size_t fr_server_active_expire(fr_server *server);
+/* Whether the embedder runs an active expiry (on, the default) or not (DEBUG
+ * SET-ACTIVE-EXPIRE 0).  The fake's counts assume that the active expiry has just run:
+ * DBSIZE and fr_db_counts leave expired keys out.  Off, they count every key nothing has
+ * deleted yet, expired or not, as Redis's dictSize does when no cycle removes them. */
+void fr_server_set_active_expiry(fr_server *server, int on);
+/* Keys evicted under maxmemory so far (INFO's evicted_keys): the fake evicts before a
+ * command while maxmemory is set with an evicting maxmemory-policy and the OOM hook
+ * (fr_server_set_oom_hook) says the limit is passed (fake_redis/src/evict.c). */
+unsigned long long fr_server_evicted_keys(const fr_server *server);
+/* 1 while that eviction runs: before the command, not inside it (Redis's processCommand,
+ * before call()), so a key hook may treat what it sees as no command's doing (client-side
+ * caching sends the invalidation at once, before the command's reply). */
+int fr_server_evicting(const fr_server *server);
+/* The same eviction now, outside the fake's commands (Redis runs it when CONFIG SET
+ * maxmemory lowers the limit, inside that command: fr_server_evicting stays 0, so an
+ * invalidation owed to the client running it follows its reply): how many keys went. */
+size_t fr_server_evict(fr_server *server);
 /* The earliest expiry time (Unix ms, the server's clock) of any key with a TTL, in any
  * database, or -1 when no key has one (a key lives through that millisecond: it is gone
  * once the clock is past it).  For a server that moves a virtual clock by itself
@@ -882,8 +924,8 @@ int fr_server_set_requirepass(fr_server *server, const char *pass, size_t len);
  * user has a password or is off. */
 int fr_server_auth_required(fr_server *server);
 
-/* Live keys of database db (0..15) and how many of them have a TTL, at the server's clock,
- * without expiring anything or counting a command (INFO keyspace).  0, or -1 for a bad db.
+/* Live keys of database db (0..15) and how many of them have a TTL, at the server's clock
+ * (every key not deleted yet when the active expiry is off), without expiring anything or counting a command (INFO keyspace).  0, or -1 for a bad db.
  * keys and expires may be NULL. */
 int fr_db_counts(const fr_server *server, int db, size_t *keys, size_t *expires);
 /* Marks client's transaction as failed, as Redis's flagTransaction does when it refuses a

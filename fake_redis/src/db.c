@@ -178,14 +178,15 @@ fri_obj *fri_db_unlink(fri_db *db, const char *key, size_t len)
 
 size_t fri_db_size(fr_server *s, fri_db *db, int64_t now)
 {
-    (void)s;
     size_t n = 0, slots = fri_dict_slots(db->keys);
     for (size_t i = 0; i < slots; i++) {
         fri_dent *e = fri_dict_slot(db->keys, i);
-        if (e && !fri_obj_is_expired(e->v.ptr, now)) n++;
+        if (e && (s->active_expiry_off || !fri_obj_is_expired(e->v.ptr, now))) n++;
     }
     return n;
 }
+
+void fr_server_set_active_expiry(fr_server *s, int on) { s->active_expiry_off = !on; }
 
 int fr_db_counts(const fr_server *s, int db, size_t *keys, size_t *expires)
 {
@@ -195,7 +196,7 @@ int fr_db_counts(const fr_server *s, int db, size_t *keys, size_t *expires)
     size_t n = 0, e = 0, slots = fri_dict_slots(d->keys);
     for (size_t i = 0; i < slots; i++) {
         fri_dent *ent = fri_dict_slot(d->keys, i);
-        if (!ent || fri_obj_is_expired(ent->v.ptr, now)) continue;
+        if (!ent || (!s->active_expiry_off && fri_obj_is_expired(ent->v.ptr, now))) continue;
         n++;
         if (((const fri_obj *)ent->v.ptr)->expire_ms >= 0) e++;
     }

@@ -423,6 +423,12 @@ void fr_server_set_resp3_hook(fr_server *s, fr_resp3_hook *hook, void *ctx)
     s->resp3_hook_ctx = ctx;
 }
 
+void fr_server_set_script_host_hook(fr_server *s, fr_script_host_hook *hook, void *ctx)
+{
+    s->script_host_hook = hook;
+    s->script_host_hook_ctx = ctx;
+}
+
 void fr_server_set_oom_hook(fr_server *s, fr_oom_hook *hook, void *ctx)
 {
     s->oom_hook = hook;

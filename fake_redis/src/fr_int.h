@@ -146,6 +146,10 @@ size_t fri_ll2string(char *dst, size_t cap, long long v);
 size_t fri_ull2string(char *dst, size_t cap, unsigned long long u);
 /* "%.17g" the way Redis 7.0 prints doubles in replies (inf, -inf handled). */
 size_t fri_d2string(char *dst, size_t cap, double d);
+/* SHA-1 (FIPS 180-4) of len bytes (sha1.c). */
+void fri_sha1(unsigned char out[20], const void *data, size_t len);
+/* n bytes as 2n lower-case hex digits and a NUL. */
+void fri_hex(char *out, const unsigned char *bytes, size_t n);
 /* Redis's ld2string(..., LD_STR_HUMAN): "%.17Lf" with trailing zeros removed. */
 size_t fri_ld2string(char *dst, size_t cap, long double ld);
 /* Redis's stringmatchlen: glob match with * ? [a-z] [^a] and \ escapes. */
@@ -264,9 +268,12 @@ typedef struct fri_db {
 
 /* ----- Tunables: the redis.conf parameters the fake follows (fr_server_set_param) ------ */
 
-/* maxmemory-policy's flags, Redis's MAXMEMORY_FLAG_* */
+/* maxmemory-policy: Redis's MAXMEMORY_* values, a policy number << 8 and its flags */
 #define FRI_MAXMEMORY_FLAG_LRU (1 << 0)
 #define FRI_MAXMEMORY_FLAG_LFU (1 << 1)
+#define FRI_MAXMEMORY_FLAG_ALLKEYS (1 << 2) /* any key may go, not only those with a TTL */
+#define FRI_MAXMEMORY_VOLATILE_TTL (2 << 8)
+#define FRI_MAXMEMORY_NO_EVICTION (7 << 8)
 #define FRI_MAXMEMORY_FLAG_NO_SHARED_INTEGERS (FRI_MAXMEMORY_FLAG_LRU | FRI_MAXMEMORY_FLAG_LFU)
 
 typedef struct fri_tunables {
@@ -276,9 +283,10 @@ typedef struct fri_tunables {
     long long zset_max_listpack_entries; /* a sorted set longer than this: a skiplist */
     long long zset_max_listpack_value;   /* ... or with a longer member */
     long long list_max_listpack_size;    /* quicklist node fill (MEMORY USAGE's estimate) */
-    unsigned long long maxmemory;        /* 0: none.  Nothing is evicted; it only decides,
-                                            with the policy, whether integers are shared */
-    int maxmemory_policy;                /* FRI_MAXMEMORY_FLAG_* of the policy */
+    unsigned long long maxmemory;        /* 0: none.  With the policy: whether integers
+                                            are shared, whether keys are evicted (evict.c) */
+    int maxmemory_policy;                /* FRI_MAXMEMORY_*: the policy and its flags */
+    long long maxmemory_samples;         /* keys sampled per database per eviction */
     long long lfu_log_factor;            /* OBJECT FREQ's logarithmic counter */
     long long lfu_decay_time;            /* minutes per decrement of that counter */
     long long busy_reply_threshold;      /* ms a script runs before others get -BUSY
@@ -470,8 +478,15 @@ struct fr_server {
     void *busy_hook_ctx;       /* its argument */
     fr_resp3_hook *resp3_hook; /* fr_server_set_resp3_hook: RESP3 for redis.call */
     void *resp3_hook_ctx;      /* its argument */
+    fr_script_host_hook *script_host_hook; /* fr_server_set_script_host_hook: the embedder's
+                                              commands (DEBUG) called from scripts */
+    void *script_host_hook_ctx;            /* its argument */
     fr_oom_hook *oom_hook;     /* fr_server_set_oom_hook: over maxmemory now? */
     void *oom_hook_ctx;        /* its argument */
+    int active_expiry_off;     /* fr_server_set_active_expiry(s, 0): counts keep expired keys */
+    struct fri_evict_pool *evict_pool; /* maxmemory's eviction pool (evict.c), lazily made */
+    unsigned long long stat_evicted_keys; /* keys evicted (INFO evicted_keys) */
+    int evicting;              /* the eviction before a command runs (fr_server_evicting) */
     int pre_command_oom;       /* the hook's answer when the last command started
                                   (Redis's pre_command_oom_state) */
     int script_gc_count;       /* scripts since the last Lua GC step (Redis's every 50) */
@@ -952,6 +967,12 @@ fri_obj *fri_db_unlink(fri_db *db, const char *key, size_t len);
 void fri_signal_modified(fr_client *c, fri_db *db, const char *key, size_t len);
 /* Touches every WATCHed key of db (-1: of every db) that exists now (FLUSHDB/FLUSHALL). */
 void fri_touch_all_watched(fr_server *s, int dbid);
+/* SWAPDB, before database emptied's keys are replaced with database replaced_with's:
+ * Redis's touchAllWatchedKeysInDb(emptied, replaced_with).  A key WATCHed in emptied
+ * that exists in either is touched, except: a key that had expired when WATCHed and is
+ * absent from replaced_with or expired there (now) is no change; a key absent from emptied
+ * that is expired in replaced_with is marked expired instead. */
+void fri_touch_watched_swapped(fr_server *s, int emptied, int replaced_with, int64_t now);
 void fri_unwatch_all(fr_client *c);
 
 /* Is the key logically expired at now (it may still be in the table)?  Redis's
@@ -960,7 +981,7 @@ static inline int fri_obj_is_expired(const fri_obj *o, int64_t now)
 {
     return o->expire_ms >= 0 && now > o->expire_ms;
 }
-/* Counts the live keys of a db. */
+/* Counts the live keys of a db (every key in it when the active expiry is off). */
 size_t fri_db_size(fr_server *s, fri_db *db, int64_t now);
 
 /* Redis "deletes the key if the container became empty" helper. */
@@ -980,6 +1001,16 @@ fri_obj *fri_obj_dup(const fri_obj *o);
 
 /* Redis's LRU clock at ms: Unix seconds, 24 bits. */
 uint32_t fri_lru_clock(int64_t ms);
+/* Seconds o has been idle by the LRU clock at now (the clock wraps after 2^24 s). */
+unsigned long long fri_obj_lru_idle(fr_server *s, const fri_obj *o, int64_t now);
+
+/* ----- Eviction (evict.c) ------------------------------------------------------------- */
+
+/* Before a command: while maxmemory is set with an evicting policy and the OOM hook says
+ * the limit is passed, evicts one key at a time by the policy (docs in evict.c). */
+void fri_evict_before_command(fr_server *s, int64_t now);
+/* Frees the eviction pool (the server going away). */
+void fri_evict_pool_free(fr_server *s);
 /* The LRU/LFU field of a value (a shared integer's own, for a key holding one). */
 uint32_t fri_obj_lru_get(fr_server *s, const fri_obj *o);
 void fri_obj_lru_set(fr_server *s, fri_obj *o, uint32_t lru);

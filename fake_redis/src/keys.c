@@ -637,7 +637,8 @@ static void persist_command(fr_client *c)
 
 /* DBSIZE counts live keys only.  Redis counts keys whose TTL passed until its active
  * expiry cycle removes them; the fake behaves as if that cycle had just run, so the
- * answer does not depend on timing. */
+ * answer does not depend on timing -- unless the embedder said there is no such cycle
+ * (fr_server_set_active_expiry, DEBUG SET-ACTIVE-EXPIRE 0): then every key counts. */
 static void dbsize_command(fr_client *c)
 {
     fri_reply_ll(c, (long long)fri_db_size(c->srv, c->db, c->now_ms));
@@ -703,9 +704,9 @@ static void select_command(fr_client *c)
 }
 
 /* SWAPDB index1 index2: the two databases exchange their keys; clients stay on their
- * database number, and WATCHes stay with the number too.  Redis touches a key WATCHed
- * in either database when it exists in either of them, before or after the swap; the
- * fake touches before and after the exchange, which covers the same keys. */
+ * database number, and WATCHes stay with the number too.  WATCHed keys are touched as
+ * Redis's dbSwapDatabases does, before the exchange (fri_touch_watched_swapped: a key
+ * that exists in either database, unless only expired keys are involved). */
 static void swapdb_command(fr_client *c)
 {
     int id1, id2;
@@ -724,14 +725,12 @@ static void swapdb_command(fr_client *c)
         return;
     }
     if (id1 != id2) {
-        fri_touch_all_watched(c->srv, id1);
-        fri_touch_all_watched(c->srv, id2);
+        fri_touch_watched_swapped(c->srv, id1, id2, c->now_ms);
+        fri_touch_watched_swapped(c->srv, id2, id1, c->now_ms);
         c->srv->dirty++;
         tmp = c->srv->db[id1].keys;
         c->srv->db[id1].keys = c->srv->db[id2].keys;
         c->srv->db[id2].keys = tmp;
-        fri_touch_all_watched(c->srv, id1);
-        fri_touch_all_watched(c->srv, id2);
     }
     fri_reply_ok(c);
 }

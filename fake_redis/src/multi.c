@@ -190,6 +190,31 @@ void fri_touch_all_watched(fr_server *s, int dbid)
     }
 }
 
+void fri_touch_watched_swapped(fr_server *s, int emptied, int replaced_with, int64_t now)
+{
+    fri_dict *from = s->db[emptied].keys, *to = s->db[replaced_with].keys;
+    for (fr_client *cl = s->clients; cl; cl = cl->next) {
+        for (size_t i = 0; i < cl->watched_len; i++) {
+            fri_watched_key *wk = &cl->watched[i];
+            if (wk->db != emptied) continue;
+            fri_dent *was = fri_dict_find(from, wk->key->buf, wk->key->len);
+            fri_dent *will = fri_dict_find(to, wk->key->buf, wk->key->len);
+            if (!was && !will) continue;
+            if (wk->expired) {
+                if (!will) {
+                    wk->expired = 0; /* the expired key is gone: no logical change */
+                    continue;
+                }
+                if (fri_obj_is_expired(will->v.ptr, now)) continue; /* still expired */
+            } else if (!was && fri_obj_is_expired(will->v.ptr, now)) {
+                wk->expired = 1; /* nothing replaced with an expired key */
+                continue;
+            }
+            cl->dirty_cas = 1;
+        }
+    }
+}
+
 /* Redis's isWatchedKeyExpired: alive at WATCH, expired by EXEC. */
 static int watched_key_expired(fr_client *c)
 {

@@ -674,9 +674,13 @@ static void object_idletime_command(fr_client *c)
                            "LRU and LFU data will take some time to adjust.");
         return;
     }
-    uint32_t now = fri_lru_clock(c->now_ms), lru = fri_obj_lru_get(c->srv, o);
-    uint32_t idle = now >= lru ? now - lru : now + (LRU_CLOCK_MAX - lru);
-    fri_reply_ll(c, idle);
+    fri_reply_ll(c, (long long)fri_obj_lru_idle(c->srv, o, c->now_ms));
+}
+
+unsigned long long fri_obj_lru_idle(fr_server *s, const fri_obj *o, int64_t now)
+{
+    uint32_t nowc = fri_lru_clock(now), lru = fri_obj_lru_get(s, o);
+    return nowc >= lru ? nowc - lru : nowc + (LRU_CLOCK_MAX - lru);
 }
 
 /* OBJECT FREQ key: the LFU counter, decayed to now; an error unless an LFU policy. */
@@ -859,8 +863,7 @@ int fr_debug_object(fr_server *s, int db, const char *key, size_t len, char *buf
     if (lfu_policy(s)) {
         idle = 0; /* estimateObjectIdleTime reads the LFU bits as a clock: meaningless */
     } else {
-        uint32_t nowc = fri_lru_clock(now);
-        idle = nowc >= lru ? nowc - lru : nowc + (LRU_CLOCK_MAX - lru);
+        idle = fri_obj_lru_idle(s, o, now);
     }
     snprintf(buf, cap, "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%d "
                        "lru_seconds_idle:%llu",

@@ -47,6 +47,8 @@ typedef struct fri_script_run {
     int slot;               /* cluster: the slot of the keys accessed so far, -1 none */
     uint64_t steps;         /* Lua count-hook ticks since the start (virtual time) */
     int64_t start_mono_ms;  /* wall-clock servers: when the run started (monotonic) */
+    int host_reply;         /* the last redis.call was answered by the embedder's host
+                               hook, already in the script's protocol */
 } fri_script_run;
 
 /* A function of a library (FUNCTION LOAD). */

@@ -460,6 +460,18 @@ static void push_reply(lua_State *L, const char **pp, int resp3)
         lua_settable(L, -3);
         break;
     }
+    case '|': {
+        /* an attribute (DEBUG PROTOCOL attrib): read and dropped, the script gets the reply
+         * that follows it, as Redis's parser does (attributes are not exposed to scripts) */
+        long long n = strtoll(p + 1, NULL, 10);
+        for (long long j = 0; j < 2 * n; j++) {
+            push_reply(L, &next, resp3);
+            lua_pop(L, 1);
+        }
+        *pp = next;
+        push_reply(L, pp, resp3);
+        return;
+    }
     case '_':
         lua_pushnil(L);
         break;
@@ -760,6 +772,51 @@ static int name_in(const char *name, const char *const *list)
     return 0;
 }
 
+/* The scripting client's arguments as the hooks take them (argv/argvlen point into av/al
+ * when there are at most 64, else into fri_malloc'd arrays: free with hook_args_free).
+ * 0, or -1 when out of memory. */
+static int hook_args(const fr_client *lc, const char *av[64], size_t al[64],
+                     const char ***argv, size_t **argvlen)
+{
+    *argv = lc->argc <= 64 ? av : fri_malloc(sizeof(**argv) * (size_t)lc->argc);
+    *argvlen = lc->argc <= 64 ? al : fri_malloc(sizeof(**argvlen) * (size_t)lc->argc);
+    if (!*argv || !*argvlen) return -1;
+    for (int j = 0; j < lc->argc; j++) {
+        (*argv)[j] = lc->argv[j].ptr;
+        (*argvlen)[j] = lc->argv[j].len;
+    }
+    return 0;
+}
+
+static void hook_args_free(const char **argv, size_t *argvlen, const char *av[64],
+                           size_t al[64])
+{
+    if (argv != av) fri_free((void *)argv);
+    if (argvlen != al) fri_free(argvlen);
+}
+
+/* The embedder's command (fr_server_set_script_host_hook) run for the script: 1 when the
+ * hook answered (its reply in lc->out, in the script's protocol), 0 when it refused. */
+static int host_command(fr_server *s, fr_client *lc, fri_script_run *run)
+{
+    if (!s->script_host_hook) return 0;
+    const char *av[64];
+    size_t al[64];
+    const char **argv;
+    size_t *argvlen;
+    char *reply = NULL;
+    size_t len = 0;
+    if (hook_args(lc, av, al, &argv, &argvlen) == 0)
+        reply = s->script_host_hook(s, s->script_host_hook_ctx, lc->argc, argv, argvlen,
+                                    run->resp, &len);
+    hook_args_free(argv, argvlen, av, al);
+    if (!reply) return 0;
+    fri_buf_append(&lc->out, reply, len);
+    fri_free(reply);
+    run->host_reply = 1;
+    return 1;
+}
+
 /* Redis's scriptCall: the checks a script's command goes through, then the command on the
  * scripting client.  NULL when it ran (its reply is in lc->out from out_mark), else the
  * refusal's text. */
@@ -788,7 +845,9 @@ static const char *script_command_checked(fr_server *s, fri_scripting *sc,
                 low[i] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
             }
             low[n] = '\0';
-            if (name_in(low, host_noscript)) return "This Redis command is not allowed from script";
+            if (name_in(low, host_noscript))
+                return host_command(s, lc, run) ? NULL
+                                                : "This Redis command is not allowed from script";
         }
         return "Unknown Redis command called from script";
     }
@@ -931,22 +990,17 @@ static int redis_generic_call(lua_State *L, int raise)
     }
     char *r3 = NULL;
     size_t r3len = 0;
-    if (run->resp == 3 && s->resp3_hook && lc->out.len > 0) {
+    if (run->resp == 3 && s->resp3_hook && lc->out.len > 0 && !run->host_reply) {
         const char *av[64];
         size_t al[64];
-        const char **argv = lc->argc <= 64 ? av : fri_malloc(sizeof(*argv) * (size_t)lc->argc);
-        size_t *argvlen = lc->argc <= 64 ? al : fri_malloc(sizeof(*argvlen) * (size_t)lc->argc);
-        if (argv && argvlen) {
-            for (int j = 0; j < lc->argc; j++) {
-                argv[j] = lc->argv[j].ptr;
-                argvlen[j] = lc->argv[j].len;
-            }
+        const char **argv;
+        size_t *argvlen;
+        if (hook_args(lc, av, al, &argv, &argvlen) == 0)
             r3 = s->resp3_hook(s, s->resp3_hook_ctx, lc->argc, argv, argvlen, lc->out.p,
                                lc->out.len, &r3len);
-        }
-        if (argv != av) fri_free((void *)argv);
-        if (argvlen != al) fri_free(argvlen);
+        hook_args_free(argv, argvlen, av, al);
     }
+    run->host_reply = 0;
     fri_buf_free(&mem);
     lc->argc = 0;
     if (r3) { /* the RESP3 bytes in place of the RESP2 ones */

@@ -85,7 +85,8 @@ static fri_tunables default_tunables(void)
         .zset_max_listpack_value = 64,
         .list_max_listpack_size = -2,
         .maxmemory = 0,
-        .maxmemory_policy = 0, /* noeviction */
+        .maxmemory_policy = FRI_MAXMEMORY_NO_EVICTION,
+        .maxmemory_samples = 5,
         .lfu_log_factor = 10,
         .lfu_decay_time = 1,
         .busy_reply_threshold = 5000,
@@ -165,6 +166,7 @@ static int server_set_param_guarded(fr_server *s, const char *name, const char *
         {"hll-sparse-max-bytes", NULL, 1, offsetof(fri_tunables, hll_sparse_max_bytes)},
         {"maxmemory-policy", NULL, 3, 0},
         {"maxmemory", NULL, 4, 0},
+        {"maxmemory-samples", NULL, 2, offsetof(fri_tunables, maxmemory_samples)},
         {"busy-reply-threshold", "lua-time-limit", 0,
          offsetof(fri_tunables, busy_reply_threshold)},
         {"min-replicas-to-write", "min-slaves-to-write", 2,
@@ -173,10 +175,14 @@ static int server_set_param_guarded(fr_server *s, const char *name, const char *
          offsetof(fri_tunables, min_replicas_max_lag)},
     };
     static const struct { const char *name; int flags; } policies[] = {
-        {"volatile-lru", FRI_MAXMEMORY_FLAG_LRU},   {"volatile-lfu", FRI_MAXMEMORY_FLAG_LFU},
-        {"volatile-random", 0},                     {"volatile-ttl", 0},
-        {"allkeys-lru", FRI_MAXMEMORY_FLAG_LRU},    {"allkeys-lfu", FRI_MAXMEMORY_FLAG_LFU},
-        {"allkeys-random", 0},                      {"noeviction", 0},
+        {"volatile-lru", FRI_MAXMEMORY_FLAG_LRU},
+        {"volatile-lfu", 1 << 8 | FRI_MAXMEMORY_FLAG_LFU},
+        {"volatile-random", 3 << 8},
+        {"volatile-ttl", FRI_MAXMEMORY_VOLATILE_TTL},
+        {"allkeys-lru", 4 << 8 | FRI_MAXMEMORY_FLAG_LRU | FRI_MAXMEMORY_FLAG_ALLKEYS},
+        {"allkeys-lfu", 5 << 8 | FRI_MAXMEMORY_FLAG_LFU | FRI_MAXMEMORY_FLAG_ALLKEYS},
+        {"allkeys-random", 6 << 8 | FRI_MAXMEMORY_FLAG_ALLKEYS},
+        {"noeviction", FRI_MAXMEMORY_NO_EVICTION},
     };
     if (!s || !name || !value) return -1;
     if (strcasecmp(name, "notify-keyspace-events") == 0) {
@@ -477,6 +483,7 @@ static void free_watchers_val(fri_val *v) { fri_free(v->ptr); }
 static void server_clear(fr_server *s)
 {
     while (s->clients) fr_client_free(s->clients);
+    fri_evict_pool_free(s);
     fri_dict_free_n(s->keyspaces, FRI_DBNUM, free_obj_val);
     fri_dict_free_n(s->watch_tables, FRI_DBNUM, free_watchers_val);
     for (size_t i = 0; i < s->faults_len; i++) {
@@ -728,6 +735,25 @@ static void reject_arity(fr_client *c)
     fri_reply_arity_error(c);
 }
 
+/* Redis's rejectCommand of EXEC itself (execCommandAbort): the transaction discarded, its
+ * WATCHes dropped, "-EXECABORT Transaction discarded because of: <reason>". */
+static void abort_exec(fr_client *c, const char *reason)
+{
+    fri_stats_rejected(c->srv, c->cmd);
+    fri_multi_reset(c);
+    fri_unwatch_all(c);
+    fri_reply_errorf(c, "EXECABORT Transaction discarded because of: %s", reason);
+}
+
+/* Whether EXEC's queue holds a deny-oom command (Redis's mstate.cmd_flags & CMD_DENYOOM,
+ * which queueMultiCommand accumulates): then EXEC itself is refused when over maxmemory. */
+static int queue_denies_oom(const fr_client *c)
+{
+    for (size_t i = 0; i < c->queue_len; i++)
+        if (c->queue[i].cmd->flags & FRI_CMD_DENYOOM) return 1;
+    return 0;
+}
+
 static void reject_unknown(fr_client *c)
 {
     fri_buf args = {0};
@@ -821,8 +847,15 @@ static void process_command(fr_client *c)
      * emergency reserve served an allocation and cannot be made whole again yet (alloc.c,
      * docs/architecture.md "Running out of memory"), refused on the same path */
     if ((s->oom_hook || s->mem_short) && !fr_server_script_busy(s)) {
+        fri_evict_before_command(s, now);
         int over = s->mem_short && fri_mem_reacquire(s) < 0;
-        s->pre_command_oom = over || (s->oom_hook && s->oom_hook(s, s->oom_hook_ctx) != 0);
+        int over_maxmemory = s->oom_hook && s->oom_hook(s, s->oom_hook_ctx) != 0;
+        s->pre_command_oom = over || over_maxmemory;
+        /* over maxmemory (the fake's own shortage dooms the transaction instead) */
+        if (over_maxmemory && strcmp(cmd->name, "exec") == 0 && queue_denies_oom(c)) {
+            abort_exec(c, FRI_ERR_OOM);
+            return;
+        }
         if (s->pre_command_oom &&
             (fri_cmd_is_denyoom(c, cmd) ||
              (c->in_multi && strcmp(cmd->name, "exec") && strcmp(cmd->name, "discard") &&
@@ -834,10 +867,7 @@ static void process_command(fr_client *c)
     /* min-replicas-to-write: the fake has no replicas, so writes are refused */
     if (fri_noreplicas(s) && fri_cmd_is_write(c, cmd)) {
         if (strcmp(cmd->name, "exec") == 0) {
-            fri_stats_rejected(s, cmd);
-            fri_multi_reset(c);
-            fri_unwatch_all(c);
-            fri_reply_error(c, "EXECABORT Transaction discarded because of: " FRI_ERR_NOREPLICAS);
+            abort_exec(c, FRI_ERR_NOREPLICAS);
             return;
         }
         reject(c, FRI_ERR_NOREPLICAS);
@@ -849,12 +879,8 @@ static void process_command(fr_client *c)
     }
     /* a script past busy-reply-threshold: only the few commands Redis lets through */
     if (s->scripting && fr_server_script_busy(s) && !(cmd->flags & FRI_CMD_ALLOW_BUSY)) {
-        if (strcmp(cmd->name, "exec") == 0) { /* Redis's execCommandAbort */
-            fri_stats_rejected(s, cmd);
-            fri_multi_reset(c);
-            fri_unwatch_all(c);
-            fri_reply_errorf(c, "EXECABORT Transaction discarded because of: %s",
-                             fri_script_busy_error(s));
+        if (strcmp(cmd->name, "exec") == 0) {
+            abort_exec(c, fri_script_busy_error(s));
             return;
         }
         reject(c, fri_script_busy_error(s));

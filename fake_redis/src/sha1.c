@@ -1,7 +1,7 @@
 /* sha1.c -- SHA-1 (FIPS 180-4), for the script cache's names: EVAL names a script by the
  * SHA-1 of its body in lower-case hex, as Redis does, and redis.sha1hex exposes the same
- * digest to scripts.  Written from the standard; small and unoptimised (a script body is
- * hashed once, when it is first seen). */
+ * digest to scripts; DEBUG DIGEST (digest.c) hashes every element of the keyspace with it.
+ * Written from the standard; small and unoptimised. */
 #include <stdint.h>
 #include <string.h>
 
@@ -47,7 +47,7 @@ static void sha1_block(uint32_t h[5], const unsigned char *p)
     h[4] += e;
 }
 
-void fri_sha1hex(char out[41], const char *data, size_t len)
+void fri_sha1(unsigned char out[20], const void *data, size_t len)
 {
     uint32_t h[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u, 0xC3D2E1F0u};
     const unsigned char *p = (const unsigned char *)data;
@@ -65,11 +65,22 @@ void fri_sha1hex(char out[41], const char *data, size_t len)
     uint64_t bits = (uint64_t)len * 8;
     for (int i = 0; i < 8; i++) tail[blocks * 64 - 1 - i] = (unsigned char)(bits >> (8 * i));
     for (size_t i = 0; i < blocks; i++) sha1_block(h, tail + 64 * i);
+    for (int i = 0; i < 20; i++) out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+void fri_hex(char *out, const unsigned char *bytes, size_t n)
+{
     static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 20; i++) {
-        unsigned char byte = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
-        out[2 * i] = hex[byte >> 4];
-        out[2 * i + 1] = hex[byte & 15];
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = hex[bytes[i] >> 4];
+        out[2 * i + 1] = hex[bytes[i] & 15];
     }
-    out[40] = '\0';
+    out[2 * n] = '\0';
+}
+
+void fri_sha1hex(char out[41], const char *data, size_t len)
+{
+    unsigned char h[20];
+    fri_sha1(h, data, len);
+    fri_hex(out, h, sizeof(h));
 }

@@ -67,6 +67,7 @@ typedef struct frs_admin {
     size_t *script_argvlen;
     int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
     int skip_checksum;            /* DEBUG SET-SKIP-CHECKSUM-VALIDATION 1 */
+    int deny_scripts_off;         /* DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call DEBUG */
     void *tracking;               /* tracking.c's tables, NULL until first used */
 } frs_admin;
 
@@ -848,6 +849,7 @@ static void on_key(void *ctx, fr_client *client, int db, const char *key, size_t
     frs_admin *a = srv->admin;
     frs_conn *was = a->current;
     if (by && by->blocked) a->current = by;
+    if (fr_server_evicting(srv->fake)) a->current = NULL; /* before the command: sent now */
     if (key) frs_tracking_invalidate(srv, key, len);
     else frs_tracking_flush(srv);
     a->current = was;
@@ -1382,6 +1384,9 @@ static long long mem_value(const char *p, size_t n)
     return (long long)(v * mul);
 }
 
+static void debug_run(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen,
+                      int in_script);
+
 /* DEBUG subcommand ...: needs enable-debug-command (immutable, default no).  The subset
  * docs/server.md lists; any other subcommand gets the unknown-subcommand error. */
 void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen)
@@ -1397,6 +1402,43 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
                            "and then restart the server.");
         return;
     }
+    debug_run(c, argc, argv, argvlen, 0);
+}
+
+/* The DEBUG subcommands a script may run once DEBUG SET-DISABLE-DENY-SCRIPTS 1 lets it
+ * (Redis's script_disable_deny_script): those that neither read a client's database nor
+ * replace the keyspace under the running script. */
+static int script_may_debug(const char *s, size_t n)
+{
+    static const char *const allowed[] = {"protocol", "sleep", "log", "error",
+                                          "set-active-expire", "set-disable-deny-scripts",
+                                          "help", NULL};
+    for (int i = 0; allowed[i]; i++)
+        if (n == strlen(allowed[i]) && !strncasecmp(s, allowed[i], n)) return 1;
+    return 0;
+}
+
+char *frs_admin_script_debug(frs_server *srv, int argc, const char *const *argv,
+                             const size_t *argvlen, int resp, size_t *out_len)
+{
+    if (!srv->admin || !srv->admin->deny_scripts_off || argc < 2 ||
+        argvlen[0] != 5 || strncasecmp(argv[0], "debug", 5) ||
+        !script_may_debug(argv[1], argvlen[1]))
+        return NULL;
+    frs_conn tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.srv = srv;
+    tmp.resp = resp;
+    debug_run(&tmp, argc, argv, argvlen, 1);
+    *out_len = tmp.out.len;
+    return tmp.out.p;
+}
+
+/* DEBUG's subcommands on c; in_script: called from a script (frs_admin_script_debug), whose
+ * time stands still: a sleep only moves the virtual clock. */
+static void debug_run(frs_conn *c, int argc, const char *const *argv, const size_t *argvlen,
+                      int in_script)
+{
     const char *s = argv[1];
     size_t sl = argvlen[1];
 #define SUB(w) (sl == strlen(w) && !strncasecmp(s, w, sl))
@@ -1419,6 +1461,8 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
             if (c->srv->opt.wall_clock) {
                 struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
                 nanosleep(&ts, NULL);
+            } else if (in_script) {
+                fr_clock_advance(c->srv->fake, us / 1000); /* woken after the script */
             } else {
                 /* the virtual clock: the sleep moves it, waking what waited that long */
                 fr_clock_advance(c->srv->fake, us / 1000);
@@ -1430,10 +1474,14 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
     } else if ((SUB("set-active-expire") || SUB("set-skip-checksum-validation") ||
                 SUB("aof-flush-sleep") || SUB("set-disable-deny-scripts") ||
                 SUB("pause-cron")) && argc == 3) {
-        if (SUB("set-active-expire"))
+        if (SUB("set-active-expire")) {
             c->srv->admin->active_expire_off = argvlen[2] == 0 || argv[2][0] == '0';
+            fr_server_set_active_expiry(c->srv->fake, !c->srv->admin->active_expire_off);
+        }
         if (SUB("set-skip-checksum-validation")) /* atoi, as Redis reads it */
             c->srv->admin->skip_checksum = atoi(argv[2]) != 0;
+        if (SUB("set-disable-deny-scripts"))
+            c->srv->admin->deny_scripts_off = atoi(argv[2]) != 0;
         frs_reply_ok(c);
     } else if (SUB("quicklist-packed-threshold") && argc == 3) {
         long long sz = mem_value(argv[2], argvlen[2]);
@@ -1471,6 +1519,36 @@ void frs_cmd_debug(frs_conn *c, int argc, const char *const *argv, const size_t 
             return;
         }
         frs_reply_status(c, text);
+    } else if (SUB("digest") && argc == 2) {
+        char hex[41];
+        fr_debug_digest(c->srv->fake, hex);
+        frs_reply_status(c, hex);
+    } else if (SUB("digest-value")) {
+        /* one status line per key, all zeros for a missing one (no lazy expiry) */
+        frs_reply_array(c, argc - 2);
+        for (int j = 2; j < argc; j++) {
+            char hex[41];
+            fr_debug_digest_value(c->srv->fake, fr_client_db(c->fc), argv[j], argvlen[j], hex);
+            frs_reply_status(c, hex);
+        }
+    } else if (SUB("replybuffer") && argc == 4) {
+        /* the reply buffer's peak-reset time and resizing: checked as Redis checks them;
+         * fakeredis-server does not resize reply buffers as Redis does (no effect) */
+        const char *o = argv[2], *a = argv[3];
+        size_t on = argvlen[2], an = argvlen[3];
+        long long v;
+        if (on == 15 && !strncasecmp(o, "peak-reset-time", 15)) {
+            if (!(an == 5 && !strncasecmp(a, "never", 5)) &&
+                !(an == 5 && !strncasecmp(a, "reset", 5)) && !frs_string2ll(a, an, &v)) {
+                frs_reply_error(c, "ERR value is not an integer or out of range");
+                return;
+            }
+        } else if (!(on == 8 && !strncasecmp(o, "resizing", 8))) {
+            frs_reply_errorf(c, "ERR unknown subcommand or wrong number of arguments for "
+                                "'%.*s'. Try DEBUG HELP.", (int)(sl > 128 ? 128 : sl), s);
+            return;
+        }
+        frs_reply_ok(c);
     } else if (SUB("change-repl-id") && argc == 2) {
         frs_reply_ok(c);
     } else if (SUB("stringmatch-test") && argc == 2) {

@@ -444,6 +444,8 @@ static void apply(frs_server *srv, const char *name, const char *value, const ch
         frs_apply_limits(srv);
     } else if (!strcmp(name, "maxmemory")) {
         srv->maxmemory = strtoull(value, NULL, 10);
+        /* updateMaxmemory: a lower limit evicts at once (the events published now) */
+        if (srv->fake && fr_server_evict(srv->fake)) frs_drain_fake_events(srv, NULL);
     } else if (!strcmp(name, "client-query-buffer-limit")) {
         srv->querybuf_limit = strtoull(value, NULL, 10);
     } else if (!strcmp(name, "client-output-buffer-limit")) {

@@ -494,6 +494,13 @@ int frs_admin_latency_on(frs_server *srv);
 /* An active expiry cycle took usec: its expire-cycle sample when over the threshold
  * (activeExpireCycle's latencyAddSampleIfNeeded). */
 void frs_admin_expire_cycle(frs_server *srv, uint64_t usec);
+/* DEBUG called from a script (fr_server_set_script_host_hook): the reply's bytes in the
+ * script's protocol resp, malloc'd (*out_len bytes), or NULL when scripts may not run it
+ * (DEBUG SET-DISABLE-DENY-SCRIPTS 1 not given, or a subcommand that reads a client's
+ * database or replaces the keyspace: only PROTOCOL, SLEEP, LOG, ERROR, SET-ACTIVE-EXPIRE,
+ * SET-DISABLE-DENY-SCRIPTS and HELP). */
+char *frs_admin_script_debug(frs_server *srv, int argc, const char *const *argv,
+                             const size_t *argvlen, int resp, size_t *out_len);
 /* The help reply of a container (commands.c): "NAME <subcommand> ..." and lines. */
 void frs_reply_help(frs_conn *c, const char *name, const char *const *lines);
 

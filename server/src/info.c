@@ -290,7 +290,7 @@ static void section_stats(frs_server *srv, text *t)
             "expired_keys:%llu\r\n"
             "expired_stale_perc:0.00\r\n"
             "expired_time_cap_reached_count:0\r\n"
-            "evicted_keys:0\r\n"
+            "evicted_keys:%llu\r\n"
             "evicted_clients:0\r\n"
             "keyspace_hits:0\r\n"
             "keyspace_misses:0\r\n"
@@ -323,7 +323,8 @@ static void section_stats(frs_server *srv, text *t)
             "fakeredis_commands_executed:%llu\r\n"
             "fakeredis_faults_fired:%llu\r\n",
             s->connections, commands_processed(srv), s->net_in, s->net_out, s->rejected,
-            (unsigned long long)fr_server_expired_keys(srv->fake), trk.keys, trk.items,
+            (unsigned long long)fr_server_expired_keys(srv->fake),
+            (unsigned long long)fr_server_evicted_keys(srv->fake), trk.keys, trk.items,
             trk.prefixes,
             (unsigned long long)fr_stats_total_error_replies(srv->fake),
             s->outlimit_kills, (unsigned long long)fr_server_commands_executed(srv->fake),

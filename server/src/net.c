@@ -657,6 +657,8 @@ static void busy_hook(fr_server *fake, void *ctx);
 static int oom_hook(fr_server *fake, void *ctx);
 static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,
                         const size_t *argvlen, const char *p, size_t n, size_t *out_len);
+static char *script_host_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,
+                              const size_t *argvlen, int resp, size_t *out_len);
 
 int frs_server_init(frs_server *srv, const frs_options *opt)
 {
@@ -769,6 +771,7 @@ int frs_server_init(frs_server *srv, const frs_options *opt)
     fr_server_set_busy_hook(srv->fake, busy_hook, srv);
     fr_server_set_oom_hook(srv->fake, oom_hook, srv);
     fr_server_set_resp3_hook(srv->fake, resp3_hook, srv);
+    fr_server_set_script_host_hook(srv->fake, script_host_hook, srv);
     if (opt->quiet) return 0;
     if (opt->port >= 0) {
         int nb = opt->nbind ? opt->nbind : 1;
@@ -1028,6 +1031,14 @@ static char *resp3_hook(fr_server *fake, void *ctx, int argc, const char *const 
     return tmp.out.p;
 }
 
+/* The fake's script host hook (fr_server_set_script_host_hook): DEBUG from a script. */
+static char *script_host_hook(fr_server *fake, void *ctx, int argc, const char *const *argv,
+                              const size_t *argvlen, int resp, size_t *out_len)
+{
+    (void)fake;
+    return frs_admin_script_debug(ctx, argc, argv, argvlen, resp, out_len);
+}
+
 /* ----- --clock auto: the virtual clock moves itself when everyone waits ------------------ */
 
 /* The next deadline the virtual clock may move to (Unix ms on the fake's clock), or -1: a
@@ -1160,6 +1171,7 @@ void frs_server_free(frs_server *srv)
         fr_server_set_busy_hook(srv->fake, NULL, NULL);
         fr_server_set_oom_hook(srv->fake, NULL, NULL);
         fr_server_set_resp3_hook(srv->fake, NULL, NULL);
+        fr_server_set_script_host_hook(srv->fake, NULL, NULL);
         fr_stats_set_clock(srv->fake, NULL, NULL);
         fr_server_set_call_hook(srv->fake, NULL, NULL); /* admin.c's */
         fr_server_set_key_hook(srv->fake, NULL, NULL);

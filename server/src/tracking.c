@@ -65,6 +65,7 @@ typedef struct frs_tracking {
 } frs_tracking;
 
 static frs_tracking *trk_of(frs_server *srv, int create);
+static void forget_key(frs_server *srv, frs_tracking *t, tkey **pp, frs_conn *current);
 
 /* ----- Helpers ----------------------------------------------------------------------- */
 
@@ -259,6 +260,13 @@ static void invalidate(frs_server *srv, frs_tracking *t, const char *key, size_t
     }
     tkey **pp = find_slot(t, key, len);
     if (!pp || !*pp) return;
+    forget_key(srv, t, pp, current);
+}
+
+/* Drops the tracked key at *pp, sending each client that read it its invalidation (the
+ * current client's after its reply). */
+static void forget_key(frs_server *srv, frs_tracking *t, tkey **pp, frs_conn *current)
+{
     tkey *k = *pp;
     *pp = k->next;
     t->nkeys--;

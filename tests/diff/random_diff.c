@@ -4030,7 +4030,9 @@ static int final_check(runner *r, const options_t *o, uint64_t seed, long *passe
  * ahead of the real one, so nothing the fake keeps has expired for redis-server), then its
  * keyspace goes as an RDB file to redis-server (DEBUG RELOAD NOSAVE reads it), redis-server
  * writes it back (SAVE), and a fake on the same clock reads that: its canonical dump must
- * be byte for byte the dump of a fake that read the first file.  (Loading decides
+ * be byte for byte the dump of a fake that read the first file, and redis-server's DEBUG
+ * DIGEST of what it loaded must be the fake's (fr_debug_digest) of the same file, so that
+ * the digest is checked over every keyspace the generator makes.  (Loading decides
  * encodings, and a skiplist small enough becomes a listpack, which keeps no -0: a score
  * of -0 comes back 0 from any load, Redis's own DEBUG RELOAD included.  Both sides of the
  * comparison have been through one load.) */
@@ -4145,6 +4147,21 @@ static int roundtrip_seed(runner *r, gen *g, const options_t *o, uint64_t seed, 
         printf("\nseed %llu: redis-server did not load the fake's file: %s\n",
                (unsigned long long)seed, r->scratch.data);
         rh_print_log_tail(r->real, 20);
+        goto out;
+    }
+    /* DEBUG DIGEST: redis-server's signature of what it loaded against the fake's of the
+     * same file (both through one load, see above) */
+    char *digest[] = {"DEBUG", "DIGEST"};
+    if (probe_call(r, 2, digest, NULL) != 0) return -1;
+    char mine[41], want[48];
+    fr_debug_digest(self, mine);
+    snprintf(want, sizeof(want), "+%s\r\n", mine);
+    if (strcmp(r->scratch.data, want)) {
+        printf("\nMISMATCH: seed %llu: DEBUG DIGEST: redis-server %.*s, the fake +%s\n",
+               (unsigned long long)seed, (int)strcspn(r->scratch.data, "\r"), r->scratch.data,
+               mine);
+        printf("replay: random_diff --roundtrip %s --seed %llu --commands %ld\n", o->roundtrip,
+               (unsigned long long)seed, o->commands);
         goto out;
     }
     if (probe_call(r, 1, save, NULL) != 0) return -1;

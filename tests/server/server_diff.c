@@ -318,6 +318,10 @@ static const diff_case cases[] = {
               "DEBUG QUICKLIST-PACKED-THRESHOLD 1mb\nDEBUG QUICKLIST-PACKED-THRESHOLD 0\n"
               "DEBUG CHANGE-REPL-ID\nDEBUG ERROR \"MYERR some text\"\nDEBUG LOG hello\n"
               "DEBUG OBJECT nokey\nDEBUG OBJECT\nDEBUG RELOAD FOO\n"
+              "DEBUG REPLYBUFFER peak-reset-time 100\nDEBUG REPLYBUFFER peak-reset-time never\n"
+              "DEBUG REPLYBUFFER PEAK-RESET-TIME reset\nDEBUG REPLYBUFFER peak-reset-time x\n"
+              "DEBUG REPLYBUFFER resizing 0\nDEBUG REPLYBUFFER resizing 1\n"
+              "DEBUG REPLYBUFFER nope 1\nDEBUG REPLYBUFFER resizing\n"
               "DEBUG PROTOCOL string\nDEBUG PROTOCOL integer\nDEBUG PROTOCOL double\n"
               "DEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\nDEBUG PROTOCOL array\n"
               "DEBUG PROTOCOL set\nDEBUG PROTOCOL map\nDEBUG PROTOCOL attrib\n"
@@ -331,6 +335,61 @@ static const diff_case cases[] = {
               "OBJECT ENCODING s\nOBJECT ENCODING r\nOBJECT ENCODING l\nOBJECT ENCODING h\n"
               "OBJECT ENCODING st\nOBJECT ENCODING z\nSELECT 5\nGET other\nSELECT 0\n"
               "DEBUG RELOAD NOSAVE\nDBSIZE\nFLUSHALL", 0, 0, 0, 0},
+    /* DEBUG DIGEST / DIGEST-VALUE: Redis's signature, byte for byte, over every type and
+     * encoding, a TTL, several databases, a stream with a group and a deleted entry, an
+     * empty stream, a logically expired key (still counted) and the digest after a reload
+     * (the same dataset, other encodings) */
+    {"debug digest",
+     "FLUSHALL\nDEBUG DIGEST\nDEBUG DIGEST x\nDEBUG DIGEST-VALUE\nDEBUG DIGEST-VALUE nokey\n"
+     "SET s hello\nSET n 12345\nSET neg -7\nSET f 3.25\n"
+     "SET big abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop\nRPUSH l a b c 1 -2 \"\"\n"
+     "SADD st a b c\nSADD si 1 2 3 -40\nZADD z 1 a 2.5 b -inf c +inf d 0 e -0 f 1e17 g 0.1 h\n"
+     "HSET h f v g w e \"\"\nXADD x 1-1 f v\nXADD x 2-2 a b c d\nXADD x 3-0 a 1 c 2\n"
+     "XGROUP CREATE x g 0\nXREADGROUP GROUP g c COUNT 1 STREAMS x >\nXDEL x 2-2\n"
+     "XADD e 5-5 f v\nXTRIM e MAXLEN 0\nEXPIRE s 1000\nPEXPIRE z 100000\n"
+     "CONFIG SET zset-max-listpack-entries 1\nCONFIG SET hash-max-listpack-entries 1\n"
+     "CONFIG SET set-max-intset-entries 1\nZADD zs 1 a 2 b\nHSET hs f v g w\nSADD ss 1 2 3\n"
+     "SELECT 3\nSET other 1\nRPUSH l x\nSELECT 0\nDEBUG DIGEST\n"
+     "DEBUG DIGEST-VALUE s n neg f big l st si z h x e zs hs ss nokey other\n"
+     "SELECT 3\nDEBUG DIGEST-VALUE other l s\nSELECT 0\n"
+     "DEBUG RELOAD\nDEBUG DIGEST\nDEBUG DIGEST-VALUE zs hs ss z h st si x\n"
+     "DEBUG SET-ACTIVE-EXPIRE 0\nSET gone v PX 1\nDEBUG SLEEP 0.01\nDEBUG DIGEST\n"
+     "DEBUG DIGEST-VALUE gone\nEXISTS gone\nDEBUG DIGEST\nDEBUG SET-ACTIVE-EXPIRE 1\n"
+     "CONFIG SET zset-max-listpack-entries 128\nCONFIG SET hash-max-listpack-entries 128\n"
+     "CONFIG SET set-max-intset-entries 512\nFLUSHALL\nDEBUG DIGEST", 0, 0, 0, 0},
+    /* DEBUG SET-ACTIVE-EXPIRE 0: expired keys stay in DBSIZE until something touches them */
+    {"debug set-active-expire",
+     "FLUSHALL\nDEBUG SET-ACTIVE-EXPIRE 0\nPSETEX a 1 v\nPSETEX b 1 v\nSET c v\n"
+     "DEBUG SLEEP 0.01\nDBSIZE\nGET a\nDBSIZE\nDEBUG SET-ACTIVE-EXPIRE 1\n"
+     "FLUSHALL", 0, 0, 0, 0},
+    /* DEBUG from scripts: refused until DEBUG SET-DISABLE-DENY-SCRIPTS 1, then each
+     * PROTOCOL type as the script reads it in RESP2 and RESP3 (an attribute dropped), back
+     * to a RESP2 and a RESP3 client, and SLEEP, whose time the script does not see */
+#define SCRIPT_DEBUG_TYPES(resp) \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','string')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','integer')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','double')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','bignum')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','null')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','array')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','set')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','map')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','verbatim')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','true')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','false')\" 0\n" \
+    "EVAL \"redis.setresp(" resp ") return redis.call('debug','protocol','nope')\" 0\n"
+    {"debug from scripts",
+     "EVAL \"return redis.call('debug','protocol','map')\" 0\n"
+     "DEBUG SET-DISABLE-DENY-SCRIPTS 1\n" SCRIPT_DEBUG_TYPES("2") SCRIPT_DEBUG_TYPES("3")
+     "EVAL \"redis.setresp(3) return redis.call('debug','protocol','attrib')\" 0\n"
+     "EVAL \"redis.call('set','k','v','px',1) redis.call('debug','sleep',0.01) "
+     "return redis.call('exists','k')\" 0\nEXISTS k", 0, 0, 0, 0},
+    {"debug from scripts resp3",
+     "HELLO 3\n" SCRIPT_DEBUG_TYPES("2") SCRIPT_DEBUG_TYPES("3")
+     "EVAL \"redis.setresp(3) return redis.call('debug','protocol','attrib')\" 0\n"
+     "DEBUG SET-DISABLE-DENY-SCRIPTS 0\n"
+     "EVAL \"return redis.call('debug','protocol','map')\" 0", 0, 0, 1, 0},
+#undef SCRIPT_DEBUG_TYPES
     {"debug resp3", "HELLO 3\nDEBUG PROTOCOL string\nDEBUG PROTOCOL integer\n"
                     "DEBUG PROTOCOL double\nDEBUG PROTOCOL bignum\nDEBUG PROTOCOL null\n"
                     "DEBUG PROTOCOL array\nDEBUG PROTOCOL set\nDEBUG PROTOCOL map\n"

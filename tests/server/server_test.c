@@ -125,6 +125,65 @@ static void test_shutdown(void **state)
 
 /* INFO commandstats lists Redis's commands, the server's own included, never FAKE.*;
  * latency-tracking off empties latencystats; CONFIG RESETSTAT empties both. */
+/* INFO's tracking figures, tracking-table-max-keys (the cron drops tracked keys past it,
+ * invalidating them), and eviction under maxmemory (evicted_keys, the invalidation of an
+ * evicted key before the reply of the command it came before). */
+static void test_tracking_table_and_eviction(void **state)
+{
+    (void)state;
+    frsh_server *s = start(NULL);
+    rh_buf r = {0};
+    frsh_conn *c = frsh_connect(s);
+    frsh_call(c, &r, "HELLO", "3", NULL);
+    CALL(c, &r, "+OK\r\n", "CLIENT", "TRACKING", "on");
+    CALL(c, &r, "+OK\r\n", "MSET", "k1", "a", "k2", "b");
+    frsh_call(c, &r, "MGET", "k1", "k2", NULL);
+    frsh_call(c, &r, "INFO", "all", NULL);
+    assert_non_null(strstr(r.data, "tracking_clients:1\r\n"));
+    assert_non_null(strstr(r.data, "tracking_total_keys:2\r\n"));
+    assert_non_null(strstr(r.data, "tracking_total_items:2\r\n"));
+    assert_non_null(strstr(r.data, "tracking_total_prefixes:0\r\n"));
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "1");
+    /* within the cron's 100 ms: one key dropped, its invalidation pushed */
+    assert_int_equal(frsh_read(c, &r, 2000), 0);
+    assert_non_null(strstr(r.data, "invalidate"));
+    frsh_call(c, &r, "INFO", "stats", NULL);
+    assert_non_null(strstr(r.data, "tracking_total_keys:1\r\n"));
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "tracking-table-max-keys", "0");
+    /* eviction: a volatile key tracked, memory pushed past the limit by a big string (4 MB
+     * of room, an 8 MB string: used_memory is the resident size under AddressSanitizer,
+     * which moves by itself, so the margins are wide) */
+    frsh_call(c, &r, "INFO", "memory", NULL);
+    const char *u = strstr(r.data, "used_memory:");
+    assert_non_null(u);
+    char limit[32];
+    snprintf(limit, sizeof(limit), "%lld", atoll(u + strlen("used_memory:")) + 4 * 1024 * 1024);
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory", limit);
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "volatile-random");
+    CALL(c, &r, "+OK\r\n", "SETEX", "vk", "10000", "x");
+    CALL(c, &r, "$1\r\nx\r\n", "GET", "vk");
+    CALL(c, &r, ":0\r\n", "SETBIT", "big", "64000000", "0");
+    CALL(c, &r, ">2\r\n$10\r\ninvalidate\r\n*1\r\n$2\r\nvk\r\n", "GETBIT", "big", "0");
+    frsh_expect_reply(c, &r);
+    assert_string_equal(r.data, ":0\r\n");
+    frsh_call(c, &r, "INFO", "stats", NULL);
+    assert_non_null(strstr(r.data, "evicted_keys:1\r\n"));
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory", "0");
+    /* CONFIG SET maxmemory below the usage evicts at once (allkeys-lru: every key) */
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory", "1");
+    /* the invalidations of the two tracked keys (one of k1/k2, big) follow its reply */
+    for (int i = 0; i < 2; i++) {
+        frsh_expect_reply(c, &r);
+        assert_non_null(strstr(r.data, "invalidate"));
+    }
+    CALL(c, &r, "+OK\r\n", "CONFIG", "SET", "maxmemory", "0");
+    CALL(c, &r, ":0\r\n", "DBSIZE");
+    frsh_close(c);
+    rh_buf_free(&r);
+    stop(s);
+}
+
 static void test_info_statistics(void **state)
 {
     (void)state;
@@ -1328,6 +1387,7 @@ int main(void)
         cmocka_unit_test(test_expire_cycle_latency),
         cmocka_unit_test(test_client_reply_pushes),
         cmocka_unit_test(test_keyspace_notifications),
+        cmocka_unit_test(test_tracking_table_and_eviction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -502,6 +502,31 @@ static void test_pause_exec_by_queue(void **state)
     assert_int_equal(holds(f->c, "EXEC"), 1);
 }
 
+/* With the active expiry off (DEBUG SET-ACTIVE-EXPIRE 0), DBSIZE and fr_db_counts count
+ * expired keys until something deletes them, as Redis's dictSize does; back on, the fake
+ * counts as if the cycle had just run. */
+static void test_counts_without_active_expiry(void **state)
+{
+    fixture *f = *state;
+    size_t keys = 0, expires = 0;
+    OK(f->c, "MSET live 1 dead 2 dead2 3");
+    assert_int_equal(INT(f->c, "PEXPIRE dead 10"), 1);
+    assert_int_equal(INT(f->c, "PEXPIRE dead2 10"), 1);
+    fr_server_set_active_expiry(f->srv, 0);
+    fr_clock_advance(f->srv, 11);
+    assert_int_equal(INT(f->c, "DBSIZE"), 3);
+    assert_int_equal(fr_db_counts(f->srv, 0, &keys, &expires), 0);
+    assert_int_equal(keys, 3);
+    assert_int_equal(expires, 2);
+    assert_int_equal(INT(f->c, "EXISTS dead"), 0); /* the lookup deletes it */
+    assert_int_equal(INT(f->c, "DBSIZE"), 2);
+    fr_server_set_active_expiry(f->srv, 1);
+    assert_int_equal(INT(f->c, "DBSIZE"), 1);
+    assert_int_equal(fr_db_counts(f->srv, 0, &keys, &expires), 0);
+    assert_int_equal(keys, 1);
+    assert_int_equal(expires, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +535,7 @@ int main(void)
         TEST(test_ttl_values_exact),
         TEST(test_expire_conditions),
         TEST(test_listings_hide_expired),
+        TEST(test_counts_without_active_expiry),
         TEST(test_rename_keeps_ttl),
         TEST(test_scan_small_keyspace_one_call),
         cmocka_unit_test(test_scan_random_exactly_once),
