@@ -1083,6 +1083,12 @@ static void auto_advance(frs_server *srv)
         srv->active_ms = frs_mono_ms();
         return;
     }
+    /* Not quiet after all when a client wrote since the turn's wait ended (the embedder's
+     * look at its processes takes a while, and a consumer that has just sent its command
+     * sleeps waiting for the reply): the next turn reads it at the clock it was sent at.
+     * The events are level-triggered, so looking leaves them for that turn. */
+    struct epoll_event ev;
+    if (epoll_wait(srv->epfd, &ev, 1, 0) > 0) return;
     int64_t from = fr_clock_now(srv->fake), to = next_deadline(srv);
     fr_clock_set(srv->fake, to);
     frs_record_clock(srv, from, "auto");
