@@ -120,12 +120,14 @@ char *wsct_command_text(int argc, const char *const *argv, const size_t *argvlen
     char *t = ws_round_trip_text(&rt, NULL);
     if (!t) return NULL;
     char *start = strstr(t, "\n  ");
+    if (start) start += 3;
+    /* (searched from the command on: an empty one is "\n   -> ", whose arrow starts
+     * inside the indent) */
     char *end = start ? strstr(start, " -> ") : NULL;
     if (!start || !end) {
         wsi_free(t);
         return NULL;
     }
-    start += 3;
     memmove(t, start, (size_t)(end - start));
     t[end - start] = '\0';
     return t;
