@@ -72,17 +72,6 @@ struct frs_aof {
 
 /* ----- Small helpers ---------------------------------------------------------------- */
 
-static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void log_line(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("fakeredis-server: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
 static const char *cfg(frs_server *srv, const char *name, const char *dflt)
 {
     const char *v = frs_config_get(srv, name);
@@ -171,7 +160,7 @@ static int manifest_write(frs_server *srv)
     int fd = open(tmp, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
     int rc = -1;
     if (fd < 0) {
-        log_line("Can't open the AOF manifest file %s: %s", name, strerror(errno));
+        frs_persist_log("Can't open the AOF manifest file %s: %s", name, strerror(errno));
     } else {
         size_t off = 0;
         while (off < len) {
@@ -181,7 +170,8 @@ static int manifest_write(frs_server *srv)
             off += (size_t)w;
         }
         if (off == len && fsync(fd) == 0 && rename(tmp, final) == 0) rc = 0;
-        else log_line("Error trying to write the AOF manifest file %s: %s", name, strerror(errno));
+        else frs_persist_log("Error trying to write the AOF manifest file %s: %s", name,
+                             strerror(errno));
         close(fd);
         int dfd = open(dirname_(srv), O_RDONLY | O_CLOEXEC);
         if (dfd >= 0) {
@@ -204,8 +194,8 @@ static int manifest_read(frs_server *srv)
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT) return 0;
-        log_line("Fatal error: can't open the AOF manifest file %s for reading: %s", path,
-                 strerror(errno));
+        frs_persist_log("Fatal error: can't open the AOF manifest file %s for reading: %s", path,
+                        strerror(errno));
         return -1;
     }
     char line[1026];
@@ -273,9 +263,9 @@ static int manifest_read(frs_server *srv)
     }
     fclose(f);
     if (err) {
-        log_line("*** FATAL AOF MANIFEST FILE ERROR ***");
-        if (linenum) log_line("Reading the manifest file, at line %d", linenum);
-        log_line("%s", err);
+        frs_persist_log("*** FATAL AOF MANIFEST FILE ERROR ***");
+        if (linenum) frs_persist_log("Reading the manifest file, at line %d", linenum);
+        frs_persist_log("%s", err);
         return -1;
     }
     return 1;
@@ -289,7 +279,7 @@ static void delete_history(frs_server *srv)
     for (size_t i = 0; i < a->nhist; i++) {
         char p[PATH_MAX];
         path_in(srv, a->hist[i].name, p, sizeof(p));
-        log_line("Removing the history file %s in the background", a->hist[i].name);
+        frs_persist_log("Removing the history file %s in the background", a->hist[i].name);
         unlink(p);
         free(a->hist[i].name);
     }
@@ -360,10 +350,10 @@ static void flush(frs_server *srv, int force)
             off += (size_t)w;
         }
         if (off != a->len) {
-            log_line("Error writing to the AOF file: %s", strerror(errno));
+            frs_persist_log("Error writing to the AOF file: %s", strerror(errno));
             if (policy == 2) {
-                log_line("Can't recover from AOF write error when the AOF fsync policy is "
-                         "'always'. Exiting...");
+                frs_persist_log("Can't recover from AOF write error when the AOF fsync policy is "
+                                "'always'. Exiting...");
                 exit(1);
             }
             a->last_write_ok = 0;
@@ -373,7 +363,8 @@ static void flush(frs_server *srv, int force)
             a->last_incr_size += (long long)off;
             return;
         }
-        if (!a->last_write_ok) log_line("AOF write error looks solved, Redis can write again.");
+        if (!a->last_write_ok)
+            frs_persist_log("AOF write error looks solved, Redis can write again.");
         a->last_write_ok = 1;
         a->current_size += (long long)a->len;
         a->last_incr_size += (long long)a->len;
@@ -384,8 +375,8 @@ static void flush(frs_server *srv, int force)
         return;
     if (policy == 2 || (policy == 1 && now > a->last_fsync)) {
         if (fdatasync(a->fd) < 0 && policy == 2) {
-            log_line("Can't persist AOF for fsync error when the AOF fsync policy is 'always': "
-                     "%s. Exiting...", strerror(errno));
+            frs_persist_log("Can't persist AOF for fsync error when the AOF fsync policy is 'always': "
+                            "%s. Exiting...", strerror(errno));
             exit(1);
         }
         a->fsync_offset = a->last_incr_size;
@@ -412,7 +403,7 @@ static int open_new_incr(frs_server *srv)
     path_in(srv, name, p, sizeof(p));
     int fd = open(p, O_WRONLY | O_TRUNC | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        log_line("Can't open the append-only file %s: %s", name, strerror(errno));
+        frs_persist_log("Can't open the append-only file %s: %s", name, strerror(errno));
         return -1;
     }
     if (a->state != AOF_WAIT_REWRITE) {
@@ -424,7 +415,7 @@ static int open_new_incr(frs_server *srv)
             return -1;
         }
     }
-    log_line("Creating AOF incr file %s on background rewrite", name);
+    frs_persist_log("Creating AOF incr file %s on background rewrite", name);
     flush(srv, 1);
     if (a->fd >= 0) {
         fsync(a->fd);
@@ -480,7 +471,7 @@ static int rewrite_start(frs_server *srv)
         if (fd >= 0) close(fd);
         _exit(ok ? 0 : 1);
     }
-    log_line("Background append only file rewriting started by pid %ld", (long)pid);
+    frs_persist_log("Background append only file rewriting started by pid %ld", (long)pid);
     return 0;
 }
 
@@ -493,8 +484,9 @@ static void rewrite_done(frs_server *srv, pid_t pid, int ok, int bysignal)
     path_in(srv, name, tmp, sizeof(tmp));
     if (!ok) {
         unlink(tmp);
-        if (bysignal && bysignal != SIGUSR1) log_line("Background AOF rewrite terminated by signal %d", bysignal);
-        else if (!bysignal) log_line("Background AOF rewrite signal handler took too long.");
+        if (bysignal && bysignal != SIGUSR1)
+            frs_persist_log("Background AOF rewrite terminated by signal %d", bysignal);
+        else if (!bysignal) frs_persist_log("Background AOF rewrite signal handler took too long.");
         if (bysignal != SIGUSR1) {
             a->last_bgrewrite_ok = 0;
             a->consecutive_failures++;
@@ -516,8 +508,8 @@ static void rewrite_done(frs_server *srv, pid_t pid, int ok, int bysignal)
              rdb ? "rdb" : "aof");
     path_in(srv, base, p, sizeof(p));
     if (rename(tmp, p) < 0) {
-        log_line("Error trying to rename the temporary AOF file %s into %s: %s", name, base,
-                 strerror(errno));
+        frs_persist_log("Error trying to rename the temporary AOF file %s into %s: %s", name, base,
+                        strerror(errno));
         a->last_bgrewrite_ok = 0;
         a->consecutive_failures++;
         return;
@@ -561,8 +553,8 @@ static void rewrite_done(frs_server *srv, pid_t pid, int ok, int bysignal)
     a->consecutive_failures = 0;
     a->rewrites++;
     a->last_rewrite_secs = 0;
-    log_line("Background AOF rewrite terminated with success");
-    log_line("Background AOF rewrite finished successfully");
+    frs_persist_log("Background AOF rewrite terminated with success");
+    frs_persist_log("Background AOF rewrite finished successfully");
     delete_history(srv);
 }
 
@@ -577,9 +569,9 @@ static char *read_aof(frs_server *srv, const char *name, size_t *len, int *missi
     *missing = 0;
     if (!f) {
         *missing = errno == ENOENT;
-        log_line(*missing ? "The append log file %s doesn't exist: %s"
+        frs_persist_log(*missing ? "The append log file %s doesn't exist: %s"
                           : "Fatal error: can't open the append log file %s for reading: %s",
-                 name, strerror(errno));
+                        name, strerror(errno));
         return NULL;
     }
     size_t cap = 4096, n = 0;
@@ -636,9 +628,10 @@ static int load_files(frs_server *srv)
             char p[PATH_MAX];
             path_in(srv, names[i], p, sizeof(p));
             if (truncate(p, (off_t)rep.valid_up_to) < 0)
-                log_line("Error truncating the AOF file %s: %s", names[i], strerror(errno));
+                frs_persist_log("Error truncating the AOF file %s: %s", names[i], strerror(errno));
         }
-        log_line("DB loaded from %s file %s", i == 0 && a->base.name ? "base" : "incr", names[i]);
+        frs_persist_log("DB loaded from %s file %s", i == 0 && a->base.name ? "base" : "incr",
+                        names[i]);
     }
     for (size_t i = 0; i < nfiles; i++) free(bytes[i]);
     free(bytes);
@@ -670,12 +663,12 @@ static int read_manifest_upgrading(frs_server *srv)
         char p[PATH_MAX];
         path_in(srv, filename_(srv), p, sizeof(p));
         if (rename(filename_(srv), p) < 0) {
-            log_line("Error trying to move the old AOF file %s into dir %s: %s", filename_(srv),
-                     dirname_(srv), strerror(errno));
+            frs_persist_log("Error trying to move the old AOF file %s into dir %s: %s",
+                            filename_(srv), dirname_(srv), strerror(errno));
             return -1;
         }
-        log_line("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
-                 filename_(srv), dirname_(srv));
+        frs_persist_log("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
+                        filename_(srv), dirname_(srv));
     }
     return 0;
 }
@@ -686,7 +679,8 @@ static int open_on_start(frs_server *srv)
 {
     frs_aof *a = srv->aof;
     if (mkdir(dirname_(srv), 0755) < 0 && errno != EEXIST) {
-        log_line("Can't open or create append-only dir %s: %s", dirname_(srv), strerror(errno));
+        frs_persist_log("Can't open or create append-only dir %s: %s", dirname_(srv),
+                        strerror(errno));
         return -1;
     }
     if (!a->base.name && !a->nincr) {
@@ -703,12 +697,12 @@ static int open_on_start(frs_server *srv)
         if (f) fclose(f);
         free(bytes);
         if (!ok) {
-            log_line("Can't write the AOF base file %s: %s", base, strerror(errno));
+            frs_persist_log("Can't write the AOF base file %s: %s", base, strerror(errno));
             return -1;
         }
         a->base = (aof_info){xstrdup(base), a->base_seq, 'b'};
         a->base_size = (long long)len;
-        log_line("Creating AOF base file %s on server start", base);
+        frs_persist_log("Creating AOF base file %s on server start", base);
     }
     char name[PATH_MAX];
     int created = !a->nincr;
@@ -721,7 +715,7 @@ static int open_on_start(frs_server *srv)
     path_in(srv, last, p, sizeof(p));
     a->fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (a->fd < 0) {
-        log_line("Can't open the append-only file %s: %s", last, strerror(errno));
+        frs_persist_log("Can't open the append-only file %s: %s", last, strerror(errno));
         return -1;
     }
     if (manifest_write(srv) < 0) return -1;
@@ -729,7 +723,7 @@ static int open_on_start(frs_server *srv)
     if (a->base.name) a->base_size = file_size(srv, a->base.name);
     a->current_size = a->base_size;
     for (size_t i = 0; i < a->nincr; i++) a->current_size += file_size(srv, a->incr[i].name);
-    log_line("%s AOF incr file %s on server start", created ? "Creating" : "Opening", last);
+    frs_persist_log("%s AOF incr file %s on server start", created ? "Creating" : "Opening", last);
     return 0;
 }
 
@@ -788,8 +782,8 @@ static void set_state(frs_server *srv, int on)
         manifest_read(srv);
         if (frs_persist_child_active(srv)) {
             a->rewrite_scheduled = 1;
-            log_line("AOF was enabled but there is already another background operation. An "
-                     "AOF background was scheduled to start when possible.");
+            frs_persist_log("AOF was enabled but there is already another background operation. An "
+                            "AOF background was scheduled to start when possible.");
         } else if (rewrite_start(srv) < 0) {
             a->state = AOF_OFF;
         }
@@ -820,7 +814,7 @@ int frs_aof_shutdown(frs_server *srv)
     if (!a || a->state == AOF_OFF || a->fd < 0) return 0;
     flush(srv, 1);
     if (fsync(a->fd) < 0) {
-        log_line("Fail to fsync the AOF file: %s", strerror(errno));
+        frs_persist_log("Fail to fsync the AOF file: %s", strerror(errno));
         return -1;
     }
     return a->len ? -1 : 0;
@@ -843,8 +837,8 @@ void frs_aof_cron(frs_server *srv)
     if (a->state == AOF_ON && perc && a->current_size > min && !frs_persist_child_active(srv)) {
         long long base = a->base_size ? a->base_size : 1;
         if ((a->current_size * 100 / base) - 100 >= perc) {
-            log_line("Starting automatic rewriting of AOF on %lld%% growth",
-                     (a->current_size * 100 / base) - 100);
+            frs_persist_log("Starting automatic rewriting of AOF on %lld%% growth",
+                            (a->current_size * 100 / base) - 100);
             rewrite_start(srv);
         }
     }
@@ -863,12 +857,12 @@ void frs_aof_debug_loadaof(frs_conn *c)
     /* emptyData: an RDB file of nothing loaded over everything (keys and libraries) */
     fr_rdb_load(srv->fake, "REDIS0010\xff\x00\x00\x00\x00\x00\x00\x00\x00", 18, 0, NULL);
     if (load_files(srv) < 0) { /* as Redis: a file that does not load ends the process */
-        log_line("Fatal error: the append only file could not be loaded by DEBUG LOADAOF");
+        frs_persist_log("Fatal error: the append only file could not be loaded by DEBUG LOADAOF");
         exit(1);
     }
     frs_persist_loaded(srv, 0, 0);
     frs_drain_fake_events(srv, c);
-    log_line("Append Only File loaded by DEBUG LOADAOF");
+    frs_persist_log("Append Only File loaded by DEBUG LOADAOF");
     frs_reply_ok(c);
 }
 

@@ -563,6 +563,8 @@ int frs_parse_percentiles(const char *value, double *out, int max, char *norm, s
                           const char **err);
 
 /* ----- persist.c, aof.c: persistence ------------------------------------------------ */
+/* A line of Redis's log (its warning level) on stderr, as persistence writes it. */
+void frs_persist_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 typedef struct frs_persist frs_persist;
 typedef struct frs_aof frs_aof;

@@ -64,9 +64,7 @@ static const char *rdb_path(frs_server *srv)
     return name && name[0] ? name : "dump.rdb";
 }
 
-static void log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A line of Redis's log (its warning level), on stderr. */
-static void log_warning(const char *fmt, ...)
+void frs_persist_log(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -114,11 +112,11 @@ int frs_persist_rdb_save(frs_server *srv)
     fr_rdb_options o = save_options(srv, 0);
     if (fr_rdb_save_file(srv->fake, rdb_path(srv), &o) < 0) {
         char cwd[PATH_MAX];
-        log_warning("Failed saving the DB %s (in server root dir %s): %s", rdb_path(srv),
-                    getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(errno));
+        frs_persist_log("Failed saving the DB %s (in server root dir %s): %s", rdb_path(srv),
+                        getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(errno));
         return -1;
     }
-    log_warning("DB saved on disk");
+    frs_persist_log("DB saved on disk");
     p->dirty_at_save = fr_server_dirty(srv->fake);
     p->lastsave = frs_persist_now(srv);
     p->lastbgsave_ok = 1;
@@ -161,7 +159,7 @@ pid_t frs_persist_fork(frs_server *srv, int type, frs_child_done *on_done)
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
-        log_warning("Can't save in background: fork: %s", strerror(errno));
+        frs_persist_log("Can't save in background: fork: %s", strerror(errno));
         return -1;
     }
     if (pid == 0) {
@@ -188,15 +186,15 @@ static void bgsave_done(frs_server *srv, pid_t pid, int ok, int bysignal)
 {
     frs_persist *p = srv->persist;
     if (ok) {
-        log_warning("Background saving terminated with success");
+        frs_persist_log("Background saving terminated with success");
         p->dirty_at_save = p->dirty_before_bgsave; /* what came after is still unsaved */
         p->lastsave = frs_persist_now(srv);
         p->lastbgsave_ok = 1;
     } else if (!bysignal) {
-        log_warning("Background saving error");
+        frs_persist_log("Background saving error");
         p->lastbgsave_ok = 0;
     } else {
-        log_warning("Background saving terminated by signal %d", bysignal);
+        frs_persist_log("Background saving terminated by signal %d", bysignal);
         char tmp[64];
         snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)pid);
         unlink(tmp);
@@ -222,7 +220,7 @@ static int bgsave_start(frs_server *srv)
         key_save_delay(srv);
         _exit(fr_rdb_save_file(srv->fake, rdb_path(srv), &o) == 0 ? 0 : 1);
     }
-    log_warning("Background saving started by pid %ld", (long)pid);
+    frs_persist_log("Background saving started by pid %ld", (long)pid);
     return 0;
 }
 
@@ -301,18 +299,19 @@ int frs_persist_shutdown(frs_server *srv, int save_mode, int force)
     frs_persist *p = srv->persist;
     if (!p) return 0;
     if (p->child) {
-        log_warning(p->child_type == FRS_CHILD_RDB ? "There is a child saving an .rdb. Killing it!"
-                                                   : "There is a child rewriting the AOF. Killing it!");
+        frs_persist_log(p->child_type == FRS_CHILD_RDB
+                            ? "There is a child saving an .rdb. Killing it!"
+                            : "There is a child rewriting the AOF. Killing it!");
         frs_persist_kill_child(srv);
     }
     if (frs_aof_shutdown(srv) < 0 && !force) return -1;
     if ((p->npoints > 0 && save_mode >= 0) || save_mode > 0) {
-        log_warning("Saving the final RDB snapshot before exiting.");
+        frs_persist_log("Saving the final RDB snapshot before exiting.");
         if (frs_persist_rdb_save(srv) < 0) {
             if (force) {
-                log_warning("Error trying to save the DB. Exit anyway.");
+                frs_persist_log("Error trying to save the DB. Exit anyway.");
             } else {
-                log_warning("Error trying to save the DB, can't exit.");
+                frs_persist_log("Error trying to save the DB, can't exit.");
                 return -1;
             }
         }
@@ -335,14 +334,14 @@ void frs_persist_debug_reload(frs_conn *c, int merge, int noflush, int nosave)
     unsigned flags = (noflush ? FR_LOAD_NOFLUSH : 0) | (merge ? FR_LOAD_MERGE : 0) |
                      (frs_admin_skip_checksum(srv) ? FR_LOAD_SKIP_CHECKSUM : 0);
     if (fr_rdb_load_file(srv->fake, rdb_path(srv), flags, &rep) < 0) {
-        log_warning("%s", rep.error);
+        frs_persist_log("%s", rep.error);
         frs_reply_error(c, "ERR Error trying to load the RDB dump");
         return;
     }
     srv->persist->keys_loaded = rep.keys_loaded;
     srv->persist->keys_expired = rep.keys_expired;
     frs_drain_fake_events(srv, c); /* tracking's flush, as emptyData sends it */
-    log_warning("DB reloaded by DEBUG RELOAD");
+    frs_persist_log("DB reloaded by DEBUG RELOAD");
     frs_reply_ok(c);
 }
 
@@ -366,15 +365,15 @@ int frs_persist_init(frs_server *srv)
         if (errno == ENOENT) return 0;
         fprintf(stderr, "%s\n", rep.error);
         if (!strstr(rep.error, "Fatal error loading the DB"))
-            log_warning("Fatal error loading the DB: %s. Exiting.", strerror(EINVAL));
+            frs_persist_log("Fatal error loading the DB: %s. Exiting.", strerror(EINVAL));
         return -1;
     }
     p->keys_loaded = rep.keys_loaded;
     p->keys_expired = rep.keys_expired;
     p->dirty_at_save = fr_server_dirty(srv->fake);
-    log_warning("Done loading RDB, keys loaded: %lld, keys expired: %lld.", rep.keys_loaded,
-                rep.keys_expired);
-    log_warning("DB loaded from disk");
+    frs_persist_log("Done loading RDB, keys loaded: %lld, keys expired: %lld.", rep.keys_loaded,
+                    rep.keys_expired);
+    frs_persist_log("DB loaded from disk");
     return 0;
 }
 
@@ -425,7 +424,8 @@ void frs_persist_cron(frs_server *srv)
             const save_point *sp = &p->points[i];
             if ((long long)dirty >= sp->changes && now - p->lastsave > sp->seconds &&
                 (now - p->lastbgsave_try > SAVE_RETRY_SECS || p->lastbgsave_ok)) {
-                log_warning("%lld changes in %lld seconds. Saving...", sp->changes, sp->seconds);
+                frs_persist_log("%lld changes in %lld seconds. Saving...", sp->changes,
+                                sp->seconds);
                 bgsave_start(srv);
                 break;
             }
